@@ -1,0 +1,67 @@
+/**
+ * One domain error type with stable codes. Transports map it once each:
+ * REST → HTTP status + envelope (`src/rest/envelope.ts`), GraphQL → `extensions.code`
+ * (`src/graphql/errors.ts`). Messages are written for clients; never put SQL, RPC or stack text here.
+ */
+export const ErrorCodes = {
+  BAD_REQUEST: 400,
+  VALIDATION_FAILED: 400,
+  MALFORMED_JSON: 400,
+  UNAUTHENTICATED: 401,
+  INVALID_API_KEY: 401,
+  INVALID_TOKEN: 401,
+  INVALID_CREDENTIALS: 401,
+  SESSION_REVOKED: 401,
+  REFRESH_TOKEN_REUSED: 401,
+  CHECKOUT_KEY_EXPIRED: 401,
+  FORBIDDEN: 403,
+  WRONG_ENVIRONMENT: 403,
+  MERCHANT_MISMATCH: 403,
+  SCOPE_DENIED: 403,
+  NOT_FOUND: 404,
+  ROUTE_NOT_FOUND: 404,
+  MERCHANT_NOT_FOUND: 404,
+  ORDER_NOT_FOUND: 404,
+  TOKEN_NOT_FOUND: 404,
+  PAYMENT_LINK_NOT_FOUND: 404,
+  WEBHOOK_DELIVERY_NOT_FOUND: 404,
+  METHOD_NOT_ALLOWED: 405,
+  CONFLICT: 409,
+  EMAIL_TAKEN: 409,
+  DUPLICATE_ORDER_NO: 409,
+  ORDER_CLOSED: 409,
+  ORDER_EXPIRED: 409,
+  QUOTE_NOT_LOCKED: 409,
+  PAYMENT_LINK_INACTIVE: 409,
+  PAYMENT_LINK_EXPIRED: 409,
+  PAYMENT_LINK_EXHAUSTED: 409,
+  UNIQUE_CODES_EXHAUSTED: 409,
+  PAYLOAD_TOO_LARGE: 413,
+  UNSUPPORTED_MEDIA_TYPE: 415,
+  TOKEN_NOT_SUPPORTED: 422,
+  WALLET_NETWORK_MISMATCH: 422,
+  NOTIFICATION_URL_REJECTED: 422,
+  RATE_LIMITED: 429,
+  INTERNAL: 500,
+  SERVICE_UNAVAILABLE: 503,
+} as const;
+
+export type ErrorCode = keyof typeof ErrorCodes;
+
+export class DomainError extends Error {
+  override readonly name = 'DomainError';
+  constructor(
+    readonly code: ErrorCode,
+    message: string,
+    /** Safe, client-facing details (field errors, retry hints). */
+    readonly details?: Record<string, unknown>,
+  ) {
+    super(message);
+  }
+
+  get httpStatus(): number {
+    return ErrorCodes[this.code];
+  }
+}
+
+export const isDomainError = (e: unknown): e is DomainError => e instanceof DomainError;
