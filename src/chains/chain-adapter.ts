@@ -1,4 +1,4 @@
-import type { Network } from '../common/environment.js';
+import type { Network, WalletType } from '../common/environment.js';
 
 /** Chain families: each lives in `src/chains/<family>/` and is the only place that knows its chain. */
 export type ChainFamily = 'evm' | 'tron' | 'solana';
@@ -57,6 +57,25 @@ export interface ChainFamilyDriver {
   isValidAddress(address: string): boolean;
   /** Returns the canonical form of a valid address (throws on invalid). */
   normalizeAddress(address: string): string;
+  /**
+   * QR content for `wallet` (EIP-681, a wallet deep link, or a Solana Pay URL). Throws
+   * `DomainError('WALLET_NETWORK_MISMATCH')` for wallet/network pairs that cannot work.
+   */
+  paymentUri(wallet: WalletType, network: Network, req: PaymentRequest): string;
+}
+
+/** Per-network RPC settings, from config. */
+export interface ChainNetworkConfig {
+  network: Network;
+  rpcUrls: string[];
+  /** EVM chain id (EVM only). */
+  chainId?: number;
+  /** Blocks a payment must be buried under before it counts (EVM); TRON/SOLANA use chain finality. */
+  confirmations: number;
+  /** Largest block span per log query (real providers cap eth_getLogs). */
+  maxBlockRange: number;
+  /** Per-RPC-call timeout. */
+  timeoutMs: number;
 }
 
 /** RPC-backed view of one network in one environment. Implementations retry, fail over and back off internally. */
