@@ -40,3 +40,41 @@ export function idrToTokenUnitsCeil(idr: bigint, rateScaled: bigint, decimals: n
 export function tokenUnitsToIdrFloor(units: bigint, rateScaled: bigint, decimals: number): bigint {
   return (units * rateScaled) / (pow10(decimals) * pow10(RATE_SCALE));
 }
+
+/**
+ * Customers see at most this many decimals of a crypto amount: wallets and humans cope with
+ * "9.230770" far better than with an 18-decimal figure, and the unique code lives in decimals 4–6.
+ */
+export const QUOTE_DECIMALS = 6;
+
+// Plain, non-negative decimal: no sign, exponent, whitespace, hex or bare "." — the only form we accept at the edges.
+const PLAIN_DECIMAL = /^(0|[1-9]\d*)(\.\d+)?$/;
+
+/** True for "16250", "0.5", "16300.12"; false for "-1", "1e5", ".5", "1.", " 1", "01". Optional cap on fraction digits. */
+export function isPlainDecimal(value: string, maxDecimals?: number): boolean {
+  if (!PLAIN_DECIMAL.test(value)) return false;
+  if (maxDecimals === undefined) return true;
+  const dot = value.indexOf('.');
+  return dot === -1 || value.length - dot - 1 <= maxDecimals;
+}
+
+/**
+ * Cuts a plain decimal string to `maxDecimals` fraction digits (truncation, not rounding) and drops
+ * trailing zeros. Used to normalise third-party rates before they are scaled; throws on non-plain input.
+ */
+export function truncateDecimal(value: string, maxDecimals: number): string {
+  if (!isPlainDecimal(value)) throw new Error(`truncateDecimal: not a plain decimal: ${JSON.stringify(value)}`);
+  const [int, frac = ''] = value.split('.');
+  const cut = frac.slice(0, maxDecimals).replace(/0+$/, '');
+  return cut ? `${int}.${cut}` : (int as string);
+}
+
+/** Base units per quote step: 10^(decimals − min(decimals, QUOTE_DECIMALS)); 1 for tokens with ≤ 6 decimals. */
+export function quoteStep(decimals: number): bigint {
+  return pow10(decimals - Math.min(decimals, QUOTE_DECIMALS));
+}
+
+/** Smallest multiple of `step` that is ≥ `units` (non-negative units, positive step). */
+export function roundUpToMultiple(units: bigint, step: bigint): bigint {
+  return divCeil(units, step) * step;
+}
