@@ -1,0 +1,168 @@
+import { getAddress, id } from 'ethers';
+import type { ChainAdapter, ChainHead, ChainNetworkConfig, ObservedTransfer, WatchedToken } from '../chain-adapter.js';
+import { evmDriver, isEvmNetwork } from './evm.driver.js';
+import { EvmRpcClient, EvmRpcError, hexToBigInt, toQuantity, type EvmRpcOptions } from './evm.rpc.js';
+
+/** keccak256("Transfer(address,address,uint256)"): ERC-20 and TRC-20 share it. */
+export const TRANSFER_TOPIC = id('Transfer(address,address,uint256)');
+
+/** Log fields as nodes return them from `eth_getLogs`. */
+export interface RpcLog {
+  address: string;
+  topics: string[];
+  data: string;
+  blockNumber: string;
+  blockHash: string;
+  transactionHash: string;
+  logIndex: string;
+  removed?: boolean;
+}
+
+interface RpcBlock {
+  number: string;
+  hash: string;
+}
+
+export interface EvmAdapterOptions {
+  /** Overrides for the RPC client (tests: attempts, backoff, failure hook). */
+  rpc?: Partial<Omit<EvmRpcOptions, 'urls' | 'timeoutMs'>>;
+  /** Log queries in flight at once while scanning a long range. */
+  scanConcurrency?: number;
+}
+
+export interface EvmAdapter extends ChainAdapter {
+  readonly rpc: EvmRpcClient;
+  scanTransfers(from: bigint, to: bigint, tokens: WatchedToken[], isWatched: (to: string) => boolean): Promise<ObservedTransfer[]>;
+}
+
+// Providers word "range too large" in many ways; any of these means: ask for fewer blocks.
+const RANGE_ERROR = /range|too many|more than|limit|exceed|too large|10000|response size/i;
+
+/** Decodes one Transfer log, or null when it is not a standard ERC-20 Transfer we should count. */
+export function decodeTransferLog(log: RpcLog): { tokenLower: string; to: string; fromTopic: string; amount: bigint } | null {
+  // ERC-721 also emits Transfer(address,address,uint256) but with the id indexed (4 topics, empty data)
+  if (log.removed || log.topics.length !== 3 || log.topics[0]?.toLowerCase() !== TRANSFER_TOPIC) return null;
+  if (!/^0x[0-9a-fA-F]{64}$/.test(log.data)) return null;
+  const toTopic = log.topics[2]!;
+  const fromTopic = log.topics[1]!;
+  return { tokenLower: log.address.toLowerCase(), to: getAddress(`0x${toTopic.slice(26)}`), fromTopic, amount: BigInt(log.data) };
+}
+
+/** `ChainAdapter` for ETHEREUM and BINANCE (and any other EVM chain) over raw JSON-RPC. */
+export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapterOptions = {}): EvmAdapter {
+  if (!isEvmNetwork(config.network)) throw new Error(`createEvmAdapter: ${config.network} is not an EVM network`);
+  if (!Number.isInteger(config.maxBlockRange) || config.maxBlockRange < 1) throw new Error(`maxBlockRange must be ≥ 1, got ${config.maxBlockRange}`);
+  if (!Number.isInteger(config.confirmations) || config.confirmations < 0) throw new Error(`confirmations must be ≥ 0, got ${config.confirmations}`);
+
+  const rpc = new EvmRpcClient({ ...options.rpc, urls: config.rpcUrls, timeoutMs: config.timeoutMs });
+  const maxRange = BigInt(config.maxBlockRange);
+  const concurrency = Math.max(1, options.scanConcurrency ?? 3);
+  // learnt once: a node that rejects the `finalized` tag will keep rejecting it
+  let finalizedTagSupported = true;
+
+  async function latestBlock(): Promise<bigint> {
+    return hexToBigInt(await rpc.call<string>('eth_blockNumber', []), 'eth_blockNumber');
+  }
+
+  async function finalizedBlock(): Promise<bigint | null> {
+    if (!finalizedTagSupported) return null;
+    try {
+      const block = await rpc.call<RpcBlock | null>('eth_getBlockByNumber', ['finalized', false]);
+      if (block) return hexToBigInt(block.number, 'finalized block number');
+      // pre-merge style nodes may answer null instead of an error
+      finalizedTagSupported = false;
+    } catch (err) {
+      if (!(err instanceof EvmRpcError)) throw err;
+      finalizedTagSupported = false;
+    }
+    return null;
+  }
+
+  async function getLogs(from: bigint, to: bigint, addresses: string[]): Promise<RpcLog[]> {
+    try {
+      return await rpc.call<RpcLog[]>('eth_getLogs', [
+        { fromBlock: toQuantity(from), toBlock: toQuantity(to), address: addresses, topics: [TRANSFER_TOPIC] },
+      ]);
+    } catch (err) {
+      // the configured maxBlockRange can still return too many logs on a busy block span: bisect
+      if (err instanceof EvmRpcError && to > from && RANGE_ERROR.test(err.message)) {
+        const mid = from + (to - from) / 2n;
+        return [...(await getLogs(from, mid, addresses)), ...(await getLogs(mid + 1n, to, addresses))];
+      }
+      throw err;
+    }
+  }
+
+  const adapter: EvmAdapter = {
+    network: config.network,
+    family: 'evm',
+    driver: evmDriver,
+    rpc,
+
+    async getHead(): Promise<ChainHead> {
+      const [latest, finalized] = await Promise.all([latestBlock(), finalizedBlock()]);
+      const fallback = latest > BigInt(config.confirmations) ? latest - BigInt(config.confirmations) : 0n;
+      // after a failover the two answers may come from different nodes: never report finalized > latest
+      const f = finalized ?? fallback;
+      return { latest, finalized: f > latest ? latest : f };
+    },
+
+    async getBlockHash(n: bigint): Promise<string | null> {
+      if (n < 0n) return null;
+      const block = await rpc.call<RpcBlock | null>('eth_getBlockByNumber', [toQuantity(n), false]);
+      return block?.hash ?? null;
+    },
+
+    async scanTransfers(from, to, tokens, isWatched): Promise<ObservedTransfer[]> {
+      if (from < 0n || to < from || tokens.length === 0) return [];
+      const canonicalToken = new Map<string, string>();
+      for (const t of tokens) canonicalToken.set(t.address.toLowerCase(), t.address);
+      const addresses = [...canonicalToken.keys()];
+
+      const spans: [bigint, bigint][] = [];
+      for (let start = from; start <= to; start += maxRange) {
+        const end = start + maxRange - 1n;
+        spans.push([start, end < to ? end : to]);
+      }
+
+      const results: ObservedTransfer[][] = new Array<ObservedTransfer[]>(spans.length);
+      let next = 0;
+      let failed = false;
+      const worker = async (): Promise<void> => {
+        while (next < spans.length && !failed) {
+          const i = next++;
+          const [a, b] = spans[i]!;
+          let logs: RpcLog[];
+          try {
+            logs = await getLogs(a, b, addresses);
+          } catch (err) {
+            failed = true;
+            throw err;
+          }
+          const found: ObservedTransfer[] = [];
+          for (const log of logs) {
+            const decoded = decodeTransferLog(log);
+            if (!decoded || !isWatched(decoded.to)) continue;
+            const token = canonicalToken.get(decoded.tokenLower);
+            if (token === undefined) continue;
+            found.push({
+              txHash: log.transactionHash,
+              index: Number(hexToBigInt(log.logIndex, 'logIndex')),
+              blockNumber: hexToBigInt(log.blockNumber, 'blockNumber'),
+              blockHash: log.blockHash,
+              token,
+              from: getAddress(`0x${decoded.fromTopic.slice(26)}`),
+              to: decoded.to,
+              amount: decoded.amount,
+            });
+          }
+          results[i] = found;
+        }
+      };
+      // a failed span rejects the whole scan: the watcher keeps its cursor and retries later
+      await Promise.all(Array.from({ length: Math.min(concurrency, spans.length) }, worker));
+      return results.flat();
+    },
+  };
+  return adapter;
+}

@@ -1,0 +1,91 @@
+import { getAddress, getBytes, HDNodeWallet, isAddress } from 'ethers';
+import type { Network, WalletType } from '../../common/environment.js';
+import { DomainError } from '../../common/errors.js';
+import { formatDecimal } from '../../common/money.js';
+import type { ChainFamilyDriver, PaymentRequest } from '../chain-adapter.js';
+
+export const EVM_NETWORKS = ['ETHEREUM', 'BINANCE'] as const satisfies readonly Network[];
+export type EvmNetwork = (typeof EVM_NETWORKS)[number];
+
+export const isEvmNetwork = (n: Network): n is EvmNetwork => (EVM_NETWORKS as readonly Network[]).includes(n);
+
+/** Trust Wallet's `coin` ids (SLIP-44 as Trust Wallet registers them; BNB Smart Chain has its own). */
+export const TRUST_WALLET_COIN: Record<EvmNetwork, number> = { ETHEREUM: 60, BINANCE: 20000714 };
+
+const HARDENED = 0x80000000;
+const STRICT_HEX_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
+
+function assertIndex(index: number): void {
+  if (!Number.isInteger(index) || index < 0 || index >= HARDENED) throw new RangeError(`derivation index out of range: ${index}`);
+}
+
+function nodeAt(seed: Uint8Array, index: number): HDNodeWallet {
+  if (seed.length !== 64) throw new RangeError(`expected a 64-byte BIP-39 seed, got ${seed.length} bytes`);
+  return HDNodeWallet.fromSeed(seed).derivePath(evmDriver.derivationPath(index));
+}
+
+function assertEvmNetwork(network: Network): asserts network is EvmNetwork {
+  if (!isEvmNetwork(network)) throw new Error(`evm driver asked for non-EVM network ${network}`);
+}
+
+function plainInteger(amount: bigint): string {
+  if (typeof amount !== 'bigint' || amount <= 0n) throw new RangeError(`payment amount must be a positive bigint, got ${String(amount)}`);
+  // bigint toString never uses exponent notation, unlike Number or eth-url-parser's build()
+  return amount.toString(10);
+}
+
+export const evmDriver: ChainFamilyDriver = {
+  family: 'evm',
+
+  derivationPath(index: number): string {
+    assertIndex(index);
+    return `m/44'/60'/0'/0/${index}`;
+  },
+
+  deriveAddress(seed: Uint8Array, index: number): string {
+    return nodeAt(seed, index).address;
+  },
+
+  derivePrivateKey(seed: Uint8Array, index: number): Uint8Array {
+    return getBytes(nodeAt(seed, index).privateKey);
+  },
+
+  isValidAddress(address: string): boolean {
+    // ethers alone also accepts no-0x and ICAP forms; a deposit address must be plain hex
+    return typeof address === 'string' && STRICT_HEX_ADDRESS.test(address) && isAddress(address);
+  },
+
+  normalizeAddress(address: string): string {
+    if (!evmDriver.isValidAddress(address)) throw new DomainError('VALIDATION_FAILED', `Invalid EVM address: ${String(address).slice(0, 64)}`);
+    return getAddress(address);
+  },
+
+  paymentUri(wallet: WalletType, network: Network, req: PaymentRequest): string {
+    assertEvmNetwork(network);
+    const token = evmDriver.normalizeAddress(req.token.address);
+    const to = evmDriver.normalizeAddress(req.to);
+    switch (wallet) {
+      case 'METAMASK':
+      case 'WALLETCONNECT': {
+        if (req.chainId === undefined || !Number.isInteger(req.chainId) || req.chainId <= 0) {
+          throw new Error(`EIP-681 URI for ${network} needs the chain id from config`);
+        }
+        return `ethereum:${token}@${req.chainId}/transfer?address=${to}&uint256=${plainInteger(req.amount)}`;
+      }
+      case 'TRUSTWALLET': {
+        const amount = formatDecimal(BigInt(plainInteger(req.amount)), req.token.decimals);
+        return `https://link.trustwallet.com/send?coin=${TRUST_WALLET_COIN[network]}&address=${to}&amount=${amount}&token_id=${token}`;
+      }
+      case 'PHANTOM':
+        throw new DomainError(
+          'WALLET_NETWORK_MISMATCH',
+          `Phantom cannot pay on ${network}: use it with SOLANA, or pay on ${network} with MetaMask, WalletConnect or Trust Wallet`,
+          { wallet, network },
+        );
+      default: {
+        const unknown: never = wallet;
+        throw new DomainError('WALLET_NETWORK_MISMATCH', `Wallet ${String(unknown)} is not supported on ${network}`);
+      }
+    }
+  },
+};

@@ -1,0 +1,3 @@
+export { evmDriver, EVM_NETWORKS, isEvmNetwork, TRUST_WALLET_COIN, type EvmNetwork } from './evm.driver.js';
+export { createEvmAdapter, decodeTransferLog, TRANSFER_TOPIC, type EvmAdapter, type EvmAdapterOptions } from './evm.adapter.js';
+export { EvmRpcClient, EvmRpcError, EvmRpcUnavailableError, type EvmRpcOptions, type RpcAttemptFailure } from './evm.rpc.js';

@@ -1,0 +1,3 @@
+export * from './devchain.js';
+export { startAnvil, anvilBinaryPath, type AnvilInstance, type AnvilOptions } from './anvil.js';
+export { compileContract, compileTestToken, type CompiledContract, type CompileResult } from './solc.js';
