@@ -1,0 +1,233 @@
+import type { ChainAdapter, ChainHead, ChainNetworkConfig, ObservedTransfer, WatchedToken } from '../chain-adapter.js';
+import { tronAddressBody, tronAddressFromBody } from './tron.address.js';
+import { TronBadResponse, TronHttpClient, type TronHttpClientOptions } from './tron.client.js';
+import { tronDriver } from './tron.driver.js';
+import { TronRpcError } from './tron.errors.js';
+
+/**
+ * java-tron HTTP endpoints this adapter calls (all POST with a JSON body, `visible` left false so
+ * addresses come back as hex):
+ * - `/wallet/getnowblock`                      {}        → head block (latest)
+ * - `/walletsolidity/getnowblock`              {}        → solidified head (finalized)
+ * - `/wallet/getblockbynum`                    {num}     → block hash (`blockID`) and its tx ids (getBlockHash,
+ *                                                          and in scanTransfers to check the infos are complete)
+ * - `/wallet/gettransactioninfobyblocknum`     {num}     → receipts + event logs of every tx in a block
+ * The URLs must serve both `/wallet` and `/walletsolidity` on one base (TronGrid, or a full node
+ * with its solidity API behind the same proxy).
+ */
+
+/** keccak256("Transfer(address,address,uint256)"): TRC-20 uses the ERC-20 event unchanged. */
+export const TRANSFER_TOPIC = 'ddf252ad1be2c89b69c2b068fc378daa952ba7f163c4a11628f55a4df523b3ef';
+
+export interface TronAdapterOptions extends Partial<Omit<TronHttpClientOptions, 'urls' | 'timeoutMs'>> {
+  /** Blocks fetched in parallel by `scanTransfers` (each block is one request; default 4). */
+  concurrency?: number;
+  /** Re-reads of a block whose info and block answers disagree before giving up (default 2). */
+  consistencyRetries?: number;
+}
+
+interface BlockJson {
+  blockID?: unknown;
+  block_header?: { raw_data?: { number?: unknown } };
+  transactions?: { txID?: unknown }[];
+}
+
+interface TxInfoJson {
+  id?: unknown;
+  blockNumber?: unknown;
+  result?: unknown;
+  receipt?: { result?: unknown };
+  log?: { address?: unknown; topics?: unknown; data?: unknown }[];
+}
+
+interface ParsedBlock {
+  number: bigint;
+  hash: string;
+  txIds: Set<string>;
+}
+
+const HASH = /^[0-9a-f]{64}$/;
+
+function parseBlock(json: unknown): ParsedBlock | null {
+  if (!json || typeof json !== 'object' || Array.isArray(json)) throw new TronBadResponse('block is not an object');
+  const b = json as BlockJson;
+  // java-tron answers `{}` for a block it does not have
+  if (b.blockID === undefined && b.block_header === undefined) return null;
+  const hash = typeof b.blockID === 'string' ? b.blockID.toLowerCase() : '';
+  if (!HASH.test(hash)) throw new TronBadResponse('block has no valid blockID');
+  // The first 8 bytes of a TRON block id are its number; proto3 JSON also omits `number` for block 0
+  const fromId = BigInt(`0x${hash.slice(0, 16)}`);
+  const raw = b.block_header?.raw_data?.number;
+  if (raw !== undefined && (typeof raw !== 'number' || BigInt(raw) !== fromId)) {
+    throw new TronBadResponse('block number does not match its blockID');
+  }
+  const txIds = new Set<string>();
+  for (const tx of b.transactions ?? []) if (typeof tx.txID === 'string') txIds.add(tx.txID.toLowerCase());
+  return { number: fromId, hash, txIds };
+}
+
+function requireBlock(json: unknown): ParsedBlock {
+  const b = parseBlock(json);
+  if (!b) throw new TronBadResponse('node returned no head block');
+  return b;
+}
+
+function parseInfos(json: unknown, num: bigint): TxInfoJson[] {
+  // an empty block comes back as `[]` (or `{}` from some versions)
+  if (json && typeof json === 'object' && !Array.isArray(json) && Object.keys(json).length === 0) return [];
+  if (!Array.isArray(json)) throw new TronBadResponse('transaction infos are not a list');
+  for (const info of json as TxInfoJson[]) {
+    if (!info || typeof info !== 'object' || typeof info.id !== 'string' || !HASH.test(info.id.toLowerCase())) {
+      throw new TronBadResponse('transaction info without id');
+    }
+    if (info.blockNumber !== undefined && BigInt(info.blockNumber as number) !== num) {
+      throw new TronBadResponse(`transaction info of block ${String(info.blockNumber)} in answer for ${num}`);
+    }
+  }
+  return json as TxInfoJson[];
+}
+
+const strip = (v: unknown): string => (typeof v === 'string' ? v.replace(/^0x/i, '').toLowerCase() : '');
+
+/** A log address may come as 20-byte hex (documented), 41-hex or 0x-hex: reduce it to the 20-byte body. */
+function logAddressBody(v: unknown): string {
+  const s = strip(v);
+  return s.length === 42 && s.startsWith('41') ? s.slice(2) : s;
+}
+
+function succeeded(info: TxInfoJson): boolean {
+  // logs of reverted calls are dropped by the TVM; checking keeps a malformed answer from creating payments
+  if (info.result === 'FAILED') return false;
+  const r = info.receipt?.result;
+  return r === undefined || r === 'SUCCESS';
+}
+
+/** Matches in one block, in chain order (tx order, then log position); the caller adds the block hash. */
+function matchTransfers(
+  infos: TxInfoJson[],
+  num: bigint,
+  tokenByBody: Map<string, string>,
+  isWatched: (to: string) => boolean,
+): Omit<ObservedTransfer, 'blockHash'>[] {
+  const out: Omit<ObservedTransfer, 'blockHash'>[] = [];
+  for (const info of infos) {
+    if (!succeeded(info) || !Array.isArray(info.log)) continue;
+    info.log.forEach((log, index) => {
+      const token = tokenByBody.get(logAddressBody(log.address));
+      if (!token || !Array.isArray(log.topics) || log.topics.length !== 3) return;
+      const topics = log.topics.map(strip);
+      const data = strip(log.data);
+      // exactly 3 topics + one 32-byte word: ERC-20 Transfer (ERC-721's has the id as a 4th topic)
+      if (topics[0] !== TRANSFER_TOPIC || !/^[0-9a-f]{64}$/.test(data)) return;
+      if (!/^[0-9a-f]{64}$/.test(topics[1]!) || !/^[0-9a-f]{64}$/.test(topics[2]!)) return;
+      const to = tronAddressFromBody(topics[2]!);
+      if (!isWatched(to)) return;
+      out.push({
+        txHash: (info.id as string).toLowerCase(),
+        // Position of the log in this transaction's log list (java-tron's `log` array, internal
+        // calls included, in execution order): with txHash it identifies the transfer uniquely.
+        index,
+        blockNumber: num,
+        token,
+        from: tronAddressFromBody(topics[1]!),
+        to,
+        amount: BigInt(`0x${data}`),
+      });
+    });
+  }
+  return out;
+}
+
+/** `ChainAdapter` for TRON mainnet/testnet over the java-tron HTTP API (plain fetch; see endpoint list above). */
+export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapterOptions = {}): ChainAdapter {
+  if (config.network !== 'TRON') throw new Error(`createTronAdapter cannot serve network ${config.network}`);
+  const { concurrency = 4, consistencyRetries = 2, ...clientOpts } = options;
+  const client = new TronHttpClient({ ...clientOpts, urls: config.rpcUrls, timeoutMs: config.timeoutMs });
+
+  const getBlock = (num: bigint) => client.post('/wallet/getblockbynum', { num: Number(num) }, parseBlock);
+
+  async function scanBlock(
+    num: bigint,
+    tokenByBody: Map<string, string>,
+    isWatched: (to: string) => boolean,
+  ): Promise<ObservedTransfer[]> {
+    for (let attempt = 0; ; attempt++) {
+      // Both answers are needed for every block, not only those that pay us: an empty info list is
+      // indistinguishable from a node that does not have the block yet (a lagging failover node),
+      // and treating that as "no transfers" would let the cursor skip real payments.
+      const [infos, block] = await Promise.all([
+        client.post('/wallet/gettransactioninfobyblocknum', { num: Number(num) }, (j) => parseInfos(j, num)),
+        getBlock(num),
+      ]);
+      // The block's tx ids prove the infos belong to the block whose hash we record (a fork switch or
+      // another node answering between the two calls is caught here). Only "infos missing" and
+      // "info not in block" are checked, not equal counts, so an info-less tx type cannot wedge the scan.
+      const consistent =
+        block !== null &&
+        block.number === num &&
+        !(infos.length === 0 && block.txIds.size > 0) &&
+        infos.every((i) => block.txIds.has((i.id as string).toLowerCase()));
+      if (consistent) {
+        return matchTransfers(infos, num, tokenByBody, isWatched).map((m) => ({ ...m, blockHash: block.hash }));
+      }
+      if (attempt >= consistencyRetries) {
+        const why = block === null ? 'is not available from the node' : 'does not match its transaction infos';
+        throw new TronRpcError('inconsistent', '/wallet/gettransactioninfobyblocknum', attempt + 1, `block ${num} ${why}`);
+      }
+    }
+  }
+
+  return {
+    network: 'TRON',
+    family: 'tron',
+    driver: tronDriver,
+
+    async getHead(): Promise<ChainHead> {
+      const [latest, solid] = await Promise.all([
+        client.post('/wallet/getnowblock', {}, requireBlock),
+        client.post('/walletsolidity/getnowblock', {}, requireBlock),
+      ]);
+      // two URLs may answer the two calls; a final block can never be ahead of the head
+      return { latest: latest.number, finalized: solid.number < latest.number ? solid.number : latest.number };
+    },
+
+    async getBlockHash(n: bigint): Promise<string | null> {
+      if (n < 0n) return null;
+      return (await getBlock(n))?.hash ?? null;
+    },
+
+    async scanTransfers(from, to, tokens: WatchedToken[], isWatched): Promise<ObservedTransfer[]> {
+      if (from < 0n) from = 0n;
+      if (to < from || tokens.length === 0) return [];
+      const tokenByBody = new Map<string, string>();
+      for (const t of tokens) {
+        const canonical = tronDriver.normalizeAddress(t.address);
+        tokenByBody.set(tronAddressBody(canonical), canonical);
+      }
+
+      // One request per block (java-tron has no ranged log query over HTTP), so `maxBlockRange` does not
+      // apply; a small worker pool bounds the load on the node instead.
+      const count = Number(to - from + 1n);
+      const results: ObservedTransfer[][] = new Array(count);
+      let next = 0;
+      let failed = false;
+      const worker = async () => {
+        while (next < count && !failed) {
+          const i = next++;
+          try {
+            results[i] = await scanBlock(from + BigInt(i), tokenByBody, isWatched);
+          } catch (e) {
+            failed = true; // the range fails as a whole: stop the other workers from fetching more
+            throw e;
+          }
+        }
+      };
+      await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, count)) }, worker));
+      return results.flat();
+    },
+
+    async close(): Promise<void> {
+      // stateless over fetch: nothing to release
+    },
+  };
+}

@@ -1,0 +1,136 @@
+import { TronRpcError, type TronRpcFailure } from './tron.errors.js';
+
+export interface TronHttpClientOptions {
+  /** Base URLs of java-tron HTTP APIs that serve both `/wallet/*` and `/walletsolidity/*` (TronGrid style). */
+  urls: string[];
+  /** Per-request timeout, including reading the body. */
+  timeoutMs: number;
+  /** Extra full passes over all URLs after the first one (default 2: each URL is tried up to 3 times). */
+  retries?: number;
+  /** Backoff before pass n+1 is random in [0, min(max, base·2^n)] ("full jitter"); default 200 ms / 3 s. */
+  backoffBaseMs?: number;
+  backoffMaxMs?: number;
+  /** Sent with every request, e.g. `{ 'TRON-PRO-API-KEY': … }` for TronGrid. */
+  headers?: Record<string, string>;
+  /** Injection points for tests. */
+  fetch?: typeof fetch;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+}
+
+/** Thrown by a `parse` callback when a 200 answer does not have the documented shape. */
+export class TronBadResponse extends Error {}
+
+type Attempt<T> = { ok: true; value: T } | { ok: false; retryable: boolean; failure: TronRpcFailure; message: string; retryAfterMs?: number };
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * POST-JSON client for the java-tron HTTP API with failover, timeouts and backoff.
+ *
+ * Policy: a call starts at the URL that last answered (sticky, so a healthy node keeps the
+ * traffic) and moves to the next URL at once on a retryable failure; after a full pass over all
+ * URLs it sleeps with exponential backoff + full jitter. Retryable: network errors, timeouts,
+ * HTTP 408/429/5xx, unparseable or wrongly shaped bodies (a broken proxy or a node that is still
+ * syncing). A 4xx is specific to that URL (bad API key, endpoint disabled), so it fails over
+ * without counting as a reason to hammer the same URL. A java-tron `{"Error": …}` body is the
+ * request's fault and throws at once. Nothing here ever rejects with anything but TronRpcError.
+ */
+export class TronHttpClient {
+  private readonly urls: string[];
+  private readonly retries: number;
+  private readonly base: number;
+  private readonly max: number;
+  private readonly doFetch: typeof fetch;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly random: () => number;
+  private preferred = 0;
+
+  constructor(private readonly opts: TronHttpClientOptions) {
+    if (opts.urls.length === 0) throw new Error('TRON adapter needs at least one RPC URL');
+    this.urls = opts.urls.map((u) => u.replace(/\/+$/, ''));
+    this.retries = opts.retries ?? 2;
+    this.base = opts.backoffBaseMs ?? 200;
+    this.max = opts.backoffMaxMs ?? 3000;
+    this.doFetch = opts.fetch ?? fetch;
+    this.sleep = opts.sleep ?? defaultSleep;
+    this.random = opts.random ?? Math.random;
+  }
+
+  /** POSTs `body` to `path` and returns `parse(json)`; `parse` throws TronBadResponse on a wrong shape. */
+  async post<T>(path: string, body: Record<string, unknown>, parse: (json: unknown) => T): Promise<T> {
+    const n = this.urls.length;
+    const passes = this.retries + 1;
+    const permanentlyFailed = new Set<number>();
+    let last: Extract<Attempt<T>, { ok: false }> | null = null;
+    let attempts = 0;
+    for (let pass = 0; pass < passes; pass++) {
+      if (pass > 0) {
+        const cap = Math.min(this.max, this.base * 2 ** (pass - 1));
+        const wait = Math.max(this.random() * cap, Math.min(last?.retryAfterMs ?? 0, this.max));
+        await this.sleep(wait);
+      }
+      const start = this.preferred;
+      for (let k = 0; k < n; k++) {
+        const i = (start + k) % n;
+        if (permanentlyFailed.has(i)) continue;
+        attempts++;
+        const r = await this.attempt(this.urls[i]!, path, body, parse);
+        if (r.ok) {
+          this.preferred = i;
+          return r.value;
+        }
+        last = r;
+        if (r.failure === 'node_error') throw new TronRpcError('node_error', path, attempts, r.message);
+        if (!r.retryable) permanentlyFailed.add(i);
+      }
+      if (permanentlyFailed.size === n) break;
+    }
+    throw new TronRpcError(last?.failure ?? 'unavailable', path, attempts, last?.message ?? 'no attempt made');
+  }
+
+  private async attempt<T>(base: string, path: string, body: Record<string, unknown>, parse: (json: unknown) => T): Promise<Attempt<T>> {
+    const url = `${base}${path}`;
+    let res: Response;
+    let text: string;
+    try {
+      res = await this.doFetch(url, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', accept: 'application/json', ...this.opts.headers },
+        body: JSON.stringify(body),
+        signal: AbortSignal.timeout(this.opts.timeoutMs),
+      });
+      text = await res.text();
+    } catch (e) {
+      const name = (e as { name?: string }).name;
+      const why = name === 'TimeoutError' || name === 'AbortError' ? `timeout after ${this.opts.timeoutMs} ms` : String((e as Error).message ?? e);
+      return { ok: false, retryable: true, failure: 'unavailable', message: `${url}: ${why}` };
+    }
+    if (res.status !== 200) {
+      const retryable = res.status === 408 || res.status === 429 || res.status >= 500;
+      const retryAfter = Number(res.headers.get('retry-after'));
+      return {
+        ok: false,
+        retryable,
+        failure: 'unavailable',
+        message: `${url}: HTTP ${res.status}`,
+        retryAfterMs: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : undefined,
+      };
+    }
+    let json: unknown;
+    try {
+      json = JSON.parse(text);
+    } catch {
+      return { ok: false, retryable: true, failure: 'bad_response', message: `${url}: body is not JSON` };
+    }
+    if (json && typeof json === 'object' && !Array.isArray(json) && typeof (json as { Error?: unknown }).Error === 'string') {
+      return { ok: false, retryable: false, failure: 'node_error', message: `${url}: ${(json as { Error: string }).Error}` };
+    }
+    try {
+      return { ok: true, value: parse(json) };
+    } catch (e) {
+      // any parse failure is this node's answer being wrong, never a reason to crash the caller
+      return { ok: false, retryable: true, failure: 'bad_response', message: `${url}: ${(e as Error).message ?? String(e)}` };
+    }
+  }
+}
