@@ -1,0 +1,323 @@
+import { PublicKey, SolanaJSONRPCError, type ConfirmedSignatureInfo, type VersionedTransactionResponse } from '@solana/web3.js';
+import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
+import { DomainError } from '../../common/errors.js';
+import type { ChainAdapter, ChainHead, ChainNetworkConfig, ObservedTransfer, WatchedToken } from '../chain-adapter.js';
+import { associatedTokenAddress, solanaDriver } from './solana.driver.js';
+import { SolanaRpcPool } from './solana.rpc.js';
+import { extractTransfersInto } from './solana.transfers.js';
+
+export interface SolanaAdapterOptions {
+  /** Full passes over all RPC URLs per call before giving up (default 3). */
+  rounds?: number;
+  /** Backoff base/cap between passes, with jitter (defaults 250 ms / 4 s). */
+  baseBackoffMs?: number;
+  maxBackoffMs?: number;
+  /** RPC calls in flight at once across all deposits (default 8). */
+  concurrency?: number;
+  /** getSignaturesForAddress page size, 1..1000 (default 1000). */
+  signaturePageSize?: number;
+  /** Pages listed per token account per poll before the owner is reported as failed (default 100). */
+  maxSignaturePages?: number;
+  /** Transactions fetched per owner per poll; the cursor stops at the last one processed (default 250). */
+  maxTransactionsPerOwner?: number;
+  /** Called for each owner whose poll failed; its cursor is returned unchanged. */
+  onDepositError?: (owner: string, error: unknown) => void;
+  /** Test seams. */
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+}
+
+type Deposit = { owner: string; token: WatchedToken; untilSignature?: string | null };
+
+interface OwnerPoll {
+  owner: string;
+  until: string | null;
+  tokens: WatchedToken[];
+}
+
+interface TokenAccountWatch {
+  mint: string;
+  ata: string;
+  programId: string;
+}
+
+/** JSON-RPC codes meaning "no block for this slot (yet / skipped / pruned)": an answer, not a failure. */
+const NO_BLOCK_CODES = new Set([-32004, -32007, -32009, -32014]);
+
+const TOKEN_PROGRAMS = new Set([TOKEN_PROGRAM_ID.toBase58(), TOKEN_2022_PROGRAM_ID.toBase58()]);
+
+/**
+ * Solana over JSON-RPC (web3.js 1.x `Connection`).
+ *
+ * Deposits are watched at the associated token account of (owner, mint), not at the owner: a
+ * transfer into an existing ATA does not list the owner's address at all. Everything is read at
+ * `confirmed` commitment so payments show up within a second or two; `getHead().finalized` tells
+ * the watcher when a slot is final (the ObservedTransfer carries its slot for that comparison).
+ */
+export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaAdapterOptions = {}): ChainAdapter {
+  if (config.network !== 'SOLANA') throw new Error(`createSolanaAdapter: network must be SOLANA, got ${config.network}`);
+  const pool = new SolanaRpcPool({
+    network: config.network,
+    urls: config.rpcUrls,
+    timeoutMs: config.timeoutMs,
+    rounds: options.rounds ?? 3,
+    baseBackoffMs: options.baseBackoffMs ?? 250,
+    maxBackoffMs: options.maxBackoffMs ?? 4000,
+    concurrency: options.concurrency ?? 8,
+    sleep: options.sleep,
+    random: options.random,
+  });
+  const pageSize = Math.min(1000, Math.max(1, options.signaturePageSize ?? 1000));
+  const maxPages = options.maxSignaturePages ?? 100;
+  const maxTxPerOwner = Math.max(1, options.maxTransactionsPerOwner ?? 250);
+  /** Mint → owning token program; a mint never changes program, so this never goes stale. */
+  const mintPrograms = new Map<string, Promise<string>>();
+
+  function mintProgram(mint: string): Promise<string> {
+    let p = mintPrograms.get(mint);
+    if (!p) {
+      p = pool
+        .call('getAccountInfo', (c) => c.getAccountInfo(new PublicKey(mint), 'confirmed'))
+        .then((info) => {
+          const owner = info?.owner.toBase58();
+          if (!owner || !TOKEN_PROGRAMS.has(owner)) {
+            throw new DomainError('TOKEN_NOT_SUPPORTED', 'Token mint does not exist on this Solana network');
+          }
+          return owner;
+        });
+      // Failures are not cached: the next poll asks again.
+      p.catch(() => mintPrograms.delete(mint));
+      mintPrograms.set(mint, p);
+    }
+    return p;
+  }
+
+  async function getBlockHash(slot: bigint): Promise<string | null> {
+    return pool.call('getBlock', async (c) => {
+      try {
+        // transactionDetails 'none' keeps this to a few hundred bytes.
+        const block = await c.getBlock(Number(slot), {
+          commitment: 'confirmed',
+          transactionDetails: 'none',
+          rewards: false,
+          maxSupportedTransactionVersion: 0,
+        });
+        return block?.blockhash ?? null;
+      } catch (e) {
+        if (e instanceof SolanaJSONRPCError && typeof e.code === 'number' && NO_BLOCK_CODES.has(e.code)) return null;
+        throw e;
+      }
+    });
+  }
+
+  /** Signatures touching `ata` newer than `until` (newest first), paging with `before`. */
+  async function listSignatures(ata: string, until: string | null, untilSlot: number | null): Promise<ConfirmedSignatureInfo[]> {
+    const out: ConfirmedSignatureInfo[] = [];
+    const address = new PublicKey(ata);
+    let before: string | undefined;
+    for (let page = 0; page < maxPages; page++) {
+      const batch = await pool.call('getSignaturesForAddress', (c) =>
+        c.getSignaturesForAddress(address, { until: until ?? undefined, before, limit: pageSize }, 'confirmed'),
+      );
+      let done = batch.length < pageSize;
+      for (const s of batch) {
+        // Slot bound: used when one cursor covers several token accounts (see pollOwner).
+        if (s.signature === until || (untilSlot !== null && s.slot < untilSlot)) {
+          done = true;
+          break;
+        }
+        out.push(s);
+      }
+      if (done) return out;
+      before = batch[batch.length - 1]!.signature;
+    }
+    // Processing only the newest pages would move the cursor past unseen older transfers: fail loudly instead.
+    throw new Error(`more than ${maxPages * pageSize} new signatures for token account ${ata}; raise maxSignaturePages`);
+  }
+
+  async function pollOwner(o: OwnerPoll): Promise<{ transfers: ObservedTransfer[]; cursor: string | null }> {
+    const watches: TokenAccountWatch[] = await Promise.all(
+      o.tokens.map(async (t) => {
+        const programId = await mintProgram(t.address);
+        return { mint: t.address, ata: associatedTokenAddress(o.owner, t.address, programId), programId };
+      }),
+    );
+
+    // One cursor per owner (interface contract) but one signature list per token account: with
+    // several accounts, the cursor signature belongs to only one of them, so `until` alone would
+    // not stop the others. Bound them by the cursor's slot instead; same-slot entries are seen
+    // again, which is harmless because payments are inserted idempotently.
+    let untilSlot: number | null = null;
+    if (o.until && watches.length > 1) {
+      const status = await pool.call('getSignatureStatuses', (c) =>
+        c.getSignatureStatuses([o.until!], { searchTransactionHistory: true }),
+      );
+      untilSlot = status.value[0]?.slot ?? null;
+    }
+
+    const lists = await Promise.all(watches.map((w) => listSignatures(w.ata, o.until, untilSlot)));
+    // Chronological order (oldest first); stable sort keeps each list's in-slot order.
+    const seen = new Set<string>();
+    const entries: ConfirmedSignatureInfo[] = [];
+    for (const list of lists) {
+      for (const s of [...list].reverse()) {
+        if (seen.has(s.signature)) continue;
+        seen.add(s.signature);
+        entries.push(s);
+      }
+    }
+    entries.sort((a, b) => a.slot - b.slot);
+    if (entries.length === 0) return { transfers: [], cursor: o.until };
+
+    // Budget: failed transactions cost nothing to skip (they moved no tokens), successful ones need a fetch.
+    let budget = maxTxPerOwner;
+    let take = 0;
+    for (const s of entries) {
+      if (s.err === null) {
+        if (budget === 0) break;
+        budget--;
+      }
+      take++;
+    }
+    const batch = entries.slice(0, take);
+
+    const txs = await Promise.all(
+      batch.map((s) =>
+        s.err !== null
+          ? Promise.resolve(null)
+          : pool.call('getTransaction', (c) =>
+              c.getTransaction(s.signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }),
+            ),
+      ),
+    );
+
+    type Found = { sig: ConfirmedSignatureInfo; tx: VersionedTransactionResponse | null; decoded: ObservedTransfer[] };
+    const found: Found[] = [];
+    const slotsNeeded = new Set<number>();
+    for (let i = 0; i < batch.length; i++) {
+      const sig = batch[i]!;
+      const tx = txs[i] ?? null;
+      // A successful signature whose transaction the node cannot return yet is a gap: stop before it.
+      if (sig.err === null && tx === null) break;
+      const decoded: ObservedTransfer[] = [];
+      if (tx) {
+        for (const w of watches) {
+          for (const t of extractTransfersInto(tx, w.ata, w.programId)) {
+            decoded.push({
+              txHash: sig.signature,
+              index: t.index,
+              blockNumber: BigInt(tx.slot),
+              blockHash: '',
+              token: w.mint,
+              from: t.from,
+              to: o.owner,
+              amount: t.amount,
+            });
+          }
+        }
+        if (decoded.length) slotsNeeded.add(tx.slot);
+      }
+      found.push({ sig, tx, decoded });
+    }
+
+    // The transaction response has no block hash (recentBlockhash is the *referenced* block, not the
+    // including one), so ask for each slot's block once: this is what getBlockHash() returns later for reorg checks.
+    const hashes = new Map<number, string | null>();
+    await Promise.all([...slotsNeeded].map(async (slot) => hashes.set(slot, await getBlockHash(BigInt(slot)))));
+
+    const transfers: ObservedTransfer[] = [];
+    let cursor = o.until;
+    for (const f of found) {
+      if (f.decoded.length) {
+        const hash = hashes.get(f.tx!.slot) ?? null;
+        if (hash === null) break; // block not served yet: retry from here next poll
+        for (const t of f.decoded) transfers.push({ ...t, blockHash: hash });
+      }
+      cursor = f.sig.signature;
+    }
+    return { transfers, cursor };
+  }
+
+  return {
+    network: config.network,
+    family: 'solana',
+    driver: solanaDriver,
+
+    async getHead(): Promise<ChainHead> {
+      const [latest, finalized] = await Promise.all([
+        pool.call('getSlot', (c) => c.getSlot('confirmed')),
+        pool.call('getSlot', (c) => c.getSlot('finalized')),
+      ]);
+      // The two answers may come from different endpoints; finalized can never be ahead of latest.
+      const l = BigInt(Math.max(latest, finalized));
+      return { latest: l, finalized: BigInt(finalized) };
+    },
+
+    /**
+     * Blockhash of the block produced in `slot` (at confirmed commitment), or null when the slot was
+     * skipped, is not confirmed yet, or the node pruned it. Solana slots can be empty: a null here is
+     * not by itself a reorg signal.
+     */
+    getBlockHash,
+
+    async pollDeposits(deposits: Deposit[]) {
+      const owners = new Map<string, OwnerPoll>();
+      const invalid: { owner: string; error: unknown }[] = [];
+      for (const d of deposits) {
+        let owner: string;
+        try {
+          owner = solanaDriver.normalizeAddress(d.owner);
+        } catch (error) {
+          invalid.push({ owner: d.owner, error });
+          continue;
+        }
+        const until = d.untilSignature ?? null;
+        let o = owners.get(owner);
+        if (!o) {
+          o = { owner, until, tokens: [] };
+          owners.set(owner, o);
+        } else if (o.until !== until) {
+          // Entries of one owner should carry the one cursor we returned; if they disagree, rescan
+          // the owner's history (safe: payments are inserted idempotently).
+          o.until = null;
+        }
+        if (!o.tokens.some((t) => t.address === d.token.address)) o.tokens.push(d.token);
+      }
+
+      const results = await Promise.all(
+        [...owners.values()].map((o) =>
+          pollOwner(o).then(
+            (r) => ({ o, r, error: null as unknown }),
+            (error: unknown) => ({ o, r: null, error }),
+          ),
+        ),
+      );
+
+      const transfers: ObservedTransfer[] = [];
+      const cursors: Record<string, string | null> = {};
+      const failures: unknown[] = [];
+      for (const { owner, error } of invalid) {
+        failures.push(error);
+        options.onDepositError?.(owner, error);
+      }
+      for (const { o, r, error } of results) {
+        if (r) {
+          transfers.push(...r.transfers);
+          cursors[o.owner] = r.cursor;
+        } else {
+          cursors[o.owner] = o.until;
+          failures.push(error);
+          options.onDepositError?.(o.owner, error);
+        }
+      }
+      // Nothing at all succeeded (typically every endpoint down): surface the typed error to the job.
+      if (failures.length > 0 && failures.length === invalid.length + owners.size) throw failures[0];
+      transfers.sort((a, b) => (a.blockNumber === b.blockNumber ? 0 : a.blockNumber < b.blockNumber ? -1 : 1));
+      return { transfers, cursors };
+    },
+
+    async close() {
+      // Connections hold no sockets between calls (no keep-alive agent, no websocket subscriptions).
+    },
+  };
+}

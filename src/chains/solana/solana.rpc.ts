@@ -1,0 +1,126 @@
+import { Connection, SolanaJSONRPCError } from '@solana/web3.js';
+import type { Network } from '../../common/environment.js';
+import { SolanaRpcError } from './solana.errors.js';
+
+export interface RpcPoolOptions {
+  network: Network;
+  urls: string[];
+  timeoutMs: number;
+  /** Full passes over all URLs before giving up (each pass tries every URL once). */
+  rounds: number;
+  /** Backoff before pass n+1 is a random value in [d/2, d], d = min(maxBackoffMs, baseBackoffMs·2^n). */
+  baseBackoffMs: number;
+  maxBackoffMs: number;
+  /** Upper bound on RPC calls in flight through this pool (public RPCs rate-limit bursts). */
+  concurrency: number;
+  sleep?: (ms: number) => Promise<void>;
+  random?: () => number;
+}
+
+/**
+ * JSON-RPC error codes for which asking again (or another node) cannot help: malformed requests,
+ * unknown methods, a transaction version we did not opt into.
+ */
+const PERMANENT_RPC_CODES = new Set([-32600, -32601, -32602, -32015]);
+
+function isPermanent(e: unknown): boolean {
+  return e instanceof SolanaJSONRPCError && typeof e.code === 'number' && PERMANENT_RPC_CODES.has(e.code);
+}
+
+class TimeoutError extends Error {
+  override readonly name = 'TimeoutError';
+}
+
+/** A FIFO semaphore: keeps at most `n` RPC calls in flight. */
+function createLimiter(n: number): <T>(fn: () => Promise<T>) => Promise<T> {
+  let active = 0;
+  const queue: (() => void)[] = [];
+  const release = () => {
+    active--;
+    queue.shift()?.();
+  };
+  return async <T>(fn: () => Promise<T>): Promise<T> => {
+    if (active >= n) await new Promise<void>((resolve) => queue.push(resolve));
+    active++;
+    try {
+      return await fn();
+    } finally {
+      release();
+    }
+  };
+}
+
+const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.());
+
+/**
+ * Several Solana RPC endpoints behind one `call()`: a per-call timeout, failover to the next URL on
+ * any failure, exponential backoff with jitter between full passes, and a sticky preference for the
+ * URL that answered last (so a dead primary costs one failed attempt, not one per call).
+ */
+export class SolanaRpcPool {
+  private readonly connections: Connection[];
+  private preferred = 0;
+  private readonly limit: <T>(fn: () => Promise<T>) => Promise<T>;
+  private readonly sleep: (ms: number) => Promise<void>;
+  private readonly random: () => number;
+
+  constructor(private readonly opts: RpcPoolOptions) {
+    if (opts.urls.length === 0) throw new Error(`${opts.network}: at least one RPC URL is required`);
+    this.limit = createLimiter(Math.max(1, opts.concurrency));
+    this.sleep = opts.sleep ?? defaultSleep;
+    this.random = opts.random ?? Math.random;
+    this.connections = opts.urls.map(
+      (url) =>
+        new Connection(url, {
+          commitment: 'confirmed',
+          // We retry 429s ourselves (with failover); web3.js would otherwise sleep up to ~8 s per call on its own.
+          disableRetryOnRateLimit: true,
+          // Node's global fetch ignores web3.js's keep-alive agent anyway; not creating it avoids idle sockets/timers.
+          httpAgent: false,
+          // Abort the HTTP request itself on timeout so a hung endpoint does not keep sockets open.
+          fetchMiddleware: (info, init, next) => next(info, { ...init, signal: AbortSignal.timeout(opts.timeoutMs) }),
+        }),
+    );
+  }
+
+  get urlCount(): number {
+    return this.connections.length;
+  }
+
+  /** Runs `fn` against the pool; `method` only labels errors. Throws SolanaRpcError when every attempt failed. */
+  async call<T>(method: string, fn: (connection: Connection) => Promise<T>): Promise<T> {
+    const n = this.connections.length;
+    let attempts = 0;
+    let lastError: unknown;
+    for (let round = 0; round < this.opts.rounds; round++) {
+      if (round > 0) {
+        const d = Math.min(this.opts.maxBackoffMs, this.opts.baseBackoffMs * 2 ** (round - 1));
+        await this.sleep(d / 2 + (this.random() * d) / 2);
+      }
+      const start = this.preferred;
+      for (let k = 0; k < n; k++) {
+        const i = (start + k) % n;
+        attempts++;
+        try {
+          const result = await this.limit(() => this.withTimeout(fn(this.connections[i]!)));
+          this.preferred = i;
+          return result;
+        } catch (e) {
+          lastError = e;
+          if (isPermanent(e)) throw new SolanaRpcError(this.opts.network, method, attempts, true, { cause: e });
+        }
+      }
+    }
+    throw new SolanaRpcError(this.opts.network, method, attempts, false, { cause: lastError });
+  }
+
+  /** Backstop for anything the fetch abort does not cover (e.g. a stalled response body parse). */
+  private withTimeout<T>(p: Promise<T>): Promise<T> {
+    const ms = this.opts.timeoutMs + 50;
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new TimeoutError(`timed out after ${this.opts.timeoutMs} ms`)), ms);
+    });
+    return Promise.race([p, timeout]).finally(() => clearTimeout(timer));
+  }
+}

@@ -1,0 +1,150 @@
+import { z } from 'zod';
+
+/**
+ * The only place that reads `process.env` (see README "Configuration"). Every variable is declared
+ * here once, with its default, whether it is a secret, and a description; `loadConfig` validates them
+ * all at boot and fails naming each bad variable.
+ */
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+const url = z.url({ protocol: /^(postgres|postgresql|mongodb|mongodb\+srv|https?|wss?)$/ });
+const csvUrls = z
+  .string()
+  .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
+  .pipe(z.array(z.url({ protocol: /^(https?|wss?)$/ })).min(1));
+/** 32-byte key as 64 hex chars or base64 of 32 bytes. */
+const key32 = z.string().transform((s, ctx) => {
+  const buf = /^[0-9a-fA-F]{64}$/.test(s) ? Buffer.from(s, 'hex') : Buffer.from(s, 'base64');
+  if (buf.length !== 32) {
+    ctx.addIssue({ code: 'custom', message: 'must be 32 bytes as 64 hex characters or base64' });
+    return z.NEVER;
+  }
+  return buf;
+});
+const decimalString = z.string().regex(/^\d+(\.\d+)?$/, 'must be a positive decimal number');
+
+interface VarSpec {
+  schema: z.ZodType;
+  default?: string;
+  secret?: boolean;
+  description: string;
+}
+
+/** Declaration order is the README table order. */
+export const CONFIG_VARS = {
+  NODE_ENV: { schema: z.enum(['development', 'test', 'production']), default: 'development', description: '`production` refuses generated secrets and an embedded database' },
+  ROLE: { schema: z.enum(['api', 'worker', 'all']), default: 'all', description: 'Process role: `api` (HTTP), `worker` (jobs), `all` (both)' },
+  HOST: { schema: z.string().min(1), default: '127.0.0.1', description: 'Interface the HTTP server binds to' },
+  PORT: { schema: int(0, 65535), default: '3000', description: 'HTTP port (GraphQL, graphql-ws, REST on one port)' },
+  PUBLIC_BASE_URL: { schema: z.url({ protocol: /^https?$/ }).optional(), description: 'Public address used in checkout and payment-link URLs (default `http://HOST:PORT`)' },
+  LOG_LEVEL: { schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', description: 'pino log level' },
+  DATA_DIR: { schema: z.string().min(1), default: '.data', description: 'Folder for the embedded database, development secrets and dev-chain caches (git-ignored)' },
+  DATABASE_URL: { schema: url.optional(), secret: true, description: 'PostgreSQL URL; unset → an embedded PostgreSQL under `DATA_DIR` (not allowed in production)' },
+  DATABASE_POOL_MAX: { schema: int(1, 500), default: '20', description: 'PostgreSQL connection pool size per process' },
+  MONGODB_URL: { schema: url.optional(), secret: true, description: 'MongoDB URL for the Agenda job store; unset → Agenda on PostgreSQL' },
+  MASTER_KEY: { schema: key32.optional(), secret: true, description: '32-byte key (hex or base64) encrypting secrets at rest (AES-256-GCM); generated into `DATA_DIR` in development' },
+  JWT_SECRET: { schema: z.string().min(32).optional(), secret: true, description: 'HMAC key for dashboard access tokens (≥ 32 chars); generated into `DATA_DIR` in development' },
+  ACCESS_TOKEN_TTL_S: { schema: int(60, 86400), default: '900', description: 'Dashboard access-token lifetime (seconds)' },
+  REFRESH_TOKEN_TTL_S: { schema: int(300, 90 * 86400), default: '2592000', description: 'Dashboard refresh-token / session lifetime (seconds)' },
+  API_KEY_PREFIX: { schema: z.string().regex(/^[a-z]{2,8}$/), default: 'cpg', description: 'Fixed prefix of merchant API keys (`<prefix>_<64 hex>`)' },
+  TRUST_PROXY: { schema: bool, default: 'false', description: 'Trust `X-Forwarded-For` for client IPs (behind a load balancer)' },
+  BODY_LIMIT_BYTES: { schema: int(1024, 10 * 1024 * 1024), default: '65536', description: 'Largest accepted request body' },
+  RATE_LIMIT_STORE: { schema: z.enum(['postgres', 'memory']), default: 'postgres', description: '`postgres` holds limits across instances; `memory` only for a single process' },
+  RATE_LIMIT_PUBLIC_PER_MIN: { schema: int(1, 1_000_000), default: '120', description: 'Requests per minute per IP on public routes' },
+  RATE_LIMIT_AUTH_PER_MIN: { schema: int(1, 1_000_000), default: '30', description: 'Requests per minute per IP on `/api/v2/auth/*` (refresh, logout, GraphQL auth)' },
+  RATE_LIMIT_LOGIN_PER_MIN: { schema: int(1, 1_000_000), default: '5', description: 'Login attempts per minute per IP (stricter)' },
+  RATE_LIMIT_MERCHANT_PER_MIN: { schema: int(1, 10_000_000), default: '3000', description: 'Requests per minute per merchant on transaction routes' },
+  RATE_LIMIT_GRAPHQL_PER_MIN: { schema: int(1, 1_000_000), default: '600', description: 'GraphQL HTTP requests per minute per IP' },
+  DEV_CHAINS: { schema: bool.optional(), description: 'Start local anvil chains for the sandbox (default: on unless production)' },
+  RATE_CACHE_TTL_MS: { schema: int(0, 3_600_000), default: '30000', description: 'How long a market rate is reused' },
+  RATE_TIMEOUT_MS: { schema: int(50, 60_000), default: '2000', description: 'Timeout for one market-rate request' },
+  RATE_SOURCES: { schema: z.string().regex(/^[a-z,]*$/), default: 'indodax,coingecko', description: 'Live rate sources in order (`indodax`, `coingecko`); empty → fallback only' },
+  RATE_INDODAX_URL: { schema: z.url(), default: 'https://indodax.com', description: 'Indodax public API base URL' },
+  RATE_COINGECKO_URL: { schema: z.url(), default: 'https://api.coingecko.com', description: 'CoinGecko public API base URL' },
+  FALLBACK_RATE_USDT_IDR: { schema: decimalString, default: '16250', description: 'Internal USDT/IDR rate used when live sources fail' },
+  FALLBACK_RATE_USDC_IDR: { schema: decimalString, default: '16250', description: 'Internal USDC/IDR rate used when live sources fail' },
+  ORDER_TTL_S: { schema: int(60, 7 * 86400), default: '3600', description: 'Default order lifetime (a merchant setting overrides it)' },
+  ORDER_MIN_IDR: { schema: int(1, Number.MAX_SAFE_INTEGER), default: '1000', description: 'Smallest order amount (IDR)' },
+  ORDER_MAX_IDR: { schema: int(1, Number.MAX_SAFE_INTEGER), default: '1000000000', description: 'Largest order amount (IDR)' },
+} satisfies Record<string, VarSpec>;
+
+export type ConfigVar = keyof typeof CONFIG_VARS;
+
+type Parsed = { [K in ConfigVar]: z.output<(typeof CONFIG_VARS)[K]['schema']> };
+
+export interface Config extends Omit<Parsed, 'MASTER_KEY' | 'JWT_SECRET' | 'DEV_CHAINS' | 'PUBLIC_BASE_URL'> {
+  MASTER_KEY: Buffer;
+  JWT_SECRET: string;
+  DEV_CHAINS: boolean;
+  PUBLIC_BASE_URL: string;
+  isProduction: boolean;
+  /** Secrets that were generated for development (printed loudly at boot). */
+  generatedSecrets: string[];
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+  constructor(readonly problems: { variable: string; message: string }[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p.variable}: ${p.message}`).join('\n')}`);
+  }
+}
+
+/** Parses and validates every variable; values come from `env` (defaults to process.env). */
+export function parseConfig(env: NodeJS.ProcessEnv = process.env): Parsed {
+  const out: Record<string, unknown> = {};
+  const problems: { variable: string; message: string }[] = [];
+  for (const [name, spec] of Object.entries(CONFIG_VARS) as [ConfigVar, VarSpec][]) {
+    const raw = env[name] === '' ? undefined : (env[name] ?? spec.default);
+    const res = spec.schema.safeParse(raw);
+    if (res.success) out[name] = res.data;
+    else problems.push({ variable: name, message: res.error.issues.map((i) => i.message).join('; ') });
+  }
+  if (problems.length === 0 && (out.ORDER_MIN_IDR as number) > (out.ORDER_MAX_IDR as number)) {
+    problems.push({ variable: 'ORDER_MIN_IDR', message: 'must not exceed ORDER_MAX_IDR' });
+  }
+  if (problems.length) throw new ConfigError(problems);
+  return out as Parsed;
+}
+
+export interface DevSecrets {
+  MASTER_KEY: Buffer;
+  JWT_SECRET: string;
+}
+
+/**
+ * Completes a parsed config. In production every secret must be given; in development the missing ones
+ * come from `devSecrets()` (a file under DATA_DIR, created on first use).
+ */
+export function finalizeConfig(parsed: Parsed, devSecrets: () => DevSecrets): Config {
+  const isProduction = parsed.NODE_ENV === 'production';
+  if (isProduction) {
+    const problems: { variable: string; message: string }[] = [];
+    if (!parsed.MASTER_KEY) problems.push({ variable: 'MASTER_KEY', message: 'required in production' });
+    if (!parsed.JWT_SECRET) problems.push({ variable: 'JWT_SECRET', message: 'required in production' });
+    if (!parsed.DATABASE_URL) problems.push({ variable: 'DATABASE_URL', message: 'required in production (no embedded database)' });
+    if (parsed.DEV_CHAINS) problems.push({ variable: 'DEV_CHAINS', message: 'local dev chains are not allowed in production' });
+    if (parsed.RATE_LIMIT_STORE === 'memory' && parsed.ROLE !== 'all') {
+      problems.push({ variable: 'RATE_LIMIT_STORE', message: '`memory` only holds in a single process; use `postgres`' });
+    }
+    if (problems.length) throw new ConfigError(problems);
+  }
+  const generatedSecrets: string[] = [];
+  let dev: DevSecrets | undefined;
+  const fromDev = <K extends keyof DevSecrets>(k: K): DevSecrets[K] => {
+    dev ??= devSecrets();
+    generatedSecrets.push(k);
+    return dev[k];
+  };
+  return {
+    ...parsed,
+    MASTER_KEY: parsed.MASTER_KEY ?? fromDev('MASTER_KEY'),
+    JWT_SECRET: parsed.JWT_SECRET ?? fromDev('JWT_SECRET'),
+    DEV_CHAINS: parsed.DEV_CHAINS ?? !isProduction,
+    PUBLIC_BASE_URL: (parsed.PUBLIC_BASE_URL ?? `http://${parsed.HOST === '0.0.0.0' ? '127.0.0.1' : parsed.HOST}:${parsed.PORT}`).replace(/\/$/, ''),
+    isProduction,
+    generatedSecrets,
+  };
+}

@@ -1,0 +1,21 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import type { DevSecrets } from './config.js';
+
+/**
+ * Development-only secrets, generated once into `<dataDir>/dev-secrets.json` (mode 0600) so data
+ * encrypted in one run can be read in the next. Never used when NODE_ENV=production.
+ */
+export function loadOrCreateDevSecrets(dataDir: string): DevSecrets {
+  const file = join(dataDir, 'dev-secrets.json');
+  try {
+    const raw = JSON.parse(readFileSync(file, 'utf8')) as { MASTER_KEY: string; JWT_SECRET: string };
+    return { MASTER_KEY: Buffer.from(raw.MASTER_KEY, 'hex'), JWT_SECRET: raw.JWT_SECRET };
+  } catch {
+    mkdirSync(dataDir, { recursive: true });
+    const secrets = { MASTER_KEY: randomBytes(32).toString('hex'), JWT_SECRET: randomBytes(48).toString('base64url') };
+    writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+    return { MASTER_KEY: Buffer.from(secrets.MASTER_KEY, 'hex'), JWT_SECRET: secrets.JWT_SECRET };
+  }
+}

@@ -1,0 +1,20 @@
+import type { AuthChecker } from 'type-graphql';
+import { DomainError } from '../common/errors.js';
+import type { GqlContext } from './context.js';
+
+/** Roles used in `@Authorized(...)`: which credential kinds may call a field. */
+export type Role = 'DASHBOARD' | 'API_KEY' | 'CHECKOUT';
+
+const KIND_ROLE = { dashboard: 'DASHBOARD', apiKey: 'API_KEY', checkout: 'CHECKOUT' } as const;
+
+/** Throws domain errors (not `false`) so clients get a precise `extensions.code`. */
+export const authChecker: AuthChecker<GqlContext, Role> = ({ context }, roles) => {
+  if (context.authError) throw context.authError;
+  const { caller } = context;
+  if (caller.kind === 'anonymous') throw new DomainError('UNAUTHENTICATED', 'Authentication required');
+  const role = KIND_ROLE[caller.kind];
+  if (roles.length && !roles.includes(role)) {
+    throw new DomainError(caller.kind === 'checkout' ? 'SCOPE_DENIED' : 'FORBIDDEN', `This operation is not available to ${role.toLowerCase().replace('_', ' ')} credentials`);
+  }
+  return true;
+};

@@ -1,0 +1,39 @@
+import type { App } from '../app.js';
+import type { Caller, RequestContext } from '../common/context.js';
+import { DomainError, isDomainError } from '../common/errors.js';
+
+/** GraphQL context: the request context plus the app. Built per HTTP request / per WS operation. */
+export interface GqlContext extends RequestContext {
+  app: App;
+  /** Set when credentials were sent but rejected; the auth checker surfaces it on protected fields. */
+  authError: DomainError | null;
+}
+
+export interface Credentials {
+  authorization?: string;
+  apiKey?: string;
+  checkoutKey?: string;
+}
+
+/** Resolves whichever credential is present. Bad credentials do not fail public operations (like `login`). */
+export async function buildGqlContext(app: App, creds: Credentials, meta: { ip: string; requestId: string }): Promise<GqlContext> {
+  const em = app.orm.em.fork();
+  let caller: Caller = { kind: 'anonymous' };
+  let authError: DomainError | null = null;
+  try {
+    if (creds.authorization) {
+      const m = creds.authorization.match(/^Bearer\s+(\S+)$/i);
+      if (!m) throw new DomainError('UNAUTHENTICATED', 'Authorization must be "Bearer <access token>"');
+      caller = await app.auth.authenticate(em, m[1]!);
+    } else if (creds.apiKey) {
+      caller = await app.apiKeys.authenticateAny(em, creds.apiKey);
+    } else if (creds.checkoutKey && app.checkoutKeys) {
+      caller = await app.checkoutKeys.authenticate(em, creds.checkoutKey);
+    }
+  } catch (e) {
+    if (!isDomainError(e)) throw e;
+    authError = e;
+  }
+  const environment = 'environment' in caller ? caller.environment : null;
+  return { app, em, caller, environment, ip: meta.ip, requestId: meta.requestId, authError };
+}

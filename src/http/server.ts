@@ -1,0 +1,127 @@
+import { ApolloServer } from '@apollo/server';
+import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { GraphQLSchema } from 'graphql';
+import { useServer } from 'graphql-ws/use/ws';
+import { randomUUID } from 'node:crypto';
+import { WebSocketServer } from 'ws';
+import type { App } from '../app.js';
+import { isReady } from '../db/orm.js';
+import { buildGqlContext, type GqlContext } from '../graphql/context.js';
+import { formatGraphqlError } from '../graphql/errors.js';
+import { authRoutes } from '../rest/auth.routes.js';
+import { installErrorHandling } from '../rest/plugin.js';
+import { registerRoutes, type RestRoute } from '../rest/routes.js';
+
+export interface HttpServer {
+  fastify: FastifyInstance;
+  /** Stops accepting, closes websockets (1001), drains in-flight requests. */
+  close(): Promise<void>;
+}
+
+export interface ServerParts {
+  schema: GraphQLSchema;
+  /** Environment-scoped REST routes (mounted under /api/v2/testnet and /api/v2/mainnet). */
+  envRoutes?: RestRoute[];
+  /** Extra routes under /api/v2 (outside the environment path). */
+  globalRoutes?: RestRoute[];
+  /** Non-enveloped routes (checkout page, QR images). */
+  extra?: (fastify: FastifyInstance) => void;
+}
+
+const asString = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
+
+export async function buildServer(app: App, parts: ServerParts): Promise<HttpServer> {
+  const { config } = app;
+  const fastify = Fastify({
+    loggerInstance: app.log as FastifyBaseLogger,
+    bodyLimit: config.BODY_LIMIT_BYTES,
+    trustProxy: config.TRUST_PROXY,
+    requestIdHeader: false,
+    genReqId: (req) => {
+      const given = req.headers['x-request-id'];
+      return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
+    },
+    return503OnClosing: true,
+  });
+  fastify.addHook('onRequest', async (req, reply) => {
+    reply.header('x-request-id', req.id);
+  });
+  installErrorHandling(fastify);
+
+  fastify.get('/healthz', async () => ({ status: 'ok' }));
+  fastify.get('/readyz', async (_req, reply) => {
+    const r = await isReady(app.orm);
+    const ok = r.database && r.migrations;
+    return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not_ready', ...r });
+  });
+
+  registerRoutes(fastify, app, authRoutes(app), 'global');
+  if (parts.globalRoutes) registerRoutes(fastify, app, parts.globalRoutes, 'global');
+  if (parts.envRoutes) registerRoutes(fastify, app, parts.envRoutes, 'environment');
+  parts.extra?.(fastify);
+
+  // GraphQL over HTTP (Apollo) and over WebSocket (graphql-ws) on the same port and path.
+  const apollo = new ApolloServer<GqlContext>({
+    schema: parts.schema,
+    introspection: true,
+    includeStacktraceInErrorResponses: false,
+    // Shutdown is ours (src/main.ts): Apollo's own handler would re-raise the signal mid-drain.
+    stopOnTerminationSignals: false,
+    formatError: formatGraphqlError(app.log),
+    plugins: [fastifyApolloDrainPlugin(fastify)],
+  });
+  await apollo.start();
+  fastify.addHook('preHandler', async (req) => {
+    if (req.routeOptions.url === '/graphql') await app.rateLimits.consume('graphql', req.ip);
+  });
+  await fastify.register(fastifyApollo(apollo), {
+    path: '/graphql',
+    context: async (req) =>
+      buildGqlContext(
+        app,
+        { authorization: asString(req.headers.authorization), apiKey: asString(req.headers['api-key']), checkoutKey: asString(req.headers['x-checkout-key']) },
+        { ip: req.ip, requestId: req.id },
+      ),
+  });
+
+  const wss = new WebSocketServer({ noServer: true, maxPayload: config.BODY_LIMIT_BYTES });
+  const wsServer = useServer<Record<string, unknown> | undefined>(
+    {
+      schema: parts.schema,
+      // A fresh context (and EntityManager fork) per operation, never one for the socket's whole life.
+      context: async (ctx) => {
+        const p = ctx.connectionParams ?? {};
+        const req = ctx.extra.request;
+        return buildGqlContext(
+          app,
+          { authorization: asString(p.authorization) ?? asString(p.Authorization), apiKey: asString(p['api-key']) ?? asString(p.apiKey), checkoutKey: asString(p.key) ?? asString(p.checkoutKey) },
+          { ip: req.socket.remoteAddress ?? 'unknown', requestId: randomUUID() },
+        );
+      },
+      onError: (_ctx, _id, _payload, errors) => {
+        app.log.info({ errors: errors.map((e) => e.message) }, 'graphql-ws operation failed');
+      },
+    },
+    wss,
+  );
+  fastify.server.on('upgrade', (req, socket, head) => {
+    const path = (req.url ?? '').split('?')[0];
+    if (path !== '/graphql') {
+      socket.destroy();
+      return;
+    }
+    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+  });
+
+  return {
+    fastify,
+    close: async () => {
+      await wsServer.dispose();
+      for (const client of wss.clients) client.close(1001, 'server shutting down');
+      await new Promise<void>((ok) => wss.close(() => ok()));
+      await fastify.close();
+      await apollo.stop().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,67 @@
+import { Agenda, type Job } from 'agenda';
+import type { Logger } from 'pino';
+import type { App } from '../app.js';
+import { openJobStore, type JobStore } from './job-store.js';
+
+/** A job definition: name, handler, and optionally a recurring schedule. Handlers must be idempotent. */
+export interface JobDefinition<T = unknown> {
+  name: string;
+  handler: (app: App, job: Job<T & Record<string, unknown>>) => Promise<void>;
+  /** Agenda interval ("1 minute", ms) for recurring jobs. */
+  every?: string | number;
+  concurrency?: number;
+  lockLifetimeMs?: number;
+}
+
+export interface Scheduler {
+  agenda: Agenda;
+  store: JobStore;
+  now<T>(name: string, data: T): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface SchedulerOptions {
+  processEveryMs?: number;
+  lockLifetimeMs?: number;
+}
+
+export async function startScheduler(app: App, databaseUrl: string, jobs: JobDefinition[], opts: SchedulerOptions = {}, log: Logger = app.log): Promise<Scheduler> {
+  const store = await openJobStore({ databaseUrl, mongodbUrl: app.config.MONGODB_URL, log });
+  const agenda = new Agenda({
+    backend: store.backend,
+    processEvery: opts.processEveryMs ?? 1000,
+    defaultLockLifetime: opts.lockLifetimeMs ?? 60_000,
+    maxConcurrency: 50,
+    defaultConcurrency: 5,
+  });
+  agenda.on('error', (err: Error) => log.error({ err }, 'agenda error'));
+  for (const def of jobs) {
+    agenda.define(
+      def.name,
+      async (job: Job) => {
+        try {
+          await def.handler(app, job as never);
+        } catch (err) {
+          log.error({ err, job: def.name }, 'job failed');
+          throw err;
+        }
+      },
+      { concurrency: def.concurrency ?? 1, lockLifetime: def.lockLifetimeMs ?? opts.lockLifetimeMs ?? 60_000 },
+    );
+  }
+  await agenda.start();
+  for (const def of jobs) if (def.every !== undefined) await agenda.every(def.every, def.name, {}, { skipImmediate: false });
+  log.info({ store: store.kind, jobs: jobs.map((j) => j.name) }, 'job scheduler started');
+  return {
+    agenda,
+    store,
+    now: async (name, data) => {
+      await agenda.now(name, data as never);
+    },
+    stop: async () => {
+      // Finishes running jobs and releases their locks so another worker can take them at once.
+      await agenda.stop();
+      await store.close().catch(() => undefined);
+    },
+  };
+}

@@ -1,0 +1,95 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Caller } from '../../common/context.js';
+import { randomHex, safeEqual, sha256Hex, type SecretBox } from '../../common/crypto.js';
+import type { Environment } from '../../common/environment.js';
+import { DomainError } from '../../common/errors.js';
+import { ApiKey } from './api-key.entity.js';
+import { Merchant } from './merchant.entity.js';
+
+export type ApiKeyCaller = Extract<Caller, { kind: 'apiKey' }>;
+
+export interface IssuedApiKey {
+  id: string;
+  environment: Environment;
+  /** The plaintext key: shown once, never stored. */
+  apiKey: string;
+  hint: string;
+  createdAt: Date;
+}
+
+export class ApiKeyService {
+  private readonly format: RegExp;
+
+  constructor(
+    private readonly box: SecretBox,
+    private readonly prefix: string,
+  ) {
+    this.format = new RegExp(`^${prefix}_[0-9a-f]{64}$`);
+  }
+
+  /**
+   * Issues a new key for (merchant, environment), revoking the live one in the same transaction:
+   * the old key stops working the moment this commits. The partial unique index makes two
+   * concurrent rotations fail rather than leave two live keys.
+   */
+  async rotate(em: EntityManager, merchantId: string, environment: Environment): Promise<IssuedApiKey> {
+    return em.transactional(async (tx) => {
+      const merchant = await tx.findOne(Merchant, merchantId);
+      if (!merchant) throw new DomainError('MERCHANT_NOT_FOUND', 'Merchant not found');
+      await tx.nativeUpdate(ApiKey, { merchant: merchantId, environment, revokedAt: null }, { revokedAt: new Date() });
+      const plaintext = `${this.prefix}_${randomHex(32)}`;
+      const key = tx.create(ApiKey, {
+        merchant,
+        environment,
+        keyHash: sha256Hex(plaintext),
+        hint: plaintext.slice(-4),
+        keyCiphertext: '',
+      });
+      key.keyCiphertext = this.box.seal(plaintext, `api-key:${key.id}`);
+      await tx.flush();
+      return { id: key.id, environment, apiKey: plaintext, hint: key.hint, createdAt: key.createdAt };
+    });
+  }
+
+  /**
+   * Resolves the `api-key` header. Lookup is by SHA-256 (an index hit, no per-key scan), then the
+   * stored hash is compared in constant time. A key of the other environment is refused by name so
+   * merchants can tell a wrong base URL from a wrong key.
+   */
+  async authenticate(em: EntityManager, raw: string | undefined, environment: Environment): Promise<ApiKeyCaller> {
+    const caller = await this.authenticateAny(em, raw);
+    if (caller.environment !== environment) {
+      throw new DomainError(
+        'WRONG_ENVIRONMENT',
+        environment === 'production' ? 'A sandbox API key cannot be used on /mainnet/ paths' : 'A production API key cannot be used on /testnet/ paths',
+      );
+    }
+    return caller;
+  }
+
+  /** Resolves a key to its merchant and the environment it belongs to (GraphQL, where no path names one). */
+  async authenticateAny(em: EntityManager, raw: string | undefined): Promise<ApiKeyCaller> {
+    if (!raw) throw new DomainError('INVALID_API_KEY', 'Missing api-key header');
+    if (!this.format.test(raw)) throw new DomainError('INVALID_API_KEY', 'Invalid API key');
+    const hash = sha256Hex(raw);
+    const row = await em
+      .getConnection()
+      .execute<{ id: string; merchant_id: string; environment: Environment; key_hash: string }[]>(
+        'select id, merchant_id, environment, key_hash from api_keys where key_hash = ? and revoked_at is null',
+        [hash],
+      );
+    const key = row[0];
+    if (!key || !safeEqual(key.key_hash, hash)) throw new DomainError('INVALID_API_KEY', 'Invalid API key');
+    return { kind: 'apiKey', merchantId: key.merchant_id, environment: key.environment, apiKeyId: key.id };
+  }
+
+  /** The live key in plaintext (webhook HMAC key), or null when the merchant has none. */
+  async signingKey(em: EntityManager, merchantId: string, environment: Environment): Promise<string | null> {
+    const key = await em.findOne(ApiKey, { merchant: merchantId, environment, revokedAt: null });
+    return key ? this.box.open(key.keyCiphertext, `api-key:${key.id}`).toString('utf8') : null;
+  }
+
+  async list(em: EntityManager, merchantId: string): Promise<ApiKey[]> {
+    return em.find(ApiKey, { merchant: merchantId, revokedAt: null }, { orderBy: { environment: 'asc' } });
+  }
+}

@@ -1,0 +1,139 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
+import type { Caller } from '../../common/context.js';
+import { randomToken, sha256Hex } from '../../common/crypto.js';
+import { DomainError } from '../../common/errors.js';
+import { parseInput } from '../../common/validation.js';
+import { DashboardUser } from './dashboard-user.entity.js';
+import { loginInput, refreshInput } from './merchant.inputs.js';
+import { verifyPassword } from './password.js';
+import { RefreshToken, Session } from './session.entity.js';
+
+export interface TokenPair {
+  token: string;
+  refresh_token: string;
+  token_type: 'Bearer';
+  /** Access-token lifetime, seconds. */
+  expires_in: number;
+  /** Unix seconds. */
+  expired_at: number;
+  refresh_expired_at: number;
+}
+
+export type DashboardCaller = Extract<Caller, { kind: 'dashboard' }>;
+
+export interface AuthOptions {
+  jwtSecret: string;
+  accessTtlS: number;
+  refreshTtlS: number;
+}
+
+const ISSUER = 'crypto-payment-gateway';
+const AUDIENCE = 'dashboard';
+
+/**
+ * Dashboard sessions: a short-lived HS256 JWT (carries the session id) plus an opaque, rotating
+ * refresh token. The session row is the allowlist: every access token is checked against it, so
+ * logout takes effect on the next request, not at token expiry.
+ */
+export class AuthService {
+  private readonly key: Uint8Array;
+
+  constructor(private readonly opts: AuthOptions) {
+    this.key = new TextEncoder().encode(opts.jwtSecret);
+  }
+
+  async login(em: EntityManager, input: unknown): Promise<TokenPair> {
+    const { email, password } = parseInput(loginInput, input);
+    const user = await em.findOne(DashboardUser, { email: email.trim().toLowerCase() });
+    const ok = await verifyPassword(user?.passwordHash ?? null, password);
+    if (!user || !ok) throw new DomainError('INVALID_CREDENTIALS', 'Invalid email or password');
+    return em.transactional(async (tx) => {
+      const session = tx.create(Session, { user: user.id, expiresAt: new Date(Date.now() + this.opts.refreshTtlS * 1000) });
+      const pair = await this.issue(tx, session, user);
+      await tx.flush();
+      return pair;
+    });
+  }
+
+  /**
+   * Exchanges a refresh token for a new pair. Each refresh token works once: presenting a used one
+   * means it leaked (or a client raced itself), so the whole session is revoked.
+   */
+  async refresh(em: EntityManager, input: unknown): Promise<TokenPair> {
+    const { refresh_token } = parseInput(refreshInput, input);
+    const hash = sha256Hex(refresh_token);
+    const outcome = await em.transactional(async (tx) => {
+      const rt = await tx.findOne(RefreshToken, { tokenHash: hash }, { populate: ['session', 'session.user'] });
+      if (!rt) throw new DomainError('INVALID_TOKEN', 'Invalid refresh token');
+      const session = rt.session;
+      if (session.revokedAt || session.expiresAt <= new Date()) throw new DomainError('SESSION_REVOKED', 'Session expired or revoked; log in again');
+      // Compare-and-set so two concurrent refreshes with the same token cannot both succeed.
+      const claimed = await tx.nativeUpdate(RefreshToken, { id: rt.id, usedAt: null }, { usedAt: new Date() });
+      if (claimed === 0) {
+        session.revokedAt = new Date();
+        session.revokedReason = 'refresh_token_reuse';
+        await tx.flush();
+        return { reused: true as const };
+      }
+      const pair = await this.issue(tx, session, session.user);
+      session.lastUsedAt = new Date();
+      await tx.flush();
+      return { reused: false as const, pair };
+    });
+    // Thrown after commit: the revocation must persist even though the call fails.
+    if (outcome.reused) throw new DomainError('REFRESH_TOKEN_REUSED', 'Refresh token already used; the session has been revoked');
+    return outcome.pair;
+  }
+
+  async logout(em: EntityManager, caller: Caller): Promise<void> {
+    if (caller.kind !== 'dashboard') throw new DomainError('UNAUTHENTICATED', 'Dashboard login required');
+    await em.nativeUpdate(Session, { id: caller.sessionId, revokedAt: null }, { revokedAt: new Date(), revokedReason: 'logout' });
+  }
+
+  /** Verifies a Bearer token and that its session is still on the allowlist. */
+  async authenticate(em: EntityManager, token: string): Promise<DashboardCaller> {
+    let payload;
+    try {
+      ({ payload } = await jwtVerify(token, this.key, { issuer: ISSUER, audience: AUDIENCE, algorithms: ['HS256'] }));
+    } catch (e) {
+      if (e instanceof joseErrors.JWTExpired) throw new DomainError('INVALID_TOKEN', 'Access token expired; use the refresh endpoint');
+      throw new DomainError('INVALID_TOKEN', 'Invalid access token');
+    }
+    const sid = typeof payload.sid === 'string' ? payload.sid : '';
+    const rows = await em
+      .getConnection()
+      .execute<{ user_id: string; merchant_id: string; role: string }[]>(
+        `select s.user_id, u.merchant_id, u.role from sessions s join dashboard_users u on u.id = s.user_id
+          where s.id = ? and s.revoked_at is null and s.expires_at > now()`,
+        [sid],
+      );
+    const row = rows[0];
+    if (!row || row.user_id !== payload.sub) throw new DomainError('SESSION_REVOKED', 'Session revoked; log in again');
+    return { kind: 'dashboard', userId: row.user_id, merchantId: row.merchant_id, sessionId: sid, role: row.role };
+  }
+
+  private async issue(em: EntityManager, session: Session, user: DashboardUser): Promise<TokenPair> {
+    const now = Math.floor(Date.now() / 1000);
+    const exp = now + this.opts.accessTtlS;
+    const token = await new SignJWT({ sid: session.id, role: user.role })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(user.id)
+      .setIssuer(ISSUER)
+      .setAudience(AUDIENCE)
+      .setIssuedAt(now)
+      .setExpirationTime(exp)
+      .setJti(randomToken(12))
+      .sign(this.key);
+    const refresh = randomToken(32);
+    em.create(RefreshToken, { session, tokenHash: sha256Hex(refresh) });
+    return {
+      token,
+      refresh_token: refresh,
+      token_type: 'Bearer',
+      expires_in: this.opts.accessTtlS,
+      expired_at: exp,
+      refresh_expired_at: Math.floor(session.expiresAt.getTime() / 1000),
+    };
+  }
+}

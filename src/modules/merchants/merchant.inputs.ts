@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { ENVIRONMENTS } from '../../common/environment.js';
+
+export const email = z
+  .string()
+  .trim()
+  .max(254)
+  .pipe(z.email({ message: 'must be a valid email address' }))
+  .transform((s) => s.toLowerCase());
+export const password = z.string().min(8, 'must be at least 8 characters').max(256, 'must be at most 256 characters');
+
+export const createMerchantInput = z.object({
+  name: z.string().trim().min(1).max(200),
+  email,
+  password,
+  platformFeePercent: z
+    .string()
+    .regex(/^\d{1,2}(\.\d{1,4})?$/, 'must be a percent between 0 and 99.9999')
+    .optional(),
+  feeIncluded: z.boolean().optional(),
+});
+export type CreateMerchantInput = z.input<typeof createMerchantInput>;
+
+export const loginInput = z.object({
+  email: z.string().max(254),
+  password: z.string().max(256),
+  user_type: z.literal('merchant', { message: 'must be "merchant"' }),
+});
+
+export const refreshInput = z.object({ refresh_token: z.string().min(1).max(512) });
+
+export const environmentInput = z.enum(ENVIRONMENTS);
+
+export const updateMerchantSettingsInput = z.object({
+  feeIncluded: z.boolean().optional(),
+  orderTtlSeconds: z.number().int().min(60).max(7 * 86400).nullable().optional(),
+});

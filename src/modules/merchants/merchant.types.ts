@@ -1,0 +1,45 @@
+import { Field, Int, ObjectType } from 'type-graphql';
+import { EnvironmentEnum } from '../../graphql/scalars.js';
+
+@ObjectType('Merchant')
+export class MerchantType {
+  @Field() id!: string;
+  @Field() name!: string;
+  @Field({ description: 'Platform fee percent (decimal string)' }) platformFeePercent!: string;
+  @Field({ description: 'true: the merchant bears the fee; false: the customer pays amount + fee' }) feeIncluded!: boolean;
+  @Field(() => Int, { nullable: true, description: 'Order lifetime override, seconds' }) orderTtlSeconds!: number | null;
+  @Field(() => String, { nullable: true }) notificationUrlSandbox!: string | null;
+  @Field(() => String, { nullable: true }) notificationUrlProduction!: string | null;
+  @Field() createdAt!: Date;
+}
+
+@ObjectType('DashboardUser')
+export class DashboardUserType {
+  @Field() id!: string;
+  @Field() email!: string;
+  @Field() role!: string;
+  @Field(() => MerchantType) merchant!: MerchantType;
+}
+
+@ObjectType()
+export class AuthPayload {
+  @Field({ description: 'Access token (JWT), sent as `Authorization: Bearer <token>`' }) token!: string;
+  @Field({ description: 'Opaque refresh token; single use, rotated on every refresh' }) refreshToken!: string;
+  @Field() tokenType!: string;
+  @Field(() => Int, { description: 'Access-token lifetime, seconds' }) expiresIn!: number;
+  @Field(() => Int, { description: 'Access-token expiry, Unix seconds' }) expiredAt!: number;
+  @Field(() => Int, { description: 'Refresh-token (session) expiry, Unix seconds' }) refreshExpiredAt!: number;
+}
+
+@ObjectType()
+export class ApiKeyInfo {
+  @Field() id!: string;
+  @Field(() => EnvironmentEnum) environment!: EnvironmentEnum;
+  @Field({ description: 'Last four characters' }) hint!: string;
+  @Field() createdAt!: Date;
+}
+
+@ObjectType()
+export class IssuedApiKeyType extends ApiKeyInfo {
+  @Field({ description: 'The key itself. Shown once: store it now.' }) apiKey!: string;
+}

@@ -1,0 +1,19 @@
+import type { DashboardUser } from './dashboard-user.entity.js';
+import type { Merchant } from './merchant.entity.js';
+
+/** REST (snake_case) view of a merchant; the GraphQL type maps the same entity. */
+export function merchantView(m: Merchant) {
+  return {
+    merchant_id: m.id,
+    name: m.name,
+    platform_fee_percent: m.platformFeePercent,
+    fee_included: m.feeIncluded,
+    order_ttl_seconds: m.orderTtlSeconds,
+    notification_url: { sandbox: m.notificationUrlSandbox, production: m.notificationUrlProduction },
+    created_at: Math.floor(m.createdAt.getTime() / 1000),
+  };
+}
+
+export function userView(u: DashboardUser) {
+  return { user_id: u.id, email: u.email, role: u.role, user_type: 'merchant' };
+}

@@ -1,0 +1,55 @@
+import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property, type Rel } from '@mikro-orm/core';
+import { randomUUID } from 'node:crypto';
+import { DashboardUser } from './dashboard-user.entity.js';
+
+/**
+ * A dashboard login. The allowlist: an access token is accepted only while its session row is live,
+ * so logout (or refresh-token reuse) revokes every token of the session at once.
+ */
+@Entity({ tableName: 'sessions' })
+export class Session {
+  [OptionalProps]?: 'createdAt' | 'revokedAt' | 'revokedReason' | 'lastUsedAt';
+
+  @PrimaryKey({ type: 'uuid' })
+  id: string = randomUUID();
+
+  @ManyToOne(() => DashboardUser, { fieldName: 'user_id' })
+  user!: Rel<DashboardUser>;
+
+  @Property({ type: 'timestamptz' })
+  createdAt: Date = new Date();
+
+  @Property({ type: 'timestamptz' })
+  expiresAt!: Date;
+
+  @Property({ type: 'timestamptz', nullable: true })
+  lastUsedAt: Date | null = null;
+
+  @Property({ type: 'timestamptz', nullable: true })
+  revokedAt: Date | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  revokedReason: string | null = null;
+}
+
+/** Refresh tokens form a chain per session; each is used once. Reusing a used one revokes the session. */
+@Entity({ tableName: 'refresh_tokens' })
+export class RefreshToken {
+  [OptionalProps]?: 'createdAt' | 'usedAt';
+
+  @PrimaryKey({ type: 'uuid' })
+  id: string = randomUUID();
+
+  @ManyToOne(() => Session, { fieldName: 'session_id' })
+  session!: Rel<Session>;
+
+  /** SHA-256 of the opaque token. */
+  @Property({ type: 'text', unique: true })
+  tokenHash!: string;
+
+  @Property({ type: 'timestamptz' })
+  createdAt: Date = new Date();
+
+  @Property({ type: 'timestamptz', nullable: true })
+  usedAt: Date | null = null;
+}

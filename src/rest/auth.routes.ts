@@ -1,0 +1,31 @@
+import type { RestRoute } from './routes.js';
+import { merchantView, userView } from '../modules/merchants/merchant.views.js';
+import type { App } from '../app.js';
+
+/** `/api/v2/auth/*`: dashboard login, refresh rotation, logout (server-side revocation), me. */
+export function authRoutes(app: App): RestRoute[] {
+  return [
+    { method: 'POST', url: '/auth/login', auth: 'public', limit: 'login', handler: async (ctx, req) => ({ message: 'Login successful', data: await app.auth.login(ctx.em, req.body) }) },
+    { method: 'POST', url: '/auth/refresh', auth: 'public', limit: 'auth', handler: async (ctx, req) => ({ message: 'Token refreshed', data: await app.auth.refresh(ctx.em, req.body) }) },
+    {
+      method: 'POST',
+      url: '/auth/logout',
+      auth: 'dashboard',
+      limit: 'auth',
+      handler: async (ctx) => {
+        await app.auth.logout(ctx.em, ctx.caller);
+        return { message: 'Logged out', data: {} };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/auth/me',
+      auth: 'dashboard',
+      limit: 'auth',
+      handler: async (ctx) => {
+        const { user, merchant } = await app.merchants.profile(ctx.em, ctx.caller);
+        return { data: { user: userView(user), merchant: merchantView(merchant) } };
+      },
+    },
+  ];
+}

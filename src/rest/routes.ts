@@ -1,0 +1,89 @@
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { App } from '../app.js';
+import type { Caller, RequestContext } from '../common/context.js';
+import { ENV_PATH, ENVIRONMENTS, type Environment } from '../common/environment.js';
+import { DomainError, isDomainError } from '../common/errors.js';
+import { envelope } from './envelope.js';
+import type { LimitKind } from './rate-limit.js';
+
+export type RouteAuth = 'public' | 'apiKey' | 'dashboard' | 'checkout';
+
+export interface RestResult {
+  status?: number;
+  message?: string;
+  data: unknown;
+}
+
+export interface RestRoute {
+  method: 'GET' | 'POST' | 'PUT' | 'DELETE';
+  /** Path below the environment prefix (or below `/api/v2` for environment-less routes). */
+  url: string;
+  auth: RouteAuth;
+  /** Limiter keyed by IP (public/auth/login) or by merchant (merchant). */
+  limit: LimitKind;
+  handler: (ctx: RequestContext, req: FastifyRequest) => Promise<RestResult>;
+}
+
+/** Resolves the caller for a route's auth mode. `checkout` routes accept a scoped key or the merchant API key. */
+export async function authenticate(app: App, req: FastifyRequest, ctx: RequestContext, auth: RouteAuth): Promise<Caller> {
+  switch (auth) {
+    case 'public':
+      return { kind: 'anonymous' };
+    case 'apiKey':
+      return app.apiKeys.authenticate(ctx.em, header(req, 'api-key'), ctx.environment!);
+    case 'dashboard': {
+      const h = header(req, 'authorization');
+      const m = h?.match(/^Bearer\s+(\S+)$/i);
+      if (!m) throw new DomainError('UNAUTHENTICATED', 'Missing Authorization: Bearer <access token>');
+      return app.auth.authenticate(ctx.em, m[1]!);
+    }
+    case 'checkout': {
+      // A checkout page presents its scoped key; a merchant server may use its API key instead.
+      const raw = header(req, 'api-key') ?? (req.query as Record<string, string> | undefined)?.key;
+      if (app.checkoutKeys && raw && !raw.startsWith(`${app.config.API_KEY_PREFIX}_`)) {
+        const caller = await app.checkoutKeys.authenticate(ctx.em, raw);
+        if ('environment' in caller && caller.environment !== ctx.environment) throw new DomainError('WRONG_ENVIRONMENT', 'This checkout key belongs to the other environment');
+        return caller;
+      }
+      return app.apiKeys.authenticate(ctx.em, raw, ctx.environment!);
+    }
+  }
+}
+
+export function header(req: FastifyRequest, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+/**
+ * Registers routes as thin adapters: fork an EntityManager, authenticate, rate-limit, call the
+ * service, wrap the result in the envelope. Environment-scoped routes are mounted under both
+ * `/api/v2/testnet` and `/api/v2/mainnet`.
+ */
+export function registerRoutes(fastify: FastifyInstance, app: App, routes: RestRoute[], scope: 'environment' | 'global'): void {
+  const mounts: { prefix: string; environment: Environment | null }[] =
+    scope === 'environment' ? ENVIRONMENTS.map((e) => ({ prefix: `/api/v2/${ENV_PATH[e]}`, environment: e })) : [{ prefix: '/api/v2', environment: null }];
+  for (const mount of mounts) {
+    for (const route of routes) {
+      fastify.route({
+        method: route.method,
+        url: mount.prefix + route.url,
+        handler: async (req: FastifyRequest, reply: FastifyReply) => {
+          const ctx: RequestContext = { em: app.orm.em.fork(), caller: { kind: 'anonymous' }, environment: mount.environment, ip: req.ip, requestId: req.id };
+          if (route.limit !== 'merchant') await app.rateLimits.consume(route.limit, req.ip);
+          try {
+            ctx.caller = await authenticate(app, req, ctx, route.auth);
+          } catch (e) {
+            // Failed credentials count against the IP, so keys cannot be guessed at the merchant rate.
+            if (isDomainError(e) && e.httpStatus === 401) await app.rateLimits.consume('auth', req.ip);
+            throw e;
+          }
+          if (route.limit === 'merchant' && 'merchantId' in ctx.caller) await app.rateLimits.consume('merchant', ctx.caller.merchantId);
+          const result = await route.handler(ctx, req);
+          const status = result.status ?? 200;
+          return reply.code(status).send(envelope(status, result.message ?? 'Success', result.data));
+        },
+      });
+    }
+  }
+}

@@ -1,0 +1,78 @@
+import type { Logger } from 'pino';
+import { createApp, type App } from './app.js';
+import type { Config } from './config/index.js';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres.js';
+import { connectOrm, migrate } from './db/orm.js';
+import { buildGatewaySchema } from './graphql/schema.js';
+import { buildServer, type HttpServer } from './http/server.js';
+import { pruneSessionsJob } from './jobs/prune-sessions.job.js';
+import { startScheduler, type Scheduler, type SchedulerOptions } from './jobs/scheduler.js';
+
+export interface Gateway {
+  app: App;
+  /** Base URL of the HTTP server (api/all roles). */
+  url?: string;
+  http?: HttpServer;
+  scheduler?: Scheduler;
+  databaseUrl: string;
+  stop(): Promise<void>;
+}
+
+export interface StartOptions {
+  scheduler?: SchedulerOptions;
+}
+
+/**
+ * Boots one process in its role. Order: database (embedded if needed) → migrations → services →
+ * HTTP (api) and jobs (worker). `stop()` undoes it in reverse: HTTP and websockets drain first, then
+ * jobs release their locks, then the database closes.
+ */
+export async function startGateway(config: Config, log: Logger, opts: StartOptions = {}): Promise<Gateway> {
+  const cleanups: (() => Promise<void>)[] = [];
+  const stop = async () => {
+    for (const fn of cleanups.reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        log.error({ err }, 'shutdown step failed');
+      }
+    }
+    cleanups.length = 0;
+  };
+  try {
+    let databaseUrl = config.DATABASE_URL;
+    if (!databaseUrl) {
+      const embedded: EmbeddedDatabase = await startEmbeddedPostgres(config.DATA_DIR, 'gateway', log);
+      cleanups.push(() => embedded.stop());
+      databaseUrl = embedded.url;
+      log.info('embedded PostgreSQL started (DATABASE_URL unset)');
+    }
+    const orm = await connectOrm(databaseUrl, config.DATABASE_POOL_MAX);
+    cleanups.push(() => orm.close(true));
+    const applied = await migrate(orm);
+    if (applied.length) log.info({ applied }, 'migrations applied');
+
+    const app = createApp(config, orm, log);
+    const gateway: Gateway = { app, databaseUrl, stop };
+
+    if (config.ROLE !== 'worker') {
+      const schema = await buildGatewaySchema();
+      const http = await buildServer(app, { schema });
+      await http.fastify.listen({ host: config.HOST, port: config.PORT });
+      cleanups.push(() => http.close());
+      const addr = http.fastify.server.address();
+      const port = typeof addr === 'object' && addr ? addr.port : config.PORT;
+      gateway.http = http;
+      gateway.url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`;
+    }
+    if (config.ROLE !== 'api') {
+      const scheduler = await startScheduler(app, databaseUrl, [pruneSessionsJob], opts.scheduler);
+      cleanups.push(() => scheduler.stop());
+      gateway.scheduler = scheduler;
+    }
+    return gateway;
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+}
