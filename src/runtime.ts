@@ -1,10 +1,11 @@
 import type { Logger } from 'pino';
 import { createApp, type App } from './app.js';
 import type { Config } from './config/index.js';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from './db/embedded-postgres.js';
+import { openDatabase } from './db/open-database.js';
 import { connectOrm, migrate } from './db/orm.js';
 import { buildGatewaySchema } from './graphql/schema.js';
 import { buildServer, type HttpServer } from './http/server.js';
+import { merchantRoutes } from './rest/merchant.routes.js';
 import { pruneSessionsJob } from './jobs/prune-sessions.job.js';
 import { startScheduler, type Scheduler, type SchedulerOptions } from './jobs/scheduler.js';
 
@@ -40,13 +41,9 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
     cleanups.length = 0;
   };
   try {
-    let databaseUrl = config.DATABASE_URL;
-    if (!databaseUrl) {
-      const embedded: EmbeddedDatabase = await startEmbeddedPostgres(config.DATA_DIR, 'gateway', log);
-      cleanups.push(() => embedded.stop());
-      databaseUrl = embedded.url;
-      log.info('embedded PostgreSQL started (DATABASE_URL unset)');
-    }
+    const db = await openDatabase(config, log);
+    cleanups.push(() => db.release());
+    const databaseUrl = db.url;
     const orm = await connectOrm(databaseUrl, config.DATABASE_POOL_MAX);
     cleanups.push(() => orm.close(true));
     const applied = await migrate(orm);
@@ -57,7 +54,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
 
     if (config.ROLE !== 'worker') {
       const schema = await buildGatewaySchema();
-      const http = await buildServer(app, { schema });
+      const http = await buildServer(app, { schema, envRoutes: [...merchantRoutes(app)] });
       await http.fastify.listen({ host: config.HOST, port: config.PORT });
       cleanups.push(() => http.close());
       const addr = http.fastify.server.address();

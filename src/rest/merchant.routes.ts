@@ -1,0 +1,20 @@
+import type { App } from '../app.js';
+import { merchantView } from '../modules/merchants/merchant.views.js';
+import type { RestRoute } from './routes.js';
+
+/** Environment-scoped merchant routes (header `api-key`). */
+export function merchantRoutes(app: App): RestRoute[] {
+  return [
+    {
+      method: 'GET',
+      url: '/merchant/me',
+      auth: 'apiKey',
+      limit: 'merchant',
+      // Lets a merchant server check its key and base URL before going live.
+      handler: async (ctx) => {
+        const caller = ctx.caller as { merchantId: string };
+        return { data: { ...merchantView(await app.merchants.get(ctx.em, caller.merchantId)), environment: ctx.environment } };
+      },
+    },
+  ];
+}

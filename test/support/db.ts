@@ -1,0 +1,33 @@
+import { randomBytes } from 'node:crypto';
+import { adminQuery, adminUrl, withDatabase } from './pg-admin';
+
+export interface TestDatabase {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh, migrated database for one test file (a clone of the run's template). */
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const template = process.env.TEST_PG_TEMPLATE;
+  if (!template) throw new Error('TEST_PG_TEMPLATE not set: run through jest');
+  const name = `cpg_t_${randomBytes(6).toString('hex')}`;
+  for (let attempt = 0; ; attempt++) {
+    try {
+      await adminQuery(`create database ${name} template ${template}`);
+      break;
+    } catch (e) {
+      // Two files cloning the template at the same instant: PostgreSQL refuses the second; retry.
+      if (attempt < 20 && /being accessed by other users/.test((e as Error).message)) {
+        await new Promise((r) => setTimeout(r, 100 + Math.random() * 200));
+        continue;
+      }
+      throw e;
+    }
+  }
+  return {
+    name,
+    url: withDatabase(adminUrl(), name),
+    drop: () => adminQuery(`drop database if exists ${name} with (force)`).then(() => undefined),
+  };
+}

@@ -1,0 +1,52 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import pino from 'pino';
+import { loadConfig } from '../../src/config';
+import { startGateway, type Gateway, type StartOptions } from '../../src/runtime';
+import { createTestDatabase, type TestDatabase } from './db';
+
+export const TEST_MASTER_KEY = '11'.repeat(32);
+export const TEST_JWT_SECRET = 'test-jwt-secret-that-is-long-enough-0123456789';
+
+export interface TestGateway extends Gateway {
+  url: string;
+  db: TestDatabase;
+  /** Stops the gateway and drops its database. */
+  close(): Promise<void>;
+}
+
+/** The real gateway, in-process, on a free port and its own database. */
+export async function startTestGateway(env: Record<string, string> = {}, opts: StartOptions & { db?: TestDatabase } = {}): Promise<TestGateway> {
+  const db = opts.db ?? (await createTestDatabase());
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: process.env.TEST_LOG_LEVEL ?? 'silent',
+    DATA_DIR: mkdtempSync(join(tmpdir(), 'cpg-test-data-')),
+    DATABASE_URL: db.url,
+    DATABASE_POOL_MAX: '10',
+    MASTER_KEY: TEST_MASTER_KEY,
+    JWT_SECRET: TEST_JWT_SECRET,
+    DEV_CHAINS: 'false',
+    RATE_LIMIT_STORE: 'memory',
+    RATE_LIMIT_PUBLIC_PER_MIN: '100000',
+    RATE_LIMIT_AUTH_PER_MIN: '100000',
+    RATE_LIMIT_LOGIN_PER_MIN: '100000',
+    RATE_LIMIT_MERCHANT_PER_MIN: '100000',
+    RATE_LIMIT_GRAPHQL_PER_MIN: '100000',
+    RATE_SOURCES: 'none',
+    ...env,
+  });
+  const gw = await startGateway(config, pino({ level: config.LOG_LEVEL }), { scheduler: { processEveryMs: 200, lockLifetimeMs: 2000 }, ...opts });
+  return {
+    ...gw,
+    url: gw.url!,
+    db,
+    close: async () => {
+      await gw.stop();
+      if (!opts.db) await db.drop();
+    },
+  };
+}
