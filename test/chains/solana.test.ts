@@ -6,6 +6,7 @@ import { Keypair, PublicKey, type VersionedTransactionResponse } from '@solana/w
 import {
   TOKEN_2022_PROGRAM_ID,
   TOKEN_PROGRAM_ID,
+  createAssociatedTokenAccountIdempotentInstruction,
   createTransferCheckedInstruction,
   getAssociatedTokenAddressSync,
 } from '@solana/spl-token';
@@ -274,6 +275,22 @@ describe('createSolanaAdapter against litesvm behind the RPC facade', () => {
     expect(r.cursors[owner0]).toBe(s3);
   });
 
+  test('wallet-style payment (create ATA idempotently + transferChecked in one transaction) to a fresh owner', async () => {
+    const owner = new PublicKey(solanaDriver.deriveAddress(SEED, 4));
+    const a = adapter();
+    const src = getAssociatedTokenAddressSync(usdcMint, customer.publicKey);
+    const dst = getAssociatedTokenAddressSync(usdcMint, owner);
+    const sig = await f.send(
+      [
+        createAssociatedTokenAccountIdempotentInstruction(customer.publicKey, dst, owner, usdcMint),
+        createTransferCheckedInstruction(src, usdcMint, dst, customer.publicKey, 5_000_000n, 6),
+      ],
+      [customer],
+    );
+    const r = await a.pollDeposits!([{ owner: owner.toBase58(), token: usdc }]);
+    expect(r.transfers.map((t) => [t.txHash, t.index, t.amount, t.to])).toEqual([[sig, 1, 5_000_000n, owner.toBase58()]]);
+  });
+
   test('a transfer to another owner\'s ATA is not attributed', async () => {
     const a = adapter();
     const start = await a.pollDeposits!([
@@ -342,7 +359,7 @@ describe('createSolanaAdapter against litesvm behind the RPC facade', () => {
     const sigs: string[] = [];
     for (let i = 1; i <= 5; i++) sigs.push(await f.transfer(customer, new PublicKey(owner), usdcMint, BigInt(i)));
     const a = adapter([f.url], { signaturePageSize: 2, maxTransactionsPerOwner: 3 });
-    // First poll: ATA creation tx + transfers 1..2 (3 transactions), cursor at transfer 2.
+    // The ATA's history: its creation, then transfers 1..5. Budget 3 → creation + transfers 1..2.
     const r1 = await a.pollDeposits!([{ owner, token: usdc }]);
     expect(r1.transfers.map((t) => t.amount)).toEqual([1n, 2n]);
     expect(r1.cursors[owner]).toBe(sigs[1]);
@@ -376,16 +393,24 @@ describe('createSolanaAdapter against litesvm behind the RPC facade', () => {
 
   test('retries 429 / 500 / RPC errors and per-call timeouts', async () => {
     const a = adapter([f.url], {}, 300);
+    const { cursors } = await a.pollDeposits!([{ owner: owner1, token: usdc }]);
     f.injectFault('getSlot', 'http429', 2);
     f.injectFault('getSignaturesForAddress', 'http500', 1);
     f.injectFault('getTransaction', 'rpcError', 1);
     f.injectFault('getBlock', 'hang', 1);
     const sig = await f.transfer(customer, new PublicKey(owner1), usdcMint, 43n);
+    const from = f.calls.length;
     const t0 = Date.now();
     expect((await a.getHead()).latest).toBe(BigInt(f.slot()));
-    const r = await a.pollDeposits!([{ owner: owner1, token: usdc }]);
-    expect(r.transfers.find((t) => t.txHash === sig)?.amount).toBe(43n);
+    const r = await a.pollDeposits!([{ owner: owner1, token: usdc, untilSignature: cursors[owner1] }]);
+    expect(r.transfers.map((t) => [t.txHash, t.amount])).toEqual([[sig, 43n]]);
     expect(Date.now() - t0).toBeLessThan(5000);
+    // Every injected fault was hit and retried.
+    const count = (m: string) => f.calls.slice(from).filter((c) => c === m).length;
+    expect(count('getSlot')).toBe(4);
+    expect(count('getSignaturesForAddress')).toBe(2);
+    expect(count('getTransaction')).toBe(2);
+    expect(count('getBlock')).toBe(2);
     f.clearFaults();
   });
 

@@ -19,7 +19,9 @@
  *     the latest state, whatever commitment is asked for;
  *   - blockhash expiry: litesvm's blockhash check is off, any blockhash is accepted and
  *     lastValidBlockHeight never passes by itself (slots advance only with transactions or
- *     `advanceSlots`, not with wall-clock time);
+ *     `advanceSlots`, not with wall-clock time); getLatestBlockhash returns the newest block's hash
+ *     at every commitment. With `slotPerTransaction: false`, re-sending an identical transaction
+ *     needs `advanceSlots(1)` first (web3.js waits for a new blockhash, ~10 s timeout);
  *   - fees beyond litesvm's flat 5000 lamports per signature: no priority fees, no compute-unit
  *     pricing, no getFeeForMessage/getRecentPrioritizationFees semantics;
  *   - rent collection, epochs, inflation, rewards, staking;
@@ -139,7 +141,7 @@ export interface SolanaFacade {
   mintTo(owner: PublicKey, mint: PublicKey, amount: bigint): Promise<PublicKey>;
   /**
    * The customer pays `amount` base units to `toOwner` with spl-token `transferChecked` into the
-   * owner's ATA (created first, paid by the customer, in a separate transaction). Returns the transfer signature.
+   * owner's ATA (created first if missing, paid by the customer, in a separate transaction). Returns the transfer signature.
    */
   transfer(from: Keypair, toOwner: PublicKey, mint: PublicKey, amount: bigint): Promise<string>;
   /** Signs and sends instructions (fee payer = first signer) and waits for `confirmed`. */
@@ -449,7 +451,7 @@ class FacadeChain {
     return rec.slot <= this.slotAt(commitment);
   }
 
-  status(rec: TxRecord) {
+  status(rec: TxRecord): { slot: number; confirmations: number | null; err: Json; status: Json; confirmationStatus: Commitment } {
     const finalized = rec.slot <= this.finalizedSlot();
     return {
       slot: rec.slot,
@@ -512,8 +514,10 @@ function createMethods(chain: FacadeChain, faucet: Keypair) {
       return { absoluteSlot: slot, blockHeight: chain.blocks.get(slot)!.blockHeight, epoch: Math.floor(slot / 432000), slotIndex: slot % 432000, slotsInEpoch: 432000, transactionCount: chain.txs.size };
     },
     getLatestBlockhash: (p) => {
+      // Always the newest block, whatever the commitment: slots here advance only with transactions,
+      // and web3.js waits for a *new* finalized blockhash before re-sending an identical transaction.
       const c = cfgOf(p[0]).commitment;
-      const b = chain.blocks.get(chain.slotAt(c))!;
+      const b = chain.head;
       return { context: ctx(c), value: { blockhash: b.blockhash, lastValidBlockHeight: b.blockHeight + MAX_PROCESSING_AGE } };
     },
     isBlockhashValid: (p) => ({ context: ctx(cfgOf(p[1]).commitment), value: true }),
@@ -623,7 +627,7 @@ function createMethods(chain: FacadeChain, faucet: Keypair) {
       if (!b) throw new RpcError(-32009, `Slot ${slot} was skipped, or missing in long-term storage`);
       const details = (cfg.transactionDetails as string | undefined) ?? 'full';
       const base = { blockhash: b.blockhash, previousBlockhash: b.previousBlockhash, parentSlot: b.parentSlot, blockTime: b.blockTime, blockHeight: b.blockHeight };
-      const rewards = cfg.rewards === false ? {} : { rewards: [] };
+      const rewards: Record<string, Json> = cfg.rewards === false ? {} : { rewards: [] };
       if (details === 'none') return { ...base, ...rewards };
       if (details === 'signatures') return { ...base, ...rewards, signatures: b.signatures };
       throw new RpcError(-32602, `facade: getBlock transactionDetails=${details} not supported (use none or signatures)`);
@@ -665,7 +669,7 @@ export async function startSolanaFacade(opts: SolanaFacadeOptions = {}): Promise
   const chain = new FacadeChain(opts);
   const faucet = Keypair.generate();
   const seedFunds = (to: PublicKey, sol: bigint) => {
-    const r = chain.svm.airdrop(to.toBase58() as SvmAddress, sol * BigInt(LAMPORTS_PER_SOL));
+    const r = chain.svm.airdrop(to.toBase58() as SvmAddress, (sol * BigInt(LAMPORTS_PER_SOL)) as Parameters<LiteSVM['airdrop']>[1]);
     if (!r || 'err' in r) throw new Error(`facade: could not fund ${to.toBase58()}`);
   };
   seedFunds(faucet.publicKey, 1_000_000n);
@@ -861,7 +865,11 @@ export async function startSolanaFacade(opts: SolanaFacadeOptions = {}): Promise
     async transfer(from, toOwner, mint, amount) {
       const programId = new PublicKey(chain.account(mint.toBase58())!.programAddress);
       const source = getAssociatedTokenAddressSync(mint, from.publicKey, false, programId);
-      const dest = await createAssociatedTokenAccountIdempotent(connection, from, mint, toOwner, confirmOpts, programId);
+      // Create the recipient's ATA only when missing (as wallets do), so the ATA's history holds just the transfers.
+      const dest = getAssociatedTokenAddressSync(mint, toOwner, false, programId);
+      if (!(await connection.getAccountInfo(dest, 'confirmed'))) {
+        await createAssociatedTokenAccountIdempotent(connection, from, mint, toOwner, confirmOpts, programId);
+      }
       const decimals = decimalsCache.get(mint.toBase58()) ?? chain.account(mint.toBase58())!.data[44]!;
       return transferChecked(connection, from, source, mint, dest, from, amount, decimals, [], confirmOpts, programId);
     },

@@ -50,6 +50,23 @@ function createLimiter(n: number): <T>(fn: () => Promise<T>) => Promise<T> {
   };
 }
 
+/**
+ * fetch with a per-request abort timeout (so a hung endpoint does not keep its socket), and every
+ * rejection turned into an `Error` of this module's realm: web3.js only reports fetch failures that
+ * are `instanceof Error` and silently drops anything else, leaving the call pending forever (seen
+ * under jest, whose sandbox has its own `Error`).
+ */
+async function timedFetch(input: Parameters<typeof fetch>[0], init: Parameters<typeof fetch>[1], timeoutMs: number): Promise<Response> {
+  try {
+    return await fetch(input, { ...init, signal: AbortSignal.timeout(timeoutMs) });
+  } catch (e) {
+    if (e instanceof Error) throw e;
+    const err = e as { name?: string; message?: string; cause?: { code?: string } };
+    const reason = err?.name === 'TimeoutError' ? `timed out after ${timeoutMs} ms` : (err?.cause?.code ?? err?.message ?? String(e));
+    throw new Error(`fetch failed: ${reason}`, { cause: e });
+  }
+}
+
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms).unref?.());
 
 /**
@@ -77,8 +94,7 @@ export class SolanaRpcPool {
           disableRetryOnRateLimit: true,
           // Node's global fetch ignores web3.js's keep-alive agent anyway; not creating it avoids idle sockets/timers.
           httpAgent: false,
-          // Abort the HTTP request itself on timeout so a hung endpoint does not keep sockets open.
-          fetchMiddleware: (info, init, next) => next(info, { ...init, signal: AbortSignal.timeout(opts.timeoutMs) }),
+          fetch: (input, init) => timedFetch(input, init, opts.timeoutMs),
         }),
     );
   }
