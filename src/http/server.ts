@@ -1,7 +1,7 @@
 import { ApolloServer } from '@apollo/server';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import type { GraphQLSchema } from 'graphql';
+import { GraphQLError, parse, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { randomUUID } from 'node:crypto';
 import { WebSocketServer } from 'ws';
@@ -62,13 +62,14 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
   parts.extra?.(fastify);
 
   // GraphQL over HTTP (Apollo) and over WebSocket (graphql-ws) on the same port and path.
+  const formatError = formatGraphqlError(app.log);
   const apollo = new ApolloServer<GqlContext>({
     schema: parts.schema,
     introspection: true,
     includeStacktraceInErrorResponses: false,
     // Shutdown is ours (src/main.ts): Apollo's own handler would re-raise the signal mid-drain.
     stopOnTerminationSignals: false,
-    formatError: formatGraphqlError(app.log),
+    formatError,
     plugins: [fastifyApolloDrainPlugin(fastify)],
   });
   await apollo.start();
@@ -85,6 +86,14 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
       ),
   });
 
+  /** Errors graphql-js raises itself (syntax, validation, variable coercion) have no code: Apollo adds one over HTTP. */
+  const formatWsErrors = (errors: readonly GraphQLError[], clientCode: (e: GraphQLError) => string): GraphQLFormattedError[] =>
+    errors.map((e) => {
+      const json = e.toJSON();
+      const own = !e.path && !json.extensions?.code && (!e.originalError || e.originalError instanceof GraphQLError);
+      if (own) return formatError({ ...json, extensions: { ...json.extensions, code: clientCode(e) } }, e);
+      return formatError(json, e.originalError ?? e);
+    });
   const wss = new WebSocketServer({ noServer: true, maxPayload: config.BODY_LIMIT_BYTES });
   const wsServer = useServer<Record<string, unknown> | undefined>(
     {
@@ -99,8 +108,24 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
           { ip: req.socket.remoteAddress ?? 'unknown', requestId: randomUUID() },
         );
       },
+      // graphql-ws bypasses Apollo's formatError: parse/validate here so a bad query is an error message
+      // (not a 4500 close of the whole socket), and format every error with the same mapping as HTTP.
+      onSubscribe: (_ctx, _id, payload) => {
+        let document;
+        try {
+          document = parse(payload.query);
+        } catch (e) {
+          if (e instanceof GraphQLError) return [e];
+          throw e;
+        }
+        const invalid = validate(parts.schema, document);
+        if (invalid.length) return invalid;
+        return { schema: parts.schema, document, operationName: payload.operationName, variableValues: payload.variables };
+      },
+      onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatWsErrors(result.errors, () => 'BAD_USER_INPUT') } : undefined),
       onError: (_ctx, _id, _payload, errors) => {
         app.log.info({ errors: errors.map((e) => e.message) }, 'graphql-ws operation failed');
+        return formatWsErrors(errors, (e) => (e.message.startsWith('Syntax Error') ? 'GRAPHQL_PARSE_FAILED' : 'GRAPHQL_VALIDATION_FAILED'));
       },
     },
     wss,

@@ -31,3 +31,29 @@ export async function createTestDatabase(): Promise<TestDatabase> {
     drop: () => adminQuery(`drop database if exists ${name} with (force)`).then(() => undefined),
   };
 }
+
+/** An empty database (no migrations applied): for readiness checks. */
+export async function createEmptyDatabase(): Promise<TestDatabase> {
+  const name = `cpg_t_${randomBytes(6).toString('hex')}`;
+  await adminQuery(`create database ${name}`);
+  return {
+    name,
+    url: withDatabase(adminUrl(), name),
+    drop: () => adminQuery(`drop database if exists ${name} with (force)`).then(() => undefined),
+  };
+}
+
+/** Tables whose contents are bookkeeping, not data (skipped by `countRows`). */
+export const BOOKKEEPING_TABLES = ['mikro_orm_migrations', 'rate_limits', 'agenda_jobs'];
+
+/** Row count of every table in the `public` schema of `url` (bookkeeping tables left out). */
+export async function countRows(url: string, skip: string[] = BOOKKEEPING_TABLES): Promise<Record<string, number>> {
+  const tables = await adminQuery<{ tablename: string }>(`select tablename from pg_tables where schemaname = 'public' order by tablename`, [], url);
+  const out: Record<string, number> = {};
+  for (const { tablename } of tables.rows) {
+    if (skip.includes(tablename)) continue;
+    const r = await adminQuery<{ n: string }>(`select count(*)::text as n from "${tablename.replace(/"/g, '""')}"`, [], url);
+    out[tablename] = Number(r.rows[0]!.n);
+  }
+  return out;
+}

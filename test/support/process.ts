@@ -1,0 +1,144 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { resolve } from 'node:path';
+
+/** Repository root (where package.json and dist/ live). */
+export const ROOT = resolve(__dirname, '../..');
+export const MAIN_JS = resolve(ROOT, 'dist/src/main.js');
+export const CLI_JS = resolve(ROOT, 'dist/src/cli/cli.js');
+
+/** Fails early with a clear hint when dist/ was not built (`npm test` builds it in `pretest`). */
+export function requireDist(file: string = MAIN_JS): void {
+  if (!existsSync(file)) throw new Error(`${file} is missing: run \`npm run build\` (npm test does it in pretest)`);
+}
+
+export interface Spawned {
+  child: ChildProcess;
+  /** Everything printed so far. */
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the exit code (or the signal name) once the process ends. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  /** Resolves when `re` appears in stdout or stderr. */
+  waitForOutput(re: RegExp, timeoutMs?: number): Promise<string>;
+  /** Sends SIGKILL if still running (cleanup). */
+  kill(): Promise<void>;
+}
+
+/**
+ * Spawns a process with exactly `env` (nothing inherited unless passed), collecting its output. The
+ * environment is explicit on purpose: these tests check how the built program behaves with what an
+ * operator actually sets.
+ */
+export function spawnProcess(command: string, args: string[], env: Record<string, string | undefined>, cwd = ROOT): Spawned {
+  const clean = Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[1] !== undefined));
+  const child = spawn(command, args, { cwd, env: clean, stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  let err = '';
+  const waiters: { re: RegExp; ok: (s: string) => void }[] = [];
+  const check = () => {
+    for (const w of [...waiters]) {
+      const m = w.re.exec(out) ?? w.re.exec(err);
+      if (m) {
+        waiters.splice(waiters.indexOf(w), 1);
+        w.ok(m[0]);
+      }
+    }
+  };
+  child.stdout!.on('data', (d: Buffer) => {
+    out += d.toString('utf8');
+    check();
+  });
+  child.stderr!.on('data', (d: Buffer) => {
+    err += d.toString('utf8');
+    check();
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((ok) => child.once('exit', (code, signal) => ok({ code, signal })));
+  return {
+    child,
+    stdout: () => out,
+    stderr: () => err,
+    exited,
+    waitForOutput: (re, timeoutMs = 30_000) =>
+      new Promise<string>((ok, fail) => {
+        const timer = setTimeout(() => fail(new Error(`timed out waiting for ${re} in output:\n--- stdout\n${out.slice(-4000)}\n--- stderr\n${err.slice(-4000)}`)), timeoutMs);
+        const done = (s: string) => {
+          clearTimeout(timer);
+          ok(s);
+        };
+        waiters.push({ re, ok: done });
+        check();
+        void exited.then(({ code, signal }) => {
+          if (waiters.some((w) => w.ok === done)) {
+            clearTimeout(timer);
+            fail(new Error(`process exited (code ${code}, signal ${signal}) before ${re} appeared:\n--- stdout\n${out.slice(-4000)}\n--- stderr\n${err.slice(-4000)}`));
+          }
+        });
+      }),
+    kill: async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill('SIGKILL');
+        await exited;
+      }
+    },
+  };
+}
+
+/** Runs a command to completion. */
+export async function runProcess(
+  command: string,
+  args: string[],
+  env: Record<string, string | undefined>,
+  timeoutMs = 120_000,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const p = spawnProcess(command, args, env);
+  const timer = setTimeout(() => void p.kill(), timeoutMs);
+  const { code } = await p.exited;
+  clearTimeout(timer);
+  return { code, stdout: p.stdout(), stderr: p.stderr() };
+}
+
+/** Resolves within `timeoutMs` with the exit status, or rejects (the process keeps running). */
+export function exitWithin(p: Spawned, timeoutMs: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  return Promise.race([
+    p.exited,
+    new Promise<never>((_, fail) => setTimeout(() => fail(new Error(`process did not exit within ${timeoutMs} ms`)), timeoutMs).unref()),
+  ]);
+}
+
+/** Polls `url` until it answers `status` (default 200). */
+export async function waitForHttp(url: string, timeoutMs = 60_000, status = 200): Promise<Response> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    try {
+      const res = await fetch(url);
+      if (res.status === status) return res;
+      last = `HTTP ${res.status}`;
+    } catch (e) {
+      last = (e as Error).message;
+    }
+    if (Date.now() > deadline) throw new Error(`${url} did not answer ${status} within ${timeoutMs} ms (last: ${last})`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** PIDs of running processes whose command line contains `needle` (reads /proc; Linux). */
+export function processesMatching(needle: string): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const cmd = readFileSync(`/proc/${entry}/cmdline`, 'utf8').replace(/\0/g, ' ');
+      if (cmd.includes(needle)) pids.push(Number(entry));
+    } catch {
+      /* gone meanwhile */
+    }
+  }
+  return pids;
+}
+
+/** A minimal environment for spawned programs: PATH and HOME only, plus `extra`. */
+export function bareEnv(extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
+  return { PATH: process.env.PATH, HOME: process.env.HOME ?? '/root', ...extra };
+}
