@@ -1,0 +1,99 @@
+import { loadConfig } from '../../src/config';
+import { LoginDocument } from '../generated/graphql';
+import { adminQuery } from '../support/pg-admin';
+import { createTestDatabase, type TestDatabase } from '../support/db';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+import { gql } from '../support/graphql';
+import { http, type HttpResult } from '../support/http';
+
+const badLogin = { email: 'nobody@example.test', password: 'wrong password', user_type: 'merchant' };
+const login = (gw: TestGateway) => http(gw.url, '/api/v2/auth/login', { body: badLogin });
+const refresh = (gw: TestGateway) => http(gw.url, '/api/v2/auth/refresh', { body: { refresh_token: 'not-a-real-token' } });
+
+/** 429: envelope, clear message, Retry-After header in whole seconds within the window. */
+function expectLimited(res: HttpResult, message: RegExp): void {
+  expect(res.status).toBe(429);
+  expect(res.body).toMatchObject({ status_code: 429, data: { code: 'RATE_LIMITED' } });
+  expect(res.body.message).toMatch(message);
+  expect(res.body.message).toMatch(/retry after \d+ s/);
+  const retryAfter = Number(res.headers.get('retry-after'));
+  expect(Number.isInteger(retryAfter)).toBe(true);
+  expect(retryAfter).toBeGreaterThanOrEqual(1);
+  expect(retryAfter).toBeLessThanOrEqual(60);
+  expect(res.body.data.retryAfterS).toBe(retryAfter);
+}
+
+it('defaults: login is stricter than the other auth routes', () => {
+  const c = loadConfig({ NODE_ENV: 'test', MASTER_KEY: '11'.repeat(32), JWT_SECRET: 'x'.repeat(32) });
+  expect(c.RATE_LIMIT_LOGIN_PER_MIN).toBeLessThan(c.RATE_LIMIT_AUTH_PER_MIN);
+  expect(c.RATE_LIMIT_STORE).toBe('postgres');
+});
+
+describe('memory store, low limits', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway({ ROLE: 'api', RATE_LIMIT_STORE: 'memory', RATE_LIMIT_LOGIN_PER_MIN: '3', RATE_LIMIT_AUTH_PER_MIN: '6', RATE_LIMIT_GRAPHQL_PER_MIN: '8' });
+  });
+  afterAll(() => gw?.close());
+
+  it('login: 3 attempts answered, the 4th is 429 with Retry-After; other auth routes still answer until their own limit', async () => {
+    for (let i = 0; i < 3; i++) expect((await login(gw)).body.data.code).toBe('INVALID_CREDENTIALS');
+    expectLimited(await login(gw), /Too many login attempts/);
+    // Even correct-looking input is refused now, before any password check.
+    expectLimited(await login(gw), /Too many login attempts/);
+
+    // Login's limit is its own: refresh (auth limit 6) is not affected yet.
+    for (let i = 0; i < 6; i++) expect((await refresh(gw)).body.data.code).toBe('INVALID_TOKEN');
+    expectLimited(await refresh(gw), /Too many authentication requests/);
+    // GraphQL login shares the login counter with REST.
+    const g = await gql(gw.url, LoginDocument, { email: badLogin.email, password: badLogin.password });
+    expect(g.errors?.[0]?.extensions).toMatchObject({ code: 'RATE_LIMITED' });
+    expect(g.errors?.[0]?.message).toMatch(/Too many login attempts/);
+  });
+
+  it('GraphQL over HTTP has its own per-IP limit: 429 with Retry-After and a GraphQL-shaped error', async () => {
+    let res: HttpResult | undefined;
+    for (let i = 0; i < 10 && res?.status !== 429; i++) res = await http(gw.url, '/graphql', { body: { query: '{ __typename }' } });
+    expect(res!.status).toBe(429);
+    expect(Number(res!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+    expect(res!.body.errors[0]).toMatchObject({ extensions: { code: 'RATE_LIMITED' } });
+    expect(res!.body.errors[0].message).toMatch(/Too many GraphQL requests/);
+  });
+});
+
+describe('PostgreSQL store: counters hold across two gateway instances on one database', () => {
+  let db: TestDatabase;
+  let a: TestGateway;
+  let b: TestGateway;
+  beforeAll(async () => {
+    db = await createTestDatabase();
+    const env = { ROLE: 'api', RATE_LIMIT_STORE: 'postgres', RATE_LIMIT_LOGIN_PER_MIN: '3', RATE_LIMIT_AUTH_PER_MIN: '5' };
+    a = await startTestGateway(env, { db });
+    b = await startTestGateway(env, { db });
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+    await db?.drop();
+  });
+
+  it('2 attempts on A + 1 on B use up the login limit on both', async () => {
+    expect((await login(a)).status).toBe(401);
+    expect((await login(a)).status).toBe(401);
+    expect((await login(b)).status).toBe(401);
+    expectLimited(await login(b), /Too many login attempts/);
+    expectLimited(await login(a), /Too many login attempts/);
+    const rows = await adminQuery<{ key: string; points: number }>(`select key, points from rate_limits where key like 'login%'`, [], db.url);
+    expect(rows.rows).toHaveLength(1);
+    expect(rows.rows[0]!.points).toBeGreaterThanOrEqual(4);
+  });
+
+  it('failed API-key guesses count against the IP on the shared auth limit', async () => {
+    for (let i = 0; i < 5; i++) {
+      const gw = i % 2 ? a : b;
+      expect((await http(gw.url, '/api/v2/testnet/merchant/me', { headers: { 'api-key': `cpg_${'0'.repeat(64)}` } })).status).toBe(401);
+    }
+    expectLimited(await http(a.url, '/api/v2/testnet/merchant/me', { headers: { 'api-key': `cpg_${'0'.repeat(64)}` } }), /Too many authentication requests/);
+    expectLimited(await refresh(b), /Too many authentication requests/);
+  });
+});
