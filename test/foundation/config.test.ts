@@ -1,0 +1,98 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { CONFIG_VARS, ConfigError, loadConfig, type ConfigVar } from '../../src/config';
+import { bareEnv, MAIN_JS, requireDist, runProcess } from '../support/process';
+
+const dirs: string[] = [];
+const tmp = () => {
+  const d = mkdtempSync(join(tmpdir(), 'cpg-config-'));
+  dirs.push(d);
+  return d;
+};
+afterAll(() => dirs.forEach((d) => rmSync(d, { recursive: true, force: true })));
+
+const SECRETS = { MASTER_KEY: 'ab'.repeat(32), JWT_SECRET: 'j'.repeat(40) };
+
+/** The ConfigError thrown for `env`, or a test failure if none is thrown. */
+function configError(env: Record<string, string>): ConfigError {
+  try {
+    loadConfig(env);
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return e as ConfigError;
+  }
+  throw new Error(`expected a ConfigError for ${JSON.stringify(env)}`);
+}
+
+describe('config validation', () => {
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PORT', '-1'],
+    ['MASTER_KEY', 'too-short'],
+    ['MASTER_KEY', 'ab'.repeat(31)],
+    ['JWT_SECRET', 'short'],
+    ['DATABASE_URL', 'mysql://x@y/z'],
+    ['NODE_ENV', 'staging'],
+    ['RATE_LIMIT_STORE', 'redis'],
+    ['BODY_LIMIT_BYTES', '12'],
+    ['TRUST_PROXY', 'maybe'],
+  ])('%s=%s → ConfigError naming the variable', (variable, value) => {
+    const err = configError({ ...SECRETS, DATA_DIR: tmp(), [variable]: value });
+    expect(err.problems.map((p) => p.variable)).toEqual([variable]);
+    expect(err.message).toContain(`${variable}:`);
+    // The message describes the problem, never echoes a secret's value.
+    if ((CONFIG_VARS[variable as ConfigVar] as { secret?: boolean }).secret) expect(err.message).not.toContain(value);
+  });
+
+  it('every bad variable is reported at once', () => {
+    const err = configError({ PORT: 'abc', MASTER_KEY: 'nope', LOG_LEVEL: 'loud', DATA_DIR: tmp() });
+    expect(err.problems.map((p) => p.variable).sort()).toEqual(['LOG_LEVEL', 'MASTER_KEY', 'PORT']);
+  });
+
+  it('production refuses missing secrets and the embedded database, naming each', () => {
+    const err = configError({ NODE_ENV: 'production' });
+    expect(err.problems.map((p) => p.variable)).toEqual(expect.arrayContaining(['MASTER_KEY', 'JWT_SECRET', 'DATABASE_URL']));
+    for (const v of ['MASTER_KEY', 'JWT_SECRET', 'DATABASE_URL']) expect(err.message).toMatch(new RegExp(`${v}: required in production`));
+    // Dev chains are refused too, but a complete production config loads.
+    expect(configError({ NODE_ENV: 'production', ...SECRETS, DATABASE_URL: 'postgres://u@h/db', DEV_CHAINS: 'true' }).problems.map((p) => p.variable)).toEqual(['DEV_CHAINS']);
+    const ok = loadConfig({ NODE_ENV: 'production', ...SECRETS, DATABASE_URL: 'postgres://u@h/db' });
+    expect(ok).toMatchObject({ isProduction: true, DEV_CHAINS: false, generatedSecrets: [] });
+    expect(ok.MASTER_KEY).toEqual(Buffer.from(SECRETS.MASTER_KEY, 'hex'));
+  });
+
+  it('development generates missing secrets once into DATA_DIR and reuses them', () => {
+    const dir = tmp();
+    const a = loadConfig({ DATA_DIR: dir });
+    expect(a.generatedSecrets.sort()).toEqual(['JWT_SECRET', 'MASTER_KEY']);
+    const b = loadConfig({ DATA_DIR: dir });
+    expect(b.MASTER_KEY.equals(a.MASTER_KEY)).toBe(true);
+    expect(b.JWT_SECRET).toBe(a.JWT_SECRET);
+    expect(JSON.parse(readFileSync(join(dir, 'dev-secrets.json'), 'utf8'))).toHaveProperty('MASTER_KEY');
+    // A given secret is used as is; base64 works for MASTER_KEY.
+    const c = loadConfig({ DATA_DIR: dir, MASTER_KEY: Buffer.alloc(32, 7).toString('base64') });
+    expect(c.MASTER_KEY).toEqual(Buffer.alloc(32, 7));
+    expect(c.generatedSecrets).toEqual(['JWT_SECRET']);
+  });
+});
+
+describe('the built program refuses bad configuration', () => {
+  beforeAll(() => requireDist());
+
+  it('node dist/src/main.js with PORT=abc exits non-zero, naming PORT', async () => {
+    const dataDir = tmp();
+    const r = await runProcess(process.execPath, [MAIN_JS], bareEnv({ PORT: 'abc', DATA_DIR: dataDir }), 30_000);
+    expect(r.code).not.toBe(0);
+    expect(r.code).not.toBeNull();
+    expect(r.stderr).toMatch(/Invalid configuration/);
+    expect(r.stderr).toMatch(/PORT: /);
+    expect(r.stderr).not.toMatch(/\n\s+at /);
+  });
+
+  it('NODE_ENV=production without secrets exits non-zero, naming each missing variable', async () => {
+    const r = await runProcess(process.execPath, [MAIN_JS], bareEnv({ NODE_ENV: 'production', PORT: '0', DATA_DIR: tmp() }), 30_000);
+    expect(r.code).not.toBe(0);
+    for (const v of ['MASTER_KEY', 'JWT_SECRET', 'DATABASE_URL']) expect(r.stderr).toContain(`${v}: required in production`);
+  });
+});
