@@ -1,7 +1,9 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261121000100_foundation } from './Migration20261121000100_foundation.js';
+import { Migration20261121000200_payment_flow } from './Migration20261121000200_payment_flow.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000100_foundation', class: Migration20261121000100_foundation },
+  { name: 'Migration20261121000200_payment_flow', class: Migration20261121000200_payment_flow },
 ];

@@ -1,12 +1,19 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import type { Caller } from './common/context.js';
 import type { Config } from './config/index.js';
 import { SecretBox } from './common/crypto.js';
 import type { Orm } from './db/orm.js';
+import { DepositService } from './modules/deposits/deposit.service.js';
+import { HdWalletService } from './modules/deposits/hd-wallet.service.js';
 import { ApiKeyService } from './modules/merchants/api-key.service.js';
 import { AuthService } from './modules/merchants/auth.service.js';
 import { MerchantService } from './modules/merchants/merchant.service.js';
+import { CheckoutKeyService } from './modules/orders/checkout-key.service.js';
+import { OrderService } from './modules/orders/order.service.js';
+import { CoinGeckoRateProvider } from './modules/quotes/providers/coingecko.rate-provider.js';
+import { IndodaxRateProvider } from './modules/quotes/providers/indodax.rate-provider.js';
+import { QuoteService } from './modules/quotes/quote.service.js';
+import { RateProviderRegistry, RateService } from './modules/quotes/rate-provider.js';
+import { TokenService } from './modules/tokens/token.service.js';
 import { RateLimits } from './rest/rate-limit.js';
 
 /** The service graph, built once per process and shared by every transport and job. */
@@ -19,8 +26,28 @@ export interface App {
   apiKeys: ApiKeyService;
   auth: AuthService;
   merchants: MerchantService;
-  /** Scoped checkout keys (orders module). */
-  checkoutKeys?: { authenticate(em: EntityManager, raw: string): Promise<Caller> };
+  checkoutKeys: CheckoutKeyService;
+  tokens: TokenService;
+  orders: OrderService;
+  rates: RateService;
+  quotes: QuoteService;
+  wallets: HdWalletService;
+  deposits: DepositService;
+}
+
+export function createRateService(config: Config, log: Logger): RateService {
+  const registry = new RateProviderRegistry([
+    new IndodaxRateProvider({ baseUrl: config.RATE_INDODAX_URL }),
+    new CoinGeckoRateProvider({ baseUrl: config.RATE_COINGECKO_URL }),
+  ]);
+  const ids = config.RATE_SOURCES === 'none' ? [] : config.RATE_SOURCES.split(',');
+  return new RateService({
+    providers: registry.resolve(ids),
+    fallbackRates: { USDT: config.FALLBACK_RATE_USDT_IDR, USDC: config.FALLBACK_RATE_USDC_IDR },
+    cacheTtlMs: config.RATE_CACHE_TTL_MS,
+    requestTimeoutMs: config.RATE_TIMEOUT_MS,
+    onProviderFailure: (f) => log.warn({ provider: f.providerId, symbol: f.symbol, err: String(f.error) }, 'rate source failed'),
+  });
 }
 
 export function createApp(config: Config, orm: Orm, log: Logger): App {
@@ -29,5 +56,17 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const auth = new AuthService({ jwtSecret: config.JWT_SECRET, accessTtlS: config.ACCESS_TOKEN_TTL_S, refreshTtlS: config.REFRESH_TOKEN_TTL_S });
   const merchants = new MerchantService(apiKeys);
   const rateLimits = new RateLimits(config, orm.em.getConnection().getKnex());
-  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants };
+  const checkoutKeys = new CheckoutKeyService();
+  const tokens = new TokenService(config.DEV_CHAINS);
+  const orders = new OrderService(checkoutKeys, {
+    publicBaseUrl: () => config.PUBLIC_BASE_URL,
+    defaultTtlS: config.ORDER_TTL_S,
+    minIdr: config.ORDER_MIN_IDR,
+    maxIdr: config.ORDER_MAX_IDR,
+  });
+  const rates = createRateService(config, log);
+  const quotes = new QuoteService(orders, tokens, rates);
+  const wallets = new HdWalletService(box);
+  const deposits = new DepositService(orders, tokens, quotes, wallets, config.DEV_CHAINS);
+  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, rates, quotes, wallets, deposits };
 }

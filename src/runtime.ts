@@ -6,6 +6,7 @@ import { connectOrm, migrate } from './db/orm.js';
 import { buildGatewaySchema } from './graphql/schema.js';
 import { buildServer, type HttpServer } from './http/server.js';
 import { merchantRoutes } from './rest/merchant.routes.js';
+import { paymentRoutes } from './rest/payment.routes.js';
 import { pruneSessionsJob } from './jobs/prune-sessions.job.js';
 import { startScheduler, type Scheduler, type SchedulerOptions } from './jobs/scheduler.js';
 
@@ -54,13 +55,14 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
 
     if (config.ROLE !== 'worker') {
       const schema = await buildGatewaySchema();
-      const http = await buildServer(app, { schema, envRoutes: [...merchantRoutes(app)] });
+      const http = await buildServer(app, { schema, envRoutes: [...merchantRoutes(app), ...paymentRoutes(app)] });
       await http.fastify.listen({ host: config.HOST, port: config.PORT });
       cleanups.push(() => http.close());
       const addr = http.fastify.server.address();
       const port = typeof addr === 'object' && addr ? addr.port : config.PORT;
       gateway.http = http;
       gateway.url = `http://${config.HOST === '0.0.0.0' ? '127.0.0.1' : config.HOST}:${port}`;
+      if (!config.publicBaseUrlExplicit) config.PUBLIC_BASE_URL = gateway.url;
     }
     if (config.ROLE !== 'api') {
       const scheduler = await startScheduler(app, databaseUrl, [pruneSessionsJob], opts.scheduler);

@@ -66,7 +66,7 @@ export const CONFIG_VARS = {
   RATE_COINGECKO_URL: { schema: z.url(), default: 'https://api.coingecko.com', description: 'CoinGecko public API base URL' },
   FALLBACK_RATE_USDT_IDR: { schema: decimalString, default: '16250', description: 'Internal USDT/IDR rate used when live sources fail' },
   FALLBACK_RATE_USDC_IDR: { schema: decimalString, default: '16250', description: 'Internal USDC/IDR rate used when live sources fail' },
-  ORDER_TTL_S: { schema: int(60, 7 * 86400), default: '3600', description: 'Default order lifetime (a merchant setting overrides it)' },
+  ORDER_TTL_S: { schema: int(60, 7 * 86400), default: '1800', description: 'Default order lifetime (a merchant setting overrides it)' },
   ORDER_MIN_IDR: { schema: int(1, Number.MAX_SAFE_INTEGER), default: '1000', description: 'Smallest order amount (IDR)' },
   ORDER_MAX_IDR: { schema: int(1, Number.MAX_SAFE_INTEGER), default: '1000000000', description: 'Largest order amount (IDR)' },
 } satisfies Record<string, VarSpec>;
@@ -80,6 +80,8 @@ export interface Config extends Omit<Parsed, 'MASTER_KEY' | 'JWT_SECRET' | 'DEV_
   JWT_SECRET: string;
   DEV_CHAINS: boolean;
   PUBLIC_BASE_URL: string;
+  /** False when PUBLIC_BASE_URL was derived from HOST/PORT (the server then fills in the real port). */
+  publicBaseUrlExplicit: boolean;
   isProduction: boolean;
   /** Secrets that were generated for development (printed loudly at boot). */
   generatedSecrets: string[];
@@ -144,6 +146,7 @@ export function finalizeConfig(parsed: Parsed, devSecrets: () => DevSecrets): Co
     JWT_SECRET: parsed.JWT_SECRET ?? fromDev('JWT_SECRET'),
     DEV_CHAINS: parsed.DEV_CHAINS ?? !isProduction,
     PUBLIC_BASE_URL: (parsed.PUBLIC_BASE_URL ?? `http://${parsed.HOST === '0.0.0.0' ? '127.0.0.1' : parsed.HOST}:${parsed.PORT}`).replace(/\/$/, ''),
+    publicBaseUrlExplicit: parsed.PUBLIC_BASE_URL !== undefined,
     isProduction,
     generatedSecrets,
   };

@@ -11,7 +11,9 @@ export type RouteAuth = 'public' | 'apiKey' | 'dashboard' | 'checkout';
 export interface RestResult {
   status?: number;
   message?: string;
-  data: unknown;
+  data?: unknown;
+  /** A non-JSON success body (QR images); errors still use the envelope. */
+  raw?: { contentType: string; body: string | Buffer };
 }
 
 export interface RestRoute {
@@ -81,6 +83,7 @@ export function registerRoutes(fastify: FastifyInstance, app: App, routes: RestR
           if (route.limit === 'merchant' && 'merchantId' in ctx.caller) await app.rateLimits.consume('merchant', ctx.caller.merchantId);
           const result = await route.handler(ctx, req);
           const status = result.status ?? 200;
+          if (result.raw) return reply.code(status).type(result.raw.contentType).header('cache-control', 'no-store').send(result.raw.body);
           return reply.code(status).send(envelope(status, result.message ?? 'Success', result.data));
         },
       });

@@ -1,0 +1,47 @@
+import type { Environment, Network } from '../common/environment.js';
+import type { ChainFamily, ChainFamilyDriver } from './chain-adapter.js';
+import { evmDriver } from './evm/index.js';
+import { associatedTokenAddress, solanaDriver } from './solana/index.js';
+import { tronDriver } from './tron/index.js';
+
+/** The only map from network to chain family; everything else asks the registry. */
+const FAMILY: Record<Network, ChainFamily> = { ETHEREUM: 'evm', BINANCE: 'evm', TRON: 'tron', SOLANA: 'solana' };
+const DRIVERS: Record<ChainFamily, ChainFamilyDriver> = { evm: evmDriver, tron: tronDriver, solana: solanaDriver };
+
+export const familyOf = (network: Network): ChainFamily => FAMILY[network];
+export const driverFor = (network: Network): ChainFamilyDriver => DRIVERS[FAMILY[network]];
+export const driverOfFamily = (family: ChainFamily): ChainFamilyDriver => DRIVERS[family];
+
+/**
+ * Token registry profile a network uses in an environment: production → mainnet tokens; sandbox →
+ * the public testnets, or the local anvil chains for ETHEREUM/BINANCE when dev chains run.
+ */
+export type TokenProfile = 'mainnet' | 'testnet' | 'local';
+
+export interface NetworkProfile {
+  profile: TokenProfile;
+  /** EVM chain id (EIP-681); undefined for non-EVM networks. */
+  chainId?: number;
+}
+
+const CHAIN_IDS: Record<TokenProfile, Partial<Record<Network, number>>> = {
+  mainnet: { ETHEREUM: 1, BINANCE: 56 },
+  testnet: { ETHEREUM: 11155111, BINANCE: 97 },
+  local: { ETHEREUM: 31337, BINANCE: 31338 },
+};
+
+export function networkProfile(environment: Environment, network: Network, devChains: boolean): NetworkProfile {
+  const profile: TokenProfile = environment === 'production' ? 'mainnet' : devChains && familyOf(network) === 'evm' ? 'local' : 'testnet';
+  return { profile, chainId: CHAIN_IDS[profile][network] };
+}
+
+// Classic SPL Token program: USDC/USDT mints (Token-2022 mints would need their own program id here).
+const SPL_TOKEN_PROGRAM = 'TokenkegQfeZyiNwAdHgvykhTVgG1i4hQhAn7UKNe';
+
+/**
+ * Address the watcher observes for a deposit, when it is not the deposit address itself: on SOLANA
+ * the owner's associated token account (a transfer to an existing ATA does not mention the owner).
+ */
+export function watchAddressFor(network: Network, owner: string, tokenAddress: string): string | null {
+  return familyOf(network) === 'solana' ? associatedTokenAddress(owner, tokenAddress, SPL_TOKEN_PROGRAM) : null;
+}

@@ -1,0 +1,159 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { driverFor, familyOf, networkProfile, watchAddressFor } from '../../chains/registry.js';
+import type { RequestContext } from '../../common/context.js';
+import type { WalletType } from '../../common/environment.js';
+import { DomainError } from '../../common/errors.js';
+import { formatDecimal, tokenUnitsToIdrFloor } from '../../common/money.js';
+import { parseInput } from '../../common/validation.js';
+import { Order } from '../orders/order.entity.js';
+import { createDepositInput } from '../orders/order.inputs.js';
+import type { OrderService } from '../orders/order.service.js';
+import { parseRate, uniqueCodeAmount } from '../quotes/fee.math.js';
+import { Quote } from '../quotes/quote.entity.js';
+import type { QuoteService } from '../quotes/quote.service.js';
+import type { Token } from '../tokens/token.entity.js';
+import type { TokenService } from '../tokens/token.service.js';
+import { Deposit } from './deposit.entity.js';
+import type { HdWalletService } from './hd-wallet.service.js';
+import { formatUniqueCode, pickUniqueCode } from './unique-code.js';
+
+export interface DepositResult {
+  order: Order;
+  deposit: Deposit;
+  quote: Quote;
+  token: Token;
+  qrValue: string;
+}
+
+export class DepositService {
+  constructor(
+    private readonly orders: OrderService,
+    private readonly tokens: TokenService,
+    private readonly quotes: QuoteService,
+    private readonly wallets: HdWalletService,
+    private readonly devChains: boolean,
+  ) {}
+
+  /**
+   * `pgqr/fiat/create` / `createDeposit`: one deposit per (order, token), created on the first call
+   * and returned by every later one (the QR is rebuilt for the wallet asked for). Reuses the quote
+   * locked by checkOrderRate (or locks it now).
+   */
+  async create(ctx: RequestContext, input: unknown): Promise<DepositResult> {
+    const data = parseInput(createDepositInput, input);
+    const order = await this.orders.findForCaller(ctx, data.merchant_id, data.transactionID);
+    const token = await this.tokens.resolve(ctx.em, order.environment, data.network, data.tokenAddress);
+    const chainId = networkProfile(order.environment, token.network, this.devChains).chainId;
+    // Refuse impossible wallet/network pairs before any address is allocated.
+    driverFor(token.network).paymentUri(data.walletType, token.network, { token, to: probeAddress(token), amount: 1n, chainId });
+
+    let deposit = await ctx.em.findOne(Deposit, { order, token });
+    let quote: Quote;
+    if (deposit) {
+      quote = await ctx.em.findOneOrFail(Quote, deposit.quote.id);
+    } else {
+      this.orders.assertPayable(order);
+      quote = await this.quotes.lockFor(ctx.em, order, token);
+      deposit = await this.allocate(ctx.em, order, token, quote, data.walletType);
+    }
+    const qrValue = driverFor(token.network).paymentUri(data.walletType, token.network, {
+      token,
+      to: deposit.address,
+      amount: deposit.totalAmount,
+      chainId,
+      label: `Order ${order.orderNo}`,
+    });
+    return { order, deposit, quote, token, qrValue };
+  }
+
+  /** The deposit for an order and token, for QR images and checkout reads. */
+  async find(ctx: RequestContext, orderId: string, tokenId?: string): Promise<Deposit[]> {
+    return ctx.em.find(Deposit, { order: orderId, ...(tokenId ? { token: tokenId } : {}) }, { populate: ['token', 'quote'], orderBy: { createdAt: 'asc' } });
+  }
+
+  /**
+   * Allocation, serialised per order (row lock) so 50 concurrent calls create one deposit and burn
+   * one index. The unique code is retried on the rare collision with another order's pick.
+   */
+  private async allocate(em: EntityManager, order: Order, token: Token, quote: Quote, walletType: WalletType): Promise<Deposit> {
+    const wallet = await this.wallets.walletFor(em, order.merchant.id, order.environment);
+    const family = familyOf(token.network);
+    for (let attempt = 0; attempt < 5; attempt++) {
+      try {
+        return await em.transactional(async (tx) => {
+          await tx.findOneOrFail(Order, order.id, { lockMode: 4 /* PESSIMISTIC_WRITE */, refresh: true });
+          const existing = await tx.findOne(Deposit, { order: order.id, token: token.id });
+          if (existing) return existing;
+          const index = await this.wallets.nextIndex(tx, wallet.id, family);
+          const address = this.wallets.deriveAddress(wallet, family, index);
+          const taken = await tx
+            .getConnection()
+            .execute<{ unique_code: number }[]>(`select unique_code from deposits where environment = ? and network = ? and token_id = ? and status = 'open'`, [
+              order.environment,
+              token.network,
+              token.id,
+            ]);
+          const code = pickUniqueCode(new Set(taken.map((r) => r.unique_code)));
+          const codeAmount = uniqueCodeAmount(code, token.decimals);
+          const rateScaled = parseRate(quote.cryptoRate);
+          const deposit = tx.create(Deposit, {
+            order: order.id,
+            token: token.id,
+            quote: quote.id,
+            wallet: wallet.id,
+            environment: order.environment,
+            network: token.network,
+            family,
+            derivationIndex: index,
+            address,
+            watchAddress: watchAddressFor(token.network, address, token.address),
+            walletType,
+            uniqueCode: code,
+            uniqueCodeAmount: codeAmount,
+            totalAmount: quote.totalCrypto + codeAmount,
+            totalAmountFiat: quote.totalIdr + tokenUnitsToIdrFloor(codeAmount, rateScaled, token.decimals),
+            expiresAt: order.expiresAt,
+          });
+          await tx.flush();
+          return deposit;
+        });
+      } catch (e) {
+        if (e instanceof UniqueConstraintViolationException && /unique_code/.test(e.message)) continue;
+        throw e;
+      }
+    }
+    throw new DomainError('UNIQUE_CODES_EXHAUSTED', 'Could not reserve a unique payment code; try again shortly');
+  }
+}
+
+/** Any valid address of the token's network, to validate a wallet/network pair without allocating. */
+const probeAddress = (token: Token) => token.address;
+
+/** REST `data` of pgqr/fiat/create: the spec's QR and deposit record plus `qrValue`. */
+export function depositView(r: DepositResult) {
+  const { order, deposit, quote, token } = r;
+  const d = token.decimals;
+  return {
+    request: {
+      tokenName: token.symbol,
+      tokenAddress: token.address,
+      transactionID: order.orderNo,
+      network: deposit.network,
+      walletType: deposit.walletType,
+      order_no: order.orderNo,
+      amount: formatDecimal(quote.amountCrypto, d),
+      amountFiat: quote.amountIdr.toString(),
+      feeAmount: formatDecimal(quote.feeAmountCrypto, d),
+      feeAmountFiat: quote.feeAmountIdr.toString(),
+      feeIsIncluded: quote.feeIncluded,
+      uniqueCode: formatUniqueCode(deposit.uniqueCode),
+      uniqueCodeAmount: formatDecimal(deposit.uniqueCodeAmount, d),
+      totalAmount: formatDecimal(deposit.totalAmount, d),
+      totalAmountFiat: deposit.totalAmountFiat.toString(),
+      expiredAt: Math.floor(deposit.expiresAt.getTime() / 1000),
+      destinationAddress: deposit.address,
+    },
+    qrValue: r.qrValue,
+  };
+}

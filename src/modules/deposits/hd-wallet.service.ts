@@ -1,0 +1,52 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { generateMnemonic, mnemonicToSeedSync } from '@scure/bip39';
+import { wordlist } from '@scure/bip39/wordlists/english.js';
+import { randomUUID } from 'node:crypto';
+import type { ChainFamily } from '../../chains/chain-adapter.js';
+import { driverOfFamily } from '../../chains/registry.js';
+import type { SecretBox } from '../../common/crypto.js';
+import type { Environment } from '../../common/environment.js';
+import { MerchantWallet } from './wallet.entity.js';
+
+/**
+ * Each merchant has one BIP-39 wallet per environment, generated here and sealed under MASTER_KEY.
+ * Deposit indexes come from a per-(wallet, family) counter bumped atomically in the database.
+ */
+export class HdWalletService {
+  constructor(private readonly box: SecretBox) {}
+
+  /** The merchant's wallet for `environment`, created on first use (race-safe: unique merchant+environment). */
+  async walletFor(em: EntityManager, merchantId: string, environment: Environment): Promise<MerchantWallet> {
+    const found = await em.findOne(MerchantWallet, { merchant: merchantId, environment });
+    if (found) return found;
+    const id = randomUUID();
+    const sealed = this.box.seal(generateMnemonic(wordlist, 256), `wallet:${id}`);
+    await em
+      .getConnection()
+      .execute(
+        `insert into merchant_wallets (id, merchant_id, environment, mnemonic_ciphertext) values (?, ?, ?, ?) on conflict (merchant_id, environment) do nothing`,
+        [id, merchantId, environment, sealed],
+      );
+    return em.findOneOrFail(MerchantWallet, { merchant: merchantId, environment });
+  }
+
+  /** Takes the next index for (wallet, family). Never hands out the same index twice, even under concurrency. */
+  async nextIndex(em: EntityManager, walletId: string, family: ChainFamily): Promise<number> {
+    const rows = await em.getConnection().execute<{ idx: number }[]>(
+      `insert into wallet_counters (wallet_id, family, next_index) values (?, ?, 1)
+       on conflict (wallet_id, family) do update set next_index = wallet_counters.next_index + 1
+       returning next_index - 1 as idx`,
+      [walletId, family],
+    );
+    return Number(rows[0]!.idx);
+  }
+
+  seed(wallet: MerchantWallet): Uint8Array {
+    const mnemonic = this.box.open(wallet.mnemonicCiphertext, `wallet:${wallet.id}`).toString('utf8');
+    return mnemonicToSeedSync(mnemonic);
+  }
+
+  deriveAddress(wallet: MerchantWallet, family: ChainFamily, index: number): string {
+    return driverOfFamily(family).deriveAddress(this.seed(wallet), index);
+  }
+}

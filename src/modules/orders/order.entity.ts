@@ -1,0 +1,69 @@
+import { Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property, Unique, type Rel } from '@mikro-orm/core';
+import { randomUUID } from 'node:crypto';
+import type { Environment } from '../../common/environment.js';
+import { AmountType } from '../../db/types.js';
+import { Merchant } from '../merchants/merchant.entity.js';
+import type { OrderStatus } from './order.transitions.js';
+
+export type OrderSource = 'api' | 'payment_link';
+
+@Entity({ tableName: 'orders' })
+@Unique({ properties: ['merchant', 'environment', 'orderNo'] })
+@Index({ properties: ['merchant', 'environment', 'createdAt'] })
+export class Order {
+  [OptionalProps]?: 'status' | 'currency' | 'createdAt' | 'updatedAt' | 'customerName' | 'customerEmail' | 'paymentLinkId' | 'paidAt' | 'source' | 'checkoutKeyHash' | 'checkoutKeyExpiresAt';
+
+  @PrimaryKey({ type: 'uuid' })
+  id: string = randomUUID();
+
+  @ManyToOne(() => Merchant, { fieldName: 'merchant_id' })
+  merchant!: Rel<Merchant>;
+
+  @Property({ type: 'text' })
+  environment!: Environment;
+
+  @Property({ type: 'text' })
+  orderNo!: string;
+
+  /** IDR, whole rupiah. */
+  @Property({ type: AmountType })
+  amount!: bigint;
+
+  @Property({ type: 'text' })
+  currency: string = 'IDR';
+
+  /** Written only by OrderStatusService through the transition table. */
+  @Property({ type: 'text' })
+  status: OrderStatus = 'Created';
+
+  @Property({ type: 'text', nullable: true })
+  customerName: string | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  customerEmail: string | null = null;
+
+  @Property({ type: 'text' })
+  source: OrderSource = 'api';
+
+  @Property({ type: 'uuid', nullable: true })
+  paymentLinkId: string | null = null;
+
+  /** SHA-256 of the scoped checkout key; the key itself is returned once. */
+  @Property({ type: 'text', nullable: true, unique: true })
+  checkoutKeyHash: string | null = null;
+
+  @Property({ type: 'timestamptz', nullable: true })
+  checkoutKeyExpiresAt: Date | null = null;
+
+  @Property({ type: 'timestamptz' })
+  expiresAt!: Date;
+
+  @Property({ type: 'timestamptz', nullable: true })
+  paidAt: Date | null = null;
+
+  @Property({ type: 'timestamptz' })
+  createdAt: Date = new Date();
+
+  @Property({ type: 'timestamptz', onUpdate: () => new Date() })
+  updatedAt: Date = new Date();
+}

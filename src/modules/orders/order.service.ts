@@ -1,0 +1,177 @@
+import { UniqueConstraintViolationException } from '@mikro-orm/core';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Caller, RequestContext } from '../../common/context.js';
+import type { Environment } from '../../common/environment.js';
+import { DomainError } from '../../common/errors.js';
+import { parseInput } from '../../common/validation.js';
+import { Deposit } from '../deposits/deposit.entity.js';
+import { Merchant } from '../merchants/merchant.entity.js';
+import { Quote } from '../quotes/quote.entity.js';
+import type { CheckoutKeyService } from './checkout-key.service.js';
+import { Order } from './order.entity.js';
+import { createOrderInput, getOrderInput, listOrdersInput } from './order.inputs.js';
+import { OPEN_STATUSES } from './order.transitions.js';
+
+export interface OrderServiceOptions {
+  /** Read per order: the listening port may be known only after start. */
+  publicBaseUrl: () => string;
+  defaultTtlS: number;
+  minIdr: number;
+  maxIdr: number;
+}
+
+export interface CreatedOrder {
+  order: Order;
+  /** The scoped checkout key, shown once. */
+  key: string;
+  /** Hosted checkout page with the key embedded. */
+  url: string;
+}
+
+export class OrderService {
+  private readonly createInput;
+
+  constructor(
+    private readonly keys: CheckoutKeyService,
+    private readonly opts: OrderServiceOptions,
+  ) {
+    this.createInput = createOrderInput(opts.minIdr, opts.maxIdr);
+  }
+
+  /** Merchant server (API key): creates an order in the key's environment. Duplicate order_no → DUPLICATE_ORDER_NO. */
+  async create(ctx: RequestContext, input: unknown): Promise<CreatedOrder> {
+    const caller = requireApiKey(ctx.caller);
+    const data = parseInput(this.createInput, input);
+    if (data.merchant_id !== caller.merchantId) throw new DomainError('MERCHANT_MISMATCH', 'merchant_id does not match the API key');
+    return this.insert(ctx.em, {
+      merchantId: caller.merchantId,
+      environment: caller.environment,
+      orderNo: data.order_no,
+      amount: BigInt(data.amount),
+      customerName: data.name ?? null,
+      customerEmail: data.email ?? null,
+      source: 'api',
+      paymentLinkId: null,
+    });
+  }
+
+  /** Shared by API orders and payment-link orders. One INSERT; the unique index decides duplicates. */
+  async insert(
+    em: EntityManager,
+    o: Pick<Order, 'environment' | 'orderNo' | 'amount' | 'customerName' | 'customerEmail' | 'source' | 'paymentLinkId'> & { merchantId: string },
+  ): Promise<CreatedOrder> {
+    const merchant = await em.findOne(Merchant, o.merchantId);
+    if (!merchant) throw new DomainError('MERCHANT_NOT_FOUND', 'Merchant not found');
+    const key = this.keys.issue();
+    const ttl = merchant.orderTtlSeconds ?? this.opts.defaultTtlS;
+    const order = em.create(Order, {
+      merchant,
+      environment: o.environment,
+      orderNo: o.orderNo,
+      amount: o.amount,
+      customerName: o.customerName,
+      customerEmail: o.customerEmail,
+      source: o.source,
+      paymentLinkId: o.paymentLinkId,
+      checkoutKeyHash: key.hash,
+      checkoutKeyExpiresAt: key.expiresAt,
+      expiresAt: new Date(Date.now() + ttl * 1000),
+    });
+    try {
+      await em.flush();
+    } catch (e) {
+      if (e instanceof UniqueConstraintViolationException) {
+        throw new DomainError('DUPLICATE_ORDER_NO', `An order with order_no ${o.orderNo} already exists`, { order_no: o.orderNo });
+      }
+      throw e;
+    }
+    return { order, key: key.key, url: `${this.opts.publicBaseUrl()}/checkout/${order.id}?key=${key.key}` };
+  }
+
+  /** REST getOrder / checkout reads: by (merchant_id, order_no), for the merchant or the order's checkout key. */
+  async getByNo(ctx: RequestContext, input: unknown): Promise<Order> {
+    const data = parseInput(getOrderInput, input);
+    return this.findForCaller(ctx, data.merchant_id, data.order_no);
+  }
+
+  /**
+   * The order a caller may act on. Another merchant's order is reported as not found (no existence
+   * leak); a checkout key naming a different order of the same merchant is refused by scope.
+   */
+  async findForCaller(ctx: RequestContext, merchantId: string, orderNo: string, opts: { forUpdate?: boolean } = {}): Promise<Order> {
+    const { caller } = ctx;
+    const env = callerEnvironment(caller, ctx.environment);
+    if (!('merchantId' in caller)) throw new DomainError('UNAUTHENTICATED', 'Authentication required');
+    if (caller.merchantId !== merchantId) throw new DomainError('MERCHANT_MISMATCH', 'merchant_id does not match the credential');
+    const order = await ctx.em.findOne(Order, { merchant: merchantId, environment: env, orderNo }, opts.forUpdate ? { lockMode: 4 /* PESSIMISTIC_WRITE */ } : {});
+    if (!order) throw new DomainError('ORDER_NOT_FOUND', `Order ${orderNo} not found`);
+    if (caller.kind === 'checkout' && caller.orderId !== order.id) throw new DomainError('SCOPE_DENIED', 'This checkout key is valid only for its own order');
+    return order;
+  }
+
+  /** The order with its locked quotes and deposits (REST getOrder, GraphQL order). */
+  async details(ctx: RequestContext, order: Order): Promise<{ order: Order; quotes: Quote[]; deposits: Deposit[] }> {
+    const [quotes, deposits] = await Promise.all([
+      ctx.em.find(Quote, { order }, { populate: ['token'], orderBy: { lockedAt: 'asc' } }),
+      ctx.em.find(Deposit, { order }, { populate: ['token'], orderBy: { createdAt: 'asc' } }),
+    ]);
+    return { order, quotes, deposits };
+  }
+
+  /** Refuses quotes and deposits for orders that can no longer be paid. */
+  assertPayable(order: Order, now = new Date()): void {
+    if (!OPEN_STATUSES.includes(order.status)) throw new DomainError('ORDER_CLOSED', `Order ${order.orderNo} is ${order.status}`);
+    if (order.expiresAt <= now) throw new DomainError('ORDER_EXPIRED', `Order ${order.orderNo} expired`);
+  }
+
+  /** Dashboard / merchant listing with filters and a keyset cursor (created_at desc, id desc). */
+  async list(ctx: RequestContext, input: unknown): Promise<{ orders: Order[]; nextCursor: string | null }> {
+    const f = parseInput(listOrdersInput, input);
+    const caller = ctx.caller;
+    if (!('merchantId' in caller) || caller.kind === 'checkout') throw new DomainError('FORBIDDEN', 'Listing orders needs a merchant credential');
+    const env = callerEnvironment(caller, ctx.environment);
+    const where: string[] = ['o.merchant_id = ?', 'o.environment = ?'];
+    const params: unknown[] = [caller.merchantId, env];
+    if (f.status) (where.push('o.status = ?'), params.push(f.status));
+    if (f.from) (where.push('o.created_at >= ?'), params.push(f.from));
+    if (f.to) (where.push('o.created_at < ?'), params.push(f.to));
+    if (f.network || f.tokenAddress) {
+      const sub = ['d.order_id = o.id'];
+      if (f.network) (sub.push('d.network = ?'), params.push(f.network));
+      if (f.tokenAddress) (sub.push('lower(t.address) = lower(?)'), params.push(f.tokenAddress));
+      where.push(`exists (select 1 from deposits d join tokens t on t.id = d.token_id where ${sub.join(' and ')})`);
+    }
+    if (f.after) {
+      const c = decodeCursor(f.after);
+      where.push('(o.created_at, o.id) < (?, ?)');
+      params.push(c.createdAt, c.id);
+    }
+    const rows = await ctx.em
+      .getConnection()
+      .execute<{ id: string }[]>(`select o.id from orders o where ${where.join(' and ')} order by o.created_at desc, o.id desc limit ${f.first + 1}`, params);
+    const ids = rows.slice(0, f.first).map((r) => r.id);
+    const orders = ids.length ? await ctx.em.find(Order, { id: { $in: ids } }, { orderBy: { createdAt: 'desc', id: 'desc' } }) : [];
+    const last = orders[orders.length - 1];
+    return { orders, nextCursor: rows.length > f.first && last ? encodeCursor(last) : null };
+  }
+}
+
+export function requireApiKey(caller: Caller): Extract<Caller, { kind: 'apiKey' }> {
+  if (caller.kind === 'apiKey') return caller;
+  if (caller.kind === 'checkout') throw new DomainError('SCOPE_DENIED', 'A checkout key cannot create orders');
+  throw new DomainError('UNAUTHENTICATED', 'A merchant API key is required');
+}
+
+function callerEnvironment(caller: Caller, pathEnv: Environment | null): Environment {
+  if ('environment' in caller) return caller.environment;
+  if (pathEnv) return pathEnv;
+  throw new DomainError('BAD_REQUEST', 'environment is required');
+}
+
+const encodeCursor = (o: Order) => Buffer.from(`${o.createdAt.toISOString()}|${o.id}`).toString('base64url');
+function decodeCursor(s: string): { createdAt: Date; id: string } {
+  const [iso, id] = Buffer.from(s, 'base64url').toString('utf8').split('|');
+  const createdAt = new Date(iso ?? '');
+  if (!id || Number.isNaN(createdAt.getTime()) || !/^[0-9a-f-]{36}$/.test(id)) throw new DomainError('VALIDATION_FAILED', 'Invalid cursor');
+  return { createdAt, id };
+}

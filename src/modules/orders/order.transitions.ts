@@ -1,0 +1,30 @@
+/**
+ * Order states and the only moves between them. This table is the documentation (README "Order
+ * lifecycle"); OrderStatusService refuses anything not listed.
+ *
+ * Created     → Processing  a payment was seen but is not yet confirmed deep enough
+ * Created     → Success     confirmed receipts reach the total due (within tolerance)
+ * Created     → Underpaid   expiry with some confirmed receipts, not enough
+ * Created     → Expired     expiry with nothing received
+ * Processing  → Success     confirmations reach the total due
+ * Processing  → Created     the pending payment was orphaned by a reorg
+ * Processing  → Underpaid / Expired   expiry (as above) once pending payments settle or drop
+ * Underpaid   → Success     a top-up inside the late window completes the total
+ * Expired     → Success     a full payment arrives inside the late window
+ * Expired     → Underpaid   a partial payment arrives inside the late window
+ */
+export const ORDER_STATUSES = ['Created', 'Processing', 'Success', 'Underpaid', 'Expired'] as const;
+export type OrderStatus = (typeof ORDER_STATUSES)[number];
+
+export const ORDER_TRANSITIONS: Record<OrderStatus, readonly OrderStatus[]> = {
+  Created: ['Processing', 'Success', 'Underpaid', 'Expired'],
+  Processing: ['Success', 'Created', 'Underpaid', 'Expired'],
+  Underpaid: ['Success'],
+  Expired: ['Success', 'Underpaid'],
+  Success: [],
+};
+
+export const canTransition = (from: OrderStatus, to: OrderStatus): boolean => ORDER_TRANSITIONS[from].includes(to);
+
+/** Statuses in which an order still accepts quotes and deposits. */
+export const OPEN_STATUSES: readonly OrderStatus[] = ['Created', 'Processing'];

@@ -1,0 +1,53 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { driverFor, networkProfile } from '../../chains/registry.js';
+import { NETWORKS, type Environment, type Network } from '../../common/environment.js';
+import { DomainError } from '../../common/errors.js';
+import { Token } from './token.entity.js';
+
+/** The token registry: which contracts/mints are accepted per environment and network. */
+export class TokenService {
+  constructor(private readonly devChains: boolean) {}
+
+  /** Active tokens of an environment, on the chain set each network currently uses. */
+  async listActive(em: EntityManager, environment: Environment, network?: Network): Promise<Token[]> {
+    const networks = network ? [network] : [...NETWORKS];
+    return em.find(
+      Token,
+      { environment, active: true, $or: networks.map((n) => ({ network: n, profile: networkProfile(environment, n, this.devChains).profile })) },
+      { orderBy: { network: 'asc', symbol: 'asc' } },
+    );
+  }
+
+  /** The token a client names by (network, address); refuses unknown and inactive ones clearly. */
+  async resolve(em: EntityManager, environment: Environment, network: Network, address: string): Promise<Token> {
+    const driver = driverFor(network);
+    if (!driver.isValidAddress(address)) {
+      throw new DomainError('TOKEN_NOT_SUPPORTED', `tokenAddress is not a valid ${network} address`, { network, tokenAddress: address });
+    }
+    const canonical = driver.normalizeAddress(address);
+    const { profile } = networkProfile(environment, network, this.devChains);
+    const token = await em.findOne(Token, { environment, network, profile, address: canonical });
+    const envName = environment === 'production' ? 'production' : 'sandbox';
+    if (!token) throw new DomainError('TOKEN_NOT_SUPPORTED', `Token ${canonical} is not supported on ${network} in ${envName}; see /listToken`, { network, tokenAddress: canonical });
+    if (!token.active) throw new DomainError('TOKEN_NOT_SUPPORTED', `Token ${token.symbol} on ${network} is not active in ${envName}`, { network, tokenAddress: canonical });
+    return token;
+  }
+
+  /** Adds or reactivates a token (operators, test chains). Idempotent. */
+  async upsert(em: EntityManager, t: { environment: Environment; network: Network; symbol: string; name: string; address: string; decimals: number }): Promise<Token> {
+    const { profile } = networkProfile(t.environment, t.network, this.devChains);
+    const address = driverFor(t.network).normalizeAddress(t.address);
+    await em
+      .getConnection()
+      .execute(
+        `insert into tokens (id, environment, network, profile, symbol, name, address, decimals, active) values (gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, true)
+         on conflict (environment, network, profile, address) do update set active = true, symbol = excluded.symbol, name = excluded.name, decimals = excluded.decimals`,
+        [t.environment, t.network, profile, t.symbol, t.name, address, t.decimals],
+      );
+    return em.findOneOrFail(Token, { environment: t.environment, network: t.network, profile, address }, { refresh: true });
+  }
+}
+
+export function tokenView(t: Token) {
+  return { symbol: t.symbol, name: t.name, network: t.network, tokenAddress: t.address, decimals: t.decimals, active: t.active };
+}
