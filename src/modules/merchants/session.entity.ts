@@ -40,7 +40,8 @@ export class RefreshToken {
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
 
-  @ManyToOne(() => Session, { fieldName: 'session_id' })
+  // ON DELETE CASCADE (as in the migration): pruning a session removes its refresh tokens.
+  @ManyToOne(() => Session, { fieldName: 'session_id', deleteRule: 'cascade' })
   session!: Rel<Session>;
 
   /** SHA-256 of the opaque token. */
