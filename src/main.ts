@@ -21,9 +21,9 @@ async function main(): Promise<void> {
       '!!! DEVELOPMENT SECRETS IN USE: generated into the data folder. Never run production like this; set MASTER_KEY and JWT_SECRET !!!',
     );
   }
-  const gateway = await startGateway(config, log);
-  log.info({ role: config.ROLE, url: gateway.url, environment: config.NODE_ENV }, 'gateway started');
-
+  // Signal handlers go in before anything starts: a SIGINT/SIGTERM that lands while the database,
+  // HTTP server or scheduler are still starting (the server may already answer /readyz) must still
+  // shut down gracefully — not kill the process and orphan an embedded PostgreSQL.
   let stopping = false;
   const shutdown = (signal: string) => {
     if (stopping) {
@@ -37,7 +37,8 @@ async function main(): Promise<void> {
       process.exit(1);
     }, 30_000);
     force.unref();
-    gateway.stop().then(
+    // Waits for a start in progress; a start that fails has already undone itself.
+    starting.then((gateway) => gateway.stop()).then(
       () => {
         log.info('stopped cleanly');
         process.exit(0);
@@ -50,6 +51,10 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+
+  const starting = startGateway(config, log);
+  const gateway = await starting;
+  if (!stopping) log.info({ role: config.ROLE, url: gateway.url, environment: config.NODE_ENV }, 'gateway started');
 }
 
 process.on('unhandledRejection', (err) => {

@@ -2,7 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONFIG_VARS, ConfigError, loadConfig, type ConfigVar } from '../../src/config';
-import { bareEnv, MAIN_JS, requireDist, runProcess } from '../support/process';
+import { bareEnv, lockDist, MAIN_JS, requireDist, runProcess } from '../support/process';
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -78,7 +78,13 @@ describe('config validation', () => {
 });
 
 describe('the built program refuses bad configuration', () => {
-  beforeAll(() => requireDist());
+  // `npm run cli` in another test file may be rewriting dist/ meanwhile.
+  let release: () => void;
+  beforeAll(async () => {
+    requireDist();
+    release = await lockDist();
+  });
+  afterAll(() => release?.());
 
   it('node dist/src/main.js with PORT=abc exits non-zero, naming PORT', async () => {
     const dataDir = tmp();

@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 
 /** Repository root (where package.json and dist/ live). */
 export const ROOT = resolve(__dirname, '../..');
@@ -141,4 +143,50 @@ export function processesMatching(needle: string): number[] {
 /** A minimal environment for spawned programs: PATH and HOME only, plus `extra`. */
 export function bareEnv(extra: Record<string, string | undefined> = {}): Record<string, string | undefined> {
   return { PATH: process.env.PATH, HOME: process.env.HOME ?? '/root', ...extra };
+}
+
+/**
+ * A cross-process lock around dist/: `npm run cli` rebuilds dist/ (tsc rewrites every file) while other
+ * test files may be starting `node dist/...`; a program loading a half-written file would fail at
+ * random. Hold it while building or while a spawned program loads its modules.
+ */
+export async function lockDist(timeoutMs = 180_000): Promise<() => void> {
+  const dir = join(tmpdir(), `cpg-dist-lock-${createHash('sha256').update(ROOT).digest('hex').slice(0, 12)}`);
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    try {
+      mkdirSync(dir);
+      writeFileSync(join(dir, 'pid'), String(process.pid));
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        rmSync(dir, { recursive: true, force: true });
+      };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code !== 'EEXIST') throw e;
+      // A holder that died without releasing (killed jest worker) does not block forever.
+      const holder = Number(readFileSafe(join(dir, 'pid')));
+      if (holder && !isAlive(holder)) rmSync(dir, { recursive: true, force: true });
+      if (Date.now() > deadline) throw new Error(`could not lock ${dir} within ${timeoutMs} ms`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+}
+
+function readFileSafe(file: string): string {
+  try {
+    return readFileSync(file, 'utf8');
+  } catch {
+    return '';
+  }
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
 }
