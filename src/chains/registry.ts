@@ -1,3 +1,4 @@
+import { TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import type { Environment, Network } from '../common/environment.js';
 import type { ChainFamily, ChainFamilyDriver } from './chain-adapter.js';
 import { evmDriver } from './evm/index.js';
@@ -36,7 +37,7 @@ export function networkProfile(environment: Environment, network: Network, devCh
 }
 
 // Classic SPL Token program: USDC/USDT mints (Token-2022 mints would need their own program id here).
-const SPL_TOKEN_PROGRAM = 'TokenkegQfeZyiNwAdHgvykhTVgG1i4hQhAn7UKNe';
+const SPL_TOKEN_PROGRAM = TOKEN_PROGRAM_ID.toBase58();
 
 /**
  * Address the watcher observes for a deposit, when it is not the deposit address itself: on SOLANA

@@ -25,10 +25,11 @@ export async function buildGqlContext(app: App, creds: Credentials, meta: { ip: 
       const m = creds.authorization.match(/^Bearer\s+(\S+)$/i);
       if (!m) throw new DomainError('UNAUTHENTICATED', 'Authorization must be "Bearer <access token>"');
       caller = await app.auth.authenticate(em, m[1]!);
+    } else if (creds.checkoutKey || (creds.apiKey && app.checkoutKeys.isCheckoutKey(creds.apiKey))) {
+      // A checkout page may send its scoped key as `x-checkout-key` or, like the REST flow, as `api-key`.
+      caller = await app.checkoutKeys.authenticate(em, (creds.checkoutKey ?? creds.apiKey)!);
     } else if (creds.apiKey) {
       caller = await app.apiKeys.authenticateAny(em, creds.apiKey);
-    } else if (creds.checkoutKey && app.checkoutKeys) {
-      caller = await app.checkoutKeys.authenticate(em, creds.checkoutKey);
     }
   } catch (e) {
     if (!isDomainError(e)) throw e;

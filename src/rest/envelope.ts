@@ -35,7 +35,6 @@ export function toDomainError(err: unknown): DomainError {
     const [code, message] = FASTIFY_CODES[fe.code];
     return new DomainError(code, message);
   }
-  if (err instanceof SyntaxError || fe?.type === 'entity.parse.failed') return new DomainError('MALFORMED_JSON', 'Malformed JSON body');
   const status = fe?.statusCode ?? fe?.status;
   if (typeof status === 'number' && status >= 400 && status < 500) {
     if (status === 413) return new DomainError('PAYLOAD_TOO_LARGE', 'Request body too large');

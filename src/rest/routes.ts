@@ -42,7 +42,7 @@ export async function authenticate(app: App, req: FastifyRequest, ctx: RequestCo
     case 'checkout': {
       // A checkout page presents its scoped key; a merchant server may use its API key instead.
       const raw = header(req, 'api-key') ?? (req.query as Record<string, string> | undefined)?.key;
-      if (app.checkoutKeys && raw && !raw.startsWith(`${app.config.API_KEY_PREFIX}_`)) {
+      if (raw && app.checkoutKeys.isCheckoutKey(raw)) {
         const caller = await app.checkoutKeys.authenticate(ctx.em, raw);
         if ('environment' in caller && caller.environment !== ctx.environment) throw new DomainError('WRONG_ENVIRONMENT', 'This checkout key belongs to the other environment');
         return caller;

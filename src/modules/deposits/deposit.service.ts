@@ -6,7 +6,7 @@ import type { WalletType } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { formatDecimal, tokenUnitsToIdrFloor } from '../../common/money.js';
 import { parseInput } from '../../common/validation.js';
-import { Order } from '../orders/order.entity.js';
+import type { Order } from '../orders/order.entity.js';
 import { createDepositInput } from '../orders/order.inputs.js';
 import type { OrderService } from '../orders/order.service.js';
 import { parseRate, uniqueCodeAmount } from '../quotes/fee.math.js';
@@ -82,13 +82,12 @@ export class DepositService {
     for (let attempt = 0; attempt < 5; attempt++) {
       try {
         return await em.transactional(async (tx) => {
-          await tx.findOneOrFail(Order, order.id, { lockMode: 4 /* PESSIMISTIC_WRITE */, refresh: true });
+          await tx.execute('select 1 from orders where id = ? for update', [order.id]);
           const existing = await tx.findOne(Deposit, { order: order.id, token: token.id });
           if (existing) return existing;
           const index = await this.wallets.nextIndex(tx, wallet.id, family);
           const address = this.wallets.deriveAddress(wallet, family, index);
           const taken = await tx
-            .getConnection()
             .execute<{ unique_code: number }[]>(`select unique_code from deposits where environment = ? and network = ? and token_id = ? and status = 'open'`, [
               order.environment,
               token.network,

@@ -22,7 +22,6 @@ export class HdWalletService {
     const id = randomUUID();
     const sealed = this.box.seal(generateMnemonic(wordlist, 256), `wallet:${id}`);
     await em
-      .getConnection()
       .execute(
         `insert into merchant_wallets (id, merchant_id, environment, mnemonic_ciphertext) values (?, ?, ?, ?) on conflict (merchant_id, environment) do nothing`,
         [id, merchantId, environment, sealed],
@@ -32,7 +31,7 @@ export class HdWalletService {
 
   /** Takes the next index for (wallet, family). Never hands out the same index twice, even under concurrency. */
   async nextIndex(em: EntityManager, walletId: string, family: ChainFamily): Promise<number> {
-    const rows = await em.getConnection().execute<{ idx: number }[]>(
+    const rows = await em.execute<{ idx: number }[]>(
       `insert into wallet_counters (wallet_id, family, next_index) values (?, ?, 1)
        on conflict (wallet_id, family) do update set next_index = wallet_counters.next_index + 1
        returning next_index - 1 as idx`,

@@ -73,7 +73,6 @@ export class ApiKeyService {
     if (!this.format.test(raw)) throw new DomainError('INVALID_API_KEY', 'Invalid API key');
     const hash = sha256Hex(raw);
     const row = await em
-      .getConnection()
       .execute<{ id: string; merchant_id: string; environment: Environment; key_hash: string }[]>(
         'select id, merchant_id, environment, key_hash from api_keys where key_hash = ? and revoked_at is null',
         [hash],

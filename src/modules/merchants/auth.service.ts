@@ -102,7 +102,6 @@ export class AuthService {
     }
     const sid = typeof payload.sid === 'string' ? payload.sid : '';
     const rows = await em
-      .getConnection()
       .execute<{ user_id: string; merchant_id: string; role: string }[]>(
         `select s.user_id, u.merchant_id, u.role from sessions s join dashboard_users u on u.id = s.user_id
           where s.id = ? and s.revoked_at is null and s.expires_at > now()`,

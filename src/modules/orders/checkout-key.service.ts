@@ -27,7 +27,6 @@ export class CheckoutKeyService {
     if (!FORMAT.test(raw)) throw new DomainError('INVALID_API_KEY', 'Invalid checkout key');
     const hash = sha256Hex(raw);
     const rows = await em
-      .getConnection()
       .execute<{ id: string; merchant_id: string; environment: Environment; checkout_key_hash: string; expired: boolean }[]>(
         'select id, merchant_id, environment, checkout_key_hash, checkout_key_expires_at <= now() as expired from orders where checkout_key_hash = ?',
         [hash],

@@ -11,7 +11,7 @@ export const createOrderInput = (min: number, max: number) =>
   z.object({
     merchant_id: merchantId,
     order_no: orderNo,
-    amount: idr.refine((s) => BigInt(s) >= BigInt(min) && BigInt(s) <= BigInt(max), `must be between ${min} and ${max} IDR`),
+    amount: idr.refine((s) => /^\d+$/.test(s) && BigInt(s) >= BigInt(min) && BigInt(s) <= BigInt(max), `must be between ${min} and ${max} IDR`),
     name: z.string().trim().min(1).max(200).optional().nullable(),
     email: z.email('must be a valid email address').max(254).optional().nullable(),
   });

@@ -147,7 +147,6 @@ export class OrderService {
       params.push(c.createdAt, c.id);
     }
     const rows = await ctx.em
-      .getConnection()
       .execute<{ id: string }[]>(`select o.id from orders o where ${where.join(' and ')} order by o.created_at desc, o.id desc limit ${f.first + 1}`, params);
     const ids = rows.slice(0, f.first).map((r) => r.id);
     const orders = ids.length ? await ctx.em.find(Order, { id: { $in: ids } }, { orderBy: { createdAt: 'desc', id: 'desc' } }) : [];

@@ -42,7 +42,7 @@ export class QuoteService {
     const m = await em.findOneOrFail(Merchant, order.merchant.id);
     const q = computeQuote({ amountIdr: order.amount, feePercent: normalizePercent(m.platformFeePercent), feeIncluded: m.feeIncluded, rate: rate.rate, decimals: token.decimals });
     const fee = q.fees[0];
-    await em.getConnection().execute(
+    await em.execute(
       `insert into quotes (id, order_id, token_id, network, decimals, rate_source, crypto_rate, amount_idr, amount_crypto, fee_percent, fee_included,
          fee_amount_idr, fee_amount_crypto, total_idr, total_crypto, merchant_receives_idr, merchant_receives_crypto, locked_at)
        values (gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now())

@@ -38,7 +38,6 @@ export class TokenService {
     const { profile } = networkProfile(t.environment, t.network, this.devChains);
     const address = driverFor(t.network).normalizeAddress(t.address);
     await em
-      .getConnection()
       .execute(
         `insert into tokens (id, environment, network, profile, symbol, name, address, decimals, active) values (gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, true)
          on conflict (environment, network, profile, address) do update set active = true, symbol = excluded.symbol, name = excluded.name, decimals = excluded.decimals`,

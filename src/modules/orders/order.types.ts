@@ -1,0 +1,194 @@
+import { Field, InputType, Int, ObjectType } from 'type-graphql';
+import type { Network, WalletType } from '../../common/environment.js';
+import { formatDecimal } from '../../common/money.js';
+import { NetworkEnum, OrderStatusEnum, WalletTypeEnum } from '../../graphql/scalars.js';
+import type { Deposit } from '../deposits/deposit.entity.js';
+import { formatUniqueCode } from '../deposits/unique-code.js';
+import type { Quote } from '../quotes/quote.entity.js';
+import type { Token } from '../tokens/token.entity.js';
+import type { Order } from './order.entity.js';
+import type { OrderStatus } from './order.transitions.js';
+
+@ObjectType('Token')
+export class TokenType {
+  @Field() symbol!: string;
+  @Field() name!: string;
+  @Field(() => NetworkEnum) network!: Network;
+  @Field({ description: 'Contract (EVM/TRON) or mint (SOLANA) address' }) address!: string;
+  @Field(() => Int) decimals!: number;
+  @Field() active!: boolean;
+}
+
+@ObjectType()
+export class FeeLine {
+  @Field() name!: string;
+  @Field() feeType!: string;
+  @Field({ description: 'Percent for PERCENT fees' }) feeValue!: string;
+  @Field({ description: 'IDR' }) feeAmount!: string;
+  @Field({ description: 'Token units (decimal string)' }) feeAmountCrypto!: string;
+  @Field() isIncluded!: boolean;
+}
+
+@ObjectType('Quote')
+export class QuoteType {
+  @Field(() => NetworkEnum) network!: Network;
+  @Field() tokenAddress!: string;
+  @Field() tokenSymbol!: string;
+  @Field(() => Int) decimals!: number;
+  @Field({ description: 'IDR per token, locked' }) cryptoRate!: string;
+  @Field({ description: 'Market source id, or "fallback"' }) rateSource!: string;
+  @Field({ description: 'IDR' }) amount!: string;
+  @Field({ description: 'Token units' }) amountCrypto!: string;
+  @Field(() => [FeeLine]) fees!: FeeLine[];
+  @Field() totalFeeAmount!: string;
+  @Field() totalFeeAmountCrypto!: string;
+  @Field({ description: 'IDR the customer pays (before the unique code)' }) totalAmount!: string;
+  @Field() totalAmountCrypto!: string;
+  @Field() lockedAt!: Date;
+}
+
+@ObjectType('Deposit')
+export class DepositType {
+  @Field(() => NetworkEnum) network!: Network;
+  @Field() tokenName!: string;
+  @Field() tokenAddress!: string;
+  @Field(() => WalletTypeEnum) walletType!: WalletType;
+  @Field() destinationAddress!: string;
+  @Field({ description: '3 digits' }) uniqueCode!: string;
+  @Field({ description: 'Token units added for the unique code' }) uniqueCodeAmount!: string;
+  @Field({ description: 'Token units before the unique code' }) amount!: string;
+  @Field() amountFiat!: string;
+  @Field() feeAmount!: string;
+  @Field() feeAmountFiat!: string;
+  @Field() feeIsIncluded!: boolean;
+  @Field({ description: 'Token units to send, exactly' }) totalAmount!: string;
+  @Field({ description: 'totalAmount in base units (integer string)' }) totalAmountBaseUnits!: string;
+  @Field() totalAmountFiat!: string;
+  @Field() expiresAt!: Date;
+  @Field() status!: string;
+}
+
+@ObjectType('Order')
+export class OrderType {
+  @Field() id!: string;
+  @Field() orderNo!: string;
+  @Field() merchantId!: string;
+  @Field({ description: 'IDR, whole rupiah' }) amount!: string;
+  @Field() currency!: string;
+  @Field(() => OrderStatusEnum) status!: OrderStatus;
+  @Field(() => String, { nullable: true }) customerName!: string | null;
+  @Field(() => String, { nullable: true }) customerEmail!: string | null;
+  @Field() source!: string;
+  @Field(() => String, { nullable: true }) paymentLinkId!: string | null;
+  @Field() createdAt!: Date;
+  @Field() expiresAt!: Date;
+  @Field(() => Date, { nullable: true }) paidAt!: Date | null;
+  @Field(() => [QuoteType]) quotes!: QuoteType[];
+  @Field(() => [DepositType]) deposits!: DepositType[];
+}
+
+@ObjectType()
+export class CreatedOrder {
+  @Field(() => OrderType) order!: OrderType;
+  @Field({ description: 'Hosted checkout page, scoped key embedded as `key`' }) url!: string;
+  @Field({ description: 'Scoped checkout key (30 minutes, this order only); shown once' }) key!: string;
+  @Field(() => Int, { description: 'Order expiry, Unix seconds' }) expiredAt!: number;
+}
+
+@ObjectType()
+export class DepositPayload {
+  @Field(() => DepositType) deposit!: DepositType;
+  @Field({ description: 'QR content: EIP-681 URI, wallet deep link or Solana Pay URL' }) qrValue!: string;
+}
+
+@ObjectType()
+export class OrderPage {
+  @Field(() => [OrderType]) nodes!: OrderType[];
+  @Field(() => String, { nullable: true, description: 'Pass as `after` for the next page; null at the end' }) nextCursor!: string | null;
+}
+
+@InputType()
+export class CreateOrderInput {
+  @Field() orderNo!: string;
+  @Field({ description: 'IDR, whole rupiah, as a string' }) amount!: string;
+  @Field(() => String, { nullable: true }) name?: string | null;
+  @Field(() => String, { nullable: true }) email?: string | null;
+}
+
+export const toTokenType = (t: Token): TokenType => ({ symbol: t.symbol, name: t.name, network: t.network, address: t.address, decimals: t.decimals, active: t.active });
+
+export function toQuoteType(q: Quote): QuoteType {
+  const d = q.decimals;
+  return {
+    network: q.network,
+    tokenAddress: q.token.address,
+    tokenSymbol: q.token.symbol,
+    decimals: d,
+    cryptoRate: q.cryptoRate,
+    rateSource: q.rateSource,
+    amount: q.amountIdr.toString(),
+    amountCrypto: formatDecimal(q.amountCrypto, d),
+    fees: [
+      {
+        name: 'Platform fee',
+        feeType: 'PERCENT',
+        feeValue: q.feePercent,
+        feeAmount: q.feeAmountIdr.toString(),
+        feeAmountCrypto: formatDecimal(q.feeAmountCrypto, d),
+        isIncluded: q.feeIncluded,
+      },
+    ],
+    totalFeeAmount: q.feeAmountIdr.toString(),
+    totalFeeAmountCrypto: formatDecimal(q.feeAmountCrypto, d),
+    totalAmount: q.totalIdr.toString(),
+    totalAmountCrypto: formatDecimal(q.totalCrypto, d),
+    lockedAt: q.lockedAt,
+  };
+}
+
+export function toDepositType(dep: Deposit, q: Quote, token: Token): DepositType {
+  const d = token.decimals;
+  return {
+    network: dep.network,
+    tokenName: token.symbol,
+    tokenAddress: token.address,
+    walletType: dep.walletType,
+    destinationAddress: dep.address,
+    uniqueCode: formatUniqueCode(dep.uniqueCode),
+    uniqueCodeAmount: formatDecimal(dep.uniqueCodeAmount, d),
+    amount: formatDecimal(q.amountCrypto, d),
+    amountFiat: q.amountIdr.toString(),
+    feeAmount: formatDecimal(q.feeAmountCrypto, d),
+    feeAmountFiat: q.feeAmountIdr.toString(),
+    feeIsIncluded: q.feeIncluded,
+    totalAmount: formatDecimal(dep.totalAmount, d),
+    totalAmountBaseUnits: dep.totalAmount.toString(),
+    totalAmountFiat: dep.totalAmountFiat.toString(),
+    expiresAt: dep.expiresAt,
+    status: dep.status,
+  };
+}
+
+export function toOrderType(o: Order, quotes: Quote[] = [], deposits: Deposit[] = []): OrderType {
+  const quoteOf = (dep: Deposit) => quotes.find((q) => q.id === dep.quote.id);
+  return {
+    id: o.id,
+    orderNo: o.orderNo,
+    merchantId: o.merchant.id,
+    amount: o.amount.toString(),
+    currency: o.currency,
+    status: o.status,
+    customerName: o.customerName,
+    customerEmail: o.customerEmail,
+    source: o.source,
+    paymentLinkId: o.paymentLinkId,
+    createdAt: o.createdAt,
+    expiresAt: o.expiresAt,
+    paidAt: o.paidAt,
+    quotes: quotes.map(toQuoteType),
+    deposits: deposits.flatMap((dep) => {
+      const q = quoteOf(dep);
+      return q ? [toDepositType(dep, q, dep.token)] : [];
+    }),
+  };
+}
