@@ -8,6 +8,7 @@ import { ApiKeyService } from './modules/merchants/api-key.service.js';
 import { AuthService } from './modules/merchants/auth.service.js';
 import { MerchantService } from './modules/merchants/merchant.service.js';
 import { CheckoutKeyService } from './modules/orders/checkout-key.service.js';
+import { OrderStatusService } from './modules/orders/order-status.service.js';
 import { OrderService } from './modules/orders/order.service.js';
 import { CoinGeckoRateProvider } from './modules/quotes/providers/coingecko.rate-provider.js';
 import { IndodaxRateProvider } from './modules/quotes/providers/indodax.rate-provider.js';
@@ -29,6 +30,8 @@ export interface App {
   checkoutKeys: CheckoutKeyService;
   tokens: TokenService;
   orders: OrderService;
+  /** The only writer of `orders.status` (transition table + outbox row + NOTIFY, in the caller's transaction). */
+  orderStatus: OrderStatusService;
   rates: RateService;
   quotes: QuoteService;
   wallets: HdWalletService;
@@ -64,9 +67,10 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
     minIdr: config.ORDER_MIN_IDR,
     maxIdr: config.ORDER_MAX_IDR,
   });
+  const orderStatus = new OrderStatusService();
   const rates = createRateService(config, log);
   const quotes = new QuoteService(orders, tokens, rates);
   const wallets = new HdWalletService(box);
   const deposits = new DepositService(orders, tokens, quotes, wallets, config.DEV_CHAINS);
-  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, rates, quotes, wallets, deposits };
+  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStatus, rates, quotes, wallets, deposits };
 }

@@ -3,6 +3,7 @@ import { createApp, type App } from './app.js';
 import type { Config } from './config/index.js';
 import { openDatabase } from './db/open-database.js';
 import { connectOrm, migrate } from './db/orm.js';
+import { createGatewayPubSub, OrderEventsListener } from './graphql/pubsub.js';
 import { buildGatewaySchema } from './graphql/schema.js';
 import { buildServer, type HttpServer } from './http/server.js';
 import { merchantRoutes } from './rest/merchant.routes.js';
@@ -16,6 +17,8 @@ export interface Gateway {
   url?: string;
   http?: HttpServer;
   scheduler?: Scheduler;
+  /** api/all roles: the LISTEN connection feeding this process's GraphQL PubSub. */
+  orderEvents?: OrderEventsListener;
   databaseUrl: string;
   stop(): Promise<void>;
 }
@@ -54,7 +57,13 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
     const gateway: Gateway = { app, databaseUrl, stop };
 
     if (config.ROLE !== 'worker') {
-      const schema = await buildGatewaySchema();
+      // Order status changes from every process (NOTIFY on commit) → this process's subscriptions.
+      const pubSub = createGatewayPubSub();
+      const orderEvents = new OrderEventsListener({ connectionString: databaseUrl, pubSub, log });
+      await orderEvents.start();
+      cleanups.push(() => orderEvents.close());
+      gateway.orderEvents = orderEvents;
+      const schema = await buildGatewaySchema(pubSub);
       const http = await buildServer(app, { schema, envRoutes: [...merchantRoutes(app), ...paymentRoutes(app)] });
       await http.fastify.listen({ host: config.HOST, port: config.PORT });
       cleanups.push(() => http.close());

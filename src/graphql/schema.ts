@@ -1,14 +1,19 @@
 import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphql';
 import 'reflect-metadata';
-import { buildSchema, type NonEmptyArray, type PubSub } from 'type-graphql';
+import { buildSchema, type NonEmptyArray } from 'type-graphql';
 import { MerchantResolver } from '../modules/merchants/merchant.resolver.js';
+import { OrderSubscriptionResolver } from '../modules/orders/order-subscription.resolver.js';
 import { authChecker } from './auth-checker.js';
+import { createGatewayPubSub, registerSchemaPubSub, type GatewayPubSub } from './pubsub.js';
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-export const resolvers: NonEmptyArray<Function> = [MerchantResolver];
+export const resolvers: NonEmptyArray<Function> = [MerchantResolver, OrderSubscriptionResolver];
 
-export async function buildGatewaySchema(pubSub?: PubSub): Promise<GraphQLSchema> {
-  return buildSchema({ resolvers, authChecker, validate: false, pubSub, emitSchemaFile: false });
+/** `pubSub`: the process's PubSub, fed by the LISTEN connection (runtime.ts); a private one if omitted (SDL, tests). */
+export async function buildGatewaySchema(pubSub: GatewayPubSub = createGatewayPubSub()): Promise<GraphQLSchema> {
+  const schema = await buildSchema({ resolvers, authChecker, validate: false, pubSub, emitSchemaFile: false });
+  registerSchemaPubSub(schema, pubSub);
+  return schema;
 }
 
 /** The SDL committed in `schema/schema.graphql` (sorted, so it diffs cleanly). */

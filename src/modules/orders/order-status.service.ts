@@ -1,0 +1,138 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Environment } from '../../common/environment.js';
+import { DomainError } from '../../common/errors.js';
+import { Order } from './order.entity.js';
+import { canTransition, ORDER_STATUSES, type OrderStatus } from './order.transitions.js';
+
+/** Why a status changed, stored with the event: `{ kind: 'payment_confirmed', paymentId }`, `{ kind: 'expired' }`, … */
+export interface TransitionReason {
+  kind: string;
+  [k: string]: unknown;
+}
+
+export interface TransitionResult {
+  /** false when the order already had the target status (nothing written, nothing notified). */
+  changed: boolean;
+  from: OrderStatus;
+  to: OrderStatus;
+  /** The `order_events` row written for the change (null when unchanged). */
+  eventId: string | null;
+}
+
+/** PostgreSQL channel of order status changes; payload is {@link OrderEventNotification} as JSON. */
+export const ORDER_EVENTS_CHANNEL = 'order_events';
+export const ORDER_STATUS_CHANGED = 'order.status_changed';
+
+/**
+ * An order's status as a plain DTO: the NOTIFY payload of a change (small on purpose: PostgreSQL
+ * limits payloads to 8000 bytes), and the shape of `current()` / `eventsSince()`.
+ */
+export interface OrderStatusUpdate {
+  /** The `order_events` row; null only for the current status of an order that never changed. */
+  eventId: string | null;
+  /** Per-order ordering of events (see the order_events migration); 0 before the first change. */
+  seq: number;
+  orderId: string;
+  orderNo: string;
+  merchantId: string;
+  environment: Environment;
+  status: OrderStatus;
+  previousStatus: OrderStatus | null;
+  /** ISO 8601 time of the change (of the order's creation when it never changed). */
+  at: string;
+}
+
+/** What `pg_notify('order_events', …)` carries: always a real event. */
+export type OrderEventNotification = OrderStatusUpdate & { eventId: string };
+
+/** A timestamptz as `2026-11-21T06:07:27.309Z` (raw queries return timestamps as text). */
+const iso = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
+
+interface UpdateRow {
+  eventId: string | null;
+  seq: string | number;
+  orderId: string;
+  orderNo: string;
+  merchantId: string;
+  environment: Environment;
+  status: OrderStatus;
+  previousStatus: OrderStatus | null;
+  at: string;
+}
+const toUpdate = (r: UpdateRow): OrderStatusUpdate => ({ ...r, seq: Number(r.seq) });
+
+/**
+ * The only writer of `orders.status` (ARCHITECTURE: modules rule 4). One transition = lock the order
+ * row, check the transition table, update the status (and `paid_at` on Success), write an
+ * `order_events` row (outbox, rule 5) and `pg_notify` — all in the caller's transaction, so the
+ * notification is delivered on commit and never for a rolled-back change.
+ */
+export class OrderStatusService {
+  /**
+   * `em` must be inside a transaction (`em.transactional(...)`). Same status → no-op (`changed: false`).
+   * A move the table does not allow throws a plain Error: callers decide from the table first, so
+   * reaching it is a programming error, not a client error.
+   */
+  async transition(em: EntityManager, orderId: string, to: OrderStatus, reason: TransitionReason): Promise<TransitionResult> {
+    if (!em.isInTransaction()) throw new Error('OrderStatusService.transition must run inside a transaction (em.transactional)');
+    if (!ORDER_STATUSES.includes(to)) throw new Error(`Unknown order status ${String(to)}`);
+    if (!reason || typeof reason.kind !== 'string' || !reason.kind) throw new Error('A transition needs a reason with a kind');
+
+    const locked = await em.execute<{ status: OrderStatus }[]>('select status from orders where id = ? for update', [orderId]);
+    const from = locked[0]?.status;
+    if (!from) throw new DomainError('ORDER_NOT_FOUND', `Order ${orderId} not found`);
+    if (from === to) return { changed: false, from, to, eventId: null };
+    if (!canTransition(from, to)) throw new Error(`Illegal order status transition ${from} → ${to} (order ${orderId})`);
+
+    // One statement: update, outbox row, notification (queued by PostgreSQL until commit).
+    const rows = await em.execute<{ event_id: string; status: OrderStatus; paid_at: string | null; updated_at: string }[]>(
+      `with o as (
+         update orders set status = ?, paid_at = case when ? = 'Success' then coalesce(paid_at, now()) else paid_at end, updated_at = now()
+         where id = ? returning id, order_no, merchant_id, environment, status, paid_at, updated_at
+       ), e as (
+         insert into order_events (id, order_id, merchant_id, environment, type, from_status, to_status, reason)
+         select gen_random_uuid(), o.id, o.merchant_id, o.environment, ?, ?, o.status, ?::jsonb from o
+         returning id, seq, order_id, created_at
+       )
+       select e.id as event_id, o.status, ${iso('o.paid_at')} as paid_at, ${iso('o.updated_at')} as updated_at,
+              pg_notify(?, json_build_object(
+                'eventId', e.id, 'seq', e.seq, 'orderId', o.id, 'orderNo', o.order_no, 'merchantId', o.merchant_id,
+                'environment', o.environment, 'status', o.status, 'previousStatus', ?::text,
+                'at', ${iso('e.created_at')})::text)
+       from o join e on e.order_id = o.id`,
+      [to, to, orderId, ORDER_STATUS_CHANGED, from, JSON.stringify(reason), ORDER_EVENTS_CHANNEL, from],
+    );
+    const row = rows[0];
+    if (!row) throw new Error(`Order ${orderId} vanished during its transition`);
+
+    // Keep a managed Order of this EntityManager in step (without making it dirty).
+    const managed = em.getUnitOfWork().getById<Order>(Order.name, orderId);
+    if (managed) em.merge(Order, { id: orderId, status: row.status, paidAt: row.paid_at ? new Date(row.paid_at) : null, updatedAt: new Date(row.updated_at) }, { refresh: true });
+    return { changed: true, from, to, eventId: row.event_id };
+  }
+
+  /** The order's status now, with the latest event's seq (0 if none); null if there is no such order. */
+  async current(em: EntityManager, orderId: string): Promise<OrderStatusUpdate | null> {
+    const rows = await em.execute<UpdateRow[]>(
+      `select e.id as "eventId", coalesce(e.seq, 0) as seq, o.id as "orderId", o.order_no as "orderNo", o.merchant_id as "merchantId",
+              o.environment, o.status, e.from_status as "previousStatus", ${iso('coalesce(e.created_at, o.created_at)')} as at
+       from orders o
+       left join lateral (select id, seq, from_status, created_at from order_events where order_id = o.id order by seq desc limit 1) e on true
+       where o.id = ?`,
+      [orderId],
+    );
+    return rows[0] ? toUpdate(rows[0]) : null;
+  }
+
+  /** The order's status changes after `afterSeq`, oldest first (catch-up after a missed notification). */
+  async eventsSince(em: EntityManager, orderId: string, afterSeq: number): Promise<OrderEventNotification[]> {
+    const rows = await em.execute<(UpdateRow & { eventId: string })[]>(
+      `select e.id as "eventId", e.seq, o.id as "orderId", o.order_no as "orderNo", o.merchant_id as "merchantId",
+              e.environment, e.to_status as status, e.from_status as "previousStatus", ${iso('e.created_at')} as at
+       from order_events e join orders o on o.id = e.order_id
+       where e.order_id = ? and e.seq > ? order by e.seq`,
+      [orderId, afterSeq],
+    );
+    return rows.map((r) => ({ ...toUpdate(r), eventId: r.eventId }));
+  }
+}
