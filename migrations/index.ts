@@ -1,11 +1,13 @@
 import type { MigrationObject } from '@mikro-orm/core';
 import { Migration20261121000100_foundation } from './Migration20261121000100_foundation.js';
 import { Migration20261121000200_payment_flow } from './Migration20261121000200_payment_flow.js';
+import { Migration20261121000300_payment_links } from './Migration20261121000300_payment_links.js';
 import { Migration20261121000400_order_events } from './Migration20261121000400_order_events.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000100_foundation', class: Migration20261121000100_foundation },
   { name: 'Migration20261121000200_payment_flow', class: Migration20261121000200_payment_flow },
+  { name: 'Migration20261121000300_payment_links', class: Migration20261121000300_payment_links },
   { name: 'Migration20261121000400_order_events', class: Migration20261121000400_order_events },
 ];

@@ -10,6 +10,7 @@ import { MerchantService } from './modules/merchants/merchant.service.js';
 import { CheckoutKeyService } from './modules/orders/checkout-key.service.js';
 import { OrderStatusService } from './modules/orders/order-status.service.js';
 import { OrderService } from './modules/orders/order.service.js';
+import { PaymentLinkService } from './modules/payment-links/payment-link.service.js';
 import { CoinGeckoRateProvider } from './modules/quotes/providers/coingecko.rate-provider.js';
 import { IndodaxRateProvider } from './modules/quotes/providers/indodax.rate-provider.js';
 import { QuoteService } from './modules/quotes/quote.service.js';
@@ -36,6 +37,7 @@ export interface App {
   quotes: QuoteService;
   wallets: HdWalletService;
   deposits: DepositService;
+  paymentLinks: PaymentLinkService;
 }
 
 export function createRateService(config: Config, log: Logger): RateService {
@@ -72,5 +74,6 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const quotes = new QuoteService(orders, tokens, rates);
   const wallets = new HdWalletService(box);
   const deposits = new DepositService(orders, tokens, quotes, wallets, config.DEV_CHAINS);
-  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStatus, rates, quotes, wallets, deposits };
+  const paymentLinks = new PaymentLinkService(orders, { publicBaseUrl: () => config.PUBLIC_BASE_URL, minIdr: config.ORDER_MIN_IDR, maxIdr: config.ORDER_MAX_IDR });
+  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStatus, rates, quotes, wallets, deposits, paymentLinks };
 }

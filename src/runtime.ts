@@ -8,6 +8,7 @@ import { buildGatewaySchema } from './graphql/schema.js';
 import { buildServer, type HttpServer } from './http/server.js';
 import { merchantRoutes } from './rest/merchant.routes.js';
 import { paymentRoutes } from './rest/payment.routes.js';
+import { paymentLinkRoutes } from './rest/payment-link.routes.js';
 import { pruneSessionsJob } from './jobs/prune-sessions.job.js';
 import { startScheduler, type Scheduler, type SchedulerOptions } from './jobs/scheduler.js';
 
@@ -64,7 +65,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       cleanups.push(() => orderEvents.close());
       gateway.orderEvents = orderEvents;
       const schema = await buildGatewaySchema(pubSub);
-      const http = await buildServer(app, { schema, envRoutes: [...merchantRoutes(app), ...paymentRoutes(app)] });
+      const http = await buildServer(app, { schema, envRoutes: [...merchantRoutes(app), ...paymentRoutes(app), ...paymentLinkRoutes(app)] });
       await http.fastify.listen({ host: config.HOST, port: config.PORT });
       cleanups.push(() => http.close());
       const addr = http.fastify.server.address();

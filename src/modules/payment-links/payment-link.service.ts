@@ -1,0 +1,221 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Caller, RequestContext } from '../../common/context.js';
+import { randomHex } from '../../common/crypto.js';
+import type { Environment } from '../../common/environment.js';
+import { DomainError } from '../../common/errors.js';
+import { parseInput } from '../../common/validation.js';
+import type { CreatedOrder, OrderService } from '../orders/order.service.js';
+import { PaymentLink, paymentLinkStatus, remainingUses } from './payment-link.entity.js';
+import { createPaymentLinkInput, listPaymentLinksInput, openPaymentLinkInput, totalOf, updatePaymentLinkInput } from './payment-link.inputs.js';
+
+export interface PaymentLinkServiceOptions {
+  /** Read per link: the listening port may be known only after start. */
+  publicBaseUrl: () => string;
+  minIdr: number;
+  maxIdr: number;
+}
+
+export interface PaymentLinkPage {
+  items: PaymentLink[];
+  total: number;
+  limit: number;
+  offset: number;
+}
+
+export interface OpenedPaymentLink extends CreatedOrder {
+  link: PaymentLink;
+}
+
+type DashboardCaller = Extract<Caller, { kind: 'dashboard' }>;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A path or body id as a UUID, or null: ids that cannot exist are "not found", never a database error. */
+const asLinkId = (id: unknown): string | null => (typeof id === 'string' && UUID.test(id) ? id.toLowerCase() : null);
+
+/**
+ * Payment links: dashboard management (JWT, environment of the path / argument) and the public open
+ * and validate operations of the hosted checkout page. REST and GraphQL both call these methods.
+ */
+export class PaymentLinkService {
+  private readonly createInput;
+
+  constructor(
+    private readonly orders: OrderService,
+    private readonly opts: PaymentLinkServiceOptions,
+  ) {
+    this.createInput = createPaymentLinkInput(opts.minIdr, opts.maxIdr);
+  }
+
+  /** Public page of a link. */
+  url(link: PaymentLink): string {
+    return `${this.opts.publicBaseUrl()}/pay/${link.id}`;
+  }
+
+  async create(ctx: RequestContext, input: unknown): Promise<PaymentLink> {
+    const caller = requireEditor(ctx.caller);
+    const env = requireEnvironment(ctx);
+    const data = parseInput(this.createInput, input);
+    if (data.merchant_id !== undefined && data.merchant_id !== caller.merchantId) throw new DomainError('MERCHANT_MISMATCH', 'merchant_id does not match the signed-in merchant');
+    const now = Date.now();
+    const link = ctx.em.create(PaymentLink, {
+      merchant: caller.merchantId,
+      environment: env,
+      title: data.title,
+      products: data.products.map((p) => ({ name: p.name, price: p.price.toString(), quantity: p.quantity })),
+      totalPrice: totalOf(data.products),
+      expirationTime: data.expiration_time,
+      expiresAt: new Date(now + data.expiration_time * 1000),
+      maxUsage: data.max_usage,
+    });
+    await ctx.em.flush();
+    return link;
+  }
+
+  /** Newest first; `limit` 1–100 (default 20): larger values are refused with VALIDATION_FAILED, not clamped. */
+  async list(ctx: RequestContext, input: unknown): Promise<PaymentLinkPage> {
+    const caller = requireDashboard(ctx.caller);
+    const env = requireEnvironment(ctx);
+    const { limit, offset } = parseInput(listPaymentLinksInput, input ?? {});
+    const [items, total] = await ctx.em.findAndCount(
+      PaymentLink,
+      { merchant: caller.merchantId, environment: env },
+      { orderBy: { createdAt: 'desc', id: 'desc' }, limit, offset },
+    );
+    return { items, total, limit, offset };
+  }
+
+  async get(ctx: RequestContext, id: unknown): Promise<PaymentLink> {
+    const caller = requireDashboard(ctx.caller);
+    return this.findOwned(ctx.em, caller.merchantId, requireEnvironment(ctx), id);
+  }
+
+  /**
+   * Title, validity (restarted from now) and Active/Inactive. Re-activating a link whose deadline
+   * passed needs a new expiration_time in the same request, otherwise it would stay Expired.
+   */
+  async update(ctx: RequestContext, input: unknown): Promise<PaymentLink> {
+    const caller = requireEditor(ctx.caller);
+    const data = parseInput(updatePaymentLinkInput, input);
+    const link = await this.findOwned(ctx.em, caller.merchantId, requireEnvironment(ctx), data.payment_link_id);
+    const now = Date.now();
+    if (data.title !== undefined) link.title = data.title;
+    if (data.expiration_time !== undefined) {
+      link.expirationTime = data.expiration_time;
+      link.expiresAt = new Date(now + data.expiration_time * 1000);
+    }
+    if (data.status !== undefined) {
+      if (data.status === 'Active' && link.expiresAt.getTime() <= now) {
+        throw new DomainError('PAYMENT_LINK_EXPIRED', 'This payment link has expired; send a new expiration_time to reactivate it');
+      }
+      link.status = data.status;
+    }
+    // Only the changed columns are written, so a concurrent open's usage_count increment is never overwritten.
+    await ctx.em.flush();
+    return link;
+  }
+
+  /** DELETE: deactivates (orders made from the link keep pointing at it). Idempotent. */
+  async deactivate(ctx: RequestContext, id: unknown): Promise<PaymentLink> {
+    const caller = requireEditor(ctx.caller);
+    const link = await this.findOwned(ctx.em, caller.merchantId, requireEnvironment(ctx), id);
+    if (link.status !== 'Inactive') {
+      link.status = 'Inactive';
+      await ctx.em.flush();
+    }
+    return link;
+  }
+
+  /** Public: the link as the checkout page shows it. Unknown or malformed ids → PAYMENT_LINK_NOT_FOUND. */
+  async validate(ctx: RequestContext, id: unknown): Promise<PaymentLink> {
+    const link = await this.findPublic(ctx.em, ctx.environment, id);
+    if (!link) throw notFound();
+    return link;
+  }
+
+  /**
+   * Public: takes one use of the link and creates its order, in one transaction. The use is taken
+   * by a single conditional UPDATE, so under any concurrency usage_count never passes max_usage:
+   * PostgreSQL re-checks the WHERE clause of waiting updaters against the committed row, and the
+   * order insert commits or rolls back together with the increment. When no row is updated the link
+   * is read again only to say why.
+   */
+  async open(ctx: RequestContext, input: unknown): Promise<OpenedPaymentLink> {
+    const id = asLinkId(parseInput(openPaymentLinkInput, input).payment_link_id);
+    if (!id) throw notFound();
+    const env = ctx.environment;
+    const opened = await ctx.em.transactional(async (tx) => {
+      const rows = await tx.execute<{ id: string }[]>(
+        `update payment_links set usage_count = usage_count + 1, updated_at = now()
+          where id = ?${env ? ' and environment = ?' : ''} and status = 'Active' and expires_at > now() and usage_count < max_usage
+          returning id`,
+        env ? [id, env] : [id],
+      );
+      if (!rows.length) return null;
+      const link = await tx.findOneOrFail(PaymentLink, id, { refresh: true });
+      const created = await this.orders.insert(tx, {
+        merchantId: link.merchant.id,
+        environment: link.environment,
+        orderNo: orderNoFor(link),
+        amount: link.totalPrice,
+        customerName: null,
+        customerEmail: null,
+        source: 'payment_link',
+        paymentLinkId: link.id,
+      });
+      return { ...created, link };
+    });
+    if (opened) return opened;
+    throw this.whyUnusable(await this.findPublic(ctx.em.fork(), env, id));
+  }
+
+  private whyUnusable(link: PaymentLink | null, now = new Date()): DomainError {
+    if (!link) return notFound();
+    const status = paymentLinkStatus(link, now);
+    if (status === 'Inactive') return new DomainError('PAYMENT_LINK_INACTIVE', 'This payment link has been deactivated by the merchant');
+    if (status === 'Expired') return new DomainError('PAYMENT_LINK_EXPIRED', 'This payment link has expired');
+    if (remainingUses(link) === 0) return new DomainError('PAYMENT_LINK_EXHAUSTED', `This payment link has reached its maximum of ${link.maxUsage} uses`);
+    // Expired between the UPDATE (database clock) and this read (our clock): still an expiry.
+    return new DomainError('PAYMENT_LINK_EXPIRED', 'This payment link has expired');
+  }
+
+  /** A link of the caller's merchant in the environment; another merchant's link is "not found" (no existence leak). */
+  private async findOwned(em: EntityManager, merchantId: string, env: Environment, id: unknown): Promise<PaymentLink> {
+    const uuid = asLinkId(id);
+    if (!uuid) throw notFound();
+    const link = await em.findOne(PaymentLink, { id: uuid, merchant: merchantId, environment: env });
+    if (!link) throw notFound();
+    return link;
+  }
+
+  private async findPublic(em: EntityManager, env: Environment | null, id: unknown): Promise<PaymentLink | null> {
+    const uuid = asLinkId(id);
+    if (!uuid) return null;
+    return em.findOne(PaymentLink, env ? { id: uuid, environment: env } : { id: uuid });
+  }
+}
+
+const notFound = () => new DomainError('PAYMENT_LINK_NOT_FOUND', 'Payment link not found');
+
+/** `PL-<first 8 hex of the link id>-<12 random hex>`: tells where the order came from, unique per merchant in practice (48 random bits). */
+export function orderNoFor(link: Pick<PaymentLink, 'id'>): string {
+  return `PL-${link.id.slice(0, 8)}-${randomHex(6)}`;
+}
+
+function requireDashboard(caller: Caller): DashboardCaller {
+  if (caller.kind === 'dashboard') return caller;
+  if (caller.kind === 'anonymous') throw new DomainError('UNAUTHENTICATED', 'Dashboard login required');
+  throw new DomainError('FORBIDDEN', 'Payment links are managed from the dashboard');
+}
+
+/** Viewers may read links; owners and admins change them. */
+function requireEditor(caller: Caller): DashboardCaller {
+  const c = requireDashboard(caller);
+  if (c.role === 'viewer') throw new DomainError('FORBIDDEN', 'Only owners and admins can change payment links');
+  return c;
+}
+
+function requireEnvironment(ctx: RequestContext): Environment {
+  if (!ctx.environment) throw new DomainError('VALIDATION_FAILED', 'environment is required');
+  return ctx.environment;
+}

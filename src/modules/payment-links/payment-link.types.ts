@@ -1,0 +1,156 @@
+import { Field, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { EnvironmentEnum } from '../../graphql/scalars.js';
+import type { CreatedOrder } from '../orders/order.service.js';
+import { OrderType, toOrderType } from '../orders/order.types.js';
+import { paymentLinkState, type PaymentLink, type PaymentLinkStatus } from './payment-link.entity.js';
+
+/** Enum values are upper-case in GraphQL; the service uses the spec's `Active` / `Inactive` / `Expired`. */
+export enum PaymentLinkStatusEnum {
+  ACTIVE = 'Active',
+  INACTIVE = 'Inactive',
+  EXPIRED = 'Expired',
+}
+registerEnumType(PaymentLinkStatusEnum, {
+  name: 'PaymentLinkStatus',
+  description: 'Active; Inactive (deactivated by the merchant); Expired (derived: the validity window has passed). Only ACTIVE/INACTIVE can be set.',
+});
+
+const unix = (d: Date) => Math.floor(d.getTime() / 1000);
+
+@ObjectType()
+export class PaymentLinkProductType {
+  @Field() name!: string;
+  @Field({ description: 'IDR, whole rupiah, as a string' }) price!: string;
+  @Field(() => Int) quantity!: number;
+}
+
+@ObjectType('PaymentLink')
+export class PaymentLinkType {
+  @Field() id!: string;
+  @Field() merchantId!: string;
+  @Field(() => EnvironmentEnum) environment!: EnvironmentEnum;
+  @Field() title!: string;
+  @Field({ description: 'Public URL of the link' }) link!: string;
+  @Field(() => [PaymentLinkProductType]) products!: PaymentLinkProductType[];
+  @Field({ description: 'Σ price × quantity, IDR' }) totalPrice!: string;
+  @Field() currency!: string;
+  @Field(() => PaymentLinkStatusEnum) status!: PaymentLinkStatus;
+  @Field(() => Int) usageCount!: number;
+  @Field(() => Int) maxUsage!: number;
+  @Field(() => Int, { description: 'maxUsage − usageCount' }) remaining!: number;
+  @Field(() => Int, { description: 'Validity in seconds, as last set' }) expirationTime!: number;
+  @Field(() => Int, { description: 'End of validity, Unix seconds' }) expiredAt!: number;
+  @Field() createdAt!: Date;
+  @Field() updatedAt!: Date;
+}
+
+@ObjectType()
+export class PaymentLinkPage {
+  @Field(() => [PaymentLinkType]) items!: PaymentLinkType[];
+  @Field(() => Int, { description: 'All links of the environment' }) total!: number;
+  @Field(() => Int) limit!: number;
+  @Field(() => Int) offset!: number;
+}
+
+@ObjectType()
+export class PaymentLinkValidation {
+  @Field() id!: string;
+  @Field(() => PaymentLinkStatusEnum) status!: PaymentLinkStatus;
+  @Field({ description: 'true when the link can be opened now (Active and uses left)' }) valid!: boolean;
+  @Field() title!: string;
+  @Field(() => [PaymentLinkProductType]) products!: PaymentLinkProductType[];
+  @Field() totalPrice!: string;
+  @Field() currency!: string;
+  @Field(() => Int) remaining!: number;
+  @Field(() => Int) usageCount!: number;
+  @Field(() => Int) maxUsage!: number;
+  @Field(() => Int, { description: 'Unix seconds' }) expiredAt!: number;
+}
+
+@ObjectType()
+export class OpenedPaymentLink {
+  @Field(() => OrderType, { description: "The order made from the link (the spec's `request`)" }) order!: OrderType;
+  @Field({ description: 'Scoped checkout key (30 minutes, this order only); the REST `api_key`. Shown once.' }) checkoutKey!: string;
+  @Field(() => Int, { description: 'Order expiry, Unix seconds' }) expiredAt!: number;
+}
+
+@InputType()
+export class PaymentLinkProductInput {
+  @Field() name!: string;
+  @Field({ description: 'IDR, whole rupiah, as a string' }) price!: string;
+  @Field(() => Int) quantity!: number;
+}
+
+@InputType()
+export class CreatePaymentLinkInput {
+  @Field() title!: string;
+  @Field(() => Int, { description: 'Validity in seconds (60 s to 365 days)' }) expirationTime!: number;
+  @Field(() => Int, { description: '1 to 1,000,000' }) maxUsage!: number;
+  @Field(() => [PaymentLinkProductInput], { description: '1 to 50 products' }) products!: PaymentLinkProductInput[];
+}
+
+@InputType()
+export class UpdatePaymentLinkInput {
+  @Field() id!: string;
+  @Field(() => String, { nullable: true }) title?: string | null;
+  @Field(() => Int, { nullable: true, description: 'Restarts the validity window from now' }) expirationTime?: number | null;
+  @Field(() => PaymentLinkStatusEnum, { nullable: true, description: 'ACTIVE or INACTIVE' }) status?: PaymentLinkStatus | null;
+}
+
+/** GraphQL input → the service's (REST-shaped) input; absent optional fields stay absent. */
+export const createInputOf = (i: CreatePaymentLinkInput) => ({
+  title: i.title,
+  expiration_time: i.expirationTime,
+  max_usage: i.maxUsage,
+  products: i.products.map((p) => ({ name: p.name, price: p.price, quantity: p.quantity })),
+});
+
+export const updateInputOf = (i: UpdatePaymentLinkInput) => ({
+  payment_link_id: i.id,
+  title: i.title ?? undefined,
+  expiration_time: i.expirationTime ?? undefined,
+  status: i.status ?? undefined,
+});
+
+export function toPaymentLinkType(link: PaymentLink, url: string, now = new Date()): PaymentLinkType {
+  const { status, remaining } = paymentLinkState(link, now);
+  return {
+    id: link.id,
+    merchantId: link.merchant.id,
+    environment: link.environment as EnvironmentEnum,
+    title: link.title,
+    link: url,
+    products: link.products,
+    totalPrice: link.totalPrice.toString(),
+    currency: link.currency,
+    status,
+    usageCount: link.usageCount,
+    maxUsage: link.maxUsage,
+    remaining,
+    expirationTime: link.expirationTime,
+    expiredAt: unix(link.expiresAt),
+    createdAt: link.createdAt,
+    updatedAt: link.updatedAt,
+  };
+}
+
+export function toPaymentLinkValidation(link: PaymentLink, now = new Date()): PaymentLinkValidation {
+  const { status, remaining, valid } = paymentLinkState(link, now);
+  return {
+    id: link.id,
+    status,
+    valid,
+    title: link.title,
+    products: link.products,
+    totalPrice: link.totalPrice.toString(),
+    currency: link.currency,
+    remaining,
+    usageCount: link.usageCount,
+    maxUsage: link.maxUsage,
+    expiredAt: unix(link.expiresAt),
+  };
+}
+
+export function toOpenedPaymentLink({ order, key }: CreatedOrder): OpenedPaymentLink {
+  return { order: toOrderType(order), checkoutKey: key, expiredAt: unix(order.expiresAt) };
+}

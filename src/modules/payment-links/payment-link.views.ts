@@ -1,0 +1,44 @@
+import { paymentLinkState, type PaymentLink } from './payment-link.entity.js';
+
+const unix = (d: Date) => Math.floor(d.getTime() / 1000);
+
+/** The spec's payment link record (dashboard REST), plus products, validity and timestamps. */
+export function paymentLinkView(link: PaymentLink, url: string, now = new Date()) {
+  const { status, remaining } = paymentLinkState(link, now);
+  return {
+    payment_link_id: link.id,
+    merchant_id: link.merchant.id,
+    environment: link.environment,
+    title: link.title,
+    link: url,
+    products: link.products,
+    total_price: link.totalPrice.toString(),
+    currency: link.currency,
+    status,
+    usage_count: link.usageCount,
+    max_usage: link.maxUsage,
+    remaining,
+    expiration_time: link.expirationTime,
+    expired_at: unix(link.expiresAt),
+    created_at: unix(link.createdAt),
+    updated_at: unix(link.updatedAt),
+  };
+}
+
+/** `GET /payment-links/{id}/validate`: what the checkout page needs before it opens the link. */
+export function paymentLinkValidationView(link: PaymentLink, now = new Date()) {
+  const { status, remaining, valid } = paymentLinkState(link, now);
+  return {
+    payment_link_id: link.id,
+    status,
+    valid,
+    title: link.title,
+    products: link.products,
+    total_price: link.totalPrice.toString(),
+    currency: link.currency,
+    remaining,
+    usage_count: link.usageCount,
+    max_usage: link.maxUsage,
+    expired_at: unix(link.expiresAt),
+  };
+}

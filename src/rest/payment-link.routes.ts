@@ -1,0 +1,71 @@
+import type { App } from '../app.js';
+import { orderView } from '../modules/orders/order.views.js';
+import { paymentLinkValidationView, paymentLinkView } from '../modules/payment-links/payment-link.views.js';
+import type { RestRoute } from './routes.js';
+
+type IdParams = { payment_link_id: string };
+
+/**
+ * Payment links (environment-scoped): dashboard management with the JWT, and the two public calls
+ * of the hosted checkout page. Handlers pass input through to PaymentLinkService and map the result.
+ */
+export function paymentLinkRoutes(app: App): RestRoute[] {
+  const view = (link: Parameters<typeof paymentLinkView>[0]) => paymentLinkView(link, app.paymentLinks.url(link));
+  return [
+    {
+      method: 'POST',
+      url: '/merchant/payment-link',
+      auth: 'dashboard',
+      limit: 'auth',
+      handler: async (ctx, req) => ({ status: 201, message: 'Payment link created', data: view(await app.paymentLinks.create(ctx, req.body)) }),
+    },
+    {
+      method: 'GET',
+      url: '/merchant/payment-link',
+      auth: 'dashboard',
+      limit: 'auth',
+      handler: async (ctx, req) => {
+        const page = await app.paymentLinks.list(ctx, req.query);
+        return { data: { ...page, items: page.items.map(view) } };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/merchant/payment-link/:payment_link_id',
+      auth: 'dashboard',
+      limit: 'auth',
+      handler: async (ctx, req) => ({ data: view(await app.paymentLinks.get(ctx, (req.params as IdParams).payment_link_id)) }),
+    },
+    {
+      method: 'PUT',
+      url: '/merchant/payment-link',
+      auth: 'dashboard',
+      limit: 'auth',
+      handler: async (ctx, req) => ({ message: 'Payment link updated', data: view(await app.paymentLinks.update(ctx, req.body)) }),
+    },
+    {
+      method: 'DELETE',
+      url: '/merchant/payment-link/:payment_link_id',
+      auth: 'dashboard',
+      limit: 'auth',
+      handler: async (ctx, req) => ({ message: 'Payment link deactivated', data: view(await app.paymentLinks.deactivate(ctx, (req.params as IdParams).payment_link_id)) }),
+    },
+    {
+      method: 'POST',
+      url: '/order/payment-link',
+      auth: 'public',
+      limit: 'public',
+      handler: async (ctx, req) => {
+        const { order, key } = await app.paymentLinks.open(ctx, req.body);
+        return { status: 201, message: 'Order created', data: { request: orderView(order), expired_at: Math.floor(order.expiresAt.getTime() / 1000), api_key: key } };
+      },
+    },
+    {
+      method: 'GET',
+      url: '/payment-links/:payment_link_id/validate',
+      auth: 'public',
+      limit: 'public',
+      handler: async (ctx, req) => ({ data: paymentLinkValidationView(await app.paymentLinks.validate(ctx, (req.params as IdParams).payment_link_id)) }),
+    },
+  ];
+}
