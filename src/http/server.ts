@@ -4,13 +4,16 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { GraphQLError, parse, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { randomUUID } from 'node:crypto';
+import { STATUS_CODES } from 'node:http';
+import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { App } from '../app.js';
 import { isReady } from '../db/orm.js';
 import { buildGqlContext, type GqlContext } from '../graphql/context.js';
 import { formatGraphqlError } from '../graphql/errors.js';
 import { authRoutes } from '../rest/auth.routes.js';
-import { installErrorHandling } from '../rest/plugin.js';
+import { envelope } from '../rest/envelope.js';
+import { containsNul, frameworkError, installErrorHandling, NUL_MESSAGE } from '../rest/plugin.js';
 import { registerRoutes, type RestRoute } from '../rest/routes.js';
 
 export interface HttpServer {
@@ -31,6 +34,30 @@ export interface ServerParts {
 
 const asString = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
 
+/**
+ * Requests Node's HTTP parser rejects before fastify sees them (headers over the size limit, control
+ * characters in a header, a garbled request line) still get the envelope — or, on /graphql, a
+ * GraphQL-shaped error — instead of fastify's default `{error, message, statusCode}`.
+ */
+function clientError(err: { code?: string; rawPacket?: unknown }, socket: Duplex): void {
+  if (err.code === 'ECONNRESET' || socket.destroyed) return;
+  const [status, code, message] =
+    err.code === 'HPE_HEADER_OVERFLOW'
+      ? [431, 'HEADERS_TOO_LARGE', 'Request headers too large']
+      : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
+        ? [408, 'REQUEST_TIMEOUT', 'Request timed out']
+        : [400, 'BAD_REQUEST', 'Malformed HTTP request'];
+  const packet = Buffer.isBuffer(err.rawPacket) ? err.rawPacket.subarray(0, 2048).toString('latin1') : '';
+  const target = /^[A-Z]+ (\S+)/.exec(packet)?.[1] ?? '';
+  const body = target.split('?')[0] === '/graphql' ? JSON.stringify({ errors: [{ message, extensions: { code } }] }) : JSON.stringify(envelope(status, message, { code }));
+  if (socket.writable) {
+    socket.write(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
+}
+
 export async function buildServer(app: App, parts: ServerParts): Promise<HttpServer> {
   const { config } = app;
   const fastify = Fastify({
@@ -43,6 +70,8 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
     },
     return503OnClosing: true,
+    clientErrorHandler: (err, socket) => clientError(err, socket),
+    frameworkErrors: frameworkError,
   });
   fastify.addHook('onRequest', async (req, reply) => {
     reply.header('x-request-id', req.id);
@@ -111,6 +140,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
       // graphql-ws bypasses Apollo's formatError: parse/validate here so a bad query is an error message
       // (not a 4500 close of the whole socket), and format every error with the same mapping as HTTP.
       onSubscribe: (_ctx, _id, payload) => {
+        if (containsNul(payload.variables) || containsNul(payload.query)) return [new GraphQLError(NUL_MESSAGE, { extensions: { code: 'BAD_USER_INPUT' } })];
         let document;
         try {
           document = parse(payload.query);

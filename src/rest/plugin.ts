@@ -3,6 +3,37 @@ import { DomainError } from '../common/errors.js';
 import { errorEnvelope, toDomainError } from './envelope.js';
 import { RateLimitStoreError } from './rate-limit.js';
 
+/** Sends a domain error: the envelope on REST routes, `{errors:[…]}` on `/graphql`. */
+export function sendError(req: FastifyRequest, reply: FastifyReply, err: DomainError): FastifyReply {
+  if (err.code === 'RATE_LIMITED' && typeof err.details?.retryAfterS === 'number') reply.header('Retry-After', String(err.details.retryAfterS));
+  if (req.url.split('?')[0] === '/graphql') {
+    return reply.code(err.httpStatus).send({ errors: [{ message: err.message, extensions: { code: err.code, ...(err.details ?? {}) } }] });
+  }
+  return reply.code(err.httpStatus).send(errorEnvelope(err));
+}
+
+/**
+ * For fastify's `frameworkErrors` option: errors raised before routing (a URL that does not decode,
+ * a failed constraint), which never reach the error handler.
+ */
+export function frameworkError(error: unknown, req: FastifyRequest, reply: FastifyReply): void {
+  reply.header('x-request-id', req.id);
+  void sendError(req, reply, toDomainError(error));
+}
+
+/**
+ * True when any string (or object key) in `value` contains U+0000. PostgreSQL cannot store NUL in
+ * `text` or `jsonb`; such input would otherwise fail deep in a query as a 500.
+ */
+export function containsNul(value: unknown, depth = 0): boolean {
+  if (typeof value === 'string') return value.includes('\u0000');
+  if (depth > 64 || value === null || typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.some((v) => containsNul(v, depth + 1));
+  return Object.entries(value).some(([k, v]) => k.includes('\u0000') || containsNul(v, depth + 1));
+}
+
+export const NUL_MESSAGE = 'Text must not contain NUL (\\u0000) characters';
+
 /**
  * Error handling for every HTTP route: REST routes answer with the envelope, `/graphql` with a
  * GraphQL-shaped `{errors:[{message, extensions:{code}}]}`. Nothing from a library or the database
@@ -12,13 +43,12 @@ export function installErrorHandling(fastify: FastifyInstance): void {
   // Only JSON bodies: drop fastify's text/plain parser so a wrong content type is a 415, not a string body.
   fastify.removeContentTypeParser('text/plain');
 
-  const send = (req: FastifyRequest, reply: FastifyReply, err: DomainError) => {
-    if (err.code === 'RATE_LIMITED' && typeof err.details?.retryAfterS === 'number') reply.header('Retry-After', String(err.details.retryAfterS));
-    if (req.url.startsWith('/graphql')) {
-      return reply.code(err.httpStatus).send({ errors: [{ message: err.message, extensions: { code: err.code, ...(err.details ?? {}) } }] });
-    }
-    return reply.code(err.httpStatus).send(errorEnvelope(err));
-  };
+  // Every route, GraphQL included: refuse NUL in the body, query string or path parameters up front.
+  fastify.addHook('preValidation', async (req) => {
+    if (containsNul(req.body) || containsNul(req.query) || containsNul(req.params)) throw new DomainError('BAD_REQUEST', NUL_MESSAGE);
+  });
+
+  const send = sendError;
 
   fastify.setErrorHandler((error, req, reply) => {
     if (error instanceof RateLimitStoreError) {

@@ -12,7 +12,7 @@ import { createEmptyDatabase } from '../support/db';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, TEST_JWT_SECRET, TEST_MASTER_KEY, type TestGateway } from '../support/gateway';
 import { bearer, gql, wsClient, wsQuery } from '../support/graphql';
-import { http, type HttpResult } from '../support/http';
+import { http, rawHttp, type HttpResult } from '../support/http';
 
 let gw: TestGateway;
 let m: Awaited<ReturnType<typeof createMerchant>>;
@@ -96,6 +96,37 @@ describe('REST error envelope, one per error class', () => {
     expectEnvelope(res, 403, 'WRONG_ENVIRONMENT');
     expect(res.body.message).toMatch(/sandbox API key/);
     expectEnvelope(await http(gw.url, '/api/v2/testnet/merchant/me', { headers: { 'api-key': m.productionKey } }), 403, 'WRONG_ENVIRONMENT');
+  });
+
+  it('requests the HTTP parser or router refuses still get the envelope (raw socket: fetch would not send them)', async () => {
+    const tooLarge = await rawHttp(gw.url, { method: 'GET', path: '/api/v2/auth/me', headers: { 'x-junk': 'k'.repeat(20_000) } });
+    expectEnvelope(tooLarge, 431, 'HEADERS_TOO_LARGE');
+    const control = await rawHttp(gw.url, { method: 'GET', path: '/api/v2/auth/me', headers: { authorization: 'Bearer \u0001\u0000x' } });
+    expectEnvelope(control, 400, 'BAD_REQUEST');
+    const badUrl = await rawHttp(gw.url, { method: 'GET', path: '/api/v2/%zz' });
+    expectEnvelope(badUrl, 400, 'BAD_REQUEST');
+    expect(badUrl.body.message).toBe('Malformed URL');
+    // Only /graphql itself answers GraphQL-shaped errors; look-alike paths are REST.
+    expectEnvelope(await http(gw.url, '/graphql2'), 404, 'ROUTE_NOT_FOUND');
+    expectEnvelope(await http(gw.url, '/graphql/x', { raw: '{', headers: { 'content-type': 'application/json' } }), 400, 'MALFORMED_JSON');
+    const gqlTooLarge = await rawHttp(gw.url, { method: 'POST', path: '/graphql', headers: { 'content-type': 'application/json', 'x-junk': 'k'.repeat(20_000) }, body: '{}' });
+    expect(gqlTooLarge.status).toBe(431);
+    expect(gqlTooLarge.body).toEqual({ errors: [{ message: 'Request headers too large', extensions: { code: 'HEADERS_TOO_LARGE' } }] });
+  });
+
+  it('NUL characters (which PostgreSQL cannot store) are a 400, not a database error', async () => {
+    const login = await http(gw.url, '/api/v2/auth/login', { body: { email: `${m.email}\u0000`, password: m.password, user_type: 'merchant' } });
+    expectEnvelope(login, 400, 'BAD_REQUEST');
+    expect(login.body.message).toMatch(/NUL/);
+    expectEnvelope(await http(gw.url, '/api/v2/auth/refresh?x=%00', { body: { refresh_token: 'abc' } }), 400, 'BAD_REQUEST');
+    const g = await gql(gw.url, LoginDocument, { email: `a\u0000@b.c`, password: 'x' });
+    expect(g.errors?.[0]?.extensions?.code).toBe('BAD_REQUEST');
+    const client = wsClient(gw.url);
+    try {
+      expect((await wsQuery(client, LoginDocument, { email: `a\u0000@b.c`, password: 'x' })).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    } finally {
+      await client.dispose();
+    }
   });
 
   it('success uses the same envelope', async () => {
