@@ -3,6 +3,7 @@ import { Migration20261121000100_foundation } from './Migration20261121000100_fo
 import { Migration20261121000200_payment_flow } from './Migration20261121000200_payment_flow.js';
 import { Migration20261121000300_payment_links } from './Migration20261121000300_payment_links.js';
 import { Migration20261121000400_order_events } from './Migration20261121000400_order_events.js';
+import { Migration20261121000500_payments } from './Migration20261121000500_payments.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -10,4 +11,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000200_payment_flow', class: Migration20261121000200_payment_flow },
   { name: 'Migration20261121000300_payment_links', class: Migration20261121000300_payment_links },
   { name: 'Migration20261121000400_order_events', class: Migration20261121000400_order_events },
+  { name: 'Migration20261121000500_payments', class: Migration20261121000500_payments },
 ];

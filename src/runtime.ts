@@ -9,7 +9,12 @@ import { buildServer, type HttpServer } from './http/server.js';
 import { merchantRoutes } from './rest/merchant.routes.js';
 import { paymentRoutes } from './rest/payment.routes.js';
 import { paymentLinkRoutes } from './rest/payment-link.routes.js';
+import { join } from 'node:path';
+import { watchedNetworks, type RpcOverrides } from './chains/networks.js';
+import { startDevChains, type DevChains } from './devchain/index.js';
+import { expireOrdersJob } from './jobs/expire-orders.job.js';
 import { pruneSessionsJob } from './jobs/prune-sessions.job.js';
+import { watchChainJobs } from './jobs/watch-chain.job.js';
 import { startScheduler, type Scheduler, type SchedulerOptions } from './jobs/scheduler.js';
 
 export interface Gateway {
@@ -20,12 +25,18 @@ export interface Gateway {
   scheduler?: Scheduler;
   /** api/all roles: the LISTEN connection feeding this process's GraphQL PubSub. */
   orderEvents?: OrderEventsListener;
+  /** Local chains the worker runs (DEV_CHAINS) or was given. */
+  devChains?: DevChains;
   databaseUrl: string;
   stop(): Promise<void>;
 }
 
 export interface StartOptions {
   scheduler?: SchedulerOptions;
+  /** RPC URLs that replace config for some (environment, network) pairs (tests, local chains). */
+  rpcOverrides?: RpcOverrides;
+  /** Local chains started by the caller; when absent and DEV_CHAINS is on, the worker starts its own. */
+  devChains?: DevChains;
 }
 
 /**
@@ -75,7 +86,23 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       if (!config.publicBaseUrlExplicit) config.PUBLIC_BASE_URL = gateway.url;
     }
     if (config.ROLE !== 'api') {
-      const scheduler = await startScheduler(app, databaseUrl, [pruneSessionsJob], opts.scheduler);
+      let devChains = opts.devChains;
+      if (!devChains && config.DEV_CHAINS) {
+        // The sandbox works offline: local ETHEREUM/BINANCE stand-ins mining a block a second.
+        devChains = await startDevChains({ cacheDir: join(config.DATA_DIR, 'solc'), blockTime: 1 });
+        const chains = devChains;
+        cleanups.push(() => chains.stop());
+        log.info({ ETHEREUM: devChains.ETHEREUM.rpcUrl, BINANCE: devChains.BINANCE.rpcUrl }, 'local dev chains started (sandbox ETHEREUM/BINANCE)');
+      }
+      const overrides: RpcOverrides = {
+        ...(devChains && { 'sandbox:ETHEREUM': [devChains.ETHEREUM.rpcUrl], 'sandbox:BINANCE': [devChains.BINANCE.rpcUrl] }),
+        ...opts.rpcOverrides,
+      };
+      gateway.devChains = devChains;
+      const networks = watchedNetworks(config, overrides);
+      log.info({ networks: networks.map((n) => `${n.environment}:${n.network}`) }, 'watching networks');
+      const jobs = [pruneSessionsJob, expireOrdersJob(config.EXPIRY_INTERVAL_S), ...watchChainJobs(networks, config.WATCH_LOCK_MS)];
+      const scheduler = await startScheduler(app, databaseUrl, jobs, opts.scheduler);
       cleanups.push(() => scheduler.stop());
       gateway.scheduler = scheduler;
     }

@@ -33,6 +33,32 @@ interface VarSpec {
   description: string;
 }
 
+const ENV_KEYS = ['SANDBOX', 'PRODUCTION'] as const;
+const NETWORK_KEYS = ['ETHEREUM', 'BINANCE', 'TRON', 'SOLANA'] as const;
+type ChainVarName = `${(typeof ENV_KEYS)[number]}_${(typeof NETWORK_KEYS)[number]}_${'RPC_URLS' | 'CONFIRMATIONS'}`;
+const rpcVar = (env: string, net: string) => ({
+  schema: csvUrls.optional(),
+  secret: true,
+  description: `Comma-separated RPC URLs for ${net} in ${env.toLowerCase()} (failover in order; may carry provider keys). Unset → not watched${env === 'SANDBOX' && (net === 'ETHEREUM' || net === 'BINANCE') ? ' (the local dev chain when DEV_CHAINS is on)' : ''}`,
+});
+const DEFAULT_CONFIRMATIONS: Record<string, string> = { ETHEREUM: '12', BINANCE: '15', TRON: '19', SOLANA: '32' };
+const confVar = (env: string, net: string) => ({
+  schema: int(1, 1000),
+  default: env === 'SANDBOX' && (net === 'ETHEREUM' || net === 'BINANCE') ? '3' : DEFAULT_CONFIRMATIONS[net]!,
+  description: `Blocks deep a ${net} payment must be in ${env.toLowerCase()} before it counts${net === 'TRON' ? ' (TRON also waits for solidification)' : net === 'SOLANA' ? ' (SOLANA also waits for finalization)' : ''}`,
+});
+/** `<ENV>_<NETWORK>_RPC_URLS` / `_CONFIRMATIONS` for every environment and network. */
+function chainVars(): Record<ChainVarName, ReturnType<typeof rpcVar> | ReturnType<typeof confVar>> {
+  const out = {} as Record<string, ReturnType<typeof rpcVar> | ReturnType<typeof confVar>>;
+  for (const env of ENV_KEYS) {
+    for (const net of NETWORK_KEYS) {
+      out[`${env}_${net}_RPC_URLS`] = rpcVar(env, net);
+      out[`${env}_${net}_CONFIRMATIONS`] = confVar(env, net);
+    }
+  }
+  return out as Record<ChainVarName, ReturnType<typeof rpcVar> | ReturnType<typeof confVar>>;
+}
+
 /** Declaration order is the README table order. */
 export const CONFIG_VARS = {
   NODE_ENV: { schema: z.enum(['development', 'test', 'production']), default: 'development', description: '`production` refuses generated secrets and an embedded database' },
@@ -67,8 +93,29 @@ export const CONFIG_VARS = {
   FALLBACK_RATE_USDT_IDR: { schema: decimalString, default: '16250', description: 'Internal USDT/IDR rate used when live sources fail' },
   FALLBACK_RATE_USDC_IDR: { schema: decimalString, default: '16250', description: 'Internal USDC/IDR rate used when live sources fail' },
   ORDER_TTL_S: { schema: int(60, 7 * 86400), default: '1800', description: 'Default order lifetime (a merchant setting overrides it)' },
+  LATE_PAYMENT_WINDOW_S: { schema: int(0, 30 * 86400), default: '86400', description: 'After expiry, payments detected within this window still complete an order (and are flagged late)' },
+  WATCH_POLL_MS: { schema: int(20, 60_000), default: '500', description: 'How often a chain watcher polls its node for new blocks' },
+  WATCH_RUN_MS: { schema: int(1000, 600_000), default: '30000', description: 'How long one watcher job run keeps its lock before handing over (Agenda reschedules it)' },
+  WATCH_LOCK_MS: { schema: int(3000, 600_000), default: '60000', description: 'Lock lifetime of a watcher run: another worker takes a network over this long after its worker died' },
+  WATCH_MAX_BLOCK_RANGE: { schema: int(1, 100_000), default: '500', description: 'Largest block span per log query (providers cap eth_getLogs)' },
+  WATCH_START_LOOKBACK_BLOCKS: { schema: int(0, 100_000), default: '100', description: 'On a network’s first run, how many blocks before the head to start scanning' },
+  RPC_TIMEOUT_MS: { schema: int(100, 120_000), default: '10000', description: 'Timeout of one chain RPC call' },
+  EXPIRY_INTERVAL_S: { schema: int(1, 3600), default: '10', description: 'How often the order-expiry job runs' },
   ORDER_MIN_IDR: { schema: int(1, Number.MAX_SAFE_INTEGER), default: '1000', description: 'Smallest order amount (IDR)' },
   ORDER_MAX_IDR: { schema: int(1, Number.MAX_SAFE_INTEGER), default: '1000000000', description: 'Largest order amount (IDR)' },
+  WEBHOOK_ALLOW_PRIVATE_URLS: { schema: bool.optional(), description: 'Allow webhook URLs that resolve to private, loopback, link-local, CGNAT, ULA, multicast or unspecified addresses (default: `false` when NODE_ENV=production, `true` otherwise). Checked when a URL is saved and again on every send' },
+  WEBHOOK_TIMEOUT_MS: { schema: int(100, 120_000), default: '10000', description: 'Timeout of one webhook attempt, connect to answer (ms)' },
+  WEBHOOK_RETRY_SCHEDULE_S: {
+    schema: z.string().transform((s) => s.split(',').map((x) => Number(x.trim()))).pipe(z.array(z.number().positive().max(30 * 86400)).min(1).max(50)),
+    default: '30,120,600,1800,3600,10800,21600,43200,86400,86400',
+    description: 'Waits in seconds before each webhook retry, comma-separated; after the last one the delivery is failed (default: 11 attempts over ≈ 2.9 days)',
+  },
+  WEBHOOK_RETRY_JITTER: { schema: z.coerce.number().min(0).max(0.9), default: '0.2', description: 'Random ± fraction applied to each webhook retry wait' },
+  WEBHOOK_CONCURRENCY: { schema: int(1, 10_000), default: '64', description: 'Webhook requests in flight per worker process, all endpoints together' },
+  WEBHOOK_CONCURRENCY_PER_ENDPOINT: { schema: int(1, 1000), default: '4', description: 'Webhook requests in flight per endpoint (scheme://host:port) per worker: a slow or dead endpoint holds at most this many' },
+  WEBHOOK_POLL_MS: { schema: int(10, 60_000), default: '1000', description: 'How often a worker looks for due webhook retries (new deliveries wake it at once through LISTEN)' },
+  WEBHOOK_SWEEP_INTERVAL_MS: { schema: int(100, 3_600_000), default: '30000', description: 'Webhook sweeper period: re-queues deliveries whose worker died mid-attempt (expired lease) and drains the outbox' },
+  ...chainVars(),
 } satisfies Record<string, VarSpec>;
 
 export type ConfigVar = keyof typeof CONFIG_VARS;

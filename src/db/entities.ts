@@ -5,10 +5,11 @@ import { RefreshToken, Session } from '../modules/merchants/session.entity.js';
 import { Deposit } from '../modules/deposits/deposit.entity.js';
 import { MerchantWallet } from '../modules/deposits/wallet.entity.js';
 import { Order } from '../modules/orders/order.entity.js';
-import { PaymentLink } from '../modules/payment-links/payment-link.entity.js';
 import { OrderEvent } from '../modules/orders/order-event.entity.js';
+import { PaymentLink } from '../modules/payment-links/payment-link.entity.js';
+import { Payment } from '../modules/payments/payment.entity.js';
 import { Quote } from '../modules/quotes/quote.entity.js';
 import { Token } from '../modules/tokens/token.entity.js';
 
 /** Every MikroORM entity. The schema itself is owned by `migrations/`; a test checks they agree. */
-export const entities = [Merchant, DashboardUser, Session, RefreshToken, ApiKey, Token, Order, Quote, MerchantWallet, Deposit, OrderEvent, PaymentLink];
+export const entities = [Merchant, DashboardUser, Session, RefreshToken, ApiKey, Token, Order, Quote, MerchantWallet, Deposit, PaymentLink, OrderEvent, Payment];

@@ -3,12 +3,13 @@ import 'reflect-metadata';
 import { buildSchema, type NonEmptyArray } from 'type-graphql';
 import { MerchantResolver } from '../modules/merchants/merchant.resolver.js';
 import { PaymentLinkResolver } from '../modules/payment-links/payment-link.resolver.js';
+import { OrderResolver } from '../modules/orders/order.resolver.js';
 import { OrderSubscriptionResolver } from '../modules/orders/order-subscription.resolver.js';
 import { authChecker } from './auth-checker.js';
 import { createGatewayPubSub, registerSchemaPubSub, type GatewayPubSub } from './pubsub.js';
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-export const resolvers: NonEmptyArray<Function> = [MerchantResolver, OrderSubscriptionResolver, PaymentLinkResolver];
+export const resolvers: NonEmptyArray<Function> = [MerchantResolver, OrderResolver, PaymentLinkResolver, OrderSubscriptionResolver];
 
 /** `pubSub`: the process's PubSub, fed by the LISTEN connection (runtime.ts); a private one if omitted (SDL, tests). */
 export async function buildGatewaySchema(pubSub: GatewayPubSub = createGatewayPubSub()): Promise<GraphQLSchema> {

@@ -6,7 +6,8 @@ import { openJobStore, type JobStore } from './job-store.js';
 /** A job definition: name, handler, and optionally a recurring schedule. Handlers must be idempotent. */
 export interface JobDefinition<T = unknown> {
   name: string;
-  handler: (app: App, job: Job<T & Record<string, unknown>>) => Promise<void>;
+  /** `signal` aborts when the worker shuts down: long-running handlers must return promptly. */
+  handler: (app: App, job: Job<T & Record<string, unknown>>, signal: AbortSignal) => Promise<void>;
   /** Agenda interval ("1 minute", ms) for recurring jobs. */
   every?: string | number;
   concurrency?: number;
@@ -27,6 +28,7 @@ export interface SchedulerOptions {
 
 export async function startScheduler(app: App, databaseUrl: string, jobs: JobDefinition[], opts: SchedulerOptions = {}, log: Logger = app.log): Promise<Scheduler> {
   const store = await openJobStore({ databaseUrl, mongodbUrl: app.config.MONGODB_URL, log });
+  const shutdown = new AbortController();
   const agenda = new Agenda({
     backend: store.backend,
     processEvery: opts.processEveryMs ?? 1000,
@@ -40,13 +42,13 @@ export async function startScheduler(app: App, databaseUrl: string, jobs: JobDef
       def.name,
       async (job: Job) => {
         try {
-          await def.handler(app, job as never);
+          await def.handler(app, job as never, shutdown.signal);
         } catch (err) {
           log.error({ err, job: def.name }, 'job failed');
           throw err;
         }
       },
-      { concurrency: def.concurrency ?? 1, lockLifetime: def.lockLifetimeMs ?? opts.lockLifetimeMs ?? 60_000 },
+      { concurrency: def.concurrency ?? 1, lockLimit: def.concurrency ?? 1, lockLifetime: def.lockLifetimeMs ?? opts.lockLifetimeMs ?? 60_000 },
     );
   }
   await agenda.start();
@@ -59,7 +61,9 @@ export async function startScheduler(app: App, databaseUrl: string, jobs: JobDef
       await agenda.now(name, data as never);
     },
     stop: async () => {
-      // Finishes running jobs and releases their locks so another worker can take them at once.
+      // Long-running handlers (chain watchers) return on abort; then Agenda finishes running jobs and
+      // releases their locks so another worker can take them at once.
+      shutdown.abort();
       await agenda.stop();
       await store.close().catch(() => undefined);
     },

@@ -37,6 +37,8 @@ export async function startTestGateway(env: Record<string, string> = {}, opts: S
     RATE_LIMIT_MERCHANT_PER_MIN: '100000',
     RATE_LIMIT_GRAPHQL_PER_MIN: '100000',
     RATE_SOURCES: 'none',
+    // Short locks: Agenda keeps a lock keep-alive timer for up to half a lock lifetime after stop().
+    WATCH_LOCK_MS: '4000',
     ...env,
   });
   const gw = await startGateway(config, pino({ level: config.LOG_LEVEL }), { scheduler: { processEveryMs: 200, lockLifetimeMs: 2000 }, ...opts });

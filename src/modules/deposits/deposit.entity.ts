@@ -19,7 +19,7 @@ export type DepositStatus = 'open' | 'closed';
 @Unique({ properties: ['wallet', 'family', 'derivationIndex'] })
 @Index({ properties: ['environment', 'network', 'status'] })
 export class Deposit {
-  [OptionalProps]?: 'status' | 'createdAt' | 'watchAddress' | 'cursor';
+  [OptionalProps]?: 'status' | 'createdAt' | 'watchAddress' | 'cursor' | 'amountReceived';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -72,6 +72,10 @@ export class Deposit {
 
   @Property({ type: 'text' })
   status: DepositStatus = 'open';
+
+  /** Confirmed token units received (settlement keeps it; payments are the source of truth). */
+  @Property({ type: AmountType })
+  amountReceived: bigint = 0n;
 
   /** Watcher cursor for per-address polling (SOLANA newest signature). */
   @Property({ type: 'text', nullable: true })

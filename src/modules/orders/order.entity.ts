@@ -11,7 +11,7 @@ export type OrderSource = 'api' | 'payment_link';
 @Unique({ properties: ['merchant', 'environment', 'orderNo'] })
 @Index({ properties: ['merchant', 'environment', 'createdAt'] })
 export class Order {
-  [OptionalProps]?: 'status' | 'currency' | 'createdAt' | 'updatedAt' | 'customerName' | 'customerEmail' | 'paymentLinkId' | 'paidAt' | 'source' | 'checkoutKeyHash' | 'checkoutKeyExpiresAt';
+  [OptionalProps]?: 'status' | 'currency' | 'createdAt' | 'updatedAt' | 'customerName' | 'customerEmail' | 'paymentLinkId' | 'paidAt' | 'source' | 'checkoutKeyHash' | 'checkoutKeyExpiresAt' | 'overpaid';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -60,6 +60,10 @@ export class Order {
 
   @Property({ type: 'timestamptz', nullable: true })
   paidAt: Date | null = null;
+
+  /** Confirmed receipts exceeded the total due (the excess is recorded, never lost). */
+  @Property({ type: 'boolean' })
+  overpaid: boolean = false;
 
   @Property({ type: 'timestamptz' })
   createdAt: Date = new Date();

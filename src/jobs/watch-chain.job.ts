@@ -1,0 +1,55 @@
+import type { WatchedNetwork } from '../chains/networks.js';
+import { ChainWatcher } from '../modules/payments/chain-watcher.js';
+import type { JobDefinition } from './scheduler.js';
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((ok) => {
+    const t = setTimeout(ok, ms);
+    signal.addEventListener('abort', () => (clearTimeout(t), ok()), { once: true });
+  });
+
+/**
+ * One recurring job per (environment, network). Agenda's lock gives each to one worker at a time;
+ * a run polls for `WATCH_RUN_MS` (every `WATCH_POLL_MS`) and then hands over, so a dead worker's
+ * network is picked up by another within one lock lifetime. RPC failures are logged and retried on
+ * the next poll; they never crash the worker.
+ */
+export function watchChainJobs(targets: WatchedNetwork[], lockMs: number): JobDefinition[] {
+  return targets.map((target) => {
+    let watcher: ChainWatcher | undefined;
+    return {
+      name: `watch-chain:${target.environment}:${target.network}`,
+      every: '2 seconds',
+      concurrency: 1,
+      // Longer than any pause inside a run (each poll touches the lock); a dead worker's network is
+      // taken over by another worker after this long.
+      lockLifetimeMs: lockMs,
+      handler: async (app, job, signal) => {
+        const { config } = app;
+        watcher ??= new ChainWatcher(target, {
+          payments: app.payments,
+          settlement: app.settlement,
+          tokens: app.tokens,
+          lateWindowS: config.LATE_PAYMENT_WINDOW_S,
+          startLookbackBlocks: config.WATCH_START_LOOKBACK_BLOCKS,
+          maxBlocksPerTick: config.WATCH_MAX_BLOCK_RANGE * 4,
+          log: app.log,
+        });
+        const until = Date.now() + config.WATCH_RUN_MS;
+        let failures = 0;
+        while (!signal.aborted && Date.now() < until) {
+          try {
+            await watcher.tick(app.orm.em.fork());
+            failures = 0;
+          } catch (err) {
+            failures++;
+            app.log.warn({ err: err instanceof Error ? err.message : String(err), network: target.network, environment: target.environment, failures }, 'chain watcher tick failed; retrying');
+          }
+          await job.touch().catch(() => undefined);
+          // Back off while the node is failing, staying well inside the lock lifetime.
+          await sleep(failures ? Math.min(lockMs / 4, config.WATCH_POLL_MS * 2 ** failures) : config.WATCH_POLL_MS, signal);
+        }
+      },
+    };
+  });
+}

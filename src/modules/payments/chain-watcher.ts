@@ -1,0 +1,216 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import type { ChainAdapter, ChainHead, ObservedTransfer, WatchedToken } from '../../chains/chain-adapter.js';
+import type { WatchedNetwork } from '../../chains/networks.js';
+import type { Environment, Network } from '../../common/environment.js';
+import type { TokenService } from '../tokens/token.service.js';
+import type { MatchedTransfer, PaymentService } from './payment.service.js';
+import type { SettlementService } from './settlement.service.js';
+
+interface WatchEntry {
+  depositId: string;
+  orderId: string;
+  tokenId: string;
+  tokenAddress: string;
+  owner: string;
+  cursor: string | null;
+}
+
+export interface WatcherDeps {
+  payments: PaymentService;
+  settlement: SettlementService;
+  tokens: TokenService;
+  lateWindowS: number;
+  startLookbackBlocks: number;
+  /** Blocks scanned per tick at most (several adapter chunks). */
+  maxBlocksPerTick: number;
+  log: Logger;
+}
+
+const FULL_RELOAD_MS = 15_000;
+const REORG_REWIND = 64n;
+
+/**
+ * Observes one (environment, network): records transfers into watched deposit addresses as payments,
+ * confirms or orphans them, and asks the settlement service to re-evaluate the orders it touched.
+ * It never decides an order's status itself. Network calls happen outside transactions; payments and
+ * the cursor that covers them commit together, so a restart resumes with nothing missed or doubled.
+ */
+export class ChainWatcher {
+  readonly environment: Environment;
+  readonly network: Network;
+  private readonly adapter: ChainAdapter;
+  private readonly confirmations: number;
+  private watch = new Map<string, WatchEntry>(); // key: address watched on chain (lower-cased for EVM)
+  private lastDepositSeen = new Date(0);
+  private lastFullReload = 0;
+  private tokens: (WatchedToken & { id: string })[] = [];
+
+  constructor(
+    target: WatchedNetwork,
+    private readonly deps: WatcherDeps,
+  ) {
+    this.environment = target.environment;
+    this.network = target.network;
+    this.adapter = target.adapter;
+    this.confirmations = target.config.confirmations;
+  }
+
+  /** Watched addresses right now (tests and metrics). */
+  get watchedCount(): number {
+    return this.watch.size;
+  }
+
+  /** One pass: refresh the watch set, scan new blocks (or poll deposits), confirm, settle. */
+  async tick(em: EntityManager): Promise<{ recorded: number; settled: number }> {
+    await this.refreshWatchSet(em);
+    const head = await this.adapter.getHead();
+    const touched = new Set<string>();
+    let recorded = 0;
+    if (this.adapter.scanTransfers) recorded += await this.scanRange(em, head, touched);
+    else if (this.adapter.pollDeposits) recorded += await this.pollDeposits(em, touched);
+    for (const id of await this.confirm(em, head)) touched.add(id);
+    for (const orderId of touched) await this.deps.settlement.settle(em, orderId);
+    return { recorded, settled: touched.size };
+  }
+
+  private key(address: string): string {
+    // EVM addresses compare case-insensitively; TRON/Solana base58 is case-sensitive.
+    return address.startsWith('0x') ? address.toLowerCase() : address;
+  }
+
+  /** Incremental: new deposits every tick; a full reload now and then drops closed ones. */
+  private async refreshWatchSet(em: EntityManager): Promise<void> {
+    const now = Date.now();
+    const full = now - this.lastFullReload > FULL_RELOAD_MS;
+    const rows = await em.execute<{ id: string; order_id: string; token_id: string; address: string; watch_address: string | null; token_address: string; cursor: string | null; created_at: Date }[]>(
+      `select d.id, d.order_id, d.token_id, d.address, d.watch_address, t.address as token_address, d.cursor, d.created_at
+       from deposits d join tokens t on t.id = d.token_id
+       where d.environment = ? and d.network = ? and d.status = 'open' ${full ? '' : 'and d.created_at > ?'}
+       order by d.created_at`,
+      full ? [this.environment, this.network] : [this.environment, this.network, this.lastDepositSeen],
+    );
+    if (full) {
+      this.watch = new Map();
+      this.lastFullReload = now;
+      this.tokens = (await this.deps.tokens.listActive(em, this.environment, this.network)).map((t) => ({ id: t.id, address: t.address, decimals: t.decimals, symbol: t.symbol }));
+    }
+    for (const r of rows) {
+      this.watch.set(this.key(r.address), { depositId: r.id, orderId: r.order_id, tokenId: r.token_id, tokenAddress: r.token_address, owner: r.address, cursor: r.cursor });
+      if (new Date(r.created_at) > this.lastDepositSeen) this.lastDepositSeen = new Date(r.created_at);
+    }
+  }
+
+  private match(transfers: ObservedTransfer[]): MatchedTransfer[] {
+    const out: MatchedTransfer[] = [];
+    for (const t of transfers) {
+      const entry = this.watch.get(this.key(t.to));
+      // A transfer of another token to a deposit address is not this deposit's payment.
+      if (!entry || this.key(entry.tokenAddress) !== this.key(t.token)) continue;
+      out.push({ transfer: t, depositId: entry.depositId, orderId: entry.orderId, tokenId: entry.tokenId });
+    }
+    return out;
+  }
+
+  /** EVM/TRON: scan (cursor, latest] in chunks, after checking the cursor block is still canonical. */
+  private async scanRange(em: EntityManager, head: ChainHead, touched: Set<string>): Promise<number> {
+    let cursor = await this.cursor(em, head);
+    if (cursor.hash) {
+      const canonical = await this.adapter.getBlockHash(cursor.block);
+      if (canonical && canonical !== cursor.hash) {
+        // Reorg below our cursor: rewind and rescan. Orphaned payments are caught by confirm();
+        // re-included ones are re-recorded with their new block.
+        const back = cursor.block > REORG_REWIND ? cursor.block - REORG_REWIND : 0n;
+        this.deps.log.warn({ network: this.network, environment: this.environment, from: cursor.block.toString(), to: back.toString() }, 'reorg detected; rescanning');
+        cursor = { block: back, hash: null };
+      }
+    }
+    if (head.latest <= cursor.block || this.tokens.length === 0) {
+      if (this.tokens.length === 0) await this.saveCursor(em, head.latest, null);
+      return 0;
+    }
+    const to = head.latest - cursor.block > BigInt(this.deps.maxBlocksPerTick) ? cursor.block + BigInt(this.deps.maxBlocksPerTick) : head.latest;
+    const watch = this.watch;
+    const transfers = await this.adapter.scanTransfers!(cursor.block + 1n, to, this.tokens, (addr) => watch.has(this.key(addr)));
+    const toHash = await this.adapter.getBlockHash(to);
+    const matched = this.match(transfers);
+    await em.transactional(async (tx) => {
+      for (const id of await this.deps.payments.record(tx, this.environment, this.network, matched)) touched.add(id);
+      await this.saveCursor(tx, to, toHash);
+    });
+    return matched.length;
+  }
+
+  /** SOLANA: poll each open deposit's token account since its own cursor. */
+  private async pollDeposits(em: EntityManager, touched: Set<string>): Promise<number> {
+    const entries = [...this.watch.values()];
+    if (!entries.length) return 0;
+    const tokenOf = new Map(this.tokens.map((t) => [t.address, t]));
+    const deposits = entries.flatMap((e) => {
+      const token = tokenOf.get(e.tokenAddress);
+      return token ? [{ owner: e.owner, token, untilSignature: e.cursor }] : [];
+    });
+    const { transfers, cursors } = await this.adapter.pollDeposits!(deposits);
+    const matched = this.match(transfers);
+    await em.transactional(async (tx) => {
+      for (const id of await this.deps.payments.record(tx, this.environment, this.network, matched)) touched.add(id);
+      for (const e of entries) {
+        const next = cursors[e.owner];
+        if (next !== undefined && next !== e.cursor) {
+          await tx.execute(`update deposits set cursor = ? where id = ?`, [next, e.depositId]);
+          e.cursor = next;
+        }
+      }
+    });
+    return matched.length;
+  }
+
+  /**
+   * Pending payments count once deep enough and still in the canonical chain: EVM by depth,
+   * TRON/SOLANA by the chain's own finality (solidified / finalized) as well.
+   */
+  private async confirm(em: EntityManager, head: ChainHead): Promise<string[]> {
+    const pending = await this.deps.payments.pending(em, this.environment, this.network);
+    if (!pending.length) return [];
+    // EVM counts depth only; TRON and SOLANA additionally wait for the chain's own finality.
+    const usesFinality = this.adapter.family !== 'evm';
+    const deepEnough = (bn: bigint) => head.latest - bn + 1n >= BigInt(this.confirmations) && (!usesFinality || bn <= head.finalized);
+    const hashes = new Map<bigint, string | null>();
+    const confirmed: string[] = [];
+    const orphaned: string[] = [];
+    const touched = new Set<string>();
+    for (const p of pending) {
+      if (!hashes.has(p.blockNumber)) hashes.set(p.blockNumber, await this.adapter.getBlockHash(p.blockNumber));
+      const canonical = hashes.get(p.blockNumber);
+      if (canonical && canonical !== p.blockHash) (orphaned.push(p.id), touched.add(p.orderId));
+      else if (canonical && deepEnough(p.blockNumber)) (confirmed.push(p.id), touched.add(p.orderId));
+    }
+    if (confirmed.length || orphaned.length) {
+      await em.transactional(async (tx) => {
+        await this.deps.payments.markConfirmed(tx, confirmed);
+        await this.deps.payments.markOrphaned(tx, orphaned);
+      });
+    }
+    // Orders with pending payments are also re-settled so they show Processing.
+    for (const p of pending) touched.add(p.orderId);
+    return [...touched];
+  }
+
+  private async cursor(em: EntityManager, head: ChainHead): Promise<{ block: bigint; hash: string | null }> {
+    const rows = await em.execute<{ block_number: string; block_hash: string | null }[]>(`select block_number, block_hash from chain_cursors where environment = ? and network = ?`, [
+      this.environment,
+      this.network,
+    ]);
+    if (rows[0]) return { block: BigInt(rows[0].block_number), hash: rows[0].block_hash };
+    const start = head.latest > BigInt(this.deps.startLookbackBlocks) ? head.latest - BigInt(this.deps.startLookbackBlocks) : 0n;
+    return { block: start, hash: null };
+  }
+
+  private async saveCursor(em: EntityManager, block: bigint, hash: string | null): Promise<void> {
+    await em.execute(
+      `insert into chain_cursors (environment, network, block_number, block_hash, updated_at) values (?, ?, ?, ?, now())
+       on conflict (environment, network) do update set block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`,
+      [this.environment, this.network, block.toString(), hash],
+    );
+  }
+}
