@@ -31,8 +31,11 @@ export async function authenticate(app: App, req: FastifyRequest, ctx: RequestCo
   switch (auth) {
     case 'public':
       return { kind: 'anonymous' };
-    case 'apiKey':
-      return app.apiKeys.authenticate(ctx.em, header(req, 'api-key'), ctx.environment!);
+    case 'apiKey': {
+      const raw = header(req, 'api-key');
+      if (raw && app.checkoutKeys.isCheckoutKey(raw)) throw new DomainError('SCOPE_DENIED', 'A checkout key is valid only for its order’s checkout operations; use the merchant API key');
+      return app.apiKeys.authenticate(ctx.em, raw, ctx.environment!);
+    }
     case 'dashboard': {
       const h = header(req, 'authorization');
       const m = h?.match(/^Bearer\s+(\S+)$/i);
