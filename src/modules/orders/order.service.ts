@@ -1,11 +1,9 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Caller, RequestContext } from '../../common/context.js';
 import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
 import { Deposit } from '../deposits/deposit.entity.js';
-import { Merchant } from '../merchants/merchant.entity.js';
 import { Quote } from '../quotes/quote.entity.js';
 import type { CheckoutKeyService } from './checkout-key.service.js';
 import { Order } from './order.entity.js';
@@ -55,36 +53,33 @@ export class OrderService {
     });
   }
 
-  /** Shared by API orders and payment-link orders. One INSERT; the unique index decides duplicates. */
+  /**
+   * Shared by API orders and payment-link orders: ONE statement (the merchant's lifetime setting is
+   * read inside it, and no explicit transaction is opened), because this is the merchants' hot path.
+   * `ON CONFLICT DO NOTHING` on (merchant, environment, order_no) turns a duplicate into a clear
+   * error without an exception round trip; concurrent duplicates still produce exactly one order.
+   */
   async insert(
     em: EntityManager,
     o: Pick<Order, 'environment' | 'orderNo' | 'amount' | 'customerName' | 'customerEmail' | 'source' | 'paymentLinkId'> & { merchantId: string },
   ): Promise<CreatedOrder> {
-    const merchant = await em.findOne(Merchant, o.merchantId);
-    if (!merchant) throw new DomainError('MERCHANT_NOT_FOUND', 'Merchant not found');
     const key = this.keys.issue();
-    const ttl = merchant.orderTtlSeconds ?? this.opts.defaultTtlS;
-    const order = em.create(Order, {
-      merchant,
-      environment: o.environment,
-      orderNo: o.orderNo,
-      amount: o.amount,
-      customerName: o.customerName,
-      customerEmail: o.customerEmail,
-      source: o.source,
-      paymentLinkId: o.paymentLinkId,
-      checkoutKeyHash: key.hash,
-      checkoutKeyExpiresAt: key.expiresAt,
-      expiresAt: new Date(Date.now() + ttl * 1000),
-    });
-    try {
-      await em.flush();
-    } catch (e) {
-      if (e instanceof UniqueConstraintViolationException) {
-        throw new DomainError('DUPLICATE_ORDER_NO', `An order with order_no ${o.orderNo} already exists`, { order_no: o.orderNo });
-      }
-      throw e;
+    const rows = await em.execute<Record<string, unknown>[]>(
+      `insert into orders (id, merchant_id, environment, order_no, amount, customer_name, customer_email, source, payment_link_id,
+                           checkout_key_hash, checkout_key_expires_at, expires_at)
+       select gen_random_uuid(), m.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() + make_interval(secs => coalesce(m.order_ttl_seconds, ?))
+       from merchants m where m.id = ?
+       on conflict (merchant_id, environment, order_no) do nothing
+       returning *`,
+      [o.environment, o.orderNo, o.amount.toString(), o.customerName, o.customerEmail, o.source, o.paymentLinkId, key.hash, key.expiresAt, this.opts.defaultTtlS, o.merchantId],
+    );
+    const row = rows[0];
+    if (!row) {
+      const exists = await em.execute<{ n: number }[]>('select 1 as n from merchants where id = ?', [o.merchantId]);
+      if (!exists.length) throw new DomainError('MERCHANT_NOT_FOUND', 'Merchant not found');
+      throw new DomainError('DUPLICATE_ORDER_NO', `An order with order_no ${o.orderNo} already exists`, { order_no: o.orderNo });
     }
+    const order = em.map(Order, row);
     return { order, key: key.key, url: `${this.opts.publicBaseUrl()}/checkout/${order.id}?key=${key.key}` };
   }
 

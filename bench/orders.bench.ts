@@ -1,0 +1,118 @@
+import { request, Agent } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import pg from 'pg';
+import { benchDatabase, percentile, startGatewayProcess } from './support.js';
+
+/**
+ * `npm run bench:orders`: REST order creation (POST /api/v2/testnet/merchant/fiat/order) with 50
+ * keep-alive connections for a fixed time against the built gateway in its own process, and in the
+ * same run the raw PostgreSQL single-row INSERT rate at the same concurrency (50 pg connections,
+ * autocommit, one row per statement) on the same server. Last line: one JSON object.
+ */
+const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+const WARMUP_S = 2;
+
+function post(agent: Agent, url: URL, body: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+async function restPhase(baseUrl: string, merchantId: string, apiKey: string, seconds: number) {
+  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const url = new URL('/api/v2/testnet/merchant/fiat/order', baseUrl);
+  const latencies: number[] = [];
+  let errors = 0;
+  const until = Date.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (Date.now() < until) {
+        const body = JSON.stringify({ merchant_id: merchantId, order_no: randomUUID(), amount: '150000' });
+        const t0 = performance.now();
+        const status = await post(agent, url, body, { 'api-key': apiKey });
+        latencies.push(performance.now() - t0);
+        if (status !== 201) errors++;
+      }
+    }),
+  );
+  agent.destroy();
+  return { count: latencies.length, errors, latencies: latencies.sort((a, b) => a - b) };
+}
+
+async function pgPhase(url: string, seconds: number) {
+  const pool = new pg.Pool({ connectionString: url, max: CONNECTIONS });
+  await pool.query(`create table if not exists bench_inserts (id uuid primary key, merchant_id uuid not null, order_no text not null, amount numeric(78,0) not null, created_at timestamptz not null default now())`);
+  let count = 0;
+  const until = Date.now() + seconds * 1000;
+  const merchant = randomUUID();
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      const client = await pool.connect();
+      try {
+        while (Date.now() < until) {
+          await client.query('insert into bench_inserts (id, merchant_id, order_no, amount) values ($1, $2, $3, $4)', [randomUUID(), merchant, randomUUID(), '150000']);
+          count++;
+        }
+      } finally {
+        client.release();
+      }
+    }),
+  );
+  await pool.end();
+  return count;
+}
+
+async function main() {
+  const db = await benchDatabase('cpg_bench_orders');
+  const gw = await startGatewayProcess({
+    DATABASE_URL: db.url,
+    ROLE: 'api',
+    MASTER_KEY: '22'.repeat(32),
+    JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123456789',
+    RATE_LIMIT_STORE: process.env.BENCH_RATE_LIMIT_STORE ?? 'memory',
+    RATE_LIMIT_MERCHANT_PER_MIN: '10000000',
+    DATABASE_POOL_MAX: String(Number(process.env.BENCH_POOL ?? 20)),
+    DEV_CHAINS: 'false',
+    RATE_SOURCES: 'none',
+  });
+  try {
+    const { execFileSync } = await import('node:child_process');
+    const { join } = await import('node:path');
+    const out = execFileSync(process.execPath, [join(__dirname, '..', 'src', 'cli', 'cli.js'), 'merchant', 'create', '--name', 'Bench', '--email', `bench-${Date.now()}@x.test`, '--password', 'benchmark-password', '--json'], {
+      env: { ...process.env, DATABASE_URL: db.url, MASTER_KEY: '22'.repeat(32), JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123456789', LOG_LEVEL: 'warn' },
+    });
+    const merchant = JSON.parse(out.toString().trim().split('\n').pop()!) as { merchant_id: string; sandbox_api_key: string };
+    console.log(`warming up ${WARMUP_S}s …`);
+    await restPhase(gw.url, merchant.merchant_id, merchant.sandbox_api_key, WARMUP_S);
+    console.log(`REST order creation: ${CONNECTIONS} connections × ${SECONDS}s …`);
+    const rest = await restPhase(gw.url, merchant.merchant_id, merchant.sandbox_api_key, SECONDS);
+    const ordersPerS = rest.count / SECONDS;
+    console.log(`  ${rest.count} orders (${rest.errors} non-201), ${ordersPerS.toFixed(0)}/s, p50 ${percentile(rest.latencies, 50).toFixed(2)} ms, p99 ${percentile(rest.latencies, 99).toFixed(2)} ms`);
+    console.log(`raw PostgreSQL single-row INSERT: ${CONNECTIONS} connections × ${SECONDS}s …`);
+    const inserts = await pgPhase(db.url, SECONDS);
+    const pgPerS = inserts / SECONDS;
+    console.log(`  ${inserts} inserts, ${pgPerS.toFixed(0)}/s`);
+    console.log(
+      JSON.stringify({
+        orders_per_s: Math.round(ordersPerS),
+        pg_inserts_per_s: Math.round(pgPerS),
+        ratio: Number((ordersPerS / pgPerS).toFixed(3)),
+        p99_ms: Number(percentile(rest.latencies, 99).toFixed(2)),
+      }),
+    );
+  } finally {
+    await gw.stop();
+    await db.release();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});
