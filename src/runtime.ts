@@ -6,6 +6,7 @@ import { connectOrm, migrate } from './db/orm.js';
 import { createGatewayPubSub, OrderEventsListener } from './graphql/pubsub.js';
 import { buildGatewaySchema } from './graphql/schema.js';
 import { buildServer, type HttpServer } from './http/server.js';
+import { registerCheckoutPage } from './checkout/checkout.page.js';
 import { merchantRoutes } from './rest/merchant.routes.js';
 import { paymentRoutes } from './rest/payment.routes.js';
 import { paymentLinkRoutes } from './rest/payment-link.routes.js';
@@ -16,6 +17,8 @@ import { expireOrdersJob } from './jobs/expire-orders.job.js';
 import { pruneSessionsJob } from './jobs/prune-sessions.job.js';
 import { watchChainJobs } from './jobs/watch-chain.job.js';
 import { startScheduler, type Scheduler, type SchedulerOptions } from './jobs/scheduler.js';
+import { startWebhookDelivery, webhookJobs } from './jobs/webhook-deliver.job.js';
+import type { WebhookRunner } from './modules/webhooks/webhook.runner.js';
 
 export interface Gateway {
   app: App;
@@ -23,6 +26,8 @@ export interface Gateway {
   url?: string;
   http?: HttpServer;
   scheduler?: Scheduler;
+  /** worker/all roles: this process's webhook delivery loop. */
+  webhooks?: WebhookRunner;
   /** api/all roles: the LISTEN connection feeding this process's GraphQL PubSub. */
   orderEvents?: OrderEventsListener;
   /** Local chains the worker runs (DEV_CHAINS) or was given. */
@@ -76,7 +81,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       cleanups.push(() => orderEvents.close());
       gateway.orderEvents = orderEvents;
       const schema = await buildGatewaySchema(pubSub);
-      const http = await buildServer(app, { schema, envRoutes: [...merchantRoutes(app), ...paymentRoutes(app), ...paymentLinkRoutes(app)] });
+      const http = await buildServer(app, { schema, envRoutes: [...merchantRoutes(app), ...paymentRoutes(app), ...paymentLinkRoutes(app)], extra: (f) => registerCheckoutPage(f, app) });
       await http.fastify.listen({ host: config.HOST, port: config.PORT });
       cleanups.push(() => http.close());
       const addr = http.fastify.server.address();
@@ -101,10 +106,15 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       gateway.devChains = devChains;
       const networks = watchedNetworks(config, overrides);
       log.info({ networks: networks.map((n) => `${n.environment}:${n.network}`) }, 'watching networks');
-      const jobs = [pruneSessionsJob, expireOrdersJob(config.EXPIRY_INTERVAL_S), ...watchChainJobs(networks, config.WATCH_LOCK_MS)];
+      const jobs = [pruneSessionsJob, expireOrdersJob(config.EXPIRY_INTERVAL_S), ...watchChainJobs(networks, config.WATCH_LOCK_MS), ...webhookJobs(config)];
       const scheduler = await startScheduler(app, databaseUrl, jobs, opts.scheduler);
       cleanups.push(() => scheduler.stop());
       gateway.scheduler = scheduler;
+      // Webhook delivery loop (stops first: in-flight attempts finish and are recorded).
+      const webhookRunner = startWebhookDelivery(app, databaseUrl);
+      await webhookRunner.start();
+      cleanups.push(() => webhookRunner.stop());
+      gateway.webhooks = webhookRunner;
     }
     return gateway;
   } catch (err) {

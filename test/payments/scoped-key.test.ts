@@ -71,6 +71,17 @@ describe('scoped checkout key: allow/deny matrix', () => {
     expect((await gql(gw.url, MeDocument, {}, ck)).errors?.[0]?.extensions?.code).toBe('SCOPE_DENIED');
   });
 
+  it('the hosted checkout page at `url` opens with its key only', async () => {
+    const [row] = await gw.app.orm.em.fork().execute(`select id from orders where order_no = ?`, [own.no]);
+    const page = await http(gw.url, `/checkout/${row.id}?key=${own.key}`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-type')).toMatch(/text\/html/);
+    expect(page.text).toContain(own.no);
+    expect(page.text).not.toContain(m.sandboxKey);
+    expect((await http(gw.url, `/checkout/${row.id}?key=${other.key}`)).status).toBe(403);
+    expect((await http(gw.url, `/checkout/${row.id}?key=ck_${'0'.repeat(64)}`)).status).toBe(401);
+  });
+
   it('expires after 30 minutes', async () => {
     await gw.app.orm.em.fork().execute(`update orders set checkout_key_expires_at = now() - interval '1 second' where order_no = ?`, [other.no]);
     const res = await rate(other.no, other.key);
