@@ -4,6 +4,7 @@ import { Migration20261121000200_payment_flow } from './Migration20261121000200_
 import { Migration20261121000300_payment_links } from './Migration20261121000300_payment_links.js';
 import { Migration20261121000400_order_events } from './Migration20261121000400_order_events.js';
 import { Migration20261121000500_payments } from './Migration20261121000500_payments.js';
+import { Migration20261121000600_webhooks } from './Migration20261121000600_webhooks.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -12,4 +13,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000300_payment_links', class: Migration20261121000300_payment_links },
   { name: 'Migration20261121000400_order_events', class: Migration20261121000400_order_events },
   { name: 'Migration20261121000500_payments', class: Migration20261121000500_payments },
+  { name: 'Migration20261121000600_webhooks', class: Migration20261121000600_webhooks },
 ];

@@ -85,6 +85,21 @@ merchant
     });
   });
 
+merchant
+  .command('set-webhook')
+  .description('Set the notification_url of an environment ("" clears it); production needs https and a public address')
+  .requiredOption('--merchant <id>', 'merchant id')
+  .addOption(new Option('--environment <env>', 'environment').choices([...ENVIRONMENTS]).makeOptionMandatory())
+  .requiredOption('--url <url>', 'webhook URL')
+  .option('--json', 'print one JSON object')
+  .action(async (o: { merchant: string; environment: Environment; url: string; json?: boolean }) => {
+    await withApp(async (app) => {
+      const m = await app.webhooks.setNotificationUrl(app.orm.em.fork(), o.merchant, { environment: o.environment, url: o.url || null });
+      const url = o.environment === 'production' ? m.notificationUrlProduction : m.notificationUrlSandbox;
+      print(!!o.json, { merchant_id: m.id, environment: o.environment, notification_url: url }, url ? `${o.environment} notification_url: ${url}` : `${o.environment} notification_url cleared`);
+    });
+  });
+
 program
   .command('schema:emit')
   .description('Write the GraphQL SDL to schema/schema.graphql')

@@ -10,6 +10,8 @@ import { PaymentLink } from '../modules/payment-links/payment-link.entity.js';
 import { Payment } from '../modules/payments/payment.entity.js';
 import { Quote } from '../modules/quotes/quote.entity.js';
 import { Token } from '../modules/tokens/token.entity.js';
+import { WebhookAttempt } from '../modules/webhooks/webhook-attempt.entity.js';
+import { WebhookDelivery } from '../modules/webhooks/webhook-delivery.entity.js';
 
 /** Every MikroORM entity. The schema itself is owned by `migrations/`; a test checks they agree. */
-export const entities = [Merchant, DashboardUser, Session, RefreshToken, ApiKey, Token, Order, Quote, MerchantWallet, Deposit, PaymentLink, OrderEvent, Payment];
+export const entities = [Merchant, DashboardUser, Session, RefreshToken, ApiKey, Token, Order, Quote, MerchantWallet, Deposit, PaymentLink, OrderEvent, Payment, WebhookDelivery, WebhookAttempt];

@@ -85,7 +85,12 @@ export class ApiKeyService {
   /** The live key in plaintext (webhook HMAC key), or null when the merchant has none. */
   async signingKey(em: EntityManager, merchantId: string, environment: Environment): Promise<string | null> {
     const key = await em.findOne(ApiKey, { merchant: merchantId, environment, revokedAt: null });
-    return key ? this.box.open(key.keyCiphertext, `api-key:${key.id}`).toString('utf8') : null;
+    return key ? this.openKey(key.id, key.keyCiphertext) : null;
+  }
+
+  /** Decrypts the stored copy of key `id` (for callers that read `key_ciphertext` in bulk, like webhook claims). */
+  openKey(id: string, keyCiphertext: string): string {
+    return this.box.open(keyCiphertext, `api-key:${id}`).toString('utf8');
   }
 
   async list(em: EntityManager, merchantId: string): Promise<ApiKey[]> {

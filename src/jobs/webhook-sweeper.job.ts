@@ -1,0 +1,20 @@
+import type { JobDefinition } from './scheduler.js';
+
+/**
+ * Re-queues deliveries whose lease expired with no outcome recorded — the worker that claimed them
+ * crashed or hung between sending and recording — so they are retried with the same idempotency key
+ * (at-least-once; README "Webhooks → Delivery guarantees"). Then wakes the delivery workers.
+ */
+export const webhookSweeperJob = (intervalMs: number): JobDefinition => ({
+  name: 'webhook-sweeper',
+  every: intervalMs,
+  concurrency: 1,
+  // A sweep takes milliseconds. A short lock lets a surviving worker take the job over quickly when the
+  // worker holding it crashed — the very case this job exists for (Agenda's default lock is 60 s).
+  // Two sweeps overlapping are harmless: each claims expired leases with SKIP LOCKED.
+  lockLifetimeMs: Math.max(2000, intervalMs * 2),
+  handler: async (app) => {
+    const n = await app.webhooks.sweep(app.orm.em.fork());
+    if (n) app.log.warn({ deliveries: n }, 'webhook leases expired without an outcome; re-queued');
+  },
+});

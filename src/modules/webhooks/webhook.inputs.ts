@@ -1,0 +1,22 @@
+import { z } from 'zod';
+import { ENVIRONMENTS } from '../../common/environment.js';
+import { orderNo } from '../orders/order.inputs.js';
+import { WEBHOOK_EVENT_KINDS } from './webhook.payload.js';
+import { WEBHOOK_DELIVERY_STATES } from './webhook.transitions.js';
+
+export const setNotificationUrlInput = z.object({
+  environment: z.enum(ENVIRONMENTS),
+  /** null or "" clears the URL (no more webhooks for that environment). */
+  url: z.string().trim().max(2048, 'must be at most 2048 characters').nullable(),
+});
+
+export const listDeliveriesInput = z.object({
+  environment: z.enum(ENVIRONMENTS),
+  state: z.enum(WEBHOOK_DELIVERY_STATES).optional(),
+  event: z.enum(WEBHOOK_EVENT_KINDS, { message: `must be one of ${WEBHOOK_EVENT_KINDS.join(', ')}` }).optional(),
+  orderNo: orderNo.optional(),
+  first: z.number().int().min(1).max(100).default(20),
+  after: z.string().max(200).optional(),
+});
+
+export const deliveryId = z.string().uuid('must be a webhook delivery id');

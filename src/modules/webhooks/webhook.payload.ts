@@ -1,0 +1,186 @@
+import type { Environment, Network } from '../../common/environment.js';
+import { formatDecimal } from '../../common/money.js';
+import { ORDER_STATUS_CHANGED } from '../orders/order-status.service.js';
+import type { OrderStatus } from '../orders/order.transitions.js';
+import { PAYMENT_LATE, PAYMENT_OVERPAID } from '../payments/settlement.service.js';
+
+/**
+ * The webhook body (README "Webhooks → Payloads"). Versioned by date: fields may be added within a
+ * version; renaming or removing one, or changing a meaning, needs a new version.
+ */
+export const WEBHOOK_PAYLOAD_VERSION = '2026-11-01';
+
+export const WEBHOOK_EVENT_KINDS = ['transaction.success', 'transaction.underpaid', 'transaction.expired', 'transaction.late_payment', 'transaction.overpaid', 'webhook.test'] as const;
+export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];
+
+/**
+ * Which order events become webhooks (the rest — status changes to Processing or back to Created —
+ * are internal steps and send nothing).
+ */
+export function webhookKindOf(type: string, toStatus: string): WebhookEventKind | null {
+  if (type === ORDER_STATUS_CHANGED) {
+    if (toStatus === 'Success') return 'transaction.success';
+    if (toStatus === 'Underpaid') return 'transaction.underpaid';
+    if (toStatus === 'Expired') return 'transaction.expired';
+    return null;
+  }
+  if (type === PAYMENT_LATE) return 'transaction.late_payment';
+  if (type === PAYMENT_OVERPAID) return 'transaction.overpaid';
+  return null;
+}
+
+/** What the builder needs, read from the database when the outbox row is consumed. */
+export interface EventFacts {
+  event: { id: string; seq: number; type: string; fromStatus: OrderStatus | null; toStatus: OrderStatus; reason: Record<string, unknown>; createdAt: Date };
+  order: { id: string; orderNo: string; merchantId: string; environment: Environment; amount: bigint; currency: string; createdAt: Date; expiresAt: Date; paidAt: Date | null; overpaid: boolean };
+  deposits: DepositFacts[];
+  /** The order's payments that were not reorganised away, oldest first. */
+  payments: PaymentFacts[];
+}
+
+export interface DepositFacts {
+  id: string;
+  address: string;
+  network: Network;
+  token: { symbol: string; address: string; decimals: number };
+  totalAmount: bigint;
+  amountReceived: bigint;
+  createdAt: Date;
+}
+
+export interface PaymentFacts {
+  id: string;
+  depositId: string;
+  txHash: string;
+  logIndex: number;
+  amount: bigint;
+  blockNumber: string;
+  status: 'pending' | 'confirmed';
+  late: boolean;
+  detectedAt: Date;
+  confirmedAt: Date | null;
+  /** Another payment row has the same tx hash on the same network (one transaction paying several deposits). */
+  txShared: boolean;
+}
+
+const unix = (d: Date | null): number | null => (d ? Math.floor(d.getTime() / 1000) : null);
+
+/** The deposit an event is about: the one it names, else the one that received most, else the newest. */
+function depositOf(f: EventFacts): DepositFacts | null {
+  const named = (f.event.reason.depositId as string | undefined) ?? f.payments.find((p) => p.id === f.event.reason.paymentId)?.depositId;
+  const byId = named ? f.deposits.find((d) => d.id === named) : undefined;
+  if (byId) return byId;
+  return [...f.deposits].sort((a, b) => (a.amountReceived === b.amountReceived ? b.createdAt.getTime() - a.createdAt.getTime() : a.amountReceived > b.amountReceived ? -1 : 1))[0] ?? null;
+}
+
+/**
+ * `X-Service-Idempotency-Key`. transaction.success: the on-chain hash of the payment that completed the
+ * order (its latest confirmed payment; `<hash>:<log index>` when one transaction paid several deposits,
+ * so the key stays unique per payment). Every other event: `evt_<event id>` — stable, and never equal to
+ * a success key (a late payment that completes an order produces both a late_payment and a success event).
+ */
+export function idempotencyKeyOf(kind: WebhookEventKind, f: EventFacts): string {
+  if (kind === 'transaction.success') {
+    const dep = depositOf(f);
+    const confirmed = f.payments.filter((p) => p.status === 'confirmed' && (!dep || p.depositId === dep.id));
+    const last = confirmed.sort((a, b) => (a.confirmedAt?.getTime() ?? 0) - (b.confirmedAt?.getTime() ?? 0) || a.detectedAt.getTime() - b.detectedAt.getTime()).at(-1);
+    if (last) return last.txShared ? `${last.txHash}:${last.logIndex}` : last.txHash;
+  }
+  return `evt_${f.event.id}`;
+}
+
+export interface WebhookBody {
+  version: string;
+  id: string;
+  event: WebhookEventKind;
+  created_at: number;
+  idempotency_key: string;
+  data: Record<string, unknown>;
+}
+
+/** Builds the body of an order event's webhook. Amounts are decimal strings; times are Unix seconds. */
+export function buildEventBody(kind: WebhookEventKind, f: EventFacts, idempotencyKey: string): WebhookBody {
+  const dep = depositOf(f);
+  const decimalsOf = (depositId: string) => f.deposits.find((d) => d.id === depositId)?.token.decimals ?? 0;
+  const crypto = (units: bigint) => (dep ? formatDecimal(units, dep.token.decimals) : null);
+  const data: Record<string, unknown> = {
+    order_no: f.order.orderNo,
+    merchant_id: f.order.merchantId,
+    environment: f.order.environment,
+    status: f.event.toStatus,
+    previous_status: f.event.type === ORDER_STATUS_CHANGED ? f.event.fromStatus : null,
+    sequence: f.event.seq,
+    amount: f.order.amount.toString(),
+    currency: f.order.currency,
+    network: dep?.network ?? null,
+    token: dep ? { ...dep.token } : null,
+    deposit_address: dep?.address ?? null,
+    amount_due_crypto: dep ? crypto(dep.totalAmount) : null,
+    amount_received_crypto: dep ? crypto(dep.amountReceived) : null,
+    overpaid: f.order.overpaid,
+    tx_hashes: [...new Set(f.payments.filter((p) => p.status === 'confirmed').map((p) => p.txHash))],
+    payments: f.payments.map((p) => ({
+      tx_hash: p.txHash,
+      log_index: p.logIndex,
+      network: f.deposits.find((d) => d.id === p.depositId)?.network ?? null,
+      amount: formatDecimal(p.amount, decimalsOf(p.depositId)),
+      block_number: p.blockNumber,
+      status: p.status,
+      late: p.late,
+      detected_at: unix(p.detectedAt),
+      confirmed_at: unix(p.confirmedAt),
+    })),
+    created_at: unix(f.order.createdAt),
+    expired_at: unix(f.order.expiresAt),
+    paid_at: unix(f.order.paidAt),
+  };
+  const r = f.event.reason;
+  if (kind === 'transaction.late_payment') {
+    const p = f.payments.find((x) => x.id === r.paymentId);
+    data.late_payment = {
+      tx_hash: (r.txHash as string | undefined) ?? p?.txHash ?? null,
+      amount: p ? formatDecimal(p.amount, decimalsOf(p.depositId)) : null,
+      within_late_window: r.withinLateWindow === true,
+    };
+  }
+  if (kind === 'transaction.overpaid' && dep) {
+    const due = BigInt(String(r.due ?? dep.totalAmount));
+    const received = BigInt(String(r.received ?? dep.amountReceived));
+    data.overpayment = { amount_due_crypto: crypto(due), amount_received_crypto: crypto(received), excess_crypto: crypto(received > due ? received - due : 0n) };
+  }
+  return { version: WEBHOOK_PAYLOAD_VERSION, id: f.event.id, event: kind, created_at: unix(f.event.createdAt)!, idempotency_key: idempotencyKey, data };
+}
+
+/** The body of `sendTestWebhook`: marked `test`, with an order-shaped `data` so receivers can exercise their parser. */
+export function buildTestBody(id: string, merchantId: string, environment: Environment, now: Date): WebhookBody {
+  const t = unix(now)!;
+  return {
+    version: WEBHOOK_PAYLOAD_VERSION,
+    id,
+    event: 'webhook.test',
+    created_at: t,
+    idempotency_key: `evt_${id}`,
+    data: {
+      test: true,
+      order_no: 'TEST-ORDER',
+      merchant_id: merchantId,
+      environment,
+      status: 'Success',
+      previous_status: 'Created',
+      sequence: 0,
+      amount: '150000',
+      currency: 'IDR',
+      network: 'ETHEREUM',
+      token: { symbol: 'USDT', address: '0x0000000000000000000000000000000000000000', decimals: 6 },
+      deposit_address: '0x0000000000000000000000000000000000000000',
+      amount_due_crypto: '9.23077',
+      amount_received_crypto: '9.23077',
+      overpaid: false,
+      tx_hashes: [],
+      payments: [],
+      created_at: t,
+      expired_at: t + 1800,
+      paid_at: t,
+    },
+  };
+}
