@@ -1,9 +1,9 @@
 import { Command, Option } from 'commander';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import pino from 'pino';
 import 'reflect-metadata';
-import { ConfigError, loadConfig, type Config } from '../config/index.js';
+import { ConfigError, configMarkdownTable, loadConfig, type Config } from '../config/index.js';
 import { createApp, type App } from '../app.js';
 import { ENVIRONMENTS, type Environment } from '../common/environment.js';
 import { isDomainError } from '../common/errors.js';
@@ -98,6 +98,18 @@ merchant
       const url = o.environment === 'production' ? m.notificationUrlProduction : m.notificationUrlSandbox;
       print(!!o.json, { merchant_id: m.id, environment: o.environment, notification_url: url }, url ? `${o.environment} notification_url: ${url}` : `${o.environment} notification_url cleared`);
     });
+  });
+
+program
+  .command('config:docs')
+  .description('Print the configuration table (markdown), or write it into README.md between its markers')
+  .option('--write <file>', 'replace the table between <!-- config-table:start/end --> in this file')
+  .action((o: { write?: string }) => {
+    if (!o.write) return void process.stdout.write(configMarkdownTable() + '\n');
+    const text = readFileSync(o.write, 'utf8');
+    const next = text.replace(/(<!-- config-table:start -->)[\s\S]*?(<!-- config-table:end -->)/, `$1\n${configMarkdownTable()}\n$2`);
+    writeFileSync(o.write, next);
+    console.error(`updated ${o.write}`);
   });
 
 program

@@ -120,6 +120,14 @@ export const CONFIG_VARS = {
 
 export type ConfigVar = keyof typeof CONFIG_VARS;
 
+/** The README's configuration table, generated from the declarations above (a test keeps them in step). */
+export function configMarkdownTable(): string {
+  const rows = (Object.entries(CONFIG_VARS) as [string, VarSpec][]).map(
+    ([name, spec]) => `| \`${name}\` | ${spec.default === undefined ? '—' : `\`${spec.default}\``} | ${spec.secret ? 'yes' : 'no'} | ${spec.description.replace(/\|/g, '\\|')} |`,
+  );
+  return ['| Variable | Default | Secret | Meaning |', '|---|---|---|---|', ...rows].join('\n');
+}
+
 type Parsed = { [K in ConfigVar]: z.output<(typeof CONFIG_VARS)[K]['schema']> };
 
 export interface Config extends Omit<Parsed, 'MASTER_KEY' | 'JWT_SECRET' | 'DEV_CHAINS' | 'PUBLIC_BASE_URL'> {
