@@ -2,10 +2,13 @@ import type { WatchedNetwork } from '../chains/networks.js';
 import { ChainWatcher } from '../modules/payments/chain-watcher.js';
 import type { JobDefinition } from './scheduler.js';
 
+// The abort listener is removed after a normal wake-up: `signal` lives as long as the scheduler, and a
+// listener left behind per poll would pile up (10 a second per network).
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((ok) => {
-    const t = setTimeout(ok, ms);
-    signal.addEventListener('abort', () => (clearTimeout(t), ok()), { once: true });
+    const onAbort = () => (clearTimeout(t), ok());
+    const t = setTimeout(() => (signal.removeEventListener('abort', onAbort), ok()), ms);
+    signal.addEventListener('abort', onAbort, { once: true });
   });
 
 /**

@@ -28,6 +28,13 @@ export interface WatcherDeps {
 }
 
 const FULL_RELOAD_MS = 15_000;
+/**
+ * Incremental loads re-read deposits created this long before the newest one seen: `created_at` is
+ * stamped before the inserting transaction commits, so a deposit can become visible after a newer
+ * one was already loaded (concurrent checkouts, API clocks a little apart). Missing it until the next
+ * full reload would let the scan pass over its payment for good.
+ */
+const COMMIT_SLACK_MS = 5_000;
 const REORG_REWIND = 64n;
 
 /**
@@ -88,11 +95,14 @@ export class ChainWatcher {
        from deposits d join tokens t on t.id = d.token_id
        where d.environment = ? and d.network = ? and d.status = 'open' ${full ? '' : 'and d.created_at > ?'}
        order by d.created_at`,
-      full ? [this.environment, this.network] : [this.environment, this.network, this.lastDepositSeen],
+      full ? [this.environment, this.network] : [this.environment, this.network, new Date(this.lastDepositSeen.getTime() - COMMIT_SLACK_MS)],
     );
     if (full) {
       this.watch = new Map();
       this.lastFullReload = now;
+    }
+    // A token registered since the last reload must be scanned before its first deposit's payment can arrive.
+    if (full || rows.some((r) => !this.tokens.some((t) => t.id === r.token_id))) {
       this.tokens = (await this.deps.tokens.listActive(em, this.environment, this.network)).map((t) => ({ id: t.id, address: t.address, decimals: t.decimals, symbol: t.symbol }));
     }
     for (const r of rows) {
@@ -182,8 +192,13 @@ export class ChainWatcher {
     for (const p of pending) {
       if (!hashes.has(p.blockNumber)) hashes.set(p.blockNumber, await this.adapter.getBlockHash(p.blockNumber));
       const canonical = hashes.get(p.blockNumber);
-      if (canonical && canonical !== p.blockHash) (orphaned.push(p.id), touched.add(p.orderId));
-      else if (canonical && deepEnough(p.blockNumber)) (confirmed.push(p.id), touched.add(p.orderId));
+      if (canonical && canonical !== p.blockHash) {
+        orphaned.push(p.id);
+        touched.add(p.orderId);
+      } else if (canonical && deepEnough(p.blockNumber)) {
+        confirmed.push(p.id);
+        touched.add(p.orderId);
+      }
     }
     if (confirmed.length || orphaned.length) {
       await em.transactional(async (tx) => {

@@ -1,0 +1,175 @@
+/**
+ * TRON end to end: order → quote → deposit over GraphQL, a customer's wallet (real TronWeb: build
+ * through the node, sign locally, broadcast) pays the TRC-20 deposit on the java-tron HTTP emulator,
+ * the gateway's watcher job (Agenda, in-process worker) records and confirms it, settlement moves
+ * the order, and the `orderUpdated` subscription sees every committed status.
+ *
+ * What the harness does not model (see test/support/tron-emulator.ts for the full list): energy,
+ * bandwidth, fee_limit and fees (every call runs with a fixed gas limit, TRX balances are not
+ * checked); account activation; TaPoS (ref_block_* not checked); TVM-specific opcodes; TRON's real
+ * 3-second block timing — the emulator mines a block per transaction (automine) and the solidified
+ * head is simply `latest − solidityLag`, so finality here is "the node's solidified head passed the
+ * block", not the witnesses' real confirmation; no forks of solidified blocks. The gateway talks to
+ * it over its real HTTP client (POST /wallet/… and /walletsolidity/…) with no special casing.
+ */
+import { getBytes, Mnemonic } from 'ethers';
+import { TronWeb } from 'tronweb';
+import { tronDriver } from '../../src/chains/tron';
+import { createMerchant } from '../support/fixtures';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+import { checkout, eventually, watchOrder, type CheckoutDeposit, type OrderWatch } from '../support/order-watch';
+import { startTronEmulator, type TronEmulator } from '../support/tron-emulator';
+
+const SEED = getBytes(Mnemonic.fromPhrase('test test test test test test test test test test test junk').computeSeed());
+/** Blocks between the emulator's latest and solidified heads in these tests (mainnet: ~19). */
+const LAG = 2;
+
+let emu: TronEmulator;
+let gw: TestGateway;
+let usdt: string;
+let apiKey: string;
+let customer: string;
+let wallet: TronWeb;
+const watches: OrderWatch[] = [];
+
+beforeAll(async () => {
+  emu = await startTronEmulator({ solidityLag: LAG });
+  usdt = await emu.deployToken({ name: 'Tether USD (emulator)', symbol: 'USDT', decimals: 6 });
+  gw = await startTestGateway(
+    { SANDBOX_TRON_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1' },
+    { rpcOverrides: { 'sandbox:TRON': [emu.url] } },
+  );
+  await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDT', name: 'Tether USD (emulator)', address: usdt, decimals: 6 });
+  apiKey = (await createMerchant(gw.app)).sandboxKey;
+  customer = tronDriver.deriveAddress(SEED, 7);
+  wallet = new TronWeb({ fullHost: emu.url, privateKey: Buffer.from(tronDriver.derivePrivateKey(SEED, 7)).toString('hex') });
+  await emu.mint(usdt, customer, 10n ** 12n);
+});
+
+afterEach(async () => {
+  await Promise.all(watches.splice(0).map((w) => w.close()));
+  emu.solidityLag = LAG;
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await emu?.stop();
+});
+
+const sql = <T>(query: string, params: unknown[] = []) => gw.app.orm.em.fork().getConnection().execute<T[]>(query, params);
+
+async function newOrder(amountIdr = '150000'): Promise<CheckoutDeposit & { watch: OrderWatch }> {
+  const d = await checkout(gw.url, apiKey, { amountIdr, tokenAddress: usdt, network: 'TRON', walletType: 'TRUSTWALLET' });
+  const watch = watchOrder(gw.url, { key: d.key }, d.orderNo);
+  watches.push(watch);
+  await watch.until('Created'); // the current status comes first: the subscription is live
+  return { ...d, watch };
+}
+
+/** What Trust Wallet reads from the QR: recipient and decimal amount → base units (6 decimals). */
+function fromQr(qr: string): { to: string; amount: bigint; token: string } {
+  const u = new URL(qr);
+  const [whole, frac = ''] = u.searchParams.get('amount')!.split('.');
+  return { to: u.searchParams.get('address')!, amount: BigInt(whole! + frac.padEnd(6, '0')), token: u.searchParams.get('token_id')! };
+}
+
+/** The customer's TRC-20 transfer, exactly as a wallet sends it (through the node's triggersmartcontract). */
+async function pay(to: string, amount: bigint): Promise<string> {
+  const built = await wallet.transactionBuilder.triggerSmartContract(usdt, 'transfer(address,uint256)', { feeLimit: 100_000_000 }, [
+    { type: 'address', value: to },
+    { type: 'uint256', value: amount.toString() },
+  ], customer);
+  const signed = await wallet.trx.sign(built.transaction);
+  const res = await wallet.trx.sendRawTransaction(signed);
+  if (!res.result) throw new Error(`broadcast failed: ${JSON.stringify(res)}`);
+  const mined = await emu.getTx(res.txid);
+  if (!mined?.success) throw new Error(`transfer ${res.txid} did not succeed`);
+  return res.txid;
+}
+
+/** Mines empty blocks until the block holding everything so far is solidified. */
+const solidify = () => emu.mine(emu.solidityLag);
+
+const orderStatus = async (orderId: string) => (await sql<{ status: string }>('select status from orders where id = ?', [orderId]))[0]!.status;
+const paymentsOf = (orderId: string) => sql<{ tx_hash: string; deposit_id: string; amount: string; status: string }>('select tx_hash, deposit_id, amount, status from payments where order_id = ? order by detected_at', [orderId]);
+
+it('order → quote → deposit → the customer pays exactly the total on TRON → Success, seen by the subscription', async () => {
+  const o = await newOrder();
+  const qr = fromQr(o.qrValue);
+  expect(qr).toEqual({ to: o.address, amount: o.total, token: usdt });
+
+  const t0 = Date.now();
+  const txId = await pay(qr.to, qr.amount);
+  await o.watch.until('Processing'); // recorded, waiting for the solidified head
+  const seenMs = Date.now() - t0;
+  await solidify();
+  const t1 = Date.now();
+  await o.watch.until('Success');
+  console.log(`TRON: transfer → Processing on the subscription ${seenMs} ms; solidified → Success ${Date.now() - t1} ms`);
+
+  expect(o.watch.statuses()).toEqual(['Created', 'Processing', 'Success']);
+  expect(await paymentsOf(o.orderId)).toEqual([expect.objectContaining({ tx_hash: txId, amount: o.total.toString(), status: 'confirmed' })]);
+  expect(await emu.balanceOf(usdt, o.address)).toBe(o.total);
+});
+
+it('two transfers that add up to the total complete the order', async () => {
+  const o = await newOrder('200000');
+  const first = o.total / 3n;
+  await pay(o.address, first);
+  await solidify();
+  await eventually(async () => (await paymentsOf(o.orderId)).some((p) => p.status === 'confirmed'), 'first payment confirmed');
+  expect(await orderStatus(o.orderId)).toBe('Created'); // confirmed, but not enough yet
+  await pay(o.address, o.total - first);
+  await solidify();
+  await o.watch.until('Success');
+  const payments = await paymentsOf(o.orderId);
+  expect(payments.map((p) => BigInt(p.amount))).toEqual([first, o.total - first]);
+  expect(payments.every((p) => p.status === 'confirmed')).toBe(true);
+});
+
+it('an underpaid order expires as Underpaid', async () => {
+  const o = await newOrder();
+  await pay(o.address, o.total - 1n);
+  await solidify();
+  await eventually(async () => (await paymentsOf(o.orderId))[0]?.status === 'confirmed', 'underpayment confirmed');
+  expect(await orderStatus(o.orderId)).toBe('Created');
+  // The expiry job (every EXPIRY_INTERVAL_S = 1 s) does the rest.
+  await sql(`update orders set expires_at = now() - interval '1 second' where id = ?`, [o.orderId]);
+  await o.watch.until('Underpaid');
+  expect(o.watch.statuses()).not.toContain('Success');
+  expect((await sql<{ amount_received: string }>('select amount_received from deposits where order_id = ?', [o.orderId]))[0]!.amount_received).toBe((o.total - 1n).toString());
+});
+
+it("a transfer to another order's deposit is not attributed to this order", async () => {
+  const a = await newOrder('100000');
+  const b = await newOrder('300000');
+  // The customer pays A's amount, but to B's deposit address.
+  const txId = await pay(b.address, a.total);
+  await solidify();
+  await eventually(async () => (await paymentsOf(b.orderId))[0]?.status === 'confirmed', "payment on B's deposit confirmed");
+  const [depositB] = await sql<{ id: string }>('select id from deposits where order_id = ?', [b.orderId]);
+  expect(await paymentsOf(b.orderId)).toEqual([expect.objectContaining({ tx_hash: txId, deposit_id: depositB!.id, amount: a.total.toString() })]);
+  expect(await paymentsOf(a.orderId)).toEqual([]);
+  expect(await orderStatus(a.orderId)).toBe('Created');
+  expect(await orderStatus(b.orderId)).toBe('Created'); // less than B's total
+  // A's own payment completes A, and only A.
+  await pay(a.address, a.total);
+  await solidify();
+  await a.watch.until('Success');
+  expect(await orderStatus(b.orderId)).toBe('Created');
+});
+
+it('finality: the payment does not count until the solidified head passes its block, then it does', async () => {
+  emu.solidityLag = 8;
+  const o = await newOrder();
+  await pay(o.address, o.total);
+  await o.watch.until('Processing');
+  await emu.mine(4); // 5 blocks on top (confirmations = 1 is long satisfied), still above the solidified head
+  await new Promise((r) => setTimeout(r, 800)); // ~8 watcher polls
+  expect(await paymentsOf(o.orderId)).toEqual([expect.objectContaining({ status: 'pending' })]);
+  expect(await orderStatus(o.orderId)).toBe('Processing');
+  expect(o.watch.statuses()).toEqual(['Created', 'Processing']);
+  await emu.mine(4); // now latest − 8 reaches the payment's block
+  await o.watch.until('Success');
+  expect(await paymentsOf(o.orderId)).toEqual([expect.objectContaining({ status: 'confirmed' })]);
+});
