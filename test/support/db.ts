@@ -7,11 +7,16 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/** `cpg_t_<run>_<random>`: global-teardown drops this run's leftovers, and only those. */
+function testDatabaseName(): string {
+  return `cpg_t_${process.env.TEST_PG_RUN ?? 'norun'}_${randomBytes(6).toString('hex')}`;
+}
+
 /** A fresh, migrated database for one test file (a clone of the run's template). */
 export async function createTestDatabase(): Promise<TestDatabase> {
   const template = process.env.TEST_PG_TEMPLATE;
   if (!template) throw new Error('TEST_PG_TEMPLATE not set: run through jest');
-  const name = `cpg_t_${randomBytes(6).toString('hex')}`;
+  const name = testDatabaseName();
   for (let attempt = 0; ; attempt++) {
     try {
       await adminQuery(`create database ${name} template ${template}`);
@@ -34,7 +39,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
 
 /** An empty database (no migrations applied): for readiness checks. */
 export async function createEmptyDatabase(): Promise<TestDatabase> {
-  const name = `cpg_t_${randomBytes(6).toString('hex')}`;
+  const name = testDatabaseName();
   await adminQuery(`create database ${name}`);
   return {
     name,

@@ -1,4 +1,5 @@
 import './resolve-ts';
+import { randomBytes } from 'node:crypto';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -23,7 +24,10 @@ export default async function globalSetup(): Promise<void> {
     url = globalThis.__EMBEDDED_PG__.url;
   }
   process.env.TEST_PG_ADMIN_URL = url;
-  const template = `cpg_template_${process.pid}`;
+  // Unique per run: several runs (developers, CI) may share one PostgreSQL; each drops only its own.
+  const run = `${process.pid}${randomBytes(3).toString('hex')}`;
+  process.env.TEST_PG_RUN = run;
+  const template = `cpg_template_${run}`;
   await adminQuery(`drop database if exists ${template}`, [], url);
   await adminQuery(`create database ${template}`, [], url);
   const orm = await connectOrm(withDatabase(url, template), 2);
