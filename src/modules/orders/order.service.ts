@@ -127,13 +127,17 @@ export class OrderService {
     const env = callerEnvironment(caller, ctx.environment);
     const where: string[] = ['o.merchant_id = ?', 'o.environment = ?'];
     const params: unknown[] = [caller.merchantId, env];
-    if (f.status) (where.push('o.status = ?'), params.push(f.status));
-    if (f.from) (where.push('o.created_at >= ?'), params.push(f.from));
-    if (f.to) (where.push('o.created_at < ?'), params.push(f.to));
+    const add = (list: string[], clause: string, value: unknown) => {
+      list.push(clause);
+      params.push(value);
+    };
+    if (f.status) add(where, 'o.status = ?', f.status);
+    if (f.from) add(where, 'o.created_at >= ?', f.from);
+    if (f.to) add(where, 'o.created_at < ?', f.to);
     if (f.network || f.tokenAddress) {
       const sub = ['d.order_id = o.id'];
-      if (f.network) (sub.push('d.network = ?'), params.push(f.network));
-      if (f.tokenAddress) (sub.push('lower(t.address) = lower(?)'), params.push(f.tokenAddress));
+      if (f.network) add(sub, 'd.network = ?', f.network);
+      if (f.tokenAddress) add(sub, 'lower(t.address) = lower(?)', f.tokenAddress);
       where.push(`exists (select 1 from deposits d join tokens t on t.id = d.token_id where ${sub.join(' and ')})`);
     }
     if (f.after) {
