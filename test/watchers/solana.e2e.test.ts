@@ -1,0 +1,179 @@
+/**
+ * SOLANA end to end: order → quote → deposit over GraphQL (Phantom, Solana Pay URL), a customer's
+ * wallet (real @solana/web3.js + @solana/spl-token: create the deposit owner's associated token
+ * account idempotently and `transferChecked` into it, in one transaction, as wallets do for Solana
+ * Pay) pays USDC on litesvm behind the JSON-RPC facade; the gateway's watcher job polls the
+ * deposit's token account, waits for the finalized slot, settles, and the `orderUpdated`
+ * subscription sees every committed status.
+ *
+ * What the harness does not model (see test/support/solana-rpc-facade.ts for the full list):
+ * consensus, forks, skipped slots and rollbacks ("finalized" is simply current slot − finalityLag,
+ * and a confirmed transaction never disappears, so the watcher's orphan path is not exercised here);
+ * wall-clock slot timing (slots advance only with transactions or `advanceSlots`); blockhash expiry;
+ * priority/compute fees; account state per commitment; rent, epochs; `jsonParsed` and index-backed
+ * queries; subscriptions other than signatureSubscribe. The gateway talks to it over its real
+ * web3.js Connection with no special casing.
+ */
+import { Connection, Keypair, PublicKey, Transaction, sendAndConfirmTransaction } from '@solana/web3.js';
+import { TOKEN_PROGRAM_ID, createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import { createMerchant } from '../support/fixtures';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+import { checkout, eventually, watchOrder, type CheckoutDeposit, type OrderWatch } from '../support/order-watch';
+import { startSolanaFacade, type SolanaFacade } from '../support/solana-rpc-facade';
+
+/** Slots between the confirmed and the finalized tip in these tests (mainnet: ~32). */
+const LAG = 2;
+
+let facade: SolanaFacade;
+let gw: TestGateway;
+let mint: PublicKey;
+let apiKey: string;
+let customer: Keypair;
+/** The customer's own connection (a wallet's RPC), separate from the facade's helpers. */
+let wallet: Connection;
+const watches: OrderWatch[] = [];
+
+beforeAll(async () => {
+  facade = await startSolanaFacade({ finalityLag: LAG });
+  mint = await facade.createUsdcMint({ decimals: 6 });
+  gw = await startTestGateway(
+    { SANDBOX_SOLANA_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1' },
+    { rpcOverrides: { 'sandbox:SOLANA': [facade.url] } },
+  );
+  await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'SOLANA', symbol: 'USDC', name: 'USD Coin (litesvm)', address: mint.toBase58(), decimals: 6 });
+  apiKey = (await createMerchant(gw.app)).sandboxKey;
+  customer = await facade.fundedKeypair(5);
+  await facade.mintTo(customer.publicKey, mint, 10n ** 12n);
+  wallet = new Connection(facade.url, 'confirmed');
+});
+
+afterEach(async () => {
+  await Promise.all(watches.splice(0).map((w) => w.close()));
+  facade.setFinalityLag(LAG);
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await facade?.stop();
+});
+
+const sql = <T>(query: string, params: unknown[] = []) => gw.app.orm.em.fork().getConnection().execute<T[]>(query, params);
+
+async function newOrder(amountIdr = '150000'): Promise<CheckoutDeposit & { watch: OrderWatch }> {
+  const d = await checkout(gw.url, apiKey, { amountIdr, tokenAddress: mint.toBase58(), network: 'SOLANA', walletType: 'PHANTOM' });
+  const watch = watchOrder(gw.url, { key: d.key }, d.orderNo);
+  watches.push(watch);
+  await watch.until('Created'); // the current status comes first: the subscription is live
+  return { ...d, watch };
+}
+
+/** What Phantom reads from the Solana Pay URL: recipient (owner), decimal amount → base units, mint. */
+function fromQr(qr: string): { to: string; amount: bigint; token: string } {
+  const u = new URL(qr);
+  expect(u.protocol).toBe('solana:');
+  const [whole, frac = ''] = u.searchParams.get('amount')!.split('.');
+  return { to: u.pathname, amount: BigInt(whole! + frac.padEnd(6, '0')), token: u.searchParams.get('spl-token')! };
+}
+
+/** The customer's SPL transfer into the deposit owner's ATA (created idempotently in the same transaction). */
+async function pay(owner: string, amount: bigint): Promise<string> {
+  const ownerKey = new PublicKey(owner);
+  const source = getAssociatedTokenAddressSync(mint, customer.publicKey, false, TOKEN_PROGRAM_ID);
+  const dest = getAssociatedTokenAddressSync(mint, ownerKey, false, TOKEN_PROGRAM_ID);
+  const tx = new Transaction().add(
+    createAssociatedTokenAccountIdempotentInstruction(customer.publicKey, dest, ownerKey, mint, TOKEN_PROGRAM_ID),
+    createTransferCheckedInstruction(source, mint, dest, customer.publicKey, amount, 6, [], TOKEN_PROGRAM_ID),
+  );
+  return sendAndConfirmTransaction(wallet, tx, [customer], { commitment: 'confirmed' });
+}
+
+/** Produces enough slots for everything so far to be finalized. */
+const finalize = () => facade.advanceSlots(facade.slot() - facade.finalizedSlot());
+
+const orderStatus = async (orderId: string) => (await sql<{ status: string }>('select status from orders where id = ?', [orderId]))[0]!.status;
+const paymentsOf = (orderId: string) => sql<{ tx_hash: string; deposit_id: string; to_address: string; amount: string; status: string }>('select tx_hash, deposit_id, to_address, amount, status from payments where order_id = ? order by block_number, log_index', [orderId]);
+const tokenBalance = async (owner: string) => BigInt((await wallet.getTokenAccountBalance(getAssociatedTokenAddressSync(mint, new PublicKey(owner)))).value.amount);
+
+it('order → quote → deposit → the customer pays exactly the total on SOLANA → Success, seen by the subscription', async () => {
+  const o = await newOrder();
+  const qr = fromQr(o.qrValue);
+  expect(qr).toEqual({ to: o.address, amount: o.total, token: mint.toBase58() });
+
+  const t0 = Date.now();
+  const signature = await pay(qr.to, qr.amount);
+  await o.watch.until('Processing'); // recorded at `confirmed`, waiting for `finalized`
+  const seenMs = Date.now() - t0;
+  finalize();
+  const t1 = Date.now();
+  await o.watch.until('Success');
+  console.log(`SOLANA: transfer → Processing on the subscription ${seenMs} ms; finalized → Success ${Date.now() - t1} ms`);
+
+  expect(o.watch.statuses()).toEqual(['Created', 'Processing', 'Success']);
+  // to_address is the deposit owner (the address the customer was shown), not its token account
+  expect(await paymentsOf(o.orderId)).toEqual([expect.objectContaining({ tx_hash: signature, to_address: o.address, amount: o.total.toString(), status: 'confirmed' })]);
+  expect(await tokenBalance(o.address)).toBe(o.total);
+});
+
+it('two transfers that add up to the total complete the order', async () => {
+  const o = await newOrder('200000');
+  const first = o.total / 3n;
+  await pay(o.address, first);
+  finalize();
+  await eventually(async () => (await paymentsOf(o.orderId)).some((p) => p.status === 'confirmed'), 'first payment confirmed');
+  expect(await orderStatus(o.orderId)).toBe('Created'); // confirmed, but not enough yet
+  await pay(o.address, o.total - first);
+  finalize();
+  await o.watch.until('Success');
+  const payments = await paymentsOf(o.orderId);
+  expect(payments.map((p) => BigInt(p.amount))).toEqual([first, o.total - first]);
+  expect(payments.every((p) => p.status === 'confirmed')).toBe(true);
+});
+
+it('an underpaid order expires as Underpaid', async () => {
+  const o = await newOrder();
+  await pay(o.address, o.total - 1n);
+  finalize();
+  await eventually(async () => (await paymentsOf(o.orderId))[0]?.status === 'confirmed', 'underpayment confirmed');
+  expect(await orderStatus(o.orderId)).toBe('Created');
+  // The expiry job (every EXPIRY_INTERVAL_S = 1 s) does the rest.
+  await sql(`update orders set expires_at = now() - interval '1 second' where id = ?`, [o.orderId]);
+  await o.watch.until('Underpaid');
+  expect(o.watch.statuses()).not.toContain('Success');
+  expect((await sql<{ amount_received: string }>('select amount_received from deposits where order_id = ?', [o.orderId]))[0]!.amount_received).toBe((o.total - 1n).toString());
+});
+
+it("a transfer to another order's deposit is not attributed to this order", async () => {
+  const a = await newOrder('100000');
+  const b = await newOrder('300000');
+  // The customer pays A's amount, but to B's deposit owner.
+  const signature = await pay(b.address, a.total);
+  finalize();
+  await eventually(async () => (await paymentsOf(b.orderId))[0]?.status === 'confirmed', "payment on B's deposit confirmed");
+  const [depositB] = await sql<{ id: string }>('select id from deposits where order_id = ?', [b.orderId]);
+  expect(await paymentsOf(b.orderId)).toEqual([expect.objectContaining({ tx_hash: signature, deposit_id: depositB!.id, amount: a.total.toString() })]);
+  expect(await paymentsOf(a.orderId)).toEqual([]);
+  expect(await orderStatus(a.orderId)).toBe('Created');
+  expect(await orderStatus(b.orderId)).toBe('Created'); // less than B's total
+  // A's own payment completes A, and only A.
+  await pay(a.address, a.total);
+  finalize();
+  await a.watch.until('Success');
+  expect(await orderStatus(b.orderId)).toBe('Created');
+});
+
+it('finality: the payment does not count until its slot is finalized, then it does', async () => {
+  facade.setFinalityLag(8);
+  const o = await newOrder();
+  await pay(o.address, o.total);
+  await o.watch.until('Processing');
+  const [{ block_number: slot }] = (await sql<{ block_number: string }>('select block_number from payments where order_id = ?', [o.orderId])) as [{ block_number: string }];
+  facade.advanceSlots(4); // 4 slots on top (confirmations = 1 is long satisfied), finalized still behind it
+  expect(facade.finalizedSlot()).toBeLessThan(Number(slot));
+  await new Promise((r) => setTimeout(r, 800)); // ~8 watcher polls
+  expect(await paymentsOf(o.orderId)).toEqual([expect.objectContaining({ status: 'pending' })]);
+  expect(await orderStatus(o.orderId)).toBe('Processing');
+  expect(o.watch.statuses()).toEqual(['Created', 'Processing']);
+  facade.advanceSlots(4); // now current − 8 reaches the payment's slot
+  await o.watch.until('Success');
+  expect(await paymentsOf(o.orderId)).toEqual([expect.objectContaining({ status: 'confirmed' })]);
+});
