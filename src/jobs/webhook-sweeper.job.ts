@@ -12,7 +12,7 @@ export const webhookSweeperJob = (intervalMs: number): JobDefinition => ({
   // A sweep takes milliseconds. A short lock lets a surviving worker take the job over quickly when the
   // worker holding it crashed — the very case this job exists for (Agenda's default lock is 60 s).
   // Two sweeps overlapping are harmless: each claims expired leases with SKIP LOCKED.
-  lockLifetimeMs: Math.max(2000, intervalMs * 2),
+  lockLifetimeMs: Math.max(1000, intervalMs * 2),
   handler: async (app) => {
     const n = await app.webhooks.sweep(app.orm.em.fork());
     if (n) app.log.warn({ deliveries: n }, 'webhook leases expired without an outcome; re-queued');
