@@ -16,7 +16,7 @@ beforeAll(async () => {
   dataDir = mkdtempSync(join(tmpdir(), 'cpg-cli-'));
   // What an operator sets next to the running server: the same database and secrets.
   env = bareEnv({ DATABASE_URL: db.url, DATA_DIR: dataDir, MASTER_KEY: TEST_MASTER_KEY, JWT_SECRET: TEST_JWT_SECRET, NODE_ENV: 'test' });
-  gw = await startTestGateway({}, { db });
+  gw = await startTestGateway({ ROLE: 'api' }, { db });
 });
 afterAll(async () => {
   await gw?.close();

@@ -18,7 +18,8 @@ let gw: TestGateway;
 let m: Awaited<ReturnType<typeof createMerchant>>;
 
 beforeAll(async () => {
-  gw = await startTestGateway();
+  // No job scheduler needed here (ROLE=api): its timers would only hold the test process open.
+  gw = await startTestGateway({ ROLE: 'api' });
   m = await createMerchant(gw.app);
 });
 afterAll(() => gw?.close());
