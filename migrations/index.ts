@@ -5,6 +5,7 @@ import { Migration20261121000300_payment_links } from './Migration20261121000300
 import { Migration20261121000400_order_events } from './Migration20261121000400_order_events.js';
 import { Migration20261121000500_payments } from './Migration20261121000500_payments.js';
 import { Migration20261121000600_webhooks } from './Migration20261121000600_webhooks.js';
+import { Migration20261121000700_deposit_watch_index } from './Migration20261121000700_deposit_watch_index.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -14,4 +15,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000400_order_events', class: Migration20261121000400_order_events },
   { name: 'Migration20261121000500_payments', class: Migration20261121000500_payments },
   { name: 'Migration20261121000600_webhooks', class: Migration20261121000600_webhooks },
+  { name: 'Migration20261121000700_deposit_watch_index', class: Migration20261121000700_deposit_watch_index },
 ];
