@@ -141,14 +141,39 @@ export class ChainWatcher {
     }
     const to = head.latest - cursor.block > BigInt(this.deps.maxBlocksPerTick) ? cursor.block + BigInt(this.deps.maxBlocksPerTick) : head.latest;
     const watch = this.watch;
-    const transfers = await this.adapter.scanTransfers!(cursor.block + 1n, to, this.tokens, (addr) => watch.has(this.key(addr)));
+    // The cursor's hash is read BEFORE the logs: if the chain reorganises during the scan, the cursor
+    // keeps the old hash and the next tick's check above rewinds and rescans. (Read after, it would
+    // carry the new chain's hash over logs of the old one: a transfer re-included in another block
+    // would be orphaned by confirm() and never scanned again.)
     const toHash = await this.adapter.getBlockHash(to);
+    if (!toHash) return 0; // the node does not serve `to` yet (lagging node behind a failover): next tick
+    const transfers = await this.adapter.scanTransfers!(cursor.block + 1n, to, this.tokens, (addr) => watch.has(this.key(addr)));
     const matched = this.match(transfers);
+    // Logs and hashes may come from different nodes (failover) or straddle a reorg: commit only when
+    // the blocks holding matched transfers are still the ones the logs came from.
+    const stale = await this.staleBlocks(matched);
+    if (stale.length) {
+      this.deps.log.warn({ network: this.network, environment: this.environment, blocks: stale.map(String) }, 'chain changed during the scan; rescanning');
+      return 0;
+    }
     await em.transactional(async (tx) => {
       for (const id of await this.deps.payments.record(tx, this.environment, this.network, matched)) touched.add(id);
       await this.saveCursor(tx, to, toHash);
     });
     return matched.length;
+  }
+
+  /** Blocks of matched transfers whose canonical hash is no longer the one their logs carry. */
+  private async staleBlocks(matched: MatchedTransfer[]): Promise<bigint[]> {
+    const seen = new Map<bigint, string>();
+    const stale: bigint[] = [];
+    for (const { transfer } of matched) {
+      const known = seen.get(transfer.blockNumber);
+      if (known === undefined) seen.set(transfer.blockNumber, transfer.blockHash);
+      else if (known !== transfer.blockHash) stale.push(transfer.blockNumber); // two versions of one block in one answer
+    }
+    for (const [n, hash] of seen) if (!stale.includes(n) && (await this.adapter.getBlockHash(n)) !== hash) stale.push(n);
+    return stale;
   }
 
   /** SOLANA: poll each open deposit's token account since its own cursor. */
