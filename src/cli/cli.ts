@@ -100,6 +100,19 @@ merchant
     });
   });
 
+merchant
+  .command('set-fee')
+  .description('Set a merchant’s platform fee percent (administrator); applies to quotes locked from now on')
+  .requiredOption('--merchant <id>', 'merchant id')
+  .requiredOption('--percent <percent>', 'fee percent, e.g. 1 or 0.75')
+  .option('--json', 'print one JSON object')
+  .action(async (o: { merchant: string; percent: string; json?: boolean }) => {
+    await withApp(async (app) => {
+      const m = await app.merchants.setPlatformFee(app.orm.em.fork(), o.merchant, o.percent);
+      print(!!o.json, { merchant_id: m.id, platform_fee_percent: m.platformFeePercent }, `platform fee of ${m.id}: ${m.platformFeePercent} %`);
+    });
+  });
+
 program
   .command('config:docs')
   .description('Print the configuration table (markdown), or write it into README.md between its markers')

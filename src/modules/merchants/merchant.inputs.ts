@@ -31,7 +31,13 @@ export const refreshInput = z.object({ refresh_token: z.string().min(1).max(512)
 
 export const environmentInput = z.enum(ENVIRONMENTS);
 
+/** What a merchant's owner or admin may change from the dashboard. */
 export const updateMerchantSettingsInput = z.object({
   feeIncluded: z.boolean().optional(),
   orderTtlSeconds: z.number().int().min(60).max(7 * 86400).nullable().optional(),
+  /** Under-payment accepted as paid, in basis points of the amount due (0–500 = up to 5 %). */
+  paymentToleranceBps: z.number().int().min(0).max(500).optional(),
 });
+
+/** Operator-only: the platform fee percent ("set by an administrator per merchant"). */
+export const platformFeeInput = z.string().regex(/^\d{1,2}(\.\d{1,4})?$/, 'must be a percent between 0 and 99.9999');

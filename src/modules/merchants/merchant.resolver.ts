@@ -2,7 +2,7 @@ import { Arg, Authorized, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import type { GqlContext } from '../../graphql/context.js';
 import { EnvironmentEnum } from '../../graphql/scalars.js';
 import type { TokenPair } from './auth.service.js';
-import { ApiKeyInfo, AuthPayload, DashboardUserType, IssuedApiKeyType } from './merchant.types.js';
+import { ApiKeyInfo, AuthPayload, DashboardUserType, IssuedApiKeyType, MerchantSettingsInput, MerchantType, toMerchantType } from './merchant.types.js';
 
 const toPayload = (p: TokenPair): AuthPayload => ({
   token: p.token,
@@ -38,7 +38,13 @@ export class MerchantResolver {
   @Query(() => DashboardUserType)
   async me(@Ctx() ctx: GqlContext): Promise<DashboardUserType> {
     const { user, merchant } = await ctx.app.merchants.profile(ctx.em, ctx.caller);
-    return { id: user.id, email: user.email, role: user.role, merchant };
+    return { id: user.id, email: user.email, role: user.role, merchant: toMerchantType(merchant) };
+  }
+
+  @Authorized('DASHBOARD')
+  @Mutation(() => MerchantType, { description: 'Owner/admin: fee mode, order lifetime, payment tolerance (the platform fee itself is set by an operator)' })
+  async updateMerchantSettings(@Arg('input') input: MerchantSettingsInput, @Ctx() ctx: GqlContext): Promise<MerchantType> {
+    return toMerchantType(await ctx.app.merchants.updateSettings(ctx.em, ctx.caller, { ...input }));
   }
 
   @Authorized('DASHBOARD')

@@ -7,7 +7,7 @@ import { parseInput } from '../../common/validation.js';
 import type { ApiKeyService, IssuedApiKey } from './api-key.service.js';
 import { DashboardUser } from './dashboard-user.entity.js';
 import { Merchant } from './merchant.entity.js';
-import { createMerchantInput, environmentInput } from './merchant.inputs.js';
+import { createMerchantInput, environmentInput, platformFeeInput, updateMerchantSettingsInput } from './merchant.inputs.js';
 import { hashPassword } from './password.js';
 
 export interface CreatedMerchant {
@@ -56,6 +56,27 @@ export class MerchantService {
     if (caller.kind !== 'dashboard') throw new DomainError('UNAUTHENTICATED', 'Dashboard login required');
     const user = await em.findOneOrFail(DashboardUser, caller.userId, { populate: ['merchant'] });
     return { user, merchant: user.merchant };
+  }
+
+  /** Dashboard (owner/admin): fee mode, order lifetime, payment tolerance. */
+  async updateSettings(em: EntityManager, caller: Caller, input: unknown): Promise<Merchant> {
+    if (caller.kind !== 'dashboard') throw new DomainError('UNAUTHENTICATED', 'Dashboard login required');
+    if (caller.role === 'viewer') throw new DomainError('FORBIDDEN', 'Only owners and admins can change settings');
+    const data = parseInput(updateMerchantSettingsInput, input);
+    const m = await this.get(em, caller.merchantId);
+    if (data.feeIncluded !== undefined) m.feeIncluded = data.feeIncluded;
+    if (data.orderTtlSeconds !== undefined) m.orderTtlSeconds = data.orderTtlSeconds;
+    if (data.paymentToleranceBps !== undefined) m.settings = { ...m.settings, paymentToleranceBps: data.paymentToleranceBps };
+    await em.flush();
+    return m;
+  }
+
+  /** Operator (CLI): the merchant's platform fee percent. Applies to quotes locked from now on. */
+  async setPlatformFee(em: EntityManager, merchantId: string, percent: unknown): Promise<Merchant> {
+    const m = await this.get(em, merchantId);
+    m.platformFeePercent = parseInput(platformFeeInput, percent);
+    await em.flush();
+    return m;
   }
 
   /** Dashboard: rotate the caller's API key for one environment (shown once). */

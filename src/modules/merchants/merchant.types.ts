@@ -1,5 +1,6 @@
-import { Field, Int, ObjectType } from 'type-graphql';
+import { Field, InputType, Int, ObjectType } from 'type-graphql';
 import { EnvironmentEnum } from '../../graphql/scalars.js';
+import type { Merchant } from './merchant.entity.js';
 
 @ObjectType('Merchant')
 export class MerchantType {
@@ -10,7 +11,15 @@ export class MerchantType {
   @Field(() => Int, { nullable: true, description: 'Order lifetime override, seconds' }) orderTtlSeconds!: number | null;
   @Field(() => String, { nullable: true }) notificationUrlSandbox!: string | null;
   @Field(() => String, { nullable: true }) notificationUrlProduction!: string | null;
+  @Field(() => Int, { description: 'Under-payment accepted as paid, basis points' }) paymentToleranceBps!: number;
   @Field() createdAt!: Date;
+}
+
+@InputType()
+export class MerchantSettingsInput {
+  @Field(() => Boolean, { nullable: true, description: 'true: the merchant bears the fee (MDR); false: the customer pays amount + fee' }) feeIncluded?: boolean;
+  @Field(() => Int, { nullable: true, description: 'Order lifetime in seconds (60–604800); null restores the default' }) orderTtlSeconds?: number | null;
+  @Field(() => Int, { nullable: true, description: 'Under-payment accepted as paid, basis points of the amount due (0–500)' }) paymentToleranceBps?: number;
 }
 
 @ObjectType('DashboardUser')
@@ -43,3 +52,15 @@ export class ApiKeyInfo {
 export class IssuedApiKeyType extends ApiKeyInfo {
   @Field({ description: 'The key itself. Shown once: store it now.' }) apiKey!: string;
 }
+
+export const toMerchantType = (m: Merchant): MerchantType => ({
+  id: m.id,
+  name: m.name,
+  platformFeePercent: m.platformFeePercent,
+  feeIncluded: m.feeIncluded,
+  orderTtlSeconds: m.orderTtlSeconds,
+  notificationUrlSandbox: m.notificationUrlSandbox,
+  notificationUrlProduction: m.notificationUrlProduction,
+  paymentToleranceBps: m.settings.paymentToleranceBps ?? 0,
+  createdAt: m.createdAt,
+});
