@@ -24,6 +24,8 @@ export interface Scheduler {
 export interface SchedulerOptions {
   processEveryMs?: number;
   lockLifetimeMs?: number;
+  /** How long `stop()` waits for running jobs to return and release their locks (default 15 s). */
+  drainTimeoutMs?: number;
 }
 
 export async function startScheduler(app: App, databaseUrl: string, jobs: JobDefinition[], opts: SchedulerOptions = {}, log: Logger = app.log): Promise<Scheduler> {
@@ -37,6 +39,10 @@ export async function startScheduler(app: App, databaseUrl: string, jobs: JobDef
     defaultConcurrency: 5,
   });
   agenda.on('error', (err: Error) => log.error({ err }, 'agenda error'));
+  // Jobs between start and the save that records their end (and releases their lock).
+  const running = new Set<Job>();
+  agenda.on('start', (job: Job) => running.add(job));
+  agenda.on('complete', (job: Job) => running.delete(job));
   for (const def of jobs) {
     agenda.define(
       def.name,
@@ -61,11 +67,35 @@ export async function startScheduler(app: App, databaseUrl: string, jobs: JobDef
       await agenda.now(name, data as never);
     },
     stop: async () => {
-      // Long-running handlers (chain watchers) return on abort; then Agenda finishes running jobs and
-      // releases their locks so another worker can take them at once.
+      // Long-running handlers (chain watchers) return on abort. Agenda's stop() unlocks only the jobs
+      // it holds but has not started: a running job keeps its lock until its end is saved. So wait
+      // for running jobs to be recorded before closing the store — closed under them, that save
+      // fails and the lock stays until it expires (a network unwatched for WATCH_LOCK_MS).
       shutdown.abort();
       await agenda.stop();
+      await drained(running, agenda, opts.drainTimeoutMs ?? 15_000, log);
       await store.close().catch(() => undefined);
     },
   };
+}
+
+/** Resolves once no job is running (or after `timeoutMs`, with a warning naming the stragglers). */
+function drained(running: Set<Job>, agenda: Agenda, timeoutMs: number, log: Logger): Promise<void> {
+  if (!running.size) return Promise.resolve();
+  return new Promise((resolve) => {
+    const done = () => {
+      agenda.off('complete', onComplete);
+      clearTimeout(timer);
+      resolve();
+    };
+    // Registered after the scheduler's own 'complete' listener: the job is already off the set here.
+    const onComplete = () => {
+      if (!running.size) done();
+    };
+    const timer = setTimeout(() => {
+      log.warn({ jobs: [...running].map((j) => j.attrs.name), timeoutMs }, 'jobs still running at shutdown; their locks expire on their own');
+      done();
+    }, timeoutMs);
+    agenda.on('complete', onComplete);
+  });
 }
