@@ -7,7 +7,8 @@ let chains: DevChains;
 let gw: TestGateway;
 beforeAll(async () => {
   chains = await startDevChains();
-  gw = await startTestGateway({ DEV_CHAINS: 'true', SANDBOX_ETHEREUM_CONFIRMATIONS: '1', SANDBOX_BINANCE_CONFIRMATIONS: '1', WATCH_POLL_MS: '100' }, { devChains: chains });
+  // A short webhook sweep period: Agenda's per-run keep-alive timer (half a job's lock) would hold jest 30 s after the run.
+  gw = await startTestGateway({ DEV_CHAINS: 'true', SANDBOX_ETHEREUM_CONFIRMATIONS: '1', SANDBOX_BINANCE_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', WEBHOOK_SWEEP_INTERVAL_MS: '1000' }, { devChains: chains });
 });
 afterAll(async () => {
   await gw?.close();
