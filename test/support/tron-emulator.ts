@@ -180,9 +180,13 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
       funded.add(from);
     }
     const hash = await rpc<string>('eth_sendTransaction', [{ ...tx, gas: quantity(GAS_LIMIT) }]);
-    const receipt = await rpc<RpcReceipt | null>('eth_getTransactionReceipt', [hash]);
-    if (!receipt) throw new Error(`tx ${hash} not mined (automine off?)`);
-    return receipt;
+    // automine answers with the hash as it mines; on a busy machine the receipt can trail it briefly
+    for (let waited = 0; ; waited += 20) {
+      const receipt = await rpc<RpcReceipt | null>('eth_getTransactionReceipt', [hash]);
+      if (receipt) return receipt;
+      if (waited >= 5000) throw new Error(`tx ${hash} not mined (automine off?)`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
 
   async function latest(): Promise<bigint> {

@@ -90,6 +90,8 @@ async function pay(owner: string, amount: bigint): Promise<string> {
 /** Produces enough slots for everything so far to be finalized. */
 const finalize = () => facade.advanceSlots(facade.slot() - facade.finalizedSlot());
 
+/** Confirmed units the settlement service has counted for the order's deposit (written with its status, in one transaction). */
+const received = async (orderId: string) => BigInt((await sql<{ amount_received: string }>('select amount_received from deposits where order_id = ?', [orderId]))[0]!.amount_received);
 const orderStatus = async (orderId: string) => (await sql<{ status: string }>('select status from orders where id = ?', [orderId]))[0]!.status;
 const paymentsOf = (orderId: string) => sql<{ tx_hash: string; deposit_id: string; to_address: string; amount: string; status: string }>('select tx_hash, deposit_id, to_address, amount, status from payments where order_id = ? order by block_number, log_index', [orderId]);
 const tokenBalance = async (owner: string) => BigInt((await wallet.getTokenAccountBalance(getAssociatedTokenAddressSync(mint, new PublicKey(owner)))).value.amount);
@@ -119,7 +121,7 @@ it('two transfers that add up to the total complete the order', async () => {
   const first = o.total / 3n;
   await pay(o.address, first);
   finalize();
-  await eventually(async () => (await paymentsOf(o.orderId)).some((p) => p.status === 'confirmed'), 'first payment confirmed');
+  await eventually(async () => (await received(o.orderId)) === first, 'first payment confirmed and settled');
   expect(await orderStatus(o.orderId)).toBe('Created'); // confirmed, but not enough yet
   await pay(o.address, o.total - first);
   finalize();
@@ -133,13 +135,13 @@ it('an underpaid order expires as Underpaid', async () => {
   const o = await newOrder();
   await pay(o.address, o.total - 1n);
   finalize();
-  await eventually(async () => (await paymentsOf(o.orderId))[0]?.status === 'confirmed', 'underpayment confirmed');
+  await eventually(async () => (await received(o.orderId)) === o.total - 1n, 'underpayment confirmed and settled');
   expect(await orderStatus(o.orderId)).toBe('Created');
   // The expiry job (every EXPIRY_INTERVAL_S = 1 s) does the rest.
   await sql(`update orders set expires_at = now() - interval '1 second' where id = ?`, [o.orderId]);
   await o.watch.until('Underpaid');
   expect(o.watch.statuses()).not.toContain('Success');
-  expect((await sql<{ amount_received: string }>('select amount_received from deposits where order_id = ?', [o.orderId]))[0]!.amount_received).toBe((o.total - 1n).toString());
+  expect(await received(o.orderId)).toBe(o.total - 1n);
 });
 
 it("a transfer to another order's deposit is not attributed to this order", async () => {
@@ -148,7 +150,7 @@ it("a transfer to another order's deposit is not attributed to this order", asyn
   // The customer pays A's amount, but to B's deposit owner.
   const signature = await pay(b.address, a.total);
   finalize();
-  await eventually(async () => (await paymentsOf(b.orderId))[0]?.status === 'confirmed', "payment on B's deposit confirmed");
+  await eventually(async () => (await received(b.orderId)) === a.total, "payment on B's deposit confirmed and settled");
   const [depositB] = await sql<{ id: string }>('select id from deposits where order_id = ?', [b.orderId]);
   expect(await paymentsOf(b.orderId)).toEqual([expect.objectContaining({ tx_hash: signature, deposit_id: depositB!.id, amount: a.total.toString() })]);
   expect(await paymentsOf(a.orderId)).toEqual([]);
