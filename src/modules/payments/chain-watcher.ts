@@ -36,6 +36,8 @@ const FULL_RELOAD_MS = 15_000;
  */
 const COMMIT_SLACK_MS = 5_000;
 const REORG_REWIND = 64n;
+/** Orders settled in parallel after a tick (each holds one pooled connection while it runs). */
+const SETTLE_CONCURRENCY = 4;
 
 /**
  * Observes one (environment, network): records transfers into watched deposit addresses as payments,
@@ -77,7 +79,15 @@ export class ChainWatcher {
     if (this.adapter.scanTransfers) recorded += await this.scanRange(em, head, touched);
     else if (this.adapter.pollDeposits) recorded += await this.pollDeposits(em, touched);
     for (const id of await this.confirm(em, head)) touched.add(id);
-    for (const orderId of touched) await this.deps.settlement.settle(em, orderId);
+    // Orders settle independently (own transaction, own row lock): a few at a time, so the last order
+    // of a busy block does not wait behind all the others (bench:detect).
+    const queue = [...touched];
+    const settled = await Promise.allSettled(
+      Array.from({ length: Math.min(SETTLE_CONCURRENCY, queue.length) }, async () => {
+        for (let id = queue.shift(); id !== undefined; id = queue.shift()) await this.deps.settlement.settle(em, id);
+      }),
+    );
+    for (const r of settled) if (r.status === 'rejected') throw r.reason;
     return { recorded, settled: touched.size };
   }
 
