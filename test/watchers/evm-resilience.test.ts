@@ -18,7 +18,7 @@ import { createTestDatabase, type TestDatabase } from '../support/db';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, TEST_JWT_SECRET, TEST_MASTER_KEY, type TestGateway } from '../support/gateway';
 import { bareEnv, lockDist, requireDist, ROOT, spawnProcess, type Spawned } from '../support/process';
-import { fundedCustomer, pay, placeOrder, sleep, sql, startHookedRpc, waitForStatus, WATCH_ENV, type EvmNet, type HookedRpc, type Merchant, type PlacedOrder } from './evm-harness';
+import { fundedCustomer, headOf, pay, placeOrder, sleep, sql, startHookedRpc, waitForStatus, WATCH_ENV, type EvmNet, type HookedRpc, type Merchant, type PlacedOrder } from './evm-harness';
 
 const NETS: EvmNet[] = ['ETHEREUM', 'BINANCE'];
 let chains: DevChains;
@@ -33,13 +33,31 @@ let failing: { error: { code: number; message: string } } | undefined;
 const workers: TestGateway[] = [];
 let child: Spawned | undefined;
 
-const WORKER_ENV = { ...WATCH_ENV, ROLE: 'worker', SANDBOX_ETHEREUM_CONFIRMATIONS: '1', SANDBOX_BINANCE_CONFIRMATIONS: '1', RPC_TIMEOUT_MS: '2000' };
+/** Largest eth_getLogs span the workers may ask for; the faulty proxy refuses anything wider, like real providers. */
+const MAX_RANGE = 2;
+const WORKER_ENV = {
+  ...WATCH_ENV,
+  ROLE: 'worker',
+  SANDBOX_ETHEREUM_CONFIRMATIONS: '1',
+  SANDBOX_BINANCE_CONFIRMATIONS: '1',
+  RPC_TIMEOUT_MS: '2000',
+  WATCH_MAX_BLOCK_RANGE: String(MAX_RANGE),
+};
+/** eth_getLogs spans the in-process workers asked for, per network. */
+const spans = { ETHEREUM: [], BINANCE: [] } as Record<EvmNet, [bigint, bigint][]>;
 
 beforeAll(async () => {
   chains = await startDevChains();
   for (const n of NETS) {
     hooked[n] = await startHookedRpc(chains[n].rpcUrl);
-    faulty[n] = await startRpcProxy(hooked[n].url, () => failing);
+    faulty[n] = await startRpcProxy(hooked[n].url, (req) => {
+      if (req.method === 'eth_getLogs') {
+        const { fromBlock, toBlock } = req.params[0] as { fromBlock: string; toBlock: string };
+        spans[n].push([BigInt(fromBlock), BigInt(toBlock)]);
+        if (BigInt(toBlock) - BigInt(fromBlock) + 1n > BigInt(MAX_RANGE)) return { error: { code: -32005, message: `query exceeds max block range ${MAX_RANGE}` } };
+      }
+      return failing;
+    });
   }
   db = await createTestDatabase();
   api = await startTestGateway({ ...WATCH_ENV, ROLE: 'api' }, { db });
@@ -166,8 +184,16 @@ it('a worker process SIGKILLed mid-scan while payments keep coming: the next wor
   txs.push(...(await payAll(whileDead)));
 
   const t0 = Date.now();
+  const heads = { ETHEREUM: await headOf(chains.ETHEREUM), BINANCE: await headOf(chains.BINANCE) };
+  for (const n of NETS) spans[n].length = 0;
   await startWorker();
   await expectSettledOnce(orders, txs);
+  // The catch-up went in chunks of at most WATCH_MAX_BLOCK_RANGE blocks, covering every block missed.
+  for (const n of NETS) {
+    expect(spans[n].every(([a, b]) => b - a + 1n <= BigInt(MAX_RANGE))).toBe(true);
+    for (let b = cursorsBefore[n] + 1n; b <= heads[n]; b++) expect(spans[n].some(([x, y]) => x <= b && b <= y)).toBe(true);
+    expect(heads[n] - cursorsBefore[n]).toBeGreaterThan(BigInt(MAX_RANGE));
+  }
   console.log(`SIGKILL mid-scan: new worker settled the ${whileDead.length + 1} missed payments ${Date.now() - t0} ms after it started (${t0 - killedAt} ms after the kill; the dead worker's lock lives 4 s)`);
 });
 

@@ -7,8 +7,10 @@
  * second here) does the rest. One confirmation, so each transfer counts as soon as it is mined.
  */
 import { CUSTOMER_PRIVATE_KEYS, startDevChains, type DevChains } from '../../src/devchain';
+import { LoginDocument, UpdateMerchantSettingsDocument } from '../generated/graphql';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { bearer, gql } from '../support/graphql';
 import {
   DECIMALS,
   eventsOf,
@@ -30,6 +32,9 @@ import {
 let chains: DevChains;
 let gw: TestGateway;
 let m: Merchant;
+/** A merchant that accepts payments up to 0.5 % short (dashboard setting; the default is 0). */
+let tolerant: Merchant;
+const TOLERANCE_BPS = 50;
 let customer: string;
 const LATE_WINDOW_S = 3600;
 
@@ -40,6 +45,10 @@ beforeAll(async () => {
     { devChains: chains },
   );
   m = await createMerchant(gw.app);
+  tolerant = await createMerchant(gw.app);
+  const login = await gql(gw.url, LoginDocument, { email: tolerant.email, password: tolerant.password });
+  const set = await gql(gw.url, UpdateMerchantSettingsDocument, { input: { paymentToleranceBps: TOLERANCE_BPS } }, bearer(login.data!.login.token));
+  expect(set.data?.updateMerchantSettings.paymentToleranceBps).toBe(TOLERANCE_BPS);
   customer = await fundedCustomer(chains, CUSTOMER_PRIVATE_KEYS[0]!);
 });
 afterAll(async () => {
@@ -174,6 +183,19 @@ describe.each([
     } finally {
       await sub.close();
     }
+  });
+
+  it(`merchant tolerance ${TOLERANCE_BPS} bps: short by exactly the tolerance → Success; one base unit more short → not paid (Underpaid at expiry)`, async () => {
+    const ok = await placeOrder(gw.url, gw.app, tolerant, network);
+    const short = await placeOrder(gw.url, gw.app, tolerant, network);
+    const allowance = (t: bigint) => (t * BigInt(TOLERANCE_BPS)) / 10_000n; // largest shortfall accepted
+    await pay(chain(), customer, ok.address, ok.total - allowance(ok.total));
+    await pay(chain(), customer, short.address, short.total - allowance(short.total) - 1n);
+    await waitForStatus(gw.url, tolerant, ok.orderNo, 'Success');
+    await waitFor(async () => (await paymentsOf(gw.app, short.orderId)).some((p) => p.status === 'confirmed'));
+    expect(await orderStatus(gw.url, tolerant, short.orderNo)).toBe('Created');
+    await expireNow(gw.app, short.orderId);
+    await waitForStatus(gw.url, tolerant, short.orderNo, 'Underpaid');
   });
 
   it("a transfer to another order's address is not misattributed; another token to the deposit address is not counted", async () => {
