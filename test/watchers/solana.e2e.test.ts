@@ -36,8 +36,9 @@ const watches: OrderWatch[] = [];
 beforeAll(async () => {
   facade = await startSolanaFacade({ finalityLag: LAG });
   mint = await facade.createUsdcMint({ decimals: 6 });
+  // A short webhook sweep period: Agenda's per-run keep-alive timer (half a job's lock) would hold jest ~30 s after the run.
   gw = await startTestGateway(
-    { SANDBOX_SOLANA_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1' },
+    { SANDBOX_SOLANA_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000' },
     { rpcOverrides: { 'sandbox:SOLANA': [facade.url] } },
   );
   await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'SOLANA', symbol: 'USDC', name: 'USD Coin (litesvm)', address: mint.toBase58(), decimals: 6 });

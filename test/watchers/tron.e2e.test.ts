@@ -35,8 +35,9 @@ const watches: OrderWatch[] = [];
 beforeAll(async () => {
   emu = await startTronEmulator({ solidityLag: LAG });
   usdt = await emu.deployToken({ name: 'Tether USD (emulator)', symbol: 'USDT', decimals: 6 });
+  // A short webhook sweep period: Agenda's per-run keep-alive timer (half a job's lock) would hold jest ~30 s after the run.
   gw = await startTestGateway(
-    { SANDBOX_TRON_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1' },
+    { SANDBOX_TRON_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000' },
     { rpcOverrides: { 'sandbox:TRON': [emu.url] } },
   );
   await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDT', name: 'Tether USD (emulator)', address: usdt, decimals: 6 });
