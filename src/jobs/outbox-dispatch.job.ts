@@ -9,7 +9,7 @@ export const outboxDispatchJob = (intervalMs: number): JobDefinition => ({
   name: 'webhook-outbox-dispatch',
   every: intervalMs,
   concurrency: 1,
-  lockLifetimeMs: Math.max(1000, intervalMs * 2),
+  ...(intervalMs < 30_000 && { lockLifetimeMs: Math.max(1000, intervalMs * 2) }),
   handler: async (app) => {
     let n = 0;
     for (let batch; (batch = await app.webhooks.dispatchOutbox(app.orm.em.fork(), 500)) > 0; ) {

@@ -9,10 +9,11 @@ export const webhookSweeperJob = (intervalMs: number): JobDefinition => ({
   name: 'webhook-sweeper',
   every: intervalMs,
   concurrency: 1,
-  // A sweep takes milliseconds. A short lock lets a surviving worker take the job over quickly when the
-  // worker holding it crashed — the very case this job exists for (Agenda's default lock is 60 s).
-  // Two sweeps overlapping are harmless: each claims expired leases with SKIP LOCKED.
-  lockLifetimeMs: Math.max(1000, intervalMs * 2),
+  // A sweep takes milliseconds. With a short period, a short lock lets a surviving worker take the job
+  // over soon after the worker holding it crashed — the very case this job exists for. Otherwise the
+  // scheduler's lock applies (Agenda keeps a timer of half the lock alive after each run, so a long
+  // lock would hold a stopping process). Two sweeps overlapping are harmless (SKIP LOCKED).
+  ...(intervalMs < 30_000 && { lockLifetimeMs: Math.max(1000, intervalMs * 2) }),
   handler: async (app) => {
     const n = await app.webhooks.sweep(app.orm.em.fork());
     if (n) app.log.warn({ deliveries: n }, 'webhook leases expired without an outcome; re-queued');

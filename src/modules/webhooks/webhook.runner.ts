@@ -3,6 +3,9 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 import { WEBHOOKS_CHANNEL, type AttemptRecord, type ClaimedDelivery, type WebhookService } from './webhook.service.js';
 
+/** Order events turned into deliveries per outbox transaction. */
+const OUTBOX_BATCH = 500;
+
 export interface WebhookRunnerOptions {
   service: WebhookService;
   /** A fresh EntityManager fork per database step. */
@@ -35,9 +38,9 @@ export class WebhookRunner {
   private inflight = 0;
   private readonly perEndpointInflight = new Map<string, number>();
   private readonly results: AttemptRecord[] = [];
-  private looping = false;
-  private again = false;
-  private outboxDirty = true;
+  // Two independent lanes: turning a burst of events into deliveries never holds up claiming.
+  private readonly outboxLane = new Lane(() => this.drainOutbox(), (err) => this.laneFailed('outbox', err), () => this.settleIdle());
+  private readonly claimLane = new Lane(() => this.claim(), (err) => this.laneFailed('claim', err), () => this.settleIdle());
   private flushing = false;
   private flushQueued = false;
   private stopped = false;
@@ -46,6 +49,8 @@ export class WebhookRunner {
   private idleWaiters: (() => void)[] = [];
   /** Deliveries this runner sent and recorded (all outcomes), for logs and benchmarks. */
   recorded = 0;
+  /** Database round trips by step, with their total time: logged when the runner stops. */
+  readonly stats = { dispatches: 0, dispatchMs: 0, claims: 0, claimed: 0, claimMs: 0, records: 0, recordMs: 0 };
 
   constructor(private readonly opts: WebhookRunnerOptions) {}
 
@@ -70,6 +75,7 @@ export class WebhookRunner {
     this.listener = null;
     if (client) await client.end().catch(() => undefined);
     await this.idle();
+    this.opts.log.info({ recorded: this.recorded, ...Object.fromEntries(Object.entries(this.stats).map(([k, v]) => [k, Math.round(v)])) }, 'webhook delivery loop stopped');
   }
 
   /** Resolves when nothing is in flight, unrecorded or being claimed. */
@@ -79,7 +85,7 @@ export class WebhookRunner {
   }
 
   private isIdle(): boolean {
-    return this.inflight === 0 && !this.looping && !this.flushing && this.results.length === 0;
+    return this.inflight === 0 && !this.outboxLane.busy && !this.claimLane.busy && !this.flushing && this.results.length === 0;
   }
 
   private settleIdle(): void {
@@ -87,56 +93,57 @@ export class WebhookRunner {
     for (const ok of this.idleWaiters.splice(0)) ok();
   }
 
-  /** Asks for a pass of the loop (coalesced: a pass already running runs once more). */
+  /** Asks for an outbox drain and a claim (each coalesced: a run in progress runs once more). */
   wake(outbox = false): void {
-    if (outbox) this.outboxDirty = true;
     if (this.stopped) return;
-    if (this.looping) {
-      this.again = true;
-      return;
-    }
-    this.looping = true;
-    void this.loop();
+    if (outbox) this.outboxLane.wake();
+    this.claimLane.wake();
   }
 
-  private async loop(): Promise<void> {
-    try {
-      do {
-        this.again = false;
-        if (this.outboxDirty) {
-          this.outboxDirty = false;
-          // Drain in batches; a full batch means more may be queued.
-          while (!this.stopped && (await this.opts.service.dispatchOutbox(this.opts.em(), 500)) === 500);
-        }
-        await this.claim();
-      } while (this.again && !this.stopped);
-    } catch (err) {
-      // Database trouble: the next poll tries again. Leases of anything claimed stay valid.
-      this.opts.log.warn({ err }, 'webhooks: delivery loop failed; retrying on the next poll');
-      this.outboxDirty = true;
-    } finally {
-      this.looping = false;
-      this.settleIdle();
-    }
+  /** One outbox batch; true when it was full (more may be queued). */
+  private async drainOutbox(): Promise<boolean> {
+    if (this.stopped) return false;
+    const t0 = performance.now();
+    const n = await this.opts.service.dispatchOutbox(this.opts.em(), OUTBOX_BATCH);
+    this.stats.dispatches++;
+    this.stats.dispatchMs += performance.now() - t0;
+    return n === OUTBOX_BATCH;
   }
 
-  private async claim(): Promise<void> {
+  /**
+   * Claims as many due deliveries as there are free slots and starts sending them. Near saturation it
+   * waits until a few slots are free, so claims stay batched (one statement for many deliveries).
+   */
+  private async claim(): Promise<boolean> {
     const free = this.opts.concurrency - this.inflight;
-    if (this.stopped || free <= 0) return;
+    if (this.stopped || free <= 0 || (this.inflight > 0 && free < Math.max(1, Math.floor(this.opts.concurrency / 8)))) return false;
+    const t0 = performance.now();
     const claimed = await this.opts.service.claim(this.opts.em(), {
       limit: free,
       perEndpoint: this.opts.perEndpoint,
       inflight: Object.fromEntries(this.perEndpointInflight),
     });
+    this.stats.claims++;
+    this.stats.claimed += claimed.length;
+    this.stats.claimMs += performance.now() - t0;
     for (const d of claimed) this.send(d);
+    return false;
   }
 
+  /**
+   * A slot of the global cap is held until the outcome is recorded (what is unrecorded stays bounded);
+   * the endpoint's slot only while its HTTP request runs (the endpoint is idle while we write to the database).
+   */
   private send(d: ClaimedDelivery): void {
     this.inflight++;
     this.perEndpointInflight.set(d.endpoint, (this.perEndpointInflight.get(d.endpoint) ?? 0) + 1);
     void this.opts.service.attempt(d).then((r) => {
+      const n = (this.perEndpointInflight.get(d.endpoint) ?? 1) - 1;
+      if (n > 0) this.perEndpointInflight.set(d.endpoint, n);
+      else this.perEndpointInflight.delete(d.endpoint);
       this.results.push(r);
       this.flushSoon();
+      this.claimLane.wake();
     });
   }
 
@@ -153,19 +160,17 @@ export class WebhookRunner {
   private async flush(): Promise<void> {
     const batch = this.results.splice(0);
     try {
+      const t0 = performance.now();
       const lost = await this.opts.service.record(this.opts.em(), batch);
+      this.stats.records++;
+      this.stats.recordMs += performance.now() - t0;
       if (lost.length) this.opts.log.warn({ deliveries: lost }, 'webhooks: lease expired before the outcome was recorded; the sweeper had re-queued them');
       this.recorded += batch.length;
     } catch (err) {
       // Not recorded: the leases expire and the sweeper re-queues these deliveries (at-least-once).
       this.opts.log.error({ err, deliveries: batch.map((r) => r.delivery.id) }, 'webhooks: recording attempts failed');
     }
-    for (const r of batch) {
-      this.inflight--;
-      const n = (this.perEndpointInflight.get(r.delivery.endpoint) ?? 1) - 1;
-      if (n > 0) this.perEndpointInflight.set(r.delivery.endpoint, n);
-      else this.perEndpointInflight.delete(r.delivery.endpoint);
-    }
+    this.inflight -= batch.length;
     this.flushing = false;
     if (this.flushQueued || this.results.length) {
       this.flushQueued = false;
@@ -173,6 +178,11 @@ export class WebhookRunner {
     }
     this.wake();
     this.settleIdle();
+  }
+
+  private laneFailed(lane: string, err: unknown): void {
+    // Database trouble: the next poll tries again. Leases of anything claimed stay valid.
+    this.opts.log.warn({ err, lane }, 'webhooks: delivery loop step failed; retrying on the next poll');
   }
 
   private async listen(): Promise<void> {
@@ -200,5 +210,44 @@ export class WebhookRunner {
     this.listener = client;
     // Anything committed while not listening is found now.
     this.wake(true);
+  }
+}
+
+/** Runs `task` when woken; wakes during a run coalesce into one more run. `task` returns true to run again at once. */
+class Lane {
+  private running = false;
+  private again = false;
+
+  constructor(
+    private readonly task: () => Promise<boolean>,
+    private readonly onError: (err: unknown) => void,
+    private readonly onIdle: () => void,
+  ) {}
+
+  get busy(): boolean {
+    return this.running;
+  }
+
+  wake(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = true;
+    void this.run();
+  }
+
+  private async run(): Promise<void> {
+    try {
+      do {
+        this.again = false;
+        if (await this.task()) this.again = true;
+      } while (this.again);
+    } catch (err) {
+      this.onError(err);
+    } finally {
+      this.running = false;
+      this.onIdle();
+    }
   }
 }

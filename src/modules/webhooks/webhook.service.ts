@@ -148,6 +148,11 @@ export class WebhookService {
     return this.opts.schedule;
   }
 
+  /** Drops the sender's keep-alive connections. */
+  close(): void {
+    this.sender.close();
+  }
+
   // ----------------------------------------------------------------------------------------------
   // Settings
 
@@ -348,14 +353,24 @@ export class WebhookService {
   async claim(em: EntityManager, opts: { limit: number; perEndpoint: number; inflight: Record<string, number> }): Promise<ClaimedDelivery[]> {
     if (opts.limit <= 0) return [];
     const rows = await em.execute<ClaimRow[]>(
-      `with due as (
-         select id, next_attempt_at, endpoint, row_number() over (partition by endpoint order by next_attempt_at, id) as rn
-         from webhook_deliveries where state = 'pending' and next_attempt_at <= now()
+      // Endpoints with pending work, by a skip scan of the (endpoint, next_attempt_at) index; then per
+      // endpoint its oldest due rows up to its free slots; then the oldest of those overall, locked.
+      `with recursive eps(endpoint) as (
+         (select endpoint from webhook_deliveries where state = 'pending' order by endpoint limit 1)
+         union all
+         select (select d.endpoint from webhook_deliveries d where d.state = 'pending' and d.endpoint > eps.endpoint order by d.endpoint limit 1)
+         from eps where eps.endpoint is not null
+       ), cand as (
+         select c.id, c.next_attempt_at from eps cross join lateral (
+           select d.id, d.next_attempt_at from webhook_deliveries d
+           where d.endpoint = eps.endpoint and d.state = 'pending' and d.next_attempt_at <= now()
+           order by d.next_attempt_at
+           limit greatest(${Number(opts.perEndpoint)} - coalesce((?::jsonb ->> eps.endpoint)::int, 0), 0)
+         ) c where eps.endpoint is not null
        ), pick as (
-         select d.id from webhook_deliveries d join due on due.id = d.id
-         where due.rn <= ${Number(opts.perEndpoint)} - coalesce((?::jsonb ->> due.endpoint)::int, 0)
-           and d.state = 'pending' and d.next_attempt_at <= now()
-         order by due.next_attempt_at, d.id
+         select d.id from webhook_deliveries d join cand on cand.id = d.id
+         where d.state = 'pending' and d.next_attempt_at <= now()
+         order by cand.next_attempt_at
          limit ${Number(opts.limit)}
          for update of d skip locked
        )
