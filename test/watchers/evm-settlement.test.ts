@@ -107,8 +107,7 @@ describe.each([
     const o = await placeOrder(gw.url, gw.app, m, network);
     const first = o.total / 3n;
     await pay(chain(), customer, o.address, first);
-    await waitFor(async () => (await paymentsOf(gw.app, o.orderId)).some((p) => p.status === 'confirmed'));
-    await sleep(300);
+    await settled(o.depositId, first);
     expect(await orderStatus(gw.url, m, o.orderNo)).toBe('Created');
     await pay(chain(), customer, o.address, o.total - first);
     await waitForStatus(gw.url, m, o.orderNo, 'Success');
@@ -135,7 +134,7 @@ describe.each([
   it('underpaid, then expiry → Underpaid (and stays so)', async () => {
     const o = await placeOrder(gw.url, gw.app, m, network);
     await pay(chain(), customer, o.address, o.total - 1n);
-    await waitFor(async () => (await paymentsOf(gw.app, o.orderId)).some((p) => p.status === 'confirmed'));
+    await settled(o.depositId, o.total - 1n);
     expect(await orderStatus(gw.url, m, o.orderNo)).toBe('Created');
     await expireNow(gw.app, o.orderId);
     const ms = await waitForStatus(gw.url, m, o.orderNo, 'Underpaid');
@@ -150,7 +149,7 @@ describe.each([
     const o = await placeOrder(gw.url, gw.app, m, network);
     const part = (o.total * 2n) / 3n;
     await pay(chain(), customer, o.address, part);
-    await waitFor(async () => (await paymentsOf(gw.app, o.orderId)).some((p) => p.status === 'confirmed'));
+    await settled(o.depositId, part);
     await expireNow(gw.app, o.orderId);
     await waitForStatus(gw.url, m, o.orderNo, 'Underpaid');
     await pay(chain(), customer, o.address, o.total - part);
@@ -192,7 +191,7 @@ describe.each([
     await pay(chain(), customer, ok.address, ok.total - allowance(ok.total));
     await pay(chain(), customer, short.address, short.total - allowance(short.total) - 1n);
     await waitForStatus(gw.url, tolerant, ok.orderNo, 'Success');
-    await waitFor(async () => (await paymentsOf(gw.app, short.orderId)).some((p) => p.status === 'confirmed'));
+    await settled(short.depositId, short.total - allowance(short.total) - 1n);
     expect(await orderStatus(gw.url, tolerant, short.orderNo)).toBe('Created');
     await expireNow(gw.app, short.orderId);
     await waitForStatus(gw.url, tolerant, short.orderNo, 'Underpaid');
@@ -206,7 +205,7 @@ describe.each([
     const wrong = await pay(chain(), customer, b.address, a.total);
     // USDC (not the deposit's token) sent to A's address, more than enough.
     const otherToken = await pay(chain(), customer, a.address, a.total * 2n, 'USDC');
-    await waitFor(async () => (await paymentsOf(gw.app, b.orderId)).length === 1);
+    await settled(b.depositId, a.total);
     await sleep(500); // several more ticks: nothing else may appear
     expect(await paymentsOf(gw.app, a.orderId)).toEqual([]);
     expect(await orderStatus(gw.url, m, a.orderNo)).toBe('Created');
@@ -220,6 +219,11 @@ describe.each([
     await waitForStatus(gw.url, m, a.orderNo, 'Success');
   });
 });
+
+/** Waits until settlement has counted `amount` into the deposit (written with the order's status, in one transaction). */
+async function settled(depositId: string, amount: bigint): Promise<void> {
+  await waitFor(async () => (await sql<{ r: string }>(gw.app, `select amount_received::text as r from deposits where id = ?`, [depositId]))[0]?.r === amount.toString());
+}
 
 async function waitFor(probe: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {
   const t0 = Date.now();
