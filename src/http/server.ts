@@ -12,7 +12,8 @@ import { isReady } from '../db/orm.js';
 import { buildGqlContext, type GqlContext } from '../graphql/context.js';
 import { formatGraphqlError } from '../graphql/errors.js';
 import { authRoutes } from '../rest/auth.routes.js';
-import { envelope } from '../rest/envelope.js';
+import { DomainError } from '../common/errors.js';
+import { errorEnvelope } from '../rest/envelope.js';
 import { containsNul, frameworkError, installErrorHandling, NUL_MESSAGE } from '../rest/plugin.js';
 import { registerRoutes, type RestRoute } from '../rest/routes.js';
 
@@ -41,15 +42,16 @@ const asString = (v: unknown): string | undefined => (typeof v === 'string' && v
  */
 function clientError(err: { code?: string; rawPacket?: unknown }, socket: Duplex): void {
   if (err.code === 'ECONNRESET' || socket.destroyed) return;
-  const [status, code, message] =
+  const error =
     err.code === 'HPE_HEADER_OVERFLOW'
-      ? [431, 'HEADERS_TOO_LARGE', 'Request headers too large']
+      ? new DomainError('HEADERS_TOO_LARGE', 'Request headers too large')
       : err.code === 'ERR_HTTP_REQUEST_TIMEOUT'
-        ? [408, 'REQUEST_TIMEOUT', 'Request timed out']
-        : [400, 'BAD_REQUEST', 'Malformed HTTP request'];
+        ? new DomainError('REQUEST_TIMEOUT', 'Request timed out')
+        : new DomainError('BAD_REQUEST', 'Malformed HTTP request');
+  const { httpStatus: status, code, message } = error;
   const packet = Buffer.isBuffer(err.rawPacket) ? err.rawPacket.subarray(0, 2048).toString('latin1') : '';
   const target = /^[A-Z]+ (\S+)/.exec(packet)?.[1] ?? '';
-  const body = target.split('?')[0] === '/graphql' ? JSON.stringify({ errors: [{ message, extensions: { code } }] }) : JSON.stringify(envelope(status, message, { code }));
+  const body = target.split('?')[0] === '/graphql' ? JSON.stringify({ errors: [{ message, extensions: { code } }] }) : JSON.stringify(errorEnvelope(error));
   if (socket.writable) {
     socket.write(
       `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\ncontent-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`,
