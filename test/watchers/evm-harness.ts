@@ -182,14 +182,17 @@ export interface RpcCall {
 
 export interface HookedRpc {
   url: string;
+  /** Called before the request reaches the node (may act on the chain first). */
+  beforeUpstream?: (call: RpcCall) => Promise<void>;
   /** Called after the upstream answered and before the answer is passed on (may act on the chain meanwhile). */
   afterUpstream?: (call: RpcCall, result: unknown) => Promise<void>;
   close(): Promise<void>;
 }
 
 /**
- * A loopback JSON-RPC proxy in front of a real node whose hook runs between the node's answer and the
- * client receiving it: lets a test change the chain (reorg) at an exact point of the watcher's scan.
+ * A loopback JSON-RPC proxy in front of a real node with hooks before a request reaches the node and
+ * between the node's answer and the client receiving it: lets a test change the chain (reorg, a new
+ * payment) at an exact point of the watcher's tick.
  */
 export async function startHookedRpc(upstream: string): Promise<HookedRpc> {
   const { createServer } = await import('node:http');
@@ -201,6 +204,7 @@ export async function startHookedRpc(upstream: string): Promise<HookedRpc> {
       void (async () => {
         const body = Buffer.concat(chunks).toString('utf8');
         const call = JSON.parse(body) as RpcCall;
+        if (hooked.beforeUpstream) await hooked.beforeUpstream(call);
         const up = await fetch(upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
         const text = await up.text();
         if (hooked.afterUpstream) {

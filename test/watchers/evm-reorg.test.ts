@@ -196,6 +196,26 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
     }
   });
 
+  it('a deposit created and paid while the watcher reads the chain head is not scanned past', async () => {
+    // The tick reads the head; just before the node answers, a checkout creates a deposit and the
+    // customer's payment is mined: the head the watcher gets already holds that payment.
+    let placed: Awaited<ReturnType<typeof placeOrder>> | undefined;
+    let paidBlock = 0n;
+    proxies[network].beforeUpstream = async (call) => {
+      if (placed || call.method !== 'eth_blockNumber') return;
+      placed = await placeOrder(gw.url, gw.app, m, network);
+      paidBlock = (await pay(chain(), customer, placed.address, placed.total)).blockNumber;
+    };
+    try {
+      await eventually(async () => paidBlock > 0n, 'the hooked checkout and payment');
+    } finally {
+      proxies[network].beforeUpstream = undefined;
+    }
+    await mine(chain(), CONFIRMATIONS);
+    await waitForStatusQuiet(placed!.orderNo, 'Success');
+    expect(await paymentsOf(gw.app, placed!.orderId)).toEqual([expect.objectContaining({ block_number: paidBlock.toString(), status: 'confirmed' })]);
+  });
+
   it('after the reorgs the cursor sits on the canonical chain at the head', async () => {
     const head = await headOf(chain());
     await eventually(async () => {

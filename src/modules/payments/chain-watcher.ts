@@ -72,8 +72,11 @@ export class ChainWatcher {
 
   /** One pass: refresh the watch set, scan new blocks (or poll deposits), confirm, settle. */
   async tick(em: EntityManager): Promise<{ recorded: number; settled: number }> {
-    await this.refreshWatchSet(em);
+    // Head first, then the watch set: a transfer in a block up to this head was mined before the head
+    // was read, so its deposit (committed before the payer could see the address) is in the set loaded
+    // next. The other way round, a deposit committed and paid between the two reads was scanned past.
     const head = await this.adapter.getHead();
+    await this.refreshWatchSet(em);
     const touched = new Set<string>();
     let recorded = 0;
     if (this.adapter.scanTransfers) recorded += await this.scanRange(em, head, touched);
