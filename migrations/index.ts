@@ -6,6 +6,7 @@ import { Migration20261121000400_order_events } from './Migration20261121000400_
 import { Migration20261121000500_payments } from './Migration20261121000500_payments.js';
 import { Migration20261121000600_webhooks } from './Migration20261121000600_webhooks.js';
 import { Migration20261121000700_deposit_watch_index } from './Migration20261121000700_deposit_watch_index.js';
+import { Migration20261121000800_deposit_settled } from './Migration20261121000800_deposit_settled.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -16,4 +17,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000500_payments', class: Migration20261121000500_payments },
   { name: 'Migration20261121000600_webhooks', class: Migration20261121000600_webhooks },
   { name: 'Migration20261121000700_deposit_watch_index', class: Migration20261121000700_deposit_watch_index },
+  { name: 'Migration20261121000800_deposit_settled', class: Migration20261121000800_deposit_settled },
 ];

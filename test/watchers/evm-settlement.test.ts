@@ -94,7 +94,7 @@ describe.each([
       expect(rows[0]!.from_address.toLowerCase()).toBe((await import('ethers')).computeAddress(customer).toLowerCase());
       expect(rows[0]!.to_address.toLowerCase()).toBe(o.address.toLowerCase());
       const [dep] = await sql<{ amount_received: string; status: string }>(gw.app, `select amount_received::text, status from deposits where id = ?`, [o.depositId]);
-      expect(dep).toEqual({ amount_received: o.total.toString(), status: 'closed' });
+      expect(dep).toEqual({ amount_received: o.total.toString(), status: 'settled' }); // paid: code released, still watched until the late window ends
       const events = await eventsOf(gw.app, o.orderId);
       expect(events.filter((e) => e.type === 'order.status_changed').at(-1)).toMatchObject({ to_status: 'Success' });
       expect(events.some((e) => e.type === 'payment.overpaid' || e.type === 'payment.late')).toBe(false);
@@ -130,6 +130,26 @@ describe.each([
     expect(over[0]!.reason).toMatchObject({ due: o.total.toString(), received: (o.total + extra).toString(), excess: extra.toString() });
     expect((await paymentsOf(gw.app, o.orderId)).map((p) => p.amount)).toEqual([(o.total + extra).toString()]);
   });
+
+  if (network === 'ETHEREUM') {
+    it('an extra transfer well after Success (past the watcher’s full reload) is still recorded, as an overpayment', async () => {
+      const o = await placeOrder(gw.url, gw.app, m, network);
+      await pay(chain(), customer, o.address, o.total);
+      await waitForStatus(gw.url, m, o.orderNo, 'Success');
+      // Paid: the unique code is released, the address stays watched until the late window ends.
+      const [dep] = await sql<{ status: string }>(gw.app, `select status from deposits where id = ?`, [o.depositId]);
+      expect(dep!.status).toBe('settled');
+      await sleep(16_000); // the watcher fully reloads its watch set every 15 s
+      await pay(chain(), customer, o.address, 12345n);
+      for (let i = 0; i < 100 && (await paymentsOf(gw.app, o.orderId)).length < 2; i++) await sleep(100);
+      expect((await paymentsOf(gw.app, o.orderId)).map((p) => p.amount).sort()).toEqual([o.total.toString(), '12345'].sort());
+      for (let i = 0; i < 50 && !(await eventsOf(gw.app, o.orderId)).some((e) => e.type === 'payment.overpaid'); i++) await sleep(100);
+      const over = (await eventsOf(gw.app, o.orderId)).filter((e) => e.type === 'payment.overpaid');
+      expect(over).toHaveLength(1);
+      expect(over[0]!.reason).toMatchObject({ excess: '12345' });
+      expect(await orderStatus(gw.url, m, o.orderNo)).toBe('Success');
+    }, 40_000);
+  }
 
   it('underpaid, then expiry → Underpaid (and stays so)', async () => {
     const o = await placeOrder(gw.url, gw.app, m, network);

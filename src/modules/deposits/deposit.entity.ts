@@ -8,7 +8,8 @@ import { Quote } from '../quotes/quote.entity.js';
 import { Token } from '../tokens/token.entity.js';
 import { MerchantWallet } from './wallet.entity.js';
 
-export type DepositStatus = 'open' | 'closed';
+/** open: awaiting payment · settled: order paid, code released, still watched until the late window ends · closed: not watched. */
+export type DepositStatus = 'open' | 'settled' | 'closed';
 
 /**
  * Where one order is paid with one token: an address at a fresh HD index (never reused — unique on

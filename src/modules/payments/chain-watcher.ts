@@ -106,7 +106,7 @@ export class ChainWatcher {
     const rows = await em.execute<{ id: string; order_id: string; token_id: string; address: string; watch_address: string | null; token_address: string; cursor: string | null; created_at: Date }[]>(
       `select d.id, d.order_id, d.token_id, d.address, d.watch_address, t.address as token_address, d.cursor, d.created_at
        from deposits d join tokens t on t.id = d.token_id
-       where d.environment = ? and d.network = ? and d.status = 'open' ${full ? '' : 'and d.created_at > ?'}
+       where d.environment = ? and d.network = ? and d.status in ('open', 'settled') ${full ? '' : 'and d.created_at > ?'}
        order by d.created_at`,
       full ? [this.environment, this.network] : [this.environment, this.network, new Date(this.lastDepositSeen.getTime() - COMMIT_SLACK_MS)],
     );

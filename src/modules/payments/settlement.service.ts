@@ -101,8 +101,10 @@ export class SettlementService {
     for (const p of late) {
       await this.event(tx, orderId, PAYMENT_LATE, { paymentId: p.id, txHash: p.tx_hash, amount: p.amount, withinLateWindow: p.in_window });
     }
-    // Deposits stop being watched once the order is settled and the late window is over.
-    if (target === 'Success' || now > lateEnd) await tx.execute(`update deposits set status = 'closed' where order_id = ? and status = 'open'`, [orderId]);
+    // A paid order's deposits release their unique codes but stay watched until the late window is
+    // over (an extra transfer is then an overpayment, not a lost payment); after it nothing is watched.
+    if (now > lateEnd) await tx.execute(`update deposits set status = 'closed' where order_id = ? and status <> 'closed'`, [orderId]);
+    else if (target === 'Success') await tx.execute(`update deposits set status = 'settled' where order_id = ? and status = 'open'`, [orderId]);
     return target;
   }
 
@@ -115,7 +117,7 @@ export class SettlementService {
     for (const { id } of due) await this.settle(em, id, now);
     // Close deposits whose late window is over so their unique codes return to the pool.
     await em.execute(
-      `update deposits d set status = 'closed' from orders o where o.id = d.order_id and d.status = 'open' and o.expires_at + make_interval(secs => ?) < ?`,
+      `update deposits d set status = 'closed' from orders o where o.id = d.order_id and d.status in ('open', 'settled') and o.expires_at + make_interval(secs => ?) < ?`,
       [this.opts.lateWindowS, now],
     );
     return due.length;
