@@ -39,6 +39,8 @@ export async function startTestGateway(env: Record<string, string> = {}, opts: S
     RATE_SOURCES: 'none',
     // Short locks: Agenda keeps a lock keep-alive timer for up to half a lock lifetime after stop().
     WATCH_LOCK_MS: '4000',
+    // The webhook jobs' lock follows the sweep period (default 30 s): keep it short for the same reason.
+    WEBHOOK_SWEEP_INTERVAL_MS: '1000',
     ...env,
   });
   const gw = await startGateway(config, pino({ level: config.LOG_LEVEL }), { scheduler: { processEveryMs: 200, lockLifetimeMs: 2000 }, ...opts });
