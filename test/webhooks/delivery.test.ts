@@ -209,6 +209,17 @@ describe('retries', () => {
     expect(r.received).toHaveLength(4);
   });
 
+  it('a long answer is read up to 2 KiB, cut as bytes (an emoji across the cut cannot break the record)', async () => {
+    const { m, r } = await merchantWithReceiver();
+    r.reply = () => ({ status: 200, body: 'a'.repeat(2047) + '😀'.repeat(1000) });
+    const order = await newOrder(gw.app, m.merchantId);
+    await transition(gw.app, order.id, 'Expired');
+    const [d] = await eventually(() => stateOf(m.merchantId, 'delivered'));
+    const [row] = await gw.app.orm.em.fork().getConnection().execute(`select response_body from webhook_attempts where delivery_id = ?`, [d!.id]);
+    expect(row.response_body).toBe('a'.repeat(2047) + '\uFFFD');
+    expect(r.received).toHaveLength(1);
+  });
+
   it('a timeout counts as a retryable failure', async () => {
     const { m, r } = await merchantWithReceiver();
     r.reply = (_w, n) => (n === 1 ? 'hang' : { status: 200 });

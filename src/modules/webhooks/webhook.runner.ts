@@ -159,17 +159,7 @@ export class WebhookRunner {
 
   private async flush(): Promise<void> {
     const batch = this.results.splice(0);
-    try {
-      const t0 = performance.now();
-      const lost = await this.opts.service.record(this.opts.em(), batch);
-      this.stats.records++;
-      this.stats.recordMs += performance.now() - t0;
-      if (lost.length) this.opts.log.warn({ deliveries: lost }, 'webhooks: lease expired before the outcome was recorded; the sweeper had re-queued them');
-      this.recorded += batch.length;
-    } catch (err) {
-      // Not recorded: the leases expire and the sweeper re-queues these deliveries (at-least-once).
-      this.opts.log.error({ err, deliveries: batch.map((r) => r.delivery.id) }, 'webhooks: recording attempts failed');
-    }
+    await this.record(batch);
     this.inflight -= batch.length;
     this.flushing = false;
     if (this.flushQueued || this.results.length) {
@@ -178,6 +168,29 @@ export class WebhookRunner {
     }
     this.wake();
     this.settleIdle();
+  }
+
+  /**
+   * Records a batch in one statement. If that fails, each record is tried alone, so one bad row cannot
+   * make the others' receivers get their webhooks twice. What still fails stays leased: the sweeper
+   * re-queues it when the lease expires (at-least-once).
+   */
+  private async record(batch: AttemptRecord[]): Promise<void> {
+    const t0 = performance.now();
+    try {
+      const lost = await this.opts.service.record(this.opts.em(), batch);
+      if (lost.length) this.opts.log.warn({ deliveries: lost }, 'webhooks: lease expired before the outcome was recorded; the sweeper had re-queued them');
+      this.recorded += batch.length;
+    } catch (err) {
+      if (batch.length > 1) {
+        for (const r of batch) await this.record([r]);
+        return;
+      }
+      this.opts.log.error({ err, delivery: batch[0]?.delivery.id }, 'webhooks: recording an attempt failed');
+    } finally {
+      this.stats.records++;
+      this.stats.recordMs += performance.now() - t0;
+    }
   }
 
   private laneFailed(lane: string, err: unknown): void {

@@ -107,7 +107,8 @@ export class WebhookSender {
           status,
           error: null,
           retryAfterS: status === 429 || status === 503 ? retryAfterSeconds(res.headers['retry-after']) : null,
-          responseBody: size ? Buffer.concat(chunks).toString('utf8').slice(0, RESPONSE_EXCERPT_BYTES) : null,
+          // Cut as bytes, then decoded: a cut character becomes U+FFFD, never a lone surrogate the database would refuse.
+          responseBody: size ? Buffer.concat(chunks).subarray(0, RESPONSE_EXCERPT_BYTES).toString('utf8') : null,
         });
         answered = result;
         res.on('data', (c: Buffer) => {

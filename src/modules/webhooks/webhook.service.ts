@@ -165,13 +165,7 @@ export class WebhookService {
     const reject = (why: string): never => {
       throw new DomainError('NOTIFICATION_URL_REJECTED', `notification_url ${why}`);
     };
-    let u: URL | undefined;
-    try {
-      u = new URL(raw);
-    } catch {
-      reject('must be an absolute http(s) URL');
-    }
-    const url = u!;
+    const url = URL.canParse(raw) ? new URL(raw) : reject('must be an absolute http(s) URL');
     if (url.protocol !== 'https:' && url.protocol !== 'http:') reject('must be an http(s) URL');
     if (environment === 'production' && url.protocol !== 'https:') reject('must use https in production');
     if (url.username || url.password) reject('must not contain credentials');
@@ -293,7 +287,7 @@ export class WebhookService {
     });
   }
 
-  /** Deposits (with tokens) and live payments of some orders, in three queries for the whole batch. */
+  /** Deposits (with tokens) and live payments of some orders: two queries for the whole batch. */
   private async loadFacts(tx: EntityManager, orderIds: string[]): Promise<Map<string, Pick<EventFacts, 'deposits' | 'payments'>>> {
     const ids = json(orderIds);
     const [deposits, payments] = await Promise.all([
