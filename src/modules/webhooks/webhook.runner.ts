@@ -13,22 +13,23 @@ export interface WebhookRunnerOptions {
   /** For the LISTEN connection. */
   databaseUrl: string;
   log: Logger;
-  /** Requests in flight in this process, all endpoints together. */
+  /** Deliveries in progress in this process (sending, or sent and not yet recorded). */
   concurrency: number;
-  /** Requests in flight per endpoint in this process. */
+  /** HTTP requests in flight per endpoint in this process. */
   perEndpoint: number;
   /** Poll period for due retries and the outbox (NOTIFY wakes the runner at once between polls). */
   pollMs: number;
 }
 
 /**
- * The delivery loop of one worker process (README "Webhooks → Delivery"). Woken by `NOTIFY webhooks`
- * (sent on commit by the outbox trigger and whenever deliveries become due) and by a poll timer, it
- * drains the outbox into deliveries, then claims as many due deliveries as it has free slots — never
- * more than `perEndpoint` in flight for one endpoint, so a slow or dead endpoint holds at most that
- * many of the `concurrency` slots and every other merchant keeps flowing. Each claimed delivery is
- * sent with no transaction open; outcomes are recorded in batches; a slot is freed only once its
- * outcome is recorded. Several workers can run this at once: claims are conditional UPDATEs.
+ * The delivery loop of one worker process (README "Webhooks → Delivery, retries and guarantees").
+ * Woken by `NOTIFY webhooks` (sent on commit by the outbox trigger and whenever deliveries become due)
+ * and by a poll timer. One lane drains the outbox into deliveries; the other claims as many due
+ * deliveries as there are free slots — never more than `perEndpoint` HTTP requests in flight for one
+ * endpoint, so a slow or dead endpoint holds at most that many of the `concurrency` slots and every
+ * other merchant keeps flowing. Each claimed delivery is sent with no transaction open; outcomes are
+ * recorded in batches; a global slot is freed once its outcome is recorded. Several workers can run
+ * this at once: claims are conditional UPDATEs.
  *
  * Why not one Agenda job per delivery: Agenda's PostgreSQL backend does ~500–950 no-op jobs/s on two
  * cores (STACK.md), below the 1,000 deliveries/s this loop has to sustain, and every delivery would
