@@ -8,6 +8,8 @@ import { buildGatewaySchema } from './graphql/schema.js';
 import { buildServer, type HttpServer } from './http/server.js';
 import { registerCheckoutPage } from './checkout/checkout.page.js';
 import { merchantRoutes } from './rest/merchant.routes.js';
+import type { Environment } from './common/environment.js';
+import { API_KEY_REVOKED_CHANNEL } from './modules/merchants/api-key.service.js';
 import { paymentRoutes } from './rest/payment.routes.js';
 import { paymentLinkRoutes } from './rest/payment-link.routes.js';
 import { join } from 'node:path';
@@ -76,8 +78,25 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
     if (config.ROLE !== 'worker') {
       // Order status changes from every process (NOTIFY on commit) → this process's subscriptions.
       const pubSub = createGatewayPubSub();
-      const orderEvents = new OrderEventsListener({ connectionString: databaseUrl, pubSub, log });
+      // The same LISTEN connection carries API-key rotations, so this process may cache key lookups.
+      const orderEvents = new OrderEventsListener({
+        connectionString: databaseUrl,
+        pubSub,
+        log,
+        channels: {
+          [API_KEY_REVOKED_CHANNEL]: (payload) => {
+            try {
+              const { merchantId, environment } = JSON.parse(payload ?? '') as { merchantId: string; environment: Environment };
+              app.apiKeys.evict(merchantId, environment);
+            } catch {
+              app.apiKeys.evict(null);
+            }
+          },
+        },
+        onReconnect: () => app.apiKeys.evict(null),
+      });
       await orderEvents.start();
+      app.apiKeys.enableCache({ ttlMs: config.API_KEY_CACHE_TTL_MS, revocationsLive: () => orderEvents.listening });
       cleanups.push(() => orderEvents.close());
       gateway.orderEvents = orderEvents;
       const schema = await buildGatewaySchema(pubSub);

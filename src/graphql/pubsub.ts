@@ -60,6 +60,10 @@ export interface OrderEventsListenerOptions {
   maxBackoffMs?: number;
   /** A `select 1` on this period detects half-open connections (0: off). */
   pingIntervalMs?: number;
+  /** Other channels this connection LISTENs to, with their handlers (e.g. API-key revocations). */
+  channels?: Record<string, (payload: string | undefined) => void>;
+  /** Called after a reconnect: anything announced while disconnected was missed. */
+  onReconnect?: () => void;
 }
 
 /**
@@ -117,10 +121,12 @@ export class OrderEventsListener {
     client.on('end', () => this.lost(client));
     client.on('notification', (msg) => {
       if (msg.channel === ORDER_EVENTS_CHANNEL) this.deliver(msg.payload);
+      else this.opts.channels?.[msg.channel]?.(msg.payload);
     });
     try {
       await client.connect();
       await client.query(`LISTEN ${ORDER_EVENTS_CHANNEL}`);
+      for (const channel of Object.keys(this.opts.channels ?? {})) await client.query(`LISTEN ${client.escapeIdentifier(channel)}`);
     } catch (err) {
       client.removeAllListeners('end');
       await client.end().catch(() => undefined);
@@ -174,6 +180,7 @@ export class OrderEventsListener {
         () => {
           if (this.closed) return;
           this.opts.log.info({ connections: this.connections }, 'order_events: listening again; subscribers catch up');
+          this.opts.onReconnect?.();
           this.opts.pubSub.publish('ORDER_EVENTS_RESYNC');
         },
         (err: unknown) => {

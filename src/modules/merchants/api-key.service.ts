@@ -17,14 +17,48 @@ export interface IssuedApiKey {
   createdAt: Date;
 }
 
+/** PostgreSQL channel on which a rotation is announced (delivered on commit) to every API process. */
+export const API_KEY_REVOKED_CHANNEL = 'api_key_revoked';
+const CACHE_MAX = 50_000;
+
+export interface ApiKeyCacheOptions {
+  /** How long a successful lookup is reused (0: never). */
+  ttlMs: number;
+  /**
+   * Whether this process currently hears revocations (its LISTEN connection is up). The cache is
+   * used only while it does, so a rotation elsewhere can never be missed for longer than the
+   * notification's delivery.
+   */
+  revocationsLive: () => boolean;
+}
+
 export class ApiKeyService {
   private readonly format: RegExp;
+  private readonly cache = new Map<string, { caller: ApiKeyCaller; until: number }>();
+  private cacheOpts: ApiKeyCacheOptions = { ttlMs: 0, revocationsLive: () => false };
 
   constructor(
     private readonly box: SecretBox,
     private readonly prefix: string,
   ) {
     this.format = new RegExp(`^${prefix}_[0-9a-f]{64}$`);
+  }
+
+  /**
+   * Turns on the lookup cache of API processes (the merchants' hot path: one query fewer per
+   * request). Correct because every rotation NOTIFYs all processes in its transaction and the
+   * rotating process evicts synchronously; when the LISTEN connection is down the cache is bypassed.
+   */
+  enableCache(opts: ApiKeyCacheOptions): void {
+    this.cacheOpts = opts;
+  }
+
+  /** A rotation was announced (or the feed reconnected: `merchantId` null drops everything). */
+  evict(merchantId: string | null, environment?: Environment): void {
+    if (merchantId === null) return this.cache.clear();
+    for (const [hash, entry] of this.cache) {
+      if (entry.caller.merchantId === merchantId && (!environment || entry.caller.environment === environment)) this.cache.delete(hash);
+    }
   }
 
   /**
@@ -47,8 +81,9 @@ export class ApiKeyService {
       });
       key.keyCiphertext = this.box.seal(plaintext, `api-key:${key.id}`);
       await tx.flush();
+      await tx.execute('select pg_notify(?, ?)', [API_KEY_REVOKED_CHANNEL, JSON.stringify({ merchantId, environment })]);
       return { id: key.id, environment, apiKey: plaintext, hint: key.hint, createdAt: key.createdAt };
-    });
+    }).finally(() => this.evict(merchantId, environment));
   }
 
   /**
@@ -72,6 +107,11 @@ export class ApiKeyService {
     if (!raw) throw new DomainError('INVALID_API_KEY', 'Missing api-key header');
     if (!this.format.test(raw)) throw new DomainError('INVALID_API_KEY', 'Invalid API key');
     const hash = sha256Hex(raw);
+    const useCache = this.cacheOpts.ttlMs > 0 && this.cacheOpts.revocationsLive();
+    if (useCache) {
+      const hit = this.cache.get(hash);
+      if (hit && hit.until > Date.now()) return hit.caller;
+    }
     const row = await em
       .execute<{ id: string; merchant_id: string; environment: Environment; key_hash: string }[]>(
         'select id, merchant_id, environment, key_hash from api_keys where key_hash = ? and revoked_at is null',
@@ -79,7 +119,12 @@ export class ApiKeyService {
       );
     const key = row[0];
     if (!key || !safeEqual(key.key_hash, hash)) throw new DomainError('INVALID_API_KEY', 'Invalid API key');
-    return { kind: 'apiKey', merchantId: key.merchant_id, environment: key.environment, apiKeyId: key.id };
+    const caller: ApiKeyCaller = { kind: 'apiKey', merchantId: key.merchant_id, environment: key.environment, apiKeyId: key.id };
+    if (useCache) {
+      if (this.cache.size >= CACHE_MAX) this.cache.clear();
+      this.cache.set(hash, { caller, until: Date.now() + this.cacheOpts.ttlMs });
+    }
+    return caller;
   }
 
   /** The live key in plaintext (webhook HMAC key), or null when the merchant has none. */
