@@ -109,8 +109,9 @@ export async function payOrder(app: App, base: string, m: { merchantId: string; 
       tokenId: dep!.token_id,
     },
   ]);
-  // Deep enough: confirmed as the confirmation check leaves it.
-  await conn.execute(`update payments set status = 'confirmed', confirmed_at = now() where order_id = ?`, [dep!.order_id]);
+  // Deep enough: confirmed by the same call the confirmation check makes.
+  const ids = (await conn.execute<{ id: string }[]>(`select id from payments where order_id = ?`, [dep!.order_id])).map((p) => p.id);
+  await app.payments.markConfirmed(app.orm.em.fork(), ids);
   const status = await app.settlement.settle(app.orm.em.fork(), dep!.order_id);
   return { orderNo, orderId: dep!.order_id, txHash, amount, status, deposit: dep! };
 }
