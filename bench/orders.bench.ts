@@ -68,6 +68,39 @@ async function pgPhase(url: string, seconds: number) {
   return count;
 }
 
+/**
+ * Context, not the headline: the same INSERT … SELECT the API runs (also a named statement), straight from a pg client, into
+ * the real orders table (its five indexes, ON CONFLICT, RETURNING). It shows how much of the gap to
+ * the trivial insert is the table itself and how much is the HTTP layer.
+ */
+async function pgOrderPhase(url: string, merchantId: string, seconds: number) {
+  const pool = new pg.Pool({ connectionString: url, max: CONNECTIONS });
+  let count = 0;
+  const until = Date.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      const client = await pool.connect();
+      try {
+        while (Date.now() < until) {
+          await client.query({
+            name: 'bench-order-insert',
+            text: `insert into orders (id, merchant_id, environment, order_no, amount, source, checkout_key_hash, checkout_key_expires_at, expires_at)
+             select gen_random_uuid(), m.id, 'sandbox', $1, $2, 'api', $3, now() + interval '30 minutes', now() + make_interval(secs => coalesce(m.order_ttl_seconds, 1800))
+             from merchants m where m.id = $4
+             on conflict (merchant_id, environment, order_no) do nothing returning *`,
+            values: [randomUUID(), '150000', randomUUID().replace(/-/g, '') + randomUUID().replace(/-/g, ''), merchantId],
+          });
+          count++;
+        }
+      } finally {
+        client.release();
+      }
+    }),
+  );
+  await pool.end();
+  return count;
+}
+
 async function main() {
   const db = await benchDatabase('cpg_bench_orders');
   const gw = await startGatewayProcess({
@@ -92,12 +125,16 @@ async function main() {
     await restPhase(gw.url, merchant.merchant_id, merchant.sandbox_api_key, WARMUP_S);
     console.log(`REST order creation: ${CONNECTIONS} connections × ${SECONDS}s …`);
     const rest = await restPhase(gw.url, merchant.merchant_id, merchant.sandbox_api_key, SECONDS);
+    if (rest.errors) throw new Error(`${rest.errors} order requests did not answer 201: the figures would be meaningless`);
     const ordersPerS = rest.count / SECONDS;
     console.log(`  ${rest.count} orders (${rest.errors} non-201), ${ordersPerS.toFixed(0)}/s, p50 ${percentile(rest.latencies, 50).toFixed(2)} ms, p99 ${percentile(rest.latencies, 99).toFixed(2)} ms`);
     console.log(`raw PostgreSQL single-row INSERT: ${CONNECTIONS} connections × ${SECONDS}s …`);
     const inserts = await pgPhase(db.url, SECONDS);
     const pgPerS = inserts / SECONDS;
     console.log(`  ${inserts} inserts, ${pgPerS.toFixed(0)}/s`);
+    console.log(`context — the API's own INSERT … SELECT into orders, straight from pg: ${CONNECTIONS} connections × ${SECONDS}s …`);
+    const orderInserts = await pgOrderPhase(db.url, merchant.merchant_id, SECONDS);
+    console.log(`  ${orderInserts} inserts, ${(orderInserts / SECONDS).toFixed(0)}/s (REST reaches ${((ordersPerS / (orderInserts / SECONDS)) * 100).toFixed(0)} % of it)`);
     console.log(
       JSON.stringify({
         orders_per_s: Math.round(ordersPerS),

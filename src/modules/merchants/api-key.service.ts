@@ -3,6 +3,7 @@ import type { Caller } from '../../common/context.js';
 import { randomHex, safeEqual, sha256Hex, type SecretBox } from '../../common/crypto.js';
 import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
+import { prepared } from '../../db/prepared.js';
 import { ApiKey } from './api-key.entity.js';
 import { Merchant } from './merchant.entity.js';
 
@@ -112,11 +113,12 @@ export class ApiKeyService {
       const hit = this.cache.get(hash);
       if (hit && hit.until > Date.now()) return hit.caller;
     }
-    const row = await em
-      .execute<{ id: string; merchant_id: string; environment: Environment; key_hash: string }[]>(
-        'select id, merchant_id, environment, key_hash from api_keys where key_hash = ? and revoked_at is null',
-        [hash],
-      );
+    const row = await prepared<{ id: string; merchant_id: string; environment: Environment; key_hash: string }>(
+      em,
+      'api-key-lookup',
+      'select id, merchant_id, environment, key_hash from api_keys where key_hash = ? and revoked_at is null',
+      [hash],
+    );
     const key = row[0];
     if (!key || !safeEqual(key.key_hash, hash)) throw new DomainError('INVALID_API_KEY', 'Invalid API key');
     const caller: ApiKeyCaller = { kind: 'apiKey', merchantId: key.merchant_id, environment: key.environment, apiKeyId: key.id };

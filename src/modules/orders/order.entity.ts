@@ -71,3 +71,9 @@ export class Order {
   @Property({ type: 'timestamptz', onUpdate: () => new Date() })
   updatedAt: Date = new Date();
 }
+
+/** The fields every order view reads: a managed Order, or the plain row the hot-path insert returns. */
+export type OrderRecord = Pick<
+  Order,
+  'id' | 'environment' | 'orderNo' | 'amount' | 'currency' | 'status' | 'customerName' | 'customerEmail' | 'source' | 'paymentLinkId' | 'expiresAt' | 'paidAt' | 'createdAt'
+> & { merchant: { id: string } };

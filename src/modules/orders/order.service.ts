@@ -6,7 +6,8 @@ import { parseInput } from '../../common/validation.js';
 import { Deposit } from '../deposits/deposit.entity.js';
 import { Quote } from '../quotes/quote.entity.js';
 import type { CheckoutKeyService } from './checkout-key.service.js';
-import { Order } from './order.entity.js';
+import { prepared } from '../../db/prepared.js';
+import { Order, type OrderRecord } from './order.entity.js';
 import { createOrderInput, getOrderInput, listOrdersInput } from './order.inputs.js';
 import { OPEN_STATUSES } from './order.transitions.js';
 
@@ -19,7 +20,8 @@ export interface OrderServiceOptions {
 }
 
 export interface CreatedOrder {
-  order: Order;
+  /** The inserted row as a plain record (no entity hydration on the hot path). */
+  order: OrderRecord;
   /** The scoped checkout key, shown once. */
   key: string;
   /** Hosted checkout page with the key embedded. */
@@ -64,13 +66,15 @@ export class OrderService {
     o: Pick<Order, 'environment' | 'orderNo' | 'amount' | 'customerName' | 'customerEmail' | 'source' | 'paymentLinkId'> & { merchantId: string },
   ): Promise<CreatedOrder> {
     const key = this.keys.issue();
-    const rows = await em.execute<Record<string, unknown>[]>(
+    const rows = await prepared<Record<string, unknown>>(
+      em,
+      'order-insert',
       `insert into orders (id, merchant_id, environment, order_no, amount, customer_name, customer_email, source, payment_link_id,
                            checkout_key_hash, checkout_key_expires_at, expires_at)
        select gen_random_uuid(), m.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() + make_interval(secs => coalesce(m.order_ttl_seconds, ?))
        from merchants m where m.id = ?
        on conflict (merchant_id, environment, order_no) do nothing
-       returning *`,
+       returning id, merchant_id, environment, order_no, amount, currency, status, customer_name, customer_email, source, payment_link_id, expires_at, created_at`,
       [o.environment, o.orderNo, o.amount.toString(), o.customerName, o.customerEmail, o.source, o.paymentLinkId, key.hash, key.expiresAt, this.opts.defaultTtlS, o.merchantId],
     );
     const row = rows[0];
@@ -79,7 +83,23 @@ export class OrderService {
       if (!exists.length) throw new DomainError('MERCHANT_NOT_FOUND', 'Merchant not found');
       throw new DomainError('DUPLICATE_ORDER_NO', `An order with order_no ${o.orderNo} already exists`, { order_no: o.orderNo });
     }
-    const order = em.map(Order, row);
+    const order: OrderRecord = {
+      id: row.id as string,
+      merchant: { id: row.merchant_id as string },
+      environment: row.environment as OrderRecord['environment'],
+      orderNo: row.order_no as string,
+      amount: BigInt(row.amount as string),
+      currency: row.currency as string,
+      status: row.status as OrderRecord['status'],
+      customerName: row.customer_name as string | null,
+      customerEmail: row.customer_email as string | null,
+      source: row.source as OrderRecord['source'],
+      paymentLinkId: row.payment_link_id as string | null,
+      // The ORM's connections return timestamps as text.
+      expiresAt: new Date(row.expires_at as string),
+      paidAt: null,
+      createdAt: new Date(row.created_at as string),
+    };
     return { order, key: key.key, url: `${this.opts.publicBaseUrl()}/checkout/${order.id}?key=${key.key}` };
   }
 

@@ -6,7 +6,7 @@ import type { Deposit } from '../deposits/deposit.entity.js';
 import { formatUniqueCode } from '../deposits/unique-code.js';
 import type { Quote } from '../quotes/quote.entity.js';
 import type { Token } from '../tokens/token.entity.js';
-import type { Order } from './order.entity.js';
+import type { OrderRecord } from './order.entity.js';
 import type { OrderStatus } from './order.transitions.js';
 
 @ObjectType('Token')
@@ -169,7 +169,7 @@ export function toDepositType(dep: Deposit, q: Quote, token: Token): DepositType
   };
 }
 
-export function toOrderType(o: Order, quotes: Quote[] = [], deposits: Deposit[] = []): OrderType {
+export function toOrderType(o: OrderRecord, quotes: Quote[] = [], deposits: Deposit[] = []): OrderType {
   const quoteOf = (dep: Deposit) => quotes.find((q) => q.id === dep.quote.id);
   return {
     id: o.id,

@@ -1,12 +1,12 @@
 import { formatDecimal } from '../../common/money.js';
 import type { Deposit } from '../deposits/deposit.entity.js';
 import type { Quote } from '../quotes/quote.entity.js';
-import type { Order } from './order.entity.js';
+import type { OrderRecord } from './order.entity.js';
 
 const unix = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : null);
 
 /** The spec's Order object (`request`), plus the documented extra fields. */
-export function orderView(o: Order) {
+export function orderView(o: OrderRecord) {
   return {
     order_no: o.orderNo,
     merchant_id: o.merchant.id,
