@@ -1,4 +1,6 @@
 import fc from 'fast-check';
+import { print } from 'graphql';
+import { CreateDepositDocument, CreateOrderDocument, LockQuoteDocument, OrderDocument } from '../generated/graphql';
 import { countRows } from '../support/db';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
@@ -96,8 +98,6 @@ it(`${RUNS} malformed payment-flow requests → 4xx envelopes, no rows written`,
 }, 60_000);
 
 it('GraphQL payment operations with generated variables → errors with a code, never 5xx, no rows written', async () => {
-  const { print } = await import('graphql');
-  const { CreateOrderDocument, LockQuoteDocument, CreateDepositDocument, OrderDocument } = await import('../generated/graphql');
   const docs = [CreateOrderDocument, LockQuoteDocument, CreateDepositDocument, OrderDocument].map((d) => print(d));
   const vars = fc.record(
     {
