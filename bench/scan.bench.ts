@@ -4,7 +4,7 @@ import { createApp, type App } from '../src/app.js';
 import { watchedNetworks, type WatchedNetwork } from '../src/chains/networks.js';
 import { connectOrm, migrate, type Orm } from '../src/db/orm.js';
 import { DEV_TOKEN_ADDRESSES, startDevChains, type DevChain } from '../src/devchain/index.js';
-import { ChainWatcher } from '../src/modules/payments/chain-watcher.js';
+import { createChainWatcher, type ChainWatcher } from '../src/modules/payments/chain-watcher.js';
 import { benchConfig, benchServer, fundSenders, median, mineBlock, round1, sendTransfer, SENDERS, setAutomine } from './chain-support.js';
 
 /**
@@ -128,15 +128,7 @@ async function prepareCase(databaseUrl: string, rpcUrl: string, block: bigint, n
   const t0 = performance.now();
   await fixture(orm, n);
   console.log(`  ${n}: fixture of ${n} open deposits inserted in ${Math.round(performance.now() - t0)} ms`);
-  const watcher = new ChainWatcher(target, {
-    payments: app.payments,
-    settlement: app.settlement,
-    tokens: app.tokens,
-    lateWindowS: config.LATE_PAYMENT_WINDOW_S,
-    startLookbackBlocks: config.WATCH_START_LOOKBACK_BLOCKS,
-    maxBlocksPerTick: config.WATCH_MAX_BLOCK_RANGE * 4,
-    log: app.log,
-  });
+  const watcher = createChainWatcher(app, target);
   // Per-phase times of the measured ticks (the watcher's private steps, wrapped on this instance only).
   const phases: Record<string, number[]> = {};
   const w = watcher as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;

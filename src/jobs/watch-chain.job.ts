@@ -1,5 +1,5 @@
 import type { WatchedNetwork } from '../chains/networks.js';
-import { ChainWatcher } from '../modules/payments/chain-watcher.js';
+import { createChainWatcher, type ChainWatcher } from '../modules/payments/chain-watcher.js';
 import type { JobDefinition } from './scheduler.js';
 
 // The abort listener is removed after a normal wake-up: `signal` lives as long as the scheduler, and a
@@ -29,15 +29,7 @@ export function watchChainJobs(targets: WatchedNetwork[], lockMs: number): JobDe
       lockLifetimeMs: lockMs,
       handler: async (app, job, signal) => {
         const { config } = app;
-        watcher ??= new ChainWatcher(target, {
-          payments: app.payments,
-          settlement: app.settlement,
-          tokens: app.tokens,
-          lateWindowS: config.LATE_PAYMENT_WINDOW_S,
-          startLookbackBlocks: config.WATCH_START_LOOKBACK_BLOCKS,
-          maxBlocksPerTick: config.WATCH_MAX_BLOCK_RANGE * 4,
-          log: app.log,
-        });
+        watcher ??= createChainWatcher(app, target);
         const until = Date.now() + config.WATCH_RUN_MS;
         let failures = 0;
         while (!signal.aborted && Date.now() < until) {

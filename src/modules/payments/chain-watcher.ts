@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
+import type { App } from '../../app.js';
 import type { ChainAdapter, ChainHead, ObservedTransfer, WatchedToken } from '../../chains/chain-adapter.js';
 import type { WatchedNetwork } from '../../chains/networks.js';
 import type { Environment, Network } from '../../common/environment.js';
@@ -266,4 +267,18 @@ export class ChainWatcher {
       [this.environment, this.network, block.toString(), hash],
     );
   }
+}
+
+/** A watcher wired to the app's services and configuration (the worker's jobs and the benchmarks). */
+export function createChainWatcher(app: App, target: WatchedNetwork): ChainWatcher {
+  const { config } = app;
+  return new ChainWatcher(target, {
+    payments: app.payments,
+    settlement: app.settlement,
+    tokens: app.tokens,
+    lateWindowS: config.LATE_PAYMENT_WINDOW_S,
+    startLookbackBlocks: config.WATCH_START_LOOKBACK_BLOCKS,
+    maxBlocksPerTick: config.WATCH_MAX_BLOCK_RANGE * 4,
+    log: app.log,
+  });
 }
