@@ -12,6 +12,7 @@ import type { Environment } from './common/environment.js';
 import { API_KEY_REVOKED_CHANNEL } from './modules/merchants/api-key.service.js';
 import { paymentRoutes } from './rest/payment.routes.js';
 import { paymentLinkRoutes } from './rest/payment-link.routes.js';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { watchedNetworks, type RpcOverrides } from './chains/networks.js';
 import { startDevChains, type DevChains } from './devchain/index.js';
@@ -115,7 +116,13 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
         // The sandbox works offline: local ETHEREUM/BINANCE stand-ins mining a block a second.
         devChains = await startDevChains({ cacheDir: join(config.DATA_DIR, 'solc'), blockTime: 1 });
         const chains = devChains;
-        cleanups.push(() => chains.stop());
+        // Where the CLI's `dev pay` finds them (like embedded-pg.json for the database).
+        const stateFile = join(config.DATA_DIR, 'devchains.json');
+        writeFileSync(stateFile, JSON.stringify({ ETHEREUM: chains.ETHEREUM.rpcUrl, BINANCE: chains.BINANCE.rpcUrl }));
+        cleanups.push(async () => {
+          rmSync(stateFile, { force: true });
+          await chains.stop();
+        });
         log.info({ ETHEREUM: devChains.ETHEREUM.rpcUrl, BINANCE: devChains.BINANCE.rpcUrl }, 'local dev chains started (sandbox ETHEREUM/BINANCE)');
       }
       const overrides: RpcOverrides = {

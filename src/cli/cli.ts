@@ -1,6 +1,8 @@
 import { Command, Option } from 'commander';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
-import { dirname, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { computeAddress, parseUnits } from 'ethers';
+import { connectDevChain, CUSTOMER_PRIVATE_KEYS, mintTo, transferToken } from '../devchain/index.js';
 import pino from 'pino';
 import 'reflect-metadata';
 import { ConfigError, configMarkdownTable, loadConfig, type Config } from '../config/index.js';
@@ -111,6 +113,36 @@ merchant
       const m = await app.merchants.setPlatformFee(app.orm.em.fork(), o.merchant, o.percent);
       print(!!o.json, { merchant_id: m.id, platform_fee_percent: m.platformFeePercent }, `platform fee of ${m.id}: ${m.platformFeePercent} %`);
     });
+  });
+
+const dev = program.command('dev').description('Sandbox helpers for the local chains `npm start` runs');
+dev
+  .command('pay')
+  .description('Pay like a customer on a local dev chain: mint test tokens to a dev wallet and transfer them to an address')
+  .addOption(new Option('--network <network>', 'local chain').choices(['ETHEREUM', 'BINANCE']).makeOptionMandatory())
+  .requiredOption('--to <address>', 'deposit address (destinationAddress)')
+  .requiredOption('--amount <amount>', 'token units as shown to the customer, e.g. 9.231614 (totalAmount)')
+  .addOption(new Option('--token <symbol>', 'test token').choices(['USDT', 'USDC']).default('USDT'))
+  .option('--json', 'print one JSON object')
+  .action(async (o: { network: 'ETHEREUM' | 'BINANCE'; to: string; amount: string; token: 'USDT' | 'USDC'; json?: boolean }) => {
+    const config = loadConfig();
+    let urls: Record<string, string>;
+    try {
+      urls = JSON.parse(readFileSync(join(config.DATA_DIR, 'devchains.json'), 'utf8')) as Record<string, string>;
+    } catch {
+      throw new Error('no local dev chains found: start the gateway first (npm start, with DEV_CHAINS on)');
+    }
+    const chain = connectDevChain(o.network, urls[o.network]!);
+    try {
+      const spec = chain.tokens.find((t) => t.symbol === o.token)!;
+      const amount = parseUnits(o.amount, spec.decimals);
+      const customer = CUSTOMER_PRIVATE_KEYS[0]!;
+      await mintTo(chain, o.token, computeAddress(customer), amount);
+      const tx = await transferToken(chain, o.token, customer, o.to, amount);
+      print(!!o.json, { network: o.network, token: spec.address, to: o.to, amount: amount.toString(), tx_hash: tx.txHash }, `sent ${o.amount} ${o.token} to ${o.to} on the local ${o.network} chain: ${tx.txHash}`);
+    } finally {
+      await chain.stop();
+    }
   });
 
 program

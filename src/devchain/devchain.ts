@@ -220,23 +220,38 @@ async function deployTokens(chain: DevChain, compiled: CompileResult): Promise<v
 }
 
 function makeChain(network: DevNetwork, anvil: AnvilInstance): DevChain {
-  const rpc = new EvmRpcClient({ urls: [anvil.rpcUrl], timeoutMs: 10_000, maxAttempts: 2, baseDelayMs: 20 });
-  const provider = new JsonRpcProvider(anvil.rpcUrl, undefined, {
-    staticNetwork: EthersNetwork.from(anvil.chainId),
+  const chain = connectDevChain(network, anvil.rpcUrl, anvil.wsUrl);
+  return {
+    ...chain,
+    async stop() {
+      await chain.stop();
+      await anvil.stop();
+    },
+  };
+}
+
+/**
+ * A handle on a dev chain another process runs (the worker of `npm start`), for the CLI's
+ * `dev pay`; `stop()` only closes this handle.
+ */
+export function connectDevChain(network: DevNetwork, rpcUrl: string, wsUrl = rpcUrl.replace(/^http/, 'ws')): DevChain {
+  const chainId = DEV_CHAIN_IDS[network];
+  const rpc = new EvmRpcClient({ urls: [rpcUrl], timeoutMs: 10_000, maxAttempts: 2, baseDelayMs: 20 });
+  const provider = new JsonRpcProvider(rpcUrl, undefined, {
+    staticNetwork: EthersNetwork.from(chainId),
     cacheTimeout: -1,
     pollingInterval: 50,
   });
   return {
     network,
-    chainId: anvil.chainId,
-    rpcUrl: anvil.rpcUrl,
-    wsUrl: anvil.wsUrl,
+    chainId,
+    rpcUrl,
+    wsUrl,
     tokens: DEV_TOKENS[network],
     rpc,
     provider,
     async stop() {
       provider.destroy();
-      await anvil.stop();
     },
   };
 }
