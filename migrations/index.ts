@@ -7,6 +7,7 @@ import { Migration20261121000500_payments } from './Migration20261121000500_paym
 import { Migration20261121000600_webhooks } from './Migration20261121000600_webhooks.js';
 import { Migration20261121000700_deposit_watch_index } from './Migration20261121000700_deposit_watch_index.js';
 import { Migration20261121000800_deposit_settled } from './Migration20261121000800_deposit_settled.js';
+import { Migration20261121000900_checkout_key_by_id } from './Migration20261121000900_checkout_key_by_id.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -18,4 +19,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000600_webhooks', class: Migration20261121000600_webhooks },
   { name: 'Migration20261121000700_deposit_watch_index', class: Migration20261121000700_deposit_watch_index },
   { name: 'Migration20261121000800_deposit_settled', class: Migration20261121000800_deposit_settled },
+  { name: 'Migration20261121000900_checkout_key_by_id', class: Migration20261121000900_checkout_key_by_id },
 ];

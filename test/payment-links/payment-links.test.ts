@@ -274,7 +274,7 @@ describe('public REST', () => {
     expect(d.request.order_no).toMatch(new RegExp(`^PL-${id.slice(0, 8)}-[0-9a-f]{12}$`));
     expect(d.expired_at).toBe(d.request.expired_at);
     expect(d.expired_at).toBeGreaterThan(Math.floor(Date.now() / 1000));
-    expect(d.api_key).toMatch(/^ck_[0-9a-f]{64}$/);
+    expect(d.api_key).toMatch(/^ck_[0-9a-f-]{36}_[0-9a-f]{64}$/);
 
     const mine = await http(gw.url, `${T}/merchant/fiat/getOrder`, { body: { merchant_id: a.merchantId, order_no: d.request.order_no }, headers: { 'api-key': d.api_key } });
     expect(mine.status).toBe(200);
@@ -364,7 +364,7 @@ describe('GraphQL (codegen documents)', () => {
     const o = opened.data!.openPaymentLink;
     expect(o.order).toMatchObject({ merchantId: a.merchantId, amount: '220000', currency: 'IDR', status: 'Created', source: 'payment_link', paymentLinkId: link.id });
     expect(o.order.orderNo).toMatch(new RegExp(`^PL-${link.id.slice(0, 8)}-[0-9a-f]{12}$`));
-    expect(o.checkoutKey).toMatch(/^ck_[0-9a-f]{64}$/);
+    expect(o.checkoutKey).toMatch(/^ck_[0-9a-f-]{36}_[0-9a-f]{64}$/);
     expect(o.expiredAt).toBe(Math.floor(new Date(o.order.expiresAt).getTime() / 1000));
     // The GraphQL key is the same kind of credential as the REST api_key.
     const viaKey = await http(gw.url, `${T}/merchant/fiat/getOrder`, { body: { merchant_id: a.merchantId, order_no: o.order.orderNo }, headers: { 'api-key': o.checkoutKey } });

@@ -10,6 +10,7 @@ let gw: TestGateway;
 let m: Awaited<ReturnType<typeof createMerchant>>;
 let own: { no: string; key: string };
 let other: { no: string; key: string };
+let otherId: string;
 
 beforeAll(async () => {
   gw = await startTestGateway();
@@ -20,6 +21,7 @@ beforeAll(async () => {
   };
   own = await mk('SCOPE-1');
   other = await mk('SCOPE-2');
+  otherId = other.key.split('_')[1]!;
 });
 afterAll(() => gw?.close());
 
@@ -54,6 +56,8 @@ describe('scoped checkout key: allow/deny matrix', () => {
     ['dashboard routes', () => http(gw.url, `/api/v2/auth/me`, { headers: { authorization: `Bearer ${own.key}` } }), 401, 'INVALID_TOKEN'],
     ['payment-link management', () => http(gw.url, `${T}/merchant/payment-link`, { headers: { authorization: `Bearer ${own.key}` } }), 401, 'INVALID_TOKEN'],
     ['a tampered key', () => rate(own.no, own.key.slice(0, -1) + (own.key.endsWith('a') ? 'b' : 'a')), 401, 'INVALID_API_KEY'],
+    // The order id inside the key only locates the row: pointing it at another order proves nothing.
+    ['its secret under another order’s id', () => rate(other.no, `ck_${otherId}_${own.key.split('_')[2]}`), 401, 'INVALID_API_KEY'],
   ])('denied: %s', async (_label, call, status, code) => {
     const res = await call();
     expect(res.status).toBe(status);

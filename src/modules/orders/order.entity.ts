@@ -49,7 +49,8 @@ export class Order {
   paymentLinkId: string | null = null;
 
   /** SHA-256 of the scoped checkout key; the key itself is returned once. */
-  @Property({ type: 'text', nullable: true, unique: true })
+  /** Found through the order id inside the key (primary key), so no index of its own. */
+  @Property({ type: 'text', nullable: true })
   checkoutKeyHash: string | null = null;
 
   @Property({ type: 'timestamptz', nullable: true })

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { randomUUID } from 'node:crypto';
 import type { Caller, RequestContext } from '../../common/context.js';
 import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
@@ -65,17 +66,18 @@ export class OrderService {
     em: EntityManager,
     o: Pick<Order, 'environment' | 'orderNo' | 'amount' | 'customerName' | 'customerEmail' | 'source' | 'paymentLinkId'> & { merchantId: string },
   ): Promise<CreatedOrder> {
-    const key = this.keys.issue();
+    const id = randomUUID();
+    const key = this.keys.issue(id);
     const rows = await prepared<Record<string, unknown>>(
       em,
       'order-insert',
       `insert into orders (id, merchant_id, environment, order_no, amount, customer_name, customer_email, source, payment_link_id,
                            checkout_key_hash, checkout_key_expires_at, expires_at)
-       select gen_random_uuid(), m.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() + make_interval(secs => coalesce(m.order_ttl_seconds, ?))
+       select ?, m.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() + make_interval(secs => coalesce(m.order_ttl_seconds, ?))
        from merchants m where m.id = ?
        on conflict (merchant_id, environment, order_no) do nothing
        returning id, merchant_id, environment, order_no, amount, currency, status, customer_name, customer_email, source, payment_link_id, expires_at, created_at`,
-      [o.environment, o.orderNo, o.amount.toString(), o.customerName, o.customerEmail, o.source, o.paymentLinkId, key.hash, key.expiresAt, this.opts.defaultTtlS, o.merchantId],
+      [id, o.environment, o.orderNo, o.amount.toString(), o.customerName, o.customerEmail, o.source, o.paymentLinkId, key.hash, key.expiresAt, this.opts.defaultTtlS, o.merchantId],
     );
     const row = rows[0];
     if (!row) {
