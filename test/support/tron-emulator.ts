@@ -189,6 +189,8 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
     }
   }
 
+  let automine = true;
+
   async function latest(): Promise<bigint> {
     return BigInt(await rpc<string>('eth_blockNumber'));
   }
@@ -342,6 +344,12 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
     tronIdByHash.set(hash.toLowerCase(), txId);
     hashByTronId.set(txId, hash.toLowerCase());
     signedById.set(txId, { ...tx, visible: false });
+    // With automine the block exists by the time a test reads the head (on a busy machine anvil's
+    // receipt can trail the hash it answered with); with automine off the tx stays pending.
+    for (let waited = 0; automine && waited < 5000; waited += 20) {
+      if (await rpc<RpcReceipt | null>('eth_getTransactionReceipt', [hash])) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
     return { result: true, txid: txId };
   }
 
@@ -511,6 +519,7 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
 
     async setAutomine(on) {
       await rpc('evm_setAutomine', [on]);
+      automine = on;
     },
 
     injectFault(fault) {
