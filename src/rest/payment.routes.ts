@@ -1,7 +1,7 @@
 import type { App } from '../app.js';
 import { depositView } from '../modules/deposits/deposit.service.js';
 import { renderQrPng, renderQrSvg } from '../modules/deposits/qr-image.js';
-import { depositSummaryView, orderView, quoteSummaryView } from '../modules/orders/order.views.js';
+import { depositSummaryView, orderView, paymentView, quoteSummaryView } from '../modules/orders/order.views.js';
 import { quoteView } from '../modules/quotes/quote.service.js';
 import { tokenView } from '../modules/tokens/token.service.js';
 import type { RestRoute } from './routes.js';
@@ -45,8 +45,16 @@ export function paymentRoutes(app: App): RestRoute[] {
       auth: 'checkout',
       limit: 'merchant',
       handler: async (ctx, req) => {
-        const { order, quotes, deposits } = await app.orders.details(ctx, await app.orders.getByNo(ctx, req.body));
-        return { data: { request: orderView(order), expired_at: Math.floor(order.expiresAt.getTime() / 1000), quotes: quotes.map(quoteSummaryView), deposits: deposits.map(depositSummaryView) } };
+        const { order, quotes, deposits, payments } = await app.orders.details(ctx, await app.orders.getByNo(ctx, req.body));
+        return {
+          data: {
+            request: orderView(order),
+            expired_at: Math.floor(order.expiresAt.getTime() / 1000),
+            quotes: quotes.map(quoteSummaryView),
+            deposits: deposits.map(depositSummaryView),
+            payments: payments.map(paymentView),
+          },
+        };
       },
     },
     {

@@ -2,6 +2,8 @@ import { CUSTOMER_PRIVATE_KEYS, DEV_TOKEN_ADDRESSES, mintTo, startDevChains, tra
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { http } from '../support/http';
+import { gql } from '../support/graphql';
+import { OrderDocument } from '../generated/graphql';
 
 let chains: DevChains;
 let gw: TestGateway;
@@ -25,7 +27,7 @@ it('pays on the local ETHEREUM chain', async () => {
   const customer = CUSTOMER_PRIVATE_KEYS[0]!;
   const { computeAddress } = await import('ethers');
   await mintTo(chains.ETHEREUM, 'USDT', computeAddress(customer), 10n ** 12n);
-  await transferToken(chains.ETHEREUM, 'USDT', customer, q.body.data.request.destinationAddress, total);
+  const sent = await transferToken(chains.ETHEREUM, 'USDT', customer, q.body.data.request.destinationAddress, total);
   const t0 = Date.now();
   let status = '';
   while (Date.now() - t0 < 15000) {
@@ -36,4 +38,9 @@ it('pays on the local ETHEREUM chain', async () => {
   }
   console.log('detected in', Date.now() - t0, 'ms');
   expect(status).toBe('Success');
+  // The order read shows the transfer that paid it, on both transports.
+  const g = await http(gw.url, `${T}/merchant/fiat/getOrder`, { body: { merchant_id: m.merchantId, order_no: 'E1' }, headers: { 'api-key': m.sandboxKey } });
+  expect(g.body.data.payments).toEqual([expect.objectContaining({ tx_hash: sent.txHash, log_index: sent.logIndex, amount: q.body.data.request.totalAmount, status: 'confirmed', late: false })]);
+  const gqlOrder = await gql(gw.url, OrderDocument, { orderNo: 'E1' }, { 'api-key': m.sandboxKey });
+  expect(gqlOrder.data?.order.payments).toEqual([{ txHash: sent.txHash, logIndex: sent.logIndex, amount: q.body.data.request.totalAmount, status: 'confirmed', late: false }]);
 });

@@ -38,7 +38,7 @@ export class OrderResolver {
     useEnvironment(ctx, environment);
     const order = await ctx.app.orders.getByNo(ctx, { merchant_id: merchantOf(ctx), order_no: orderNo });
     const d = await ctx.app.orders.details(ctx, order);
-    return toOrderType(d.order, d.quotes, d.deposits);
+    return toOrderType(d.order, d.quotes, d.deposits, d.payments);
   }
 
   @Authorized('API_KEY', 'DASHBOARD')
@@ -58,7 +58,7 @@ export class OrderResolver {
     const page = await ctx.app.orders.list(ctx, { status: status ?? undefined, from: from ?? undefined, to: to ?? undefined, network: network ?? undefined, tokenAddress: tokenAddress ?? undefined, first: first ?? undefined, after: after ?? undefined });
     const nodes = await Promise.all(page.orders.map(async (o) => {
       const d = await ctx.app.orders.details(ctx, o);
-      return toOrderType(o, d.quotes, d.deposits);
+      return toOrderType(o, d.quotes, d.deposits, d.payments);
     }));
     return { nodes, nextCursor: page.nextCursor };
   }

@@ -5,6 +5,7 @@ import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
 import { Deposit } from '../deposits/deposit.entity.js';
+import { Payment } from '../payments/payment.entity.js';
 import { Quote } from '../quotes/quote.entity.js';
 import type { CheckoutKeyService } from './checkout-key.service.js';
 import { prepared } from '../../db/prepared.js';
@@ -127,12 +128,13 @@ export class OrderService {
   }
 
   /** The order with its locked quotes and deposits (REST getOrder, GraphQL order). */
-  async details(ctx: RequestContext, order: Order): Promise<{ order: Order; quotes: Quote[]; deposits: Deposit[] }> {
-    const [quotes, deposits] = await Promise.all([
+  async details(ctx: RequestContext, order: Order): Promise<{ order: Order; quotes: Quote[]; deposits: Deposit[]; payments: Payment[] }> {
+    const [quotes, deposits, payments] = await Promise.all([
       ctx.em.find(Quote, { order }, { populate: ['token'], orderBy: { lockedAt: 'asc' } }),
       ctx.em.find(Deposit, { order }, { populate: ['token'], orderBy: { createdAt: 'asc' } }),
+      ctx.em.find(Payment, { order }, { populate: ['token'], orderBy: { detectedAt: 'asc' } }),
     ]);
-    return { order, quotes, deposits };
+    return { order, quotes, deposits, payments };
   }
 
   /** Refuses quotes and deposits for orders that can no longer be paid. */

@@ -3,6 +3,7 @@ import type { Network, WalletType } from '../../common/environment.js';
 import { formatDecimal } from '../../common/money.js';
 import { NetworkEnum, OrderStatusEnum, WalletTypeEnum } from '../../graphql/scalars.js';
 import type { Deposit } from '../deposits/deposit.entity.js';
+import type { Payment } from '../payments/payment.entity.js';
 import { formatUniqueCode } from '../deposits/unique-code.js';
 import type { Quote } from '../quotes/quote.entity.js';
 import type { Token } from '../tokens/token.entity.js';
@@ -68,6 +69,23 @@ export class DepositType {
   @Field() status!: string;
 }
 
+@ObjectType('Payment')
+export class PaymentType {
+  @Field(() => NetworkEnum) network!: Network;
+  @Field() tokenAddress!: string;
+  @Field() tokenSymbol!: string;
+  @Field() txHash!: string;
+  @Field(() => Int, { description: 'Log index (EVM/TRON) or instruction index (SOLANA)' }) logIndex!: number;
+  @Field({ description: 'Block number or slot' }) blockNumber!: string;
+  @Field() from!: string;
+  @Field() to!: string;
+  @Field({ description: 'Token units' }) amount!: string;
+  @Field({ description: 'pending | confirmed | orphaned (orphaned never counts)' }) status!: string;
+  @Field({ description: 'Detected after the order expired' }) late!: boolean;
+  @Field() detectedAt!: Date;
+  @Field(() => Date, { nullable: true }) confirmedAt!: Date | null;
+}
+
 @ObjectType('Order')
 export class OrderType {
   @Field() id!: string;
@@ -85,6 +103,7 @@ export class OrderType {
   @Field(() => Date, { nullable: true }) paidAt!: Date | null;
   @Field(() => [QuoteType]) quotes!: QuoteType[];
   @Field(() => [DepositType]) deposits!: DepositType[];
+  @Field(() => [PaymentType], { description: 'Every transfer seen into the deposits' }) payments!: PaymentType[];
 }
 
 @ObjectType()
@@ -169,7 +188,23 @@ export function toDepositType(dep: Deposit, q: Quote, token: Token): DepositType
   };
 }
 
-export function toOrderType(o: OrderRecord, quotes: Quote[] = [], deposits: Deposit[] = []): OrderType {
+export const toPaymentType = (p: Payment): PaymentType => ({
+  network: p.network,
+  tokenAddress: p.token.address,
+  tokenSymbol: p.token.symbol,
+  txHash: p.txHash,
+  logIndex: p.logIndex,
+  blockNumber: String(p.blockNumber),
+  from: p.fromAddress,
+  to: p.toAddress,
+  amount: formatDecimal(p.amount, p.token.decimals),
+  status: p.status,
+  late: p.late,
+  detectedAt: p.detectedAt,
+  confirmedAt: p.confirmedAt,
+});
+
+export function toOrderType(o: OrderRecord, quotes: Quote[] = [], deposits: Deposit[] = [], payments: Payment[] = []): OrderType {
   const quoteOf = (dep: Deposit) => quotes.find((q) => q.id === dep.quote.id);
   return {
     id: o.id,
@@ -186,6 +221,7 @@ export function toOrderType(o: OrderRecord, quotes: Quote[] = [], deposits: Depo
     expiresAt: o.expiresAt,
     paidAt: o.paidAt,
     quotes: quotes.map(toQuoteType),
+    payments: payments.map(toPaymentType),
     deposits: deposits.flatMap((dep) => {
       const q = quoteOf(dep);
       return q ? [toDepositType(dep, q, dep.token)] : [];

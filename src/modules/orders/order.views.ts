@@ -1,5 +1,6 @@
 import { formatDecimal } from '../../common/money.js';
 import type { Deposit } from '../deposits/deposit.entity.js';
+import type { Payment } from '../payments/payment.entity.js';
 import type { Quote } from '../quotes/quote.entity.js';
 import type { OrderRecord } from './order.entity.js';
 
@@ -52,5 +53,24 @@ export function depositSummaryView(d: Deposit) {
     total_amount_fiat: d.totalAmountFiat.toString(),
     status: d.status,
     expired_at: unix(d.expiresAt),
+  };
+}
+
+/** Every transfer seen into the order's deposits, counted or not (pending, confirmed, orphaned). */
+export function paymentView(p: Payment) {
+  return {
+    network: p.network,
+    token_address: p.token.address,
+    token_symbol: p.token.symbol,
+    tx_hash: p.txHash,
+    log_index: p.logIndex,
+    block_number: p.blockNumber,
+    from: p.fromAddress,
+    to: p.toAddress,
+    amount: formatDecimal(p.amount, p.token.decimals),
+    status: p.status,
+    late: p.late,
+    detected_at: unix(p.detectedAt),
+    confirmed_at: unix(p.confirmedAt),
   };
 }
