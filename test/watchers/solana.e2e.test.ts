@@ -18,8 +18,9 @@ import { Connection, Keypair, PublicKey, Transaction, sendAndConfirmTransaction 
 import { TOKEN_PROGRAM_ID, createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
-import { checkout, eventually, watchOrder, type CheckoutDeposit, type OrderWatch } from '../support/order-watch';
+import { checkout, watchOrder, type CheckoutDeposit, type OrderWatch } from '../support/order-watch';
 import { startSolanaFacade, type SolanaFacade } from '../support/solana-rpc-facade';
+import { settlementReads, settlementScenarios } from './settlement-scenarios';
 
 /** Slots between the confirmed and the finalized tip in these tests (mainnet: ~32). */
 const LAG = 2;
@@ -58,7 +59,7 @@ afterAll(async () => {
   await facade?.stop();
 });
 
-const sql = <T>(query: string, params: unknown[] = []) => gw.app.orm.em.fork().getConnection().execute<T[]>(query, params);
+const { sql, orderStatus, paymentsOf } = settlementReads(() => gw.app);
 
 async function newOrder(amountIdr = '150000'): Promise<CheckoutDeposit & { watch: OrderWatch }> {
   const d = await checkout(gw.url, apiKey, { amountIdr, tokenAddress: mint.toBase58(), network: 'SOLANA', walletType: 'PHANTOM' });
@@ -91,10 +92,6 @@ async function pay(owner: string, amount: bigint): Promise<string> {
 /** Produces enough slots for everything so far to be finalized. */
 const finalize = () => facade.advanceSlots(facade.slot() - facade.finalizedSlot());
 
-/** Confirmed units the settlement service has counted for the order's deposit (written with its status, in one transaction). */
-const received = async (orderId: string) => BigInt((await sql<{ amount_received: string }>('select amount_received from deposits where order_id = ?', [orderId]))[0]!.amount_received);
-const orderStatus = async (orderId: string) => (await sql<{ status: string }>('select status from orders where id = ?', [orderId]))[0]!.status;
-const paymentsOf = (orderId: string) => sql<{ tx_hash: string; deposit_id: string; to_address: string; amount: string; status: string }>('select tx_hash, deposit_id, to_address, amount, status from payments where order_id = ? order by block_number, log_index', [orderId]);
 const tokenBalance = async (owner: string) => BigInt((await wallet.getTokenAccountBalance(getAssociatedTokenAddressSync(mint, new PublicKey(owner)))).value.amount);
 
 it('order → quote → deposit → the customer pays exactly the total on SOLANA → Success, seen by the subscription', async () => {
@@ -117,52 +114,7 @@ it('order → quote → deposit → the customer pays exactly the total on SOLAN
   expect(await tokenBalance(o.address)).toBe(o.total);
 });
 
-it('two transfers that add up to the total complete the order', async () => {
-  const o = await newOrder('200000');
-  const first = o.total / 3n;
-  await pay(o.address, first);
-  finalize();
-  await eventually(async () => (await received(o.orderId)) === first, 'first payment confirmed and settled');
-  expect(await orderStatus(o.orderId)).toBe('Created'); // confirmed, but not enough yet
-  await pay(o.address, o.total - first);
-  finalize();
-  await o.watch.until('Success');
-  const payments = await paymentsOf(o.orderId);
-  expect(payments.map((p) => BigInt(p.amount))).toEqual([first, o.total - first]);
-  expect(payments.every((p) => p.status === 'confirmed')).toBe(true);
-});
-
-it('an underpaid order expires as Underpaid', async () => {
-  const o = await newOrder();
-  await pay(o.address, o.total - 1n);
-  finalize();
-  await eventually(async () => (await received(o.orderId)) === o.total - 1n, 'underpayment confirmed and settled');
-  expect(await orderStatus(o.orderId)).toBe('Created');
-  // The expiry job (every EXPIRY_INTERVAL_S = 1 s) does the rest.
-  await sql(`update orders set expires_at = now() - interval '1 second' where id = ?`, [o.orderId]);
-  await o.watch.until('Underpaid');
-  expect(o.watch.statuses()).not.toContain('Success');
-  expect(await received(o.orderId)).toBe(o.total - 1n);
-});
-
-it("a transfer to another order's deposit is not attributed to this order", async () => {
-  const a = await newOrder('100000');
-  const b = await newOrder('300000');
-  // The customer pays A's amount, but to B's deposit owner.
-  const signature = await pay(b.address, a.total);
-  finalize();
-  await eventually(async () => (await received(b.orderId)) === a.total, "payment on B's deposit confirmed and settled");
-  const [depositB] = await sql<{ id: string }>('select id from deposits where order_id = ?', [b.orderId]);
-  expect(await paymentsOf(b.orderId)).toEqual([expect.objectContaining({ tx_hash: signature, deposit_id: depositB!.id, amount: a.total.toString() })]);
-  expect(await paymentsOf(a.orderId)).toEqual([]);
-  expect(await orderStatus(a.orderId)).toBe('Created');
-  expect(await orderStatus(b.orderId)).toBe('Created'); // less than B's total
-  // A's own payment completes A, and only A.
-  await pay(a.address, a.total);
-  finalize();
-  await a.watch.until('Success');
-  expect(await orderStatus(b.orderId)).toBe('Created');
-});
+settlementScenarios({ app: () => gw.app, newOrder, pay, makeFinal: finalize });
 
 it('finality: the payment does not count until its slot is finalized, then it does', async () => {
   facade.setFinalityLag(8);
