@@ -1,31 +1,10 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createTestDatabase, type TestDatabase } from '../support/db';
-import { startTestGateway, TEST_JWT_SECRET, TEST_MASTER_KEY, type TestGateway } from '../support/gateway';
+import { cliHarness } from '../support/cli-harness';
 import { http } from '../support/http';
-import { bareEnv, CLI_JS, lockDist, requireDist, runProcess } from '../support/process';
+import { CLI_JS, lockDist, requireDist, runProcess } from '../support/process';
 
-let db: TestDatabase;
-let gw: TestGateway;
-let dataDir: string;
-let env: Record<string, string | undefined>;
-
-beforeAll(async () => {
-  db = await createTestDatabase();
-  dataDir = mkdtempSync(join(tmpdir(), 'cpg-cli-'));
-  // What an operator sets next to the running server: the same database and secrets.
-  env = bareEnv({ DATABASE_URL: db.url, DATA_DIR: dataDir, MASTER_KEY: TEST_MASTER_KEY, JWT_SECRET: TEST_JWT_SECRET, NODE_ENV: 'test' });
-  gw = await startTestGateway({ ROLE: 'api' }, { db });
-});
-afterAll(async () => {
-  await gw?.close();
-  await db?.drop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
-const cli = (...args: string[]) => runProcess(process.execPath, [CLI_JS, ...args], env, 60_000);
-const merchantMe = (path: 'testnet' | 'mainnet', key: string) => http(gw.url, `/api/v2/${path}/merchant/me`, { headers: { 'api-key': key } });
+const harness = cliHarness('cpg-cli-');
+const { cli } = harness;
+const merchantMe = (path: 'testnet' | 'mainnet', key: string) => http(harness.gw.url, `/api/v2/${path}/merchant/me`, { headers: { 'api-key': key } });
 
 interface Created {
   merchant_id: string;
@@ -44,7 +23,7 @@ describe('npm run cli -- merchant create … --json', () => {
       r = await runProcess(
         'npm',
         ['run', 'cli', '--', 'merchant', 'create', '--name', 'Acme Store', '--email', 'Owner@Acme.test', '--password', 'correct horse battery', '--json'],
-        env,
+        harness.env,
         180_000,
       );
     } finally {
@@ -66,10 +45,10 @@ describe('npm run cli -- merchant create … --json', () => {
     expect(production.body).toMatchObject({ status_code: 200, data: { merchant_id: created.merchant_id, environment: 'production' } });
     expect((await merchantMe('mainnet', created.sandbox_api_key)).status).toBe(403);
     // The owner can log in to the dashboard with the password given.
-    const login = await http(gw.url, '/api/v2/auth/login', { body: { email: 'owner@acme.test', password: 'correct horse battery', user_type: 'merchant' } });
+    const login = await http(harness.gw.url, '/api/v2/auth/login', { body: { email: 'owner@acme.test', password: 'correct horse battery', user_type: 'merchant' } });
     expect(login.status).toBe(200);
     // The keys are sealed with the server's MASTER_KEY (webhooks sign with them).
-    expect(await gw.app.apiKeys.signingKey(gw.app.orm.em.fork(), created.merchant_id, 'production')).toBe(created.production_api_key);
+    expect(await harness.gw.app.apiKeys.signingKey(harness.gw.app.orm.em.fork(), created.merchant_id, 'production')).toBe(created.production_api_key);
   });
 
   it('merchant rotate-key: the new key works at once, the old one fails, the other environment is untouched', async () => {

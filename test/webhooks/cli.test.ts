@@ -1,35 +1,13 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { createTestDatabase, type TestDatabase } from '../support/db';
+import { cliHarness } from '../support/cli-harness';
 import { createMerchant } from '../support/fixtures';
-import { startTestGateway, TEST_JWT_SECRET, TEST_MASTER_KEY, type TestGateway } from '../support/gateway';
-import { bareEnv, CLI_JS, requireDist, runProcess } from '../support/process';
 
-let db: TestDatabase;
-let gw: TestGateway;
-let dataDir: string;
-let env: Record<string, string | undefined>;
-
-beforeAll(async () => {
-  requireDist(CLI_JS);
-  db = await createTestDatabase();
-  dataDir = mkdtempSync(join(tmpdir(), 'cpg-cli-webhook-'));
-  env = bareEnv({ DATABASE_URL: db.url, DATA_DIR: dataDir, MASTER_KEY: TEST_MASTER_KEY, JWT_SECRET: TEST_JWT_SECRET, NODE_ENV: 'test' });
-  gw = await startTestGateway({ ROLE: 'api' }, { db });
-});
-afterAll(async () => {
-  await gw?.close();
-  await db?.drop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
-const cli = (...args: string[]) => runProcess(process.execPath, [CLI_JS, ...args], env, 60_000);
+const harness = cliHarness('cpg-cli-webhook-');
+const { cli } = harness;
 const urls = async (merchantId: string) =>
-  (await gw.app.orm.em.fork().getConnection().execute(`select notification_url_sandbox as sandbox, notification_url_production as production from merchants where id = ?`, [merchantId]))[0];
+  (await harness.gw.app.orm.em.fork().getConnection().execute(`select notification_url_sandbox as sandbox, notification_url_production as production from merchants where id = ?`, [merchantId]))[0];
 
 it('merchant set-webhook sets, validates and clears the URL of one environment', async () => {
-  const m = await createMerchant(gw.app);
+  const m = await createMerchant(harness.gw.app);
   const set = await cli('merchant', 'set-webhook', '--merchant', m.merchantId, '--environment', 'sandbox', '--url', 'http://localhost:8080/hooks/cpg', '--json');
   expect({ code: set.code, stderr: set.stderr }).toEqual({ code: 0, stderr: '' });
   expect(JSON.parse(set.stdout)).toEqual({ merchant_id: m.merchantId, environment: 'sandbox', notification_url: 'http://localhost:8080/hooks/cpg' });

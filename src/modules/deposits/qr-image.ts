@@ -19,22 +19,17 @@ function checkValue(value: string): void {
   if (typeof value !== 'string' || value.length === 0) throw new Error('QR value must be a non-empty string');
 }
 
+/** The same symbol for both formats: error correction M, size and quiet zone from the options. */
+function renderOptions(options: QrRenderOptions) {
+  return { errorCorrectionLevel: 'M' as const, width: options.width ?? DEFAULTS.width, margin: options.margin ?? DEFAULTS.margin };
+}
+
 export async function renderQrPng(value: string, options: QrRenderOptions = {}): Promise<Buffer> {
   checkValue(value);
-  return QRCode.toBuffer(value, {
-    type: 'png',
-    errorCorrectionLevel: 'M',
-    width: options.width ?? DEFAULTS.width,
-    margin: options.margin ?? DEFAULTS.margin,
-  });
+  return QRCode.toBuffer(value, { type: 'png', ...renderOptions(options) });
 }
 
 export async function renderQrSvg(value: string, options: QrRenderOptions = {}): Promise<string> {
   checkValue(value);
-  return QRCode.toString(value, {
-    type: 'svg',
-    errorCorrectionLevel: 'M',
-    width: options.width ?? DEFAULTS.width,
-    margin: options.margin ?? DEFAULTS.margin,
-  });
+  return QRCode.toString(value, { type: 'svg', ...renderOptions(options) });
 }
