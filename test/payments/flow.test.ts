@@ -1,4 +1,3 @@
-import { mnemonicToSeedSync } from '@scure/bip39';
 import { parse as parseEip681 } from 'eth-url-parser';
 import jsQR from 'jsqr';
 import { PNG } from 'pngjs';
@@ -200,7 +199,6 @@ describe('deposits', () => {
     const { no, key } = await restOrder(other);
     const res = await http(gw.url, `${T}/pgqr/fiat/create`, { body: { merchant_id: other.merchantId, transactionID: no, tokenAddress: SEPOLIA_USDT, network: 'ETHEREUM', walletType: 'METAMASK' }, headers: { 'api-key': key } });
     expect(res.body.data.request.destinationAddress).not.toBe(made[0]!.address);
-    void mnemonicToSeedSync;
   });
 
   it('unique codes differ among open deposits of the same token', async () => {
