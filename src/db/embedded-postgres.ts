@@ -29,7 +29,7 @@ export async function freePort(): Promise<number> {
  * `<dataDir>/pg` (kept across runs) and returns a URL to database `database` (created if missing).
  * PostgreSQL refuses to run as root, so as root the cluster runs as the `postgres` OS user.
  */
-export async function startEmbeddedPostgres(dataDir: string, database: string, log?: Logger): Promise<EmbeddedDatabase> {
+export async function startEmbeddedPostgres(dataDir: string, database: string, log?: Logger, opts: { port?: number } = {}): Promise<EmbeddedDatabase> {
   // ESM-only package: loaded lazily so production never touches it. On import it registers
   // async-exit-hook handlers that stop the cluster and exit on SIGINT/SIGTERM — racing our own graceful
   // shutdown (the database would vanish while requests drain). We own shutdown, so those are removed.
@@ -43,7 +43,8 @@ export async function startEmbeddedPostgres(dataDir: string, database: string, l
     mkdirSync(dataDir, { recursive: true });
     chmodSync(dataDir, 0o755);
   }
-  const port = await freePort();
+  // A fixed port lets a restarted cluster keep its URL (the outage drill restarts one under a running gateway).
+  const port = opts.port ?? (await freePort());
   const pg = new EmbeddedPostgres({
     databaseDir,
     port,
