@@ -71,12 +71,15 @@ beforeAll(async () => {
         RATE_LIMIT_GRAPHQL_PER_MIN: '100000',
       }),
     );
-    await waitForHttp(`${base}/readyz`, 90_000);
-    await gw.waitForOutput(/job scheduler started/, 30_000);
+    const early = gw.exited.then(({ code, signal }) => {
+      throw new Error(`gateway exited early (${code ?? signal}):\n${gw.stdout().slice(-3000)}\n${gw.stderr().slice(-3000)}`);
+    });
+    await Promise.race([waitForHttp(`${base}/readyz`, 150_000).then(() => gw.waitForOutput(/job scheduler started/, 30_000)), early]);
+    early.catch(() => undefined);
   } finally {
     release();
   }
-}, 180_000);
+}, 240_000);
 
 afterAll(async () => {
   await gw?.kill();
