@@ -30,11 +30,14 @@ export interface OrderEventReasons {
 }
 export type OrderEventType = keyof OrderEventReasons;
 
+/** The webhook kinds order events turn into (the payload's `event` field). */
+export type OrderWebhookKind = 'transaction.success' | 'transaction.underpaid' | 'transaction.expired' | 'transaction.late_payment' | 'transaction.overpaid';
+
 /**
- * Which webhook each event becomes (`null`: internal, sends nothing). A status change depends on the
+ * Which webhook each event becomes (absent: internal, sends nothing). A status change depends on the
  * status reached: Processing and a return to Created are internal steps.
  */
-export const ORDER_EVENT_WEBHOOKS: { [T in OrderEventType]: T extends typeof ORDER_STATUS_CHANGED ? Partial<Record<OrderStatus, string>> : string } = {
+export const ORDER_EVENT_WEBHOOKS: { [T in OrderEventType]: T extends typeof ORDER_STATUS_CHANGED ? Partial<Record<OrderStatus, OrderWebhookKind>> : OrderWebhookKind } = {
   [ORDER_STATUS_CHANGED]: { Success: 'transaction.success', Underpaid: 'transaction.underpaid', Expired: 'transaction.expired' },
   [PAYMENT_LATE]: 'transaction.late_payment',
   [PAYMENT_OVERPAID]: 'transaction.overpaid',
