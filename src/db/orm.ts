@@ -1,6 +1,7 @@
 import { MikroORM, ReflectMetadataProvider, type Options } from '@mikro-orm/core';
 import { Migrator } from '@mikro-orm/migrations';
 import { PostgreSqlDriver } from '@mikro-orm/postgresql';
+import pg from 'pg';
 import 'reflect-metadata';
 import { migrationsList } from '../../migrations/index.js';
 import { entities } from './entities.js';
@@ -27,10 +28,29 @@ export async function connectOrm(url: string, poolMax?: number): Promise<Orm> {
   return MikroORM.init<PostgreSqlDriver>(ormOptions(url, poolMax));
 }
 
-/** Applies pending migrations; returns their names. */
+/** Key of the advisory lock that serialises migrations across processes (any constant no other lock uses). */
+const MIGRATION_LOCK = 'crypto-payment-gateway:migrations';
+
+/**
+ * Applies pending migrations; returns their names. Processes starting together on a fresh database
+ * (an API and a worker, two replicas) would otherwise race: both see the same migrations pending and
+ * the loser fails on `create table` or the migrations table's primary key. A session advisory lock,
+ * held on a connection of its own while the migrator runs on the ORM's, makes the others wait and
+ * then find nothing left to apply. The lock goes with the session, so a crashed holder frees it.
+ */
 export async function migrate(orm: Orm): Promise<string[]> {
-  const applied = await orm.getMigrator().up();
-  return applied.map((m) => m.name);
+  const lock = new pg.Client({ connectionString: orm.config.get('clientUrl'), application_name: 'cpg-migrate' });
+  // A connection lost while waiting or migrating fails the query below; this only keeps the event handled.
+  lock.on('error', () => undefined);
+  await lock.connect();
+  try {
+    await lock.query('select pg_advisory_lock(hashtext($1))', [MIGRATION_LOCK]);
+    const applied = await orm.getMigrator().up();
+    return applied.map((m) => m.name);
+  } finally {
+    await lock.query('select pg_advisory_unlock(hashtext($1))', [MIGRATION_LOCK]).catch(() => undefined);
+    await lock.end().catch(() => undefined);
+  }
 }
 
 /** True when the database answers and no migration is pending (`/readyz`). */

@@ -3,6 +3,7 @@ import type { GraphQLFormattedError } from 'graphql';
 import type { Logger } from 'pino';
 import { ArgumentValidationError } from 'type-graphql';
 import { isDomainError } from '../common/errors.js';
+import { unavailableError } from '../db/connection.errors.js';
 
 // Codes GraphQL/Apollo themselves produce for client mistakes; passed through unchanged.
 const CLIENT_CODES = new Set([
@@ -18,7 +19,8 @@ const CLIENT_CODES = new Set([
 /** The one GraphQL error mapping: domain errors keep their code; anything unknown is INTERNAL, logged, text hidden. */
 export function formatGraphqlError(log: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
-    const original = unwrapResolverError(error);
+    const unwrapped = unwrapResolverError(error);
+    const original = unavailableError(unwrapped) ?? unwrapped;
     if (isDomainError(original)) {
       return { message: original.message, path: formatted.path, locations: formatted.locations, extensions: { code: original.code, ...(original.details ?? {}) } };
     }

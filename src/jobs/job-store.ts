@@ -1,6 +1,7 @@
 import { PostgresBackend } from '@agendajs/postgres-backend';
 import type { Logger } from 'pino';
 import pg from 'pg';
+import { outageLogger } from '../db/connection.errors.js';
 
 /** Which Agenda backend runs, chosen by URL scheme; job code never knows which. */
 export type JobStoreKind = 'postgres' | 'mongo';
@@ -22,7 +23,7 @@ export async function openJobStore(opts: { databaseUrl: string; mongodbUrl?: str
   const attempts = opts.attempts ?? 10;
   for (let attempt = 1; ; attempt++) {
     try {
-      return opts.mongodbUrl ? await openMongo(opts.mongodbUrl) : await openPostgres(opts.databaseUrl);
+      return opts.mongodbUrl ? await openMongo(opts.mongodbUrl) : await openPostgres(opts.databaseUrl, opts.log);
     } catch (err) {
       const kind = opts.mongodbUrl ? 'MongoDB (MONGODB_URL)' : 'PostgreSQL (DATABASE_URL)';
       if (attempt >= attempts) throw new Error(`Job store ${kind} unreachable after ${attempts} attempts: ${(err as Error).message}`);
@@ -33,16 +34,34 @@ export async function openJobStore(opts: { databaseUrl: string; mongodbUrl?: str
   }
 }
 
-async function openPostgres(url: string): Promise<JobStore> {
-  const pool = new pg.Pool({ connectionString: url, max: 5 });
-  pool.on('error', () => undefined); // idle-client errors surface through queries instead
+/**
+ * Agenda's PostgreSQL backend on a pool of ours. Every connection it holds survives a lost server:
+ * the pool drops a dead idle client (its 'error' event is logged here: unhandled it would end the
+ * process) and opens a new one on the next query; the backend's LISTEN client is a pool client too,
+ * and its channel reconnects by itself but reports each failure as an 'error' event on the channel,
+ * which nobody listens to by default — without a listener the first 57P01 kills the worker.
+ */
+async function openPostgres(url: string, log: Logger): Promise<JobStore> {
+  // A bounded connect: a server that accepts and then hangs must not stall the job loop forever.
+  const pool = new pg.Pool({ connectionString: url, max: 5, connectionTimeoutMillis: 10_000, application_name: 'cpg-jobs' });
+  pool.on('error', outageLogger(log, 'job store pool'));
   try {
     await pool.query('select 1');
   } catch (e) {
     await pool.end().catch(() => undefined);
     throw e;
   }
-  return { kind: 'postgres', backend: new PostgresBackend({ pool, tableName: 'agenda_jobs', channelName: 'agenda_jobs' }), close: () => pool.end() };
+  const backend = new PostgresBackend({ pool, tableName: 'agenda_jobs', channelName: 'agenda_jobs' });
+  const channel = backend.notificationChannel;
+  if (channel) {
+    const logError = outageLogger(log, 'job store LISTEN');
+    channel.on('error', logError);
+    // Agenda polls every processEvery meanwhile; NOTIFY only makes new jobs start sooner.
+    channel.on('stateChange', (state: string) => {
+      if (state === 'connected') log.info('job store LISTEN connection up');
+    });
+  }
+  return { kind: 'postgres', backend, close: () => pool.end() };
 }
 
 async function openMongo(url: string): Promise<JobStore> {

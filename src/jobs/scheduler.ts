@@ -1,6 +1,7 @@
 import { Agenda, type Job } from 'agenda';
 import type { Logger } from 'pino';
 import type { App } from '../app.js';
+import { isConnectionError, outageLogger } from '../db/connection.errors.js';
 import { openJobStore, type JobStore } from './job-store.js';
 
 /** A job definition: name, handler, and optionally a recurring schedule. Handlers must be idempotent. */
@@ -38,7 +39,9 @@ export async function startScheduler(app: App, databaseUrl: string, jobs: JobDef
     maxConcurrency: 50,
     defaultConcurrency: 5,
   });
-  agenda.on('error', (err: Error) => log.error({ err }, 'agenda error'));
+  // While the database is down every poll fails: that is an outage (one warning now and then), not a bug.
+  const outage = outageLogger(log, 'job scheduler');
+  agenda.on('error', (err: Error) => (isConnectionError(err) ? outage(err) : log.error({ err }, 'agenda error')));
   // Jobs between start and the save that records their end (and releases their lock).
   const running = new Set<Job>();
   agenda.on('start', (job: Job) => running.add(job));
@@ -50,7 +53,8 @@ export async function startScheduler(app: App, databaseUrl: string, jobs: JobDef
         try {
           await def.handler(app, job as never, shutdown.signal);
         } catch (err) {
-          log.error({ err, job: def.name }, 'job failed');
+          if (isConnectionError(err)) outage(err);
+          else log.error({ err, job: def.name }, 'job failed');
           throw err;
         }
       },

@@ -1,5 +1,6 @@
 import type { FastifyError } from 'fastify';
 import { DomainError, isDomainError, type ErrorCode } from '../common/errors.js';
+import { unavailableError } from '../db/connection.errors.js';
 
 /** Every REST answer, errors included: `{status_code, message, data}`. */
 export interface Envelope<T = unknown> {
@@ -41,7 +42,7 @@ export function toDomainError(err: unknown): DomainError {
     if (status === 415) return new DomainError('UNSUPPORTED_MEDIA_TYPE', 'Unsupported Content-Type; send application/json');
     return new DomainError('BAD_REQUEST', 'Bad request');
   }
-  return new DomainError('INTERNAL', 'Internal server error');
+  return unavailableError(err) ?? new DomainError('INTERNAL', 'Internal server error');
 }
 
 export function errorEnvelope(err: DomainError): Envelope<Record<string, unknown>> {

@@ -43,7 +43,7 @@ it('the rotating process evicts synchronously: the very next request fails', asy
 it('without the revocation feed the cache is bypassed', async () => {
   const m = await createMerchant(a.app);
   expect((await me(b, m.sandboxKey)).status).toBe(200);
-  await b.orderEvents!.close(); // B can no longer hear rotations
+  await b.listen!.close(); // B can no longer hear rotations
   await a.app.apiKeys.rotate(a.app.orm.em.fork(), m.merchantId, 'sandbox');
   expect((await me(b, m.sandboxKey)).status).toBe(401);
 });

@@ -1,4 +1,5 @@
-import { createGatewayPubSub, orderUpdateStream } from '../../src/graphql/pubsub';
+import { createGatewayPubSub } from '../../src/graphql/pubsub';
+import { orderUpdateStream } from '../../src/modules/orders/order-update.stream';
 import type { OrderStatusUpdate } from '../../src/modules/orders/order-status.service';
 import type { OrderStatus } from '../../src/modules/orders/order.transitions';
 

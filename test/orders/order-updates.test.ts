@@ -119,7 +119,7 @@ describe('orderUpdated subscription (graphql-ws, PostgreSQL LISTEN/NOTIFY)', () 
     });
 
   it('a subscriber with the scoped key sees a change committed by another process, after commit, exactly once', async () => {
-    expect(worker.orderEvents).toBeUndefined(); // the worker role has no HTTP and no LISTEN connection
+    expect(worker.listen).toBeUndefined(); // the worker role has no HTTP and no LISTEN connection
     const o = await newOrder();
     const sub = subscribe({ key: o.key }, o.orderNo);
 
@@ -205,7 +205,7 @@ describe('orderUpdated subscription (graphql-ws, PostgreSQL LISTEN/NOTIFY)', () 
   });
 
   it('a change committed while the LISTEN connection is down is delivered once it reconnects', async () => {
-    const listener = api.orderEvents!;
+    const listener = api.listen!;
     const o = await newOrder();
     const sub = subscribe({ key: o.key }, o.orderNo);
     await sub.nth(1);

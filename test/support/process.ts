@@ -92,8 +92,9 @@ export async function runProcess(
   args: string[],
   env: Record<string, string | undefined>,
   timeoutMs = 120_000,
+  cwd = ROOT,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const p = spawnProcess(command, args, env);
+  const p = spawnProcess(command, args, env, cwd);
   const timer = setTimeout(() => void p.kill(), timeoutMs);
   const { code } = await p.exited;
   clearTimeout(timer);

@@ -3,7 +3,9 @@ import type { Caller } from '../../common/context.js';
 import { randomHex, safeEqual, sha256Hex, type SecretBox } from '../../common/crypto.js';
 import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
+import type { ChannelHandler } from '../../db/listen.client.js';
 import { prepared } from '../../db/prepared.js';
+import { API_KEY_REVOKED_CHANNEL, type ApiKeyRevokedNotification } from '../events/event.catalogue.js';
 import { ApiKey } from './api-key.entity.js';
 import { Merchant } from './merchant.entity.js';
 
@@ -18,8 +20,8 @@ export interface IssuedApiKey {
   createdAt: Date;
 }
 
-/** PostgreSQL channel on which a rotation is announced (delivered on commit) to every API process. */
-export const API_KEY_REVOKED_CHANNEL = 'api_key_revoked';
+// PostgreSQL channel on which a rotation is announced (delivered on commit) to every API process.
+export { API_KEY_REVOKED_CHANNEL };
 const CACHE_MAX = 50_000;
 
 export interface ApiKeyCacheOptions {
@@ -63,6 +65,26 @@ export class ApiKeyService {
   }
 
   /**
+   * The API_KEY_REVOKED_CHANNEL handler of this process's LISTEN connection: a rotation evicts that
+   * merchant's keys; a payload it cannot read, or a reconnect (rotations may have been missed),
+   * drops the whole cache rather than risk serving a revoked key.
+   */
+  revocationChannel(): ChannelHandler {
+    return {
+      notify: (payload) => {
+        try {
+          const { merchantId, environment } = JSON.parse(payload ?? '') as ApiKeyRevokedNotification;
+          if (typeof merchantId !== 'string') throw new Error('no merchantId');
+          this.evict(merchantId, environment);
+        } catch {
+          this.evict(null);
+        }
+      },
+      resync: () => this.evict(null),
+    };
+  }
+
+  /**
    * Issues a new key for (merchant, environment), revoking the live one in the same transaction:
    * the old key stops working the moment this commits. The partial unique index makes two
    * concurrent rotations fail rather than leave two live keys.
@@ -82,7 +104,7 @@ export class ApiKeyService {
       });
       key.keyCiphertext = this.box.seal(plaintext, `api-key:${key.id}`);
       await tx.flush();
-      await tx.execute('select pg_notify(?, ?)', [API_KEY_REVOKED_CHANNEL, JSON.stringify({ merchantId, environment })]);
+      await tx.execute('select pg_notify(?, ?)', [API_KEY_REVOKED_CHANNEL, JSON.stringify({ merchantId, environment } satisfies ApiKeyRevokedNotification)]);
       return { id: key.id, environment, apiKey: plaintext, hint: key.hint, createdAt: key.createdAt };
     }).finally(() => this.evict(merchantId, environment));
   }

@@ -1,14 +1,13 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
+import { ORDER_EVENTS_CHANNEL, ORDER_STATUS_CHANGED, type OrderEventNotification, type OrderStatusUpdate, type TransitionReason } from '../events/event.catalogue.js';
+import { orderEventInsert, orderEventParams } from '../events/order-event.writer.js';
 import { Order } from './order.entity.js';
 import { canTransition, ORDER_STATUSES, type OrderStatus } from './order.transitions.js';
 
-/** Why a status changed, stored with the event: `{ kind: 'payment_confirmed', paymentId }`, `{ kind: 'expired' }`, … */
-export interface TransitionReason {
-  kind: string;
-  [k: string]: unknown;
-}
+// The event vocabulary lives in the catalogue; re-exported for the callers that import it from here.
+export { ORDER_EVENTS_CHANNEL, ORDER_STATUS_CHANGED, type OrderEventNotification, type OrderStatusUpdate, type TransitionReason };
 
 export interface TransitionResult {
   /** false when the order already had the target status (nothing written, nothing notified). */
@@ -18,32 +17,6 @@ export interface TransitionResult {
   /** The `order_events` row written for the change (null when unchanged). */
   eventId: string | null;
 }
-
-/** PostgreSQL channel of order status changes; payload is {@link OrderEventNotification} as JSON. */
-export const ORDER_EVENTS_CHANNEL = 'order_events';
-export const ORDER_STATUS_CHANGED = 'order.status_changed';
-
-/**
- * An order's status as a plain DTO: the NOTIFY payload of a change (small on purpose: PostgreSQL
- * limits payloads to 8000 bytes), and the shape of `current()` / `eventsSince()`.
- */
-export interface OrderStatusUpdate {
-  /** The `order_events` row; null only for the current status of an order that never changed. */
-  eventId: string | null;
-  /** Per-order ordering of events (see the order_events migration); 0 before the first change. */
-  seq: number;
-  orderId: string;
-  orderNo: string;
-  merchantId: string;
-  environment: Environment;
-  status: OrderStatus;
-  previousStatus: OrderStatus | null;
-  /** ISO 8601 time of the change (of the order's creation when it never changed). */
-  at: string;
-}
-
-/** What `pg_notify('order_events', …)` carries: always a real event. */
-export type OrderEventNotification = OrderStatusUpdate & { eventId: string };
 
 /** A timestamptz as `2026-11-21T06:07:27.309Z` (raw queries return timestamps as text). */
 const iso = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
@@ -64,7 +37,7 @@ const toUpdate = (r: UpdateRow): OrderStatusUpdate => ({ ...r, seq: Number(r.seq
 /**
  * The only writer of `orders.status` (ARCHITECTURE: modules rule 4). One transition = lock the order
  * row, check the transition table, update the status (and `paid_at` on Success), write an
- * `order_events` row (outbox, rule 5) and `pg_notify` — all in the caller's transaction, so the
+ * `order_events` row (outbox, rule 5; the insert is OrderEventWriter's) and `pg_notify` — all in the caller's transaction, so the
  * notification is delivered on commit and never for a rolled-back change.
  */
 export class OrderStatusService {
@@ -89,18 +62,14 @@ export class OrderStatusService {
       `with o as (
          update orders set status = ?, paid_at = case when ? = 'Success' then coalesce(paid_at, now()) else paid_at end, updated_at = now()
          where id = ? returning id, order_no, merchant_id, environment, status, paid_at, updated_at
-       ), e as (
-         insert into order_events (id, order_id, merchant_id, environment, type, from_status, to_status, reason)
-         select gen_random_uuid(), o.id, o.merchant_id, o.environment, ?, ?, o.status, ?::jsonb from o
-         returning id, seq, order_id, created_at
-       )
+       ), ${orderEventInsert('o')}
        select e.id as event_id, o.status, ${iso('o.paid_at')} as paid_at, ${iso('o.updated_at')} as updated_at,
               pg_notify(?, json_build_object(
                 'eventId', e.id, 'seq', e.seq, 'orderId', o.id, 'orderNo', o.order_no, 'merchantId', o.merchant_id,
                 'environment', o.environment, 'status', o.status, 'previousStatus', ?::text,
                 'at', ${iso('e.created_at')})::text)
        from o join e on e.order_id = o.id`,
-      [to, to, orderId, ORDER_STATUS_CHANGED, from, JSON.stringify(reason), ORDER_EVENTS_CHANNEL, from],
+      [to, to, orderId, ...orderEventParams(ORDER_STATUS_CHANGED, from, reason), ORDER_EVENTS_CHANNEL, from],
     );
     const row = rows[0];
     if (!row) throw new Error(`Order ${orderId} vanished during its transition`);
@@ -117,9 +86,9 @@ export class OrderStatusService {
       `select e.id as "eventId", coalesce(e.seq, 0) as seq, o.id as "orderId", o.order_no as "orderNo", o.merchant_id as "merchantId",
               o.environment, o.status, e.from_status as "previousStatus", ${iso('coalesce(e.created_at, o.created_at)')} as at
        from orders o
-       left join lateral (select id, seq, from_status, created_at from order_events where order_id = o.id order by seq desc limit 1) e on true
+       left join lateral (select id, seq, from_status, created_at from order_events where order_id = o.id and type = ? order by seq desc limit 1) e on true
        where o.id = ?`,
-      [orderId],
+      [ORDER_STATUS_CHANGED, orderId],
     );
     return rows[0] ? toUpdate(rows[0]) : null;
   }
@@ -130,8 +99,8 @@ export class OrderStatusService {
       `select e.id as "eventId", e.seq, o.id as "orderId", o.order_no as "orderNo", o.merchant_id as "merchantId",
               e.environment, e.to_status as status, e.from_status as "previousStatus", ${iso('e.created_at')} as at
        from order_events e join orders o on o.id = e.order_id
-       where e.order_id = ? and e.seq > ? order by e.seq`,
-      [orderId, afterSeq],
+       where e.order_id = ? and e.seq > ? and e.type = ? order by e.seq`,
+      [orderId, afterSeq, ORDER_STATUS_CHANGED],
     );
     return rows.map((r) => ({ ...toUpdate(r), eventId: r.eventId }));
   }

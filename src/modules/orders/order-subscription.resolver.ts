@@ -1,6 +1,7 @@
 import { Arg, Authorized, Field, ObjectType, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
 import type { GqlContext } from '../../graphql/context.js';
-import { orderUpdateStream, pubSubOf } from '../../graphql/pubsub.js';
+import { pubSubOf } from '../../graphql/pubsub.js';
+import { orderUpdateStream } from './order-update.stream.js';
 import { OrderStatusEnum } from '../../graphql/scalars.js';
 import type { OrderStatusUpdate } from './order-status.service.js';
 import type { OrderStatus } from './order.transitions.js';

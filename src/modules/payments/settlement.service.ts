@@ -2,6 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { DomainError } from '../../common/errors.js';
 import type { OrderStatusService } from '../orders/order-status.service.js';
 import { canTransition, type OrderStatus } from '../orders/order.transitions.js';
+import { PAYMENT_LATE, PAYMENT_OVERPAID, type OrderEventReasons } from '../events/event.catalogue.js';
+import { recordOrderEvent } from '../events/order-event.writer.js';
 
 export interface SettlementOptions {
   /** Payments detected up to this long after expiry can still complete an order. */
@@ -16,9 +18,8 @@ interface DepositTotals {
   toleranceBps: number;
 }
 
-/** Extra outbox events besides status changes (webhooks deliver them). */
-export const PAYMENT_LATE = 'payment.late';
-export const PAYMENT_OVERPAID = 'payment.overpaid';
+// Extra outbox events besides status changes (webhooks deliver them); defined in the event catalogue.
+export { PAYMENT_LATE, PAYMENT_OVERPAID };
 
 /**
  * The one place that decides an order's status from its payments (watchers only record). Every
@@ -123,11 +124,7 @@ export class SettlementService {
     return due.length;
   }
 
-  private async event(tx: EntityManager, orderId: string, type: string, reason: Record<string, unknown>): Promise<void> {
-    await tx.execute(
-      `insert into order_events (id, order_id, merchant_id, environment, type, from_status, to_status, reason)
-       select gen_random_uuid(), id, merchant_id, environment, ?, status, status, ?::jsonb from orders where id = ?`,
-      [type, JSON.stringify(reason), orderId],
-    );
+  private async event<T extends typeof PAYMENT_LATE | typeof PAYMENT_OVERPAID>(tx: EntityManager, orderId: string, type: T, reason: OrderEventReasons[T]): Promise<void> {
+    await recordOrderEvent(tx, orderId, type, reason);
   }
 }

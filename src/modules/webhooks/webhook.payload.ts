@@ -1,8 +1,7 @@
 import type { Environment, Network } from '../../common/environment.js';
 import { formatDecimal } from '../../common/money.js';
-import { ORDER_STATUS_CHANGED } from '../orders/order-status.service.js';
+import { ORDER_EVENT_WEBHOOKS, ORDER_STATUS_CHANGED, type OrderEventType } from '../events/event.catalogue.js';
 import type { OrderStatus } from '../orders/order.transitions.js';
-import { PAYMENT_LATE, PAYMENT_OVERPAID } from '../payments/settlement.service.js';
 
 /**
  * The webhook body (README "Webhooks → Payloads"). Versioned by date: fields may be added within a
@@ -13,20 +12,12 @@ export const WEBHOOK_PAYLOAD_VERSION = '2026-11-01';
 export const WEBHOOK_EVENT_KINDS = ['transaction.success', 'transaction.underpaid', 'transaction.expired', 'transaction.late_payment', 'transaction.overpaid', 'webhook.test'] as const;
 export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];
 
-/**
- * Which order events become webhooks (the rest — status changes to Processing or back to Created —
- * are internal steps and send nothing).
- */
+/** Which order events become webhooks: the event catalogue's table (the rest are internal steps and send nothing). */
 export function webhookKindOf(type: string, toStatus: string): WebhookEventKind | null {
-  if (type === ORDER_STATUS_CHANGED) {
-    if (toStatus === 'Success') return 'transaction.success';
-    if (toStatus === 'Underpaid') return 'transaction.underpaid';
-    if (toStatus === 'Expired') return 'transaction.expired';
-    return null;
-  }
-  if (type === PAYMENT_LATE) return 'transaction.late_payment';
-  if (type === PAYMENT_OVERPAID) return 'transaction.overpaid';
-  return null;
+  if (!Object.hasOwn(ORDER_EVENT_WEBHOOKS, type)) return null;
+  const target = ORDER_EVENT_WEBHOOKS[type as OrderEventType];
+  const kind = typeof target === 'string' ? target : target[toStatus as OrderStatus];
+  return kind ?? null;
 }
 
 /** What the builder needs, read from the database when the outbox row is consumed. */

@@ -1,7 +1,8 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import pg from 'pg';
 import type { Logger } from 'pino';
-import { WEBHOOKS_CHANNEL, type AttemptRecord, type ClaimedDelivery, type WebhookService } from './webhook.service.js';
+import { ListenClient } from '../../db/listen.client.js';
+import { WEBHOOKS_CHANNEL } from '../events/event.catalogue.js';
+import type { AttemptRecord, ClaimedDelivery, WebhookService } from './webhook.service.js';
 
 /** Order events turned into deliveries per outbox transaction. */
 const OUTBOX_BATCH = 500;
@@ -45,7 +46,7 @@ export class WebhookRunner {
   private flushing = false;
   private flushQueued = false;
   private stopped = false;
-  private listener: pg.Client | null = null;
+  private listener: ListenClient | null = null;
   private pollTimer: NodeJS.Timeout | null = null;
   private idleWaiters: (() => void)[] = [];
   /** Deliveries this runner sent and recorded (all outcomes), for logs and benchmarks. */
@@ -57,10 +58,7 @@ export class WebhookRunner {
 
   async start(): Promise<void> {
     await this.listen();
-    this.pollTimer = setInterval(() => {
-      if (!this.listener) void this.listen().catch(() => undefined);
-      this.wake(true);
-    }, this.opts.pollMs);
+    this.pollTimer = setInterval(() => this.wake(true), this.opts.pollMs);
     this.wake(true);
   }
 
@@ -72,9 +70,9 @@ export class WebhookRunner {
     this.stopped = true;
     if (this.pollTimer) clearInterval(this.pollTimer);
     this.pollTimer = null;
-    const client = this.listener;
+    const listener = this.listener;
     this.listener = null;
-    if (client) await client.end().catch(() => undefined);
+    if (listener) await listener.close();
     await this.idle();
     this.opts.log.info({ recorded: this.recorded, ...Object.fromEntries(Object.entries(this.stats).map(([k, v]) => [k, Math.round(v)])) }, 'webhook delivery loop stopped');
   }
@@ -199,31 +197,17 @@ export class WebhookRunner {
     this.opts.log.warn({ err, lane }, 'webhooks: delivery loop step failed; retrying on the next poll');
   }
 
+  /**
+   * NOTIFY wakes the loop between polls. While the connection is down the poll timer carries on
+   * alone; the listener reconnects by itself and, once back, a resync finds what was committed meanwhile.
+   */
   private async listen(): Promise<void> {
-    if (this.stopped || this.listener) return;
-    const client = new pg.Client({ connectionString: this.opts.databaseUrl, application_name: 'cpg-webhooks', keepAlive: true });
-    const lost = () => {
-      if (this.listener !== client) return;
-      this.listener = null;
-      client.end().catch(() => undefined);
-      this.opts.log.warn('webhooks: LISTEN connection lost; polling until it is back');
-    };
-    client.on('error', lost);
-    client.on('end', lost);
-    client.on('notification', (msg) => this.wake(msg.payload === 'outbox'));
-    try {
-      await client.connect();
-      await client.query(`LISTEN ${WEBHOOKS_CHANNEL}`);
-    } catch (err) {
-      client.removeAllListeners('end');
-      await client.end().catch(() => undefined);
-      this.opts.log.warn({ err }, 'webhooks: LISTEN failed; polling');
-      return;
-    }
-    if (this.stopped) return void (await client.end().catch(() => undefined));
-    this.listener = client;
-    // Anything committed while not listening is found now.
-    this.wake(true);
+    const listener = new ListenClient({ connectionString: this.opts.databaseUrl, log: this.opts.log, name: 'cpg-webhooks' }).on(WEBHOOKS_CHANNEL, {
+      notify: (payload) => this.wake(payload === 'outbox'),
+      resync: () => this.wake(true),
+    });
+    this.listener = listener;
+    await listener.start().catch((err: unknown) => this.opts.log.warn({ err }, 'webhooks: LISTEN failed; polling until it connects'));
   }
 }
 

@@ -1,0 +1,97 @@
+import type { Environment } from '../../common/environment.js';
+import type { OrderStatus } from '../orders/order.transitions.js';
+
+/**
+ * Every event of the gateway, in one place: what is recorded in `order_events` (the outbox the
+ * webhooks are built from), which PostgreSQL channels announce what, and which GraphQL subscription
+ * topics carry it inside one process. A new event is added here first; its payload type then
+ * follows it to every writer and reader.
+ */
+
+// --- Recorded events (rows of `order_events`, written only by OrderEventWriter) ----------------------
+
+export const ORDER_STATUS_CHANGED = 'order.status_changed';
+/** A confirmed payment detected after expiry (reported once per payment, whatever it did to the status). */
+export const PAYMENT_LATE = 'payment.late';
+/** A paid deposit received more than its total (reported once per order). */
+export const PAYMENT_OVERPAID = 'payment.overpaid';
+
+/** Why a status changed, stored with the event: `{ kind: 'payment_confirmed', paymentId }`, `{ kind: 'expired' }`, … */
+export interface TransitionReason {
+  kind: string;
+  [k: string]: unknown;
+}
+
+/** The `reason` column of each event type. Amounts are decimal strings of base units. */
+export interface OrderEventReasons {
+  [ORDER_STATUS_CHANGED]: TransitionReason;
+  [PAYMENT_LATE]: { paymentId: string; txHash: string; amount: string; withinLateWindow: boolean };
+  [PAYMENT_OVERPAID]: { depositId: string; due: string; received: string; excess: string };
+}
+export type OrderEventType = keyof OrderEventReasons;
+
+/** The webhook kinds order events turn into (the payload's `event` field). */
+export type OrderWebhookKind = 'transaction.success' | 'transaction.underpaid' | 'transaction.expired' | 'transaction.late_payment' | 'transaction.overpaid';
+
+/**
+ * Which webhook each event becomes (absent: internal, sends nothing). A status change depends on the
+ * status reached: Processing and a return to Created are internal steps.
+ */
+export const ORDER_EVENT_WEBHOOKS: { [T in OrderEventType]: T extends typeof ORDER_STATUS_CHANGED ? Partial<Record<OrderStatus, OrderWebhookKind>> : OrderWebhookKind } = {
+  [ORDER_STATUS_CHANGED]: { Success: 'transaction.success', Underpaid: 'transaction.underpaid', Expired: 'transaction.expired' },
+  [PAYMENT_LATE]: 'transaction.late_payment',
+  [PAYMENT_OVERPAID]: 'transaction.overpaid',
+};
+
+export const ORDER_EVENT_TYPES = Object.keys(ORDER_EVENT_WEBHOOKS) as OrderEventType[];
+
+// --- PostgreSQL NOTIFY channels (sent inside the writing transaction, so delivered on commit) -------
+
+/** Order status changes; payload {@link OrderEventNotification} as JSON. Not sent for payment.* events. */
+export const ORDER_EVENTS_CHANNEL = 'order_events';
+/** The webhook queue has work: payload `outbox` (events to turn into deliveries) or `deliveries` (due now). */
+export const WEBHOOKS_CHANNEL = 'webhooks';
+/** An API key was rotated; payload {@link ApiKeyRevokedNotification} as JSON. */
+export const API_KEY_REVOKED_CHANNEL = 'api_key_revoked';
+
+/**
+ * An order's status as a plain DTO: the NOTIFY payload of a change (small on purpose: PostgreSQL
+ * limits payloads to 8000 bytes), and the shape of the status stream's snapshot and catch-up.
+ */
+export interface OrderStatusUpdate {
+  /** The `order_events` row; null only for the current status of an order that never changed. */
+  eventId: string | null;
+  /** Per-order ordering of events (see the order_events migration); 0 before the first change. */
+  seq: number;
+  orderId: string;
+  orderNo: string;
+  merchantId: string;
+  environment: Environment;
+  status: OrderStatus;
+  previousStatus: OrderStatus | null;
+  /** ISO 8601 time of the change (of the order's creation when it never changed). */
+  at: string;
+}
+
+/** What `pg_notify('order_events', …)` carries: always a real event. */
+export type OrderEventNotification = OrderStatusUpdate & { eventId: string };
+
+export interface ApiKeyRevokedNotification {
+  merchantId: string;
+  environment: Environment;
+}
+
+export interface ChannelPayloads {
+  [ORDER_EVENTS_CHANNEL]: OrderEventNotification;
+  [WEBHOOKS_CHANNEL]: 'outbox' | 'deliveries';
+  [API_KEY_REVOKED_CHANNEL]: ApiKeyRevokedNotification;
+}
+
+// --- GraphQL subscription topics (one process's PubSub, fed from ORDER_EVENTS_CHANNEL) --------------
+
+export type SubscriptionTopics = {
+  /** One order's committed status changes, keyed by order id. */
+  ORDER_UPDATED: [orderId: string, payload: OrderEventNotification];
+  /** The LISTEN connection came back: notifications may have been missed, subscribers catch up from `order_events`. */
+  ORDER_EVENTS_RESYNC: [];
+};

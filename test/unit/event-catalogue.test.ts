@@ -1,0 +1,32 @@
+import { ORDER_EVENT_TYPES, ORDER_EVENT_WEBHOOKS, ORDER_STATUS_CHANGED, PAYMENT_LATE, PAYMENT_OVERPAID } from '../../src/modules/events/event.catalogue';
+import { ORDER_STATUSES } from '../../src/modules/orders/order.transitions';
+import { WEBHOOK_EVENT_KINDS, webhookKindOf } from '../../src/modules/webhooks/webhook.payload';
+
+/** Which recorded event becomes which webhook: the merchant-visible contract (README "Webhooks → Payloads"). */
+const TABLE: [type: string, toStatus: string, kind: string | null][] = [
+  [ORDER_STATUS_CHANGED, 'Success', 'transaction.success'],
+  [ORDER_STATUS_CHANGED, 'Underpaid', 'transaction.underpaid'],
+  [ORDER_STATUS_CHANGED, 'Expired', 'transaction.expired'],
+  [ORDER_STATUS_CHANGED, 'Processing', null],
+  [ORDER_STATUS_CHANGED, 'Created', null],
+  [PAYMENT_LATE, 'Success', 'transaction.late_payment'],
+  [PAYMENT_LATE, 'Expired', 'transaction.late_payment'],
+  [PAYMENT_OVERPAID, 'Success', 'transaction.overpaid'],
+  ['order.unknown', 'Success', null],
+  ['toString', 'Success', null], // an inherited property name is not an event
+];
+
+it.each(TABLE)('%s → %s: %s', (type, status, kind) => {
+  expect(webhookKindOf(type, status)).toBe(kind);
+});
+
+it('names only webhook kinds the payload builder knows, for every event type and status', () => {
+  expect(ORDER_EVENT_TYPES.sort()).toEqual([ORDER_STATUS_CHANGED, PAYMENT_LATE, PAYMENT_OVERPAID].sort());
+  for (const type of ORDER_EVENT_TYPES) {
+    for (const status of ORDER_STATUSES) {
+      const kind = webhookKindOf(type, status);
+      if (kind !== null) expect(WEBHOOK_EVENT_KINDS).toContain(kind);
+    }
+  }
+  expect(Object.keys(ORDER_EVENT_WEBHOOKS[ORDER_STATUS_CHANGED]).every((s) => (ORDER_STATUSES as readonly string[]).includes(s))).toBe(true);
+});
