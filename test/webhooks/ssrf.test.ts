@@ -1,8 +1,8 @@
-import { createWebhookService } from '../../src/app';
 import { SecretBox } from '../../src/common/crypto';
 import { loadConfig } from '../../src/config';
 import { ApiKeyService } from '../../src/modules/merchants/api-key.service';
 import { assertPublicHost, isPublicAddress } from '../../src/modules/webhooks/ssrf';
+import { createWebhookServices } from '../../src/modules/webhooks/webhook.wiring';
 import { LoginDocument, SetNotificationUrlDocument } from '../generated/graphql';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, TEST_JWT_SECRET, TEST_MASTER_KEY, type TestGateway } from '../support/gateway';
@@ -35,7 +35,7 @@ describe('WEBHOOK_ALLOW_PRIVATE_URLS defaults', () => {
   const base = { MASTER_KEY: TEST_MASTER_KEY, JWT_SECRET: TEST_JWT_SECRET };
   const service = (env: Record<string, string>) => {
     const config = loadConfig({ ...base, ...env });
-    return createWebhookService(config, new ApiKeyService(new SecretBox(config.MASTER_KEY), config.API_KEY_PREFIX));
+    return createWebhookServices(config, new ApiKeyService(new SecretBox(config.MASTER_KEY), config.API_KEY_PREFIX)).settings;
   };
   const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://db.example/gateway', DEV_CHAINS: 'false' };
 
