@@ -18,7 +18,7 @@ const UNSAFE_CHARS = /[\p{Cc}\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206
 export function merchantExcerpt(text: string | null): string | null {
   if (text === null) return null;
   const cut = Buffer.from(text, 'utf8').subarray(0, MERCHANT_EXCERPT_BYTES).toString('utf8');
-  return cut.replace(/[\t\n\r]/g, ' ').replace(UNSAFE_CHARS, '');
+  return cut.replace(/[\t\n\r]+/g, ' ').replace(UNSAFE_CHARS, '');
 }
 
 export interface WebhookAttemptView {
