@@ -91,7 +91,7 @@ export async function deliveryViews(em: EntityManager, whereAndOrder: string, pa
     maxAttempts: r.max_attempts,
     nextAttemptAt: r.state === 'pending' ? date(r.next_ms) : null,
     lastStatus: r.last_status,
-    lastError: r.last_error,
+    lastError: merchantExcerpt(r.last_error),
     deliveredAt: date(r.delivered_ms),
     failedAt: date(r.failed_ms),
     createdAt: new Date(r.created_ms),

@@ -48,9 +48,7 @@ export class WebhookLogService {
   async get(ctx: RequestContext, cmd: DeliveryRefCommand): Promise<WebhookDeliveryView> {
     const merchantId = dashboardMerchant(ctx.caller, false);
     const { id } = parseInput(deliveryRefInput, cmd);
-    const [view] = await deliveryViews(ctx.em, 'w.id = ? and w.merchant_id = ?', [id, merchantId]);
-    if (!view) throw new DomainError('WEBHOOK_DELIVERY_NOT_FOUND', 'Webhook delivery not found');
-    return view;
+    return this.view(ctx, merchantId, id);
   }
 
   /**
@@ -61,7 +59,7 @@ export class WebhookLogService {
   async redeliver(ctx: RequestContext, cmd: DeliveryRefCommand): Promise<WebhookDeliveryView> {
     const merchantId = dashboardMerchant(ctx.caller, true);
     const { id } = parseInput(deliveryRefInput, cmd);
-    const current = await this.get(ctx, { id });
+    const current = await this.view(ctx, merchantId, id);
     const url = await this.settings.currentUrl(ctx.em, merchantId, current.environment);
     const moved = await ctx.em.transactional(async (tx) => {
       const rows = await tx.execute<{ id: string }[]>(
@@ -75,7 +73,14 @@ export class WebhookLogService {
       return rows.length > 0;
     });
     if (!moved) throw new DomainError('CONFLICT', 'This delivery is already queued or being sent');
-    return this.get(ctx, { id });
+    return this.view(ctx, merchantId, id);
+  }
+
+  /** One delivery of the merchant; another merchant's id is "not found", like an unknown one. */
+  private async view(ctx: RequestContext, merchantId: string, id: string): Promise<WebhookDeliveryView> {
+    const [view] = await deliveryViews(ctx.em, 'w.id = ? and w.merchant_id = ?', [id, merchantId]);
+    if (!view) throw new DomainError('WEBHOOK_DELIVERY_NOT_FOUND', 'Webhook delivery not found');
+    return view;
   }
 }
 
