@@ -101,6 +101,8 @@ async function main(): Promise<void> {
     DEV_CHAINS: 'false',
     RATE_SOURCES: 'none',
     RATE_LIMIT_STORE: 'memory',
+    // The receivers are on loopback, refused unless allowed explicitly.
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     // Webhook settings are the defaults unless given (e.g. WEBHOOK_CONCURRENCY=128 npm run bench:webhooks).
     ...Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('WEBHOOK_') && e[1] !== undefined)),
   };
@@ -125,13 +127,13 @@ async function main(): Promise<void> {
   const merchants: string[] = [];
   for (const [i, r] of receivers.entries()) {
     const m = await app.merchants.create(orm.em.fork(), { name: `Bench ${i}`, email: `bench${i}@webhooks.test`, password: 'bench-password' });
-    await app.webhooks.setNotificationUrl(orm.em.fork(), m.merchant.id, { environment: 'sandbox', url: r.url });
+    await app.webhooks.settings.setForMerchant(orm.em.fork(), m.merchant.id, { environment: 'sandbox', url: r.url });
     merchants.push(m.merchant.id);
   }
   const deadMerchant = (await app.merchants.create(orm.em.fork(), { name: 'Dead', email: 'dead@webhooks.test', password: 'bench-password' })).merchant.id;
-  await app.webhooks.setNotificationUrl(orm.em.fork(), deadMerchant, { environment: 'sandbox', url: dead.url });
+  await app.webhooks.settings.setForMerchant(orm.em.fork(), deadMerchant, { environment: 'sandbox', url: dead.url });
   const spareMerchant = (await app.merchants.create(orm.em.fork(), { name: 'Spare', email: 'spare@webhooks.test', password: 'bench-password' })).merchant.id;
-  await app.webhooks.setNotificationUrl(orm.em.fork(), spareMerchant, { environment: 'sandbox', url: spare.url });
+  await app.webhooks.settings.setForMerchant(orm.em.fork(), spareMerchant, { environment: 'sandbox', url: spare.url });
   log(`${MERCHANTS} receivers and one dead endpoint on 127.0.0.1; database ${new URL(db.url).host}`);
 
   // Order fixtures, round-robin over the healthy merchants (the dead one gets its own).
@@ -273,7 +275,7 @@ async function main(): Promise<void> {
   worker.kill('SIGTERM');
   await Promise.race([new Promise((ok) => worker.once('exit', ok)), sleep(15_000).then(() => worker.kill('SIGKILL'))]);
   await Promise.all([...receivers.map((r) => r.close()), dead.close(), spare.close()]);
-  app.webhooks.close();
+  app.webhooks.queue.close();
   await orm.close(true);
   if (!process.env.BENCH_KEEP_DB) await db.release();
   console.log(JSON.stringify({ deliveries_per_s: Math.round(rateB), p99_ms: Math.round(p99 * 10) / 10, dead_endpoint_slowdown: Math.round(slowdown * 1000) / 1000 }));

@@ -18,9 +18,7 @@ import { IndodaxRateProvider } from './modules/quotes/providers/indodax.rate-pro
 import { QuoteService } from './modules/quotes/quote.service.js';
 import { RateProviderRegistry, RateService } from './modules/quotes/rate-provider.js';
 import { TokenService } from './modules/tokens/token.service.js';
-import { RetrySchedule } from './modules/webhooks/webhook.schedule.js';
-import { WebhookSender } from './modules/webhooks/webhook.sender.js';
-import { WebhookService } from './modules/webhooks/webhook.service.js';
+import { createWebhookServices, type WebhookServices } from './modules/webhooks/webhook.wiring.js';
 import { RateLimits } from './rest/rate-limit.js';
 
 /** The service graph, built once per process and shared by every transport and job. */
@@ -46,7 +44,7 @@ export interface App {
   payments: PaymentService;
   settlement: SettlementService;
   /** Notification URLs, outbox → deliveries, delivery claims/records, the delivery log. */
-  webhooks: WebhookService;
+  webhooks: WebhookServices;
 }
 
 export function createRateService(config: Config, log: Logger): RateService {
@@ -62,14 +60,6 @@ export function createRateService(config: Config, log: Logger): RateService {
     requestTimeoutMs: config.RATE_TIMEOUT_MS,
     onProviderFailure: (f) => log.warn({ provider: f.providerId, symbol: f.symbol, err: String(f.error) }, 'rate source failed'),
   });
-}
-
-export function createWebhookService(config: Config, apiKeys: ApiKeyService): WebhookService {
-  // README "Webhooks → URL rules": private addresses are refused by default only in production deployments.
-  const allowPrivateUrls = config.WEBHOOK_ALLOW_PRIVATE_URLS ?? !config.isProduction;
-  const sender = new WebhookSender({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, publicOnly: !allowPrivateUrls, socketsPerEndpoint: config.WEBHOOK_CONCURRENCY_PER_ENDPOINT });
-  const schedule = new RetrySchedule(config.WEBHOOK_RETRY_SCHEDULE_S, config.WEBHOOK_RETRY_JITTER);
-  return new WebhookService(apiKeys, sender, { allowPrivateUrls, timeoutMs: config.WEBHOOK_TIMEOUT_MS, schedule });
 }
 
 export function createApp(config: Config, orm: Orm, log: Logger): App {
@@ -94,6 +84,6 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const paymentLinks = new PaymentLinkService(orders, { publicBaseUrl: () => config.PUBLIC_BASE_URL, minIdr: config.ORDER_MIN_IDR, maxIdr: config.ORDER_MAX_IDR });
   const payments = new PaymentService();
   const settlement = new SettlementService(orderStatus, { lateWindowS: config.LATE_PAYMENT_WINDOW_S });
-  const webhooks = createWebhookService(config, apiKeys);
+  const webhooks = createWebhookServices(config, apiKeys);
   return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, webhooks };
 }

@@ -96,7 +96,7 @@ merchant
   .option('--json', 'print one JSON object')
   .action(async (o: { merchant: string; environment: Environment; url: string; json?: boolean }) => {
     await withApp(async (app) => {
-      const m = await app.webhooks.setNotificationUrl(app.orm.em.fork(), o.merchant, { environment: o.environment, url: o.url || null });
+      const m = await app.webhooks.settings.setForMerchant(app.orm.em.fork(), o.merchant, { environment: o.environment, url: o.url || null });
       const url = o.environment === 'production' ? m.notificationUrlProduction : m.notificationUrlSandbox;
       print(!!o.json, { merchant_id: m.id, environment: o.environment, notification_url: url }, url ? `${o.environment} notification_url: ${url}` : `${o.environment} notification_url cleared`);
     });

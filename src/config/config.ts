@@ -104,7 +104,7 @@ export const CONFIG_VARS = {
   EXPIRY_INTERVAL_S: { schema: int(1, 3600), default: '10', description: 'How often the order-expiry job runs' },
   ORDER_MIN_IDR: { schema: int(1, Number.MAX_SAFE_INTEGER), default: '1000', description: 'Smallest order amount (IDR)' },
   ORDER_MAX_IDR: { schema: int(1, Number.MAX_SAFE_INTEGER), default: '1000000000', description: 'Largest order amount (IDR)' },
-  WEBHOOK_ALLOW_PRIVATE_URLS: { schema: bool.optional(), description: 'Allow webhook URLs that resolve to private, loopback, link-local, CGNAT, ULA, multicast or unspecified addresses (default: `false` when NODE_ENV=production, `true` otherwise). Checked when a URL is saved and again on every send' },
+  WEBHOOK_ALLOW_PRIVATE_URLS: { schema: bool, default: 'false', description: 'Allow webhook URLs that resolve to private, loopback, link-local, CGNAT, ULA, multicast or unspecified addresses (in every NODE_ENV; set `true` only for local development and tests). Checked when a URL is saved and again on every send' },
   WEBHOOK_TIMEOUT_MS: { schema: int(100, 120_000), default: '10000', description: 'Timeout of one webhook attempt, connect to answer (ms)' },
   WEBHOOK_RETRY_SCHEDULE_S: {
     schema: z.string().transform((s) => s.split(',').map((x) => Number(x.trim()))).pipe(z.array(z.number().positive().max(30 * 86400)).min(1).max(50)),

@@ -15,7 +15,7 @@ export const webhookSweeperJob = (intervalMs: number): JobDefinition => ({
   // lock would hold a stopping process). Two sweeps overlapping are harmless (SKIP LOCKED).
   ...(intervalMs < 30_000 && { lockLifetimeMs: Math.max(1000, intervalMs * 2) }),
   handler: async (app) => {
-    const n = await app.webhooks.sweep(app.orm.em.fork());
+    const n = await app.webhooks.queue.sweep(app.orm.em.fork());
     if (n) app.log.warn({ deliveries: n }, 'webhook leases expired without an outcome; re-queued');
   },
 });

@@ -41,6 +41,8 @@ export async function startTestGateway(env: Record<string, string> = {}, opts: S
     WATCH_LOCK_MS: '4000',
     // The webhook jobs' lock follows the sweep period (default 30 s): keep it short for the same reason.
     WEBHOOK_SWEEP_INTERVAL_MS: '1000',
+    // Test receivers listen on loopback, which is refused unless allowed explicitly.
+    WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     ...env,
   });
   const gw = await startGateway(config, pino({ level: config.LOG_LEVEL }), { scheduler: { processEveryMs: 200, lockLifetimeMs: 2000 }, ...opts });

@@ -45,7 +45,7 @@ export async function newOrder(app: App, merchantId: string, environment: Enviro
 /** A status change through OrderStatusService, in its own transaction (writes the outbox row). */
 export const transition = (app: App, orderId: string, to: OrderStatus) => app.orm.em.fork().transactional((em) => app.orderStatus.transition(em, orderId, to, { kind: 'test' }));
 
-export const setUrl = (app: App, merchantId: string, environment: Environment, url: string | null) => app.webhooks.setNotificationUrl(app.orm.em.fork(), merchantId, { environment, url });
+export const setUrl = (app: App, merchantId: string, environment: Environment, url: string | null) => app.webhooks.settings.setForMerchant(app.orm.em.fork(), merchantId, { environment, url });
 
 /** Deliveries of a merchant, straight from the table. */
 export async function deliveriesOf(app: App, merchantId: string) {

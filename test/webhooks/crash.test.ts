@@ -54,6 +54,8 @@ it('a crash between sending and recording: delivered again after the lease, same
         DEV_CHAINS: 'false',
         RATE_SOURCES: 'none',
         RATE_LIMIT_STORE: 'memory',
+        // The receiver is on loopback: refused unless allowed explicitly.
+        WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
         ...FAST_WEBHOOKS,
       }),
     );

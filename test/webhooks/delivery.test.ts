@@ -403,4 +403,22 @@ describe('GraphQL: settings, delivery log, redelivery, test events', () => {
     const res = await gql(gw.url, SendTestWebhookDocument, { environment: 'SANDBOX' }, auth);
     expect(res.data!.sendTestWebhook).toMatchObject({ state: 'FAILED', lastStatus: 500, attempts: [{ httpStatus: 500, outcome: 'failed', responseBody: 'receiver exploded' }] });
   });
+
+  it('the answer a merchant is shown is capped at 512 bytes and cleaned of control characters; headers are never echoed', async () => {
+    const { m, r } = await merchantWithReceiver();
+    // What an internal service might answer: a terminal escape, a bidi override, NULs, CR/LF, a secret header, and a lot of text.
+    const hostile = 'ok\x1b[2J\u202Egnp.exe\u202C\r\nline2\ttab\x00\x07' + 'x'.repeat(3000);
+    r.reply = () => ({ status: 200, body: hostile, headers: { 'x-internal-token': 'header-secret-42' } });
+    const auth = bearer((await gql(gw.url, LoginDocument, { email: m.email, password: m.password })).data!.login.token);
+    const res = await gql(gw.url, SendTestWebhookDocument, { environment: 'SANDBOX' }, auth);
+    expect(res.errors).toBeUndefined();
+    const shown = res.data!.sendTestWebhook.attempts[0]!.responseBody!;
+    expect(Buffer.byteLength(shown, 'utf8')).toBeLessThanOrEqual(512);
+    expect(shown.startsWith('ok[2Jgnp.exe line2 tab')).toBe(true);
+    expect(shown).not.toMatch(/[\p{Cc}\u202a-\u202e]/u);
+    expect(JSON.stringify(res.data)).not.toContain('header-secret-42');
+    // The delivery log shows the same excerpt.
+    const log = await gql(gw.url, WebhookDeliveriesDocument, { environment: 'SANDBOX' }, auth);
+    expect(log.data!.webhookDeliveries.nodes[0]!.attempts[0]!.responseBody).toBe(shown);
+  });
 });

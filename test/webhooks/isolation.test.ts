@@ -118,14 +118,14 @@ describe('two workers', () => {
     await gw2.webhooks!.stop();
     await events(gw1, m.merchantId, 60);
     await eventually(async () => {
-      await gw1.app.webhooks.dispatchOutbox(gw1.app.orm.em.fork());
+      await gw1.app.webhooks.outbox.dispatchOutbox(gw1.app.orm.em.fork());
       return (await deliveriesOf(gw1.app, m.merchantId)).length === 60;
     });
     const claimed: string[] = [];
     await Promise.all(
       [gw1, gw2, gw1, gw2].map(async (g) => {
         for (let i = 0; i < 10; i++) {
-          const got = await g.app.webhooks.claim(g.app.orm.em.fork(), { limit: 7, perEndpoint: 100, inflight: {} });
+          const got = await g.app.webhooks.queue.claim(g.app.orm.em.fork(), { limit: 7, perEndpoint: 100, inflight: {} });
           claimed.push(...got.map((c) => c.id));
         }
       }),

@@ -1,7 +1,7 @@
 import { loadConfig } from '../../src/config';
 import { DEFAULT_RETRY_SCHEDULE_S, MAX_RETRY_AFTER_S, RetrySchedule } from '../../src/modules/webhooks/webhook.schedule';
 import { signWebhook, verifyWebhook } from '../../src/modules/webhooks/webhook.signer';
-import { classifyAttempt, WEBHOOK_DELIVERY_TRANSITIONS } from '../../src/modules/webhooks/webhook.transitions';
+import { classifyAttempt } from '../../src/modules/webhooks/webhook.transitions';
 import { webhookKindOf } from '../../src/modules/webhooks/webhook.payload';
 import { createHmac } from 'node:crypto';
 import { TEST_JWT_SECRET, TEST_MASTER_KEY } from '../support/gateway';
@@ -55,10 +55,6 @@ describe('attempt outcomes', () => {
 
   it('no status (network error, timeout, refused address) → retry', () => {
     expect(classifyAttempt({ status: null, error: 'ECONNREFUSED' })).toBe('retry');
-  });
-
-  it('the transition table: delivered is left only by an explicit redelivery; sending only by an outcome or the sweeper', () => {
-    expect(WEBHOOK_DELIVERY_TRANSITIONS).toEqual({ pending: ['sending'], sending: ['delivered', 'pending', 'failed'], delivered: ['pending'], failed: ['pending'] });
   });
 });
 

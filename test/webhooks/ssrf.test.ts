@@ -1,8 +1,8 @@
-import { createWebhookService } from '../../src/app';
 import { SecretBox } from '../../src/common/crypto';
 import { loadConfig } from '../../src/config';
 import { ApiKeyService } from '../../src/modules/merchants/api-key.service';
 import { assertPublicHost, isPublicAddress } from '../../src/modules/webhooks/ssrf';
+import { createWebhookServices } from '../../src/modules/webhooks/webhook.wiring';
 import { LoginDocument, SetNotificationUrlDocument } from '../generated/graphql';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, TEST_JWT_SECRET, TEST_MASTER_KEY, type TestGateway } from '../support/gateway';
@@ -16,10 +16,12 @@ describe('address classification', () => {
     '0.0.0.0', '0.1.2.3', '224.0.0.1', '239.255.255.250', '240.0.0.1', '255.255.255.255', '192.0.2.1', '198.18.0.1', '198.51.100.7', '203.0.113.9',
     '::', '::1', 'fe80::1', 'fe80::1%eth0', 'fc00::1', 'fd12:3456::1', 'ff02::1', 'fec0::1', '2001:db8::1', '100::1',
     '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '::ffff:169.254.169.254', '64:ff9b::a00:1', '2002:7f00:1::1', '2002:c0a8:101::1',
+    // IPv4-translated (SIIT, ::ffff:0:0:0/96), local-use NAT64 (64:ff9b:1::/48), the rest of ::/8 and the new documentation block.
+    '::ffff:0:7f00:1', '::ffff:0:a00:1', '::ffff:0:a9fe:a9fe', '0:0:0:0:ffff:0:127.0.0.1', '64:ff9b:1::a00:1', '64:ff9b:1::808:808', '::ffff:1:2:3', '1::ffff:7f00:1', '3fff::1',
     'not-an-address', '',
   ])('%s is refused', (a) => expect(isPublicAddress(a)).toBe(false));
 
-  it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '172.32.0.1', '100.128.0.1', '11.0.0.1', '2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1'])(
+  it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '172.32.0.1', '100.128.0.1', '11.0.0.1', '2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1', '::ffff:0:808:808'])(
     '%s is public',
     (a) => expect(isPublicAddress(a)).toBe(true),
   );
@@ -35,19 +37,23 @@ describe('WEBHOOK_ALLOW_PRIVATE_URLS defaults', () => {
   const base = { MASTER_KEY: TEST_MASTER_KEY, JWT_SECRET: TEST_JWT_SECRET };
   const service = (env: Record<string, string>) => {
     const config = loadConfig({ ...base, ...env });
-    return createWebhookService(config, new ApiKeyService(new SecretBox(config.MASTER_KEY), config.API_KEY_PREFIX));
+    return createWebhookServices(config, new ApiKeyService(new SecretBox(config.MASTER_KEY), config.API_KEY_PREFIX)).settings;
   };
   const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://db.example/gateway', DEV_CHAINS: 'false' };
 
-  it('production deployments refuse private addresses unless explicitly allowed; development allows them', async () => {
+  it('every deployment refuses private addresses unless explicitly allowed (issue 9: development too)', async () => {
     await expect(service(production).checkUrl('sandbox', 'http://127.0.0.1:8080/hook')).rejects.toMatchObject({ code: 'NOTIFICATION_URL_REJECTED' });
     await expect(service({ ...production, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).checkUrl('sandbox', 'http://127.0.0.1:8080/hook')).resolves.toBe('http://127.0.0.1:8080/hook');
-    await expect(service({ NODE_ENV: 'development' }).checkUrl('sandbox', 'http://localhost:8080/hook')).resolves.toBe('http://localhost:8080/hook');
+    for (const NODE_ENV of ['development', 'test']) {
+      await expect(service({ NODE_ENV }).checkUrl('sandbox', 'http://localhost:8080/hook')).rejects.toMatchObject({ code: 'NOTIFICATION_URL_REJECTED', message: expect.stringMatching(/non-public address/) });
+      await expect(service({ NODE_ENV, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).checkUrl('sandbox', 'http://localhost:8080/hook')).resolves.toBe('http://localhost:8080/hook');
+    }
   });
 
   it('https is required for the production environment whatever the deployment', async () => {
-    await expect(service({ NODE_ENV: 'development' }).checkUrl('production', 'http://localhost:8080/hook')).rejects.toMatchObject({ code: 'NOTIFICATION_URL_REJECTED', message: expect.stringMatching(/https/) });
-    await expect(service({ NODE_ENV: 'development' }).checkUrl('production', 'https://localhost:8443/hook')).resolves.toBe('https://localhost:8443/hook');
+    const local = { NODE_ENV: 'development', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
+    await expect(service(local).checkUrl('production', 'http://localhost:8080/hook')).rejects.toMatchObject({ code: 'NOTIFICATION_URL_REJECTED', message: expect.stringMatching(/https/) });
+    await expect(service(local).checkUrl('production', 'https://localhost:8443/hook')).resolves.toBe('https://localhost:8443/hook');
   });
 });
 
@@ -72,6 +78,8 @@ describe('with WEBHOOK_ALLOW_PRIVATE_URLS=false', () => {
     ['sandbox', 'http://localhost:8080/hook', /non-public address/],
     ['sandbox', 'http://[::1]:8080/hook', /non-public address/],
     ['sandbox', 'http://[::ffff:127.0.0.1]/hook', /non-public address/],
+    ['sandbox', 'http://[::ffff:0:7f00:1]/hook', /non-public address/],
+    ['sandbox', 'http://[64:ff9b:1::a9fe:a9fe]/latest/meta-data', /non-public address/],
     ['sandbox', 'http://169.254.169.254/latest/meta-data', /non-public address/],
     ['sandbox', 'http://10.0.0.5/hook', /non-public address/],
     ['sandbox', 'http://2130706433/hook', /non-public address \(127\.0\.0\.1\)/], // decimal form, normalised by the URL parser

@@ -17,11 +17,13 @@ for (const [net, prefix] of [
   ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
   ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
 ] as const) blocked.addSubnet(net, prefix, 'ipv4');
-// IPv6: unspecified, loopback, discard, IETF special (incl. Teredo), documentation, ULA, link-local,
-// site-local, multicast. (IPv4-mapped, NAT64 and 6to4 are unwrapped and judged by their IPv4 below.)
-for (const [net, prefix] of [
-  ['::', 128], ['::1', 128], ['100::', 64], ['2001::', 23], ['2001:db8::', 32], ['fc00::', 7], ['fe80::', 10], ['fec0::', 10], ['ff00::', 8],
-] as const) blocked.addSubnet(net, prefix, 'ipv6');
+// IPv6 outside the IPv4-embedding ranges below must be global unicast (2000::/3: everything else —
+// ::/8 and the rest of the reserved space, ULA, link-local, site-local, multicast — is not routable on
+// the internet), and not one of these special blocks inside it: IETF protocol assignments (incl.
+// Teredo, whose embedded address is obfuscated), documentation.
+const GLOBAL_UNICAST = new BlockList();
+GLOBAL_UNICAST.addSubnet('2000::', 3, 'ipv6');
+for (const [net, prefix] of [['2001::', 23], ['2001:db8::', 32], ['3fff::', 20]] as const) blocked.addSubnet(net, prefix, 'ipv6');
 
 /** Expands an IPv6 address to its eight 16-bit groups (handles `::` and a dotted IPv4 tail). */
 function ipv6Groups(addr: string): number[] {
@@ -39,14 +41,28 @@ function ipv6Groups(addr: string): number[] {
 }
 
 const v4From = (hi: number, lo: number) => `${hi >> 8}.${hi & 255}.${lo >> 8}.${lo & 255}`;
+const zeros = (g: number[], from: number, to: number) => g.slice(from, to).every((x) => x === 0);
 
-/** The IPv4 address an IPv6 address carries (IPv4-mapped/compatible, NAT64 64:ff9b::/96, 6to4 2002::/16), if any. */
+/**
+ * IPv6 ranges that carry an IPv4 address, and where: a packet to one of them reaches (or is translated
+ * to) that IPv4 address, so the address is judged by it. Exported for the docs.
+ */
+export const IPV4_EMBEDDING_RANGES: readonly { range: string; name: string; v4: (g: number[]) => string | null }[] = [
+  { range: '::ffff:0:0/96', name: 'IPv4-mapped', v4: (g) => (zeros(g, 0, 5) && g[5] === 0xffff ? v4From(g[6]!, g[7]!) : null) },
+  { range: '::/96', name: 'IPv4-compatible (deprecated)', v4: (g) => (zeros(g, 0, 6) ? v4From(g[6]!, g[7]!) : null) },
+  { range: '::ffff:0:0:0/96', name: 'IPv4-translated (SIIT)', v4: (g) => (zeros(g, 0, 4) && g[4] === 0xffff && g[5] === 0 ? v4From(g[6]!, g[7]!) : null) },
+  { range: '64:ff9b::/96', name: 'NAT64 well-known prefix', v4: (g) => (g[0] === 0x64 && g[1] === 0xff9b && zeros(g, 2, 6) ? v4From(g[6]!, g[7]!) : null) },
+  { range: '2002::/16', name: '6to4', v4: (g) => (g[0] === 0x2002 ? v4From(g[1]!, g[2]!) : null) },
+];
+
+/** The IPv4 address an IPv6 address carries (see IPV4_EMBEDDING_RANGES), if any. */
 function embeddedIpv4(addr: string): string | null {
   const g = ipv6Groups(addr);
-  if (g.length !== 8) return null;
-  if (g.slice(0, 5).every((x) => x === 0) && (g[5] === 0xffff || g[5] === 0) && (g[6]! | g[7]!) !== 0) return v4From(g[6]!, g[7]!);
-  if (g[0] === 0x64 && g[1] === 0xff9b && g.slice(2, 6).every((x) => x === 0)) return v4From(g[6]!, g[7]!);
-  if (g[0] === 0x2002) return v4From(g[1]!, g[2]!);
+  if (g.length !== 8 || g.some((x) => Number.isNaN(x))) return null;
+  for (const r of IPV4_EMBEDDING_RANGES) {
+    const v4 = r.v4(g);
+    if (v4 !== null) return v4;
+  }
   return null;
 }
 
@@ -57,7 +73,9 @@ export function isPublicAddress(address: string): boolean {
   if (family !== 6) return false;
   const v4 = embeddedIpv4(address);
   if (v4 !== null) return isPublicAddress(v4);
-  return !blocked.check(address.split('%')[0]!, 'ipv6');
+  // The local-use NAT64 prefix (64:ff9b:1::/48) and everything else outside 2000::/3 ends here.
+  const bare = address.split('%')[0]!;
+  return GLOBAL_UNICAST.check(bare, 'ipv6') && !blocked.check(bare, 'ipv6');
 }
 
 /** The host of a URL as DNS/`isIP` want it (IPv6 literals without brackets). */

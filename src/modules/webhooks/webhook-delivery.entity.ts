@@ -9,7 +9,7 @@ import type { WebhookDeliveryState } from './webhook.transitions.js';
 /**
  * One webhook to one merchant URL (README "Webhooks"). Written by the outbox dispatcher (unique per
  * order event), by `sendTestWebhook`, and moved through webhook.transitions.ts by conditional UPDATEs
- * in WebhookService only: the row is the lease that keeps a delivery in flight at most once.
+ * in the webhook services only: the row is the lease that keeps a delivery in flight at most once.
  */
 @Entity({ tableName: 'webhook_deliveries' })
 @Index({ properties: ['merchant', 'environment', 'createdAt', 'id'] })

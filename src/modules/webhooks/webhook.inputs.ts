@@ -4,19 +4,29 @@ import { orderNo } from '../orders/order.inputs.js';
 import { WEBHOOK_EVENT_KINDS } from './webhook.payload.js';
 import { WEBHOOK_DELIVERY_STATES } from './webhook.transitions.js';
 
+const environment = z.enum(ENVIRONMENTS);
+
 export const setNotificationUrlInput = z.object({
-  environment: z.enum(ENVIRONMENTS),
+  environment,
   /** null or "" clears the URL (no more webhooks for that environment). */
   url: z.string().trim().max(2048, 'must be at most 2048 characters').nullable(),
 });
+export type SetNotificationUrlCommand = z.input<typeof setNotificationUrlInput>;
+
+export const sendTestInput = z.object({ environment });
+export type SendTestCommand = z.input<typeof sendTestInput>;
 
 export const listDeliveriesInput = z.object({
-  environment: z.enum(ENVIRONMENTS),
+  environment,
   state: z.enum(WEBHOOK_DELIVERY_STATES).optional(),
   event: z.enum(WEBHOOK_EVENT_KINDS, { message: `must be one of ${WEBHOOK_EVENT_KINDS.join(', ')}` }).optional(),
   orderNo: orderNo.optional(),
   first: z.number().int().min(1).max(100).default(20),
   after: z.string().max(200).optional(),
 });
+/** `event` stays a string here: an unknown kind is refused by the schema with the list of valid ones. */
+export type ListDeliveriesCommand = Omit<z.input<typeof listDeliveriesInput>, 'event'> & { event?: string };
 
 export const deliveryId = z.string().uuid('must be a webhook delivery id');
+export const deliveryRefInput = z.object({ id: deliveryId });
+export type DeliveryRefCommand = z.input<typeof deliveryRefInput>;

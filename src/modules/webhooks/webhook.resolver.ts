@@ -12,7 +12,7 @@ export class WebhookResolver {
     @Arg('url', () => String, { nullable: true }) url: string | null,
     @Ctx() ctx: GqlContext,
   ): Promise<NotificationSettings> {
-    const m = await ctx.app.webhooks.updateNotificationUrl(ctx, { environment, url: url ?? null });
+    const m = await ctx.app.webhooks.settings.setNotificationUrl(ctx, { environment, url: url ?? null });
     return { environment, notificationUrl: environment === EnvironmentEnum.PRODUCTION ? m.notificationUrlProduction : m.notificationUrlSandbox };
   }
 
@@ -27,19 +27,19 @@ export class WebhookResolver {
     @Arg('first', () => Int, { nullable: true, description: '1–100, default 20' }) first?: number,
     @Arg('after', () => String, { nullable: true }) after?: string,
   ): Promise<WebhookDeliveryPage> {
-    const page = await ctx.app.webhooks.list(ctx, { environment, state: status ?? undefined, event: event ?? undefined, orderNo: orderNo ?? undefined, first: first ?? undefined, after: after ?? undefined });
+    const page = await ctx.app.webhooks.log.list(ctx, { environment, state: status ?? undefined, event: event ?? undefined, orderNo: orderNo ?? undefined, first: first ?? undefined, after: after ?? undefined });
     return { nodes: page.deliveries.map(toDeliveryType), nextCursor: page.nextCursor };
   }
 
   @Authorized('DASHBOARD')
   @Mutation(() => WebhookDeliveryType, { description: 'Queues a delivered or failed webhook again: new attempt series, same body and idempotency key, current URL and key' })
   async redeliverWebhook(@Arg('id', () => ID) id: string, @Ctx() ctx: GqlContext): Promise<WebhookDeliveryType> {
-    return toDeliveryType(await ctx.app.webhooks.redeliver(ctx, id));
+    return toDeliveryType(await ctx.app.webhooks.log.redeliver(ctx, { id }));
   }
 
   @Authorized('DASHBOARD')
   @Mutation(() => WebhookDeliveryType, { description: 'Sends a signed webhook.test event to the environment’s URL now and returns the attempt' })
   async sendTestWebhook(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Ctx() ctx: GqlContext): Promise<WebhookDeliveryType> {
-    return toDeliveryType(await ctx.app.webhooks.sendTest(ctx, environment));
+    return toDeliveryType(await ctx.app.webhooks.settings.sendTest(ctx, { environment }));
   }
 }

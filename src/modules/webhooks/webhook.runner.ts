@@ -2,13 +2,14 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { ListenClient } from '../../db/listen.client.js';
 import { WEBHOOKS_CHANNEL } from '../events/event.catalogue.js';
-import type { AttemptRecord, ClaimedDelivery, WebhookService } from './webhook.service.js';
+import type { WebhookServices } from './webhook.wiring.js';
+import type { AttemptRecord, ClaimedDelivery } from './webhook-queue.service.js';
 
 /** Order events turned into deliveries per outbox transaction. */
 const OUTBOX_BATCH = 500;
 
 export interface WebhookRunnerOptions {
-  service: WebhookService;
+  service: Pick<WebhookServices, 'outbox' | 'queue'>;
   /** A fresh EntityManager fork per database step. */
   em: () => EntityManager;
   /** For the LISTEN connection. */
@@ -103,7 +104,7 @@ export class WebhookRunner {
   private async drainOutbox(): Promise<boolean> {
     if (this.stopped) return false;
     const t0 = performance.now();
-    const n = await this.opts.service.dispatchOutbox(this.opts.em(), OUTBOX_BATCH);
+    const n = await this.opts.service.outbox.dispatchOutbox(this.opts.em(), OUTBOX_BATCH);
     this.stats.dispatches++;
     this.stats.dispatchMs += performance.now() - t0;
     return n === OUTBOX_BATCH;
@@ -117,7 +118,7 @@ export class WebhookRunner {
     const free = this.opts.concurrency - this.inflight;
     if (this.stopped || free <= 0 || (this.inflight > 0 && free < Math.max(1, Math.floor(this.opts.concurrency / 8)))) return false;
     const t0 = performance.now();
-    const claimed = await this.opts.service.claim(this.opts.em(), {
+    const claimed = await this.opts.service.queue.claim(this.opts.em(), {
       limit: free,
       perEndpoint: this.opts.perEndpoint,
       inflight: Object.fromEntries(this.perEndpointInflight),
@@ -136,7 +137,7 @@ export class WebhookRunner {
   private send(d: ClaimedDelivery): void {
     this.inflight++;
     this.perEndpointInflight.set(d.endpoint, (this.perEndpointInflight.get(d.endpoint) ?? 0) + 1);
-    void this.opts.service.attempt(d).then((r) => {
+    void this.opts.service.queue.attempt(d).then((r) => {
       const n = (this.perEndpointInflight.get(d.endpoint) ?? 1) - 1;
       if (n > 0) this.perEndpointInflight.set(d.endpoint, n);
       else this.perEndpointInflight.delete(d.endpoint);
@@ -177,7 +178,7 @@ export class WebhookRunner {
   private async record(batch: AttemptRecord[]): Promise<void> {
     const t0 = performance.now();
     try {
-      const lost = await this.opts.service.record(this.opts.em(), batch);
+      const lost = await this.opts.service.queue.record(this.opts.em(), batch);
       if (lost.length) this.opts.log.warn({ deliveries: lost }, 'webhooks: lease expired before the outcome was recorded; the sweeper had re-queued them');
       this.recorded += batch.length;
     } catch (err) {

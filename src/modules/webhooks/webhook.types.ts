@@ -1,6 +1,6 @@
 import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { EnvironmentEnum } from '../../graphql/scalars.js';
-import type { WebhookAttemptView, WebhookDeliveryView } from './webhook.service.js';
+import type { WebhookAttemptView, WebhookDeliveryView } from './webhook-delivery.view.js';
 
 /** GraphQL enum values are upper-case; the service uses the lower-case state names. */
 export enum WebhookDeliveryStateEnum {
