@@ -65,7 +65,7 @@ export function createRateService(config: Config, log: Logger): RateService {
 }
 
 export function createWebhookService(config: Config, apiKeys: ApiKeyService): WebhookService {
-  // README "Webhooks → URL rules": private addresses are refused by default only in production deployments.
+  // docs/webhooks.md "Settings and URL rules": private addresses are refused by default only in production deployments.
   const allowPrivateUrls = config.WEBHOOK_ALLOW_PRIVATE_URLS ?? !config.isProduction;
   const sender = new WebhookSender({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, publicOnly: !allowPrivateUrls, socketsPerEndpoint: config.WEBHOOK_CONCURRENCY_PER_ENDPOINT });
   const schedule = new RetrySchedule(config.WEBHOOK_RETRY_SCHEDULE_S, config.WEBHOOK_RETRY_JITTER);

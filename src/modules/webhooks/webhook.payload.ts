@@ -5,7 +5,7 @@ import type { OrderStatus } from '../orders/order.transitions.js';
 import { PAYMENT_LATE, PAYMENT_OVERPAID } from '../payments/settlement.service.js';
 
 /**
- * The webhook body (README "Webhooks → Payloads"). Versioned by date: fields may be added within a
+ * The webhook body (docs/webhooks.md "Payload"). Versioned by date: fields may be added within a
  * version; renaming or removing one, or changing a meaning, needs a new version.
  */
 export const WEBHOOK_PAYLOAD_VERSION = '2026-11-01';

@@ -1,6 +1,6 @@
 /**
- * Webhook delivery states and the only moves between them. This table is the documentation (README
- * "Webhooks → Delivery"); every move is one conditional UPDATE in WebhookService, so two workers can
+ * Webhook delivery states and the only moves between them. This table is the documentation (docs/order-lifecycle.md
+ * "Webhook deliveries", generated from it); every move is one conditional UPDATE in WebhookService, so two workers can
  * never both make the same move.
  *
  * pending    → sending    claimed: due, not leased, endpoint below its concurrency limit (attempts + 1)
