@@ -1,6 +1,6 @@
 /**
  * Three layers, one jest project each (`npx jest --selectProjects unit`; `npm test` runs all three):
- * - unit: pure rules and in-process fakes only; no PostgreSQL, no chain node, no child process. Seconds.
+ * - unit: pure rules and in-process fakes only; no PostgreSQL, no chain node, no gateway. Seconds.
  * - integration: the gateway (or one of its parts) in-process against real PostgreSQL, real anvil
  *   chains and the TRON/Solana stand-ins.
  * - e2e: the built program (`dist/`, so `npm run build` first) as a process, or a customer's payment on
