@@ -2,10 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { computeAddress, getAddress, Interface } from 'ethers';
-import pg from 'pg';
-import pino from 'pino';
 import { loadConfig, type Config } from '../src/config/index.js';
-import { openDatabase } from '../src/db/open-database.js';
 import { toQuantity } from '../src/chains/evm/evm.rpc.js';
 import { ANVIL_DEV_KEYS, DEPLOYER_ADDRESS, type DevChain } from '../src/devchain/index.js';
 
@@ -28,39 +25,6 @@ export function benchConfig(databaseUrl: string, extra: Record<string, string> =
     RATE_LIMIT_GRAPHQL_PER_MIN: '1000000',
     ...extra,
   });
-}
-
-/**
- * One PostgreSQL server for a benchmark (DATABASE_URL's, or an embedded one in a temp folder) with a
- * fresh database per name; `release()` drops them (and stops the embedded server).
- */
-export async function benchServer(names: string[]): Promise<{ urls: string[]; release(): Promise<void> }> {
-  const db = await openDatabase({ DATABASE_URL: process.env.DATABASE_URL, DATA_DIR: mkdtempSync(join(tmpdir(), 'cpg-bench-')) }, pino({ level: 'warn' }));
-  const admin = async (sql: string) => {
-    const c = new pg.Client({ connectionString: db.url });
-    await c.connect();
-    try {
-      await c.query(sql);
-    } finally {
-      await c.end();
-    }
-  };
-  for (const name of names) {
-    await admin(`drop database if exists ${name} with (force)`);
-    await admin(`create database ${name}`);
-  }
-  const urls = names.map((name) => {
-    const u = new URL(db.url);
-    u.pathname = `/${name}`;
-    return u.toString();
-  });
-  return {
-    urls,
-    release: async () => {
-      for (const name of names) await admin(`drop database if exists ${name} with (force)`).catch(() => undefined);
-      await db.release();
-    },
-  };
 }
 
 const token = new Interface(['function mint(address to, uint256 value)', 'function transfer(address to, uint256 value) returns (bool)']);

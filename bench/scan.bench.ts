@@ -2,10 +2,11 @@ import { randomBytes } from 'node:crypto';
 import pino from 'pino';
 import { createApp, type App } from '../src/app.js';
 import { watchedNetworks, type WatchedNetwork } from '../src/chains/networks.js';
-import { connectOrm, migrate, type Orm } from '../src/db/orm.js';
+import type { Orm } from '../src/db/orm.js';
 import { DEV_TOKEN_ADDRESSES, startDevChains, type DevChain } from '../src/devchain/index.js';
 import { createChainWatcher, type ChainWatcher } from '../src/modules/payments/chain-watcher.js';
-import { benchConfig, benchServer, fundSenders, median, mineBlock, round1, sendTransfer, SENDERS, setAutomine } from './chain-support.js';
+import { benchConfig, fundSenders, median, mineBlock, round1, sendTransfer, SENDERS, setAutomine } from './chain-support.js';
+import { benchDatabases, benchOrm } from './support.js';
 
 /**
  * `npm run bench:scan`: does the EVM watcher's per-tick cost depend on how many orders are open?
@@ -121,8 +122,7 @@ interface Case {
 
 async function prepareCase(databaseUrl: string, rpcUrl: string, block: bigint, n: number): Promise<Case> {
   const config = benchConfig(databaseUrl, { SANDBOX_ETHEREUM_CONFIRMATIONS: '1' });
-  const orm = await connectOrm(databaseUrl, 5);
-  await migrate(orm);
+  const orm = await benchOrm(databaseUrl, 5);
   const app = createApp(config, orm, pino({ level: config.LOG_LEVEL }));
   const target = watchedNetworks(config, { 'sandbox:ETHEREUM': [rpcUrl] }).find((t) => t.environment === 'sandbox' && t.network === 'ETHEREUM')!;
   const t0 = performance.now();
@@ -175,7 +175,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }, 240_000);
   deadline.unref();
-  const server = await benchServer(CASES.map((n) => `cpg_bench_scan_${n}`));
+  const server = await benchDatabases(CASES.map((n) => `cpg_bench_scan_${n}`));
   const chains = await startDevChains();
   const cases: Case[] = [];
   try {

@@ -6,28 +6,53 @@ import pg from 'pg';
 import pino from 'pino';
 import { freePort } from '../src/db/embedded-postgres.js';
 import { openDatabase, type OpenDatabase } from '../src/db/open-database.js';
+import { connectOrm, migrate, type Orm } from '../src/db/orm.js';
 
-/** A database server for a benchmark: DATABASE_URL's server, or an embedded one in a temp folder. */
-export async function benchDatabase(name: string): Promise<{ url: string; release(): Promise<void> }> {
-  const dataDir = mkdtempSync(join(tmpdir(), 'cpg-bench-'));
-  const db: OpenDatabase = await openDatabase({ DATABASE_URL: process.env.DATABASE_URL, DATA_DIR: dataDir }, pino({ level: 'warn' }));
-  const admin = new pg.Client({ connectionString: db.url });
-  await admin.connect();
-  await admin.query(`drop database if exists ${name} with (force)`);
-  await admin.query(`create database ${name}`);
-  await admin.end();
-  const u = new URL(db.url);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    release: async () => {
-      const c = new pg.Client({ connectionString: db.url });
-      await c.connect();
-      await c.query(`drop database if exists ${name} with (force)`).catch(() => undefined);
+/**
+ * The one database helper of the benchmarks: one PostgreSQL server (DATABASE_URL's, or an embedded
+ * one in a temp folder) with a fresh database per name; `release()` drops them and stops the embedded
+ * server.
+ */
+export async function benchDatabases(names: string[]): Promise<{ urls: string[]; release(): Promise<void> }> {
+  const db: OpenDatabase = await openDatabase({ DATABASE_URL: process.env.DATABASE_URL, DATA_DIR: mkdtempSync(join(tmpdir(), 'cpg-bench-')) }, pino({ level: 'warn' }));
+  const admin = async (sql: string) => {
+    const c = new pg.Client({ connectionString: db.url });
+    await c.connect();
+    try {
+      await c.query(sql);
+    } finally {
       await c.end();
+    }
+  };
+  for (const name of names) {
+    await admin(`drop database if exists ${name} with (force)`);
+    await admin(`create database ${name}`);
+  }
+  const urls = names.map((name) => {
+    const u = new URL(db.url);
+    u.pathname = `/${name}`;
+    return u.toString();
+  });
+  return {
+    urls,
+    release: async () => {
+      for (const name of names) await admin(`drop database if exists ${name} with (force)`).catch(() => undefined);
       await db.release();
     },
   };
+}
+
+/** One fresh database for a benchmark (see benchDatabases). */
+export async function benchDatabase(name: string): Promise<{ url: string; release(): Promise<void> }> {
+  const { urls, release } = await benchDatabases([name]);
+  return { url: urls[0]!, release };
+}
+
+/** An ORM on a benchmark database, migrated (the gateway in a benchmark's own process). */
+export async function benchOrm(url: string, poolMax: number): Promise<Orm> {
+  const orm = await connectOrm(url, poolMax);
+  await migrate(orm);
+  return orm;
 }
 
 /** Starts the built gateway (`dist/src/main.js`) as a child process and waits for /readyz. */

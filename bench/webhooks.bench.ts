@@ -8,8 +8,8 @@ import pino from 'pino';
 import 'reflect-metadata';
 import { createApp, type App } from '../src/app.js';
 import { loadConfig } from '../src/config/index.js';
-import { connectOrm, migrate, type Orm } from '../src/db/orm.js';
-import { benchDatabase, percentile } from './support.js';
+import type { Orm } from '../src/db/orm.js';
+import { benchDatabase, benchOrm, percentile } from './support.js';
 
 /**
  * `npm run bench:webhooks`: webhook deliveries per second to local receivers, and p99 from enqueue to
@@ -107,8 +107,7 @@ async function main(): Promise<void> {
     ...Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('WEBHOOK_') && e[1] !== undefined)),
   };
   const config = loadConfig({ ...env, LOG_LEVEL: 'warn' });
-  const orm: Orm = await connectOrm(db.url, 8);
-  await migrate(orm);
+  const orm: Orm = await benchOrm(db.url, 8);
   const app: App = createApp(config, orm, pino({ level: 'warn' }));
   const conn = orm.em.getConnection();
 

@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * Webhooks (README "Webhooks").
+ * Webhooks (docs/webhooks.md).
  *
  * - `webhook_outbox`: the queue of order events not yet turned into deliveries. A trigger on
  *   `order_events` fills it in the transaction that writes the event, so an event is queued exactly

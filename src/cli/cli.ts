@@ -9,6 +9,7 @@ import { ConfigError, configMarkdownTable, loadConfig, type Config } from '../co
 import { createApp, type App } from '../app.js';
 import { ENVIRONMENTS, type Environment } from '../common/environment.js';
 import { isDomainError } from '../common/errors.js';
+import { writeGeneratedDocs } from './docs.writer.js';
 import { openDatabase } from '../db/open-database.js';
 import { connectOrm, migrate } from '../db/orm.js';
 import { buildGatewaySchema, printGatewaySchema } from '../graphql/schema.js';
@@ -147,14 +148,16 @@ dev
 
 program
   .command('config:docs')
-  .description('Print the configuration table (markdown), or write it into README.md between its markers')
-  .option('--write <file>', 'replace the table between <!-- config-table:start/end --> in this file')
-  .action((o: { write?: string }) => {
-    if (!o.write) return void process.stdout.write(configMarkdownTable() + '\n');
-    const text = readFileSync(o.write, 'utf8');
-    const next = text.replace(/(<!-- config-table:start -->)[\s\S]*?(<!-- config-table:end -->)/, `$1\n${configMarkdownTable()}\n$2`);
-    writeFileSync(o.write, next);
-    console.error(`updated ${o.write}`);
+  .description('Print the configuration table (markdown); docs:write puts it into docs/configuration.md')
+  .action(() => void process.stdout.write(configMarkdownTable() + '\n'));
+
+program
+  .command('docs:write')
+  .description('Rewrite the generated sections of docs/ (configuration, error codes, transition tables) from the code')
+  .option('--root <dir>', 'repository root', '.')
+  .action((o: { root: string }) => {
+    const changed = writeGeneratedDocs(resolve(o.root));
+    console.error(changed.length ? `updated ${changed.join(', ')}` : 'docs/ already up to date');
   });
 
 program

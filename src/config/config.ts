@@ -1,7 +1,7 @@
 import { z } from 'zod';
 
 /**
- * The only place that reads `process.env` (see README "Configuration"). Every variable is declared
+ * The only place that reads `process.env` (see docs/configuration.md). Every variable is declared
  * here once, with its default, whether it is a secret, and a description; `loadConfig` validates them
  * all at boot and fails naming each bad variable.
  */
@@ -59,7 +59,7 @@ function chainVars(): Record<ChainVarName, ReturnType<typeof rpcVar> | ReturnTyp
   return out as Record<ChainVarName, ReturnType<typeof rpcVar> | ReturnType<typeof confVar>>;
 }
 
-/** Declaration order is the README table order. */
+/** Declaration order is the order of the table in docs/configuration.md. */
 export const CONFIG_VARS = {
   NODE_ENV: { schema: z.enum(['development', 'test', 'production']), default: 'development', description: '`production` refuses generated secrets and an embedded database' },
   ROLE: { schema: z.enum(['api', 'worker', 'all']), default: 'all', description: 'Process role: `api` (HTTP), `worker` (jobs), `all` (both)' },

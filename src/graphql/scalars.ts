@@ -17,4 +17,4 @@ registerEnumType(NetworkEnum, { name: 'Network' });
 export const WalletTypeEnum = asEnum(WALLET_TYPES);
 registerEnumType(WalletTypeEnum, { name: 'WalletType' });
 export const OrderStatusEnum = asEnum(ORDER_STATUSES);
-registerEnumType(OrderStatusEnum, { name: 'OrderStatus', description: 'Created → Processing → Success; Underpaid / Expired at expiry (README: order lifecycle)' });
+registerEnumType(OrderStatusEnum, { name: 'OrderStatus', description: 'Created → Processing → Success; Underpaid / Expired at expiry (docs/order-lifecycle.md)' });

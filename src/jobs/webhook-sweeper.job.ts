@@ -3,7 +3,7 @@ import type { JobDefinition } from './scheduler.js';
 /**
  * Re-queues deliveries whose lease expired with no outcome recorded — the worker that claimed them
  * crashed or hung between sending and recording — so they are retried with the same idempotency key
- * (at-least-once; README "Webhooks → Delivery guarantees"). Then wakes the delivery workers.
+ * (at-least-once; docs/webhooks.md "Delivery, retries and guarantees"). Then wakes the delivery workers.
  */
 export const webhookSweeperJob = (intervalMs: number): JobDefinition => ({
   name: 'webhook-sweeper',

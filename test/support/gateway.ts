@@ -3,6 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { loadConfig } from '../../src/config';
+import type { App } from '../../src/app';
+import { buildServer, type HttpServer } from '../../src/http/server';
 import { startGateway, type Gateway, type StartOptions } from '../../src/runtime';
 import { createTestDatabase, type TestDatabase } from './db';
 
@@ -55,4 +57,15 @@ export async function startTestGateway(env: Record<string, string> = {}, opts: S
       if (!opts.db) await db.drop();
     },
   };
+}
+
+/**
+ * Only the HTTP server over an app the test built itself, on a free port: for what the full gateway
+ * cannot be (an unmigrated database, a stand-in schema). Everything else uses startTestGateway.
+ */
+export async function startTestServer(app: App, opts: Parameters<typeof buildServer>[1]): Promise<{ url: string; server: HttpServer; close(): Promise<void> }> {
+  const server = await buildServer(app, opts);
+  await server.fastify.listen({ host: '127.0.0.1', port: 0 });
+  const url = `http://127.0.0.1:${(server.fastify.server.address() as { port: number }).port}`;
+  return { url, server, close: () => server.close() };
 }

@@ -1,7 +1,7 @@
 /**
  * Loopback emulator of the java-tron HTTP API whose contract execution runs on anvil.
  *
- * Why: no TRON node can run on these machines (see docs STACK.md, "Chains offline"). A TRON address's
+ * Why: no TRON node can run on these machines (docs/watchers.md "Local chains and harnesses"). A TRON address's
  * 20-byte body is an EVM address, and TRC-20 contracts are EVM bytecode with the same events, so a
  * TriggerSmartContract can be replayed on anvil (`--auto-impersonate`) from that body.
  *

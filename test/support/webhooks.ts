@@ -14,7 +14,7 @@ export const FAST_WEBHOOKS: Record<string, string> = {
   WEBHOOK_SWEEP_INTERVAL_MS: '300',
 };
 
-/** What a merchant's receiver does (README example), with node:crypto only: HMAC over the raw bytes, constant-time compare. */
+/** What a merchant's receiver does (docs/webhooks.md "Receiving: verify the raw body, then de-duplicate"), with node:crypto only: HMAC over the raw bytes, constant-time compare. */
 export function verifies(apiKey: string, w: ReceivedWebhook): boolean {
   const expected = Buffer.from(`sha256=${createHmac('sha256', apiKey).update(w.raw).digest('hex')}`);
   const got = Buffer.from(String(w.headers['x-service-signature'] ?? ''));

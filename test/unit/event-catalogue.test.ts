@@ -2,7 +2,7 @@ import { ORDER_EVENT_TYPES, ORDER_EVENT_WEBHOOKS, ORDER_STATUS_CHANGED, PAYMENT_
 import { ORDER_STATUSES } from '../../src/modules/orders/order.transitions';
 import { WEBHOOK_EVENT_KINDS, webhookKindOf } from '../../src/modules/webhooks/webhook.payload';
 
-/** Which recorded event becomes which webhook: the merchant-visible contract (README "Webhooks → Payloads"). */
+/** Which recorded event becomes which webhook: the merchant-visible contract (docs/webhooks.md "Payload"). */
 const TABLE: [type: string, toStatus: string, kind: string | null][] = [
   [ORDER_STATUS_CHANGED, 'Success', 'transaction.success'],
   [ORDER_STATUS_CHANGED, 'Underpaid', 'transaction.underpaid'],

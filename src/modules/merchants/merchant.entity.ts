@@ -1,7 +1,7 @@
 import { Entity, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
 import { randomUUID } from 'node:crypto';
 
-/** Merchant-level knobs that are not worth a column each (documented in the README). */
+/** Merchant-level knobs that are not worth a column each (docs/order-lifecycle.md "Orders"). */
 export interface MerchantSettings {
   /** Under-payment tolerance in token base units per decimals-6 unit (0 = exact). */
   paymentToleranceBps?: number;

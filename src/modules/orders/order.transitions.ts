@@ -1,6 +1,6 @@
 /**
- * Order states and the only moves between them. This table is the documentation (README "Order
- * lifecycle"); OrderStatusService refuses anything not listed.
+ * Order states and the only moves between them. This table is the documentation (docs/order-lifecycle.md
+ * "Orders", generated from it); OrderStatusService refuses anything not listed.
  *
  * Created     → Processing  a payment was seen but is not yet confirmed deep enough
  * Created     → Success     confirmed receipts reach the total due (within tolerance)

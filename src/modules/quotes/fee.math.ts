@@ -2,7 +2,7 @@
  * Pure quote arithmetic: IDR order amount + platform fee + rate → crypto amounts in token base units.
  * Integer (bigint) arithmetic only; decimal strings are parsed exactly, never through floats.
  *
- * Rounding rules (README):
+ * Rounding rules (docs/api.md "Money, fees and rounding"):
  *
  * 1. Inputs. `amountIdr` is whole rupiah (IDR has no decimals) and must be > 0. `feePercent` is a
  *    plain decimal string with at most 4 decimals, 0 ≤ percent < 100 ("1", "0.5", "2.75").

@@ -3,7 +3,7 @@ import { BlockList, isIP } from 'node:net';
 import { promisify } from 'node:util';
 
 /**
- * SSRF guard for merchant webhook URLs (README "Webhooks → URL rules"). A URL is refused when any
+ * SSRF guard for merchant webhook URLs (docs/webhooks.md "Settings and URL rules"). A URL is refused when any
  * address its host resolves to is not a public unicast address. Checked when the URL is saved and
  * again inside the connection's own DNS lookup on every send, so a name that re-points to an internal
  * address later (DNS rebinding) is refused at connect time — the address checked is the address used.

@@ -7,7 +7,7 @@ import { Order } from '../orders/order.entity.js';
 import type { WebhookDeliveryState } from './webhook.transitions.js';
 
 /**
- * One webhook to one merchant URL (README "Webhooks"). Written by the outbox dispatcher (unique per
+ * One webhook to one merchant URL (docs/webhooks.md). Written by the outbox dispatcher (unique per
  * order event), by `sendTestWebhook`, and moved through webhook.transitions.ts by conditional UPDATEs
  * in the webhook services only: the row is the lease that keeps a delivery in flight at most once.
  */

@@ -4,7 +4,7 @@ import { ORDER_EVENT_WEBHOOKS, ORDER_STATUS_CHANGED, type OrderEventType } from 
 import type { OrderStatus } from '../orders/order.transitions.js';
 
 /**
- * The webhook body (README "Webhooks → Payloads"). Versioned by date: fields may be added within a
+ * The webhook body (docs/webhooks.md "Payload"). Versioned by date: fields may be added within a
  * version; renaming or removing one, or changing a meaning, needs a new version.
  */
 export const WEBHOOK_PAYLOAD_VERSION = '2026-11-01';

@@ -24,7 +24,7 @@ export interface WebhookRunnerOptions {
 }
 
 /**
- * The delivery loop of one worker process (README "Webhooks → Delivery, retries and guarantees").
+ * The delivery loop of one worker process (docs/webhooks.md "Delivery, retries and guarantees").
  * Woken by `NOTIFY webhooks` (sent on commit by the outbox trigger and whenever deliveries become due)
  * and by a poll timer. One lane drains the outbox into deliveries; the other claims as many due
  * deliveries as there are free slots — never more than `perEndpoint` HTTP requests in flight for one
@@ -34,7 +34,7 @@ export interface WebhookRunnerOptions {
  * this at once: claims are conditional UPDATEs.
  *
  * Why not one Agenda job per delivery: Agenda's PostgreSQL backend does ~500–950 no-op jobs/s on two
- * cores (STACK.md), below the 1,000 deliveries/s this loop has to sustain, and every delivery would
+ * cores (docs/decisions/0004-webhook-delivery-loop.md), below the 1,000 deliveries/s this loop has to sustain, and every delivery would
  * pay a job row, a lock and a NOTIFY on top of its own row.
  */
 export class WebhookRunner {

@@ -1,5 +1,5 @@
 /**
- * The retry schedule, as data (README "Webhooks → Retries"). After attempt n fails with a retryable
+ * The retry schedule, as data (docs/webhooks.md "Delivery, retries and guarantees"). After attempt n fails with a retryable
  * error, attempt n + 1 waits `schedule[n - 1]` seconds ± jitter; after the last entry the delivery is
  * failed. Default: 11 attempts over ≈ 2.9 days.
  */

@@ -13,7 +13,7 @@ export function signWebhook(apiKey: string, rawBody: string | Buffer): string {
   return `sha256=${hmacSha256Hex(apiKey, rawBody)}`;
 }
 
-/** What a receiver does (README example): recompute over the exact raw bytes, compare in constant time. */
+/** What a receiver does (docs/webhooks.md "Receiving: verify the raw body, then de-duplicate"): recompute over the exact raw bytes, compare in constant time. */
 export function verifyWebhook(apiKey: string, rawBody: string | Buffer, header: string | undefined): boolean {
   return typeof header === 'string' && safeEqual(signWebhook(apiKey, rawBody), header);
 }

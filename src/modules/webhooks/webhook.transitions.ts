@@ -1,6 +1,6 @@
 /**
- * Webhook delivery states and the only moves between them. This table is the documentation (README
- * "Webhooks → Delivery"; a doc generator renders WEBHOOK_DELIVERY_MOVES). Every status write of a
+ * Webhook delivery states and the only moves between them. This table is the documentation (docs/order-lifecycle.md
+ * "Webhook deliveries"; a doc generator renders WEBHOOK_DELIVERY_MOVES). Every status write of a
  * delivery is a conditional UPDATE whose SET and WHERE come from `deliveryMove` below, which refuses a
  * move that is not listed here — so the SQL cannot drift from the table — and the guard in the WHERE
  * means two workers can never both make the same move.

@@ -9,7 +9,7 @@ export enum WebhookDeliveryStateEnum {
   DELIVERED = 'delivered',
   FAILED = 'failed',
 }
-registerEnumType(WebhookDeliveryStateEnum, { name: 'WebhookDeliveryState', description: 'pending → sending → delivered | pending (retry) | failed (README: Webhooks)' });
+registerEnumType(WebhookDeliveryStateEnum, { name: 'WebhookDeliveryState', description: 'pending → sending → delivered | pending (retry) | failed (docs/webhooks.md)' });
 
 @ObjectType('WebhookAttempt', { description: 'One HTTP attempt of a delivery (outcome `lost`: the worker died before recording it)' })
 export class WebhookAttemptType {

@@ -20,7 +20,7 @@ export interface WebhookServices {
 }
 
 export function createWebhookServices(config: Config, apiKeys: ApiKeyService): WebhookServices {
-  // README "Webhooks → URL rules": private addresses are refused unless WEBHOOK_ALLOW_PRIVATE_URLS=true,
+  // docs/webhooks.md "Settings and URL rules": private addresses are refused unless WEBHOOK_ALLOW_PRIVATE_URLS=true,
   // in every deployment: a development server reachable by others is as good a pivot as a production one.
   const allowPrivateUrls = config.WEBHOOK_ALLOW_PRIVATE_URLS;
   const sender = new WebhookSender({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, publicOnly: !allowPrivateUrls, socketsPerEndpoint: config.WEBHOOK_CONCURRENCY_PER_ENDPOINT });

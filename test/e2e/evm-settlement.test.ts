@@ -27,7 +27,7 @@ import {
   WATCH_ENV,
   type EvmNet,
   type Merchant,
-} from './evm-harness';
+} from '../support/evm-harness';
 
 let chains: DevChains;
 let gw: TestGateway;

@@ -26,7 +26,7 @@ import {
   type EvmNet,
   type HookedRpc,
   type Merchant,
-} from './evm-harness';
+} from '../support/evm-harness';
 
 const CONFIRMATIONS = 3;
 let chains: DevChains;

@@ -10,7 +10,7 @@ import { startTestGateway, TEST_JWT_SECRET, TEST_MASTER_KEY, type TestGateway } 
 import { http } from '../support/http';
 import { startOwnPostgres, type OwnPostgres } from '../support/own-postgres';
 import { bareEnv, CLI_JS, lockDist, MAIN_JS, requireDist, spawnProcess, waitForHttp, type Spawned } from '../support/process';
-import { orderStatus, placeOrder, sleep, sql, WATCH_ENV } from '../watchers/evm-harness';
+import { orderStatus, placeOrder, sleep, sql, WATCH_ENV } from '../support/evm-harness';
 
 /**
  * Issue 9.2: a dropped database connection must not kill a process. The gateway (ROLE=all, built

@@ -6,7 +6,7 @@ import { ORDER_STATUSES, canTransition, type OrderStatus } from '../../src/modul
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 
-/** The lifecycle as documented (README "Order lifecycle"); everything else is refused. */
+/** The lifecycle as documented (docs/order-lifecycle.md "Orders"); everything else is refused. */
 const ALLOWED: [OrderStatus, OrderStatus][] = [
   ['Created', 'Processing'],
   ['Created', 'Success'],

@@ -8,9 +8,9 @@ import { print } from 'graphql';
 import { DEV_TOKEN_ADDRESSES, mintTo, transferToken, type DevChain, type DevChains, type SentTransfer } from '../../src/devchain';
 import type { App } from '../../src/app';
 import { OrderUpdatedDocument, type OrderUpdatedSubscription } from '../generated/graphql';
-import type { createMerchant } from '../support/fixtures';
-import { wsClient } from '../support/graphql';
-import { http } from '../support/http';
+import type { createMerchant } from './fixtures';
+import { wsClient } from './graphql';
+import { http } from './http';
 
 export type EvmNet = 'ETHEREUM' | 'BINANCE';
 export type Merchant = Awaited<ReturnType<typeof createMerchant>>;

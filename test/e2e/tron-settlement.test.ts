@@ -19,7 +19,7 @@ import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { checkout, eventually, watchOrder, type CheckoutDeposit, type OrderWatch } from '../support/order-watch';
 import { startTronEmulator, type TronEmulator } from '../support/tron-emulator';
-import { settlementReads, settlementScenarios } from './settlement-scenarios';
+import { settlementReads, settlementScenarios } from '../support/settlement-scenarios';
 
 const SEED = getBytes(Mnemonic.fromPhrase('test test test test test test test test test test test junk').computeSeed());
 /** Blocks between the emulator's latest and solidified heads in these tests (mainnet: ~19). */

@@ -4,7 +4,7 @@
  * (TRON: the solidified head passes the block; SOLANA: the slot is finalized).
  */
 import type { App } from '../../src/app';
-import { eventually, type CheckoutDeposit, type OrderWatch } from '../support/order-watch';
+import { eventually, type CheckoutDeposit, type OrderWatch } from './order-watch';
 
 export interface ChainUnderTest {
   app(): App;

@@ -15,7 +15,7 @@ import { watchChainJobs } from '../../src/jobs/watch-chain.job';
 import type { App } from '../../src/app';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
-import { eventually, sleep, sql, startHookedRpc, type HookedRpc } from './evm-harness';
+import { eventually, sleep, sql, startHookedRpc, type HookedRpc } from '../support/evm-harness';
 
 const MONGODB_URL = process.env.MONGODB_URL;
 if (!MONGODB_URL) console.log('jobs.test: MONGODB_URL is not set, so the MongoDB job store cases are skipped (PostgreSQL cases run; no MongoDB server exists on this machine)');

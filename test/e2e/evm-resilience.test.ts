@@ -18,7 +18,7 @@ import { createTestDatabase, type TestDatabase } from '../support/db';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, TEST_JWT_SECRET, TEST_MASTER_KEY, type TestGateway } from '../support/gateway';
 import { bareEnv, lockDist, requireDist, ROOT, spawnProcess, type Spawned } from '../support/process';
-import { fundedCustomer, headOf, pay, placeOrder, sleep, sql, startHookedRpc, waitForStatus, WATCH_ENV, type EvmNet, type HookedRpc, type Merchant, type PlacedOrder } from './evm-harness';
+import { fundedCustomer, headOf, pay, placeOrder, sleep, sql, startHookedRpc, waitForStatus, WATCH_ENV, type EvmNet, type HookedRpc, type Merchant, type PlacedOrder } from '../support/evm-harness';
 
 const NETS: EvmNet[] = ['ETHEREUM', 'BINANCE'];
 let chains: DevChains;

@@ -6,11 +6,10 @@ import { DomainError } from '../../src/common/errors';
 import { loadConfig } from '../../src/config';
 import { connectOrm } from '../../src/db/orm';
 import { buildGatewaySchema } from '../../src/graphql/schema';
-import { buildServer, type HttpServer } from '../../src/http/server';
 import { LoginDocument, MeDocument } from '../generated/graphql';
 import { createEmptyDatabase } from '../support/db';
 import { createMerchant } from '../support/fixtures';
-import { startTestGateway, TEST_JWT_SECRET, TEST_MASTER_KEY, type TestGateway } from '../support/gateway';
+import { startTestGateway, startTestServer, TEST_JWT_SECRET, TEST_MASTER_KEY, type TestGateway } from '../support/gateway';
 import { bearer, gql, wsClient, wsQuery } from '../support/graphql';
 import { http, rawHttp, type HttpResult } from '../support/http';
 
@@ -185,11 +184,10 @@ describe('server', () => {
     const db = await createEmptyDatabase();
     const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: db.url, MASTER_KEY: TEST_MASTER_KEY, JWT_SECRET: TEST_JWT_SECRET, RATE_LIMIT_STORE: 'memory', DATA_DIR: '/nonexistent' });
     const orm = await connectOrm(db.url, 2);
-    let server: HttpServer | undefined;
+    let server: Awaited<ReturnType<typeof startTestServer>> | undefined;
     try {
-      server = await buildServer(createApp(config, orm, pino({ level: 'silent' })), { schema: await buildGatewaySchema() });
-      await server.fastify.listen({ host: '127.0.0.1', port: 0 });
-      const base = `http://127.0.0.1:${(server.fastify.server.address() as { port: number }).port}`;
+      server = await startTestServer(createApp(config, orm, pino({ level: 'silent' })), { schema: await buildGatewaySchema() });
+      const base = server.url;
       const res = await http(base, '/readyz');
       expect(res.status).toBe(503);
       expect(res.body).toEqual({ status: 'not_ready', database: true, migrations: false });
@@ -246,7 +244,7 @@ describe('server', () => {
 });
 
 describe('no internals in responses', () => {
-  let server: HttpServer;
+  let server: Awaited<ReturnType<typeof startTestServer>>;
   let base: string;
   const secret = 'select password_hash from dashboard_users where 1=1';
 
@@ -259,7 +257,7 @@ describe('no internals in responses', () => {
     fields.domain!.resolve = () => {
       throw new DomainError('MERCHANT_NOT_FOUND', 'Merchant not found');
     };
-    server = await buildServer(gw.app, {
+    server = await startTestServer(gw.app, {
       schema,
       globalRoutes: [
         {
@@ -273,8 +271,7 @@ describe('no internals in responses', () => {
         },
       ],
     });
-    await server.fastify.listen({ host: '127.0.0.1', port: 0 });
-    base = `http://127.0.0.1:${(server.fastify.server.address() as { port: number }).port}`;
+    base = server.url;
   });
   afterAll(() => server?.close());
 

@@ -6,7 +6,7 @@ import { webhookKindOf } from '../../src/modules/webhooks/webhook.payload';
 import { createHmac } from 'node:crypto';
 import { TEST_JWT_SECRET, TEST_MASTER_KEY } from '../support/gateway';
 
-describe('retry schedule (README "Webhooks → Retries")', () => {
+describe('retry schedule (docs/webhooks.md "Delivery, retries and guarantees")', () => {
   it('default: 11 attempts over about three days, and it is what the config uses', () => {
     const s = new RetrySchedule();
     expect(s.maxAttempts).toBe(11);

@@ -20,7 +20,7 @@ import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { checkout, watchOrder, type CheckoutDeposit, type OrderWatch } from '../support/order-watch';
 import { startSolanaFacade, type SolanaFacade } from '../support/solana-rpc-facade';
-import { settlementReads, settlementScenarios } from './settlement-scenarios';
+import { settlementReads, settlementScenarios } from '../support/settlement-scenarios';
 
 /** Slots between the confirmed and the finalized tip in these tests (mainnet: ~32). */
 const LAG = 2;

@@ -1,0 +1,96 @@
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ErrorCodes, type ErrorCode } from '../common/errors.js';
+import { configMarkdownTable } from '../config/index.js';
+import { ORDER_TRANSITIONS } from '../modules/orders/order.transitions.js';
+import { WEBHOOK_DELIVERY_TRANSITIONS } from '../modules/webhooks/webhook.transitions.js';
+
+/**
+ * The parts of docs/ written from the code, so they cannot drift from it: each lives between
+ * `<!-- name:start -->` and `<!-- name:end -->` in its file. `npm run cli -- docs:write` rewrites them;
+ * test/unit/docs.test.ts fails when one is stale.
+ */
+export interface GeneratedSection {
+  /** Path from the repository root. */
+  file: string;
+  marker: string;
+  render(): string;
+}
+
+/**
+ * A transition table as markdown, one row per state in the table's own order. Takes any
+ * `Record<state, readonly state[]>` (orders, webhook deliveries, and the tables still to come), so a
+ * new stateful thing only adds a GENERATED_SECTIONS entry.
+ */
+export function transitionTable(table: Readonly<Record<string, readonly string[]>>): string {
+  const rows = Object.entries(table).map(([from, to]) => `| \`${from}\` | ${to.length ? to.map((s) => `\`${s}\``).join(', ') : '— (final)'} |`);
+  return ['| From | May move to |', '|---|---|', ...rows].join('\n');
+}
+
+/** What a client should read into a code, where its name alone does not say it. */
+const ERROR_NOTES: Partial<Record<ErrorCode, string>> = {
+  VALIDATION_FAILED: 'with `data.fields`',
+  CHECKOUT_KEY_EXPIRED: 'the scoped checkout key outlived its 30 minutes',
+  WRONG_ENVIRONMENT: 'a sandbox key on `/mainnet/` or the reverse',
+  SCOPE_DENIED: 'a checkout key outside its own order',
+  METHOD_NOT_ALLOWED: 'with an `Allow` header',
+  QUOTE_NOT_LOCKED: 'no locked quote for this order and token yet',
+  UNIQUE_CODES_EXHAUSTED: 'all 999 codes of this token, network and environment are held by open deposits',
+  PAYLOAD_TOO_LARGE: 'body over `BODY_LIMIT_BYTES`',
+  UNSUPPORTED_MEDIA_TYPE: 'only `application/json`',
+  TOKEN_NOT_SUPPORTED: 'unknown or inactive token for the network and environment',
+  RATE_LIMITED: 'with a `Retry-After` header in seconds, and `data.retryAfterS`',
+  INTERNAL: '"Internal server error", logged with the request id',
+};
+
+/** HTTP status → the codes it carries, from `ErrorCodes` in src/common/errors.ts. */
+export function errorTable(): string {
+  const byStatus = new Map<number, string[]>();
+  for (const [code, status] of Object.entries(ErrorCodes) as [ErrorCode, number][]) {
+    const note = ERROR_NOTES[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), note ? `\`${code}\` (${note})` : `\`${code}\``]);
+  }
+  const rows = [...byStatus.entries()].sort(([a], [b]) => a - b).map(([status, codes]) => `| ${status} | ${codes.join(', ')} |`);
+  return ['| HTTP | Codes |', '|---|---|', ...rows].join('\n');
+}
+
+export const GENERATED_SECTIONS: readonly GeneratedSection[] = [
+  { file: 'docs/configuration.md', marker: 'config-table', render: configMarkdownTable },
+  { file: 'docs/api.md', marker: 'error-table', render: errorTable },
+  { file: 'docs/order-lifecycle.md', marker: 'order-transitions', render: () => transitionTable(ORDER_TRANSITIONS) },
+  { file: 'docs/order-lifecycle.md', marker: 'webhook-delivery-transitions', render: () => transitionTable(WEBHOOK_DELIVERY_TRANSITIONS) },
+];
+
+const sectionPattern = (marker: string) => new RegExp(`<!-- ${marker}:start -->\\n([\\s\\S]*?)\\n?<!-- ${marker}:end -->`);
+
+/** The text between a marker pair, or undefined when the file has no such pair. */
+export function readSection(text: string, marker: string): string | undefined {
+  return text.match(sectionPattern(marker))?.[1];
+}
+
+/** `text` with the body between the marker pair replaced; throws when the markers are missing. */
+export function replaceSection(text: string, marker: string, body: string): string {
+  if (readSection(text, marker) === undefined) throw new Error(`no <!-- ${marker}:start/end --> pair`);
+  // A function, so `$` in the body is not read as a replacement pattern.
+  return text.replace(sectionPattern(marker), () => `<!-- ${marker}:start -->\n${body}\n<!-- ${marker}:end -->`);
+}
+
+/** Rewrites every generated section under `root`; returns the files that changed. */
+export function writeGeneratedDocs(root: string): string[] {
+  const changed = new Set<string>();
+  for (const s of GENERATED_SECTIONS) {
+    const path = join(root, s.file);
+    const text = readFileSync(path, 'utf8');
+    let next: string;
+    try {
+      next = replaceSection(text, s.marker, s.render());
+    } catch (e) {
+      throw new Error(`${s.file}: ${(e as Error).message}`);
+    }
+    if (next !== text) {
+      writeFileSync(path, next);
+      changed.add(s.file);
+    }
+  }
+  return [...changed];
+}

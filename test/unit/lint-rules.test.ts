@@ -1,0 +1,53 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+
+const ROOT = join(__dirname, '..', '..');
+
+type Sample = { file: string; code: string };
+
+/**
+ * The rule ids eslint reports for each sample, as if its code lived at its file. ESLint loads
+ * eslint.config.mjs with a dynamic import, which jest's module sandbox refuses: one child node does it.
+ */
+function ruleIds(samples: Sample[]): string[][] {
+  const script = `
+    const { ESLint } = require('eslint');
+    const path = require('node:path');
+    const samples = JSON.parse(process.argv[1]);
+    (async () => {
+      const eslint = new ESLint({ cwd: process.cwd() });
+      const out = [];
+      for (const s of samples) {
+        const [r] = await eslint.lintText(s.code, { filePath: path.join(process.cwd(), s.file) });
+        out.push(r.messages.map((m) => m.ruleId || m.message));
+      }
+      process.stdout.write(JSON.stringify(out));
+    })().catch((e) => { console.error(e); process.exit(1); });`;
+  return JSON.parse(execFileSync(process.execPath, ['-e', script, JSON.stringify(samples)], { cwd: ROOT, encoding: 'utf8' })) as string[][];
+}
+
+const readsEnv = 'export const port = process.env.PORT;\n';
+const importing = (target: string) => `import { x } from '${target}';\nexport const y = x;\n`;
+
+describe('eslint.config.mjs: layering rules', () => {
+  it('process.env is read only in src/config; modules import no transport (their resolvers may)', () => {
+    const cases: [Sample, string, boolean][] = [
+      [{ file: 'src/modules/orders/x.service.ts', code: readsEnv }, 'no-restricted-properties', true],
+      [{ file: 'src/http/x.ts', code: readsEnv }, 'no-restricted-properties', true],
+      [{ file: 'src/config/x.ts', code: readsEnv }, 'no-restricted-properties', false],
+      [{ file: 'test/unit/x.test.ts', code: readsEnv }, 'no-restricted-properties', false],
+      [{ file: 'src/modules/orders/x.service.ts', code: importing('../../app.js') }, 'no-restricted-imports', true],
+      [{ file: 'src/modules/orders/x.service.ts', code: importing('../../rest/routes.js') }, 'no-restricted-imports', true],
+      [{ file: 'src/modules/orders/x.service.ts', code: importing('../../http/server.js') }, 'no-restricted-imports', true],
+      [{ file: 'src/modules/orders/x.service.ts', code: importing('../../graphql/pubsub.js') }, 'no-restricted-imports', true],
+      [{ file: 'src/modules/quotes/providers/x.ts', code: importing('../../../graphql/scalars.js') }, 'no-restricted-imports', true],
+      [{ file: 'src/modules/orders/order.resolver.ts', code: importing('../../graphql/scalars.js') }, 'no-restricted-imports', false],
+      [{ file: 'src/rest/x.ts', code: importing('../app.js') }, 'no-restricted-imports', false],
+      [{ file: 'src/modules/orders/x.service.ts', code: importing('../../common/errors.js') }, 'no-restricted-imports', false],
+      [{ file: 'src/modules/orders/x.service.ts', code: importing('../merchants/merchant.entity.js') }, 'no-restricted-imports', false],
+    ];
+    const found = ruleIds(cases.map(([s]) => s));
+    const outcome = cases.map(([s, rule], i) => `${s.file} ${s.code.trim().split('\n')[0]} → ${rule}: ${found[i].includes(rule)}`);
+    expect(outcome).toEqual(cases.map(([s, rule, expected]) => `${s.file} ${s.code.trim().split('\n')[0]} → ${rule}: ${expected}`));
+  });
+});
