@@ -16,6 +16,8 @@ const stateFile = (dataDir: string) => join(dataDir, 'embedded-pg.json');
 
 async function reachable(url: string): Promise<boolean> {
   const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 1000 });
+  // A probe: a failure shows in connect/query; a late 'error' event must not end the process.
+  client.on('error', () => undefined);
   try {
     await client.connect();
     await client.query('select 1');

@@ -1,5 +1,7 @@
 import pg from 'pg';
 import { DomainError } from '../../src/common/errors';
+import { PAYMENT_LATE } from '../../src/modules/events/event.catalogue';
+import { recordOrderEvent } from '../../src/modules/events/order-event.writer';
 import type { TransitionReason } from '../../src/modules/orders/order-status.service';
 import { Order } from '../../src/modules/orders/order.entity';
 import { ORDER_STATUSES, canTransition, type OrderStatus } from '../../src/modules/orders/order.transitions';
@@ -91,6 +93,21 @@ describe('OrderStatusService', () => {
     expect(ev[0]).toMatchObject({ type: 'order.status_changed', from_status: 'Created', to_status: 'Processing', reason: { kind: 'payment_seen', txHash: '0xabc' }, merchant_id: merchantId, environment: 'sandbox' });
     expect(ev[1]).toMatchObject({ id: r.eventId, from_status: 'Processing', to_status: 'Success', reason: { kind: 'payment_confirmed' } });
     expect(Number(ev[1]!.seq)).toBeGreaterThan(Number(ev[0]!.seq));
+  });
+
+  it('an event that changes no status (payment.late) goes through the one writer and stays out of the status stream', async () => {
+    const o = await newOrder();
+    await transition(o.id, 'Expired', { kind: 'expired' });
+    const late = await gw.app.orm.em.fork().transactional((em) => recordOrderEvent(em, o.id, PAYMENT_LATE, { paymentId: 'p1', txHash: '0xfeed', amount: '5', withinLateWindow: true }));
+    const ev = await events(o.id);
+    expect(ev.map((e) => [e.type, e.from_status, e.to_status])).toEqual([
+      ['order.status_changed', 'Created', 'Expired'],
+      ['payment.late', 'Expired', 'Expired'],
+    ]);
+    expect(ev[1]).toMatchObject({ id: late, reason: { paymentId: 'p1', txHash: '0xfeed' }, merchant_id: merchantId, environment: 'sandbox' });
+    // The stream's snapshot and catch-up report status changes only: no Expired → Expired "change".
+    expect(await gw.app.orderStatus.current(gw.app.orm.em.fork(), o.id)).toMatchObject({ status: 'Expired', previousStatus: 'Created', seq: Number(ev[0]!.seq) });
+    expect((await gw.app.orderStatus.eventsSince(gw.app.orm.em.fork(), o.id, 0)).map((u) => u.status)).toEqual(['Expired']);
   });
 
   it('the same status is a no-op: changed false, no event', async () => {

@@ -6,8 +6,9 @@ import { Order } from './order.entity.js';
 import type { OrderStatus } from './order.transitions.js';
 
 /**
- * One row per order status change (outbox). Written only by OrderStatusService, in the transaction
- * that changes the status; read by the status stream (catch-up) and by jobs that perform side effects.
+ * One row per order event (outbox): status changes, and late payments and overpayments (types in
+ * the event catalogue). Inserted only by OrderEventWriter, in the transaction that causes the event;
+ * read by the status stream (catch-up) and by jobs that perform side effects.
  */
 @Entity({ tableName: 'order_events' })
 export class OrderEvent {
@@ -31,7 +32,7 @@ export class OrderEvent {
   @Property({ type: 'text' })
   environment!: Environment;
 
-  /** `order.status_changed`. */
+  /** An OrderEventType of the event catalogue (`order.status_changed`, `payment.late`, …). */
   @Property({ type: 'text' })
   type!: string;
 
