@@ -21,7 +21,7 @@ import { TokenService } from './modules/tokens/token.service.js';
 import { RetrySchedule } from './modules/webhooks/webhook.schedule.js';
 import { WebhookSender } from './modules/webhooks/webhook.sender.js';
 import { WebhookService } from './modules/webhooks/webhook.service.js';
-import { RateLimits } from './rest/rate-limit.js';
+import { RateLimits } from './modules/limits/rate-limit.service.js';
 
 /** The service graph, built once per process and shared by every transport and job. */
 export interface App {

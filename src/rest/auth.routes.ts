@@ -1,5 +1,5 @@
 import type { RestRoute } from './routes.js';
-import { merchantView, userView } from '../modules/merchants/merchant.views.js';
+import { merchantView, userView } from './merchant.views.js';
 import type { App } from '../app.js';
 
 /** `/api/v2/auth/*`: dashboard login, refresh rotation, logout (server-side revocation), me. */
@@ -23,7 +23,7 @@ export function authRoutes(app: App): RestRoute[] {
       auth: 'dashboard',
       limit: 'auth',
       handler: async (ctx) => {
-        const { user, merchant } = await app.merchants.profile(ctx.em, ctx.caller);
+        const { user, merchant } = await app.merchants.profile(ctx);
         return { data: { user: userView(user), merchant: merchantView(merchant) } };
       },
     },

@@ -5,7 +5,7 @@ import { randomToken, sha256Hex } from '../../common/crypto.js';
 import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
 import { DashboardUser } from './dashboard-user.entity.js';
-import { loginInput, refreshInput } from './merchant.inputs.js';
+import { loginInput, refreshInput } from './merchant.commands.js';
 import { verifyPassword } from './password.js';
 import { RefreshToken, Session } from './session.entity.js';
 

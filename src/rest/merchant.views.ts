@@ -1,5 +1,6 @@
-import type { DashboardUser } from './dashboard-user.entity.js';
-import type { Merchant } from './merchant.entity.js';
+import { unix } from '../common/time.js';
+import type { DashboardUser } from '../modules/merchants/dashboard-user.entity.js';
+import type { Merchant } from '../modules/merchants/merchant.entity.js';
 
 /** REST (snake_case) view of a merchant; the GraphQL type maps the same entity. */
 export function merchantView(m: Merchant) {
@@ -10,7 +11,7 @@ export function merchantView(m: Merchant) {
     fee_included: m.feeIncluded,
     order_ttl_seconds: m.orderTtlSeconds,
     notification_url: { sandbox: m.notificationUrlSandbox, production: m.notificationUrlProduction },
-    created_at: Math.floor(m.createdAt.getTime() / 1000),
+    created_at: unix(m.createdAt),
   };
 }
 
