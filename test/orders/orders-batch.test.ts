@@ -2,8 +2,9 @@ import pg from 'pg';
 import { internalContext, type RequestContext } from '../../src/common/context';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
-import { gql } from '../support/graphql';
-import { OrdersWithChildrenDocument as OrdersWithChildren } from '../generated/graphql';
+import { bearer, gql } from '../support/graphql';
+import { http } from '../support/http';
+import { OrdersWithChildrenDocument as OrdersWithChildren, OrdersWithChildrenInDocument as OrdersWithChildrenIn } from '../generated/graphql';
 
 /*
  * The `orders` page loads its orders' quotes, deposits and payments in batches (one query per child
@@ -15,12 +16,14 @@ const SEPOLIA_USDT = '0x7169D38820dfd117C3FA1f22a697dBA58d90BA06';
 
 let gw: TestGateway;
 let apiKey: string;
+let dashboardToken: string;
 
 beforeAll(async () => {
   // The api role runs no jobs, so the only statements during a request are the request's own.
   gw = await startTestGateway({ ROLE: 'api', RATE_LIMIT_STORE: 'postgres', FALLBACK_RATE_USDT_IDR: '16250' });
   const m = await createMerchant(gw.app);
   apiKey = m.sandboxKey;
+  dashboardToken = (await http(gw.url, '/api/v2/auth/login', { body: { email: m.email, password: m.password, user_type: 'merchant' } })).body.data.token;
   const ctx: RequestContext = { ...internalContext(gw.app.orm.em.fork()), caller: { kind: 'apiKey', merchantId: m.merchantId, environment: 'sandbox', apiKeyId: 'test' }, environment: 'sandbox' };
   const orderWithDeposit = async (i: number) => {
     const c = { ...ctx, em: gw.app.orm.em.fork() };
@@ -76,4 +79,18 @@ it('a 100-order page with quotes, deposits and payments costs the same few state
   // pool connection check. Loading per order would cost 3 more statements per order (300+ here).
   expect(small.statements).toBeLessThanOrEqual(8);
   expect(large.statements).toBeLessThanOrEqual(8);
+});
+
+it('a dashboard names the environment of the page (EnvironmentArg); without one it gets VALIDATION_FAILED and no data', async () => {
+  const missing = await gql(gw.url, OrdersWithChildren, { first: 5 }, bearer(dashboardToken));
+  expect(missing.data).toBeNull();
+  expect(missing.errors?.[0]).toMatchObject({ message: 'environment is required for dashboard calls', extensions: { code: 'VALIDATION_FAILED' } });
+
+  const sandbox = await gql(gw.url, OrdersWithChildrenIn, { first: 5, environment: 'SANDBOX' }, bearer(dashboardToken));
+  expect(sandbox.data?.orders.nodes).toHaveLength(5);
+  const production = await gql(gw.url, OrdersWithChildrenIn, { first: 5, environment: 'PRODUCTION' }, bearer(dashboardToken));
+  expect(production.data?.orders.nodes).toEqual([]);
+  // An API key keeps its own environment whatever the argument says.
+  const key = await gql(gw.url, OrdersWithChildrenIn, { first: 5, environment: 'PRODUCTION' }, { 'api-key': apiKey });
+  expect(key.data?.orders.nodes).toHaveLength(5);
 });
