@@ -1,4 +1,5 @@
 import { unix } from '../common/time.js';
+import type { TokenPair } from '../modules/merchants/auth.service.js';
 import type { DashboardUser } from '../modules/merchants/dashboard-user.entity.js';
 import type { Merchant } from '../modules/merchants/merchant.entity.js';
 
@@ -17,4 +18,16 @@ export function merchantView(m: Merchant) {
 
 export function userView(u: DashboardUser) {
   return { user_id: u.id, email: u.email, role: u.role, user_type: 'merchant' };
+}
+
+/** `auth/login` and `auth/refresh`: the token pair as the spec names it. */
+export function tokenPairView(p: TokenPair) {
+  return {
+    token: p.token,
+    refresh_token: p.refreshToken,
+    token_type: p.tokenType,
+    expires_in: p.expiresIn,
+    expired_at: p.expiredAt,
+    refresh_expired_at: p.refreshExpiredAt,
+  };
 }

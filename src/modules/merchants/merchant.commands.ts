@@ -21,14 +21,15 @@ export const createMerchantCommand = z.object({
 });
 export type CreateMerchantCommand = z.input<typeof createMerchantCommand>;
 
-// Dashboard sign-in (AuthService): the REST body as the spec names it.
-export const loginInput = z.object({
-  email: z.string().max(254),
-  password: z.string().max(256),
-  user_type: z.literal('merchant', { message: 'must be "merchant"' }),
-});
+/** Dashboard sign-in (AuthService). Credentials are checked, not shaped: any wrong value is simply INVALID_CREDENTIALS. */
+export const loginEmail = z.string().max(254);
+export const loginPassword = z.string().max(256);
+export const loginCommand = z.object({ email: loginEmail, password: loginPassword });
+export type LoginCommand = z.input<typeof loginCommand>;
 
-export const refreshInput = z.object({ refresh_token: z.string().min(1).max(512) });
+export const refreshTokenField = z.string().min(1).max(512);
+export const refreshCommand = z.object({ refreshToken: refreshTokenField });
+export type RefreshCommand = z.input<typeof refreshCommand>;
 
 export const environmentInput = z.enum(ENVIRONMENTS);
 

@@ -6,33 +6,26 @@ import { EnvironmentEnum } from '../../graphql/scalars.js';
 import type { TokenPair } from './auth.service.js';
 import { ApiKeyInfo, AuthPayload, DashboardUserType, IssuedApiKeyType, MerchantSettingsInput, MerchantType, toMerchantType } from './merchant.types.js';
 
-const toPayload = (p: TokenPair): AuthPayload => ({
-  token: p.token,
-  refreshToken: p.refresh_token,
-  tokenType: p.token_type,
-  expiresIn: p.expires_in,
-  expiredAt: p.expired_at,
-  refreshExpiredAt: p.refresh_expired_at,
-});
+const toPayload = (p: TokenPair): AuthPayload => ({ ...p });
 
 @Resolver()
 export class MerchantResolver {
   @RateLimited('login')
   @Mutation(() => AuthPayload, { description: 'Dashboard login (user_type merchant)' })
   async login(@Arg('email') email: string, @Arg('password') password: string, @Ctx() ctx: GqlContext): Promise<AuthPayload> {
-    return toPayload(await ctx.app.auth.login(ctx.em, { email, password, user_type: 'merchant' }));
+    return toPayload(await ctx.app.auth.login(ctx, { email, password }));
   }
 
   @RateLimited('auth')
   @Mutation(() => AuthPayload, { description: 'Rotate: exchanges a refresh token for a new pair; reusing an old one revokes the session' })
   async refreshToken(@Arg('refreshToken') refreshToken: string, @Ctx() ctx: GqlContext): Promise<AuthPayload> {
-    return toPayload(await ctx.app.auth.refresh(ctx.em, { refresh_token: refreshToken }));
+    return toPayload(await ctx.app.auth.refresh(ctx, { refreshToken }));
   }
 
   @Authorized('DASHBOARD')
   @Mutation(() => Boolean, { description: 'Revokes the current session: its access and refresh tokens stop working at once' })
   async logout(@Ctx() ctx: GqlContext): Promise<boolean> {
-    await ctx.app.auth.logout(ctx.em, ctx.caller);
+    await ctx.app.auth.logout(ctx);
     return true;
   }
 
