@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { requireApiKey, requireEnvironment, requireMerchant, requireMerchantWide, requireOrderScope } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
-import { DomainError } from '../../common/errors.js';;
+import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
 import type { Deposit } from '../deposits/deposit.entity.js';
 import type { Payment } from '../payments/payment.entity.js';
