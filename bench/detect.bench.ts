@@ -1,5 +1,6 @@
 import pg from 'pg';
 import pino from 'pino';
+import { internalContext } from '../src/common/context.js';
 import { DEV_TOKEN_ADDRESSES, startDevChains } from '../src/devchain/index.js';
 import { startGateway, type Gateway } from '../src/runtime.js';
 import { benchConfig, fundSenders, median, mineBlock, round1, sendTransfer, SENDERS, setAutomine } from './chain-support.js';
@@ -87,7 +88,7 @@ async function main(): Promise<void> {
     });
     await listener.query('listen order_events');
 
-    const created = await gw.app.merchants.create(gw.app.orm.em.fork(), { name: 'Bench detect', email: `bench-detect-${Date.now()}@bench.test`, password: 'benchmark-password' });
+    const created = await gw.app.merchants.create(internalContext(gw.app.orm.em.fork()), { name: 'Bench detect', email: `bench-detect-${Date.now()}@bench.test`, password: 'benchmark-password' });
     const merchantId = created.merchant.id;
     const apiKey = created.apiKeys.sandbox.apiKey;
     const usdt = DEV_TOKEN_ADDRESSES.ETHEREUM.USDT;

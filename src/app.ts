@@ -19,7 +19,7 @@ import { QuoteService } from './modules/quotes/quote.service.js';
 import { RateProviderRegistry, RateService } from './modules/quotes/rate-provider.js';
 import { TokenService } from './modules/tokens/token.service.js';
 import { createWebhookServices, type WebhookServices } from './modules/webhooks/webhook.wiring.js';
-import { RateLimits } from './rest/rate-limit.js';
+import { RateLimits } from './modules/limits/rate-limit.service.js';
 
 /** The service graph, built once per process and shared by every transport and job. */
 export interface App {

@@ -3,7 +3,7 @@ import type { App } from '../app.js';
 import { ENV_PATH } from '../common/environment.js';
 import { isDomainError } from '../common/errors.js';
 import { Order } from '../modules/orders/order.entity.js';
-import { orderView } from '../modules/orders/order.views.js';
+import { orderView } from '../rest/order.views.js';
 
 const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 

@@ -8,6 +8,7 @@ import 'reflect-metadata';
 import { ConfigError, configMarkdownTable, loadConfig, type Config } from '../config/index.js';
 import { createApp, type App } from '../app.js';
 import { ENVIRONMENTS, type Environment } from '../common/environment.js';
+import { internalContext } from '../common/context.js';
 import { isDomainError } from '../common/errors.js';
 import { writeGeneratedDocs } from './docs.writer.js';
 import { openDatabase } from '../db/open-database.js';
@@ -56,7 +57,7 @@ merchant
   .action(async (o: { name: string; email: string; password: string; feePercent: string; feeMode: string; json?: boolean }) => {
     await withApp(async (app) => {
       const em = app.orm.em.fork();
-      const created = await app.merchants.create(em, { name: o.name, email: o.email, password: o.password, platformFeePercent: o.feePercent, feeIncluded: o.feeMode === 'included' });
+      const created = await app.merchants.create(internalContext(em, 'cli'), { name: o.name, email: o.email, password: o.password, platformFeePercent: o.feePercent, feeIncluded: o.feeMode === 'included' });
       print(
         !!o.json,
         {
@@ -111,7 +112,7 @@ merchant
   .option('--json', 'print one JSON object')
   .action(async (o: { merchant: string; percent: string; json?: boolean }) => {
     await withApp(async (app) => {
-      const m = await app.merchants.setPlatformFee(app.orm.em.fork(), o.merchant, o.percent);
+      const m = await app.merchants.setPlatformFee(internalContext(app.orm.em.fork(), 'cli'), o.merchant, o.percent);
       print(!!o.json, { merchant_id: m.id, platform_fee_percent: m.platformFeePercent }, `platform fee of ${m.id}: ${m.platformFeePercent} %`);
     });
   });

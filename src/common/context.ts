@@ -18,3 +18,8 @@ export interface RequestContext {
   ip: string;
   requestId: string;
 }
+
+/** The context of work no client asked for (operator CLI, jobs, test setup): no caller, no environment. */
+export function internalContext(em: EntityManager, requestId = 'internal'): RequestContext {
+  return { em, caller: { kind: 'anonymous' }, environment: null, ip: '127.0.0.1', requestId };
+}

@@ -1,12 +1,15 @@
 import type { App } from '../app.js';
 import type { Caller, RequestContext } from '../common/context.js';
 import { DomainError, isDomainError } from '../common/errors.js';
+import { createOrderLoaders, type OrderLoaders } from '../modules/orders/order.loaders.js';
 
 /** GraphQL context: the request context plus the app. Built per HTTP request / per WS operation. */
 export interface GqlContext extends RequestContext {
   app: App;
   /** Set when credentials were sent but rejected; the auth checker surfaces it on protected fields. */
   authError: DomainError | null;
+  /** Batch loaders of the request (one query per child kind for a page of orders); never shared across requests. */
+  loaders: OrderLoaders;
 }
 
 export interface Credentials {
@@ -36,5 +39,5 @@ export async function buildGqlContext(app: App, creds: Credentials, meta: { ip: 
     authError = e;
   }
   const environment = 'environment' in caller ? caller.environment : null;
-  return { app, em, caller, environment, ip: meta.ip, requestId: meta.requestId, authError };
+  return { app, em, caller, environment, ip: meta.ip, requestId: meta.requestId, authError, loaders: createOrderLoaders(em) };
 }

@@ -1,19 +1,20 @@
 import type { RestRoute } from './routes.js';
-import { merchantView, userView } from '../modules/merchants/merchant.views.js';
+import { merchantView, tokenPairView, userView } from './merchant.views.js';
+import { toLogin, toRefresh } from './auth.mappers.js';
 import type { App } from '../app.js';
 
 /** `/api/v2/auth/*`: dashboard login, refresh rotation, logout (server-side revocation), me. */
 export function authRoutes(app: App): RestRoute[] {
   return [
-    { method: 'POST', url: '/auth/login', auth: 'public', limit: 'login', handler: async (ctx, req) => ({ message: 'Login successful', data: await app.auth.login(ctx.em, req.body) }) },
-    { method: 'POST', url: '/auth/refresh', auth: 'public', limit: 'auth', handler: async (ctx, req) => ({ message: 'Token refreshed', data: await app.auth.refresh(ctx.em, req.body) }) },
+    { method: 'POST', url: '/auth/login', auth: 'public', limit: 'login', handler: async (ctx, req) => ({ message: 'Login successful', data: tokenPairView(await app.auth.login(ctx, toLogin(req.body))) }) },
+    { method: 'POST', url: '/auth/refresh', auth: 'public', limit: 'auth', handler: async (ctx, req) => ({ message: 'Token refreshed', data: tokenPairView(await app.auth.refresh(ctx, toRefresh(req.body))) }) },
     {
       method: 'POST',
       url: '/auth/logout',
       auth: 'dashboard',
       limit: 'auth',
       handler: async (ctx) => {
-        await app.auth.logout(ctx.em, ctx.caller);
+        await app.auth.logout(ctx);
         return { message: 'Logged out', data: {} };
       },
     },
@@ -23,7 +24,7 @@ export function authRoutes(app: App): RestRoute[] {
       auth: 'dashboard',
       limit: 'auth',
       handler: async (ctx) => {
-        const { user, merchant } = await app.merchants.profile(ctx.em, ctx.caller);
+        const { user, merchant } = await app.merchants.profile(ctx);
         return { data: { user: userView(user), merchant: merchantView(merchant) } };
       },
     },

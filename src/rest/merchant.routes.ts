@@ -1,5 +1,5 @@
 import type { App } from '../app.js';
-import { merchantView } from '../modules/merchants/merchant.views.js';
+import { merchantView } from './merchant.views.js';
 import type { RestRoute } from './routes.js';
 
 /** Environment-scoped merchant routes (header `api-key`). */
@@ -11,10 +11,7 @@ export function merchantRoutes(app: App): RestRoute[] {
       auth: 'apiKey',
       limit: 'merchant',
       // Lets a merchant server check its key and base URL before going live.
-      handler: async (ctx) => {
-        const caller = ctx.caller as { merchantId: string };
-        return { data: { ...merchantView(await app.merchants.get(ctx.em, caller.merchantId)), environment: ctx.environment } };
-      },
+      handler: async (ctx) => ({ data: { ...merchantView(await app.merchants.mine(ctx)), environment: ctx.environment } }),
     },
   ];
 }

@@ -1,15 +1,19 @@
 import type { App } from '../app.js';
-import { orderView } from '../modules/orders/order.views.js';
-import { paymentLinkValidationView, paymentLinkView } from '../modules/payment-links/payment-link.views.js';
+import { orderView } from './order.views.js';
+import { paymentLinkValidationView, paymentLinkView } from './payment-link.views.js';
+import { unix } from '../common/time.js';
+import { createPaymentLinkBody, toCreatePaymentLink, toOpenPaymentLink, toUpdatePaymentLink } from './payment-link.mappers.js';
 import type { RestRoute } from './routes.js';
 
 type IdParams = { payment_link_id: string };
 
 /**
  * Payment links (environment-scoped): dashboard management with the JWT, and the two public calls
- * of the hosted checkout page. Handlers pass input through to PaymentLinkService and map the result.
+ * of the hosted checkout page. Handlers map the legacy body to a command (payment-link.mappers.ts),
+ * call PaymentLinkService and map the result to the legacy view.
  */
 export function paymentLinkRoutes(app: App): RestRoute[] {
+  const createBody = createPaymentLinkBody(app.config.ORDER_MIN_IDR, app.config.ORDER_MAX_IDR);
   const view = (link: Parameters<typeof paymentLinkView>[0]) => paymentLinkView(link, app.paymentLinks.url(link));
   return [
     {
@@ -17,7 +21,7 @@ export function paymentLinkRoutes(app: App): RestRoute[] {
       url: '/merchant/payment-link',
       auth: 'dashboard',
       limit: 'auth',
-      handler: async (ctx, req) => ({ status: 201, message: 'Payment link created', data: view(await app.paymentLinks.create(ctx, req.body)) }),
+      handler: async (ctx, req) => ({ status: 201, message: 'Payment link created', data: view(await app.paymentLinks.create(ctx, toCreatePaymentLink(ctx, createBody, req.body))) }),
     },
     {
       method: 'GET',
@@ -25,7 +29,7 @@ export function paymentLinkRoutes(app: App): RestRoute[] {
       auth: 'dashboard',
       limit: 'auth',
       handler: async (ctx, req) => {
-        const page = await app.paymentLinks.list(ctx, req.query);
+        const page = await app.paymentLinks.list(ctx, (req.query ?? {}) as { limit?: number; offset?: number });
         return { data: { ...page, items: page.items.map(view) } };
       },
     },
@@ -41,7 +45,7 @@ export function paymentLinkRoutes(app: App): RestRoute[] {
       url: '/merchant/payment-link',
       auth: 'dashboard',
       limit: 'auth',
-      handler: async (ctx, req) => ({ message: 'Payment link updated', data: view(await app.paymentLinks.update(ctx, req.body)) }),
+      handler: async (ctx, req) => ({ message: 'Payment link updated', data: view(await app.paymentLinks.update(ctx, toUpdatePaymentLink(ctx, req.body))) }),
     },
     {
       method: 'DELETE',
@@ -56,8 +60,8 @@ export function paymentLinkRoutes(app: App): RestRoute[] {
       auth: 'public',
       limit: 'public',
       handler: async (ctx, req) => {
-        const { order, key } = await app.paymentLinks.open(ctx, req.body);
-        return { status: 201, message: 'Order created', data: { request: orderView(order), expired_at: Math.floor(order.expiresAt.getTime() / 1000), api_key: key } };
+        const { order, key } = await app.paymentLinks.open(ctx, toOpenPaymentLink(req.body));
+        return { status: 201, message: 'Order created', data: { request: orderView(order), expired_at: unix(order.expiresAt), api_key: key } };
       },
     },
     {

@@ -1,16 +1,17 @@
 import type { App } from '../app.js';
-import { depositView } from '../modules/deposits/deposit.service.js';
+import { unix } from '../common/time.js';
 import { renderQrPng, renderQrSvg } from '../modules/deposits/qr-image.js';
-import { depositSummaryView, orderView, paymentView, quoteSummaryView } from '../modules/orders/order.views.js';
-import { quoteView } from '../modules/quotes/quote.service.js';
-import { tokenView } from '../modules/tokens/token.service.js';
+import { createOrderBody, toCreateDeposit, toCreateOrder, toGetOrder, toLockQuote } from './order.mappers.js';
+import { depositSummaryView, depositView, orderView, paymentView, quoteSummaryView, quoteView, tokenView } from './order.views.js';
 import type { RestRoute } from './routes.js';
 
 /**
- * The spec's order and payment flow (environment-scoped). Each handler parses nothing itself: it
- * passes the body to the same service method the GraphQL resolver calls and maps the result.
+ * The spec's order and payment flow (environment-scoped). Each handler maps the legacy body to the
+ * typed command (order.mappers.ts), calls the service method the GraphQL resolver calls, and maps
+ * the result to the legacy view (order.views.ts).
  */
 export function paymentRoutes(app: App): RestRoute[] {
+  const createBody = createOrderBody(app.config.ORDER_MIN_IDR, app.config.ORDER_MAX_IDR);
   return [
     {
       method: 'POST',
@@ -18,8 +19,8 @@ export function paymentRoutes(app: App): RestRoute[] {
       auth: 'apiKey',
       limit: 'merchant',
       handler: async (ctx, req) => {
-        const { order, key, url } = await app.orders.create(ctx, req.body);
-        return { status: 201, message: 'Order created', data: { request: orderView(order), url, key, expired_at: Math.floor(order.expiresAt.getTime() / 1000) } };
+        const { order, key, url } = await app.orders.create(ctx, toCreateOrder(ctx, createBody, req.body));
+        return { status: 201, message: 'Order created', data: { request: orderView(order), url, key, expired_at: unix(order.expiresAt) } };
       },
     },
     {
@@ -28,7 +29,7 @@ export function paymentRoutes(app: App): RestRoute[] {
       auth: 'checkout',
       limit: 'merchant',
       handler: async (ctx, req) => {
-        const { order, quote } = await app.quotes.lock(ctx, req.body);
+        const { order, quote } = await app.quotes.lock(ctx, toLockQuote(ctx, req.body));
         return { message: 'Rate locked', data: quoteView(order, quote, quote.token) };
       },
     },
@@ -37,7 +38,7 @@ export function paymentRoutes(app: App): RestRoute[] {
       url: '/pgqr/fiat/create',
       auth: 'checkout',
       limit: 'merchant',
-      handler: async (ctx, req) => ({ status: 201, message: 'QR created', data: depositView(await app.deposits.create(ctx, req.body)) }),
+      handler: async (ctx, req) => ({ status: 201, message: 'QR created', data: depositView(await app.deposits.create(ctx, toCreateDeposit(ctx, req.body))) }),
     },
     {
       method: 'POST',
@@ -45,11 +46,11 @@ export function paymentRoutes(app: App): RestRoute[] {
       auth: 'checkout',
       limit: 'merchant',
       handler: async (ctx, req) => {
-        const { order, quotes, deposits, payments } = await app.orders.details(ctx, await app.orders.getByNo(ctx, req.body));
+        const { order, quotes, deposits, payments } = await app.orders.details(ctx, await app.orders.getByNo(ctx, toGetOrder(ctx, req.body)));
         return {
           data: {
             request: orderView(order),
-            expired_at: Math.floor(order.expiresAt.getTime() / 1000),
+            expired_at: unix(order.expiresAt),
             quotes: quotes.map(quoteSummaryView),
             deposits: deposits.map(depositSummaryView),
             payments: payments.map(paymentView),
@@ -65,7 +66,7 @@ export function paymentRoutes(app: App): RestRoute[] {
       limit: 'merchant',
       handler: async (ctx, req) => {
         const q = (req.query ?? {}) as Record<string, string>;
-        const { qrValue } = await app.deposits.create(ctx, q);
+        const { qrValue } = await app.deposits.create(ctx, toCreateDeposit(ctx, q));
         return q.format === 'svg'
           ? { raw: { contentType: 'image/svg+xml', body: await renderQrSvg(qrValue) } }
           : { raw: { contentType: 'image/png', body: await renderQrPng(qrValue) } };
@@ -76,7 +77,7 @@ export function paymentRoutes(app: App): RestRoute[] {
       url: '/listToken',
       auth: 'checkout',
       limit: 'merchant',
-      handler: async (ctx) => ({ data: { tokens: (await app.tokens.listActive(ctx.em, ctx.environment!)).map(tokenView) } }),
+      handler: async (ctx) => ({ data: { tokens: (await app.tokens.list(ctx)).map(tokenView) } }),
     },
   ];
 }

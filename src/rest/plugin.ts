@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../common/errors.js';
 import { errorEnvelope, toDomainError } from './envelope.js';
-import { RateLimitStoreError } from './rate-limit.js';
+import { RateLimitStoreError } from '../modules/limits/rate-limit.service.js';
 
 /** Sends a domain error: the envelope on REST routes, `{errors:[…]}` on `/graphql`. */
 export function sendError(req: FastifyRequest, reply: FastifyReply, err: DomainError): FastifyReply {

@@ -4,7 +4,7 @@ import type { Caller, RequestContext } from '../common/context.js';
 import { ENV_PATH, ENVIRONMENTS, type Environment } from '../common/environment.js';
 import { DomainError, isDomainError } from '../common/errors.js';
 import { envelope } from './envelope.js';
-import type { LimitKind } from './rate-limit.js';
+import type { LimitKind } from '../modules/limits/rate-limit.service.js';
 
 export type RouteAuth = 'public' | 'apiKey' | 'dashboard' | 'checkout';
 

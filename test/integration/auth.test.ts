@@ -3,6 +3,7 @@ import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { bearer, gql } from '../support/graphql';
 import { http } from '../support/http';
+import { internalContext } from '../../src/common/context';
 
 let gw: TestGateway;
 let m: Awaited<ReturnType<typeof createMerchant>>;
@@ -143,6 +144,6 @@ describe('API keys', () => {
 
   it('a viewer cannot rotate keys', async () => {
     const em = gw.app.orm.em.fork();
-    await expect(gw.app.merchants.rotateApiKey(em, { kind: 'dashboard', merchantId: m.merchantId, userId: 'x', sessionId: 'y', role: 'viewer' }, 'sandbox')).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(gw.app.merchants.rotateApiKey({ ...internalContext(em), caller: { kind: 'dashboard', merchantId: m.merchantId, userId: 'x', sessionId: 'y', role: 'viewer' } }, 'sandbox')).rejects.toMatchObject({ code: 'FORBIDDEN' });
   });
 });

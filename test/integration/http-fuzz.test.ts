@@ -4,6 +4,7 @@ import { LoginDocument, MeDocument, RefreshTokenDocument, RotateApiKeyDocument }
 import { countRows } from '../support/db';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { rawHttp } from '../support/http';
+import { internalContext } from '../../src/common/context';
 
 /**
  * Generated malformed requests against the REST/auth routes and /graphql (fast-check, fixed seed so a
@@ -23,7 +24,7 @@ let sandboxKey: string;
 
 beforeAll(async () => {
   gw = await startTestGateway({ ROLE: 'api' });
-  const created = await gw.app.merchants.create(gw.app.orm.em.fork(), { name: 'Fuzz', email: OWNER_EMAIL, password: 'correct horse battery staple' });
+  const created = await gw.app.merchants.create(internalContext(gw.app.orm.em.fork()), { name: 'Fuzz', email: OWNER_EMAIL, password: 'correct horse battery staple' });
   sandboxKey = created.apiKeys.sandbox.apiKey;
 });
 afterAll(() => gw?.close());

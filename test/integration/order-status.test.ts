@@ -7,6 +7,7 @@ import { Order } from '../../src/modules/orders/order.entity';
 import { ORDER_STATUSES, canTransition, type OrderStatus } from '../../src/modules/orders/order.transitions';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { internalContext } from '../../src/common/context';
 
 /** The lifecycle as documented (docs/order-lifecycle.md "Orders"); everything else is refused. */
 const ALLOWED: [OrderStatus, OrderStatus][] = [
@@ -54,7 +55,7 @@ describe('OrderStatusService', () => {
 
   const newOrder = async () => {
     n += 1;
-    const { order } = await gw.app.orders.insert(gw.app.orm.em.fork(), {
+    const { order } = await gw.app.orders.insert(internalContext(gw.app.orm.em.fork()), {
       merchantId,
       environment: 'sandbox',
       orderNo: `ST-${n}-${Date.now()}`,

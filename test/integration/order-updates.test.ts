@@ -5,6 +5,7 @@ import { OrderUpdatedDocument, type OrderUpdatedSubscription } from '../generate
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { wsClient, wsQuery, type GqlResult } from '../support/graphql';
+import { internalContext } from '../../src/common/context';
 
 type Update = OrderUpdatedSubscription['orderUpdated'];
 
@@ -93,7 +94,7 @@ describe('orderUpdated subscription (graphql-ws, PostgreSQL LISTEN/NOTIFY)', () 
 
   const newOrder = async (merchantId = m.merchantId) => {
     n += 1;
-    const created = await api.app.orders.insert(api.app.orm.em.fork(), {
+    const created = await api.app.orders.insert(internalContext(api.app.orm.em.fork()), {
       merchantId,
       environment: 'sandbox',
       orderNo: `SUB-${n}-${Date.now()}`,

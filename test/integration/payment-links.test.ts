@@ -225,7 +225,8 @@ describe('dashboard REST', () => {
   it('a viewer may read links but not change them', async () => {
     const em = gw.app.orm.em.fork();
     const ctx = { em, caller: { kind: 'dashboard' as const, merchantId: a.merchantId, userId: 'u', sessionId: 's', role: 'viewer' }, environment: 'sandbox' as const, ip: '127.0.0.1', requestId: 'r' };
-    await expect(gw.app.paymentLinks.create(ctx, linkBody(a))).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    const { title, expiration_time: expirationTime, max_usage: maxUsage, products } = linkBody(a);
+    await expect(gw.app.paymentLinks.create(ctx, { title, expirationTime, maxUsage, products })).rejects.toMatchObject({ code: 'FORBIDDEN' });
     await expect(gw.app.paymentLinks.list(ctx, {})).resolves.toMatchObject({ limit: 20, offset: 0 });
   });
 });

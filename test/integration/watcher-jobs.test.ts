@@ -16,6 +16,7 @@ import type { App } from '../../src/app';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { eventually, sleep, sql, startHookedRpc, type HookedRpc } from '../support/evm-harness';
+import { internalContext } from '../../src/common/context';
 
 const MONGODB_URL = process.env.MONGODB_URL;
 if (!MONGODB_URL) console.log('jobs.test: MONGODB_URL is not set, so the MongoDB job store cases are skipped (PostgreSQL cases run; no MongoDB server exists on this machine)');
@@ -90,7 +91,7 @@ describe.each(stores)('job store: $store', ({ store, mongodbUrl }) => {
 
   it('the expiry job runs on schedule and settles a due order', async () => {
     const m = await createMerchant(api.app);
-    const { order } = await api.app.orders.insert(api.app.orm.em.fork(), {
+    const { order } = await api.app.orders.insert(internalContext(api.app.orm.em.fork()), {
       merchantId: m.merchantId,
       environment: 'sandbox',
       orderNo: `JOB-${store}-${Date.now()}`,

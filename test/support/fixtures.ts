@@ -1,4 +1,5 @@
 import type { App } from '../../src/app';
+import { internalContext } from '../../src/common/context';
 
 let n = 0;
 
@@ -7,7 +8,7 @@ export async function createMerchant(app: App, overrides: { feeIncluded?: boolea
   n += 1;
   const email = `owner${n}-${Date.now()}@merchant.test`;
   const password = 'correct horse battery';
-  const created = await app.merchants.create(app.orm.em.fork(), { name: `Merchant ${n}`, email, password, ...overrides });
+  const created = await app.merchants.create(internalContext(app.orm.em.fork()), { name: `Merchant ${n}`, email, password, ...overrides });
   return {
     merchantId: created.merchant.id,
     email,

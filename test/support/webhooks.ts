@@ -4,6 +4,7 @@ import type { Environment } from '../../src/common/environment';
 import type { OrderStatus } from '../../src/modules/orders/order.transitions';
 import { http } from './http';
 import type { ReceivedWebhook } from './webhook-receiver';
+import { internalContext } from '../../src/common/context';
 
 /** Fast webhook settings for tests: retries after 0.3 s (no jitter), 1.5 s timeouts, quick polls and sweeps. */
 export const FAST_WEBHOOKS: Record<string, string> = {
@@ -29,7 +30,7 @@ let n = 0;
 /** An order inserted through the order service (the path API and payment-link orders share). */
 export async function newOrder(app: App, merchantId: string, environment: Environment = 'sandbox', amount = 150_000n) {
   n += 1;
-  const { order } = await app.orders.insert(app.orm.em.fork(), {
+  const { order } = await app.orders.insert(internalContext(app.orm.em.fork()), {
     merchantId,
     environment,
     orderNo: `WH-${n}-${Date.now()}`,

@@ -4,10 +4,10 @@ import { driverFor, familyOf, networkProfile, watchAddressFor } from '../../chai
 import type { RequestContext } from '../../common/context.js';
 import type { WalletType } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
-import { formatDecimal, tokenUnitsToIdrFloor } from '../../common/money.js';
+import { tokenUnitsToIdrFloor } from '../../common/money.js';
 import { parseInput } from '../../common/validation.js';
 import type { Order } from '../orders/order.entity.js';
-import { createDepositInput } from '../orders/order.inputs.js';
+import { createDepositCommand, type CreateDepositCommand } from '../orders/order.commands.js';
 import type { OrderService } from '../orders/order.service.js';
 import { parseRate, uniqueCodeAmount } from '../quotes/fee.math.js';
 import { Quote } from '../quotes/quote.entity.js';
@@ -16,7 +16,7 @@ import type { Token } from '../tokens/token.entity.js';
 import type { TokenService } from '../tokens/token.service.js';
 import { Deposit } from './deposit.entity.js';
 import type { HdWalletService } from './hd-wallet.service.js';
-import { formatUniqueCode, pickUniqueCode } from './unique-code.js';
+import { pickUniqueCode } from './unique-code.js';
 
 export interface DepositResult {
   order: Order;
@@ -40,10 +40,10 @@ export class DepositService {
    * and returned by every later one (the QR is rebuilt for the wallet asked for). Reuses the quote
    * locked by checkOrderRate (or locks it now).
    */
-  async create(ctx: RequestContext, input: unknown): Promise<DepositResult> {
-    const data = parseInput(createDepositInput, input);
-    const order = await this.orders.findForCaller(ctx, data.merchant_id, data.transactionID);
-    const token = await this.tokens.resolve(ctx.em, order.environment, data.network, data.tokenAddress);
+  async create(ctx: RequestContext, cmd: CreateDepositCommand): Promise<DepositResult> {
+    const data = parseInput(createDepositCommand, cmd);
+    const order = await this.orders.findForCaller(ctx, data.orderNo);
+    const token = await this.tokens.resolve(ctx, order.environment, data.network, data.tokenAddress);
     const chainId = networkProfile(order.environment, token.network, this.devChains).chainId;
     // Refuse impossible wallet/network pairs before any address is allocated.
     driverFor(token.network).paymentUri(data.walletType, token.network, { token, to: probeAddress(token), amount: 1n, chainId });
@@ -54,7 +54,7 @@ export class DepositService {
       quote = await ctx.em.findOneOrFail(Quote, deposit.quote.id);
     } else {
       this.orders.assertPayable(order);
-      quote = await this.quotes.lockFor(ctx.em, order, token);
+      quote = await this.quotes.lockFor(ctx, order, token);
       deposit = await this.allocate(ctx.em, order, token, quote, data.walletType);
     }
     const qrValue = driverFor(token.network).paymentUri(data.walletType, token.network, {
@@ -128,31 +128,3 @@ export class DepositService {
 
 /** Any valid address of the token's network, to validate a wallet/network pair without allocating. */
 const probeAddress = (token: Token) => token.address;
-
-/** REST `data` of pgqr/fiat/create: the spec's QR and deposit record plus `qrValue`. */
-export function depositView(r: DepositResult) {
-  const { order, deposit, quote, token } = r;
-  const d = token.decimals;
-  return {
-    request: {
-      tokenName: token.symbol,
-      tokenAddress: token.address,
-      transactionID: order.orderNo,
-      network: deposit.network,
-      walletType: deposit.walletType,
-      order_no: order.orderNo,
-      amount: formatDecimal(quote.amountCrypto, d),
-      amountFiat: quote.amountIdr.toString(),
-      feeAmount: formatDecimal(quote.feeAmountCrypto, d),
-      feeAmountFiat: quote.feeAmountIdr.toString(),
-      feeIsIncluded: quote.feeIncluded,
-      uniqueCode: formatUniqueCode(deposit.uniqueCode),
-      uniqueCodeAmount: formatDecimal(deposit.uniqueCodeAmount, d),
-      totalAmount: formatDecimal(deposit.totalAmount, d),
-      totalAmountFiat: deposit.totalAmountFiat.toString(),
-      expiredAt: Math.floor(deposit.expiresAt.getTime() / 1000),
-      destinationAddress: deposit.address,
-    },
-    qrValue: r.qrValue,
-  };
-}

@@ -1,26 +1,28 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
-import type { Caller } from '../../common/context.js';
+import { requireDashboard, type DashboardCaller } from '../../common/access.js';
+import type { RequestContext } from '../../common/context.js';
 import { randomToken, sha256Hex } from '../../common/crypto.js';
 import { DomainError } from '../../common/errors.js';
+import { unix } from '../../common/time.js';
 import { parseInput } from '../../common/validation.js';
 import { DashboardUser } from './dashboard-user.entity.js';
-import { loginInput, refreshInput } from './merchant.inputs.js';
+import { loginCommand, refreshCommand, type LoginCommand, type RefreshCommand } from './merchant.commands.js';
 import { verifyPassword } from './password.js';
 import { RefreshToken, Session } from './session.entity.js';
 
 export interface TokenPair {
   token: string;
-  refresh_token: string;
-  token_type: 'Bearer';
+  refreshToken: string;
+  tokenType: 'Bearer';
   /** Access-token lifetime, seconds. */
-  expires_in: number;
+  expiresIn: number;
   /** Unix seconds. */
-  expired_at: number;
-  refresh_expired_at: number;
+  expiredAt: number;
+  refreshExpiredAt: number;
 }
 
-export type DashboardCaller = Extract<Caller, { kind: 'dashboard' }>;
+export type { DashboardCaller };
 
 export interface AuthOptions {
   jwtSecret: string;
@@ -43,8 +45,9 @@ export class AuthService {
     this.key = new TextEncoder().encode(opts.jwtSecret);
   }
 
-  async login(em: EntityManager, input: unknown): Promise<TokenPair> {
-    const { email, password } = parseInput(loginInput, input);
+  async login(ctx: RequestContext, cmd: LoginCommand): Promise<TokenPair> {
+    const { em } = ctx;
+    const { email, password } = parseInput(loginCommand, cmd);
     const user = await em.findOne(DashboardUser, { email: email.trim().toLowerCase() });
     const ok = await verifyPassword(user?.passwordHash ?? null, password);
     if (!user || !ok) throw new DomainError('INVALID_CREDENTIALS', 'Invalid email or password');
@@ -60,10 +63,10 @@ export class AuthService {
    * Exchanges a refresh token for a new pair. Each refresh token works once: presenting a used one
    * means it leaked (or a client raced itself), so the whole session is revoked.
    */
-  async refresh(em: EntityManager, input: unknown): Promise<TokenPair> {
-    const { refresh_token } = parseInput(refreshInput, input);
-    const hash = sha256Hex(refresh_token);
-    const outcome = await em.transactional(async (tx) => {
+  async refresh(ctx: RequestContext, cmd: RefreshCommand): Promise<TokenPair> {
+    const { refreshToken } = parseInput(refreshCommand, cmd);
+    const hash = sha256Hex(refreshToken);
+    const outcome = await ctx.em.transactional(async (tx) => {
       const rt = await tx.findOne(RefreshToken, { tokenHash: hash }, { populate: ['session', 'session.user'] });
       if (!rt) throw new DomainError('INVALID_TOKEN', 'Invalid refresh token');
       const session = rt.session;
@@ -86,12 +89,12 @@ export class AuthService {
     return outcome.pair;
   }
 
-  async logout(em: EntityManager, caller: Caller): Promise<void> {
-    if (caller.kind !== 'dashboard') throw new DomainError('UNAUTHENTICATED', 'Dashboard login required');
-    await em.nativeUpdate(Session, { id: caller.sessionId, revokedAt: null }, { revokedAt: new Date(), revokedReason: 'logout' });
+  async logout(ctx: RequestContext): Promise<void> {
+    const caller = requireDashboard(ctx);
+    await ctx.em.nativeUpdate(Session, { id: caller.sessionId, revokedAt: null }, { revokedAt: new Date(), revokedReason: 'logout' });
   }
 
-  /** Verifies a Bearer token and that its session is still on the allowlist. */
+  /** Transports, before a context has a caller: verifies a Bearer token and that its session is still on the allowlist. */
   async authenticate(em: EntityManager, token: string): Promise<DashboardCaller> {
     let payload;
     try {
@@ -128,11 +131,11 @@ export class AuthService {
     em.create(RefreshToken, { session, tokenHash: sha256Hex(refresh) });
     return {
       token,
-      refresh_token: refresh,
-      token_type: 'Bearer',
-      expires_in: this.opts.accessTtlS,
-      expired_at: exp,
-      refresh_expired_at: Math.floor(session.expiresAt.getTime() / 1000),
+      refreshToken: refresh,
+      tokenType: 'Bearer',
+      expiresIn: this.opts.accessTtlS,
+      expiredAt: exp,
+      refreshExpiredAt: unix(session.expiresAt),
     };
   }
 }

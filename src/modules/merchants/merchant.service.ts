@@ -1,13 +1,20 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Caller } from '../../common/context.js';
+import { requireDashboard, requireMerchant, requireOwner } from '../../common/access.js';
+import type { RequestContext } from '../../common/context.js';
 import { ENVIRONMENTS, type Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
 import type { ApiKeyService, IssuedApiKey } from './api-key.service.js';
 import { DashboardUser } from './dashboard-user.entity.js';
 import { Merchant } from './merchant.entity.js';
-import { createMerchantInput, environmentInput, platformFeeInput, updateMerchantSettingsInput } from './merchant.inputs.js';
+import {
+  createMerchantCommand,
+  environmentInput,
+  platformFeeInput,
+  updateMerchantSettingsCommand,
+  type CreateMerchantCommand,
+  type UpdateMerchantSettingsCommand,
+} from './merchant.commands.js';
 import { hashPassword } from './password.js';
 
 export interface CreatedMerchant {
@@ -19,9 +26,10 @@ export interface CreatedMerchant {
 export class MerchantService {
   constructor(private readonly apiKeys: ApiKeyService) {}
 
-  /** Creates a merchant, its owner dashboard user and one API key per environment. */
-  async create(em: EntityManager, input: unknown): Promise<CreatedMerchant> {
-    const data = parseInput(createMerchantInput, input);
+  /** Operator (CLI): creates a merchant, its owner dashboard user and one API key per environment. */
+  async create(ctx: RequestContext, cmd: CreateMerchantCommand): Promise<CreatedMerchant> {
+    const { em } = ctx;
+    const data = parseInput(createMerchantCommand, cmd);
     const passwordHash = await hashPassword(data.password);
     let merchant: Merchant;
     let user: DashboardUser;
@@ -45,25 +53,30 @@ export class MerchantService {
     return { merchant, user, apiKeys };
   }
 
-  async get(em: EntityManager, merchantId: string): Promise<Merchant> {
-    const m = await em.findOne(Merchant, merchantId);
+  async get(ctx: RequestContext, merchantId: string): Promise<Merchant> {
+    const m = await ctx.em.findOne(Merchant, merchantId);
     if (!m) throw new DomainError('MERCHANT_NOT_FOUND', 'Merchant not found');
     return m;
   }
 
+  /** The caller's own merchant (any merchant credential). */
+  async mine(ctx: RequestContext): Promise<Merchant> {
+    return this.get(ctx, requireMerchant(ctx).merchantId);
+  }
+
   /** The signed-in dashboard user and their merchant. */
-  async profile(em: EntityManager, caller: Caller): Promise<{ user: DashboardUser; merchant: Merchant }> {
-    if (caller.kind !== 'dashboard') throw new DomainError('UNAUTHENTICATED', 'Dashboard login required');
-    const user = await em.findOneOrFail(DashboardUser, caller.userId, { populate: ['merchant'] });
+  async profile(ctx: RequestContext): Promise<{ user: DashboardUser; merchant: Merchant }> {
+    const caller = requireDashboard(ctx);
+    const user = await ctx.em.findOneOrFail(DashboardUser, caller.userId, { populate: ['merchant'] });
     return { user, merchant: user.merchant };
   }
 
   /** Dashboard (owner/admin): fee mode, order lifetime, payment tolerance. */
-  async updateSettings(em: EntityManager, caller: Caller, input: unknown): Promise<Merchant> {
-    if (caller.kind !== 'dashboard') throw new DomainError('UNAUTHENTICATED', 'Dashboard login required');
-    if (caller.role === 'viewer') throw new DomainError('FORBIDDEN', 'Only owners and admins can change settings');
-    const data = parseInput(updateMerchantSettingsInput, input);
-    const m = await this.get(em, caller.merchantId);
+  async updateSettings(ctx: RequestContext, cmd: UpdateMerchantSettingsCommand): Promise<Merchant> {
+    const caller = requireOwner(ctx, 'change settings');
+    const data = parseInput(updateMerchantSettingsCommand, cmd);
+    const { em } = ctx;
+    const m = await this.get(ctx, caller.merchantId);
     if (data.feeIncluded !== undefined) m.feeIncluded = data.feeIncluded;
     if (data.orderTtlSeconds !== undefined) m.orderTtlSeconds = data.orderTtlSeconds;
     if (data.paymentToleranceBps !== undefined) m.settings = { ...m.settings, paymentToleranceBps: data.paymentToleranceBps };
@@ -72,17 +85,16 @@ export class MerchantService {
   }
 
   /** Operator (CLI): the merchant's platform fee percent. Applies to quotes locked from now on. */
-  async setPlatformFee(em: EntityManager, merchantId: string, percent: unknown): Promise<Merchant> {
-    const m = await this.get(em, merchantId);
+  async setPlatformFee(ctx: RequestContext, merchantId: string, percent: string): Promise<Merchant> {
+    const m = await this.get(ctx, merchantId);
     m.platformFeePercent = parseInput(platformFeeInput, percent);
-    await em.flush();
+    await ctx.em.flush();
     return m;
   }
 
   /** Dashboard: rotate the caller's API key for one environment (shown once). */
-  async rotateApiKey(em: EntityManager, caller: Caller, environment: unknown): Promise<IssuedApiKey> {
-    if (caller.kind !== 'dashboard') throw new DomainError('UNAUTHENTICATED', 'Dashboard login required');
-    if (caller.role === 'viewer') throw new DomainError('FORBIDDEN', 'Only owners and admins can rotate API keys');
-    return this.apiKeys.rotate(em, caller.merchantId, parseInput(environmentInput, environment));
+  async rotateApiKey(ctx: RequestContext, environment: Environment): Promise<IssuedApiKey> {
+    const caller = requireOwner(ctx, 'rotate API keys');
+    return this.apiKeys.rotate(ctx.em, caller.merchantId, parseInput(environmentInput, environment));
   }
 }

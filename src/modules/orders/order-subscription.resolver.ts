@@ -25,7 +25,7 @@ type Args = { orderNo: string };
 async function subscribeOrderUpdates({ args, context: ctx, info }: SubscribeResolverData<unknown, Args, GqlContext>) {
   const { caller, app } = ctx;
   if (caller.kind !== 'apiKey' && caller.kind !== 'checkout') throw new Error('unreachable: @Authorized admits API and checkout keys only');
-  const order = await app.orders.findForCaller(ctx, caller.merchantId, args.orderNo);
+  const order = await app.orders.findForCaller(ctx, args.orderNo);
   const orderId = order.id;
   // Reads use their own short-lived EntityManager forks: the operation's context lives as long as the stream.
   return orderUpdateStream(pubSubOf(info.schema), orderId, {

@@ -1,16 +1,16 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
-import type { Caller, RequestContext } from '../../common/context.js';
-import type { Environment } from '../../common/environment.js';
+import { requireApiKey, requireEnvironment, requireMerchant, requireMerchantWide, requireOrderScope } from '../../common/access.js';
+import type { RequestContext } from '../../common/context.js';
 import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
-import { Deposit } from '../deposits/deposit.entity.js';
-import { Payment } from '../payments/payment.entity.js';
-import { Quote } from '../quotes/quote.entity.js';
+import type { Deposit } from '../deposits/deposit.entity.js';
+import type { Payment } from '../payments/payment.entity.js';
+import type { Quote } from '../quotes/quote.entity.js';
 import type { CheckoutKeyService } from './checkout-key.service.js';
 import { prepared } from '../../db/prepared.js';
 import { Order, type OrderRecord } from './order.entity.js';
-import { createOrderInput, getOrderInput, listOrdersInput } from './order.inputs.js';
+import { createOrderCommand, getOrderCommand, listOrdersCommand, type CreateOrderCommand, type GetOrderCommand, type ListOrdersCommand } from './order.commands.js';
+import { createOrderLoaders, type OrderLoaders } from './order.loaders.js';
 import { OPEN_STATUSES } from './order.transitions.js';
 
 export interface OrderServiceOptions {
@@ -31,27 +31,26 @@ export interface CreatedOrder {
 }
 
 export class OrderService {
-  private readonly createInput;
+  private readonly createCommand;
 
   constructor(
     private readonly keys: CheckoutKeyService,
     private readonly opts: OrderServiceOptions,
   ) {
-    this.createInput = createOrderInput(opts.minIdr, opts.maxIdr);
+    this.createCommand = createOrderCommand(opts.minIdr, opts.maxIdr);
   }
 
-  /** Merchant server (API key): creates an order in the key's environment. Duplicate order_no → DUPLICATE_ORDER_NO. */
-  async create(ctx: RequestContext, input: unknown): Promise<CreatedOrder> {
-    const caller = requireApiKey(ctx.caller);
-    const data = parseInput(this.createInput, input);
-    if (data.merchant_id !== caller.merchantId) throw new DomainError('MERCHANT_MISMATCH', 'merchant_id does not match the API key');
-    return this.insert(ctx.em, {
+  /** Merchant server (API key): creates an order in the key's environment. Duplicate order number → DUPLICATE_ORDER_NO. */
+  async create(ctx: RequestContext, cmd: CreateOrderCommand): Promise<CreatedOrder> {
+    const caller = requireApiKey(ctx);
+    const data = parseInput(this.createCommand, cmd);
+    return this.insert(ctx, {
       merchantId: caller.merchantId,
       environment: caller.environment,
-      orderNo: data.order_no,
+      orderNo: data.orderNo,
       amount: BigInt(data.amount),
-      customerName: data.name ?? null,
-      customerEmail: data.email ?? null,
+      customerName: data.customerName ?? null,
+      customerEmail: data.customerEmail ?? null,
       source: 'api',
       paymentLinkId: null,
     });
@@ -62,11 +61,14 @@ export class OrderService {
    * read inside it, and no explicit transaction is opened), because this is the merchants' hot path.
    * `ON CONFLICT DO NOTHING` on (merchant, environment, order_no) turns a duplicate into a clear
    * error without an exception round trip; concurrent duplicates still produce exactly one order.
+   * Checks no caller: API orders and payment-link opens authorise before calling it, and `ctx.em`
+   * may be their transaction.
    */
   async insert(
-    em: EntityManager,
+    ctx: RequestContext,
     o: Pick<Order, 'environment' | 'orderNo' | 'amount' | 'customerName' | 'customerEmail' | 'source' | 'paymentLinkId'> & { merchantId: string },
   ): Promise<CreatedOrder> {
+    const { em } = ctx;
     const id = randomUUID();
     const key = this.keys.issue(id);
     const rows = await prepared<Record<string, unknown>>(
@@ -106,34 +108,29 @@ export class OrderService {
     return { order, key: key.key, url: `${this.opts.publicBaseUrl()}/checkout/${order.id}?key=${key.key}` };
   }
 
-  /** REST getOrder / checkout reads: by (merchant_id, order_no), for the merchant or the order's checkout key. */
-  async getByNo(ctx: RequestContext, input: unknown): Promise<Order> {
-    const data = parseInput(getOrderInput, input);
-    return this.findForCaller(ctx, data.merchant_id, data.order_no);
+  /** getOrder / checkout reads: by order number within the caller's merchant, for the merchant or the order's checkout key. */
+  async getByNo(ctx: RequestContext, cmd: GetOrderCommand): Promise<Order> {
+    const data = parseInput(getOrderCommand, cmd);
+    return this.findForCaller(ctx, data.orderNo);
   }
 
   /**
-   * The order a caller may act on. Another merchant's order is reported as not found (no existence
-   * leak); a checkout key naming a different order of the same merchant is refused by scope.
+   * The caller's order by number. Lookups are within the caller's merchant, so another merchant's
+   * order is reported as not found (no existence leak); a checkout key naming a different order of
+   * the same merchant is refused by scope.
    */
-  async findForCaller(ctx: RequestContext, merchantId: string, orderNo: string, opts: { forUpdate?: boolean } = {}): Promise<Order> {
-    const { caller } = ctx;
-    const env = callerEnvironment(caller, ctx.environment);
-    if (!('merchantId' in caller)) throw new DomainError('UNAUTHENTICATED', 'Authentication required');
-    if (caller.merchantId !== merchantId) throw new DomainError('MERCHANT_MISMATCH', 'merchant_id does not match the credential');
-    const order = await ctx.em.findOne(Order, { merchant: merchantId, environment: env, orderNo }, opts.forUpdate ? { lockMode: 4 /* PESSIMISTIC_WRITE */ } : {});
+  async findForCaller(ctx: RequestContext, orderNo: string, opts: { forUpdate?: boolean } = {}): Promise<Order> {
+    const env = requireEnvironment(ctx);
+    const caller = requireMerchant(ctx);
+    const order = await ctx.em.findOne(Order, { merchant: caller.merchantId, environment: env, orderNo }, opts.forUpdate ? { lockMode: 4 /* PESSIMISTIC_WRITE */ } : {});
     if (!order) throw new DomainError('ORDER_NOT_FOUND', `Order ${orderNo} not found`);
-    if (caller.kind === 'checkout' && caller.orderId !== order.id) throw new DomainError('SCOPE_DENIED', 'This checkout key is valid only for its own order');
+    requireOrderScope(ctx, order.id);
     return order;
   }
 
-  /** The order with its locked quotes and deposits (REST getOrder, GraphQL order). */
-  async details(ctx: RequestContext, order: Order): Promise<{ order: Order; quotes: Quote[]; deposits: Deposit[]; payments: Payment[] }> {
-    const [quotes, deposits, payments] = await Promise.all([
-      ctx.em.find(Quote, { order }, { populate: ['token'], orderBy: { lockedAt: 'asc' } }),
-      ctx.em.find(Deposit, { order }, { populate: ['token'], orderBy: { createdAt: 'asc' } }),
-      ctx.em.find(Payment, { order }, { populate: ['token'], orderBy: { detectedAt: 'asc' } }),
-    ]);
+  /** The order with its locked quotes, deposits and payments (REST getOrder), through the same queries as GraphQL's batch loaders. */
+  async details(ctx: RequestContext, order: Order, loaders: OrderLoaders = createOrderLoaders(ctx.em)): Promise<{ order: Order; quotes: Quote[]; deposits: Deposit[]; payments: Payment[] }> {
+    const [quotes, deposits, payments] = await Promise.all([loaders.quotes.load(order.id), loaders.deposits.load(order.id), loaders.payments.load(order.id)]);
     return { order, quotes, deposits, payments };
   }
 
@@ -144,11 +141,10 @@ export class OrderService {
   }
 
   /** Dashboard / merchant listing with filters and a keyset cursor (created_at desc, id desc). */
-  async list(ctx: RequestContext, input: unknown): Promise<{ orders: Order[]; nextCursor: string | null }> {
-    const f = parseInput(listOrdersInput, input);
-    const caller = ctx.caller;
-    if (!('merchantId' in caller) || caller.kind === 'checkout') throw new DomainError('FORBIDDEN', 'Listing orders needs a merchant credential');
-    const env = callerEnvironment(caller, ctx.environment);
+  async list(ctx: RequestContext, cmd: ListOrdersCommand): Promise<{ orders: Order[]; nextCursor: string | null }> {
+    const f = parseInput(listOrdersCommand, cmd);
+    const caller = requireMerchantWide(ctx, 'Listing orders');
+    const env = requireEnvironment(ctx);
     const where: string[] = ['o.merchant_id = ?', 'o.environment = ?'];
     const params: unknown[] = [caller.merchantId, env];
     const add = (list: string[], clause: string, value: unknown) => {
@@ -176,18 +172,6 @@ export class OrderService {
     const last = orders[orders.length - 1];
     return { orders, nextCursor: rows.length > f.first && last ? encodeCursor(last) : null };
   }
-}
-
-export function requireApiKey(caller: Caller): Extract<Caller, { kind: 'apiKey' }> {
-  if (caller.kind === 'apiKey') return caller;
-  if (caller.kind === 'checkout') throw new DomainError('SCOPE_DENIED', 'A checkout key cannot create orders');
-  throw new DomainError('UNAUTHENTICATED', 'A merchant API key is required');
-}
-
-function callerEnvironment(caller: Caller, pathEnv: Environment | null): Environment {
-  if ('environment' in caller) return caller.environment;
-  if (pathEnv) return pathEnv;
-  throw new DomainError('BAD_REQUEST', 'environment is required');
 }
 
 const encodeCursor = (o: Order) => Buffer.from(`${o.createdAt.toISOString()}|${o.id}`).toString('base64url');

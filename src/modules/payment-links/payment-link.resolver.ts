@@ -1,10 +1,11 @@
-import { Arg, Authorized, Ctx, Int, Mutation, Query, Resolver } from 'type-graphql';
+import { Arg, Authorized, Ctx, Int, Mutation, Query, Resolver, UseMiddleware } from 'type-graphql';
 import type { GqlContext } from '../../graphql/context.js';
+import { EnvironmentArg, PublicEnvironmentArg, RateLimited } from '../../graphql/request.middleware.js';
 import { EnvironmentEnum } from '../../graphql/scalars.js';
 import type { PaymentLink } from './payment-link.entity.js';
 import {
   CreatePaymentLinkInput,
-  createInputOf,
+  createCommandOf,
   OpenedPaymentLink,
   PaymentLinkPage,
   PaymentLinkType,
@@ -13,7 +14,7 @@ import {
   toPaymentLinkType,
   toPaymentLinkValidation,
   UpdatePaymentLinkInput,
-  updateInputOf,
+  updateCommandOf,
 } from './payment-link.types.js';
 
 const typeOf = (ctx: GqlContext, link: PaymentLink) => toPaymentLinkType(link, ctx.app.paymentLinks.url(link));
@@ -22,57 +23,56 @@ const typeOf = (ctx: GqlContext, link: PaymentLink) => toPaymentLinkType(link, c
 @Resolver()
 export class PaymentLinkResolver {
   @Authorized('DASHBOARD')
+  @UseMiddleware(EnvironmentArg)
   @Mutation(() => PaymentLinkType, { description: 'Same as POST /merchant/payment-link' })
-  async createPaymentLink(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Arg('input') input: CreatePaymentLinkInput, @Ctx() ctx: GqlContext): Promise<PaymentLinkType> {
-    ctx.environment = environment;
-    return typeOf(ctx, await ctx.app.paymentLinks.create(ctx, createInputOf(input)));
+  async createPaymentLink(@Arg('environment', () => EnvironmentEnum) _environment: EnvironmentEnum, @Arg('input') input: CreatePaymentLinkInput, @Ctx() ctx: GqlContext): Promise<PaymentLinkType> {
+    return typeOf(ctx, await ctx.app.paymentLinks.create(ctx, createCommandOf(input)));
   }
 
   @Authorized('DASHBOARD')
+  @UseMiddleware(EnvironmentArg)
   @Query(() => PaymentLinkPage, { description: 'Newest first; limit 1-100 (default 20), larger is refused' })
   async paymentLinks(
-    @Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum,
+    @Arg('environment', () => EnvironmentEnum) _environment: EnvironmentEnum,
     @Ctx() ctx: GqlContext,
     @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
     @Arg('offset', () => Int, { nullable: true }) offset?: number | null,
   ): Promise<PaymentLinkPage> {
-    ctx.environment = environment;
     const page = await ctx.app.paymentLinks.list(ctx, { limit: limit ?? undefined, offset: offset ?? undefined });
     return { ...page, items: page.items.map((l) => typeOf(ctx, l)) };
   }
 
   @Authorized('DASHBOARD')
+  @UseMiddleware(EnvironmentArg)
   @Query(() => PaymentLinkType)
-  async paymentLink(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Arg('id') id: string, @Ctx() ctx: GqlContext): Promise<PaymentLinkType> {
-    ctx.environment = environment;
+  async paymentLink(@Arg('environment', () => EnvironmentEnum) _environment: EnvironmentEnum, @Arg('id') id: string, @Ctx() ctx: GqlContext): Promise<PaymentLinkType> {
     return typeOf(ctx, await ctx.app.paymentLinks.get(ctx, id));
   }
 
   @Authorized('DASHBOARD')
+  @UseMiddleware(EnvironmentArg)
   @Mutation(() => PaymentLinkType, { description: 'Title, validity (restarted from now) or status ACTIVE/INACTIVE' })
-  async updatePaymentLink(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Arg('input') input: UpdatePaymentLinkInput, @Ctx() ctx: GqlContext): Promise<PaymentLinkType> {
-    ctx.environment = environment;
-    return typeOf(ctx, await ctx.app.paymentLinks.update(ctx, updateInputOf(input)));
+  async updatePaymentLink(@Arg('environment', () => EnvironmentEnum) _environment: EnvironmentEnum, @Arg('input') input: UpdatePaymentLinkInput, @Ctx() ctx: GqlContext): Promise<PaymentLinkType> {
+    return typeOf(ctx, await ctx.app.paymentLinks.update(ctx, updateCommandOf(input)));
   }
 
   @Authorized('DASHBOARD')
+  @UseMiddleware(EnvironmentArg)
   @Mutation(() => PaymentLinkType, { description: 'Deactivates the link (status INACTIVE); idempotent' })
-  async deletePaymentLink(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Arg('id') id: string, @Ctx() ctx: GqlContext): Promise<PaymentLinkType> {
-    ctx.environment = environment;
+  async deletePaymentLink(@Arg('environment', () => EnvironmentEnum) _environment: EnvironmentEnum, @Arg('id') id: string, @Ctx() ctx: GqlContext): Promise<PaymentLinkType> {
     return typeOf(ctx, await ctx.app.paymentLinks.deactivate(ctx, id));
   }
 
+  @UseMiddleware(PublicEnvironmentArg)
   @Query(() => PaymentLinkValidation, { description: 'Public: what the checkout page shows before opening a link' })
-  async validatePaymentLink(@Arg('id') id: string, @Ctx() ctx: GqlContext, @Arg('environment', () => EnvironmentEnum, { nullable: true }) environment?: EnvironmentEnum | null): Promise<PaymentLinkValidation> {
-    // Public: the link decides its environment; credentials sent along do not narrow it.
-    ctx.environment = environment ?? null;
+  async validatePaymentLink(@Arg('id') id: string, @Ctx() ctx: GqlContext, @Arg('environment', () => EnvironmentEnum, { nullable: true }) _environment?: EnvironmentEnum | null): Promise<PaymentLinkValidation> {
     return toPaymentLinkValidation(await ctx.app.paymentLinks.validate(ctx, id));
   }
 
+  @RateLimited('public')
+  @UseMiddleware(PublicEnvironmentArg)
   @Mutation(() => OpenedPaymentLink, { description: 'Public: takes one use of the link and creates its order (POST /order/payment-link)' })
-  async openPaymentLink(@Arg('id') id: string, @Ctx() ctx: GqlContext, @Arg('environment', () => EnvironmentEnum, { nullable: true }) environment?: EnvironmentEnum | null): Promise<OpenedPaymentLink> {
-    await ctx.app.rateLimits.consume('public', ctx.ip);
-    ctx.environment = environment ?? null;
-    return toOpenedPaymentLink(await ctx.app.paymentLinks.open(ctx, { payment_link_id: id }));
+  async openPaymentLink(@Arg('id') id: string, @Ctx() ctx: GqlContext, @Arg('environment', () => EnvironmentEnum, { nullable: true }) _environment?: EnvironmentEnum | null): Promise<OpenedPaymentLink> {
+    return toOpenedPaymentLink(await ctx.app.paymentLinks.open(ctx, { id }));
   }
 }

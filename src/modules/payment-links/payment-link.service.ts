@@ -1,12 +1,23 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Caller, RequestContext } from '../../common/context.js';
+import { requireDashboard, requireEnvironment, requireOwner, type DashboardCaller } from '../../common/access.js';
+import type { RequestContext } from '../../common/context.js';
 import { randomHex } from '../../common/crypto.js';
 import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
 import type { CreatedOrder, OrderService } from '../orders/order.service.js';
 import { PaymentLink, paymentLinkStatus, remainingUses } from './payment-link.entity.js';
-import { createPaymentLinkInput, listPaymentLinksInput, openPaymentLinkInput, totalOf, updatePaymentLinkInput } from './payment-link.inputs.js';
+import {
+  createPaymentLinkCommand,
+  listPaymentLinksCommand,
+  openPaymentLinkCommand,
+  totalOf,
+  updatePaymentLinkCommand,
+  type CreatePaymentLinkCommand,
+  type ListPaymentLinksCommand,
+  type OpenPaymentLinkCommand,
+  type UpdatePaymentLinkCommand,
+} from './payment-link.commands.js';
 
 export interface PaymentLinkServiceOptions {
   /** Read per link: the listening port may be known only after start. */
@@ -26,8 +37,6 @@ export interface OpenedPaymentLink extends CreatedOrder {
   link: PaymentLink;
 }
 
-type DashboardCaller = Extract<Caller, { kind: 'dashboard' }>;
-
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /** A path or body id as a UUID, or null: ids that cannot exist are "not found", never a database error. */
@@ -38,13 +47,13 @@ const asLinkId = (id: unknown): string | null => (typeof id === 'string' && UUID
  * and validate operations of the hosted checkout page. REST and GraphQL both call these methods.
  */
 export class PaymentLinkService {
-  private readonly createInput;
+  private readonly createCommand;
 
   constructor(
     private readonly orders: OrderService,
     private readonly opts: PaymentLinkServiceOptions,
   ) {
-    this.createInput = createPaymentLinkInput(opts.minIdr, opts.maxIdr);
+    this.createCommand = createPaymentLinkCommand(opts.minIdr, opts.maxIdr);
   }
 
   /** Public page of a link. */
@@ -52,11 +61,10 @@ export class PaymentLinkService {
     return `${this.opts.publicBaseUrl()}/pay/${link.id}`;
   }
 
-  async create(ctx: RequestContext, input: unknown): Promise<PaymentLink> {
-    const caller = requireEditor(ctx.caller);
+  async create(ctx: RequestContext, cmd: CreatePaymentLinkCommand): Promise<PaymentLink> {
+    const caller = requireEditor(ctx);
     const env = requireEnvironment(ctx);
-    const data = parseInput(this.createInput, input);
-    if (data.merchant_id !== undefined && data.merchant_id !== caller.merchantId) throw new DomainError('MERCHANT_MISMATCH', 'merchant_id does not match the signed-in merchant');
+    const data = parseInput(this.createCommand, cmd);
     const now = Date.now();
     const link = ctx.em.create(PaymentLink, {
       merchant: caller.merchantId,
@@ -64,19 +72,19 @@ export class PaymentLinkService {
       title: data.title,
       products: data.products.map((p) => ({ name: p.name, price: p.price.toString(), quantity: p.quantity })),
       totalPrice: totalOf(data.products),
-      expirationTime: data.expiration_time,
-      expiresAt: new Date(now + data.expiration_time * 1000),
-      maxUsage: data.max_usage,
+      expirationTime: data.expirationTime,
+      expiresAt: new Date(now + data.expirationTime * 1000),
+      maxUsage: data.maxUsage,
     });
     await ctx.em.flush();
     return link;
   }
 
   /** Newest first; `limit` 1–100 (default 20): larger values are refused with VALIDATION_FAILED, not clamped. */
-  async list(ctx: RequestContext, input: unknown): Promise<PaymentLinkPage> {
-    const caller = requireDashboard(ctx.caller);
+  async list(ctx: RequestContext, cmd: ListPaymentLinksCommand = {}): Promise<PaymentLinkPage> {
+    const caller = requireViewer(ctx);
     const env = requireEnvironment(ctx);
-    const { limit, offset } = parseInput(listPaymentLinksInput, input ?? {});
+    const { limit, offset } = parseInput(listPaymentLinksCommand, cmd ?? {});
     const [items, total] = await ctx.em.findAndCount(
       PaymentLink,
       { merchant: caller.merchantId, environment: env },
@@ -85,8 +93,8 @@ export class PaymentLinkService {
     return { items, total, limit, offset };
   }
 
-  async get(ctx: RequestContext, id: unknown): Promise<PaymentLink> {
-    const caller = requireDashboard(ctx.caller);
+  async get(ctx: RequestContext, id: string): Promise<PaymentLink> {
+    const caller = requireViewer(ctx);
     return this.findOwned(ctx.em, caller.merchantId, requireEnvironment(ctx), id);
   }
 
@@ -94,15 +102,15 @@ export class PaymentLinkService {
    * Title, validity (restarted from now) and Active/Inactive. Re-activating a link whose deadline
    * passed needs a new expiration_time in the same request, otherwise it would stay Expired.
    */
-  async update(ctx: RequestContext, input: unknown): Promise<PaymentLink> {
-    const caller = requireEditor(ctx.caller);
-    const data = parseInput(updatePaymentLinkInput, input);
-    const link = await this.findOwned(ctx.em, caller.merchantId, requireEnvironment(ctx), data.payment_link_id);
+  async update(ctx: RequestContext, cmd: UpdatePaymentLinkCommand): Promise<PaymentLink> {
+    const caller = requireEditor(ctx);
+    const data = parseInput(updatePaymentLinkCommand, cmd);
+    const link = await this.findOwned(ctx.em, caller.merchantId, requireEnvironment(ctx), data.id);
     const now = Date.now();
     if (data.title !== undefined) link.title = data.title;
-    if (data.expiration_time !== undefined) {
-      link.expirationTime = data.expiration_time;
-      link.expiresAt = new Date(now + data.expiration_time * 1000);
+    if (data.expirationTime !== undefined) {
+      link.expirationTime = data.expirationTime;
+      link.expiresAt = new Date(now + data.expirationTime * 1000);
     }
     if (data.status !== undefined) {
       if (data.status === 'Active' && link.expiresAt.getTime() <= now) {
@@ -116,8 +124,8 @@ export class PaymentLinkService {
   }
 
   /** DELETE: deactivates (orders made from the link keep pointing at it). Idempotent. */
-  async deactivate(ctx: RequestContext, id: unknown): Promise<PaymentLink> {
-    const caller = requireEditor(ctx.caller);
+  async deactivate(ctx: RequestContext, id: string): Promise<PaymentLink> {
+    const caller = requireEditor(ctx);
     const link = await this.findOwned(ctx.em, caller.merchantId, requireEnvironment(ctx), id);
     if (link.status !== 'Inactive') {
       link.status = 'Inactive';
@@ -127,7 +135,7 @@ export class PaymentLinkService {
   }
 
   /** Public: the link as the checkout page shows it. Unknown or malformed ids → PAYMENT_LINK_NOT_FOUND. */
-  async validate(ctx: RequestContext, id: unknown): Promise<PaymentLink> {
+  async validate(ctx: RequestContext, id: string): Promise<PaymentLink> {
     const link = await this.findPublic(ctx.em, ctx.environment, id);
     if (!link) throw notFound();
     return link;
@@ -140,8 +148,8 @@ export class PaymentLinkService {
    * order insert commits or rolls back together with the increment. When no row is updated the link
    * is read again only to say why.
    */
-  async open(ctx: RequestContext, input: unknown): Promise<OpenedPaymentLink> {
-    const id = asLinkId(parseInput(openPaymentLinkInput, input).payment_link_id);
+  async open(ctx: RequestContext, cmd: OpenPaymentLinkCommand): Promise<OpenedPaymentLink> {
+    const id = asLinkId(parseInput(openPaymentLinkCommand, cmd).id);
     if (!id) throw notFound();
     const env = ctx.environment;
     const opened = await ctx.em.transactional(async (tx) => {
@@ -153,7 +161,7 @@ export class PaymentLinkService {
       );
       if (!rows.length) return null;
       const link = await tx.findOneOrFail(PaymentLink, id, { refresh: true });
-      const created = await this.orders.insert(tx, {
+      const created = await this.orders.insert({ ...ctx, em: tx }, {
         merchantId: link.merchant.id,
         environment: link.environment,
         orderNo: orderNoFor(link),
@@ -202,20 +210,9 @@ export function orderNoFor(link: Pick<PaymentLink, 'id'>): string {
   return `PL-${link.id.slice(0, 8)}-${randomHex(6)}`;
 }
 
-function requireDashboard(caller: Caller): DashboardCaller {
-  if (caller.kind === 'dashboard') return caller;
-  if (caller.kind === 'anonymous') throw new DomainError('UNAUTHENTICATED', 'Dashboard login required');
-  throw new DomainError('FORBIDDEN', 'Payment links are managed from the dashboard');
-}
+const DASHBOARD_ONLY = 'Payment links are managed from the dashboard';
+/** Any dashboard role may read links. */
+const requireViewer = (ctx: RequestContext): DashboardCaller => requireDashboard(ctx, DASHBOARD_ONLY);
+/** Owners and admins change them. */
+const requireEditor = (ctx: RequestContext): DashboardCaller => requireOwner(ctx, 'change payment links', DASHBOARD_ONLY);
 
-/** Viewers may read links; owners and admins change them. */
-function requireEditor(caller: Caller): DashboardCaller {
-  const c = requireDashboard(caller);
-  if (c.role === 'viewer') throw new DomainError('FORBIDDEN', 'Only owners and admins can change payment links');
-  return c;
-}
-
-function requireEnvironment(ctx: RequestContext): Environment {
-  if (!ctx.environment) throw new DomainError('VALIDATION_FAILED', 'environment is required');
-  return ctx.environment;
-}

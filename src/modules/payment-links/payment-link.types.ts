@@ -1,7 +1,9 @@
 import { Field, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
+import { unix } from '../../common/time.js';
 import { EnvironmentEnum } from '../../graphql/scalars.js';
 import type { CreatedOrder } from '../orders/order.service.js';
 import { OrderType, toOrderType } from '../orders/order.types.js';
+import type { CreatePaymentLinkCommand, UpdatePaymentLinkCommand } from './payment-link.commands.js';
 import { paymentLinkState, type PaymentLink, type PaymentLinkStatus } from './payment-link.entity.js';
 
 /** Enum values are upper-case in GraphQL; the service uses the spec's `Active` / `Inactive` / `Expired`. */
@@ -14,8 +16,6 @@ registerEnumType(PaymentLinkStatusEnum, {
   name: 'PaymentLinkStatus',
   description: 'Active; Inactive (deactivated by the merchant); Expired (derived: the validity window has passed). Only ACTIVE/INACTIVE can be set.',
 });
-
-const unix = (d: Date) => Math.floor(d.getTime() / 1000);
 
 @ObjectType()
 export class PaymentLinkProductType {
@@ -97,19 +97,20 @@ export class UpdatePaymentLinkInput {
   @Field(() => PaymentLinkStatusEnum, { nullable: true, description: 'ACTIVE or INACTIVE' }) status?: PaymentLinkStatus | null;
 }
 
-/** GraphQL input → the service's (REST-shaped) input; absent optional fields stay absent. */
-export const createInputOf = (i: CreatePaymentLinkInput) => ({
+/** GraphQL input → the service's command; absent optional fields stay absent. */
+export const createCommandOf = (i: CreatePaymentLinkInput): CreatePaymentLinkCommand => ({
   title: i.title,
-  expiration_time: i.expirationTime,
-  max_usage: i.maxUsage,
+  expirationTime: i.expirationTime,
+  maxUsage: i.maxUsage,
   products: i.products.map((p) => ({ name: p.name, price: p.price, quantity: p.quantity })),
 });
 
-export const updateInputOf = (i: UpdatePaymentLinkInput) => ({
-  payment_link_id: i.id,
+export const updateCommandOf = (i: UpdatePaymentLinkInput): UpdatePaymentLinkCommand => ({
+  id: i.id,
   title: i.title ?? undefined,
-  expiration_time: i.expirationTime ?? undefined,
-  status: i.status ?? undefined,
+  expirationTime: i.expirationTime ?? undefined,
+  // EXPIRED is an enum value GraphQL accepts; the service refuses it with the REST message.
+  status: (i.status ?? undefined) as UpdatePaymentLinkCommand['status'],
 });
 
 export function toPaymentLinkType(link: PaymentLink, url: string, now = new Date()): PaymentLinkType {

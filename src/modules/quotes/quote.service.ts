@@ -1,16 +1,13 @@
-import type { EntityManager } from '@mikro-orm/postgresql';
 import type { RequestContext } from '../../common/context.js';
-import type { Network } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
-import { formatDecimal } from '../../common/money.js';
 import { parseInput } from '../../common/validation.js';
 import { Merchant } from '../merchants/merchant.entity.js';
 import type { Order } from '../orders/order.entity.js';
-import { checkOrderRateInput } from '../orders/order.inputs.js';
+import { lockQuoteCommand, type LockQuoteCommand } from '../orders/order.commands.js';
 import type { OrderService } from '../orders/order.service.js';
 import type { Token } from '../tokens/token.entity.js';
 import type { TokenService } from '../tokens/token.service.js';
-import { computeQuote, PLATFORM_FEE_NAME } from './fee.math.js';
+import { computeQuote } from './fee.math.js';
 import { Quote } from './quote.entity.js';
 import { RATE_SYMBOLS, type RateService, type RateSymbol } from './rate-provider.js';
 
@@ -22,16 +19,17 @@ export class QuoteService {
   ) {}
 
   /** `checkOrderRate` / `lockQuote`: the first call locks rate and fees for (order, token); later calls return the same quote. */
-  async lock(ctx: RequestContext, input: unknown): Promise<{ order: Order; quote: Quote }> {
-    const data = parseInput(checkOrderRateInput, input);
-    const order = await this.orders.findForCaller(ctx, data.merchant_id, data.transactionID);
+  async lock(ctx: RequestContext, cmd: LockQuoteCommand): Promise<{ order: Order; quote: Quote }> {
+    const data = parseInput(lockQuoteCommand, cmd);
+    const order = await this.orders.findForCaller(ctx, data.orderNo);
     this.orders.assertPayable(order);
-    const token = await this.tokens.resolve(ctx.em, order.environment, data.network, data.tokenAddress);
-    return { order, quote: await this.lockFor(ctx.em, order, token) };
+    const token = await this.tokens.resolve(ctx, order.environment, data.network, data.tokenAddress);
+    return { order, quote: await this.lockFor(ctx, order, token) };
   }
 
   /** Idempotent under races: concurrent first calls insert at most one row (unique order+token); everyone reads that row. */
-  async lockFor(em: EntityManager, order: Order, token: Token): Promise<Quote> {
+  async lockFor(ctx: RequestContext, order: Order, token: Token): Promise<Quote> {
+    const { em } = ctx;
     const existing = await em.findOne(Quote, { order, token });
     if (existing) return existing;
     if (!(RATE_SYMBOLS as readonly string[]).includes(token.symbol)) {
@@ -73,35 +71,4 @@ export class QuoteService {
 /** "1.0000" (numeric column) → "1": the fee line shows the percent as an administrator wrote it. */
 function normalizePercent(p: string): string {
   return p.includes('.') ? p.replace(/0+$/, '').replace(/\.$/, '') : p;
-}
-
-/** REST `data` of checkOrderRate: every field of the spec's Rate quote and fee line tables (money as strings). */
-export function quoteView(order: Order, quote: Quote, token: Token) {
-  const d = quote.decimals;
-  return {
-    order_no: order.orderNo,
-    currency: order.currency,
-    amount: quote.amountIdr.toString(),
-    amount_crypto: formatDecimal(quote.amountCrypto, d),
-    crypto_rate: quote.cryptoRate,
-    fees: [
-      {
-        name: PLATFORM_FEE_NAME,
-        fee_type: 'PERCENT',
-        fee_value: quote.feePercent,
-        fee_amount: quote.feeAmountIdr.toString(),
-        fee_amount_crypto: formatDecimal(quote.feeAmountCrypto, d),
-        is_included: quote.feeIncluded,
-      },
-    ],
-    total_fee_amount: quote.feeAmountIdr.toString(),
-    total_fee_amount_crypto: formatDecimal(quote.feeAmountCrypto, d),
-    total_amount: quote.totalIdr.toString(),
-    total_amount_crypto: formatDecimal(quote.totalCrypto, d),
-    token_symbol: token.symbol,
-    token_address: token.address,
-    network: quote.network as Network,
-    rate_source: quote.rateSource,
-    locked_at: Math.floor(quote.lockedAt.getTime() / 1000),
-  };
 }

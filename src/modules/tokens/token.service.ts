@@ -1,5 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { driverFor, networkProfile } from '../../chains/registry.js';
+import { requireEnvironment } from '../../common/access.js';
+import type { RequestContext } from '../../common/context.js';
 import { NETWORKS, type Environment, type Network } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { Token } from './token.entity.js';
@@ -8,7 +10,7 @@ import { Token } from './token.entity.js';
 export class TokenService {
   constructor(private readonly devChains: boolean) {}
 
-  /** Active tokens of an environment, on the chain set each network currently uses. */
+  /** Active tokens of an environment, on the chain set each network currently uses (chain watchers: no request). */
   async listActive(em: EntityManager, environment: Environment, network?: Network): Promise<Token[]> {
     const networks = network ? [network] : [...NETWORKS];
     return em.find(
@@ -18,22 +20,27 @@ export class TokenService {
     );
   }
 
+  /** `listToken` / `tokens`: the active tokens of the caller's environment. */
+  async list(ctx: RequestContext): Promise<Token[]> {
+    return this.listActive(ctx.em, requireEnvironment(ctx));
+  }
+
   /** The token a client names by (network, address); refuses unknown and inactive ones clearly. */
-  async resolve(em: EntityManager, environment: Environment, network: Network, address: string): Promise<Token> {
+  async resolve(ctx: RequestContext, environment: Environment, network: Network, address: string): Promise<Token> {
     const driver = driverFor(network);
     if (!driver.isValidAddress(address)) {
       throw new DomainError('TOKEN_NOT_SUPPORTED', `tokenAddress is not a valid ${network} address`, { network, tokenAddress: address });
     }
     const canonical = driver.normalizeAddress(address);
     const { profile } = networkProfile(environment, network, this.devChains);
-    const token = await em.findOne(Token, { environment, network, profile, address: canonical });
+    const token = await ctx.em.findOne(Token, { environment, network, profile, address: canonical });
     const envName = environment === 'production' ? 'production' : 'sandbox';
     if (!token) throw new DomainError('TOKEN_NOT_SUPPORTED', `Token ${canonical} is not supported on ${network} in ${envName}; see /listToken`, { network, tokenAddress: canonical });
     if (!token.active) throw new DomainError('TOKEN_NOT_SUPPORTED', `Token ${token.symbol} on ${network} is not active in ${envName}`, { network, tokenAddress: canonical });
     return token;
   }
 
-  /** Adds or reactivates a token (operators, test chains). Idempotent. */
+  /** Adds or reactivates a token (operators, test chains: no request). Idempotent. */
   async upsert(em: EntityManager, t: { environment: Environment; network: Network; symbol: string; name: string; address: string; decimals: number }): Promise<Token> {
     const { profile } = networkProfile(t.environment, t.network, this.devChains);
     const address = driverFor(t.network).normalizeAddress(t.address);
@@ -45,8 +52,4 @@ export class TokenService {
       );
     return em.findOneOrFail(Token, { environment: t.environment, network: t.network, profile, address }, { refresh: true });
   }
-}
-
-export function tokenView(t: Token) {
-  return { symbol: t.symbol, name: t.name, network: t.network, tokenAddress: t.address, decimals: t.decimals, active: t.active };
 }

@@ -1,8 +1,9 @@
+import { requireOwner, requireDashboard } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
 import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
 import { deliveryViews, type WebhookDeliveryView } from './webhook-delivery.view.js';
-import { dashboardMerchant, type WebhookSettingsService } from './webhook-settings.service.js';
+import type { WebhookSettingsService } from './webhook-settings.service.js';
 import { deliveryRefInput, listDeliveriesInput, type DeliveryRefCommand, type ListDeliveriesCommand } from './webhook.inputs.js';
 import type { RetrySchedule } from './webhook.schedule.js';
 import { endpointOf, notifyDeliveries } from './webhook.sql.js';
@@ -22,7 +23,7 @@ export class WebhookLogService {
 
   /** The delivery log of the caller's merchant, newest first, with every attempt; keyset pagination. */
   async list(ctx: RequestContext, cmd: ListDeliveriesCommand): Promise<{ deliveries: WebhookDeliveryView[]; nextCursor: string | null }> {
-    const merchantId = dashboardMerchant(ctx.caller, false);
+    const merchantId = requireDashboard(ctx).merchantId;
     const f = parseInput(listDeliveriesInput, cmd);
     const where = ['w.merchant_id = ?', 'w.environment = ?'];
     const params: unknown[] = [merchantId, f.environment];
@@ -46,7 +47,7 @@ export class WebhookLogService {
   }
 
   async get(ctx: RequestContext, cmd: DeliveryRefCommand): Promise<WebhookDeliveryView> {
-    const merchantId = dashboardMerchant(ctx.caller, false);
+    const merchantId = requireDashboard(ctx).merchantId;
     const { id } = parseInput(deliveryRefInput, cmd);
     return this.view(ctx, merchantId, id);
   }
@@ -57,7 +58,7 @@ export class WebhookLogService {
    * way a delivered webhook is ever sent again. A delivery still queued or in flight is left alone.
    */
   async redeliver(ctx: RequestContext, cmd: DeliveryRefCommand): Promise<WebhookDeliveryView> {
-    const merchantId = dashboardMerchant(ctx.caller, true);
+    const merchantId = requireOwner(ctx, 'change webhooks').merchantId;
     const { id } = parseInput(deliveryRefInput, cmd);
     const current = await this.view(ctx, merchantId, id);
     const url = await this.settings.currentUrl(ctx.em, merchantId, current.environment);

@@ -1,6 +1,7 @@
+import { requireOwner } from '../../common/access.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
-import type { Caller, RequestContext } from '../../common/context.js';
+import type { RequestContext } from '../../common/context.js';
 import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
@@ -57,7 +58,7 @@ export class WebhookSettingsService {
 
   /** Dashboard: sets or clears the URL of the caller's merchant (owners and admins only). */
   async setNotificationUrl(ctx: RequestContext, cmd: SetNotificationUrlCommand): Promise<Merchant> {
-    const merchantId = dashboardMerchant(ctx.caller, true);
+    const merchantId = requireOwner(ctx, 'change webhooks').merchantId;
     return this.setForMerchant(ctx.em, merchantId, cmd);
   }
 
@@ -101,7 +102,7 @@ export class WebhookSettingsService {
    * the delivery with its attempt. One attempt, no retries (redeliverWebhook repeats it).
    */
   async sendTest(ctx: RequestContext, cmd: SendTestCommand): Promise<WebhookDeliveryView> {
-    const merchantId = dashboardMerchant(ctx.caller, true);
+    const merchantId = requireOwner(ctx, 'change webhooks').merchantId;
     const { environment } = parseInput(sendTestInput, cmd);
     const url = await this.currentUrl(ctx.em, merchantId, environment);
     const id = randomUUID();
@@ -113,9 +114,3 @@ export class WebhookSettingsService {
   }
 }
 
-/** The dashboard caller's merchant; `write` refuses viewers. */
-export function dashboardMerchant(caller: Caller, write: boolean): string {
-  if (caller.kind !== 'dashboard') throw new DomainError('UNAUTHENTICATED', 'Dashboard login required');
-  if (write && caller.role === 'viewer') throw new DomainError('FORBIDDEN', 'Only owners and admins can change webhooks');
-  return caller.merchantId;
-}

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { ENVIRONMENTS } from '../../common/environment.js';
-import { orderNo } from '../orders/order.inputs.js';
+import { orderNo } from '../orders/order.commands.js';
 import { WEBHOOK_EVENT_KINDS } from './webhook.payload.js';
 import { WEBHOOK_DELIVERY_STATES } from './webhook.transitions.js';
 

@@ -1,3 +1,4 @@
+import { unix } from '../../common/time.js';
 import type { Environment, Network } from '../../common/environment.js';
 import { formatDecimal } from '../../common/money.js';
 import { ORDER_EVENT_WEBHOOKS, ORDER_STATUS_CHANGED, type OrderEventType } from '../events/event.catalogue.js';
@@ -54,7 +55,6 @@ export interface PaymentFacts {
   txShared: boolean;
 }
 
-const unix = (d: Date | null): number | null => (d ? Math.floor(d.getTime() / 1000) : null);
 
 /** The deposit an event is about: the one it names, else the one that received most, else the newest. */
 function depositOf(f: EventFacts): DepositFacts | null {

@@ -1,7 +1,7 @@
 import type { Knex } from '@mikro-orm/postgresql';
 import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import type { Config } from '../config/index.js';
-import { DomainError } from '../common/errors.js';
+import type { Config } from '../../config/index.js';
+import { DomainError } from '../../common/errors.js';
 
 export type LimitKind = 'public' | 'auth' | 'login' | 'merchant' | 'graphql';
 

@@ -9,7 +9,7 @@ export const email = z
   .transform((s) => s.toLowerCase());
 export const password = z.string().min(8, 'must be at least 8 characters').max(256, 'must be at most 256 characters');
 
-export const createMerchantInput = z.object({
+export const createMerchantCommand = z.object({
   name: z.string().trim().min(1).max(200),
   email,
   password,
@@ -19,25 +19,29 @@ export const createMerchantInput = z.object({
     .optional(),
   feeIncluded: z.boolean().optional(),
 });
-export type CreateMerchantInput = z.input<typeof createMerchantInput>;
+export type CreateMerchantCommand = z.input<typeof createMerchantCommand>;
 
-export const loginInput = z.object({
-  email: z.string().max(254),
-  password: z.string().max(256),
-  user_type: z.literal('merchant', { message: 'must be "merchant"' }),
-});
+/** Dashboard sign-in (AuthService). Credentials are checked, not shaped: any wrong value is simply INVALID_CREDENTIALS. */
+export const loginEmail = z.string().max(254);
+export const loginPassword = z.string().max(256);
+export const loginCommand = z.object({ email: loginEmail, password: loginPassword });
+export type LoginCommand = z.input<typeof loginCommand>;
 
-export const refreshInput = z.object({ refresh_token: z.string().min(1).max(512) });
+export const refreshTokenField = z.string().min(1).max(512);
+export const refreshCommand = z.object({ refreshToken: refreshTokenField });
+export type RefreshCommand = z.input<typeof refreshCommand>;
 
 export const environmentInput = z.enum(ENVIRONMENTS);
 
 /** What a merchant's owner or admin may change from the dashboard. */
-export const updateMerchantSettingsInput = z.object({
+export const updateMerchantSettingsCommand = z.object({
   feeIncluded: z.boolean().optional(),
   orderTtlSeconds: z.number().int().min(60).max(7 * 86400).nullable().optional(),
   /** Under-payment accepted as paid, in basis points of the amount due (0–500 = up to 5 %). */
   paymentToleranceBps: z.number().int().min(0).max(500).optional(),
 });
+
+export type UpdateMerchantSettingsCommand = z.input<typeof updateMerchantSettingsCommand>;
 
 /** Operator-only: the platform fee percent ("set by an administrator per merchant"). */
 export const platformFeeInput = z.string().regex(/^\d{1,2}(\.\d{1,4})?$/, 'must be a percent between 0 and 99.9999');

@@ -1,6 +1,5 @@
-import { paymentLinkState, type PaymentLink } from './payment-link.entity.js';
-
-const unix = (d: Date) => Math.floor(d.getTime() / 1000);
+import { unix } from '../common/time.js';
+import { paymentLinkState, type PaymentLink } from '../modules/payment-links/payment-link.entity.js';
 
 /** The spec's payment link record (dashboard REST), plus products, validity and timestamps. */
 export function paymentLinkView(link: PaymentLink, url: string, now = new Date()) {

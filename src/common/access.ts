@@ -1,0 +1,79 @@
+import type { Caller, RequestContext } from './context.js';
+import type { Environment } from './environment.js';
+import { DomainError } from './errors.js';
+
+/**
+ * Who may do what: the one place services check the caller. Transports authenticate (they build
+ * `ctx.caller`); services call these before touching data, so REST, GraphQL and the CLI refuse the
+ * same callers with the same codes.
+ */
+
+export type MerchantCaller = Exclude<Caller, { kind: 'anonymous' }>;
+export type DashboardCaller = Extract<Caller, { kind: 'dashboard' }>;
+export type ApiKeyCaller = Extract<Caller, { kind: 'apiKey' }>;
+
+/** Any credential that names a merchant (API key, checkout key, dashboard session). */
+export function requireMerchant(ctx: Pick<RequestContext, 'caller'>): MerchantCaller {
+  const { caller } = ctx;
+  if (caller.kind === 'anonymous') throw new DomainError('UNAUTHENTICATED', 'Authentication required');
+  return caller;
+}
+
+/** A merchant credential other than a one-order checkout key (listings, dashboards, reports). */
+export function requireMerchantWide(ctx: Pick<RequestContext, 'caller'>, what: string): Exclude<MerchantCaller, { kind: 'checkout' }> {
+  const { caller } = ctx;
+  if (caller.kind === 'anonymous' || caller.kind === 'checkout') throw new DomainError('FORBIDDEN', `${what} needs a merchant credential`);
+  return caller;
+}
+
+/** The merchant's server: only its API key creates orders. */
+export function requireApiKey(ctx: Pick<RequestContext, 'caller'>): ApiKeyCaller {
+  const { caller } = ctx;
+  if (caller.kind === 'apiKey') return caller;
+  if (caller.kind === 'checkout') throw new DomainError('SCOPE_DENIED', 'A checkout key cannot create orders');
+  throw new DomainError('UNAUTHENTICATED', 'A merchant API key is required');
+}
+
+/**
+ * A dashboard session. `elsewhere`, when given, is the FORBIDDEN message for other credentials (a
+ * feature that exists only in the dashboard); without it any other caller is simply not signed in.
+ */
+export function requireDashboard(ctx: Pick<RequestContext, 'caller'>, elsewhere?: string): DashboardCaller {
+  const { caller } = ctx;
+  if (caller.kind === 'dashboard') return caller;
+  if (elsewhere && caller.kind !== 'anonymous') throw new DomainError('FORBIDDEN', elsewhere);
+  throw new DomainError('UNAUTHENTICATED', 'Dashboard login required');
+}
+
+/** Owners and admins change things; viewers only read. `action` completes "Only owners and admins can …". */
+export function requireOwner(ctx: Pick<RequestContext, 'caller'>, action: string, elsewhere?: string): DashboardCaller {
+  const caller = requireDashboard(ctx, elsewhere);
+  if (caller.role === 'viewer') throw new DomainError('FORBIDDEN', `Only owners and admins can ${action}`);
+  return caller;
+}
+
+/**
+ * The order an already-found row may be acted on by this caller: a checkout key is valid for its
+ * own order only. (Another merchant's order is never found: lookups are by the caller's merchant.)
+ */
+export function requireOrderScope(ctx: Pick<RequestContext, 'caller'>, orderId: string): void {
+  const { caller } = ctx;
+  if (caller.kind === 'checkout' && caller.orderId !== orderId) throw new DomainError('SCOPE_DENIED', 'This checkout key is valid only for its own order');
+}
+
+/**
+ * A merchant id the client named (legacy REST bodies carry `merchant_id`) must be the caller's own.
+ * `credential` words the message for the transport ("the API key", "the signed-in merchant").
+ */
+export function requireSameMerchant(ctx: Pick<RequestContext, 'caller'>, merchantId: string, credential = 'the credential'): void {
+  const caller = requireMerchant(ctx);
+  if (caller.merchantId !== merchantId) throw new DomainError('MERCHANT_MISMATCH', `merchant_id does not match ${credential}`);
+}
+
+/** The environment an operation runs in: an API or checkout key's own, else the one the path or argument named. */
+export function requireEnvironment(ctx: Pick<RequestContext, 'caller' | 'environment'>): Environment {
+  const { caller } = ctx;
+  if ('environment' in caller) return caller.environment;
+  if (ctx.environment) return ctx.environment;
+  throw new DomainError('VALIDATION_FAILED', 'environment is required');
+}

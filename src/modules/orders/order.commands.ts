@@ -1,0 +1,45 @@
+import { z } from 'zod';
+import { NETWORKS, WALLET_TYPES } from '../../common/environment.js';
+import { ORDER_STATUSES } from './order.transitions.js';
+
+/**
+ * The order flow's commands: what OrderService, QuoteService and DepositService accept, validated
+ * once at the service boundary. The field validators are exported so the legacy REST dialect
+ * (`src/rest/order.mappers.ts`) checks its snake_case bodies with the same rules and messages.
+ */
+
+// Merchant order numbers: printable ASCII without spaces, so they survive URLs, logs and CSVs.
+export const orderNo = z.string().regex(/^[\x21-\x7E]{1,64}$/, 'must be 1-64 printable ASCII characters without spaces');
+const idr = z.string().regex(/^[1-9][0-9]{0,17}$/, 'must be a positive whole number of rupiah as a string, e.g. "150000"');
+/** IDR amount of a new order, within the configured bounds. */
+export const orderAmount = (min: number, max: number) =>
+  idr.refine((s) => /^\d+$/.test(s) && BigInt(s) >= BigInt(min) && BigInt(s) <= BigInt(max), `must be between ${min} and ${max} IDR`);
+export const customerName = z.string().trim().min(1).max(200).optional().nullable();
+export const customerEmail = z.email('must be a valid email address').max(254).optional().nullable();
+export const network = z.enum(NETWORKS, { message: `must be one of ${NETWORKS.join(', ')}` });
+export const walletType = z.enum(WALLET_TYPES, { message: `must be one of ${WALLET_TYPES.join(', ')}` });
+export const tokenAddress = z.string().min(20).max(100);
+
+export const createOrderCommand = (min: number, max: number) =>
+  z.object({ orderNo, amount: orderAmount(min, max), customerName, customerEmail });
+export type CreateOrderCommand = z.input<ReturnType<typeof createOrderCommand>>;
+
+export const getOrderCommand = z.object({ orderNo });
+export type GetOrderCommand = z.input<typeof getOrderCommand>;
+
+export const lockQuoteCommand = z.object({ orderNo, network, tokenAddress });
+export type LockQuoteCommand = z.input<typeof lockQuoteCommand>;
+
+export const createDepositCommand = lockQuoteCommand.extend({ walletType });
+export type CreateDepositCommand = z.input<typeof createDepositCommand>;
+
+export const listOrdersCommand = z.object({
+  status: z.enum(ORDER_STATUSES).optional(),
+  from: z.date().optional(),
+  to: z.date().optional(),
+  network: network.optional(),
+  tokenAddress: tokenAddress.optional(),
+  first: z.number().int().min(1).max(100).default(20),
+  after: z.string().max(200).optional(),
+});
+export type ListOrdersCommand = z.input<typeof listOrdersCommand>;
