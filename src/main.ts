@@ -16,9 +16,10 @@ async function main(): Promise<void> {
   }
   const log = createLogger(config.LOG_LEVEL);
   if (config.generatedSecrets.length) {
+    const how = config.devSecretsCreated ? 'generated into' : 'read from';
     log.warn(
-      { generated: config.generatedSecrets, file: `${config.DATA_DIR}/dev-secrets.json` },
-      '!!! DEVELOPMENT SECRETS IN USE: generated into the data folder. Never run production like this; set MASTER_KEY and JWT_SECRET !!!',
+      { secrets: config.generatedSecrets, file: `${config.DATA_DIR}/dev-secrets.json` },
+      `!!! DEVELOPMENT SECRETS IN USE: ${how} the data folder. Never run production like this; set MASTER_KEY and JWT_SECRET !!!`,
     );
   }
   // Signal handlers go in before anything starts: a SIGINT/SIGTERM that lands while the database,

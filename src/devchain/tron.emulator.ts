@@ -38,12 +38,16 @@ import type { AddressInfo } from 'node:net';
 import { getAddress, id as keccakId, Interface, recoverAddress, Signature } from 'ethers';
 import { fromHex, isAddressValid, toHex, txJsonToPb, txPbToRawDataHex, txPbToTxID } from 'tronweb/utils';
 
-import { startAnvil, type AnvilInstance } from '../../src/devchain/anvil.js';
-import { compileContract, compileTestToken } from '../../src/devchain/solc.js';
+import { startAnvil, type AnvilInstance } from './anvil.js';
+import { compileContract, compileTestToken } from './solc.js';
 
 export interface TronEmulatorOptions {
   /** Blocks between latest and solidified head (mainnet: about 19). Default 19. */
   solidityLag?: number;
+  /** Seconds between blocks (anvil interval mining); omitted = a block per transaction. */
+  blockTime?: number;
+  /** Where the compiled TestToken is cached across starts (optional). */
+  cacheDir?: string;
 }
 
 export interface EmulatedTx {
@@ -144,7 +148,7 @@ const blockIdOf = (num: bigint, evmHash: string) => num.toString(16).padStart(16
 
 export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise<TronEmulator> {
   // chain id is irrelevant to TRON clients; a distinct one keeps it apart from the EVM dev chains in logs
-  const anvil: AnvilInstance = await startAnvil({ chainId: 31_728, extraArgs: ['--auto-impersonate'] });
+  const anvil: AnvilInstance = await startAnvil({ chainId: 31_728, blockTime: opts.blockTime, extraArgs: ['--auto-impersonate'] });
   let rpcId = 0;
   async function rpc<T>(method: string, params: unknown[] = []): Promise<T> {
     const res = await fetch(anvil.rpcUrl, {
@@ -159,7 +163,7 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
 
   const [operator] = await rpc<string[]>('eth_accounts');
   if (!operator) throw new Error('anvil has no dev accounts');
-  const tokenArtifact = compileTestToken();
+  const tokenArtifact = compileTestToken({ cacheDir: opts.cacheDir });
   const tokenIface = new Interface(tokenArtifact.abi as never);
 
   /** evm tx hash → TRON tx id, and the signed TRON tx for broadcast ones. */
