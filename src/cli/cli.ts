@@ -2,12 +2,16 @@ import { Command, Option } from 'commander';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { computeAddress, parseUnits } from 'ethers';
-import { connectDevChain, CUSTOMER_PRIVATE_KEYS, mintTo, transferToken } from '../devchain/index.js';
+import { TronWeb } from 'tronweb';
+import { CUSTOMER_PRIVATE_KEYS, mintOnSandbox, sandboxToken, SOLANA_DEV_CUSTOMER, type DevWallet } from '../devchain/index.js';
+import { driverFor, familyOf } from '../chains/registry.js';
+import type { ChainFamily } from '../chains/chain-adapter.js';
+import { FAUCET_SENDERS } from '../modules/faucet/faucet.senders.js';
 import pino from 'pino';
 import 'reflect-metadata';
 import { ConfigError, configMarkdownTable, loadConfig, type Config } from '../config/index.js';
 import { createApp, type App } from '../app.js';
-import { ENVIRONMENTS, type Environment } from '../common/environment.js';
+import { ENVIRONMENTS, NETWORKS, type Environment, type Network } from '../common/environment.js';
 import { isDomainError } from '../common/errors.js';
 import { openDatabase } from '../db/open-database.js';
 import { connectOrm, migrate } from '../db/orm.js';
@@ -115,34 +119,42 @@ merchant
     });
   });
 
+/** The customer wallet `dev pay` uses on each local chain (public dev keys). */
+const DEV_WALLETS: Record<ChainFamily, DevWallet> = {
+  evm: { key: CUSTOMER_PRIVATE_KEYS[0]!, address: computeAddress(CUSTOMER_PRIVATE_KEYS[0]!) },
+  tron: { key: CUSTOMER_PRIVATE_KEYS[0]!, address: TronWeb.address.fromPrivateKey(CUSTOMER_PRIVATE_KEYS[0]!.slice(2)) as string },
+  solana: { key: Buffer.from(SOLANA_DEV_CUSTOMER.secretKey.subarray(0, 32)).toString('hex'), address: SOLANA_DEV_CUSTOMER.publicKey.toBase58() },
+};
+
 const dev = program.command('dev').description('Sandbox helpers for the local chains `npm start` runs');
 dev
   .command('pay')
-  .description('Pay like a customer on a local dev chain: mint test tokens to a dev wallet and transfer them to an address')
-  .addOption(new Option('--network <network>', 'local chain').choices(['ETHEREUM', 'BINANCE']).makeOptionMandatory())
+  .description('Pay like a customer on a local sandbox chain: mint test tokens to a dev wallet and transfer them to an address')
+  .addOption(new Option('--network <network>', 'local chain').choices([...NETWORKS]).makeOptionMandatory())
   .requiredOption('--to <address>', 'deposit address (destinationAddress)')
   .requiredOption('--amount <amount>', 'token units as shown to the customer, e.g. 9.231614 (totalAmount)')
   .addOption(new Option('--token <symbol>', 'test token').choices(['USDT', 'USDC']).default('USDT'))
   .option('--json', 'print one JSON object')
-  .action(async (o: { network: 'ETHEREUM' | 'BINANCE'; to: string; amount: string; token: 'USDT' | 'USDC'; json?: boolean }) => {
+  .action(async (o: { network: Network; to: string; amount: string; token: 'USDT' | 'USDC'; json?: boolean }) => {
     const config = loadConfig();
-    let urls: Record<string, string>;
+    let urls: Partial<Record<Network, string>>;
     try {
-      urls = JSON.parse(readFileSync(join(config.DATA_DIR, 'devchains.json'), 'utf8')) as Record<string, string>;
+      urls = JSON.parse(readFileSync(join(config.DATA_DIR, 'devchains.json'), 'utf8')) as Partial<Record<Network, string>>;
     } catch {
       throw new Error('no local dev chains found: start the gateway first (npm start, with DEV_CHAINS on)');
     }
-    const chain = connectDevChain(o.network, urls[o.network]!);
-    try {
-      const spec = chain.tokens.find((t) => t.symbol === o.token)!;
-      const amount = parseUnits(o.amount, spec.decimals);
-      const customer = CUSTOMER_PRIVATE_KEYS[0]!;
-      await mintTo(chain, o.token, computeAddress(customer), amount);
-      const tx = await transferToken(chain, o.token, customer, o.to, amount);
-      print(!!o.json, { network: o.network, token: spec.address, to: o.to, amount: amount.toString(), tx_hash: tx.txHash }, `sent ${o.amount} ${o.token} to ${o.to} on the local ${o.network} chain: ${tx.txHash}`);
-    } finally {
-      await chain.stop();
-    }
+    const rpcUrl = urls[o.network];
+    if (!rpcUrl) throw new Error(`the running gateway has no local ${o.network} chain`);
+    const driver = driverFor(o.network);
+    if (!driver.isValidAddress(o.to)) throw new Error(`--to is not a valid ${o.network} address`);
+    const spec = sandboxToken(o.network, o.token)!;
+    const amount = parseUnits(o.amount, spec.decimals);
+    const family = familyOf(o.network);
+    const wallet = DEV_WALLETS[family];
+    await mintOnSandbox(family, o.network, rpcUrl, spec, wallet, amount);
+    const sender = FAUCET_SENDERS[family]({ rpcUrl, timeoutMs: 30_000, keys: { secp256k1Evm: wallet.key, secp256k1Tron: wallet.key, solanaSeedHex: wallet.key } });
+    const txHash = await sender.sendToken({ address: spec.address, decimals: spec.decimals }, driver.normalizeAddress(o.to), amount);
+    print(!!o.json, { network: o.network, token: spec.address, to: o.to, amount: amount.toString(), tx_hash: txHash }, `sent ${o.amount} ${o.token} to ${o.to} on the local ${o.network} chain: ${txHash}`);
   });
 
 program

@@ -12,10 +12,11 @@
  */
 import { createHash } from 'node:crypto';
 import { Keypair } from '@solana/web3.js';
-import { computeAddress, getAddress } from 'ethers';
+import { computeAddress, getAddress, Interface } from 'ethers';
+import { EvmRpcClient, toQuantity } from '../chains/evm/evm.rpc.js';
 import { fromHex } from 'tronweb/utils';
 import type { Network } from '../common/environment.js';
-import { DEV_TOKENS, mintTo as mintEvm, startDevChains, type DevChains } from './devchain.js';
+import { DEPLOYER_ADDRESS, DEV_TOKENS, startDevChains, type DevChains } from './devchain.js';
 import { startSolanaFacade, type SolanaFacade } from './solana.facade.js';
 import { startTronEmulator, type TronEmulator } from './tron.emulator.js';
 
@@ -65,6 +66,7 @@ export const sandboxToken = (network: Network, symbol: string): SandboxToken | u
 
 /** What the faucet wallet holds after a start: enough for a million faucet calls of 1000 units. */
 const FAUCET_TOKEN_UNITS = 10n ** 9n;
+const MINT = new Interface(['function mint(address to, uint256 value)']);
 
 export interface SandboxChains {
   evm: DevChains;
@@ -84,6 +86,24 @@ export interface StartSandboxChainsOptions {
   faucet?: { secp256k1Key?: string; solanaSeedHex?: string };
 }
 
+/**
+ * Native coins and both tokens for the faucet wallet. Mints go out back to back with explicit nonces:
+ * with interval mining anvil would hand two concurrent eth_sendTransaction calls the same nonce.
+ */
+async function fundEvmFaucet(chain: DevChains['ETHEREUM'], faucet: string): Promise<void> {
+  await chain.rpc.call('anvil_setBalance', [faucet, toQuantity(10n ** 24n)]);
+  const nonce = BigInt(await chain.rpc.call<string>('eth_getTransactionCount', [DEPLOYER_ADDRESS, 'pending']));
+  const hashes = await Promise.all(
+    chain.tokens.map((t, i) =>
+      chain.rpc.call<string>('eth_sendTransaction', [
+        { from: DEPLOYER_ADDRESS, to: t.address, nonce: toQuantity(nonce + BigInt(i)), data: MINT.encodeFunctionData('mint', [faucet, FAUCET_TOKEN_UNITS * 10n ** BigInt(t.decimals)]) },
+      ]),
+    ),
+  );
+  const receipts = await Promise.all(hashes.map((h) => chain.provider.waitForTransaction(h, 1, 30_000)));
+  if (receipts.some((r) => r?.status !== 1)) throw new Error(`${chain.network}: funding the faucet wallet failed`);
+}
+
 async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {
   const t = performance.now();
   const value = await fn();
@@ -101,12 +121,7 @@ export async function startSandboxChains(opts: StartSandboxChainsOptions = {}): 
     timed(async () => {
       const chains = await startDevChains({ cacheDir: opts.cacheDir, blockTime });
       try {
-        await Promise.all(
-          (['ETHEREUM', 'BINANCE'] as const).flatMap((n) => [
-            chains[n].rpc.call('anvil_setBalance', [faucetEvm, '0x' + (10n ** 24n).toString(16)]),
-            ...chains[n].tokens.map((t) => mintEvm(chains[n], t.symbol, faucetEvm, FAUCET_TOKEN_UNITS * 10n ** BigInt(t.decimals))),
-          ]),
-        );
+        await Promise.all((['ETHEREUM', 'BINANCE'] as const).map((n) => fundEvmFaucet(chains[n], faucetEvm)));
       } catch (err) {
         await chains.stop();
         throw err;
@@ -122,6 +137,8 @@ export async function startSandboxChains(opts: StartSandboxChainsOptions = {}): 
           if (at !== t.address) throw new Error(`TRON ${t.symbol} deployed at ${at}, expected ${t.address}`);
         }
         const faucetTron = tronAddressOf(faucetEvm);
+        // TRX is the emulator's anvil balance (see tron.emulator.ts)
+        await new EvmRpcClient({ urls: [emu.anvilUrl], timeoutMs: 10_000 }).call('anvil_setBalance', [faucetEvm, toQuantity(10n ** 24n)]);
         await Promise.all(SANDBOX_TOKENS.TRON.map((t) => emu.mint(t.address, faucetTron, FAUCET_TOKEN_UNITS * 10n ** BigInt(t.decimals))));
       } catch (err) {
         await emu.stop();
@@ -137,7 +154,7 @@ export async function startSandboxChains(opts: StartSandboxChainsOptions = {}): 
           const mint = await facade.createUsdcMint({ decimals: t.decimals, keypair: SOLANA_MINT_KEYS[t.symbol] });
           await facade.mintTo(faucetSol, mint, FAUCET_TOKEN_UNITS * 10n ** BigInt(t.decimals));
         }
-        await facade.connection.requestAirdrop(faucetSol, 1_000_000 * 1e9);
+        await facade.connection.requestAirdrop(faucetSol, 1000 * 1e9);
       } catch (err) {
         await facade.stop();
         throw err;

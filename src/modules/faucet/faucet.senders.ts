@@ -64,7 +64,8 @@ function tronSender(o: SenderOptions): FaucetSender {
   const landed = async (txid: string) => {
     const deadline = Date.now() + o.timeoutMs;
     for (;;) {
-      const info = (await tron.trx.getTransactionInfo(txid)) as { blockNumber?: number; receipt?: { result?: string } };
+      // the unconfirmed (full-node) view: a block is enough here, solidification is the watcher's business
+      const info = (await tron.trx.getUnconfirmedTransactionInfo(txid)) as { blockNumber?: number; receipt?: { result?: string } };
       if (info?.blockNumber !== undefined) {
         if (info.receipt?.result && info.receipt.result !== 'SUCCESS') throw new Error(`transaction ${txid} failed on chain: ${info.receipt.result}`);
         return txid;
