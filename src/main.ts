@@ -26,12 +26,17 @@ async function main(): Promise<void> {
   // HTTP server or scheduler are still starting (the server may already answer /readyz) must still
   // shut down gracefully — not kill the process and orphan an embedded PostgreSQL.
   let stopping = false;
+  let firstSignalAt = 0;
   const shutdown = (signal: string) => {
     if (stopping) {
+      // Ctrl-C reaches the whole process group, and npm/timeout relay it once more: one key press
+      // arrives as two or three signals within moments. Only a later, deliberate one forces the exit.
+      if (Date.now() - firstSignalAt < 2000) return;
       log.warn({ signal }, 'second signal: exiting now');
       process.exit(1);
     }
     stopping = true;
+    firstSignalAt = Date.now();
     log.info({ signal }, 'shutting down');
     const force = setTimeout(() => {
       log.error('shutdown took too long; exiting');
