@@ -5,6 +5,8 @@
  * that, and the production image runs `tsc` output from `npm run build`). Same decorator settings as
  * jest (legacy decorators + metadata, which MikroORM and type-graphql need).
  */
+/* global require, __dirname, process */
+/* eslint-disable @typescript-eslint/no-require-imports -- a plain CommonJS script run before anything is built */
 'use strict';
 const { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync, rmSync, existsSync } = require('node:fs');
 const { join, dirname, relative } = require('node:path');
