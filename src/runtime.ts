@@ -68,6 +68,12 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
     }
     cleanups.length = 0;
   };
+  // The local chains boot in parallel with the database, migrations and HTTP (most of a cold start).
+  const sandboxStarting =
+    config.ROLE !== 'api' && config.DEV_CHAINS && !opts.devChains ? startSandboxChains({ cacheDir: join(config.DATA_DIR, 'solc'), blockTime: 1 }) : undefined;
+  sandboxStarting?.catch(() => undefined); // awaited below; a failure before then must not be unhandled
+  // First in, so last out: the chains stop after the watchers and the database are done with them.
+  if (sandboxStarting) cleanups.push(async () => (await sandboxStarting.catch(() => undefined))?.stop());
   try {
     const db = await openDatabase(config, log);
     cleanups.push(() => db.release());
@@ -123,17 +129,14 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
     if (config.ROLE !== 'api') {
       const devChains = opts.devChains;
       let sandbox: SandboxChains | undefined;
-      if (!devChains && config.DEV_CHAINS) {
+      if (sandboxStarting) {
         // The sandbox works offline: four local chains, a block (slot) every second or less.
-        sandbox = await startSandboxChains({ cacheDir: join(config.DATA_DIR, 'solc'), blockTime: 1 });
+        sandbox = await sandboxStarting;
         const chains = sandbox;
         // Where the CLI's `dev pay` finds them (like embedded-pg.json for the database).
         const stateFile = join(config.DATA_DIR, 'devchains.json');
         writeFileSync(stateFile, JSON.stringify(chains.rpcUrls));
-        cleanups.push(async () => {
-          rmSync(stateFile, { force: true });
-          await chains.stop();
-        });
+        cleanups.push(async () => rmSync(stateFile, { force: true }));
         const em = app.orm.em.fork();
         for (const network of NETWORKS) {
           for (const t of SANDBOX_TOKENS[network]) await app.tokens.upsert(em, { environment: 'sandbox', network, ...t });

@@ -1,27 +1,25 @@
 import { Command, Option } from 'commander';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { computeAddress, parseUnits } from 'ethers';
-import { TronWeb } from 'tronweb';
-import { CUSTOMER_PRIVATE_KEYS, mintOnSandbox, sandboxToken, SOLANA_DEV_CUSTOMER, type DevWallet } from '../devchain/index.js';
-import { driverFor, familyOf } from '../chains/registry.js';
 import type { ChainFamily } from '../chains/chain-adapter.js';
-import { FAUCET_SENDERS } from '../modules/faucet/faucet.senders.js';
+import type { DevWallet } from '../devchain/index.js';
 import pino from 'pino';
 import 'reflect-metadata';
 import { ConfigError, configMarkdownTable, loadConfig, type Config } from '../config/index.js';
-import { createApp, type App } from '../app.js';
+import type { App } from '../app.js';
 import { ENVIRONMENTS, NETWORKS, type Environment, type Network } from '../common/environment.js';
 import { isDomainError } from '../common/errors.js';
-import { openDatabase } from '../db/open-database.js';
-import { connectOrm, migrate } from '../db/orm.js';
-import { buildGatewaySchema, printGatewaySchema } from '../graphql/schema.js';
 
-/** Operator CLI. Logs go to stderr; with --json, stdout carries exactly one JSON object. */
+/**
+ * Operator CLI. Logs go to stderr; with --json, stdout carries exactly one JSON object. Heavy modules
+ * (the service graph, GraphQL, chain clients) load inside the command that needs them: a CLI call
+ * should answer in a couple of seconds.
+ */
 
 async function withApp<T>(fn: (app: App, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const log = pino({ level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL }, pino.destination(2));
+  const [{ openDatabase }, { connectOrm, migrate }, { createApp }] = await Promise.all([import('../db/open-database.js'), import('../db/orm.js'), import('../app.js')]);
   const db = await openDatabase(config, log);
   const orm = await connectOrm(db.url, 2);
   try {
@@ -119,12 +117,6 @@ merchant
     });
   });
 
-/** The customer wallet `dev pay` uses on each local chain (public dev keys). */
-const DEV_WALLETS: Record<ChainFamily, DevWallet> = {
-  evm: { key: CUSTOMER_PRIVATE_KEYS[0]!, address: computeAddress(CUSTOMER_PRIVATE_KEYS[0]!) },
-  tron: { key: CUSTOMER_PRIVATE_KEYS[0]!, address: TronWeb.address.fromPrivateKey(CUSTOMER_PRIVATE_KEYS[0]!.slice(2)) as string },
-  solana: { key: Buffer.from(SOLANA_DEV_CUSTOMER.secretKey.subarray(0, 32)).toString('hex'), address: SOLANA_DEV_CUSTOMER.publicKey.toBase58() },
-};
 
 const dev = program.command('dev').description('Sandbox helpers for the local chains `npm start` runs');
 dev
@@ -145,6 +137,14 @@ dev
     }
     const rpcUrl = urls[o.network];
     if (!rpcUrl) throw new Error(`the running gateway has no local ${o.network} chain`);
+    const [{ computeAddress, parseUnits }, { TronWeb }, { CUSTOMER_PRIVATE_KEYS, mintOnSandbox, sandboxToken, SOLANA_DEV_CUSTOMER }, { driverFor, familyOf }, { FAUCET_SENDERS }] =
+      await Promise.all([import('ethers'), import('tronweb'), import('../devchain/index.js'), import('../chains/registry.js'), import('../modules/faucet/faucet.senders.js')]);
+    // the customer wallet on each local chain (public dev keys)
+    const DEV_WALLETS: Record<ChainFamily, DevWallet> = {
+      evm: { key: CUSTOMER_PRIVATE_KEYS[0]!, address: computeAddress(CUSTOMER_PRIVATE_KEYS[0]!) },
+      tron: { key: CUSTOMER_PRIVATE_KEYS[0]!, address: TronWeb.address.fromPrivateKey(CUSTOMER_PRIVATE_KEYS[0]!.slice(2)) as string },
+      solana: { key: Buffer.from(SOLANA_DEV_CUSTOMER.secretKey.subarray(0, 32)).toString('hex'), address: SOLANA_DEV_CUSTOMER.publicKey.toBase58() },
+    };
     const driver = driverFor(o.network);
     if (!driver.isValidAddress(o.to)) throw new Error(`--to is not a valid ${o.network} address`);
     const spec = sandboxToken(o.network, o.token)!;
@@ -174,6 +174,7 @@ program
   .description('Write the GraphQL SDL to schema/schema.graphql')
   .option('--out <file>', 'output file', 'schema/schema.graphql')
   .action(async (o: { out: string }) => {
+    const { buildGatewaySchema, printGatewaySchema } = await import('../graphql/schema.js');
     const sdl = printGatewaySchema(await buildGatewaySchema());
     const file = resolve(o.out);
     mkdirSync(dirname(file), { recursive: true });
