@@ -119,9 +119,11 @@ export async function startSandboxChains(opts: StartSandboxChainsOptions = {}): 
 
   const [evm, tron, solana] = await Promise.allSettled([
     timed(async () => {
-      const chains = await startDevChains({ cacheDir: opts.cacheDir, blockTime });
+      // set up on automine (no waiting for block ticks), then mine a block a second like a real chain
+      const chains = await startDevChains({ cacheDir: opts.cacheDir });
       try {
         await Promise.all((['ETHEREUM', 'BINANCE'] as const).map((n) => fundEvmFaucet(chains[n], faucetEvm)));
+        await Promise.all((['ETHEREUM', 'BINANCE'] as const).map((n) => chains[n].rpc.call('evm_setIntervalMining', [blockTime])));
       } catch (err) {
         await chains.stop();
         throw err;
@@ -130,7 +132,7 @@ export async function startSandboxChains(opts: StartSandboxChainsOptions = {}): 
     }),
     timed(async () => {
       // solidity lag 3 with 1 s blocks: a payment solidifies in seconds, as the sandbox's 3 confirmations expect
-      const emu = await startTronEmulator({ solidityLag: 3, blockTime, cacheDir: opts.cacheDir });
+      const emu = await startTronEmulator({ solidityLag: 3, cacheDir: opts.cacheDir });
       try {
         for (const t of SANDBOX_TOKENS.TRON) {
           const at = await emu.deployToken({ name: t.name, symbol: t.symbol, decimals: t.decimals });
@@ -138,8 +140,10 @@ export async function startSandboxChains(opts: StartSandboxChainsOptions = {}): 
         }
         const faucetTron = tronAddressOf(faucetEvm);
         // TRX is the emulator's anvil balance (see tron.emulator.ts)
-        await new EvmRpcClient({ urls: [emu.anvilUrl], timeoutMs: 10_000 }).call('anvil_setBalance', [faucetEvm, toQuantity(10n ** 24n)]);
+        const anvil = new EvmRpcClient({ urls: [emu.anvilUrl], timeoutMs: 10_000 });
+        await anvil.call('anvil_setBalance', [faucetEvm, toQuantity(10n ** 24n)]);
         await Promise.all(SANDBOX_TOKENS.TRON.map((t) => emu.mint(t.address, faucetTron, FAUCET_TOKEN_UNITS * 10n ** BigInt(t.decimals))));
+        await anvil.call('evm_setIntervalMining', [blockTime]);
       } catch (err) {
         await emu.stop();
         throw err;
