@@ -20,6 +20,8 @@ import { RateProviderRegistry, RateService } from './modules/quotes/rate-provide
 import { TokenService } from './modules/tokens/token.service.js';
 import { createWebhookServices, type WebhookServices } from './modules/webhooks/webhook.wiring.js';
 import { RateLimits } from './modules/limits/rate-limit.service.js';
+import { NetworkCatalog } from './modules/networks/network-catalog.service.js';
+import { FaucetService } from './modules/faucet/faucet.service.js';
 
 /** The service graph, built once per process and shared by every transport and job. */
 export interface App {
@@ -45,6 +47,10 @@ export interface App {
   settlement: SettlementService;
   /** Notification URLs, outbox → deliveries, delivery claims/records, the delivery log. */
   webhooks: WebhookServices;
+  /** Watched networks per environment (what `/networks` shows and which tokens are offered). */
+  networks: NetworkCatalog;
+  /** Sandbox faucet. */
+  faucet: FaucetService;
 }
 
 export function createRateService(config: Config, log: Logger): RateService {
@@ -69,7 +75,8 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const merchants = new MerchantService(apiKeys);
   const rateLimits = new RateLimits(config, orm.em.getConnection().getKnex());
   const checkoutKeys = new CheckoutKeyService();
-  const tokens = new TokenService(config.DEV_CHAINS);
+  const networks = new NetworkCatalog(config);
+  const tokens = new TokenService(config.DEV_CHAINS, (e, n) => networks.isOffered(e, n));
   const orders = new OrderService(checkoutKeys, {
     publicBaseUrl: () => config.PUBLIC_BASE_URL,
     defaultTtlS: config.ORDER_TTL_S,
@@ -85,5 +92,6 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const payments = new PaymentService();
   const settlement = new SettlementService(orderStatus, { lateWindowS: config.LATE_PAYMENT_WINDOW_S });
   const webhooks = createWebhookServices(config, apiKeys);
-  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, webhooks };
+  const faucet = new FaucetService(config, networks, tokens);
+  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, webhooks, networks, faucet };
 }

@@ -16,21 +16,27 @@ async function main(): Promise<void> {
   }
   const log = createLogger(config.LOG_LEVEL);
   if (config.generatedSecrets.length) {
+    const how = config.devSecretsCreated ? 'generated into' : 'read from';
     log.warn(
-      { generated: config.generatedSecrets, file: `${config.DATA_DIR}/dev-secrets.json` },
-      '!!! DEVELOPMENT SECRETS IN USE: generated into the data folder. Never run production like this; set MASTER_KEY and JWT_SECRET !!!',
+      { secrets: config.generatedSecrets, file: `${config.DATA_DIR}/dev-secrets.json` },
+      `!!! DEVELOPMENT SECRETS IN USE: ${how} the data folder. Never run production like this; set MASTER_KEY and JWT_SECRET !!!`,
     );
   }
   // Signal handlers go in before anything starts: a SIGINT/SIGTERM that lands while the database,
   // HTTP server or scheduler are still starting (the server may already answer /readyz) must still
   // shut down gracefully — not kill the process and orphan an embedded PostgreSQL.
   let stopping = false;
+  let firstSignalAt = 0;
   const shutdown = (signal: string) => {
     if (stopping) {
+      // Ctrl-C reaches the whole process group, and npm/timeout relay it once more: one key press
+      // arrives as two or three signals within moments. Only a later, deliberate one forces the exit.
+      if (Date.now() - firstSignalAt < 2000) return;
       log.warn({ signal }, 'second signal: exiting now');
       process.exit(1);
     }
     stopping = true;
+    firstSignalAt = Date.now();
     log.info({ signal }, 'shutting down');
     const force = setTimeout(() => {
       log.error('shutdown took too long; exiting');

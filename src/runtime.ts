@@ -1,3 +1,4 @@
+import type { Environment } from './common/environment.js';
 import type { Logger } from 'pino';
 import { createApp, type App } from './app.js';
 import type { Config } from './config/index.js';
@@ -13,10 +14,12 @@ import { registerCheckoutPage } from './checkout/checkout.page.js';
 import { merchantRoutes } from './rest/merchant.routes.js';
 import { paymentRoutes } from './rest/payment.routes.js';
 import { paymentLinkRoutes } from './rest/payment-link.routes.js';
+import { faucetRoutes } from './rest/faucet.routes.js';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { watchedNetworks, type RpcOverrides } from './chains/networks.js';
-import { startDevChains, type DevChains } from './devchain/index.js';
+import { SANDBOX_TOKENS, startSandboxChains, type DevChains, type SandboxChains } from './devchain/index.js';
+import { NETWORKS } from './common/environment.js';
 import { expireOrdersJob } from './jobs/expire-orders.job.js';
 import { pruneSessionsJob } from './jobs/prune-sessions.job.js';
 import { watchChainJobs } from './jobs/watch-chain.job.js';
@@ -34,8 +37,10 @@ export interface Gateway {
   webhooks?: WebhookRunner;
   /** api/all roles: the LISTEN connection feeding this process's GraphQL PubSub and API-key cache. */
   listen?: ListenClient;
-  /** Local chains the worker runs (DEV_CHAINS) or was given. */
+  /** Local EVM chains the worker was given (tests). */
   devChains?: DevChains;
+  /** The four local sandbox chains the worker runs (DEV_CHAINS). */
+  sandboxChains?: SandboxChains;
   databaseUrl: string;
   stop(): Promise<void>;
 }
@@ -65,6 +70,12 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
     }
     cleanups.length = 0;
   };
+  // The local chains boot in parallel with the database, migrations and HTTP (most of a cold start).
+  const sandboxStarting =
+    config.ROLE !== 'api' && config.DEV_CHAINS && !opts.devChains ? startSandboxChains({ cacheDir: join(config.DATA_DIR, 'solc'), blockTime: 1 }) : undefined;
+  sandboxStarting?.catch(() => undefined); // awaited below; a failure before then must not be unhandled
+  // First in, so last out: the chains stop after the watchers and the database are done with them.
+  if (sandboxStarting) cleanups.push(async () => (await sandboxStarting.catch(() => undefined))?.stop());
   try {
     const db = await openDatabase(config, log);
     cleanups.push(() => db.release());
@@ -89,7 +100,13 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       app.apiKeys.enableCache({ ttlMs: config.API_KEY_CACHE_TTL_MS, revocationsLive: () => listen.listening });
       gateway.listen = listen;
       const schema = await buildGatewaySchema(pubSub);
-      const http = await buildServer(app, { schema, envRoutes: [...merchantRoutes(app), ...paymentRoutes(app), ...paymentLinkRoutes(app)], extra: (f) => registerCheckoutPage(f, app) });
+      const http = await buildServer(app, {
+        schema,
+        envRoutes: [...merchantRoutes(app), ...paymentRoutes(app), ...paymentLinkRoutes(app), ...faucetRoutes(app)],
+        extra: (f) => registerCheckoutPage(f, app),
+        // all role: ready once the local chains and their watchers run, not merely once HTTP answers
+        readiness: config.ROLE === 'all' ? () => ({ watchers: gateway.scheduler !== undefined }) : undefined,
+      });
       await http.fastify.listen({ host: config.HOST, port: config.PORT });
       cleanups.push(() => http.close());
       const addr = http.fastify.server.address();
@@ -99,24 +116,33 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       if (!config.publicBaseUrlExplicit) config.PUBLIC_BASE_URL = gateway.url;
     }
     if (config.ROLE !== 'api') {
-      let devChains = opts.devChains;
-      if (!devChains && config.DEV_CHAINS) {
-        // The sandbox works offline: local ETHEREUM/BINANCE stand-ins mining a block a second.
-        devChains = await startDevChains({ cacheDir: join(config.DATA_DIR, 'solc'), blockTime: 1 });
-        const chains = devChains;
+      const devChains = opts.devChains;
+      let sandbox: SandboxChains | undefined;
+      if (sandboxStarting) {
+        // The sandbox works offline: four local chains, a block (slot) every second or less.
+        sandbox = await sandboxStarting;
+        const chains = sandbox;
         // Where the CLI's `dev pay` finds them (like embedded-pg.json for the database).
         const stateFile = join(config.DATA_DIR, 'devchains.json');
-        writeFileSync(stateFile, JSON.stringify({ ETHEREUM: chains.ETHEREUM.rpcUrl, BINANCE: chains.BINANCE.rpcUrl }));
-        cleanups.push(async () => {
-          rmSync(stateFile, { force: true });
-          await chains.stop();
-        });
-        log.info({ ETHEREUM: devChains.ETHEREUM.rpcUrl, BINANCE: devChains.BINANCE.rpcUrl }, 'local dev chains started (sandbox ETHEREUM/BINANCE)');
+        writeFileSync(stateFile, JSON.stringify(chains.rpcUrls));
+        cleanups.push(async () => rmSync(stateFile, { force: true }));
+        const em = app.orm.em.fork();
+        for (const network of NETWORKS) {
+          for (const t of SANDBOX_TOKENS[network]) await app.tokens.upsert(em, { environment: 'sandbox', network, ...t });
+        }
+        log.info({ ...chains.rpcUrls, ms: Math.round(chains.timings.totalMs) }, 'local sandbox chains started (ETHEREUM, BINANCE, TRON, SOLANA)');
+        gateway.sandboxChains = sandbox;
       }
       const overrides: RpcOverrides = {
         ...(devChains && { 'sandbox:ETHEREUM': [devChains.ETHEREUM.rpcUrl], 'sandbox:BINANCE': [devChains.BINANCE.rpcUrl] }),
+        ...(sandbox && Object.fromEntries(NETWORKS.map((n) => [`sandbox:${n}`, [sandbox.rpcUrls[n]]]))),
         ...opts.rpcOverrides,
       };
+      // URLs given at start are chains this process reaches directly: local ones are public as they are.
+      for (const [key, urls] of Object.entries(overrides)) {
+        const [environment, network] = key.split(':') as [Environment, (typeof NETWORKS)[number]];
+        if (urls?.length) app.networks.markWatched(environment, network, { rpcUrls: urls, local: environment === 'sandbox' });
+      }
       gateway.devChains = devChains;
       const networks = watchedNetworks(config, overrides);
       log.info({ networks: networks.map((n) => `${n.environment}:${n.network}`) }, 'watching networks');

@@ -15,7 +15,7 @@ export const driverOfFamily = (family: ChainFamily): ChainFamilyDriver => DRIVER
 
 /**
  * Token registry profile a network uses in an environment: production → mainnet tokens; sandbox →
- * the public testnets, or the local anvil chains for ETHEREUM/BINANCE when dev chains run.
+ * the public testnets, or the local chains (`src/devchain/`) when dev chains run.
  */
 export type TokenProfile = 'mainnet' | 'testnet' | 'local';
 
@@ -32,7 +32,7 @@ const CHAIN_IDS: Record<TokenProfile, Partial<Record<Network, number>>> = {
 };
 
 export function networkProfile(environment: Environment, network: Network, devChains: boolean): NetworkProfile {
-  const profile: TokenProfile = environment === 'production' ? 'mainnet' : devChains && familyOf(network) === 'evm' ? 'local' : 'testnet';
+  const profile: TokenProfile = environment === 'production' ? 'mainnet' : devChains ? 'local' : 'testnet';
   return { profile, chainId: CHAIN_IDS[profile][network] };
 }
 

@@ -1,25 +1,26 @@
 import { Command, Option } from 'commander';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import { computeAddress, parseUnits } from 'ethers';
-import { connectDevChain, CUSTOMER_PRIVATE_KEYS, mintTo, transferToken } from '../devchain/index.js';
+import type { ChainFamily } from '../chains/chain-adapter.js';
+import type { DevWallet } from '../devchain/index.js';
 import pino from 'pino';
 import 'reflect-metadata';
 import { ConfigError, configMarkdownTable, loadConfig, type Config } from '../config/index.js';
-import { createApp, type App } from '../app.js';
-import { ENVIRONMENTS, type Environment } from '../common/environment.js';
+import type { App } from '../app.js';
+import { ENVIRONMENTS, NETWORKS, type Environment, type Network } from '../common/environment.js';
 import { internalContext } from '../common/context.js';
 import { isDomainError } from '../common/errors.js';
-import { writeGeneratedDocs } from './docs.writer.js';
-import { openDatabase } from '../db/open-database.js';
-import { connectOrm, migrate } from '../db/orm.js';
-import { buildGatewaySchema, printGatewaySchema } from '../graphql/schema.js';
 
-/** Operator CLI. Logs go to stderr; with --json, stdout carries exactly one JSON object. */
+/**
+ * Operator CLI. Logs go to stderr; with --json, stdout carries exactly one JSON object. Heavy modules
+ * (the service graph, GraphQL, chain clients) load inside the command that needs them: a CLI call
+ * should answer in a couple of seconds.
+ */
 
 async function withApp<T>(fn: (app: App, config: Config) => Promise<T>): Promise<T> {
   const config = loadConfig();
   const log = pino({ level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL }, pino.destination(2));
+  const [{ openDatabase }, { connectOrm, migrate }, { createApp }] = await Promise.all([import('../db/open-database.js'), import('../db/orm.js'), import('../app.js')]);
   const db = await openDatabase(config, log);
   const orm = await connectOrm(db.url, 2);
   try {
@@ -117,34 +118,44 @@ merchant
     });
   });
 
+
 const dev = program.command('dev').description('Sandbox helpers for the local chains `npm start` runs');
 dev
   .command('pay')
-  .description('Pay like a customer on a local dev chain: mint test tokens to a dev wallet and transfer them to an address')
-  .addOption(new Option('--network <network>', 'local chain').choices(['ETHEREUM', 'BINANCE']).makeOptionMandatory())
+  .description('Pay like a customer on a local sandbox chain: mint test tokens to a dev wallet and transfer them to an address')
+  .addOption(new Option('--network <network>', 'local chain').choices([...NETWORKS]).makeOptionMandatory())
   .requiredOption('--to <address>', 'deposit address (destinationAddress)')
   .requiredOption('--amount <amount>', 'token units as shown to the customer, e.g. 9.231614 (totalAmount)')
   .addOption(new Option('--token <symbol>', 'test token').choices(['USDT', 'USDC']).default('USDT'))
   .option('--json', 'print one JSON object')
-  .action(async (o: { network: 'ETHEREUM' | 'BINANCE'; to: string; amount: string; token: 'USDT' | 'USDC'; json?: boolean }) => {
+  .action(async (o: { network: Network; to: string; amount: string; token: 'USDT' | 'USDC'; json?: boolean }) => {
     const config = loadConfig();
-    let urls: Record<string, string>;
+    let urls: Partial<Record<Network, string>>;
     try {
-      urls = JSON.parse(readFileSync(join(config.DATA_DIR, 'devchains.json'), 'utf8')) as Record<string, string>;
+      urls = JSON.parse(readFileSync(join(config.DATA_DIR, 'devchains.json'), 'utf8')) as Partial<Record<Network, string>>;
     } catch {
       throw new Error('no local dev chains found: start the gateway first (npm start, with DEV_CHAINS on)');
     }
-    const chain = connectDevChain(o.network, urls[o.network]!);
-    try {
-      const spec = chain.tokens.find((t) => t.symbol === o.token)!;
-      const amount = parseUnits(o.amount, spec.decimals);
-      const customer = CUSTOMER_PRIVATE_KEYS[0]!;
-      await mintTo(chain, o.token, computeAddress(customer), amount);
-      const tx = await transferToken(chain, o.token, customer, o.to, amount);
-      print(!!o.json, { network: o.network, token: spec.address, to: o.to, amount: amount.toString(), tx_hash: tx.txHash }, `sent ${o.amount} ${o.token} to ${o.to} on the local ${o.network} chain: ${tx.txHash}`);
-    } finally {
-      await chain.stop();
-    }
+    const rpcUrl = urls[o.network];
+    if (!rpcUrl) throw new Error(`the running gateway has no local ${o.network} chain`);
+    const [{ computeAddress, parseUnits }, { TronWeb }, { CUSTOMER_PRIVATE_KEYS, mintOnSandbox, sandboxToken, SOLANA_DEV_CUSTOMER }, { driverFor, familyOf }, { FAUCET_SENDERS }] =
+      await Promise.all([import('ethers'), import('tronweb'), import('../devchain/index.js'), import('../chains/registry.js'), import('../modules/faucet/faucet.senders.js')]);
+    // the customer wallet on each local chain (public dev keys)
+    const DEV_WALLETS: Record<ChainFamily, DevWallet> = {
+      evm: { key: CUSTOMER_PRIVATE_KEYS[0]!, address: computeAddress(CUSTOMER_PRIVATE_KEYS[0]!) },
+      tron: { key: CUSTOMER_PRIVATE_KEYS[0]!, address: TronWeb.address.fromPrivateKey(CUSTOMER_PRIVATE_KEYS[0]!.slice(2)) as string },
+      solana: { key: Buffer.from(SOLANA_DEV_CUSTOMER.secretKey.subarray(0, 32)).toString('hex'), address: SOLANA_DEV_CUSTOMER.publicKey.toBase58() },
+    };
+    const driver = driverFor(o.network);
+    if (!driver.isValidAddress(o.to)) throw new Error(`--to is not a valid ${o.network} address`);
+    const spec = sandboxToken(o.network, o.token)!;
+    const amount = parseUnits(o.amount, spec.decimals);
+    const family = familyOf(o.network);
+    const wallet = DEV_WALLETS[family];
+    await mintOnSandbox(family, o.network, rpcUrl, spec, wallet, amount);
+    const sender = FAUCET_SENDERS[family]({ rpcUrl, timeoutMs: 30_000, keys: { secp256k1Evm: wallet.key, secp256k1Tron: wallet.key, solanaSeedHex: wallet.key } });
+    const txHash = await sender.sendToken({ address: spec.address, decimals: spec.decimals }, driver.normalizeAddress(o.to), amount);
+    print(!!o.json, { network: o.network, token: spec.address, to: o.to, amount: amount.toString(), tx_hash: txHash }, `sent ${o.amount} ${o.token} to ${o.to} on the local ${o.network} chain: ${txHash}`);
   });
 
 program
@@ -156,7 +167,8 @@ program
   .command('docs:write')
   .description('Rewrite the generated sections of docs/ (configuration, error codes, transition tables) from the code')
   .option('--root <dir>', 'repository root', '.')
-  .action((o: { root: string }) => {
+  .action(async (o: { root: string }) => {
+    const { writeGeneratedDocs } = await import('./docs.writer.js');
     const changed = writeGeneratedDocs(resolve(o.root));
     console.error(changed.length ? `updated ${changed.join(', ')}` : 'docs/ already up to date');
   });
@@ -166,6 +178,7 @@ program
   .description('Write the GraphQL SDL to schema/schema.graphql')
   .option('--out <file>', 'output file', 'schema/schema.graphql')
   .action(async (o: { out: string }) => {
+    const { buildGatewaySchema, printGatewaySchema } = await import('../graphql/schema.js');
     const sdl = printGatewaySchema(await buildGatewaySchema());
     const file = resolve(o.out);
     mkdirSync(dirname(file), { recursive: true });

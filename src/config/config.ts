@@ -35,7 +35,7 @@ interface VarSpec {
 
 const ENV_KEYS = ['SANDBOX', 'PRODUCTION'] as const;
 const NETWORK_KEYS = ['ETHEREUM', 'BINANCE', 'TRON', 'SOLANA'] as const;
-type ChainVarName = `${(typeof ENV_KEYS)[number]}_${(typeof NETWORK_KEYS)[number]}_${'RPC_URLS' | 'CONFIRMATIONS'}`;
+type ChainVarName = `${(typeof ENV_KEYS)[number]}_${(typeof NETWORK_KEYS)[number]}_${'RPC_URLS' | 'CONFIRMATIONS' | 'PUBLIC_RPC_URL'}`;
 const rpcVar = (env: string, net: string) => ({
   schema: csvUrls.optional(),
   secret: true,
@@ -47,16 +47,22 @@ const confVar = (env: string, net: string) => ({
   default: env === 'SANDBOX' && (net === 'ETHEREUM' || net === 'BINANCE') ? '3' : DEFAULT_CONFIRMATIONS[net]!,
   description: `Blocks deep a ${net} payment must be in ${env.toLowerCase()} before it counts${net === 'TRON' ? ' (TRON also waits for solidification)' : net === 'SOLANA' ? ' (SOLANA also waits for finalization)' : ''}`,
 });
-/** `<ENV>_<NETWORK>_RPC_URLS` / `_CONFIRMATIONS` for every environment and network. */
-function chainVars(): Record<ChainVarName, ReturnType<typeof rpcVar> | ReturnType<typeof confVar>> {
-  const out = {} as Record<string, ReturnType<typeof rpcVar> | ReturnType<typeof confVar>>;
+const publicRpcVar = (env: string, net: string) => ({
+  schema: z.url({ protocol: /^https?$/ }).optional(),
+  description: `RPC URL for ${net} in ${env.toLowerCase()} that outside wallets may use, shown by \`GET /api/v2/${env === 'SANDBOX' ? 'testnet' : 'mainnet'}/networks\` (never the keyed \`_RPC_URLS\`)${env === 'SANDBOX' ? '; default: the local chain’s URL when DEV_CHAINS is on' : ''}`,
+});
+type ChainVarSpec = ReturnType<typeof rpcVar> | ReturnType<typeof confVar> | ReturnType<typeof publicRpcVar>;
+/** `<ENV>_<NETWORK>_RPC_URLS` / `_CONFIRMATIONS` / `_PUBLIC_RPC_URL` for every environment and network. */
+function chainVars(): Record<ChainVarName, ChainVarSpec> {
+  const out = {} as Record<string, ChainVarSpec>;
   for (const env of ENV_KEYS) {
     for (const net of NETWORK_KEYS) {
       out[`${env}_${net}_RPC_URLS`] = rpcVar(env, net);
       out[`${env}_${net}_CONFIRMATIONS`] = confVar(env, net);
+      out[`${env}_${net}_PUBLIC_RPC_URL`] = publicRpcVar(env, net);
     }
   }
-  return out as Record<ChainVarName, ReturnType<typeof rpcVar> | ReturnType<typeof confVar>>;
+  return out as Record<ChainVarName, ChainVarSpec>;
 }
 
 /** Declaration order is the order of the table in docs/configuration.md. */
@@ -85,7 +91,17 @@ export const CONFIG_VARS = {
   RATE_LIMIT_LOGIN_PER_MIN: { schema: int(1, 1_000_000), default: '5', description: 'Login attempts per minute per IP (stricter)' },
   RATE_LIMIT_MERCHANT_PER_MIN: { schema: int(1, 10_000_000), default: '3000', description: 'Requests per minute per merchant on transaction routes' },
   RATE_LIMIT_GRAPHQL_PER_MIN: { schema: int(1, 1_000_000), default: '600', description: 'GraphQL HTTP requests per minute per IP' },
-  DEV_CHAINS: { schema: bool.optional(), description: 'Start local anvil chains for the sandbox (default: on unless production)' },
+  DEV_CHAINS: { schema: bool.optional(), description: 'Run local ETHEREUM, BINANCE, TRON and SOLANA chains for the sandbox, with test USDT/USDC and a funded faucet (default: on unless production)' },
+  OFFER_UNWATCHED_NETWORKS: { schema: bool, default: 'false', description: 'Also list tokens and make QRs on networks nothing watches (API tests only: such payments are never detected)' },
+  FAUCET_TOKEN_AMOUNT: { schema: decimalString, default: '1000', description: 'Sandbox faucet: token units (USDT/USDC) sent per asked token' },
+  FAUCET_NATIVE_AMOUNT_EVM: { schema: decimalString, default: '0.01', description: 'Sandbox faucet: ETH/BNB sent with each ETHEREUM/BINANCE request, for gas' },
+  FAUCET_NATIVE_AMOUNT_TRON: { schema: decimalString, default: '10', description: 'Sandbox faucet: TRX sent with each TRON request, for energy and bandwidth' },
+  FAUCET_NATIVE_AMOUNT_SOLANA: { schema: decimalString, default: '0.01', description: 'Sandbox faucet: SOL sent with each SOLANA request, for fees and token-account rent' },
+  FAUCET_EVM_PRIVATE_KEY: { schema: z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, 'must be 32 bytes of hex').optional(), secret: true, description: 'Sandbox faucet wallet on ETHEREUM/BINANCE (hex); default: the local chains’ funded dev faucet key' },
+  FAUCET_TRON_PRIVATE_KEY: { schema: z.string().regex(/^(0x)?[0-9a-fA-F]{64}$/, 'must be 32 bytes of hex').optional(), secret: true, description: 'Sandbox faucet wallet on TRON (hex); default: the local chain’s funded dev faucet key' },
+  FAUCET_SOLANA_SEED: { schema: z.string().regex(/^[0-9a-fA-F]{64}$/, 'must be a 32-byte ed25519 seed in hex').optional(), secret: true, description: 'Sandbox faucet wallet on SOLANA (32-byte ed25519 seed, hex); default: the local chain’s funded dev faucet key' },
+  FAUCET_ADDRESS_WINDOW_S: { schema: int(1, 30 * 86400), default: '86400', description: 'Sandbox faucet: one request per address and network per this many seconds' },
+  FAUCET_IP_PER_HOUR: { schema: int(1, 1_000_000), default: '10', description: 'Sandbox faucet: requests per IP per hour' },
   RATE_CACHE_TTL_MS: { schema: int(0, 3_600_000), default: '30000', description: 'How long a market rate is reused' },
   RATE_TIMEOUT_MS: { schema: int(50, 60_000), default: '2000', description: 'Timeout for one market-rate request' },
   RATE_SOURCES: { schema: z.string().regex(/^(none|[a-z]+(,[a-z]+)*)$/, 'comma-separated source ids, or none'), default: 'indodax,coingecko', description: 'Live rate sources in order (`indodax`, `coingecko`); `none` → internal fallback rate only' },
@@ -139,8 +155,10 @@ export interface Config extends Omit<Parsed, 'MASTER_KEY' | 'JWT_SECRET' | 'DEV_
   /** False when PUBLIC_BASE_URL was derived from HOST/PORT (the server then fills in the real port). */
   publicBaseUrlExplicit: boolean;
   isProduction: boolean;
-  /** Secrets that were generated for development (printed loudly at boot). */
+  /** Secrets that come from the development secrets file (printed loudly at boot). */
   generatedSecrets: string[];
+  /** True when this start created the development secrets file (rather than reading it). */
+  devSecretsCreated: boolean;
 }
 
 export class ConfigError extends Error {
@@ -170,6 +188,8 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): Parsed {
 export interface DevSecrets {
   MASTER_KEY: Buffer;
   JWT_SECRET: string;
+  /** Set when this call generated them. */
+  created?: boolean;
 }
 
 /**
@@ -196,10 +216,13 @@ export function finalizeConfig(parsed: Parsed, devSecrets: () => DevSecrets): Co
     generatedSecrets.push(k);
     return dev[k];
   };
+  const MASTER_KEY = parsed.MASTER_KEY ?? fromDev('MASTER_KEY');
+  const JWT_SECRET = parsed.JWT_SECRET ?? fromDev('JWT_SECRET');
   return {
     ...parsed,
-    MASTER_KEY: parsed.MASTER_KEY ?? fromDev('MASTER_KEY'),
-    JWT_SECRET: parsed.JWT_SECRET ?? fromDev('JWT_SECRET'),
+    MASTER_KEY,
+    JWT_SECRET,
+    devSecretsCreated: dev?.created === true,
     DEV_CHAINS: parsed.DEV_CHAINS ?? !isProduction,
     PUBLIC_BASE_URL: (parsed.PUBLIC_BASE_URL ?? `http://${parsed.HOST === '0.0.0.0' ? '127.0.0.1' : parsed.HOST}:${parsed.PORT}`).replace(/\/$/, ''),
     publicBaseUrlExplicit: parsed.PUBLIC_BASE_URL !== undefined,

@@ -16,6 +16,6 @@ export function loadOrCreateDevSecrets(dataDir: string): DevSecrets {
     mkdirSync(dataDir, { recursive: true });
     const secrets = { MASTER_KEY: randomBytes(32).toString('hex'), JWT_SECRET: randomBytes(48).toString('base64url') };
     writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
-    return { MASTER_KEY: Buffer.from(secrets.MASTER_KEY, 'hex'), JWT_SECRET: secrets.JWT_SECRET };
+    return { MASTER_KEY: Buffer.from(secrets.MASTER_KEY, 'hex'), JWT_SECRET: secrets.JWT_SECRET, created: true };
   }
 }

@@ -31,6 +31,8 @@ export interface ServerParts {
   globalRoutes?: RestRoute[];
   /** Non-enveloped routes (checkout page, QR images). */
   extra?: (fastify: FastifyInstance) => void;
+  /** More readiness checks for `/readyz` (e.g. local chains and watchers running). */
+  readiness?: () => Record<string, boolean>;
 }
 
 const asString = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
@@ -82,8 +84,8 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
 
   fastify.get('/healthz', async () => ({ status: 'ok' }));
   fastify.get('/readyz', async (_req, reply) => {
-    const r = await isReady(app.orm);
-    const ok = r.database && r.migrations;
+    const r = { ...(await isReady(app.orm)), ...parts.readiness?.() };
+    const ok = Object.values(r).every(Boolean);
     return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not_ready', ...r });
   });
 

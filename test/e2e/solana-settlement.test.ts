@@ -6,7 +6,7 @@
  * deposit's token account, waits for the finalized slot, settles, and the `orderUpdated`
  * subscription sees every committed status.
  *
- * What the harness does not model (see test/support/solana-rpc-facade.ts for the full list):
+ * What the harness does not model (see src/devchain/solana.facade.ts for the full list):
  * consensus, forks, skipped slots and rollbacks ("finalized" is simply current slot − finalityLag,
  * and a confirmed transaction never disappears, so the watcher's orphan path is not exercised here);
  * wall-clock slot timing (slots advance only with transactions or `advanceSlots`); blockhash expiry;
@@ -19,7 +19,7 @@ import { TOKEN_PROGRAM_ID, createAssociatedTokenAccountIdempotentInstruction, cr
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { checkout, watchOrder, type CheckoutDeposit, type OrderWatch } from '../support/order-watch';
-import { startSolanaFacade, type SolanaFacade } from '../support/solana-rpc-facade';
+import { startSolanaFacade, type SolanaFacade } from '../../src/devchain/solana.facade';
 import { settlementReads, settlementScenarios } from '../support/settlement-scenarios';
 
 /** Slots between the confirmed and the finalized tip in these tests (mainnet: ~32). */

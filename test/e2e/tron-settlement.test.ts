@@ -4,7 +4,7 @@
  * the gateway's watcher job (Agenda, in-process worker) records and confirms it, settlement moves
  * the order, and the `orderUpdated` subscription sees every committed status.
  *
- * What the harness does not model (see test/support/tron-emulator.ts for the full list): energy,
+ * What the harness does not model (see src/devchain/tron.emulator.ts for the full list): energy,
  * bandwidth, fee_limit and fees (every call runs with a fixed gas limit, TRX balances are not
  * checked); account activation; TaPoS (ref_block_* not checked); TVM-specific opcodes; TRON's real
  * 3-second block timing — the emulator mines a block per transaction (automine) and the solidified
@@ -18,7 +18,7 @@ import { tronDriver } from '../../src/chains/tron';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { checkout, eventually, watchOrder, type CheckoutDeposit, type OrderWatch } from '../support/order-watch';
-import { startTronEmulator, type TronEmulator } from '../support/tron-emulator';
+import { startTronEmulator, type TronEmulator } from '../../src/devchain/tron.emulator';
 import { settlementReads, settlementScenarios } from '../support/settlement-scenarios';
 
 const SEED = getBytes(Mnemonic.fromPhrase('test test test test test test test test test test test junk').computeSeed());

@@ -17,7 +17,7 @@ import { SolanaRpcError } from '../../src/chains/solana/solana.errors';
 import { encodeBase58 } from '../../src/chains/solana/solana.base58';
 import { extractTransfersInto } from '../../src/chains/solana/solana.transfers';
 import { DomainError } from '../../src/common/errors';
-import { startSolanaFacade, type SolanaFacade } from '../support/solana-rpc-facade';
+import { startSolanaFacade, type SolanaFacade } from '../../src/devchain/solana.facade';
 
 const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon abandon about';
 /** BIP-39 seed (PBKDF2-HMAC-SHA512, 2048 rounds); @scure/bip39 is ESM-only and cannot load under this jest config. */

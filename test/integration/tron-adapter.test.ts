@@ -7,7 +7,7 @@ import { TronWeb } from 'tronweb';
 import type { ChainAdapter, ChainNetworkConfig, WatchedToken } from '../../src/chains/chain-adapter';
 import { createTronAdapter, TronRpcError, tronDriver } from '../../src/chains/tron';
 import { DomainError } from '../../src/common/errors';
-import { startTronEmulator, type TronEmulator } from '../support/tron-emulator';
+import { startTronEmulator, type TronEmulator } from '../../src/devchain/tron.emulator';
 
 // Same BIP-39 seed as @scure/bip39's mnemonicToSeedSync: that package is ESM-only and jest's
 // transformIgnorePatterns does not let it load here, so the test derives the seed with ethers.

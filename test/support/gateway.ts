@@ -32,6 +32,8 @@ export async function startTestGateway(env: Record<string, string> = {}, opts: S
     MASTER_KEY: TEST_MASTER_KEY,
     JWT_SECRET: TEST_JWT_SECRET,
     DEV_CHAINS: 'false',
+    // Most tests exercise the API without chains; tests of the watched-only rule set it to 'false'.
+    OFFER_UNWATCHED_NETWORKS: 'true',
     RATE_LIMIT_STORE: 'memory',
     RATE_LIMIT_PUBLIC_PER_MIN: '100000',
     RATE_LIMIT_AUTH_PER_MIN: '100000',

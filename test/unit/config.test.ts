@@ -68,6 +68,8 @@ describe('config validation', () => {
     const b = loadConfig({ DATA_DIR: dir });
     expect(b.MASTER_KEY.equals(a.MASTER_KEY)).toBe(true);
     expect(b.JWT_SECRET).toBe(a.JWT_SECRET);
+    // only the start that wrote the file may say it generated them (main.ts's boot warning)
+    expect([a.devSecretsCreated, b.devSecretsCreated]).toEqual([true, false]);
     expect(JSON.parse(readFileSync(join(dir, 'dev-secrets.json'), 'utf8'))).toHaveProperty('MASTER_KEY');
     // A given secret is used as is; base64 works for MASTER_KEY.
     const c = loadConfig({ DATA_DIR: dir, MASTER_KEY: Buffer.alloc(32, 7).toString('base64') });

@@ -8,11 +8,16 @@ import { Token } from './token.entity.js';
 
 /** The token registry: which contracts/mints are accepted per environment and network. */
 export class TokenService {
-  constructor(private readonly devChains: boolean) {}
+  constructor(
+    private readonly devChains: boolean,
+    /** Whether a network is offered in an environment (something watches it); default: all are. */
+    private readonly offered: (environment: Environment, network: Network) => boolean = () => true,
+  ) {}
 
-  /** Active tokens of an environment, on the chain set each network currently uses (chain watchers: no request). */
+  /** Active tokens of an environment, on the chain set each network currently uses, on offered networks only (chain watchers: no request). */
   async listActive(em: EntityManager, environment: Environment, network?: Network): Promise<Token[]> {
-    const networks = network ? [network] : [...NETWORKS];
+    const networks = (network ? [network] : [...NETWORKS]).filter((n) => this.offered(environment, n));
+    if (!networks.length) return [];
     return em.find(
       Token,
       { environment, active: true, $or: networks.map((n) => ({ network: n, profile: networkProfile(environment, n, this.devChains).profile })) },
@@ -32,6 +37,9 @@ export class TokenService {
       throw new DomainError('TOKEN_NOT_SUPPORTED', `tokenAddress is not a valid ${network} address`, { network, tokenAddress: address });
     }
     const canonical = driver.normalizeAddress(address);
+    if (!this.offered(environment, network)) {
+      throw new DomainError('NETWORK_NOT_WATCHED', `${network} is not watched in ${environment === 'production' ? 'production' : 'sandbox'}: a payment there would never be detected; see /networks`, { network });
+    }
     const { profile } = networkProfile(environment, network, this.devChains);
     const token = await ctx.em.findOne(Token, { environment, network, profile, address: canonical });
     const envName = environment === 'production' ? 'production' : 'sandbox';

@@ -11,7 +11,8 @@
  *   /wallet/gettransactioninfobyblocknum, /walletsolidity/gettransactioninfobyblocknum,
  *   /wallet/gettransactioninfobyid, /wallet/gettransactionbyid,
  *   /wallet/triggersmartcontract (builds the unsigned tx exactly as tronweb checks it),
- *   /wallet/triggerconstantcontract (eth_call), /wallet/broadcasttransaction.
+ *   /wallet/triggerconstantcontract (eth_call), /wallet/getaccount, /walletsolidity/getaccount (TRX balance),
+ *   /wallet/broadcasttransaction (TriggerSmartContract, and TransferContract as an anvil value transfer).
  * Blocks are anvil blocks: same numbers; blockID = 8-byte number + the last 24 bytes of anvil's block
  * hash, so a re-org on anvil changes the TRON block id too. Solidified head = latest − `solidityLag`.
  *
@@ -21,8 +22,10 @@
  * NOT modelled:
  * - energy, bandwidth, fee_limit and fees: calls run with a fixed gas limit; senders are given ETH on
  *   anvil for gas; `fee`/`energy_fee` are 0 and `energy_usage_total` is anvil's gasUsed;
- * - account activation/creation (sending to a never-seen address just works), TRX balances, TRX or
- *   TRC-10 transfers, call_value/call_token_value (ignored), any contract type except TriggerSmartContract;
+ * - account activation/creation (sending to a never-seen address just works), TRC-10 transfers,
+ *   call_value/call_token_value (ignored), any contract type except TriggerSmartContract and
+ *   TransferContract; TRX balances are the anvil balance (1 sun = 10^12 wei) and are not charged for
+ *   fees, but a sender's first transaction tops it up with 10^12 TRX for gas (as above);
  * - TaPoS: ref_block_bytes/ref_block_hash are not checked against the chain;
  * - multi-signature / Permission_id (only the owner's single signature is checked);
  * - TRON's contract address derivation (contracts get anvil's CREATE address, prefixed with 41);
@@ -38,12 +41,16 @@ import type { AddressInfo } from 'node:net';
 import { getAddress, id as keccakId, Interface, recoverAddress, Signature } from 'ethers';
 import { fromHex, isAddressValid, toHex, txJsonToPb, txPbToRawDataHex, txPbToTxID } from 'tronweb/utils';
 
-import { startAnvil, type AnvilInstance } from '../../src/devchain/anvil.js';
-import { compileContract, compileTestToken } from '../../src/devchain/solc.js';
+import { startAnvil, type AnvilInstance } from './anvil.js';
+import { compileContract, compileTestToken } from './solc.js';
 
 export interface TronEmulatorOptions {
   /** Blocks between latest and solidified head (mainnet: about 19). Default 19. */
   solidityLag?: number;
+  /** Seconds between blocks (anvil interval mining); omitted = a block per transaction. */
+  blockTime?: number;
+  /** Where the compiled TestToken is cached across starts (optional). */
+  cacheDir?: string;
 }
 
 export interface EmulatedTx {
@@ -124,6 +131,8 @@ interface TronTxJson {
 type Fault = { count: number; status?: number; body?: string; delayMs?: number; pathIncludes?: string };
 
 const GAS_LIMIT = 3_000_000n;
+/** TRX (6 decimals) kept as anvil ether (18): 1 sun = 10^12 wei. */
+const WEI_PER_SUN = 10n ** 12n;
 const strip0x = (s: string) => s.replace(/^0x/i, '').toLowerCase();
 const hexUtf8 = (s: string) => Buffer.from(s, 'utf8').toString('hex');
 const quantity = (n: bigint | number) => `0x${BigInt(n).toString(16)}`;
@@ -144,7 +153,7 @@ const blockIdOf = (num: bigint, evmHash: string) => num.toString(16).padStart(16
 
 export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise<TronEmulator> {
   // chain id is irrelevant to TRON clients; a distinct one keeps it apart from the EVM dev chains in logs
-  const anvil: AnvilInstance = await startAnvil({ chainId: 31_728, extraArgs: ['--auto-impersonate'] });
+  const anvil: AnvilInstance = await startAnvil({ chainId: 31_728, blockTime: opts.blockTime, extraArgs: ['--auto-impersonate'] });
   let rpcId = 0;
   async function rpc<T>(method: string, params: unknown[] = []): Promise<T> {
     const res = await fetch(anvil.rpcUrl, {
@@ -159,7 +168,7 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
 
   const [operator] = await rpc<string[]>('eth_accounts');
   if (!operator) throw new Error('anvil has no dev accounts');
-  const tokenArtifact = compileTestToken();
+  const tokenArtifact = compileTestToken({ cacheDir: opts.cacheDir });
   const tokenIface = new Interface(tokenArtifact.abi as never);
 
   /** evm tx hash → TRON tx id, and the signed TRON tx for broadcast ones. */
@@ -316,10 +325,10 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
     }
     if (rebuilt !== tx.raw_data_hex.toLowerCase()) return fail('OTHER_ERROR', 'raw_data does not match raw_data_hex');
     const contract = tx.raw_data.contract[0];
-    if (tx.raw_data.contract.length !== 1 || contract?.type !== 'TriggerSmartContract') {
-      return fail('CONTRACT_VALIDATE_ERROR', 'the emulator only executes TriggerSmartContract');
+    if (tx.raw_data.contract.length !== 1 || (contract?.type !== 'TriggerSmartContract' && contract?.type !== 'TransferContract')) {
+      return fail('CONTRACT_VALIDATE_ERROR', 'the emulator only executes TriggerSmartContract and TransferContract');
     }
-    const value = contract.parameter.value as { owner_address: string; contract_address: string; data?: string };
+    const value = contract.parameter.value as { owner_address: string; contract_address?: string; to_address?: string; amount?: number; data?: string };
     const owner = evmOf(hexAddr(value.owner_address));
     let signer: string;
     try {
@@ -339,7 +348,9 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
       funded.add(from);
     }
     const hash = await rpc<string>('eth_sendTransaction', [
-      { from, to: evmOf(hexAddr(value.contract_address)), data: `0x${strip0x(value.data ?? '')}`, gas: quantity(GAS_LIMIT) },
+      contract.type === 'TransferContract'
+        ? { from, to: evmOf(hexAddr(value.to_address)), value: quantity(BigInt(value.amount ?? 0) * WEI_PER_SUN), gas: quantity(21_000n) }
+        : { from, to: evmOf(hexAddr(value.contract_address)), data: `0x${strip0x(value.data ?? '')}`, gas: quantity(GAS_LIMIT) },
     ]);
     tronIdByHash.set(hash.toLowerCase(), txId);
     hashByTronId.set(txId, hash.toLowerCase());
@@ -410,6 +421,13 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
         } catch (e) {
           return { result: { code: 'CONTRACT_EXE_ERROR', message: hexUtf8((e as Error).message) } };
         }
+      }
+      case '/wallet/getaccount':
+      case '/walletsolidity/getaccount': {
+        // java-tron answers {} for an account it has never seen; a TRX balance is the anvil balance in sun
+        const address = hexAddr(body.address);
+        const wei = BigInt(await rpc<string>('eth_getBalance', [evmOf(address), 'latest']));
+        return wei === 0n ? {} : { address, balance: Number(wei / WEI_PER_SUN) };
       }
       case '/wallet/broadcasttransaction':
         return broadcast(body as unknown as TronTxJson);

@@ -59,7 +59,7 @@ import {
   mintTo,
   transferChecked,
 } from '@solana/spl-token';
-import { decodeBase58, encodeBase58 } from '../../src/chains/solana/solana.base58.js';
+import { decodeBase58, encodeBase58 } from '../chains/solana/solana.base58.js';
 
 // ---------------------------------------------------------------------------------------------
 // Types
@@ -108,6 +108,10 @@ export interface SolanaFacadeOptions {
   slotPerTransaction?: boolean;
   /** First slot (default 1000). */
   startSlot?: number;
+  /** Fee payer and mint authority of the helpers (default: a fresh keypair). */
+  payer?: Keypair;
+  /** Produce an empty slot this often, so "finalized" follows wall-clock time like a cluster (default: off). */
+  slotIntervalMs?: number;
 }
 
 export interface SolanaFacade {
@@ -134,7 +138,7 @@ export interface SolanaFacade {
   /** A fresh keypair with `sol` SOL, funded through requestAirdrop. */
   fundedKeypair(sol?: number): Promise<Keypair>;
   /** A "USDC"-like mint (6 decimals, payer is mint authority) under the classic Token program unless told otherwise. */
-  createUsdcMint(opts?: { decimals?: number; programId?: PublicKey }): Promise<PublicKey>;
+  createUsdcMint(opts?: { decimals?: number; programId?: PublicKey; keypair?: Keypair }): Promise<PublicKey>;
   /** Creates (idempotently) the ATA of (owner, mint). */
   createAta(owner: PublicKey, mint: PublicKey): Promise<PublicKey>;
   /** Mints `amount` base units to the owner's ATA (creating it). */
@@ -810,8 +814,10 @@ export async function startSolanaFacade(opts: SolanaFacadeOptions = {}): Promise
 
   const url = `http://127.0.0.1:${port}`;
   const connection = new Connection(url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
-  const payer = Keypair.generate();
+  const payer = opts.payer ?? Keypair.generate();
   seedFunds(payer.publicKey, 1000n);
+  const ticker = opts.slotIntervalMs ? setInterval(() => chain.advance(1), opts.slotIntervalMs) : undefined;
+  ticker?.unref();
   const confirmOpts = { commitment: 'confirmed' as const, preflightCommitment: 'confirmed' as const };
   const decimalsCache = new Map<string, number>();
 
@@ -848,7 +854,7 @@ export async function startSolanaFacade(opts: SolanaFacadeOptions = {}): Promise
     },
     async createUsdcMint(o = {}) {
       const decimals = o.decimals ?? 6;
-      const mint = await createMint(connection, payer, payer.publicKey, null, decimals, Keypair.generate(), confirmOpts, o.programId ?? TOKEN_PROGRAM_ID);
+      const mint = await createMint(connection, payer, payer.publicKey, null, decimals, o.keypair ?? Keypair.generate(), confirmOpts, o.programId ?? TOKEN_PROGRAM_ID);
       decimalsCache.set(mint.toBase58(), decimals);
       return mint;
     },
@@ -878,6 +884,7 @@ export async function startSolanaFacade(opts: SolanaFacadeOptions = {}): Promise
       return sendAndConfirmTransaction(connection, tx, signers, { ...confirmOpts, skipPreflight: o.skipPreflight ?? false });
     },
     async stop() {
+      clearInterval(ticker);
       for (const c of wss.clients) c.close(1000);
       wss.close();
       for (const r of hanging) r.destroy();

@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+/**
+ * Fast development build for `npm start` and `npm run cli`: transpiles only the TypeScript files that
+ * changed since the last run into `.build/` with swc (no type check; `npm run typecheck` and CI do
+ * that, and the production image runs `tsc` output from `npm run build`). Same decorator settings as
+ * jest (legacy decorators + metadata, which MikroORM and type-graphql need).
+ */
+/* global require, __dirname, process */
+/* eslint-disable @typescript-eslint/no-require-imports -- a plain CommonJS script run before anything is built */
+'use strict';
+const { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync, rmSync, existsSync } = require('node:fs');
+const { join, dirname, relative } = require('node:path');
+const { transformSync } = require('@swc/core');
+
+const ROOT = join(__dirname, '..');
+const OUT = join(ROOT, '.build');
+const DIRS = ['src', 'migrations', 'bench'];
+const OPTIONS = {
+  jsc: {
+    parser: { syntax: 'typescript', decorators: true },
+    transform: { legacyDecorator: true, decoratorMetadata: true },
+    target: 'es2022',
+  },
+  module: { type: 'commonjs' },
+  sourceMaps: 'inline',
+};
+
+function* tsFiles(dir) {
+  if (!existsSync(dir)) return;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) yield* tsFiles(p);
+    else if (e.name.endsWith('.ts') && !e.name.endsWith('.d.ts')) yield p;
+  }
+}
+
+const t0 = Date.now();
+let built = 0;
+const expected = new Set();
+for (const dir of DIRS) {
+  for (const file of tsFiles(join(ROOT, dir))) {
+    const rel = relative(ROOT, file);
+    const out = join(OUT, rel.replace(/\.ts$/, '.js'));
+    expected.add(out);
+    const src = statSync(file);
+    if (existsSync(out) && statSync(out).mtimeMs >= src.mtimeMs) continue;
+    const { code } = transformSync(readFileSync(file, 'utf8'), { ...OPTIONS, filename: file, sourceFileName: relative(dirname(out), file) });
+    mkdirSync(dirname(out), { recursive: true });
+    writeFileSync(out, code);
+    built++;
+  }
+}
+// a deleted or renamed source must not leave a stale module behind
+let removed = 0;
+function prune(dir) {
+  if (!existsSync(dir)) return;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    if (e.isDirectory()) prune(p);
+    else if (p.endsWith('.js') && !expected.has(p)) {
+      rmSync(p);
+      removed++;
+    }
+  }
+}
+prune(OUT);
+if (built || removed) process.stderr.write(`dev-build: ${built} file(s) transpiled, ${removed} removed in ${Date.now() - t0} ms\n`);

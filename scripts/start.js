@@ -1,0 +1,23 @@
+#!/usr/bin/env node
+/**
+ * `npm start`'s launcher. Ctrl-C in a terminal signals the whole foreground process group; the
+ * embedded PostgreSQL that the gateway spawns would get it too and shut down at once, while requests
+ * still drain. So the gateway runs in its own process group (with its PostgreSQL and chains), and
+ * this launcher relays the signal to it alone: the gateway then stops everything in order.
+ */
+/* global require, process, __dirname */
+/* eslint-disable @typescript-eslint/no-require-imports -- a plain CommonJS script */
+'use strict';
+const { spawn } = require('node:child_process');
+const { join } = require('node:path');
+
+const child = spawn(process.execPath, ['--enable-source-maps', join(__dirname, '..', '.build', 'src', 'main.js'), ...process.argv.slice(2)], {
+  stdio: ['ignore', 'inherit', 'inherit'],
+  detached: true,
+});
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {
+  process.on(signal, () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill(signal);
+  });
+}
+child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

@@ -1,0 +1,155 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { z } from 'zod';
+import { driverFor, familyOf } from '../../chains/registry.js';
+import type { RequestContext } from '../../common/context.js';
+import { NETWORKS, type Network } from '../../common/environment.js';
+import { DomainError } from '../../common/errors.js';
+import { formatDecimal, parseDecimal } from '../../common/money.js';
+import { parseInput } from '../../common/validation.js';
+import type { Config } from '../../config/index.js';
+import { SANDBOX_FAUCET_SECP256K1_KEY, SANDBOX_FAUCET_SOLANA_SEED } from '../../devchain/sandbox.chains.js';
+import type { NetworkCatalog } from '../networks/network-catalog.service.js';
+import type { TokenService } from '../tokens/token.service.js';
+import { FAUCET_SENDERS, serialised, type FaucetKeys, type FaucetSender } from './faucet.senders.js';
+
+/** Native coin of each network: what the faucet sends for gas, and its decimals. */
+const NATIVE: Record<Network, { symbol: string; decimals: number; configKey: 'FAUCET_NATIVE_AMOUNT_EVM' | 'FAUCET_NATIVE_AMOUNT_TRON' | 'FAUCET_NATIVE_AMOUNT_SOLANA' }> = {
+  ETHEREUM: { symbol: 'ETH', decimals: 18, configKey: 'FAUCET_NATIVE_AMOUNT_EVM' },
+  BINANCE: { symbol: 'BNB', decimals: 18, configKey: 'FAUCET_NATIVE_AMOUNT_EVM' },
+  TRON: { symbol: 'TRX', decimals: 6, configKey: 'FAUCET_NATIVE_AMOUNT_TRON' },
+  SOLANA: { symbol: 'SOL', decimals: 9, configKey: 'FAUCET_NATIVE_AMOUNT_SOLANA' },
+};
+
+const FaucetRequest = z.strictObject({
+  address: z.string().min(1).max(128),
+  network: z.enum(NETWORKS, { message: `network must be one of ${NETWORKS.join(', ')}` }),
+  tokens: z
+    .array(z.string().regex(/^[A-Za-z0-9]{1,16}$/, 'a token is a symbol such as USDT'))
+    .min(1, 'ask for at least one token')
+    .max(8)
+    .refine((t) => new Set(t.map((s) => s.toUpperCase())).size === t.length, 'tokens must not repeat'),
+});
+
+export interface FaucetTransfer {
+  token: string;
+  amount: string;
+  tx_hash: string;
+}
+
+export interface FaucetResult {
+  address: string;
+  network: Network;
+  transfers: FaucetTransfer[];
+  warnings: string[];
+}
+
+/**
+ * The sandbox faucet: test tokens plus a little native gas, to any valid address on a watched sandbox
+ * network. Limits (per address and network, per IP) are taken in PostgreSQL before anything is sent,
+ * so concurrent requests for one address send one set. A grant is not returned when a transfer fails:
+ * a retry could otherwise send twice what did land.
+ */
+export class FaucetService {
+  private readonly senders = new Map<Network, FaucetSender>();
+  private readonly keys: FaucetKeys;
+
+  constructor(
+    private readonly config: Config,
+    private readonly networks: NetworkCatalog,
+    private readonly tokens: TokenService,
+  ) {
+    // The local dev keys are the default only where they are funded: on the chains `npm start` runs.
+    const dev = config.DEV_CHAINS;
+    this.keys = {
+      secp256k1Evm: config.FAUCET_EVM_PRIVATE_KEY ?? (dev ? SANDBOX_FAUCET_SECP256K1_KEY : ''),
+      secp256k1Tron: config.FAUCET_TRON_PRIVATE_KEY ?? (dev ? SANDBOX_FAUCET_SECP256K1_KEY : ''),
+      solanaSeedHex: config.FAUCET_SOLANA_SEED ?? (dev ? SANDBOX_FAUCET_SOLANA_SEED : ''),
+    };
+  }
+
+  async request(ctx: RequestContext, input: unknown): Promise<FaucetResult> {
+    if (ctx.environment !== 'sandbox') throw new DomainError('ROUTE_NOT_FOUND', 'The faucet exists only in the sandbox (/api/v2/testnet/faucet)');
+    const req = parseInput(FaucetRequest, input);
+    if (!this.networks.isWatched('sandbox', req.network)) {
+      throw new DomainError('VALIDATION_FAILED', `${req.network} is not available in this sandbox; see /api/v2/testnet/networks`, { fields: { network: 'not watched' } });
+    }
+    const driver = driverFor(req.network);
+    if (!driver.isValidAddress(req.address)) {
+      throw new DomainError('VALIDATION_FAILED', `address is not a valid ${req.network} address`, { fields: { address: `not a valid ${familyOf(req.network).toUpperCase()} address` } });
+    }
+    const address = driver.normalizeAddress(req.address);
+    const sender = this.sender(req.network);
+    await this.takeGrant(ctx.em, req.network, address, ctx.ip);
+
+    const warnings: string[] = [];
+    const transfers: FaucetTransfer[] = [];
+    const offered = await this.tokens.listActive(ctx.em, 'sandbox', req.network);
+    const native = NATIVE[req.network];
+    const send = async (symbol: string, decimals: number, amountText: string, balance: () => Promise<bigint>, go: (units: bigint) => Promise<string>) => {
+      const units = parseDecimal(amountText, decimals);
+      try {
+        const have = await balance();
+        if (have < units) {
+          warnings.push(`${symbol}: the faucet wallet runs low (${formatDecimal(have, decimals)} left); nothing sent`);
+          return;
+        }
+        transfers.push({ token: symbol, amount: amountText, tx_hash: await go(units) });
+      } catch (err) {
+        warnings.push(`${symbol}: transfer failed (${err instanceof Error ? err.message.slice(0, 200) : 'unknown error'})`);
+      }
+    };
+    await send(native.symbol, native.decimals, this.config[native.configKey], () => sender.nativeBalance(), (u) => sender.sendNative(address, u));
+    for (const asked of req.tokens) {
+      const symbol = asked.toUpperCase();
+      const token = offered.find((t) => t.symbol === symbol);
+      if (!token) {
+        warnings.push(`${symbol} is not offered on ${req.network} in the sandbox`);
+        continue;
+      }
+      const t = { address: token.address, decimals: token.decimals };
+      await send(symbol, token.decimals, this.config.FAUCET_TOKEN_AMOUNT, () => sender.tokenBalance(t), (u) => sender.sendToken(t, address, u));
+    }
+    return { address, network: req.network, transfers, warnings };
+  }
+
+  /**
+   * Records the grant, or refuses with 429 and the seconds until one is free. Advisory locks on the
+   * address and the IP (always in that order) make check-and-insert atomic across processes.
+   */
+  private async takeGrant(em: EntityManager, network: Network, address: string, ip: string): Promise<void> {
+    const windowS = this.config.FAUCET_ADDRESS_WINDOW_S;
+    const perHour = this.config.FAUCET_IP_PER_HOUR;
+    await em.transactional(async (tx) => {
+      await tx.execute(`select pg_advisory_xact_lock(hashtext('faucet:addr:' || ?)), pg_advisory_xact_lock(hashtext('faucet:ip:' || ?))`, [`${network}:${address}`, ip]);
+      const [byAddress] = await tx.execute<{ wait_s: string | null }[]>(
+        `select ceil(extract(epoch from max(created_at) + make_interval(secs => ?) - now()))::bigint as wait_s
+           from faucet_grants where network = ? and address = ? and created_at > now() - make_interval(secs => ?)`,
+        [windowS, network, address, windowS],
+      );
+      if (byAddress?.wait_s !== null && byAddress?.wait_s !== undefined) {
+        throw new DomainError('RATE_LIMITED', `This address already received test tokens on ${network}; try again later`, { retryAfterS: Math.max(1, Number(byAddress.wait_s)) });
+      }
+      const [byIp] = await tx.execute<{ n: string; wait_s: string | null }[]>(
+        `select count(*) as n, ceil(extract(epoch from min(created_at) + interval '1 hour' - now()))::bigint as wait_s
+           from faucet_grants where ip = ? and created_at > now() - interval '1 hour'`,
+        [ip],
+      );
+      if (Number(byIp?.n ?? 0) >= perHour) {
+        throw new DomainError('RATE_LIMITED', `At most ${perHour} faucet requests per hour from one IP; try again later`, { retryAfterS: Math.max(1, Number(byIp?.wait_s ?? 1)) });
+      }
+      await tx.execute('insert into faucet_grants (network, address, ip) values (?, ?, ?)', [network, address, ip]);
+    });
+  }
+
+  private sender(network: Network): FaucetSender {
+    let s = this.senders.get(network);
+    if (!s) {
+      const rpcUrl = this.networks.rpcUrls('sandbox', network)[0];
+      const key = { evm: this.keys.secp256k1Evm, tron: this.keys.secp256k1Tron, solana: this.keys.solanaSeedHex }[familyOf(network)];
+      if (!rpcUrl || !key) throw new DomainError('SERVICE_UNAVAILABLE', `The faucet has no wallet or RPC endpoint on ${network} (set the FAUCET_* key and SANDBOX_${network}_RPC_URLS)`);
+      s = serialised(FAUCET_SENDERS[familyOf(network)]({ rpcUrl, keys: this.keys, timeoutMs: this.config.RPC_TIMEOUT_MS * 3 }));
+      this.senders.set(network, s);
+    }
+    return s;
+  }
+}
