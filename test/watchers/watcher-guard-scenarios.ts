@@ -10,8 +10,23 @@
  * Each chain supplies how to open an order and pay (as in settlement-scenarios.ts), and, where its
  * harness can sign for a deposit address, how the deposit pays itself.
  */
+import type { App } from '../../src/app';
+import { driverOfFamily } from '../../src/chains/registry';
+import { MerchantWallet } from '../../src/modules/deposits/wallet.entity';
 import { eventually } from '../support/order-watch';
 import { settlementReads, type ChainUnderTest } from './settlement-scenarios';
+
+/** The private key of a deposit address, from its merchant's HD wallet (what sweeps will sign with). */
+export async function depositPrivateKey(app: App, address: string): Promise<Uint8Array> {
+  const em = app.orm.em.fork();
+  const [d] = await em.getConnection().execute<{ wallet_id: string; family: 'evm' | 'tron' | 'solana'; derivation_index: number }[]>(
+    'select wallet_id, family, derivation_index from deposits where address = ?',
+    [address],
+  );
+  if (!d) throw new Error(`no deposit at ${address}`);
+  const wallet = await em.findOneOrFail(MerchantWallet, d.wallet_id);
+  return driverOfFamily(d.family).derivePrivateKey(app.wallets.seed(wallet), d.derivation_index);
+}
 
 export interface GuardedChain extends ChainUnderTest {
   /** A transfer signed by the deposit address `address` to itself; returns the tx hash (or signature). */
