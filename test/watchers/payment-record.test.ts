@@ -58,3 +58,25 @@ it('a refused row is set aside in watcher_failures; the other rows and the rest 
   expect((await sql<{ attempts: number }>('select attempts from watcher_failures where order_id = ?', [d.orderId]))[0]!.attempts).toBe(2);
   expect((await sql('select id from payments where order_id = ?', [d.orderId])).length).toBe(2);
 });
+
+it('status writes follow the payment transition table: an orphaned payment is not confirmed without being seen again', async () => {
+  const m = await createMerchant(gw.app);
+  const d = await checkout(gw.url, m.sandboxKey, { amountIdr: '150000', tokenAddress: NILE_USDT, network: 'TRON', walletType: 'TRUSTWALLET' });
+  const [dep] = await sql<{ id: string; token_id: string }>('select id, token_id from deposits where order_id = ?', [d.orderId]);
+  const t: ObservedTransfer = { txHash: '44'.repeat(32), index: 0, blockNumber: 200n, blockHash: 'cd'.repeat(32), token: NILE_USDT, from: CUSTOMER, to: d.address, amount: 10n };
+  await gw.app.orm.em.fork().transactional((tx) => gw.app.payments.record(tx, 'sandbox', 'TRON', [{ transfer: t, depositId: dep!.id, orderId: d.orderId, tokenId: dep!.token_id }]));
+  const [{ id }] = (await sql<{ id: string }>('select id from payments where tx_hash = ?', [t.txHash])) as [{ id: string }];
+  const status = async () => (await sql<{ status: string }>('select status from payments where id = ?', [id]))[0]!.status;
+
+  await gw.app.payments.markOrphaned(gw.app.orm.em.fork(), [id]);
+  expect(await status()).toBe('orphaned');
+  await gw.app.payments.markConfirmed(gw.app.orm.em.fork(), [id]); // orphaned → confirmed is not in the table
+  expect(await status()).toBe('orphaned');
+  // Seen again in a canonical block: back to pending, then confirmed.
+  await gw.app.orm.em.fork().transactional((tx) => gw.app.payments.record(tx, 'sandbox', 'TRON', [{ transfer: { ...t, blockHash: 'ef'.repeat(32) }, depositId: dep!.id, orderId: d.orderId, tokenId: dep!.token_id }]));
+  expect(await status()).toBe('pending');
+  await gw.app.payments.markConfirmed(gw.app.orm.em.fork(), [id]);
+  expect(await status()).toBe('confirmed');
+  await gw.app.payments.markOrphaned(gw.app.orm.em.fork(), [id]); // confirmed → orphaned is not in the table
+  expect(await status()).toBe('confirmed');
+});
