@@ -6,6 +6,9 @@
  *   the network's watcher — another order paid right after it still completes on time.
  * - A transfer from a deposit address to itself moves nothing into the deposit: only transfers from
  *   other addresses count.
+ * - An order whose settlement fails (here: a trigger raises when settlement writes its deposit's
+ *   received amount, standing for any fault of that one order) does not hold the others back, and is settled again on a later tick
+ *   once the fault is gone, though its payment was already recorded and confirmed.
  *
  * Each chain supplies how to open an order and pay (as in settlement-scenarios.ts), and, where its
  * harness can sign for a deposit address, how the deposit pays itself.
@@ -67,5 +70,25 @@ export function watcherGuardScenarios(chain: GuardedChain): void {
     await eventually(async () => (await received(o.orderId)) === part + 1n, 'marker settled');
     expect((await paymentsOf(o.orderId)).map((p) => p.tx_hash)).not.toContain(self);
     expect(await orderStatus(o.orderId)).toBe('Created'); // counted twice, part + part + 1 would have completed it
+  });
+
+  it('an order whose settlement fails is settled again on a later tick; the others settle meanwhile', async () => {
+    const broken = await chain.newOrder();
+    const fine = await chain.newOrder('110000');
+    const fn = `fail_settle_${broken.orderId.replace(/-/g, '')}`;
+    await sql(`create function ${fn}() returns trigger language plpgsql as $$ begin raise exception 'injected settlement fault'; end $$`);
+    await sql(`create trigger ${fn} before update on deposits for each row when (old.order_id = '${broken.orderId}' and new.amount_received is distinct from old.amount_received) execute function ${fn}()`);
+    try {
+      await chain.pay(broken.address, broken.total);
+      await chain.pay(fine.address, fine.total);
+      await chain.makeFinal();
+      await fine.watch.until('Success');
+      await eventually(async () => (await paymentsOf(broken.orderId)).some((p) => p.status === 'confirmed'), 'the broken order’s payment confirmed');
+      expect(await orderStatus(broken.orderId)).not.toBe('Success');
+    } finally {
+      await sql(`drop trigger ${fn} on deposits`);
+      await sql(`drop function ${fn}()`);
+    }
+    await broken.watch.until('Success');
   });
 }
