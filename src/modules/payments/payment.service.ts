@@ -41,12 +41,13 @@ const sourcesSql = (to: PaymentStatus) => paymentSourcesOf(to).map((s) => `'${s}
  */
 export class PaymentService {
   /**
-   * Inserts or refreshes payments. Call inside the cursor's transaction. Each row runs under its own
+   * Inserts or refreshes payments. The watcher calls it inside the cursor's transaction. Each row runs under its own
    * savepoint: a row the database refuses is rolled back alone and written to `watcher_failures`, so
    * one bad transfer cannot roll back the batch and its cursor (which froze the whole network).
    */
   async record(em: EntityManager, environment: Environment, network: Network, matched: MatchedTransfer[]): Promise<RecordResult> {
-    if (!em.isInTransaction()) throw new Error('PaymentService.record must run inside the cursor transaction');
+    // Savepoints need a transaction: a caller without one (tests, tools) gets its own.
+    if (!em.isInTransaction()) return em.transactional((tx) => this.record(tx, environment, network, matched));
     const touched = new Set<string>();
     const failed: RecordFailure[] = [];
     for (const m of matched) {
