@@ -4,7 +4,8 @@ import { createApp, type App } from '../src/app.js';
 import { watchedNetworks, type WatchedNetwork } from '../src/chains/networks.js';
 import type { Orm } from '../src/db/orm.js';
 import { DEV_TOKEN_ADDRESSES, startDevChains, type DevChain } from '../src/devchain/index.js';
-import { createChainWatcher, type ChainWatcher } from '../src/modules/payments/chain-watcher.js';
+import { createChainWatcher } from '../src/jobs/chain-watcher.factory.js';
+import type { ChainWatcher } from '../src/modules/payments/chain-watcher.js';
 import { benchConfig, fundSenders, median, mineBlock, round1, sendTransfer, SENDERS, setAutomine } from './chain-support.js';
 import { benchDatabases, benchOrm } from './support.js';
 

@@ -1,8 +1,7 @@
-import { TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import type { Environment, Network } from '../common/environment.js';
 import type { ChainFamily, ChainFamilyDriver } from './chain-adapter.js';
 import { evmDriver } from './evm/index.js';
-import { associatedTokenAddress, solanaDriver } from './solana/index.js';
+import { solanaDriver } from './solana/index.js';
 import { tronDriver } from './tron/index.js';
 
 /** The only map from network to chain family; everything else asks the registry. */
@@ -36,13 +35,10 @@ export function networkProfile(environment: Environment, network: Network, devCh
   return { profile, chainId: CHAIN_IDS[profile][network] };
 }
 
-// Classic SPL Token program: USDC/USDT mints (Token-2022 mints would need their own program id here).
-const SPL_TOKEN_PROGRAM = TOKEN_PROGRAM_ID.toBase58();
-
 /**
- * Address the watcher observes for a deposit, when it is not the deposit address itself: on SOLANA
- * the owner's associated token account (a transfer to an existing ATA does not mention the owner).
+ * Address the watcher observes for a deposit, when it is not the deposit address itself (see
+ * `ChainFamilyDriver.watchAddress`).
  */
 export function watchAddressFor(network: Network, owner: string, tokenAddress: string): string | null {
-  return familyOf(network) === 'solana' ? associatedTokenAddress(owner, tokenAddress, SPL_TOKEN_PROGRAM) : null;
+  return driverFor(network).watchAddress(owner, tokenAddress);
 }

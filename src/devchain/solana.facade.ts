@@ -59,7 +59,8 @@ import {
   mintTo,
   transferChecked,
 } from '@solana/spl-token';
-import { decodeBase58, encodeBase58 } from '../chains/solana/solana.base58.js';
+import { encodeBase58 } from 'ethers';
+import { base58ToBytes } from '../chains/solana/solana.transfers.js';
 
 // ---------------------------------------------------------------------------------------------
 // Types
@@ -559,7 +560,7 @@ function createMethods(chain: FacadeChain, faucet: Keypair) {
     sendTransaction: (p) => {
       const cfg = cfgOf(p[1]);
       const enc = cfg.encoding ?? 'base58';
-      const wire = enc === 'base64' ? Buffer.from(String(p[0]), 'base64') : decodeBase58(String(p[0]));
+      const wire = enc === 'base64' ? Buffer.from(String(p[0]), 'base64') : base58ToBytes(String(p[0]));
       return chain.execute(new Uint8Array(wire), cfg.skipPreflight === true);
     },
     simulateTransaction: () => {

@@ -1,5 +1,6 @@
 import type { WatchedNetwork } from '../chains/networks.js';
-import { createChainWatcher, type ChainWatcher } from '../modules/payments/chain-watcher.js';
+import type { ChainWatcher } from '../modules/payments/chain-watcher.js';
+import { createChainWatcher } from './chain-watcher.factory.js';
 import type { JobDefinition } from './scheduler.js';
 
 // The abort listener is removed after a normal wake-up: `signal` lives as long as the scheduler, and a

@@ -21,6 +21,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway';
 import { checkout, watchOrder, type CheckoutDeposit, type OrderWatch } from '../support/order-watch';
 import { startSolanaFacade, type SolanaFacade } from '../../src/devchain/solana.facade';
 import { settlementReads, settlementScenarios } from '../support/settlement-scenarios';
+import { depositPrivateKey, watcherGuardScenarios } from '../support/watcher-guard-scenarios';
 
 /** Slots between the confirmed and the finalized tip in these tests (mainnet: ~32). */
 const LAG = 2;
@@ -115,6 +116,21 @@ it('order → quote → deposit → the customer pays exactly the total on SOLAN
 });
 
 settlementScenarios({ app: () => gw.app, newOrder, pay, makeFinal: finalize });
+
+watcherGuardScenarios({
+  app: () => gw.app,
+  newOrder,
+  pay,
+  makeFinal: finalize,
+  // The deposit owner signs a transfer from its token account to itself; the customer pays the fee.
+  async selfPay(owner, amount) {
+    const depositKey = Keypair.fromSecretKey(await depositPrivateKey(gw.app, owner));
+    const ata = getAssociatedTokenAddressSync(mint, depositKey.publicKey, false, TOKEN_PROGRAM_ID);
+    const tx = new Transaction().add(createTransferCheckedInstruction(ata, mint, ata, depositKey.publicKey, amount, 6, [], TOKEN_PROGRAM_ID));
+    tx.feePayer = customer.publicKey;
+    return sendAndConfirmTransaction(wallet, tx, [customer, depositKey], { commitment: 'confirmed' });
+  },
+});
 
 it('finality: the payment does not count until its slot is finalized, then it does', async () => {
   facade.setFinalityLag(8);

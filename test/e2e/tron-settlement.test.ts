@@ -20,6 +20,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway';
 import { checkout, eventually, watchOrder, type CheckoutDeposit, type OrderWatch } from '../support/order-watch';
 import { startTronEmulator, type TronEmulator } from '../../src/devchain/tron.emulator';
 import { settlementReads, settlementScenarios } from '../support/settlement-scenarios';
+import { depositPrivateKey, watcherGuardScenarios } from '../support/watcher-guard-scenarios';
 
 const SEED = getBytes(Mnemonic.fromPhrase('test test test test test test test test test test test junk').computeSeed());
 /** Blocks between the emulator's latest and solidified heads in these tests (mainnet: ~19). */
@@ -76,13 +77,16 @@ function fromQr(qr: string): { to: string; amount: bigint; token: string } {
 }
 
 /** The customer's TRC-20 transfer, exactly as a wallet sends it (through the node's triggersmartcontract). */
-async function pay(to: string, amount: bigint): Promise<string> {
-  const built = await wallet.transactionBuilder.triggerSmartContract(usdt, 'transfer(address,uint256)', { feeLimit: 100_000_000 }, [
+const pay = (to: string, amount: bigint): Promise<string> => transfer(wallet, customer, to, amount);
+
+/** A TRC-20 transfer from `from`, signed by `signer`'s key. */
+async function transfer(signer: TronWeb, from: string, to: string, amount: bigint): Promise<string> {
+  const built = await signer.transactionBuilder.triggerSmartContract(usdt, 'transfer(address,uint256)', { feeLimit: 100_000_000 }, [
     { type: 'address', value: to },
     { type: 'uint256', value: amount.toString() },
-  ], customer);
-  const signed = await wallet.trx.sign(built.transaction);
-  const res = await wallet.trx.sendRawTransaction(signed);
+  ], from);
+  const signed = await signer.trx.sign(built.transaction);
+  const res = await signer.trx.sendRawTransaction(signed);
   if (!res.result) throw new Error(`broadcast failed: ${JSON.stringify(res)}`);
   // automine: mined as it is broadcast (the receipt may trail the answer a little on a busy machine)
   await eventually(async () => (await emu.getTx(res.txid)) !== null, `transfer ${res.txid} mined`, 5000);
@@ -114,6 +118,18 @@ it('order → quote → deposit → the customer pays exactly the total on TRON 
 });
 
 settlementScenarios({ app: () => gw.app, newOrder, pay, makeFinal: solidify });
+
+watcherGuardScenarios({
+  app: () => gw.app,
+  newOrder,
+  pay,
+  makeFinal: solidify,
+  // The emulator does not charge TRX for energy, so the deposit address needs no gas to send.
+  async selfPay(address, amount) {
+    const key = Buffer.from(await depositPrivateKey(gw.app, address)).toString('hex');
+    return transfer(new TronWeb({ fullHost: emu.url, privateKey: key }), address, address, amount);
+  },
+});
 
 it('finality: the payment does not count until the solidified head passes its block, then it does', async () => {
   emu.solidityLag = 8;

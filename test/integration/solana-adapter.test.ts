@@ -14,7 +14,7 @@ import type { ChainAdapter, ChainNetworkConfig, PaymentRequest, WatchedToken } f
 import { associatedTokenAddress, createSolanaAdapter, solanaDriver } from '../../src/chains/solana';
 import type { SolanaAdapterOptions } from '../../src/chains/solana/solana.adapter';
 import { SolanaRpcError } from '../../src/chains/solana/solana.errors';
-import { encodeBase58 } from '../../src/chains/solana/solana.base58';
+import { encodeBase58 } from 'ethers';
 import { extractTransfersInto } from '../../src/chains/solana/solana.transfers';
 import { DomainError } from '../../src/common/errors';
 import { startSolanaFacade, type SolanaFacade } from '../../src/devchain/solana.facade';

@@ -4,8 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { getBytes, hexlify, Mnemonic } from 'ethers';
 import { TronWeb } from 'tronweb';
 
-import type { ChainAdapter, ChainNetworkConfig, WatchedToken } from '../../src/chains/chain-adapter';
-import { createTronAdapter, TronRpcError, tronDriver } from '../../src/chains/tron';
+import type { ChainNetworkConfig, WatchedToken } from '../../src/chains/chain-adapter';
+import { createTronAdapter, TronRpcError, tronDriver, type TronAdapter } from '../../src/chains/tron';
 import { DomainError } from '../../src/common/errors';
 import { startTronEmulator, type TronEmulator } from '../../src/devchain/tron.emulator';
 
@@ -87,7 +87,7 @@ describe('TRON adapter against the java-tron emulator', () => {
   let usdt: WatchedToken;
   let otherToken: string;
   let batcher: string;
-  let adapter: ChainAdapter;
+  let adapter: TronAdapter;
   let customer: string;
   let customerWeb: TronWeb;
   const deposit0 = tronDriver.deriveAddress(seed, 0);

@@ -1,5 +1,5 @@
 import { getAddress, id } from 'ethers';
-import type { ChainAdapter, ChainHead, ChainNetworkConfig, ObservedTransfer, WatchedToken } from '../chain-adapter.js';
+import type { ChainAdapter, ChainHead, ChainNetworkConfig, LogScanObservation, ObservedTransfer, WatchedToken } from '../chain-adapter.js';
 import { evmDriver, isEvmNetwork } from './evm.driver.js';
 import { EvmRpcClient, EvmRpcError, hexToBigInt, toQuantity, type EvmRpcOptions } from './evm.rpc.js';
 
@@ -32,7 +32,8 @@ export interface EvmAdapterOptions {
 
 export interface EvmAdapter extends ChainAdapter {
   readonly rpc: EvmRpcClient;
-  scanTransfers(from: bigint, to: bigint, tokens: WatchedToken[], isWatched: (to: string) => boolean): Promise<ObservedTransfer[]>;
+  /** The log scan itself (also reachable as `observation.scanTransfers`), for tests and benchmarks. */
+  scanTransfers: LogScanObservation['scanTransfers'];
 }
 
 // Providers word "range too large" in many ways; any of these means: ask for fewer blocks.
@@ -93,11 +94,67 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
     }
   }
 
+  async function scanTransfers(from: bigint, to: bigint, tokens: WatchedToken[], isWatched: (to: string) => boolean): Promise<ObservedTransfer[]> {
+    if (from < 0n || to < from || tokens.length === 0) return [];
+    const canonicalToken = new Map<string, string>();
+    for (const t of tokens) canonicalToken.set(t.address.toLowerCase(), t.address);
+    const addresses = [...canonicalToken.keys()];
+
+    const spans: [bigint, bigint][] = [];
+    for (let start = from; start <= to; start += maxRange) {
+      const end = start + maxRange - 1n;
+      spans.push([start, end < to ? end : to]);
+    }
+
+    const results: ObservedTransfer[][] = new Array<ObservedTransfer[]>(spans.length);
+    let next = 0;
+    let failed = false;
+    const worker = async (): Promise<void> => {
+      while (next < spans.length && !failed) {
+        const i = next++;
+        const [a, b] = spans[i]!;
+        let logs: RpcLog[];
+        try {
+          logs = await getLogs(a, b, addresses);
+        } catch (err) {
+          failed = true;
+          throw err;
+        }
+        const found: ObservedTransfer[] = [];
+        for (const log of logs) {
+          const decoded = decodeTransferLog(log);
+          if (!decoded || !isWatched(decoded.to)) continue;
+          const token = canonicalToken.get(decoded.tokenLower);
+          if (token === undefined) continue;
+          found.push({
+            txHash: log.transactionHash,
+            index: Number(hexToBigInt(log.logIndex, 'logIndex')),
+            blockNumber: hexToBigInt(log.blockNumber, 'blockNumber'),
+            blockHash: log.blockHash,
+            token,
+            from: getAddress(`0x${decoded.fromTopic.slice(26)}`),
+            to: decoded.to,
+            amount: decoded.amount,
+          });
+        }
+        results[i] = found;
+      }
+    };
+    // a failed span rejects the whole scan: the watcher keeps its cursor and retries later
+    await Promise.all(Array.from({ length: Math.min(concurrency, spans.length) }, worker));
+    return results.flat();
+  }
+
   const adapter: EvmAdapter = {
     network: config.network,
     family: 'evm',
     driver: evmDriver,
+    // The finalized tag lags ~15 min behind the head: far too slow for a checkout, so depth decides.
+    finality: 'depth',
+    observation: { kind: 'log-scan', scanTransfers },
+    transfers: null,
     rpc,
+    scanTransfers,
 
     async getHead(): Promise<ChainHead> {
       const [latest, finalized] = await Promise.all([latestBlock(), finalizedBlock()]);
@@ -113,55 +170,8 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
       return block?.hash ?? null;
     },
 
-    async scanTransfers(from, to, tokens, isWatched): Promise<ObservedTransfer[]> {
-      if (from < 0n || to < from || tokens.length === 0) return [];
-      const canonicalToken = new Map<string, string>();
-      for (const t of tokens) canonicalToken.set(t.address.toLowerCase(), t.address);
-      const addresses = [...canonicalToken.keys()];
-
-      const spans: [bigint, bigint][] = [];
-      for (let start = from; start <= to; start += maxRange) {
-        const end = start + maxRange - 1n;
-        spans.push([start, end < to ? end : to]);
-      }
-
-      const results: ObservedTransfer[][] = new Array<ObservedTransfer[]>(spans.length);
-      let next = 0;
-      let failed = false;
-      const worker = async (): Promise<void> => {
-        while (next < spans.length && !failed) {
-          const i = next++;
-          const [a, b] = spans[i]!;
-          let logs: RpcLog[];
-          try {
-            logs = await getLogs(a, b, addresses);
-          } catch (err) {
-            failed = true;
-            throw err;
-          }
-          const found: ObservedTransfer[] = [];
-          for (const log of logs) {
-            const decoded = decodeTransferLog(log);
-            if (!decoded || !isWatched(decoded.to)) continue;
-            const token = canonicalToken.get(decoded.tokenLower);
-            if (token === undefined) continue;
-            found.push({
-              txHash: log.transactionHash,
-              index: Number(hexToBigInt(log.logIndex, 'logIndex')),
-              blockNumber: hexToBigInt(log.blockNumber, 'blockNumber'),
-              blockHash: log.blockHash,
-              token,
-              from: getAddress(`0x${decoded.fromTopic.slice(26)}`),
-              to: decoded.to,
-              amount: decoded.amount,
-            });
-          }
-          results[i] = found;
-        }
-      };
-      // a failed span rejects the whole scan: the watcher keeps its cursor and retries later
-      await Promise.all(Array.from({ length: Math.min(concurrency, spans.length) }, worker));
-      return results.flat();
+    async close(): Promise<void> {
+      // stateless HTTP JSON-RPC: nothing to release
     },
   };
   return adapter;

@@ -60,6 +60,15 @@ export const evmDriver: ChainFamilyDriver = {
     return getAddress(address);
   },
 
+  addressKey(address: string): string {
+    // Checksummed and lower-case hex name the same account.
+    return address.toLowerCase();
+  },
+
+  watchAddress(): string | null {
+    return null; // Transfer logs name the deposit address itself
+  },
+
   paymentUri(wallet: WalletType, network: Network, req: PaymentRequest): string {
     assertEvmNetwork(network);
     const token = evmDriver.normalizeAddress(req.token.address);

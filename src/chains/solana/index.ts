@@ -1,3 +1,3 @@
 export { solanaDriver, associatedTokenAddress } from './solana.driver.js';
-export { createSolanaAdapter, type SolanaAdapterOptions } from './solana.adapter.js';
+export { createSolanaAdapter, type SolanaAdapter, type SolanaAdapterOptions } from './solana.adapter.js';
 export { SolanaRpcError, isSolanaRpcError } from './solana.errors.js';

@@ -1,7 +1,7 @@
 import { PublicKey, SolanaJSONRPCError, type ConfirmedSignatureInfo, type VersionedTransactionResponse } from '@solana/web3.js';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import { DomainError } from '../../common/errors.js';
-import type { ChainAdapter, ChainHead, ChainNetworkConfig, ObservedTransfer, WatchedToken } from '../chain-adapter.js';
+import type { AccountPollObservation, ChainAdapter, ChainHead, ChainNetworkConfig, ObservedTransfer, PolledDeposit, WatchedToken } from '../chain-adapter.js';
 import { associatedTokenAddress, solanaDriver } from './solana.driver.js';
 import { SolanaRpcPool } from './solana.rpc.js';
 import { extractTransfersInto } from './solana.transfers.js';
@@ -26,8 +26,6 @@ export interface SolanaAdapterOptions {
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
 }
-
-type Deposit = { owner: string; token: WatchedToken; untilSignature?: string | null };
 
 interface OwnerPoll {
   owner: string;
@@ -54,7 +52,12 @@ const TOKEN_PROGRAMS = new Set([TOKEN_PROGRAM_ID.toBase58(), TOKEN_2022_PROGRAM_
  * `confirmed` commitment so payments show up within a second or two; `getHead().finalized` tells
  * the watcher when a slot is final (the ObservedTransfer carries its slot for that comparison).
  */
-export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaAdapterOptions = {}): ChainAdapter {
+export interface SolanaAdapter extends ChainAdapter {
+  /** The account poll itself (also reachable as `observation.pollDeposits`), for tests. */
+  pollDeposits: AccountPollObservation['pollDeposits'];
+}
+
+export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaAdapterOptions = {}): SolanaAdapter {
   if (config.network !== 'SOLANA') throw new Error(`createSolanaAdapter: network must be SOLANA, got ${config.network}`);
   const pool = new SolanaRpcPool({
     network: config.network,
@@ -238,10 +241,71 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     return { transfers, cursor };
   }
 
+  async function pollDeposits(deposits: PolledDeposit[]): Promise<{ transfers: ObservedTransfer[]; cursors: Record<string, string | null> }> {
+    const owners = new Map<string, OwnerPoll>();
+    const invalid: { owner: string; error: unknown }[] = [];
+    for (const d of deposits) {
+      let owner: string;
+      try {
+        owner = solanaDriver.normalizeAddress(d.owner);
+      } catch (error) {
+        invalid.push({ owner: d.owner, error });
+        continue;
+      }
+      const until = d.untilSignature ?? null;
+      let o = owners.get(owner);
+      if (!o) {
+        o = { owner, until, tokens: [] };
+        owners.set(owner, o);
+      } else if (o.until !== until) {
+        // Entries of one owner should carry the one cursor we returned; if they disagree, rescan
+        // the owner's history (safe: payments are inserted idempotently).
+        o.until = null;
+      }
+      if (!o.tokens.some((t) => t.address === d.token.address)) o.tokens.push(d.token);
+    }
+
+    const results = await Promise.all(
+      [...owners.values()].map((o) =>
+        pollOwner(o).then(
+          (r) => ({ o, r, error: null as unknown }),
+          (error: unknown) => ({ o, r: null, error }),
+        ),
+      ),
+    );
+
+    const transfers: ObservedTransfer[] = [];
+    const cursors: Record<string, string | null> = {};
+    const failures: unknown[] = [];
+    for (const { owner, error } of invalid) {
+      failures.push(error);
+      options.onDepositError?.(owner, error);
+    }
+    for (const { o, r, error } of results) {
+      if (r) {
+        transfers.push(...r.transfers);
+        cursors[o.owner] = r.cursor;
+      } else {
+        cursors[o.owner] = o.until;
+        failures.push(error);
+        options.onDepositError?.(o.owner, error);
+      }
+    }
+    // Nothing at all succeeded (typically every endpoint down): surface the typed error to the job.
+    if (failures.length > 0 && failures.length === invalid.length + owners.size) throw failures[0];
+    transfers.sort((a, b) => (a.blockNumber === b.blockNumber ? 0 : a.blockNumber < b.blockNumber ? -1 : 1));
+    return { transfers, cursors };
+  }
+
   return {
     network: config.network,
     family: 'solana',
     driver: solanaDriver,
+    // Everything is read at `confirmed`, which a minority fork can still drop: wait for `finalized` too.
+    finality: 'depth-and-chain-final',
+    observation: { kind: 'account-poll', pollDeposits },
+    transfers: null,
+    pollDeposits,
 
     async getHead(): Promise<ChainHead> {
       const [latest, finalized] = await Promise.all([
@@ -260,61 +324,6 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
      */
     getBlockHash,
 
-    async pollDeposits(deposits: Deposit[]) {
-      const owners = new Map<string, OwnerPoll>();
-      const invalid: { owner: string; error: unknown }[] = [];
-      for (const d of deposits) {
-        let owner: string;
-        try {
-          owner = solanaDriver.normalizeAddress(d.owner);
-        } catch (error) {
-          invalid.push({ owner: d.owner, error });
-          continue;
-        }
-        const until = d.untilSignature ?? null;
-        let o = owners.get(owner);
-        if (!o) {
-          o = { owner, until, tokens: [] };
-          owners.set(owner, o);
-        } else if (o.until !== until) {
-          // Entries of one owner should carry the one cursor we returned; if they disagree, rescan
-          // the owner's history (safe: payments are inserted idempotently).
-          o.until = null;
-        }
-        if (!o.tokens.some((t) => t.address === d.token.address)) o.tokens.push(d.token);
-      }
-
-      const results = await Promise.all(
-        [...owners.values()].map((o) =>
-          pollOwner(o).then(
-            (r) => ({ o, r, error: null as unknown }),
-            (error: unknown) => ({ o, r: null, error }),
-          ),
-        ),
-      );
-
-      const transfers: ObservedTransfer[] = [];
-      const cursors: Record<string, string | null> = {};
-      const failures: unknown[] = [];
-      for (const { owner, error } of invalid) {
-        failures.push(error);
-        options.onDepositError?.(owner, error);
-      }
-      for (const { o, r, error } of results) {
-        if (r) {
-          transfers.push(...r.transfers);
-          cursors[o.owner] = r.cursor;
-        } else {
-          cursors[o.owner] = o.until;
-          failures.push(error);
-          options.onDepositError?.(o.owner, error);
-        }
-      }
-      // Nothing at all succeeded (typically every endpoint down): surface the typed error to the job.
-      if (failures.length > 0 && failures.length === invalid.length + owners.size) throw failures[0];
-      transfers.sort((a, b) => (a.blockNumber === b.blockNumber ? 0 : a.blockNumber < b.blockNumber ? -1 : 1));
-      return { transfers, cursors };
-    },
 
     async close() {
       // Connections hold no sockets between calls (no keep-alive agent, no websocket subscriptions).

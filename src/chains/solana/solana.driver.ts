@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { Keypair, PublicKey } from '@solana/web3.js';
-import { getAssociatedTokenAddressSync } from '@solana/spl-token';
+import { getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import type { Network, WalletType } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { formatDecimal } from '../../common/money.js';
@@ -9,6 +9,8 @@ import type { ChainFamilyDriver, PaymentRequest } from '../chain-adapter.js';
 /** SLIP-0010 coin type for Solana; every level is hardened because ed25519 has no public derivation. */
 const SOLANA_COIN_TYPE = 501;
 const HARDENED = 0x80000000;
+/** Classic SPL Token program: USDC/USDT mints (Token-2022 mints would need their own program id here). */
+const SPL_TOKEN_PROGRAM = TOKEN_PROGRAM_ID.toBase58();
 /** Trust Wallet's coin id for Solana in its deep links (SLIP-44). */
 const TRUST_COIN_SOLANA = 501;
 
@@ -123,6 +125,15 @@ export const solanaDriver: ChainFamilyDriver = {
     const key = parsePublicKey(address);
     if (!key) throw new DomainError('VALIDATION_FAILED', 'Invalid Solana address');
     return key.toBase58();
+  },
+
+  addressKey(address: string): string {
+    return address; // base58 is case-sensitive
+  },
+
+  watchAddress(owner: string, token: string): string | null {
+    // A transfer into an existing associated token account does not mention its owner.
+    return associatedTokenAddress(owner, token, SPL_TOKEN_PROGRAM);
   },
 
   paymentUri(wallet: WalletType, network: Network, req: PaymentRequest): string {

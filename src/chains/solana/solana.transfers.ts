@@ -1,5 +1,5 @@
 import type { VersionedTransactionResponse } from '@solana/web3.js';
-import { decodeBase58 } from './solana.base58.js';
+import { concat, decodeBase58, getBytes, toBeArray } from 'ethers';
 
 /**
  * Decoding of SPL token transfers from a `getTransaction` (json encoding) response.
@@ -32,6 +32,17 @@ export interface DecodedTransfer {
   source: string;
   /** Owner of the source token account when the transaction's token balances name it, else the source token account. */
   from: string;
+}
+
+/**
+ * Base58 text → bytes, with ethers' decoder. It returns a number, which cannot carry leading zero
+ * bytes: base58 writes each as a leading '1', so they are put back (instruction data starting with
+ * tag 0 would otherwise lose a byte and shift into another instruction's layout).
+ */
+export function base58ToBytes(text: string): Uint8Array {
+  const zeros = /^1*/.exec(text)![0].length;
+  const value = decodeBase58(text);
+  return getBytes(concat([new Uint8Array(zeros), value === 0n ? new Uint8Array(0) : toBeArray(value)]));
 }
 
 function readU64(data: Uint8Array, offset: number): bigint | null {
@@ -104,7 +115,7 @@ export function extractTransfersInto(
     group.instructions.forEach((ix, j) => {
       let data: Uint8Array;
       try {
-        data = decodeBase58(ix.data);
+        data = base58ToBytes(ix.data);
       } catch {
         return;
       }

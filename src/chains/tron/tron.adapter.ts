@@ -1,4 +1,4 @@
-import type { ChainAdapter, ChainHead, ChainNetworkConfig, ObservedTransfer, WatchedToken } from '../chain-adapter.js';
+import type { ChainAdapter, ChainHead, ChainNetworkConfig, LogScanObservation, ObservedTransfer, WatchedToken } from '../chain-adapter.js';
 import { tronAddressBody, tronAddressFromBody } from './tron.address.js';
 import { TronBadResponse, TronHttpClient, type TronHttpClientOptions } from './tron.client.js';
 import { tronDriver } from './tron.driver.js';
@@ -138,8 +138,13 @@ function matchTransfers(
   return out;
 }
 
+export interface TronAdapter extends ChainAdapter {
+  /** The log scan itself (also reachable as `observation.scanTransfers`), for tests. */
+  scanTransfers: LogScanObservation['scanTransfers'];
+}
+
 /** `ChainAdapter` for TRON mainnet/testnet over the java-tron HTTP API (plain fetch; see endpoint list above). */
-export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapterOptions = {}): ChainAdapter {
+export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapterOptions = {}): TronAdapter {
   if (config.network !== 'TRON') throw new Error(`createTronAdapter cannot serve network ${config.network}`);
   const { concurrency = 4, consistencyRetries = 2, ...clientOpts } = options;
   const client = new TronHttpClient({ ...clientOpts, urls: config.rpcUrls, timeoutMs: config.timeoutMs });
@@ -177,10 +182,45 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
     }
   }
 
+  async function scanTransfers(from: bigint, to: bigint, tokens: WatchedToken[], isWatched: (to: string) => boolean): Promise<ObservedTransfer[]> {
+    if (from < 0n) from = 0n;
+    if (to < from || tokens.length === 0) return [];
+    const tokenByBody = new Map<string, string>();
+    for (const t of tokens) {
+      const canonical = tronDriver.normalizeAddress(t.address);
+      tokenByBody.set(tronAddressBody(canonical), canonical);
+    }
+
+    // One request per block (java-tron has no ranged log query over HTTP), so `maxBlockRange` does not
+    // apply; a small worker pool bounds the load on the node instead.
+    const count = Number(to - from + 1n);
+    const results: ObservedTransfer[][] = new Array(count);
+    let next = 0;
+    let failed = false;
+    const worker = async () => {
+      while (next < count && !failed) {
+        const i = next++;
+        try {
+          results[i] = await scanBlock(from + BigInt(i), tokenByBody, isWatched);
+        } catch (e) {
+          failed = true; // the range fails as a whole: stop the other workers from fetching more
+          throw e;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, count)) }, worker));
+    return results.flat();
+  }
+
   return {
     network: 'TRON',
     family: 'tron',
     driver: tronDriver,
+    // Solidified blocks cannot be reverted; depth alone could count a block a fork still replaces.
+    finality: 'depth-and-chain-final',
+    observation: { kind: 'log-scan', scanTransfers },
+    transfers: null,
+    scanTransfers,
 
     async getHead(): Promise<ChainHead> {
       const [latest, solid] = await Promise.all([
@@ -196,35 +236,6 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
       return (await getBlock(n))?.hash ?? null;
     },
 
-    async scanTransfers(from, to, tokens: WatchedToken[], isWatched): Promise<ObservedTransfer[]> {
-      if (from < 0n) from = 0n;
-      if (to < from || tokens.length === 0) return [];
-      const tokenByBody = new Map<string, string>();
-      for (const t of tokens) {
-        const canonical = tronDriver.normalizeAddress(t.address);
-        tokenByBody.set(tronAddressBody(canonical), canonical);
-      }
-
-      // One request per block (java-tron has no ranged log query over HTTP), so `maxBlockRange` does not
-      // apply; a small worker pool bounds the load on the node instead.
-      const count = Number(to - from + 1n);
-      const results: ObservedTransfer[][] = new Array(count);
-      let next = 0;
-      let failed = false;
-      const worker = async () => {
-        while (next < count && !failed) {
-          const i = next++;
-          try {
-            results[i] = await scanBlock(from + BigInt(i), tokenByBody, isWatched);
-          } catch (e) {
-            failed = true; // the range fails as a whole: stop the other workers from fetching more
-            throw e;
-          }
-        }
-      };
-      await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, count)) }, worker));
-      return results.flat();
-    },
 
     async close(): Promise<void> {
       // stateless over fetch: nothing to release

@@ -50,6 +50,14 @@ export const tronDriver: ChainFamilyDriver = {
     return b58;
   },
 
+  addressKey(address: string): string {
+    return address; // base58check is case-sensitive
+  },
+
+  watchAddress(): string | null {
+    return null; // TRC-20 Transfer logs name the deposit address itself
+  },
+
   paymentUri(wallet: WalletType, network: Network, req: PaymentRequest): string {
     if (network !== 'TRON') {
       throw new DomainError('WALLET_NETWORK_MISMATCH', `The TRON driver cannot build a payment request for ${network}`);

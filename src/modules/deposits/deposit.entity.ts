@@ -7,9 +7,10 @@ import { Order } from '../orders/order.entity.js';
 import { Quote } from '../quotes/quote.entity.js';
 import { Token } from '../tokens/token.entity.js';
 import { MerchantWallet } from './wallet.entity.js';
+import type { DepositStatus } from './deposit.transitions.js';
 
-/** open: awaiting payment · settled: order paid, code released, still watched until the late window ends · closed: not watched. */
-export type DepositStatus = 'open' | 'settled' | 'closed';
+/** open: awaiting payment · settled: order paid, code released, still watched until the late window ends · closed: not watched (see deposit.transitions.ts). */
+export type { DepositStatus };
 
 /**
  * Where one order is paid with one token: an address at a fresh HD index (never reused — unique on

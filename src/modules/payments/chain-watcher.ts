@@ -1,11 +1,11 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import type { App } from '../../app.js';
-import type { ChainAdapter, ChainHead, ObservedTransfer, WatchedToken } from '../../chains/chain-adapter.js';
+import { isFinal, type AccountPollObservation, type ChainAdapter, type ChainHead, type LogScanObservation, type ObservedTransfer, type WatchedToken } from '../../chains/chain-adapter.js';
 import type { WatchedNetwork } from '../../chains/networks.js';
 import type { Environment, Network } from '../../common/environment.js';
+import { WATCHED_DEPOSIT_STATUSES } from '../deposits/deposit.transitions.js';
 import type { TokenService } from '../tokens/token.service.js';
-import type { MatchedTransfer, PaymentService } from './payment.service.js';
+import type { MatchedTransfer, PaymentService, RecordResult } from './payment.service.js';
 import type { SettlementService } from './settlement.service.js';
 
 interface WatchEntry {
@@ -51,10 +51,12 @@ export class ChainWatcher {
   readonly network: Network;
   private readonly adapter: ChainAdapter;
   private readonly confirmations: number;
-  private watch = new Map<string, WatchEntry>(); // key: address watched on chain (lower-cased for EVM)
+  private watch = new Map<string, WatchEntry>(); // key: the driver's addressKey of the address watched on chain
   private lastDepositSeen = new Date(0);
   private lastFullReload = 0;
   private tokens: (WatchedToken & { id: string })[] = [];
+  /** Orders whose settlement failed last tick: settled again next tick (their payments are already recorded). */
+  private unsettled = new Set<string>();
 
   constructor(
     target: WatchedNetwork,
@@ -78,26 +80,32 @@ export class ChainWatcher {
     // next. The other way round, a deposit committed and paid between the two reads was scanned past.
     const head = await this.adapter.getHead();
     await this.refreshWatchSet(em);
-    const touched = new Set<string>();
-    let recorded = 0;
-    if (this.adapter.scanTransfers) recorded += await this.scanRange(em, head, touched);
-    else if (this.adapter.pollDeposits) recorded += await this.pollDeposits(em, touched);
+    const touched = new Set<string>(this.unsettled);
+    const observation = this.adapter.observation;
+    const recorded = observation.kind === 'log-scan' ? await this.scanRange(em, head, observation, touched) : await this.pollDeposits(em, observation, touched);
     for (const id of await this.confirm(em, head)) touched.add(id);
     // Orders settle independently (own transaction, own row lock): a few at a time, so the last order
-    // of a busy block does not wait behind all the others (bench:detect).
+    // of a busy block does not wait behind all the others (bench:detect). One order that fails to
+    // settle must not hold the others back: it is logged and retried next tick.
     const queue = [...touched];
-    const settled = await Promise.allSettled(
+    this.unsettled = new Set();
+    await Promise.all(
       Array.from({ length: Math.min(SETTLE_CONCURRENCY, queue.length) }, async () => {
-        for (let id = queue.shift(); id !== undefined; id = queue.shift()) await this.deps.settlement.settle(em, id);
+        for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
+          try {
+            await this.deps.settlement.settle(em, id);
+          } catch (err) {
+            this.unsettled.add(id);
+            this.deps.log.error({ err, orderId: id, network: this.network, environment: this.environment }, 'settling an order failed; retrying next tick');
+          }
+        }
       }),
     );
-    for (const r of settled) if (r.status === 'rejected') throw r.reason;
     return { recorded, settled: touched.size };
   }
 
   private key(address: string): string {
-    // EVM addresses compare case-insensitively; TRON/Solana base58 is case-sensitive.
-    return address.startsWith('0x') ? address.toLowerCase() : address;
+    return this.adapter.driver.addressKey(address);
   }
 
   /** Incremental: new deposits every tick; a full reload now and then drops closed ones. */
@@ -107,7 +115,7 @@ export class ChainWatcher {
     const rows = await em.execute<{ id: string; order_id: string; token_id: string; address: string; watch_address: string | null; token_address: string; cursor: string | null; created_at: Date }[]>(
       `select d.id, d.order_id, d.token_id, d.address, d.watch_address, t.address as token_address, d.cursor, d.created_at
        from deposits d join tokens t on t.id = d.token_id
-       where d.environment = ? and d.network = ? and d.status in ('open', 'settled') ${full ? '' : 'and d.created_at > ?'}
+       where d.environment = ? and d.network = ? and d.status in (${WATCHED_DEPOSIT_STATUSES.map((st) => `'${st}'`).join(',')}) ${full ? '' : 'and d.created_at > ?'}
        order by d.created_at`,
       full ? [this.environment, this.network] : [this.environment, this.network, new Date(this.lastDepositSeen.getTime() - COMMIT_SLACK_MS)],
     );
@@ -128,6 +136,10 @@ export class ChainWatcher {
   private match(transfers: ObservedTransfer[]): MatchedTransfer[] {
     const out: MatchedTransfer[] = [];
     for (const t of transfers) {
+      // Not a receipt: a zero amount (anyone can send one to any deposit address for the price of
+      // gas; recorded, it broke the `amount > 0` check and froze the network), or a deposit address
+      // paying itself (nothing came in).
+      if (t.amount <= 0n || this.key(t.from) === this.key(t.to)) continue;
       const entry = this.watch.get(this.key(t.to));
       // A transfer of another token to a deposit address is not this deposit's payment.
       if (!entry || this.key(entry.tokenAddress) !== this.key(t.token)) continue;
@@ -136,8 +148,22 @@ export class ChainWatcher {
     return out;
   }
 
-  /** EVM/TRON: scan (cursor, latest] in chunks, after checking the cursor block is still canonical. */
-  private async scanRange(em: EntityManager, head: ChainHead, touched: Set<string>): Promise<number> {
+  /** Records matched transfers (inside the cursor's transaction); those the database refused are set aside and raised as alerts. */
+  private async record(tx: EntityManager, matched: MatchedTransfer[], touched: Set<string>): Promise<RecordResult> {
+    const result = await this.deps.payments.record(tx, this.environment, this.network, matched);
+    for (const id of result.touched) touched.add(id);
+    for (const f of result.failed) {
+      const t = f.transfer;
+      this.deps.log.error(
+        { network: this.network, environment: this.environment, txHash: t.txHash, index: t.index, depositId: f.depositId, amount: t.amount.toString(), err: f.error },
+        'transfer could not be recorded; set aside in watcher_failures, the scan goes on',
+      );
+    }
+    return result;
+  }
+
+  /** Log-scanning chains: scan (cursor, latest] in chunks, after checking the cursor block is still canonical. */
+  private async scanRange(em: EntityManager, head: ChainHead, scan: LogScanObservation, touched: Set<string>): Promise<number> {
     let cursor = await this.cursor(em, head);
     if (cursor.hash) {
       const canonical = await this.adapter.getBlockHash(cursor.block);
@@ -161,7 +187,7 @@ export class ChainWatcher {
     // would be orphaned by confirm() and never scanned again.)
     const toHash = await this.adapter.getBlockHash(to);
     if (!toHash) return 0; // the node does not serve `to` yet (lagging node behind a failover): next tick
-    const transfers = await this.adapter.scanTransfers!(cursor.block + 1n, to, this.tokens, (addr) => watch.has(this.key(addr)));
+    const transfers = await scan.scanTransfers(cursor.block + 1n, to, this.tokens, (addr) => watch.has(this.key(addr)));
     const matched = this.match(transfers);
     // Logs and hashes may come from different nodes (failover) or straddle a reorg: commit only when
     // the blocks holding matched transfers are still the ones the logs came from.
@@ -170,11 +196,12 @@ export class ChainWatcher {
       this.deps.log.warn({ network: this.network, environment: this.environment, blocks: stale.map(String) }, 'chain changed during the scan; rescanning');
       return 0;
     }
-    await em.transactional(async (tx) => {
-      for (const id of await this.deps.payments.record(tx, this.environment, this.network, matched)) touched.add(id);
+    const { failed } = await em.transactional(async (tx) => {
+      const result = await this.record(tx, matched, touched);
       await this.saveCursor(tx, to, toHash);
+      return result;
     });
-    return matched.length;
+    return matched.length - failed.length;
   }
 
   /** Blocks of matched transfers whose canonical hash is no longer the one their logs carry. */
@@ -190,8 +217,8 @@ export class ChainWatcher {
     return stale;
   }
 
-  /** SOLANA: poll each open deposit's token account since its own cursor. */
-  private async pollDeposits(em: EntityManager, touched: Set<string>): Promise<number> {
+  /** Account-polling chains: poll each watched deposit's token account since its own cursor. */
+  private async pollDeposits(em: EntityManager, poll: AccountPollObservation, touched: Set<string>): Promise<number> {
     const entries = [...this.watch.values()];
     if (!entries.length) return 0;
     const tokenOf = new Map(this.tokens.map((t) => [t.address, t]));
@@ -199,10 +226,10 @@ export class ChainWatcher {
       const token = tokenOf.get(e.tokenAddress);
       return token ? [{ owner: e.owner, token, untilSignature: e.cursor }] : [];
     });
-    const { transfers, cursors } = await this.adapter.pollDeposits!(deposits);
+    const { transfers, cursors } = await poll.pollDeposits(deposits);
     const matched = this.match(transfers);
-    await em.transactional(async (tx) => {
-      for (const id of await this.deps.payments.record(tx, this.environment, this.network, matched)) touched.add(id);
+    const { failed } = await em.transactional(async (tx) => {
+      const result = await this.record(tx, matched, touched);
       for (const e of entries) {
         const next = cursors[e.owner];
         if (next !== undefined && next !== e.cursor) {
@@ -210,20 +237,16 @@ export class ChainWatcher {
           e.cursor = next;
         }
       }
+      return result;
     });
-    return matched.length;
+    return matched.length - failed.length;
   }
 
-  /**
-   * Pending payments count once deep enough and still in the canonical chain: EVM by depth,
-   * TRON/SOLANA by the chain's own finality (solidified / finalized) as well.
-   */
+  /** Pending payments count once final under the adapter's finality rule and still in the canonical chain. */
   private async confirm(em: EntityManager, head: ChainHead): Promise<string[]> {
     const pending = await this.deps.payments.pending(em, this.environment, this.network);
     if (!pending.length) return [];
-    // EVM counts depth only; TRON and SOLANA additionally wait for the chain's own finality.
-    const usesFinality = this.adapter.family !== 'evm';
-    const deepEnough = (bn: bigint) => head.latest - bn + 1n >= BigInt(this.confirmations) && (!usesFinality || bn <= head.finalized);
+    const deepEnough = (bn: bigint) => isFinal(this.adapter.finality, bn, head, this.confirmations);
     const hashes = new Map<bigint, string | null>();
     const confirmed: string[] = [];
     const orphaned: string[] = [];
@@ -267,18 +290,4 @@ export class ChainWatcher {
       [this.environment, this.network, block.toString(), hash],
     );
   }
-}
-
-/** A watcher wired to the app's services and configuration (the worker's jobs and the benchmarks). */
-export function createChainWatcher(app: App, target: WatchedNetwork): ChainWatcher {
-  const { config } = app;
-  return new ChainWatcher(target, {
-    payments: app.payments,
-    settlement: app.settlement,
-    tokens: app.tokens,
-    lateWindowS: config.LATE_PAYMENT_WINDOW_S,
-    startLookbackBlocks: config.WATCH_START_LOOKBACK_BLOCKS,
-    maxBlocksPerTick: config.WATCH_MAX_BLOCK_RANGE * 4,
-    log: app.log,
-  });
 }

@@ -5,9 +5,10 @@ import { AmountType } from '../../db/types.js';
 import { Deposit } from '../deposits/deposit.entity.js';
 import { Order } from '../orders/order.entity.js';
 import { Token } from '../tokens/token.entity.js';
+import type { PaymentStatus } from './payment.transitions.js';
 
-/** pending → confirmed (deep enough, block hash unchanged) or orphaned (its block was reorganised away). */
-export type PaymentStatus = 'pending' | 'confirmed' | 'orphaned';
+/** pending → confirmed (deep enough, block hash unchanged) or orphaned (its block was reorganised away); see payment.transitions.ts. */
+export type { PaymentStatus };
 
 /** A token transfer into a deposit address, as observed on chain. Recorded once; never deleted. */
 @Entity({ tableName: 'payments' })

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ObservedTransfer } from '../../chains/chain-adapter.js';
 import type { Environment, Network } from '../../common/environment.js';
+import { paymentSourcesOf, type PaymentStatus } from './payment.transitions.js';
 
 /** A transfer matched to the deposit it paid into. */
 export interface MatchedTransfer {
@@ -17,29 +18,67 @@ export interface PendingPayment {
   blockHash: string;
 }
 
+/** A matched transfer that could not be recorded: set aside in `watcher_failures`, never retried inline. */
+export interface RecordFailure {
+  transfer: ObservedTransfer;
+  depositId: string;
+  error: string;
+}
+
+export interface RecordResult {
+  /** Orders whose payments changed. */
+  touched: string[];
+  failed: RecordFailure[];
+}
+
+/** `status in (…)` guard of a write moving payments to `to`, from the transition table. */
+const sourcesSql = (to: PaymentStatus) => paymentSourcesOf(to).map((s) => `'${s}'`).join(',');
+
 /**
  * Records what watchers observe. Idempotent: the unique (environment, network, tx hash, index) key
  * makes a re-scan a no-op, and a transfer re-included in another block after a reorg updates its
  * block (back to pending) instead of counting twice.
  */
 export class PaymentService {
-  /** Inserts or refreshes payments; returns the orders whose payments changed. Call inside the cursor's transaction. */
-  async record(em: EntityManager, environment: Environment, network: Network, matched: MatchedTransfer[]): Promise<string[]> {
+  /**
+   * Inserts or refreshes payments. The watcher calls it inside the cursor's transaction. Each row runs under its own
+   * savepoint: a row the database refuses is rolled back alone and written to `watcher_failures`, so
+   * one bad transfer cannot roll back the batch and its cursor (which froze the whole network).
+   */
+  async record(em: EntityManager, environment: Environment, network: Network, matched: MatchedTransfer[]): Promise<RecordResult> {
+    // Savepoints need a transaction: a caller without one (tests, tools) gets its own.
+    if (!em.isInTransaction()) return em.transactional((tx) => this.record(tx, environment, network, matched));
     const touched = new Set<string>();
+    const failed: RecordFailure[] = [];
     for (const m of matched) {
       const t = m.transfer;
-      const rows = await em.execute<{ order_id: string; changed: boolean }[]>(
-        `insert into payments (id, environment, network, tx_hash, log_index, block_number, block_hash, token_id, deposit_id, order_id, from_address, to_address, amount, late)
-         select gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() > o.expires_at from orders o where o.id = ?
-         on conflict (environment, network, tx_hash, log_index) do update
-           set block_number = excluded.block_number, block_hash = excluded.block_hash, status = 'pending', orphaned_at = null, confirmed_at = null
-           where payments.block_hash <> excluded.block_hash or payments.status = 'orphaned'
-         returning order_id, true as changed`,
-        [environment, network, t.txHash, t.index, t.blockNumber.toString(), t.blockHash, m.tokenId, m.depositId, m.orderId, t.from, t.to, t.amount.toString(), m.orderId],
-      );
-      for (const r of rows) touched.add(r.order_id);
+      await em.execute('savepoint record_payment');
+      try {
+        const rows = await em.execute<{ order_id: string }[]>(
+          `insert into payments (id, environment, network, tx_hash, log_index, block_number, block_hash, token_id, deposit_id, order_id, from_address, to_address, amount, late)
+           select gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() > o.expires_at from orders o where o.id = ?
+           on conflict (environment, network, tx_hash, log_index) do update
+             set block_number = excluded.block_number, block_hash = excluded.block_hash, status = 'pending', orphaned_at = null, confirmed_at = null
+             where (payments.block_hash <> excluded.block_hash or payments.status = 'orphaned') and payments.status in (${sourcesSql('pending')})
+           returning order_id`,
+          [environment, network, t.txHash, t.index, t.blockNumber.toString(), t.blockHash, m.tokenId, m.depositId, m.orderId, t.from, t.to, t.amount.toString(), m.orderId],
+        );
+        await em.execute('release savepoint record_payment');
+        for (const r of rows) touched.add(r.order_id);
+      } catch (err) {
+        await em.execute('rollback to savepoint record_payment');
+        const error = err instanceof Error ? err.message : String(err);
+        await em.execute(
+          `insert into watcher_failures (environment, network, tx_hash, log_index, block_number, block_hash, token_address, from_address, to_address, amount, deposit_id, order_id, error)
+           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+           on conflict (environment, network, tx_hash, log_index) do update
+             set attempts = watcher_failures.attempts + 1, error = excluded.error, block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`,
+          [environment, network, t.txHash, t.index, t.blockNumber.toString(), t.blockHash, t.token, t.from, t.to, t.amount.toString(), m.depositId, m.orderId, error],
+        );
+        failed.push({ transfer: t, depositId: m.depositId, error });
+      }
     }
-    return [...touched];
+    return { touched: [...touched], failed };
   }
 
   async pending(em: EntityManager, environment: Environment, network: Network): Promise<PendingPayment[]> {
@@ -51,11 +90,11 @@ export class PaymentService {
   }
 
   async markConfirmed(em: EntityManager, ids: string[]): Promise<void> {
-    if (ids.length) await em.execute(`update payments set status = 'confirmed', confirmed_at = now() where id in (${ids.map(() => '?').join(',')}) and status = 'pending'`, ids);
+    if (ids.length) await em.execute(`update payments set status = 'confirmed', confirmed_at = now() where id in (${ids.map(() => '?').join(',')}) and status in (${sourcesSql('confirmed')})`, ids);
   }
 
   /** Its block was reorganised away: never counted (a re-inclusion elsewhere revives it via `record`). */
   async markOrphaned(em: EntityManager, ids: string[]): Promise<void> {
-    if (ids.length) await em.execute(`update payments set status = 'orphaned', orphaned_at = now() where id in (${ids.map(() => '?').join(',')}) and status = 'pending'`, ids);
+    if (ids.length) await em.execute(`update payments set status = 'orphaned', orphaned_at = now() where id in (${ids.map(() => '?').join(',')}) and status in (${sourcesSql('orphaned')})`, ids);
   }
 }

@@ -1,36 +1,29 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { DomainError } from '../../common/errors.js';
+import { depositSourcesOf, type DepositStatus } from '../deposits/deposit.transitions.js';
 import type { OrderStatusService } from '../orders/order-status.service.js';
-import { canTransition, type OrderStatus } from '../orders/order.transitions.js';
+import type { OrderStatus } from '../orders/order.transitions.js';
 import { PAYMENT_LATE, PAYMENT_OVERPAID, type OrderEventReasons } from '../events/event.catalogue.js';
 import { recordOrderEvent } from '../events/order-event.writer.js';
+import { decideSettlement, lateWindowEnd } from './settlement.rules.js';
 
 export interface SettlementOptions {
   /** Payments detected up to this long after expiry can still complete an order. */
   lateWindowS: number;
 }
 
-interface DepositTotals {
-  id: string;
-  due: bigint;
-  confirmed: bigint;
-  pending: bigint;
-  toleranceBps: number;
-}
+/** `status in (…)` guard of a write moving deposits to `to`, from the transition table. */
+const depositSourcesSql = (to: DepositStatus) => depositSourcesOf(to).map((s) => `'${s}'`).join(',');
 
 // Extra outbox events besides status changes (webhooks deliver them); defined in the event catalogue.
 export { PAYMENT_LATE, PAYMENT_OVERPAID };
 
 /**
- * The one place that decides an order's status from its payments (watchers only record). Every
- * call recomputes from the payments table, so it is idempotent and safe to re-run after a crash.
- *
- * - Success: confirmed receipts into one deposit reach its total (minus the merchant's tolerance),
- *   from a payment detected before expiry + late window.
- * - Processing: some payment is still waiting for confirmations.
- * - Underpaid: at expiry, something confirmed but not enough (a late top-up can still complete it).
- * - Expired: at expiry, nothing confirmed.
- * Overpayments and late payments are flagged and written as outbox events, never lost.
+ * Applies the settlement decision (settlement.rules.ts, where the rules are written) to an order:
+ * reads its receipts, writes its status, flags, events and deposit states. Watchers only record;
+ * this is the one place that moves an order because of its payments. Every call recomputes from the
+ * payments table, so it is idempotent and safe to re-run after a crash. Overpayments and late
+ * payments are flagged and written as outbox events, never lost.
  */
 export class SettlementService {
   constructor(
@@ -50,8 +43,7 @@ export class SettlementService {
     );
     if (!order) throw new DomainError('ORDER_NOT_FOUND', 'Order not found');
     const expiresAt = new Date(order.expires_at);
-    const lateEnd = new Date(expiresAt.getTime() + this.opts.lateWindowS * 1000);
-    const toleranceBps = Math.max(0, Math.min(10_000, Number(order.settings?.paymentToleranceBps ?? 0)));
+    const lateEnd = lateWindowEnd(expiresAt, this.opts.lateWindowS);
 
     const rows = await tx.execute<{ id: string; total_amount: string; confirmed: string; pending: string; paid_in_window: string }[]>(
       `select d.id, d.total_amount,
@@ -62,36 +54,26 @@ export class SettlementService {
        where d.order_id = ? group by d.id, d.total_amount`,
       [lateEnd, orderId],
     );
-    const deposits: (DepositTotals & { inWindow: bigint })[] = rows.map((r) => ({
-      id: r.id,
-      due: BigInt(r.total_amount),
-      confirmed: BigInt(r.confirmed),
-      pending: BigInt(r.pending),
-      inWindow: BigInt(r.paid_in_window),
-      toleranceBps,
-    }));
+    const deposits = rows.map((r) => ({ id: r.id, due: BigInt(r.total_amount), confirmed: BigInt(r.confirmed), pending: BigInt(r.pending), inWindow: BigInt(r.paid_in_window) }));
     for (const d of deposits) await tx.execute(`update deposits set amount_received = ? where id = ?`, [d.confirmed.toString(), d.id]);
 
-    const reaches = (d: DepositTotals & { inWindow: bigint }) => d.inWindow * 10_000n >= d.due * BigInt(10_000 - d.toleranceBps);
-    const paid = deposits.find(reaches);
-    const anyConfirmed = deposits.some((d) => d.confirmed > 0n);
-    const anyPending = deposits.some((d) => d.pending > 0n);
-    const expired = now >= expiresAt;
-
-    let target: OrderStatus = order.status;
-    if (paid) target = 'Success';
-    else if (order.status === 'Created' || order.status === 'Processing') {
-      if (anyPending) target = 'Processing';
-      else if (!expired) target = 'Created';
-      else target = anyConfirmed ? 'Underpaid' : 'Expired';
-    } else if (order.status === 'Expired' && anyConfirmed && now <= lateEnd) target = 'Underpaid';
-
-    if (target !== order.status && canTransition(order.status, target)) {
+    const decision = decideSettlement({
+      status: order.status,
+      expiresAt,
+      overpaid: order.overpaid,
+      deposits,
+      toleranceBps: Number(order.settings?.paymentToleranceBps ?? 0),
+      now,
+      lateWindowS: this.opts.lateWindowS,
+    });
+    const target = decision.transition ? decision.target : order.status;
+    if (decision.transition) {
       await this.orderStatus.transition(tx, orderId, target, { kind: 'settlement', confirmed: deposits.map((d) => ({ depositId: d.id, confirmed: d.confirmed.toString(), due: d.due.toString() })) });
     }
-    if (paid && paid.confirmed > paid.due && !order.overpaid) {
+    const over = decision.overpayment;
+    if (over) {
       await tx.execute(`update orders set overpaid = true where id = ?`, [orderId]);
-      await this.event(tx, orderId, PAYMENT_OVERPAID, { depositId: paid.id, due: paid.due.toString(), received: paid.confirmed.toString(), excess: (paid.confirmed - paid.due).toString() });
+      await this.event(tx, orderId, PAYMENT_OVERPAID, { depositId: over.depositId, due: over.due.toString(), received: over.received.toString(), excess: over.excess.toString() });
     }
     // Late payments: reported once each, whatever they did to the status.
     const late = await tx.execute<{ id: string; tx_hash: string; amount: string; in_window: boolean }[]>(
@@ -102,10 +84,8 @@ export class SettlementService {
     for (const p of late) {
       await this.event(tx, orderId, PAYMENT_LATE, { paymentId: p.id, txHash: p.tx_hash, amount: p.amount, withinLateWindow: p.in_window });
     }
-    // A paid order's deposits release their unique codes but stay watched until the late window is
-    // over (an extra transfer is then an overpayment, not a lost payment); after it nothing is watched.
-    if (now > lateEnd) await tx.execute(`update deposits set status = 'closed' where order_id = ? and status <> 'closed'`, [orderId]);
-    else if (target === 'Success') await tx.execute(`update deposits set status = 'settled' where order_id = ? and status = 'open'`, [orderId]);
+    if (decision.deposits === 'close') await tx.execute(`update deposits set status = 'closed' where order_id = ? and status in (${depositSourcesSql('closed')})`, [orderId]);
+    else if (decision.deposits === 'settle') await tx.execute(`update deposits set status = 'settled' where order_id = ? and status in (${depositSourcesSql('settled')})`, [orderId]);
     return target;
   }
 
@@ -118,7 +98,7 @@ export class SettlementService {
     for (const { id } of due) await this.settle(em, id, now);
     // Close deposits whose late window is over so their unique codes return to the pool.
     await em.execute(
-      `update deposits d set status = 'closed' from orders o where o.id = d.order_id and d.status in ('open', 'settled') and o.expires_at + make_interval(secs => ?) < ?`,
+      `update deposits d set status = 'closed' from orders o where o.id = d.order_id and d.status in (${depositSourcesSql('closed')}) and o.expires_at + make_interval(secs => ?) < ?`,
       [this.opts.lateWindowS, now],
     );
     return due.length;

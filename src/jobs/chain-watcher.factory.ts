@@ -1,0 +1,20 @@
+import type { App } from '../app.js';
+import type { WatchedNetwork } from '../chains/networks.js';
+import { ChainWatcher } from '../modules/payments/chain-watcher.js';
+
+/**
+ * A watcher wired to the app's services and configuration (the worker's jobs and the benchmarks).
+ * Lives with the jobs, not in the payments module, so modules never import the app.
+ */
+export function createChainWatcher(app: App, target: WatchedNetwork): ChainWatcher {
+  const { config } = app;
+  return new ChainWatcher(target, {
+    payments: app.payments,
+    settlement: app.settlement,
+    tokens: app.tokens,
+    lateWindowS: config.LATE_PAYMENT_WINDOW_S,
+    startLookbackBlocks: config.WATCH_START_LOOKBACK_BLOCKS,
+    maxBlocksPerTick: config.WATCH_MAX_BLOCK_RANGE * 4,
+    log: app.log,
+  });
+}

@@ -1,0 +1,82 @@
+/**
+ * One transfer the database refuses must not take the others (and the cursor) down with it: each
+ * payment row is written under its own savepoint, and a refused one is set aside in
+ * `watcher_failures` with its error. Real gateway services on real PostgreSQL; the transfers are
+ * handed to PaymentService.record as a watcher hands them over (no chain needed for that step).
+ */
+import type { ObservedTransfer } from '../../src/chains/chain-adapter';
+import type { MatchedTransfer } from '../../src/modules/payments/payment.service';
+import { createMerchant } from '../support/fixtures';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+import { checkout } from '../support/order-watch';
+
+// A sandbox token seeded by the migration (TRON Nile USDT); no node is watched in this test.
+const NILE_USDT = 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf';
+const CUSTOMER = 'TLa2f6VPqDgRE67v1736s7bJ8Ray5wYjU7';
+
+let gw: TestGateway;
+beforeAll(async () => (gw = await startTestGateway({ FALLBACK_RATE_USDT_IDR: '16250', FALLBACK_RATE_USDC_IDR: '16250' })));
+afterAll(() => gw?.close());
+
+const sql = <T>(query: string, params: unknown[] = []) => gw.app.orm.em.fork().getConnection().execute<T[]>(query, params);
+
+it('a refused row is set aside in watcher_failures; the other rows and the rest of the transaction commit', async () => {
+  const m = await createMerchant(gw.app);
+  const d = await checkout(gw.url, m.sandboxKey, { amountIdr: '150000', tokenAddress: NILE_USDT, network: 'TRON', walletType: 'TRUSTWALLET' });
+  const [dep] = await sql<{ id: string; token_id: string }>('select id, token_id from deposits where order_id = ?', [d.orderId]);
+  const transfer = (txHash: string, amount: bigint): MatchedTransfer => {
+    const t: ObservedTransfer = { txHash, index: 0, blockNumber: 100n, blockHash: 'ab'.repeat(32), token: NILE_USDT, from: CUSTOMER, to: d.address, amount };
+    return { transfer: t, depositId: dep!.id, orderId: d.orderId, tokenId: dep!.token_id };
+  };
+  const good = transfer('11'.repeat(32), d.total);
+  // The watcher skips zero amounts before recording; here one reaches the table's `amount > 0` check,
+  // standing for any row the database refuses.
+  const refused = transfer('22'.repeat(32), 0n);
+  const later = transfer('33'.repeat(32), 5n);
+
+  const em = gw.app.orm.em.fork();
+  const result = await em.transactional(async (tx) => {
+    const r = await gw.app.payments.record(tx, 'sandbox', 'TRON', [good, refused, later]);
+    // The transaction is still usable after the refused row (the cursor is saved here in the watcher).
+    await tx.execute('select 1');
+    return r;
+  });
+
+  expect(result.touched).toEqual([d.orderId]);
+  expect(result.failed).toEqual([expect.objectContaining({ depositId: dep!.id, transfer: refused.transfer, error: expect.stringContaining('check') })]);
+  const rows = await sql<{ tx_hash: string; amount: string }>('select tx_hash, amount::text from payments where order_id = ? order by tx_hash', [d.orderId]);
+  expect(rows).toEqual([
+    { tx_hash: good.transfer.txHash, amount: d.total.toString() },
+    { tx_hash: later.transfer.txHash, amount: '5' },
+  ]);
+  const failures = await sql<{ tx_hash: string; amount: string; deposit_id: string; attempts: number }>('select tx_hash, amount::text, deposit_id, attempts from watcher_failures where order_id = ?', [d.orderId]);
+  expect(failures).toEqual([{ tx_hash: refused.transfer.txHash, amount: '0', deposit_id: dep!.id, attempts: 1 }]);
+
+  // A re-scan of the same range records nothing twice and counts the failure's second attempt.
+  const again = await em.fork().transactional((tx) => gw.app.payments.record(tx, 'sandbox', 'TRON', [good, refused, later]));
+  expect(again.touched).toEqual([]);
+  expect((await sql<{ attempts: number }>('select attempts from watcher_failures where order_id = ?', [d.orderId]))[0]!.attempts).toBe(2);
+  expect((await sql('select id from payments where order_id = ?', [d.orderId])).length).toBe(2);
+});
+
+it('status writes follow the payment transition table: an orphaned payment is not confirmed without being seen again', async () => {
+  const m = await createMerchant(gw.app);
+  const d = await checkout(gw.url, m.sandboxKey, { amountIdr: '150000', tokenAddress: NILE_USDT, network: 'TRON', walletType: 'TRUSTWALLET' });
+  const [dep] = await sql<{ id: string; token_id: string }>('select id, token_id from deposits where order_id = ?', [d.orderId]);
+  const t: ObservedTransfer = { txHash: '44'.repeat(32), index: 0, blockNumber: 200n, blockHash: 'cd'.repeat(32), token: NILE_USDT, from: CUSTOMER, to: d.address, amount: 10n };
+  await gw.app.orm.em.fork().transactional((tx) => gw.app.payments.record(tx, 'sandbox', 'TRON', [{ transfer: t, depositId: dep!.id, orderId: d.orderId, tokenId: dep!.token_id }]));
+  const [{ id }] = (await sql<{ id: string }>('select id from payments where tx_hash = ?', [t.txHash])) as [{ id: string }];
+  const status = async () => (await sql<{ status: string }>('select status from payments where id = ?', [id]))[0]!.status;
+
+  await gw.app.payments.markOrphaned(gw.app.orm.em.fork(), [id]);
+  expect(await status()).toBe('orphaned');
+  await gw.app.payments.markConfirmed(gw.app.orm.em.fork(), [id]); // orphaned → confirmed is not in the table
+  expect(await status()).toBe('orphaned');
+  // Seen again in a canonical block: back to pending, then confirmed.
+  await gw.app.orm.em.fork().transactional((tx) => gw.app.payments.record(tx, 'sandbox', 'TRON', [{ transfer: { ...t, blockHash: 'ef'.repeat(32) }, depositId: dep!.id, orderId: d.orderId, tokenId: dep!.token_id }]));
+  expect(await status()).toBe('pending');
+  await gw.app.payments.markConfirmed(gw.app.orm.em.fork(), [id]);
+  expect(await status()).toBe('confirmed');
+  await gw.app.payments.markOrphaned(gw.app.orm.em.fork(), [id]); // confirmed → orphaned is not in the table
+  expect(await status()).toBe('confirmed');
+});

@@ -1,0 +1,96 @@
+import { decideSettlement, type DepositReceipts, type SettlementInput } from '../../src/modules/payments/settlement.rules.js';
+
+/*
+ * Table-driven cases of settlement.rules.ts (its header is the specification). One order of
+ * 1 000 000 base units due on one deposit, expiring at 12:00:00, with a one-hour late window
+ * (lateEnd 13:00:00). `now` before / after expiry / after lateEnd: 11:00, 12:30, 13:30.
+ */
+const EXPIRES = new Date('2026-11-23T12:00:00Z');
+const BEFORE = new Date('2026-11-23T11:00:00Z');
+const LATE = new Date('2026-11-23T12:30:00Z');
+const AFTER = new Date('2026-11-23T13:30:00Z');
+const DUE = 1_000_000n;
+
+const dep = (r: Partial<DepositReceipts> = {}): DepositReceipts => ({ id: 'd1', due: DUE, confirmed: 0n, pending: 0n, inWindow: r.confirmed ?? 0n, ...r });
+const input = (over: Partial<SettlementInput>): SettlementInput => ({ status: 'Created', expiresAt: EXPIRES, overpaid: false, deposits: [dep()], toleranceBps: 0, now: BEFORE, lateWindowS: 3600, ...over });
+
+describe('decideSettlement — target status (rule 4) and transition (table)', () => {
+  it.each<[string, Partial<SettlementInput>, string, boolean]>([
+    ['nothing received, before expiry', {}, 'Created', false],
+    ['a payment pending, before expiry', { deposits: [dep({ pending: DUE })] }, 'Processing', true],
+    ['a payment pending, after expiry (waits for finality, not expired yet)', { now: LATE, deposits: [dep({ pending: DUE })] }, 'Processing', true],
+    ['exact total confirmed', { deposits: [dep({ confirmed: DUE })] }, 'Success', true],
+    ['one unit short, no tolerance, before expiry', { deposits: [dep({ confirmed: DUE - 1n })] }, 'Created', false],
+    ['one unit short at expiry', { now: LATE, deposits: [dep({ confirmed: DUE - 1n })] }, 'Underpaid', true],
+    ['nothing at expiry', { now: LATE }, 'Expired', true],
+    ['Processing whose pending payment was orphaned, before expiry', { status: 'Processing' }, 'Created', true],
+    ['Processing, orphaned, after expiry', { status: 'Processing', now: LATE }, 'Expired', true],
+    ['Expired, then a partial payment inside the late window', { status: 'Expired', now: LATE, deposits: [dep({ confirmed: 5n })] }, 'Underpaid', true],
+    ['Expired, then a partial payment after the late window', { status: 'Expired', now: AFTER, deposits: [dep({ confirmed: 5n })] }, 'Expired', false],
+    ['Expired, then the full total inside the late window', { status: 'Expired', now: LATE, deposits: [dep({ confirmed: DUE })] }, 'Success', true],
+    ['Underpaid, then a top-up completes it', { status: 'Underpaid', now: LATE, deposits: [dep({ confirmed: DUE })] }, 'Success', true],
+    ['Underpaid, a top-up still short', { status: 'Underpaid', now: LATE, deposits: [dep({ confirmed: DUE - 1n })] }, 'Underpaid', false],
+    ['Underpaid with a payment pending stays Underpaid', { status: 'Underpaid', now: LATE, deposits: [dep({ confirmed: 5n, pending: DUE })] }, 'Underpaid', false],
+    ['Success stays Success when its payment is later orphaned (never goes back)', { status: 'Success', deposits: [dep()] }, 'Success', false],
+    ['confirmed in full but detected after lateEnd does not complete it', { status: 'Expired', now: AFTER, deposits: [dep({ confirmed: DUE, inWindow: 0n })] }, 'Expired', false],
+    ['one of two deposits paid in full', { deposits: [dep({ id: 'a', confirmed: 1n }), dep({ id: 'b', confirmed: DUE })] }, 'Success', true],
+    ['two deposits partly paid do not add up (judged per deposit)', { deposits: [dep({ id: 'a', confirmed: DUE / 2n }), dep({ id: 'b', confirmed: DUE / 2n })] }, 'Created', false],
+  ])('%s', (_, over, target, transition) => {
+    const d = decideSettlement(input(over));
+    expect(d.target).toBe(target);
+    expect(d.transition).toBe(transition);
+  });
+});
+
+describe('decideSettlement — tolerance (rule 3)', () => {
+  // 50 bps of 1 000 000 = 5 000 units may be missing.
+  it.each<[number, bigint, string]>([
+    [50, DUE - 5_000n, 'Success'],
+    [50, DUE - 5_001n, 'Created'],
+    [0, DUE - 1n, 'Created'],
+    [10_000, 1n, 'Success'],
+    [20_000, 1n, 'Success'], // clamped to 10 000
+    [-5, DUE - 1n, 'Created'], // clamped to 0
+    [Number.NaN, DUE - 1n, 'Created'], // not a number: 0
+    [50.9, DUE - 5_000n, 'Success'], // truncated to 50
+    [50.9, DUE - 5_001n, 'Created'],
+  ])('tolerance %p bps, received %p → %s', (toleranceBps, confirmed, target) => {
+    expect(decideSettlement(input({ toleranceBps, deposits: [dep({ confirmed })] })).target).toBe(target);
+  });
+});
+
+describe('decideSettlement — overpayment (rule 5)', () => {
+  it('flags the excess of the paid deposit once', () => {
+    expect(decideSettlement(input({ deposits: [dep({ confirmed: DUE + 7n })] })).overpayment).toEqual({ depositId: 'd1', due: DUE, received: DUE + 7n, excess: 7n });
+    expect(decideSettlement(input({ overpaid: true, deposits: [dep({ confirmed: DUE + 7n })] })).overpayment).toBeNull();
+  });
+
+  it('is judged on the paid deposit only, and not for an exact payment or an unpaid order', () => {
+    expect(decideSettlement(input({ deposits: [dep({ confirmed: DUE })] })).overpayment).toBeNull();
+    expect(decideSettlement(input({ deposits: [dep({ confirmed: DUE - 1n })] })).overpayment).toBeNull();
+    const two = decideSettlement(input({ deposits: [dep({ id: 'a', confirmed: 1n }), dep({ id: 'b', confirmed: DUE + 2n })] }));
+    expect(two.paidDepositId).toBe('b');
+    expect(two.overpayment).toMatchObject({ depositId: 'b', excess: 2n });
+  });
+
+  it('measures an overpayment against the full total, whatever the tolerance', () => {
+    expect(decideSettlement(input({ toleranceBps: 50, deposits: [dep({ confirmed: DUE + 1n })] })).overpayment).toMatchObject({ excess: 1n });
+  });
+});
+
+describe('decideSettlement — deposits (rule 6)', () => {
+  it.each<[string, Partial<SettlementInput>, string]>([
+    ['paid before lateEnd → settle', { deposits: [dep({ confirmed: DUE })] }, 'settle'],
+    ['paid, evaluated after lateEnd → close', { status: 'Success', now: AFTER, deposits: [dep({ confirmed: DUE })] }, 'close'],
+    ['unpaid before expiry → keep', {}, 'keep'],
+    ['unpaid inside the late window → keep (still watched)', { now: LATE }, 'keep'],
+    ['unpaid after lateEnd → close', { now: AFTER }, 'close'],
+    ['exactly at lateEnd → keep (the window includes its end)', { now: new Date('2026-11-23T13:00:00Z') }, 'keep'],
+  ])('%s', (_, over, deposits) => {
+    expect(decideSettlement(input(over)).deposits).toBe(deposits);
+  });
+
+  it('reports the end of the late window', () => {
+    expect(decideSettlement(input({ lateWindowS: 90 })).lateEnd).toEqual(new Date('2026-11-23T12:01:30Z'));
+  });
+});

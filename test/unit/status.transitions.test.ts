@@ -1,0 +1,51 @@
+import { canDepositTransition, DEPOSIT_STATUSES, depositSourcesOf, WATCHED_DEPOSIT_STATUSES } from '../../src/modules/deposits/deposit.transitions.js';
+import { canPaymentTransition, PAYMENT_STATUSES, paymentSourcesOf } from '../../src/modules/payments/payment.transitions.js';
+
+/*
+ * The deposit and payment transition tables (deposit.transitions.ts, payment.transitions.ts; their
+ * headers are the specification). Status writes take their `where status in (…)` guard from
+ * `*SourcesOf`, so what is checked here is what the SQL allows.
+ */
+describe('deposit transitions', () => {
+  it.each<[string, string, boolean]>([
+    ['open', 'settled', true],
+    ['open', 'closed', true],
+    ['settled', 'closed', true],
+    ['settled', 'open', false], // a released unique code may belong to another order already
+    ['closed', 'open', false],
+    ['closed', 'settled', false],
+    ['open', 'open', false],
+  ])('%s → %s: %p', (from, to, allowed) => {
+    expect(canDepositTransition(from as never, to as never)).toBe(allowed);
+  });
+
+  it('guards of the status writes', () => {
+    expect(depositSourcesOf('settled')).toEqual(['open']);
+    expect(depositSourcesOf('closed')).toEqual(['open', 'settled']);
+    expect(depositSourcesOf('open')).toEqual([]);
+  });
+
+  it('closed is final and not watched; every other state is watched', () => {
+    expect(DEPOSIT_STATUSES.filter((s) => DEPOSIT_STATUSES.some((to) => canDepositTransition(s, to)))).toEqual(['open', 'settled']);
+    expect(WATCHED_DEPOSIT_STATUSES).toEqual(['open', 'settled']);
+  });
+});
+
+describe('payment transitions', () => {
+  it.each<[string, string, boolean]>([
+    ['pending', 'confirmed', true],
+    ['pending', 'orphaned', true],
+    ['orphaned', 'pending', true],
+    ['confirmed', 'pending', true],
+    ['confirmed', 'orphaned', false], // a confirmed payment is re-checked by re-scanning, never orphaned directly
+    ['orphaned', 'confirmed', false], // must be seen in a canonical block again first
+  ])('%s → %s: %p', (from, to, allowed) => {
+    expect(canPaymentTransition(from as never, to as never)).toBe(allowed);
+  });
+
+  it('guards of the status writes', () => {
+    expect(paymentSourcesOf('confirmed')).toEqual(['pending']);
+    expect(paymentSourcesOf('orphaned')).toEqual(['pending']);
+    expect(paymentSourcesOf('pending')).toEqual([...PAYMENT_STATUSES]);
+  });
+});
