@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { loadConfig } from '../../src/config';
 import { startGateway, type Gateway, type StartOptions } from '../../src/runtime';
 import { createTestDatabase, type TestDatabase } from './db';
@@ -17,7 +17,7 @@ export interface TestGateway extends Gateway {
 }
 
 /** The real gateway, in-process, on a free port and its own database. */
-export async function startTestGateway(env: Record<string, string> = {}, opts: StartOptions & { db?: TestDatabase } = {}): Promise<TestGateway> {
+export async function startTestGateway(env: Record<string, string> = {}, opts: StartOptions & { db?: TestDatabase; log?: Logger } = {}): Promise<TestGateway> {
   const db = opts.db ?? (await createTestDatabase());
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -43,7 +43,7 @@ export async function startTestGateway(env: Record<string, string> = {}, opts: S
     WEBHOOK_SWEEP_INTERVAL_MS: '1000',
     ...env,
   });
-  const gw = await startGateway(config, pino({ level: config.LOG_LEVEL }), { scheduler: { processEveryMs: 200, lockLifetimeMs: 2000 }, ...opts });
+  const gw = await startGateway(config, opts.log ?? pino({ level: config.LOG_LEVEL }), { scheduler: { processEveryMs: 200, lockLifetimeMs: 2000 }, ...opts });
   return {
     ...gw,
     url: gw.url!,
