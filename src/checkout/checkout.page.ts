@@ -92,6 +92,7 @@ export interface PageBoot {
   lang: Lang;
   env: string;
   orderId?: string;
+  orderNo?: string;
   linkId?: string;
   merchant?: string;
   /** For `error`: a stable code the script turns into a sentence in the shopper's language. */
@@ -151,8 +152,8 @@ export function registerCheckoutPage(fastify: FastifyInstance, app: App): void {
     try {
       const caller = await checkout.authenticateForStatus(em, key);
       if (caller.orderId !== req.params.orderId) return send(reply, 403, renderShell({ kind: 'error', lang, env: '', error: { code: 'SCOPE_DENIED', message: 'This link is not valid for this order.' } }, 'Checkout'));
-      const merchant = await checkout.merchantName(em, caller.merchantId);
-      return send(reply, 200, renderShell({ kind: 'checkout', lang, env: ENV_PATH[caller.environment], orderId: caller.orderId, merchant }, merchant));
+      const { merchant, orderNo } = await checkout.shell(em, caller);
+      return send(reply, 200, renderShell({ kind: 'checkout', lang, env: ENV_PATH[caller.environment], orderId: caller.orderId, orderNo, merchant }, `${orderNo} · ${merchant}`));
     } catch (e) {
       if (!isDomainError(e)) throw e;
       return send(reply, e.httpStatus, renderShell({ kind: 'error', lang, env: '', error: { code: e.code, message: e.message } }, 'Checkout'));

@@ -5,7 +5,6 @@ import { ENV_PATH, type Environment, type Network, type WalletType } from '../co
 import { formatDecimal } from '../common/money.js';
 import { Deposit } from '../modules/deposits/deposit.entity.js';
 import { renderQrSvg } from '../modules/deposits/qr-image.js';
-import { Merchant } from '../modules/merchants/merchant.entity.js';
 import type { CheckoutCaller } from '../modules/orders/checkout-key.service.js';
 import { Order } from '../modules/orders/order.entity.js';
 import { Payment } from '../modules/payments/payment.entity.js';
@@ -52,8 +51,10 @@ export class CheckoutService {
     return this.app.checkoutKeys.authenticate(em, key, this.app.config.LATE_PAYMENT_WINDOW_S);
   }
 
-  async merchantName(em: EntityManager, merchantId: string): Promise<string> {
-    return (await em.findOneOrFail(Merchant, merchantId)).name;
+  /** What the page's shell shows before its script runs: the merchant's name and the order number. */
+  async shell(em: EntityManager, caller: CheckoutCaller): Promise<{ merchant: string; orderNo: string }> {
+    const order = await em.findOneOrFail(Order, caller.orderId, { populate: ['merchant'] });
+    return { merchant: order.merchant.name, orderNo: order.orderNo };
   }
 
   async state(em: EntityManager, caller: CheckoutCaller) {
