@@ -8,6 +8,7 @@ import { Migration20261121000600_webhooks } from './Migration20261121000600_webh
 import { Migration20261121000700_deposit_watch_index } from './Migration20261121000700_deposit_watch_index.js';
 import { Migration20261121000800_deposit_settled } from './Migration20261121000800_deposit_settled.js';
 import { Migration20261121000900_checkout_key_by_id } from './Migration20261121000900_checkout_key_by_id.js';
+import { Migration20261123000100_return_urls } from './Migration20261123000100_return_urls.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -20,4 +21,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000700_deposit_watch_index', class: Migration20261121000700_deposit_watch_index },
   { name: 'Migration20261121000800_deposit_settled', class: Migration20261121000800_deposit_settled },
   { name: 'Migration20261121000900_checkout_key_by_id', class: Migration20261121000900_checkout_key_by_id },
+  { name: 'Migration20261123000100_return_urls', class: Migration20261123000100_return_urls },
 ];

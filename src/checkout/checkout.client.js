@@ -475,6 +475,7 @@
       tokens ? h('div', { class: 'choices', role: 'group', 'aria-label': S().chooseTitle }, cards) : h('p', { class: 'muted', text: S().loading }),
       creating ? h('p', { class: 'muted', text: S().preparing }) : null,
       h('p', { class: 'error', id: 'choose-error', role: 'alert' }),
+      returnButton(),
     );
   }
 

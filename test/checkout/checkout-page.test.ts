@@ -55,6 +55,44 @@ describe('request log', () => {
   });
 });
 
+describe('return URLs (success_url, cancel_url, auto_redirect)', () => {
+  const count = async (orderNo: string) => (await gw.app.orm.em.fork().execute(`select count(*)::int as n from orders where order_no = ?`, [orderNo]))[0].n as number;
+  it('are stored on the order; bad, over-long and (in production) plain-http URLs are refused and write nothing', async () => {
+    const ok = `RET-${Date.now()}`;
+    const r = await http(gw.url, `${T}/merchant/fiat/order`, {
+      body: { merchant_id: m.merchantId, order_no: ok, amount: '150000', success_url: 'http://shop.test/ok', cancel_url: 'https://shop.test/cart', auto_redirect: true },
+      headers: { 'api-key': m.sandboxKey },
+    });
+    expect(r.status).toBe(201);
+    const [row] = await gw.app.orm.em.fork().execute(`select success_url, cancel_url, auto_redirect from orders where order_no = ?`, [ok]);
+    expect(row).toEqual({ success_url: 'http://shop.test/ok', cancel_url: 'https://shop.test/cart', auto_redirect: true });
+    const refuse = async (base: string, key: string, extra: Record<string, unknown>, field: string) => {
+      const no = `RET-BAD-${Date.now()}-${Math.random()}`;
+      const res = await http(gw.url, `${base}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: no, amount: '150000', ...extra }, headers: { 'api-key': key } });
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ status_code: 400, data: { code: 'VALIDATION_FAILED', fields: { [field]: expect.any(String) } } });
+      expect(await count(no)).toBe(0);
+    };
+    await refuse(T, m.sandboxKey, { success_url: 'javascript:alert(1)' }, 'success_url');
+    await refuse(T, m.sandboxKey, { cancel_url: `https://shop.test/${'a'.repeat(2100)}` }, 'cancel_url');
+    await refuse(T, m.sandboxKey, { auto_redirect: 'yes' }, 'auto_redirect');
+    await refuse('/api/v2/mainnet', m.productionKey, { success_url: 'http://shop.test/ok' }, 'success_url');
+  });
+
+  it('a payment link passes its return URLs to every order opened from it', async () => {
+    const login = await http(gw.url, '/api/v2/auth/login', { body: { email: m.email, password: m.password, user_type: 'merchant' } });
+    const link = await http(gw.url, `${T}/merchant/payment-link`, {
+      body: { title: 'Sale', expiration_time: 3600, max_usage: 5, products: [{ name: 'Kain', price: 150000, quantity: 1 }], success_url: 'https://shop.test/ok', auto_redirect: true },
+      headers: { authorization: `Bearer ${login.body.data.token}` },
+    });
+    expect(link.status).toBe(201);
+    const opened = await http(gw.url, `${T}/order/payment-link`, { body: { payment_link_id: link.body.data.payment_link_id } });
+    expect(opened.status).toBe(201);
+    const [row] = await gw.app.orm.em.fork().execute(`select success_url, cancel_url, auto_redirect from orders where order_no = ?`, [opened.body.data.request.order_no]);
+    expect(row).toEqual({ success_url: 'https://shop.test/ok', cancel_url: null, auto_redirect: true });
+  });
+});
+
 describe('page', () => {
   it('HTML + CSS + scripts weigh at most 60 KB uncompressed; the page carries its security headers', async () => {
     const o = await order();

@@ -77,12 +77,13 @@ async function depositOf(orderId: string) {
 const text = (page: Page, sel: string) => page.locator(sel).innerText();
 
 it('exact payment: choose → pay (QR, amount, address, countdown, copy) → paid, live over graphql-ws within 1 s of the status change', async () => {
-  const o = await newOrder({ name: 'Budi' });
+  const o = await newOrder({ name: 'Budi', success_url: 'http://127.0.0.1:9/shop/thanks?o=1', cancel_url: 'http://127.0.0.1:9/shop/cart' });
   const { page, scripts, close } = await open(o.url);
   try {
     expect(await page.locator('html').getAttribute('lang')).toBe('id');
     await expect(text(page, '#merchant')).resolves.toBe('Toko Batik Sari');
     await page.locator('button.choice').first().waitFor();
+    expect(await page.locator('#return').getAttribute('href')).toBe('http://127.0.0.1:9/shop/cart');
     await snap(page, 'choose');
     await choose(page, 'USDT', 'ETHEREUM');
     const d = await depositOf(o.orderId);
@@ -111,6 +112,8 @@ it('exact payment: choose → pay (QR, amount, address, countdown, copy) → pai
     expect(lag).toBeLessThanOrEqual(1000);
     expect(await page.locator('#qr').count()).toBe(0);
     expect(await text(page, '#receipt')).toContain('Ethereum');
+    expect(await page.locator('#return').getAttribute('href')).toBe('http://127.0.0.1:9/shop/thanks?o=1');
+    expect(await text(page, '#return')).toBe('Kembali ke Toko Batik Sari');
     await snap(page, 'paid');
     expect(scripts.dialogs).toEqual([]);
   } finally {

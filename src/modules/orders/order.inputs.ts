@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { NETWORKS, WALLET_TYPES } from '../../common/environment.js';
+import { returnUrlFields } from '../../checkout/return-url.js';
 import { ORDER_STATUSES } from './order.transitions.js';
 
 // Merchant order numbers: printable ASCII without spaces, so they survive URLs, logs and CSVs.
@@ -14,6 +15,7 @@ export const createOrderInput = (min: number, max: number) =>
     amount: idr.refine((s) => /^\d+$/.test(s) && BigInt(s) >= BigInt(min) && BigInt(s) <= BigInt(max), `must be between ${min} and ${max} IDR`),
     name: z.string().trim().min(1).max(200).optional().nullable(),
     email: z.email('must be a valid email address').max(254).optional().nullable(),
+    ...returnUrlFields,
   });
 
 export const getOrderInput = z.object({ merchant_id: merchantId, order_no: orderNo });

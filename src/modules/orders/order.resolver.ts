@@ -28,7 +28,7 @@ export class OrderResolver {
   @Authorized('API_KEY')
   @Mutation(() => CreatedOrder, { description: 'Same as POST /merchant/fiat/order' })
   async createOrder(@Arg('input') input: CreateOrderInput, @Ctx() ctx: GqlContext): Promise<CreatedOrder> {
-    const { order, key, url } = await ctx.app.orders.create(ctx, { merchant_id: merchantOf(ctx), order_no: input.orderNo, amount: input.amount, name: input.name, email: input.email });
+    const { order, key, url } = await ctx.app.orders.create(ctx, { merchant_id: merchantOf(ctx), order_no: input.orderNo, amount: input.amount, name: input.name, email: input.email, success_url: input.successUrl, cancel_url: input.cancelUrl, auto_redirect: input.autoRedirect });
     return { order: toOrderType(order), key, url, expiredAt: Math.floor(order.expiresAt.getTime() / 1000) };
   }
 

@@ -4,6 +4,7 @@ import type { Caller, RequestContext } from '../../common/context.js';
 import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
+import { assertReturnUrls, saveOrderReturnUrls } from '../../checkout/return-url.js';
 import { Deposit } from '../deposits/deposit.entity.js';
 import { Payment } from '../payments/payment.entity.js';
 import { Quote } from '../quotes/quote.entity.js';
@@ -45,7 +46,8 @@ export class OrderService {
     const caller = requireApiKey(ctx.caller);
     const data = parseInput(this.createInput, input);
     if (data.merchant_id !== caller.merchantId) throw new DomainError('MERCHANT_MISMATCH', 'merchant_id does not match the API key');
-    return this.insert(ctx.em, {
+    assertReturnUrls(caller.environment, data);
+    const created = await this.insert(ctx.em, {
       merchantId: caller.merchantId,
       environment: caller.environment,
       orderNo: data.order_no,
@@ -55,6 +57,8 @@ export class OrderService {
       source: 'api',
       paymentLinkId: null,
     });
+    await saveOrderReturnUrls(ctx.em, created.order.id, data);
+    return created;
   }
 
   /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { returnUrlFields } from '../../checkout/return-url.js';
 import { merchantId } from '../orders/order.inputs.js';
 import { STORED_PAYMENT_LINK_STATUSES } from './payment-link.entity.js';
 
@@ -72,6 +73,7 @@ export const createPaymentLinkInput = (minIdr: number, maxIdr: number) =>
         .array(product(maxIdr), { message: 'must be an array of {name, price, quantity}' })
         .min(1, 'must contain at least one product')
         .max(L.productsMax, `must contain at most ${L.productsMax} products`),
+      ...returnUrlFields,
     })
     .superRefine((v, ctx) => {
       // zod runs object refinements even when a field failed (with the raw, untransformed value):

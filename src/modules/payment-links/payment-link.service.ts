@@ -4,6 +4,7 @@ import { randomHex } from '../../common/crypto.js';
 import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
+import { assertReturnUrls, saveOrderReturnUrls } from '../../checkout/return-url.js';
 import type { CreatedOrder, OrderService } from '../orders/order.service.js';
 import { PaymentLink, paymentLinkStatus, remainingUses } from './payment-link.entity.js';
 import { createPaymentLinkInput, listPaymentLinksInput, openPaymentLinkInput, totalOf, updatePaymentLinkInput } from './payment-link.inputs.js';
@@ -57,6 +58,7 @@ export class PaymentLinkService {
     const env = requireEnvironment(ctx);
     const data = parseInput(this.createInput, input);
     if (data.merchant_id !== undefined && data.merchant_id !== caller.merchantId) throw new DomainError('MERCHANT_MISMATCH', 'merchant_id does not match the signed-in merchant');
+    assertReturnUrls(env, data);
     const now = Date.now();
     const link = ctx.em.create(PaymentLink, {
       merchant: caller.merchantId,
@@ -67,6 +69,9 @@ export class PaymentLinkService {
       expirationTime: data.expiration_time,
       expiresAt: new Date(now + data.expiration_time * 1000),
       maxUsage: data.max_usage,
+      successUrl: data.success_url ?? null,
+      cancelUrl: data.cancel_url ?? null,
+      autoRedirect: data.auto_redirect ?? false,
     });
     await ctx.em.flush();
     return link;
@@ -163,6 +168,7 @@ export class PaymentLinkService {
         source: 'payment_link',
         paymentLinkId: link.id,
       });
+      await saveOrderReturnUrls(tx, created.order.id, { success_url: link.successUrl, cancel_url: link.cancelUrl, auto_redirect: link.autoRedirect });
       return { ...created, link };
     });
     if (opened) return opened;
