@@ -150,6 +150,7 @@ export function registerCheckoutPage(fastify: FastifyInstance, app: App): void {
     const key = typeof req.query.key === 'string' ? req.query.key : '';
     const em = app.orm.em.fork();
     try {
+      await app.rateLimits.consume('public', req.ip);
       const caller = await checkout.authenticateForStatus(em, key);
       if (caller.orderId !== req.params.orderId) return send(reply, 403, renderShell({ kind: 'error', lang, env: '', error: { code: 'SCOPE_DENIED', message: 'This link is not valid for this order.' } }, 'Checkout'));
       const { merchant, orderNo } = await checkout.shell(em, caller);
@@ -165,6 +166,7 @@ export function registerCheckoutPage(fastify: FastifyInstance, app: App): void {
     const raw = req.headers['x-checkout-key'];
     const em = app.orm.em.fork();
     try {
+      await app.rateLimits.consume('public', req.ip);
       const caller = await checkout.authenticateForStatus(em, typeof raw === 'string' ? raw : '');
       if (caller.orderId !== req.params.orderId) throw new DomainError('SCOPE_DENIED', 'This checkout key belongs to another order');
       return reply.send({ status_code: 200, message: 'OK', data: await checkout.state(em, caller) });
@@ -177,6 +179,12 @@ export function registerCheckoutPage(fastify: FastifyInstance, app: App): void {
   fastify.get<{ Params: { id: string }; Querystring: { lang?: string } }>('/pay/:id', async (req, reply) => {
     const lang = pickLang(req.query.lang, req.headers['accept-language']);
     const em = app.orm.em.fork();
+    try {
+      await app.rateLimits.consume('public', req.ip);
+    } catch (e) {
+      if (!isDomainError(e)) throw e;
+      return send(reply, e.httpStatus, renderShell({ kind: 'error', lang, env: '', error: { code: e.code, message: e.message } }, 'Payment link'));
+    }
     const link = UUID.test(req.params.id) ? await em.findOne(PaymentLink, req.params.id, { populate: ['merchant'] }) : null;
     if (!link) return send(reply, 404, renderShell({ kind: 'error', lang, env: '', error: { code: 'PAYMENT_LINK_NOT_FOUND', message: 'Payment link not found' } }, 'Payment link'));
     const merchant = link.merchant.name;

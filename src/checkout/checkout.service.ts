@@ -88,7 +88,10 @@ export class CheckoutService {
             return null; // a wallet that cannot pay on this network gets no button
           }
         };
-        const wallets = WALLETS.map((w) => ({ wallet: w, uri: uri(w) })).filter((w): w is { wallet: WalletType; uri: string } => w.uri !== null);
+        // WalletConnect gets the same EIP-681 URI as MetaMask: one button per distinct link.
+        const wallets = WALLETS.map((w) => ({ wallet: w, uri: uri(w) })).filter(
+          (w, i, all): w is { wallet: WalletType; uri: string } => w.uri !== null && all.findIndex((o) => o.uri === w.uri) === i,
+        );
         const qrValue = uri(d.walletType) ?? wallets[0]?.uri ?? d.address;
         return {
           id: d.id,

@@ -93,6 +93,23 @@ describe('return URLs (success_url, cancel_url, auto_redirect)', () => {
   });
 });
 
+describe('rate limit', () => {
+  it('the pages and the state read spend the per-IP public budget (429 with a message, not a render)', async () => {
+    const small = await startTestGateway({ RATE_LIMIT_PUBLIC_PER_MIN: '2' });
+    try {
+      const path = '/pay/00000000-0000-4000-8000-000000000000';
+      expect((await http(small.url, path)).status).toBe(404);
+      expect((await http(small.url, path)).status).toBe(404);
+      const third = await http(small.url, path);
+      expect(third.status).toBe(429);
+      expect(third.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+      expect((await http(small.url, '/checkout/00000000-0000-4000-8000-000000000000/state', { headers: { 'x-checkout-key': 'x' } })).status).toBe(429);
+    } finally {
+      await small.close();
+    }
+  });
+});
+
 describe('page', () => {
   it('HTML + CSS + scripts weigh at most 60 KB uncompressed; the page carries its security headers', async () => {
     const o = await order();

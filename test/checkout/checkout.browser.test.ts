@@ -76,6 +76,25 @@ async function depositOf(orderId: string) {
 
 const text = (page: Page, sel: string) => page.locator(sel).innerText();
 
+/**
+ * WCAG contrast of every element that shows text of its own, against the first opaque background up
+ * its ancestors: returns the ones under 4.5:1.
+ */
+const LOW_CONTRAST = `(() => {
+  const rgb = (s) => (s.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => { const f = (c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4); }; return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const bgOf = (el) => { for (let e = el; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor); if (c.length === 3 || c[3] > 0) return c; } return [255, 255, 255]; };
+  const bad = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!own || !el.getClientRects().length || el.closest('.sr-only')) continue;
+    const fg = lum(rgb(getComputedStyle(el).color)), bg = lum(bgOf(el));
+    const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+    if (ratio < 4.5) bad.push(el.tagName + '#' + el.id + ' ' + ratio.toFixed(2) + ' ' + el.textContent.slice(0, 30));
+  }
+  return bad;
+})()`;
+
 it('exact payment: choose → pay (QR, amount, address, countdown, copy) → paid, live over graphql-ws within 1 s of the status change', async () => {
   const o = await newOrder({ name: 'Budi', success_url: 'http://127.0.0.1:9/shop/thanks?o=1', cancel_url: 'http://127.0.0.1:9/shop/cart' });
   const { page, scripts, close } = await open(o.url);
@@ -106,6 +125,7 @@ it('exact payment: choose → pay (QR, amount, address, countdown, copy) → pai
     await pay(chains.ETHEREUM, customer, d.address, d.total);
     await page.locator('#paid').waitFor({ timeout: 20_000 });
     const shownAt = Date.now();
+    expect(await page.evaluate<string[]>(LOW_CONTRAST)).toEqual([]);
     const [row] = await sql<{ paid_at: string }>(gw.app, `select paid_at from orders where id = ?`, [o.orderId]);
     const lag = shownAt - new Date(row!.paid_at).getTime();
     console.log(`checkout page showed Success ${lag} ms after the order's status change`);
@@ -353,6 +373,7 @@ it('language switch, 1280 px desktop, 320 px with 200 % text (no sideways scroll
     expect(outline).not.toBe('none'); // focus is visible
     await desk.page.keyboard.press('Enter');
     await desk.page.locator('#qr').waitFor();
+    expect(await desk.page.evaluate<string[]>(LOW_CONTRAST)).toEqual([]);
     await snap(desk.page, 'pay-desktop');
   } finally {
     await desk.close();
