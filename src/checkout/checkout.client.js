@@ -251,7 +251,10 @@
     return j.data;
   }
 
+  // Which copy button was pressed last, and when: a re-render (new state, language switch) keeps its label.
+  const copied = { id: null, at: 0 };
   function copyButton(id, value, label, done) {
+    const fresh = copied.id === id && Date.now() - copied.at < 2000;
     return h('button', {
       type: 'button',
       id,
@@ -264,11 +267,16 @@
         } catch {
           // Clipboard refused (permissions, insecure context): leave the value selectable instead.
         }
+        copied.id = id;
+        copied.at = Date.now();
         b.textContent = S().copied;
         announce(done);
-        setTimeout(() => (b.textContent = S().copy), 2000);
+        setTimeout(() => {
+          const again = document.getElementById(id);
+          if (again) again.textContent = S().copy;
+        }, 2000);
       },
-      text: S().copy,
+      text: fresh ? S().copied : S().copy,
     });
   }
 
@@ -618,6 +626,7 @@
   }
 
   let redirectTimer = null;
+  let lastStatusSaid = '';
   function maybeRedirect() {
     if (!state || state.order.status !== 'Success' || !state.order.success_url || !state.order.auto_redirect || redirectTimer) return;
     let n = 5;
@@ -646,7 +655,12 @@
     else body = payScreen(dep);
     document.title = t('order', state.order.order_no) + ' · ' + merchantName();
     show(header(status), body, h('p', { class: 'muted', id: 'transport', text: transport === 'live' ? S().live : S().polling }));
-    announce(t('statusNow', S().status[status] || status) + (pending.length ? ' · ' + S().detectedTitle : ''));
+    // Announce a status only when it changes: a re-render must not talk over a copy confirmation.
+    const said = status + (pending.length ? '+pending' : '');
+    if (said !== lastStatusSaid) {
+      lastStatusSaid = said;
+      announce(t('statusNow', S().status[status] || status) + (pending.length ? ' · ' + S().detectedTitle : ''));
+    }
     maybeRedirect();
   };
 
