@@ -25,6 +25,9 @@ let m: Awaited<ReturnType<typeof createMerchant>> & { token: string };
 let customer: string;
 let seq = 0;
 
+// Chain, watcher and expiry job under a loaded machine: state waits get 45 s, so a test may need two of them.
+jest.setTimeout(120_000);
+
 beforeAll(async () => {
   // One after the other, and once more on failure: the solc compile is synchronous and can outlast
   // anvil's start-up deadline on a loaded machine; the second try reads the cached compile.
@@ -123,7 +126,7 @@ it('exact payment: choose → pay (QR, amount, address, countdown, copy) → pai
     await expect(text(page, '#transport')).resolves.toMatch(/langsung/);
 
     await pay(chains.ETHEREUM, customer, d.address, d.total);
-    await page.locator('#paid').waitFor({ timeout: 20_000 });
+    await page.locator('#paid').waitFor({ timeout: 45_000 });
     const shownAt = Date.now();
     expect(await page.evaluate<string[]>(LOW_CONTRAST)).toEqual([]);
     const [row] = await sql<{ paid_at: string }>(gw.app, `select paid_at from orders where id = ?`, [o.orderId]);
@@ -149,12 +152,12 @@ it('confirming n of N (BINANCE, 3 confirmations): QR hidden while confirming, th
     await choose(page, 'USDT', 'BINANCE');
     const d = await depositOf(o.orderId);
     await pay(chains.BINANCE, customer, d.address, d.total);
-    await page.locator('#detected').waitFor({ timeout: 20_000 });
+    await page.locator('#detected').waitFor({ timeout: 45_000 });
     await expect(text(page, '#confirmations')).resolves.toMatch(/[12] dari 3/);
     expect(await page.locator('#qr').count()).toBe(0);
     await snap(page, 'confirming');
     for (let i = 0; i < 3; i++) await chains.BINANCE.rpc.call('evm_mine', []);
-    await page.locator('#paid').waitFor({ timeout: 20_000 });
+    await page.locator('#paid').waitFor({ timeout: 45_000 });
   } finally {
     await close();
   }
@@ -170,7 +173,7 @@ it('partial then top-up, in English (Accept-Language): received vs due, the exac
     const d = await depositOf(o.orderId);
     const part = d.total / 3n;
     await pay(chains.ETHEREUM, customer, d.address, part);
-    await page.locator('#partial').waitFor({ timeout: 20_000 });
+    await page.locator('#partial').waitFor({ timeout: 45_000 });
     const remainder = d.total - part;
     const fmt = (u: bigint) => (Number(u) / 1e6).toString();
     await expect(text(page, '#partial')).resolves.toContain(`Received ${fmt(part)} USDT of ${fmt(d.total)} USDT`);
@@ -180,7 +183,7 @@ it('partial then top-up, in English (Accept-Language): received vs due, the exac
     expect(href).toContain(`uint256=${remainder}`);
     await snap(page, 'partial');
     await pay(chains.ETHEREUM, customer, d.address, remainder);
-    await page.locator('#paid').waitFor({ timeout: 20_000 });
+    await page.locator('#paid').waitFor({ timeout: 45_000 });
     await expect(text(page, '#paid')).resolves.toBe('Payment complete');
   } finally {
     await close();
@@ -195,9 +198,9 @@ it('underpaid at expiry: what happened and the exact top-up, with its QR', async
     await choose(page, 'USDT', 'ETHEREUM');
     const d = await depositOf(o.orderId);
     await pay(chains.ETHEREUM, customer, d.address, d.total / 2n);
-    await page.locator('#partial').waitFor({ timeout: 20_000 });
+    await page.locator('#partial').waitFor({ timeout: 45_000 });
     await expireNow(gw.app, o.orderId);
-    await page.locator('#underpaid').waitFor({ timeout: 20_000 });
+    await page.locator('#underpaid').waitFor({ timeout: 45_000 });
     await expect(text(page, '#amount-value')).resolves.toBe(`${Number(d.total - d.total / 2n) / 1e6} USDT`);
     expect(await page.locator('#qr').count()).toBe(1);
     await snap(page, 'underpaid');
@@ -214,12 +217,12 @@ it('expired, then a late payment after expiry (and after the checkout key expire
     await choose(page, 'USDT', 'ETHEREUM');
     const d = await depositOf(o.orderId);
     await expireNow(gw.app, o.orderId);
-    await page.locator('#expired').waitFor({ timeout: 20_000 });
+    await page.locator('#expired').waitFor({ timeout: 45_000 });
     expect(await page.locator('#qr').count()).toBe(0);
     await snap(page, 'expired');
     await sql(gw.app, `update orders set checkout_key_expires_at = now() - interval '1 second' where id = ?`, [o.orderId]);
     await pay(chains.ETHEREUM, customer, d.address, d.total);
-    await page.locator('#paid').waitFor({ timeout: 20_000 });
+    await page.locator('#paid').waitFor({ timeout: 45_000 });
     // A reload with the expired key, inside the late window, still shows the receipt (read-only).
     await page.reload();
     await page.locator('#paid').waitFor();
@@ -261,7 +264,7 @@ it('payment link → order → paid: title, products, quantities and IDR total; 
     const orderId = new URL(page.url()).pathname.split('/')[2]!;
     const d = await depositOf(orderId);
     await pay(chains.ETHEREUM, customer, d.address, d.total);
-    await page.locator('#paid').waitFor({ timeout: 20_000 });
+    await page.locator('#paid').waitFor({ timeout: 45_000 });
   } finally {
     await close();
   }
