@@ -10,6 +10,7 @@ import { Migration20261121000800_deposit_settled } from './Migration202611210008
 import { Migration20261121000900_checkout_key_by_id } from './Migration20261121000900_checkout_key_by_id.js';
 import { Migration20261123000100_faucet_grants } from './Migration20261123000100_faucet_grants.js';
 import { Migration20261123000100_watcher_failures } from './Migration20261123000100_watcher_failures.js';
+import { Migration20261123000100_return_urls } from './Migration20261123000100_return_urls.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -24,4 +25,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261121000900_checkout_key_by_id', class: Migration20261121000900_checkout_key_by_id },
   { name: 'Migration20261123000100_faucet_grants', class: Migration20261123000100_faucet_grants },
   { name: 'Migration20261123000100_watcher_failures', class: Migration20261123000100_watcher_failures },
+  { name: 'Migration20261123000100_return_urls', class: Migration20261123000100_return_urls },
 ];

@@ -1,90 +1,193 @@
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { existsSync, readFileSync } from 'node:fs';
+import path from 'node:path';
 import type { App } from '../app.js';
 import { ENV_PATH } from '../common/environment.js';
-import { isDomainError } from '../common/errors.js';
-import { Order } from '../modules/orders/order.entity.js';
-import { orderView } from '../rest/order.views.js';
+import { DomainError, isDomainError } from '../common/errors.js';
+import { PaymentLink } from '../modules/payment-links/payment-link.entity.js';
+import { errorEnvelope } from '../rest/envelope.js';
+import { CheckoutService } from './checkout.service.js';
 
-const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+/** Languages the page speaks; the first is the default (the merchants price in rupiah). */
+export const LANGS = ['id', 'en'] as const;
+export type Lang = (typeof LANGS)[number];
 
 /**
- * The hosted checkout page behind an order's `url`: a small server-rendered page that uses the
- * order's scoped key (never the merchant API key) to list tokens, lock the rate, create the deposit,
- * show the QR image and poll the status. Everything it does is the public REST flow.
+ * `?lang=` wins, then the browser's `Accept-Language` by its q-values, then Indonesian. Only the primary
+ * subtag matters (`en-GB` is English).
  */
-export function registerCheckoutPage(fastify: FastifyInstance, app: App): void {
-  fastify.get<{ Params: { orderId: string }; Querystring: { key?: string } }>('/checkout/:orderId', async (req, reply) => {
-    const key = typeof req.query.key === 'string' ? req.query.key : '';
-    const em = app.orm.em.fork();
-    let caller;
-    try {
-      caller = await app.checkoutKeys.authenticate(em, key);
-    } catch (e) {
-      const message = isDomainError(e) ? e.message : 'Invalid checkout link';
-      return reply.code(401).type('text/html').send(`<!doctype html><meta charset=utf-8><title>Checkout</title><p>${esc(message)}</p>`);
-    }
-    if (caller.orderId !== req.params.orderId) return reply.code(403).type('text/html').send('<!doctype html><meta charset=utf-8><p>This link is not valid for this order.</p>');
-    const order = await em.findOneOrFail(Order, caller.orderId);
-    const boot = JSON.stringify({ base: `/api/v2/${ENV_PATH[caller.environment]}`, key, order: orderView(order) }).replace(/</g, '\\u003c');
-    return reply
-      .type('text/html')
-      .header('cache-control', 'no-store')
-      .header('content-security-policy', "default-src 'self'; script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src 'self'")
-      .send(PAGE.replace('__BOOT__', boot));
-  });
+export function pickLang(query: unknown, acceptLanguage: string | undefined): Lang {
+  if (typeof query === 'string' && (LANGS as readonly string[]).includes(query)) return query as Lang;
+  const ranked = (acceptLanguage ?? '')
+    .split(',')
+    .map((part, i) => {
+      const [tag = '', ...params] = part.trim().toLowerCase().split(';');
+      const q = params.map((p) => /^\s*q=([0-9.]+)\s*$/.exec(p)?.[1]).find((v) => v !== undefined);
+      return { lang: tag.split('-')[0]!, q: q === undefined ? 1 : Number(q), i };
+    })
+    .filter((r) => r.q > 0 && (LANGS as readonly string[]).includes(r.lang))
+    .sort((a, b) => b.q - a.q || a.i - b.i);
+  return (ranked[0]?.lang as Lang | undefined) ?? LANGS[0];
 }
 
-const PAGE = `<!doctype html>
-<html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
-<title>Checkout</title>
-<style>body{font:16px system-ui,sans-serif;max-width:420px;margin:2rem auto;padding:0 1rem;color:#222}
-h1{font-size:1.3rem}select,button{font:inherit;padding:.4rem;margin:.3rem 0;width:100%}
-.box{border:1px solid #ddd;border-radius:8px;padding:1rem;margin:1rem 0}.muted{color:#777;font-size:.9rem}
-code{word-break:break-all}img{width:100%;max-width:320px;display:block;margin:auto}</style></head>
-<body><h1>Pay order <span id="no"></span></h1>
-<div class="box"><div id="amount"></div><div class="muted" id="status"></div></div>
-<div id="choose" class="box"><label>Token<select id="token"></select></label>
-<label>Wallet<select id="wallet"><option>METAMASK</option><option>WALLETCONNECT</option><option>TRUSTWALLET</option><option>PHANTOM</option></select></label>
-<button id="go">Show payment QR</button><div id="err" class="muted"></div></div>
-<div id="pay" class="box" hidden><img id="qr" alt="payment QR"><p>Send exactly <b id="total"></b> to<br><code id="addr"></code></p>
-<p class="muted">Network: <span id="net"></span> · expires <span id="exp"></span></p></div>
-<script>
-const B = __BOOT__;
-const $ = (id) => document.getElementById(id);
-const api = async (path, body) => {
-  const r = await fetch(B.base + path, { method: body ? 'POST' : 'GET', headers: { 'content-type': 'application/json', 'api-key': B.key }, body: body ? JSON.stringify(body) : undefined });
-  const j = await r.json();
-  if (j.status_code >= 400) throw new Error(j.message);
-  return j.data;
-};
-$('no').textContent = B.order.order_no;
-$('amount').textContent = Number(B.order.amount).toLocaleString('id-ID') + ' IDR';
-$('status').textContent = 'Status: ' + B.order.status;
-let tokens = [];
-api('/listToken').then((d) => {
-  tokens = d.tokens;
-  $('token').innerHTML = tokens.map((t, i) => '<option value="' + i + '">' + t.symbol + ' on ' + t.network + '</option>').join('');
-}).catch((e) => ($('err').textContent = e.message));
-$('go').onclick = async () => {
-  $('err').textContent = '';
-  const t = tokens[Number($('token').value)];
-  const req = { merchant_id: B.order.merchant_id, transactionID: B.order.order_no, tokenAddress: t.tokenAddress, network: t.network };
-  try {
-    await api('/merchant/fiat/checkOrderRate', req);
-    const d = await api('/pgqr/fiat/create', { ...req, walletType: $('wallet').value });
-    const q = new URLSearchParams({ ...req, walletType: $('wallet').value, format: 'svg', key: B.key });
-    $('qr').src = B.base + '/pgqr/fiat/qr?' + q;
-    $('total').textContent = d.request.totalAmount + ' ' + d.request.tokenName;
-    $('addr').textContent = d.request.destinationAddress;
-    $('net').textContent = d.request.network;
-    $('exp').textContent = new Date(d.request.expiredAt * 1000).toLocaleTimeString();
-    $('pay').hidden = false;
-  } catch (e) { $('err').textContent = e.message; }
-};
-setInterval(async () => {
-  try {
-    const d = await api('/merchant/fiat/getOrder', { merchant_id: B.order.merchant_id, order_no: B.order.order_no });
-    $('status').textContent = 'Status: ' + d.request.status;
-  } catch (e) {}
-}, 4000);
-</script></body></html>`;
+/** HTML-escapes text for element content and quoted attributes. */
+export const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/**
+ * JSON for a `<script type="application/json">` data block: `<` escaped so no string can close the
+ * element, and U+2028/9 for old parsers. It is never executed (CSP allows no inline script at all).
+ */
+export const jsonForHtml = (v: unknown): string =>
+  JSON.stringify(v)
+    .replace(/</g, '\\u003c')
+    .replace(/\u2028/g, '\\u2028')
+    .replace(/\u2029/g, '\\u2029');
+
+/**
+ * The page's only sources are its own origin: the script and styles below, QR images as data: URIs,
+ * the API and graphql-ws on the same host. No framing (clickjacking a payment page is the classic
+ * attack), no inline script, no referrer (the URL carries the checkout key).
+ */
+export const CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** Finds the static assets next to this file (ts-jest) or, from dist/, back in the source tree. */
+function assetDir(): string {
+  const candidates = [__dirname];
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    candidates.push(path.join(dir, 'src', 'checkout'));
+    if (path.dirname(dir) === dir) break;
+  }
+  const found = candidates.find((d) => existsSync(path.join(d, 'checkout.client.js')));
+  if (!found) throw new Error(`checkout assets not found (looked in ${candidates.join(', ')})`);
+  return found;
+}
+
+interface Asset {
+  type: string;
+  body: Buffer;
+}
+
+function loadAssets(): Record<string, Asset> {
+  const dir = assetDir();
+  // The graphql-ws client as its authors ship it for browsers (UMD global `graphqlWs`).
+  const gqlWs = path.join(path.dirname(require.resolve('graphql-ws')), '..', 'umd', 'graphql-ws.min.js');
+  return {
+    'checkout.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(dir, 'checkout.client.js')) },
+    'checkout.css': { type: 'text/css; charset=utf-8', body: readFileSync(path.join(dir, 'checkout.css')) },
+    'graphql-ws.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(gqlWs) },
+  };
+}
+
+export interface PageBoot {
+  kind: 'checkout' | 'link' | 'error';
+  lang: Lang;
+  env: string;
+  orderId?: string;
+  orderNo?: string;
+  linkId?: string;
+  merchant?: string;
+  /** For `error`: a stable code the script turns into a sentence in the shopper's language. */
+  error?: { code: string; message: string };
+}
+
+/** The page shell: the header (merchant name, escaped here), an empty main the script fills, and the data block. */
+export function renderShell(boot: PageBoot, title: string): string {
+  const merchant = boot.merchant ? `<span class="merchant" id="merchant">${escapeHtml(boot.merchant)}</span>` : '<span class="merchant" id="merchant"></span>';
+  return `<!doctype html>
+<html lang="${boot.lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title>
+<link rel="stylesheet" href="/checkout/assets/checkout.css"></head>
+<body><header class="top">${merchant}<button type="button" id="lang" class="lang"></button></header>
+<main id="view" tabindex="-1"><p class="muted" id="loading">…</p></main>
+<div id="live" class="sr-only" role="status" aria-live="polite"></div>
+<script type="application/json" id="boot">${jsonForHtml(boot)}</script>
+<script src="/checkout/assets/graphql-ws.js"></script>
+<script src="/checkout/assets/checkout.js"></script>
+</body></html>`;
+}
+
+function send(reply: FastifyReply, status: number, html: string) {
+  return reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('content-security-policy', CSP)
+    .header('referrer-policy', 'no-referrer')
+    .header('x-content-type-options', 'nosniff')
+    .header('x-frame-options', 'DENY')
+    .send(html);
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The hosted pages: the order checkout behind an order's `url` (`/checkout/:orderId?key=`), the payment
+ * link page behind a link's `link` (`/pay/:id`), their static assets, and the checkout's read model
+ * (`/checkout/:orderId/state`, key in the `x-checkout-key` header). The pages themselves only call
+ * the public REST flow and the `orderUpdated` subscription with the order's scoped key.
+ */
+export function registerCheckoutPage(fastify: FastifyInstance, app: App): void {
+  const assets = loadAssets();
+  const checkout = new CheckoutService(app);
+
+  fastify.get<{ Params: { file: string } }>('/checkout/assets/:file', async (req, reply) => {
+    const a = Object.hasOwn(assets, req.params.file) ? assets[req.params.file] : undefined;
+    if (!a) return reply.code(404).type('text/plain').send('Not found');
+    return reply.type(a.type).header('cache-control', 'public, max-age=300').header('x-content-type-options', 'nosniff').send(a.body);
+  });
+
+  fastify.get<{ Params: { orderId: string }; Querystring: { key?: string; lang?: string } }>('/checkout/:orderId', async (req, reply) => {
+    const lang = pickLang(req.query.lang, req.headers['accept-language']);
+    const key = typeof req.query.key === 'string' ? req.query.key : '';
+    const em = app.orm.em.fork();
+    try {
+      await app.rateLimits.consume('public', req.ip);
+      const caller = await checkout.authenticateForStatus(em, key);
+      if (caller.orderId !== req.params.orderId) return send(reply, 403, renderShell({ kind: 'error', lang, env: '', error: { code: 'SCOPE_DENIED', message: 'This link is not valid for this order.' } }, 'Checkout'));
+      const { merchant, orderNo } = await checkout.shell(em, caller);
+      return send(reply, 200, renderShell({ kind: 'checkout', lang, env: ENV_PATH[caller.environment], orderId: caller.orderId, orderNo, merchant }, `${orderNo} · ${merchant}`));
+    } catch (e) {
+      if (!isDomainError(e)) throw e;
+      return send(reply, e.httpStatus, renderShell({ kind: 'error', lang, env: '', error: { code: e.code, message: e.message } }, 'Checkout'));
+    }
+  });
+
+  fastify.get<{ Params: { orderId: string } }>('/checkout/:orderId/state', async (req: FastifyRequest<{ Params: { orderId: string } }>, reply) => {
+    reply.header('cache-control', 'no-store');
+    const raw = req.headers['x-checkout-key'];
+    const em = app.orm.em.fork();
+    try {
+      await app.rateLimits.consume('public', req.ip);
+      const caller = await checkout.authenticateForStatus(em, typeof raw === 'string' ? raw : '');
+      if (caller.orderId !== req.params.orderId) throw new DomainError('SCOPE_DENIED', 'This checkout key belongs to another order');
+      return reply.send({ status_code: 200, message: 'OK', data: await checkout.state(em, caller) });
+    } catch (e) {
+      if (!isDomainError(e)) throw e;
+      return reply.code(e.httpStatus).send(errorEnvelope(e));
+    }
+  });
+
+  fastify.get<{ Params: { id: string }; Querystring: { lang?: string } }>('/pay/:id', async (req, reply) => {
+    const lang = pickLang(req.query.lang, req.headers['accept-language']);
+    const em = app.orm.em.fork();
+    try {
+      await app.rateLimits.consume('public', req.ip);
+    } catch (e) {
+      if (!isDomainError(e)) throw e;
+      return send(reply, e.httpStatus, renderShell({ kind: 'error', lang, env: '', error: { code: e.code, message: e.message } }, 'Payment link'));
+    }
+    const link = UUID.test(req.params.id) ? await em.findOne(PaymentLink, req.params.id, { populate: ['merchant'] }) : null;
+    if (!link) return send(reply, 404, renderShell({ kind: 'error', lang, env: '', error: { code: 'PAYMENT_LINK_NOT_FOUND', message: 'Payment link not found' } }, 'Payment link'));
+    const merchant = link.merchant.name;
+    return send(reply, 200, renderShell({ kind: 'link', lang, env: ENV_PATH[link.environment], linkId: link.id, merchant }, `${link.title} · ${merchant}`));
+  });
+}

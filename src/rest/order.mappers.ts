@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { requireSameMerchant } from '../common/access.js';
+import { requireEnvironment, requireSameMerchant } from '../common/access.js';
+import { assertReturnUrls, autoRedirect, returnUrl } from '../modules/orders/return-urls.js';
 import type { RequestContext } from '../common/context.js';
 import { parseInput } from '../common/validation.js';
 import {
@@ -25,8 +26,11 @@ import {
 
 export const merchantId = z.string().uuid('must be your merchant id');
 
+/** Return-URL fields as the legacy bodies name them (errors say `success_url`, not `successUrl`). */
+export const LEGACY_URL_NAMES = { successUrl: 'success_url', cancelUrl: 'cancel_url' };
+
 export const createOrderBody = (min: number, max: number) =>
-  z.object({ merchant_id: merchantId, order_no: orderNo, amount: orderAmount(min, max), name: customerName, email: customerEmail });
+  z.object({ merchant_id: merchantId, order_no: orderNo, amount: orderAmount(min, max), name: customerName, email: customerEmail, success_url: returnUrl, cancel_url: returnUrl, auto_redirect: autoRedirect });
 const getOrderBody = z.object({ merchant_id: merchantId, order_no: orderNo });
 const checkOrderRateBody = z.object({ merchant_id: merchantId, transactionID: orderNo, tokenAddress, network });
 const createQrBody = checkOrderRateBody.extend({ walletType });
@@ -35,7 +39,9 @@ const createQrBody = checkOrderRateBody.extend({ walletType });
 export function toCreateOrder(ctx: RequestContext, schema: ReturnType<typeof createOrderBody>, body: unknown): CreateOrderCommand {
   const b = parseInput(schema, body);
   requireSameMerchant(ctx, b.merchant_id, 'the API key');
-  return { orderNo: b.order_no, amount: b.amount, customerName: b.name, customerEmail: b.email };
+  const urls = { successUrl: b.success_url, cancelUrl: b.cancel_url, autoRedirect: b.auto_redirect };
+  assertReturnUrls(requireEnvironment(ctx), urls, LEGACY_URL_NAMES);
+  return { orderNo: b.order_no, amount: b.amount, customerName: b.name, customerEmail: b.email, ...urls };
 }
 
 /** `POST /merchant/fiat/getOrder`. */

@@ -15,7 +15,8 @@ import {
   type OpenPaymentLinkCommand,
   type UpdatePaymentLinkCommand,
 } from '../modules/payment-links/payment-link.commands.js';
-import { merchantId } from './order.mappers.js';
+import { assertReturnUrls, autoRedirect, returnUrl } from '../modules/orders/return-urls.js';
+import { LEGACY_URL_NAMES, merchantId } from './order.mappers.js';
 
 /*
  * The legacy REST dialect of payment links → PaymentLinkService's commands. Bodies are checked under
@@ -32,6 +33,9 @@ export const createPaymentLinkBody = (minIdr: number, maxIdr: number) =>
       expiration_time: expirationTime,
       max_usage: maxUsage,
       products: products(maxIdr),
+      success_url: returnUrl,
+      cancel_url: returnUrl,
+      auto_redirect: autoRedirect,
     })
     .superRefine(totalWithin(minIdr, maxIdr));
 const updatePaymentLinkBody = z
@@ -47,8 +51,10 @@ export function toCreatePaymentLink(ctx: RequestContext, schema: ReturnType<type
   requireEnvironment(ctx);
   const b = parseInput(schema, body);
   if (b.merchant_id !== undefined) requireSameMerchant(ctx, b.merchant_id, 'the signed-in merchant');
+  const urls = { successUrl: b.success_url, cancelUrl: b.cancel_url, autoRedirect: b.auto_redirect };
+  assertReturnUrls(requireEnvironment(ctx), urls, LEGACY_URL_NAMES);
   const raw = body as Raw;
-  return { title: raw.title as string, expirationTime: raw.expiration_time as number, maxUsage: raw.max_usage as number, products: raw.products as CreatePaymentLinkCommand['products'] };
+  return { title: raw.title as string, expirationTime: raw.expiration_time as number, maxUsage: raw.max_usage as number, products: raw.products as CreatePaymentLinkCommand['products'], ...urls };
 }
 
 /** `PUT /merchant/payment-link`. */

@@ -1,7 +1,7 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import pino from 'pino';
+import pino, { type Logger } from 'pino';
 import { loadConfig } from '../../src/config';
 import type { App } from '../../src/app';
 import { buildServer, type HttpServer } from '../../src/http/server';
@@ -19,7 +19,7 @@ export interface TestGateway extends Gateway {
 }
 
 /** The real gateway, in-process, on a free port and its own database. */
-export async function startTestGateway(env: Record<string, string> = {}, opts: StartOptions & { db?: TestDatabase } = {}): Promise<TestGateway> {
+export async function startTestGateway(env: Record<string, string> = {}, opts: StartOptions & { db?: TestDatabase; log?: Logger } = {}): Promise<TestGateway> {
   const db = opts.db ?? (await createTestDatabase());
   const config = loadConfig({
     NODE_ENV: 'test',
@@ -49,7 +49,7 @@ export async function startTestGateway(env: Record<string, string> = {}, opts: S
     WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
     ...env,
   });
-  const gw = await startGateway(config, pino({ level: config.LOG_LEVEL }), { scheduler: { processEveryMs: 200, lockLifetimeMs: 2000 }, ...opts });
+  const gw = await startGateway(config, opts.log ?? pino({ level: config.LOG_LEVEL }), { scheduler: { processEveryMs: 200, lockLifetimeMs: 2000 }, ...opts });
   return {
     ...gw,
     url: gw.url!,

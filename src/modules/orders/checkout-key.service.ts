@@ -27,15 +27,19 @@ export class CheckoutKeyService {
     return raw.startsWith('ck_');
   }
 
-  async authenticate(em: EntityManager, raw: string): Promise<CheckoutCaller> {
+  /**
+   * `graceS` lets a read-only caller (the hosted page's status view) keep using a key after it expired,
+   * until `graceS` after the order's own expiry (its late-payment window); every other use passes 0.
+   */
+  async authenticate(em: EntityManager, raw: string, graceS = 0): Promise<CheckoutCaller> {
     const orderId = FORMAT.exec(raw)?.[1];
     if (!orderId) throw new DomainError('INVALID_API_KEY', 'Invalid checkout key');
     const hash = sha256Hex(raw);
     const rows = await prepared<{ id: string; merchant_id: string; environment: Environment; checkout_key_hash: string | null; expired: boolean }>(
       em,
       'checkout-key-lookup',
-      'select id, merchant_id, environment, checkout_key_hash, checkout_key_expires_at <= now() as expired from orders where id = ?',
-      [orderId],
+      'select id, merchant_id, environment, checkout_key_hash, greatest(checkout_key_expires_at, case when ?::int > 0 then expires_at + make_interval(secs => ?::int) end) <= now() as expired from orders where id = ?',
+      [graceS, graceS, orderId],
     );
     const row = rows[0];
     if (!row?.checkout_key_hash || !safeEqual(row.checkout_key_hash, hash)) throw new DomainError('INVALID_API_KEY', 'Invalid checkout key');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { returnUrlFields } from './return-urls.js';
 import { NETWORKS, WALLET_TYPES } from '../../common/environment.js';
 import { ORDER_STATUSES } from './order.transitions.js';
 
@@ -21,7 +22,7 @@ export const walletType = z.enum(WALLET_TYPES, { message: `must be one of ${WALL
 export const tokenAddress = z.string().min(20).max(100);
 
 export const createOrderCommand = (min: number, max: number) =>
-  z.object({ orderNo, amount: orderAmount(min, max), customerName, customerEmail });
+  z.object({ orderNo, amount: orderAmount(min, max), customerName, customerEmail, ...returnUrlFields });
 export type CreateOrderCommand = z.input<ReturnType<typeof createOrderCommand>>;
 
 export const getOrderCommand = z.object({ orderNo });

@@ -11,7 +11,7 @@ export type OrderSource = 'api' | 'payment_link';
 @Unique({ properties: ['merchant', 'environment', 'orderNo'] })
 @Index({ properties: ['merchant', 'environment', 'createdAt'] })
 export class Order {
-  [OptionalProps]?: 'status' | 'currency' | 'createdAt' | 'updatedAt' | 'customerName' | 'customerEmail' | 'paymentLinkId' | 'paidAt' | 'source' | 'checkoutKeyHash' | 'checkoutKeyExpiresAt' | 'overpaid';
+  [OptionalProps]?: 'status' | 'currency' | 'createdAt' | 'updatedAt' | 'customerName' | 'customerEmail' | 'paymentLinkId' | 'paidAt' | 'source' | 'checkoutKeyHash' | 'checkoutKeyExpiresAt' | 'overpaid' | 'successUrl' | 'cancelUrl' | 'autoRedirect';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -65,6 +65,16 @@ export class Order {
   /** Confirmed receipts exceeded the total due (the excess is recorded, never lost). */
   @Property({ type: 'boolean' })
   overpaid: boolean = false;
+
+  /** Hosted checkout's way back to the shop (optional; see src/checkout/return-url.ts). */
+  @Property({ type: 'text', nullable: true })
+  successUrl: string | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  cancelUrl: string | null = null;
+
+  @Property({ type: 'boolean' })
+  autoRedirect: boolean = false;
 
   @Property({ type: 'timestamptz' })
   createdAt: Date = new Date();

@@ -26,7 +26,7 @@ export class OrderResolver {
   @Authorized('API_KEY')
   @Mutation(() => CreatedOrder, { description: 'Same as POST /merchant/fiat/order' })
   async createOrder(@Arg('input') input: CreateOrderInput, @Ctx() ctx: GqlContext): Promise<CreatedOrder> {
-    const { order, key, url } = await ctx.app.orders.create(ctx, { orderNo: input.orderNo, amount: input.amount, customerName: input.name, customerEmail: input.email });
+    const { order, key, url } = await ctx.app.orders.create(ctx, { orderNo: input.orderNo, amount: input.amount, customerName: input.name, customerEmail: input.email, successUrl: input.successUrl, cancelUrl: input.cancelUrl, autoRedirect: input.autoRedirect });
     return { order: toOrderType(order), key, url, expiredAt: unix(order.expiresAt) };
   }
 

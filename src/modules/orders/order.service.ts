@@ -6,6 +6,7 @@ import { parseInput } from '../../common/validation.js';
 import type { Deposit } from '../deposits/deposit.entity.js';
 import type { Payment } from '../payments/payment.entity.js';
 import type { Quote } from '../quotes/quote.entity.js';
+import { assertReturnUrls, saveOrderReturnUrls } from './return-urls.js';
 import type { CheckoutKeyService } from './checkout-key.service.js';
 import { prepared } from '../../db/prepared.js';
 import { Order, type OrderRecord } from './order.entity.js';
@@ -44,7 +45,8 @@ export class OrderService {
   async create(ctx: RequestContext, cmd: CreateOrderCommand): Promise<CreatedOrder> {
     const caller = requireApiKey(ctx);
     const data = parseInput(this.createCommand, cmd);
-    return this.insert(ctx, {
+    assertReturnUrls(caller.environment, data);
+    const created = await this.insert(ctx, {
       merchantId: caller.merchantId,
       environment: caller.environment,
       orderNo: data.orderNo,
@@ -54,6 +56,8 @@ export class OrderService {
       source: 'api',
       paymentLinkId: null,
     });
+    await saveOrderReturnUrls(ctx.em, created.order.id, data);
+    return created;
   }
 
   /**

@@ -132,6 +132,9 @@ export class CreateOrderInput {
   @Field({ description: 'IDR, whole rupiah, as a string' }) amount!: string;
   @Field(() => String, { nullable: true }) name?: string | null;
   @Field(() => String, { nullable: true }) email?: string | null;
+  @Field(() => String, { nullable: true, description: 'Hosted checkout: "Return to shop" after payment (https in production, max 2048)' }) successUrl?: string | null;
+  @Field(() => String, { nullable: true, description: 'Hosted checkout: "Return to shop" when not paid (https in production, max 2048)' }) cancelUrl?: string | null;
+  @Field(() => Boolean, { nullable: true, description: 'Hosted checkout: go to successUrl by itself a few seconds after payment' }) autoRedirect?: boolean | null;
 }
 
 export const toTokenType = (t: Token): TokenType => ({ symbol: t.symbol, name: t.name, network: t.network, address: t.address, decimals: t.decimals, active: t.active });

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { returnUrlFields } from '../orders/return-urls.js';
 import { STORED_PAYMENT_LINK_STATUSES } from './payment-link.entity.js';
 
 /*
@@ -96,7 +97,7 @@ export const changesSomething = [
 ] as const;
 
 export const createPaymentLinkCommand = (minIdr: number, maxIdr: number) =>
-  z.object({ title, expirationTime, maxUsage, products: products(maxIdr) }).superRefine(totalWithin(minIdr, maxIdr));
+  z.object({ title, expirationTime, maxUsage, products: products(maxIdr), ...returnUrlFields }).superRefine(totalWithin(minIdr, maxIdr));
 export type CreatePaymentLinkCommand = z.input<ReturnType<typeof createPaymentLinkCommand>>;
 
 export const updatePaymentLinkCommand = z

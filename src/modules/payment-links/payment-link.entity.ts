@@ -26,7 +26,7 @@ export interface PaymentLinkProduct {
 @Entity({ tableName: 'payment_links' })
 @Index({ properties: ['merchant', 'environment', 'createdAt'] })
 export class PaymentLink {
-  [OptionalProps]?: 'status' | 'currency' | 'usageCount' | 'createdAt' | 'updatedAt';
+  [OptionalProps]?: 'status' | 'currency' | 'usageCount' | 'createdAt' | 'updatedAt' | 'successUrl' | 'cancelUrl' | 'autoRedirect';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -39,6 +39,16 @@ export class PaymentLink {
 
   @Property({ type: 'text' })
   title!: string;
+
+  /** Copied to each order opened from the link (hosted checkout's way back to the shop). */
+  @Property({ type: 'text', nullable: true })
+  successUrl: string | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  cancelUrl: string | null = null;
+
+  @Property({ type: 'boolean' })
+  autoRedirect: boolean = false;
 
   @Property({ type: 'json' })
   products!: PaymentLinkProduct[];

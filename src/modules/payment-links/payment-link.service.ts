@@ -5,6 +5,7 @@ import { randomHex } from '../../common/crypto.js';
 import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
+import { assertReturnUrls, saveOrderReturnUrls } from '../orders/return-urls.js';
 import type { CreatedOrder, OrderService } from '../orders/order.service.js';
 import { PaymentLink, paymentLinkStatus, remainingUses } from './payment-link.entity.js';
 import {
@@ -65,6 +66,7 @@ export class PaymentLinkService {
     const caller = requireEditor(ctx);
     const env = requireEnvironment(ctx);
     const data = parseInput(this.createCommand, cmd);
+    assertReturnUrls(env, data);
     const now = Date.now();
     const link = ctx.em.create(PaymentLink, {
       merchant: caller.merchantId,
@@ -75,6 +77,9 @@ export class PaymentLinkService {
       expirationTime: data.expirationTime,
       expiresAt: new Date(now + data.expirationTime * 1000),
       maxUsage: data.maxUsage,
+      successUrl: data.successUrl ?? null,
+      cancelUrl: data.cancelUrl ?? null,
+      autoRedirect: data.autoRedirect ?? false,
     });
     await ctx.em.flush();
     return link;
@@ -171,6 +176,7 @@ export class PaymentLinkService {
         source: 'payment_link',
         paymentLinkId: link.id,
       });
+      await saveOrderReturnUrls(tx, created.order.id, { successUrl: link.successUrl, cancelUrl: link.cancelUrl, autoRedirect: link.autoRedirect });
       return { ...created, link };
     });
     if (opened) return opened;

@@ -87,6 +87,9 @@ export class CreatePaymentLinkInput {
   @Field(() => Int, { description: 'Validity in seconds (60 s to 365 days)' }) expirationTime!: number;
   @Field(() => Int, { description: '1 to 1,000,000' }) maxUsage!: number;
   @Field(() => [PaymentLinkProductInput], { description: '1 to 50 products' }) products!: PaymentLinkProductInput[];
+  @Field(() => String, { nullable: true, description: 'Copied to each order: hosted checkout "Return to shop" after payment' }) successUrl?: string | null;
+  @Field(() => String, { nullable: true, description: 'Copied to each order: hosted checkout "Return to shop" when not paid' }) cancelUrl?: string | null;
+  @Field(() => Boolean, { nullable: true, description: 'Copied to each order: go to successUrl by itself after payment' }) autoRedirect?: boolean | null;
 }
 
 @InputType()
@@ -103,6 +106,9 @@ export const createCommandOf = (i: CreatePaymentLinkInput): CreatePaymentLinkCom
   expirationTime: i.expirationTime,
   maxUsage: i.maxUsage,
   products: i.products.map((p) => ({ name: p.name, price: p.price, quantity: p.quantity })),
+  successUrl: i.successUrl,
+  cancelUrl: i.cancelUrl,
+  autoRedirect: i.autoRedirect,
 });
 
 export const updateCommandOf = (i: UpdatePaymentLinkInput): UpdatePaymentLinkCommand => ({
