@@ -1,5 +1,5 @@
 import { unwrapResolverError } from '@apollo/server/errors';
-import type { GraphQLFormattedError } from 'graphql';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { Logger } from 'pino';
 import { ArgumentValidationError } from 'type-graphql';
 import { isDomainError } from '../common/errors.js';
@@ -18,7 +18,9 @@ const CLIENT_CODES = new Set([
 /** The one GraphQL error mapping: domain errors keep their code; anything unknown is INTERNAL, logged, text hidden. */
 export function formatGraphqlError(log: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
-    const original = unwrapResolverError(error);
+    const unwrapped = unwrapResolverError(error);
+    // Errors raised outside resolvers (operation limits, rate limits) carry their DomainError as originalError.
+    const original = unwrapped instanceof GraphQLError && isDomainError(unwrapped.originalError) ? unwrapped.originalError : unwrapped;
     if (isDomainError(original)) {
       return { message: original.message, path: formatted.path, locations: formatted.locations, extensions: { code: original.code, ...(original.details ?? {}) } };
     }
