@@ -71,7 +71,7 @@ interface WsResult {
   closeCode?: number;
 }
 
-function wsScripts(keys: FuzzKeys, auth: ReturnType<typeof authFuzzArbitraries>, payment: ReturnType<typeof paymentFuzzArbitraries>, count: number): WsScript[] {
+function wsScripts(keys: FuzzKeys, auth: ReturnType<typeof authFuzzArbitraries>, payment: ReturnType<typeof paymentFuzzArbitraries>, count: number, seed: number): WsScript[] {
   const op = (payload: unknown) => ({ type: 'subscribe', payload });
   const authOp = auth.graphqlRequest.map((r) => {
     // The HTTP generator's bodies: an operation when the body is an object, else the raw text as a message.
@@ -107,7 +107,7 @@ function wsScripts(keys: FuzzKeys, auth: ReturnType<typeof authFuzzArbitraries>,
   });
   const out: WsScript[] = [];
   let messages = 0;
-  for (const s of fc.sample(script, { seed: SEED + 5, numRuns: Math.max(1, count) })) {
+  for (const s of fc.sample(script, { seed, numRuns: Math.max(1, count) })) {
     if (messages >= count) break;
     const take = s.messages.slice(0, count - messages);
     out.push({ params: s.params, messages: take });
@@ -141,15 +141,20 @@ function runWsScript(base: string, script: WsScript): Promise<WsResult> {
       index += 1;
       if (index >= script.messages.length) return ws.close(1000);
       const message = script.messages[index]!;
-      let id: string | undefined;
+      let parsed = null as { id?: string; type?: string } | null;
       try {
-        id = (JSON.parse(message) as { id?: string }).id;
+        parsed = JSON.parse(message) as typeof parsed;
       } catch {
         /* not JSON: the server closes the socket */
       }
-      current = { id, message, errors: [], gotNext: false };
+      current = { id: parsed?.id, message, errors: [], gotNext: false };
       result.sent += 1;
       ws.send(message);
+      // `complete` and `pong` have no answer in the protocol: sent is done.
+      if (parsed?.type === 'complete' || parsed?.type === 'pong') {
+        judgeCurrent('');
+        return setImmediate(next);
+      }
       timer = setTimeout(() => {
         judgeCurrent('', `no answer within ${TIMEOUT_MS} ms`);
         ws.terminate();
@@ -165,6 +170,10 @@ function runWsScript(base: string, script: WsScript): Promise<WsResult> {
       }
       if (msg.type === 'connection_ack') return next();
       if (msg.type === 'ping') return ws.send('{"type":"pong"}');
+      if (msg.type === 'pong') {
+        judgeCurrent('');
+        return next();
+      }
       if (!current || msg.id !== current.id) return;
       if (msg.type === 'next') {
         const errors = (msg.payload as { errors?: unknown[] })?.errors;
@@ -264,15 +273,20 @@ async function main() {
 
     // graphql-ws: CONCURRENCY sockets at a time, each running its script to the end.
     const wsStarted = Date.now();
-    const scripts = wsScripts(keys, auth, payment, TOTAL - Object.values(phases).reduce((n, p) => n + p.requests, 0));
-    console.log(`graphql_ws: ${scripts.reduce((n, s) => n + s.messages.length, 0)} messages on ${scripts.length} sockets …`);
+    const wsTarget = TOTAL - Object.values(phases).reduce((n, p) => n + p.requests, 0);
+    console.log(`graphql_ws: ${wsTarget} messages …`);
     const wsResults: WsResult[] = [];
-    let nextScript = 0;
-    await Promise.all(
-      Array.from({ length: CONCURRENCY }, async () => {
-        while (nextScript < scripts.length) wsResults.push(await runWsScript(gw.url, scripts[nextScript++]!));
-      }),
-    );
+    const wsSent = () => wsResults.reduce((n, r) => n + r.sent, 0);
+    // Sockets closed early (a message outside the protocol) leave messages unsent: more rounds until the count is reached.
+    for (let round = 0; round < 50 && wsSent() < wsTarget; round++) {
+      const scripts = wsScripts(keys, auth, payment, wsTarget - wsSent(), SEED + 5 + round);
+      let nextScript = 0;
+      await Promise.all(
+        Array.from({ length: CONCURRENCY }, async () => {
+          while (nextScript < scripts.length) wsResults.push(await runWsScript(gw.url, scripts[nextScript++]!));
+        }),
+      );
+    }
     const wsOutcomes = wsResults.flatMap((r) => r.outcomes);
     const wsFailures = wsOutcomes.map((o) => ({ ...o, problem: judgeWs(o) })).filter((o) => o.problem);
     const closeCodes: Record<string, number> = {};

@@ -4,7 +4,7 @@ import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { getOperationAST, GraphQLError, parse, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { App } from '../app.js';
@@ -54,6 +54,16 @@ function graphqlRequest(req: { method: string; body?: unknown; query?: unknown }
     variables: variables && typeof variables === 'object' && !Array.isArray(variables) ? (variables as Record<string, unknown>) : undefined,
     operationName: asString(source.operationName),
   };
+}
+
+const SERVER_ONLY_TYPES = new Set(['next', 'error', 'connection_ack']);
+function isServerOnlyMessage(data: Buffer): boolean {
+  try {
+    const m = JSON.parse(data.toString('utf8')) as { type?: unknown } | null;
+    return typeof m?.type === 'string' && SERVER_ONLY_TYPES.has(m.type);
+  } catch {
+    return false;
+  }
 }
 
 /**
@@ -199,12 +209,18 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
       throw e;
     }
   };
-  const wsContext = (ctx: { connectionParams?: Record<string, unknown> | undefined; extra: { request: { socket: { remoteAddress?: string } } } }) => {
+  /** The client's address as fastify's `req.ip` would give it: behind a trusted proxy, the first X-Forwarded-For entry. */
+  const wsIp = (request: IncomingMessage): string => {
+    const forwarded = config.TRUST_PROXY ? request.headers['x-forwarded-for'] : undefined;
+    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
+    return first || (request.socket.remoteAddress ?? 'unknown');
+  };
+  const wsContext = (ctx: { connectionParams?: Record<string, unknown> | undefined; extra: { request: IncomingMessage } }) => {
     const p = ctx.connectionParams ?? {};
     return buildGqlContext(
       app,
       { authorization: asString(p.authorization) ?? asString(p.Authorization), apiKey: asString(p['api-key']) ?? asString(p.apiKey), checkoutKey: asString(p.key) ?? asString(p.checkoutKey) },
-      { ip: ctx.extra.request.socket.remoteAddress ?? 'unknown', requestId: randomUUID() },
+      { ip: wsIp(ctx.extra.request), requestId: randomUUID() },
     );
   };
   const wsServer = useServer<Record<string, unknown> | undefined>(
@@ -212,7 +228,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
       schema: parts.schema,
       // A connection is one request on the per-IP GraphQL budget; over it the socket closes with 4429.
       onConnect: async (ctx) => {
-        const limited = await consumeWs(() => app.rateLimits.consume('graphql', ctx.extra.request.socket.remoteAddress ?? 'unknown'));
+        const limited = await consumeWs(() => app.rateLimits.consume('graphql', wsIp(ctx.extra.request)));
         if (!limited) return true;
         ctx.extra.socket.close(4429, limited.message.slice(0, 120));
         return false;
@@ -222,7 +238,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
       // Every operation takes one point of the per-IP GraphQL budget and of its caller's budgets, like
       // an HTTP request; a refused operation is an error message for that id and the socket stays open.
       onSubscribe: async (ctx, id, payload) => {
-        const ip = ctx.extra.request.socket.remoteAddress ?? 'unknown';
+        const ip = wsIp(ctx.extra.request);
         const limited = await consumeWs(() => app.rateLimits.consume('graphql', ip));
         if (limited) return [toGraphQLError(limited)];
         if (containsNul(payload.variables) || containsNul(payload.query)) return [new GraphQLError(NUL_MESSAGE, { extensions: { code: 'BAD_USER_INPUT' } })];
@@ -263,7 +279,15 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
       socket.destroy();
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      // Registered before graphql-ws's own listener: a client sending a server-only message type
+      // (next, error, connection_ack) makes graphql-ws throw and close with 4500 "internal error";
+      // it is the client's mistake, so close first with 4400 like any other invalid message.
+      ws.on('message', (data: Buffer) => {
+        if (isServerOnlyMessage(data)) ws.close(4400, 'Invalid message received');
+      });
+      wss.emit('connection', ws, req);
+    });
   });
 
   return {

@@ -147,6 +147,24 @@ describe('operation limits (GRAPHQL_MAX_COST 1000, MAX_DEPTH 3, MAX_ALIASES 15)'
   });
 });
 
+describe('graphql-ws protocol misuse (found by the fuzz benchmark)', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    gw = await startTestGateway({ ROLE: 'api' });
+  });
+  afterAll(() => gw?.close());
+
+  it.each(['next', 'error', 'connection_ack'])('a client sending a server-only %s message is closed with 4400, not 4500', async (type) => {
+    const ws = new WebSocket(gw.url.replace(/^http/, 'ws') + '/graphql', 'graphql-transport-ws');
+    const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+    ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init' })));
+    ws.on('message', (data) => {
+      if ((JSON.parse(String(data)) as { type: string }).type === 'connection_ack') ws.send(JSON.stringify({ type, id: 'x', payload: type === 'error' ? [{ message: 'x' }] : {} }));
+    });
+    expect(await closed).toBe(4400);
+  });
+});
+
 describe('graphql-ws budgets and subscription caps', () => {
   let gw: TestGateway;
   let m: Awaited<ReturnType<typeof createMerchant>>;
