@@ -280,12 +280,21 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
       return;
     }
     wss.handleUpgrade(req, socket, head, (ws) => {
-      // Registered before graphql-ws's own listener: a client sending a server-only message type
-      // (next, error, connection_ack) makes graphql-ws throw and close with 4500 "internal error";
-      // it is the client's mistake, so close first with 4400 like any other invalid message.
-      ws.on('message', (data: Buffer) => {
-        if (isServerOnlyMessage(data)) ws.close(4400, 'Invalid message received');
-      });
+      // Client mistakes graphql-ws would treat as its own failures (console.error with a stack, close
+      // 4500): a server-only message type (next, error, connection_ack) and a frame over maxPayload
+      // (ws emits 'error', then closes with 1009 itself). Both stop here, before graphql-ws's listeners.
+      const emit = ws.emit.bind(ws);
+      ws.emit = (event: string | symbol, ...args: unknown[]): boolean => {
+        if (event === 'message' && Buffer.isBuffer(args[0]) && isServerOnlyMessage(args[0])) {
+          ws.close(4400, 'Invalid message received');
+          return true;
+        }
+        if (event === 'error' && typeof (args[0] as { code?: unknown })?.code === 'string' && String((args[0] as { code: string }).code).startsWith('WS_ERR_')) {
+          app.log.info({ code: (args[0] as { code: string }).code }, 'graphql-ws client sent an invalid frame');
+          return true;
+        }
+        return emit(event, ...args);
+      };
       wss.emit('connection', ws, req);
     });
   });

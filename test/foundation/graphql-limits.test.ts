@@ -163,6 +163,24 @@ describe('graphql-ws protocol misuse (found by the fuzz benchmark)', () => {
     });
     expect(await closed).toBe(4400);
   });
+
+  it('client mistakes are closed quietly: no stack traces on stderr (graphql-ws console.errors them)', async () => {
+    const spy = jest.spyOn(console, 'error').mockImplementation(() => undefined);
+    try {
+      for (const message of [JSON.stringify({ type: 'next', id: 'x', payload: {} }), 'x'.repeat(70_000)]) {
+        const ws = new WebSocket(gw.url.replace(/^http/, 'ws') + '/graphql', 'graphql-transport-ws');
+        const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
+        ws.on('error', () => undefined);
+        ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init' })));
+        ws.on('message', () => ws.send(message));
+        expect([4400, 1009]).toContain(await closed);
+      }
+      await new Promise((r) => setTimeout(r, 100));
+      expect(spy.mock.calls.map((c) => String(c[0]).slice(0, 80))).toEqual([]);
+    } finally {
+      spy.mockRestore();
+    }
+  });
 });
 
 describe('graphql-ws budgets and subscription caps', () => {
