@@ -18,8 +18,8 @@
  *       list inside a page type (`nodes`)      max(1, cost of its selection): the page counted its rows
  *       any other list (`quotes`, `deposits`)  5 × max(1, cost of its selection)
  *       introspection (`__schema`, `__type`)   0
- *    So `orders(first:100){nodes{orderNo}}` costs 101, with `quotes{rate}` 501: four such pages
- *    fit in one operation, fifteen do not.
+ *    So `orders(first:100){nodes{orderNo}}` costs 101, with `quotes{rate}` 501: three such pages
+ *    fit in one operation, four do not.
  *
  * A document that fails these checks for another reason (unknown field, bad variables) is let
  * through: graphql-js then refuses it with its own error, before anything runs.
