@@ -80,7 +80,8 @@ describe('operation limits (GRAPHQL_MAX_COST 1000, MAX_DEPTH 3, MAX_ALIASES 15)'
   it('100 aliases of orders(first:100) are refused at once with TOO_MANY_ALIASES, nothing runs', async () => {
     const started = Date.now();
     const res = await post(aliases(100, ORDERS_PAGE), { 'api-key': apiKey });
-    expect(Date.now() - started).toBeLessThan(1000);
+    // A hang guard, loose for a loaded CI machine: the refusal itself is one parse and one walk.
+    expect(Date.now() - started).toBeLessThan(5000);
     expect(res.status).toBe(400);
     expect(res.body.data).toBeUndefined();
     expect(res.body.errors).toHaveLength(1);
