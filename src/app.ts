@@ -64,6 +64,7 @@ export function createRateService(config: Config, log: Logger): RateService {
     fallbackRates: { USDT: config.FALLBACK_RATE_USDT_IDR, USDC: config.FALLBACK_RATE_USDC_IDR },
     cacheTtlMs: config.RATE_CACHE_TTL_MS,
     requestTimeoutMs: config.RATE_TIMEOUT_MS,
+    maxChangePercent: config.RATE_MAX_CHANGE_PERCENT,
     onProviderFailure: (f) => log.warn({ provider: f.providerId, symbol: f.symbol, err: String(f.error) }, 'rate source failed'),
   });
 }

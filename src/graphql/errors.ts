@@ -1,5 +1,5 @@
 import { unwrapResolverError } from '@apollo/server/errors';
-import type { GraphQLFormattedError } from 'graphql';
+import { GraphQLError, type GraphQLFormattedError } from 'graphql';
 import type { Logger } from 'pino';
 import { ArgumentValidationError } from 'type-graphql';
 import { isDomainError } from '../common/errors.js';
@@ -20,7 +20,9 @@ const CLIENT_CODES = new Set([
 export function formatGraphqlError(log: Logger) {
   return (formatted: GraphQLFormattedError, error: unknown): GraphQLFormattedError => {
     const unwrapped = unwrapResolverError(error);
-    const original = unavailableError(unwrapped) ?? unwrapped;
+    // Errors raised outside resolvers (operation limits, rate limits) carry their DomainError as originalError.
+    const carried = unwrapped instanceof GraphQLError && isDomainError(unwrapped.originalError) ? unwrapped.originalError : unwrapped;
+    const original = unavailableError(carried) ?? carried;
     if (isDomainError(original)) {
       return { message: original.message, path: formatted.path, locations: formatted.locations, extensions: { code: original.code, ...(original.details ?? {}) } };
     }

@@ -1,20 +1,22 @@
 import { ApolloServer } from '@apollo/server';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { GraphQLError, parse, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import { getOperationAST, GraphQLError, parse, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { randomUUID } from 'node:crypto';
-import { STATUS_CODES } from 'node:http';
+import { STATUS_CODES, type IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { WebSocketServer } from 'ws';
 import type { App } from '../app.js';
 import { isReady } from '../db/orm.js';
 import { buildGqlContext, type GqlContext } from '../graphql/context.js';
+import { operationLimitError, SubscriptionSlots, subscriptionKey, toGraphQLError, type OperationLimits } from '../graphql/limits.js';
 import { formatGraphqlError } from '../graphql/errors.js';
 import { authRoutes } from '../rest/auth.routes.js';
-import { DomainError } from '../common/errors.js';
+import { DomainError, isDomainError } from '../common/errors.js';
 import { errorEnvelope } from '../rest/envelope.js';
 import { containsNul, frameworkError, installErrorHandling, NUL_MESSAGE } from '../rest/plugin.js';
+import { RateLimitStoreError } from '../modules/limits/rate-limit.service.js';
 import { registerRoutes, type RestRoute } from '../rest/routes.js';
 
 export interface HttpServer {
@@ -36,6 +38,45 @@ export interface ServerParts {
 }
 
 const asString = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
+
+/** `{query, variables, operationName}` of a GraphQL HTTP request (POST body or GET query string); undefined when absent. */
+function graphqlRequest(req: { method: string; body?: unknown; query?: unknown }): { query: string; variables?: Record<string, unknown>; operationName?: string } | undefined {
+  const source = (req.method === 'GET' ? req.query : req.body) as Record<string, unknown> | undefined;
+  if (!source || typeof source !== 'object' || Array.isArray(source) || typeof source.query !== 'string') return undefined;
+  let variables = source.variables;
+  if (typeof variables === 'string') {
+    try {
+      variables = JSON.parse(variables);
+    } catch {
+      variables = undefined;
+    }
+  }
+  return {
+    query: source.query,
+    variables: variables && typeof variables === 'object' && !Array.isArray(variables) ? (variables as Record<string, unknown>) : undefined,
+    operationName: asString(source.operationName),
+  };
+}
+
+const SERVER_ONLY_TYPES = new Set(['next', 'error', 'connection_ack']);
+function isServerOnlyMessage(data: Buffer): boolean {
+  try {
+    const m = JSON.parse(data.toString('utf8')) as { type?: unknown } | null;
+    return typeof m?.type === 'string' && SERVER_ONLY_TYPES.has(m.type);
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * REST's per-caller budgets for one GraphQL operation (src/rest/routes.ts): rejected credentials
+ * count against the IP's auth budget, a merchant's operations against the merchant's budget.
+ * Checkout keys stay on the per-IP budget so a public key cannot spend the merchant's quota.
+ */
+async function consumeCallerLimits(app: App, ctx: GqlContext): Promise<void> {
+  if (ctx.authError) await app.rateLimits.consume('auth', ctx.ip);
+  if (ctx.caller.kind === 'apiKey' || ctx.caller.kind === 'dashboard') await app.rateLimits.consume('merchant', ctx.caller.merchantId);
+}
 
 /**
  * Requests Node's HTTP parser rejects before fastify sees them (headers over the size limit, control
@@ -96,6 +137,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
 
   // GraphQL over HTTP (Apollo) and over WebSocket (graphql-ws) on the same port and path.
   const formatError = formatGraphqlError(app.log);
+  const limits: OperationLimits = { maxCost: config.GRAPHQL_MAX_COST, maxAliases: config.GRAPHQL_MAX_ALIASES, maxDepth: config.GRAPHQL_MAX_DEPTH };
   const apollo = new ApolloServer<GqlContext>({
     schema: parts.schema,
     introspection: true,
@@ -103,11 +145,37 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
     // Shutdown is ours (src/main.ts): Apollo's own handler would re-raise the signal mid-drain.
     stopOnTerminationSignals: false,
     formatError,
-    plugins: [fastifyApolloDrainPlugin(fastify)],
+    plugins: [
+      fastifyApolloDrainPlugin(fastify),
+      {
+        requestDidStart: async () => ({
+          didResolveOperation: async ({ contextValue }) => {
+            try {
+              await consumeCallerLimits(app, contextValue);
+            } catch (e) {
+              if (isDomainError(e)) throw toGraphQLError(e);
+              throw e;
+            }
+          },
+        }),
+      },
+    ],
   });
   await apollo.start();
   fastify.addHook('preHandler', async (req) => {
-    if (req.routeOptions.url === '/graphql') await app.rateLimits.consume('graphql', req.ip);
+    if (req.routeOptions.url !== '/graphql') return;
+    await app.rateLimits.consume('graphql', req.ip);
+    // Operation limits before Apollo parses and validates: graphql-js validation itself is not linear in the document.
+    const request = graphqlRequest(req);
+    if (!request) return;
+    let document;
+    try {
+      document = parse(request.query);
+    } catch {
+      return; // Apollo answers the syntax error
+    }
+    const refused = operationLimitError(parts.schema, document, request, limits);
+    if (refused) throw refused;
   });
   await fastify.register(fastifyApollo(apollo), {
     path: '/graphql',
@@ -128,22 +196,53 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
       return formatError(json, e.originalError ?? e);
     });
   const wss = new WebSocketServer({ noServer: true, maxPayload: config.BODY_LIMIT_BYTES });
+  const slots = new SubscriptionSlots({ perSocket: config.SUBSCRIPTION_LIMIT_PER_SOCKET, perKey: config.SUBSCRIPTION_LIMIT_PER_KEY });
+  /** A limiter whose store is down fails open (logged), as on HTTP; a used-up budget is a DomainError. */
+  const consumeWs = async (take: () => Promise<void>): Promise<DomainError | null> => {
+    try {
+      await take();
+      return null;
+    } catch (e) {
+      if (isDomainError(e)) return e;
+      if (e instanceof RateLimitStoreError) {
+        app.log.error({ err: e.cause }, 'rate limiter store failed');
+        return null;
+      }
+      throw e;
+    }
+  };
+  /** The client's address as fastify's `req.ip` would give it: behind a trusted proxy, the first X-Forwarded-For entry. */
+  const wsIp = (request: IncomingMessage): string => {
+    const forwarded = config.TRUST_PROXY ? request.headers['x-forwarded-for'] : undefined;
+    const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
+    return first || (request.socket.remoteAddress ?? 'unknown');
+  };
+  const wsContext = (ctx: { connectionParams?: Record<string, unknown> | undefined; extra: { request: IncomingMessage } }) => {
+    const p = ctx.connectionParams ?? {};
+    return buildGqlContext(
+      app,
+      { authorization: asString(p.authorization) ?? asString(p.Authorization), apiKey: asString(p['api-key']) ?? asString(p.apiKey), checkoutKey: asString(p.key) ?? asString(p.checkoutKey) },
+      { ip: wsIp(ctx.extra.request), requestId: randomUUID() },
+    );
+  };
   const wsServer = useServer<Record<string, unknown> | undefined>(
     {
       schema: parts.schema,
-      // A fresh context (and EntityManager fork) per operation, never one for the socket's whole life.
-      context: async (ctx) => {
-        const p = ctx.connectionParams ?? {};
-        const req = ctx.extra.request;
-        return buildGqlContext(
-          app,
-          { authorization: asString(p.authorization) ?? asString(p.Authorization), apiKey: asString(p['api-key']) ?? asString(p.apiKey), checkoutKey: asString(p.key) ?? asString(p.checkoutKey) },
-          { ip: req.socket.remoteAddress ?? 'unknown', requestId: randomUUID() },
-        );
+      // A connection is one request on the per-IP GraphQL budget; over it the socket closes with 4429.
+      onConnect: async (ctx) => {
+        const limited = await consumeWs(() => app.rateLimits.consume('graphql', wsIp(ctx.extra.request)));
+        if (!limited) return true;
+        ctx.extra.socket.close(4429, limited.message.slice(0, 120));
+        return false;
       },
       // graphql-ws bypasses Apollo's formatError: parse/validate here so a bad query is an error message
       // (not a 4500 close of the whole socket), and format every error with the same mapping as HTTP.
-      onSubscribe: (_ctx, _id, payload) => {
+      // Every operation takes one point of the per-IP GraphQL budget and of its caller's budgets, like
+      // an HTTP request; a refused operation is an error message for that id and the socket stays open.
+      onSubscribe: async (ctx, id, payload) => {
+        const ip = wsIp(ctx.extra.request);
+        const limited = await consumeWs(() => app.rateLimits.consume('graphql', ip));
+        if (limited) return [toGraphQLError(limited)];
         if (containsNul(payload.variables) || containsNul(payload.query)) return [new GraphQLError(NUL_MESSAGE, { extensions: { code: 'BAD_USER_INPUT' } })];
         let document;
         try {
@@ -152,10 +251,22 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
           if (e instanceof GraphQLError) return [e];
           throw e;
         }
+        const refused = operationLimitError(parts.schema, document, payload, limits);
+        if (refused) return [toGraphQLError(refused)];
         const invalid = validate(parts.schema, document);
         if (invalid.length) return invalid;
-        return { schema: parts.schema, document, operationName: payload.operationName, variableValues: payload.variables };
+        // A fresh context (and EntityManager fork) per operation, never one for the socket's whole life.
+        const contextValue = await wsContext(ctx);
+        const overBudget = await consumeWs(() => consumeCallerLimits(app, contextValue));
+        if (overBudget) return [toGraphQLError(overBudget)];
+        if (getOperationAST(document, payload.operationName)?.operation === 'subscription') {
+          const full = slots.acquire(ctx.extra.socket, id, subscriptionKey(contextValue.caller, ip));
+          if (full) return [toGraphQLError(full)];
+        }
+        return { schema: parts.schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
       },
+      onComplete: (ctx, id) => slots.release(ctx.extra.socket, id),
+      onClose: (ctx) => slots.releaseAll(ctx.extra.socket),
       onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatWsErrors(result.errors, () => 'BAD_USER_INPUT') } : undefined),
       onError: (_ctx, _id, _payload, errors) => {
         app.log.info({ errors: errors.map((e) => e.message) }, 'graphql-ws operation failed');
@@ -170,7 +281,24 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
       socket.destroy();
       return;
     }
-    wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+    wss.handleUpgrade(req, socket, head, (ws) => {
+      // Client mistakes graphql-ws would treat as its own failures (console.error with a stack, close
+      // 4500): a server-only message type (next, error, connection_ack) and a frame over maxPayload
+      // (ws emits 'error', then closes with 1009 itself). Both stop here, before graphql-ws's listeners.
+      const emit = ws.emit.bind(ws);
+      ws.emit = (event: string | symbol, ...args: unknown[]): boolean => {
+        if (event === 'message' && Buffer.isBuffer(args[0]) && isServerOnlyMessage(args[0])) {
+          ws.close(4400, 'Invalid message received');
+          return true;
+        }
+        if (event === 'error' && typeof (args[0] as { code?: unknown })?.code === 'string' && String((args[0] as { code: string }).code).startsWith('WS_ERR_')) {
+          app.log.info({ code: (args[0] as { code: string }).code }, 'graphql-ws client sent an invalid frame');
+          return true;
+        }
+        return emit(event, ...args);
+      };
+      wss.emit('connection', ws, req);
+    });
   });
 
   return {

@@ -193,9 +193,10 @@ describe('fallback', () => {
 
   it('bounds are inclusive and configurable', async () => {
     handler = json(indodaxTicker('1000'));
-    await expect(service([indodax()]).getRate('USDT')).resolves.toMatchObject({ rate: '1000', source: 'indodax' });
+    // maxChangePercent 100: only the absolute bounds are under test here (the change bound has its own tests).
+    await expect(service([indodax()], { maxChangePercent: 100 }).getRate('USDT')).resolves.toMatchObject({ rate: '1000', source: 'indodax' });
     handler = json(indodaxTicker('16'));
-    await expect(service([indodax()], { minRate: '10', maxRate: '20' }).getRate('USDT')).resolves.toMatchObject({
+    await expect(service([indodax()], { minRate: '10', maxRate: '20', maxChangePercent: 100 }).getRate('USDT')).resolves.toMatchObject({
       rate: '16',
       source: 'indodax',
     });
@@ -392,5 +393,77 @@ describe('RateProviderRegistry', () => {
     expect(() => reg.resolve(['indodax', 'binance'])).toThrow(/binance/);
     expect(() => reg.register(new IndodaxRateProvider())).toThrow(/already registered/);
     expect(() => reg.register(new IndodaxRateProvider({ id: 'indodax-mirror', baseUrl }))).not.toThrow();
+  });
+});
+
+describe('rate sanity (issue 9.7: one source answered 99,000 IDR/USDT)', () => {
+  const unavailable = { code: 'RATE_UNAVAILABLE' };
+  let indodaxLast: string;
+  let coingeckoIdr: number | null;
+  beforeEach(() => {
+    indodaxLast = '16300';
+    coingeckoIdr = 16310;
+    handler = routes({
+      '/api/ticker/usdtidr': (req, res) => json(indodaxTicker(indodaxLast))(req, res),
+      '/api/v3/simple/price': (req, res) => (coingeckoIdr === null ? json({}, 503) : json({ tether: { idr: coingeckoIdr }, 'usd-coin': { idr: 16290 } }))(req, res),
+    });
+  });
+
+  it('a source 6× off is refused and the next source answers', async () => {
+    indodaxLast = '99000';
+    await expect(service([indodax(), coingecko()]).getRate('USDT')).resolves.toMatchObject({ rate: '16310', source: 'coingecko' });
+    expect(String(failures[0]?.error)).toMatch(/rate 99000 is more than 10% from the reference 16250/);
+  });
+
+  it('a jump of more than 10 % from the last accepted rate is refused; within 10 % it follows', async () => {
+    const svc = service([indodax()], { cacheTtlMs: 0 });
+    await expect(svc.getRate('USDT')).resolves.toMatchObject({ rate: '16300', source: 'indodax' });
+    indodaxLast = '17900'; // +9.8 % from 16,300
+    await expect(svc.getRate('USDT')).resolves.toMatchObject({ rate: '17900', source: 'indodax' });
+    indodaxLast = '99000';
+    // The fallback 16,250 is 9.2 % below the last accepted 17,900: still within bounds, so it is used.
+    await expect(svc.getRate('USDT')).resolves.toMatchObject({ rate: '16250', source: 'fallback' });
+    expect(String(failures.at(-1)?.error)).toMatch(/more than 10% from the reference 17900/);
+  });
+
+  it('refuses to quote (RATE_UNAVAILABLE) when the only answer is off and the fallback is too far from the last good rate', async () => {
+    const svc = service([indodax(), coingecko()], { cacheTtlMs: 0, fallbackRates: { USDT: '16250', USDC: '16250' } });
+    indodaxLast = '17500';
+    coingeckoIdr = 17600;
+    await expect(svc.getRate('USDT')).resolves.toMatchObject({ rate: '17500', source: 'indodax' });
+    indodaxLast = '18500'; // +5.7 %
+    await expect(svc.getRate('USDT')).resolves.toMatchObject({ rate: '18500', source: 'indodax' });
+    indodaxLast = '99000';
+    coingeckoIdr = null;
+    const err = await svc.getRate('USDT').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(DomainError);
+    expect(err).toMatchObject({ ...unavailable, httpStatus: 503 });
+    expect((err as DomainError).message).toMatch(/No trustworthy USDT\/IDR rate/);
+  });
+
+  it('two sources that agree move the rate past the bound (the market moved); one alone does not', async () => {
+    indodaxLast = '19000'; // +17 % from the fallback reference
+    coingeckoIdr = null;
+    const svc = service([indodax(), coingecko()], { cacheTtlMs: 0 });
+    await expect(svc.getRate('USDT')).resolves.toMatchObject({ source: 'fallback' });
+    coingeckoIdr = 19050;
+    await expect(svc.getRate('USDT')).resolves.toMatchObject({ rate: '19000', source: 'indodax' });
+    // 19,000 is now the reference: the configured fallback (16,250) is 14 % away and is refused.
+    indodaxLast = '99000';
+    coingeckoIdr = null;
+    await expect(svc.getRate('USDT')).rejects.toMatchObject(unavailable);
+  });
+
+  it('two sources that disagree with each other and with the reference: neither is quoted', async () => {
+    indodaxLast = '99000';
+    coingeckoIdr = 30000;
+    await expect(service([indodax(), coingecko()]).getRate('USDT')).resolves.toMatchObject({ rate: '16250', source: 'fallback' });
+  });
+
+  it('the bound is configurable', async () => {
+    indodaxLast = '17000'; // +4.6 % from the fallback
+    await expect(service([indodax()], { maxChangePercent: 4 }).getRate('USDT')).resolves.toMatchObject({ source: 'fallback' });
+    await expect(service([indodax()], { maxChangePercent: 5 }).getRate('USDT')).resolves.toMatchObject({ rate: '17000', source: 'indodax' });
+    expect(() => service([], { maxChangePercent: 0 })).toThrow();
   });
 });

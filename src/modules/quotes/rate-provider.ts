@@ -1,12 +1,15 @@
 /**
  * Stablecoin → IDR rates. Providers are thin adapters over public market APIs; `RateService`
  * adds what the checkout needs: ordered failover, a per-request timeout, a short per-symbol cache,
- * one shared in-flight request per symbol, sanity bounds, and an internal fallback rate so a quote
- * can always be locked (spec: "When the live source is unavailable the service uses an internal
- * fallback rate"). Provider failures never reach callers; they go to `onProviderFailure`.
+ * one shared in-flight request per symbol, sanity bounds, and an internal fallback rate (spec: "When
+ * the live source is unavailable the service uses an internal fallback rate"). Every answer, the
+ * fallback included, must also pass the change bound and cross-check of rate-sanity.rules.ts;
+ * when none does, `getRate` refuses with RATE_UNAVAILABLE rather than quote a wrong rate.
+ * Provider failures never reach callers; they go to `onProviderFailure`.
  */
 import { DomainError } from '../../common/errors.js';
 import { RATE_SCALE, formatDecimal, isPlainDecimal, parseDecimal, truncateDecimal } from '../../common/money.js';
+import { agreeingAnswer, fallbackAllowed, percentToBps, rateReference, withinChange, type ScaledAnswer } from './rate-sanity.rules.js';
 
 export const RATE_SYMBOLS = ['USDT', 'USDC'] as const;
 export type RateSymbol = (typeof RATE_SYMBOLS)[number];
@@ -95,6 +98,8 @@ export interface RateServiceOptions {
   /** Answers outside [minRate, maxRate] IDR are treated as garbage. Defaults '1000' and '100000'. */
   minRate?: string;
   maxRate?: string;
+  /** Largest move from the last accepted rate, in percent (rate-sanity.rules.ts). Default 10. */
+  maxChangePercent?: number;
   /** Clock (ms since epoch); injectable for tests. */
   now?: () => number;
   /** Observability hook (logging/metrics) for each failed provider attempt. Errors it throws are ignored. */
@@ -126,6 +131,10 @@ export class RateService {
   private readonly fallbackTtlMs: number;
   private readonly minScaled: bigint;
   private readonly maxScaled: bigint;
+  private readonly maxChangeBps: bigint;
+  private readonly fallbackScaled: Record<RateSymbol, bigint>;
+  /** Last live rate accepted per symbol (rule 1). Per process: a restart starts again from the fallback rate. */
+  private readonly lastAccepted = new Map<RateSymbol, bigint>();
   private readonly now: () => number;
   private readonly onProviderFailure?: (failure: RateProviderFailure) => void;
   private readonly cache = new Map<RateSymbol, CacheEntry>();
@@ -140,19 +149,24 @@ export class RateService {
     this.minScaled = parseConfiguredRate('minRate', options.minRate ?? '1000');
     this.maxScaled = parseConfiguredRate('maxRate', options.maxRate ?? '100000');
     if (this.minScaled > this.maxScaled) throw new Error('RateService: minRate must not exceed maxRate');
+    this.maxChangeBps = percentToBps(options.maxChangePercent ?? 10);
     const fallback = {} as Record<RateSymbol, string>;
+    const fallbackScaled = {} as Record<RateSymbol, bigint>;
     for (const symbol of RATE_SYMBOLS) {
       const scaled = parseConfiguredRate(`fallbackRates.${symbol}`, options.fallbackRates?.[symbol]);
       fallback[symbol] = formatDecimal(scaled, RATE_SCALE);
+      fallbackScaled[symbol] = scaled;
     }
     this.fallback = fallback;
+    this.fallbackScaled = fallbackScaled;
     this.now = options.now ?? Date.now;
     this.onProviderFailure = options.onProviderFailure;
   }
 
   /**
    * Current rate for `symbol`: cached live answer, else the first sane provider answer, else the
-   * fallback. Only rejects for an unsupported symbol (a caller bug), never for provider trouble.
+   * fallback. Rejects for an unsupported symbol (a caller bug), and with RATE_UNAVAILABLE when no
+   * answer and not the fallback passes the sanity rules (a quote must not be locked then).
    */
   getRate(symbol: RateSymbol): Promise<RateQuoteResult> {
     if (!(RATE_SYMBOLS as readonly string[]).includes(symbol)) {
@@ -175,22 +189,36 @@ export class RateService {
   }
 
   private async refresh(symbol: RateSymbol): Promise<RateQuoteResult> {
+    const last = this.lastAccepted.get(symbol) ?? null;
+    const reference = rateReference(last, this.fallbackScaled[symbol]);
+    const refused: ScaledAnswer[] = [];
     for (const provider of this.providers) {
+      let scaled: bigint;
       try {
-        const raw = await this.ask(provider, symbol);
-        const quote: RateQuoteResult = {
-          rate: this.sanitize(provider.id, raw),
-          source: provider.id,
-          fetchedAt: new Date(this.now()),
-        };
-        if (this.cacheTtlMs > 0) this.cache.set(symbol, { quote, expiresAt: this.now() + this.cacheTtlMs });
-        return quote;
+        scaled = this.sanitize(provider.id, await this.ask(provider, symbol));
       } catch (error) {
         this.report({ providerId: provider.id, symbol, error });
+        continue;
       }
+      if (withinChange(scaled, reference, this.maxChangeBps)) return this.accept(symbol, provider.id, scaled);
+      refused.push({ source: provider.id, scaled });
+      const change = `more than ${formatDecimal(this.maxChangeBps, 2)}% from the reference ${formatDecimal(reference, RATE_SCALE)}`;
+      this.report({ providerId: provider.id, symbol, error: new RateProviderError(provider.id, `rate ${formatDecimal(scaled, RATE_SCALE)} is ${change}`) });
+    }
+    const agreed = agreeingAnswer(refused, this.maxChangeBps);
+    if (agreed !== null) return this.accept(symbol, refused[agreed]!.source, refused[agreed]!.scaled);
+    if (!fallbackAllowed(this.fallbackScaled[symbol], last, this.maxChangeBps)) {
+      throw new DomainError('RATE_UNAVAILABLE', `No trustworthy ${symbol}/IDR rate is available right now; try again shortly`, { symbol });
     }
     const quote: RateQuoteResult = { rate: this.fallback[symbol], source: FALLBACK_SOURCE, fetchedAt: new Date(this.now()) };
     if (this.fallbackTtlMs > 0) this.cache.set(symbol, { quote, expiresAt: this.now() + this.fallbackTtlMs });
+    return quote;
+  }
+
+  private accept(symbol: RateSymbol, source: string, scaled: bigint): RateQuoteResult {
+    const quote: RateQuoteResult = { rate: formatDecimal(scaled, RATE_SCALE), source, fetchedAt: new Date(this.now()) };
+    this.lastAccepted.set(symbol, scaled);
+    if (this.cacheTtlMs > 0) this.cache.set(symbol, { quote, expiresAt: this.now() + this.cacheTtlMs });
     return quote;
   }
 
@@ -213,8 +241,8 @@ export class RateService {
     }
   }
 
-  /** Accepts only a plain decimal within the sanity bounds; returns it normalised to ≤ 8 decimals. */
-  private sanitize(providerId: string, raw: unknown): string {
+  /** Accepts only a plain decimal within the sanity bounds; returns it scaled (≤ 8 decimals). */
+  private sanitize(providerId: string, raw: unknown): bigint {
     if (typeof raw !== 'string' || !isPlainDecimal(raw)) {
       throw new RateProviderError(providerId, `not a decimal rate: ${JSON.stringify(raw)?.slice(0, 80)}`);
     }
@@ -223,7 +251,7 @@ export class RateService {
     if (scaled <= 0n || scaled < this.minScaled || scaled > this.maxScaled) {
       throw new RateProviderError(providerId, `rate ${raw} outside sanity bounds`);
     }
-    return formatDecimal(scaled, RATE_SCALE);
+    return scaled;
   }
 
   private report(failure: RateProviderFailure): void {
