@@ -70,11 +70,14 @@ export class WebhookLogService {
          where id = ? and merchant_id = ? and ${REDELIVER.where} returning id`,
         [this.schedule.maxAttempts, url, endpointOf(url), id, merchantId],
       );
-      if (rows.length) await notifyDeliveries(tx);
-      return rows.length > 0;
+      if (!rows.length) return null;
+      await notifyDeliveries(tx);
+      // Read inside the transaction: once it commits, the NOTIFY lets a worker claim the delivery at
+      // once, and the answer must show the new series as queued, not as the worker's first attempt.
+      return this.view({ ...ctx, em: tx }, merchantId, id);
     });
     if (!moved) throw new DomainError('CONFLICT', 'This delivery is already queued or being sent');
-    return this.view(ctx, merchantId, id);
+    return moved;
   }
 
   /** One delivery of the merchant; another merchant's id is "not found", like an unknown one. */
