@@ -1,5 +1,4 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { ORDER_EVENTS_CHANNEL, ORDER_STATUS_CHANGED, type OrderEventNotification, type OrderStatusUpdate, type TransitionReason } from '../events/event.catalogue.js';
 import { orderEventInsert, orderEventParams } from '../events/order-event.writer.js';
@@ -21,17 +20,8 @@ export interface TransitionResult {
 /** A timestamptz as `2026-11-21T06:07:27.309Z` (raw queries return timestamps as text). */
 const iso = (col: string) => `to_char(${col} at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"')`;
 
-interface UpdateRow {
-  eventId: string | null;
-  seq: string | number;
-  orderId: string;
-  orderNo: string;
-  merchantId: string;
-  environment: Environment;
-  status: OrderStatus;
-  previousStatus: OrderStatus | null;
-  at: string;
-}
+/** A row as raw SQL returns it: `seq` may arrive as text (bigint). */
+type UpdateRow = Omit<OrderStatusUpdate, 'seq'> & { seq: string | number };
 const toUpdate = (r: UpdateRow): OrderStatusUpdate => ({ ...r, seq: Number(r.seq) });
 
 /**

@@ -66,7 +66,7 @@ export class Order {
   @Property({ type: 'boolean' })
   overpaid: boolean = false;
 
-  /** Hosted checkout's way back to the shop (optional; see src/checkout/return-url.ts). */
+  /** Hosted checkout's way back to the shop (optional; see src/modules/orders/return-urls.ts). */
   @Property({ type: 'text', nullable: true })
   successUrl: string | null = null;
 
