@@ -260,8 +260,7 @@
       id,
       class: 'secondary',
       'aria-label': label,
-      onclick: async (ev) => {
-        const b = ev.currentTarget;
+      onclick: async () => {
         try {
           await navigator.clipboard.writeText(value);
         } catch {
@@ -269,7 +268,9 @@
         }
         copied.id = id;
         copied.at = Date.now();
-        b.textContent = S().copied;
+        // The page may have re-rendered while the clipboard answered: label the button that is shown now.
+        const shown = document.getElementById(id);
+        if (shown) shown.textContent = S().copied;
         announce(done);
         setTimeout(() => {
           const again = document.getElementById(id);

@@ -120,7 +120,8 @@ const tokenInterface = new Interface([
 
 const running = new Set<DevChains>();
 
-async function waitForReceipt(chain: Pick<DevChain, 'rpc'>, txHash: string, timeoutMs = 30_000): Promise<RpcReceipt> {
+/** Polls the node for a receipt (no block subscription to miss on automine); a revert throws. */
+export async function waitForReceipt(chain: Pick<DevChain, 'rpc'>, txHash: string, timeoutMs = 30_000): Promise<RpcReceipt> {
   const deadline = Date.now() + timeoutMs;
   for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
     const receipt = await chain.rpc.call<RpcReceipt | null>('eth_getTransactionReceipt', [txHash]);

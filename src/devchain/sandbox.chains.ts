@@ -16,7 +16,7 @@ import { computeAddress, getAddress, Interface } from 'ethers';
 import { EvmRpcClient, toQuantity } from '../chains/evm/evm.rpc.js';
 import { fromHex } from 'tronweb/utils';
 import type { Network } from '../common/environment.js';
-import { DEPLOYER_ADDRESS, DEV_TOKENS, startDevChains, type DevChains } from './devchain.js';
+import { DEPLOYER_ADDRESS, DEV_TOKENS, startDevChains, waitForReceipt, type DevChains } from './devchain.js';
 import { startSolanaFacade, type SolanaFacade } from './solana.facade.js';
 import { startTronEmulator, type TronEmulator } from './tron.emulator.js';
 
@@ -100,8 +100,8 @@ async function fundEvmFaucet(chain: DevChains['ETHEREUM'], faucet: string): Prom
       ]),
     ),
   );
-  const receipts = await Promise.all(hashes.map((h) => chain.provider.waitForTransaction(h, 1, 30_000)));
-  if (receipts.some((r) => r?.status !== 1)) throw new Error(`${chain.network}: funding the faucet wallet failed`);
+  // A revert throws from waitForReceipt: the faucet wallet is then not funded and start-up fails loudly.
+  await Promise.all(hashes.map((h) => waitForReceipt(chain, h)));
 }
 
 async function timed<T>(fn: () => Promise<T>): Promise<{ value: T; ms: number }> {

@@ -119,6 +119,8 @@ it('exact payment: choose → pay (QR, amount, address, countdown, copy) → pai
     // Copy gives visible and announced confirmation.
     await page.context().grantPermissions(['clipboard-read', 'clipboard-write']);
     await page.locator('#copy-address').click();
+    // The label changes once the clipboard has answered (asynchronously): wait for it, up to 5 s.
+    await page.locator('#copy-address', { hasText: /^Disalin$/ }).waitFor({ timeout: 5000 });
     await expect(text(page, '#copy-address')).resolves.toBe('Disalin');
     await expect(page.locator('#live').innerText()).resolves.toBe('Alamat disalin');
     expect(await page.evaluate('navigator.clipboard.readText()')).toBe(d.address);
