@@ -197,10 +197,12 @@ async function deployTokens(chain: DevChain, compiled: CompileResult): Promise<v
   const nonce = BigInt(await chain.rpc.call<string>('eth_getTransactionCount', [DEPLOYER_ADDRESS, 'latest']));
   if (nonce !== 0n) throw new Error(`${chain.network} dev chain is not fresh (deployer nonce ${nonce}): token addresses would differ`);
   const factory = new Interface(compiled.abi as Record<string, unknown>[]);
-  // sent back to back with explicit nonces so the order (and thus each address) is fixed
-  const hashes = await Promise.all(
-    chain.tokens.map((t) =>
-      chain.rpc.call<string>('eth_sendTransaction', [
+  // Sent one after another with explicit nonces, so the order (and thus each address) is fixed. Not
+  // concurrently: a higher nonce arriving first would wait queued and could stay unmined on automine.
+  const hashes: string[] = [];
+  for (const t of chain.tokens) {
+    hashes.push(
+      await chain.rpc.call<string>('eth_sendTransaction', [
         {
           from: DEPLOYER_ADDRESS,
           nonce: toQuantity(BigInt(t.nonce)),
@@ -208,8 +210,8 @@ async function deployTokens(chain: DevChain, compiled: CompileResult): Promise<v
           data: compiled.bytecode + factory.encodeDeploy([t.name, t.symbol, t.decimals]).slice(2),
         },
       ]),
-    ),
-  );
+    );
+  }
   const receipts = await Promise.all(hashes.map((h) => waitForReceipt(chain, h)));
   receipts.forEach((r, i) => {
     const spec = chain.tokens[i]!;

@@ -87,19 +87,21 @@ export interface StartSandboxChainsOptions {
 }
 
 /**
- * Native coins and both tokens for the faucet wallet. Mints go out back to back with explicit nonces:
- * with interval mining anvil would hand two concurrent eth_sendTransaction calls the same nonce.
+ * Native coins and both tokens for the faucet wallet. Mints go out one after another with explicit
+ * nonces: sent concurrently, the higher nonce could reach anvil first, wait as a queued transaction, and
+ * stay unmined on automine after the lower one was mined (start-up then hung for the receipt).
  */
 async function fundEvmFaucet(chain: DevChains['ETHEREUM'], faucet: string): Promise<void> {
   await chain.rpc.call('anvil_setBalance', [faucet, toQuantity(10n ** 24n)]);
   const nonce = BigInt(await chain.rpc.call<string>('eth_getTransactionCount', [DEPLOYER_ADDRESS, 'pending']));
-  const hashes = await Promise.all(
-    chain.tokens.map((t, i) =>
-      chain.rpc.call<string>('eth_sendTransaction', [
+  const hashes: string[] = [];
+  for (const [i, t] of chain.tokens.entries()) {
+    hashes.push(
+      await chain.rpc.call<string>('eth_sendTransaction', [
         { from: DEPLOYER_ADDRESS, to: t.address, nonce: toQuantity(nonce + BigInt(i)), data: MINT.encodeFunctionData('mint', [faucet, FAUCET_TOKEN_UNITS * 10n ** BigInt(t.decimals)]) },
       ]),
-    ),
-  );
+    );
+  }
   // A revert throws from waitForReceipt: the faucet wallet is then not funded and start-up fails loudly.
   await Promise.all(hashes.map((h) => waitForReceipt(chain, h)));
 }

@@ -39,7 +39,7 @@ beforeAll(async () => {
     `insert into deposits
      select (jsonb_populate_record(null::deposits, to_jsonb(d) || jsonb_build_object(
                'id', gen_random_uuid(), 'order_id', q.order_id, 'quote_id', q.id,
-               'derivation_index', d.derivation_index + q.n, 'unique_code', (d.unique_code + q.n) % 1000,
+               'derivation_index', d.derivation_index + q.n, 'unique_code', (d.unique_code + q.n - 1) % 999 + 1,
                'address', '0x' || lpad(to_hex(q.n), 40, '0'), 'watch_address', case when d.watch_address is null then null else '0x' || lpad(to_hex(q.n), 40, '0') end))).*
      from deposits d
      join orders o on o.id = d.order_id and o.merchant_id = ?
