@@ -89,7 +89,7 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const quotes = new QuoteService(orders, tokens, rates);
   const wallets = new HdWalletService(box);
   const deposits = new DepositService(orders, tokens, quotes, wallets, config.DEV_CHAINS);
-  const paymentLinks = new PaymentLinkService(orders, { publicBaseUrl: () => config.PUBLIC_BASE_URL, minIdr: config.ORDER_MIN_IDR, maxIdr: config.ORDER_MAX_IDR });
+  const paymentLinks = new PaymentLinkService(orders, { publicBaseUrl: () => config.PUBLIC_BASE_URL, minIdr: config.ORDER_MIN_IDR, maxIdr: config.ORDER_MAX_IDR }, rateLimits);
   const payments = new PaymentService();
   const settlement = new SettlementService(orderStatus, { lateWindowS: config.LATE_PAYMENT_WINDOW_S });
   const webhooks = createWebhookServices(config, apiKeys);

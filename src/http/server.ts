@@ -70,12 +70,12 @@ function isServerOnlyMessage(data: Buffer): boolean {
 
 /**
  * REST's per-caller budgets for one GraphQL operation (src/rest/routes.ts): rejected credentials
- * count against the IP's auth budget, a merchant's operations against the merchant's budget.
- * Checkout keys stay on the per-IP budget so a public key cannot spend the merchant's quota.
+ * count against the IP's auth budget, a merchant's operations against the merchant's budget, a
+ * checkout key's against its own per-key and per-IP checkout budgets (never the merchant's quota).
  */
 async function consumeCallerLimits(app: App, ctx: GqlContext): Promise<void> {
   if (ctx.authError) await app.rateLimits.consume('auth', ctx.ip);
-  if (ctx.caller.kind === 'apiKey' || ctx.caller.kind === 'dashboard') await app.rateLimits.consume('merchant', ctx.caller.merchantId);
+  await app.rateLimits.consumeCaller(ctx.caller, ctx.ip);
 }
 
 /**

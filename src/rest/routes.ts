@@ -21,7 +21,7 @@ export interface RestRoute {
   /** Path below the environment prefix (or below `/api/v2` for environment-less routes). */
   url: string;
   auth: RouteAuth;
-  /** Limiter keyed by IP (public/auth/login) or by merchant (merchant). */
+  /** Limiter keyed by IP (public/auth/login), or `merchant`: the caller's budget (RateLimits.consumeCaller). */
   limit: LimitKind;
   handler: (ctx: RequestContext, req: FastifyRequest) => Promise<RestResult>;
 }
@@ -83,7 +83,8 @@ export function registerRoutes(fastify: FastifyInstance, app: App, routes: RestR
             if (isDomainError(e) && e.httpStatus === 401) await app.rateLimits.consume('auth', req.ip);
             throw e;
           }
-          if (route.limit === 'merchant' && 'merchantId' in ctx.caller) await app.rateLimits.consume('merchant', ctx.caller.merchantId);
+          // Merchant routes: the caller's own budget (a checkout key never spends the merchant's quota).
+          if (route.limit === 'merchant') await app.rateLimits.consumeCaller(ctx.caller, req.ip);
           const result = await route.handler(ctx, req);
           const status = result.status ?? 200;
           if (result.raw) return reply.code(status).type(result.raw.contentType).header('cache-control', 'no-store').send(result.raw.body);

@@ -40,6 +40,10 @@ export async function startTestGateway(env: Record<string, string> = {}, opts: S
     RATE_LIMIT_LOGIN_PER_MIN: '100000',
     RATE_LIMIT_MERCHANT_PER_MIN: '100000',
     RATE_LIMIT_GRAPHQL_PER_MIN: '100000',
+    RATE_LIMIT_CHECKOUT_KEY_PER_MIN: '100000',
+    RATE_LIMIT_CHECKOUT_IP_PER_MIN: '100000',
+    RATE_LIMIT_LINK_OPENS_PER_IP_PER_HOUR: '100000',
+    RATE_LIMIT_LINK_OPENS_PER_LINK_PER_HOUR: '100000',
     RATE_SOURCES: 'none',
     // Short locks: Agenda keeps a lock keep-alive timer for up to half a lock lifetime after stop().
     WATCH_LOCK_MS: '4000',

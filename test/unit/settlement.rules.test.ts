@@ -83,9 +83,11 @@ describe('decideSettlement — deposits (rule 6)', () => {
     ['paid before lateEnd → settle', { deposits: [dep({ confirmed: DUE })] }, 'settle'],
     ['paid, evaluated after lateEnd → close', { status: 'Success', now: AFTER, deposits: [dep({ confirmed: DUE })] }, 'close'],
     ['unpaid before expiry → keep', {}, 'keep'],
-    ['unpaid inside the late window → keep (still watched)', { now: LATE }, 'keep'],
+    ['unpaid inside the late window → lapse (code released, still watched)', { now: LATE }, 'lapse'],
+    ['partly paid inside the late window → lapse', { now: LATE, deposits: [dep({ confirmed: DUE / 2n })] }, 'lapse'],
+    ['a late full payment inside the window → settle', { status: 'Expired', now: LATE, deposits: [dep({ confirmed: DUE })] }, 'settle'],
     ['unpaid after lateEnd → close', { now: AFTER }, 'close'],
-    ['exactly at lateEnd → keep (the window includes its end)', { now: new Date('2026-11-23T13:00:00Z') }, 'keep'],
+    ['exactly at lateEnd → lapse (the window includes its end)', { now: new Date('2026-11-23T13:00:00Z') }, 'lapse'],
   ])('%s', (_, over, deposits) => {
     expect(decideSettlement(input(over)).deposits).toBe(deposits);
   });

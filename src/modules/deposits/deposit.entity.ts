@@ -9,7 +9,7 @@ import { Token } from '../tokens/token.entity.js';
 import { MerchantWallet } from './wallet.entity.js';
 import type { DepositStatus } from './deposit.transitions.js';
 
-/** open: awaiting payment · settled: order paid, code released, still watched until the late window ends · closed: not watched (see deposit.transitions.ts). */
+/** open: awaiting payment, holds its code · lapsed: order expired unpaid, code released, still watched through the late window · settled: order paid, code released, still watched until the late window ends · closed: not watched (see deposit.transitions.ts). */
 export type { DepositStatus };
 
 /**
@@ -62,7 +62,7 @@ export class Deposit {
   @Property({ type: 'text' })
   walletType!: WalletType;
 
-  /** 1..999, unique among open deposits of the same environment, network and token. */
+  /** 1..999, unique among the open deposits of the same wallet (merchant and environment), network and token. */
   @Property({ type: 'integer' })
   uniqueCode!: number;
 

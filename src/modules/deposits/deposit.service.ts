@@ -15,6 +15,7 @@ import type { QuoteService } from '../quotes/quote.service.js';
 import type { Token } from '../tokens/token.entity.js';
 import type { TokenService } from '../tokens/token.service.js';
 import { Deposit } from './deposit.entity.js';
+import { CODE_HOLDING_DEPOSIT_STATUS } from './deposit.transitions.js';
 import type { HdWalletService } from './hd-wallet.service.js';
 import { pickUniqueCode } from './unique-code.js';
 
@@ -87,12 +88,13 @@ export class DepositService {
           if (existing) return existing;
           const index = await this.wallets.nextIndex(tx, wallet.id, family);
           const address = this.wallets.deriveAddress(wallet, family, index);
-          const taken = await tx
-            .execute<{ unique_code: number }[]>(`select unique_code from deposits where environment = ? and network = ? and token_id = ? and status = 'open'`, [
-              order.environment,
-              token.network,
-              token.id,
-            ]);
+          // The pool is the merchant's own (its wallet is one per merchant and environment): payments
+          // are attributed by deposit address, so codes need not differ across merchants, and one
+          // merchant's traffic — or anyone's through its public links — cannot take another's codes.
+          const taken = await tx.execute<{ unique_code: number }[]>(
+            `select unique_code from deposits where wallet_id = ? and network = ? and token_id = ? and status = '${CODE_HOLDING_DEPOSIT_STATUS}'`,
+            [wallet.id, token.network, token.id],
+          );
           const code = pickUniqueCode(new Set(taken.map((r) => r.unique_code)));
           const codeAmount = uniqueCodeAmount(code, token.decimals);
           const rateScaled = parseRate(quote.cryptoRate);

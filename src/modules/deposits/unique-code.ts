@@ -1,7 +1,9 @@
 /**
  * Unique payment codes: a 3-digit number (1..999) added to the crypto total so a transfer can be
- * matched to its order. Picking is pure: the caller passes the codes already in use for the same
- * (deposit target, token, amount window) and persists the result under its own unique constraint.
+ * told apart at a glance. Picking is pure: the caller passes the codes its open deposits already
+ * hold in the same pool — one merchant's wallet, one network, one token (payments are attributed by
+ * deposit address, so pools never need to span merchants) — and persists the result under the
+ * partial unique index `deposits_open_unique_code`.
  */
 import { randomInt } from 'node:crypto';
 import { DomainError } from '../../common/errors.js';

@@ -11,7 +11,7 @@ export type OrderSource = 'api' | 'payment_link';
 @Unique({ properties: ['merchant', 'environment', 'orderNo'] })
 @Index({ properties: ['merchant', 'environment', 'createdAt'] })
 export class Order {
-  [OptionalProps]?: 'status' | 'currency' | 'createdAt' | 'updatedAt' | 'customerName' | 'customerEmail' | 'paymentLinkId' | 'paidAt' | 'source' | 'checkoutKeyHash' | 'checkoutKeyExpiresAt' | 'overpaid' | 'successUrl' | 'cancelUrl' | 'autoRedirect';
+  [OptionalProps]?: 'status' | 'currency' | 'createdAt' | 'updatedAt' | 'customerName' | 'customerEmail' | 'paymentLinkId' | 'paidAt' | 'source' | 'checkoutKeyHash' | 'checkoutKeyExpiresAt' | 'overpaid' | 'successUrl' | 'cancelUrl' | 'autoRedirect' | 'linkUseHeld';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -47,6 +47,10 @@ export class Order {
 
   @Property({ type: 'uuid', nullable: true })
   paymentLinkId: string | null = null;
+
+  /** Holds one of its payment link's uses (reserved at open, released on unpaid expiry: payment-links/link-use.ts). */
+  @Property({ type: 'boolean' })
+  linkUseHeld: boolean = false;
 
   /** SHA-256 of the scoped checkout key; the key itself is returned once. */
   /** Found through the order id inside the key (primary key), so no index of its own. */

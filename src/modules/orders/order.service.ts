@@ -79,12 +79,12 @@ export class OrderService {
       em,
       'order-insert',
       `insert into orders (id, merchant_id, environment, order_no, amount, customer_name, customer_email, source, payment_link_id,
-                           checkout_key_hash, checkout_key_expires_at, expires_at)
-       select ?, m.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() + make_interval(secs => coalesce(m.order_ttl_seconds, ?))
+                           checkout_key_hash, checkout_key_expires_at, expires_at, link_use_held)
+       select ?, m.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() + make_interval(secs => coalesce(m.order_ttl_seconds, ?)), ?::uuid is not null
        from merchants m where m.id = ?
        on conflict (merchant_id, environment, order_no) do nothing
        returning id, merchant_id, environment, order_no, amount, currency, status, customer_name, customer_email, source, payment_link_id, expires_at, created_at`,
-      [id, o.environment, o.orderNo, o.amount.toString(), o.customerName, o.customerEmail, o.source, o.paymentLinkId, key.hash, key.expiresAt, this.opts.defaultTtlS, o.merchantId],
+      [id, o.environment, o.orderNo, o.amount.toString(), o.customerName, o.customerEmail, o.source, o.paymentLinkId, key.hash, key.expiresAt, this.opts.defaultTtlS, o.paymentLinkId, o.merchantId],
     );
     const row = rows[0];
     if (!row) {

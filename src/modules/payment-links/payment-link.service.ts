@@ -7,6 +7,7 @@ import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
 import { assertReturnUrls, saveOrderReturnUrls } from '../orders/return-urls.js';
 import type { CreatedOrder, OrderService } from '../orders/order.service.js';
+import type { RateLimits } from '../limits/rate-limit.service.js';
 import { PaymentLink, paymentLinkStatus, remainingUses } from './payment-link.entity.js';
 import {
   createPaymentLinkCommand,
@@ -53,6 +54,7 @@ export class PaymentLinkService {
   constructor(
     private readonly orders: OrderService,
     private readonly opts: PaymentLinkServiceOptions,
+    private readonly limits: RateLimits,
   ) {
     this.createCommand = createPaymentLinkCommand(opts.minIdr, opts.maxIdr);
   }
@@ -147,15 +149,20 @@ export class PaymentLinkService {
   }
 
   /**
-   * Public: takes one use of the link and creates its order, in one transaction. The use is taken
-   * by a single conditional UPDATE, so under any concurrency usage_count never passes max_usage:
-   * PostgreSQL re-checks the WHERE clause of waiting updaters against the committed row, and the
-   * order insert commits or rolls back together with the increment. When no row is updated the link
-   * is read again only to say why.
+   * Public: reserves one use of the link and creates its order, in one transaction. The use is
+   * taken by a single conditional UPDATE, so under any concurrency usage_count never passes
+   * max_usage: PostgreSQL re-checks the WHERE clause of waiting updaters against the committed row,
+   * and the order insert commits or rolls back together with the increment. When no row is updated
+   * the link is read again only to say why. The use goes back if the order expires unpaid
+   * (link-use.ts). Anonymous callers are bounded before anything is written: opens per IP (all
+   * links) and per link, per hour — each open is an order whose checkout key can allocate deposits
+   * and unique codes, so these budgets bound what anyone can allocate without paying.
    */
   async open(ctx: RequestContext, cmd: OpenPaymentLinkCommand): Promise<OpenedPaymentLink> {
     const id = asLinkId(parseInput(openPaymentLinkCommand, cmd).id);
     if (!id) throw notFound();
+    await this.limits.consume('linkOpenIp', ctx.ip);
+    await this.limits.consume('linkOpen', id);
     const env = ctx.environment;
     const opened = await ctx.em.transactional(async (tx) => {
       const rows = await tx.execute<{ id: string }[]>(

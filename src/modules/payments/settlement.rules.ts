@@ -28,8 +28,11 @@
  * 5. Overpayment: the paid deposit received more than due (confirmed > due) and the order is not
  *    flagged yet → flag it once, with due, received and excess = received − due.
  * 6. Deposits: now > lateEnd → every deposit closes (not watched any more, its unique code is free);
- *    else if the target is Success → open deposits become settled (code released, still watched
- *    until lateEnd, so an extra transfer is recorded as an overpayment, not lost); else unchanged.
+ *    else if the target is Success → open and lapsed deposits become settled (code released, still
+ *    watched until lateEnd, so an extra transfer is recorded as an overpayment, not lost);
+ *    else if expired → open deposits lapse (code released at once, so an expired order never holds
+ *    one of its merchant's 999 codes through the late window; still watched, a late payment is
+ *    found by its address); else unchanged.
  */
 import { canTransition, type OrderStatus } from '../orders/order.transitions.js';
 
@@ -69,8 +72,8 @@ export interface SettlementDecision {
   paidDepositId: string | null;
   /** Overpayment to flag now (null when none, or already flagged). */
   overpayment: Overpayment | null;
-  /** What the order's deposits become: all closed, open ones settled, or nothing. */
-  deposits: 'close' | 'settle' | 'keep';
+  /** What the order's deposits become: all closed, open/lapsed ones settled, open ones lapsed, or nothing. */
+  deposits: 'close' | 'settle' | 'lapse' | 'keep';
   lateEnd: Date;
 }
 
@@ -104,7 +107,7 @@ export function decideSettlement(input: SettlementInput): SettlementDecision {
     transition: target !== status && canTransition(status, target),
     paidDepositId: paid?.id ?? null,
     overpayment,
-    deposits: now.getTime() > lateEnd.getTime() ? 'close' : target === 'Success' ? 'settle' : 'keep',
+    deposits: now.getTime() > lateEnd.getTime() ? 'close' : target === 'Success' ? 'settle' : expired ? 'lapse' : 'keep',
     lateEnd,
   };
 }

@@ -5,6 +5,7 @@ import type { OrderStatusService } from '../orders/order-status.service.js';
 import type { OrderStatus } from '../orders/order.transitions.js';
 import { PAYMENT_LATE, PAYMENT_OVERPAID, type OrderEventReasons } from '../events/event.catalogue.js';
 import { recordOrderEvent } from '../events/order-event.writer.js';
+import { syncLinkUse } from '../payment-links/link-use.js';
 import { decideSettlement, lateWindowEnd } from './settlement.rules.js';
 
 export interface SettlementOptions {
@@ -69,6 +70,8 @@ export class SettlementService {
     const target = decision.transition ? decision.target : order.status;
     if (decision.transition) {
       await this.orderStatus.transition(tx, orderId, target, { kind: 'settlement', confirmed: deposits.map((d) => ({ depositId: d.id, confirmed: d.confirmed.toString(), due: d.due.toString() })) });
+      // A payment-link order gives its use back when it expires unpaid (payment-links/link-use.ts).
+      await syncLinkUse(tx, orderId, target);
     }
     const over = decision.overpayment;
     if (over) {
@@ -86,6 +89,7 @@ export class SettlementService {
     }
     if (decision.deposits === 'close') await tx.execute(`update deposits set status = 'closed' where order_id = ? and status in (${depositSourcesSql('closed')})`, [orderId]);
     else if (decision.deposits === 'settle') await tx.execute(`update deposits set status = 'settled' where order_id = ? and status in (${depositSourcesSql('settled')})`, [orderId]);
+    else if (decision.deposits === 'lapse') await tx.execute(`update deposits set status = 'lapsed' where order_id = ? and status in (${depositSourcesSql('lapsed')})`, [orderId]);
     return target;
   }
 
@@ -96,7 +100,7 @@ export class SettlementService {
       [now],
     );
     for (const { id } of due) await this.settle(em, id, now);
-    // Close deposits whose late window is over so their unique codes return to the pool.
+    // Close deposits whose late window is over: no longer watched (their codes went back at expiry).
     await em.execute(
       `update deposits d set status = 'closed' from orders o where o.id = d.order_id and d.status in (${depositSourcesSql('closed')}) and o.expires_at + make_interval(secs => ?) < ?`,
       [this.opts.lateWindowS, now],
