@@ -11,6 +11,11 @@ describe('deposit transitions', () => {
     ['open', 'settled', true],
     ['open', 'closed', true],
     ['settled', 'closed', true],
+    ['open', 'lapsed', true], // expired unpaid: code back to the merchant's pool, still watched
+    ['lapsed', 'settled', true], // a late payment completes the order
+    ['lapsed', 'closed', true],
+    ['lapsed', 'open', false], // its code may belong to another order already
+    ['settled', 'lapsed', false],
     ['settled', 'open', false], // a released unique code may belong to another order already
     ['closed', 'open', false],
     ['closed', 'settled', false],
@@ -20,14 +25,15 @@ describe('deposit transitions', () => {
   });
 
   it('guards of the status writes', () => {
-    expect(depositSourcesOf('settled')).toEqual(['open']);
-    expect(depositSourcesOf('closed')).toEqual(['open', 'settled']);
+    expect(depositSourcesOf('settled')).toEqual(['open', 'lapsed']);
+    expect(depositSourcesOf('lapsed')).toEqual(['open']);
+    expect(depositSourcesOf('closed')).toEqual(['open', 'lapsed', 'settled']);
     expect(depositSourcesOf('open')).toEqual([]);
   });
 
   it('closed is final and not watched; every other state is watched', () => {
-    expect(DEPOSIT_STATUSES.filter((s) => DEPOSIT_STATUSES.some((to) => canDepositTransition(s, to)))).toEqual(['open', 'settled']);
-    expect(WATCHED_DEPOSIT_STATUSES).toEqual(['open', 'settled']);
+    expect(DEPOSIT_STATUSES.filter((s) => DEPOSIT_STATUSES.some((to) => canDepositTransition(s, to)))).toEqual(['open', 'lapsed', 'settled']);
+    expect(WATCHED_DEPOSIT_STATUSES).toEqual(['open', 'lapsed', 'settled']);
   });
 });
 

@@ -120,7 +120,9 @@ export class DepositService {
           return deposit;
         });
       } catch (e) {
-        if (e instanceof UniqueConstraintViolationException && /unique_code/.test(e.message)) continue;
+        // Only a code collision is retried: the insert's own text names the unique_code column, so
+        // match the constraint, not the column (an index collision is a bug to surface, not retry).
+        if (e instanceof UniqueConstraintViolationException && /deposits_open_unique_code/.test(e.message)) continue;
         throw e;
       }
     }
