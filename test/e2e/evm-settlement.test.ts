@@ -191,9 +191,12 @@ describe.each([
       await sub.until('Created');
       await expireNow(gw.app, o.orderId);
       await sub.until('Expired');
+      // Expired unpaid: the unique code went back to the merchant's pool, the address is still watched.
+      expect((await sql<{ status: string }>(gw.app, 'select status from deposits where order_id = ?', [o.orderId]))[0]!.status).toBe('lapsed');
       const sent = await pay(chain(), customer, o.address, o.total);
       await sub.until('Success');
       expect(sub.statuses).toEqual(['Created', 'Expired', 'Success']);
+      expect((await sql<{ status: string }>(gw.app, 'select status from deposits where order_id = ?', [o.orderId]))[0]!.status).toBe('settled');
       const rows = await paymentsOf(gw.app, o.orderId);
       expect(rows).toEqual([expect.objectContaining({ tx_hash: sent.txHash, status: 'confirmed', late: true, amount: o.total.toString() })]);
       const late = (await eventsOf(gw.app, o.orderId)).filter((e) => e.type === 'payment.late');
