@@ -81,6 +81,7 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const orders = new OrderService(checkoutKeys, {
     publicBaseUrl: () => config.PUBLIC_BASE_URL,
     defaultTtlS: config.ORDER_TTL_S,
+    idempotencyTtlS: config.IDEMPOTENCY_KEY_TTL_S,
     minIdr: config.ORDER_MIN_IDR,
     maxIdr: config.ORDER_MAX_IDR,
   });

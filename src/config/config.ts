@@ -120,6 +120,7 @@ export const CONFIG_VARS = {
   FALLBACK_RATE_USDT_IDR: { schema: decimalString, default: '16250', description: 'Internal USDT/IDR rate used when live sources fail' },
   FALLBACK_RATE_USDC_IDR: { schema: decimalString, default: '16250', description: 'Internal USDC/IDR rate used when live sources fail' },
   ORDER_TTL_S: { schema: int(60, 7 * 86400), default: '1800', description: 'Default order lifetime (a merchant setting overrides it)' },
+  IDEMPOTENCY_KEY_TTL_S: { schema: int(60, 30 * 86400), default: '86400', description: 'How long an `Idempotency-Key` on order creation is remembered: a retry within it gets the original order (with a fresh checkout key); after it the key may be used again' },
   LATE_PAYMENT_WINDOW_S: { schema: int(0, 30 * 86400), default: '86400', description: 'After expiry, payments detected within this window still complete an order (and are flagged late)' },
   WATCH_POLL_MS: { schema: int(20, 60_000), default: '200', description: 'How often a chain watcher polls its node (an idle poll costs 1–2 RPC calls; SOLANA polls each open deposit). Raise it for rate-limited RPC providers' },
   WATCH_RUN_MS: { schema: int(1000, 600_000), default: '30000', description: 'How long one watcher job run keeps its lock before handing over (Agenda reschedules it)' },

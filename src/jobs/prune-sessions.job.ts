@@ -1,13 +1,15 @@
 import type { JobDefinition } from './scheduler.js';
 
-/** Deletes sessions that expired or were revoked more than a day ago (their refresh tokens cascade). */
+/**
+ * Deletes sessions that expired or were revoked more than a day ago (their refresh tokens cascade),
+ * and order-creation idempotency keys past their lifetime (an expired key is free for reuse anyway).
+ */
 export const pruneSessionsJob: JobDefinition = {
   name: 'prune-sessions',
   every: '1 hour',
   handler: async (app) => {
-    await app.orm.em
-      .fork()
-      .getConnection()
-      .execute(`delete from sessions where expires_at < now() - interval '1 day' or revoked_at < now() - interval '1 day'`);
+    const db = app.orm.em.fork().getConnection();
+    await db.execute(`delete from sessions where expires_at < now() - interval '1 day' or revoked_at < now() - interval '1 day'`);
+    await db.execute(`delete from idempotency_keys where expires_at < now()`);
   },
 };

@@ -3,7 +3,8 @@ import { unix } from '../common/time.js';
 import { renderQrPng, renderQrSvg } from '../modules/deposits/qr-image.js';
 import { createOrderBody, toCreateDeposit, toCreateOrder, toGetOrder, toLockQuote } from './order.mappers.js';
 import { depositSummaryView, depositView, orderView, paymentView, quoteSummaryView, quoteView, tokenView } from './order.views.js';
-import type { RestRoute } from './routes.js';
+import { header, type RestRoute } from './routes.js';
+import { parseIdempotencyKey } from '../modules/orders/order-idempotency.js';
 
 /**
  * The spec's order and payment flow (environment-scoped). Each handler maps the legacy body to the
@@ -19,8 +20,16 @@ export function paymentRoutes(app: App): RestRoute[] {
       auth: 'apiKey',
       limit: 'merchant',
       handler: async (ctx, req) => {
-        const { order, key, url } = await app.orders.create(ctx, toCreateOrder(ctx, createBody, req.body));
-        return { status: 201, message: 'Order created', data: { request: orderView(order), url, key, expired_at: unix(order.expiresAt) } };
+        // Idempotency-Key: a retry of the same request answers with the same order (order-idempotency.ts).
+        const raw = header(req, 'idempotency-key');
+        const idempotencyKey = raw === undefined ? undefined : parseIdempotencyKey(raw, 'Idempotency-Key');
+        const { order, key, url, replayed } = await app.orders.create(ctx, toCreateOrder(ctx, createBody, req.body), { idempotencyKey });
+        return {
+          status: 201,
+          message: 'Order created',
+          data: { request: orderView(order), url, key, expired_at: unix(order.expiresAt) },
+          ...(idempotencyKey === undefined ? {} : { headers: { 'idempotent-replayed': replayed ? 'true' : 'false' } }),
+        };
       },
     },
     {

@@ -14,6 +14,8 @@ export interface RestResult {
   data?: unknown;
   /** A non-JSON success body (QR images); errors still use the envelope. */
   raw?: { contentType: string; body: string | Buffer };
+  /** Extra response headers (e.g. `Idempotent-Replayed`). */
+  headers?: Record<string, string>;
 }
 
 export interface RestRoute {
@@ -87,6 +89,7 @@ export function registerRoutes(fastify: FastifyInstance, app: App, routes: RestR
           if (route.limit === 'merchant') await app.rateLimits.consumeCaller(ctx.caller, req.ip);
           const result = await route.handler(ctx, req);
           const status = result.status ?? 200;
+          if (result.headers) void reply.headers(result.headers);
           if (result.raw) return reply.code(status).type(result.raw.contentType).header('cache-control', 'no-store').send(result.raw.body);
           return reply.code(status).send(envelope(status, result.message ?? 'Success', result.data));
         },

@@ -108,7 +108,7 @@ describe.each([
     const first = o.total / 3n;
     await pay(chain(), customer, o.address, first);
     await settled(o.depositId, first);
-    expect(await orderStatus(gw.url, m, o.orderNo)).toBe('Created');
+    expect(await orderStatus(gw.url, m, o.orderNo)).toBe('Processing'); // detected, not final
     await pay(chain(), customer, o.address, o.total - first);
     await waitForStatus(gw.url, m, o.orderNo, 'Success');
     const rows = await paymentsOf(gw.app, o.orderId);
@@ -155,7 +155,7 @@ describe.each([
     const o = await placeOrder(gw.url, gw.app, m, network);
     await pay(chain(), customer, o.address, o.total - 1n);
     await settled(o.depositId, o.total - 1n);
-    expect(await orderStatus(gw.url, m, o.orderNo)).toBe('Created');
+    expect(await orderStatus(gw.url, m, o.orderNo)).toBe('Processing');
     await expireNow(gw.app, o.orderId);
     const ms = await waitForStatus(gw.url, m, o.orderNo, 'Underpaid');
     console.log(`${network}: expiry job moved the underpaid order in ${ms} ms`);
@@ -180,7 +180,7 @@ describe.each([
       [(o.total - part).toString(), 'confirmed', true],
     ]);
     const events = await eventsOf(gw.app, o.orderId);
-    expect(events.filter((e) => e.type === 'order.status_changed').map((e) => e.to_status)).toEqual(['Underpaid', 'Success']);
+    expect(events.filter((e) => e.type === 'order.status_changed').map((e) => e.to_status)).toEqual(['Processing', 'Underpaid', 'Success']);
     expect(events.filter((e) => e.type === 'payment.late')).toEqual([expect.objectContaining({ reason: expect.objectContaining({ txHash: rows[1]!.tx_hash, withinLateWindow: true }) })]);
   });
 
@@ -215,7 +215,7 @@ describe.each([
     await pay(chain(), customer, short.address, short.total - allowance(short.total) - 1n);
     await waitForStatus(gw.url, tolerant, ok.orderNo, 'Success');
     await settled(short.depositId, short.total - allowance(short.total) - 1n);
-    expect(await orderStatus(gw.url, tolerant, short.orderNo)).toBe('Created');
+    expect(await orderStatus(gw.url, tolerant, short.orderNo)).toBe('Processing');
     await expireNow(gw.app, short.orderId);
     await waitForStatus(gw.url, tolerant, short.orderNo, 'Underpaid');
   });
@@ -234,7 +234,7 @@ describe.each([
     expect(await orderStatus(gw.url, m, a.orderNo)).toBe('Created');
     const bRows = await paymentsOf(gw.app, b.orderId);
     expect(bRows).toEqual([expect.objectContaining({ tx_hash: wrong.txHash, amount: a.total.toString(), deposit_id: b.depositId })]);
-    expect(await orderStatus(gw.url, m, b.orderNo)).toBe(a.total >= b.total ? 'Success' : 'Created');
+    expect(await orderStatus(gw.url, m, b.orderNo)).toBe(a.total >= b.total ? 'Success' : 'Processing');
     const [usdc] = await sql<{ n: string }>(gw.app, `select count(*)::text as n from payments where tx_hash = ?`, [otherToken.txHash]);
     expect(usdc!.n).toBe('0');
     // A is still payable and completes with its own transfer.

@@ -8,7 +8,7 @@ import type { ObservedTransfer } from '../../src/chains/chain-adapter';
 import type { MatchedTransfer } from '../../src/modules/payments/payment.service';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
-import { checkout } from '../support/order-watch';
+import { checkout, watchOrder } from '../support/order-watch';
 
 // A sandbox token seeded by the migration (TRON Nile USDT); no node is watched in this test.
 const NILE_USDT = 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf';
@@ -79,4 +79,77 @@ it('status writes follow the payment transition table: an orphaned payment is no
   expect(await status()).toBe('confirmed');
   await gw.app.payments.markOrphaned(gw.app.orm.em.fork(), [id]); // confirmed → orphaned is not in the table
   expect(await status()).toBe('confirmed');
+});
+
+/**
+ * Issue 9, item 11 (state flapping): `Processing` means "a payment was detected and the order is not
+ * final". A confirmed partial payment used to move the order Processing → Created, so a checkout page
+ * saw Created, Processing, Created, … The statuses a subscribed checkout sees for partial → top-up
+ * must never go backwards; the only way back to Created is a reorg that orphans every payment seen.
+ */
+describe('status sequence a checkout sees', () => {
+  const setup = async () => {
+    const m = await createMerchant(gw.app);
+    const d = await checkout(gw.url, m.sandboxKey, { amountIdr: '150000', tokenAddress: NILE_USDT, network: 'TRON', walletType: 'TRUSTWALLET' });
+    const [dep] = await sql<{ id: string; token_id: string }>('select id, token_id from deposits where order_id = ?', [d.orderId]);
+    let block = 300n;
+    /** The watcher's steps: record a transfer (pending), then confirm or orphan it; settlement runs after each. */
+    const seen = async (txHash: string, amount: bigint) => {
+      const t: ObservedTransfer = { txHash, index: 0, blockNumber: ++block, blockHash: 'ab'.repeat(32), token: NILE_USDT, from: CUSTOMER, to: d.address, amount };
+      await gw.app.orm.em.fork().transactional((tx) => gw.app.payments.record(tx, 'sandbox', 'TRON', [{ transfer: t, depositId: dep!.id, orderId: d.orderId, tokenId: dep!.token_id }]));
+      await gw.app.settlement.settle(gw.app.orm.em.fork(), d.orderId);
+      return (await sql<{ id: string }>('select id from payments where tx_hash = ?', [txHash]))[0]!.id;
+    };
+    const confirm = async (id: string) => {
+      await gw.app.payments.markConfirmed(gw.app.orm.em.fork(), [id]);
+      await gw.app.settlement.settle(gw.app.orm.em.fork(), d.orderId);
+    };
+    const orphan = async (id: string) => {
+      await gw.app.payments.markOrphaned(gw.app.orm.em.fork(), [id]);
+      await gw.app.settlement.settle(gw.app.orm.em.fork(), d.orderId);
+    };
+    const watch = watchOrder(gw.url, { key: d.key }, d.orderNo);
+    await watch.until('Created');
+    return { d, seen, confirm, orphan, watch };
+  };
+
+  it('partial payment, confirmed, then a top-up: Created → Processing → Success, never back to Created', async () => {
+    const { d, seen, confirm, watch } = await setup();
+    try {
+      const part = d.total / 3n;
+      await confirm(await seen('51'.repeat(32), part));
+      expect((await sql<{ status: string }>('select status from orders where id = ?', [d.orderId]))[0]!.status).toBe('Processing');
+      await confirm(await seen('52'.repeat(32), d.total - part));
+      await watch.until('Success');
+      expect(watch.statuses()).toEqual(['Created', 'Processing', 'Success']);
+      const moves = await sql<{ from_status: string; to_status: string }>(`select from_status, to_status from order_events where order_id = ? and type = 'order.status_changed' order by created_at`, [d.orderId]);
+      expect(moves.map((e) => `${e.from_status}→${e.to_status}`)).toEqual(['Created→Processing', 'Processing→Success']);
+    } finally {
+      await watch.close();
+    }
+  });
+
+  it('a reorg is the one way back: the only payment seen is orphaned → Created', async () => {
+    const { d, seen, orphan, watch } = await setup();
+    try {
+      await orphan(await seen('53'.repeat(32), d.total / 2n));
+      await watch.until('Created');
+      await new Promise((r) => setTimeout(r, 300));
+      expect(watch.statuses()).toEqual(['Created', 'Processing', 'Created']);
+    } finally {
+      await watch.close();
+    }
+  });
+
+  it('a confirmed partial keeps Processing when a later pending top-up is orphaned', async () => {
+    const { d, seen, confirm, orphan, watch } = await setup();
+    try {
+      await confirm(await seen('54'.repeat(32), d.total / 2n));
+      await orphan(await seen('55'.repeat(32), d.total / 2n));
+      await new Promise((r) => setTimeout(r, 300));
+      expect(watch.statuses()).toEqual(['Created', 'Processing']);
+    } finally {
+      await watch.close();
+    }
+  });
 });

@@ -40,7 +40,7 @@ export function settlementScenarios(chain: ChainUnderTest): void {
     await chain.pay(o.address, first);
     await chain.makeFinal();
     await eventually(async () => (await received(o.orderId)) === first, 'first payment confirmed and settled');
-    expect(await orderStatus(o.orderId)).toBe('Created'); // confirmed, but not enough yet
+    expect(await orderStatus(o.orderId)).toBe('Processing'); // confirmed, but not enough yet: detected, not final
     await chain.pay(o.address, o.total - first);
     await chain.makeFinal();
     await o.watch.until('Success');
@@ -54,7 +54,7 @@ export function settlementScenarios(chain: ChainUnderTest): void {
     await chain.pay(o.address, o.total - 1n);
     await chain.makeFinal();
     await eventually(async () => (await received(o.orderId)) === o.total - 1n, 'underpayment confirmed and settled');
-    expect(await orderStatus(o.orderId)).toBe('Created');
+    expect(await orderStatus(o.orderId)).toBe('Processing');
     // The expiry job (every EXPIRY_INTERVAL_S = 1 s) does the rest.
     await sql(`update orders set expires_at = now() - interval '1 second' where id = ?`, [o.orderId]);
     await o.watch.until('Underpaid');
@@ -73,11 +73,11 @@ export function settlementScenarios(chain: ChainUnderTest): void {
     expect(await paymentsOf(b.orderId)).toEqual([expect.objectContaining({ tx_hash: tx, deposit_id: depositB!.id, amount: a.total.toString() })]);
     expect(await paymentsOf(a.orderId)).toEqual([]);
     expect(await orderStatus(a.orderId)).toBe('Created');
-    expect(await orderStatus(b.orderId)).toBe('Created'); // less than B's total
+    expect(await orderStatus(b.orderId)).toBe('Processing'); // less than B's total
     // A's own payment completes A, and only A.
     await chain.pay(a.address, a.total);
     await chain.makeFinal();
     await a.watch.until('Success');
-    expect(await orderStatus(b.orderId)).toBe('Created');
+    expect(await orderStatus(b.orderId)).toBe('Processing');
   });
 }

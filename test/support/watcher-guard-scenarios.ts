@@ -69,7 +69,7 @@ export function watcherGuardScenarios(chain: GuardedChain): void {
     await eventually(async () => (await paymentsOf(o.orderId)).some((p) => p.tx_hash === marker && p.status === 'confirmed'), 'marker payment confirmed');
     await eventually(async () => (await received(o.orderId)) === part + 1n, 'marker settled');
     expect((await paymentsOf(o.orderId)).map((p) => p.tx_hash)).not.toContain(self);
-    expect(await orderStatus(o.orderId)).toBe('Created'); // counted twice, part + part + 1 would have completed it
+    expect(await orderStatus(o.orderId)).toBe('Processing'); // counted twice, part + part + 1 would have completed it
   });
 
   it('an order whose settlement fails is settled again on a later tick; the others settle meanwhile', async () => {

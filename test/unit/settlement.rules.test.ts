@@ -20,7 +20,9 @@ describe('decideSettlement — target status (rule 4) and transition (table)', (
     ['a payment pending, before expiry', { deposits: [dep({ pending: DUE })] }, 'Processing', true],
     ['a payment pending, after expiry (waits for finality, not expired yet)', { now: LATE, deposits: [dep({ pending: DUE })] }, 'Processing', true],
     ['exact total confirmed', { deposits: [dep({ confirmed: DUE })] }, 'Success', true],
-    ['one unit short, no tolerance, before expiry', { deposits: [dep({ confirmed: DUE - 1n })] }, 'Created', false],
+    ['one unit short, no tolerance, before expiry: detected, not final → Processing', { deposits: [dep({ confirmed: DUE - 1n })] }, 'Processing', true],
+    ['Processing with a confirmed partial stays Processing (never back to Created)', { status: 'Processing', deposits: [dep({ confirmed: 5n })] }, 'Processing', false],
+    ['Processing, a confirmed partial and its pending top-up orphaned: stays Processing', { status: 'Processing', deposits: [dep({ confirmed: DUE / 2n })] }, 'Processing', false],
     ['one unit short at expiry', { now: LATE, deposits: [dep({ confirmed: DUE - 1n })] }, 'Underpaid', true],
     ['nothing at expiry', { now: LATE }, 'Expired', true],
     ['Processing whose pending payment was orphaned, before expiry', { status: 'Processing' }, 'Created', true],
@@ -34,7 +36,7 @@ describe('decideSettlement — target status (rule 4) and transition (table)', (
     ['Success stays Success when its payment is later orphaned (never goes back)', { status: 'Success', deposits: [dep()] }, 'Success', false],
     ['confirmed in full but detected after lateEnd does not complete it', { status: 'Expired', now: AFTER, deposits: [dep({ confirmed: DUE, inWindow: 0n })] }, 'Expired', false],
     ['one of two deposits paid in full', { deposits: [dep({ id: 'a', confirmed: 1n }), dep({ id: 'b', confirmed: DUE })] }, 'Success', true],
-    ['two deposits partly paid do not add up (judged per deposit)', { deposits: [dep({ id: 'a', confirmed: DUE / 2n }), dep({ id: 'b', confirmed: DUE / 2n })] }, 'Created', false],
+    ['two deposits partly paid do not add up (judged per deposit)', { deposits: [dep({ id: 'a', confirmed: DUE / 2n }), dep({ id: 'b', confirmed: DUE / 2n })] }, 'Processing', true],
   ])('%s', (_, over, target, transition) => {
     const d = decideSettlement(input(over));
     expect(d.target).toBe(target);
@@ -46,14 +48,14 @@ describe('decideSettlement — tolerance (rule 3)', () => {
   // 50 bps of 1 000 000 = 5 000 units may be missing.
   it.each<[number, bigint, string]>([
     [50, DUE - 5_000n, 'Success'],
-    [50, DUE - 5_001n, 'Created'],
-    [0, DUE - 1n, 'Created'],
+    [50, DUE - 5_001n, 'Processing'],
+    [0, DUE - 1n, 'Processing'],
     [10_000, 1n, 'Success'],
     [20_000, 1n, 'Success'], // clamped to 10 000
-    [-5, DUE - 1n, 'Created'], // clamped to 0
-    [Number.NaN, DUE - 1n, 'Created'], // not a number: 0
+    [-5, DUE - 1n, 'Processing'], // clamped to 0
+    [Number.NaN, DUE - 1n, 'Processing'], // not a number: 0
     [50.9, DUE - 5_000n, 'Success'], // truncated to 50
-    [50.9, DUE - 5_001n, 'Created'],
+    [50.9, DUE - 5_001n, 'Processing'],
   ])('tolerance %p bps, received %p → %s', (toleranceBps, confirmed, target) => {
     expect(decideSettlement(input({ toleranceBps, deposits: [dep({ confirmed })] })).target).toBe(target);
   });

@@ -25,9 +25,15 @@ export class OrderResolver {
 
   @Authorized('API_KEY')
   @Mutation(() => CreatedOrder, { description: 'Same as POST /merchant/fiat/order' })
-  async createOrder(@Arg('input') input: CreateOrderInput, @Ctx() ctx: GqlContext): Promise<CreatedOrder> {
-    const { order, key, url } = await ctx.app.orders.create(ctx, { orderNo: input.orderNo, amount: input.amount, customerName: input.name, customerEmail: input.email, successUrl: input.successUrl, cancelUrl: input.cancelUrl, autoRedirect: input.autoRedirect });
-    return { order: toOrderType(order), key, url, expiredAt: unix(order.expiresAt) };
+  async createOrder(
+    @Arg('input') input: CreateOrderInput,
+    @Ctx() ctx: GqlContext,
+    @Arg('idempotencyKey', () => String, { nullable: true, description: 'Same as the REST Idempotency-Key header: a retry with the same key and input returns the original order (fresh checkout key)' })
+    idempotencyKey?: string | null,
+  ): Promise<CreatedOrder> {
+    const cmd = { orderNo: input.orderNo, amount: input.amount, customerName: input.name, customerEmail: input.email, successUrl: input.successUrl, cancelUrl: input.cancelUrl, autoRedirect: input.autoRedirect };
+    const { order, key, url, replayed } = await ctx.app.orders.create(ctx, cmd, { idempotencyKey: idempotencyKey ?? undefined });
+    return { order: toOrderType(order), key, url, expiredAt: unix(order.expiresAt), replayed: replayed ?? false };
   }
 
   @Authorized()

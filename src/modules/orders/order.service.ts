@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import type { z } from 'zod';
 import { requireApiKey, requireEnvironment, requireMerchant, requireMerchantWide, requireOrderScope } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
 import { DomainError } from '../../common/errors.js';
@@ -13,11 +14,14 @@ import { Order, type OrderRecord } from './order.entity.js';
 import { createOrderCommand, getOrderCommand, listOrdersCommand, type CreateOrderCommand, type GetOrderCommand, type ListOrdersCommand } from './order.commands.js';
 import { createOrderLoaders, type OrderLoaders } from './order.loaders.js';
 import { OPEN_STATUSES } from './order.transitions.js';
+import { orderRequestHash, parseIdempotencyKey } from './order-idempotency.js';
 
 export interface OrderServiceOptions {
   /** Read per order: the listening port may be known only after start. */
   publicBaseUrl: () => string;
   defaultTtlS: number;
+  /** How long an order-creation idempotency key is remembered (IDEMPOTENCY_KEY_TTL_S). */
+  idempotencyTtlS: number;
   minIdr: number;
   maxIdr: number;
 }
@@ -41,11 +45,38 @@ export class OrderService {
     this.createCommand = createOrderCommand(opts.minIdr, opts.maxIdr);
   }
 
-  /** Merchant server (API key): creates an order in the key's environment. Duplicate order number → DUPLICATE_ORDER_NO. */
-  async create(ctx: RequestContext, cmd: CreateOrderCommand): Promise<CreatedOrder> {
+  /**
+   * Merchant server (API key): creates an order in the key's environment. Duplicate order number →
+   * DUPLICATE_ORDER_NO. With an idempotency key (order-idempotency.ts), a retry of the same request
+   * gets the original order back (`replayed`); without one, nothing changes on this hot path.
+   */
+  async create(ctx: RequestContext, cmd: CreateOrderCommand, opts: { idempotencyKey?: string } = {}): Promise<CreatedOrder & { replayed?: boolean }> {
     const caller = requireApiKey(ctx);
     const data = parseInput(this.createCommand, cmd);
     assertReturnUrls(caller.environment, data);
+    if (opts.idempotencyKey === undefined) return this.createOnce(ctx, caller, data);
+    const key = parseIdempotencyKey(opts.idempotencyKey);
+    const hash = orderRequestHash(data);
+    // One transaction for the key row and the order: a key is remembered exactly when its order
+    // exists, a crash leaves neither, and a concurrent duplicate waits on the key's primary key until
+    // this commits (then replays) or rolls back (then creates).
+    return ctx.em.transactional(async (tx) => {
+      const txCtx = { ...ctx, em: tx };
+      const claimed = await tx.execute<{ claimed: number }[]>(
+        `insert into idempotency_keys (merchant_id, environment, key, request_hash, order_no, expires_at)
+         values (?, ?, ?, ?, ?, now() + make_interval(secs => ?))
+         on conflict (merchant_id, environment, key) do update
+           set request_hash = excluded.request_hash, order_no = excluded.order_no, created_at = now(), expires_at = excluded.expires_at
+           where idempotency_keys.expires_at <= now()
+         returning 1 as claimed`,
+        [caller.merchantId, caller.environment, key, hash, data.orderNo, this.opts.idempotencyTtlS],
+      );
+      if (claimed.length) return this.createOnce(txCtx, caller, data);
+      return { ...(await this.replay(txCtx, caller, key, hash)), replayed: true };
+    });
+  }
+
+  private async createOnce(ctx: RequestContext, caller: { merchantId: string; environment: Order['environment'] }, data: z.output<ReturnType<typeof createOrderCommand>>): Promise<CreatedOrder> {
     const created = await this.insert(ctx, {
       merchantId: caller.merchantId,
       environment: caller.environment,
@@ -58,6 +89,45 @@ export class OrderService {
     });
     await saveOrderReturnUrls(ctx.em, created.order.id, data);
     return created;
+  }
+
+  /**
+   * The order a live idempotency key was first used for, with a fresh checkout key (only the hash of
+   * the first one is stored; the fresh key replaces it). Within the caller's merchant and environment
+   * only: the key row is looked up under them, so another merchant's key names nothing here.
+   */
+  private async replay(ctx: RequestContext, caller: { merchantId: string; environment: Order['environment'] }, key: string, hash: string): Promise<CreatedOrder> {
+    const rows = await ctx.em.execute<{ request_hash: string; id: string }[]>(
+      `select k.request_hash, o.id from idempotency_keys k
+       join orders o on o.merchant_id = k.merchant_id and o.environment = k.environment and o.order_no = k.order_no
+       where k.merchant_id = ? and k.environment = ? and k.key = ?`,
+      [caller.merchantId, caller.environment, key],
+    );
+    const row = rows[0];
+    if (!row) throw new DomainError('CONFLICT', 'This Idempotency-Key is being used by another request; retry');
+    if (row.request_hash !== hash) {
+      throw new DomainError('IDEMPOTENCY_KEY_REUSED', 'This Idempotency-Key was already used with a different request body; use a new key for a new order');
+    }
+    const fresh = this.keys.issue(row.id);
+    await ctx.em.execute('update orders set checkout_key_hash = ?, checkout_key_expires_at = ? where id = ?', [fresh.hash, fresh.expiresAt, row.id]);
+    const order = await ctx.em.findOneOrFail(Order, { id: row.id });
+    const record: OrderRecord = {
+      id: order.id,
+      merchant: { id: caller.merchantId },
+      environment: order.environment,
+      orderNo: order.orderNo,
+      amount: order.amount,
+      currency: order.currency,
+      status: order.status,
+      customerName: order.customerName,
+      customerEmail: order.customerEmail,
+      source: order.source,
+      paymentLinkId: order.paymentLinkId,
+      expiresAt: order.expiresAt,
+      paidAt: order.paidAt,
+      createdAt: order.createdAt,
+    };
+    return { order: record, key: fresh.key, url: this.checkoutUrl(order.id, fresh.key) };
   }
 
   /**
@@ -109,7 +179,11 @@ export class OrderService {
       paidAt: null,
       createdAt: new Date(row.created_at as string),
     };
-    return { order, key: key.key, url: `${this.opts.publicBaseUrl()}/checkout/${order.id}?key=${key.key}` };
+    return { order, key: key.key, url: this.checkoutUrl(order.id, key.key) };
+  }
+
+  private checkoutUrl(orderId: string, key: string): string {
+    return `${this.opts.publicBaseUrl()}/checkout/${orderId}?key=${key}`;
   }
 
   /** getOrder / checkout reads: by order number within the caller's merchant, for the merchant or the order's checkout key. */

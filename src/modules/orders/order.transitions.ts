@@ -2,12 +2,15 @@
  * Order states and the only moves between them. This table is the documentation (docs/order-lifecycle.md
  * "Orders", generated from it); OrderStatusService refuses anything not listed.
  *
- * Created     → Processing  a payment was seen but is not yet confirmed deep enough
+ * Processing means: a payment was detected (pending, or confirmed short of the total) and the order
+ * is not final yet.
+ *
+ * Created     → Processing  a payment was seen (pending, or confirmed but short of the total)
  * Created     → Success     confirmed receipts reach the total due (within tolerance)
  * Created     → Underpaid   expiry with some confirmed receipts, not enough
  * Created     → Expired     expiry with nothing received
- * Processing  → Success     confirmations reach the total due
- * Processing  → Created     the pending payment was orphaned by a reorg
+ * Processing  → Success     confirmations (a top-up) reach the total due
+ * Processing  → Created     ONLY a reorg: every payment seen was orphaned
  * Processing  → Underpaid / Expired   expiry (as above) once pending payments settle or drop
  * Underpaid   → Success     a top-up inside the late window completes the total
  * Expired     → Success     a full payment arrives inside the late window

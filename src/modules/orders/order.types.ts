@@ -112,6 +112,7 @@ export class CreatedOrder {
   @Field({ description: 'Hosted checkout page, scoped key embedded as `key`' }) url!: string;
   @Field({ description: 'Scoped checkout key (30 minutes, this order only); shown once' }) key!: string;
   @Field(() => Int, { description: 'Order expiry, Unix seconds' }) expiredAt!: number;
+  @Field({ description: 'True when an idempotency key matched an earlier request: the original order, with a fresh checkout key' }) replayed!: boolean;
 }
 
 @ObjectType()

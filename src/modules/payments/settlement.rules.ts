@@ -18,11 +18,15 @@
  *      some deposit paid                               → Success
  *      else, from Created or Processing:
  *        something pending                             → Processing
- *        not expired                                   → Created
+ *        not expired, something confirmed              → Processing
+ *        not expired, nothing received                 → Created
  *        expired, something confirmed                  → Underpaid
  *        expired, nothing confirmed                    → Expired
  *      else, from Expired, something confirmed, now ≤ lateEnd → Underpaid
  *      else                                            → unchanged (Underpaid and Success stay)
+ *    `Processing` means "a payment was detected and the order is not final yet" (pending, or confirmed
+ *    short of the total): a confirmed partial payment never moves an order back to `Created`; only a
+ *    reorg that orphans every receipt does.
  *    A target the order transition table does not allow from the current status is not taken
  *    (`transition` is false): e.g. Success never goes back, whatever the receipts say.
  * 5. Overpayment: the paid deposit received more than due (confirmed > due) and the order is not
@@ -95,7 +99,9 @@ export function decideSettlement(input: SettlementInput): SettlementDecision {
   if (paid) target = 'Success';
   else if (status === 'Created' || status === 'Processing') {
     if (anyPending) target = 'Processing';
-    else if (!expired) target = 'Created';
+    // Processing = a payment detected and the order not final: a confirmed partial payment keeps it
+    // there (waiting for a top-up or expiry). Only losing every receipt (a reorg) goes back to Created.
+    else if (!expired) target = anyConfirmed ? 'Processing' : 'Created';
     else target = anyConfirmed ? 'Underpaid' : 'Expired';
   } else if (status === 'Expired' && anyConfirmed && now.getTime() <= lateEnd.getTime()) target = 'Underpaid';
 
