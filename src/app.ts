@@ -73,7 +73,7 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const box = new SecretBox(config.MASTER_KEY);
   const apiKeys = new ApiKeyService(box, config.API_KEY_PREFIX);
   const auth = new AuthService({ jwtSecret: config.JWT_SECRET, accessTtlS: config.ACCESS_TOKEN_TTL_S, refreshTtlS: config.REFRESH_TOKEN_TTL_S });
-  const merchants = new MerchantService(apiKeys);
+  const merchants = new MerchantService(apiKeys, { httpsLogos: config.NODE_ENV === 'production' });
   const rateLimits = new RateLimits(config, orm.em.getConnection().getKnex());
   const checkoutKeys = new CheckoutKeyService();
   const networks = new NetworkCatalog(config);

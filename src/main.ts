@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig, type Config } from './config/index.js';
+import { devSecretsNotice } from './config/dev-secrets.js';
 import { createLogger } from './http/logger.js';
 import { startGateway } from './runtime.js';
 
@@ -15,13 +16,8 @@ async function main(): Promise<void> {
     throw e;
   }
   const log = createLogger(config.LOG_LEVEL);
-  if (config.generatedSecrets.length) {
-    const how = config.devSecretsCreated ? 'generated into' : 'read from';
-    log.warn(
-      { secrets: config.generatedSecrets, file: `${config.DATA_DIR}/dev-secrets.json` },
-      `!!! DEVELOPMENT SECRETS IN USE: ${how} the data folder. Never run production like this; set MASTER_KEY and JWT_SECRET !!!`,
-    );
-  }
+  const notice = devSecretsNotice(config);
+  if (notice) log.warn({ secrets: config.generatedSecrets, file: notice.file }, notice.message);
   // Signal handlers go in before anything starts: a SIGINT/SIGTERM that lands while the database,
   // HTTP server or scheduler are still starting (the server may already answer /readyz) must still
   // shut down gracefully — not kill the process and orphan an embedded PostgreSQL.

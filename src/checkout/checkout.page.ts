@@ -45,19 +45,34 @@ export const jsonForHtml = (v: unknown): string =>
 
 /**
  * The page's only sources are its own origin: the script and styles below, QR images as data: URIs,
- * the API and graphql-ws on the same host. No framing (clickjacking a payment page is the classic
- * attack), no inline script, no referrer (the URL carries the checkout key).
+ * the API and graphql-ws on the same host, and, when the merchant set a logo, exactly that logo's
+ * origin as an image source (per response: one merchant's page never allows another's host). No
+ * framing (clickjacking a payment page is the classic attack), no inline script, no referrer (the URL
+ * carries the checkout key).
  */
-export const CSP = [
-  "default-src 'none'",
-  "script-src 'self'",
-  "style-src 'self'",
-  "img-src 'self' data:",
-  "connect-src 'self'",
-  "base-uri 'none'",
-  "form-action 'none'",
-  "frame-ancestors 'none'",
-].join('; ');
+export function cspFor(logoUrl?: string | null): string {
+  const logoOrigin = logoUrl ? new URL(logoUrl).origin : null;
+  return [
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `img-src 'self' data:${logoOrigin ? ' ' + logoOrigin : ''}`,
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
+
+/**
+ * The logo a page may show: the merchant's setting, for production orders only when https (a logo set
+ * while trying the sandbox with a local http server never reaches a live shopper's page).
+ */
+export function pageLogo(logoUrl: string | undefined | null, environment: string): string | null {
+  if (!logoUrl) return null;
+  if (environment === 'production' && !logoUrl.startsWith('https://')) return null;
+  return URL.canParse(logoUrl) ? logoUrl : null;
+}
 
 /** Finds the static assets next to this file (ts-jest) or, from dist/, back in the source tree. */
 function assetDir(): string {
@@ -99,9 +114,14 @@ export interface PageBoot {
   error?: { code: string; message: string };
 }
 
-/** The page shell: the header (merchant name, escaped here), an empty main the script fills, and the data block. */
-export function renderShell(boot: PageBoot, title: string): string {
-  const merchant = boot.merchant ? `<span class="merchant" id="merchant">${escapeHtml(boot.merchant)}</span>` : '<span class="merchant" id="merchant"></span>';
+/**
+ * The page shell: the header (merchant logo and name, escaped here), an empty main the script fills,
+ * and the data block. The logo is decorative next to the name (empty alt); its URL must be the one
+ * `cspFor` allowed for this response.
+ */
+export function renderShell(boot: PageBoot, title: string, logoUrl: string | null = null): string {
+  const logo = logoUrl ? `<img class="logo" id="logo" src="${escapeHtml(logoUrl)}" alt="" referrerpolicy="no-referrer">` : '';
+  const merchant = `<span class="brand">${logo}<span class="merchant" id="merchant">${boot.merchant ? escapeHtml(boot.merchant) : ''}</span></span>`;
   return `<!doctype html>
 <html lang="${boot.lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
 <meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title>
@@ -115,12 +135,12 @@ export function renderShell(boot: PageBoot, title: string): string {
 </body></html>`;
 }
 
-function send(reply: FastifyReply, status: number, html: string) {
+function send(reply: FastifyReply, status: number, html: string, logoUrl: string | null = null) {
   return reply
     .code(status)
     .type('text/html; charset=utf-8')
     .header('cache-control', 'no-store')
-    .header('content-security-policy', CSP)
+    .header('content-security-policy', cspFor(logoUrl))
     .header('referrer-policy', 'no-referrer')
     .header('x-content-type-options', 'nosniff')
     .header('x-frame-options', 'DENY')
@@ -153,8 +173,9 @@ export function registerCheckoutPage(fastify: FastifyInstance, app: App): void {
       await app.rateLimits.consume('public', req.ip);
       const caller = await checkout.authenticateForStatus(em, key);
       if (caller.orderId !== req.params.orderId) return send(reply, 403, renderShell({ kind: 'error', lang, env: '', error: { code: 'SCOPE_DENIED', message: 'This link is not valid for this order.' } }, 'Checkout'));
-      const { merchant, orderNo } = await checkout.shell(em, caller);
-      return send(reply, 200, renderShell({ kind: 'checkout', lang, env: ENV_PATH[caller.environment], orderId: caller.orderId, orderNo, merchant }, `${orderNo} · ${merchant}`));
+      const { merchant, orderNo, logoUrl } = await checkout.shell(em, caller);
+      const logo = pageLogo(logoUrl, caller.environment);
+      return send(reply, 200, renderShell({ kind: 'checkout', lang, env: ENV_PATH[caller.environment], orderId: caller.orderId, orderNo, merchant }, `${orderNo} · ${merchant}`, logo), logo);
     } catch (e) {
       if (!isDomainError(e)) throw e;
       return send(reply, e.httpStatus, renderShell({ kind: 'error', lang, env: '', error: { code: e.code, message: e.message } }, 'Checkout'));
@@ -188,6 +209,7 @@ export function registerCheckoutPage(fastify: FastifyInstance, app: App): void {
     const link = UUID.test(req.params.id) ? await em.findOne(PaymentLink, req.params.id, { populate: ['merchant'] }) : null;
     if (!link) return send(reply, 404, renderShell({ kind: 'error', lang, env: '', error: { code: 'PAYMENT_LINK_NOT_FOUND', message: 'Payment link not found' } }, 'Payment link'));
     const merchant = link.merchant.name;
-    return send(reply, 200, renderShell({ kind: 'link', lang, env: ENV_PATH[link.environment], linkId: link.id, merchant }, `${link.title} · ${merchant}`));
+    const logo = pageLogo(link.merchant.settings.logoUrl, link.environment);
+    return send(reply, 200, renderShell({ kind: 'link', lang, env: ENV_PATH[link.environment], linkId: link.id, merchant }, `${link.title} · ${merchant}`, logo), logo);
   });
 }

@@ -51,10 +51,10 @@ export class CheckoutService {
     return this.app.checkoutKeys.authenticate(em, key, this.app.config.LATE_PAYMENT_WINDOW_S);
   }
 
-  /** What the page's shell shows before its script runs: the merchant's name and the order number. */
-  async shell(em: EntityManager, caller: CheckoutCaller): Promise<{ merchant: string; orderNo: string }> {
+  /** What the page's shell shows before its script runs: the merchant's name and logo setting, the order number. */
+  async shell(em: EntityManager, caller: CheckoutCaller): Promise<{ merchant: string; orderNo: string; logoUrl: string | null }> {
     const order = await em.findOneOrFail(Order, caller.orderId, { populate: ['merchant'] });
-    return { merchant: order.merchant.name, orderNo: order.orderNo };
+    return { merchant: order.merchant.name, orderNo: order.orderNo, logoUrl: order.merchant.settings.logoUrl ?? null };
   }
 
   async state(em: EntityManager, caller: CheckoutCaller) {

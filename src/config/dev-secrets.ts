@@ -19,3 +19,17 @@ export function loadOrCreateDevSecrets(dataDir: string): DevSecrets {
     return { MASTER_KEY: Buffer.from(secrets.MASTER_KEY, 'hex'), JWT_SECRET: secrets.JWT_SECRET, created: true };
   }
 }
+
+/**
+ * The boot warning when development secrets are in use (null when none are): it says "generated into"
+ * only for the start that wrote the file, and "read from" on every later start, so a newcomer is not told
+ * twice that new secrets were made (which would suggest their data can no longer be read).
+ */
+export function devSecretsNotice(config: { generatedSecrets: string[]; devSecretsCreated: boolean; DATA_DIR: string }): { file: string; message: string } | null {
+  if (!config.generatedSecrets.length) return null;
+  const how = config.devSecretsCreated ? 'generated into' : 'read from';
+  return {
+    file: join(config.DATA_DIR, 'dev-secrets.json'),
+    message: `!!! DEVELOPMENT SECRETS IN USE: ${how} the data folder. Never run production like this; set MASTER_KEY and JWT_SECRET !!!`,
+  };
+}

@@ -124,10 +124,19 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
   installErrorHandling(fastify);
 
   fastify.get('/healthz', async () => ({ status: 'ok' }));
+  // The envelope (status_code, message naming what is not ready yet, data), plus the checks at the top
+  // level as probes have always read them (`status`, `database`, `migrations`, `watchers`).
   fastify.get('/readyz', async (_req, reply) => {
     const r = { ...(await isReady(app.orm)), ...parts.readiness?.() };
-    const ok = Object.values(r).every(Boolean);
-    return reply.code(ok ? 200 : 503).send({ status: ok ? 'ready' : 'not_ready', ...r });
+    const waiting = Object.entries(r)
+      .filter(([, v]) => !v)
+      .map(([k]) => k);
+    const ok = waiting.length === 0;
+    const status = ok ? 'ready' : 'not_ready';
+    return reply
+      .code(ok ? 200 : 503)
+      .header('cache-control', 'no-store')
+      .send({ status_code: ok ? 200 : 503, message: ok ? 'Ready' : `Not ready: waiting for ${waiting.join(', ')}`, data: { status, ...r }, status, ...r });
   });
 
   registerRoutes(fastify, app, authRoutes(app), 'global');

@@ -1,9 +1,10 @@
 import type { RestRoute } from './routes.js';
 import { merchantView, tokenPairView, userView } from './merchant.views.js';
 import { toLogin, toRefresh } from './auth.mappers.js';
+import { toMerchantSettings } from './merchant.mappers.js';
 import type { App } from '../app.js';
 
-/** `/api/v2/auth/*`: dashboard login, refresh rotation, logout (server-side revocation), me. */
+/** `/api/v2/auth/*`: dashboard login, refresh rotation, logout (server-side revocation), me; and the dashboard's `/api/v2/merchant/settings`. */
 export function authRoutes(app: App): RestRoute[] {
   return [
     { method: 'POST', url: '/auth/login', auth: 'public', limit: 'login', handler: async (ctx, req) => ({ message: 'Login successful', data: tokenPairView(await app.auth.login(ctx, toLogin(req.body))) }) },
@@ -27,6 +28,14 @@ export function authRoutes(app: App): RestRoute[] {
         const { user, merchant } = await app.merchants.profile(ctx);
         return { data: { user: userView(user), merchant: merchantView(merchant) } };
       },
+    },
+    {
+      // The dashboard's merchant settings (owner/admin), the REST twin of `updateMerchantSettings`.
+      method: 'PUT',
+      url: '/merchant/settings',
+      auth: 'dashboard',
+      limit: 'merchant',
+      handler: async (ctx, req) => ({ message: 'Settings saved', data: merchantView(await app.merchants.updateSettings(ctx, toMerchantSettings(req.body))) }),
     },
   ];
 }

@@ -11,6 +11,8 @@ export function merchantView(m: Merchant) {
     platform_fee_percent: m.platformFeePercent,
     fee_included: m.feeIncluded,
     order_ttl_seconds: m.orderTtlSeconds,
+    payment_tolerance_bps: m.settings.paymentToleranceBps ?? 0,
+    logo_url: m.settings.logoUrl ?? null,
     notification_url: { sandbox: m.notificationUrlSandbox, production: m.notificationUrlProduction },
     created_at: unix(m.createdAt),
   };

@@ -1,7 +1,7 @@
 import { unix } from '../common/time.js';
 import { paymentLinkState, type PaymentLink } from '../modules/payment-links/payment-link.entity.js';
 
-/** The spec's payment link record (dashboard REST), plus products, validity and timestamps. */
+/** The spec's payment link record (dashboard REST), plus products, validity, the return URLs its orders inherit, and timestamps. */
 export function paymentLinkView(link: PaymentLink, url: string, now = new Date()) {
   const { status, remaining } = paymentLinkState(link, now);
   return {
@@ -18,6 +18,9 @@ export function paymentLinkView(link: PaymentLink, url: string, now = new Date()
     max_usage: link.maxUsage,
     remaining,
     expiration_time: link.expirationTime,
+    success_url: link.successUrl,
+    cancel_url: link.cancelUrl,
+    auto_redirect: link.autoRedirect,
     expired_at: unix(link.expiresAt),
     created_at: unix(link.createdAt),
     updated_at: unix(link.updatedAt),

@@ -6,9 +6,12 @@
  *
  * ETHEREUM counts a transfer at 1 confirmation; BINANCE needs 3, so the confirming screen is seen.
  */
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
+import { PNG } from 'pngjs';
 import { CUSTOMER_PRIVATE_KEYS, startDevChains, type DevChains } from '../../src/devchain';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
@@ -398,5 +401,69 @@ it('language switch, 1280 px desktop, 320 px with 200 % text (no sideways scroll
     await snap(narrow.page, 'pay-320-200pct');
   } finally {
     await narrow.close();
+  }
+});
+
+it("merchant logo: shown in the header, loaded from exactly the merchant's origin (a local http server here), and nothing external without one", async () => {
+  // The merchant's own image host: a local http server that counts what it serves.
+  const png = PNG.sync.write(Object.assign(new PNG({ width: 48, height: 24 }), { data: Buffer.alloc(48 * 24 * 4, 0x5a) }));
+  const served: string[] = [];
+  const host = createServer((req, res) => {
+    served.push(req.url ?? '');
+    res.writeHead(200, { 'content-type': 'image/png', 'content-length': png.length }).end(png);
+  });
+  await new Promise<void>((r) => host.listen(0, '127.0.0.1', r));
+  const origin = `http://127.0.0.1:${(host.address() as AddressInfo).port}`;
+  const own = await createMerchant(gw.app);
+  const login = await http(gw.url, '/api/v2/auth/login', { body: { email: own.email, password: own.password, user_type: 'merchant' } });
+  const order = async () => {
+    const r = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: own.merchantId, order_no: `LOGO-${++seq}-${Date.now()}`, amount: '150000' }, headers: { 'api-key': own.sandboxKey } });
+    expect(r.status).toBe(201);
+    return r.body.data.url as string;
+  };
+  /** Opens the page and returns every origin it asked for, beyond its own and data: URIs. */
+  const visit = async (url: string) => {
+    const ctx = await browser.newContext({ viewport: MOBILE, locale: 'id-ID' });
+    const page = await ctx.newPage();
+    const scripts = watchForScripts(page);
+    const outside: string[] = [];
+    page.on('request', (r) => {
+      const u = r.url();
+      if (!u.startsWith('data:') && new URL(u).origin !== new URL(gw.url).origin) outside.push(u);
+    });
+    await page.goto(url);
+    await page.locator('button.choice').first().waitFor();
+    return { page, scripts, outside, close: () => ctx.close() };
+  };
+  try {
+    const without = await visit(await order());
+    try {
+      expect(await without.page.locator('header img').count()).toBe(0);
+      expect(without.outside).toEqual([]);
+      expect(without.scripts.cspViolations).toEqual([]);
+    } finally {
+      await without.close();
+    }
+    expect(served).toEqual([]);
+
+    const set = await http(gw.url, '/api/v2/merchant/settings', { method: 'PUT', body: { logo_url: `${origin}/brand/logo.png?v=2` }, headers: { authorization: `Bearer ${login.body.data.token}` } });
+    expect(set.status).toBe(200);
+    const withLogo = await visit(await order());
+    try {
+      const logo = withLogo.page.locator('header img#logo');
+      await logo.waitFor();
+      // Loaded (decoded) under the page's CSP, next to the merchant's name.
+      await withLogo.page.waitForFunction(`(() => { const i = document.getElementById('logo'); return i && i.complete && i.naturalWidth === 48; })()`, undefined, { timeout: 10_000 });
+      expect(await logo.getAttribute('alt')).toBe('');
+      expect(await text(withLogo.page, '#merchant')).toMatch(/^Merchant \d+$/);
+      expect(withLogo.outside).toEqual([`${origin}/brand/logo.png?v=2`]);
+      expect(withLogo.scripts.cspViolations).toEqual([]);
+      expect(served).toContain('/brand/logo.png?v=2');
+      await snap(withLogo.page, 'choose-logo');
+    } finally {
+      await withLogo.close();
+    }
+  } finally {
+    await new Promise((r) => host.close(r));
   }
 });

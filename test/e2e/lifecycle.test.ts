@@ -37,7 +37,7 @@ async function startMain(env: Record<string, string | undefined>, port: number):
 }
 
 describe('node dist/src/main.js with an empty environment (embedded PostgreSQL, generated dev secrets)', () => {
-  it('becomes ready, answers GraphQL introspection, warns about dev secrets, and stops cleanly on SIGINT', async () => {
+  it('becomes ready, answers GraphQL introspection, warns about dev secrets (generated, then read on the next start), and stops cleanly on SIGINT', async () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'cpg-life-'));
     dirs.push(dataDir);
     const port = await freePort();
@@ -51,8 +51,8 @@ describe('node dist/src/main.js with an empty environment (embedded PostgreSQL, 
     expect(intro.status).toBe(200);
     expect(intro.body.data.__schema).toEqual({ queryType: { name: 'Query' }, mutationType: { name: 'Mutation' } });
 
-    // Loud warning: the secrets were generated into DATA_DIR.
-    expect(p.stdout()).toMatch(/DEVELOPMENT SECRETS IN USE/);
+    // Loud warning: the secrets were generated into DATA_DIR (this start wrote them).
+    expect(p.stdout()).toMatch(/DEVELOPMENT SECRETS IN USE: generated into the data folder/);
     expect(existsSync(join(dataDir, 'dev-secrets.json'))).toBe(true);
     // Its own PostgreSQL, under DATA_DIR.
     const pgDir = join(dataDir, 'pg');
@@ -72,7 +72,15 @@ describe('node dist/src/main.js with an empty environment (embedded PostgreSQL, 
     expect(existsSync(join(dataDir, 'embedded-pg.json'))).toBe(false);
     expect(`${p.stdout()}${p.stderr()}`).not.toMatch(/"level":(50|60)/);
     console.info(`empty-env boot → ready in ${readyMs} ms; SIGINT → exit in ${stopMs} ms`);
-  }, 120_000);
+
+    // A second start on the same data folder reads the secrets it finds: it must not claim it generated them.
+    const second = await startMain(bareEnv({ PORT: String(port), DATA_DIR: dataDir }), port);
+    expect(second.p.stdout()).toMatch(/DEVELOPMENT SECRETS IN USE: read from the data folder/);
+    expect(second.p.stdout()).not.toMatch(/generated into/);
+    second.p.child.kill('SIGINT');
+    expect(await exitWithin(second.p, 15_000)).toMatchObject({ code: 0, signal: null });
+    expect(second.p.stdout()).toMatch(/stopped cleanly/);
+  }, 240_000);
 });
 
 describe('SIGTERM with an open graphql-ws connection (role=all)', () => {

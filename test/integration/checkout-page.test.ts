@@ -8,6 +8,10 @@ import { createLogger, redactUrl } from '../../src/http/logger';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { http } from '../support/http';
+import { bearer, gql } from '../support/graphql';
+import { CreatePaymentLinkDocument, LoginDocument, PaymentLinkDocument, UpdateMerchantSettingsDocument } from '../generated/graphql';
+import { internalContext } from '../../src/common/context';
+import { MerchantService } from '../../src/modules/merchants/merchant.service';
 
 const T = '/api/v2/testnet';
 const lines: string[] = [];
@@ -86,12 +90,120 @@ describe('return URLs (success_url, cancel_url, auto_redirect)', () => {
       headers: { authorization: `Bearer ${login.body.data.token}` },
     });
     expect(link.status).toBe(201);
-    const opened = await http(gw.url, `${T}/order/payment-link`, { body: { payment_link_id: link.body.data.payment_link_id } });
+    // The link's own record shows what its orders will inherit (REST and GraphQL).
+    expect(link.body.data).toMatchObject({ success_url: 'https://shop.test/ok', cancel_url: null, auto_redirect: true });
+    const id = link.body.data.payment_link_id as string;
+    const got = await http(gw.url, `${T}/merchant/payment-link/${id}`, { headers: { authorization: `Bearer ${login.body.data.token}` } });
+    expect(got.body.data).toMatchObject({ payment_link_id: id, success_url: 'https://shop.test/ok', cancel_url: null, auto_redirect: true });
+    const viaGql = await gql(gw.url, PaymentLinkDocument, { environment: 'SANDBOX', id }, bearer(login.body.data.token));
+    expect(viaGql.data!.paymentLink).toMatchObject({ id, successUrl: 'https://shop.test/ok', cancelUrl: null, autoRedirect: true });
+    const opened = await http(gw.url, `${T}/order/payment-link`, { body: { payment_link_id: id } });
     expect(opened.status).toBe(201);
     const [row] = await gw.app.orm.em.fork().execute(`select success_url, cancel_url, auto_redirect from orders where order_no = ?`, [opened.body.data.request.order_no]);
     expect(row).toEqual({ success_url: 'https://shop.test/ok', cancel_url: null, auto_redirect: true });
+    // ...and the checkout of that order offers the way back.
+    const state = await http(gw.url, `/checkout/${opened.body.data.api_key.split('_')[1]}/state`, { headers: { 'x-checkout-key': opened.body.data.api_key } });
+    expect(state.body.data.order).toMatchObject({ success_url: 'https://shop.test/ok', cancel_url: null, auto_redirect: true });
+  });
+
+  it('GraphQL: a link created with return URLs shows them; one without shows null and false', async () => {
+    const token = (await gql(gw.url, LoginDocument, { email: m.email, password: m.password })).data!.login.token;
+    const input = { title: 'Kopi', expirationTime: 3600, maxUsage: 2, products: [{ name: 'Kopi Gayo', price: '85000', quantity: 2 }] };
+    const withUrls = await gql(gw.url, CreatePaymentLinkDocument, { environment: 'SANDBOX', input: { ...input, successUrl: 'https://shop.test/thanks', cancelUrl: 'https://shop.test/cart', autoRedirect: false } }, bearer(token));
+    expect(withUrls.errors).toBeUndefined();
+    expect(withUrls.data!.createPaymentLink).toMatchObject({ successUrl: 'https://shop.test/thanks', cancelUrl: 'https://shop.test/cart', autoRedirect: false });
+    const without = await gql(gw.url, CreatePaymentLinkDocument, { environment: 'SANDBOX', input }, bearer(token));
+    expect(without.data!.createPaymentLink).toMatchObject({ successUrl: null, cancelUrl: null, autoRedirect: false });
   });
 });
+
+describe('merchant logo (logo_url / logoUrl)', () => {
+  const settings = (token: string, body: unknown, raw?: string) =>
+    http(gw.url, '/api/v2/merchant/settings', { method: 'PUT', ...(raw !== undefined ? { raw, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } } : { body, headers: { authorization: `Bearer ${token}` } }) });
+  const stored = async (merchantId: string) => ((await gw.app.orm.em.fork().execute(`select settings from merchants where id = ?`, [merchantId]))[0].settings as Record<string, unknown>).logoUrl;
+
+  it('REST and GraphQL set, show and clear it; bad URLs, unknown fields and non-JSON are 400 and change nothing; API keys cannot', async () => {
+    const own = await createMerchant(gw.app);
+    const token = (await http(gw.url, '/api/v2/auth/login', { body: { email: own.email, password: own.password, user_type: 'merchant' } })).body.data.token as string;
+    const set = await settings(token, { logo_url: 'https://cdn.shop.test/logo.png' });
+    expect(set.status).toBe(200);
+    expect(set.body).toMatchObject({ status_code: 200, data: { merchant_id: own.merchantId, logo_url: 'https://cdn.shop.test/logo.png' } });
+    expect(await stored(own.merchantId)).toBe('https://cdn.shop.test/logo.png');
+    expect((await http(gw.url, '/api/v2/auth/me', { headers: { authorization: `Bearer ${token}` } })).body.data.merchant.logo_url).toBe('https://cdn.shop.test/logo.png');
+
+    for (const [body, field] of [
+      [{ logo_url: 'javascript:alert(1)' }, 'logo_url'],
+      [{ logo_url: 'ftp://cdn.shop.test/logo.png' }, 'logo_url'],
+      [{ logo_url: 'https://user:pw@cdn.shop.test/logo.png' }, 'logo_url'],
+      [{ logo_url: `https://cdn.shop.test/${'a'.repeat(520)}.png` }, 'logo_url'],
+      [{ logo_url: 42 }, 'logo_url'],
+      [{ logoUrl: 'https://cdn.shop.test/x.png' }, null],
+      [{}, null],
+      [[], null],
+    ] as const) {
+      const res = await settings(token, body);
+      expect(res.status).toBe(400);
+      expect(res.body).toMatchObject({ status_code: 400, data: { code: 'VALIDATION_FAILED' } });
+      if (field) expect(res.body.data.fields).toHaveProperty(field);
+    }
+    const notJson = await settings(token, undefined, '{"logo_url":');
+    expect(notJson.status).toBe(400);
+    expect(notJson.body.status_code).toBe(400);
+    expect((await http(gw.url, '/api/v2/merchant/settings', { method: 'PUT', body: { logo_url: 'https://evil.test/x.png' }, headers: { 'api-key': own.sandboxKey } })).status).toBe(401);
+    expect(await stored(own.merchantId)).toBe('https://cdn.shop.test/logo.png');
+
+    const gqlToken = (await gql(gw.url, LoginDocument, { email: own.email, password: own.password })).data!.login.token;
+    const viaGql = await gql(gw.url, UpdateMerchantSettingsDocument, { input: { logoUrl: 'http://127.0.0.1:8080/brand.svg' } }, bearer(gqlToken));
+    expect(viaGql.data?.updateMerchantSettings.logoUrl).toBe('http://127.0.0.1:8080/brand.svg');
+    const badGql = await gql(gw.url, UpdateMerchantSettingsDocument, { input: { logoUrl: 'data:image/png;base64,AAAA' } }, bearer(gqlToken));
+    expect(badGql.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
+    const cleared = await gql(gw.url, UpdateMerchantSettingsDocument, { input: { logoUrl: null } }, bearer(gqlToken));
+    expect(cleared.data?.updateMerchantSettings.logoUrl).toBeNull();
+    expect(await stored(own.merchantId)).toBeUndefined();
+  });
+
+  it('a production gateway refuses a plain-http logo (https only) before reading anything', async () => {
+    const own = await createMerchant(gw.app);
+    const strict = new MerchantService(gw.app.apiKeys, { httpsLogos: true });
+    const owner = (await gw.app.orm.em.fork().execute(`select id from dashboard_users where merchant_id = ?`, [own.merchantId]))[0].id as string;
+    const ctx = { ...internalContext(gw.app.orm.em.fork()), caller: { kind: 'dashboard' as const, userId: owner, merchantId: own.merchantId, sessionId: 'test', role: 'owner' } };
+    await expect(strict.updateSettings(ctx, { logoUrl: 'http://cdn.shop.test/logo.png' })).rejects.toMatchObject({ code: 'VALIDATION_FAILED', details: { fields: { logoUrl: expect.any(String) } } });
+    expect(await stored(own.merchantId)).toBeUndefined();
+    expect((await strict.updateSettings(ctx, { logoUrl: 'https://cdn.shop.test/logo.png' })).settings.logoUrl).toBe('https://cdn.shop.test/logo.png');
+  });
+
+  it("the checkout and payment-link pages show the logo and allow exactly its origin as an image source; without one, no outside origin", async () => {
+    const own = await createMerchant(gw.app);
+    const o1 = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: own.merchantId, order_no: `LOGO-${Date.now()}`, amount: '150000' }, headers: { 'api-key': own.sandboxKey } });
+    const plain = await http(gw.url, new URL(o1.body.data.url).pathname + new URL(o1.body.data.url).search);
+    expect(plain.headers.get('content-security-policy')).toContain("img-src 'self' data:;");
+    expect(plain.text).not.toContain('<img');
+
+    await sqlSet(own.merchantId, 'https://cdn.shop.test:8443/a/logo.png?v=1&x="><script>');
+    const page = await http(gw.url, new URL(o1.body.data.url).pathname + new URL(o1.body.data.url).search);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("img-src 'self' data: https://cdn.shop.test:8443;");
+    expect(page.text).toContain('<img class="logo" id="logo" src="https://cdn.shop.test:8443/a/logo.png?v=1&#38;x=&#34;&#62;&#60;script&#62;" alt=""');
+
+    const token = (await http(gw.url, '/api/v2/auth/login', { body: { email: own.email, password: own.password, user_type: 'merchant' } })).body.data.token as string;
+    const link = await http(gw.url, `${T}/merchant/payment-link`, { body: { title: 'Logo sale', expiration_time: 3600, max_usage: 5, products: [{ name: 'Kain', price: 150000, quantity: 1 }] }, headers: { authorization: `Bearer ${token}` } });
+    const pay = await http(gw.url, new URL(link.body.data.link).pathname);
+    expect(pay.headers.get('content-security-policy')).toContain("img-src 'self' data: https://cdn.shop.test:8443;");
+    expect(pay.text).toContain('id="logo"');
+
+    // A plain-http logo (allowed while trying the sandbox) never reaches a production order's page.
+    await sqlSet(own.merchantId, 'http://127.0.0.1:9/logo.png');
+    const prod = await http(gw.url, '/api/v2/mainnet/merchant/fiat/order', { body: { merchant_id: own.merchantId, order_no: `LOGO-P-${Date.now()}`, amount: '150000' }, headers: { 'api-key': own.productionKey } });
+    expect(prod.status).toBe(201);
+    const prodPage = await http(gw.url, new URL(prod.body.data.url).pathname + new URL(prod.body.data.url).search);
+    expect(prodPage.headers.get('content-security-policy')).toContain("img-src 'self' data:;");
+    expect(prodPage.text).not.toContain('<img');
+    const sandboxPage = await http(gw.url, new URL(o1.body.data.url).pathname + new URL(o1.body.data.url).search);
+    expect(sandboxPage.headers.get('content-security-policy')).toContain("img-src 'self' data: http://127.0.0.1:9;");
+  });
+});
+
+const sqlSet = (merchantId: string, logoUrl: string) => gw.app.orm.em.fork().execute(`update merchants set settings = settings || jsonb_build_object('logoUrl', ?::text) where id = ?`, [logoUrl, merchantId]);
 
 describe('rate limit', () => {
   it('the pages and the state read spend the per-IP public budget (429 with a message, not a render)', async () => {

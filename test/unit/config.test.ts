@@ -2,6 +2,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONFIG_VARS, ConfigError, loadConfig, type ConfigVar } from '../../src/config';
+import { devSecretsNotice } from '../../src/config/dev-secrets';
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -70,10 +71,16 @@ describe('config validation', () => {
     expect(b.JWT_SECRET).toBe(a.JWT_SECRET);
     // only the start that wrote the file may say it generated them (main.ts's boot warning)
     expect([a.devSecretsCreated, b.devSecretsCreated]).toEqual([true, false]);
+    expect(devSecretsNotice(a)!.message).toMatch(/DEVELOPMENT SECRETS IN USE: generated into the data folder/);
+    expect(devSecretsNotice(b)!.message).toMatch(/DEVELOPMENT SECRETS IN USE: read from the data folder/);
+    expect(devSecretsNotice(b)!.message).not.toMatch(/generated/);
+    expect(devSecretsNotice(b)!.file).toBe(join(dir, 'dev-secrets.json'));
     expect(JSON.parse(readFileSync(join(dir, 'dev-secrets.json'), 'utf8'))).toHaveProperty('MASTER_KEY');
     // A given secret is used as is; base64 works for MASTER_KEY.
     const c = loadConfig({ DATA_DIR: dir, MASTER_KEY: Buffer.alloc(32, 7).toString('base64') });
     expect(c.MASTER_KEY).toEqual(Buffer.alloc(32, 7));
     expect(c.generatedSecrets).toEqual(['JWT_SECRET']);
+    // Both given: no notice at all.
+    expect(devSecretsNotice(loadConfig({ DATA_DIR: dir, MASTER_KEY: Buffer.alloc(32, 7).toString('base64'), JWT_SECRET: 'x'.repeat(40) }))).toBeNull();
   });
 });

@@ -33,12 +33,32 @@ export type RefreshCommand = z.input<typeof refreshCommand>;
 
 export const environmentInput = z.enum(ENVIRONMENTS);
 
+/** Longest logo URL accepted: a logo is an image address, not a data blob. */
+export const LOGO_URL_MAX = 512;
+
+/**
+ * The merchant's logo for the hosted checkout header: an absolute http(s) URL without credentials.
+ * The checkout's CSP allows exactly this URL's origin as an image source on that merchant's pages, so
+ * nothing else external can load. https is required when the gateway runs in production (checked by
+ * MerchantService, which knows the deployment); null removes the logo.
+ */
+export const logoUrl = z
+  .url({ protocol: /^https?$/, message: 'must be an http(s) URL' })
+  .max(LOGO_URL_MAX, `must be at most ${LOGO_URL_MAX} characters`)
+  .refine((u) => {
+    const p = new URL(u);
+    return !p.username && !p.password;
+  }, 'must not carry a user name or password')
+  .nullable()
+  .optional();
+
 /** What a merchant's owner or admin may change from the dashboard. */
 export const updateMerchantSettingsCommand = z.object({
   feeIncluded: z.boolean().optional(),
   orderTtlSeconds: z.number().int().min(60).max(7 * 86400).nullable().optional(),
   /** Under-payment accepted as paid, in basis points of the amount due (0–500 = up to 5 %). */
   paymentToleranceBps: z.number().int().min(0).max(500).optional(),
+  logoUrl,
 });
 
 export type UpdateMerchantSettingsCommand = z.input<typeof updateMerchantSettingsCommand>;

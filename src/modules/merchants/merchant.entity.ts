@@ -5,6 +5,8 @@ import { randomUUID } from 'node:crypto';
 export interface MerchantSettings {
   /** Under-payment tolerance in token base units per decimals-6 unit (0 = exact). */
   paymentToleranceBps?: number;
+  /** Logo shown in the hosted checkout's header (merchant.commands.ts `logoUrl` validates it). */
+  logoUrl?: string;
 }
 
 @Entity({ tableName: 'merchants' })

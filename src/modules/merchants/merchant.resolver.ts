@@ -37,7 +37,7 @@ export class MerchantResolver {
   }
 
   @Authorized('DASHBOARD')
-  @Mutation(() => MerchantType, { description: 'Owner/admin: fee mode, order lifetime, payment tolerance (the platform fee itself is set by an operator)' })
+  @Mutation(() => MerchantType, { description: 'Owner/admin: fee mode, order lifetime, payment tolerance, checkout logo (the platform fee itself is set by an operator)' })
   async updateMerchantSettings(@Arg('input') input: MerchantSettingsInput, @Ctx() ctx: GqlContext): Promise<MerchantType> {
     return toMerchantType(await ctx.app.merchants.updateSettings(ctx, { ...input }));
   }

@@ -24,7 +24,11 @@ export interface CreatedMerchant {
 }
 
 export class MerchantService {
-  constructor(private readonly apiKeys: ApiKeyService) {}
+  /** `httpsLogos`: refuse plain-http logo URLs (a production gateway's pages load only https). */
+  constructor(
+    private readonly apiKeys: ApiKeyService,
+    private readonly opts: { httpsLogos: boolean } = { httpsLogos: true },
+  ) {}
 
   /** Operator (CLI): creates a merchant, its owner dashboard user and one API key per environment. */
   async create(ctx: RequestContext, cmd: CreateMerchantCommand): Promise<CreatedMerchant> {
@@ -71,15 +75,22 @@ export class MerchantService {
     return { user, merchant: user.merchant };
   }
 
-  /** Dashboard (owner/admin): fee mode, order lifetime, payment tolerance. */
+  /** Dashboard (owner/admin): fee mode, order lifetime, payment tolerance, checkout logo. */
   async updateSettings(ctx: RequestContext, cmd: UpdateMerchantSettingsCommand): Promise<Merchant> {
     const caller = requireOwner(ctx, 'change settings');
     const data = parseInput(updateMerchantSettingsCommand, cmd);
+    if (this.opts.httpsLogos && data.logoUrl && !data.logoUrl.startsWith('https://')) {
+      throw new DomainError('VALIDATION_FAILED', 'Invalid request: logoUrl: must be an https URL in production', { fields: { logoUrl: 'must be an https URL in production' } });
+    }
     const { em } = ctx;
     const m = await this.get(ctx, caller.merchantId);
     if (data.feeIncluded !== undefined) m.feeIncluded = data.feeIncluded;
     if (data.orderTtlSeconds !== undefined) m.orderTtlSeconds = data.orderTtlSeconds;
     if (data.paymentToleranceBps !== undefined) m.settings = { ...m.settings, paymentToleranceBps: data.paymentToleranceBps };
+    if (data.logoUrl !== undefined) {
+      const { logoUrl: _old, ...rest } = m.settings;
+      m.settings = data.logoUrl === null ? rest : { ...rest, logoUrl: data.logoUrl };
+    }
     await em.flush();
     return m;
   }

@@ -12,6 +12,7 @@ export class MerchantType {
   @Field(() => String, { nullable: true }) notificationUrlSandbox!: string | null;
   @Field(() => String, { nullable: true }) notificationUrlProduction!: string | null;
   @Field(() => Int, { description: 'Under-payment accepted as paid, basis points' }) paymentToleranceBps!: number;
+  @Field(() => String, { nullable: true, description: 'Logo in the hosted checkout header' }) logoUrl!: string | null;
   @Field() createdAt!: Date;
 }
 
@@ -20,6 +21,8 @@ export class MerchantSettingsInput {
   @Field(() => Boolean, { nullable: true, description: 'true: the merchant bears the fee (MDR); false: the customer pays amount + fee' }) feeIncluded?: boolean;
   @Field(() => Int, { nullable: true, description: 'Order lifetime in seconds (60–604800); null restores the default' }) orderTtlSeconds?: number | null;
   @Field(() => Int, { nullable: true, description: 'Under-payment accepted as paid, basis points of the amount due (0–500)' }) paymentToleranceBps?: number;
+  @Field(() => String, { nullable: true, description: 'Logo in the hosted checkout header: absolute http(s) URL (https in production), at most 512 characters; null removes it' })
+  logoUrl?: string | null;
 }
 
 @ObjectType('DashboardUser')
@@ -62,5 +65,6 @@ export const toMerchantType = (m: Merchant): MerchantType => ({
   notificationUrlSandbox: m.notificationUrlSandbox,
   notificationUrlProduction: m.notificationUrlProduction,
   paymentToleranceBps: m.settings.paymentToleranceBps ?? 0,
+  logoUrl: m.settings.logoUrl ?? null,
   createdAt: m.createdAt,
 });

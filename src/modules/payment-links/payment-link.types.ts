@@ -39,6 +39,9 @@ export class PaymentLinkType {
   @Field(() => Int) maxUsage!: number;
   @Field(() => Int, { description: 'maxUsage − usageCount' }) remaining!: number;
   @Field(() => Int, { description: 'Validity in seconds, as last set' }) expirationTime!: number;
+  @Field(() => String, { nullable: true, description: 'Copied to each order: hosted checkout "Return to shop" after payment' }) successUrl!: string | null;
+  @Field(() => String, { nullable: true, description: 'Copied to each order: hosted checkout "Return to shop" when not paid' }) cancelUrl!: string | null;
+  @Field({ description: 'Copied to each order: go to successUrl by itself after payment' }) autoRedirect!: boolean;
   @Field(() => Int, { description: 'End of validity, Unix seconds' }) expiredAt!: number;
   @Field() createdAt!: Date;
   @Field() updatedAt!: Date;
@@ -135,6 +138,9 @@ export function toPaymentLinkType(link: PaymentLink, url: string, now = new Date
     maxUsage: link.maxUsage,
     remaining,
     expirationTime: link.expirationTime,
+    successUrl: link.successUrl,
+    cancelUrl: link.cancelUrl,
+    autoRedirect: link.autoRedirect,
     expiredAt: unix(link.expiresAt),
     createdAt: link.createdAt,
     updatedAt: link.updatedAt,
