@@ -20,6 +20,8 @@ export interface OrderServiceOptions {
   defaultTtlS: number;
   minIdr: number;
   maxIdr: number;
+  /** Observability hook (metrics), called once per inserted order. */
+  onCreated?: (order: Pick<OrderRecord, 'environment' | 'source'>) => void;
 }
 
 export interface CreatedOrder {
@@ -109,6 +111,7 @@ export class OrderService {
       paidAt: null,
       createdAt: new Date(row.created_at as string),
     };
+    this.opts.onCreated?.(order);
     return { order, key: key.key, url: `${this.opts.publicBaseUrl()}/checkout/${order.id}?key=${key.key}` };
   }
 
