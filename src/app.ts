@@ -22,6 +22,9 @@ import { createWebhookServices, type WebhookServices } from './modules/webhooks/
 import { RateLimits } from './modules/limits/rate-limit.service.js';
 import { NetworkCatalog } from './modules/networks/network-catalog.service.js';
 import { FaucetService } from './modules/faucet/faucet.service.js';
+import { CsvExportService } from './modules/analytics/csv-export.service.js';
+import { GatewayMetrics } from './modules/metrics/gateway-metrics.js';
+import { sampleDatabase } from './modules/metrics/metrics.sample.js';
 
 /** The service graph, built once per process and shared by every transport and job. */
 export interface App {
@@ -51,6 +54,10 @@ export interface App {
   networks: NetworkCatalog;
   /** Sandbox faucet. */
   faucet: FaucetService;
+  /** Streamed CSV exports of orders and payments (own small connection pool). */
+  exports: CsvExportService;
+  /** This process's Prometheus registry (served at `/metrics`). */
+  metrics: GatewayMetrics;
 }
 
 export function createRateService(config: Config, log: Logger): RateService {
@@ -70,6 +77,7 @@ export function createRateService(config: Config, log: Logger): RateService {
 }
 
 export function createApp(config: Config, orm: Orm, log: Logger): App {
+  const metrics = new GatewayMetrics({ sample: () => sampleDatabase(orm.em.fork()), processMetrics: config.NODE_ENV !== 'test' });
   const box = new SecretBox(config.MASTER_KEY);
   const apiKeys = new ApiKeyService(box, config.API_KEY_PREFIX);
   const auth = new AuthService({ jwtSecret: config.JWT_SECRET, accessTtlS: config.ACCESS_TOKEN_TTL_S, refreshTtlS: config.REFRESH_TOKEN_TTL_S });
@@ -84,8 +92,12 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
     idempotencyTtlS: config.IDEMPOTENCY_KEY_TTL_S,
     minIdr: config.ORDER_MIN_IDR,
     maxIdr: config.ORDER_MAX_IDR,
+    onCreated: (o) => metrics.ordersCreated.inc({ environment: o.environment, source: o.source }),
   });
-  const orderStatus = new OrderStatusService();
+  const orderStatus = new OrderStatusService((t) => {
+    metrics.orderTransitions.inc({ environment: t.environment, from: t.from, to: t.to });
+    if (t.to === 'Success') metrics.ordersPaid.inc({ environment: t.environment });
+  });
   const rates = createRateService(config, log);
   const quotes = new QuoteService(orders, tokens, rates);
   const wallets = new HdWalletService(box);
@@ -95,5 +107,6 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const settlement = new SettlementService(orderStatus, { lateWindowS: config.LATE_PAYMENT_WINDOW_S });
   const webhooks = createWebhookServices(config, apiKeys);
   const faucet = new FaucetService(config, networks, tokens);
-  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, webhooks, networks, faucet };
+  const exports = new CsvExportService({ databaseUrl: orm.config.get('clientUrl')!, maxConcurrent: config.EXPORT_MAX_CONCURRENT });
+  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, webhooks, networks, faucet, exports, metrics };
 }

@@ -15,6 +15,8 @@ import { merchantRoutes } from './rest/merchant.routes.js';
 import { paymentRoutes } from './rest/payment.routes.js';
 import { paymentLinkRoutes } from './rest/payment-link.routes.js';
 import { faucetRoutes } from './rest/faucet.routes.js';
+import { exportRoutes } from './rest/export.routes.js';
+import { startMetricsServer } from './http/metrics.route.js';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { watchedNetworks, type RpcOverrides } from './chains/networks.js';
@@ -31,6 +33,8 @@ export interface Gateway {
   app: App;
   /** Base URL of the HTTP server (api/all roles). */
   url?: string;
+  /** Worker role with METRICS_PORT: base URL of its own `/metrics` listener. */
+  metricsUrl?: string;
   http?: HttpServer;
   scheduler?: Scheduler;
   /** worker/all roles: this process's webhook delivery loop. */
@@ -86,7 +90,14 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
     if (applied.length) log.info({ applied }, 'migrations applied');
 
     const app = createApp(config, orm, log);
+    cleanups.push(() => app.exports.close());
     const gateway: Gateway = { app, databaseUrl, stop };
+    // A worker alone has no HTTP server: its metrics get their own listener when METRICS_PORT is set.
+    if (config.ROLE === 'worker' && config.METRICS_PORT !== undefined) {
+      const metricsServer = await startMetricsServer(app, config.HOST, config.METRICS_PORT);
+      cleanups.push(() => metricsServer.close());
+      gateway.metricsUrl = metricsServer.url;
+    }
 
     if (config.ROLE !== 'worker') {
       // Order status changes from every process (NOTIFY on commit) → this process's subscriptions.
@@ -102,7 +113,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       const schema = await buildGatewaySchema(pubSub);
       const http = await buildServer(app, {
         schema,
-        envRoutes: [...merchantRoutes(app), ...paymentRoutes(app), ...paymentLinkRoutes(app), ...faucetRoutes(app)],
+        envRoutes: [...merchantRoutes(app), ...paymentRoutes(app), ...paymentLinkRoutes(app), ...faucetRoutes(app), ...exportRoutes(app)],
         extra: (f) => registerCheckoutPage(f, app),
         // all role: ready once the local chains and their watchers run, not merely once HTTP answers
         readiness: config.ROLE === 'all' ? () => ({ watchers: gateway.scheduler !== undefined }) : undefined,
@@ -144,7 +155,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
         if (urls?.length) app.networks.markWatched(environment, network, { rpcUrls: urls, local: environment === 'sandbox' });
       }
       gateway.devChains = devChains;
-      const networks = watchedNetworks(config, overrides);
+      const networks = watchedNetworks(config, overrides, (f) => app.metrics.rpcErrors.inc(f));
       log.info({ networks: networks.map((n) => `${n.environment}:${n.network}`) }, 'watching networks');
       const jobs = [pruneSessionsJob, expireOrdersJob(config.EXPIRY_INTERVAL_S), ...watchChainJobs(networks, config.WATCH_LOCK_MS), ...webhookJobs(config)];
       const scheduler = await startScheduler(app, databaseUrl, jobs, opts.scheduler);

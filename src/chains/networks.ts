@@ -17,14 +17,46 @@ export interface WatchedNetwork {
 /** RPC URLs supplied at runtime (the local dev chains started by `npm start`), overriding config. */
 export type RpcOverrides = Partial<Record<`${Environment}:${Network}`, string[]>>;
 
-const ADAPTERS = {
-  evm: createEvmAdapter,
-  tron: createTronAdapter,
-  solana: createSolanaAdapter,
-} as const;
+/** Called on every failed RPC attempt (metrics). `provider` is the URL's host only: paths and queries may carry API keys. */
+export type RpcFailureHook = (failure: { environment: Environment; network: Network; provider: string; kind: string }) => void;
+
+const hostOf = (url: string): string => {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'unknown';
+  }
+};
+
+/** A fetch that reports failed attempts (thrown, or a non-2xx answer) before passing them on. */
+function reportingFetch(report: (url: string, kind: string) => void): typeof fetch {
+  return async (input, init) => {
+    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
+    try {
+      const res = await fetch(input, init);
+      if (!res.ok) report(url, res.status === 429 ? 'rate-limited' : 'http');
+      return res;
+    } catch (e) {
+      report(url, (e as Error)?.name === 'AbortError' || (e as Error)?.name === 'TimeoutError' ? 'timeout' : 'network');
+      throw e;
+    }
+  };
+}
+
+/** The adapter of a family, with failed attempts reported where its client exposes them (EVM: every attempt; TRON: every HTTP call; SOLANA: through watcher tick failures only). */
+function createAdapter(config: ChainNetworkConfig, report?: (url: string, kind: string) => void): ChainAdapter {
+  switch (familyOf(config.network)) {
+    case 'evm':
+      return createEvmAdapter(config, report ? { rpc: { onAttemptFailed: (f) => report(f.url, f.kind) } } : {});
+    case 'tron':
+      return createTronAdapter(config, report ? { fetch: reportingFetch(report) } : {});
+    case 'solana':
+      return createSolanaAdapter(config);
+  }
+}
 
 /** Every (environment, network) that has RPC URLs, with its adapter. Networks without URLs are not watched. */
-export function watchedNetworks(config: Config, overrides: RpcOverrides = {}): WatchedNetwork[] {
+export function watchedNetworks(config: Config, overrides: RpcOverrides = {}, onRpcFailure?: RpcFailureHook): WatchedNetwork[] {
   const out: WatchedNetwork[] = [];
   for (const environment of ENVIRONMENTS) {
     for (const network of NETWORKS) {
@@ -39,7 +71,8 @@ export function watchedNetworks(config: Config, overrides: RpcOverrides = {}): W
         maxBlockRange: config.WATCH_MAX_BLOCK_RANGE,
         timeoutMs: config.RPC_TIMEOUT_MS,
       };
-      out.push({ environment, network, config: chainConfig, adapter: ADAPTERS[familyOf(network)](chainConfig) });
+      const report = onRpcFailure && ((url: string, kind: string) => onRpcFailure({ environment, network, provider: hostOf(url), kind }));
+      out.push({ environment, network, config: chainConfig, adapter: createAdapter(chainConfig, report) });
     }
   }
   return out;

@@ -159,6 +159,20 @@ dev
   });
 
 program
+  .command('analytics:role')
+  .description('Create or update the read-only analytics role (ANALYTICS_DB_ROLE, password ANALYTICS_DB_PASSWORD; NOLOGIN without one): it may read the analytics views only')
+  .option('--json', 'print one JSON object')
+  .action(async (o: { json?: boolean }) => {
+    await withApp(async (app, config) => {
+      const { ensureAnalyticsRole } = await import('../modules/analytics/analytics-role.service.js');
+      const conn = app.orm.em.fork().getConnection();
+      const [{ db }] = await conn.execute<{ db: string }[]>('select current_database() as db');
+      const r = await ensureAnalyticsRole((sql) => conn.execute(sql), db!, { role: config.ANALYTICS_DB_ROLE, password: config.ANALYTICS_DB_PASSWORD });
+      print(!!o.json, { role: r.role, login: r.login, database: r.database }, `analytics role ${r.role} ${r.login ? 'can log in' : 'is NOLOGIN (set ANALYTICS_DB_PASSWORD to allow logins)'}; it reads only the analytics views of ${r.database}`);
+    });
+  });
+
+program
   .command('config:docs')
   .description('Print the configuration table (markdown); docs:write puts it into docs/configuration.md')
   .action(() => void process.stdout.write(configMarkdownTable() + '\n'));

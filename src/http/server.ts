@@ -18,6 +18,7 @@ import { errorEnvelope } from '../rest/envelope.js';
 import { containsNul, frameworkError, installErrorHandling, NUL_MESSAGE } from '../rest/plugin.js';
 import { RateLimitStoreError } from '../modules/limits/rate-limit.service.js';
 import { registerRoutes, type RestRoute } from '../rest/routes.js';
+import { registerMetrics } from './metrics.route.js';
 
 export interface HttpServer {
   fastify: FastifyInstance;
@@ -123,6 +124,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
   });
   installErrorHandling(fastify);
 
+  registerMetrics(fastify, app);
   fastify.get('/healthz', async () => ({ status: 'ok' }));
   // The envelope (status_code, message naming what is not ready yet, data), plus the checks at the top
   // level as probes have always read them (`status`, `database`, `migrations`, `watchers`).

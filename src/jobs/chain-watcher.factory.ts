@@ -8,7 +8,7 @@ import { ChainWatcher } from '../modules/payments/chain-watcher.js';
  */
 export function createChainWatcher(app: App, target: WatchedNetwork): ChainWatcher {
   const { config } = app;
-  return new ChainWatcher(target, {
+  const watcher = new ChainWatcher(target, {
     payments: app.payments,
     settlement: app.settlement,
     tokens: app.tokens,
@@ -17,4 +17,6 @@ export function createChainWatcher(app: App, target: WatchedNetwork): ChainWatch
     maxBlocksPerTick: config.WATCH_MAX_BLOCK_RANGE * 4,
     log: app.log,
   });
+  app.metrics.trackWatcher(watcher);
+  return watcher;
 }

@@ -50,9 +50,16 @@ export async function startScheduler(app: App, databaseUrl: string, jobs: JobDef
     agenda.define(
       def.name,
       async (job: Job) => {
+        const started = process.hrtime.bigint();
+        const done = (outcome: 'success' | 'failure') => {
+          app.metrics.jobRuns.inc({ job: def.name, outcome });
+          app.metrics.jobDuration.observe({ job: def.name }, Number(process.hrtime.bigint() - started) / 1e9);
+        };
         try {
           await def.handler(app, job as never, shutdown.signal);
+          done('success');
         } catch (err) {
+          done('failure');
           if (isConnectionError(err)) outage(err);
           else log.error({ err, job: def.name }, 'job failed');
           throw err;

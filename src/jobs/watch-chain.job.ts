@@ -39,6 +39,7 @@ export function watchChainJobs(targets: WatchedNetwork[], lockMs: number): JobDe
             failures = 0;
           } catch (err) {
             failures++;
+            app.metrics.watcherTickFailures.inc({ environment: target.environment, network: target.network });
             app.log.warn({ err: err instanceof Error ? err.message : String(err), network: target.network, environment: target.environment, failures }, 'chain watcher tick failed; retrying');
           }
           await job.touch().catch(() => undefined);

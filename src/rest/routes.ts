@@ -1,4 +1,5 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { Readable } from 'node:stream';
 import type { App } from '../app.js';
 import type { Caller, RequestContext } from '../common/context.js';
 import { ENV_PATH, ENVIRONMENTS, type Environment } from '../common/environment.js';
@@ -12,8 +13,8 @@ export interface RestResult {
   status?: number;
   message?: string;
   data?: unknown;
-  /** A non-JSON success body (QR images); errors still use the envelope. */
-  raw?: { contentType: string; body: string | Buffer };
+  /** A non-JSON success body (QR images, CSV streams); errors still use the envelope. */
+  raw?: { contentType: string; body: string | Buffer | Readable; headers?: Record<string, string> };
   /** Extra response headers (e.g. `Idempotent-Replayed`). */
   headers?: Record<string, string>;
 }
@@ -90,7 +91,7 @@ export function registerRoutes(fastify: FastifyInstance, app: App, routes: RestR
           const result = await route.handler(ctx, req);
           const status = result.status ?? 200;
           if (result.headers) void reply.headers(result.headers);
-          if (result.raw) return reply.code(status).type(result.raw.contentType).header('cache-control', 'no-store').send(result.raw.body);
+          if (result.raw) return reply.code(status).type(result.raw.contentType).header('cache-control', 'no-store').headers(result.raw.headers ?? {}).send(result.raw.body);
           return reply.code(status).send(envelope(status, result.message ?? 'Success', result.data));
         },
       });

@@ -31,6 +31,9 @@ const toUpdate = (r: UpdateRow): OrderStatusUpdate => ({ ...r, seq: Number(r.seq
  * notification is delivered on commit and never for a rolled-back change.
  */
 export class OrderStatusService {
+  /** `onTransition`: observability hook (metrics), called after each written transition (inside the caller's transaction). */
+  constructor(private readonly onTransition?: (t: { environment: string; from: OrderStatus; to: OrderStatus }) => void) {}
+
   /**
    * `em` must be inside a transaction (`em.transactional(...)`). Same status → no-op (`changed: false`).
    * A move the table does not allow throws a plain Error: callers decide from the table first, so
@@ -48,12 +51,12 @@ export class OrderStatusService {
     if (!canTransition(from, to)) throw new Error(`Illegal order status transition ${from} → ${to} (order ${orderId})`);
 
     // One statement: update, outbox row, notification (queued by PostgreSQL until commit).
-    const rows = await em.execute<{ event_id: string; status: OrderStatus; paid_at: string | null; updated_at: string }[]>(
+    const rows = await em.execute<{ event_id: string; status: OrderStatus; environment: string; paid_at: string | null; updated_at: string }[]>(
       `with o as (
          update orders set status = ?, paid_at = case when ? = 'Success' then coalesce(paid_at, now()) else paid_at end, updated_at = now()
          where id = ? returning id, order_no, merchant_id, environment, status, paid_at, updated_at
        ), ${orderEventInsert('o')}
-       select e.id as event_id, o.status, ${iso('o.paid_at')} as paid_at, ${iso('o.updated_at')} as updated_at,
+       select e.id as event_id, o.status, o.environment, ${iso('o.paid_at')} as paid_at, ${iso('o.updated_at')} as updated_at,
               pg_notify(?, json_build_object(
                 'eventId', e.id, 'seq', e.seq, 'orderId', o.id, 'orderNo', o.order_no, 'merchantId', o.merchant_id,
                 'environment', o.environment, 'status', o.status, 'previousStatus', ?::text,
@@ -63,6 +66,7 @@ export class OrderStatusService {
     );
     const row = rows[0];
     if (!row) throw new Error(`Order ${orderId} vanished during its transition`);
+    this.onTransition?.({ environment: row.environment, from, to });
 
     // Keep a managed Order of this EntityManager in step (without making it dirty).
     const managed = em.getUnitOfWork().getById<Order>(Order.name, orderId);

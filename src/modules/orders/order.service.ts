@@ -24,6 +24,8 @@ export interface OrderServiceOptions {
   idempotencyTtlS: number;
   minIdr: number;
   maxIdr: number;
+  /** Observability hook (metrics), called once per inserted order. */
+  onCreated?: (order: Pick<OrderRecord, 'environment' | 'source'>) => void;
 }
 
 export interface CreatedOrder {
@@ -179,6 +181,7 @@ export class OrderService {
       paidAt: null,
       createdAt: new Date(row.created_at as string),
     };
+    this.opts.onCreated?.(order);
     return { order, key: key.key, url: this.checkoutUrl(order.id, key.key) };
   }
 

@@ -7,6 +7,7 @@ import { WATCHED_DEPOSIT_STATUSES } from '../deposits/deposit.transitions.js';
 import type { TokenService } from '../tokens/token.service.js';
 import type { MatchedTransfer, PaymentService, RecordResult } from './payment.service.js';
 import type { SettlementService } from './settlement.service.js';
+import type { WatcherLagSnapshot } from '../metrics/gateway-metrics.js';
 
 interface WatchEntry {
   depositId: string;
@@ -57,6 +58,11 @@ export class ChainWatcher {
   private tokens: (WatchedToken & { id: string })[] = [];
   /** Orders whose settlement failed last tick: settled again next tick (their payments are already recorded). */
   private unsettled = new Set<string>();
+  // Where the watcher stands, for metrics (lag()).
+  private headBlock: bigint | null = null;
+  private scannedBlock: bigint | null = null;
+  private caughtUpAt: number | null = null;
+  private readonly startedAt = Date.now();
 
   constructor(
     target: WatchedNetwork,
@@ -73,16 +79,29 @@ export class ChainWatcher {
     return this.watch.size;
   }
 
+  /** Head seen, block scanned, and when everything up to the head was last scanned (metrics: watcher lag). */
+  lag(): WatcherLagSnapshot {
+    return { environment: this.environment, network: this.network, headBlock: this.headBlock, scannedBlock: this.scannedBlock, caughtUpAt: this.caughtUpAt, startedAt: this.startedAt };
+  }
+
+  private scanned(block: bigint, head: bigint): void {
+    this.scannedBlock = block;
+    if (block >= head) this.caughtUpAt = Date.now();
+  }
+
   /** One pass: refresh the watch set, scan new blocks (or poll deposits), confirm, settle. */
   async tick(em: EntityManager): Promise<{ recorded: number; settled: number }> {
     // Head first, then the watch set: a transfer in a block up to this head was mined before the head
     // was read, so its deposit (committed before the payer could see the address) is in the set loaded
     // next. The other way round, a deposit committed and paid between the two reads was scanned past.
     const head = await this.adapter.getHead();
+    this.headBlock = head.latest;
     await this.refreshWatchSet(em);
     const touched = new Set<string>(this.unsettled);
     const observation = this.adapter.observation;
     const recorded = observation.kind === 'log-scan' ? await this.scanRange(em, head, observation, touched) : await this.pollDeposits(em, observation, touched);
+    // Account polling reads every watched deposit up to now in one pass: a finished pass is caught up.
+    if (observation.kind !== 'log-scan') this.scanned(head.latest, head.latest);
     for (const id of await this.confirm(em, head)) touched.add(id);
     // Orders settle independently (own transaction, own row lock): a few at a time, so the last order
     // of a busy block does not wait behind all the others (bench:detect). One order that fails to
@@ -177,6 +196,7 @@ export class ChainWatcher {
     }
     if (head.latest <= cursor.block || this.tokens.length === 0) {
       if (this.tokens.length === 0) await this.saveCursor(em, head.latest, null);
+      this.scanned(this.tokens.length === 0 ? head.latest : cursor.block, head.latest);
       return 0;
     }
     const to = head.latest - cursor.block > BigInt(this.deps.maxBlocksPerTick) ? cursor.block + BigInt(this.deps.maxBlocksPerTick) : head.latest;
@@ -201,6 +221,7 @@ export class ChainWatcher {
       await this.saveCursor(tx, to, toHash);
       return result;
     });
+    this.scanned(to, head.latest);
     return matched.length - failed.length;
   }
 

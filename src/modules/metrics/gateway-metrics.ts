@@ -1,0 +1,138 @@
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { Environment, Network } from '../../common/environment.js';
+
+/** Where a chain watcher stands (ChainWatcher.lag()). */
+export interface WatcherLagSnapshot {
+  environment: Environment;
+  network: Network;
+  /** Newest block/slot the node reported at the last tick (null before the first). */
+  headBlock: bigint | null;
+  /** Newest block/slot scanned and committed (its cursor). */
+  scannedBlock: bigint | null;
+  /** When the watcher last had everything up to the head scanned (ms since epoch; null: never yet). */
+  caughtUpAt: number | null;
+  /** When this watcher object was created (the lag clock's start before it first catches up). */
+  startedAt: number;
+}
+
+export interface WatcherLagSource {
+  lag(): WatcherLagSnapshot;
+}
+
+/** Figures read from the database at scrape time (the same for every process of a deployment). */
+export interface DatabaseSample {
+  openDeposits: { environment: string; network: string; count: number }[];
+  webhookBacklog: { state: string; count: number }[];
+  webhookOutbox: number;
+  webhookOldestPendingAgeS: number;
+}
+
+export interface GatewayMetricsOptions {
+  /** Reads the database figures; failures are counted, never thrown at the scraper. */
+  sample?: () => Promise<DatabaseSample>;
+  /** Process metrics (CPU, memory, event-loop lag); off in tests that build many apps in one process. */
+  processMetrics?: boolean;
+}
+
+const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+
+/**
+ * One Prometheus registry per process (never prom-client's global one: tests run several gateways in
+ * one process). Counters are this process's own (sum them across instances); the database gauges
+ * are deployment-wide (take the max across instances). Names and labels: docs/operations.md.
+ */
+export class GatewayMetrics {
+  readonly registry = new Registry();
+  readonly ordersCreated: Counter<'environment' | 'source'>;
+  readonly ordersPaid: Counter<'environment'>;
+  readonly orderTransitions: Counter<'environment' | 'from' | 'to'>;
+  readonly rpcErrors: Counter<'environment' | 'network' | 'provider' | 'kind'>;
+  readonly watcherTickFailures: Counter<'environment' | 'network'>;
+  readonly jobRuns: Counter<'job' | 'outcome'>;
+  readonly jobDuration: Histogram<'job'>;
+  readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  private readonly sampleFailures: Counter<string>;
+  private readonly watchers = new Set<WatcherLagSource>();
+
+  constructor(private readonly opts: GatewayMetricsOptions = {}) {
+    const registers = [this.registry];
+    this.ordersCreated = new Counter({ name: 'cpg_orders_created_total', help: 'Orders created by this process', labelNames: ['environment', 'source'], registers });
+    this.ordersPaid = new Counter({ name: 'cpg_orders_paid_total', help: 'Orders that became Success in this process', labelNames: ['environment'], registers });
+    this.orderTransitions = new Counter({ name: 'cpg_order_transitions_total', help: 'Order status transitions written by this process', labelNames: ['environment', 'from', 'to'], registers });
+    this.rpcErrors = new Counter({ name: 'cpg_rpc_errors_total', help: 'Failed chain RPC attempts, per provider host', labelNames: ['environment', 'network', 'provider', 'kind'], registers });
+    this.watcherTickFailures = new Counter({ name: 'cpg_watcher_tick_failures_total', help: 'Chain watcher polls that failed (RPC or database), retried on the next poll', labelNames: ['environment', 'network'], registers });
+    this.jobRuns = new Counter({ name: 'cpg_job_runs_total', help: 'Scheduled job runs finished by this process', labelNames: ['job', 'outcome'], registers });
+    this.jobDuration = new Histogram({ name: 'cpg_job_duration_seconds', help: 'Duration of scheduled job runs', labelNames: ['job'], buckets: [0.01, 0.1, 0.5, 1, 5, 15, 30, 60, 120], registers });
+    this.httpDuration = new Histogram({ name: 'cpg_http_request_duration_seconds', help: 'HTTP request latency by route pattern', labelNames: ['method', 'route', 'status'], buckets: HTTP_BUCKETS, registers });
+    this.sampleFailures = new Counter({ name: 'cpg_metrics_sample_failures_total', help: 'Scrapes whose database figures could not be read', registers });
+
+    const watchers = this.watchers;
+    const lagGauge = (name: string, help: string, value: (s: WatcherLagSnapshot, now: number) => number | null) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['environment', 'network'],
+        registers,
+        collect() {
+          this.reset();
+          const now = Date.now();
+          for (const w of watchers) {
+            const s = w.lag();
+            const v = value(s, now);
+            if (v !== null) this.set({ environment: s.environment, network: s.network }, v);
+          }
+        },
+      });
+    lagGauge('cpg_watcher_head_block', 'Chain head (block or slot) seen by the watcher', (s) => (s.headBlock === null ? null : Number(s.headBlock)));
+    lagGauge('cpg_watcher_scanned_block', 'Newest block or slot the watcher has scanned and committed', (s) => (s.scannedBlock === null ? null : Number(s.scannedBlock)));
+    lagGauge('cpg_watcher_lag_blocks', 'Blocks (slots) between the chain head and what the watcher has scanned', (s) =>
+      s.headBlock === null || s.scannedBlock === null ? null : Math.max(0, Number(s.headBlock - s.scannedBlock)),
+    );
+    lagGauge('cpg_watcher_lag_seconds', 'Seconds since the watcher last had everything up to the chain head scanned (0 while caught up)', (s, now) =>
+      Math.max(0, (now - (s.caughtUpAt ?? s.startedAt)) / 1000),
+    );
+
+    this.openDeposits = new Gauge({ name: 'cpg_open_deposits', help: 'Deposits waiting for payment', labelNames: ['environment', 'network'], registers });
+    this.webhookBacklog = new Gauge({ name: 'cpg_webhook_backlog', help: 'Webhook deliveries not yet delivered or failed, by state', labelNames: ['state'], registers });
+    this.webhookOutbox = new Gauge({ name: 'cpg_webhook_outbox_backlog', help: 'Order events not yet turned into webhook deliveries', registers });
+    this.webhookOldest = new Gauge({ name: 'cpg_webhook_oldest_pending_age_seconds', help: 'Age of the oldest webhook delivery still pending (0 when none)', registers });
+
+    if (opts.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'cpg_' });
+  }
+
+  private readonly openDeposits: Gauge<'environment' | 'network'>;
+  private readonly webhookBacklog: Gauge<'state'>;
+  private readonly webhookOutbox: Gauge<string>;
+  private readonly webhookOldest: Gauge<string>;
+
+  /** Watchers report their lag at scrape time. */
+  trackWatcher(watcher: WatcherLagSource): void {
+    this.watchers.add(watcher);
+  }
+
+  observeHttp(method: string, route: string, status: number, seconds: number): void {
+    this.httpDuration.observe({ method, route, status: String(status) }, seconds);
+  }
+
+  /** The exposition text: database figures are read first (a failure leaves the last values and is counted). */
+  async render(): Promise<string> {
+    if (this.opts.sample) {
+      try {
+        const s = await this.opts.sample();
+        this.openDeposits.reset();
+        for (const r of s.openDeposits) this.openDeposits.set({ environment: r.environment, network: r.network }, r.count);
+        this.webhookBacklog.reset();
+        for (const state of ['pending', 'sending']) this.webhookBacklog.set({ state }, s.webhookBacklog.find((r) => r.state === state)?.count ?? 0);
+        this.webhookOutbox.set(s.webhookOutbox);
+        this.webhookOldest.set(s.webhookOldestPendingAgeS);
+      } catch {
+        this.sampleFailures.inc();
+      }
+    }
+    return this.registry.metrics();
+  }
+
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+}
