@@ -72,9 +72,14 @@ export function createRateService(config: Config, log: Logger): RateService {
 export function createApp(config: Config, orm: Orm, log: Logger): App {
   const box = new SecretBox(config.MASTER_KEY);
   const apiKeys = new ApiKeyService(box, config.API_KEY_PREFIX);
-  const auth = new AuthService({ jwtSecret: config.JWT_SECRET, accessTtlS: config.ACCESS_TOKEN_TTL_S, refreshTtlS: config.REFRESH_TOKEN_TTL_S });
-  const merchants = new MerchantService(apiKeys);
   const rateLimits = new RateLimits(config, orm.em.getConnection().getKnex());
+  const auth = new AuthService({
+    jwtSecret: config.JWT_SECRET,
+    accessTtlS: config.ACCESS_TOKEN_TTL_S,
+    refreshTtlS: config.REFRESH_TOKEN_TTL_S,
+    throttleAccount: (account) => rateLimits.consume('account', account),
+  });
+  const merchants = new MerchantService(apiKeys);
   const checkoutKeys = new CheckoutKeyService();
   const networks = new NetworkCatalog(config);
   const tokens = new TokenService(config.DEV_CHAINS, (e, n) => networks.isOffered(e, n));

@@ -38,6 +38,7 @@ export async function startTestGateway(env: Record<string, string> = {}, opts: S
     RATE_LIMIT_PUBLIC_PER_MIN: '100000',
     RATE_LIMIT_AUTH_PER_MIN: '100000',
     RATE_LIMIT_LOGIN_PER_MIN: '100000',
+    RATE_LIMIT_LOGIN_ACCOUNT_PER_MIN: '100000',
     RATE_LIMIT_MERCHANT_PER_MIN: '100000',
     RATE_LIMIT_GRAPHQL_PER_MIN: '100000',
     RATE_SOURCES: 'none',

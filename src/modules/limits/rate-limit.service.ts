@@ -3,12 +3,14 @@ import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimite
 import type { Config } from '../../config/index.js';
 import { DomainError } from '../../common/errors.js';
 
-export type LimitKind = 'public' | 'auth' | 'login' | 'merchant' | 'graphql';
+/** `account`: login attempts per dashboard account (keyed by a hash of the email), on top of `login` per IP. */
+export type LimitKind = 'public' | 'auth' | 'login' | 'account' | 'merchant' | 'graphql';
 
 const MESSAGES: Record<LimitKind, string> = {
   public: 'Too many requests from this IP address',
   auth: 'Too many authentication requests from this IP address',
   login: 'Too many login attempts from this IP address',
+  account: 'Too many login attempts for this account',
   merchant: 'Too many requests for this merchant',
   graphql: 'Too many GraphQL requests from this IP address',
 };
@@ -20,11 +22,12 @@ const MESSAGES: Record<LimitKind, string> = {
 export class RateLimits {
   private readonly limiters: Record<LimitKind, RateLimiterAbstract>;
 
-  constructor(config: Pick<Config, 'RATE_LIMIT_STORE' | 'RATE_LIMIT_PUBLIC_PER_MIN' | 'RATE_LIMIT_AUTH_PER_MIN' | 'RATE_LIMIT_LOGIN_PER_MIN' | 'RATE_LIMIT_MERCHANT_PER_MIN' | 'RATE_LIMIT_GRAPHQL_PER_MIN'>, knex?: Knex) {
+  constructor(config: Pick<Config, 'RATE_LIMIT_STORE' | 'RATE_LIMIT_PUBLIC_PER_MIN' | 'RATE_LIMIT_AUTH_PER_MIN' | 'RATE_LIMIT_LOGIN_PER_MIN' | 'RATE_LIMIT_LOGIN_ACCOUNT_PER_MIN' | 'RATE_LIMIT_MERCHANT_PER_MIN' | 'RATE_LIMIT_GRAPHQL_PER_MIN'>, knex?: Knex) {
     const points: Record<LimitKind, number> = {
       public: config.RATE_LIMIT_PUBLIC_PER_MIN,
       auth: config.RATE_LIMIT_AUTH_PER_MIN,
       login: config.RATE_LIMIT_LOGIN_PER_MIN,
+      account: config.RATE_LIMIT_LOGIN_ACCOUNT_PER_MIN,
       merchant: config.RATE_LIMIT_MERCHANT_PER_MIN,
       graphql: config.RATE_LIMIT_GRAPHQL_PER_MIN,
     };
@@ -35,7 +38,7 @@ export class RateLimits {
       }
       return new RateLimiterMemory(base);
     };
-    this.limiters = { public: make('public'), auth: make('auth'), login: make('login'), merchant: make('merchant'), graphql: make('graphql') };
+    this.limiters = { public: make('public'), auth: make('auth'), login: make('login'), account: make('account'), merchant: make('merchant'), graphql: make('graphql') };
   }
 
   /** Takes one point; throws RATE_LIMITED (with `retryAfterS`) when the window is used up. */
