@@ -80,9 +80,14 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const metrics = new GatewayMetrics({ sample: () => sampleDatabase(orm.em.fork()), processMetrics: config.NODE_ENV !== 'test' });
   const box = new SecretBox(config.MASTER_KEY);
   const apiKeys = new ApiKeyService(box, config.API_KEY_PREFIX);
-  const auth = new AuthService({ jwtSecret: config.JWT_SECRET, accessTtlS: config.ACCESS_TOKEN_TTL_S, refreshTtlS: config.REFRESH_TOKEN_TTL_S });
-  const merchants = new MerchantService(apiKeys, { httpsLogos: config.NODE_ENV === 'production' });
   const rateLimits = new RateLimits(config, orm.em.getConnection().getKnex());
+  const auth = new AuthService({
+    jwtSecret: config.JWT_SECRET,
+    accessTtlS: config.ACCESS_TOKEN_TTL_S,
+    refreshTtlS: config.REFRESH_TOKEN_TTL_S,
+    throttleAccount: (account) => rateLimits.consume('account', account),
+  });
+  const merchants = new MerchantService(apiKeys, { httpsLogos: config.NODE_ENV === 'production' });
   const checkoutKeys = new CheckoutKeyService();
   const networks = new NetworkCatalog(config);
   const tokens = new TokenService(config.DEV_CHAINS, (e, n) => networks.isOffered(e, n));

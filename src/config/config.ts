@@ -94,6 +94,7 @@ export const CONFIG_VARS = {
   RATE_LIMIT_PUBLIC_PER_MIN: { schema: int(1, 1_000_000), default: '120', description: 'Requests per minute per IP on public routes' },
   RATE_LIMIT_AUTH_PER_MIN: { schema: int(1, 1_000_000), default: '30', description: 'Requests per minute per IP on `/api/v2/auth/*` (refresh, logout, GraphQL auth)' },
   RATE_LIMIT_LOGIN_PER_MIN: { schema: int(1, 1_000_000), default: '5', description: 'Login attempts per minute per IP (stricter)' },
+  RATE_LIMIT_LOGIN_ACCOUNT_PER_MIN: { schema: int(1, 1_000_000), default: '10', description: 'Login attempts per minute per dashboard account (email), from any number of IPs; on top of the per-IP limit, so spreading guesses over many addresses does not help' },
   RATE_LIMIT_MERCHANT_PER_MIN: { schema: int(1, 10_000_000), default: '3000', description: 'Requests per minute per merchant on transaction routes' },
   RATE_LIMIT_GRAPHQL_PER_MIN: { schema: int(1, 1_000_000), default: '600', description: 'GraphQL operations per minute per IP: each HTTP request, graphql-ws connection and graphql-ws operation takes one' },
   RATE_LIMIT_CHECKOUT_KEY_PER_MIN: { schema: int(1, 1_000_000), default: '120', description: 'Requests per minute per checkout key (REST and GraphQL); checkout-key calls never spend the merchant quota' },
@@ -102,6 +103,7 @@ export const CONFIG_VARS = {
   RATE_LIMIT_LINK_OPENS_PER_LINK_PER_HOUR: { schema: int(1, 10_000_000), default: '600', description: 'Orders one payment link may open per hour, whatever the IP' },
   GRAPHQL_MAX_COST: { schema: int(1, 1_000_000), default: '2000', description: 'Cost budget of one GraphQL operation (HTTP or graphql-ws), refused with `QUERY_TOO_COMPLEX` above it: an object field costs 1 plus its selection, a page (`first`/`limit`, default 20, at most 100) costs 1 + size × its row, another list 5 × its row, scalars 0 (src/graphql/limits.ts)' },
   GRAPHQL_MAX_ALIASES: { schema: int(0, 10_000), default: '15', description: 'Aliases allowed in one GraphQL operation (`__typename` aliases are free); more is refused with `TOO_MANY_ALIASES`' },
+  GRAPHQL_INTROSPECTION: { schema: bool.optional(), description: 'Answer GraphQL introspection (`__schema`, `__type`) over HTTP and WebSocket (default: on unless production; in production set `true` to enable it)' },
   GRAPHQL_MAX_DEPTH: { schema: int(1, 1000), default: '10', description: 'Deepest selection nesting in one GraphQL operation (introspection excluded); deeper is refused with `QUERY_TOO_DEEP`' },
   SUBSCRIPTION_LIMIT_PER_SOCKET: { schema: int(1, 100_000), default: '20', description: 'Active graphql-ws subscriptions on one socket; the next is refused with `SUBSCRIPTION_LIMIT_REACHED`' },
   SUBSCRIPTION_LIMIT_PER_KEY: { schema: int(1, 1_000_000), default: '200', description: 'Active graphql-ws subscriptions per credential (API key, checkout key, dashboard session; the IP when anonymous) in one API process; the next is refused with `SUBSCRIPTION_LIMIT_REACHED`' },
@@ -163,10 +165,12 @@ export function configMarkdownTable(): string {
 
 type Parsed = { [K in ConfigVar]: z.output<(typeof CONFIG_VARS)[K]['schema']> };
 
-export interface Config extends Omit<Parsed, 'MASTER_KEY' | 'JWT_SECRET' | 'DEV_CHAINS' | 'PUBLIC_BASE_URL'> {
+export interface Config extends Omit<Parsed, 'MASTER_KEY' | 'JWT_SECRET' | 'DEV_CHAINS' | 'GRAPHQL_INTROSPECTION' | 'PUBLIC_BASE_URL'> {
   MASTER_KEY: Buffer;
   JWT_SECRET: string;
   DEV_CHAINS: boolean;
+  /** Introspection answered (GRAPHQL_INTROSPECTION; default off in production). */
+  GRAPHQL_INTROSPECTION: boolean;
   PUBLIC_BASE_URL: string;
   /** False when PUBLIC_BASE_URL was derived from HOST/PORT (the server then fills in the real port). */
   publicBaseUrlExplicit: boolean;
@@ -240,6 +244,7 @@ export function finalizeConfig(parsed: Parsed, devSecrets: () => DevSecrets): Co
     JWT_SECRET,
     devSecretsCreated: dev?.created === true,
     DEV_CHAINS: parsed.DEV_CHAINS ?? !isProduction,
+    GRAPHQL_INTROSPECTION: parsed.GRAPHQL_INTROSPECTION ?? !isProduction,
     PUBLIC_BASE_URL: (parsed.PUBLIC_BASE_URL ?? `http://${parsed.HOST === '0.0.0.0' ? '127.0.0.1' : parsed.HOST}:${parsed.PORT}`).replace(/\/$/, ''),
     publicBaseUrlExplicit: parsed.PUBLIC_BASE_URL !== undefined,
     isProduction,

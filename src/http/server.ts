@@ -1,7 +1,7 @@
 import { ApolloServer } from '@apollo/server';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
-import { getOperationAST, GraphQLError, parse, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import { getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
@@ -151,7 +151,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
   const limits: OperationLimits = { maxCost: config.GRAPHQL_MAX_COST, maxAliases: config.GRAPHQL_MAX_ALIASES, maxDepth: config.GRAPHQL_MAX_DEPTH };
   const apollo = new ApolloServer<GqlContext>({
     schema: parts.schema,
-    introspection: true,
+    introspection: config.GRAPHQL_INTROSPECTION,
     includeStacktraceInErrorResponses: false,
     // Shutdown is ours (src/main.ts): Apollo's own handler would re-raise the signal mid-drain.
     stopOnTerminationSignals: false,
@@ -236,6 +236,8 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
       { ip: wsIp(ctx.extra.request), requestId: randomUUID() },
     );
   };
+  // Apollo's `introspection: false` covers HTTP; graphql-ws validates here, with the same switch.
+  const wsRules = config.GRAPHQL_INTROSPECTION ? specifiedRules : [...specifiedRules, NoSchemaIntrospectionCustomRule];
   const wsServer = useServer<Record<string, unknown> | undefined>(
     {
       schema: parts.schema,
@@ -264,7 +266,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
         }
         const refused = operationLimitError(parts.schema, document, payload, limits);
         if (refused) return [toGraphQLError(refused)];
-        const invalid = validate(parts.schema, document);
+        const invalid = validate(parts.schema, document, wsRules);
         if (invalid.length) return invalid;
         // A fresh context (and EntityManager fork) per operation, never one for the socket's whole life.
         const contextValue = await wsContext(ctx);

@@ -1,5 +1,6 @@
 import { loadConfig } from '../../src/config';
 import { LoginDocument } from '../generated/graphql';
+import { createMerchant } from '../support/fixtures';
 import { adminQuery } from '../support/pg-admin';
 import { createTestDatabase, type TestDatabase } from '../support/db';
 import { startTestGateway, type TestGateway } from '../support/gateway';
@@ -58,6 +59,29 @@ describe('memory store, low limits', () => {
     expect(Number(res!.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(res!.body.errors[0]).toMatchObject({ extensions: { code: 'RATE_LIMITED' } });
     expect(res!.body.errors[0].message).toMatch(/Too many GraphQL requests/);
+  });
+});
+
+describe('login per account as well as per IP', () => {
+  let gw: TestGateway;
+  beforeAll(async () => {
+    // The per-IP login limit is out of the way: only the per-account one can refuse here.
+    gw = await startTestGateway({ ROLE: 'api', RATE_LIMIT_STORE: 'memory', RATE_LIMIT_LOGIN_PER_MIN: '1000', RATE_LIMIT_LOGIN_ACCOUNT_PER_MIN: '3' });
+  });
+  afterAll(() => gw?.close());
+
+  it('3 attempts on one account (any letter case), then 429 even with the right password; another account still logs in', async () => {
+    const a = await createMerchant(gw.app);
+    const b = await createMerchant(gw.app);
+    const as = (email: string, password: string) => http(gw.url, '/api/v2/auth/login', { body: { email, password, user_type: 'merchant' } });
+    expect((await as(a.email, 'wrong password')).body.data.code).toBe('INVALID_CREDENTIALS');
+    expect((await as(a.email.toUpperCase(), 'wrong password')).body.data.code).toBe('INVALID_CREDENTIALS');
+    const g = await gql(gw.url, LoginDocument, { email: ` ${a.email}`, password: 'wrong password' });
+    expect(g.errors?.[0]?.extensions?.code).toBe('INVALID_CREDENTIALS');
+    expectLimited(await as(a.email, a.password), /Too many login attempts for this account/);
+    const g2 = await gql(gw.url, LoginDocument, { email: a.email, password: a.password });
+    expect(g2.errors?.[0]?.extensions?.code).toBe('RATE_LIMITED');
+    expect((await as(b.email, b.password)).status).toBe(200);
   });
 });
 

@@ -62,6 +62,14 @@ describe('config validation', () => {
     expect(ok.MASTER_KEY).toEqual(Buffer.from(SECRETS.MASTER_KEY, 'hex'));
   });
 
+  it('GraphQL introspection: off in production unless GRAPHQL_INTROSPECTION=true, on elsewhere unless turned off', () => {
+    const prod = { NODE_ENV: 'production', ...SECRETS, DATABASE_URL: 'postgres://u@h/db' };
+    expect(loadConfig(prod).GRAPHQL_INTROSPECTION).toBe(false);
+    expect(loadConfig({ ...prod, GRAPHQL_INTROSPECTION: 'true' }).GRAPHQL_INTROSPECTION).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'test', ...SECRETS }).GRAPHQL_INTROSPECTION).toBe(true);
+    expect(loadConfig({ NODE_ENV: 'test', ...SECRETS, GRAPHQL_INTROSPECTION: 'false' }).GRAPHQL_INTROSPECTION).toBe(false);
+  });
+
   it('development generates missing secrets once into DATA_DIR and reuses them', () => {
     const dir = tmp();
     const a = loadConfig({ DATA_DIR: dir });

@@ -4,12 +4,14 @@ import type { Caller } from '../../common/context.js';
 import type { Config } from '../../config/index.js';
 import { DomainError } from '../../common/errors.js';
 
-export type LimitKind = 'public' | 'auth' | 'login' | 'merchant' | 'graphql' | 'checkoutKey' | 'checkoutIp' | 'linkOpenIp' | 'linkOpen';
+/** `account`: login attempts per dashboard account (keyed by a hash of the email), on top of `login` per IP. */
+export type LimitKind = 'public' | 'auth' | 'login' | 'account' | 'merchant' | 'graphql' | 'checkoutKey' | 'checkoutIp' | 'linkOpenIp' | 'linkOpen';
 
 const MESSAGES: Record<LimitKind, string> = {
   public: 'Too many requests from this IP address',
   auth: 'Too many authentication requests from this IP address',
   login: 'Too many login attempts from this IP address',
+  account: 'Too many login attempts for this account',
   merchant: 'Too many requests for this merchant',
   graphql: 'Too many GraphQL requests from this IP address',
   checkoutKey: 'Too many requests with this checkout key',
@@ -24,6 +26,7 @@ type LimitConfig = Pick<
   | 'RATE_LIMIT_PUBLIC_PER_MIN'
   | 'RATE_LIMIT_AUTH_PER_MIN'
   | 'RATE_LIMIT_LOGIN_PER_MIN'
+  | 'RATE_LIMIT_LOGIN_ACCOUNT_PER_MIN'
   | 'RATE_LIMIT_MERCHANT_PER_MIN'
   | 'RATE_LIMIT_GRAPHQL_PER_MIN'
   | 'RATE_LIMIT_CHECKOUT_KEY_PER_MIN'
@@ -46,6 +49,7 @@ export class RateLimits {
       public: { points: config.RATE_LIMIT_PUBLIC_PER_MIN, duration: MIN },
       auth: { points: config.RATE_LIMIT_AUTH_PER_MIN, duration: MIN },
       login: { points: config.RATE_LIMIT_LOGIN_PER_MIN, duration: MIN },
+      account: { points: config.RATE_LIMIT_LOGIN_ACCOUNT_PER_MIN, duration: MIN },
       merchant: { points: config.RATE_LIMIT_MERCHANT_PER_MIN, duration: MIN },
       graphql: { points: config.RATE_LIMIT_GRAPHQL_PER_MIN, duration: MIN },
       checkoutKey: { points: config.RATE_LIMIT_CHECKOUT_KEY_PER_MIN, duration: MIN },

@@ -28,6 +28,8 @@ export interface AuthOptions {
   jwtSecret: string;
   accessTtlS: number;
   refreshTtlS: number;
+  /** Takes one login attempt for an account (SHA-256 of the normalised email); throws RATE_LIMITED when used up. */
+  throttleAccount?: (accountHash: string) => Promise<void>;
 }
 
 const ISSUER = 'crypto-payment-gateway';
@@ -48,7 +50,11 @@ export class AuthService {
   async login(ctx: RequestContext, cmd: LoginCommand): Promise<TokenPair> {
     const { em } = ctx;
     const { email, password } = parseInput(loginCommand, cmd);
-    const user = await em.findOne(DashboardUser, { email: email.trim().toLowerCase() });
+    const normalised = email.trim().toLowerCase();
+    // Per account as well as per IP (the transport's limit): a botnet spreading guesses over many
+    // addresses still gets RATE_LIMITED per account. Taken before the password hash is checked.
+    await this.opts.throttleAccount?.(sha256Hex(normalised));
+    const user = await em.findOne(DashboardUser, { email: normalised });
     const ok = await verifyPassword(user?.passwordHash ?? null, password);
     if (!user || !ok) throw new DomainError('INVALID_CREDENTIALS', 'Invalid email or password');
     return em.transactional(async (tx) => {

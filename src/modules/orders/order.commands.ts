@@ -34,10 +34,19 @@ export type LockQuoteCommand = z.input<typeof lockQuoteCommand>;
 export const createDepositCommand = lockQuoteCommand.extend({ walletType });
 export type CreateDepositCommand = z.input<typeof createDepositCommand>;
 
+/**
+ * Instants a client may filter or page by: years 1970–9999. JavaScript dates reach ±275760 and year 0,
+ * which PostgreSQL refuses (it has no year 0): outside these bounds is the caller's mistake, a 400.
+ */
+export const INSTANT_MIN = new Date('1970-01-01T00:00:00Z');
+export const INSTANT_MAX = new Date('9999-12-31T23:59:59.999Z');
+export const isInstantInRange = (d: Date): boolean => !Number.isNaN(d.getTime()) && d >= INSTANT_MIN && d <= INSTANT_MAX;
+const instant = z.date().refine(isInstantInRange, 'must be a date between 1970-01-01 and 9999-12-31');
+
 export const listOrdersCommand = z.object({
   status: z.enum(ORDER_STATUSES).optional(),
-  from: z.date().optional(),
-  to: z.date().optional(),
+  from: instant.optional(),
+  to: instant.optional(),
   network: network.optional(),
   tokenAddress: tokenAddress.optional(),
   first: z.number().int().min(1).max(100).default(20),

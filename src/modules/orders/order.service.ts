@@ -11,7 +11,7 @@ import { assertReturnUrls, saveOrderReturnUrls } from './return-urls.js';
 import type { CheckoutKeyService } from './checkout-key.service.js';
 import { prepared } from '../../db/prepared.js';
 import { Order, type OrderRecord } from './order.entity.js';
-import { createOrderCommand, getOrderCommand, listOrdersCommand, type CreateOrderCommand, type GetOrderCommand, type ListOrdersCommand } from './order.commands.js';
+import { createOrderCommand, getOrderCommand, isInstantInRange, listOrdersCommand, type CreateOrderCommand, type GetOrderCommand, type ListOrdersCommand } from './order.commands.js';
 import { createOrderLoaders, type OrderLoaders } from './order.loaders.js';
 import { OPEN_STATUSES } from './order.transitions.js';
 import { orderRequestHash, parseIdempotencyKey } from './order-idempotency.js';
@@ -259,6 +259,6 @@ const encodeCursor = (o: Order) => Buffer.from(`${o.createdAt.toISOString()}|${o
 function decodeCursor(s: string): { createdAt: Date; id: string } {
   const [iso, id] = Buffer.from(s, 'base64url').toString('utf8').split('|');
   const createdAt = new Date(iso ?? '');
-  if (!id || Number.isNaN(createdAt.getTime()) || !/^[0-9a-f-]{36}$/.test(id)) throw new DomainError('VALIDATION_FAILED', 'Invalid cursor');
+  if (!id || !isInstantInRange(createdAt) || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id)) throw new DomainError('VALIDATION_FAILED', 'Invalid cursor');
   return { createdAt, id };
 }
