@@ -53,7 +53,7 @@ it.each(['ETHEREUM', 'BINANCE', 'TRON', 'SOLANA'] as const)('sends exactly the d
 }, 90_000);
 
 /**
- * The walk-through a new user follows (docs/sandbox.md "Paying from your own wallet"): `dev wallet`
+ * The walk-through a new user follows (docs/sandbox.md "Paying from your own wallet, on each network"): `dev wallet`
  * makes a wallet, the faucet's senders fund it (what `POST /testnet/faucet` does: gas and 1000 tokens),
  * and `dev pay --from-key` pays from it, minting nothing.
  */
