@@ -127,8 +127,9 @@ dev
   .requiredOption('--to <address>', 'deposit address (destinationAddress)')
   .requiredOption('--amount <amount>', 'token units as shown to the customer, e.g. 9.231614 (totalAmount)')
   .addOption(new Option('--token <symbol>', 'test token').choices(['USDT', 'USDC']).default('USDT'))
+  .option('--from-key <key>', 'pay from your own wallet (a key from `dev wallet`, funded by the faucet) instead of minting to the dev wallet: hex secp256k1 key (ETHEREUM, BINANCE, TRON) or hex ed25519 seed (SOLANA)')
   .option('--json', 'print one JSON object')
-  .action(async (o: { network: Network; to: string; amount: string; token: 'USDT' | 'USDC'; json?: boolean }) => {
+  .action(async (o: { network: Network; to: string; amount: string; token: 'USDT' | 'USDC'; fromKey?: string; json?: boolean }) => {
     const config = loadConfig();
     let urls: Partial<Record<Network, string>>;
     try {
@@ -151,11 +152,33 @@ dev
     const spec = sandboxToken(o.network, o.token)!;
     const amount = parseUnits(o.amount, spec.decimals);
     const family = familyOf(o.network);
-    const wallet = DEV_WALLETS[family];
-    await mintOnSandbox(family, o.network, rpcUrl, spec, wallet, amount);
+    const own = o.fromKey?.replace(/^0x/, '');
+    if (own !== undefined && !/^[0-9a-fA-F]{64}$/.test(own)) throw new Error('--from-key must be 64 hex characters (the private_key that `dev wallet` printed)');
+    const wallet = own !== undefined ? { key: family === 'solana' ? own : `0x${own}`, address: '' } : DEV_WALLETS[family];
+    // Your own wallet pays with what the faucet gave it; the dev wallet gets the tokens minted first.
+    if (own === undefined) await mintOnSandbox(family, o.network, rpcUrl, spec, wallet, amount);
     const sender = FAUCET_SENDERS[family]({ rpcUrl, timeoutMs: 30_000, keys: { secp256k1Evm: wallet.key, secp256k1Tron: wallet.key, solanaSeedHex: wallet.key } });
     const txHash = await sender.sendToken({ address: spec.address, decimals: spec.decimals }, driver.normalizeAddress(o.to), amount);
     print(!!o.json, { network: o.network, token: spec.address, to: o.to, amount: amount.toString(), tx_hash: txHash }, `sent ${o.amount} ${o.token} to ${o.to} on the local ${o.network} chain: ${txHash}`);
+  });
+dev
+  .command('wallet')
+  .description('Make a new wallet for a local sandbox chain: its address (for the faucet) and its key (for `dev pay --from-key`). Sandbox only: the key is printed')
+  .addOption(new Option('--network <network>', 'network').choices([...NETWORKS]).makeOptionMandatory())
+  .option('--json', 'print one JSON object')
+  .action(async (o: { network: Network; json?: boolean }) => {
+    const [{ randomBytes }, { computeAddress }, { TronWeb }, { Keypair }, { familyOf }] = await Promise.all([
+      import('node:crypto'),
+      import('ethers'),
+      import('tronweb'),
+      import('@solana/web3.js'),
+      import('../chains/registry.js'),
+    ]);
+    const key = randomBytes(32).toString('hex');
+    const family = familyOf(o.network);
+    const address =
+      family === 'solana' ? Keypair.fromSeed(Buffer.from(key, 'hex')).publicKey.toBase58() : family === 'tron' ? (TronWeb.address.fromPrivateKey(key) as string) : computeAddress(`0x${key}`);
+    print(!!o.json, { network: o.network, address, private_key: key }, `${o.network} wallet\n  address:     ${address}\n  private key: ${key}  (sandbox only: anyone who sees it can spend)`);
   });
 
 program

@@ -190,7 +190,14 @@ describe('server', () => {
       const base = server.url;
       const res = await http(base, '/readyz');
       expect(res.status).toBe(503);
-      expect(res.body).toEqual({ status: 'not_ready', database: true, migrations: false });
+      expect(res.body).toEqual({
+        status_code: 503,
+        message: 'Not ready: waiting for migrations',
+        data: { status: 'not_ready', database: true, migrations: false },
+        status: 'not_ready',
+        database: true,
+        migrations: false,
+      });
       expect((await http(base, '/healthz')).status).toBe(200);
     } finally {
       await server?.close();
