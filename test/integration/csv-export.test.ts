@@ -85,7 +85,7 @@ describe('orders.csv', () => {
     const paid = byNo.get(tron.orderNo)!;
     expect(paid).toMatchObject({ status: 'Success', amount_idr: '150000', network: 'TRON', token_symbol: 'USDT', token_address: NILE_USDT, overpaid: 'false' });
     expect(paid.paid_amount).toBe((Number(tron.total) / 1e6).toString());
-    expect(paid.created_at).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    expect(paid.created_at).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}Z$/);
     expect(byNo.get(`${tag}-plus`)!.paid_at).toBe('');
   });
 
@@ -122,17 +122,13 @@ describe('orders.csv', () => {
   });
 
   it('more rows than one cursor batch (10,500 + 6), every one exactly once', async () => {
-    const t1 = Date.now();
     await sql(
       gw,
       `insert into orders (id, merchant_id, environment, order_no, amount, expires_at, created_at)
        select gen_random_uuid(), ?, 'sandbox', 'BULK-' || g, 1000 + g, now() + interval '1 day', now() - make_interval(secs => g) from generate_series(1, 10500) g`,
       [m.merchantId],
     );
-    console.log(`insert ${Date.now() - t1} ms`);
-    const t0 = Date.now();
     const res = await csv(ORDERS);
-    console.log(`export ${Date.now() - t0} ms`);
     const rows = csvRecords(res.text);
     expect(rows).toHaveLength(10_506);
     expect(new Set(rows.map((x) => x.order_id)).size).toBe(10_506);
