@@ -73,7 +73,7 @@ export class CsvExportService {
   private readonly batchRows: number;
 
   constructor(private readonly opts: CsvExportOptions) {
-    this.batchRows = opts.batchRows ?? 10_000;
+    this.batchRows = opts.batchRows ?? 2_000;
   }
 
   /** Orders of the caller's merchant and environment, newest first. Dashboard or API key. */
