@@ -114,14 +114,15 @@ describe('entity/migration drift', () => {
     const conn = orm.em.getConnection();
     await conn.execute(`alter table api_keys drop column hint`);
     await conn.execute(`alter table sessions alter column revoked_reason set not null`);
-    await conn.execute(`alter table merchants alter column name type varchar(10)`);
+    // A column no analytics view uses (a type change under a view needs the view dropped and recreated).
+    await conn.execute(`alter table merchants alter column notification_url_sandbox type varchar(10)`);
     await conn.execute(`alter table refresh_tokens drop constraint refresh_tokens_token_hash_key`);
     await conn.execute(`alter table sessions drop constraint sessions_user_id_fkey`);
     await conn.execute(`alter table sessions add constraint sessions_user_id_fkey foreign key (user_id) references dashboard_users (id) on update cascade on delete cascade`);
     const sql = await driftSql();
     expect(sql).toMatch(/alter table "api_keys" add column "hint" text not null/);
     expect(sql).toMatch(/alter table "sessions" alter column "revoked_reason" drop not null/);
-    expect(sql).toMatch(/alter table "merchants" alter column "name" type text/);
+    expect(sql).toMatch(/alter table "merchants" alter column "notification_url_sandbox" type text/);
     expect(sql).toMatch(/add constraint "refresh_tokens_token_hash_unique" unique \("token_hash"\)/);
     expect(sql).toMatch(/add constraint "sessions_user_id_foreign" foreign key \("user_id"\) references "dashboard_users" \("id"\) on update cascade;/);
   });

@@ -1,0 +1,155 @@
+/**
+ * CSV exports over HTTP on the real gateway: dashboard JWT only, errors in the envelope, the GraphQL
+ * `orders` filters (statuses, created range, paying network/token, search), tz, RFC 4180 escaping
+ * checked with an independent reader, formula cells neutralised, another merchant's rows never
+ * included, and a result larger than one cursor batch.
+ */
+import { BSC_TESTNET_USDT, csvRecords, dashboardToken, NILE_USDT, paidOrder, plainOrder, sql } from '../support/analytics';
+import { createMerchant } from '../support/fixtures';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+import { http } from '../support/http';
+
+let gw: TestGateway;
+let m: Awaited<ReturnType<typeof createMerchant>>;
+let other: Awaited<ReturnType<typeof createMerchant>>;
+let token: string;
+let tron: Awaited<ReturnType<typeof paidOrder>>;
+let bsc: Awaited<ReturnType<typeof paidOrder>>;
+const tag = `X${Date.now()}`;
+
+const ORDERS = '/api/v2/testnet/merchant/export/orders.csv';
+const PAYMENTS = '/api/v2/testnet/merchant/export/payments.csv';
+
+beforeAll(async () => {
+  gw = await startTestGateway();
+  m = await createMerchant(gw.app);
+  other = await createMerchant(gw.app);
+  token = await dashboardToken(gw, m.email, m.password);
+  tron = await paidOrder(gw, m.sandboxKey, { network: 'TRON', tokenAddress: NILE_USDT, walletType: 'TRUSTWALLET' });
+  bsc = await paidOrder(gw, m.sandboxKey, { network: 'BINANCE', tokenAddress: BSC_TESTNET_USDT, walletType: 'METAMASK' });
+  await plainOrder(gw, m.sandboxKey, `${tag}-formula`, { name: '=HYPERLINK("http://evil.test","click")', email: 'a@b.test' });
+  await plainOrder(gw, m.sandboxKey, `${tag}-quotes`, { name: 'Doe, "Jr"\nsecond line', email: 'doe@b.test' });
+  await plainOrder(gw, m.sandboxKey, `${tag}-plus`, { name: '+62 812', email: 'plus@b.test' });
+  await plainOrder(gw, m.sandboxKey, `${tag}-at`, { name: '@SUM(A1)', email: 'at@b.test' });
+  await plainOrder(gw, other.sandboxKey, `${tag}-other`, { name: 'Other merchant' });
+});
+afterAll(() => gw?.close());
+
+async function csv(path: string, query = '', headers: Record<string, string> = { authorization: `Bearer ${token}` }) {
+  const res = await fetch(`${gw.url}${path}${query}`, { headers });
+  return { status: res.status, type: res.headers.get('content-type'), disposition: res.headers.get('content-disposition'), text: await res.text() };
+}
+
+describe('auth and errors (envelope)', () => {
+  it('no credentials → 401 UNAUTHENTICATED; an API key is not a dashboard session → 401', async () => {
+    const none = await http(gw.url, ORDERS);
+    expect(none.status).toBe(401);
+    expect(none.body).toEqual({ status_code: 401, message: expect.any(String), data: { code: 'UNAUTHENTICATED' } });
+    const key = await http(gw.url, ORDERS, { headers: { 'api-key': m.sandboxKey } });
+    expect(key.status).toBe(401);
+    const bad = await http(gw.url, ORDERS, { headers: { authorization: 'Bearer not-a-jwt' } });
+    expect(bad.status).toBe(401);
+    expect(bad.body.data.code).toMatch(/INVALID_TOKEN|UNAUTHENTICATED/);
+  });
+
+  it.each([
+    ['status=Paid', 'status'],
+    ['tz=Europe/Paris', 'timeZone'],
+    ['from=yesterday', 'from'],
+    ['network=BITCOIN', 'network'],
+    ['limit=5', '_'],
+    ['from=2026-11-02T00:00:00Z&to=2026-11-01T00:00:00Z', 'from'],
+  ])('%s → 400 VALIDATION_FAILED naming the field', async (query, field) => {
+    const r = await http(gw.url, `${ORDERS}?${query}`, { headers: { authorization: `Bearer ${token}` } });
+    expect(r.status).toBe(400);
+    expect(r.body.status_code).toBe(400);
+    expect(r.body.data.code).toBe('VALIDATION_FAILED');
+    if (field !== '_') expect(Object.keys(r.body.data.fields).some((k) => k === field || k.startsWith(`${field}.`))).toBe(true);
+  });
+});
+
+describe('orders.csv', () => {
+  it('streams every order of the merchant and environment as CSV, escaped per RFC 4180, formulas neutralised', async () => {
+    const r = await csv(ORDERS, '?tz=UTC');
+    expect(r.status).toBe(200);
+    expect(r.type).toBe('text/csv; charset=utf-8');
+    expect(r.disposition).toMatch(/^attachment; filename="orders-sandbox-\d{4}-\d{2}-\d{2}\.csv"$/);
+    const rows = csvRecords(r.text);
+    const byNo = new Map(rows.map((x) => [x.order_no, x]));
+    expect(rows).toHaveLength(6);
+    expect(byNo.has(`${tag}-other`)).toBe(false);
+    expect(byNo.get(`${tag}-quotes`)!.customer_name).toBe('Doe, "Jr"\nsecond line');
+    expect(byNo.get(`${tag}-formula`)!.customer_name).toBe(`'=HYPERLINK("http://evil.test","click")`);
+    expect(byNo.get(`${tag}-plus`)!.customer_name).toBe(`'+62 812`);
+    expect(byNo.get(`${tag}-at`)!.customer_name).toBe(`'@SUM(A1)`);
+    const paid = byNo.get(tron.orderNo)!;
+    expect(paid).toMatchObject({ status: 'Success', amount_idr: '150000', network: 'TRON', token_symbol: 'USDT', token_address: NILE_USDT, overpaid: 'false' });
+    expect(paid.paid_amount).toBe((Number(tron.total) / 1e6).toString());
+    expect(paid.created_at).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}Z$/);
+    expect(byNo.get(`${tag}-plus`)!.paid_at).toBe('');
+  });
+
+  it('tz=Asia/Jakarta (the default) writes the same instants with +07:00', async () => {
+    const utc = new Map(csvRecords((await csv(ORDERS, '?tz=UTC')).text).map((x) => [x.order_no, x.created_at]));
+    const wib = csvRecords((await csv(ORDERS)).text);
+    for (const row of wib) {
+      expect(row.created_at).toMatch(/\+07:00$/);
+      expect(Math.floor(new Date(row.created_at!).getTime() / 1000)).toBe(Math.floor(new Date(utc.get(row.order_no)!).getTime() / 1000));
+    }
+  });
+
+  it('filters: several statuses, paying network and token, search, created range', async () => {
+    const nos = async (q: string) => csvRecords((await csv(ORDERS, q)).text).map((x) => x.order_no).sort();
+    expect(await nos('?status=Success')).toEqual([tron.orderNo, bsc.orderNo].sort());
+    expect(await nos('?status=Created,Expired')).toHaveLength(4);
+    expect(await nos('?network=TRON')).toEqual([tron.orderNo]);
+    expect(await nos(`?token_address=${BSC_TESTNET_USDT.toLowerCase()}`)).toEqual([bsc.orderNo]);
+    expect(await nos('?network=TRON&status=Created')).toEqual([]);
+    expect(await nos(`?search=${encodeURIComponent(`${tag}-q`)}`)).toEqual([`${tag}-quotes`]);
+    expect(await nos(`?search=${encodeURIComponent('DOE@B')}`)).toEqual([`${tag}-quotes`]);
+    expect(await nos(`?search=${encodeURIComponent('%')}`)).toEqual([]); // LIKE wildcards are literal
+    const future = Math.floor(Date.now() / 1000) + 3600;
+    expect(await nos(`?from=${future}`)).toEqual([]);
+    expect(await nos(`?to=${future}`)).toHaveLength(6);
+    expect(await nos(`?to=2020-01-01T00:00:00%2B07:00`)).toEqual([]);
+  });
+
+  it('the production path exports production rows only (none here): the header alone', async () => {
+    const r = await csv('/api/v2/mainnet/merchant/export/orders.csv');
+    expect(r.status).toBe(200);
+    expect(r.text.trim().split('\n')).toHaveLength(1);
+    expect(r.text.startsWith('order_no,status,amount_idr,')).toBe(true);
+  });
+
+  it('more rows than one cursor batch (10,500 + 6), every one exactly once', async () => {
+    await sql(
+      gw,
+      `insert into orders (id, merchant_id, environment, order_no, amount, expires_at, created_at)
+       select gen_random_uuid(), ?, 'sandbox', 'BULK-' || g, 1000 + g, now() + interval '1 day', now() - make_interval(secs => g) from generate_series(1, 10500) g`,
+      [m.merchantId],
+    );
+    const res = await csv(ORDERS);
+    const rows = csvRecords(res.text);
+    expect(rows).toHaveLength(10_506);
+    expect(new Set(rows.map((x) => x.order_id)).size).toBe(10_506);
+    // Newest first.
+    expect(rows.findIndex((x) => x.order_no === 'BULK-1')).toBeLessThan(rows.findIndex((x) => x.order_no === 'BULK-10500'));
+    await sql(gw, `delete from orders where merchant_id = ? and order_no like 'BULK-%'`, [m.merchantId]);
+  });
+});
+
+describe('payments.csv', () => {
+  it('one row per observed transfer, with amounts in token units and IDR; filters by network and search by tx hash', async () => {
+    const all = csvRecords((await csv(PAYMENTS)).text);
+    expect(all.map((x) => x.tx_hash).sort()).toEqual([tron.txHash, bsc.txHash].sort());
+    const b = all.find((x) => x.tx_hash === bsc.txHash)!;
+    expect(b).toMatchObject({ order_no: bsc.orderNo, network: 'BINANCE', token_symbol: 'USDT', status: 'confirmed', late: 'false' });
+    expect(b.amount).toMatch(/^\d+\.\d+$/);
+    expect(Number(b.amount_idr)).toBeGreaterThan(149_000);
+    expect(csvRecords((await csv(PAYMENTS, '?network=TRON')).text).map((x) => x.tx_hash)).toEqual([tron.txHash]);
+    expect(csvRecords((await csv(PAYMENTS, `?search=${bsc.txHash}`)).text).map((x) => x.tx_hash)).toEqual([bsc.txHash]);
+    expect(csvRecords((await csv(PAYMENTS, '?status=orphaned')).text)).toEqual([]);
+    const bad = await http(gw.url, `${PAYMENTS}?status=Success`, { headers: { authorization: `Bearer ${token}` } });
+    expect(bad.status).toBe(400);
+  });
+});
