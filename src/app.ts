@@ -83,6 +83,9 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
     defaultTtlS: config.ORDER_TTL_S,
     minIdr: config.ORDER_MIN_IDR,
     maxIdr: config.ORDER_MAX_IDR,
+    groupCommit: config.ORDER_GROUP_COMMIT
+      ? { windowMs: config.ORDER_GROUP_COMMIT_WINDOW_MS, maxBatch: config.ORDER_GROUP_COMMIT_MAX, maxInFlight: Math.min(config.ORDER_GROUP_COMMIT_CONNECTIONS, config.DATABASE_POOL_MAX) }
+      : undefined,
   });
   const orderStatus = new OrderStatusService();
   const rates = createRateService(config, log);
