@@ -48,6 +48,7 @@ function main() {
     if (n.callFrame.functionName === '(idle)') cat = 'idle';
     else if (n.callFrame.functionName === '(garbage collector)') cat = 'GC';
     else if (n.callFrame.functionName === '(program)') cat = 'native (program)';
+    else if (n.callFrame.url.startsWith('node:internal/modules/')) cat = 'startup';
     else {
       const rule = RULES.find(([, re]) => re.test(n.callFrame.url));
       if (rule) cat = rule[0];
@@ -68,10 +69,12 @@ function main() {
     const cat = categorise(id);
     totals.set(cat, (totals.get(cat) ?? 0) + (p.timeDeltas[i] ?? 0));
   });
-  const busy = [...totals.entries()].filter(([k]) => k !== 'idle').reduce((a, [, v]) => a + v, 0);
-  const rows = [...totals.entries()].filter(([k]) => k !== 'idle').sort((a, b) => b[1] - a[1]);
+  // Module loading (start-up) and idle are not the requests' budget.
+  const counted = [...totals.entries()].filter(([k]) => k !== 'idle' && k !== 'startup');
+  const busy = counted.reduce((a, [, v]) => a + v, 0);
+  const rows = counted.sort((a, b) => b[1] - a[1]);
   for (const [k, v] of rows) console.log(`${((v / busy) * 100).toFixed(1).padStart(5)} %  ${(v / 1000).toFixed(0).padStart(7)} ms  ${k}`);
-  console.log(`busy ${(busy / 1000).toFixed(0)} ms, idle ${((totals.get('idle') ?? 0) / 1000).toFixed(0)} ms`);
+  console.log(`busy ${(busy / 1000).toFixed(0)} ms, start-up ${((totals.get('startup') ?? 0) / 1000).toFixed(0)} ms, idle ${((totals.get('idle') ?? 0) / 1000).toFixed(0)} ms`);
   console.log(JSON.stringify(Object.fromEntries(rows.map(([k, v]) => [k, Number(((v / busy) * 100).toFixed(1))]))));
 }
 
