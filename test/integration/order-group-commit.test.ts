@@ -114,6 +114,22 @@ describe('order creation, group-committed', () => {
     expect(new Set((await txOf(good)).values()).size).toBe(2);
   });
 
+  it('a retried row that its lost batch had already committed (same id) is answered as created, not as a duplicate', async () => {
+    const pending = (id: string, o: ReturnType<typeof newOrder>) => ({ em: gw.app.orm.em.fork(), id, keyHash: `h-${id}`, keyExpiresAt: new Date(Date.now() + 60_000), o });
+    const id = randomUUID();
+    const no = `GC-LOST-${randomUUID()}`;
+    // The row as the lost batch committed it.
+    const [first] = await gw.app.orders.insertBatch([pending(id, newOrder(no))]);
+    expect(first).toMatchObject({ ok: true });
+    // The retry of that batch (forced row by row by a bad row) meets it again.
+    const other = `GC-NEXT-${randomUUID()}`;
+    const out = await gw.app.orders.insertBatch([pending(id, newOrder(no)), pending(randomUUID(), newOrder(`GC-ZERO-${randomUUID()}`, m.merchantId, 0n)), pending(randomUUID(), newOrder(no)), pending(randomUUID(), newOrder(other))]);
+    expect(out[0]).toMatchObject({ ok: true, value: { id, orderNo: no } });
+    expect(out[1]).toMatchObject({ ok: false, error: { code: '23514' } });
+    expect(out[2]).toMatchObject({ ok: false, error: { code: 'DUPLICATE_ORDER_NO' } });
+    expect(out[3]).toMatchObject({ ok: true, value: { orderNo: other } });
+  });
+
   it('a batch that succeeds still tells an unknown merchant from a duplicate', async () => {
     const lead = gw.app.orders.insert(apiCtx(), newOrder(`GC-LEAD-${randomUUID()}`));
     const ok = `GC-FINE-${randomUUID()}`;

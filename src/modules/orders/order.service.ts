@@ -129,7 +129,7 @@ export class OrderService {
   }
 
   /** One order, one statement (inside a caller's transaction, and the per-row retry of a failed batch). */
-  private async insertOne(p: PendingOrder): Promise<OrderRecord> {
+  private async insertOne(p: PendingOrder, retry = false): Promise<OrderRecord> {
     const { o } = p;
     const rows = await prepared<Record<string, unknown>>(
       p.em,
@@ -144,6 +144,11 @@ export class OrderService {
     );
     const row = rows[0];
     if (row) return toRecord(row);
+    if (retry) {
+      // A batch that failed on the way back (connection lost after its commit) may hold this very row: it is ours, not a duplicate.
+      const own = await prepared<Record<string, unknown>>(p.em, 'order-by-id', `select ${RETURNING} from orders where id = ?`, [p.id]);
+      if (own[0]) return toRecord(own[0]);
+    }
     const exists = await p.em.execute<{ n: number }[]>('select 1 as n from merchants where id = ?', [o.merchantId]);
     throw exists.length ? duplicate(o.orderNo) : merchantNotFound();
   }
@@ -156,7 +161,9 @@ export class OrderService {
    * other gets DUPLICATE_ORDER_NO, exactly as if they had come one after the other. A row missing
    * from RETURNING is a duplicate, or its merchant does not exist (one read for the whole batch).
    * If the statement fails for anything else (a constraint, a deadlock, a lost connection), nothing of
-   * it was committed and each row is retried on its own, so one bad row fails only its own request.
+   * it was committed and each row is retried on its own, so one bad row fails only its own request
+   * (a retried row already present under its own id is answered as created: the batch committed and
+   * only its answer was lost).
    */
   async insertBatch(batch: PendingOrder[]): Promise<Outcome<OrderRecord>[]> {
     if (batch.length === 1) return [await settle(this.insertOne(batch[0]!))];
@@ -206,7 +213,7 @@ export class OrderService {
     } catch {
       // Nothing of the batch was committed: each row on its own gets exactly the answer it would have had alone.
       const out: Outcome<OrderRecord>[] = [];
-      for (const p of batch) out.push(await settle(this.insertOne(p)));
+      for (const p of batch) out.push(await settle(this.insertOne(p, true)));
       return out;
     }
     const byId = new Map<string, Record<string, unknown>>();
