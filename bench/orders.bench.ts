@@ -7,11 +7,43 @@ import { benchDatabase, percentile, startGatewayProcess } from './support.js';
  * `npm run bench:orders`: REST order creation (POST /api/v2/testnet/merchant/fiat/order) with 50
  * keep-alive connections for a fixed time against the built gateway in its own process, and in the
  * same run the raw PostgreSQL single-row INSERT rate at the same concurrency (50 pg connections,
- * autocommit, one row per statement) on the same server. Last line: one JSON object.
+ * autocommit, one row per statement) on the same server. Then 5,000,000 orders are bulk-inserted
+ * (one `generate_series` statement) and the REST phase runs again on the same server:
+ * `ratio_5m` = orders/s with 5M rows / orders/s with the (nearly) empty table. Last line: one JSON object.
+ *
+ * BENCH_CPU_PROF=<dir>: the gateway runs with `node --cpu-prof` and writes its profile there on exit
+ * (summarise it with `node dist/bench/cpu-profile.js <file>`). BENCH_GATEWAY_ENV: extra gateway
+ * variables as k=v,k=v (e.g. ORDER_GROUP_COMMIT=false for the before figure). BENCH_ROWS: fixture size.
  */
 const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 const WARMUP_S = 2;
+const FIXTURE_ROWS = Number(process.env.BENCH_ROWS ?? 5_000_000);
+
+/**
+ * The table as it looks after a long life: FIXTURE_ROWS orders of the bench merchant (the worst case
+ * for its per-merchant indexes), created over the last 180 days, nearly all closed (so the open-order
+ * expiry index stays as small as it is in production), in one statement.
+ */
+async function bulkFixture(url: string, merchantId: string, rows: number): Promise<number> {
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  const t0 = performance.now();
+  try {
+    await c.query(
+      `insert into orders (id, merchant_id, environment, order_no, amount, status, source, checkout_key_hash, checkout_key_expires_at, expires_at, created_at, updated_at)
+       select gen_random_uuid(), $1, 'sandbox', 'FIX-' || i, 150000,
+              (array['Success','Expired','Expired','Success','Underpaid'])[1 + i % 5], 'api', md5(i::text) || md5((i + 1)::text),
+              t + interval '30 minutes', t + interval '30 minutes', t, t
+       from generate_series(1, $2::int) as i, lateral (select now() - interval '180 days' + (i::float8 / $2::float8) * interval '180 days' - interval '1 hour' as t) as x`,
+      [merchantId, rows],
+    );
+    await c.query('vacuum analyze orders');
+  } finally {
+    await c.end();
+  }
+  return (performance.now() - t0) / 1000;
+}
 
 function post(agent: Agent, url: URL, body: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -103,6 +135,7 @@ async function pgOrderPhase(url: string, merchantId: string, seconds: number) {
 
 async function main() {
   const db = await benchDatabase('cpg_bench_orders');
+  const extraEnv = Object.fromEntries((process.env.BENCH_GATEWAY_ENV ?? '').split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string]));
   const gw = await startGatewayProcess({
     DATABASE_URL: db.url,
     ROLE: 'api',
@@ -113,7 +146,8 @@ async function main() {
     DATABASE_POOL_MAX: String(Number(process.env.BENCH_POOL ?? 20)),
     DEV_CHAINS: 'false',
     RATE_SOURCES: 'none',
-  });
+    ...extraEnv,
+  }, process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []);
   try {
     const { execFileSync } = await import('node:child_process');
     const { join } = await import('node:path');
@@ -135,12 +169,22 @@ async function main() {
     console.log(`context — the API's own INSERT … SELECT into orders, straight from pg: ${CONNECTIONS} connections × ${SECONDS}s …`);
     const orderInserts = await pgOrderPhase(db.url, merchant.merchant_id, SECONDS);
     console.log(`  ${orderInserts} inserts, ${(orderInserts / SECONDS).toFixed(0)}/s (REST reaches ${((ordersPerS / (orderInserts / SECONDS)) * 100).toFixed(0)} % of it)`);
+    console.log(`bulk fixture: ${FIXTURE_ROWS.toLocaleString('en')} orders …`);
+    const fixtureS = await bulkFixture(db.url, merchant.merchant_id, FIXTURE_ROWS);
+    console.log(`  ${fixtureS.toFixed(0)} s (insert + vacuum analyze)`);
+    await restPhase(gw.url, merchant.merchant_id, merchant.sandbox_api_key, WARMUP_S);
+    console.log(`REST order creation with ${FIXTURE_ROWS.toLocaleString('en')} orders in the table: ${CONNECTIONS} connections × ${SECONDS}s …`);
+    const big = await restPhase(gw.url, merchant.merchant_id, merchant.sandbox_api_key, SECONDS);
+    if (big.errors) throw new Error(`${big.errors} order requests did not answer 201 (5M phase)`);
+    const bigPerS = big.count / SECONDS;
+    console.log(`  ${big.count} orders, ${bigPerS.toFixed(0)}/s, p50 ${percentile(big.latencies, 50).toFixed(2)} ms, p99 ${percentile(big.latencies, 99).toFixed(2)} ms`);
     console.log(
       JSON.stringify({
         orders_per_s: Math.round(ordersPerS),
         pg_inserts_per_s: Math.round(pgPerS),
         ratio: Number((ordersPerS / pgPerS).toFixed(3)),
         p99_ms: Number(percentile(rest.latencies, 99).toFixed(2)),
+        ratio_5m: Number((bigPerS / ordersPerS).toFixed(3)),
       }),
     );
   } finally {

@@ -56,9 +56,9 @@ export async function benchOrm(url: string, poolMax: number): Promise<Orm> {
 }
 
 /** Starts the built gateway (`dist/src/main.js`) as a child process and waits for /readyz. */
-export async function startGatewayProcess(env: Record<string, string>): Promise<{ url: string; proc: ChildProcess; stop(): Promise<void> }> {
+export async function startGatewayProcess(env: Record<string, string>, nodeArgs: string[] = []): Promise<{ url: string; proc: ChildProcess; stop(): Promise<void> }> {
   const port = await freePort();
-  const proc = spawn(process.execPath, [join(__dirname, '..', 'src', 'main.js')], {
+  const proc = spawn(process.execPath, [...nodeArgs, join(__dirname, '..', 'src', 'main.js')], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

@@ -97,6 +97,9 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
     idempotencyTtlS: config.IDEMPOTENCY_KEY_TTL_S,
     minIdr: config.ORDER_MIN_IDR,
     maxIdr: config.ORDER_MAX_IDR,
+    groupCommit: config.ORDER_GROUP_COMMIT
+      ? { windowMs: config.ORDER_GROUP_COMMIT_WINDOW_MS, maxBatch: config.ORDER_GROUP_COMMIT_MAX, maxInFlight: Math.min(config.ORDER_GROUP_COMMIT_CONNECTIONS, config.DATABASE_POOL_MAX) }
+      : undefined,
     onCreated: (o) => metrics.ordersCreated.inc({ environment: o.environment, source: o.source }),
   });
   const orderStatus = new OrderStatusService((t) => {

@@ -10,6 +10,7 @@ import type { Quote } from '../quotes/quote.entity.js';
 import { assertReturnUrls, saveOrderReturnUrls } from './return-urls.js';
 import type { CheckoutKeyService } from './checkout-key.service.js';
 import { prepared } from '../../db/prepared.js';
+import { GroupCommit, type GroupCommitOptions, type Outcome } from '../../common/group-commit.js';
 import { Order, type OrderRecord } from './order.entity.js';
 import { createOrderCommand, getOrderCommand, isInstantInRange, listOrdersCommand, type CreateOrderCommand, type GetOrderCommand, type ListOrdersCommand } from './order.commands.js';
 import { createOrderLoaders, type OrderLoaders } from './order.loaders.js';
@@ -26,6 +27,8 @@ export interface OrderServiceOptions {
   maxIdr: number;
   /** Observability hook (metrics), called once per inserted order. */
   onCreated?: (order: Pick<OrderRecord, 'environment' | 'source'>) => void;
+  /** Group commit of concurrent order inserts (ORDER_GROUP_COMMIT_*); absent → one statement per order. */
+  groupCommit?: GroupCommitOptions;
 }
 
 export interface CreatedOrder {
@@ -37,14 +40,61 @@ export interface CreatedOrder {
   url: string;
 }
 
+export type NewOrder = Pick<Order, 'environment' | 'orderNo' | 'amount' | 'customerName' | 'customerEmail' | 'source' | 'paymentLinkId'> & { merchantId: string };
+
+/** An order waiting for its insert: its id and checkout key are made before it reaches the database. */
+export interface PendingOrder {
+  em: RequestContext['em'];
+  id: string;
+  keyHash: string;
+  keyExpiresAt: Date;
+  o: NewOrder;
+}
+
+const RETURNING = 'id, merchant_id, environment, order_no, amount, currency, status, customer_name, customer_email, source, payment_link_id, expires_at, created_at';
+
+const duplicate = (orderNo: string) => new DomainError('DUPLICATE_ORDER_NO', `An order with order_no ${orderNo} already exists`, { order_no: orderNo });
+const merchantNotFound = () => new DomainError('MERCHANT_NOT_FOUND', 'Merchant not found');
+
+function settle<T>(p: Promise<T>): Promise<Outcome<T>> {
+  return p.then(
+    (value) => ({ ok: true as const, value }),
+    (error: unknown) => ({ ok: false as const, error }),
+  );
+}
+
+/** The inserted row as a plain record (no entity hydration on the hot path). */
+function toRecord(row: Record<string, unknown>): OrderRecord {
+  return {
+    id: row.id as string,
+    merchant: { id: row.merchant_id as string },
+    environment: row.environment as OrderRecord['environment'],
+    orderNo: row.order_no as string,
+    amount: BigInt(row.amount as string),
+    currency: row.currency as string,
+    status: row.status as OrderRecord['status'],
+    customerName: row.customer_name as string | null,
+    customerEmail: row.customer_email as string | null,
+    source: row.source as OrderRecord['source'],
+    paymentLinkId: row.payment_link_id as string | null,
+    // The ORM's connections return timestamps as text.
+    expiresAt: new Date(row.expires_at as string),
+    paidAt: null,
+    createdAt: new Date(row.created_at as string),
+  };
+}
+
 export class OrderService {
   private readonly createCommand;
+  /** Group commit of order inserts outside transactions; null when `groupCommit` is off. */
+  private readonly batcher: GroupCommit<PendingOrder, OrderRecord> | null;
 
   constructor(
     private readonly keys: CheckoutKeyService,
     private readonly opts: OrderServiceOptions,
   ) {
     this.createCommand = createOrderCommand(opts.minIdr, opts.maxIdr);
+    this.batcher = opts.groupCommit ? new GroupCommit((batch) => this.insertBatch(batch), opts.groupCommit) : null;
   }
 
   /**
@@ -137,52 +187,124 @@ export class OrderService {
    * read inside it, and no explicit transaction is opened), because this is the merchants' hot path.
    * `ON CONFLICT DO NOTHING` on (merchant, environment, order_no) turns a duplicate into a clear
    * error without an exception round trip; concurrent duplicates still produce exactly one order.
+   * Outside a transaction, concurrent inserts are group-committed (`insertBatch`): one multi-row
+   * statement and one commit for many requests, each answered only after that commit.
    * Checks no caller: API orders and payment-link opens authorise before calling it, and `ctx.em`
    * may be their transaction.
    */
-  async insert(
-    ctx: RequestContext,
-    o: Pick<Order, 'environment' | 'orderNo' | 'amount' | 'customerName' | 'customerEmail' | 'source' | 'paymentLinkId'> & { merchantId: string },
-  ): Promise<CreatedOrder> {
-    const { em } = ctx;
+  async insert(ctx: RequestContext, o: NewOrder): Promise<CreatedOrder> {
     const id = randomUUID();
     const key = this.keys.issue(id);
+    const row: PendingOrder = { em: ctx.em, id, keyHash: key.hash, keyExpiresAt: key.expiresAt, o };
+    const order = this.batcher && !ctx.em.isInTransaction() ? await this.batcher.submit(row) : await this.insertOne(row);
+    this.opts.onCreated?.(order);
+    return { order, key: key.key, url: this.checkoutUrl(order.id, key.key) };
+  }
+
+  /** One order, one statement (inside a caller's transaction, and the per-row retry of a failed batch). */
+  private async insertOne(p: PendingOrder, retry = false): Promise<OrderRecord> {
+    const { o } = p;
     const rows = await prepared<Record<string, unknown>>(
-      em,
+      p.em,
       'order-insert',
       `insert into orders (id, merchant_id, environment, order_no, amount, customer_name, customer_email, source, payment_link_id,
                            checkout_key_hash, checkout_key_expires_at, expires_at, link_use_held)
        select ?, m.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() + make_interval(secs => coalesce(m.order_ttl_seconds, ?)), ?::uuid is not null
        from merchants m where m.id = ?
        on conflict (merchant_id, environment, order_no) do nothing
-       returning id, merchant_id, environment, order_no, amount, currency, status, customer_name, customer_email, source, payment_link_id, expires_at, created_at`,
-      [id, o.environment, o.orderNo, o.amount.toString(), o.customerName, o.customerEmail, o.source, o.paymentLinkId, key.hash, key.expiresAt, this.opts.defaultTtlS, o.paymentLinkId, o.merchantId],
+       returning ${RETURNING}`,
+      [p.id, o.environment, o.orderNo, o.amount.toString(), o.customerName, o.customerEmail, o.source, o.paymentLinkId, p.keyHash, p.keyExpiresAt, this.opts.defaultTtlS, o.paymentLinkId, o.merchantId],
     );
     const row = rows[0];
-    if (!row) {
-      const exists = await em.execute<{ n: number }[]>('select 1 as n from merchants where id = ?', [o.merchantId]);
-      if (!exists.length) throw new DomainError('MERCHANT_NOT_FOUND', 'Merchant not found');
-      throw new DomainError('DUPLICATE_ORDER_NO', `An order with order_no ${o.orderNo} already exists`, { order_no: o.orderNo });
+    if (row) return toRecord(row);
+    if (retry) {
+      // A batch that failed on the way back (connection lost after its commit) may hold this very row: it is ours, not a duplicate.
+      const own = await prepared<Record<string, unknown>>(p.em, 'order-by-id', `select ${RETURNING} from orders where id = ?`, [p.id]);
+      if (own[0]) return toRecord(own[0]);
     }
-    const order: OrderRecord = {
-      id: row.id as string,
-      merchant: { id: row.merchant_id as string },
-      environment: row.environment as OrderRecord['environment'],
-      orderNo: row.order_no as string,
-      amount: BigInt(row.amount as string),
-      currency: row.currency as string,
-      status: row.status as OrderRecord['status'],
-      customerName: row.customer_name as string | null,
-      customerEmail: row.customer_email as string | null,
-      source: row.source as OrderRecord['source'],
-      paymentLinkId: row.payment_link_id as string | null,
-      // The ORM's connections return timestamps as text.
-      expiresAt: new Date(row.expires_at as string),
-      paidAt: null,
-      createdAt: new Date(row.created_at as string),
+    const exists = await p.em.execute<{ n: number }[]>('select 1 as n from merchants where id = ?', [o.merchantId]);
+    throw exists.length ? duplicate(o.orderNo) : merchantNotFound();
+  }
+
+  /**
+   * Group commit of many orders: `INSERT … SELECT … FROM unnest(…) ON CONFLICT DO NOTHING RETURNING`,
+   * autocommit, so every order of the batch is durable when the statement answers. Rows go in in
+   * unique-key order (the same in every batch, so two concurrent batches cannot deadlock on each
+   * other's keys); of two rows with the same order number in one batch the earlier one wins and the
+   * other gets DUPLICATE_ORDER_NO, exactly as if they had come one after the other. A row missing
+   * from RETURNING is a duplicate, or its merchant does not exist (one read for the whole batch).
+   * If the statement fails for anything else (a constraint, a deadlock, a lost connection), nothing of
+   * it was committed and each row is retried on its own, so one bad row fails only its own request
+   * (a retried row already present under its own id is answered as created: the batch committed and
+   * only its answer was lost).
+   */
+  async insertBatch(batch: PendingOrder[]): Promise<Outcome<OrderRecord>[]> {
+    if (batch.length === 1) return [await settle(this.insertOne(batch[0]!))];
+    const cols = {
+      id: [] as string[],
+      merchant: [] as string[],
+      env: [] as string[],
+      no: [] as string[],
+      amount: [] as string[],
+      name: [] as (string | null)[],
+      email: [] as (string | null)[],
+      source: [] as string[],
+      link: [] as (string | null)[],
+      hash: [] as string[],
+      keyExp: [] as Date[],
     };
-    this.opts.onCreated?.(order);
-    return { order, key: key.key, url: this.checkoutUrl(order.id, key.key) };
+    for (const { id, o, keyHash, keyExpiresAt } of batch) {
+      cols.id.push(id);
+      cols.merchant.push(o.merchantId);
+      cols.env.push(o.environment);
+      cols.no.push(o.orderNo);
+      cols.amount.push(o.amount.toString());
+      cols.name.push(o.customerName);
+      cols.email.push(o.customerEmail);
+      cols.source.push(o.source);
+      cols.link.push(o.paymentLinkId);
+      cols.hash.push(keyHash);
+      cols.keyExp.push(keyExpiresAt);
+    }
+    let rows: Record<string, unknown>[];
+    try {
+      rows = await prepared<Record<string, unknown>>(
+        batch[0]!.em,
+        'order-insert-batch',
+        `insert into orders (id, merchant_id, environment, order_no, amount, customer_name, customer_email, source, payment_link_id,
+                             checkout_key_hash, checkout_key_expires_at, expires_at, link_use_held)
+         select u.id, m.id, u.env, u.no, u.amount, u.name, u.email, u.source, u.link, u.hash, u.key_exp,
+                now() + make_interval(secs => coalesce(m.order_ttl_seconds, ?::int)), u.link is not null
+         from unnest(?::uuid[], ?::uuid[], ?::text[], ?::text[], ?::numeric[], ?::text[], ?::text[], ?::text[], ?::uuid[], ?::text[], ?::timestamptz[])
+              with ordinality as u(id, merchant_id, env, no, amount, name, email, source, link, hash, key_exp, ord)
+         join merchants m on m.id = u.merchant_id
+         order by u.merchant_id, u.env, u.no, u.ord
+         on conflict (merchant_id, environment, order_no) do nothing
+         returning ${RETURNING}`,
+        [this.opts.defaultTtlS, cols.id, cols.merchant, cols.env, cols.no, cols.amount, cols.name, cols.email, cols.source, cols.link, cols.hash, cols.keyExp],
+      );
+    } catch {
+      // Nothing of the batch was committed: each row on its own gets exactly the answer it would have had alone.
+      const out: Outcome<OrderRecord>[] = [];
+      for (const p of batch) out.push(await settle(this.insertOne(p, true)));
+      return out;
+    }
+    const byId = new Map<string, Record<string, unknown>>();
+    for (const r of rows) byId.set(r.id as string, r);
+    let merchants: Set<string> | null = null;
+    const out: Outcome<OrderRecord>[] = [];
+    for (const p of batch) {
+      const row = byId.get(p.id);
+      if (row) {
+        out.push({ ok: true, value: toRecord(row) });
+        continue;
+      }
+      merchants ??= new Set(
+        (await prepared<{ id: string }>(batch[0]!.em, 'order-batch-merchants', 'select id from merchants where id = any(?::uuid[])', [[...new Set(cols.merchant)]])).map((m) => m.id),
+      );
+      out.push({ ok: false, error: merchants.has(p.o.merchantId) ? duplicate(p.o.orderNo) : merchantNotFound() });
+    }
+    return out;
   }
 
   private checkoutUrl(orderId: string, key: string): string {
