@@ -13,6 +13,7 @@ import { OrderService } from './modules/orders/order.service.js';
 import { PaymentLinkService } from './modules/payment-links/payment-link.service.js';
 import { PaymentService } from './modules/payments/payment.service.js';
 import { SettlementService } from './modules/payments/settlement.service.js';
+import { paymentsReorgedTotal } from './common/metrics.js';
 import { CoinGeckoRateProvider } from './modules/quotes/providers/coingecko.rate-provider.js';
 import { IndodaxRateProvider } from './modules/quotes/providers/indodax.rate-provider.js';
 import { QuoteService } from './modules/quotes/quote.service.js';
@@ -112,7 +113,14 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const deposits = new DepositService(orders, tokens, quotes, wallets, config.DEV_CHAINS);
   const paymentLinks = new PaymentLinkService(orders, { publicBaseUrl: () => config.PUBLIC_BASE_URL, minIdr: config.ORDER_MIN_IDR, maxIdr: config.ORDER_MAX_IDR }, rateLimits);
   const payments = new PaymentService();
-  const settlement = new SettlementService(orderStatus, { lateWindowS: config.LATE_PAYMENT_WINDOW_S });
+  const settlement = new SettlementService(orderStatus, {
+    lateWindowS: config.LATE_PAYMENT_WINDOW_S,
+    // The deep-reorg alarm: next to the payment.reorged event and webhook, a log line at error and a metric.
+    onPaymentReorged: (a) => {
+      paymentsReorgedTotal.inc({ environment: a.environment, network: a.network });
+      log.error({ alarm: 'payment.reorged', ...a }, 'a confirmed payment was reorganised away (reorg deeper than the confirmation depth)');
+    },
+  });
   const webhooks = createWebhookServices(config, apiKeys);
   const faucet = new FaucetService(config, networks, tokens);
   const exports = new CsvExportService({ databaseUrl: orm.config.get('clientUrl')!, maxConcurrent: config.EXPORT_MAX_CONCURRENT });

@@ -15,6 +15,7 @@ export function createChainWatcher(app: App, target: WatchedNetwork): ChainWatch
     lateWindowS: config.LATE_PAYMENT_WINDOW_S,
     startLookbackBlocks: config.WATCH_START_LOOKBACK_BLOCKS,
     maxBlocksPerTick: config.WATCH_MAX_BLOCK_RANGE * 4,
+    reorgRecheck: { windowS: config.REORG_RECHECK_WINDOW_S, intervalMs: config.REORG_RECHECK_INTERVAL_MS, maxBlocks: config.REORG_RECHECK_MAX_BLOCKS },
     log: app.log,
   });
   app.metrics.trackWatcher(watcher);

@@ -22,6 +22,7 @@ const ALLOWED: [OrderStatus, OrderStatus][] = [
   ['Underpaid', 'Success'],
   ['Expired', 'Success'],
   ['Expired', 'Underpaid'],
+  ['Success', 'Underpaid'], // only when a deep reorg took the money that completed it (settlement.rules.ts rule 5)
 ];
 
 describe('order transition table', () => {
@@ -36,8 +37,8 @@ describe('order transition table', () => {
     expect(canTransition(from, to)).toBe(false);
   });
 
-  it('Success is final; nothing goes back to Processing from a closed state', () => {
-    for (const to of ORDER_STATUSES) expect(canTransition('Success', to)).toBe(false);
+  it('Success only moves to Underpaid (a deep reorg); nothing goes back to Processing from a closed state', () => {
+    for (const to of ORDER_STATUSES) expect(canTransition('Success', to)).toBe(to === 'Underpaid');
     for (const from of ['Underpaid', 'Expired', 'Success'] as const) expect(canTransition(from, 'Processing')).toBe(false);
   });
 });

@@ -84,6 +84,7 @@ describe('transaction.success', () => {
         amount_due_crypto: total,
         amount_received_crypto: total,
         overpaid: false,
+        reorged: false,
         tx_hashes: [paid.txHash],
         payments: [
           { tx_hash: paid.txHash, log_index: 0, network: 'ETHEREUM', amount: total, block_number: '100', status: 'confirmed', late: false, detected_at: expect.any(Number), confirmed_at: expect.any(Number) },

@@ -14,7 +14,7 @@ const DUE = 1_000_000n;
 const dep = (r: Partial<DepositReceipts> = {}): DepositReceipts => ({ id: 'd1', due: DUE, confirmed: 0n, pending: 0n, inWindow: r.confirmed ?? 0n, ...r });
 const input = (over: Partial<SettlementInput>): SettlementInput => ({ status: 'Created', expiresAt: EXPIRES, overpaid: false, deposits: [dep()], toleranceBps: 0, now: BEFORE, lateWindowS: 3600, ...over });
 
-describe('decideSettlement — target status (rule 4) and transition (table)', () => {
+describe('decideSettlement — target status (rule 5) and transition (table)', () => {
   it.each<[string, Partial<SettlementInput>, string, boolean]>([
     ['nothing received, before expiry', {}, 'Created', false],
     ['a payment pending, before expiry', { deposits: [dep({ pending: DUE })] }, 'Processing', true],
@@ -61,18 +61,56 @@ describe('decideSettlement — tolerance (rule 3)', () => {
   });
 });
 
-describe('decideSettlement — overpayment (rule 5)', () => {
-  it('flags the excess of the paid deposit once', () => {
-    expect(decideSettlement(input({ deposits: [dep({ confirmed: DUE + 7n })] })).overpayment).toEqual({ depositId: 'd1', due: DUE, received: DUE + 7n, excess: 7n });
+describe('decideSettlement — overpayment across deposits (rule 6)', () => {
+  it('flags the excess of a single paid deposit once', () => {
+    expect(decideSettlement(input({ deposits: [dep({ confirmed: DUE + 7n, dueIdr: 150_000n })] })).overpayment).toEqual({
+      depositId: 'd1',
+      due: DUE,
+      received: DUE + 7n,
+      excess: 7n,
+      excessIdr: 1n, // 7 / 1 000 000 of 150 000 IDR = 1.05 → 1
+      deposits: [{ depositId: 'd1', due: DUE, received: DUE + 7n }],
+    });
     expect(decideSettlement(input({ overpaid: true, deposits: [dep({ confirmed: DUE + 7n })] })).overpayment).toBeNull();
   });
 
-  it('is judged on the paid deposit only, and not for an exact payment or an unpaid order', () => {
+  it('not for an exact payment or an unpaid order', () => {
     expect(decideSettlement(input({ deposits: [dep({ confirmed: DUE })] })).overpayment).toBeNull();
     expect(decideSettlement(input({ deposits: [dep({ confirmed: DUE - 1n })] })).overpayment).toBeNull();
-    const two = decideSettlement(input({ deposits: [dep({ id: 'a', confirmed: 1n }), dep({ id: 'b', confirmed: DUE + 2n })] }));
-    expect(two.paidDepositId).toBe('b');
-    expect(two.overpayment).toMatchObject({ depositId: 'b', excess: 2n });
+    // Two deposits half paid: not paid, so not overpaid either (Σ = 1, never > 1).
+    expect(decideSettlement(input({ deposits: [dep({ id: 'a', confirmed: DUE / 2n }), dep({ id: 'b', confirmed: DUE / 2n })] })).overpayment).toBeNull();
+  });
+
+  it('two deposits of different decimals both paid in full: overpaid by one whole order value', () => {
+    // ETHEREUM USDT (6 decimals) and BSC USDT (18 decimals), each exactly its due.
+    const eth = dep({ id: 'eth', due: 9_230_770n, dueIdr: 150_000n, confirmed: 9_230_770n });
+    const bsc = dep({ id: 'bsc', due: 9_230_770_000_000_000_000n, dueIdr: 150_001n, confirmed: 9_230_770_000_000_000_000n });
+    const d = decideSettlement(input({ deposits: [eth, bsc] }));
+    expect(d.target).toBe('Success');
+    expect(d.paidDepositId).toBe('eth');
+    expect(d.overpayment).toEqual({
+      depositId: 'eth',
+      due: 9_230_770n,
+      received: 9_230_770n,
+      excess: 9_230_770n,
+      excessIdr: 150_000n,
+      deposits: [
+        { depositId: 'eth', due: 9_230_770n, received: 9_230_770n },
+        { depositId: 'bsc', due: 9_230_770_000_000_000_000n, received: 9_230_770_000_000_000_000n },
+      ],
+    });
+  });
+
+  it('a small extra on another deposit counts by value, not by units (18-decimal units never outweigh 6-decimal ones)', () => {
+    const a = dep({ id: 'a', due: DUE, confirmed: DUE });
+    const b = dep({ id: 'b', due: DUE * 10n ** 12n, confirmed: 10n ** 12n }); // one millionth of its due
+    const d = decideSettlement(input({ deposits: [a, b] }));
+    expect(d.paidDepositId).toBe('a');
+    expect(d.overpayment).toMatchObject({ depositId: 'a', excess: 1n });
+    // Paid within tolerance on one deposit and a little on another: still short of the value → not overpaid.
+    const short = decideSettlement(input({ toleranceBps: 100, deposits: [dep({ id: 'a', confirmed: DUE - 5_000n }), dep({ id: 'b', due: DUE * 10n ** 12n, confirmed: 10n ** 15n })] }));
+    expect(short.target).toBe('Success');
+    expect(short.overpayment).toBeNull();
   });
 
   it('measures an overpayment against the full total, whatever the tolerance', () => {
@@ -80,7 +118,49 @@ describe('decideSettlement — overpayment (rule 5)', () => {
   });
 });
 
-describe('decideSettlement — deposits (rule 6)', () => {
+describe('decideSettlement — the deposit and payment that completed the order (rule 4)', () => {
+  const at = (s: string) => new Date(`2026-11-23T${s}Z`);
+  const pay = (id: string, amount: bigint, confirmedAt: string) => ({ id, amount, confirmedAt: at(confirmedAt), detectedAt: at(confirmedAt) });
+
+  it('the payment whose running sum first reaches the due', () => {
+    const d = decideSettlement(input({ deposits: [dep({ confirmed: DUE + 5n, payments: [pay('p1', DUE / 2n, '11:00:00'), pay('p2', DUE / 2n, '11:01:00'), pay('p3', 5n, '11:02:00')] })] }));
+    expect(d).toMatchObject({ paidDepositId: 'd1', paidPaymentId: 'p2' });
+  });
+
+  it('with tolerance, the payment that came within it', () => {
+    const d = decideSettlement(input({ toleranceBps: 50, deposits: [dep({ confirmed: DUE, payments: [pay('p1', DUE - 5_000n, '11:00:00'), pay('p2', 5_000n, '11:01:00')] })] }));
+    expect(d.paidPaymentId).toBe('p1');
+  });
+
+  it('of two paid deposits, the one completed first — whatever their units or the order given', () => {
+    const big = dep({ id: 'bsc', due: DUE * 10n ** 12n, confirmed: DUE * 10n ** 12n, payments: [pay('late', DUE * 10n ** 12n, '11:05:00')] });
+    const small = dep({ id: 'eth', confirmed: DUE, payments: [pay('first', DUE, '11:00:00')] });
+    expect(decideSettlement(input({ deposits: [big, small] }))).toMatchObject({ paidDepositId: 'eth', paidPaymentId: 'first' });
+    expect(decideSettlement(input({ deposits: [small, big] }))).toMatchObject({ paidDepositId: 'eth', paidPaymentId: 'first' });
+  });
+
+  it('no payments given: the deposit is named, the payment is not', () => {
+    expect(decideSettlement(input({ deposits: [dep({ confirmed: DUE })] }))).toMatchObject({ paidDepositId: 'd1', paidPaymentId: null });
+  });
+});
+
+describe('decideSettlement — a deep reorg after Success (rule 5)', () => {
+  it('Success whose confirmed money was reorganised away → Underpaid', () => {
+    expect(decideSettlement(input({ status: 'Success', reorgLoss: true, deposits: [dep({ confirmed: 0n })] }))).toMatchObject({ target: 'Underpaid', transition: true });
+    expect(decideSettlement(input({ status: 'Success', reorgLoss: true, now: AFTER, deposits: [dep({ confirmed: DUE / 2n })] }))).toMatchObject({ target: 'Underpaid', transition: true });
+  });
+
+  it('stays Success when what remains still pays a deposit, or when nothing was lost to a reorg', () => {
+    expect(decideSettlement(input({ status: 'Success', reorgLoss: true, deposits: [dep({ id: 'a' }), dep({ id: 'b', confirmed: DUE })] }))).toMatchObject({ target: 'Success', transition: false });
+    expect(decideSettlement(input({ status: 'Success', deposits: [dep({ confirmed: DUE - 1n })] }))).toMatchObject({ target: 'Success', transition: false });
+  });
+
+  it('the lost payment seen again and confirmed: Underpaid → Success', () => {
+    expect(decideSettlement(input({ status: 'Underpaid', reorgLoss: false, deposits: [dep({ confirmed: DUE })] }))).toMatchObject({ target: 'Success', transition: true });
+  });
+});
+
+describe('decideSettlement — deposits (rule 7)', () => {
   it.each<[string, Partial<SettlementInput>, string]>([
     ['paid before lateEnd → settle', { deposits: [dep({ confirmed: DUE })] }, 'settle'],
     ['paid, evaluated after lateEnd → close', { status: 'Success', now: AFTER, deposits: [dep({ confirmed: DUE })] }, 'close'],

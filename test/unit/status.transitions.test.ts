@@ -43,7 +43,7 @@ describe('payment transitions', () => {
     ['pending', 'orphaned', true],
     ['orphaned', 'pending', true],
     ['confirmed', 'pending', true],
-    ['confirmed', 'orphaned', false], // a confirmed payment is re-checked by re-scanning, never orphaned directly
+    ['confirmed', 'orphaned', true], // the deep-reorg re-check found its block replaced (stamped reorged_at, alarm raised)
     ['orphaned', 'confirmed', false], // must be seen in a canonical block again first
   ])('%s → %s: %p', (from, to, allowed) => {
     expect(canPaymentTransition(from as never, to as never)).toBe(allowed);
@@ -51,7 +51,7 @@ describe('payment transitions', () => {
 
   it('guards of the status writes', () => {
     expect(paymentSourcesOf('confirmed')).toEqual(['pending']);
-    expect(paymentSourcesOf('orphaned')).toEqual(['pending']);
+    expect(paymentSourcesOf('orphaned')).toEqual(['pending', 'confirmed']);
     expect(paymentSourcesOf('pending')).toEqual([...PAYMENT_STATUSES]);
   });
 });

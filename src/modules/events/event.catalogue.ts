@@ -13,8 +13,14 @@ import type { OrderStatus } from '../orders/order.transitions.js';
 export const ORDER_STATUS_CHANGED = 'order.status_changed';
 /** A confirmed payment detected after expiry (reported once per payment, whatever it did to the status). */
 export const PAYMENT_LATE = 'payment.late';
-/** A paid deposit received more than its total (reported once per order). */
+/** The order's deposits together received more than its value (reported once per order; settlement.rules.ts rule 6). */
 export const PAYMENT_OVERPAID = 'payment.overpaid';
+/**
+ * A payment that had been confirmed left the canonical chain: a reorg deeper than the confirmation
+ * depth (found by the watcher's re-check of confirmed blocks, or by a rescan that met the transfer in
+ * another block). Reported once per reorg of the payment, whatever it did to the status.
+ */
+export const PAYMENT_REORGED = 'payment.reorged';
 
 /** Why a status changed, stored with the event: `{ kind: 'payment_confirmed', paymentId }`, `{ kind: 'expired' }`, … */
 export interface TransitionReason {
@@ -26,12 +32,35 @@ export interface TransitionReason {
 export interface OrderEventReasons {
   [ORDER_STATUS_CHANGED]: TransitionReason;
   [PAYMENT_LATE]: { paymentId: string; txHash: string; amount: string; withinLateWindow: boolean };
-  [PAYMENT_OVERPAID]: { depositId: string; due: string; received: string; excess: string };
+  [PAYMENT_OVERPAID]: {
+    /** The deposit that completed the order, its due and confirmed units. */
+    depositId: string;
+    due: string;
+    received: string;
+    /** The excess in that deposit's base units, and in IDR at its locked rate. */
+    excess: string;
+    excessIdr?: string;
+    /** Every deposit that received something (value is judged across all of them). */
+    deposits?: { depositId: string; due: string; received: string }[];
+  };
+  [PAYMENT_REORGED]: {
+    paymentId: string;
+    depositId: string;
+    txHash: string;
+    logIndex: number;
+    amount: string;
+    /** The block it had been confirmed in. */
+    blockNumber: string;
+    blockHash: string;
+    /** What became of it: `orphaned` (gone from the chain) or `pending` (seen again in another block, waiting for confirmations). */
+    paymentStatus: string;
+    reorgedAt: string;
+  };
 }
 export type OrderEventType = keyof OrderEventReasons;
 
 /** The webhook kinds order events turn into (the payload's `event` field). */
-export type OrderWebhookKind = 'transaction.success' | 'transaction.underpaid' | 'transaction.expired' | 'transaction.late_payment' | 'transaction.overpaid';
+export type OrderWebhookKind = 'transaction.success' | 'transaction.underpaid' | 'transaction.expired' | 'transaction.late_payment' | 'transaction.overpaid' | 'transaction.reorged';
 
 /**
  * Which webhook each event becomes (absent: internal, sends nothing). A status change depends on the
@@ -41,6 +70,7 @@ export const ORDER_EVENT_WEBHOOKS: { [T in OrderEventType]: T extends typeof ORD
   [ORDER_STATUS_CHANGED]: { Success: 'transaction.success', Underpaid: 'transaction.underpaid', Expired: 'transaction.expired' },
   [PAYMENT_LATE]: 'transaction.late_payment',
   [PAYMENT_OVERPAID]: 'transaction.overpaid',
+  [PAYMENT_REORGED]: 'transaction.reorged',
 };
 
 export const ORDER_EVENT_TYPES = Object.keys(ORDER_EVENT_WEBHOOKS) as OrderEventType[];

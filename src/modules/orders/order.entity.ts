@@ -11,7 +11,7 @@ export type OrderSource = 'api' | 'payment_link';
 @Unique({ properties: ['merchant', 'environment', 'orderNo'] })
 @Index({ properties: ['merchant', 'environment', 'createdAt'] })
 export class Order {
-  [OptionalProps]?: 'status' | 'currency' | 'createdAt' | 'updatedAt' | 'customerName' | 'customerEmail' | 'paymentLinkId' | 'paidAt' | 'source' | 'checkoutKeyHash' | 'checkoutKeyExpiresAt' | 'overpaid' | 'successUrl' | 'cancelUrl' | 'autoRedirect' | 'linkUseHeld';
+  [OptionalProps]?: 'status' | 'currency' | 'createdAt' | 'updatedAt' | 'customerName' | 'customerEmail' | 'paymentLinkId' | 'paidAt' | 'source' | 'checkoutKeyHash' | 'checkoutKeyExpiresAt' | 'overpaid' | 'reorged' | 'successUrl' | 'cancelUrl' | 'autoRedirect' | 'linkUseHeld';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -69,6 +69,10 @@ export class Order {
   /** Confirmed receipts exceeded the total due (the excess is recorded, never lost). */
   @Property({ type: 'boolean' })
   overpaid: boolean = false;
+
+  /** A payment of this order that had been confirmed was reorganised away (a reorg deeper than the confirmation depth). */
+  @Property({ type: 'boolean' })
+  reorged: boolean = false;
 
   /** Hosted checkout's way back to the shop (optional; see src/modules/orders/return-urls.ts). */
   @Property({ type: 'text', nullable: true })

@@ -15,6 +15,9 @@
  * Underpaid   → Success     a top-up inside the late window completes the total
  * Expired     → Success     a full payment arrives inside the late window
  * Expired     → Underpaid   a partial payment arrives inside the late window
+ * Success     → Underpaid   a confirmed payment that completed it was reorganised away (a reorg deeper
+ *                           than the confirmation depth) and what remains no longer pays it; the order
+ *                           is flagged `reorged` and a `payment.reorged` event raised (settlement.rules.ts)
  */
 export const ORDER_STATUSES = ['Created', 'Processing', 'Success', 'Underpaid', 'Expired'] as const;
 export type OrderStatus = (typeof ORDER_STATUSES)[number];
@@ -24,7 +27,7 @@ export const ORDER_TRANSITIONS: Record<OrderStatus, readonly OrderStatus[]> = {
   Processing: ['Success', 'Created', 'Underpaid', 'Expired'],
   Underpaid: ['Success'],
   Expired: ['Success', 'Underpaid'],
-  Success: [],
+  Success: ['Underpaid'],
 };
 
 export const canTransition = (from: OrderStatus, to: OrderStatus): boolean => ORDER_TRANSITIONS[from].includes(to);

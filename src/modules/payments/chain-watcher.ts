@@ -26,6 +26,8 @@ export interface WatcherDeps {
   startLookbackBlocks: number;
   /** Blocks scanned per tick at most (several adapter chunks). */
   maxBlocksPerTick: number;
+  /** Re-check of confirmed payments' blocks (deep reorgs after confirmation); absent or windowS 0: off. */
+  reorgRecheck?: { windowS: number; intervalMs: number; maxBlocks: number };
   log: Logger;
 }
 
@@ -40,6 +42,8 @@ const COMMIT_SLACK_MS = 5_000;
 const REORG_REWIND = 64n;
 /** Orders settled in parallel after a tick (each holds one pooled connection while it runs). */
 const SETTLE_CONCURRENCY = 4;
+/** Block-hash calls in flight at once during the deep-reorg re-check. */
+const RECHECK_BATCH = 8;
 
 /**
  * Observes one (environment, network): records transfers into watched deposit addresses as payments,
@@ -63,6 +67,8 @@ export class ChainWatcher {
   private scannedBlock: bigint | null = null;
   private caughtUpAt: number | null = null;
   private readonly startedAt = Date.now();
+  /** When the confirmed blocks were last re-checked (0: due now, e.g. after a reorg below the cursor). */
+  private lastRecheck = 0;
 
   constructor(
     target: WatchedNetwork,
@@ -103,6 +109,7 @@ export class ChainWatcher {
     // Account polling reads every watched deposit up to now in one pass: a finished pass is caught up.
     if (observation.kind !== 'log-scan') this.scanned(head.latest, head.latest);
     for (const id of await this.confirm(em, head)) touched.add(id);
+    for (const id of await this.recheckConfirmed(em)) touched.add(id);
     // Orders settle independently (own transaction, own row lock): a few at a time, so the last order
     // of a busy block does not wait behind all the others (bench:detect). One order that fails to
     // settle must not hold the others back: it is logged and retried next tick.
@@ -192,6 +199,8 @@ export class ChainWatcher {
         const back = cursor.block > REORG_REWIND ? cursor.block - REORG_REWIND : 0n;
         this.deps.log.warn({ network: this.network, environment: this.environment, from: cursor.block.toString(), to: back.toString() }, 'reorg detected; rescanning');
         cursor = { block: back, hash: null };
+        this.lastRecheck = 0; // it may reach below confirmed payments: re-check them this tick
+
       }
     }
     if (head.latest <= cursor.block || this.tokens.length === 0) {
@@ -292,6 +301,40 @@ export class ChainWatcher {
     // Orders with pending payments are also re-settled so they show Processing.
     for (const p of pending) touched.add(p.orderId);
     return [...touched];
+  }
+
+  /**
+   * Deep reorgs after confirmation: every REORG_RECHECK_INTERVAL_MS (and at once after a reorg below
+   * the cursor), the blocks of payments confirmed within REORG_RECHECK_WINDOW_S are compared with the
+   * chain, one block-hash call per distinct block. Payments in a replaced block are moved out of
+   * confirmed (PaymentService.markReorged) and their orders settled again, which raises the alarm
+   * (`payment.reorged`) and takes back a Success whose money is gone. An unknown hash (a lagging node)
+   * proves nothing and is checked again next time.
+   */
+  private async recheckConfirmed(em: EntityManager): Promise<string[]> {
+    const cfg = this.deps.reorgRecheck;
+    if (!cfg || cfg.windowS <= 0 || Date.now() - this.lastRecheck < cfg.intervalMs) return [];
+    this.lastRecheck = Date.now();
+    const blocks = await this.deps.payments.confirmedBlocks(em, this.environment, this.network, new Date(Date.now() - cfg.windowS * 1000), cfg.maxBlocks);
+    // One hash per distinct block number, RECHECK_BATCH calls in flight at a time.
+    const numbers = [...new Set(blocks.map((b) => b.blockNumber))];
+    const canonical = new Map<bigint, string | null>();
+    for (let i = 0; i < numbers.length; i += RECHECK_BATCH) {
+      const batch = numbers.slice(i, i + RECHECK_BATCH);
+      const hashes = await Promise.all(batch.map((n) => this.adapter.getBlockHash(n)));
+      batch.forEach((n, j) => canonical.set(n, hashes[j] ?? null));
+    }
+    const replaced = blocks.filter((b) => {
+      const now = canonical.get(b.blockNumber);
+      return !!now && now !== b.blockHash;
+    });
+    if (!replaced.length) return [];
+    const moved = await em.transactional((tx) => this.deps.payments.markReorged(tx, this.environment, this.network, replaced));
+    this.deps.log.error(
+      { network: this.network, environment: this.environment, blocks: replaced.map((b) => b.blockNumber.toString()), payments: moved.map((m) => m.id) },
+      'confirmed payments were reorganised away (reorg deeper than the confirmation depth)',
+    );
+    return [...new Set(moved.map((m) => m.orderId))];
   }
 
   private async cursor(em: EntityManager, head: ChainHead): Promise<{ block: bigint; hash: string | null }> {

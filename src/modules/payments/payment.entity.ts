@@ -15,7 +15,7 @@ export type { PaymentStatus };
 @Unique({ properties: ['environment', 'network', 'txHash', 'logIndex'] })
 @Index({ properties: ['order'] })
 export class Payment {
-  [OptionalProps]?: 'status' | 'late' | 'detectedAt' | 'confirmedAt' | 'orphanedAt';
+  [OptionalProps]?: 'status' | 'late' | 'detectedAt' | 'confirmedAt' | 'orphanedAt' | 'reorgedAt' | 'reorgReportedAt';
 
   @PrimaryKey({ type: 'uuid' }) id: string = randomUUID();
   @Property({ type: 'text' }) environment!: Environment;
@@ -36,4 +36,8 @@ export class Payment {
   @Property({ type: 'timestamptz' }) detectedAt: Date = new Date();
   @Property({ type: 'timestamptz', nullable: true }) confirmedAt: Date | null = null;
   @Property({ type: 'timestamptz', nullable: true }) orphanedAt: Date | null = null;
+  /** Last time it left the canonical chain after it was confirmed (a reorg deeper than the confirmation depth). */
+  @Property({ type: 'timestamptz', nullable: true }) reorgedAt: Date | null = null;
+  /** The reorg a `payment.reorged` event was raised for (equal to reorgedAt once reported). */
+  @Property({ type: 'timestamptz', nullable: true }) reorgReportedAt: Date | null = null;
 }

@@ -58,7 +58,8 @@ export class PaymentService {
           `insert into payments (id, environment, network, tx_hash, log_index, block_number, block_hash, token_id, deposit_id, order_id, from_address, to_address, amount, late)
            select gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() > o.expires_at from orders o where o.id = ?
            on conflict (environment, network, tx_hash, log_index) do update
-             set block_number = excluded.block_number, block_hash = excluded.block_hash, status = 'pending', orphaned_at = null, confirmed_at = null
+             set block_number = excluded.block_number, block_hash = excluded.block_hash, status = 'pending', orphaned_at = null, confirmed_at = null,
+                 reorged_at = case when payments.status = 'confirmed' then now() else payments.reorged_at end
              where (payments.block_hash <> excluded.block_hash or payments.status = 'orphaned') and payments.status in (${sourcesSql('pending')})
            returning order_id`,
           [environment, network, t.txHash, t.index, t.blockNumber.toString(), t.blockHash, m.tokenId, m.depositId, m.orderId, t.from, t.to, t.amount.toString(), m.orderId],
@@ -93,8 +94,40 @@ export class PaymentService {
     if (ids.length) await em.execute(`update payments set status = 'confirmed', confirmed_at = now() where id in (${ids.map(() => '?').join(',')}) and status in (${sourcesSql('confirmed')})`, ids);
   }
 
+  /**
+   * Distinct blocks holding this network's payments confirmed since `since` (the deep-reorg re-check),
+   * newest first, at most `limit`: one block-hash check per block covers all its payments.
+   */
+  async confirmedBlocks(em: EntityManager, environment: Environment, network: Network, since: Date, limit: number): Promise<{ blockNumber: bigint; blockHash: string }[]> {
+    const rows = await em.execute<{ block_number: string; block_hash: string }[]>(
+      `select block_number, block_hash from payments where environment = ? and network = ? and status = 'confirmed' and confirmed_at >= ?
+       group by block_number, block_hash order by block_number desc limit ${Number(limit)}`,
+      [environment, network, since],
+    );
+    return rows.map((r) => ({ blockNumber: BigInt(r.block_number), blockHash: r.block_hash }));
+  }
+
+  /**
+   * Confirmed payments in blocks the chain no longer has (a reorg deeper than the confirmation depth):
+   * orphaned, stamped `reorged_at` (settlement raises `payment.reorged` for them). A re-inclusion found
+   * later revives them through `record`. Returns the payments moved, with their orders.
+   */
+  async markReorged(em: EntityManager, environment: Environment, network: Network, blocks: { blockNumber: bigint; blockHash: string }[]): Promise<{ id: string; orderId: string }[]> {
+    if (!blocks.length) return [];
+    const rows = await em.execute<{ id: string; order_id: string }[]>(
+      `update payments p set status = 'orphaned', orphaned_at = now(), reorged_at = now()
+       from jsonb_to_recordset(?::jsonb) as b(block_number text, block_hash text)
+       where p.environment = ? and p.network = ? and p.block_number = b.block_number::bigint and p.block_hash = b.block_hash
+         and p.status = 'confirmed' and p.status in (${sourcesSql('orphaned')})
+       returning p.id, p.order_id`,
+      [JSON.stringify(blocks.map((b) => ({ block_number: b.blockNumber.toString(), block_hash: b.blockHash }))), environment, network],
+    );
+    return rows.map((r) => ({ id: r.id, orderId: r.order_id }));
+  }
+
   /** Its block was reorganised away: never counted (a re-inclusion elsewhere revives it via `record`). */
   async markOrphaned(em: EntityManager, ids: string[]): Promise<void> {
-    if (ids.length) await em.execute(`update payments set status = 'orphaned', orphaned_at = now() where id in (${ids.map(() => '?').join(',')}) and status in (${sourcesSql('orphaned')})`, ids);
+    // Pending ones only: a confirmed payment leaves through markReorged, which raises the alarm.
+    if (ids.length) await em.execute(`update payments set status = 'orphaned', orphaned_at = now() where id in (${ids.map(() => '?').join(',')}) and status = 'pending'`, ids);
   }
 }

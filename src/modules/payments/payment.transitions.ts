@@ -8,13 +8,16 @@
  * orphaned  → pending     re-included in another block after it was orphaned
  * confirmed → pending     re-scanned in another block: a reorg deeper than the confirmation depth
  *                         moved it, so it waits for confirmations again rather than keep a stale block
+ * confirmed → orphaned    the re-check of confirmed blocks (REORG_RECHECK_WINDOW_S) found its block
+ *                         replaced: a reorg deeper than the confirmation depth dropped it. Both moves out
+ *                         of confirmed stamp `reorged_at`; settlement raises `payment.reorged` for it
  */
 export const PAYMENT_STATUSES = ['pending', 'confirmed', 'orphaned'] as const;
 export type PaymentStatus = (typeof PAYMENT_STATUSES)[number];
 
 export const PAYMENT_TRANSITIONS: Record<PaymentStatus, readonly PaymentStatus[]> = {
   pending: ['confirmed', 'orphaned', 'pending'],
-  confirmed: ['pending'],
+  confirmed: ['pending', 'orphaned'],
   orphaned: ['pending'],
 };
 

@@ -3,21 +3,26 @@ import { DomainError } from '../../common/errors.js';
 import { depositSourcesOf, type DepositStatus } from '../deposits/deposit.transitions.js';
 import type { OrderStatusService } from '../orders/order-status.service.js';
 import type { OrderStatus } from '../orders/order.transitions.js';
-import { PAYMENT_LATE, PAYMENT_OVERPAID, type OrderEventReasons } from '../events/event.catalogue.js';
+import { PAYMENT_LATE, PAYMENT_OVERPAID, PAYMENT_REORGED, type OrderEventReasons } from '../events/event.catalogue.js';
 import { recordOrderEvent } from '../events/order-event.writer.js';
 import { syncLinkUse } from '../payment-links/link-use.js';
-import { decideSettlement, lateWindowEnd } from './settlement.rules.js';
+import { decideSettlement, lateWindowEnd, type ReceiptPayment } from './settlement.rules.js';
+
+/** A `payment.reorged` event raised (and committed) for one payment: what the alarm hook receives. */
+export type PaymentReorgedAlarm = OrderEventReasons[typeof PAYMENT_REORGED] & { orderId: string; environment: string; network: string; status: OrderStatus };
 
 export interface SettlementOptions {
   /** Payments detected up to this long after expiry can still complete an order. */
   lateWindowS: number;
+  /** Called once per committed `payment.reorged` event (the log line at error and the metric). */
+  onPaymentReorged?: (alarm: PaymentReorgedAlarm) => void;
 }
 
 /** `status in (…)` guard of a write moving deposits to `to`, from the transition table. */
 const depositSourcesSql = (to: DepositStatus) => depositSourcesOf(to).map((s) => `'${s}'`).join(',');
 
 // Extra outbox events besides status changes (webhooks deliver them); defined in the event catalogue.
-export { PAYMENT_LATE, PAYMENT_OVERPAID };
+export { PAYMENT_LATE, PAYMENT_OVERPAID, PAYMENT_REORGED };
 
 /**
  * Applies the settlement decision (settlement.rules.ts, where the rules are written) to an order:
@@ -32,12 +37,16 @@ export class SettlementService {
     private readonly opts: SettlementOptions,
   ) {}
 
-  /** Settles one order in its own transaction. */
+  /** Settles one order in its own transaction; reorg alarms are announced once it has committed. */
   async settle(em: EntityManager, orderId: string, now = new Date()): Promise<OrderStatus> {
-    return em.transactional((tx) => this.settleIn(tx, orderId, now));
+    const alarms: PaymentReorgedAlarm[] = [];
+    const status = await em.transactional((tx) => this.settleIn(tx, orderId, now, alarms));
+    for (const a of alarms) this.opts.onPaymentReorged?.(a);
+    return status;
   }
 
-  async settleIn(tx: EntityManager, orderId: string, now: Date): Promise<OrderStatus> {
+  private async settleIn(tx: EntityManager, orderId: string, now: Date, alarms: PaymentReorgedAlarm[]): Promise<OrderStatus> {
+    alarms.length = 0; // a retried transaction starts over
     const [order] = await tx.execute<{ status: OrderStatus; expires_at: Date; overpaid: boolean; settings: { paymentToleranceBps?: number } }[]>(
       `select o.status, o.expires_at, o.overpaid, m.settings from orders o join merchants m on m.id = o.merchant_id where o.id = ? for update of o`,
       [orderId],
@@ -46,17 +55,50 @@ export class SettlementService {
     const expiresAt = new Date(order.expires_at);
     const lateEnd = lateWindowEnd(expiresAt, this.opts.lateWindowS);
 
-    const rows = await tx.execute<{ id: string; total_amount: string; confirmed: string; pending: string; paid_in_window: string }[]>(
-      `select d.id, d.total_amount,
+    const rows = await tx.execute<{ id: string; total_amount: string; total_amount_fiat: string; confirmed: string; pending: string; paid_in_window: string }[]>(
+      `select d.id, d.total_amount, d.total_amount_fiat,
               coalesce(sum(p.amount) filter (where p.status = 'confirmed'), 0) as confirmed,
               coalesce(sum(p.amount) filter (where p.status = 'pending'), 0) as pending,
               coalesce(sum(p.amount) filter (where p.status = 'confirmed' and p.detected_at <= ?), 0) as paid_in_window
        from deposits d left join payments p on p.deposit_id = d.id
-       where d.order_id = ? group by d.id, d.total_amount`,
+       where d.order_id = ? group by d.id order by d.created_at, d.id`,
       [lateEnd, orderId],
     );
-    const deposits = rows.map((r) => ({ id: r.id, due: BigInt(r.total_amount), confirmed: BigInt(r.confirmed), pending: BigInt(r.pending), inWindow: BigInt(r.paid_in_window) }));
+    // In-window confirmed payments in chain order: the rules find the one that completed the order.
+    const counted = await tx.execute<{ id: string; deposit_id: string; amount: string; confirmed_at: Date | null; detected_at: Date }[]>(
+      `select id, deposit_id, amount, confirmed_at, detected_at from payments
+       where order_id = ? and status = 'confirmed' and detected_at <= ? order by block_number, log_index, id`,
+      [orderId, lateEnd],
+    );
+    const paymentsOf = (depositId: string): ReceiptPayment[] =>
+      counted.filter((p) => p.deposit_id === depositId).map((p) => ({ id: p.id, amount: BigInt(p.amount), confirmedAt: p.confirmed_at ? new Date(p.confirmed_at) : null, detectedAt: new Date(p.detected_at) }));
+    const deposits = rows.map((r) => ({
+      id: r.id,
+      due: BigInt(r.total_amount),
+      dueIdr: BigInt(r.total_amount_fiat),
+      confirmed: BigInt(r.confirmed),
+      pending: BigInt(r.pending),
+      inWindow: BigInt(r.paid_in_window),
+      payments: paymentsOf(r.id),
+    }));
     for (const d of deposits) await tx.execute(`update deposits set amount_received = ? where id = ?`, [d.confirmed.toString(), d.id]);
+
+    // Deep reorgs: each confirmed payment that left the chain is reported once (before the status
+    // change it may cause, so a receiver reads the cause first), and the order is flagged.
+    const reorged = await tx.execute<{ id: string; deposit_id: string; tx_hash: string; log_index: number; amount: string; block_number: string; block_hash: string; status: string; reorged_at: string; environment: string; network: string }[]>(
+      `update payments set reorg_reported_at = reorged_at
+       where order_id = ? and reorged_at is not null and (reorg_reported_at is null or reorg_reported_at < reorged_at)
+       returning id, deposit_id, tx_hash, log_index, amount::text, block_number::text, block_hash, status,
+                 to_char(reorged_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as reorged_at, environment, network`,
+      [orderId],
+    );
+    for (const p of reorged) {
+      const reason = { paymentId: p.id, depositId: p.deposit_id, txHash: p.tx_hash, logIndex: p.log_index, amount: p.amount, blockNumber: p.block_number, blockHash: p.block_hash, paymentStatus: p.status, reorgedAt: p.reorged_at };
+      await this.event(tx, orderId, PAYMENT_REORGED, reason);
+      alarms.push({ ...reason, orderId, environment: p.environment, network: p.network, status: order.status });
+    }
+    if (reorged.length) await tx.execute(`update orders set reorged = true where id = ?`, [orderId]);
+    const [loss] = await tx.execute<{ lost: boolean }[]>(`select exists (select 1 from payments where order_id = ? and reorged_at is not null and status = 'orphaned') as lost`, [orderId]);
 
     const decision = decideSettlement({
       status: order.status,
@@ -66,17 +108,31 @@ export class SettlementService {
       toleranceBps: Number(order.settings?.paymentToleranceBps ?? 0),
       now,
       lateWindowS: this.opts.lateWindowS,
+      reorgLoss: loss?.lost === true,
     });
     const target = decision.transition ? decision.target : order.status;
     if (decision.transition) {
-      await this.orderStatus.transition(tx, orderId, target, { kind: 'settlement', confirmed: deposits.map((d) => ({ depositId: d.id, confirmed: d.confirmed.toString(), due: d.due.toString() })) });
+      await this.orderStatus.transition(tx, orderId, target, {
+        kind: target === 'Underpaid' && order.status === 'Success' ? 'reorged' : 'settlement',
+        // The deposit and payment that completed the order (Success): its webhook reports them.
+        ...(target === 'Success' ? { depositId: decision.paidDepositId, paymentId: decision.paidPaymentId } : {}),
+        confirmed: deposits.map((d) => ({ depositId: d.id, confirmed: d.confirmed.toString(), due: d.due.toString() })),
+      });
       // A payment-link order gives its use back when it expires unpaid (payment-links/link-use.ts).
       await syncLinkUse(tx, orderId, target);
     }
+    for (const a of alarms) a.status = target;
     const over = decision.overpayment;
     if (over) {
       await tx.execute(`update orders set overpaid = true where id = ?`, [orderId]);
-      await this.event(tx, orderId, PAYMENT_OVERPAID, { depositId: over.depositId, due: over.due.toString(), received: over.received.toString(), excess: over.excess.toString() });
+      await this.event(tx, orderId, PAYMENT_OVERPAID, {
+        depositId: over.depositId,
+        due: over.due.toString(),
+        received: over.received.toString(),
+        excess: over.excess.toString(),
+        excessIdr: over.excessIdr.toString(),
+        deposits: over.deposits.map((d) => ({ depositId: d.depositId, due: d.due.toString(), received: d.received.toString() })),
+      });
     }
     // Late payments: reported once each, whatever they did to the status.
     const late = await tx.execute<{ id: string; tx_hash: string; amount: string; in_window: boolean }[]>(
@@ -108,7 +164,7 @@ export class SettlementService {
     return due.length;
   }
 
-  private async event<T extends typeof PAYMENT_LATE | typeof PAYMENT_OVERPAID>(tx: EntityManager, orderId: string, type: T, reason: OrderEventReasons[T]): Promise<void> {
+  private async event<T extends typeof PAYMENT_LATE | typeof PAYMENT_OVERPAID | typeof PAYMENT_REORGED>(tx: EntityManager, orderId: string, type: T, reason: OrderEventReasons[T]): Promise<void> {
     await recordOrderEvent(tx, orderId, type, reason);
   }
 }

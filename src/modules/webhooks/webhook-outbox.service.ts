@@ -32,7 +32,7 @@ export class WebhookOutboxService {
       if (!queued.length) return 0;
       const events = await tx.execute<EventRow[]>(
         `select e.id, e.seq, e.type, e.from_status, e.to_status, e.reason, ${ms('e.created_at')} as created_ms,
-                o.id as order_id, o.order_no, o.merchant_id, o.environment, o.amount, o.currency, o.overpaid,
+                o.id as order_id, o.order_no, o.merchant_id, o.environment, o.amount, o.currency, o.overpaid, o.reorged,
                 ${ms('o.created_at')} as order_created_ms, ${ms('o.expires_at')} as expires_ms, ${ms('o.paid_at')} as paid_ms,
                 ${urlColumn('e.environment')} as url
          from order_events e join orders o on o.id = e.order_id join merchants m on m.id = e.merchant_id
@@ -59,6 +59,7 @@ export class WebhookOutboxService {
             expiresAt: new Date(e.expires_ms),
             paidAt: date(e.paid_ms),
             overpaid: e.overpaid,
+            reorged: e.reorged,
           },
           ...(facts.get(e.order_id) ?? { deposits: [], payments: [] }),
         };
@@ -154,6 +155,7 @@ interface EventRow {
   amount: string;
   currency: string;
   overpaid: boolean;
+  reorged: boolean;
   order_created_ms: number;
   expires_ms: number;
   paid_ms: number | null;

@@ -10,7 +10,7 @@ import type { OrderStatus } from '../orders/order.transitions.js';
  */
 export const WEBHOOK_PAYLOAD_VERSION = '2026-11-01';
 
-export const WEBHOOK_EVENT_KINDS = ['transaction.success', 'transaction.underpaid', 'transaction.expired', 'transaction.late_payment', 'transaction.overpaid', 'webhook.test'] as const;
+export const WEBHOOK_EVENT_KINDS = ['transaction.success', 'transaction.underpaid', 'transaction.expired', 'transaction.late_payment', 'transaction.overpaid', 'transaction.reorged', 'webhook.test'] as const;
 export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];
 
 /** Which order events become webhooks: the event catalogue's table (the rest are internal steps and send nothing). */
@@ -24,7 +24,7 @@ export function webhookKindOf(type: string, toStatus: string): WebhookEventKind 
 /** What the builder needs, read from the database when the outbox row is consumed. */
 export interface EventFacts {
   event: { id: string; seq: number; type: string; fromStatus: OrderStatus | null; toStatus: OrderStatus; reason: Record<string, unknown>; createdAt: Date };
-  order: { id: string; orderNo: string; merchantId: string; environment: Environment; amount: bigint; currency: string; createdAt: Date; expiresAt: Date; paidAt: Date | null; overpaid: boolean };
+  order: { id: string; orderNo: string; merchantId: string; environment: Environment; amount: bigint; currency: string; createdAt: Date; expiresAt: Date; paidAt: Date | null; overpaid: boolean; reorged: boolean };
   deposits: DepositFacts[];
   /** The order's payments that were not reorganised away, oldest first. */
   payments: PaymentFacts[];
@@ -56,22 +56,38 @@ export interface PaymentFacts {
 }
 
 
-/** The deposit an event is about: the one it names, else the one that received most, else the newest. */
+/**
+ * received / due of a deposit compared with another's, exactly (cross-multiplied): units of two
+ * deposits (6- and 18-decimal tokens) are never compared directly.
+ */
+const byShareReceived = (a: DepositFacts, b: DepositFacts): number => {
+  const l = a.amountReceived * (b.totalAmount > 0n ? b.totalAmount : 1n);
+  const r = b.amountReceived * (a.totalAmount > 0n ? a.totalAmount : 1n);
+  return l === r ? 0 : l > r ? -1 : 1;
+};
+
+/**
+ * The deposit an event is about: the one it names (a Success names the deposit that completed the
+ * order, a payment event its payment's), else the one that received the largest share of its due,
+ * else the newest.
+ */
 function depositOf(f: EventFacts): DepositFacts | null {
   const named = (f.event.reason.depositId as string | undefined) ?? f.payments.find((p) => p.id === f.event.reason.paymentId)?.depositId;
   const byId = named ? f.deposits.find((d) => d.id === named) : undefined;
   if (byId) return byId;
-  return [...f.deposits].sort((a, b) => (a.amountReceived === b.amountReceived ? b.createdAt.getTime() - a.createdAt.getTime() : a.amountReceived > b.amountReceived ? -1 : 1))[0] ?? null;
+  return [...f.deposits].sort((a, b) => byShareReceived(a, b) || b.createdAt.getTime() - a.createdAt.getTime())[0] ?? null;
 }
 
 /**
  * `X-Service-Idempotency-Key`. transaction.success: the on-chain hash of the payment that completed the
- * order (its latest confirmed payment; `<hash>:<log index>` when one transaction paid several deposits,
- * so the key stays unique per payment). Every other event: `evt_<event id>` — stable, and never equal to
+ * order (the one its status change names; for older events its deposit's latest confirmed payment;
+ * `<hash>:<log index>` when one transaction paid several deposits, so the key stays unique per payment). Every other event: `evt_<event id>` — stable, and never equal to
  * a success key (a late payment that completes an order produces both a late_payment and a success event).
  */
 export function idempotencyKeyOf(kind: WebhookEventKind, f: EventFacts): string {
   if (kind === 'transaction.success') {
+    const named = f.payments.find((p) => p.id === f.event.reason.paymentId);
+    if (named) return named.txShared ? `${named.txHash}:${named.logIndex}` : named.txHash;
     const dep = depositOf(f);
     const confirmed = f.payments.filter((p) => p.status === 'confirmed' && (!dep || p.depositId === dep.id));
     const last = confirmed.sort((a, b) => (a.confirmedAt?.getTime() ?? 0) - (b.confirmedAt?.getTime() ?? 0) || a.detectedAt.getTime() - b.detectedAt.getTime()).at(-1);
@@ -109,6 +125,7 @@ export function buildEventBody(kind: WebhookEventKind, f: EventFacts, idempotenc
     amount_due_crypto: dep ? crypto(dep.totalAmount) : null,
     amount_received_crypto: dep ? crypto(dep.amountReceived) : null,
     overpaid: f.order.overpaid,
+    reorged: f.order.reorged,
     tx_hashes: [...new Set(f.payments.filter((p) => p.status === 'confirmed').map((p) => p.txHash))],
     payments: f.payments.map((p) => ({
       tx_hash: p.txHash,
@@ -137,7 +154,34 @@ export function buildEventBody(kind: WebhookEventKind, f: EventFacts, idempotenc
   if (kind === 'transaction.overpaid' && dep) {
     const due = BigInt(String(r.due ?? dep.totalAmount));
     const received = BigInt(String(r.received ?? dep.amountReceived));
-    data.overpayment = { amount_due_crypto: crypto(due), amount_received_crypto: crypto(received), excess_crypto: crypto(received > due ? received - due : 0n) };
+    // Judged across the order's deposits (settlement.rules.ts rule 6): the excess is in the paid deposit's token.
+    const excess = r.excess !== undefined ? BigInt(String(r.excess)) : received > due ? received - due : 0n;
+    const perDeposit = Array.isArray(r.deposits) ? (r.deposits as { depositId: string; due: string; received: string }[]) : [];
+    data.overpayment = {
+      amount_due_crypto: crypto(due),
+      amount_received_crypto: crypto(received),
+      excess_crypto: crypto(excess),
+      excess_idr: r.excessIdr !== undefined ? String(r.excessIdr) : null,
+      deposits: perDeposit.flatMap((x) => {
+        const d = f.deposits.find((y) => y.id === x.depositId);
+        return d
+          ? [{ network: d.network, token: { ...d.token }, deposit_address: d.address, amount_due_crypto: formatDecimal(BigInt(x.due), d.token.decimals), amount_received_crypto: formatDecimal(BigInt(x.received), d.token.decimals) }]
+          : [];
+      }),
+    };
+  }
+  if (kind === 'transaction.reorged') {
+    const p = f.payments.find((x) => x.id === r.paymentId);
+    const decimals = typeof r.depositId === 'string' ? decimalsOf(r.depositId) : 0;
+    data.reorg = {
+      tx_hash: (r.txHash as string | undefined) ?? null,
+      log_index: typeof r.logIndex === 'number' ? r.logIndex : null,
+      amount: typeof r.amount === 'string' ? formatDecimal(BigInt(r.amount), decimals) : null,
+      block_number: (r.blockNumber as string | undefined) ?? null,
+      block_hash: (r.blockHash as string | undefined) ?? null,
+      // orphaned: gone from the chain; pending: seen again in another block, waiting for confirmations.
+      payment_status: p?.status ?? (r.paymentStatus as string | undefined) ?? null,
+    };
   }
   return { version: WEBHOOK_PAYLOAD_VERSION, id: f.event.id, event: kind, created_at: unix(f.event.createdAt)!, idempotency_key: idempotencyKey, data };
 }
@@ -167,6 +211,7 @@ export function buildTestBody(id: string, merchantId: string, environment: Envir
       amount_due_crypto: '9.23077',
       amount_received_crypto: '9.23077',
       overpaid: false,
+      reorged: false,
       tx_hashes: [],
       payments: [],
       created_at: t,

@@ -1,0 +1,13 @@
+import { Counter, register } from 'prom-client';
+
+/**
+ * The gateway's Prometheus metrics, on prom-client's default registry (what a `/metrics` route
+ * serves). Declared once per process: `getSingleMetric` keeps a second app in the same process (tests,
+ * benchmarks) on the same counter instead of a duplicate-registration error.
+ */
+function counter<L extends string>(name: string, help: string, labelNames: readonly L[]): Counter<L> {
+  return (register.getSingleMetric(name) as Counter<L> | undefined) ?? new Counter({ name, help, labelNames });
+}
+
+/** Confirmed payments that left the canonical chain (a reorg deeper than the confirmation depth): each is an alarm. */
+export const paymentsReorgedTotal = counter('gateway_payments_reorged_total', 'Confirmed payments reorganised away after confirmation (deep reorgs)', ['environment', 'network'] as const);
