@@ -13,6 +13,7 @@ import { OrderService } from './modules/orders/order.service.js';
 import { PaymentLinkService } from './modules/payment-links/payment-link.service.js';
 import { PaymentService } from './modules/payments/payment.service.js';
 import { SettlementService } from './modules/payments/settlement.service.js';
+import { UnattributedReceiptService } from './modules/payments/unattributed-receipt.service.js';
 import { CoinGeckoRateProvider } from './modules/quotes/providers/coingecko.rate-provider.js';
 import { IndodaxRateProvider } from './modules/quotes/providers/indodax.rate-provider.js';
 import { QuoteService } from './modules/quotes/quote.service.js';
@@ -45,6 +46,8 @@ export interface App {
   paymentLinks: PaymentLinkService;
   payments: PaymentService;
   settlement: SettlementService;
+  /** Receipts at deposit addresses that never count (late, wrong token, wrong network). */
+  receipts: UnattributedReceiptService;
   /** Notification URLs, outbox → deliveries, delivery claims/records, the delivery log. */
   webhooks: WebhookServices;
   /** Watched networks per environment (what `/networks` shows and which tokens are offered). */
@@ -92,7 +95,8 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const paymentLinks = new PaymentLinkService(orders, { publicBaseUrl: () => config.PUBLIC_BASE_URL, minIdr: config.ORDER_MIN_IDR, maxIdr: config.ORDER_MAX_IDR });
   const payments = new PaymentService();
   const settlement = new SettlementService(orderStatus, { lateWindowS: config.LATE_PAYMENT_WINDOW_S });
+  const receipts = new UnattributedReceiptService();
   const webhooks = createWebhookServices(config, apiKeys);
   const faucet = new FaucetService(config, networks, tokens);
-  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, webhooks, networks, faucet };
+  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, webhooks, networks, faucet };
 }

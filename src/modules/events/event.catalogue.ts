@@ -1,4 +1,4 @@
-import type { Environment } from '../../common/environment.js';
+import type { Environment, Network } from '../../common/environment.js';
 import type { OrderStatus } from '../orders/order.transitions.js';
 
 /**
@@ -15,6 +15,11 @@ export const ORDER_STATUS_CHANGED = 'order.status_changed';
 export const PAYMENT_LATE = 'payment.late';
 /** A paid deposit received more than its total (reported once per order). */
 export const PAYMENT_OVERPAID = 'payment.overpaid';
+/**
+ * A confirmed transfer into one of the order's deposit addresses that does not count toward it (after
+ * the deposit closed, another token, or another network): reported once per receipt, never a status change.
+ */
+export const PAYMENT_UNATTRIBUTED = 'payment.unattributed';
 
 /** Why a status changed, stored with the event: `{ kind: 'payment_confirmed', paymentId }`, `{ kind: 'expired' }`, … */
 export interface TransitionReason {
@@ -27,11 +32,12 @@ export interface OrderEventReasons {
   [ORDER_STATUS_CHANGED]: TransitionReason;
   [PAYMENT_LATE]: { paymentId: string; txHash: string; amount: string; withinLateWindow: boolean };
   [PAYMENT_OVERPAID]: { depositId: string; due: string; received: string; excess: string };
+  [PAYMENT_UNATTRIBUTED]: { receiptId: string; depositId: string; txHash: string; logIndex: number; network: Network; tokenAddress: string; tokenSymbol: string; decimals: number; toAddress: string; amount: string; reason: string };
 }
 export type OrderEventType = keyof OrderEventReasons;
 
 /** The webhook kinds order events turn into (the payload's `event` field). */
-export type OrderWebhookKind = 'transaction.success' | 'transaction.underpaid' | 'transaction.expired' | 'transaction.late_payment' | 'transaction.overpaid';
+export type OrderWebhookKind = 'transaction.success' | 'transaction.underpaid' | 'transaction.expired' | 'transaction.late_payment' | 'transaction.overpaid' | 'transaction.unattributed';
 
 /**
  * Which webhook each event becomes (absent: internal, sends nothing). A status change depends on the
@@ -41,6 +47,7 @@ export const ORDER_EVENT_WEBHOOKS: { [T in OrderEventType]: T extends typeof ORD
   [ORDER_STATUS_CHANGED]: { Success: 'transaction.success', Underpaid: 'transaction.underpaid', Expired: 'transaction.expired' },
   [PAYMENT_LATE]: 'transaction.late_payment',
   [PAYMENT_OVERPAID]: 'transaction.overpaid',
+  [PAYMENT_UNATTRIBUTED]: 'transaction.unattributed',
 };
 
 export const ORDER_EVENT_TYPES = Object.keys(ORDER_EVENT_WEBHOOKS) as OrderEventType[];

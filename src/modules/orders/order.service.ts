@@ -5,6 +5,7 @@ import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
 import type { Deposit } from '../deposits/deposit.entity.js';
 import type { Payment } from '../payments/payment.entity.js';
+import type { UnattributedReceipt } from '../payments/unattributed-receipt.entity.js';
 import type { Quote } from '../quotes/quote.entity.js';
 import { assertReturnUrls, saveOrderReturnUrls } from './return-urls.js';
 import type { CheckoutKeyService } from './checkout-key.service.js';
@@ -108,6 +109,7 @@ export class OrderService {
       expiresAt: new Date(row.expires_at as string),
       paidAt: null,
       createdAt: new Date(row.created_at as string),
+      overpaid: false,
     };
     return { order, key: key.key, url: `${this.opts.publicBaseUrl()}/checkout/${order.id}?key=${key.key}` };
   }
@@ -133,9 +135,13 @@ export class OrderService {
   }
 
   /** The order with its locked quotes, deposits and payments (REST getOrder), through the same queries as GraphQL's batch loaders. */
-  async details(ctx: RequestContext, order: Order, loaders: OrderLoaders = createOrderLoaders(ctx.em)): Promise<{ order: Order; quotes: Quote[]; deposits: Deposit[]; payments: Payment[] }> {
-    const [quotes, deposits, payments] = await Promise.all([loaders.quotes.load(order.id), loaders.deposits.load(order.id), loaders.payments.load(order.id)]);
-    return { order, quotes, deposits, payments };
+  async details(
+    ctx: RequestContext,
+    order: Order,
+    loaders: OrderLoaders = createOrderLoaders(ctx.em),
+  ): Promise<{ order: Order; quotes: Quote[]; deposits: Deposit[]; payments: Payment[]; receipts: UnattributedReceipt[] }> {
+    const [quotes, deposits, payments, receipts] = await Promise.all([loaders.quotes.load(order.id), loaders.deposits.load(order.id), loaders.payments.load(order.id), loaders.receipts.load(order.id)]);
+    return { order, quotes, deposits, payments, receipts };
   }
 
   /** Refuses quotes and deposits for orders that can no longer be paid. */
