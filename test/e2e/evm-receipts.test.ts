@@ -20,7 +20,7 @@ const watches: OrderWatch[] = [];
 beforeAll(async () => {
   chains = await startDevChains();
   gw = await startTestGateway(
-    { ...WATCH_ENV, SANDBOX_ETHEREUM_CONFIRMATIONS: '1', SANDBOX_BINANCE_CONFIRMATIONS: '1', LATE_PAYMENT_WINDOW_S: '60', CLOSED_DEPOSIT_WATCH_S: String(300 * 86400) },
+    { ...WATCH_ENV, SANDBOX_ETHEREUM_CONFIRMATIONS: '1', SANDBOX_BINANCE_CONFIRMATIONS: '1', LATE_PAYMENT_WINDOW_S: '60' },
     { devChains: chains },
   );
   merchant = await createMerchant(gw.app);

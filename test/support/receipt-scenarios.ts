@@ -41,11 +41,11 @@ export function receiptScenarios(chain: ReceiptChain): void {
   it('a transfer after the deposit closed is recorded as a late unattributed receipt and reported; the order does not change', async () => {
     const o = await chain.newOrder();
     // Past expiry and past the late window: the expiry job expires the order and closes its deposit.
-    await sql(`update orders set expires_at = now() - interval '100 days' where id = ?`, [o.orderId]);
-    await sql(`update deposits set expires_at = now() - interval '100 days' where order_id = ?`, [o.orderId]);
+    await sql(`update orders set expires_at = now() - interval '2 days' where id = ?`, [o.orderId]);
+    await sql(`update deposits set expires_at = now() - interval '2 days' where order_id = ?`, [o.orderId]);
     await o.watch.until('Expired');
     await eventually(async () => (await sql<{ status: string }>('select status from deposits where order_id = ?', [o.orderId]))[0]?.status === 'closed', 'deposit closed');
-    // Still inside the closed-deposit retention (CLOSED_DEPOSIT_WATCH_S, 300 days in these tests).
+    // Still inside the closed-deposit retention (CLOSED_DEPOSIT_WATCH_S, 30 days by default).
     const tx = await chain.pay(o.address, o.total);
     await chain.makeFinal();
     await eventually(async () => (await receiptsOf(o.orderId)).some((r) => r.tx_hash === tx && r.status === 'confirmed'), 'late receipt confirmed');
@@ -57,10 +57,12 @@ export function receiptScenarios(chain: ReceiptChain): void {
     expect(await orderStatus(o.orderId)).toBe('Expired');
   });
 
+  // Defined only where the harness can send it (SOLANA: another mint lands in another token account, unseen; see docs/reconciliation.md).
+  const payOtherToken = chain.payOtherToken;
+  if (payOtherToken)
   it('another token sent to a deposit address is recorded as wrong_token, reported, and never counted', async () => {
-    if (!chain.payOtherToken) return; // cannot be seen on this chain (documented in docs/reconciliation.md)
     const o = await chain.newOrder();
-    const wrong = await chain.payOtherToken(o.address, o.total);
+    const wrong = await payOtherToken(o.address, o.total);
     await chain.makeFinal();
     await eventually(async () => (await receiptsOf(o.orderId)).some((r) => r.tx_hash === wrong && r.status === 'confirmed'), 'wrong-token receipt confirmed');
     expect((await receiptsOf(o.orderId))[0]).toEqual(expect.objectContaining({ reason: 'wrong_token', amount: o.total.toString() }));
@@ -75,10 +77,12 @@ export function receiptScenarios(chain: ReceiptChain): void {
     expect(await receiptsOf(o.orderId)).toHaveLength(1);
   });
 
+  // Only families with several networks (EVM: ETHEREUM and BINANCE share one key space).
+  const payOtherNetwork = chain.payOtherNetwork;
+  if (payOtherNetwork)
   it('a watched token of another network of the same family at a deposit address is recorded as wrong_network', async () => {
-    if (!chain.payOtherNetwork) return; // the family has one network here
     const o = await chain.newOrder();
-    const tx = await chain.payOtherNetwork(o.address, 1234n);
+    const tx = await payOtherNetwork(o.address, 1234n);
     await chain.makeOtherFinal?.();
     await eventually(async () => (await receiptsOf(o.orderId)).some((r) => r.tx_hash === tx && r.status === 'confirmed'), 'wrong-network receipt confirmed');
     const [r] = await receiptsOf(o.orderId);
