@@ -14,6 +14,7 @@ import { PaymentLinkService } from './modules/payment-links/payment-link.service
 import { PaymentService } from './modules/payments/payment.service.js';
 import { SettlementService } from './modules/payments/settlement.service.js';
 import { UnattributedReceiptService } from './modules/payments/unattributed-receipt.service.js';
+import { ReconciliationService } from './modules/reconciliation/reconciliation.service.js';
 import { CoinGeckoRateProvider } from './modules/quotes/providers/coingecko.rate-provider.js';
 import { IndodaxRateProvider } from './modules/quotes/providers/indodax.rate-provider.js';
 import { QuoteService } from './modules/quotes/quote.service.js';
@@ -48,6 +49,8 @@ export interface App {
   settlement: SettlementService;
   /** Receipts at deposit addresses that never count (late, wrong token, wrong network). */
   receipts: UnattributedReceiptService;
+  /** Deposit balances on chain vs the ledger, per network (job, CLI, operators' query). */
+  reconciliation: ReconciliationService;
   /** Notification URLs, outbox → deliveries, delivery claims/records, the delivery log. */
   webhooks: WebhookServices;
   /** Watched networks per environment (what `/networks` shows and which tokens are offered). */
@@ -96,7 +99,8 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const payments = new PaymentService();
   const settlement = new SettlementService(orderStatus, { lateWindowS: config.LATE_PAYMENT_WINDOW_S });
   const receipts = new UnattributedReceiptService();
+  const reconciliation = new ReconciliationService(tokens, log, config.RECONCILE_CONCURRENCY);
   const webhooks = createWebhookServices(config, apiKeys);
   const faucet = new FaucetService(config, networks, tokens);
-  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, webhooks, networks, faucet };
+  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, webhooks, networks, faucet };
 }

@@ -14,6 +14,8 @@ import { operationLimitError, SubscriptionSlots, subscriptionKey, toGraphQLError
 import { formatGraphqlError } from '../graphql/errors.js';
 import { authRoutes } from '../rest/auth.routes.js';
 import { DomainError, isDomainError } from '../common/errors.js';
+import { safeEqual } from '../common/crypto.js';
+import { renderMetrics } from '../common/metrics.js';
 import { errorEnvelope } from '../rest/envelope.js';
 import { containsNul, frameworkError, installErrorHandling, NUL_MESSAGE } from '../rest/plugin.js';
 import { RateLimitStoreError } from '../modules/limits/rate-limit.service.js';
@@ -124,6 +126,13 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
   installErrorHandling(fastify);
 
   fastify.get('/healthz', async () => ({ status: 'ok' }));
+  // Prometheus text format; only with `Authorization: Bearer <OPERATOR_TOKEN>` (absent without an operator token).
+  fastify.get('/metrics', async (req, reply) => {
+    const expected = app.config.OPERATOR_TOKEN;
+    const m = asString(req.headers.authorization)?.match(/^Bearer\s+(\S+)$/i);
+    if (!expected || !m || !safeEqual(m[1]!, expected)) return reply.code(404).send({ status_code: 404, message: 'Not found', data: null });
+    return reply.type('text/plain; version=0.0.4').send(renderMetrics());
+  });
   fastify.get('/readyz', async (_req, reply) => {
     const r = { ...(await isReady(app.orm)), ...parts.readiness?.() };
     const ok = Object.values(r).every(Boolean);
@@ -182,7 +191,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
     context: async (req) =>
       buildGqlContext(
         app,
-        { authorization: asString(req.headers.authorization), apiKey: asString(req.headers['api-key']), checkoutKey: asString(req.headers['x-checkout-key']) },
+        { authorization: asString(req.headers.authorization), apiKey: asString(req.headers['api-key']), checkoutKey: asString(req.headers['x-checkout-key']), operatorToken: asString(req.headers['x-operator-token']) },
         { ip: req.ip, requestId: req.id },
       ),
   });

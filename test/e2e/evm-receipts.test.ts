@@ -10,6 +10,10 @@ import { checkout, eventually, watchOrder, type OrderWatch } from '../support/or
 import { fundedCustomer, pay, T, WATCH_ENV, type EvmNet } from '../support/evm-harness';
 import { http } from '../support/http';
 import { receiptScenarios } from '../support/receipt-scenarios';
+import { watchedNetworks } from '../../src/chains/networks';
+import type { ReconciliationRun } from '../../src/modules/reconciliation/reconciliation.service';
+
+const OPERATOR_TOKEN = 'operator-token-for-tests-0123456789abcdef';
 
 let chains: DevChains;
 let gw: TestGateway;
@@ -20,7 +24,7 @@ const watches: OrderWatch[] = [];
 beforeAll(async () => {
   chains = await startDevChains();
   gw = await startTestGateway(
-    { ...WATCH_ENV, SANDBOX_ETHEREUM_CONFIRMATIONS: '1', SANDBOX_BINANCE_CONFIRMATIONS: '1', LATE_PAYMENT_WINDOW_S: '60' },
+    { ...WATCH_ENV, SANDBOX_ETHEREUM_CONFIRMATIONS: '1', SANDBOX_BINANCE_CONFIRMATIONS: '1', LATE_PAYMENT_WINDOW_S: '60', OPERATOR_TOKEN, RECONCILE_INTERVAL_S: '0' },
     { devChains: chains },
   );
   merchant = await createMerchant(gw.app);
@@ -87,3 +91,71 @@ function formatUnits(v: bigint, decimals: number): string {
   const frac = s.slice(-decimals).replace(/0+$/, '');
   return frac ? `${s.slice(0, -decimals)}.${frac}` : s.slice(0, -decimals);
 }
+
+/**
+ * Reconciliation after everything above (late, wrong-token, wrong-network receipts, an overpayment):
+ * every deposit address's balance equals the ledger. Then a defect is seeded — a payment row and a
+ * receipt row deleted, as if the watcher had missed those transfers — and both are reported.
+ */
+describe('reconciliation', () => {
+  const targets = () =>
+    watchedNetworks(gw.app.config, { 'sandbox:ETHEREUM': [chains.ETHEREUM.rpcUrl], 'sandbox:BINANCE': [chains.BINANCE.rpcUrl] }).filter(
+      (t) => t.environment === 'sandbox' && (t.network === 'ETHEREUM' || t.network === 'BINANCE'),
+    );
+  const reconcileAll = async (): Promise<ReconciliationRun[]> => {
+    const runs = [];
+    for (const t of targets()) runs.push(await gw.app.reconciliation.reconcile(gw.app.orm.em.fork(), t));
+    return runs;
+  };
+  const sql = <R>(q: string, p: unknown[] = []) => gw.app.orm.em.fork().getConnection().execute<R[]>(q, p);
+  const query = (token?: string) =>
+    http(gw.url, '/graphql', {
+      body: { query: 'query { reconciliation(environment: SANDBOX) { network atBlock checked error mismatches { address tokenSymbol onChain ledger txHashes } } }' },
+      headers: token ? { 'x-operator-token': token } : {},
+    });
+
+  it('a clean run finds every deposit balance equal to the ledger', async () => {
+    const runs = await reconcileAll();
+    expect(runs.map((r) => r.network).sort()).toEqual(['BINANCE', 'ETHEREUM']);
+    for (const r of runs) {
+      expect(r.error).toBeNull();
+      expect(r.checked).toBeGreaterThan(0);
+      expect(r.mismatches).toEqual([]);
+    }
+  });
+
+  it('reports transfers the ledger lacks (a lost payment, a lost wrong-token receipt) with address, token, both amounts and transactions', async () => {
+    const [payment] = await sql<{ id: string; to_address: string; amount: string; network: string; tx_hash: string }>(
+      `select id, to_address, amount::text as amount, network, tx_hash from payments where network = 'ETHEREUM' and status = 'confirmed' order by detected_at desc limit 1`,
+    );
+    const [receipt] = await sql<{ id: string; to_address: string; network: string; tx_hash: string }>(
+      `select id, to_address, network, tx_hash from unattributed_receipts where reason = 'wrong_token' and network = 'BINANCE' limit 1`,
+    );
+    const others = await sql<{ tx_hash: string }>('select tx_hash from payments where to_address = ? and network = ? and id <> ?', [payment!.to_address, payment!.network, payment!.id]);
+    await sql('delete from payments where id = ?', [payment!.id]);
+    await sql('delete from unattributed_receipts where id = ?', [receipt!.id]);
+    const runs = await reconcileAll();
+    const eth = runs.find((r) => r.network === 'ETHEREUM')!;
+    const bsc = runs.find((r) => r.network === 'BINANCE')!;
+    expect(eth.mismatches).toEqual([
+      expect.objectContaining({ address: payment!.to_address, tokenSymbol: 'USDT', ledgerBaseUnits: expect.any(String), txHashes: others.map((o) => o.tx_hash) }),
+    ]);
+    const m = eth.mismatches[0]!;
+    expect(BigInt(m.onChainBaseUnits) - BigInt(m.ledgerBaseUnits)).toBe(BigInt(payment!.amount));
+    expect(bsc.mismatches).toEqual([expect.objectContaining({ address: receipt!.to_address, tokenSymbol: 'USDC' })]);
+
+    // Operators read the same through GraphQL; nobody else does.
+    const denied = await query();
+    expect(denied.body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    expect((await query('wrong-token-wrong-token-wrong-token-0')).body.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
+    const seen = await query(OPERATOR_TOKEN);
+    expect(seen.body.errors).toBeUndefined();
+    const gqlEth = seen.body.data.reconciliation.find((r: { network: string }) => r.network === 'ETHEREUM');
+    expect(gqlEth.mismatches).toEqual([{ address: m.address, tokenSymbol: 'USDT', onChain: m.onChain, ledger: m.ledger, txHashes: m.txHashes }]);
+    // And as a metric.
+    const metrics = await fetch(`${gw.url}/metrics`, { headers: { authorization: `Bearer ${OPERATOR_TOKEN}` } });
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toContain('gateway_reconciliation_mismatches{environment="sandbox",network="ETHEREUM"} 1');
+    expect((await fetch(`${gw.url}/metrics`)).status).toBe(404);
+  });
+});
