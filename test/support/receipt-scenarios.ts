@@ -57,7 +57,7 @@ export function receiptScenarios(chain: ReceiptChain): void {
     expect(await orderStatus(o.orderId)).toBe('Expired');
   });
 
-  // Defined only where the harness can send it (SOLANA: another mint lands in another token account, unseen; see docs/reconciliation.md).
+  // Defined only where the harness can send it (SOLANA: another mint lands in another token account, unseen; see docs/watchers.md).
   const payOtherToken = chain.payOtherToken;
   if (payOtherToken)
   it('another token sent to a deposit address is recorded as wrong_token, reported, and never counted', async () => {
