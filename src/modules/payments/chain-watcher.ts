@@ -43,7 +43,7 @@ export interface WatcherDeps {
  * database when its transfer is recorded. The full reload only drops deposits past their retention,
  * so it is rare: with 30 days of closed deposits it is the expensive query.
  */
-const FULL_RELOAD_MS = 10 * 60_000;
+export const FULL_RELOAD_MS = 10 * 60_000;
 /**
  * Incremental loads re-read deposits created this long before the newest one seen: `created_at` is
  * stamped before the inserting transaction commits, so a deposit can become visible after a newer
