@@ -23,7 +23,10 @@ export class Gauge {
     const esc = (v: string) => v.replace(/\\/g, '\\\\').replace(/"/g, '\\"').replace(/\n/g, '\\n');
     const lines = [`# HELP ${this.name} ${this.help}`, `# TYPE ${this.name} gauge`];
     for (const { labels, value } of this.values.values()) {
-      const l = Object.entries(labels).map(([k, v]) => `${k}="${esc(v)}"`).join(',');
+      const l = Object.entries(labels)
+        .sort(([a], [b]) => (a < b ? -1 : 1))
+        .map(([k, v]) => `${k}="${esc(v)}"`)
+        .join(',');
       lines.push(`${this.name}${l ? `{${l}}` : ''} ${value}`);
     }
     return lines.join('\n');
