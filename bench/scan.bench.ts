@@ -5,7 +5,7 @@ import { watchedNetworks, type WatchedNetwork } from '../src/chains/networks.js'
 import type { Orm } from '../src/db/orm.js';
 import { DEV_TOKEN_ADDRESSES, startDevChains, type DevChain } from '../src/devchain/index.js';
 import { createChainWatcher } from '../src/jobs/chain-watcher.factory.js';
-import type { ChainWatcher } from '../src/modules/payments/chain-watcher.js';
+import { FULL_RELOAD_MS, type ChainWatcher } from '../src/modules/payments/chain-watcher.js';
 import { benchConfig, fundSenders, median, mineBlock, round1, sendTransfer, SENDERS, setAutomine } from './chain-support.js';
 import { benchDatabases, benchOrm } from './support.js';
 
@@ -21,7 +21,7 @@ import { benchDatabases, benchOrm } from './support.js';
  * exactly that block (cursor reset to the block before it each time), the two cases alternating so
  * that noise from other work on the machine hits both alike: head, reorg check, `eth_getLogs`,
  * matching against the watch set, cursor commit, pending-payment check, incremental watch-set
- * refresh — the steady state between full reloads (every 15 s; all repetitions run inside that
+ * refresh — the steady state between full reloads (every `FULL_RELOAD_MS`; all repetitions run inside that
  * window, which is checked). Last line: {"ms_100", "ms_100000", "ratio"} (medians).
  *
  * The schema allows 999 open deposits per (environment, network, token) (unique payment codes
@@ -198,8 +198,8 @@ async function main(): Promise<void> {
       }
     }
     for (const c of cases) {
-      // A full reload (every 15 s) must not land inside the measured ticks.
-      if (performance.now() - c.loadedAt >= 15_000) throw new Error(`the ${c.n} case ran past the 15 s full-reload window; lower BENCH_REPS`);
+      // A full reload (every FULL_RELOAD_MS) must not land inside the measured ticks.
+      if (performance.now() - c.loadedAt >= FULL_RELOAD_MS) throw new Error(`the ${c.n} case ran past the full-reload window; lower BENCH_REPS`);
       console.log(`  ${c.n}: median ${round1(median(c.ticks))} ms (min ${round1(Math.min(...c.ticks))}, max ${round1(Math.max(...c.ticks))}); per phase: ${Object.entries(c.phases).map(([k, v]) => `${k} ${round1(median(v))}`).join(', ')} (scanRange includes scanTransfers)`);
     }
     const ms100 = median(cases[0]!.ticks);

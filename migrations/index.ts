@@ -13,6 +13,7 @@ import { Migration20261123000100_watcher_failures } from './Migration20261123000
 import { Migration20261123000100_return_urls } from './Migration20261123000100_return_urls.js';
 import { Migration20261123000200_code_pools_and_link_uses } from './Migration20261123000200_code_pools_and_link_uses.js';
 import { Migration20261123000300_idempotency_keys } from './Migration20261123000300_idempotency_keys.js';
+import { Migration20261123000400_unattributed_receipts } from './Migration20261123000400_unattributed_receipts.js';
 import { Migration20261123000500_payment_reorgs } from './Migration20261123000500_payment_reorgs.js';
 import { Migration20261123000700_analytics_views } from './Migration20261123000700_analytics_views.js';
 
@@ -32,6 +33,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123000100_return_urls', class: Migration20261123000100_return_urls },
   { name: 'Migration20261123000200_code_pools_and_link_uses', class: Migration20261123000200_code_pools_and_link_uses },
   { name: 'Migration20261123000300_idempotency_keys', class: Migration20261123000300_idempotency_keys },
+  { name: 'Migration20261123000400_unattributed_receipts', class: Migration20261123000400_unattributed_receipts },
   { name: 'Migration20261123000500_payment_reorgs', class: Migration20261123000500_payment_reorgs },
   { name: 'Migration20261123000700_analytics_views', class: Migration20261123000700_analytics_views },
 ];

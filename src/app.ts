@@ -14,6 +14,8 @@ import { PaymentLinkService } from './modules/payment-links/payment-link.service
 import { PaymentService } from './modules/payments/payment.service.js';
 import { SettlementService } from './modules/payments/settlement.service.js';
 import { paymentsReorgedTotal } from './common/metrics.js';
+import { UnattributedReceiptService } from './modules/payments/unattributed-receipt.service.js';
+import { ReconciliationService } from './modules/reconciliation/reconciliation.service.js';
 import { CoinGeckoRateProvider } from './modules/quotes/providers/coingecko.rate-provider.js';
 import { IndodaxRateProvider } from './modules/quotes/providers/indodax.rate-provider.js';
 import { QuoteService } from './modules/quotes/quote.service.js';
@@ -49,6 +51,10 @@ export interface App {
   paymentLinks: PaymentLinkService;
   payments: PaymentService;
   settlement: SettlementService;
+  /** Receipts at deposit addresses that never count (late, wrong token, wrong network). */
+  receipts: UnattributedReceiptService;
+  /** Deposit balances on chain vs the ledger, per network (job, CLI, operators' query). */
+  reconciliation: ReconciliationService;
   /** Notification URLs, outbox → deliveries, delivery claims/records, the delivery log. */
   webhooks: WebhookServices;
   /** Watched networks per environment (what `/networks` shows and which tokens are offered). */
@@ -121,8 +127,10 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
       log.error({ alarm: 'payment.reorged', ...a }, 'a confirmed payment was reorganised away (reorg deeper than the confirmation depth)');
     },
   });
+  const receipts = new UnattributedReceiptService();
+  const reconciliation = new ReconciliationService(tokens, log, config.RECONCILE_CONCURRENCY);
   const webhooks = createWebhookServices(config, apiKeys);
   const faucet = new FaucetService(config, networks, tokens);
   const exports = new CsvExportService({ databaseUrl: orm.config.get('clientUrl')!, maxConcurrent: config.EXPORT_MAX_CONCURRENT });
-  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, webhooks, networks, faucet, exports, metrics };
+  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, webhooks, networks, faucet, exports, metrics };
 }

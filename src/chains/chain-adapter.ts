@@ -165,6 +165,23 @@ export interface TransferCapability {
   broadcast(signed: SignedTransfer): Promise<void>;
 }
 
+/** One token balance to read: `owner` is the deposit address (SOLANA: the owner, read at its associated token account). */
+export interface BalanceQuery {
+  owner: string;
+  token: WatchedToken;
+}
+
+/**
+ * Reading token balances of deposit addresses (the reconciliation). `atBlock`: whether the chain can
+ * answer at a past block (EVM `eth_call` at a block tag), so the balance and the ledger cover exactly
+ * the same blocks; where it cannot, balances are read at the latest state.
+ */
+export interface BalanceCapability {
+  readonly atBlock: boolean;
+  /** Balances in base units, in the order of `queries`; at most `concurrency` reads in flight. */
+  tokenBalances(queries: BalanceQuery[], at: bigint | null, concurrency: number): Promise<bigint[]>;
+}
+
 /**
  * RPC-backed view of one network in one environment. Implementations retry, fail over and back off
  * internally. What differs between chains is declared here as capabilities (observation kind,
@@ -178,6 +195,8 @@ export interface ChainAdapter {
   readonly observation: Observation;
   /** Outgoing transfers (sweeps); null until sweeps implement it for this chain. */
   readonly transfers: TransferCapability | null;
+  /** Token balance reads (reconciliation); absent where the adapter does not implement them yet. */
+  readonly balances?: BalanceCapability;
   getHead(): Promise<ChainHead>;
   /** Hash of block `n`, or null when the node does not have it (yet). */
   getBlockHash(n: bigint): Promise<string | null>;

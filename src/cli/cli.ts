@@ -119,6 +119,39 @@ merchant
   });
 
 
+program
+  .command('reconcile')
+  .description('Compare every deposit address\'s on-chain token balances with the ledger, per watched network; exit 2 when any differs')
+  .addOption(new Option('--environment <env>', 'only this environment').choices([...ENVIRONMENTS]))
+  .addOption(new Option('--network <network>', 'only this network').choices([...NETWORKS]))
+  .option('--json', 'print one JSON object')
+  .action(async (o: { environment?: Environment; network?: Network; json?: boolean }) => {
+    await withApp(async (app, config) => {
+      const { watchedNetworks } = await import('../chains/networks.js');
+      // The local sandbox chains of a running gateway (npm start) are found the way `dev pay` finds them.
+      let overrides: Record<string, string[]> = {};
+      try {
+        const urls = JSON.parse(readFileSync(join(config.DATA_DIR, 'devchains.json'), 'utf8')) as Partial<Record<Network, string>>;
+        overrides = Object.fromEntries(Object.entries(urls).map(([n, u]) => [`sandbox:${n}`, [u]]));
+      } catch {
+        // no local chains: configured RPC URLs only
+      }
+      const targets = watchedNetworks(config, overrides).filter((t) => (!o.environment || t.environment === o.environment) && (!o.network || t.network === o.network));
+      const runs = [];
+      for (const t of targets) {
+        runs.push(await app.reconciliation.reconcile(app.orm.em.fork(), t));
+        await t.adapter.close();
+      }
+      const bad = runs.reduce((n, r) => n + r.mismatches.length, 0);
+      const human = runs
+        .map((r) => `${r.environment}:${r.network} at block ${r.atBlock ?? '-'}: ${r.error ? `not compared (${r.error})` : `${r.checked} checked, ${r.mismatches.length} mismatches`}` +
+          r.mismatches.map((m) => `\n  ${m.address} ${m.tokenSymbol} (${m.tokenAddress}): on chain ${m.onChain}, ledger ${m.ledger}; recorded tx ${m.txHashes.join(', ') || '-'}; unrecorded ${m.failedTxHashes.join(', ') || '-'}`).join(''))
+        .join('\n');
+      print(!!o.json, { runs, mismatches: bad }, human || 'no watched networks');
+      if (bad) process.exitCode = 2;
+    });
+  });
+
 const dev = program.command('dev').description('Sandbox helpers for the local chains `npm start` runs');
 dev
   .command('pay')

@@ -1,4 +1,4 @@
-import { Counter, register } from 'prom-client';
+import { Counter, Gauge, register } from 'prom-client';
 
 /**
  * The gateway's Prometheus metrics, on prom-client's default registry (what a `/metrics` route
@@ -11,3 +11,8 @@ function counter<L extends string>(name: string, help: string, labelNames: reado
 
 /** Confirmed payments that left the canonical chain (a reorg deeper than the confirmation depth): each is an alarm. */
 export const paymentsReorgedTotal = counter('gateway_payments_reorged_total', 'Confirmed payments reorganised away after confirmation (deep reorgs)', ['environment', 'network'] as const);
+
+/** A gauge per (environment, network) on the default registry (served by `/metrics` next to the app's own metrics). */
+export function gauge(name: string, help: string): Gauge<'environment' | 'network'> {
+  return (register.getSingleMetric(name) as Gauge<'environment' | 'network'> | undefined) ?? new Gauge({ name, help, labelNames: ['environment', 'network'] as const });
+}

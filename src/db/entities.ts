@@ -8,10 +8,11 @@ import { Order } from '../modules/orders/order.entity.js';
 import { OrderEvent } from '../modules/orders/order-event.entity.js';
 import { PaymentLink } from '../modules/payment-links/payment-link.entity.js';
 import { Payment } from '../modules/payments/payment.entity.js';
+import { UnattributedReceipt } from '../modules/payments/unattributed-receipt.entity.js';
 import { Quote } from '../modules/quotes/quote.entity.js';
 import { Token } from '../modules/tokens/token.entity.js';
 import { WebhookAttempt } from '../modules/webhooks/webhook-attempt.entity.js';
 import { WebhookDelivery } from '../modules/webhooks/webhook-delivery.entity.js';
 
 /** Every MikroORM entity. The schema itself is owned by `migrations/`; a test checks they agree. */
-export const entities = [Merchant, DashboardUser, Session, RefreshToken, ApiKey, Token, Order, Quote, MerchantWallet, Deposit, PaymentLink, OrderEvent, Payment, WebhookDelivery, WebhookAttempt];
+export const entities = [Merchant, DashboardUser, Session, RefreshToken, ApiKey, Token, Order, Quote, MerchantWallet, Deposit, PaymentLink, OrderEvent, Payment, UnattributedReceipt, WebhookDelivery, WebhookAttempt];

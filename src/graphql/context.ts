@@ -1,5 +1,6 @@
 import type { App } from '../app.js';
 import type { Caller, RequestContext } from '../common/context.js';
+import { safeEqual } from '../common/crypto.js';
 import { DomainError, isDomainError } from '../common/errors.js';
 import { createOrderLoaders, type OrderLoaders } from '../modules/orders/order.loaders.js';
 
@@ -10,12 +11,15 @@ export interface GqlContext extends RequestContext {
   authError: DomainError | null;
   /** Batch loaders of the request (one query per child kind for a page of orders); never shared across requests. */
   loaders: OrderLoaders;
+  /** The request carried the operator token (`x-operator-token`, config `OPERATOR_TOKEN`): operator queries only. */
+  operator: boolean;
 }
 
 export interface Credentials {
   authorization?: string;
   apiKey?: string;
   checkoutKey?: string;
+  operatorToken?: string;
 }
 
 /** Resolves whichever credential is present. Bad credentials do not fail public operations (like `login`). */
@@ -39,5 +43,7 @@ export async function buildGqlContext(app: App, creds: Credentials, meta: { ip: 
     authError = e;
   }
   const environment = 'environment' in caller ? caller.environment : null;
-  return { app, em, caller, environment, ip: meta.ip, requestId: meta.requestId, authError, loaders: createOrderLoaders(em) };
+  const expected = app.config.OPERATOR_TOKEN;
+  const operator = !!expected && !!creds.operatorToken && safeEqual(creds.operatorToken, expected);
+  return { app, em, caller, environment, ip: meta.ip, requestId: meta.requestId, authError, loaders: createOrderLoaders(em), operator };
 }

@@ -6,11 +6,12 @@ import { PaymentLinkResolver } from '../modules/payment-links/payment-link.resol
 import { OrderResolver } from '../modules/orders/order.resolver.js';
 import { OrderSubscriptionResolver } from '../modules/orders/order-subscription.resolver.js';
 import { WebhookResolver } from '../modules/webhooks/webhook.resolver.js';
+import { ReconciliationResolver } from '../modules/reconciliation/reconciliation.resolver.js';
 import { authChecker } from './auth-checker.js';
 import { createGatewayPubSub, registerSchemaPubSub, type GatewayPubSub } from './pubsub.js';
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-export const resolvers: NonEmptyArray<Function> = [MerchantResolver, OrderResolver, PaymentLinkResolver, OrderSubscriptionResolver, WebhookResolver];
+export const resolvers: NonEmptyArray<Function> = [MerchantResolver, OrderResolver, PaymentLinkResolver, OrderSubscriptionResolver, WebhookResolver, ReconciliationResolver];
 
 /** `pubSub`: the process's PubSub, fed by the LISTEN connection (runtime.ts); a private one if omitted (SDL, tests). */
 export async function buildGatewaySchema(pubSub: GatewayPubSub = createGatewayPubSub()): Promise<GraphQLSchema> {

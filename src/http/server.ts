@@ -14,6 +14,7 @@ import { operationLimitError, SubscriptionSlots, subscriptionKey, toGraphQLError
 import { formatGraphqlError } from '../graphql/errors.js';
 import { authRoutes } from '../rest/auth.routes.js';
 import { DomainError, isDomainError } from '../common/errors.js';
+import { safeEqual } from '../common/crypto.js';
 import { errorEnvelope } from '../rest/envelope.js';
 import { containsNul, frameworkError, installErrorHandling, NUL_MESSAGE } from '../rest/plugin.js';
 import { RateLimitStoreError } from '../modules/limits/rate-limit.service.js';
@@ -193,7 +194,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
     context: async (req) =>
       buildGqlContext(
         app,
-        { authorization: asString(req.headers.authorization), apiKey: asString(req.headers['api-key']), checkoutKey: asString(req.headers['x-checkout-key']) },
+        { authorization: asString(req.headers.authorization), apiKey: asString(req.headers['api-key']), checkoutKey: asString(req.headers['x-checkout-key']), operatorToken: asString(req.headers['x-operator-token']) },
         { ip: req.ip, requestId: req.id },
       ),
   });

@@ -6,6 +6,7 @@ import type { DepositResult } from '../modules/deposits/deposit.service.js';
 import { formatUniqueCode } from '../modules/deposits/unique-code.js';
 import type { Order, OrderRecord } from '../modules/orders/order.entity.js';
 import type { Payment } from '../modules/payments/payment.entity.js';
+import type { UnattributedReceipt } from '../modules/payments/unattributed-receipt.entity.js';
 import { PLATFORM_FEE_NAME } from '../modules/quotes/fee.math.js';
 import type { Quote } from '../modules/quotes/quote.entity.js';
 import type { Token } from '../modules/tokens/token.entity.js';
@@ -30,6 +31,7 @@ export function orderView(o: OrderRecord) {
     created_at: unix(o.createdAt),
     expired_at: unix(o.expiresAt),
     paid_at: unix(o.paidAt),
+    overpaid: o.overpaid ?? false,
   };
 }
 
@@ -62,6 +64,8 @@ export function depositSummaryView(d: Deposit) {
     total_amount_fiat: d.totalAmountFiat.toString(),
     status: d.status,
     expired_at: unix(d.expiresAt),
+    /** Confirmed receipts counted for this deposit, in token units. */
+    amount_received: formatDecimal(d.amountReceived, d.token.decimals),
   };
 }
 
@@ -81,6 +85,24 @@ export function paymentView(p: Payment) {
     late: p.late,
     detected_at: unix(p.detectedAt),
     confirmed_at: unix(p.confirmedAt),
+  };
+}
+
+/** A transfer into one of the order's deposit addresses that never counts toward it (not reorganised away). */
+export function receiptView(r: UnattributedReceipt) {
+  return {
+    address: r.toAddress,
+    network: r.network,
+    token_address: r.token.address,
+    token_symbol: r.token.symbol,
+    amount: formatDecimal(r.amount, r.token.decimals),
+    tx_hash: r.txHash,
+    log_index: r.logIndex,
+    from: r.fromAddress,
+    reason: r.reason,
+    status: r.status,
+    detected_at: unix(r.detectedAt),
+    confirmed_at: unix(r.confirmedAt),
   };
 }
 

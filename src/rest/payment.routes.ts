@@ -2,7 +2,7 @@ import type { App } from '../app.js';
 import { unix } from '../common/time.js';
 import { renderQrPng, renderQrSvg } from '../modules/deposits/qr-image.js';
 import { createOrderBody, toCreateDeposit, toCreateOrder, toGetOrder, toLockQuote } from './order.mappers.js';
-import { depositSummaryView, depositView, orderView, paymentView, quoteSummaryView, quoteView, tokenView } from './order.views.js';
+import { depositSummaryView, depositView, orderView, paymentView, quoteSummaryView, receiptView, quoteView, tokenView } from './order.views.js';
 import { header, type RestRoute } from './routes.js';
 import { parseIdempotencyKey } from '../modules/orders/order-idempotency.js';
 
@@ -55,7 +55,7 @@ export function paymentRoutes(app: App): RestRoute[] {
       auth: 'checkout',
       limit: 'merchant',
       handler: async (ctx, req) => {
-        const { order, quotes, deposits, payments } = await app.orders.details(ctx, await app.orders.getByNo(ctx, toGetOrder(ctx, req.body)));
+        const { order, quotes, deposits, payments, receipts } = await app.orders.details(ctx, await app.orders.getByNo(ctx, toGetOrder(ctx, req.body)));
         return {
           data: {
             request: orderView(order),
@@ -63,6 +63,7 @@ export function paymentRoutes(app: App): RestRoute[] {
             quotes: quotes.map(quoteSummaryView),
             deposits: deposits.map(depositSummaryView),
             payments: payments.map(paymentView),
+            unattributed_receipts: receipts.map(receiptView),
           },
         };
       },

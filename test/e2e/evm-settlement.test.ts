@@ -139,7 +139,7 @@ describe.each([
       // Paid: the unique code is released, the address stays watched until the late window ends.
       const [dep] = await sql<{ status: string }>(gw.app, `select status from deposits where id = ?`, [o.depositId]);
       expect(dep!.status).toBe('settled');
-      await sleep(16_000); // the watcher fully reloads its watch set every 15 s
+      await sleep(16_000); // past a full reload of the watch set (every 15 s when this was written; now every 10 min, and closed deposits stay watched)
       await pay(chain(), customer, o.address, 12345n);
       for (let i = 0; i < 100 && (await paymentsOf(gw.app, o.orderId)).length < 2; i++) await sleep(100);
       expect((await paymentsOf(gw.app, o.orderId)).map((p) => p.amount).sort()).toEqual([o.total.toString(), '12345'].sort());

@@ -22,6 +22,7 @@ import { checkout, watchOrder, type CheckoutDeposit, type OrderWatch } from '../
 import { startSolanaFacade, type SolanaFacade } from '../../src/devchain/solana.facade';
 import { settlementReads, settlementScenarios } from '../support/settlement-scenarios';
 import { depositPrivateKey, watcherGuardScenarios } from '../support/watcher-guard-scenarios';
+import { receiptScenarios } from '../support/receipt-scenarios';
 
 /** Slots between the confirmed and the finalized tip in these tests (mainnet: ~32). */
 const LAG = 2;
@@ -40,7 +41,7 @@ beforeAll(async () => {
   mint = await facade.createUsdcMint({ decimals: 6 });
   // A short webhook sweep period: Agenda's per-run keep-alive timer (half a job's lock) would hold jest ~30 s after the run.
   gw = await startTestGateway(
-    { SANDBOX_SOLANA_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000' },
+    { SANDBOX_SOLANA_CONFIRMATIONS: '1', CLOSED_DEPOSIT_POLL_EVERY: '3', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000' },
     { rpcOverrides: { 'sandbox:SOLANA': [facade.url] } },
   );
   await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'SOLANA', symbol: 'USDC', name: 'USD Coin (litesvm)', address: mint.toBase58(), decimals: 6 });
@@ -116,6 +117,10 @@ it('order → quote → deposit → the customer pays exactly the total on SOLAN
 });
 
 settlementScenarios({ app: () => gw.app, newOrder, pay, makeFinal: finalize });
+
+// Late receipts (closed deposits are polled every CLOSED_DEPOSIT_POLL_EVERY polls). Another mint lands in
+// another associated token account, which is not polled: no wrong-token case on SOLANA.
+receiptScenarios({ app: () => gw.app, newOrder, pay, makeFinal: finalize });
 
 watcherGuardScenarios({
   app: () => gw.app,

@@ -21,6 +21,7 @@ import { checkout, eventually, watchOrder, type CheckoutDeposit, type OrderWatch
 import { startTronEmulator, type TronEmulator } from '../../src/devchain/tron.emulator';
 import { settlementReads, settlementScenarios } from '../support/settlement-scenarios';
 import { depositPrivateKey, watcherGuardScenarios } from '../support/watcher-guard-scenarios';
+import { receiptScenarios } from '../support/receipt-scenarios';
 
 const SEED = getBytes(Mnemonic.fromPhrase('test test test test test test test test test test test junk').computeSeed());
 /** Blocks between the emulator's latest and solidified heads in these tests (mainnet: ~19). */
@@ -29,6 +30,7 @@ const LAG = 2;
 let emu: TronEmulator;
 let gw: TestGateway;
 let usdt: string;
+let usdc: string;
 let apiKey: string;
 let customer: string;
 let wallet: TronWeb;
@@ -37,16 +39,19 @@ const watches: OrderWatch[] = [];
 beforeAll(async () => {
   emu = await startTronEmulator({ solidityLag: LAG });
   usdt = await emu.deployToken({ name: 'Tether USD (emulator)', symbol: 'USDT', decimals: 6 });
+  usdc = await emu.deployToken({ name: 'USD Coin (emulator)', symbol: 'USDC', decimals: 6 });
   // A short webhook sweep period: Agenda's per-run keep-alive timer (half a job's lock) would hold jest ~30 s after the run.
   gw = await startTestGateway(
     { SANDBOX_TRON_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000' },
     { rpcOverrides: { 'sandbox:TRON': [emu.url] } },
   );
   await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDT', name: 'Tether USD (emulator)', address: usdt, decimals: 6 });
+  await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDC', name: 'USD Coin (emulator)', address: usdc, decimals: 6 });
   apiKey = (await createMerchant(gw.app)).sandboxKey;
   customer = tronDriver.deriveAddress(SEED, 7);
   wallet = new TronWeb({ fullHost: emu.url, privateKey: Buffer.from(tronDriver.derivePrivateKey(SEED, 7)).toString('hex') });
   await emu.mint(usdt, customer, 10n ** 12n);
+  await emu.mint(usdc, customer, 10n ** 12n);
 });
 
 afterEach(async () => {
@@ -80,8 +85,8 @@ function fromQr(qr: string): { to: string; amount: bigint; token: string } {
 const pay = (to: string, amount: bigint): Promise<string> => transfer(wallet, customer, to, amount);
 
 /** A TRC-20 transfer from `from`, signed by `signer`'s key. */
-async function transfer(signer: TronWeb, from: string, to: string, amount: bigint): Promise<string> {
-  const built = await signer.transactionBuilder.triggerSmartContract(usdt, 'transfer(address,uint256)', { feeLimit: 100_000_000 }, [
+async function transfer(signer: TronWeb, from: string, to: string, amount: bigint, token = usdt): Promise<string> {
+  const built = await signer.transactionBuilder.triggerSmartContract(token, 'transfer(address,uint256)', { feeLimit: 100_000_000 }, [
     { type: 'address', value: to },
     { type: 'uint256', value: amount.toString() },
   ], from);
@@ -130,6 +135,9 @@ watcherGuardScenarios({
     return transfer(new TronWeb({ fullHost: emu.url, privateKey: key }), address, address, amount);
   },
 });
+
+// Late and wrong-token receipts (TRON has one network in its family: no wrong-network case).
+receiptScenarios({ app: () => gw.app, newOrder, pay, makeFinal: solidify, payOtherToken: (to, amount) => transfer(wallet, customer, to, amount, usdc) });
 
 it('finality: the payment does not count until the solidified head passes its block, then it does', async () => {
   emu.solidityLag = 8;

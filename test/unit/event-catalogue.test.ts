@@ -1,4 +1,4 @@
-import { ORDER_EVENT_TYPES, ORDER_EVENT_WEBHOOKS, ORDER_STATUS_CHANGED, PAYMENT_LATE, PAYMENT_OVERPAID, PAYMENT_REORGED } from '../../src/modules/events/event.catalogue';
+import { ORDER_EVENT_TYPES, ORDER_EVENT_WEBHOOKS, ORDER_STATUS_CHANGED, PAYMENT_LATE, PAYMENT_OVERPAID, PAYMENT_REORGED, PAYMENT_UNATTRIBUTED } from '../../src/modules/events/event.catalogue';
 import { ORDER_STATUSES } from '../../src/modules/orders/order.transitions';
 import { WEBHOOK_EVENT_KINDS, webhookKindOf } from '../../src/modules/webhooks/webhook.payload';
 
@@ -14,6 +14,8 @@ const TABLE: [type: string, toStatus: string, kind: string | null][] = [
   [PAYMENT_OVERPAID, 'Success', 'transaction.overpaid'],
   [PAYMENT_REORGED, 'Underpaid', 'transaction.reorged'],
   [PAYMENT_REORGED, 'Success', 'transaction.reorged'],
+  [PAYMENT_UNATTRIBUTED, 'Expired', 'transaction.unattributed'],
+  [PAYMENT_UNATTRIBUTED, 'Success', 'transaction.unattributed'],
   ['order.unknown', 'Success', null],
   ['toString', 'Success', null], // an inherited property name is not an event
 ];
@@ -23,7 +25,7 @@ it.each(TABLE)('%s → %s: %s', (type, status, kind) => {
 });
 
 it('names only webhook kinds the payload builder knows, for every event type and status', () => {
-  expect(ORDER_EVENT_TYPES.sort()).toEqual([ORDER_STATUS_CHANGED, PAYMENT_LATE, PAYMENT_OVERPAID, PAYMENT_REORGED].sort());
+  expect(ORDER_EVENT_TYPES.sort()).toEqual([ORDER_STATUS_CHANGED, PAYMENT_LATE, PAYMENT_OVERPAID, PAYMENT_REORGED, PAYMENT_UNATTRIBUTED].sort());
   for (const type of ORDER_EVENT_TYPES) {
     for (const status of ORDER_STATUSES) {
       const kind = webhookKindOf(type, status);

@@ -1,4 +1,4 @@
-import type { Environment } from '../../common/environment.js';
+import type { Environment, Network } from '../../common/environment.js';
 import type { OrderStatus } from '../orders/order.transitions.js';
 
 /**
@@ -21,6 +21,11 @@ export const PAYMENT_OVERPAID = 'payment.overpaid';
  * another block). Reported once per reorg of the payment, whatever it did to the status.
  */
 export const PAYMENT_REORGED = 'payment.reorged';
+/**
+ * A confirmed transfer into one of the order's deposit addresses that does not count toward it (after
+ * the deposit closed, another token, or another network): reported once per receipt, never a status change.
+ */
+export const PAYMENT_UNATTRIBUTED = 'payment.unattributed';
 
 /** Why a status changed, stored with the event: `{ kind: 'payment_confirmed', paymentId }`, `{ kind: 'expired' }`, … */
 export interface TransitionReason {
@@ -56,11 +61,12 @@ export interface OrderEventReasons {
     paymentStatus: string;
     reorgedAt: string;
   };
+  [PAYMENT_UNATTRIBUTED]: { receiptId: string; depositId: string; txHash: string; logIndex: number; network: Network; tokenAddress: string; tokenSymbol: string; decimals: number; toAddress: string; amount: string; reason: string };
 }
 export type OrderEventType = keyof OrderEventReasons;
 
 /** The webhook kinds order events turn into (the payload's `event` field). */
-export type OrderWebhookKind = 'transaction.success' | 'transaction.underpaid' | 'transaction.expired' | 'transaction.late_payment' | 'transaction.overpaid' | 'transaction.reorged';
+export type OrderWebhookKind = 'transaction.success' | 'transaction.underpaid' | 'transaction.expired' | 'transaction.late_payment' | 'transaction.overpaid' | 'transaction.reorged' | 'transaction.unattributed';
 
 /**
  * Which webhook each event becomes (absent: internal, sends nothing). A status change depends on the
@@ -71,6 +77,7 @@ export const ORDER_EVENT_WEBHOOKS: { [T in OrderEventType]: T extends typeof ORD
   [PAYMENT_LATE]: 'transaction.late_payment',
   [PAYMENT_OVERPAID]: 'transaction.overpaid',
   [PAYMENT_REORGED]: 'transaction.reorged',
+  [PAYMENT_UNATTRIBUTED]: 'transaction.unattributed',
 };
 
 export const ORDER_EVENT_TYPES = Object.keys(ORDER_EVENT_WEBHOOKS) as OrderEventType[];

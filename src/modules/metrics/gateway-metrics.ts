@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, register } from 'prom-client';
 import type { Environment, Network } from '../../common/environment.js';
 
 /** Where a chain watcher stands (ChainWatcher.lag()). */
@@ -129,7 +129,9 @@ export class GatewayMetrics {
         this.sampleFailures.inc();
       }
     }
-    return this.registry.metrics();
+    // Then the process-wide metrics declared on prom-client's default registry (src/common/metrics.ts:
+    // deep-reorg alarms, reconciliation gauges), shared by every app of the process.
+    return (await this.registry.metrics()) + '\n' + (await register.metrics());
   }
 
   get contentType(): string {

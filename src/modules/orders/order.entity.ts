@@ -95,4 +95,4 @@ export class Order {
 export type OrderRecord = Pick<
   Order,
   'id' | 'environment' | 'orderNo' | 'amount' | 'currency' | 'status' | 'customerName' | 'customerEmail' | 'source' | 'paymentLinkId' | 'expiresAt' | 'paidAt' | 'createdAt'
-> & { merchant: { id: string } };
+> & { merchant: { id: string }; overpaid?: boolean };

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import DataLoader from 'dataloader';
 import { Deposit } from '../deposits/deposit.entity.js';
 import { Payment } from '../payments/payment.entity.js';
+import { UnattributedReceipt } from '../payments/unattributed-receipt.entity.js';
 import { Quote } from '../quotes/quote.entity.js';
 
 /**
@@ -13,6 +14,8 @@ export interface OrderLoaders {
   quotes: DataLoader<string, Quote[]>;
   deposits: DataLoader<string, Deposit[]>;
   payments: DataLoader<string, Payment[]>;
+  /** Receipts at the order's deposit addresses that never count (late, wrong token, wrong network). */
+  receipts: DataLoader<string, UnattributedReceipt[]>;
 }
 
 /** Rows grouped by their order id, in the order the query returned them, one (possibly empty) list per key. */
@@ -27,5 +30,8 @@ export function createOrderLoaders(em: EntityManager): OrderLoaders {
     quotes: new DataLoader(async (ids) => byOrder(ids, await em.find(Quote, { order: { $in: [...ids] } }, { populate: ['token'], orderBy: { lockedAt: 'asc', id: 'asc' } }))),
     deposits: new DataLoader(async (ids) => byOrder(ids, await em.find(Deposit, { order: { $in: [...ids] } }, { populate: ['token'], orderBy: { createdAt: 'asc', id: 'asc' } }))),
     payments: new DataLoader(async (ids) => byOrder(ids, await em.find(Payment, { order: { $in: [...ids] } }, { populate: ['token'], orderBy: { detectedAt: 'asc', id: 'asc' } }))),
+    receipts: new DataLoader(async (ids) =>
+      byOrder(ids, await em.find(UnattributedReceipt, { order: { $in: [...ids] }, status: { $ne: 'orphaned' } }, { populate: ['token'], orderBy: { detectedAt: 'asc', id: 'asc' } })),
+    ),
   };
 }

@@ -11,7 +11,7 @@ import { CreatedOrder, CreateOrderInput, DepositPayload, OrderPage, OrderType, Q
 /** An order with its children, through the request's batch loaders (a page of orders costs one query per child kind). */
 async function withChildren(ctx: GqlContext, order: Order): Promise<OrderType> {
   const d = await ctx.app.orders.details(ctx, order, ctx.loaders);
-  return toOrderType(d.order, d.quotes, d.deposits, d.payments);
+  return toOrderType(d.order, d.quotes, d.deposits, d.payments, d.receipts);
 }
 
 @Resolver()

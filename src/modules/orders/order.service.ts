@@ -6,6 +6,7 @@ import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
 import type { Deposit } from '../deposits/deposit.entity.js';
 import type { Payment } from '../payments/payment.entity.js';
+import type { UnattributedReceipt } from '../payments/unattributed-receipt.entity.js';
 import type { Quote } from '../quotes/quote.entity.js';
 import { assertReturnUrls, saveOrderReturnUrls } from './return-urls.js';
 import type { CheckoutKeyService } from './checkout-key.service.js';
@@ -332,9 +333,13 @@ export class OrderService {
   }
 
   /** The order with its locked quotes, deposits and payments (REST getOrder), through the same queries as GraphQL's batch loaders. */
-  async details(ctx: RequestContext, order: Order, loaders: OrderLoaders = createOrderLoaders(ctx.em)): Promise<{ order: Order; quotes: Quote[]; deposits: Deposit[]; payments: Payment[] }> {
-    const [quotes, deposits, payments] = await Promise.all([loaders.quotes.load(order.id), loaders.deposits.load(order.id), loaders.payments.load(order.id)]);
-    return { order, quotes, deposits, payments };
+  async details(
+    ctx: RequestContext,
+    order: Order,
+    loaders: OrderLoaders = createOrderLoaders(ctx.em),
+  ): Promise<{ order: Order; quotes: Quote[]; deposits: Deposit[]; payments: Payment[]; receipts: UnattributedReceipt[] }> {
+    const [quotes, deposits, payments, receipts] = await Promise.all([loaders.quotes.load(order.id), loaders.deposits.load(order.id), loaders.payments.load(order.id), loaders.receipts.load(order.id)]);
+    return { order, quotes, deposits, payments, receipts };
   }
 
   /** Refuses quotes and deposits for orders that can no longer be paid. */

@@ -4,6 +4,7 @@ import { formatDecimal } from '../../common/money.js';
 import { NetworkEnum, OrderStatusEnum, WalletTypeEnum } from '../../graphql/scalars.js';
 import type { Deposit } from '../deposits/deposit.entity.js';
 import type { Payment } from '../payments/payment.entity.js';
+import type { UnattributedReceipt } from '../payments/unattributed-receipt.entity.js';
 import { formatUniqueCode } from '../deposits/unique-code.js';
 import type { Quote } from '../quotes/quote.entity.js';
 import type { Token } from '../tokens/token.entity.js';
@@ -67,6 +68,7 @@ export class DepositType {
   @Field() totalAmountFiat!: string;
   @Field() expiresAt!: Date;
   @Field() status!: string;
+  @Field({ description: 'Confirmed token units counted for this deposit (decimal string)' }) amountReceived!: string;
 }
 
 @ObjectType('Payment')
@@ -82,6 +84,22 @@ export class PaymentType {
   @Field({ description: 'Token units' }) amount!: string;
   @Field({ description: 'pending | confirmed | orphaned (orphaned never counts)' }) status!: string;
   @Field({ description: 'Detected after the order expired' }) late!: boolean;
+  @Field() detectedAt!: Date;
+  @Field(() => Date, { nullable: true }) confirmedAt!: Date | null;
+}
+
+@ObjectType('UnattributedReceipt', { description: 'A transfer into a deposit address that never counts toward the order' })
+export class UnattributedReceiptType {
+  @Field({ description: 'Deposit address it arrived at' }) address!: string;
+  @Field(() => NetworkEnum, { description: 'Network it happened on' }) network!: Network;
+  @Field() tokenAddress!: string;
+  @Field() tokenSymbol!: string;
+  @Field({ description: 'Token units (decimal string) of the token that arrived' }) amount!: string;
+  @Field() txHash!: string;
+  @Field(() => Int) logIndex!: number;
+  @Field() from!: string;
+  @Field({ description: 'late (after the deposit closed) | wrong_token | wrong_network' }) reason!: string;
+  @Field({ description: 'pending | confirmed' }) status!: string;
   @Field() detectedAt!: Date;
   @Field(() => Date, { nullable: true }) confirmedAt!: Date | null;
 }
@@ -104,6 +122,9 @@ export class OrderType {
   @Field(() => [QuoteType]) quotes!: QuoteType[];
   @Field(() => [DepositType]) deposits!: DepositType[];
   @Field(() => [PaymentType], { description: 'Every transfer seen into the deposits' }) payments!: PaymentType[];
+  @Field({ description: 'Confirmed receipts exceeded the amount due' }) overpaid!: boolean;
+  @Field(() => [UnattributedReceiptType], { description: 'Transfers into the deposit addresses that never count: after the deposit closed, another token, another network' })
+  unattributedReceipts!: UnattributedReceiptType[];
 }
 
 @ObjectType()
@@ -189,6 +210,7 @@ export function toDepositType(dep: Deposit, q: Quote, token: Token): DepositType
     totalAmountFiat: dep.totalAmountFiat.toString(),
     expiresAt: dep.expiresAt,
     status: dep.status,
+    amountReceived: formatDecimal(dep.amountReceived, d),
   };
 }
 
@@ -208,7 +230,22 @@ export const toPaymentType = (p: Payment): PaymentType => ({
   confirmedAt: p.confirmedAt,
 });
 
-export function toOrderType(o: OrderRecord, quotes: Quote[] = [], deposits: Deposit[] = [], payments: Payment[] = []): OrderType {
+export const toReceiptType = (r: UnattributedReceipt): UnattributedReceiptType => ({
+  address: r.toAddress,
+  network: r.network,
+  tokenAddress: r.token.address,
+  tokenSymbol: r.token.symbol,
+  amount: formatDecimal(r.amount, r.token.decimals),
+  txHash: r.txHash,
+  logIndex: r.logIndex,
+  from: r.fromAddress,
+  reason: r.reason,
+  status: r.status,
+  detectedAt: r.detectedAt,
+  confirmedAt: r.confirmedAt,
+});
+
+export function toOrderType(o: OrderRecord, quotes: Quote[] = [], deposits: Deposit[] = [], payments: Payment[] = [], receipts: UnattributedReceipt[] = []): OrderType {
   const quoteOf = (dep: Deposit) => quotes.find((q) => q.id === dep.quote.id);
   return {
     id: o.id,
@@ -226,6 +263,8 @@ export function toOrderType(o: OrderRecord, quotes: Quote[] = [], deposits: Depo
     paidAt: o.paidAt,
     quotes: quotes.map(toQuoteType),
     payments: payments.map(toPaymentType),
+    overpaid: o.overpaid ?? false,
+    unattributedReceipts: receipts.map(toReceiptType),
     deposits: deposits.flatMap((dep) => {
       const q = quoteOf(dep);
       return q ? [toDepositType(dep, q, dep.token)] : [];

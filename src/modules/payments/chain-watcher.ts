@@ -3,11 +3,11 @@ import type { Logger } from 'pino';
 import { isFinal, type AccountPollObservation, type ChainAdapter, type ChainHead, type LogScanObservation, type ObservedTransfer, type WatchedToken } from '../../chains/chain-adapter.js';
 import type { WatchedNetwork } from '../../chains/networks.js';
 import type { Environment, Network } from '../../common/environment.js';
-import { WATCHED_DEPOSIT_STATUSES } from '../deposits/deposit.transitions.js';
 import type { TokenService } from '../tokens/token.service.js';
 import type { MatchedTransfer, PaymentService, RecordResult } from './payment.service.js';
 import type { SettlementService } from './settlement.service.js';
 import type { WatcherLagSnapshot } from '../metrics/gateway-metrics.js';
+import type { UnattributedReceiptService, UnattributedTransfer } from './unattributed-receipt.service.js';
 
 interface WatchEntry {
   depositId: string;
@@ -16,13 +16,22 @@ interface WatchEntry {
   tokenAddress: string;
   owner: string;
   cursor: string | null;
+  /** The deposit's network: another network of the same family when the address is only watched for `wrong_network` receipts. */
+  network: Network;
+  /** When the order's late window ends (ms): the deposit closes then, and per-address polling slows down. */
+  closesAt: number;
 }
 
 export interface WatcherDeps {
   payments: PaymentService;
   settlement: SettlementService;
   tokens: TokenService;
+  receipts: UnattributedReceiptService;
   lateWindowS: number;
+  /** How long a closed deposit's address stays watched (for `late` receipts) after its late window. */
+  closedWatchS: number;
+  /** Account-polling chains poll closed deposits once every this many ticks. */
+  closedPollEvery: number;
   startLookbackBlocks: number;
   /** Blocks scanned per tick at most (several adapter chunks). */
   maxBlocksPerTick: number;
@@ -31,7 +40,13 @@ export interface WatcherDeps {
   log: Logger;
 }
 
-const FULL_RELOAD_MS = 15_000;
+/**
+ * The watch set holds every deposit address of the chain family (closed ones for `closedWatchS` too),
+ * loaded incrementally by creation time; whether a matched deposit is still open is read from the
+ * database when its transfer is recorded. The full reload only drops deposits past their retention,
+ * so it is rare: with 30 days of closed deposits it is the expensive query.
+ */
+export const FULL_RELOAD_MS = 10 * 60_000;
 /**
  * Incremental loads re-read deposits created this long before the newest one seen: `created_at` is
  * stamped before the inserting transaction commits, so a deposit can become visible after a newer
@@ -60,6 +75,9 @@ export class ChainWatcher {
   private lastDepositSeen = new Date(0);
   private lastFullReload = 0;
   private tokens: (WatchedToken & { id: string })[] = [];
+  /** Scanned tokens by address key (the match looks up each transfer's token). */
+  private tokenByKey = new Map<string, WatchedToken & { id: string }>();
+  private ticks = 0;
   /** Orders whose settlement failed last tick: settled again next tick (their payments are already recorded). */
   private unsettled = new Set<string>();
   // Where the watcher stands, for metrics (lag()).
@@ -110,6 +128,7 @@ export class ChainWatcher {
     if (observation.kind !== 'log-scan') this.scanned(head.latest, head.latest);
     for (const id of await this.confirm(em, head)) touched.add(id);
     for (const id of await this.recheckConfirmed(em)) touched.add(id);
+    await this.confirmReceipts(em, head);
     // Orders settle independently (own transaction, own row lock): a few at a time, so the last order
     // of a busy block does not wait behind all the others (bench:detect). One order that fails to
     // settle must not hold the others back: it is logged and retried next tick.
@@ -134,44 +153,92 @@ export class ChainWatcher {
     return this.adapter.driver.addressKey(address);
   }
 
-  /** Incremental: new deposits every tick; a full reload now and then drops closed ones. */
+  /**
+   * Incremental: new deposits every tick; a rare full reload drops those past retention. Every deposit
+   * of the chain family is in the set, whatever its status or network: an address of another network
+   * of the family (the EVM address on the other EVM chain) and a closed deposit still receive
+   * transfers, and those are recorded as unattributed receipts, never lost.
+   */
   private async refreshWatchSet(em: EntityManager): Promise<void> {
     const now = Date.now();
     const full = now - this.lastFullReload > FULL_RELOAD_MS;
-    const rows = await em.execute<{ id: string; order_id: string; token_id: string; address: string; watch_address: string | null; token_address: string; cursor: string | null; created_at: Date }[]>(
-      `select d.id, d.order_id, d.token_id, d.address, d.watch_address, t.address as token_address, d.cursor, d.created_at
-       from deposits d join tokens t on t.id = d.token_id
-       where d.environment = ? and d.network = ? and d.status in (${WATCHED_DEPOSIT_STATUSES.map((st) => `'${st}'`).join(',')}) ${full ? '' : 'and d.created_at > ?'}
+    const oldest = new Date(now - (this.deps.lateWindowS + this.deps.closedWatchS) * 1000);
+    const rows = await em.execute<{ id: string; order_id: string; token_id: string; network: Network; address: string; token_address: string; cursor: string | null; created_at: Date; expires_at: Date }[]>(
+      `select d.id, d.order_id, d.token_id, d.network, d.address, t.address as token_address, d.cursor, d.created_at, o.expires_at
+       from deposits d join tokens t on t.id = d.token_id join orders o on o.id = d.order_id
+       where d.environment = ? and d.family = ? and o.expires_at > ? ${full ? '' : 'and d.created_at > ?'}
        order by d.created_at`,
-      full ? [this.environment, this.network] : [this.environment, this.network, new Date(this.lastDepositSeen.getTime() - COMMIT_SLACK_MS)],
+      full ? [this.environment, this.adapter.family, oldest] : [this.environment, this.adapter.family, oldest, new Date(this.lastDepositSeen.getTime() - COMMIT_SLACK_MS)],
     );
     if (full) {
       this.watch = new Map();
       this.lastFullReload = now;
     }
     // A token registered since the last reload must be scanned before its first deposit's payment can arrive.
-    if (full || rows.some((r) => !this.tokens.some((t) => t.id === r.token_id))) {
+    if (full || rows.some((r) => r.network === this.network && !this.tokens.some((t) => t.id === r.token_id))) {
       this.tokens = (await this.deps.tokens.listActive(em, this.environment, this.network)).map((t) => ({ id: t.id, address: t.address, decimals: t.decimals, symbol: t.symbol }));
+      this.tokenByKey = new Map(this.tokens.map((t) => [this.key(t.address), t]));
     }
     for (const r of rows) {
-      this.watch.set(this.key(r.address), { depositId: r.id, orderId: r.order_id, tokenId: r.token_id, tokenAddress: r.token_address, owner: r.address, cursor: r.cursor });
+      const closesAt = new Date(r.expires_at).getTime() + this.deps.lateWindowS * 1000;
+      this.watch.set(this.key(r.address), { depositId: r.id, orderId: r.order_id, tokenId: r.token_id, tokenAddress: r.token_address, owner: r.address, cursor: r.cursor, network: r.network, closesAt });
       if (new Date(r.created_at) > this.lastDepositSeen) this.lastDepositSeen = new Date(r.created_at);
     }
   }
 
-  private match(transfers: ObservedTransfer[]): MatchedTransfer[] {
-    const out: MatchedTransfer[] = [];
+  /**
+   * Sorts transfers into deposit addresses: the deposit's own token on its own network is a payment
+   * candidate (a closed deposit's turns into a `late` receipt when recorded); another watched token is
+   * a `wrong_token` receipt; a token of this network at an address of another network of the family is
+   * a `wrong_network` receipt. Receipts never count toward an order.
+   */
+  private match(transfers: ObservedTransfer[]): { payments: MatchedTransfer[]; receipts: UnattributedTransfer[] } {
+    const payments: MatchedTransfer[] = [];
+    const receipts: UnattributedTransfer[] = [];
     for (const t of transfers) {
       // Not a receipt: a zero amount (anyone can send one to any deposit address for the price of
       // gas; recorded, it broke the `amount > 0` check and froze the network), or a deposit address
       // paying itself (nothing came in).
       if (t.amount <= 0n || this.key(t.from) === this.key(t.to)) continue;
       const entry = this.watch.get(this.key(t.to));
-      // A transfer of another token to a deposit address is not this deposit's payment.
-      if (!entry || this.key(entry.tokenAddress) !== this.key(t.token)) continue;
-      out.push({ transfer: t, depositId: entry.depositId, orderId: entry.orderId, tokenId: entry.tokenId });
+      if (!entry) continue;
+      const token = this.tokenByKey.get(this.key(t.token));
+      if (!token) continue; // not a registry token of this network (the scan asks only for those)
+      const base = { transfer: t, depositId: entry.depositId, orderId: entry.orderId };
+      if (entry.network !== this.network) receipts.push({ ...base, tokenId: token.id, reason: 'wrong_network' });
+      else if (token.id !== entry.tokenId) receipts.push({ ...base, tokenId: token.id, reason: 'wrong_token' });
+      else payments.push({ ...base, tokenId: entry.tokenId });
     }
-    return out;
+    return { payments, receipts };
+  }
+
+  /**
+   * Records what a scan or poll matched, inside the cursor's transaction. Payment candidates whose
+   * deposit is closed become `late` receipts: the deposit rows are read FOR SHARE, so the expiry job
+   * cannot close one between this check and the insert (it waits for this commit).
+   */
+  private async recordAll(tx: EntityManager, matched: { payments: MatchedTransfer[]; receipts: UnattributedTransfer[] }, touched: Set<string>): Promise<number> {
+    let payments = matched.payments;
+    const receipts = [...matched.receipts];
+    const ids = [...new Set(payments.map((m) => m.depositId))];
+    if (ids.length) {
+      const closed = new Set(
+        (await tx.execute<{ id: string }[]>(`select id from deposits where id in (${ids.map(() => '?').join(',')}) and status = 'closed' for share`, ids)).map((r) => r.id),
+      );
+      if (closed.size) {
+        receipts.push(...payments.filter((m) => closed.has(m.depositId)).map((m) => ({ ...m, reason: 'late' as const })));
+        payments = payments.filter((m) => !closed.has(m.depositId));
+      }
+    }
+    const { failed } = await this.record(tx, payments, touched);
+    const r = await this.deps.receipts.record(tx, this.environment, this.network, receipts);
+    for (const f of r.failed) {
+      this.deps.log.error(
+        { network: this.network, environment: this.environment, txHash: f.transfer.txHash, index: f.transfer.index, depositId: f.depositId, err: f.error },
+        'unattributed receipt could not be recorded; set aside in watcher_failures, the scan goes on',
+      );
+    }
+    return payments.length - failed.length + receipts.length - r.failed.length;
   }
 
   /** Records matched transfers (inside the cursor's transaction); those the database refused are set aside and raised as alerts. */
@@ -220,22 +287,22 @@ export class ChainWatcher {
     const matched = this.match(transfers);
     // Logs and hashes may come from different nodes (failover) or straddle a reorg: commit only when
     // the blocks holding matched transfers are still the ones the logs came from.
-    const stale = await this.staleBlocks(matched);
+    const stale = await this.staleBlocks([...matched.payments, ...matched.receipts]);
     if (stale.length) {
       this.deps.log.warn({ network: this.network, environment: this.environment, blocks: stale.map(String) }, 'chain changed during the scan; rescanning');
       return 0;
     }
-    const { failed } = await em.transactional(async (tx) => {
-      const result = await this.record(tx, matched, touched);
+    const recorded = await em.transactional(async (tx) => {
+      const n = await this.recordAll(tx, matched, touched);
       await this.saveCursor(tx, to, toHash);
-      return result;
+      return n;
     });
     this.scanned(to, head.latest);
-    return matched.length - failed.length;
+    return recorded;
   }
 
   /** Blocks of matched transfers whose canonical hash is no longer the one their logs carry. */
-  private async staleBlocks(matched: MatchedTransfer[]): Promise<bigint[]> {
+  private async staleBlocks(matched: { transfer: ObservedTransfer }[]): Promise<bigint[]> {
     const seen = new Map<bigint, string>();
     const stale: bigint[] = [];
     for (const { transfer } of matched) {
@@ -249,7 +316,11 @@ export class ChainWatcher {
 
   /** Account-polling chains: poll each watched deposit's token account since its own cursor. */
   private async pollDeposits(em: EntityManager, poll: AccountPollObservation, touched: Set<string>): Promise<number> {
-    const entries = [...this.watch.values()];
+    // Open deposits every tick; closed ones (kept for `late` receipts) once every `closedPollEvery`
+    // ticks, so a month of closed deposits does not multiply the per-address RPC calls.
+    const now = Date.now();
+    const slowTurn = this.ticks++ % this.deps.closedPollEvery === 0;
+    const entries = [...this.watch.values()].filter((e) => e.network === this.network && (slowTurn || e.closesAt > now));
     if (!entries.length) return 0;
     const tokenOf = new Map(this.tokens.map((t) => [t.address, t]));
     const deposits = entries.flatMap((e) => {
@@ -258,8 +329,8 @@ export class ChainWatcher {
     });
     const { transfers, cursors } = await poll.pollDeposits(deposits);
     const matched = this.match(transfers);
-    const { failed } = await em.transactional(async (tx) => {
-      const result = await this.record(tx, matched, touched);
+    return em.transactional(async (tx) => {
+      const recorded = await this.recordAll(tx, matched, touched);
       for (const e of entries) {
         const next = cursors[e.owner];
         if (next !== undefined && next !== e.cursor) {
@@ -267,9 +338,8 @@ export class ChainWatcher {
           e.cursor = next;
         }
       }
-      return result;
+      return recorded;
     });
-    return matched.length - failed.length;
   }
 
   /** Pending payments count once final under the adapter's finality rule and still in the canonical chain. */
@@ -335,6 +405,27 @@ export class ChainWatcher {
       'confirmed payments were reorganised away (reorg deeper than the confirmation depth)',
     );
     return [...new Set(moved.map((m) => m.orderId))];
+  }
+
+  /** Unattributed receipts: confirmed (and reported) or orphaned by the same rule as payments; they never touch an order's status. */
+  private async confirmReceipts(em: EntityManager, head: ChainHead): Promise<void> {
+    const pending = await this.deps.receipts.pending(em, this.environment, this.network);
+    if (!pending.length) return;
+    const hashes = new Map<bigint, string | null>();
+    const confirmed: string[] = [];
+    const orphaned: string[] = [];
+    for (const p of pending) {
+      if (!hashes.has(p.blockNumber)) hashes.set(p.blockNumber, await this.adapter.getBlockHash(p.blockNumber));
+      const canonical = hashes.get(p.blockNumber);
+      if (canonical && canonical !== p.blockHash) orphaned.push(p.id);
+      else if (canonical && isFinal(this.adapter.finality, p.blockNumber, head, this.confirmations)) confirmed.push(p.id);
+    }
+    if (confirmed.length || orphaned.length) {
+      await em.transactional(async (tx) => {
+        await this.deps.receipts.markConfirmed(tx, confirmed);
+        await this.deps.receipts.markOrphaned(tx, orphaned);
+      });
+    }
   }
 
   private async cursor(em: EntityManager, head: ChainHead): Promise<{ block: bigint; hash: string | null }> {

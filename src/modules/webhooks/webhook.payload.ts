@@ -10,7 +10,7 @@ import type { OrderStatus } from '../orders/order.transitions.js';
  */
 export const WEBHOOK_PAYLOAD_VERSION = '2026-11-01';
 
-export const WEBHOOK_EVENT_KINDS = ['transaction.success', 'transaction.underpaid', 'transaction.expired', 'transaction.late_payment', 'transaction.overpaid', 'transaction.reorged', 'webhook.test'] as const;
+export const WEBHOOK_EVENT_KINDS = ['transaction.success', 'transaction.underpaid', 'transaction.expired', 'transaction.late_payment', 'transaction.overpaid', 'transaction.reorged', 'transaction.unattributed', 'webhook.test'] as const;
 export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];
 
 /** Which order events become webhooks: the event catalogue's table (the rest are internal steps and send nothing). */
@@ -181,6 +181,18 @@ export function buildEventBody(kind: WebhookEventKind, f: EventFacts, idempotenc
       block_hash: (r.blockHash as string | undefined) ?? null,
       // orphaned: gone from the chain; pending: seen again in another block, waiting for confirmations.
       payment_status: p?.status ?? (r.paymentStatus as string | undefined) ?? null,
+    };
+  }
+  if (kind === 'transaction.unattributed') {
+    // Never counted toward the order: the amount is in the units of the token that arrived, which may not be the deposit's.
+    data.unattributed = {
+      reason: r.reason ?? null,
+      network: r.network ?? null,
+      token: { symbol: r.tokenSymbol ?? null, address: r.tokenAddress ?? null, decimals: r.decimals ?? null },
+      address: r.toAddress ?? null,
+      tx_hash: r.txHash ?? null,
+      log_index: r.logIndex ?? null,
+      amount: typeof r.amount === 'string' && typeof r.decimals === 'number' ? formatDecimal(BigInt(r.amount), r.decimals) : null,
     };
   }
   return { version: WEBHOOK_PAYLOAD_VERSION, id: f.event.id, event: kind, created_at: unix(f.event.createdAt)!, idempotency_key: idempotencyKey, data };

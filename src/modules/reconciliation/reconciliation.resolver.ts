@@ -1,0 +1,37 @@
+import { Arg, Ctx, Field, Int, ObjectType, Query, Resolver } from 'type-graphql';
+import type { Environment, Network } from '../../common/environment.js';
+import { DomainError } from '../../common/errors.js';
+import type { GqlContext } from '../../graphql/context.js';
+import { EnvironmentEnum, NetworkEnum } from '../../graphql/scalars.js';
+
+@ObjectType('ReconciliationMismatch', { description: 'A deposit address whose on-chain token balance differs from the ledger' })
+export class ReconciliationMismatchType {
+  @Field() address!: string;
+  @Field() tokenAddress!: string;
+  @Field() tokenSymbol!: string;
+  @Field({ description: 'On-chain balance, token units' }) onChain!: string;
+  @Field({ description: 'What the ledger says the address holds (received − swept − fees), token units' }) ledger!: string;
+  @Field(() => [String], { description: 'Transactions the ledger holds for this address and token' }) txHashes!: string[];
+  @Field(() => [String], { description: 'Transfers observed but not recorded (watcher_failures)' }) failedTxHashes!: string[];
+}
+
+@ObjectType('ReconciliationRun', { description: 'The newest reconciliation of one network' })
+export class ReconciliationRunType {
+  @Field(() => EnvironmentEnum) environment!: Environment;
+  @Field(() => NetworkEnum) network!: Network;
+  @Field(() => String, { nullable: true, description: 'Block both sides were read at (the watcher’s cursor)' }) atBlock!: string | null;
+  @Field(() => Int, { description: '(address, token) pairs compared' }) checked!: number;
+  @Field(() => [ReconciliationMismatchType]) mismatches!: ReconciliationMismatchType[];
+  @Field(() => String, { nullable: true, description: 'Why the run could not compare' }) error!: string | null;
+  @Field() finishedAt!: Date;
+}
+
+/** Operators only: the caller must send `x-operator-token: <OPERATOR_TOKEN>` (constant-time compared when the context is built). */
+@Resolver()
+export class ReconciliationResolver {
+  @Query(() => [ReconciliationRunType], { description: 'Operators (x-operator-token): the newest reconciliation run per network of an environment' })
+  async reconciliation(@Ctx() ctx: GqlContext, @Arg('environment', () => EnvironmentEnum) environment: Environment): Promise<ReconciliationRunType[]> {
+    if (!ctx.operator) throw new DomainError('FORBIDDEN', 'Operator token required (x-operator-token)');
+    return ctx.app.reconciliation.latest(ctx.em, environment);
+  }
+}
