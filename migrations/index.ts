@@ -11,6 +11,7 @@ import { Migration20261121000900_checkout_key_by_id } from './Migration202611210
 import { Migration20261123000100_faucet_grants } from './Migration20261123000100_faucet_grants.js';
 import { Migration20261123000100_watcher_failures } from './Migration20261123000100_watcher_failures.js';
 import { Migration20261123000100_return_urls } from './Migration20261123000100_return_urls.js';
+import { Migration20261123000800_order_paid_facts } from './Migration20261123000800_order_paid_facts.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -26,4 +27,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123000100_faucet_grants', class: Migration20261123000100_faucet_grants },
   { name: 'Migration20261123000100_watcher_failures', class: Migration20261123000100_watcher_failures },
   { name: 'Migration20261123000100_return_urls', class: Migration20261123000100_return_urls },
+  { name: 'Migration20261123000800_order_paid_facts', class: Migration20261123000800_order_paid_facts },
 ];

@@ -68,11 +68,12 @@ export class SettlementService {
     });
     const target = decision.transition ? decision.target : order.status;
     if (decision.transition) {
-      await this.orderStatus.transition(tx, orderId, target, { kind: 'settlement', confirmed: deposits.map((d) => ({ depositId: d.id, confirmed: d.confirmed.toString(), due: d.due.toString() })) });
+      await this.orderStatus.transition(tx, orderId, target, { kind: 'settlement', confirmed: deposits.map((d) => ({ depositId: d.id, confirmed: d.confirmed.toString(), due: d.due.toString() })) }, { depositId: decision.paidDepositId });
     }
     const over = decision.overpayment;
     if (over) {
-      await tx.execute(`update orders set overpaid = true where id = ?`, [orderId]);
+      // The paying deposit received more since it settled the order: its units on the order follow.
+      await tx.execute(`update orders set overpaid = true, paid_amount = case when paid_deposit_id = ? then ? else paid_amount end where id = ?`, [over.depositId, over.received.toString(), orderId]);
       await this.event(tx, orderId, PAYMENT_OVERPAID, { depositId: over.depositId, due: over.due.toString(), received: over.received.toString(), excess: over.excess.toString() });
     }
     // Late payments: reported once each, whatever they did to the status.
