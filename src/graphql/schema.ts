@@ -4,6 +4,7 @@ import { buildSchema, type NonEmptyArray } from 'type-graphql';
 import { MerchantResolver } from '../modules/merchants/merchant.resolver.js';
 import { PaymentLinkResolver } from '../modules/payment-links/payment-link.resolver.js';
 import { OrderConnectionResolver, OrderResolver } from '../modules/orders/order.resolver.js';
+import { MerchantEventResolver } from '../modules/orders/merchant-event.resolver.js';
 import { OrderSubscriptionResolver } from '../modules/orders/order-subscription.resolver.js';
 import { WebhookResolver } from '../modules/webhooks/webhook.resolver.js';
 import { authChecker } from './auth-checker.js';
@@ -11,7 +12,7 @@ import { DateTimeScalar } from './scalars.js';
 import { createGatewayPubSub, registerSchemaPubSub, type GatewayPubSub } from './pubsub.js';
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-export const resolvers: NonEmptyArray<Function> = [MerchantResolver, OrderResolver, OrderConnectionResolver, PaymentLinkResolver, OrderSubscriptionResolver, WebhookResolver];
+export const resolvers: NonEmptyArray<Function> = [MerchantResolver, OrderResolver, OrderConnectionResolver, PaymentLinkResolver, OrderSubscriptionResolver, MerchantEventResolver, WebhookResolver];
 
 /** `pubSub`: the process's PubSub, fed by the LISTEN connection (runtime.ts); a private one if omitted (SDL, tests). */
 export async function buildGatewaySchema(pubSub: GatewayPubSub = createGatewayPubSub()): Promise<GraphQLSchema> {

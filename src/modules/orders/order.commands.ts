@@ -58,7 +58,7 @@ export const listOrdersCommand = z
     sort: z.enum(ORDER_SORTS).default('CREATED_AT'),
     direction: z.enum(SORT_DIRECTIONS).default('DESC'),
     first: z.number().int().min(1).max(100).default(20),
-    after: z.string().max(300).optional(),
+    after: z.string().max(1000).optional(),
   })
   .refine((c) => !c.createdFrom || !c.createdTo || c.createdFrom < c.createdTo, { ...range, path: ['createdTo'] })
   .refine((c) => !c.paidFrom || !c.paidTo || c.paidFrom < c.paidTo, { ...range, path: ['paidTo'] });
