@@ -3,6 +3,7 @@ import { DomainError } from '../../common/errors.js';
 import { ORDER_EVENTS_CHANNEL, ORDER_STATUS_CHANGED, type OrderEventNotification, type OrderStatusUpdate, type TransitionReason } from '../events/event.catalogue.js';
 import { orderEventInsert, orderEventParams } from '../events/order-event.writer.js';
 import { Order } from './order.entity.js';
+import { rollupColumns, rollupDelta } from './order-stats.sql.js';
 import { canTransition, ORDER_STATUSES, type OrderStatus } from './order.transitions.js';
 
 // The event vocabulary lives in the catalogue; re-exported for the callers that import it from here.
@@ -32,7 +33,7 @@ const toUpdate = (r: UpdateRow): OrderStatusUpdate => ({ ...r, seq: Number(r.seq
 /**
  * The only writer of `orders.status` (ARCHITECTURE: modules rule 4). One transition = lock the order
  * row, check the transition table, update the status (and on Success `paid_at` and the paying deposit's
- * facts: network, token, units received, fee, net), write an
+ * facts: network, token, units received, fee, net), move the order between order_stats_rollup buckets, write an
  * `order_events` row (outbox, rule 5; the insert is OrderEventWriter's) and `pg_notify` — all in the caller's transaction, so the
  * notification is delivered on commit and never for a rolled-back change.
  */
@@ -61,6 +62,8 @@ export class OrderStatusService {
          select d.id, d.network, d.token_id, t.decimals, d.amount_received, q.fee_amount_idr, q.fee_included
          from deposits d join quotes q on q.id = d.quote_id join tokens t on t.id = d.token_id
          where d.id = ?::uuid and d.order_id = ?
+       ), prev as (
+         select * from orders where id = ?
        ), o as (
          update orders o set status = ?, paid_at = case when ? = 'Success' then coalesce(o.paid_at, now()) else o.paid_at end, updated_at = now(),
            paid_deposit_id = coalesce(s.id, o.paid_deposit_id), paid_network = coalesce(s.network, o.paid_network),
@@ -68,15 +71,16 @@ export class OrderStatusService {
            paid_amount = coalesce(s.amount_received, o.paid_amount), fee_idr = coalesce(s.fee_amount_idr, o.fee_idr),
            net_idr = coalesce(case when s.fee_included then o.amount - s.fee_amount_idr when s.id is not null then o.amount end, o.net_idr)
          from (select 1) one left join s on true
-         where o.id = ? returning o.id, o.order_no, o.merchant_id, o.environment, o.status, o.paid_at, o.updated_at
-       ), ${orderEventInsert('o')}
+         where o.id = ? returning o.id, o.order_no, o.merchant_id, o.environment, o.status, o.paid_at, o.updated_at, o.created_at, o.amount,
+                                  o.fee_idr, o.net_idr, o.paid_network, o.paid_token_id, o.paid_decimals, o.paid_amount
+       ), ${rollupDelta('r', `${rollupColumns(-1, 'prev')} union all ${rollupColumns(1, 'o')}`)}, ${orderEventInsert('o')}
        select e.id as event_id, o.status, ${iso('o.paid_at')} as paid_at, ${iso('o.updated_at')} as updated_at,
               pg_notify(?, json_build_object(
                 'eventId', e.id, 'seq', e.seq, 'orderId', o.id, 'orderNo', o.order_no, 'merchantId', o.merchant_id,
                 'environment', o.environment, 'status', o.status, 'previousStatus', ?::text,
                 'at', ${iso('e.created_at')})::text)
        from o join e on e.order_id = o.id`,
-      [depositId, orderId, to, to, orderId, ...orderEventParams(ORDER_STATUS_CHANGED, from, reason), ORDER_EVENTS_CHANNEL, from],
+      [depositId, orderId, orderId, to, to, orderId, ...orderEventParams(ORDER_STATUS_CHANGED, from, reason), ORDER_EVENTS_CHANNEL, from],
     );
     const row = rows[0];
     if (!row) throw new Error(`Order ${orderId} vanished during its transition`);

@@ -6,6 +6,7 @@ import type { OrderStatus } from '../orders/order.transitions.js';
 import { PAYMENT_LATE, PAYMENT_OVERPAID, type OrderEventReasons } from '../events/event.catalogue.js';
 import { recordOrderEvent } from '../events/order-event.writer.js';
 import { decideSettlement, lateWindowEnd } from './settlement.rules.js';
+import { rollupColumns, rollupDelta } from '../orders/order-stats.sql.js';
 
 export interface SettlementOptions {
   /** Payments detected up to this long after expiry can still complete an order. */
@@ -73,7 +74,14 @@ export class SettlementService {
     const over = decision.overpayment;
     if (over) {
       // The paying deposit received more since it settled the order: its units on the order follow.
-      await tx.execute(`update orders set overpaid = true, paid_amount = case when paid_deposit_id = ? then ? else paid_amount end where id = ?`, [over.depositId, over.received.toString(), orderId]);
+      // The rollup follows in the same statement (old units out, new in).
+      await tx.execute(
+        `with prev as (select * from orders where id = ?),
+         o as (update orders set overpaid = true, paid_amount = case when paid_deposit_id = ? then ? else paid_amount end where id = ? returning *),
+         ${rollupDelta('r', `${rollupColumns(-1, 'prev')} union all ${rollupColumns(1, 'o')}`)}
+         select 1 from o`,
+        [orderId, over.depositId, over.received.toString(), orderId],
+      );
       await this.event(tx, orderId, PAYMENT_OVERPAID, { depositId: over.depositId, due: over.due.toString(), received: over.received.toString(), excess: over.excess.toString() });
     }
     // Late payments: reported once each, whatever they did to the status.
