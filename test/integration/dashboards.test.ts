@@ -170,6 +170,38 @@ describe('orderStats', () => {
   });
 });
 
+describe('order_stats_rollup', () => {
+  it('follows every transition (out of the old bucket, into the new): stats equal a direct count of the orders', async () => {
+    const third = await createMerchant(gw.app);
+    const ctx = ctxOf(third.merchantId);
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await gw.app.orders.create(ctx, { orderNo: `ROLL-${i}`, amount: String(110000 + i) })).order.id);
+    const move = (id: string, to: 'Processing' | 'Expired' | 'Underpaid' | 'Success' | 'Created') =>
+      gw.app.orm.em.fork().transactional((em) => gw.app.orderStatus.transition(em, id, to, { kind: 'test' }));
+    await move(ids[0]!, 'Expired');
+    await move(ids[0]!, 'Underpaid');
+    await move(ids[0]!, 'Success');
+    await move(ids[1]!, 'Processing');
+    await move(ids[1]!, 'Created');
+    await move(ids[2]!, 'Expired');
+    await move(ids[3]!, 'Processing');
+    const keyOf = { 'api-key': third.sandboxKey };
+    const from = new Date(Date.now() - 86_400_000).toISOString();
+    const to = new Date(Date.now() + 86_400_000).toISOString();
+    const stats = await gql(gw.url, DashOrderStats, { from, to, groupBy: ['STATUS'] }, keyOf);
+    const direct = await gw.app.orm.em.fork().execute<{ status: string; n: string; amount: string }[]>(
+      'select status, count(*) as n, sum(amount)::text as amount from orders where merchant_id = ? group by status',
+      [third.merchantId],
+    );
+    const asMap = (rows: { status: string | null; n: number; amount: string }[]) => Object.fromEntries(rows.map((r) => [r.status, `${r.n}:${r.amount}`]));
+    expect(asMap(stats.data!.orderStats.map((b) => ({ status: b.status, n: b.count, amount: b.amount })))).toEqual(asMap(direct.map((r) => ({ ...r, n: Number(r.n) }))));
+    expect(asMap(stats.data!.orderStats.map((b) => ({ status: b.status, n: b.count, amount: b.amount })))).toEqual({ Success: '1:110000', Created: '1:110001', Expired: '1:110002', Processing: '1:110003' });
+    // Nothing double-counted in the rollup: its non-open rows add up to the closed orders.
+    const [rolled] = await gw.app.orm.em.fork().execute<{ n: string }[]>('select coalesce(sum(orders), 0)::text as n from order_stats_rollup where merchant_id = ?', [third.merchantId]);
+    expect(rolled!.n).toBe('2');
+  });
+});
+
 describe('merchantEvents feed', () => {
   type Ev = MerchantEventsSubscription['merchantEvents'];
   function listen(params: Record<string, unknown>, environment?: 'SANDBOX' | 'PRODUCTION') {
