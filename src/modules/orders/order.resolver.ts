@@ -41,7 +41,7 @@ export class OrderResolver {
 
   @Authorized('API_KEY', 'DASHBOARD')
   @UseMiddleware(EnvironmentArg)
-  @Query(() => OrderConnection, { description: 'Orders of the environment: filters, sort (newest first by default), cursor pagination (docs/api.md "Orders connection")' })
+  @Query(() => OrderConnection, { description: 'Orders of the environment: filters, sort (newest first by default), cursor pagination (docs/api.md "GraphQL for dashboards")' })
   async orders(
     @Ctx() ctx: GqlContext,
     @Arg('environment', () => EnvironmentEnum, { nullable: true }) _environment?: EnvironmentEnum,
@@ -76,7 +76,7 @@ export class OrderResolver {
 
   @Authorized('API_KEY', 'DASHBOARD')
   @UseMiddleware(EnvironmentArg)
-  @Query(() => [OrderStatsBucket], { description: 'Counts and sums of orders created in [from, to), grouped; computed by the database (docs/api.md "orderStats")' })
+  @Query(() => [OrderStatsBucket], { description: 'Counts and sums of orders created in [from, to), grouped; computed by the database (docs/api.md "GraphQL for dashboards")' })
   async orderStats(
     @Ctx() ctx: GqlContext,
     @Arg('from', () => Date) from: Date,
