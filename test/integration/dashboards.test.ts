@@ -202,6 +202,30 @@ describe('order_stats_rollup', () => {
   });
 });
 
+describe('overpayment', () => {
+  it('an extra transfer to the paying deposit flags the order, raises its paid units and the rollup alike', async () => {
+    const o = await paidOrder('DASH-OVER-1', '130000', { network: 'ETHEREUM', tokenAddress: SEPOLIA_USDT });
+    const before = (await gql(gw.url, DashOrders, { search: 'DASH-OVER-1' }, key())).data!.orders.edges[0]!.node;
+    await gw.app.orm.em.fork().execute(
+      `insert into payments (id, environment, network, tx_hash, log_index, block_number, block_hash, token_id, deposit_id, order_id, from_address, to_address, amount, status, confirmed_at)
+       select gen_random_uuid(), d.environment, d.network, '0x' || md5(d.id::text || 'extra') || md5(d.order_id::text), 1, 2, '0x' || repeat('cd', 32), d.token_id, d.id, d.order_id,
+              '0x' || repeat('11', 20), d.address, 1000000, 'confirmed', now()
+       from deposits d where d.order_id = ?`,
+      [o.id],
+    );
+    expect(await gw.app.settlement.settle(gw.app.orm.em.fork(), o.id)).toBe('Success');
+    const after = (await gql(gw.url, DashOrders, { search: 'DASH-OVER-1' }, key())).data!.orders.edges[0]!.node;
+    expect(after.overpaid).toBe(true);
+    expect(Number(after.paidAmount) - Number(before.paidAmount)).toBeCloseTo(1, 6); // 1,000,000 base units of a 6-decimal token
+    const [sums] = await gw.app.orm.em.fork().execute<{ rolled: string; direct: string }[]>(
+      `select (select sum(paid_units)::text from order_stats_rollup where merchant_id = ?) as rolled,
+              (select sum(paid_amount)::text from orders where merchant_id = ? and status not in ('Created','Processing')) as direct`,
+      [m.merchantId, m.merchantId],
+    );
+    expect(sums!.rolled).toBe(sums!.direct);
+  });
+});
+
 describe('merchantEvents feed', () => {
   type Ev = MerchantEventsSubscription['merchantEvents'];
   function listen(params: Record<string, unknown>, environment?: 'SANDBOX' | 'PRODUCTION') {
