@@ -12,7 +12,7 @@ const config: CodegenConfig = {
     'test/generated/': {
       preset: 'client',
       presetConfig: { fragmentMasking: false },
-      config: { enumsAsTypes: true, scalars: { DateTimeISO: 'string' }, useTypeImports: true },
+      config: { enumsAsTypes: true, scalars: { DateTime: 'string' }, useTypeImports: true },
     },
   },
 };

@@ -16,6 +16,7 @@ import { Migration20261123000300_idempotency_keys } from './Migration20261123000
 import { Migration20261123000400_unattributed_receipts } from './Migration20261123000400_unattributed_receipts.js';
 import { Migration20261123000500_payment_reorgs } from './Migration20261123000500_payment_reorgs.js';
 import { Migration20261123000700_analytics_views } from './Migration20261123000700_analytics_views.js';
+import { Migration20261123000800_order_paid_facts } from './Migration20261123000800_order_paid_facts.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -36,4 +37,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123000400_unattributed_receipts', class: Migration20261123000400_unattributed_receipts },
   { name: 'Migration20261123000500_payment_reorgs', class: Migration20261123000500_payment_reorgs },
   { name: 'Migration20261123000700_analytics_views', class: Migration20261123000700_analytics_views },
+  { name: 'Migration20261123000800_order_paid_facts', class: Migration20261123000800_order_paid_facts },
 ];

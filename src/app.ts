@@ -10,6 +10,7 @@ import { MerchantService } from './modules/merchants/merchant.service.js';
 import { CheckoutKeyService } from './modules/orders/checkout-key.service.js';
 import { OrderStatusService } from './modules/orders/order-status.service.js';
 import { OrderService } from './modules/orders/order.service.js';
+import { OrderStatsService } from './modules/orders/order-stats.service.js';
 import { PaymentLinkService } from './modules/payment-links/payment-link.service.js';
 import { PaymentService } from './modules/payments/payment.service.js';
 import { SettlementService } from './modules/payments/settlement.service.js';
@@ -42,6 +43,8 @@ export interface App {
   checkoutKeys: CheckoutKeyService;
   tokens: TokenService;
   orders: OrderService;
+  /** Order aggregates for dashboards (orders table only, computed in SQL). */
+  orderStats: OrderStatsService;
   /** The only writer of `orders.status` (transition table + outbox row + NOTIFY, in the caller's transaction). */
   orderStatus: OrderStatusService;
   rates: RateService;
@@ -132,5 +135,5 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const webhooks = createWebhookServices(config, apiKeys);
   const faucet = new FaucetService(config, networks, tokens);
   const exports = new CsvExportService({ databaseUrl: orm.config.get('clientUrl')!, maxConcurrent: config.EXPORT_MAX_CONCURRENT });
-  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, webhooks, networks, faucet, exports, metrics };
+  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, webhooks, networks, faucet, exports, metrics };
 }

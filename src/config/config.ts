@@ -107,6 +107,7 @@ export const CONFIG_VARS = {
   GRAPHQL_MAX_DEPTH: { schema: int(1, 1000), default: '10', description: 'Deepest selection nesting in one GraphQL operation (introspection excluded); deeper is refused with `QUERY_TOO_DEEP`' },
   SUBSCRIPTION_LIMIT_PER_SOCKET: { schema: int(1, 100_000), default: '20', description: 'Active graphql-ws subscriptions on one socket; the next is refused with `SUBSCRIPTION_LIMIT_REACHED`' },
   SUBSCRIPTION_LIMIT_PER_KEY: { schema: int(1, 1_000_000), default: '200', description: 'Active graphql-ws subscriptions per credential (API key, checkout key, dashboard session; the IP when anonymous) in one API process; the next is refused with `SUBSCRIPTION_LIMIT_REACHED`' },
+  EXPLORER_ENABLED: { schema: bool.optional(), description: 'Serve the offline GraphQL explorer (GraphiQL from the package, no CDN) at `/explorer` (default: on unless production)' },
   DEV_CHAINS: { schema: bool.optional(), description: 'Run local ETHEREUM, BINANCE, TRON and SOLANA chains for the sandbox, with test USDT/USDC and a funded faucet (default: on unless production)' },
   OFFER_UNWATCHED_NETWORKS: { schema: bool, default: 'false', description: 'Also list tokens and make QRs on networks nothing watches (API tests only: such payments are never detected)' },
   FAUCET_TOKEN_AMOUNT: { schema: decimalString, default: '1000', description: 'Sandbox faucet: token units (USDT/USDC) sent per asked token' },
@@ -177,7 +178,8 @@ export function configMarkdownTable(): string {
 
 type Parsed = { [K in ConfigVar]: z.output<(typeof CONFIG_VARS)[K]['schema']> };
 
-export interface Config extends Omit<Parsed, 'MASTER_KEY' | 'JWT_SECRET' | 'DEV_CHAINS' | 'GRAPHQL_INTROSPECTION' | 'PUBLIC_BASE_URL'> {
+export interface Config extends Omit<Parsed, 'MASTER_KEY' | 'JWT_SECRET' | 'DEV_CHAINS' | 'GRAPHQL_INTROSPECTION' | 'EXPLORER_ENABLED' | 'PUBLIC_BASE_URL'> {
+  EXPLORER_ENABLED: boolean;
   MASTER_KEY: Buffer;
   JWT_SECRET: string;
   DEV_CHAINS: boolean;
@@ -257,6 +259,7 @@ export function finalizeConfig(parsed: Parsed, devSecrets: () => DevSecrets): Co
     devSecretsCreated: dev?.created === true,
     DEV_CHAINS: parsed.DEV_CHAINS ?? !isProduction,
     GRAPHQL_INTROSPECTION: parsed.GRAPHQL_INTROSPECTION ?? !isProduction,
+    EXPLORER_ENABLED: parsed.EXPLORER_ENABLED ?? !isProduction,
     PUBLIC_BASE_URL: (parsed.PUBLIC_BASE_URL ?? `http://${parsed.HOST === '0.0.0.0' ? '127.0.0.1' : parsed.HOST}:${parsed.PORT}`).replace(/\/$/, ''),
     publicBaseUrlExplicit: parsed.PUBLIC_BASE_URL !== undefined,
     isProduction,

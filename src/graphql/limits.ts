@@ -55,7 +55,7 @@ export const PAGE_MAX = 100;
 /** Rows assumed for a list field without a page size (an order's quotes, deposits, payments). */
 export const LIST_ROWS = 5;
 const PAGE_ARGS = ['first', 'limit'] as const;
-const PAGE_TYPE = /Page$/;
+const PAGE_TYPE = /(Page|Connection|Edge)$/;
 
 /** The cost rule of the header as a graphql-query-complexity estimator. */
 export const costEstimator: ComplexityEstimator = ({ type, field, args, childComplexity }) => {

@@ -14,8 +14,8 @@ import { operationLimitError, SubscriptionSlots, subscriptionKey, toGraphQLError
 import { formatGraphqlError } from '../graphql/errors.js';
 import { authRoutes } from '../rest/auth.routes.js';
 import { DomainError, isDomainError } from '../common/errors.js';
-import { safeEqual } from '../common/crypto.js';
 import { errorEnvelope } from '../rest/envelope.js';
+import { registerExplorer } from './explorer.js';
 import { containsNul, frameworkError, installErrorHandling, NUL_MESSAGE } from '../rest/plugin.js';
 import { RateLimitStoreError } from '../modules/limits/rate-limit.service.js';
 import { registerRoutes, type RestRoute } from '../rest/routes.js';
@@ -146,6 +146,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
   if (parts.globalRoutes) registerRoutes(fastify, app, parts.globalRoutes, 'global');
   if (parts.envRoutes) registerRoutes(fastify, app, parts.envRoutes, 'environment');
   parts.extra?.(fastify);
+  if (config.EXPLORER_ENABLED) registerExplorer(fastify);
 
   // GraphQL over HTTP (Apollo) and over WebSocket (graphql-ws) on the same port and path.
   const formatError = formatGraphqlError(app.log);

@@ -92,10 +92,12 @@ it('a 100-order page with quotes, deposits and payments costs the same few state
   }
   expect(small.result.data!.orders.nodes).toHaveLength(10);
 
-  // The rate limiter, the id page, the orders, then one query per child kind (6), plus at most a
-  // pool connection check. Loading per order would cost 3 more statements per order (300+ here).
-  expect(small.statements).toBeLessThanOrEqual(8);
-  expect(large.statements).toBeLessThanOrEqual(8);
+  // The rate limiter, the id page, the orders, then one query per child kind (6), the total count
+  // (7), the paying tokens (8, when a page has paid orders), plus at most a pool connection check.
+  // Loading per order would cost 3 more statements per order (300+ here).
+  expect(small.statements).toBeLessThanOrEqual(9);
+  expect(large.statements).toBeLessThanOrEqual(9);
+  expect(large.result.data!.orders.totalCount).toBe(100);
 });
 
 it('a dashboard names the environment of the page (EnvironmentArg); without one it gets VALIDATION_FAILED and no data', async () => {

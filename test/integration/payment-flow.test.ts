@@ -125,8 +125,11 @@ describe('the same flow over GraphQL (codegen documents)', () => {
 
     const read = await gql(gw.url, OrderDocument, { orderNo: no }, ck);
     expect(read.data?.order).toMatchObject({ orderNo: no, status: 'Created', deposits: [{ destinationAddress: dep.destinationAddress }] });
-    const list = await gql(gw.url, OrdersDocument, { network: 'BINANCE', first: 10 }, { 'api-key': m.sandboxKey });
+    const list = await gql(gw.url, OrdersDocument, { first: 10 }, { 'api-key': m.sandboxKey });
     expect(list.data?.orders.nodes.map((n) => n.orderNo)).toEqual([no]);
+    // The network filter is the network that PAID the order: a deposit alone does not match it.
+    const byNetwork = await gql(gw.url, OrdersDocument, { network: 'BINANCE', first: 10 }, { 'api-key': m.sandboxKey });
+    expect(byNetwork.data?.orders.nodes).toEqual([]);
     const tokens = await gql(gw.url, TokensDocument, {}, { 'api-key': m.sandboxKey });
     expect(tokens.data?.tokens.map((t) => `${t.network}:${t.address}`)).toEqual(expect.arrayContaining([`ETHEREUM:${SEPOLIA_USDT}`, `BINANCE:${BSC_TESTNET_USDT}`, `TRON:${NILE_USDT}`, `SOLANA:${DEVNET_USDC}`]));
   });

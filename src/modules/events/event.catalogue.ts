@@ -131,4 +131,9 @@ export type SubscriptionTopics = {
   ORDER_UPDATED: [orderId: string, payload: OrderEventNotification];
   /** The LISTEN connection came back: notifications may have been missed, subscribers catch up from `order_events`. */
   ORDER_EVENTS_RESYNC: [];
+  /** Every committed order status change of one merchant environment, keyed `<merchantId>:<environment>` (the dashboard feed). */
+  MERCHANT_EVENT: [merchantEnvironment: string, payload: OrderEventNotification];
 };
+
+/** The MERCHANT_EVENT topic key of a merchant environment. */
+export const merchantTopic = (merchantId: string, environment: Environment): string => `${merchantId}:${environment}`;

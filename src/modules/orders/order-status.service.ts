@@ -3,10 +3,16 @@ import { DomainError } from '../../common/errors.js';
 import { ORDER_EVENTS_CHANNEL, ORDER_STATUS_CHANGED, type OrderEventNotification, type OrderStatusUpdate, type TransitionReason } from '../events/event.catalogue.js';
 import { orderEventInsert, orderEventParams } from '../events/order-event.writer.js';
 import { Order } from './order.entity.js';
+import { rollupColumns, rollupDelta } from './order-stats.sql.js';
 import { canTransition, ORDER_STATUSES, type OrderStatus } from './order.transitions.js';
 
 // The event vocabulary lives in the catalogue; re-exported for the callers that import it from here.
 export { ORDER_EVENTS_CHANNEL, ORDER_STATUS_CHANGED, type OrderEventNotification, type OrderStatusUpdate, type TransitionReason };
+
+/** The deposit that completed the order (Success only): its network, token, units received and fee are copied onto the order. */
+export interface PaidBy {
+  depositId?: string | null;
+}
 
 export interface TransitionResult {
   /** false when the order already had the target status (nothing written, nothing notified). */
@@ -26,7 +32,8 @@ const toUpdate = (r: UpdateRow): OrderStatusUpdate => ({ ...r, seq: Number(r.seq
 
 /**
  * The only writer of `orders.status` (ARCHITECTURE: modules rule 4). One transition = lock the order
- * row, check the transition table, update the status (and `paid_at` on Success), write an
+ * row, check the transition table, update the status (and on Success `paid_at` and the paying deposit's
+ * facts: network, token, units received, fee, net), move the order between order_stats_rollup buckets, write an
  * `order_events` row (outbox, rule 5; the insert is OrderEventWriter's) and `pg_notify` — all in the caller's transaction, so the
  * notification is delivered on commit and never for a rolled-back change.
  */
@@ -39,7 +46,7 @@ export class OrderStatusService {
    * A move the table does not allow throws a plain Error: callers decide from the table first, so
    * reaching it is a programming error, not a client error.
    */
-  async transition(em: EntityManager, orderId: string, to: OrderStatus, reason: TransitionReason): Promise<TransitionResult> {
+  async transition(em: EntityManager, orderId: string, to: OrderStatus, reason: TransitionReason, paid: PaidBy = {}): Promise<TransitionResult> {
     if (!em.isInTransaction()) throw new Error('OrderStatusService.transition must run inside a transaction (em.transactional)');
     if (!ORDER_STATUSES.includes(to)) throw new Error(`Unknown order status ${String(to)}`);
     if (!reason || typeof reason.kind !== 'string' || !reason.kind) throw new Error('A transition needs a reason with a kind');
@@ -50,19 +57,33 @@ export class OrderStatusService {
     if (from === to) return { changed: false, from, to, eventId: null };
     if (!canTransition(from, to)) throw new Error(`Illegal order status transition ${from} → ${to} (order ${orderId})`);
 
-    // One statement: update, outbox row, notification (queued by PostgreSQL until commit).
+    // One statement: update (with the paying deposit's facts on Success), outbox row, notification
+    // (queued by PostgreSQL until commit).
+    const depositId = to === 'Success' ? (paid.depositId ?? null) : null;
     const rows = await em.execute<{ event_id: string; status: OrderStatus; environment: string; paid_at: string | null; updated_at: string }[]>(
-      `with o as (
-         update orders set status = ?, paid_at = case when ? = 'Success' then coalesce(paid_at, now()) else paid_at end, updated_at = now()
-         where id = ? returning id, order_no, merchant_id, environment, status, paid_at, updated_at
-       ), ${orderEventInsert('o')}
+      `with s as (
+         select d.id, d.network, d.token_id, t.decimals, d.amount_received, q.fee_amount_idr, q.fee_included
+         from deposits d join quotes q on q.id = d.quote_id join tokens t on t.id = d.token_id
+         where d.id = ?::uuid and d.order_id = ?
+       ), prev as (
+         select * from orders where id = ?
+       ), o as (
+         update orders o set status = ?, paid_at = case when ? = 'Success' then coalesce(o.paid_at, now()) else o.paid_at end, updated_at = now(),
+           paid_deposit_id = coalesce(s.id, o.paid_deposit_id), paid_network = coalesce(s.network, o.paid_network),
+           paid_token_id = coalesce(s.token_id, o.paid_token_id), paid_decimals = coalesce(s.decimals, o.paid_decimals),
+           paid_amount = coalesce(s.amount_received, o.paid_amount), fee_idr = coalesce(s.fee_amount_idr, o.fee_idr),
+           net_idr = coalesce(case when s.fee_included then o.amount - s.fee_amount_idr when s.id is not null then o.amount end, o.net_idr)
+         from (select 1) one left join s on true
+         where o.id = ? returning o.id, o.order_no, o.merchant_id, o.environment, o.status, o.paid_at, o.updated_at, o.created_at, o.amount,
+                                  o.fee_idr, o.net_idr, o.paid_network, o.paid_token_id, o.paid_decimals, o.paid_amount
+       ), ${rollupDelta('r', `${rollupColumns(-1, 'prev')} union all ${rollupColumns(1, 'o')}`)}, ${orderEventInsert('o')}
        select e.id as event_id, o.status, o.environment, ${iso('o.paid_at')} as paid_at, ${iso('o.updated_at')} as updated_at,
               pg_notify(?, json_build_object(
                 'eventId', e.id, 'seq', e.seq, 'orderId', o.id, 'orderNo', o.order_no, 'merchantId', o.merchant_id,
                 'environment', o.environment, 'status', o.status, 'previousStatus', ?::text,
                 'at', ${iso('e.created_at')})::text)
        from o join e on e.order_id = o.id`,
-      [to, to, orderId, ...orderEventParams(ORDER_STATUS_CHANGED, from, reason), ORDER_EVENTS_CHANNEL, from],
+      [depositId, orderId, orderId, to, to, orderId, ...orderEventParams(ORDER_STATUS_CHANGED, from, reason), ORDER_EVENTS_CHANNEL, from],
     );
     const row = rows[0];
     if (!row) throw new Error(`Order ${orderId} vanished during its transition`);

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { ENVIRONMENTS } from '../../common/environment.js';
 import type { ChannelHandler } from '../../db/listen.client.js';
-import type { OrderStatusUpdate, SubscriptionTopics } from '../events/event.catalogue.js';
+import { merchantTopic, type OrderStatusUpdate, type SubscriptionTopics } from '../events/event.catalogue.js';
 import { ORDER_STATUSES } from './order.transitions.js';
 
 export type OrderEventsPubSub = PubSub<SubscriptionTopics>;
@@ -37,6 +37,7 @@ export function orderEventsChannel(pubSub: OrderEventsPubSub, log: Logger): Chan
         return;
       }
       pubSub.publish('ORDER_UPDATED', parsed.orderId, parsed);
+      pubSub.publish('MERCHANT_EVENT', merchantTopic(parsed.merchantId, parsed.environment), parsed);
     },
     resync: () => pubSub.publish('ORDER_EVENTS_RESYNC'),
   };

@@ -43,13 +43,50 @@ export const INSTANT_MAX = new Date('9999-12-31T23:59:59.999Z');
 export const isInstantInRange = (d: Date): boolean => !Number.isNaN(d.getTime()) && d >= INSTANT_MIN && d <= INSTANT_MAX;
 const instant = z.date().refine(isInstantInRange, 'must be a date between 1970-01-01 and 9999-12-31');
 
-export const listOrdersCommand = z.object({
-  status: z.enum(ORDER_STATUSES).optional(),
-  from: instant.optional(),
-  to: instant.optional(),
-  network: network.optional(),
-  tokenAddress: tokenAddress.optional(),
-  first: z.number().int().min(1).max(100).default(20),
-  after: z.string().max(200).optional(),
-});
+export const ORDER_SORTS = ['CREATED_AT', 'AMOUNT', 'PAID_AT'] as const;
+export type OrderSort = (typeof ORDER_SORTS)[number];
+export const SORT_DIRECTIONS = ['DESC', 'ASC'] as const;
+export type SortDirection = (typeof SORT_DIRECTIONS)[number];
+
+const range = { message: 'the range end must be after its start' };
+export const listOrdersCommand = z
+  .object({
+    /** Any of these statuses (empty or absent: all). */
+    statuses: z.array(z.enum(ORDER_STATUSES)).max(ORDER_STATUSES.length).optional(),
+    createdFrom: instant.optional(),
+    createdTo: instant.optional(),
+    paidFrom: instant.optional(),
+    paidTo: instant.optional(),
+    /** Network / token of the deposit that paid the order (not any deposit it had). */
+    network: network.optional(),
+    tokenAddress: tokenAddress.optional(),
+    /** Order number prefix, or part of the customer's name or email (case-insensitive). */
+    search: z.string().trim().min(1).max(100).optional(),
+    paymentLinkId: z.uuid('must be a payment link id').optional(),
+    overpaid: z.boolean().optional(),
+    sort: z.enum(ORDER_SORTS).default('CREATED_AT'),
+    direction: z.enum(SORT_DIRECTIONS).default('DESC'),
+    first: z.number().int().min(1).max(100).default(20),
+    after: z.string().max(1000).optional(),
+  })
+  .refine((c) => !c.createdFrom || !c.createdTo || c.createdFrom < c.createdTo, { ...range, path: ['createdTo'] })
+  .refine((c) => !c.paidFrom || !c.paidTo || c.paidFrom < c.paidTo, { ...range, path: ['paidTo'] });
 export type ListOrdersCommand = z.input<typeof listOrdersCommand>;
+export type OrderFilter = Omit<z.output<typeof listOrdersCommand>, 'sort' | 'direction' | 'first' | 'after'>;
+
+export const STATS_GROUPS = ['DAY', 'HOUR', 'STATUS', 'NETWORK', 'TOKEN'] as const;
+export type StatsGroup = (typeof STATS_GROUPS)[number];
+/** Longest `orderStats` range, in days (HOUR buckets: STATS_MAX_HOUR_DAYS). */
+export const STATS_MAX_DAYS = 366;
+export const STATS_MAX_HOUR_DAYS = 31;
+
+export const orderStatsCommand = z
+  .object({
+    from: instant,
+    to: instant,
+    groupBy: z.array(z.enum(STATS_GROUPS)).max(STATS_GROUPS.length).default([]),
+    timeZone: z.string().min(1).max(64).default('Asia/Jakarta'),
+  })
+  .refine((c) => c.from < c.to, { message: 'to must be after from', path: ['to'] })
+  .refine((c) => !(c.groupBy.includes('DAY') && c.groupBy.includes('HOUR')), { message: 'group by DAY or HOUR, not both', path: ['groupBy'] });
+export type OrderStatsCommand = z.input<typeof orderStatsCommand>;

@@ -1,6 +1,6 @@
-import { Entity, Index, ManyToOne, OptionalProps, PrimaryKey, Property, Unique, type Rel } from '@mikro-orm/core';
+import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property, Unique, type Rel } from '@mikro-orm/core';
 import { randomUUID } from 'node:crypto';
-import type { Environment } from '../../common/environment.js';
+import type { Environment, Network } from '../../common/environment.js';
 import { AmountType } from '../../db/types.js';
 import { Merchant } from '../merchants/merchant.entity.js';
 import type { OrderStatus } from './order.transitions.js';
@@ -9,9 +9,9 @@ export type OrderSource = 'api' | 'payment_link';
 
 @Entity({ tableName: 'orders' })
 @Unique({ properties: ['merchant', 'environment', 'orderNo'] })
-@Index({ properties: ['merchant', 'environment', 'createdAt'] })
+// (merchant, environment, created_at) INCLUDE (paid facts) is owned by migration 000800: MikroORM cannot express INCLUDE.
 export class Order {
-  [OptionalProps]?: 'status' | 'currency' | 'createdAt' | 'updatedAt' | 'customerName' | 'customerEmail' | 'paymentLinkId' | 'paidAt' | 'source' | 'checkoutKeyHash' | 'checkoutKeyExpiresAt' | 'overpaid' | 'reorged' | 'successUrl' | 'cancelUrl' | 'autoRedirect' | 'linkUseHeld';
+  [OptionalProps]?: 'status' | 'currency' | 'createdAt' | 'updatedAt' | 'customerName' | 'customerEmail' | 'paymentLinkId' | 'paidAt' | 'source' | 'checkoutKeyHash' | 'checkoutKeyExpiresAt' | 'overpaid' | 'reorged' | 'successUrl' | 'cancelUrl' | 'autoRedirect' | 'linkUseHeld' | 'paidDepositId' | 'paidNetwork' | 'paidTokenId' | 'paidDecimals' | 'paidAmount' | 'feeIdr' | 'netIdr';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -74,6 +74,32 @@ export class Order {
   @Property({ type: 'boolean' })
   reorged: boolean = false;
 
+  // Facts of the paying deposit, copied by OrderStatusService when the order becomes Success (so
+  // dashboards filter and aggregate the orders table alone). Null until then.
+  @Property({ type: 'uuid', nullable: true })
+  paidDepositId: string | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  paidNetwork: Network | null = null;
+
+  @Property({ type: 'uuid', nullable: true })
+  paidTokenId: string | null = null;
+
+  @Property({ type: 'int', nullable: true })
+  paidDecimals: number | null = null;
+
+  /** Confirmed base units received on the paying deposit (refreshed when an overpayment is flagged). */
+  @Property({ type: AmountType, nullable: true })
+  paidAmount: bigint | null = null;
+
+  /** Platform fee, IDR (from the paying deposit's quote). */
+  @Property({ type: AmountType, nullable: true })
+  feeIdr: bigint | null = null;
+
+  /** What the merchant receives, IDR: amount − fee when the fee is included, else amount. */
+  @Property({ type: AmountType, nullable: true })
+  netIdr: bigint | null = null;
+
   /** Hosted checkout's way back to the shop (optional; see src/modules/orders/return-urls.ts). */
   @Property({ type: 'text', nullable: true })
   successUrl: string | null = null;
@@ -95,4 +121,5 @@ export class Order {
 export type OrderRecord = Pick<
   Order,
   'id' | 'environment' | 'orderNo' | 'amount' | 'currency' | 'status' | 'customerName' | 'customerEmail' | 'source' | 'paymentLinkId' | 'expiresAt' | 'paidAt' | 'createdAt'
-> & { merchant: { id: string }; overpaid?: boolean };
+> &
+  Partial<Pick<Order, 'overpaid' | 'reorged' | 'paidNetwork' | 'paidTokenId' | 'paidDecimals' | 'paidAmount' | 'feeIdr' | 'netIdr'>> & { merchant: { id: string } };

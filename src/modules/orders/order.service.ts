@@ -13,7 +13,8 @@ import type { CheckoutKeyService } from './checkout-key.service.js';
 import { prepared } from '../../db/prepared.js';
 import { GroupCommit, type GroupCommitOptions, type Outcome } from '../../common/group-commit.js';
 import { Order, type OrderRecord } from './order.entity.js';
-import { createOrderCommand, getOrderCommand, isInstantInRange, listOrdersCommand, type CreateOrderCommand, type GetOrderCommand, type ListOrdersCommand } from './order.commands.js';
+import { createOrderCommand, getOrderCommand, listOrdersCommand, type CreateOrderCommand, type GetOrderCommand, type ListOrdersCommand, type OrderFilter, type OrderSort } from './order.commands.js';
+import { decodeCursor, encodeCursor, isPgInteger, isPgTimestamp } from '../../common/cursor.js';
 import { createOrderLoaders, type OrderLoaders } from './order.loaders.js';
 import { OPEN_STATUSES } from './order.transitions.js';
 import { orderRequestHash, parseIdempotencyKey } from './order-idempotency.js';
@@ -348,44 +349,85 @@ export class OrderService {
     if (order.expiresAt <= now) throw new DomainError('ORDER_EXPIRED', `Order ${order.orderNo} expired`);
   }
 
-  /** Dashboard / merchant listing with filters and a keyset cursor (created_at desc, id desc). */
-  async list(ctx: RequestContext, cmd: ListOrdersCommand): Promise<{ orders: Order[]; nextCursor: string | null }> {
+  /**
+   * Dashboard / merchant listing: filters (orderFilterSql), a sort with a keyset cursor (the sort key,
+   * then id) and, only when asked, the total count of the filtered rows. Two statements for a page
+   * (ids, then the orders) plus one for the count.
+   */
+  async list(ctx: RequestContext, cmd: ListOrdersCommand): Promise<OrderList> {
     const f = parseInput(listOrdersCommand, cmd);
     const caller = requireMerchantWide(ctx, 'Listing orders');
     const env = requireEnvironment(ctx);
-    const where: string[] = ['o.merchant_id = ?', 'o.environment = ?'];
-    const params: unknown[] = [caller.merchantId, env];
-    const add = (list: string[], clause: string, value: unknown) => {
-      list.push(clause);
-      params.push(value);
-    };
-    if (f.status) add(where, 'o.status = ?', f.status);
-    if (f.from) add(where, 'o.created_at >= ?', f.from);
-    if (f.to) add(where, 'o.created_at < ?', f.to);
-    if (f.network || f.tokenAddress) {
-      const sub = ['d.order_id = o.id'];
-      if (f.network) add(sub, 'd.network = ?', f.network);
-      if (f.tokenAddress) add(sub, 'lower(t.address) = lower(?)', f.tokenAddress);
-      where.push(`exists (select 1 from deposits d join tokens t on t.id = d.token_id where ${sub.join(' and ')})`);
-    }
+    const filter = orderFilterSql(f, caller.merchantId, env);
+    const key = SORT_COLUMNS[f.sort];
+    const where = [...filter.where];
+    const params = [...filter.params];
+    if (f.sort === 'PAID_AT') where.push('o.paid_at is not null');
+    const kind = `orders:${f.sort}:${f.direction}`;
     if (f.after) {
-      const c = decodeCursor(f.after);
-      where.push('(o.created_at, o.id) < (?, ?)');
-      params.push(c.createdAt, c.id);
+      const [k, id] = decodeCursor(kind, f.after, [f.sort === 'AMOUNT' ? isPgInteger : isPgTimestamp]);
+      where.push(`(${key}, o.id) ${f.direction === 'DESC' ? '<' : '>'} (?::${f.sort === 'AMOUNT' ? 'numeric' : 'timestamptz'}, ?::uuid)`);
+      params.push(k, id);
     }
-    const rows = await ctx.em
-      .execute<{ id: string }[]>(`select o.id from orders o where ${where.join(' and ')} order by o.created_at desc, o.id desc limit ${f.first + 1}`, params);
-    const ids = rows.slice(0, f.first).map((r) => r.id);
-    const orders = ids.length ? await ctx.em.find(Order, { id: { $in: ids } }, { orderBy: { createdAt: 'desc', id: 'desc' } }) : [];
-    const last = orders[orders.length - 1];
-    return { orders, nextCursor: rows.length > f.first && last ? encodeCursor(last) : null };
+    const dir = f.direction === 'DESC' ? 'desc' : 'asc';
+    const rows = await ctx.em.execute<{ id: string; k: string }[]>(
+      `select o.id, ${key}::text as k from orders o where ${where.join(' and ')} order by ${key} ${dir}, o.id ${dir} limit ${f.first + 1}`,
+      params,
+    );
+    const page = rows.slice(0, f.first);
+    const found = page.length ? await ctx.em.find(Order, { id: { $in: page.map((r) => r.id) } }) : [];
+    const byId = new Map(found.map((o) => [o.id, o]));
+    const edges = page.flatMap((r) => {
+      const order = byId.get(r.id);
+      return order ? [{ order, cursor: encodeCursor(kind, [r.k, r.id]) }] : [];
+    });
+    return {
+      edges,
+      hasNextPage: rows.length > f.first,
+      totalCount: async () => {
+        const [c] = await ctx.em.execute<{ n: string }[]>(`select count(*) as n from orders o where ${filter.where.join(' and ')}`, filter.params);
+        return Number(c?.n ?? 0);
+      },
+    };
   }
 }
 
-const encodeCursor = (o: Order) => Buffer.from(`${o.createdAt.toISOString()}|${o.id}`).toString('base64url');
-function decodeCursor(s: string): { createdAt: Date; id: string } {
-  const [iso, id] = Buffer.from(s, 'base64url').toString('utf8').split('|');
-  const createdAt = new Date(iso ?? '');
-  if (!id || !isInstantInRange(createdAt) || !/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/.test(id)) throw new DomainError('VALIDATION_FAILED', 'Invalid cursor');
-  return { createdAt, id };
+/** One page of orders: each with its cursor; the total is counted only when called. */
+export interface OrderList {
+  edges: { order: Order; cursor: string }[];
+  hasNextPage: boolean;
+  totalCount: () => Promise<number>;
+}
+
+const SORT_COLUMNS: Record<OrderSort, string> = { CREATED_AT: 'o.created_at', AMOUNT: 'o.amount', PAID_AT: 'o.paid_at' };
+
+/** `%`, `_` and `\` taken literally in a LIKE pattern. */
+const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
+
+/**
+ * The WHERE clauses of an order listing (alias `o`), always within one merchant's environment. The
+ * paying network/token are the order's own columns (copied at settlement), so no join is needed.
+ * Shared by the GraphQL listing and anything else that lists orders with the same filters.
+ */
+export function orderFilterSql(f: OrderFilter, merchantId: string, environment: string): { where: string[]; params: unknown[] } {
+  const where: string[] = ['o.merchant_id = ?', 'o.environment = ?'];
+  const params: unknown[] = [merchantId, environment];
+  const add = (clause: string, ...values: unknown[]) => {
+    where.push(clause);
+    params.push(...values);
+  };
+  if (f.statuses?.length) add(`o.status in (${f.statuses.map(() => '?').join(', ')})`, ...f.statuses);
+  if (f.createdFrom) add('o.created_at >= ?', f.createdFrom);
+  if (f.createdTo) add('o.created_at < ?', f.createdTo);
+  if (f.paidFrom) add('o.paid_at >= ?', f.paidFrom);
+  if (f.paidTo) add('o.paid_at < ?', f.paidTo);
+  if (f.network) add('o.paid_network = ?', f.network);
+  if (f.tokenAddress) add('o.paid_token_id in (select t.id from tokens t where t.environment = o.environment and lower(t.address) = lower(?))', f.tokenAddress);
+  if (f.paymentLinkId) add('o.payment_link_id = ?', f.paymentLinkId);
+  if (f.overpaid !== undefined) add('o.overpaid = ?', f.overpaid);
+  if (f.search) {
+    const s = likeLiteral(f.search);
+    add("(o.order_no like ? or o.customer_name ilike ? or o.customer_email ilike ?)", `${s}%`, `%${s}%`, `%${s}%`);
+  }
+  return { where, params };
 }

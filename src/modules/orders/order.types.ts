@@ -2,6 +2,7 @@ import { Field, InputType, Int, ObjectType } from 'type-graphql';
 import type { Network, WalletType } from '../../common/environment.js';
 import { formatDecimal } from '../../common/money.js';
 import { NetworkEnum, OrderStatusEnum, WalletTypeEnum } from '../../graphql/scalars.js';
+import { PageInfo } from '../../graphql/connection.js';
 import type { Deposit } from '../deposits/deposit.entity.js';
 import type { Payment } from '../payments/payment.entity.js';
 import type { UnattributedReceipt } from '../payments/unattributed-receipt.entity.js';
@@ -119,10 +120,17 @@ export class OrderType {
   @Field() createdAt!: Date;
   @Field() expiresAt!: Date;
   @Field(() => Date, { nullable: true }) paidAt!: Date | null;
+  @Field({ description: 'Confirmed receipts exceeded the total due (the excess is recorded)' }) overpaid!: boolean;
+  @Field({ description: 'Paid after its expiry (within the late window)' }) late!: boolean;
+  @Field(() => NetworkEnum, { nullable: true, description: 'Network of the deposit that paid the order' }) paidNetwork!: Network | null;
+  @Field(() => String, { nullable: true, description: 'Token (contract or mint address) of the deposit that paid the order' }) paidTokenAddress!: string | null;
+  @Field(() => String, { nullable: true }) paidTokenSymbol!: string | null;
+  @Field(() => String, { nullable: true, description: 'Token units received on the paying deposit (decimal string)' }) paidAmount!: string | null;
+  @Field(() => String, { nullable: true, description: 'Platform fee, IDR (paid orders)' }) fee!: string | null;
+  @Field(() => String, { nullable: true, description: 'What the merchant receives, IDR: amount − fee when the fee is included, else amount (paid orders)' }) netAmount!: string | null;
   @Field(() => [QuoteType]) quotes!: QuoteType[];
   @Field(() => [DepositType]) deposits!: DepositType[];
   @Field(() => [PaymentType], { description: 'Every transfer seen into the deposits' }) payments!: PaymentType[];
-  @Field({ description: 'Confirmed receipts exceeded the amount due' }) overpaid!: boolean;
   @Field(() => [UnattributedReceiptType], { description: 'Transfers into the deposit addresses that never count: after the deposit closed, another token, another network' })
   unattributedReceipts!: UnattributedReceiptType[];
 }
@@ -143,9 +151,19 @@ export class DepositPayload {
 }
 
 @ObjectType()
-export class OrderPage {
-  @Field(() => [OrderType]) nodes!: OrderType[];
-  @Field(() => String, { nullable: true, description: 'Pass as `after` for the next page; null at the end' }) nextCursor!: string | null;
+export class OrderEdge {
+  @Field() cursor!: string;
+  @Field(() => OrderType) node!: OrderType;
+}
+
+@ObjectType({ description: 'A page of orders (Relay connection)' })
+export class OrderConnection {
+  @Field(() => [OrderEdge]) edges!: OrderEdge[];
+  @Field(() => PageInfo) pageInfo!: PageInfo;
+  /** Counts the filtered orders (one statement), only when `totalCount` is selected. */
+  count!: () => Promise<number>;
+  @Field(() => [OrderType], { deprecationReason: 'Use edges { node }' }) nodes!: OrderType[];
+  @Field(() => String, { nullable: true, deprecationReason: 'Use pageInfo { endCursor hasNextPage }' }) nextCursor!: string | null;
 }
 
 @InputType()
@@ -245,7 +263,7 @@ export const toReceiptType = (r: UnattributedReceipt): UnattributedReceiptType =
   confirmedAt: r.confirmedAt,
 });
 
-export function toOrderType(o: OrderRecord, quotes: Quote[] = [], deposits: Deposit[] = [], payments: Payment[] = [], receipts: UnattributedReceipt[] = []): OrderType {
+export function toOrderType(o: OrderRecord, quotes: Quote[] = [], deposits: Deposit[] = [], payments: Payment[] = [], receipts: UnattributedReceipt[] = [], paidToken: Token | null = null): OrderType {
   const quoteOf = (dep: Deposit) => quotes.find((q) => q.id === dep.quote.id);
   return {
     id: o.id,
@@ -261,13 +279,45 @@ export function toOrderType(o: OrderRecord, quotes: Quote[] = [], deposits: Depo
     createdAt: o.createdAt,
     expiresAt: o.expiresAt,
     paidAt: o.paidAt,
+    overpaid: o.overpaid ?? false,
+    late: o.paidAt !== null && o.paidAt > o.expiresAt,
+    paidNetwork: o.paidNetwork ?? null,
+    paidTokenAddress: paidToken?.address ?? null,
+    paidTokenSymbol: paidToken?.symbol ?? null,
+    paidAmount: o.paidAmount != null && o.paidDecimals != null ? formatDecimal(o.paidAmount, o.paidDecimals) : null,
+    fee: o.feeIdr?.toString() ?? null,
+    netAmount: o.netIdr?.toString() ?? null,
     quotes: quotes.map(toQuoteType),
     payments: payments.map(toPaymentType),
-    overpaid: o.overpaid ?? false,
     unattributedReceipts: receipts.map(toReceiptType),
     deposits: deposits.flatMap((dep) => {
       const q = quoteOf(dep);
       return q ? [toDepositType(dep, q, dep.token)] : [];
     }),
   };
+}
+
+@ObjectType()
+export class TokenAmount {
+  @Field(() => NetworkEnum) network!: Network;
+  @Field() tokenAddress!: string;
+  @Field() tokenSymbol!: string;
+  @Field({ description: 'Token units (decimal string)' }) amount!: string;
+}
+
+@ObjectType({ description: 'One bucket of orderStats: its keys (null when not grouped by them) and its sums' })
+export class OrderStatsBucket {
+  @Field(() => String, { nullable: true, description: 'Local day (YYYY-MM-DD) in the asked time zone, when grouped by DAY' }) day!: string | null;
+  @Field(() => Date, { nullable: true, description: 'Start of the local hour, when grouped by HOUR' }) hour!: Date | null;
+  @Field(() => OrderStatusEnum, { nullable: true }) status!: OrderStatus | null;
+  @Field(() => NetworkEnum, { nullable: true, description: 'Paying network (null: unpaid orders)' }) network!: Network | null;
+  @Field(() => String, { nullable: true, description: 'Paying token (null: unpaid orders)' }) tokenAddress!: string | null;
+  @Field(() => String, { nullable: true }) tokenSymbol!: string | null;
+  @Field(() => Int, { description: 'Orders created in the bucket' }) count!: number;
+  @Field({ description: 'IDR of every order in the bucket' }) amount!: string;
+  @Field(() => Int, { description: 'Paid (Success) orders' }) paidCount!: number;
+  @Field({ description: 'IDR of the paid orders' }) paidAmount!: string;
+  @Field({ description: 'Platform fees, IDR' }) fee!: string;
+  @Field({ description: 'What the merchant receives, IDR' }) netAmount!: string;
+  @Field(() => [TokenAmount], { description: 'Token units received, per paying token' }) tokenAmounts!: TokenAmount[];
 }

@@ -10,6 +10,7 @@ import { decideSettlement, lateWindowEnd, type ReceiptPayment } from './settleme
 
 /** A `payment.reorged` event raised (and committed) for one payment: what the alarm hook receives. */
 export type PaymentReorgedAlarm = OrderEventReasons[typeof PAYMENT_REORGED] & { orderId: string; environment: string; network: string; status: OrderStatus };
+import { rollupColumns, rollupDelta } from '../orders/order-stats.sql.js';
 
 export interface SettlementOptions {
   /** Payments detected up to this long after expiry can still complete an order. */
@@ -112,19 +113,33 @@ export class SettlementService {
     });
     const target = decision.transition ? decision.target : order.status;
     if (decision.transition) {
-      await this.orderStatus.transition(tx, orderId, target, {
+      await this.orderStatus.transition(
+        tx,
+        orderId,
+        target,
+        {
         kind: target === 'Underpaid' && order.status === 'Success' ? 'reorged' : 'settlement',
         // The deposit and payment that completed the order (Success): its webhook reports them.
         ...(target === 'Success' ? { depositId: decision.paidDepositId, paymentId: decision.paidPaymentId } : {}),
         confirmed: deposits.map((d) => ({ depositId: d.id, confirmed: d.confirmed.toString(), due: d.due.toString() })),
-      });
+        },
+        { depositId: decision.paidDepositId },
+      );
       // A payment-link order gives its use back when it expires unpaid (payment-links/link-use.ts).
       await syncLinkUse(tx, orderId, target);
     }
     for (const a of alarms) a.status = target;
     const over = decision.overpayment;
     if (over) {
-      await tx.execute(`update orders set overpaid = true where id = ?`, [orderId]);
+      // The paying deposit received more since it settled the order: its units on the order follow.
+      // The rollup follows in the same statement (old units out, new in).
+      await tx.execute(
+        `with prev as (select * from orders where id = ?),
+         o as (update orders set overpaid = true, paid_amount = case when paid_deposit_id = ? then ? else paid_amount end where id = ? returning *),
+         ${rollupDelta('r', `${rollupColumns(-1, 'prev')} union all ${rollupColumns(1, 'o')}`)}
+         select 1 from o`,
+        [orderId, over.depositId, over.received.toString(), orderId],
+      );
       await this.event(tx, orderId, PAYMENT_OVERPAID, {
         depositId: over.depositId,
         due: over.due.toString(),

@@ -1,3 +1,4 @@
+import { pageInfoOf } from '../../graphql/connection.js';
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import type { GqlContext } from '../../graphql/context.js';
 import { EnvironmentEnum } from '../../graphql/scalars.js';
@@ -28,7 +29,8 @@ export class WebhookResolver {
     @Arg('after', () => String, { nullable: true }) after?: string,
   ): Promise<WebhookDeliveryPage> {
     const page = await ctx.app.webhooks.log.list(ctx, { environment, state: status ?? undefined, event: event ?? undefined, orderNo: orderNo ?? undefined, first: first ?? undefined, after: after ?? undefined });
-    return { nodes: page.deliveries.map(toDeliveryType), nextCursor: page.nextCursor };
+    const edges = page.deliveries.map((d) => ({ cursor: d.cursor, node: toDeliveryType(d) }));
+    return { edges, pageInfo: pageInfoOf(edges, page.nextCursor !== null, after), nodes: edges.map((e) => e.node), nextCursor: page.nextCursor };
   }
 
   @Authorized('DASHBOARD')

@@ -1,3 +1,4 @@
+import { PageInfo } from '../../graphql/connection.js';
 import { Field, ID, Int, ObjectType, registerEnumType } from 'type-graphql';
 import { EnvironmentEnum } from '../../graphql/scalars.js';
 import type { WebhookAttemptView, WebhookDeliveryView } from './webhook-delivery.view.js';
@@ -47,9 +48,17 @@ export class WebhookDeliveryType {
 }
 
 @ObjectType()
+export class WebhookDeliveryEdge {
+  @Field() cursor!: string;
+  @Field(() => WebhookDeliveryType) node!: WebhookDeliveryType;
+}
+
+@ObjectType({ description: 'A page of webhook deliveries (Relay connection)' })
 export class WebhookDeliveryPage {
-  @Field(() => [WebhookDeliveryType]) nodes!: WebhookDeliveryType[];
-  @Field(() => String, { nullable: true, description: 'Pass as `after` for the next page; null on the last page' }) nextCursor!: string | null;
+  @Field(() => [WebhookDeliveryEdge]) edges!: WebhookDeliveryEdge[];
+  @Field(() => PageInfo) pageInfo!: PageInfo;
+  @Field(() => [WebhookDeliveryType], { deprecationReason: 'Use edges { node }' }) nodes!: WebhookDeliveryType[];
+  @Field(() => String, { nullable: true, deprecationReason: 'Use pageInfo { endCursor hasNextPage }' }) nextCursor!: string | null;
 }
 
 @ObjectType()

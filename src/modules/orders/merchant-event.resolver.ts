@@ -1,0 +1,111 @@
+import { Repeater } from '@graphql-yoga/subscription';
+import { Arg, Authorized, Field, ObjectType, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
+import type { Environment } from '../../common/environment.js';
+import { DomainError } from '../../common/errors.js';
+import type { GqlContext } from '../../graphql/context.js';
+import { pubSubOf } from '../../graphql/pubsub.js';
+import { EnvironmentEnum, OrderStatusEnum } from '../../graphql/scalars.js';
+import { merchantTopic, ORDER_STATUS_CHANGED, type OrderEventNotification } from '../events/event.catalogue.js';
+import type { OrderEventsPubSub } from './order-update.stream.js';
+import type { OrderStatus } from './order.transitions.js';
+
+@ObjectType({ description: 'One committed event of an order of the merchant environment (the dashboard feed)' })
+export class MerchantEvent {
+  @Field({ description: 'order.status_changed (Processing: a payment was seen; Success: paid; Underpaid / Expired at expiry)' }) type!: string;
+  @Field() eventId!: string;
+  @Field() orderId!: string;
+  @Field() orderNo!: string;
+  @Field(() => OrderStatusEnum) status!: OrderStatus;
+  @Field(() => OrderStatusEnum, { nullable: true }) previousStatus!: OrderStatus | null;
+  @Field(() => EnvironmentEnum) environment!: Environment;
+  @Field() at!: Date;
+}
+
+/** Events of the merchant environment after `seq` (catch-up after the LISTEN connection came back). */
+export type MerchantEventsSince = (seq: number) => Promise<OrderEventNotification[]>;
+
+/**
+ * One subscriber's feed: each committed status change of any order of the merchant environment, as
+ * published by the process's LISTEN connection (order-update.stream.ts). After a LISTEN reconnect it
+ * reads the events it may have missed from `order_events` (seq above the last one it sent), skipping
+ * ones already sent.
+ */
+export function merchantEventStream(pubSub: OrderEventsPubSub, topic: string, since: MerchantEventsSince): Repeater<OrderEventNotification> {
+  return new Repeater<OrderEventNotification>(async (push, stop) => {
+    const events = pubSub.subscribe('MERCHANT_EVENT', topic);
+    const resyncs = pubSub.subscribe('ORDER_EVENTS_RESYNC');
+    let nextEvent = events.next();
+    let nextResync = resyncs.next();
+    let lastSeq = 0;
+    const sent = new Set<string>();
+    const emit = async (e: OrderEventNotification) => {
+      if (sent.has(e.eventId)) return;
+      sent.add(e.eventId);
+      if (sent.size > 256) sent.delete(sent.values().next().value!);
+      lastSeq = Math.max(lastSeq, e.seq);
+      await push(e);
+    };
+    const stopped = stop.then(() => ({ kind: 'stop' as const }));
+    try {
+      for (;;) {
+        const r = await Promise.race([nextEvent.then((v) => ({ kind: 'event' as const, v })), nextResync.then((v) => ({ kind: 'resync' as const, v })), stopped]);
+        if (r.kind === 'stop' || r.v.done) break;
+        if (r.kind === 'event') {
+          nextEvent = events.next();
+          await emit(r.v.value);
+        } else {
+          nextResync = resyncs.next();
+          if (lastSeq > 0) for (const e of await since(lastSeq)) await emit(e);
+        }
+      }
+    } finally {
+      await Promise.all([events.return(), resyncs.return()]);
+    }
+    stop();
+  });
+}
+
+type Args = { environment?: EnvironmentEnum | null };
+
+/**
+ * Authorised at subscribe time: a dashboard session of the merchant (naming the environment) or an
+ * API key (its own environment; the argument is ignored, as for queries). The topic is the caller's
+ * own merchant id: no argument can name another merchant.
+ */
+async function subscribeMerchantEvents({ args, context: ctx, info }: SubscribeResolverData<unknown, Args, GqlContext>) {
+  const { caller, app } = ctx;
+  let environment: Environment;
+  if (caller.kind === 'dashboard') {
+    if (!args.environment) throw new DomainError('VALIDATION_FAILED', 'environment is required for dashboard calls');
+    environment = args.environment as Environment;
+  } else if (caller.kind === 'apiKey') {
+    environment = caller.environment;
+  } else {
+    throw new DomainError('FORBIDDEN', 'The merchant feed needs a dashboard session or an API key');
+  }
+  const merchantId = caller.merchantId;
+  return merchantEventStream(pubSubOf(info.schema), merchantTopic(merchantId, environment), async (seq) => {
+    const rows = await app.orm.em.fork().execute<(Omit<OrderEventNotification, 'seq'> & { seq: string })[]>(
+      `select e.id as "eventId", e.seq, e.order_id as "orderId", o.order_no as "orderNo", e.merchant_id as "merchantId", e.environment,
+              e.to_status as status, e.from_status as "previousStatus", to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at
+       from order_events e join orders o on o.id = e.order_id
+       where e.merchant_id = ? and e.environment = ? and e.type = ? and e.seq > ? order by e.seq limit 1000`,
+      [merchantId, environment, ORDER_STATUS_CHANGED, seq],
+    );
+    return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
+  });
+}
+
+@Resolver()
+export class MerchantEventResolver {
+  @Authorized('API_KEY', 'DASHBOARD')
+  @Subscription(() => MerchantEvent, {
+    description:
+      'Live feed of the merchant environment over graphql-ws: every committed order status change, from any API process. ' +
+      'Authorised by the dashboard access token (connection param `authorization: "Bearer …"`, with `environment`) or the API key (`api-key`).',
+    subscribe: subscribeMerchantEvents,
+  })
+  merchantEvents(@Root() e: OrderEventNotification, @Arg('environment', () => EnvironmentEnum, { nullable: true }) _environment?: EnvironmentEnum): MerchantEvent {
+    return { type: ORDER_STATUS_CHANGED, eventId: e.eventId, orderId: e.orderId, orderNo: e.orderNo, status: e.status, previousStatus: e.previousStatus, environment: e.environment, at: new Date(e.at) };
+  }
+}

@@ -1,0 +1,158 @@
+import { requireEnvironment, requireMerchantWide } from '../../common/access.js';
+import type { RequestContext } from '../../common/context.js';
+import { DomainError } from '../../common/errors.js';
+import { formatDecimal } from '../../common/money.js';
+import { parseInput } from '../../common/validation.js';
+import type { Network } from '../../common/environment.js';
+import type { OrderStatus } from './order.transitions.js';
+import { bucketOf, LIVE_STATUSES_SQL, NIL_UUID } from './order-stats.sql.js';
+import { orderStatsCommand, STATS_MAX_DAYS, STATS_MAX_HOUR_DAYS, type OrderStatsCommand, type StatsGroup } from './order.commands.js';
+
+/** One bucket of `orderStats`: the group's keys (null when not grouped by them) and its sums. */
+export interface OrderStatsBucket {
+  /** Local calendar day in the asked time zone (`YYYY-MM-DD`), when grouped by DAY. */
+  day: string | null;
+  /** Start of the local hour, when grouped by HOUR. */
+  hour: Date | null;
+  status: OrderStatus | null;
+  /** Paying network (null for unpaid orders). */
+  network: Network | null;
+  tokenAddress: string | null;
+  tokenSymbol: string | null;
+  count: number;
+  /** IDR, every order of the bucket. */
+  amount: string;
+  paidCount: number;
+  /** IDR of the paid (Success) orders. */
+  paidAmount: string;
+  fee: string;
+  netAmount: string;
+  /** Token units received per paying token (decimal strings). */
+  tokenAmounts: { network: Network; tokenAddress: string; tokenSymbol: string; amount: string }[];
+}
+
+const GROUP_SQL: Record<StatsGroup, { expr: string; alias: string }> = {
+  DAY: { expr: `to_char(o.created_at at time zone ?::text, 'YYYY-MM-DD')`, alias: 'day' },
+  HOUR: { expr: `to_char(date_trunc('hour', o.created_at at time zone ?::text) at time zone ?::text at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`, alias: 'hour' },
+  STATUS: { expr: 'o.status', alias: 'status' },
+  NETWORK: { expr: 'o.paid_network', alias: 'network' },
+  TOKEN: { expr: 'o.paid_token_id', alias: 'token_id' },
+};
+
+/**
+ * The orders of a range as (created_at, status, n, sums…) rows, without reading every order: whole
+ * 15-minute buckets from the rollup, the orders of the partial buckets at both ends of the range
+ * from the orders table, and the open orders (not in the rollup) live through their partial index.
+ */
+const STATS_SOURCE = `
+  with w as (select ?::uuid as m, ?::text as env, ?::timestamptz as f, ?::timestamptz as t),
+  edges as (select w.*, ${bucketOf('w.f')} + case when ${bucketOf('w.f')} = w.f then interval '0' else interval '15 minutes' end as cf, ${bucketOf('w.t')} as ft from w)
+  select r.bucket as created_at, r.status, r.orders as n, r.amount, r.fee as fee_idr, r.net as net_idr, r.paid_network,
+         nullif(r.paid_token_id, '${NIL_UUID}'::uuid) as paid_token_id, r.paid_decimals, r.paid_units as paid_amount
+  from edges, order_stats_rollup r
+  where r.merchant_id = edges.m and r.environment = edges.env and r.bucket >= edges.cf and r.bucket < edges.ft and r.orders <> 0
+  union all
+  select o.created_at, o.status, 1, o.amount, o.fee_idr, o.net_idr, o.paid_network, o.paid_token_id, o.paid_decimals, o.paid_amount
+  from edges, orders o
+  where o.merchant_id = edges.m and o.environment = edges.env and o.created_at >= edges.f and o.created_at < edges.t
+    and (o.created_at < edges.cf or o.created_at >= edges.ft) and o.status not in ${LIVE_STATUSES_SQL}
+  union all
+  select o.created_at, o.status, 1, o.amount, o.fee_idr, o.net_idr, o.paid_network, o.paid_token_id, o.paid_decimals, o.paid_amount
+  from edges, orders o
+  where o.merchant_id = edges.m and o.environment = edges.env and o.created_at >= edges.f and o.created_at < edges.t and o.status in ${LIVE_STATUSES_SQL}`;
+const sourceParams = (merchantId: string, env: string, from: Date, to: Date) => [merchantId, env, from, to];
+
+interface StatsRow {
+  day?: string;
+  hour?: string;
+  status?: OrderStatus;
+  network?: Network | null;
+  token_id?: string | null;
+  n: string;
+  amount: string;
+  paid_n: string;
+  paid_amount: string;
+  fee: string;
+  net: string;
+  tokens: { network: Network; address: string; symbol: string; decimals: number; units: string }[] | null;
+}
+
+/**
+ * Order aggregates for dashboards (GraphQL `orderStats`), computed by PostgreSQL without joining
+ * deposits or payments: the paying network, token, units, fee and net are columns of the order
+ * (copied by the status writer at settlement), summed per 15-minute bucket in `order_stats_rollup`
+ * (kept by the same writer); open orders and the range's partial end buckets are read live. Buckets are by creation
+ * time in the asked IANA time zone (default Asia/Jakarta). Ranges are bounded: STATS_MAX_DAYS, or
+ * STATS_MAX_HOUR_DAYS when grouped by HOUR.
+ */
+export class OrderStatsService {
+  private zones: Promise<Set<string>> | null = null;
+
+  async stats(ctx: RequestContext, cmd: OrderStatsCommand): Promise<OrderStatsBucket[]> {
+    const c = parseInput(orderStatsCommand, cmd);
+    const caller = requireMerchantWide(ctx, 'Order statistics');
+    const env = requireEnvironment(ctx);
+    const days = (c.to.getTime() - c.from.getTime()) / 86_400_000;
+    const maxDays = c.groupBy.includes('HOUR') ? STATS_MAX_HOUR_DAYS : STATS_MAX_DAYS;
+    if (days > maxDays) throw new DomainError('BAD_USER_INPUT', `The range may span at most ${maxDays} days${c.groupBy.includes('HOUR') ? ' when grouped by HOUR' : ''}`);
+    if (!(await this.timeZones(ctx)).has(c.timeZone)) throw new DomainError('BAD_USER_INPUT', `Unknown time zone ${JSON.stringify(c.timeZone)}: use an IANA name such as Asia/Jakarta`);
+
+    const groups = [...new Set(c.groupBy)].map((g) => GROUP_SQL[g]);
+    const select = groups.map((g) => `${g.expr} as ${g.alias}`);
+    const selectParams = c.groupBy.flatMap((g) => (g === 'DAY' ? [c.timeZone] : g === 'HOUR' ? [c.timeZone, c.timeZone] : []));
+    const keys = groups.map((g) => g.alias);
+    const positions = groups.map((_, i) => i + 1);
+    // Inner: per group and paying token (token sums need their decimals); outer: per group, the
+    // token sums as a JSON list. Both levels in SQL; nothing is summed in JavaScript.
+    const rows = await ctx.em.execute<StatsRow[]>(
+      `with b as (
+         select ${[...select, 'o.paid_token_id as t_id', 'o.paid_network as t_net'].join(', ')},
+                sum(o.n) as n, sum(o.amount) as amount,
+                coalesce(sum(o.n) filter (where o.status = 'Success'), 0) as paid_n,
+                coalesce(sum(o.amount) filter (where o.status = 'Success'), 0) as paid_amount,
+                coalesce(sum(o.fee_idr), 0) as fee, coalesce(sum(o.net_idr), 0) as net, sum(o.paid_amount) as units
+         from (${STATS_SOURCE}) o
+         group by ${[...positions, groups.length + 1, groups.length + 2].join(', ')}
+       )
+       select ${[...keys.map((k) => `b.${k}`), ''].join(', ')}
+              sum(b.n)::text as n, sum(b.amount)::text as amount, sum(b.paid_n)::text as paid_n, sum(b.paid_amount)::text as paid_amount,
+              sum(b.fee)::text as fee, sum(b.net)::text as net,
+              json_agg(json_build_object('network', b.t_net, 'address', t.address, 'symbol', t.symbol, 'decimals', t.decimals, 'units', b.units::text)
+                       order by b.t_net, t.symbol) filter (where b.t_id is not null) as tokens
+       from b left join tokens t on t.id = b.t_id
+       ${keys.length ? `group by ${keys.map((k) => `b.${k}`).join(', ')} order by ${keys.map((k) => `b.${k}`).join(', ')}` : ''}`,
+      [...selectParams, ...sourceParams(caller.merchantId, env, c.from, c.to)],
+    );
+    const tokenInfo = new Map<string, { address: string; symbol: string }>();
+    for (const r of rows) for (const t of r.tokens ?? []) if (r.token_id) tokenInfo.set(r.token_id, t);
+    return rows
+      .filter((r) => Number(r.n) > 0)
+      .map((r) => ({
+        day: r.day ?? null,
+        hour: r.hour ? new Date(r.hour) : null,
+        status: r.status ?? null,
+        network: r.network ?? (r.token_id ? (r.tokens?.[0]?.network ?? null) : null),
+        tokenAddress: r.token_id ? (tokenInfo.get(r.token_id)?.address ?? null) : null,
+        tokenSymbol: r.token_id ? (tokenInfo.get(r.token_id)?.symbol ?? null) : null,
+        count: Number(r.n),
+        amount: r.amount,
+        paidCount: Number(r.paid_n),
+        paidAmount: r.paid_amount,
+        fee: r.fee,
+        netAmount: r.net,
+        tokenAmounts: (r.tokens ?? []).map((t) => ({ network: t.network, tokenAddress: t.address, tokenSymbol: t.symbol, amount: formatDecimal(BigInt(t.units ?? '0'), t.decimals) })),
+      }));
+  }
+
+  /** PostgreSQL's time zone names, read once per process (the list is static while it runs). */
+  private timeZones(ctx: RequestContext): Promise<Set<string>> {
+    this.zones ??= ctx.em
+      .execute<{ name: string }[]>('select name from pg_timezone_names')
+      .then((rows) => new Set(rows.map((r) => r.name)))
+      .catch((e: unknown) => {
+        this.zones = null;
+        throw e;
+      });
+    return this.zones;
+  }
+}

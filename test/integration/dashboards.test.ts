@@ -1,0 +1,287 @@
+import { print } from 'graphql';
+import { internalContext, type RequestContext } from '../../src/common/context';
+import { DashOrdersDocument as DashOrders, DashOrderStatsDocument as DashOrderStats, MerchantEventsDocument, type MerchantEventsSubscription } from '../generated/graphql';
+import { createMerchant } from '../support/fixtures';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+import { bearer, gql, wsClient } from '../support/graphql';
+import { http } from '../support/http';
+
+/*
+ * Dashboards over GraphQL: the orders connection (filters on the PAYING deposit, sort, opaque
+ * cursors, totalCount), orderStats computed by PostgreSQL, and the merchantEvents live feed with
+ * its authorisation (dashboard JWT or API key, never another merchant's).
+ */
+
+const SEPOLIA_USDT = '0x7169D38820dfd117C3FA1f22a697dBA58d90BA06';
+const BSC_USDT = '0x337610d27c682E347C9cD60BD4b3b107C9d34dDd';
+
+let gw: TestGateway;
+let m: Awaited<ReturnType<typeof createMerchant>>;
+let other: Awaited<ReturnType<typeof createMerchant>>;
+let token: string;
+let otherToken: string;
+
+const key = () => ({ 'api-key': m.sandboxKey });
+const ctxOf = (merchantId: string): RequestContext => ({ ...internalContext(gw.app.orm.em.fork()), caller: { kind: 'apiKey', merchantId, environment: 'sandbox', apiKeyId: 'test' }, environment: 'sandbox' });
+const login = async (mm: typeof m) => (await http(gw.url, '/api/v2/auth/login', { body: { email: mm.email, password: mm.password, user_type: 'merchant' } })).body.data.token as string;
+
+/** An order paid through `network`/`tokenAddress` after a deposit on another network: settled by the settlement service from a confirmed payment. */
+async function paidOrder(orderNo: string, amount: string, pay: { network: 'ETHEREUM' | 'BINANCE'; tokenAddress: string }, alsoDeposit?: { network: 'ETHEREUM' | 'BINANCE'; tokenAddress: string }) {
+  const ctx = ctxOf(m.merchantId);
+  const { order } = await gw.app.orders.create(ctx, { orderNo, amount });
+  for (const d of [alsoDeposit, pay]) {
+    if (!d) continue;
+    await gw.app.quotes.lock({ ...ctx, em: gw.app.orm.em.fork() }, { orderNo, network: d.network, tokenAddress: d.tokenAddress });
+    await gw.app.deposits.create({ ...ctx, em: gw.app.orm.em.fork() }, { orderNo, network: d.network, tokenAddress: d.tokenAddress, walletType: 'METAMASK' });
+  }
+  await gw.app.orm.em.fork().execute(
+    `insert into payments (id, environment, network, tx_hash, log_index, block_number, block_hash, token_id, deposit_id, order_id, from_address, to_address, amount, status, confirmed_at)
+     select gen_random_uuid(), d.environment, d.network, '0x' || md5(d.id::text) || md5(d.order_id::text), 0, 1, '0x' || repeat('ab', 32), d.token_id, d.id, d.order_id,
+            '0x' || repeat('11', 20), d.address, d.total_amount, 'confirmed', now()
+     from deposits d where d.order_id = ? and d.network = ?`,
+    [order.id, pay.network],
+  );
+  expect(await gw.app.settlement.settle(gw.app.orm.em.fork(), order.id)).toBe('Success');
+  return order;
+}
+
+beforeAll(async () => {
+  gw = await startTestGateway({ ROLE: 'api', FALLBACK_RATE_USDT_IDR: '16250' });
+  m = await createMerchant(gw.app);
+  other = await createMerchant(gw.app);
+  token = await login(m);
+  otherToken = await login(other);
+  // Paid on BSC after an unpaid Ethereum deposit; paid on Ethereum; three unpaid with searchable customers.
+  await paidOrder('DASH-BSC-1', '200000', { network: 'BINANCE', tokenAddress: BSC_USDT }, { network: 'ETHEREUM', tokenAddress: SEPOLIA_USDT });
+  await paidOrder('DASH-ETH-1', '150000', { network: 'ETHEREUM', tokenAddress: SEPOLIA_USDT });
+  for (const [i, name] of ['Budi Santoso', 'Siti Rahma', 'Agus 100%_x'].entries()) {
+    await gw.app.orders.create(ctxOf(m.merchantId), { orderNo: `DASH-OPEN-${i}`, amount: String(100000 + i), customerName: name, customerEmail: `c${i}@shop.example` });
+  }
+  await gw.app.orders.create(ctxOf(other.merchantId), { orderNo: 'OTHER-1', amount: '999999' });
+}, 240_000);
+
+afterAll(async () => gw?.close());
+
+describe('orders connection', () => {
+  it('filters by the network and token that PAID the order, not any deposit it had; paid facts are on the node', async () => {
+    const eth = await gql(gw.url, DashOrders, { network: 'ETHEREUM' }, key());
+    expect(eth.errors).toBeUndefined();
+    expect(eth.data!.orders.edges.map((e) => e.node.orderNo)).toEqual(['DASH-ETH-1']);
+    expect(eth.data!.orders.totalCount).toBe(1);
+    const bsc = await gql(gw.url, DashOrders, { tokenAddress: BSC_USDT.toLowerCase() }, key());
+    const node = bsc.data!.orders.edges.map((e) => e.node);
+    expect(node).toHaveLength(1);
+    expect(node[0]).toMatchObject({ orderNo: 'DASH-BSC-1', status: 'Success', paidNetwork: 'BINANCE', paidTokenAddress: BSC_USDT, paidTokenSymbol: 'USDT', overpaid: false, late: false });
+    // Fee included by default: net = amount − fee; token units as a decimal string.
+    expect(BigInt(node[0]!.fee!)).toBeGreaterThan(0n);
+    expect(BigInt(node[0]!.netAmount!)).toBe(200000n - BigInt(node[0]!.fee!));
+    expect(node[0]!.paidAmount).toMatch(/^\d+\.\d+$/);
+    expect(Number.isNaN(Date.parse(node[0]!.paidAt!))).toBe(false);
+    expect(node[0]!.createdAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+  });
+
+  it('several statuses at once, search (order number prefix, name, email; wildcards literal), sort by amount', async () => {
+    const open = await gql(gw.url, DashOrders, { statuses: ['Created', 'Processing'] }, key());
+    expect(open.data!.orders.totalCount).toBe(3);
+    const both = await gql(gw.url, DashOrders, { statuses: ['Created', 'Success'] }, key());
+    expect(both.data!.orders.totalCount).toBe(5);
+    const search = async (s: string) => (await gql(gw.url, DashOrders, { search: s }, key())).data!.orders.edges.map((e) => e.node.orderNo).sort();
+    expect(await search('DASH-OPEN')).toEqual(['DASH-OPEN-0', 'DASH-OPEN-1', 'DASH-OPEN-2']);
+    expect(await search('siti')).toEqual(['DASH-OPEN-1']);
+    expect(await search('c0@shop')).toEqual(['DASH-OPEN-0']);
+    expect(await search('100%_')).toEqual(['DASH-OPEN-2']);
+    expect(await search('%')).toEqual(['DASH-OPEN-2']);
+    expect(await search('OTHER')).toEqual([]); // another merchant's order is never found
+    const byAmount = await gql(gw.url, DashOrders, { sort: 'AMOUNT', direction: 'ASC' }, key());
+    expect(byAmount.data!.orders.edges.map((e) => e.node.amount)).toEqual(['100000', '100001', '100002', '150000', '200000']);
+    const byPaid = await gql(gw.url, DashOrders, { sort: 'PAID_AT' }, key());
+    expect(byPaid.data!.orders.edges.map((e) => e.node.orderNo)).toEqual(['DASH-ETH-1', 'DASH-BSC-1']);
+  });
+
+  it('pages with opaque cursors: every order once, for each sort; garbage or foreign cursors are BAD_USER_INPUT', async () => {
+    for (const sort of ['CREATED_AT', 'AMOUNT'] as const) {
+      const seen: string[] = [];
+      let after: string | null | undefined;
+      let pages = 0;
+      do {
+        const page = await gql(gw.url, DashOrders, { first: 2, after, sort }, key());
+        expect(page.errors).toBeUndefined();
+        seen.push(...page.data!.orders.edges.map((e) => e.node.orderNo));
+        expect(page.data!.orders.pageInfo.hasPreviousPage).toBe(Boolean(after));
+        after = page.data!.orders.pageInfo.hasNextPage ? page.data!.orders.pageInfo.endCursor : null;
+        pages += 1;
+      } while (after);
+      expect(pages).toBe(3);
+      expect(new Set(seen).size).toBe(5);
+    }
+    const first = await gql(gw.url, DashOrders, { first: 1 }, key());
+    const cursor = first.data!.orders.pageInfo.endCursor!;
+    for (const bad of ['garbage', '!!', Buffer.from('["orders:CREATED_AT:DESC","x","y"]').toString('base64url'), 'A'.repeat(400)]) {
+      const r = await gql(gw.url, DashOrders, { after: bad }, key());
+      expect(r.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    }
+    // A cursor of another sort is refused rather than misread.
+    const wrongSort = await gql(gw.url, DashOrders, { after: cursor, sort: 'AMOUNT' }, key());
+    expect(wrongSort.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+});
+
+describe('orderStats', () => {
+  const from = new Date(Date.now() - 86_400_000).toISOString();
+  const to = new Date(Date.now() + 86_400_000).toISOString();
+
+  it('sums per day (Asia/Jakarta), per paying network and token, in SQL', async () => {
+    const all = await gql(gw.url, DashOrderStats, { from, to }, key());
+    expect(all.errors).toBeUndefined();
+    expect(all.data!.orderStats).toHaveLength(1);
+    const total = all.data!.orderStats[0]!;
+    expect(total).toMatchObject({ count: 5, amount: String(200000 + 150000 + 100000 + 100001 + 100002), paidCount: 2, paidAmount: '350000' });
+    expect(total.tokenAmounts.map((t) => `${t.network}:${t.tokenSymbol}`).sort()).toEqual(['BINANCE:USDT', 'ETHEREUM:USDT']);
+
+    const byDay = await gql(gw.url, DashOrderStats, { from, to, groupBy: ['DAY'] }, key());
+    const jakartaToday = new Intl.DateTimeFormat('en-CA', { timeZone: 'Asia/Jakarta' }).format(new Date());
+    expect(byDay.data!.orderStats.map((b) => b.day)).toContain(jakartaToday);
+    expect(byDay.data!.orderStats.reduce((n, b) => n + b.count, 0)).toBe(5);
+
+    const byNetwork = await gql(gw.url, DashOrderStats, { from, to, groupBy: ['NETWORK', 'TOKEN'] }, key());
+    const bsc = byNetwork.data!.orderStats.find((b) => b.network === 'BINANCE')!;
+    expect(bsc).toMatchObject({ tokenAddress: BSC_USDT, tokenSymbol: 'USDT', count: 1, paidCount: 1, paidAmount: '200000' });
+    expect(BigInt(bsc.netAmount) + BigInt(bsc.fee)).toBe(200000n);
+    expect(bsc.tokenAmounts).toHaveLength(1);
+    const unpaid = byNetwork.data!.orderStats.find((b) => b.network === null)!;
+    expect(unpaid).toMatchObject({ count: 3, paidCount: 0, tokenAmounts: [] });
+
+    const byStatus = await gql(gw.url, DashOrderStats, { from, to, groupBy: ['STATUS'] }, key());
+    expect(Object.fromEntries(byStatus.data!.orderStats.map((b) => [b.status, b.count]))).toEqual({ Created: 3, Success: 2 });
+    const byHour = await gql(gw.url, DashOrderStats, { from, to, groupBy: ['HOUR'], timeZone: 'UTC' }, key());
+    expect(byHour.errors).toBeUndefined();
+    for (const b of byHour.data!.orderStats) expect(b.hour).toMatch(/T\d\d:00:00(\.000)?Z$/);
+  });
+
+  it('refuses an unknown time zone and a range over the bound with BAD_USER_INPUT; another merchant sees only its own', async () => {
+    const tz = await gql(gw.url, DashOrderStats, { from, to, timeZone: "Asia/Jakarta'; drop table orders; --" }, key());
+    expect(tz.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    const long = await gql(gw.url, DashOrderStats, { from: '2020-01-01T00:00:00Z', to }, key());
+    expect(long.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    const hours = await gql(gw.url, DashOrderStats, { from: new Date(Date.now() - 40 * 86_400_000).toISOString(), to, groupBy: ['HOUR'] }, key());
+    expect(hours.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    const theirs = await gql(gw.url, DashOrderStats, { from, to, environment: 'SANDBOX' }, bearer(otherToken));
+    expect(theirs.data!.orderStats).toEqual([expect.objectContaining({ count: 1, amount: '999999', paidCount: 0 })]);
+  });
+});
+
+describe('order_stats_rollup', () => {
+  it('follows every transition (out of the old bucket, into the new): stats equal a direct count of the orders', async () => {
+    const third = await createMerchant(gw.app);
+    const ctx = ctxOf(third.merchantId);
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await gw.app.orders.create(ctx, { orderNo: `ROLL-${i}`, amount: String(110000 + i) })).order.id);
+    const move = (id: string, to: 'Processing' | 'Expired' | 'Underpaid' | 'Success' | 'Created') =>
+      gw.app.orm.em.fork().transactional((em) => gw.app.orderStatus.transition(em, id, to, { kind: 'test' }));
+    await move(ids[0]!, 'Expired');
+    await move(ids[0]!, 'Underpaid');
+    await move(ids[0]!, 'Success');
+    await move(ids[1]!, 'Processing');
+    await move(ids[1]!, 'Created');
+    await move(ids[2]!, 'Expired');
+    await move(ids[3]!, 'Processing');
+    const keyOf = { 'api-key': third.sandboxKey };
+    const from = new Date(Date.now() - 86_400_000).toISOString();
+    const to = new Date(Date.now() + 86_400_000).toISOString();
+    const stats = await gql(gw.url, DashOrderStats, { from, to, groupBy: ['STATUS'] }, keyOf);
+    const direct = await gw.app.orm.em.fork().execute<{ status: string; n: string; amount: string }[]>(
+      'select status, count(*) as n, sum(amount)::text as amount from orders where merchant_id = ? group by status',
+      [third.merchantId],
+    );
+    const asMap = (rows: { status: string | null; n: number; amount: string }[]) => Object.fromEntries(rows.map((r) => [r.status, `${r.n}:${r.amount}`]));
+    expect(asMap(stats.data!.orderStats.map((b) => ({ status: b.status, n: b.count, amount: b.amount })))).toEqual(asMap(direct.map((r) => ({ ...r, n: Number(r.n) }))));
+    expect(asMap(stats.data!.orderStats.map((b) => ({ status: b.status, n: b.count, amount: b.amount })))).toEqual({ Success: '1:110000', Created: '1:110001', Expired: '1:110002', Processing: '1:110003' });
+    // Nothing double-counted in the rollup: its non-open rows add up to the closed orders.
+    const [rolled] = await gw.app.orm.em.fork().execute<{ n: string }[]>('select coalesce(sum(orders), 0)::text as n from order_stats_rollup where merchant_id = ?', [third.merchantId]);
+    expect(rolled!.n).toBe('2');
+  });
+});
+
+describe('overpayment', () => {
+  it('an extra transfer to the paying deposit flags the order, raises its paid units and the rollup alike', async () => {
+    const o = await paidOrder('DASH-OVER-1', '130000', { network: 'ETHEREUM', tokenAddress: SEPOLIA_USDT });
+    const before = (await gql(gw.url, DashOrders, { search: 'DASH-OVER-1' }, key())).data!.orders.edges[0]!.node;
+    await gw.app.orm.em.fork().execute(
+      `insert into payments (id, environment, network, tx_hash, log_index, block_number, block_hash, token_id, deposit_id, order_id, from_address, to_address, amount, status, confirmed_at)
+       select gen_random_uuid(), d.environment, d.network, '0x' || md5(d.id::text || 'extra') || md5(d.order_id::text), 1, 2, '0x' || repeat('cd', 32), d.token_id, d.id, d.order_id,
+              '0x' || repeat('11', 20), d.address, 1000000, 'confirmed', now()
+       from deposits d where d.order_id = ?`,
+      [o.id],
+    );
+    expect(await gw.app.settlement.settle(gw.app.orm.em.fork(), o.id)).toBe('Success');
+    const after = (await gql(gw.url, DashOrders, { search: 'DASH-OVER-1' }, key())).data!.orders.edges[0]!.node;
+    expect(after.overpaid).toBe(true);
+    expect(Number(after.paidAmount) - Number(before.paidAmount)).toBeCloseTo(1, 6); // 1,000,000 base units of a 6-decimal token
+    const [sums] = await gw.app.orm.em.fork().execute<{ rolled: string; direct: string }[]>(
+      `select (select sum(paid_units)::text from order_stats_rollup where merchant_id = ?) as rolled,
+              (select sum(paid_amount)::text from orders where merchant_id = ? and status not in ('Created','Processing')) as direct`,
+      [m.merchantId, m.merchantId],
+    );
+    expect(sums!.rolled).toBe(sums!.direct);
+  });
+});
+
+describe('merchantEvents feed', () => {
+  type Ev = MerchantEventsSubscription['merchantEvents'];
+  function listen(params: Record<string, unknown>, environment?: 'SANDBOX' | 'PRODUCTION') {
+    const client = wsClient(gw.url, params);
+    const got: Ev[] = [];
+    const errors: unknown[] = [];
+    const stop = client.subscribe<MerchantEventsSubscription>(
+      { query: print(MerchantEventsDocument), variables: environment ? { environment } : {} },
+      { next: (v) => (v.errors ? errors.push(...v.errors) : v.data && got.push(v.data.merchantEvents)), error: (e) => errors.push(e), complete: () => undefined },
+    );
+    return { got, errors, close: async () => (stop(), await client.dispose()) };
+  }
+  const until = async (ok: () => boolean, what: string) => {
+    const deadline = Date.now() + 10_000;
+    while (!ok()) {
+      if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+      await new Promise((r) => setTimeout(r, 25));
+    }
+  };
+
+  it("delivers the merchant's own events to its dashboard JWT and API key, never another merchant's", async () => {
+    const dash = listen({ authorization: `Bearer ${token}` }, 'SANDBOX');
+    const api = listen({ 'api-key': m.sandboxKey });
+    const prod = listen({ authorization: `Bearer ${token}` }, 'PRODUCTION');
+    const stranger = listen({ authorization: `Bearer ${otherToken}` }, 'SANDBOX');
+    const strangerKey = listen({ 'api-key': other.sandboxKey });
+    const all = [dash, api, prod, stranger, strangerKey];
+    try {
+      await new Promise((r) => setTimeout(r, 500)); // subscriptions live
+      const theirs = await gw.app.orders.create(ctxOf(other.merchantId), { orderNo: 'OTHER-FEED', amount: '120000' });
+      await gw.app.orm.em.fork().transactional((em) => gw.app.orderStatus.transition(em, theirs.order.id, 'Processing', { kind: 'test' }));
+      await paidOrder('DASH-FEED-1', '175000', { network: 'ETHEREUM', tokenAddress: SEPOLIA_USDT });
+      await until(() => dash.got.some((e) => e.orderNo === 'DASH-FEED-1') && api.got.some((e) => e.orderNo === 'DASH-FEED-1'), 'the paid order on both feeds');
+      await until(() => strangerKey.got.length > 0 && stranger.got.length > 0, "the other merchant's own event");
+      await new Promise((r) => setTimeout(r, 300));
+      for (const s of [dash, api]) {
+        expect(s.errors).toEqual([]);
+        expect(s.got.map((e) => e.orderNo)).toEqual(['DASH-FEED-1']);
+        expect(s.got[0]).toMatchObject({ type: 'order.status_changed', status: 'Success', previousStatus: 'Created', environment: 'SANDBOX' });
+      }
+      expect(prod.got).toEqual([]);
+      for (const s of [stranger, strangerKey]) expect(s.got.map((e) => e.orderNo)).toEqual(['OTHER-FEED']);
+    } finally {
+      await Promise.all(all.map((s) => s.close()));
+    }
+  });
+
+  it('refuses anonymous callers and a dashboard without an environment', async () => {
+    const anon = listen({});
+    const noEnv = listen({ authorization: `Bearer ${token}` });
+    try {
+      await until(() => anon.errors.length > 0 && noEnv.errors.length > 0, 'both refusals');
+      expect(JSON.stringify(anon.errors)).toMatch(/UNAUTHENTICATED|FORBIDDEN/);
+      expect(JSON.stringify(noEnv.errors)).toMatch(/VALIDATION_FAILED/);
+    } finally {
+      await Promise.all([anon.close(), noEnv.close()]);
+    }
+  });
+});
