@@ -13,6 +13,12 @@ export interface GqlContext extends RequestContext {
   loaders: OrderLoaders;
   /** The request carried the operator token (`x-operator-token`, config `OPERATOR_TOKEN`): operator queries only. */
   operator: boolean;
+  /**
+   * Runs the same authentication again with the credentials the operation came with (a fresh
+   * EntityManager): the refusal when they are no longer valid (rotated, expired, revoked), else null.
+   * Long-lived subscriptions call it periodically (credential-lapse.ts).
+   */
+  reauthenticate: () => Promise<DomainError | null>;
 }
 
 export interface Credentials {
@@ -28,16 +34,7 @@ export async function buildGqlContext(app: App, creds: Credentials, meta: { ip: 
   let caller: Caller = { kind: 'anonymous' };
   let authError: DomainError | null = null;
   try {
-    if (creds.authorization) {
-      const m = creds.authorization.match(/^Bearer\s+(\S+)$/i);
-      if (!m) throw new DomainError('UNAUTHENTICATED', 'Authorization must be "Bearer <access token>"');
-      caller = await app.auth.authenticate(em, m[1]!);
-    } else if (creds.checkoutKey || (creds.apiKey && app.checkoutKeys.isCheckoutKey(creds.apiKey))) {
-      // A checkout page may send its scoped key as `x-checkout-key` or, like the REST flow, as `api-key`.
-      caller = await app.checkoutKeys.authenticate(em, (creds.checkoutKey ?? creds.apiKey)!);
-    } else if (creds.apiKey) {
-      caller = await app.apiKeys.authenticateAny(em, creds.apiKey);
-    }
+    caller = await resolveCaller(app, em, creds);
   } catch (e) {
     if (!isDomainError(e)) throw e;
     authError = e;
@@ -45,5 +42,27 @@ export async function buildGqlContext(app: App, creds: Credentials, meta: { ip: 
   const environment = 'environment' in caller ? caller.environment : null;
   const expected = app.config.OPERATOR_TOKEN;
   const operator = !!expected && !!creds.operatorToken && safeEqual(creds.operatorToken, expected);
-  return { app, em, caller, environment, ip: meta.ip, requestId: meta.requestId, authError, loaders: createOrderLoaders(em), operator };
+  return { app, em, caller, environment, ip: meta.ip, requestId: meta.requestId, authError, loaders: createOrderLoaders(em), operator, reauthenticate: () => reauthenticate(app, creds) };
+}
+
+async function resolveCaller(app: App, em: GqlContext['em'], creds: Credentials): Promise<Caller> {
+  if (creds.authorization) {
+    const m = creds.authorization.match(/^Bearer\s+(\S+)$/i);
+    if (!m) throw new DomainError('UNAUTHENTICATED', 'Authorization must be "Bearer <access token>"');
+    return app.auth.authenticate(em, m[1]!);
+  }
+  // A checkout page may send its scoped key as `x-checkout-key` or, like the REST flow, as `api-key`.
+  if (creds.checkoutKey || (creds.apiKey && app.checkoutKeys.isCheckoutKey(creds.apiKey))) return app.checkoutKeys.authenticate(em, (creds.checkoutKey ?? creds.apiKey)!);
+  if (creds.apiKey) return app.apiKeys.authenticateAny(em, creds.apiKey);
+  return { kind: 'anonymous' };
+}
+
+/** Domain refusals are a lapse; anything else (a lost database) proves nothing and counts as still valid. */
+async function reauthenticate(app: App, creds: Credentials): Promise<DomainError | null> {
+  try {
+    await resolveCaller(app, app.orm.em.fork(), creds);
+    return null;
+  } catch (e) {
+    return isDomainError(e) ? e : null;
+  }
 }

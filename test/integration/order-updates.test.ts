@@ -58,6 +58,11 @@ function watch(base: string, connectionParams: Record<string, unknown>, orderNo:
   };
   return {
     received: () => received.map((r) => r.update),
+    /** Waits for the server to end the subscription; its errors' codes. */
+    ended: async (timeoutMs = 5000) => {
+      await until(() => ended, 'the subscription to end', timeoutMs);
+      return (errors ?? []).map((e) => (e as { extensions?: { code?: string } }).extensions?.code);
+    },
     /** Waits for the n-th update (1-based). */
     nth: async (n: number) => {
       await until(() => received.length >= n, `update #${n}`);
@@ -79,7 +84,7 @@ describe('orderUpdated subscription (graphql-ws, PostgreSQL LISTEN/NOTIFY)', () 
   let n = 0;
 
   beforeAll(async () => {
-    api = await startTestGateway({ ROLE: 'api' });
+    api = await startTestGateway({ ROLE: 'api', SUBSCRIPTION_AUTH_RECHECK_MS: '200' });
     worker = await startTestGateway({ ROLE: 'worker' }, { db: api.db });
     m = await createMerchant(api.app);
     other = await createMerchant(api.app);
@@ -231,4 +236,25 @@ describe('orderUpdated subscription (graphql-ws, PostgreSQL LISTEN/NOTIFY)', () 
     await sleep(QUIET_MS);
     expect(sub.received()).toHaveLength(3);
   });
+
+  it('a live subscription ends with INVALID_API_KEY when its API key is rotated (not only new ones are refused)', async () => {
+    const merchant = await createMerchant(api.app);
+    const o = await newOrder(merchant.merchantId);
+    const sub = subscribe({ 'api-key': merchant.sandboxKey }, o.orderNo);
+    expect((await sub.nth(1)).status).toBe('Created');
+    await api.app.apiKeys.rotate(api.app.orm.em.fork(), merchant.merchantId, 'sandbox');
+    expect(await sub.ended()).toEqual(['INVALID_API_KEY']);
+  });
+
+  it('a live subscription ends with CHECKOUT_KEY_EXPIRED when its checkout key expires', async () => {
+    const o = await newOrder();
+    const sub = subscribe({ key: o.key }, o.orderNo);
+    expect((await sub.nth(1)).status).toBe('Created');
+    await sleep(600); // several re-checks while the key is valid: the stream stays open
+    await commitOnWorker(o.id, 'Processing');
+    expect((await sub.nth(2)).status).toBe('Processing');
+    await api.app.orm.em.fork().execute(`update orders set checkout_key_expires_at = now() - interval '1 second', expires_at = now() - interval '1 second' where id = ?`, [o.id]);
+    expect(await sub.ended()).toEqual(['CHECKOUT_KEY_EXPIRED']);
+  });
+
 });

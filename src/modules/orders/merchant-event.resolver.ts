@@ -4,6 +4,7 @@ import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import type { GqlContext } from '../../graphql/context.js';
 import { pubSubOf } from '../../graphql/pubsub.js';
+import { throwIfLapsed, untilCredentialLapses, type CredentialLapsed } from '../../graphql/credential-lapse.js';
 import { EnvironmentEnum, OrderStatusEnum } from '../../graphql/scalars.js';
 import { merchantTopic, ORDER_STATUS_CHANGED, type OrderEventNotification } from '../events/event.catalogue.js';
 import type { OrderEventsPubSub } from './order-update.stream.js';
@@ -84,7 +85,7 @@ async function subscribeMerchantEvents({ args, context: ctx, info }: SubscribeRe
     throw new DomainError('FORBIDDEN', 'The merchant feed needs a dashboard session or an API key');
   }
   const merchantId = caller.merchantId;
-  return merchantEventStream(pubSubOf(info.schema), merchantTopic(merchantId, environment), async (seq) => {
+  const stream = merchantEventStream(pubSubOf(info.schema), merchantTopic(merchantId, environment), async (seq) => {
     const rows = await app.orm.em.fork().execute<(Omit<OrderEventNotification, 'seq'> & { seq: string })[]>(
       `select e.id as "eventId", e.seq, e.order_id as "orderId", o.order_no as "orderNo", e.merchant_id as "merchantId", e.environment,
               e.to_status as status, e.from_status as "previousStatus", to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at
@@ -94,6 +95,8 @@ async function subscribeMerchantEvents({ args, context: ctx, info }: SubscribeRe
     );
     return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
   });
+  // A revoked session or a rotated API key ends the feed (with its error), not just new subscriptions.
+  return untilCredentialLapses(stream, ctx.reauthenticate, app.config.SUBSCRIPTION_AUTH_RECHECK_MS);
 }
 
 @Resolver()
@@ -105,7 +108,8 @@ export class MerchantEventResolver {
       'Authorised by the dashboard access token (connection param `authorization: "Bearer …"`, with `environment`) or the API key (`api-key`).',
     subscribe: subscribeMerchantEvents,
   })
-  merchantEvents(@Root() e: OrderEventNotification, @Arg('environment', () => EnvironmentEnum, { nullable: true }) _environment?: EnvironmentEnum): MerchantEvent {
+  merchantEvents(@Root() root: OrderEventNotification | CredentialLapsed, @Arg('environment', () => EnvironmentEnum, { nullable: true }) _environment?: EnvironmentEnum): MerchantEvent {
+    const e = throwIfLapsed(root);
     return { type: ORDER_STATUS_CHANGED, eventId: e.eventId, orderId: e.orderId, orderNo: e.orderNo, status: e.status, previousStatus: e.previousStatus, environment: e.environment, at: new Date(e.at) };
   }
 }

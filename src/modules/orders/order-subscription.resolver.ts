@@ -1,6 +1,7 @@
 import { Arg, Authorized, Field, ObjectType, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
 import type { GqlContext } from '../../graphql/context.js';
 import { pubSubOf } from '../../graphql/pubsub.js';
+import { throwIfLapsed, untilCredentialLapses, type CredentialLapsed } from '../../graphql/credential-lapse.js';
 import { orderUpdateStream } from './order-update.stream.js';
 import { OrderStatusEnum } from '../../graphql/scalars.js';
 import type { OrderStatusUpdate } from './order-status.service.js';
@@ -28,10 +29,12 @@ async function subscribeOrderUpdates({ args, context: ctx, info }: SubscribeReso
   const order = await app.orders.findForCaller(ctx, args.orderNo);
   const orderId = order.id;
   // Reads use their own short-lived EntityManager forks: the operation's context lives as long as the stream.
-  return orderUpdateStream(pubSubOf(info.schema), orderId, {
+  const stream = orderUpdateStream(pubSubOf(info.schema), orderId, {
     current: () => app.orderStatus.current(app.orm.em.fork(), orderId),
     since: (seq) => app.orderStatus.eventsSince(app.orm.em.fork(), orderId, seq),
   });
+  // A rotated API key or an expired checkout key ends the stream (with its error), not just new subscriptions.
+  return untilCredentialLapses(stream, ctx.reauthenticate, app.config.SUBSCRIPTION_AUTH_RECHECK_MS);
 }
 
 @Resolver()
@@ -43,7 +46,8 @@ export class OrderSubscriptionResolver {
       "Authorised by the order's checkout key (connection param `key`) or the merchant's API key (`api-key`).",
     subscribe: subscribeOrderUpdates,
   })
-  orderUpdated(@Root() u: OrderStatusUpdate, @Arg('orderNo') _orderNo: string): OrderUpdate {
+  orderUpdated(@Root() root: OrderStatusUpdate | CredentialLapsed, @Arg('orderNo') _orderNo: string): OrderUpdate {
+    const u = throwIfLapsed(root);
     return { orderNo: u.orderNo, status: u.status, previousStatus: u.previousStatus, merchantId: u.merchantId, updatedAt: new Date(u.at) };
   }
 }
