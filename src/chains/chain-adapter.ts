@@ -133,36 +133,89 @@ export interface AccountPollObservation {
 /** How the watcher learns about transfers on this chain. */
 export type Observation = LogScanObservation | AccountPollObservation;
 
-/** A token transfer out of a deposit address (sweeps), built before it is signed. */
+/** A token transfer out of a deposit address (sweeps). */
 export interface TransferIntent {
   token: WatchedToken;
   /** Deposit address the tokens leave (its key signs). */
   from: string;
+  /** The merchant's settlement address. */
   to: string;
+  /** Base units; the sweep sends the deposit's whole balance as read from the chain at send time. */
   amount: bigint;
-  /** Who pays the fee when it is not `from` (SOLANA gas tank co-signing); EVM/TRON top the deposit up first instead. */
-  feePayer?: string;
 }
 
 /** A transaction signed and stored before broadcast: sweeps re-broadcast it after a crash, never rebuild it. */
-export interface SignedTransfer {
+export interface SignedTx {
   txHash: string;
-  /** Raw signed transaction, as the chain's broadcast call takes it. */
+  /** Raw signed transaction, as the chain's broadcast call takes it (hex for EVM/TRON JSON, base64 for SOLANA). */
   raw: string;
+  /**
+   * Sender-side ordering the caller must remember: EVM nonce of the signer; null where the chain has
+   * none (TRON reference block + expiration, SOLANA recent blockhash).
+   */
+  nonce: bigint | null;
+  /**
+   * After this height (EVM: never, null; TRON: expiration time in ms; SOLANA: last valid block height),
+   * a transaction not yet included can never be: it is then safe to sign a new one for the same funds.
+   */
+  expiresAt: bigint | null;
+}
+
+/** Where a broadcast transaction stands, as the chain says now. */
+export type TxState =
+  /** In a block: `success` false means it ran and reverted (EVM/TRON) or failed (SOLANA), fee still paid. */
+  | { state: 'included'; blockNumber: bigint; blockHash: string; success: boolean; feePaid: bigint }
+  /** Known to the node, not in a block yet. */
+  | { state: 'pending' }
+  /**
+   * Can never be included: expired (TRON/SOLANA past `expiresAt`), or its EVM nonce was consumed by
+   * another transaction (a fee-bumped replacement landed). Safe to sign anew.
+   */
+  | { state: 'dead' }
+  /** Not seen by the node (dropped, or never arrived): re-broadcast the stored raw transaction. */
+  | { state: 'unknown' };
+
+/** Native coin one deposit needs before its sweep ('topup' gas model only). */
+export interface GasNeed {
+  address: string;
+  /** Wei / sun to send (the caller already subtracted what the address holds). */
+  amount: bigint;
+}
+
+/** Options of one signing; the caller owns nonces (allocated in the database, one writer per signer). */
+export interface SignOptions {
+  /** EVM: the signer's nonce to use (a replacement reuses the stuck transaction's nonce). */
+  nonce?: bigint;
+  /** Fee multiplier in percent over the current network fee (EVM replacement bumps: 100, 125, 150…). */
+  feeBumpPercent?: number;
 }
 
 /**
- * Sending tokens out of deposit addresses, for the sweeps to come. Declared now so sweeps plug into
- * every adapter the same way; no adapter implements it yet (`transfers` is null everywhere), and the
- * sweep state machine (build → sign → store → broadcast → confirm) comes with the sweeps work.
+ * Sending tokens out of deposit addresses (sweeps). What differs per chain is declared here; the
+ * sweep state machine (`src/modules/sweeps/`) never branches on the family:
+ * - gas `topup`: the gas tank first sends the deposit what one token transfer costs (EVM: one disperse
+ *   transaction funds many deposits; TRON: energy delegated from the tank's stake, else TRX to burn),
+ *   then the deposit's key signs the token transfer;
+ * - gas `fee-payer`: the gas tank signs the sweep as its fee payer (SOLANA); deposits hold no SOL.
  */
-export interface TransferCapability {
-  /** Unsigned transaction for `intent` (nonce/blockhash and fees fixed here, so a stored signature stays valid). */
-  build(intent: TransferIntent): Promise<Uint8Array>;
-  /** Signs a built transaction with the deposit's key (and the fee payer's, where one co-signs). */
-  sign(unsigned: Uint8Array, keys: Uint8Array[]): Promise<SignedTransfer>;
-  /** Broadcasts a stored signed transaction; idempotent (an already known transaction is not an error). */
-  broadcast(signed: SignedTransfer): Promise<void>;
+export interface SweepCapability {
+  readonly gas: 'topup' | 'fee-payer';
+  /** Native balance (wei, sun, lamports) of any address. */
+  nativeBalance(address: string): Promise<bigint>;
+  /**
+   * Native units the sender of one token transfer from `from` to `to` pays at current prices (EVM gas
+   * limit × fee; TRON energy priced in TRX, or 0 once energy is delegated; SOLANA fee plus the rent of
+   * the destination's token account when it does not exist yet). The top-up amount and the dust rule.
+   */
+  quoteTransferFee(intent: TransferIntent): Promise<bigint>;
+  /** `topup` only: signs the tank's funding transaction(s) for `needs` with the tank's key. */
+  signFunding(tankKey: Uint8Array, needs: GasNeed[], options: SignOptions): Promise<SignedTx[]>;
+  /** Signs the token transfer with the deposit's key (and the tank's as fee payer for `fee-payer`). */
+  signTransfer(intent: TransferIntent, keys: { deposit: Uint8Array; tank?: Uint8Array }, options: SignOptions): Promise<SignedTx>;
+  /** Broadcasts a stored transaction; idempotent (a transaction the node already knows is not an error). */
+  broadcast(tx: SignedTx): Promise<void>;
+  /** Where `tx` stands now (its nonce/expiry let the adapter tell `dead` from `unknown`). */
+  txState(tx: SignedTx, from: string): Promise<TxState>;
 }
 
 /** One token balance to read: `owner` is the deposit address (SOLANA: the owner, read at its associated token account). */
@@ -193,8 +246,8 @@ export interface ChainAdapter {
   readonly driver: ChainFamilyDriver;
   readonly finality: FinalityRule;
   readonly observation: Observation;
-  /** Outgoing transfers (sweeps); null until sweeps implement it for this chain. */
-  readonly transfers: TransferCapability | null;
+  /** Outgoing transfers (sweeps); null where the adapter does not implement them. */
+  readonly sweeps: SweepCapability | null;
   /** Token balance reads (reconciliation); absent where the adapter does not implement them yet. */
   readonly balances?: BalanceCapability;
   getHead(): Promise<ChainHead>;

@@ -38,11 +38,11 @@ describe('adapters declare their capabilities', () => {
     ['BINANCE', 'log-scan', 'depth', () => createEvmAdapter(config('BINANCE'))],
     ['TRON', 'log-scan', 'depth-and-chain-final', () => createTronAdapter(config('TRON'))],
     ['SOLANA', 'account-poll', 'depth-and-chain-final', () => createSolanaAdapter(config('SOLANA'))],
-  ] as const)('%s: %s, %s; no outgoing transfers before sweeps', (_, observation, finality, make) => {
+  ] as const)('%s: %s, %s; sweep capability declared', (_, observation, finality, make) => {
     const adapter = make();
     expect(adapter.observation.kind).toBe(observation);
     expect(adapter.finality).toBe(finality);
-    expect(adapter.transfers).toBeNull();
+    expect(adapter).toHaveProperty('sweeps');
   });
 });
 

@@ -168,7 +168,7 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
     // The finalized tag lags ~15 min behind the head: far too slow for a checkout, so depth decides.
     finality: 'depth',
     observation: { kind: 'log-scan', scanTransfers },
-    transfers: null,
+    sweeps: null,
     balances: { atBlock: true, tokenBalances },
     rpc,
     scanTransfers,

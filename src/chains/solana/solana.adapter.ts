@@ -304,7 +304,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     // Everything is read at `confirmed`, which a minority fork can still drop: wait for `finalized` too.
     finality: 'depth-and-chain-final',
     observation: { kind: 'account-poll', pollDeposits },
-    transfers: null,
+    sweeps: null,
     pollDeposits,
 
     async getHead(): Promise<ChainHead> {

@@ -219,7 +219,7 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
     // Solidified blocks cannot be reverted; depth alone could count a block a fork still replaces.
     finality: 'depth-and-chain-final',
     observation: { kind: 'log-scan', scanTransfers },
-    transfers: null,
+    sweeps: null,
     scanTransfers,
 
     async getHead(): Promise<ChainHead> {
