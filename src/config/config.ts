@@ -65,6 +65,27 @@ function chainVars(): Record<ChainVarName, ChainVarSpec> {
   return out as Record<ChainVarName, ChainVarSpec>;
 }
 
+const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
+type EvmSweepVarName = `${(typeof ENV_KEYS)[number]}_${'ETHEREUM' | 'BINANCE'}_${'DISPERSE_ADDRESS' | 'SWEEPER_ADDRESS'}`;
+/** `<ENV>_<ETHEREUM|BINANCE>_DISPERSE_ADDRESS` / `_SWEEPER_ADDRESS`: the EVM sweep contracts (docs/sweeps-evm.md). */
+function evmSweepVars(): Record<EvmSweepVarName, VarSpec> {
+  const out = {} as Record<string, VarSpec>;
+  for (const env of ENV_KEYS) {
+    for (const net of ['ETHEREUM', 'BINANCE'] as const) {
+      const local = env === 'SANDBOX' ? '; default: the local chain’s when DEV_CHAINS is on' : '';
+      out[`${env}_${net}_DISPERSE_ADDRESS`] = {
+        schema: evmAddress.optional(),
+        description: `Disperse contract funding many ${net} deposits with gas in one transaction in ${env.toLowerCase()} (\`npm run cli -- gas-tank deploy-disperse\`); unset → one top-up transaction per deposit${local}`,
+      };
+      out[`${env}_${net}_SWEEPER_ADDRESS`] = {
+        schema: evmAddress.optional(),
+        description: `EIP-7702 Sweeper contract of the ${net} gas tank in ${env.toLowerCase()} (\`npm run cli -- gas-tank deploy-sweeper\`); set → deposits are swept in tank-paid batches without top-ups (the chain must support EIP-7702); unset → top-up then transfer${local}`,
+      };
+    }
+  }
+  return out as Record<EvmSweepVarName, VarSpec>;
+}
+
 /** Declaration order is the order of the table in docs/configuration.md. */
 export const CONFIG_VARS = {
   NODE_ENV: { schema: z.enum(['development', 'test', 'production']), default: 'development', description: '`production` refuses generated secrets and an embedded database' },
@@ -165,6 +186,8 @@ export const CONFIG_VARS = {
   WEBHOOK_POLL_MS: { schema: int(10, 60_000), default: '1000', description: 'How often a worker looks for due webhook retries (new deliveries wake it at once through LISTEN)' },
   WEBHOOK_SWEEP_INTERVAL_MS: { schema: int(100, 3_600_000), default: '30000', description: 'Webhook sweeper period: re-queues deliveries whose worker died mid-attempt (expired lease) and drains the outbox' },
   ...chainVars(),
+  EVM_SWEEP_BATCH_MAX: { schema: int(1, 1000), default: '100', description: 'Most deposits one EIP-7702 batch sweep transaction carries (ETHEREUM/BINANCE with a Sweeper)' },
+  ...evmSweepVars(),
 } satisfies Record<string, VarSpec>;
 
 export type ConfigVar = keyof typeof CONFIG_VARS;
