@@ -140,7 +140,7 @@ it('is retried on the same schedule as order webhooks (500, then 200), with the 
       merchantId: m.merchantId,
       environment: 'sandbox',
       type: SETTLEMENT_WALLET_CHANGED,
-      payload: { settlementWalletId: 'w1', network: 'TRON', previousAddress: null, address: 'TXYZ', activeFrom: '2026-11-27T04:00:00.000Z', changedBy: { userId: 'u1', email: 'a@b.c' }, at: '2026-11-27T04:00:00.000Z' },
+      payload: { settlementWalletId: 'w1', network: 'TRON', previousAddress: null, replacedPendingAddress: null, address: 'TXYZ', activeFrom: '2026-11-27T04:00:00.000Z', changedBy: { userId: 'u1', email: 'a@b.c' }, at: '2026-11-27T04:00:00.000Z' },
       idempotencyKey: 'settlement_wallet.changed:w1',
     }),
   );

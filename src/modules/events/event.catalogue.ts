@@ -127,8 +127,10 @@ export interface MerchantEventPayloads {
   [SETTLEMENT_WALLET_CHANGED]: {
     settlementWalletId: string;
     network: Network;
-    /** The address sweeps went to before (null for the first one). */
+    /** The address sweeps went to until this change (null when none was active yet). */
     previousAddress: string | null;
+    /** A newly set address still in its hold that this change replaced (it never received sweeps); null when none. */
+    replacedPendingAddress: string | null;
     /** The address set now. */
     address: string;
     /** ISO 8601: sweeps go to `address` from then on (the hold, SETTLEMENT_HOLD_SECONDS). */
