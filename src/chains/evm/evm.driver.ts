@@ -36,6 +36,15 @@ function plainInteger(amount: bigint): string {
 
 const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
 
+/** getAddress throws on a mixed-case address whose checksum does not match. */
+function hasValidChecksum(address: string): boolean {
+  try {
+    return getAddress(address) === address;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * EIP-55: a mixed-case address carries a checksum, which must match; an all-lower-case (or all-upper)
  * address carries none and is accepted as is (exchanges show them that way), stored checksummed.
@@ -44,7 +53,7 @@ function checkEvmSettlementAddress(address: string): SettlementAddressCheck {
   if (typeof address !== 'string' || !STRICT_HEX_ADDRESS.test(address)) return { ok: false, reason: 'An EVM address is 0x followed by 40 hexadecimal digits' };
   const hex = address.slice(2);
   const checksummed = hex !== hex.toLowerCase() && hex !== hex.toUpperCase();
-  if (checksummed && getAddress(address) !== address) {
+  if (checksummed && !hasValidChecksum(address)) {
     return { ok: false, reason: 'The EIP-55 checksum of this EVM address does not match (its upper/lower-case letters are wrong): it probably contains a typo. Copy it again from your wallet' };
   }
   const canonical = getAddress(address.toLowerCase());
