@@ -22,6 +22,8 @@ import { IndodaxRateProvider } from './modules/quotes/providers/indodax.rate-pro
 import { QuoteService } from './modules/quotes/quote.service.js';
 import { RateProviderRegistry, RateService } from './modules/quotes/rate-provider.js';
 import { TokenService } from './modules/tokens/token.service.js';
+import { MerchantEventWriter } from './modules/events/merchant-event.writer.js';
+import { SettlementWalletService } from './modules/settlement-wallets/settlement-wallet.service.js';
 import { createWebhookServices, type WebhookServices } from './modules/webhooks/webhook.wiring.js';
 import { RateLimits } from './modules/limits/rate-limit.service.js';
 import { NetworkCatalog } from './modules/networks/network-catalog.service.js';
@@ -58,6 +60,10 @@ export interface App {
   receipts: UnattributedReceiptService;
   /** Deposit balances on chain vs the ledger, per network (job, CLI, operators' query). */
   reconciliation: ReconciliationService;
+  /** The only writer of `merchant_events` (settlement_wallet.changed, sweep.*; in the caller's transaction, queued for webhooks). */
+  merchantEvents: MerchantEventWriter;
+  /** Settlement addresses per environment and network (owner + password, hold, webhook); `current()` for the sweep engine. */
+  settlementWallets: SettlementWalletService;
   /** Notification URLs, outbox → deliveries, delivery claims/records, the delivery log. */
   webhooks: WebhookServices;
   /** Watched networks per environment (what `/networks` shows and which tokens are offered). */
@@ -133,7 +139,14 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const receipts = new UnattributedReceiptService();
   const reconciliation = new ReconciliationService(tokens, log, config.RECONCILE_CONCURRENCY);
   const webhooks = createWebhookServices(config, apiKeys);
+  const merchantEvents = new MerchantEventWriter();
+  const settlementWallets = new SettlementWalletService({
+    holdSeconds: { production: config.SETTLEMENT_HOLD_SECONDS_PRODUCTION, sandbox: config.SETTLEMENT_HOLD_SECONDS_SANDBOX },
+    events: merchantEvents,
+    throttleAccount: (account) => rateLimits.consume('account', account),
+    log,
+  });
   const faucet = new FaucetService(config, networks, tokens);
   const exports = new CsvExportService({ databaseUrl: orm.config.get('clientUrl')!, maxConcurrent: config.EXPORT_MAX_CONCURRENT });
-  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, webhooks, networks, faucet, exports, metrics };
+  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics };
 }

@@ -73,7 +73,16 @@ export interface ChainFamilyDriver {
    * `DomainError('WALLET_NETWORK_MISMATCH')` for wallet/network pairs that cannot work.
    */
   paymentUri(wallet: WalletType, network: Network, req: PaymentRequest): string;
+  /**
+   * Checks an address a merchant types as its settlement wallet, strictly (the family's own rules:
+   * checksum, encoding, curve; and its null/burn addresses): the canonical form, or why it is refused,
+   * in words for the merchant. Registry checks (deposit, token, gas tank addresses) are the caller's.
+   */
+  checkSettlementAddress(address: string): SettlementAddressCheck;
 }
+
+/** A settlement address typed by a merchant: accepted in canonical form, or refused with the reason. */
+export type SettlementAddressCheck = { ok: true; address: string } | { ok: false; reason: string };
 
 /** Per-network RPC settings, from config. */
 export interface ChainNetworkConfig {

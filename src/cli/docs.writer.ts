@@ -31,6 +31,9 @@ export function transitionTable(table: Readonly<Record<string, readonly string[]
 const ERROR_NOTES: Partial<Record<ErrorCode, string>> = {
   VALIDATION_FAILED: 'with `data.fields`',
   CHECKOUT_KEY_EXPIRED: 'the scoped checkout key outlived its 30 minutes',
+  INVALID_PASSWORD: 'the account password given again to change a settlement address is wrong',
+  INVALID_SETTLEMENT_ADDRESS: 'not a valid address of the network; the message says why: checksum, length, curve, zero address',
+  SETTLEMENT_ADDRESS_REFUSED: 'an address of the gateway itself: a deposit address, a token contract or mint, a gas tank',
   WRONG_ENVIRONMENT: 'a sandbox key on `/mainnet/` or the reverse',
   SCOPE_DENIED: 'a checkout key outside its own order',
   METHOD_NOT_ALLOWED: 'with an `Allow` header',

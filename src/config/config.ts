@@ -173,6 +173,8 @@ export const CONFIG_VARS = {
   ORDER_GROUP_COMMIT_CONNECTIONS: { schema: int(1, 100), default: '4', description: 'Group commit: most order batches in flight at once, i.e. the most pooled connections order creation holds (keep it below `DATABASE_POOL_MAX`)' },
   ORDER_MIN_IDR: { schema: int(1, Number.MAX_SAFE_INTEGER), default: '1000', description: 'Smallest order amount (IDR)' },
   ORDER_MAX_IDR: { schema: int(1, Number.MAX_SAFE_INTEGER), default: '1000000000', description: 'Largest order amount (IDR)' },
+  SETTLEMENT_HOLD_SECONDS_PRODUCTION: { schema: int(0, 30 * 86400), default: '86400', description: 'Production: sweeps go to a newly set settlement address only this long after the change (the hold; docs/security.md "Settlement addresses"). Until then they keep going to the previous address, none for the first one' },
+  SETTLEMENT_HOLD_SECONDS_SANDBOX: { schema: int(0, 30 * 86400), default: '0', description: 'Sandbox: the same hold for sandbox settlement addresses (default none)' },
   WEBHOOK_ALLOW_PRIVATE_URLS: { schema: bool, default: 'false', description: 'Allow webhook URLs that resolve to private, loopback, link-local, CGNAT, ULA, multicast or unspecified addresses (in every NODE_ENV; set `true` only for local development and tests). Checked when a URL is saved and again on every send' },
   WEBHOOK_TIMEOUT_MS: { schema: int(100, 120_000), default: '10000', description: 'Timeout of one webhook attempt, connect to answer (ms)' },
   WEBHOOK_RETRY_SCHEDULE_S: {

@@ -2,7 +2,7 @@ import { getAddress, getBytes, HDNodeWallet, isAddress } from 'ethers';
 import type { Network, WalletType } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { formatDecimal } from '../../common/money.js';
-import type { ChainFamilyDriver, PaymentRequest } from '../chain-adapter.js';
+import type { ChainFamilyDriver, PaymentRequest, SettlementAddressCheck } from '../chain-adapter.js';
 
 export const EVM_NETWORKS = ['ETHEREUM', 'BINANCE'] as const satisfies readonly Network[];
 export type EvmNetwork = (typeof EVM_NETWORKS)[number];
@@ -32,6 +32,33 @@ function plainInteger(amount: bigint): string {
   if (typeof amount !== 'bigint' || amount <= 0n) throw new RangeError(`payment amount must be a positive bigint, got ${String(amount)}`);
   // bigint toString never uses exponent notation, unlike Number or eth-url-parser's build()
   return amount.toString(10);
+}
+
+const ZERO_ADDRESS = '0x0000000000000000000000000000000000000000';
+
+/** getAddress throws on a mixed-case address whose checksum does not match. */
+function hasValidChecksum(address: string): boolean {
+  try {
+    return getAddress(address) === address;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * EIP-55: a mixed-case address carries a checksum, which must match; an all-lower-case (or all-upper)
+ * address carries none and is accepted as is (exchanges show them that way), stored checksummed.
+ */
+function checkEvmSettlementAddress(address: string): SettlementAddressCheck {
+  if (typeof address !== 'string' || !STRICT_HEX_ADDRESS.test(address)) return { ok: false, reason: 'An EVM address is 0x followed by 40 hexadecimal digits' };
+  const hex = address.slice(2);
+  const checksummed = hex !== hex.toLowerCase() && hex !== hex.toUpperCase();
+  if (checksummed && !hasValidChecksum(address)) {
+    return { ok: false, reason: 'The EIP-55 checksum of this EVM address does not match (its upper/lower-case letters are wrong): it probably contains a typo. Copy it again from your wallet' };
+  }
+  const canonical = getAddress(address.toLowerCase());
+  if (canonical === ZERO_ADDRESS) return { ok: false, reason: 'The zero address burns what is sent to it' };
+  return { ok: true, address: canonical };
 }
 
 export const evmDriver: ChainFamilyDriver = {
@@ -68,6 +95,8 @@ export const evmDriver: ChainFamilyDriver = {
   watchAddress(): string | null {
     return null; // Transfer logs name the deposit address itself
   },
+
+  checkSettlementAddress: checkEvmSettlementAddress,
 
   paymentUri(wallet: WalletType, network: Network, req: PaymentRequest): string {
     assertEvmNetwork(network);

@@ -1,10 +1,10 @@
 import { createHmac } from 'node:crypto';
 import { Keypair, PublicKey } from '@solana/web3.js';
-import { getAssociatedTokenAddressSync, TOKEN_PROGRAM_ID } from '@solana/spl-token';
+import { ASSOCIATED_TOKEN_PROGRAM_ID, getAssociatedTokenAddressSync, TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import type { Network, WalletType } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { formatDecimal } from '../../common/money.js';
-import type { ChainFamilyDriver, PaymentRequest } from '../chain-adapter.js';
+import type { ChainFamilyDriver, PaymentRequest, SettlementAddressCheck } from '../chain-adapter.js';
 
 /** SLIP-0010 coin type for Solana; every level is hardened because ed25519 has no public derivation. */
 const SOLANA_COIN_TYPE = 501;
@@ -65,6 +65,24 @@ function parsePublicKey(address: string): PublicKey | null {
   } catch {
     return null;
   }
+}
+
+/** Program ids a wallet address can never be: the system program (the all-zero key) and the token programs. */
+const PROGRAM_ADDRESSES = new Set([PublicKey.default.toBase58(), TOKEN_PROGRAM_ID.toBase58(), TOKEN_2022_PROGRAM_ID.toBase58(), ASSOCIATED_TOKEN_PROGRAM_ID.toBase58()]);
+
+/**
+ * A wallet's public key: 32 bytes of base58 on the ed25519 curve. Off-curve keys are refused: they are
+ * program-derived accounts — most often a token account pasted instead of its owner's wallet — that no
+ * private key controls, so tokens swept to their associated token account could be stranded.
+ */
+function checkSolanaSettlementAddress(address: string): SettlementAddressCheck {
+  const key = parsePublicKey(address);
+  if (!key) return { ok: false, reason: 'A Solana address is the base58 form of a 32-byte public key (32 to 44 characters)' };
+  if (PROGRAM_ADDRESSES.has(key.toBase58())) return { ok: false, reason: 'This is a Solana program address (or the zero address), not a wallet' };
+  if (!PublicKey.isOnCurve(key.toBytes())) {
+    return { ok: false, reason: 'This Solana address is not on the ed25519 curve: it is a program-derived account (for example a token account), not a wallet. Give the wallet (owner) address' };
+  }
+  return { ok: true, address: key.toBase58() };
 }
 
 function requireAddress(address: string, what: string): string {
@@ -135,6 +153,8 @@ export const solanaDriver: ChainFamilyDriver = {
     // A transfer into an existing associated token account does not mention its owner.
     return associatedTokenAddress(owner, token, SPL_TOKEN_PROGRAM);
   },
+
+  checkSettlementAddress: checkSolanaSettlementAddress,
 
   paymentUri(wallet: WalletType, network: Network, req: PaymentRequest): string {
     if (network !== 'SOLANA') {

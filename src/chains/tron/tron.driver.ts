@@ -3,8 +3,20 @@ import { getBytes, HDNodeWallet } from 'ethers';
 import type { Network, WalletType } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { formatDecimal } from '../../common/money.js';
-import type { ChainFamilyDriver, PaymentRequest } from '../chain-adapter.js';
+import type { ChainFamilyDriver, PaymentRequest, SettlementAddressCheck } from '../chain-adapter.js';
 import { isTronAddress, toTronBase58, tronAddressFromBody } from './tron.address.js';
+
+/** base58check of 0x41 followed by 20 zero bytes: TRON's zero address. */
+const TRON_ZERO_ADDRESS = tronAddressFromBody('0'.repeat(40));
+const TRON_BASE58 = /^T[1-9A-HJ-NP-Za-km-z]{33}$/;
+
+/** base58check `T…` only (the hex forms are for node APIs, not for people). */
+function checkTronSettlementAddress(address: string): SettlementAddressCheck {
+  if (typeof address !== 'string' || !TRON_BASE58.test(address)) return { ok: false, reason: 'A TRON address is 34 base58 characters starting with T' };
+  if (!isTronAddress(address)) return { ok: false, reason: 'The base58check checksum of this TRON address does not match: it probably contains a typo. Copy it again from your wallet' };
+  if (address === TRON_ZERO_ADDRESS) return { ok: false, reason: 'The zero address burns what is sent to it' };
+  return { ok: true, address };
+}
 
 /** SLIP-44 coin type of TRX; also Trust Wallet's `coin` id in deep links. */
 const TRON_COIN_TYPE = 195;
@@ -57,6 +69,8 @@ export const tronDriver: ChainFamilyDriver = {
   watchAddress(): string | null {
     return null; // TRC-20 Transfer logs name the deposit address itself
   },
+
+  checkSettlementAddress: checkTronSettlementAddress,
 
   paymentUri(wallet: WalletType, network: Network, req: PaymentRequest): string {
     if (network !== 'TRON') {
