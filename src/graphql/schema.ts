@@ -2,18 +2,28 @@ import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphq
 import 'reflect-metadata';
 import { buildSchema, type NonEmptyArray } from 'type-graphql';
 import { MerchantResolver } from '../modules/merchants/merchant.resolver.js';
-import { PaymentLinkResolver } from '../modules/payment-links/payment-link.resolver.js';
+import { PaymentLinkConnectionResolver, PaymentLinkResolver } from '../modules/payment-links/payment-link.resolver.js';
 import { OrderConnectionResolver, OrderResolver } from '../modules/orders/order.resolver.js';
 import { MerchantEventResolver } from '../modules/orders/merchant-event.resolver.js';
 import { OrderSubscriptionResolver } from '../modules/orders/order-subscription.resolver.js';
-import { WebhookResolver } from '../modules/webhooks/webhook.resolver.js';
+import { WebhookDeliveryPageResolver, WebhookResolver } from '../modules/webhooks/webhook.resolver.js';
+import { PaymentConnectionResolver, PaymentResolver } from '../modules/payments/payment.resolver.js';
 import { ReconciliationResolver } from '../modules/reconciliation/reconciliation.resolver.js';
 import { authChecker } from './auth-checker.js';
 import { DateTimeScalar } from './scalars.js';
 import { createGatewayPubSub, registerSchemaPubSub, type GatewayPubSub } from './pubsub.js';
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-export const resolvers: NonEmptyArray<Function> = [MerchantResolver, OrderResolver, OrderConnectionResolver, PaymentLinkResolver, OrderSubscriptionResolver, MerchantEventResolver, WebhookResolver, ReconciliationResolver];
+export const resolvers: NonEmptyArray<Function> = [MerchantResolver, OrderResolver, OrderConnectionResolver, PaymentLinkResolver,
+  PaymentLinkConnectionResolver,
+  PaymentResolver,
+  PaymentConnectionResolver,
+  OrderSubscriptionResolver,
+  MerchantEventResolver,
+  WebhookResolver,
+  WebhookDeliveryPageResolver,
+  ReconciliationResolver,
+];
 
 /** `pubSub`: the process's PubSub, fed by the LISTEN connection (runtime.ts); a private one if omitted (SDL, tests). */
 export async function buildGatewaySchema(pubSub: GatewayPubSub = createGatewayPubSub()): Promise<GraphQLSchema> {
