@@ -1,6 +1,14 @@
 import { print } from 'graphql';
 import { internalContext, type RequestContext } from '../../src/common/context';
-import { DashOrdersDocument as DashOrders, DashOrderStatsDocument as DashOrderStats, MerchantEventsDocument, type MerchantEventsSubscription } from '../generated/graphql';
+import {
+  DashOrdersDocument as DashOrders,
+  DashOrderStatsDocument as DashOrderStats,
+  DashPaymentsDocument as DashPayments,
+  type DashPaymentsQueryVariables,
+  DashWebhookDeliveriesDocument as DashWebhookDeliveries,
+  MerchantEventsDocument,
+  type MerchantEventsSubscription,
+} from '../generated/graphql';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { bearer, gql, wsClient } from '../support/graphql';
@@ -123,6 +131,69 @@ describe('orders connection', () => {
     // A cursor of another sort is refused rather than misread.
     const wrongSort = await gql(gw.url, DashOrders, { after: cursor, sort: 'AMOUNT' }, key());
     expect(wrongSort.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+});
+
+describe('payments connection', () => {
+  it('lists the merchant environment’s payments newest first with their order; filters by network, token, status, detection time', async () => {
+    const all = await gql(gw.url, DashPayments, {}, key());
+    expect(all.errors).toBeUndefined();
+    const nodes = all.data!.payments.edges.map((e) => e.node);
+    expect(nodes.map((n) => n.orderNo).sort()).toEqual(['DASH-BSC-1', 'DASH-ETH-1']);
+    expect(all.data!.payments.totalCount).toBe(2);
+    expect(nodes[0]!.orderNo).toBe('DASH-ETH-1'); // detected last
+    expect(nodes[0]).toMatchObject({ network: 'ETHEREUM', tokenAddress: SEPOLIA_USDT, tokenSymbol: 'USDT', status: 'confirmed', late: false, logIndex: 0, blockNumber: '1' });
+    expect(nodes[0]!.amount).toMatch(/^\d+\.\d+$/);
+    expect(nodes[0]!.detectedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    expect(nodes[0]!.txHash).toMatch(/^0x[0-9a-f]{64}$/);
+
+    const orderNos = async (vars: DashPaymentsQueryVariables) => {
+      const r = await gql(gw.url, DashPayments, vars, key());
+      expect(r.errors).toBeUndefined();
+      return r.data!.payments.edges.map((e) => e.node.orderNo);
+    };
+    expect(await orderNos({ network: 'BINANCE' })).toEqual(['DASH-BSC-1']);
+    expect(await orderNos({ tokenAddress: SEPOLIA_USDT.toLowerCase() })).toEqual(['DASH-ETH-1']);
+    expect(await orderNos({ statuses: ['PENDING', 'ORPHANED'] })).toEqual([]);
+    expect((await orderNos({ statuses: ['CONFIRMED'] })).sort()).toEqual(['DASH-BSC-1', 'DASH-ETH-1']);
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    expect(await orderNos({ detectedFrom: future })).toEqual([]);
+    expect((await orderNos({ detectedTo: future })).sort()).toEqual(['DASH-BSC-1', 'DASH-ETH-1']);
+    const backwards = await gql(gw.url, DashPayments, { detectedFrom: future, detectedTo: new Date(0).toISOString() }, key());
+    expect(backwards.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
+    expect(backwards.data).toBeNull();
+  });
+
+  it('pages with cursors; the dashboard sees the same, the other merchant and production nothing; foreign cursors are BAD_USER_INPUT', async () => {
+    const first = await gql(gw.url, DashPayments, { first: 1 }, key());
+    expect(first.data!.payments.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false });
+    const second = await gql(gw.url, DashPayments, { first: 1, after: first.data!.payments.pageInfo.endCursor }, key());
+    expect(second.data!.payments.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: true });
+    expect([...first.data!.payments.edges, ...second.data!.payments.edges].map((e) => e.node.orderNo)).toEqual(['DASH-ETH-1', 'DASH-BSC-1']);
+
+    const dash = await gql(gw.url, DashPayments, { environment: 'SANDBOX' }, bearer(token));
+    expect(dash.data!.payments.totalCount).toBe(2);
+    expect((await gql(gw.url, DashPayments, { environment: 'PRODUCTION' }, bearer(token))).data!.payments).toMatchObject({ totalCount: 0, edges: [] });
+    expect((await gql(gw.url, DashPayments, { environment: 'SANDBOX' }, bearer(otherToken))).data!.payments).toMatchObject({ totalCount: 0, edges: [] });
+    expect((await gql(gw.url, DashPayments, {}, { 'api-key': other.sandboxKey })).data!.payments.edges).toEqual([]);
+    expect((await gql(gw.url, DashPayments, {}, {})).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    expect((await gql(gw.url, DashPayments, {}, bearer(token))).errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
+
+    const orderCursor = (await gql(gw.url, DashOrders, { first: 1 }, key())).data!.orders.pageInfo.endCursor;
+    for (const after of [orderCursor, 'garbage', Buffer.from('["payments","x","y"]').toString('base64url')]) {
+      expect((await gql(gw.url, DashPayments, { after }, key())).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    }
+    expect((await gql(gw.url, DashPayments, { first: 101 }, key())).errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
+  });
+});
+
+describe('webhookDeliveries connection', () => {
+  it('has totalCount like every connection', async () => {
+    const r = await gql(gw.url, DashWebhookDeliveries, { environment: 'SANDBOX', first: 1 }, bearer(token));
+    expect(r.errors).toBeUndefined();
+    const n = await gw.app.orm.em.fork().execute<{ n: string }[]>(`select count(*) as n from webhook_deliveries where merchant_id = ? and environment = 'sandbox'`, [m.merchantId]);
+    expect(r.data!.webhookDeliveries.totalCount).toBe(Number(n[0]!.n));
+    expect(r.data!.webhookDeliveries.edges.length).toBe(Math.min(1, Number(n[0]!.n)));
   });
 });
 
