@@ -1,7 +1,11 @@
 import { print } from 'graphql';
 import { internalContext, type RequestContext } from '../../src/common/context';
 import {
+  CreatePaymentLinkDocument,
   DashOrdersDocument as DashOrders,
+  DashOrdersFilteredDocument as DashOrdersFiltered,
+  type DashOrdersFilteredQueryVariables,
+  OpenPaymentLinkDocument,
   DashOrderStatsDocument as DashOrderStats,
   DashPaymentsDocument as DashPayments,
   type DashPaymentsQueryVariables,
@@ -354,5 +358,49 @@ describe('merchantEvents feed', () => {
     } finally {
       await Promise.all([anon.close(), noEnv.close()]);
     }
+  });
+});
+
+// Last: it adds an order (opened from a payment link) that the counts above do not expect.
+describe('orders filters: time ranges, payment link, overpaid', () => {
+  it('created and paid time ranges [from, to), payment link and overpaid filters', async () => {
+    const nos = async (vars: DashOrdersFilteredQueryVariables, headers: Record<string, string> = key()) => {
+      const r = await gql(gw.url, DashOrdersFiltered, vars, headers);
+      expect(r.errors).toBeUndefined();
+      expect(r.data!.orders.totalCount).toBe(r.data!.orders.edges.length);
+      return r.data!.orders.edges.map((e) => e.node.orderNo).sort();
+    };
+    const all = await nos({});
+    const nodes = (await gql(gw.url, DashOrdersFiltered, {}, key())).data!.orders.edges.map((e) => e.node);
+    const eth = nodes.find((n) => n.orderNo === 'DASH-ETH-1')!;
+    // Created range: the instant of an order's creation is inside [createdAt, …) and outside [… , createdAt).
+    expect(await nos({ createdFrom: eth.createdAt })).toContain('DASH-ETH-1');
+    expect(await nos({ createdTo: eth.createdAt })).not.toContain('DASH-ETH-1');
+    expect((await nos({ createdTo: eth.createdAt })).length + (await nos({ createdFrom: eth.createdAt })).length).toBe(all.length);
+    expect(await nos({ createdFrom: new Date(Date.now() + 3_600_000).toISOString() })).toEqual([]);
+    // Paid range: only paid orders, split at the paid instant.
+    const paid = nodes.filter((n) => n.paidAt).map((n) => n.orderNo).sort();
+    expect(paid).toEqual(expect.arrayContaining(['DASH-BSC-1', 'DASH-ETH-1']));
+    expect(await nos({ paidFrom: new Date(0).toISOString() })).toEqual(paid);
+    expect(await nos({ paidFrom: eth.paidAt, paidTo: new Date(Date.parse(eth.paidAt!) + 1).toISOString() })).toEqual(['DASH-ETH-1']);
+    expect(await nos({ paidTo: eth.paidAt })).toEqual(nodes.filter((n) => n.paidAt && n.paidAt < eth.paidAt!).map((n) => n.orderNo).sort());
+    expect(await nos({ paidTo: eth.paidAt })).toContain('DASH-BSC-1');
+    const backwards = await gql(gw.url, DashOrdersFiltered, { paidFrom: eth.paidAt, paidTo: new Date(0).toISOString() }, key());
+    expect(backwards.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
+    // Payment link: only the orders opened from it.
+    const link = await gql(gw.url, CreatePaymentLinkDocument, { environment: 'SANDBOX', input: { title: 'Dash link', expirationTime: 3600, maxUsage: 5, products: [{ name: 'Kopi', price: '50000', quantity: 1 }] } }, bearer(token));
+    const linkId = link.data!.createPaymentLink.id;
+    const opened = await gql(gw.url, OpenPaymentLinkDocument, { id: linkId });
+    expect(opened.errors).toBeUndefined();
+    expect(await nos({ paymentLinkId: linkId })).toEqual([opened.data!.openPaymentLink.order.orderNo]);
+    expect(await nos({ paymentLinkId: linkId, environment: 'SANDBOX' }, bearer(token))).toEqual([opened.data!.openPaymentLink.order.orderNo]);
+    expect(await nos({ paymentLinkId: linkId }, { 'api-key': other.sandboxKey })).toEqual([]);
+    expect(await nos({ paymentLinkId: '00000000-0000-4000-8000-000000000000' })).toEqual([]);
+    expect((await gql(gw.url, DashOrdersFiltered, { paymentLinkId: 'not-a-uuid' }, key())).errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
+    // Overpaid (the overpayment test above made one).
+    const overpaid = nodes.filter((n) => n.overpaid).map((n) => n.orderNo);
+    expect(overpaid).toEqual(['DASH-OVER-1']);
+    expect(await nos({ overpaid: true })).toEqual(overpaid);
+    expect(await nos({ overpaid: false })).toEqual(all.filter((n) => !overpaid.includes(n)).concat(opened.data!.openPaymentLink.order.orderNo).sort());
   });
 });
