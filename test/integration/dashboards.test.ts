@@ -192,12 +192,22 @@ describe('payments connection', () => {
 });
 
 describe('webhookDeliveries connection', () => {
-  it('has totalCount like every connection', async () => {
+  it('has totalCount like every connection (all pages, this merchant and environment only)', async () => {
+    // Three queued deliveries (the api role runs no webhook worker, so they stay queued).
+    await gw.app.orm.em.fork().execute(
+      `insert into webhook_deliveries (id, merchant_id, environment, event, idempotency_key, url, endpoint, payload, max_attempts)
+       select gen_random_uuid(), ?, 'sandbox', 'webhook.test', 'count-' || n, 'https://shop.example/hook', 'shop.example', '{}', 1 from generate_series(1, 3) n`,
+      [m.merchantId],
+    );
     const r = await gql(gw.url, DashWebhookDeliveries, { environment: 'SANDBOX', first: 1 }, bearer(token));
     expect(r.errors).toBeUndefined();
     const n = await gw.app.orm.em.fork().execute<{ n: string }[]>(`select count(*) as n from webhook_deliveries where merchant_id = ? and environment = 'sandbox'`, [m.merchantId]);
+    expect(Number(n[0]!.n)).toBeGreaterThanOrEqual(3);
     expect(r.data!.webhookDeliveries.totalCount).toBe(Number(n[0]!.n));
-    expect(r.data!.webhookDeliveries.edges.length).toBe(Math.min(1, Number(n[0]!.n)));
+    expect(r.data!.webhookDeliveries.edges).toHaveLength(1);
+    expect(r.data!.webhookDeliveries.pageInfo.hasNextPage).toBe(true);
+    expect((await gql(gw.url, DashWebhookDeliveries, { environment: 'PRODUCTION' }, bearer(token))).data!.webhookDeliveries.totalCount).toBe(0);
+    expect((await gql(gw.url, DashWebhookDeliveries, { environment: 'SANDBOX' }, bearer(otherToken))).data!.webhookDeliveries.totalCount).toBe(0);
   });
 });
 
