@@ -17,6 +17,7 @@ import { Migration20261123000400_unattributed_receipts } from './Migration202611
 import { Migration20261123000500_payment_reorgs } from './Migration20261123000500_payment_reorgs.js';
 import { Migration20261123000700_analytics_views } from './Migration20261123000700_analytics_views.js';
 import { Migration20261123000800_order_paid_facts } from './Migration20261123000800_order_paid_facts.js';
+import { Migration20261127000200_payments_listing_index } from './Migration20261127000200_payments_listing_index.js';
 import { Migration20261127000500_settlement_wallets } from './Migration20261127000500_settlement_wallets.js';
 import { Migration20261127000510_merchant_events } from './Migration20261127000510_merchant_events.js';
 
@@ -40,6 +41,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123000500_payment_reorgs', class: Migration20261123000500_payment_reorgs },
   { name: 'Migration20261123000700_analytics_views', class: Migration20261123000700_analytics_views },
   { name: 'Migration20261123000800_order_paid_facts', class: Migration20261123000800_order_paid_facts },
+  { name: 'Migration20261127000200_payments_listing_index', class: Migration20261127000200_payments_listing_index },
   { name: 'Migration20261127000500_settlement_wallets', class: Migration20261127000500_settlement_wallets },
   { name: 'Migration20261127000510_merchant_events', class: Migration20261127000510_merchant_events },
 ];

@@ -1,4 +1,8 @@
+import { z } from 'zod';
 import { DomainError } from './errors.js';
+
+/** `first` / `after` of a GraphQL connection: 1–100 rows (default 20), larger is refused, not clamped. */
+export const pageArgs = { first: z.number().int().min(1).max(100).default(20), after: z.string().max(1000).optional() };
 
 /**
  * Opaque keyset cursors for GraphQL connections: base64url of `[kind, ...values]`. `kind` names the

@@ -1,4 +1,4 @@
-import { Field, ObjectType } from 'type-graphql';
+import { Field, FieldResolver, Int, ObjectType, Resolver, Root, type ClassType } from 'type-graphql';
 
 /**
  * Relay connections, the one pagination style of the GraphQL API: `edges { cursor node }`,
@@ -16,4 +16,21 @@ export class PageInfo {
 /** PageInfo of a page of edges. */
 export function pageInfoOf(edges: readonly { cursor: string }[], hasNextPage: boolean, after: string | null | undefined): PageInfo {
   return { hasNextPage, hasPreviousPage: Boolean(after), startCursor: edges[0]?.cursor ?? null, endCursor: edges[edges.length - 1]?.cursor ?? null };
+}
+
+/** A connection whose total is counted (one statement) only when `totalCount` is selected. */
+export interface Counted {
+  count: () => Promise<number>;
+}
+
+/** The `totalCount` field of a connection type: `what` names its rows in the description. */
+export function totalCountResolver(connection: ClassType<Counted>, what: string): ClassType {
+  @Resolver(() => connection)
+  class TotalCountResolver {
+    @FieldResolver(() => Int, { description: `${what} matching the filters (all pages); counted only when selected` })
+    totalCount(@Root() c: Counted): Promise<number> {
+      return c.count();
+    }
+  }
+  return TotalCountResolver;
 }

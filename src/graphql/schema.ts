@@ -2,11 +2,12 @@ import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphq
 import 'reflect-metadata';
 import { buildSchema, type NonEmptyArray } from 'type-graphql';
 import { MerchantResolver } from '../modules/merchants/merchant.resolver.js';
-import { PaymentLinkResolver } from '../modules/payment-links/payment-link.resolver.js';
+import { PaymentLinkConnectionResolver, PaymentLinkResolver } from '../modules/payment-links/payment-link.resolver.js';
 import { OrderConnectionResolver, OrderResolver } from '../modules/orders/order.resolver.js';
 import { MerchantEventResolver } from '../modules/orders/merchant-event.resolver.js';
 import { OrderSubscriptionResolver } from '../modules/orders/order-subscription.resolver.js';
-import { WebhookResolver } from '../modules/webhooks/webhook.resolver.js';
+import { WebhookDeliveryPageResolver, WebhookResolver } from '../modules/webhooks/webhook.resolver.js';
+import { PaymentConnectionResolver, PaymentResolver } from '../modules/payments/payment.resolver.js';
 import { ReconciliationResolver } from '../modules/reconciliation/reconciliation.resolver.js';
 import { SettlementWalletResolver } from '../modules/settlement-wallets/settlement-wallet.resolver.js';
 import { authChecker } from './auth-checker.js';
@@ -14,7 +15,17 @@ import { DateTimeScalar } from './scalars.js';
 import { createGatewayPubSub, registerSchemaPubSub, type GatewayPubSub } from './pubsub.js';
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-export const resolvers: NonEmptyArray<Function> = [MerchantResolver, OrderResolver, OrderConnectionResolver, PaymentLinkResolver, OrderSubscriptionResolver, MerchantEventResolver, WebhookResolver, ReconciliationResolver, SettlementWalletResolver];
+export const resolvers: NonEmptyArray<Function> = [MerchantResolver, OrderResolver, OrderConnectionResolver, PaymentLinkResolver,
+  PaymentLinkConnectionResolver,
+  PaymentResolver,
+  PaymentConnectionResolver,
+  OrderSubscriptionResolver,
+  MerchantEventResolver,
+  WebhookResolver,
+  WebhookDeliveryPageResolver,
+  ReconciliationResolver,
+  SettlementWalletResolver,
+];
 
 /** `pubSub`: the process's PubSub, fed by the LISTEN connection (runtime.ts); a private one if omitted (SDL, tests). */
 export async function buildGatewaySchema(pubSub: GatewayPubSub = createGatewayPubSub()): Promise<GraphQLSchema> {

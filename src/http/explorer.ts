@@ -68,6 +68,20 @@ const PAGE = `<!doctype html>
 // GraphiQL's editors set inline styles; scripts only from here; data only to this origin (HTTP and WebSocket).
 const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
+/**
+ * A browser opening `/graphql` (GET, `Accept: text/html`, no `query`): Apollo's landing page is off (it
+ * loads its explorer from outside hosts, so it fails offline), so the browser goes to `/explorer` when
+ * it is served, or gets a 404 saying why there is no explorer. GET requests with a `query` still run.
+ */
+export function registerGraphqlBrowserGet(fastify: FastifyInstance, explorerEnabled: boolean): void {
+  fastify.addHook('onRequest', async (req, reply) => {
+    if (req.method !== 'GET' || req.url.split('?')[0] !== '/graphql') return;
+    if (!String(req.headers.accept ?? '').includes('text/html') || new URLSearchParams(req.url.split('?')[1] ?? '').has('query')) return;
+    if (explorerEnabled) return reply.redirect('/explorer', 302);
+    throw new DomainError('ROUTE_NOT_FOUND', 'No GraphQL explorer on this server (EXPLORER_ENABLED is off, the production default): send GraphQL requests as POST /graphql or over graphql-ws');
+  });
+}
+
 export function registerExplorer(fastify: FastifyInstance): void {
   const cache = new Map<string, Buffer>();
   const read = (name: string): Buffer => {

@@ -1,4 +1,5 @@
 import { ApolloServer } from '@apollo/server';
+import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import { getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
@@ -15,7 +16,7 @@ import { formatGraphqlError } from '../graphql/errors.js';
 import { authRoutes } from '../rest/auth.routes.js';
 import { DomainError, isDomainError } from '../common/errors.js';
 import { errorEnvelope } from '../rest/envelope.js';
-import { registerExplorer } from './explorer.js';
+import { registerExplorer, registerGraphqlBrowserGet } from './explorer.js';
 import { containsNul, frameworkError, installErrorHandling, NUL_MESSAGE } from '../rest/plugin.js';
 import { RateLimitStoreError } from '../modules/limits/rate-limit.service.js';
 import { registerRoutes, type RestRoute } from '../rest/routes.js';
@@ -147,6 +148,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
   if (parts.envRoutes) registerRoutes(fastify, app, parts.envRoutes, 'environment');
   parts.extra?.(fastify);
   if (config.EXPLORER_ENABLED) registerExplorer(fastify);
+  registerGraphqlBrowserGet(fastify, config.EXPLORER_ENABLED);
 
   // GraphQL over HTTP (Apollo) and over WebSocket (graphql-ws) on the same port and path.
   const formatError = formatGraphqlError(app.log);
@@ -159,6 +161,8 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
     stopOnTerminationSignals: false,
     formatError,
     plugins: [
+      // Apollo's landing page loads its explorer from outside hosts (fails offline): ours is /explorer.
+      ApolloServerPluginLandingPageDisabled(),
       fastifyApolloDrainPlugin(fastify),
       {
         requestDidStart: async () => ({

@@ -30,7 +30,7 @@ afterAll(async () => {
 });
 
 /** A page whose every request outside the gateway is aborted and recorded. */
-async function offlinePage(query: string): Promise<{ page: Page; outside: string[] }> {
+async function offlinePage(query: string, path = '/explorer'): Promise<{ page: Page; outside: string[] }> {
   const page = await browser.newPage();
   const outside: string[] = [];
   await page.route('**/*', (route) => {
@@ -42,7 +42,7 @@ async function offlinePage(query: string): Promise<{ page: Page; outside: string
   await page.addInitScript(
     `localStorage.setItem('graphiql:query', ${JSON.stringify(query)}); localStorage.setItem('graphiql:headers', ${JSON.stringify(JSON.stringify({ 'api-key': m.sandboxKey }))});`,
   );
-  await page.goto(`${gw.url}/explorer`);
+  await page.goto(`${gw.url}${path}`);
   await page.waitForSelector('.graphiql-execute-button', { timeout: 60_000 });
   return { page, outside };
 }
@@ -56,6 +56,15 @@ it('serves GraphiQL from the gateway itself and runs a query with the Headers ta
   expect(await page.textContent('.result-window')).toMatch(/"totalCount": 1/);
   expect(outside).toEqual([]);
   expect(errors).toEqual([]);
+  await page.close();
+});
+
+it('a browser opening /graphql lands on the offline explorer, not Apollo’s landing page (which loads from outside hosts)', async () => {
+  const { page, outside } = await offlinePage('{ orders(first: 5) { totalCount } }', '/graphql');
+  expect(new URL(page.url()).pathname).toBe('/explorer');
+  await page.click('.graphiql-execute-button');
+  await page.locator('.result-window', { hasText: 'totalCount' }).waitFor({ timeout: 30_000 });
+  expect(outside).toEqual([]);
   await page.close();
 });
 

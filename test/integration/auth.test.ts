@@ -83,6 +83,11 @@ describe('dashboard auth over GraphQL (codegen documents)', () => {
     const l = await gql(gw.url, LoginDocument, { email: m.email, password: m.password });
     expect(l.errors).toBeUndefined();
     const { token, refreshToken } = l.data!.login;
+    // GraphQL times are ISO-8601 DateTimes (REST keeps the spec's Unix seconds).
+    const { expiresAt, refreshExpiresAt, expiresIn } = l.data!.login;
+    expect(expiresAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    expect(Math.abs(Date.parse(expiresAt) - (Date.now() + expiresIn * 1000))).toBeLessThan(30_000);
+    expect(Date.parse(refreshExpiresAt)).toBeGreaterThan(Date.parse(expiresAt));
     const me = await gql(gw.url, MeDocument, {}, bearer(token));
     expect(me.data?.me).toMatchObject({ email: m.email, merchant: { id: m.merchantId, feeIncluded: true } });
 

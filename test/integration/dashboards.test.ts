@@ -1,6 +1,18 @@
 import { print } from 'graphql';
 import { internalContext, type RequestContext } from '../../src/common/context';
-import { DashOrdersDocument as DashOrders, DashOrderStatsDocument as DashOrderStats, MerchantEventsDocument, type MerchantEventsSubscription } from '../generated/graphql';
+import {
+  CreatePaymentLinkDocument,
+  DashOrdersDocument as DashOrders,
+  DashOrdersFilteredDocument as DashOrdersFiltered,
+  type DashOrdersFilteredQueryVariables,
+  OpenPaymentLinkDocument,
+  DashOrderStatsDocument as DashOrderStats,
+  DashPaymentsDocument as DashPayments,
+  type DashPaymentsQueryVariables,
+  DashWebhookDeliveriesDocument as DashWebhookDeliveries,
+  MerchantEventsDocument,
+  type MerchantEventsSubscription,
+} from '../generated/graphql';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { bearer, gql, wsClient } from '../support/graphql';
@@ -123,6 +135,79 @@ describe('orders connection', () => {
     // A cursor of another sort is refused rather than misread.
     const wrongSort = await gql(gw.url, DashOrders, { after: cursor, sort: 'AMOUNT' }, key());
     expect(wrongSort.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+});
+
+describe('payments connection', () => {
+  it('lists the merchant environment’s payments newest first with their order; filters by network, token, status, detection time', async () => {
+    const all = await gql(gw.url, DashPayments, {}, key());
+    expect(all.errors).toBeUndefined();
+    const nodes = all.data!.payments.edges.map((e) => e.node);
+    expect(nodes.map((n) => n.orderNo).sort()).toEqual(['DASH-BSC-1', 'DASH-ETH-1']);
+    expect(all.data!.payments.totalCount).toBe(2);
+    expect(nodes[0]!.orderNo).toBe('DASH-ETH-1'); // detected last
+    expect(nodes[0]).toMatchObject({ network: 'ETHEREUM', tokenAddress: SEPOLIA_USDT, tokenSymbol: 'USDT', status: 'confirmed', late: false, logIndex: 0, blockNumber: '1' });
+    expect(nodes[0]!.amount).toMatch(/^\d+\.\d+$/);
+    expect(nodes[0]!.detectedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
+    expect(nodes[0]!.txHash).toMatch(/^0x[0-9a-f]{64}$/);
+
+    const orderNos = async (vars: DashPaymentsQueryVariables) => {
+      const r = await gql(gw.url, DashPayments, vars, key());
+      expect(r.errors).toBeUndefined();
+      return r.data!.payments.edges.map((e) => e.node.orderNo);
+    };
+    expect(await orderNos({ network: 'BINANCE' })).toEqual(['DASH-BSC-1']);
+    expect(await orderNos({ tokenAddress: SEPOLIA_USDT.toLowerCase() })).toEqual(['DASH-ETH-1']);
+    expect(await orderNos({ statuses: ['PENDING', 'ORPHANED'] })).toEqual([]);
+    expect((await orderNos({ statuses: ['CONFIRMED'] })).sort()).toEqual(['DASH-BSC-1', 'DASH-ETH-1']);
+    const future = new Date(Date.now() + 3_600_000).toISOString();
+    expect(await orderNos({ detectedFrom: future })).toEqual([]);
+    expect((await orderNos({ detectedTo: future })).sort()).toEqual(['DASH-BSC-1', 'DASH-ETH-1']);
+    const backwards = await gql(gw.url, DashPayments, { detectedFrom: future, detectedTo: new Date(0).toISOString() }, key());
+    expect(backwards.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
+    expect(backwards.data).toBeNull();
+  });
+
+  it('pages with cursors; the dashboard sees the same, the other merchant and production nothing; foreign cursors are BAD_USER_INPUT', async () => {
+    const first = await gql(gw.url, DashPayments, { first: 1 }, key());
+    expect(first.data!.payments.pageInfo).toMatchObject({ hasNextPage: true, hasPreviousPage: false });
+    const second = await gql(gw.url, DashPayments, { first: 1, after: first.data!.payments.pageInfo.endCursor }, key());
+    expect(second.data!.payments.pageInfo).toMatchObject({ hasNextPage: false, hasPreviousPage: true });
+    expect([...first.data!.payments.edges, ...second.data!.payments.edges].map((e) => e.node.orderNo)).toEqual(['DASH-ETH-1', 'DASH-BSC-1']);
+
+    const dash = await gql(gw.url, DashPayments, { environment: 'SANDBOX' }, bearer(token));
+    expect(dash.data!.payments.totalCount).toBe(2);
+    expect((await gql(gw.url, DashPayments, { environment: 'PRODUCTION' }, bearer(token))).data!.payments).toMatchObject({ totalCount: 0, edges: [] });
+    expect((await gql(gw.url, DashPayments, { environment: 'SANDBOX' }, bearer(otherToken))).data!.payments).toMatchObject({ totalCount: 0, edges: [] });
+    expect((await gql(gw.url, DashPayments, {}, { 'api-key': other.sandboxKey })).data!.payments.edges).toEqual([]);
+    expect((await gql(gw.url, DashPayments, {}, {})).errors?.[0]?.extensions?.code).toBe('UNAUTHENTICATED');
+    expect((await gql(gw.url, DashPayments, {}, bearer(token))).errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
+
+    const orderCursor = (await gql(gw.url, DashOrders, { first: 1 }, key())).data!.orders.pageInfo.endCursor;
+    for (const after of [orderCursor, 'garbage', Buffer.from('["payments","x","y"]').toString('base64url')]) {
+      expect((await gql(gw.url, DashPayments, { after }, key())).errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+    }
+    expect((await gql(gw.url, DashPayments, { first: 101 }, key())).errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
+  });
+});
+
+describe('webhookDeliveries connection', () => {
+  it('has totalCount like every connection (all pages, this merchant and environment only)', async () => {
+    // Three queued deliveries (the api role runs no webhook worker, so they stay queued).
+    await gw.app.orm.em.fork().execute(
+      `insert into webhook_deliveries (id, merchant_id, environment, event, idempotency_key, url, endpoint, payload, max_attempts)
+       select gen_random_uuid(), ?, 'sandbox', 'webhook.test', 'count-' || n, 'https://shop.example/hook', 'shop.example', '{}', 1 from generate_series(1, 3) n`,
+      [m.merchantId],
+    );
+    const r = await gql(gw.url, DashWebhookDeliveries, { environment: 'SANDBOX', first: 1 }, bearer(token));
+    expect(r.errors).toBeUndefined();
+    const n = await gw.app.orm.em.fork().execute<{ n: string }[]>(`select count(*) as n from webhook_deliveries where merchant_id = ? and environment = 'sandbox'`, [m.merchantId]);
+    expect(Number(n[0]!.n)).toBeGreaterThanOrEqual(3);
+    expect(r.data!.webhookDeliveries.totalCount).toBe(Number(n[0]!.n));
+    expect(r.data!.webhookDeliveries.edges).toHaveLength(1);
+    expect(r.data!.webhookDeliveries.pageInfo.hasNextPage).toBe(true);
+    expect((await gql(gw.url, DashWebhookDeliveries, { environment: 'PRODUCTION' }, bearer(token))).data!.webhookDeliveries.totalCount).toBe(0);
+    expect((await gql(gw.url, DashWebhookDeliveries, { environment: 'SANDBOX' }, bearer(otherToken))).data!.webhookDeliveries.totalCount).toBe(0);
   });
 });
 
@@ -283,5 +368,49 @@ describe('merchantEvents feed', () => {
     } finally {
       await Promise.all([anon.close(), noEnv.close()]);
     }
+  });
+});
+
+// Last: it adds an order (opened from a payment link) that the counts above do not expect.
+describe('orders filters: time ranges, payment link, overpaid', () => {
+  it('created and paid time ranges [from, to), payment link and overpaid filters', async () => {
+    const nos = async (vars: DashOrdersFilteredQueryVariables, headers: Record<string, string> = key()) => {
+      const r = await gql(gw.url, DashOrdersFiltered, vars, headers);
+      expect(r.errors).toBeUndefined();
+      expect(r.data!.orders.totalCount).toBe(r.data!.orders.edges.length);
+      return r.data!.orders.edges.map((e) => e.node.orderNo).sort();
+    };
+    const all = await nos({});
+    const nodes = (await gql(gw.url, DashOrdersFiltered, {}, key())).data!.orders.edges.map((e) => e.node);
+    const eth = nodes.find((n) => n.orderNo === 'DASH-ETH-1')!;
+    // Created range: the instant of an order's creation is inside [createdAt, …) and outside [… , createdAt).
+    expect(await nos({ createdFrom: eth.createdAt })).toContain('DASH-ETH-1');
+    expect(await nos({ createdTo: eth.createdAt })).not.toContain('DASH-ETH-1');
+    expect((await nos({ createdTo: eth.createdAt })).length + (await nos({ createdFrom: eth.createdAt })).length).toBe(all.length);
+    expect(await nos({ createdFrom: new Date(Date.now() + 3_600_000).toISOString() })).toEqual([]);
+    // Paid range: only paid orders, split at the paid instant.
+    const paid = nodes.filter((n) => n.paidAt).map((n) => n.orderNo).sort();
+    expect(paid).toEqual(expect.arrayContaining(['DASH-BSC-1', 'DASH-ETH-1']));
+    expect(await nos({ paidFrom: new Date(0).toISOString() })).toEqual(paid);
+    expect(await nos({ paidFrom: eth.paidAt, paidTo: new Date(Date.parse(eth.paidAt!) + 1).toISOString() })).toEqual(['DASH-ETH-1']);
+    expect(await nos({ paidTo: eth.paidAt })).toEqual(nodes.filter((n) => n.paidAt && n.paidAt < eth.paidAt!).map((n) => n.orderNo).sort());
+    expect(await nos({ paidTo: eth.paidAt })).toContain('DASH-BSC-1');
+    const backwards = await gql(gw.url, DashOrdersFiltered, { paidFrom: eth.paidAt, paidTo: new Date(0).toISOString() }, key());
+    expect(backwards.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
+    // Payment link: only the orders opened from it.
+    const link = await gql(gw.url, CreatePaymentLinkDocument, { environment: 'SANDBOX', input: { title: 'Dash link', expirationTime: 3600, maxUsage: 5, products: [{ name: 'Kopi', price: '50000', quantity: 1 }] } }, bearer(token));
+    const linkId = link.data!.createPaymentLink.id;
+    const opened = await gql(gw.url, OpenPaymentLinkDocument, { id: linkId });
+    expect(opened.errors).toBeUndefined();
+    expect(await nos({ paymentLinkId: linkId })).toEqual([opened.data!.openPaymentLink.order.orderNo]);
+    expect(await nos({ paymentLinkId: linkId, environment: 'SANDBOX' }, bearer(token))).toEqual([opened.data!.openPaymentLink.order.orderNo]);
+    expect(await nos({ paymentLinkId: linkId }, { 'api-key': other.sandboxKey })).toEqual([]);
+    expect(await nos({ paymentLinkId: '00000000-0000-4000-8000-000000000000' })).toEqual([]);
+    expect((await gql(gw.url, DashOrdersFiltered, { paymentLinkId: 'not-a-uuid' }, key())).errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
+    // Overpaid (the overpayment test above made one).
+    const overpaid = nodes.filter((n) => n.overpaid).map((n) => n.orderNo);
+    expect(overpaid).toEqual(['DASH-OVER-1']);
+    expect(await nos({ overpaid: true })).toEqual(overpaid);
+    expect(await nos({ overpaid: false })).toEqual(all.filter((n) => !overpaid.includes(n)).concat(opened.data!.openPaymentLink.order.orderNo).sort());
   });
 });

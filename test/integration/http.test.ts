@@ -155,6 +155,35 @@ describe('GraphQL over HTTP: client errors carry extensions.code, never 5xx', ()
   });
 });
 
+describe('a browser opening /graphql (no Apollo landing page: it loads its explorer from outside hosts)', () => {
+  const BROWSER = { accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8' };
+
+  it('goes to the offline explorer when it is enabled (the development default)', async () => {
+    const res = await fetch(`${gw.url}/graphql`, { headers: BROWSER, redirect: 'manual' });
+    expect(res.status).toBe(302);
+    expect(res.headers.get('location')).toBe('/explorer');
+    expect(await res.text()).not.toMatch(/apollographql|cdn\./i);
+    // A GraphQL GET (query string) still runs; a POST is untouched.
+    const get = await fetch(`${gw.url}/graphql?query=${encodeURIComponent('{ __typename }')}`, { headers: { ...BROWSER, 'apollo-require-preflight': 'true' } });
+    expect(await get.json()).toEqual({ data: { __typename: 'Query' } });
+    expect((await http(gw.url, '/graphql', { body: { query: '{ __typename }' } })).body).toEqual({ data: { __typename: 'Query' } });
+  });
+
+  it('gets a 404 saying the explorer is off when EXPLORER_ENABLED=false (the production default), never a page from elsewhere', async () => {
+    const off = await startTestGateway({ ROLE: 'api', EXPLORER_ENABLED: 'false' }, { db: gw.db });
+    try {
+      const res = await http(off.url, '/graphql', { headers: BROWSER });
+      expect(res.status).toBe(404);
+      expect(res.body).toEqual({ errors: [{ message: expect.stringMatching(/EXPLORER_ENABLED/), extensions: { code: 'ROUTE_NOT_FOUND' } }] });
+      expect(res.text).not.toMatch(/apollographql|<html/i);
+      expect((await http(off.url, '/explorer', { headers: BROWSER })).status).toBe(404);
+      expect((await http(off.url, '/graphql', { body: { query: '{ __typename }' } })).body).toEqual({ data: { __typename: 'Query' } });
+    } finally {
+      await off.close();
+    }
+  });
+});
+
 /** Runs a raw query string over graphql-ws (no typed document). */
 function wsRaw(client: ReturnType<typeof wsClient>, query: string): Promise<{ data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] }> {
   return new Promise((ok, fail) => {

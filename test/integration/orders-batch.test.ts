@@ -4,7 +4,14 @@ import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { bearer, gql } from '../support/graphql';
 import { http } from '../support/http';
-import { OrdersWithChildrenDocument as OrdersWithChildren, OrdersWithChildrenInDocument as OrdersWithChildrenIn } from '../generated/graphql';
+import {
+  CreatePaymentLinkDocument,
+  DashPaymentsDocument as DashPayments,
+  OrdersEveryFieldDocument as OrdersEveryField,
+  OrdersWithChildrenDocument as OrdersWithChildren,
+  OrdersWithChildrenInDocument as OrdersWithChildrenIn,
+  PaymentLinksDocument,
+} from '../generated/graphql';
 
 /*
  * The `orders` page loads its orders' quotes, deposits and payments in batches (one query per child
@@ -19,8 +26,9 @@ let apiKey: string;
 let dashboardToken: string;
 
 beforeAll(async () => {
-  // The api role runs no jobs, so the only statements during a request are the request's own.
-  gw = await startTestGateway({ ROLE: 'api', RATE_LIMIT_STORE: 'postgres', FALLBACK_RATE_USDT_IDR: '16250' });
+  // The api role runs no jobs, so the only statements during a request are the request's own. The cost
+  // budget is raised so one operation may ask for 100 orders with every field of every child.
+  gw = await startTestGateway({ ROLE: 'api', RATE_LIMIT_STORE: 'postgres', FALLBACK_RATE_USDT_IDR: '16250', GRAPHQL_MAX_COST: '10000' });
   const m = await createMerchant(gw.app);
   apiKey = m.sandboxKey;
   dashboardToken = (await http(gw.url, '/api/v2/auth/login', { body: { email: m.email, password: m.password, user_type: 'merchant' } })).body.data.token;
@@ -55,6 +63,15 @@ beforeAll(async () => {
             '0x' || repeat('11', 20), d.address, d.total_amount
      from deposits d join orders o on o.id = d.order_id where o.merchant_id = ?`,
     [m.merchantId],
+  );
+  // 100 payment links: one through the API, 99 copies of its row.
+  const link = await gql(gw.url, CreatePaymentLinkDocument, { environment: 'SANDBOX', input: { title: 'Batch', expirationTime: 3600, maxUsage: 5, products: [{ name: 'Kopi', price: '50000', quantity: 1 }] } }, bearer(dashboardToken));
+  expect(link.errors).toBeUndefined();
+  await gw.app.orm.em.fork().execute(
+    `insert into payment_links
+     select (jsonb_populate_record(null::payment_links, to_jsonb(l) || jsonb_build_object('id', gen_random_uuid(), 'created_at', l.created_at - n * interval '1 second'))).*
+     from payment_links l cross join generate_series(1, 99) n where l.id = ?`,
+    [link.data!.createPaymentLink.id],
   );
 }, 240_000);
 
@@ -112,4 +129,46 @@ it('a dashboard names the environment of the page (EnvironmentArg); without one 
   // An API key keeps its own environment whatever the argument says.
   const key = await gql(gw.url, OrdersWithChildrenIn, { first: 5, environment: 'PRODUCTION' }, { 'api-key': apiKey });
   expect(key.data?.orders.nodes).toHaveLength(5);
+});
+
+it('a 100-order page with EVERY field of the order and its children costs the same few statements as a 10-order page', async () => {
+  await gql(gw.url, OrdersEveryField, { first: 1 }, { 'api-key': apiKey });
+  const small = await countStatements(() => gql(gw.url, OrdersEveryField, { first: 10 }, { 'api-key': apiKey }));
+  const large = await countStatements(() => gql(gw.url, OrdersEveryField, { first: 100 }, { 'api-key': apiKey }));
+  expect(large.result.errors).toBeUndefined();
+  const nodes = large.result.data!.orders.edges.map((e) => e.node);
+  expect(nodes).toHaveLength(100);
+  for (const n of nodes) {
+    expect(n.quotes[0]!.fees.length).toBeGreaterThan(0);
+    expect(n.deposits).toHaveLength(1);
+    expect(n.payments[0]).toMatchObject({ orderNo: n.orderNo, amount: n.deposits[0]!.totalAmount });
+    expect(n.unattributedReceipts).toEqual([]);
+  }
+  // As above, plus one statement for the unattributed receipts (the fourth child kind).
+  expect(small.statements).toBeLessThanOrEqual(10);
+  expect(large.statements).toBeLessThanOrEqual(10);
+});
+
+it('a 100-payment page (token and order of each) and a 100-link page cost the same few statements as 10-row pages', async () => {
+  await gql(gw.url, DashPayments, { first: 1 }, { 'api-key': apiKey });
+  const small = await countStatements(() => gql(gw.url, DashPayments, { first: 10 }, { 'api-key': apiKey }));
+  const large = await countStatements(() => gql(gw.url, DashPayments, { first: 100 }, { 'api-key': apiKey }));
+  expect(large.result.errors).toBeUndefined();
+  const payments = large.result.data!.payments;
+  expect(payments.totalCount).toBe(100);
+  expect(new Set(payments.edges.map((e) => e.node.orderNo)).size).toBe(100);
+  expect(payments.edges.every((e) => e.node.tokenSymbol === 'USDT')).toBe(true);
+  // Rate limiter, the id page, the payments with their tokens and orders, the count, a pool check.
+  expect(small.statements).toBeLessThanOrEqual(6);
+  expect(large.statements).toBeLessThanOrEqual(6);
+
+  const dash = bearer(dashboardToken);
+  await gql(gw.url, PaymentLinksDocument, { environment: 'SANDBOX', first: 1 }, dash);
+  const smallLinks = await countStatements(() => gql(gw.url, PaymentLinksDocument, { environment: 'SANDBOX', first: 10 }, dash));
+  const largeLinks = await countStatements(() => gql(gw.url, PaymentLinksDocument, { environment: 'SANDBOX', first: 100 }, dash));
+  expect(largeLinks.result.errors).toBeUndefined();
+  expect(largeLinks.result.data!.paymentLinks.edges).toHaveLength(100);
+  expect(largeLinks.result.data!.paymentLinks.totalCount).toBe(100);
+  expect(largeLinks.statements).toBeLessThanOrEqual(smallLinks.statements);
+  expect(largeLinks.statements).toBeLessThanOrEqual(8);
 });

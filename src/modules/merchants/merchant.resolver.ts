@@ -6,7 +6,15 @@ import { EnvironmentEnum } from '../../graphql/scalars.js';
 import type { TokenPair } from './auth.service.js';
 import { ApiKeyInfo, AuthPayload, DashboardUserType, IssuedApiKeyType, MerchantSettingsInput, MerchantType, toMerchantType } from './merchant.types.js';
 
-const toPayload = (p: TokenPair): AuthPayload => ({ ...p });
+/** GraphQL times are DateTime; the REST login keeps the spec's Unix seconds (TokenPair). */
+const toPayload = (p: TokenPair): AuthPayload => ({
+  token: p.token,
+  refreshToken: p.refreshToken,
+  tokenType: p.tokenType,
+  expiresIn: p.expiresIn,
+  expiresAt: new Date(p.expiredAt * 1000),
+  refreshExpiresAt: new Date(p.refreshExpiredAt * 1000),
+});
 
 @Resolver()
 export class MerchantResolver {

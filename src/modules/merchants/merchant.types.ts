@@ -39,8 +39,8 @@ export class AuthPayload {
   @Field({ description: 'Opaque refresh token; single use, rotated on every refresh' }) refreshToken!: string;
   @Field() tokenType!: string;
   @Field(() => Int, { description: 'Access-token lifetime, seconds' }) expiresIn!: number;
-  @Field(() => Int, { description: 'Access-token expiry, Unix seconds' }) expiredAt!: number;
-  @Field(() => Int, { description: 'Refresh-token (session) expiry, Unix seconds' }) refreshExpiredAt!: number;
+  @Field({ description: 'Access-token expiry' }) expiresAt!: Date;
+  @Field({ description: 'Refresh-token (session) expiry' }) refreshExpiresAt!: Date;
 }
 
 @ObjectType()

@@ -41,7 +41,7 @@ export type CreateDepositCommand = z.input<typeof createDepositCommand>;
 export const INSTANT_MIN = new Date('1970-01-01T00:00:00Z');
 export const INSTANT_MAX = new Date('9999-12-31T23:59:59.999Z');
 export const isInstantInRange = (d: Date): boolean => !Number.isNaN(d.getTime()) && d >= INSTANT_MIN && d <= INSTANT_MAX;
-const instant = z.date().refine(isInstantInRange, 'must be a date between 1970-01-01 and 9999-12-31');
+export const instant = z.date().refine(isInstantInRange, 'must be a date between 1970-01-01 and 9999-12-31');
 
 export const ORDER_SORTS = ['CREATED_AT', 'AMOUNT', 'PAID_AT'] as const;
 export type OrderSort = (typeof ORDER_SORTS)[number];

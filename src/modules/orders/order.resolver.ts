@@ -1,8 +1,7 @@
-import { Arg, Authorized, Ctx, FieldResolver, Int, Mutation, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
-import { pageInfoOf } from '../../graphql/connection.js';
+import { Arg, Authorized, Ctx, Int, Mutation, Query, Resolver, UseMiddleware } from 'type-graphql';
+import { pageInfoOf, totalCountResolver } from '../../graphql/connection.js';
 import type { OrderSort, SortDirection, StatsGroup } from './order.commands.js';
 import type { Network, WalletType } from '../../common/environment.js';
-import { unix } from '../../common/time.js';
 import type { GqlContext } from '../../graphql/context.js';
 import { EnvironmentArg } from '../../graphql/request.middleware.js';
 import { EnvironmentEnum, NetworkEnum, OrderSortEnum, OrderStatsGroupEnum, OrderStatusEnum, SortDirectionEnum, WalletTypeEnum } from '../../graphql/scalars.js';
@@ -35,7 +34,7 @@ export class OrderResolver {
   ): Promise<CreatedOrder> {
     const cmd = { orderNo: input.orderNo, amount: input.amount, customerName: input.name, customerEmail: input.email, successUrl: input.successUrl, cancelUrl: input.cancelUrl, autoRedirect: input.autoRedirect };
     const { order, key, url, replayed } = await ctx.app.orders.create(ctx, cmd, { idempotencyKey: idempotencyKey ?? undefined });
-    return { order: toOrderType(order), key, url, expiredAt: unix(order.expiresAt), replayed: replayed ?? false };
+    return { order: toOrderType(order), key, url, expiresAt: order.expiresAt, replayed: replayed ?? false };
   }
 
   @Authorized()
@@ -120,10 +119,4 @@ export class OrderResolver {
   }
 }
 
-@Resolver(() => OrderConnection)
-export class OrderConnectionResolver {
-  @FieldResolver(() => Int, { description: 'Orders matching the filters (all pages); counted only when selected' })
-  totalCount(@Root() c: OrderConnection): Promise<number> {
-    return c.count();
-  }
-}
+export const OrderConnectionResolver = totalCountResolver(OrderConnection, 'Orders');

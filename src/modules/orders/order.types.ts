@@ -1,4 +1,4 @@
-import { Field, InputType, Int, ObjectType } from 'type-graphql';
+import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import type { Network, WalletType } from '../../common/environment.js';
 import { formatDecimal } from '../../common/money.js';
 import { NetworkEnum, OrderStatusEnum, WalletTypeEnum } from '../../graphql/scalars.js';
@@ -74,6 +74,8 @@ export class DepositType {
 
 @ObjectType('Payment')
 export class PaymentType {
+  @Field(() => ID) id!: string;
+  @Field({ description: 'The order it paid' }) orderNo!: string;
   @Field(() => NetworkEnum) network!: Network;
   @Field() tokenAddress!: string;
   @Field() tokenSymbol!: string;
@@ -140,7 +142,7 @@ export class CreatedOrder {
   @Field(() => OrderType) order!: OrderType;
   @Field({ description: 'Hosted checkout page, scoped key embedded as `key`' }) url!: string;
   @Field({ description: 'Scoped checkout key (30 minutes, this order only); shown once' }) key!: string;
-  @Field(() => Int, { description: 'Order expiry, Unix seconds' }) expiredAt!: number;
+  @Field({ description: 'Order expiry' }) expiresAt!: Date;
   @Field({ description: 'True when an idempotency key matched an earlier request: the original order, with a fresh checkout key' }) replayed!: boolean;
 }
 
@@ -232,7 +234,10 @@ export function toDepositType(dep: Deposit, q: Quote, token: Token): DepositType
   };
 }
 
-export const toPaymentType = (p: Payment): PaymentType => ({
+/** `orderNo`: the order's number (a payment holds only the order's id). */
+export const toPaymentType = (p: Payment, orderNo: string): PaymentType => ({
+  id: p.id,
+  orderNo,
   network: p.network,
   tokenAddress: p.token.address,
   tokenSymbol: p.token.symbol,
@@ -288,7 +293,7 @@ export function toOrderType(o: OrderRecord, quotes: Quote[] = [], deposits: Depo
     fee: o.feeIdr?.toString() ?? null,
     netAmount: o.netIdr?.toString() ?? null,
     quotes: quotes.map(toQuoteType),
-    payments: payments.map(toPaymentType),
+    payments: payments.map((p) => toPaymentType(p, o.orderNo)),
     unattributedReceipts: receipts.map(toReceiptType),
     deposits: deposits.flatMap((dep) => {
       const q = quoteOf(dep);

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageArgs } from '../../common/cursor.js';
 import { returnUrlFields } from '../orders/return-urls.js';
 import { STORED_PAYMENT_LINK_STATUSES } from './payment-link.entity.js';
 
@@ -128,6 +129,10 @@ export const listPaymentLinksCommand = z.object({
 });
 
 export type ListPaymentLinksCommand = z.input<typeof listPaymentLinksCommand>;
+
+/** GraphQL's connection: newest first, keyset cursor. */
+export const pagePaymentLinksCommand = z.object(pageArgs);
+export type PagePaymentLinksCommand = z.input<typeof pagePaymentLinksCommand>;
 
 export const openPaymentLinkCommand = z.object({ id: paymentLinkId });
 export type OpenPaymentLinkCommand = z.input<typeof openPaymentLinkCommand>;

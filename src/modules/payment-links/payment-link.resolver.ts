@@ -1,4 +1,5 @@
 import { Arg, Authorized, Ctx, Int, Mutation, Query, Resolver, UseMiddleware } from 'type-graphql';
+import { pageInfoOf, totalCountResolver } from '../../graphql/connection.js';
 import type { GqlContext } from '../../graphql/context.js';
 import { EnvironmentArg, PublicEnvironmentArg, RateLimited } from '../../graphql/request.middleware.js';
 import { EnvironmentEnum } from '../../graphql/scalars.js';
@@ -7,7 +8,7 @@ import {
   CreatePaymentLinkInput,
   createCommandOf,
   OpenedPaymentLink,
-  PaymentLinkPage,
+  PaymentLinkConnection,
   PaymentLinkType,
   PaymentLinkValidation,
   toOpenedPaymentLink,
@@ -31,15 +32,16 @@ export class PaymentLinkResolver {
 
   @Authorized('DASHBOARD')
   @UseMiddleware(EnvironmentArg)
-  @Query(() => PaymentLinkPage, { description: 'Newest first; limit 1-100 (default 20), larger is refused' })
+  @Query(() => PaymentLinkConnection, { description: 'The links of the environment, newest first; cursor pagination (REST keeps limit/offset)' })
   async paymentLinks(
     @Arg('environment', () => EnvironmentEnum) _environment: EnvironmentEnum,
     @Ctx() ctx: GqlContext,
-    @Arg('limit', () => Int, { nullable: true }) limit?: number | null,
-    @Arg('offset', () => Int, { nullable: true }) offset?: number | null,
-  ): Promise<PaymentLinkPage> {
-    const page = await ctx.app.paymentLinks.list(ctx, { limit: limit ?? undefined, offset: offset ?? undefined });
-    return { ...page, items: page.items.map((l) => typeOf(ctx, l)) };
+    @Arg('first', () => Int, { nullable: true, description: '1-100, default 20; larger is refused' }) first?: number | null,
+    @Arg('after', () => String, { nullable: true }) after?: string | null,
+  ): Promise<PaymentLinkConnection> {
+    const page = await ctx.app.paymentLinks.page(ctx, { first: first ?? undefined, after: after ?? undefined });
+    const edges = page.edges.map((e) => ({ cursor: e.cursor, node: typeOf(ctx, e.node) }));
+    return { edges, pageInfo: pageInfoOf(edges, page.hasNextPage, after), count: page.totalCount };
   }
 
   @Authorized('DASHBOARD')
@@ -76,3 +78,5 @@ export class PaymentLinkResolver {
     return toOpenedPaymentLink(await ctx.app.paymentLinks.open(ctx, { id }));
   }
 }
+
+export const PaymentLinkConnectionResolver = totalCountResolver(PaymentLinkConnection, 'Links');

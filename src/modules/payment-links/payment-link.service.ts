@@ -5,6 +5,7 @@ import { randomHex } from '../../common/crypto.js';
 import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
+import { inPageOrder, newestFirstIds } from '../../db/keyset.js';
 import { assertReturnUrls, saveOrderReturnUrls } from '../orders/return-urls.js';
 import type { CreatedOrder, OrderService } from '../orders/order.service.js';
 import type { RateLimits } from '../limits/rate-limit.service.js';
@@ -13,11 +14,13 @@ import {
   createPaymentLinkCommand,
   listPaymentLinksCommand,
   openPaymentLinkCommand,
+  pagePaymentLinksCommand,
   totalOf,
   updatePaymentLinkCommand,
   type CreatePaymentLinkCommand,
   type ListPaymentLinksCommand,
   type OpenPaymentLinkCommand,
+  type PagePaymentLinksCommand,
   type UpdatePaymentLinkCommand,
 } from './payment-link.commands.js';
 
@@ -33,6 +36,13 @@ export interface PaymentLinkPage {
   total: number;
   limit: number;
   offset: number;
+}
+
+/** A connection page of links: each with its cursor; the total is counted only when called. */
+export interface PaymentLinkConnectionPage {
+  edges: { node: PaymentLink; cursor: string }[];
+  hasNextPage: boolean;
+  totalCount: () => Promise<number>;
 }
 
 export interface OpenedPaymentLink extends CreatedOrder {
@@ -98,6 +108,25 @@ export class PaymentLinkService {
       { orderBy: { createdAt: 'desc', id: 'desc' }, limit, offset },
     );
     return { items, total, limit, offset };
+  }
+
+  /** GraphQL's connection: newest first, keyset cursor (REST keeps the spec's limit/offset, `list`). */
+  async page(ctx: RequestContext, cmd: PagePaymentLinksCommand = {}): Promise<PaymentLinkConnectionPage> {
+    const caller = requireViewer(ctx);
+    const env = requireEnvironment(ctx);
+    const { first, after } = parseInput(pagePaymentLinksCommand, cmd ?? {});
+    const page = await newestFirstIds(ctx.em, {
+      kind: 'paymentLinks',
+      from: 'payment_links l',
+      id: 'l.id',
+      key: 'l.created_at',
+      where: ['l.merchant_id = ?', 'l.environment = ?'],
+      params: [caller.merchantId, env],
+      first,
+      after,
+    });
+    const found = page.rows.length ? await ctx.em.find(PaymentLink, { id: { $in: page.rows.map((r) => r.id) } }) : [];
+    return { edges: inPageOrder(page.rows, found), hasNextPage: page.hasNextPage, totalCount: page.totalCount };
   }
 
   async get(ctx: RequestContext, id: string): Promise<PaymentLink> {

@@ -1,5 +1,5 @@
 import { Field, InputType, Int, ObjectType, registerEnumType } from 'type-graphql';
-import { unix } from '../../common/time.js';
+import { PageInfo } from '../../graphql/connection.js';
 import { EnvironmentEnum } from '../../graphql/scalars.js';
 import type { CreatedOrder } from '../orders/order.service.js';
 import { OrderType, toOrderType } from '../orders/order.types.js';
@@ -42,17 +42,23 @@ export class PaymentLinkType {
   @Field(() => String, { nullable: true, description: 'Copied to each order: hosted checkout "Return to shop" after payment' }) successUrl!: string | null;
   @Field(() => String, { nullable: true, description: 'Copied to each order: hosted checkout "Return to shop" when not paid' }) cancelUrl!: string | null;
   @Field({ description: 'Copied to each order: go to successUrl by itself after payment' }) autoRedirect!: boolean;
-  @Field(() => Int, { description: 'End of validity, Unix seconds' }) expiredAt!: number;
+  @Field({ description: 'End of validity' }) expiresAt!: Date;
   @Field() createdAt!: Date;
   @Field() updatedAt!: Date;
 }
 
 @ObjectType()
-export class PaymentLinkPage {
-  @Field(() => [PaymentLinkType]) items!: PaymentLinkType[];
-  @Field(() => Int, { description: 'All links of the environment' }) total!: number;
-  @Field(() => Int) limit!: number;
-  @Field(() => Int) offset!: number;
+export class PaymentLinkEdge {
+  @Field() cursor!: string;
+  @Field(() => PaymentLinkType) node!: PaymentLinkType;
+}
+
+@ObjectType({ description: 'A page of payment links, newest first (Relay connection)' })
+export class PaymentLinkConnection {
+  @Field(() => [PaymentLinkEdge]) edges!: PaymentLinkEdge[];
+  @Field(() => PageInfo) pageInfo!: PageInfo;
+  /** Counts the environment's links (one statement), only when `totalCount` is selected. */
+  count!: () => Promise<number>;
 }
 
 @ObjectType()
@@ -67,14 +73,14 @@ export class PaymentLinkValidation {
   @Field(() => Int) remaining!: number;
   @Field(() => Int) usageCount!: number;
   @Field(() => Int) maxUsage!: number;
-  @Field(() => Int, { description: 'Unix seconds' }) expiredAt!: number;
+  @Field({ description: 'End of validity' }) expiresAt!: Date;
 }
 
 @ObjectType()
 export class OpenedPaymentLink {
   @Field(() => OrderType, { description: "The order made from the link (the spec's `request`)" }) order!: OrderType;
   @Field({ description: 'Scoped checkout key (30 minutes, this order only); the REST `api_key`. Shown once.' }) checkoutKey!: string;
-  @Field(() => Int, { description: 'Order expiry, Unix seconds' }) expiredAt!: number;
+  @Field({ description: 'Order expiry' }) expiresAt!: Date;
 }
 
 @InputType()
@@ -141,7 +147,7 @@ export function toPaymentLinkType(link: PaymentLink, url: string, now = new Date
     successUrl: link.successUrl,
     cancelUrl: link.cancelUrl,
     autoRedirect: link.autoRedirect,
-    expiredAt: unix(link.expiresAt),
+    expiresAt: link.expiresAt,
     createdAt: link.createdAt,
     updatedAt: link.updatedAt,
   };
@@ -160,10 +166,10 @@ export function toPaymentLinkValidation(link: PaymentLink, now = new Date()): Pa
     remaining,
     usageCount: link.usageCount,
     maxUsage: link.maxUsage,
-    expiredAt: unix(link.expiresAt),
+    expiresAt: link.expiresAt,
   };
 }
 
 export function toOpenedPaymentLink({ order, key }: CreatedOrder): OpenedPaymentLink {
-  return { order: toOrderType(order), checkoutKey: key, expiredAt: unix(order.expiresAt) };
+  return { order: toOrderType(order), checkoutKey: key, expiresAt: order.expiresAt };
 }

@@ -14,6 +14,8 @@ export type { PaymentStatus };
 @Entity({ tableName: 'payments' })
 @Unique({ properties: ['environment', 'network', 'txHash', 'logIndex'] })
 @Index({ properties: ['order'] })
+/** The GraphQL `payments` connection: an environment's payments, newest detected first. */
+@Index({ properties: ['environment', 'detectedAt'] })
 export class Payment {
   [OptionalProps]?: 'status' | 'late' | 'detectedAt' | 'confirmedAt' | 'orphanedAt' | 'reorgedAt' | 'reorgReportedAt';
 

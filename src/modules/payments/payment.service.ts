@@ -1,7 +1,20 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ObservedTransfer } from '../../chains/chain-adapter.js';
+import { requireEnvironment, requireMerchantWide } from '../../common/access.js';
+import type { RequestContext } from '../../common/context.js';
 import type { Environment, Network } from '../../common/environment.js';
+import { parseInput } from '../../common/validation.js';
+import { inPageOrder, newestFirstIds } from '../../db/keyset.js';
+import { listPaymentsCommand, type ListPaymentsCommand } from './payment.commands.js';
+import { Payment } from './payment.entity.js';
 import { paymentSourcesOf, type PaymentStatus } from './payment.transitions.js';
+
+/** A page of payments, each with its cursor; the total is counted only when called. */
+export interface PaymentPage {
+  edges: { node: Payment; cursor: string }[];
+  hasNextPage: boolean;
+  totalCount: () => Promise<number>;
+}
 
 /** A transfer matched to the deposit it paid into. */
 export interface MatchedTransfer {
@@ -40,6 +53,30 @@ const sourcesSql = (to: PaymentStatus) => paymentSourcesOf(to).map((s) => `'${s}
  * block (back to pending) instead of counting twice.
  */
 export class PaymentService {
+  /**
+   * The caller's payments in its environment, newest detected first, with their token and order
+   * (one statement for the page, one for its rows; the total only when asked for). Payments carry no
+   * merchant: the order they paid says whose they are.
+   */
+  async list(ctx: RequestContext, cmd: ListPaymentsCommand): Promise<PaymentPage> {
+    const f = parseInput(listPaymentsCommand, cmd);
+    const caller = requireMerchantWide(ctx, 'Listing payments');
+    const where = ['o.merchant_id = ?', 'p.environment = ?'];
+    const params: unknown[] = [caller.merchantId, requireEnvironment(ctx)];
+    const add = (clause: string, ...values: unknown[]) => {
+      where.push(clause);
+      params.push(...values);
+    };
+    if (f.statuses?.length) add(`p.status in (${f.statuses.map(() => '?').join(', ')})`, ...f.statuses);
+    if (f.network) add('p.network = ?', f.network);
+    if (f.tokenAddress) add('p.token_id in (select t.id from tokens t where t.environment = p.environment and lower(t.address) = lower(?))', f.tokenAddress);
+    if (f.detectedFrom) add('p.detected_at >= ?', f.detectedFrom);
+    if (f.detectedTo) add('p.detected_at < ?', f.detectedTo);
+    const page = await newestFirstIds(ctx.em, { kind: 'payments', from: 'payments p join orders o on o.id = p.order_id', id: 'p.id', key: 'p.detected_at', where, params, first: f.first, after: f.after });
+    const found = page.rows.length ? await ctx.em.find(Payment, { id: { $in: page.rows.map((r) => r.id) } }, { populate: ['token', 'order'] }) : [];
+    return { edges: inPageOrder(page.rows, found), hasNextPage: page.hasNextPage, totalCount: page.totalCount };
+  }
+
   /**
    * Inserts or refreshes payments. The watcher calls it inside the cursor's transaction. Each row runs under its own
    * savepoint: a row the database refuses is rolled back alone and written to `watcher_failures`, so

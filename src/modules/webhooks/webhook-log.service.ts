@@ -21,8 +21,8 @@ export class WebhookLogService {
     private readonly schedule: RetrySchedule,
   ) {}
 
-  /** The delivery log of the caller's merchant, newest first, with every attempt; keyset pagination. */
-  async list(ctx: RequestContext, cmd: ListDeliveriesCommand): Promise<{ deliveries: WebhookDeliveryView[]; nextCursor: string | null }> {
+  /** The delivery log of the caller's merchant, newest first, with every attempt; keyset pagination; the total of the filtered rows only when called. */
+  async list(ctx: RequestContext, cmd: ListDeliveriesCommand): Promise<{ deliveries: WebhookDeliveryView[]; nextCursor: string | null; totalCount: () => Promise<number> }> {
     const merchantId = requireDashboard(ctx).merchantId;
     const f = parseInput(listDeliveriesInput, cmd);
     const where = ['w.merchant_id = ?', 'w.environment = ?'];
@@ -34,6 +34,11 @@ export class WebhookLogService {
     if (f.state) filter('w.state = ?', f.state);
     if (f.event) filter('w.event = ?', f.event);
     if (f.orderNo) filter('o.order_no = ?', f.orderNo);
+    const counted = { where: [...where], params: [...params] };
+    const totalCount = async () => {
+      const [c] = await ctx.em.execute<{ n: string }[]>(`select count(*) as n from webhook_deliveries w left join orders o on o.id = w.order_id where ${counted.where.join(' and ')}`, counted.params);
+      return Number(c?.n ?? 0);
+    };
     if (f.after) {
       const c = decodeCursor(f.after);
       // Microseconds, exactly: a millisecond cursor would skip rows created within the same millisecond.
@@ -43,7 +48,7 @@ export class WebhookLogService {
     const rows = await deliveryViews(ctx.em, `${where.join(' and ')} order by w.created_at desc, w.id desc limit ${f.first + 1}`, params);
     const page = rows.slice(0, f.first);
     const last = page[page.length - 1];
-    return { deliveries: page, nextCursor: rows.length > f.first && last ? last.cursor : null };
+    return { deliveries: page, nextCursor: rows.length > f.first && last ? last.cursor : null, totalCount };
   }
 
   async get(ctx: RequestContext, cmd: DeliveryRefCommand): Promise<WebhookDeliveryView> {

@@ -1,4 +1,4 @@
-import { pageInfoOf } from '../../graphql/connection.js';
+import { pageInfoOf, totalCountResolver } from '../../graphql/connection.js';
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import type { GqlContext } from '../../graphql/context.js';
 import { EnvironmentEnum } from '../../graphql/scalars.js';
@@ -30,7 +30,7 @@ export class WebhookResolver {
   ): Promise<WebhookDeliveryPage> {
     const page = await ctx.app.webhooks.log.list(ctx, { environment, state: status ?? undefined, event: event ?? undefined, orderNo: orderNo ?? undefined, first: first ?? undefined, after: after ?? undefined });
     const edges = page.deliveries.map((d) => ({ cursor: d.cursor, node: toDeliveryType(d) }));
-    return { edges, pageInfo: pageInfoOf(edges, page.nextCursor !== null, after), nodes: edges.map((e) => e.node), nextCursor: page.nextCursor };
+    return { edges, pageInfo: pageInfoOf(edges, page.nextCursor !== null, after), count: page.totalCount, nodes: edges.map((e) => e.node), nextCursor: page.nextCursor };
   }
 
   @Authorized('DASHBOARD')
@@ -45,3 +45,5 @@ export class WebhookResolver {
     return toDeliveryType(await ctx.app.webhooks.settings.sendTest(ctx, { environment }));
   }
 }
+
+export const WebhookDeliveryPageResolver = totalCountResolver(WebhookDeliveryPage, 'Deliveries');

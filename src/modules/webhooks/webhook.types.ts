@@ -57,6 +57,8 @@ export class WebhookDeliveryEdge {
 export class WebhookDeliveryPage {
   @Field(() => [WebhookDeliveryEdge]) edges!: WebhookDeliveryEdge[];
   @Field(() => PageInfo) pageInfo!: PageInfo;
+  /** Counts the filtered deliveries (one statement), only when `totalCount` is selected. */
+  count!: () => Promise<number>;
   @Field(() => [WebhookDeliveryType], { deprecationReason: 'Use edges { node }' }) nodes!: WebhookDeliveryType[];
   @Field(() => String, { nullable: true, deprecationReason: 'Use pageInfo { endCursor hasNextPage }' }) nextCursor!: string | null;
 }

@@ -1,0 +1,35 @@
+import { Arg, Authorized, Ctx, Int, Query, Resolver, UseMiddleware } from 'type-graphql';
+import type { Network } from '../../common/environment.js';
+import { pageInfoOf, totalCountResolver } from '../../graphql/connection.js';
+import type { GqlContext } from '../../graphql/context.js';
+import { EnvironmentArg } from '../../graphql/request.middleware.js';
+import { EnvironmentEnum, NetworkEnum } from '../../graphql/scalars.js';
+import { toPaymentType } from '../orders/order.types.js';
+import { PaymentConnection, PaymentStatusEnum } from './payment.types.js';
+
+@Resolver()
+export class PaymentResolver {
+  @Authorized('API_KEY', 'DASHBOARD')
+  @UseMiddleware(EnvironmentArg)
+  @Query(() => PaymentConnection, { description: 'Transfers observed into the merchant’s deposit addresses, newest first; filters; cursor pagination (docs/api.md "GraphQL for dashboards")' })
+  async payments(
+    @Ctx() ctx: GqlContext,
+    @Arg('environment', () => EnvironmentEnum, { nullable: true }) _environment?: EnvironmentEnum,
+    @Arg('statuses', () => [PaymentStatusEnum], { nullable: true, description: 'Any of these statuses (default: all)' }) statuses?: PaymentStatusEnum[],
+    @Arg('network', () => NetworkEnum, { nullable: true }) network?: Network,
+    @Arg('tokenAddress', () => String, { nullable: true }) tokenAddress?: string,
+    @Arg('detectedFrom', () => Date, { nullable: true, description: 'Detected at or after' }) detectedFrom?: Date,
+    @Arg('detectedTo', () => Date, { nullable: true, description: 'Detected before' }) detectedTo?: Date,
+    @Arg('first', () => Int, { nullable: true, description: '1-100, default 20' }) first?: number,
+    @Arg('after', () => String, { nullable: true }) after?: string,
+  ): Promise<PaymentConnection> {
+    const page = await ctx.app.payments.list(ctx, {
+      statuses: statuses ?? undefined, network: network ?? undefined, tokenAddress: tokenAddress ?? undefined,
+      detectedFrom: detectedFrom ?? undefined, detectedTo: detectedTo ?? undefined, first: first ?? undefined, after: after ?? undefined,
+    });
+    const edges = page.edges.map((e) => ({ cursor: e.cursor, node: toPaymentType(e.node, e.node.order.orderNo) }));
+    return { edges, pageInfo: pageInfoOf(edges, page.hasNextPage, after), count: page.totalCount };
+  }
+}
+
+export const PaymentConnectionResolver = totalCountResolver(PaymentConnection, 'Payments');
