@@ -22,7 +22,7 @@ import { randomFillSync } from 'node:crypto';
 const RANDOM_BYTES = 10;
 const POOL = Buffer.alloc(RANDOM_BYTES * 256);
 let poolAt = POOL.length;
-const OUT = Buffer.alloc(16);
+const HEX = Array.from({ length: 256 }, (_, i) => i.toString(16).padStart(2, '0'));
 
 export function uuid7(now: number = Date.now()): string {
   if (!Number.isSafeInteger(now) || now < 0 || now >= 2 ** 48) throw new RangeError(`uuid7: time ${now} out of range`);
@@ -30,16 +30,16 @@ export function uuid7(now: number = Date.now()): string {
     randomFillSync(POOL);
     poolAt = 0;
   }
-  // 48-bit big-endian millisecond timestamp.
-  OUT.writeUIntBE(now, 0, 6);
-  POOL.copy(OUT, 6, poolAt, poolAt + RANDOM_BYTES);
-  POOL.fill(0, poolAt, poolAt + RANDOM_BYTES);
+  const r = POOL;
+  const o = poolAt;
+  const t = now.toString(16).padStart(12, '0');
+  // version 7 + 12 random bits, variant 0b10 + 62 random bits (the first byte gives only its low nibble).
+  const id =
+    `${t.slice(0, 8)}-${t.slice(8)}-7${(r[o]! & 0x0f).toString(16)}${HEX[r[o + 1]!]}-${HEX[(r[o + 2]! & 0x3f) | 0x80]}${HEX[r[o + 3]!]}-` +
+    `${HEX[r[o + 4]!]}${HEX[r[o + 5]!]}${HEX[r[o + 6]!]}${HEX[r[o + 7]!]}${HEX[r[o + 8]!]}${HEX[r[o + 9]!]}`;
+  r.fill(0, o, o + RANDOM_BYTES);
   poolAt += RANDOM_BYTES;
-  OUT[6] = (OUT[6]! & 0x0f) | 0x70; // version 7
-  OUT[8] = (OUT[8]! & 0x3f) | 0x80; // variant 0b10
-  const h = OUT.toString('hex');
-  OUT.fill(0);
-  return `${h.slice(0, 8)}-${h.slice(8, 12)}-${h.slice(12, 16)}-${h.slice(16, 20)}-${h.slice(20)}`;
+  return id;
 }
 
 /** The millisecond a version-7 id was made (tests, diagnostics). */
