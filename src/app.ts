@@ -107,6 +107,7 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const checkoutKeys = new CheckoutKeyService();
   const networks = new NetworkCatalog(config);
   const tokens = new TokenService(config.DEV_CHAINS, (e, n) => networks.isOffered(e, n));
+  let statementsEm: ReturnType<Orm['em']['fork']> | undefined;
   const orders = new OrderService(checkoutKeys, {
     publicBaseUrl: () => config.PUBLIC_BASE_URL,
     defaultTtlS: config.ORDER_TTL_S,
@@ -117,6 +118,7 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
       ? { windowMs: config.ORDER_GROUP_COMMIT_WINDOW_MS, maxBatch: config.ORDER_GROUP_COMMIT_MAX, maxInFlight: Math.min(config.ORDER_GROUP_COMMIT_CONNECTIONS, config.DATABASE_POOL_MAX) }
       : undefined,
     onCreated: (o) => metrics.ordersCreated.inc({ environment: o.environment, source: o.source }),
+    statements: () => (statementsEm ??= orm.em.fork()),
   });
   const orderStatus = new OrderStatusService((t) => {
     metrics.orderTransitions.inc({ environment: t.environment, from: t.from, to: t.to });

@@ -23,3 +23,35 @@ export interface RequestContext {
 export function internalContext(em: EntityManager, requestId = 'internal'): RequestContext {
   return { em, caller: { kind: 'anonymous' }, environment: null, ip: '127.0.0.1', requestId };
 }
+
+const forkedOf = new WeakMap<RequestContext, () => EntityManager | undefined>();
+
+/**
+ * A request's context whose EntityManager is forked on first use (REST routes): an order creation
+ * whose API key is in the cache and whose insert is group-committed never needs one, and a fork per
+ * request was ≈ 2.5 % of the API's CPU at saturation (bench:orders profile). `em` is an own,
+ * enumerable accessor, so `{ ...ctx, em: tx }` and `{ ...ctx }` behave as with a plain context.
+ */
+export function lazyRequestContext(fork: () => EntityManager, fields: Omit<RequestContext, 'em'>): RequestContext {
+  let em: EntityManager | undefined;
+  const ctx: RequestContext = {
+    get em() {
+      return (em ??= fork());
+    },
+    set em(value: EntityManager) {
+      em = value;
+    },
+    caller: fields.caller,
+    environment: fields.environment,
+    ip: fields.ip,
+    requestId: fields.requestId,
+  };
+  forkedOf.set(ctx, () => em);
+  return ctx;
+}
+
+/** The context's EntityManager if it has one already, without forking one (undefined: none yet, so no transaction either). */
+export function existingEm(ctx: RequestContext): EntityManager | undefined {
+  const peek = forkedOf.get(ctx);
+  return peek ? peek() : ctx.em;
+}

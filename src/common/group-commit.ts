@@ -105,24 +105,30 @@ export class GroupCommit<I, R> {
     } catch (e) {
       settled = Promise.reject(e);
     }
-    settled
-      .then(
-        (outcomes) => {
-          if (outcomes.length !== batch.length) throw new Error(`group commit: ${outcomes.length} outcomes for ${batch.length} items`);
-          batch.forEach((p, i) => {
-            const o = outcomes[i]!;
-            if (o.ok) p.resolve(o.value);
-            else p.reject(o.error);
-          });
-        },
-      )
-      .catch((e: unknown) => {
-        for (const p of batch) p.reject(e);
-      })
-      .finally(() => {
-        this.inFlight--;
-        // Whatever queued meanwhile has waited a round trip already: send it now.
-        while (this.queue.length && this.inFlight < this.opts.maxInFlight) this.flush();
-      });
+    // The slot is free again before any caller hears back: a caller that submits again straight from
+    // its answer (a microtask) sees no batch in flight and goes at once, as a lone item should.
+    const finish = (settleAll: () => void) => {
+      this.inFlight--;
+      settleAll();
+      // Whatever queued meanwhile has waited a round trip already: send it now.
+      while (this.queue.length && this.inFlight < this.opts.maxInFlight) this.flush();
+    };
+    const rejectAll = (e: unknown) => () => {
+      for (const p of batch) p.reject(e);
+    };
+    settled.then(
+      (outcomes) =>
+        finish(
+          outcomes.length !== batch.length
+            ? rejectAll(new Error(`group commit: ${outcomes.length} outcomes for ${batch.length} items`))
+            : () =>
+                batch.forEach((p, i) => {
+                  const o = outcomes[i]!;
+                  if (o.ok) p.resolve(o.value);
+                  else p.reject(o.error);
+                }),
+        ),
+      (e: unknown) => finish(rejectAll(e)),
+    );
   }
 }

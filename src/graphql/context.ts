@@ -53,7 +53,7 @@ async function resolveCaller(app: App, em: GqlContext['em'], creds: Credentials)
   }
   // A checkout page may send its scoped key as `x-checkout-key` or, like the REST flow, as `api-key`.
   if (creds.checkoutKey || (creds.apiKey && app.checkoutKeys.isCheckoutKey(creds.apiKey))) return app.checkoutKeys.authenticate(em, (creds.checkoutKey ?? creds.apiKey)!);
-  if (creds.apiKey) return app.apiKeys.authenticateAny(em, creds.apiKey);
+  if (creds.apiKey) return app.apiKeys.authenticateAny({ em }, creds.apiKey);
   return { kind: 'anonymous' };
 }
 

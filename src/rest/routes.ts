@@ -1,7 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import type { App } from '../app.js';
-import type { Caller, RequestContext } from '../common/context.js';
+import { lazyRequestContext, type Caller, type RequestContext } from '../common/context.js';
 import { ENV_PATH, ENVIRONMENTS, type Environment } from '../common/environment.js';
 import { DomainError, isDomainError } from '../common/errors.js';
 import { envelope } from './envelope.js';
@@ -37,7 +37,7 @@ export async function authenticate(app: App, req: FastifyRequest, ctx: RequestCo
     case 'apiKey': {
       const raw = header(req, 'api-key');
       if (raw && app.checkoutKeys.isCheckoutKey(raw)) throw new DomainError('SCOPE_DENIED', 'A checkout key is valid only for its order’s checkout operations; use the merchant API key');
-      return app.apiKeys.authenticate(ctx.em, raw, ctx.environment!);
+      return app.apiKeys.authenticate(ctx, raw, ctx.environment!);
     }
     case 'dashboard': {
       const h = header(req, 'authorization');
@@ -53,7 +53,7 @@ export async function authenticate(app: App, req: FastifyRequest, ctx: RequestCo
         if ('environment' in caller && caller.environment !== ctx.environment) throw new DomainError('WRONG_ENVIRONMENT', 'This checkout key belongs to the other environment');
         return caller;
       }
-      return app.apiKeys.authenticate(ctx.em, raw, ctx.environment!);
+      return app.apiKeys.authenticate(ctx, raw, ctx.environment!);
     }
   }
 }
@@ -64,7 +64,7 @@ export function header(req: FastifyRequest, name: string): string | undefined {
 }
 
 /**
- * Registers routes as thin adapters: fork an EntityManager, authenticate, rate-limit, call the
+ * Registers routes as thin adapters: a context (its EntityManager forked on first use), authenticate, rate-limit, call the
  * service, wrap the result in the envelope. Environment-scoped routes are mounted under both
  * `/api/v2/testnet` and `/api/v2/mainnet`.
  */
@@ -77,7 +77,8 @@ export function registerRoutes(fastify: FastifyInstance, app: App, routes: RestR
         method: route.method,
         url: mount.prefix + route.url,
         handler: async (req: FastifyRequest, reply: FastifyReply) => {
-          const ctx: RequestContext = { em: app.orm.em.fork(), caller: { kind: 'anonymous' }, environment: mount.environment, ip: req.ip, requestId: req.id };
+          // The EntityManager is forked only when the route first uses it (lazyRequestContext).
+          const ctx = lazyRequestContext(() => app.orm.em.fork(), { caller: { kind: 'anonymous' }, environment: mount.environment, ip: req.ip, requestId: req.id });
           if (route.limit !== 'merchant') await app.rateLimits.consume(route.limit, req.ip);
           try {
             ctx.caller = await authenticate(app, req, ctx, route.auth);

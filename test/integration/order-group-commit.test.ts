@@ -4,6 +4,8 @@ import { isDomainError } from '../../src/common/errors';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { http } from '../support/http';
+import { OrderService } from '../../src/modules/orders/order.service';
+import { uuid7Time } from '../../src/common/uuid7';
 
 /*
  * Group commit of order creation (OrderService.insert → GroupCommit → one INSERT … FROM unnest(…)),
@@ -151,5 +153,77 @@ describe('order creation, group-committed', () => {
     const ttl = (o: typeof a) => (o.order.expiresAt.getTime() - o.order.createdAt.getTime()) / 1000;
     expect(Math.round(ttl(b))).toBe(600);
     expect(Math.round(ttl(a))).toBe(1800);
+  });
+  it('acknowledges each request only after the commit that holds its order: another connection sees the row the moment its 201 arrives', async () => {
+    const seen: boolean[] = [];
+    await Promise.all(
+      Array.from({ length: 40 }, async (_, i) => {
+        const r = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: `GC-ACK-${i}-${randomUUID()}`, amount: '5000' }, headers: { 'api-key': m.sandboxKey } });
+        expect(r.status).toBe(201);
+        const id = (r.body.data.key as string).slice(3, 39);
+        const rows = await gw.app.orm.em.fork().execute('select 1 from orders where id = ?', [id]);
+        seen.push(rows.length === 1);
+      }),
+    );
+    expect(seen).toHaveLength(40);
+    expect(seen.every(Boolean)).toBe(true);
+  });
+
+  it('a lone order goes at once, and what queued behind it goes when it commits: no window is ever waited for while a slot is free', async () => {
+    // The same service over the same database, with a window far longer than any test would wait.
+    const slow = new OrderService(gw.app.checkoutKeys, {
+      publicBaseUrl: () => gw.url,
+      defaultTtlS: 1800,
+      idempotencyTtlS: 60,
+      minIdr: 1000,
+      maxIdr: 1_000_000_000,
+      groupCommit: { windowMs: 60_000, maxBatch: 100, maxInFlight: 1 },
+      statements: () => gw.app.orm.em.fork(),
+    });
+    const t0 = Date.now();
+    const lone = await slow.insert(apiCtx(), newOrder(`GC-LONE-${randomUUID()}`));
+    expect(lone.order.status).toBe('Created');
+    // One in flight, two behind it: they leave when the first commits, not when the window ends.
+    const three = await Promise.all([0, 1, 2].map((i) => slow.insert(apiCtx(), newOrder(`GC-TRIO-${i}-${randomUUID()}`))));
+    expect(three.map((c) => c.order.status)).toEqual(['Created', 'Created', 'Created']);
+    expect(Date.now() - t0).toBeLessThan(30_000);
+    const tx = await txOf(three.map((c) => c.order.orderNo));
+    expect(tx.get(three[0]!.order.orderNo)).not.toBe(tx.get(three[1]!.order.orderNo));
+    expect(tx.get(three[1]!.order.orderNo)).toBe(tx.get(three[2]!.order.orderNo));
+  });
+
+  it('gives orders time-ordered ids (UUIDv7): version 7, later orders sort later, the millisecond matches created_at', async () => {
+    const made: { id: string; createdAt: Date }[] = [];
+    for (let i = 0; i < 5; i++) {
+      const { order } = await gw.app.orders.insert(apiCtx(), newOrder(`GC-V7-${i}-${randomUUID()}`));
+      made.push(order);
+      await new Promise((r) => setTimeout(r, 3));
+    }
+    for (const o of made) {
+      expect(o.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+      // Made in the app just before its insert: the id's clock is at most a little before the row's.
+      expect(o.createdAt.getTime() - uuid7Time(o.id)).toBeGreaterThanOrEqual(-5);
+      expect(o.createdAt.getTime() - uuid7Time(o.id)).toBeLessThan(10_000);
+    }
+    expect(made.map((o) => o.id)).toEqual([...made.map((o) => o.id)].sort());
+  });
+
+  it('a REST order creation with a cached API key and no return URLs forks no EntityManager; one with return URLs still saves them', async () => {
+    const body = (no: string, extra: Record<string, unknown> = {}) => ({ body: { merchant_id: m.merchantId, order_no: no, amount: '5000', ...extra }, headers: { 'api-key': m.sandboxKey } });
+    expect((await http(gw.url, `${T}/merchant/fiat/order`, body(`GC-WARM-${randomUUID()}`))).status).toBe(201);
+    const fork = jest.spyOn(gw.app.orm.em, 'fork');
+    try {
+      const res = await Promise.all(Array.from({ length: 5 }, () => http(gw.url, `${T}/merchant/fiat/order`, body(`GC-NOFORK-${randomUUID()}`))));
+      expect(res.map((r) => r.status)).toEqual([201, 201, 201, 201, 201]);
+      expect(fork).not.toHaveBeenCalled();
+      const no = `GC-URLS-${randomUUID()}`;
+      const withUrls = await http(gw.url, `${T}/merchant/fiat/order`, body(no, { success_url: 'https://shop.example/thanks' }));
+      expect(withUrls.status).toBe(201);
+      expect(fork).toHaveBeenCalled();
+      const [row] = await gw.app.orm.em.fork().execute<{ success_url: string }[]>('select success_url from orders where order_no = ?', [no]);
+      expect(row?.success_url).toBe('https://shop.example/thanks');
+    } finally {
+      fork.mockRestore();
+    }
   });
 });

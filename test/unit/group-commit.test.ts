@@ -51,6 +51,19 @@ describe('GroupCommit', () => {
     await expect(p).resolves.toBe('v1');
   });
 
+  it('items submitted straight from a caller’s answer (a microtask) find the slot free: the first goes at once, alone', async () => {
+    const h = harness({ windowMs: 2, maxBatch: 10, maxInFlight: 1 });
+    const next = h.gc.submit(1).then(() => Promise.all([2, 3, 4].map((i) => h.gc.submit(i))));
+    h.batches[0]!.answer();
+    await tick();
+    expect(h.batches.map((b) => b.items)).toEqual([[1], [2]]);
+    h.batches[1]!.answer();
+    await tick();
+    expect(h.batches.map((b) => b.items)).toEqual([[1], [2], [3, 4]]);
+    h.batches[2]!.answer();
+    await expect(next).resolves.toEqual(['v2', 'v3', 'v4']);
+  });
+
   it('groups items arriving while a batch is in flight, and sends them after the window', async () => {
     const h = harness({ windowMs: 2, maxBatch: 10, maxInFlight: 2 });
     const first = h.gc.submit(1);

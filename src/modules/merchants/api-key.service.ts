@@ -112,10 +112,11 @@ export class ApiKeyService {
   /**
    * Resolves the `api-key` header. Lookup is by SHA-256 (an index hit, no per-key scan), then the
    * stored hash is compared in constant time. A key of the other environment is refused by name so
-   * merchants can tell a wrong base URL from a wrong key.
+   * merchants can tell a wrong base URL from a wrong key. `db.em` is read only on a cache miss (a
+   * REST request's EntityManager is forked on first use: lazyRequestContext).
    */
-  async authenticate(em: EntityManager, raw: string | undefined, environment: Environment): Promise<ApiKeyCaller> {
-    const caller = await this.authenticateAny(em, raw);
+  async authenticate(db: { readonly em: EntityManager }, raw: string | undefined, environment: Environment): Promise<ApiKeyCaller> {
+    const caller = await this.authenticateAny(db, raw);
     if (caller.environment !== environment) {
       throw new DomainError(
         'WRONG_ENVIRONMENT',
@@ -126,7 +127,7 @@ export class ApiKeyService {
   }
 
   /** Resolves a key to its merchant and the environment it belongs to (GraphQL, where no path names one). */
-  async authenticateAny(em: EntityManager, raw: string | undefined): Promise<ApiKeyCaller> {
+  async authenticateAny(db: { readonly em: EntityManager }, raw: string | undefined): Promise<ApiKeyCaller> {
     if (!raw) throw new DomainError('INVALID_API_KEY', 'Missing api-key header');
     if (!this.format.test(raw)) throw new DomainError('INVALID_API_KEY', 'Invalid API key');
     const hash = sha256Hex(raw);
@@ -136,7 +137,7 @@ export class ApiKeyService {
       if (hit && hit.until > Date.now()) return hit.caller;
     }
     const row = await prepared<{ id: string; merchant_id: string; environment: Environment; key_hash: string }>(
-      em,
+      db.em,
       'api-key-lookup',
       'select id, merchant_id, environment, key_hash from api_keys where key_hash = ? and revoked_at is null',
       [hash],

@@ -1,5 +1,5 @@
 import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property, Unique, type Rel } from '@mikro-orm/core';
-import { randomUUID } from 'node:crypto';
+import { uuid7 } from '../../common/uuid7.js';
 import type { Environment, Network } from '../../common/environment.js';
 import { AmountType } from '../../db/types.js';
 import { Merchant } from '../merchants/merchant.entity.js';
@@ -14,7 +14,7 @@ export class Order {
   [OptionalProps]?: 'status' | 'currency' | 'createdAt' | 'updatedAt' | 'customerName' | 'customerEmail' | 'paymentLinkId' | 'paidAt' | 'source' | 'checkoutKeyHash' | 'checkoutKeyExpiresAt' | 'overpaid' | 'reorged' | 'successUrl' | 'cancelUrl' | 'autoRedirect' | 'linkUseHeld' | 'paidDepositId' | 'paidNetwork' | 'paidTokenId' | 'paidDecimals' | 'paidAmount' | 'feeIdr' | 'netIdr';
 
   @PrimaryKey({ type: 'uuid' })
-  id: string = randomUUID();
+  id: string = uuid7();
 
   @ManyToOne(() => Merchant, { fieldName: 'merchant_id' })
   merchant!: Rel<Merchant>;

@@ -1,17 +1,18 @@
-import { randomUUID } from 'node:crypto';
 import type { z } from 'zod';
 import { requireApiKey, requireEnvironment, requireMerchant, requireMerchantWide, requireOrderScope } from '../../common/access.js';
-import type { RequestContext } from '../../common/context.js';
+import { existingEm, type RequestContext } from '../../common/context.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
 import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
 import type { Deposit } from '../deposits/deposit.entity.js';
 import type { Payment } from '../payments/payment.entity.js';
 import type { UnattributedReceipt } from '../payments/unattributed-receipt.entity.js';
 import type { Quote } from '../quotes/quote.entity.js';
-import { assertReturnUrls, saveOrderReturnUrls } from './return-urls.js';
+import { assertReturnUrls, hasReturnUrls, saveOrderReturnUrls } from './return-urls.js';
 import type { CheckoutKeyService } from './checkout-key.service.js';
 import { prepared } from '../../db/prepared.js';
 import { GroupCommit, type GroupCommitOptions, type Outcome } from '../../common/group-commit.js';
+import { uuid7 } from '../../common/uuid7.js';
 import { Order, type OrderRecord } from './order.entity.js';
 import { createOrderCommand, getOrderCommand, listOrdersCommand, type CreateOrderCommand, type GetOrderCommand, type ListOrdersCommand, type OrderFilter, type OrderSort } from './order.commands.js';
 import { decodeCursor, encodeCursor, isPgInteger, isPgTimestamp } from '../../common/cursor.js';
@@ -31,6 +32,12 @@ export interface OrderServiceOptions {
   onCreated?: (order: Pick<OrderRecord, 'environment' | 'source'>) => void;
   /** Group commit of concurrent order inserts (ORDER_GROUP_COMMIT_*); absent → one statement per order. */
   groupCommit?: GroupCommitOptions;
+  /**
+   * The EntityManager of statements outside any transaction (group-committed inserts and their
+   * follow-up reads): raw SQL only, so no identity map ever fills. It spares a request without an
+   * EntityManager of its own (lazyRequestContext) the fork.
+   */
+  statements: () => EntityManager;
 }
 
 export interface CreatedOrder {
@@ -46,7 +53,7 @@ export type NewOrder = Pick<Order, 'environment' | 'orderNo' | 'amount' | 'custo
 
 /** An order waiting for its insert: its id and checkout key are made before it reaches the database. */
 export interface PendingOrder {
-  em: RequestContext['em'];
+  em: EntityManager;
   id: string;
   keyHash: string;
   keyExpiresAt: Date;
@@ -141,7 +148,7 @@ export class OrderService {
       source: 'api',
       paymentLinkId: null,
     });
-    await saveOrderReturnUrls(ctx.em, created.order.id, data);
+    if (hasReturnUrls(data)) await saveOrderReturnUrls(ctx.em, created.order.id, data);
     return created;
   }
 
@@ -195,10 +202,14 @@ export class OrderService {
    * may be their transaction.
    */
   async insert(ctx: RequestContext, o: NewOrder): Promise<CreatedOrder> {
-    const id = randomUUID();
+    // Time-ordered id (uuid7.ts): the primary key grows at its right edge, however large the table.
+    const id = uuid7();
     const key = this.keys.issue(id);
-    const row: PendingOrder = { em: ctx.em, id, keyHash: key.hash, keyExpiresAt: key.expiresAt, o };
-    const order = this.batcher && !ctx.em.isInTransaction() ? await this.batcher.submit(row) : await this.insertOne(row);
+    // A context without an EntityManager yet is in no transaction: its insert needs no fork of its own.
+    const own = existingEm(ctx);
+    const inTx = own?.isInTransaction() ?? false;
+    const row: PendingOrder = { em: inTx ? own! : this.opts.statements(), id, keyHash: key.hash, keyExpiresAt: key.expiresAt, o };
+    const order = this.batcher && !inTx ? await this.batcher.submit(row) : await this.insertOne(row);
     this.opts.onCreated?.(order);
     return { order, key: key.key, url: this.checkoutUrl(order.id, key.key) };
   }

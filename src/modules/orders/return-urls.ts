@@ -42,7 +42,7 @@ export function assertReturnUrls(environment: Environment, urls: ReturnUrls, nam
   }
 }
 
-const hasReturnUrls = (u: ReturnUrls): boolean => Boolean(u.successUrl || u.cancelUrl || u.autoRedirect);
+export const hasReturnUrls = (u: ReturnUrls): boolean => Boolean(u.successUrl || u.cancelUrl || u.autoRedirect);
 
 /**
  * Stores an order's return URLs, in the caller's transaction: a second statement only when some were
