@@ -43,7 +43,7 @@ async function main() {
       insert into order_stats_rollup
       select merchant_id, environment, ${bucketOf('created_at')}, status, coalesce(paid_token_id, '${NIL_UUID}'), max(paid_network), max(paid_decimals),
              count(*), sum(amount), coalesce(sum(fee_idr), 0), coalesce(sum(net_idr), 0), coalesce(sum(paid_amount), 0)
-      from orders where status not in ${LIVE_STATUSES_SQL} group by 1, 2, 3, 4, 5`);
+      from orders where status not in ${LIVE_STATUSES_SQL} group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5`);
     await em.execute('vacuum analyze orders');
     await em.execute('vacuum analyze order_stats_rollup');
     const loadS = (performance.now() - t0) / 1000;
