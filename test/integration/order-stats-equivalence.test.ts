@@ -64,8 +64,8 @@ beforeAll(async () => {
     let status: OrderStatus = 'Created';
     const steps = Math.floor(rand() * 4);
     for (let s = 0; s < steps; s++) {
-      const next = ORDER_TRANSITIONS[status];
-      const to = next[Math.floor(rand() * next.length)]!;
+      const next: readonly OrderStatus[] = ORDER_TRANSITIONS[status];
+      const to: OrderStatus = next[Math.floor(rand() * next.length)]!;
       await orm.em.fork().transactional((tx) => writer.transition(tx, id, to, { kind: 'test' }));
       status = to;
     }
