@@ -29,6 +29,7 @@ function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 }
 
 async function main(): Promise<void> {
+  const began = Date.now();
   const db = await benchDatabase('cpg_bench_export');
   try {
     const orm = await benchOrm(db.url, 2);
@@ -74,6 +75,7 @@ async function main(): Promise<void> {
       const rows = lines - 1; // header (no customer field here holds a line break)
       log(`${rows} rows, ${(bytes / 1e6).toFixed(1)} MB in ${seconds.toFixed(2)} s; server RSS ${before.toFixed(0)} MB before, peak ${peak.toFixed(0)} MB`);
       if (rows !== ORDERS) throw new Error(`expected ${ORDERS} rows, got ${rows}`);
+      console.log(`[bench] duration ${((Date.now() - began) / 1000).toFixed(1)} s (fixture included)`);
       console.log(JSON.stringify({ rows_per_s: Math.round(rows / seconds), peak_rss_mb: Math.round(peak) }));
     } finally {
       await gw.stop();

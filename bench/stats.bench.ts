@@ -16,6 +16,7 @@ const RUNS = Number(process.env.BENCH_RUNS ?? 30);
 const MERCHANT = '00000000-0000-4000-8000-0000000000aa';
 
 async function main() {
+  const began = Date.now();
   const db = await benchDatabase('cpg_bench_stats');
   const orm = await benchOrm(db.url, 4);
   try {
@@ -43,7 +44,7 @@ async function main() {
       insert into order_stats_rollup
       select merchant_id, environment, ${bucketOf('created_at')}, status, coalesce(paid_token_id, '${NIL_UUID}'), max(paid_network), max(paid_decimals),
              count(*), sum(amount), coalesce(sum(fee_idr), 0), coalesce(sum(net_idr), 0), coalesce(sum(paid_amount), 0)
-      from orders where status not in ${LIVE_STATUSES_SQL} group by 1, 2, 3, 4, 5`);
+      from orders where status not in ${LIVE_STATUSES_SQL} group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5`);
     await em.execute('vacuum analyze orders');
     await em.execute('vacuum analyze order_stats_rollup');
     const loadS = (performance.now() - t0) / 1000;
@@ -64,6 +65,7 @@ async function main() {
     }
     times.sort((a, b) => a - b);
     console.log(`orderStats by DAY over ${first.length} days: ${RUNS} runs`);
+    console.log(`[bench] duration ${((Date.now() - began) / 1000).toFixed(1)} s (fixture included)`);
     console.log(JSON.stringify({ orders: ORDERS, days: first.length, p50_ms: Math.round(percentile(times, 50)), p99_ms: Math.round(percentile(times, 99)) }));
   } finally {
     await orm.close();

@@ -29,6 +29,7 @@ const rss = (pid: number): number => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main() {
+  const began = Date.now();
   const db = await benchDatabase('cpg_bench_subscriptions');
   const env: Record<string, string> = {
     NODE_ENV: 'development',
@@ -113,6 +114,7 @@ async function main() {
     }
     latencies.sort((a, b) => a - b);
     log(`${latencies.length} events, each to all ${SUBSCRIBERS} subscribers: commit → last subscriber p50 ${percentile(latencies, 50).toFixed(0)} ms, max ${latencies[latencies.length - 1]!.toFixed(0)} ms`);
+    console.log(`[bench] duration ${((Date.now() - began) / 1000).toFixed(1)} s (fixture included)`);
     console.log(JSON.stringify({ subscribers: SUBSCRIBERS, p99_ms: Math.round(percentile(latencies, 99)), p50_ms: Math.round(percentile(latencies, 50)), bytes_per_subscriber: Math.round((after - before) / SUBSCRIBERS) }));
   } finally {
     await Promise.all(clients.map((c) => c.dispose()));

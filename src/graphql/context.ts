@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { App } from '../app.js';
 import type { Caller, RequestContext } from '../common/context.js';
 import { safeEqual } from '../common/crypto.js';
@@ -19,6 +20,8 @@ export interface GqlContext extends RequestContext {
    * Long-lived subscriptions call it periodically (credential-lapse.ts).
    */
   reauthenticate: () => Promise<DomainError | null>;
+  /** A digest of the credentials the operation came with (never the raw key): shares re-checks between subscriptions. */
+  credentialKey: string;
 }
 
 export interface Credentials {
@@ -29,8 +32,8 @@ export interface Credentials {
 }
 
 /** Resolves whichever credential is present. Bad credentials do not fail public operations (like `login`). */
-export async function buildGqlContext(app: App, creds: Credentials, meta: { ip: string; requestId: string }): Promise<GqlContext> {
-  const em = app.orm.em.fork();
+export async function buildGqlContext(app: App, creds: Credentials, meta: { ip: string; requestId: string }, opts: { subscription?: boolean } = {}): Promise<GqlContext> {
+  let em: GqlContext['em'] | undefined = app.orm.em.fork();
   let caller: Caller = { kind: 'anonymous' };
   let authError: DomainError | null = null;
   try {
@@ -39,10 +42,37 @@ export async function buildGqlContext(app: App, creds: Credentials, meta: { ip: 
     if (!isDomainError(e)) throw e;
     authError = e;
   }
+  // A subscription's context lives as long as its stream (10,000 of them on one process): it keeps
+  // no EntityManager or loaders of its own; one is forked only if something reads it.
+  if (opts.subscription) em = undefined;
+  let loaders: OrderLoaders | undefined;
   const environment = 'environment' in caller ? caller.environment : null;
   const expected = app.config.OPERATOR_TOKEN;
   const operator = !!expected && !!creds.operatorToken && safeEqual(creds.operatorToken, expected);
-  return { app, em, caller, environment, ip: meta.ip, requestId: meta.requestId, authError, loaders: createOrderLoaders(em), operator, reauthenticate: () => reauthenticate(app, creds) };
+  const ctx: GqlContext = {
+    app,
+    get em() {
+      return (em ??= app.orm.em.fork());
+    },
+    set em(value) {
+      em = value;
+    },
+    get loaders() {
+      return (loaders ??= createOrderLoaders(ctx.em));
+    },
+    set loaders(value) {
+      loaders = value;
+    },
+    caller,
+    environment,
+    ip: meta.ip,
+    requestId: meta.requestId,
+    authError,
+    operator,
+    reauthenticate: () => reauthenticate(app, creds),
+    credentialKey: createHash('sha256').update(JSON.stringify([creds.authorization, creds.apiKey, creds.checkoutKey])).digest('base64url'),
+  };
+  return ctx;
 }
 
 async function resolveCaller(app: App, em: GqlContext['em'], creds: Credentials): Promise<Caller> {

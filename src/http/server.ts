@@ -234,12 +234,13 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
     const first = (Array.isArray(forwarded) ? forwarded[0] : forwarded)?.split(',')[0]?.trim();
     return first || (request.socket.remoteAddress ?? 'unknown');
   };
-  const wsContext = (ctx: { connectionParams?: Record<string, unknown> | undefined; extra: { request: IncomingMessage } }) => {
+  const wsContext = (ctx: { connectionParams?: Record<string, unknown> | undefined; extra: { request: IncomingMessage } }, subscription: boolean) => {
     const p = ctx.connectionParams ?? {};
     return buildGqlContext(
       app,
       { authorization: asString(p.authorization) ?? asString(p.Authorization), apiKey: asString(p['api-key']) ?? asString(p.apiKey), checkoutKey: asString(p.key) ?? asString(p.checkoutKey) },
       { ip: wsIp(ctx.extra.request), requestId: randomUUID() },
+      { subscription },
     );
   };
   // Apollo's `introspection: false` covers HTTP; graphql-ws validates here, with the same switch.
@@ -274,11 +275,12 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
         if (refused) return [toGraphQLError(refused)];
         const invalid = validate(parts.schema, document, wsRules);
         if (invalid.length) return invalid;
-        // A fresh context (and EntityManager fork) per operation, never one for the socket's whole life.
-        const contextValue = await wsContext(ctx);
+        // A fresh context per operation, never one for the socket's whole life (a subscription's keeps no EntityManager).
+        const isSubscription = getOperationAST(document, payload.operationName)?.operation === 'subscription';
+        const contextValue = await wsContext(ctx, isSubscription);
         const overBudget = await consumeWs(() => consumeCallerLimits(app, contextValue));
         if (overBudget) return [toGraphQLError(overBudget)];
-        if (getOperationAST(document, payload.operationName)?.operation === 'subscription') {
+        if (isSubscription) {
           const full = slots.acquire(ctx.extra.socket, id, subscriptionKey(contextValue.caller, ip));
           if (full) return [toGraphQLError(full)];
         }

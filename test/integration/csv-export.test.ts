@@ -5,6 +5,7 @@
  * included, and a result larger than one cursor batch.
  */
 import { BSC_TESTNET_USDT, csvRecords, dashboardToken, NILE_USDT, paidOrder, plainOrder, sql } from '../support/analytics';
+import { csvCell } from '../../src/modules/analytics/csv-export.service';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { http } from '../support/http';
@@ -108,6 +109,10 @@ describe('orders.csv', () => {
     expect(await nos(`?search=${encodeURIComponent(`${tag}-q`)}`)).toEqual([`${tag}-quotes`]);
     expect(await nos(`?search=${encodeURIComponent('DOE@B')}`)).toEqual([`${tag}-quotes`]);
     expect(await nos(`?search=${encodeURIComponent('%')}`)).toEqual([]); // LIKE wildcards are literal
+    // Values are inlined into COPY as quoted literals: quotes and backslashes stay data.
+    expect(await nos(`?search=${encodeURIComponent("x' or '1'='1")}`)).toEqual([]);
+    expect(await nos(`?search=${encodeURIComponent("\\' or true --")}`)).toEqual([]);
+    expect(await nos(`?search=${encodeURIComponent('Doe, "Jr')}`)).toEqual([`${tag}-quotes`]);
     const future = Math.floor(Date.now() / 1000) + 3600;
     expect(await nos(`?from=${future}`)).toEqual([]);
     expect(await nos(`?to=${future}`)).toHaveLength(6);
@@ -135,6 +140,27 @@ describe('orders.csv', () => {
     // Newest first.
     expect(rows.findIndex((x) => x.order_no === 'BULK-1')).toBeLessThan(rows.findIndex((x) => x.order_no === 'BULK-10500'));
     await sql(gw, `delete from orders where merchant_id = ? and order_no like 'BULK-%'`, [m.merchantId]);
+  });
+});
+
+describe('formula guard (in SQL, every guarded text cell)', () => {
+  it.each([
+    ['=1+1', "'=1+1"],
+    ['+62 812', "'+62 812"],
+    ['-2', "'-2"],
+    ['@SUM(A1)', "'@SUM(A1)"],
+    ['\tx', "'\tx"],
+    ['\rx', "'\rx"],
+    ['Budi', 'Budi'],
+    ['a=b', 'a=b'],
+    ['', ''],
+  ])('%j → %j', async (cell, out) => {
+    const [r] = await gw.app.orm.em.fork().execute<{ v: string }[]>(`select ${csvCell('x.c')} as v from (select ?::text as c) x`, [cell]);
+    expect(r!.v).toBe(out);
+  });
+  it('keeps null (an empty cell)', async () => {
+    const [r] = await gw.app.orm.em.fork().execute<{ v: string | null }[]>(`select ${csvCell('x.c')} as v from (select null::text as c) x`);
+    expect(r!.v).toBeNull();
   });
 });
 

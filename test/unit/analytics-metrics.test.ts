@@ -1,22 +1,6 @@
 import type { App } from '../../src/app';
 import { metricsAccessError } from '../../src/http/metrics.route';
-import { neutralizeFormula } from '../../src/modules/analytics/csv-export.service';
 import { GatewayMetrics } from '../../src/modules/metrics/gateway-metrics';
-
-describe('CSV formula guard', () => {
-  it.each([
-    ['=1+1', "'=1+1"],
-    ['+62 812', "'+62 812"],
-    ['-2', "'-2"],
-    ['@SUM(A1)', "'@SUM(A1)"],
-    ['\tx', "'\tx"],
-    ['\rx', "'\rx"],
-    ['Budi', 'Budi'],
-    ['a=b', 'a=b'],
-    ['', ''],
-  ])('%j → %j', (cell, out) => expect(neutralizeFormula(cell)).toBe(out));
-  it('keeps null (an empty cell)', () => expect(neutralizeFormula(null)).toBeNull());
-});
 
 describe('metrics access', () => {
   const app = (token: string | undefined, isProduction: boolean) => ({ config: { METRICS_TOKEN: token, isProduction } }) as unknown as App;

@@ -1,6 +1,6 @@
-import { stringify } from 'csv-stringify/sync';
-import { Readable } from 'node:stream';
+import type { Readable } from 'node:stream';
 import pg from 'pg';
+import { to as copyTo } from 'pg-copy-streams';
 import { requireEnvironment, requireMerchantWide } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
 import { DomainError } from '../../common/errors.js';
@@ -10,16 +10,22 @@ import { exportOrdersCommand, exportPaymentsCommand, type ExportOrdersCommand, t
 /**
  * CSV exports of orders and payments, streamed with constant memory whatever the row count.
  *
- * - One read-only REPEATABLE READ transaction with a server-side cursor (`DECLARE … FETCH n`) on a
- *   connection of the export pool (its own, outside the ORM pool, so a long export never starves
- *   requests). PostgreSQL formats every value as text (times in the chosen zone, amounts as exact
- *   decimals); Node only escapes and joins.
- * - Escaping is csv-stringify's (RFC 4180: quotes, commas, newlines). Cells that a spreadsheet would
- *   run as a formula (first character `=`, `+`, `-`, `@`, tab or carriage return) get a leading `'`.
- * - Backpressure: the stream holds one batch at a time; the next FETCH runs only when the socket
- *   has taken the previous one. A stalled client holds its connection at most
- *   `IDLE_TIMEOUT` (the server ends the idle transaction).
+ * - PostgreSQL writes the CSV itself: `COPY (select …) TO STDOUT (FORMAT csv, HEADER)` (its RFC 4180
+ *   writer: quotes, commas, line breaks), streamed by pg-copy-streams on a connection of the export
+ *   pool (its own, outside the ORM pool, so a long export never starves requests). Every value is
+ *   formatted as text in SQL (times in the chosen zone, amounts as exact decimals); Node only
+ *   forwards bytes. COPY takes no bind parameters: filter values are inlined as literals quoted by
+ *   pg's `escapeLiteral` (dates as ISO strings cast to timestamptz, lists as text arrays), the only
+ *   way a value reaches the statement.
+ * - Cells that a spreadsheet would run as a formula (first character `=`, `+`, `-`, `@`, tab or
+ *   carriage return) get a leading `'`, in SQL (`csvCell`), for every text cell.
+ * - Backpressure: pg-copy-streams reads the connection's socket only while the HTTP response takes
+ *   data, so PostgreSQL blocks on its send buffer when the client is slow; a client that goes away
+ *   destroys the connection (the backend ends the COPY). A stalled client holds its connection at
+ *   most `STATEMENT_TIMEOUT`.
  * - Limits: `maxConcurrent` exports per process and one per merchant at a time; more → RATE_LIMITED.
+ * - The statement is checked before the answer starts (the header row has arrived): a refused
+ *   export, a bad query or a database outage is an ordinary error answer, not a truncated 200.
  */
 
 export interface CsvExport {
@@ -31,27 +37,25 @@ export interface CsvExportOptions {
   /** Connection string of the main database (the export pool opens its own connections). */
   databaseUrl: string;
   maxConcurrent: number;
-  batchRows?: number;
 }
 
 /** Fixed UTC offsets of the zones offered (Indonesia has had no daylight saving time since 1964). */
 const OFFSET: Record<ExportTimeZone, string> = { 'Asia/Jakarta': '+07:00', UTC: 'Z' };
-const IDLE_TIMEOUT = '300s';
-const FORMULA_START = new Set(['=', '+', '-', '@', '\t', '\r']);
+/** Longest export (one COPY statement, however slowly the client reads). */
+const STATEMENT_TIMEOUT = '30min';
 
-/** Prefixes a cell a spreadsheet would evaluate (CSV/formula injection) with `'`. */
-export function neutralizeFormula(cell: string | null): string | null {
-  return cell !== null && cell.length > 0 && FORMULA_START.has(cell[0]!) ? `'${cell}` : cell;
-}
+/** A text cell, prefixed with `'` when a spreadsheet would evaluate it (CSV/formula injection). */
+export const csvCell = (expr: string): string => `(case when left(${expr}, 1) in ('=', '+', '-', '@', E'\\t', E'\\r') then '''' || ${expr} else ${expr} end)`;
 
 const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
+/** WHERE terms with their values inlined as quoted literals (COPY has no bind parameters). */
 class Query {
   readonly where: string[] = [];
-  readonly params: unknown[] = [];
-  add(value: unknown): string {
-    this.params.push(value);
-    return `$${this.params.length}`;
+  add(value: string | Date | string[]): string {
+    if (value instanceof Date) return `${pg.escapeLiteral(value.toISOString())}::timestamptz`;
+    if (Array.isArray(value)) return `array[${value.map((v) => pg.escapeLiteral(v)).join(', ')}]::text[]`;
+    return pg.escapeLiteral(value);
   }
 }
 
@@ -70,11 +74,8 @@ export class CsvExportService {
   private pool: pg.Pool | undefined;
   private active = 0;
   private readonly merchants = new Set<string>();
-  private readonly batchRows: number;
 
-  constructor(private readonly opts: CsvExportOptions) {
-    this.batchRows = opts.batchRows ?? 2_000;
-  }
+  constructor(private readonly opts: CsvExportOptions) {}
 
   /** Orders of the caller's merchant and environment, newest first. Dashboard or API key. */
   async orders(ctx: RequestContext, cmd: ExportOrdersCommand): Promise<CsvExport> {
@@ -102,15 +103,17 @@ export class CsvExportService {
                analytics.token_units(d.amount_received, t.decimals) as paid_amount, analytics.token_units(d.total_amount, t.decimals) as due_amount,
                q.crypto_rate, q.fee_amount_idr, q.merchant_receives_idr
         from deposits d join merchant_wallets w on w.id = d.wallet_id join tokens t on t.id = d.token_id join quotes q on q.id = d.quote_id
-        where w.merchant_id = $1 and w.environment = $2 and d.amount_received > 0
+        where w.merchant_id = ${q.add(caller.merchantId)} and w.environment = ${q.add(env)} and d.amount_received > 0
         order by d.order_id, d.amount_received / d.total_amount desc, d.created_at desc
       )
-      select o.order_no, o.status, o.amount::text, o.currency, o.customer_name, o.customer_email, o.source, o.payment_link_id::text,
-        ${ts('o.created_at')}, ${ts('o.expires_at')}, ${ts('o.paid_at')}, p.network, p.symbol, p.address,
-        p.paid_amount::text, p.due_amount::text, p.crypto_rate, p.fee_amount_idr::text, p.merchant_receives_idr::text, o.overpaid::text, o.id::text
+      select ${selectList(ORDER_COLUMNS, [
+        'o.order_no', 'o.status', 'o.amount', 'o.currency', 'o.customer_name', 'o.customer_email', 'o.source', 'o.payment_link_id',
+        ts('o.created_at'), ts('o.expires_at'), ts('o.paid_at'), 'p.network', 'p.symbol', 'p.address',
+        'p.paid_amount', 'p.due_amount', 'p.crypto_rate', 'p.fee_amount_idr', 'p.merchant_receives_idr', 'o.overpaid', 'o.id',
+      ], ['o.order_no', 'o.currency', 'o.customer_name', 'o.customer_email', 'o.source', 'p.symbol', 'p.address', 'p.crypto_rate'])}
       from orders o left join paying p on p.order_id = o.id where ${q.where.join(' and ')}
       order by o.created_at desc, o.id desc`;
-    return this.open(caller.merchantId, `orders-${env}`, ORDER_COLUMNS, sql, q.params);
+    return this.open(caller.merchantId, `orders-${env}`, sql);
   }
 
   /** Payments (observed transfers) of the caller's merchant and environment, newest first. */
@@ -131,12 +134,14 @@ export class CsvExportService {
       const exact = q.add(f.search);
       q.where.push(`(p.order_no ilike ${like} or p.tx_hash = ${exact} or lower(p.from_address) = lower(${exact}))`);
     }
-    const sql = `select p.order_no, p.tx_hash, p.log_index::text, p.network, p.token_symbol, p.token_address, p.amount::text, p.amount_idr::text, p.rate_idr::text,
-        p.status, p.late::text, p.from_address, p.to_address, p.block_number::text, ${ts('p.detected_at')}, ${ts('p.confirmed_at')}, ${ts('p.orphaned_at')},
-        p.order_id::text, p.payment_id::text
+    const sql = `select ${selectList(PAYMENT_COLUMNS, [
+        'p.order_no', 'p.tx_hash', 'p.log_index', 'p.network', 'p.token_symbol', 'p.token_address', 'p.amount', 'p.amount_idr', 'p.rate_idr',
+        'p.status', 'p.late', 'p.from_address', 'p.to_address', 'p.block_number', ts('p.detected_at'), ts('p.confirmed_at'), ts('p.orphaned_at'),
+        'p.order_id', 'p.payment_id',
+      ], ['p.order_no', 'p.tx_hash', 'p.token_symbol', 'p.token_address', 'p.from_address', 'p.to_address', 'p.rate_idr'])}
       from analytics.payments p where ${q.where.join(' and ')}
       order by p.detected_at desc, p.payment_id desc`;
-    return this.open(caller.merchantId, `payments-${env}`, PAYMENT_COLUMNS, sql, q.params);
+    return this.open(caller.merchantId, `payments-${env}`, sql);
   }
 
   async close(): Promise<void> {
@@ -146,56 +151,57 @@ export class CsvExportService {
   }
 
   /**
-   * Takes a slot, opens the cursor, and only then returns the stream: a refused export, a bad query or
-   * a database outage is still an ordinary error answer (the envelope), not a truncated 200.
+   * Takes a slot, starts the COPY, and returns the stream once its first bytes (the header row) have
+   * arrived: a refused export, a bad query or a database outage is still an ordinary error answer.
    */
-  private async open(merchantId: string, name: string, columns: readonly string[], sql: string, params: unknown[]): Promise<CsvExport> {
+  private async open(merchantId: string, name: string, sql: string): Promise<CsvExport> {
     if (this.merchants.has(merchantId)) throw new DomainError('RATE_LIMITED', 'An export of this merchant is already running; retry when it has finished', { retryAfterS: 5 });
     if (this.active >= this.opts.maxConcurrent) throw new DomainError('RATE_LIMITED', 'Too many exports are running; retry shortly', { retryAfterS: 5 });
     this.active++;
     this.merchants.add(merchantId);
     let client: pg.PoolClient | undefined;
     let released = false;
-    const release = (err?: Error) => {
+    const release = () => {
       if (released) return;
       released = true;
       this.active--;
       this.merchants.delete(merchantId);
-      client?.release(err ?? true); // destroy, never reuse: the transaction may still be open
+      client?.release(true); // destroy, never reuse: a COPY cut short leaves the connection mid-protocol
     };
     try {
       this.pool ??= new pg.Pool({ connectionString: this.opts.databaseUrl, max: this.opts.maxConcurrent, application_name: 'cpg-export', idleTimeoutMillis: 10_000 });
       client = await this.pool.connect();
-      client.on('error', () => undefined); // a dropped connection fails the next FETCH; the stream reports it
-      await client.query('begin isolation level repeatable read read only');
-      await client.query(`set local idle_in_transaction_session_timeout = '${IDLE_TIMEOUT}'`);
-      await client.query(`set local statement_timeout = '60s'`);
-      // JIT compiles for seconds before the first row of a big export and gains nothing on this plan.
-      await client.query(`set local jit = off`);
-      await client.query({ text: `declare csv_export no scroll cursor for ${sql}`, values: params });
+      client.on('error', () => undefined); // a dropped connection fails the COPY stream; the response reports it
+      // One statement, so one snapshot; JIT compiles for seconds before the first row and gains nothing here.
+      await client.query(`set statement_timeout = '${STATEMENT_TIMEOUT}'; set jit = off; set default_transaction_read_only = on`);
+      const rows = client.query(copyTo(`copy (${sql}) to stdout with (format csv, header)`));
+      rows.once('close', release);
+      rows.once('error', release);
+      await new Promise<void>((resolve, reject) => {
+        const ready = () => {
+          rows.off('error', fail);
+          resolve();
+        };
+        const fail = (e: Error) => {
+          rows.off('readable', ready);
+          reject(e);
+        };
+        rows.once('readable', ready);
+        rows.once('error', fail);
+      });
+      const day = new Date().toISOString().slice(0, 10);
+      return { filename: `${name}-${day}.csv`, rows };
     } catch (e) {
-      release(e instanceof Error ? e : undefined);
+      release();
       throw e;
     }
-    const conn = client;
-    const batch = this.batchRows;
-    async function* chunks(): AsyncGenerator<string> {
-      yield stringify([columns as string[]]);
-      for (;;) {
-        const r = await conn.query<string[]>({ text: `fetch ${batch} from csv_export`, rowMode: 'array' });
-        const rows = r.rows;
-        for (const row of rows) for (let i = 0; i < row.length; i++) row[i] = neutralizeFormula(row[i] ?? null)!;
-        if (rows.length) yield stringify(rows);
-        if (rows.length < batch) break;
-      }
-      await conn.query('commit');
-    }
-    // One chunk buffered at most; the stream's 'close' (end, error, or client gone) frees the slot and the connection.
-    const rows = Readable.from(chunks(), { objectMode: true, highWaterMark: 1 });
-    rows.once('close', () => release());
-    const day = new Date().toISOString().slice(0, 10);
-    return { filename: `${name}-${day}.csv`, rows };
   }
+}
+
+/** `expr as name` per column, text cells in `guarded` through the formula guard, everything cast to text. */
+function selectList(names: readonly string[], exprs: string[], guarded: string[]): string {
+  if (names.length !== exprs.length) throw new Error('export columns and expressions differ in number');
+  return exprs.map((e, i) => `${guarded.includes(e) ? csvCell(`${e}::text`) : `${e}::text`} as ${names[i]}`).join(', ');
 }
 
 /**

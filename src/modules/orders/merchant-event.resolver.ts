@@ -96,7 +96,7 @@ async function subscribeMerchantEvents({ args, context: ctx, info }: SubscribeRe
     return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
   });
   // A revoked session or a rotated API key ends the feed (with its error), not just new subscriptions.
-  return untilCredentialLapses(stream, ctx.reauthenticate, app.config.SUBSCRIPTION_AUTH_RECHECK_MS);
+  return untilCredentialLapses(stream, ctx.reauthenticate, app.config.SUBSCRIPTION_AUTH_RECHECK_MS, { owner: app, key: ctx.credentialKey });
 }
 
 @Resolver()

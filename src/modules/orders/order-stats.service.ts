@@ -5,7 +5,7 @@ import { formatDecimal } from '../../common/money.js';
 import { parseInput } from '../../common/validation.js';
 import type { Network } from '../../common/environment.js';
 import type { OrderStatus } from './order.transitions.js';
-import { bucketOf, LIVE_STATUSES_SQL, NIL_UUID } from './order-stats.sql.js';
+import { BUCKET_INTERVAL, bucketOf, LIVE_STATUSES_SQL, NIL_UUID } from './order-stats.sql.js';
 import { orderStatsCommand, STATS_MAX_DAYS, STATS_MAX_HOUR_DAYS, type OrderStatsCommand, type StatsGroup } from './order.commands.js';
 
 /** One bucket of `orderStats`: the group's keys (null when not grouped by them) and its sums. */
@@ -31,36 +31,60 @@ export interface OrderStatsBucket {
   tokenAmounts: { network: Network; tokenAddress: string; tokenSymbol: string; amount: string }[];
 }
 
-const GROUP_SQL: Record<StatsGroup, { expr: string; alias: string }> = {
-  DAY: { expr: `to_char(o.created_at at time zone ?::text, 'YYYY-MM-DD')`, alias: 'day' },
-  HOUR: { expr: `to_char(date_trunc('hour', o.created_at at time zone ?::text) at time zone ?::text at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')`, alias: 'hour' },
+/** Local day and local hour (in the asked zone, `w.tz`) of a timestamptz expression. */
+const TIME_KEY = {
+  DAY: (x: string) => `((${x}) at time zone w.tz)::date`,
+  HOUR: (x: string) => `date_trunc('hour', (${x}) at time zone w.tz)`,
+};
+
+/** Per group: the key of a source row `o` (the time key is precomputed as `o.k`) and its text form in the answer. */
+const GROUP_SQL: Record<StatsGroup, { expr: string; alias: string; out?: string }> = {
+  DAY: { expr: 'o.k', alias: 'day', out: `to_char(b.day, 'YYYY-MM-DD')` },
+  HOUR: { expr: 'o.k', alias: 'hour', out: `to_char(b.hour at time zone w.tz at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"')` },
   STATUS: { expr: 'o.status', alias: 'status' },
   NETWORK: { expr: 'o.paid_network', alias: 'network' },
   TOKEN: { expr: 'o.paid_token_id', alias: 'token_id' },
 };
 
 /**
- * The orders of a range as (created_at, status, n, sums…) rows, without reading every order: whole
- * 15-minute buckets from the rollup, the orders of the partial buckets at both ends of the range
- * from the orders table, and the open orders (not in the rollup) live through their partial index.
+ * The orders of a range as (k, status, n, sums…) rows, `k` being the local day or hour (when grouped
+ * by time), without reading every order. The range is cut into UTC hours (the rollup's buckets): an
+ * hour inside the range and inside one local day/hour of the zone (every hour, in whole-hour zones)
+ * is read from `order_stats_rollup` (consecutive whole hours of one key as one index range, so a
+ * year by day is 366 range scans and no time conversion per row); the others (the range's partial
+ * hours at both ends, and in :30/:45 zones the hours that straddle a local boundary) from the orders
+ * table through its (merchant, environment, created_at) index; open orders (not in the rollup) live,
+ * through their partial index.
  */
-const STATS_SOURCE = `
-  with w as (select ?::uuid as m, ?::text as env, ?::timestamptz as f, ?::timestamptz as t),
-  edges as (select w.*, ${bucketOf('w.f')} + case when ${bucketOf('w.f')} = w.f then interval '0' else interval '15 minutes' end as cf, ${bucketOf('w.t')} as ft from w)
-  select r.bucket as created_at, r.status, r.orders as n, r.amount, r.fee as fee_idr, r.net as net_idr, r.paid_network,
-         nullif(r.paid_token_id, '${NIL_UUID}'::uuid) as paid_token_id, r.paid_decimals, r.paid_units as paid_amount
-  from edges, order_stats_rollup r
-  where r.merchant_id = edges.m and r.environment = edges.env and r.bucket >= edges.cf and r.bucket < edges.ft and r.orders <> 0
-  union all
-  select o.created_at, o.status, 1, o.amount, o.fee_idr, o.net_idr, o.paid_network, o.paid_token_id, o.paid_decimals, o.paid_amount
-  from edges, orders o
-  where o.merchant_id = edges.m and o.environment = edges.env and o.created_at >= edges.f and o.created_at < edges.t
-    and (o.created_at < edges.cf or o.created_at >= edges.ft) and o.status not in ${LIVE_STATUSES_SQL}
-  union all
-  select o.created_at, o.status, 1, o.amount, o.fee_idr, o.net_idr, o.paid_network, o.paid_token_id, o.paid_decimals, o.paid_amount
-  from edges, orders o
-  where o.merchant_id = edges.m and o.environment = edges.env and o.created_at >= edges.f and o.created_at < edges.t and o.status in ${LIVE_STATUSES_SQL}`;
-const sourceParams = (merchantId: string, env: string, from: Date, to: Date) => [merchantId, env, from, to];
+function statsSource(time: ((x: string) => string) | null): string {
+  const key = (x: string) => (time ? time(x) : 'null::date');
+  const oneGroup = time ? `and ${time('hr.h')} = ${time(`hr.h + ${BUCKET_INTERVAL} - interval '1 microsecond'`)}` : '';
+  return `
+  hours as (
+    select hr.h, ${key('hr.h')} as k, (hr.h >= w.f and hr.h + ${BUCKET_INTERVAL} <= w.t ${oneGroup}) as whole
+    from w, generate_series(${bucketOf('w.f')}, w.t - interval '1 microsecond', ${BUCKET_INTERVAL}) as hr(h)
+  ),
+  runs as (
+    select k, min(h) as s, max(h) + ${BUCKET_INTERVAL} as e
+    from (select k, h, h - row_number() over (partition by k order by h) * ${BUCKET_INTERVAL} as run from hours where whole) x
+    group by k, run
+  ),
+  o as (
+    select x.k, r.status, r.orders as n, r.amount, r.fee as fee_idr, r.net as net_idr, r.paid_network,
+           nullif(r.paid_token_id, '${NIL_UUID}'::uuid) as paid_token_id, r.paid_units as paid_amount
+    from w, runs x, order_stats_rollup r
+    where r.merchant_id = w.m and r.environment = w.env and r.bucket >= x.s and r.bucket < x.e and r.orders <> 0
+    union all
+    select ${key('o.created_at')}, o.status, 1, o.amount, o.fee_idr, o.net_idr, o.paid_network, o.paid_token_id, o.paid_amount
+    from w, hours hr, orders o
+    where not hr.whole and o.merchant_id = w.m and o.environment = w.env
+      and o.created_at >= greatest(hr.h, w.f) and o.created_at < least(hr.h + ${BUCKET_INTERVAL}, w.t) and o.status not in ${LIVE_STATUSES_SQL}
+    union all
+    select ${key('o.created_at')}, o.status, 1, o.amount, o.fee_idr, o.net_idr, o.paid_network, o.paid_token_id, o.paid_amount
+    from w, orders o
+    where o.merchant_id = w.m and o.environment = w.env and o.created_at >= w.f and o.created_at < w.t and o.status in ${LIVE_STATUSES_SQL}
+  )`;
+}
 
 interface StatsRow {
   day?: string;
@@ -80,8 +104,8 @@ interface StatsRow {
 /**
  * Order aggregates for dashboards (GraphQL `orderStats`), computed by PostgreSQL without joining
  * deposits or payments: the paying network, token, units, fee and net are columns of the order
- * (copied by the status writer at settlement), summed per 15-minute bucket in `order_stats_rollup`
- * (kept by the same writer); open orders and the range's partial end buckets are read live. Buckets are by creation
+ * (copied by the status writer at settlement), summed per UTC hour in `order_stats_rollup`
+ * (kept by the same writer); open orders and the range's partial hours are read live. Buckets are by creation
  * time in the asked IANA time zone (default Asia/Jakarta). Ranges are bounded: STATS_MAX_DAYS, or
  * STATS_MAX_HOUR_DAYS when grouped by HOUR.
  */
@@ -97,31 +121,33 @@ export class OrderStatsService {
     if (days > maxDays) throw new DomainError('BAD_USER_INPUT', `The range may span at most ${maxDays} days${c.groupBy.includes('HOUR') ? ' when grouped by HOUR' : ''}`);
     if (!(await this.timeZones(ctx)).has(c.timeZone)) throw new DomainError('BAD_USER_INPUT', `Unknown time zone ${JSON.stringify(c.timeZone)}: use an IANA name such as Asia/Jakarta`);
 
-    const groups = [...new Set(c.groupBy)].map((g) => GROUP_SQL[g]);
-    const select = groups.map((g) => `${g.expr} as ${g.alias}`);
-    const selectParams = c.groupBy.flatMap((g) => (g === 'DAY' ? [c.timeZone] : g === 'HOUR' ? [c.timeZone, c.timeZone] : []));
+    const kinds = [...new Set(c.groupBy)];
+    const groups = kinds.map((g) => GROUP_SQL[g]);
+    const time = kinds.includes('DAY') ? TIME_KEY.DAY : kinds.includes('HOUR') ? TIME_KEY.HOUR : null;
     const keys = groups.map((g) => g.alias);
     const positions = groups.map((_, i) => i + 1);
     // Inner: per group and paying token (token sums need their decimals); outer: per group, the
     // token sums as a JSON list. Both levels in SQL; nothing is summed in JavaScript.
     const rows = await ctx.em.execute<StatsRow[]>(
-      `with b as (
-         select ${[...select, 'o.paid_token_id as t_id', 'o.paid_network as t_net'].join(', ')},
+      `with w as not materialized (select ?::uuid as m, ?::text as env, ?::timestamptz as f, ?::timestamptz as t, ?::text as tz),
+       ${statsSource(time)},
+       b as (
+         select ${[...groups.map((g) => `${g.expr} as ${g.alias}`), 'o.paid_token_id as t_id', 'o.paid_network as t_net'].join(', ')},
                 sum(o.n) as n, sum(o.amount) as amount,
                 coalesce(sum(o.n) filter (where o.status = 'Success'), 0) as paid_n,
                 coalesce(sum(o.amount) filter (where o.status = 'Success'), 0) as paid_amount,
                 coalesce(sum(o.fee_idr), 0) as fee, coalesce(sum(o.net_idr), 0) as net, sum(o.paid_amount) as units
-         from (${STATS_SOURCE}) o
+         from o
          group by ${[...positions, groups.length + 1, groups.length + 2].join(', ')}
        )
-       select ${[...keys.map((k) => `b.${k}`), ''].join(', ')}
+       select ${[...groups.map((g) => `${g.out ?? `b.${g.alias}`} as ${g.alias}`), ''].join(', ')}
               sum(b.n)::text as n, sum(b.amount)::text as amount, sum(b.paid_n)::text as paid_n, sum(b.paid_amount)::text as paid_amount,
               sum(b.fee)::text as fee, sum(b.net)::text as net,
               json_agg(json_build_object('network', b.t_net, 'address', t.address, 'symbol', t.symbol, 'decimals', t.decimals, 'units', b.units::text)
                        order by b.t_net, t.symbol) filter (where b.t_id is not null) as tokens
-       from b left join tokens t on t.id = b.t_id
-       ${keys.length ? `group by ${keys.map((k) => `b.${k}`).join(', ')} order by ${keys.map((k) => `b.${k}`).join(', ')}` : ''}`,
-      [...selectParams, ...sourceParams(caller.merchantId, env, c.from, c.to)],
+       from w, b left join tokens t on t.id = b.t_id
+       ${keys.length ? `group by ${keys.map((k) => `b.${k}`).join(', ')}, w.tz order by ${positions.join(', ')}` : ''}`,
+      [caller.merchantId, env, c.from, c.to, c.timeZone],
     );
     const tokenInfo = new Map<string, { address: string; symbol: string }>();
     for (const r of rows) for (const t of r.tokens ?? []) if (r.token_id) tokenInfo.set(r.token_id, t);

@@ -8,8 +8,9 @@
 
 /** Statuses counted live, never in the rollup. */
 export const LIVE_STATUSES_SQL = `('Created','Processing')`;
-/** The 15-minute UTC bucket of a timestamptz expression. */
-export const bucketOf = (expr: string): string => `date_bin('15 minutes', ${expr}, timestamptz '2000-01-01 00:00:00+00')`;
+/** The UTC hour of a timestamptz expression: the rollup's bucket (migration 20261127000300). */
+export const bucketOf = (expr: string): string => `date_bin('1 hour', ${expr}, timestamptz '2000-01-01 00:00:00+00')`;
+export const BUCKET_INTERVAL = `interval '1 hour'`;
 export const NIL_UUID = '00000000-0000-0000-0000-000000000000';
 
 /**

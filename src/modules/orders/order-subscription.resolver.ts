@@ -34,7 +34,7 @@ async function subscribeOrderUpdates({ args, context: ctx, info }: SubscribeReso
     since: (seq) => app.orderStatus.eventsSince(app.orm.em.fork(), orderId, seq),
   });
   // A rotated API key or an expired checkout key ends the stream (with its error), not just new subscriptions.
-  return untilCredentialLapses(stream, ctx.reauthenticate, app.config.SUBSCRIPTION_AUTH_RECHECK_MS);
+  return untilCredentialLapses(stream, ctx.reauthenticate, app.config.SUBSCRIPTION_AUTH_RECHECK_MS, { owner: app, key: ctx.credentialKey });
 }
 
 @Resolver()
