@@ -4,6 +4,7 @@ import { DomainError } from '../../common/errors.js';
 import type { AccountPollObservation, ChainAdapter, ChainHead, ChainNetworkConfig, ObservedTransfer, PolledDeposit, WatchedToken } from '../chain-adapter.js';
 import { associatedTokenAddress, solanaDriver } from './solana.driver.js';
 import { SolanaRpcPool } from './solana.rpc.js';
+import { createSolanaSweeps } from './solana.sweeps.js';
 import { extractTransfersInto } from './solana.transfers.js';
 
 export interface SolanaAdapterOptions {
@@ -304,7 +305,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     // Everything is read at `confirmed`, which a minority fork can still drop: wait for `finalized` too.
     finality: 'depth-and-chain-final',
     observation: { kind: 'account-poll', pollDeposits },
-    sweeps: null,
+    sweeps: createSolanaSweeps(pool, mintProgram),
     pollDeposits,
 
     async getHead(): Promise<ChainHead> {
