@@ -508,8 +508,13 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
         if (modelled) {
           const feeLimit = BigInt(tx.raw_data.fee_limit ?? 0);
           const burnable = (spendable < feeLimit ? spendable : feeLimit) / params.energyFee;
+          // anvil refuses a gas limit below the intrinsic cost; java-tron would include the tx and fail it
+          const data = Buffer.from(strip0x(value.data ?? ''), 'hex');
+          // (standard calldata cost, or the EIP-7623 floor of 10 gas per token when that is higher)
+          const tokens = BigInt(data.reduce((t, b) => t + (b === 0 ? 1 : 4), 0));
+          const intrinsic = 21_000n + (tokens * 10n > tokens * 4n ? tokens * 10n : tokens * 4n);
           const budget = 21_000n + energyLeft(from) + burnable;
-          gas = budget < GAS_LIMIT ? budget : GAS_LIMIT;
+          gas = budget < intrinsic ? intrinsic : budget < GAS_LIMIT ? budget : GAS_LIMIT;
         }
         evmTx = { from, to: evmOf(hexAddr(value.contract_address)), data: `0x${strip0x(value.data ?? '')}`, gas: quantity(gas) };
       }
@@ -554,7 +559,12 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
         energyTotal = gasUsed > 21_000n ? gasUsed - 21_000n : 0n;
         const own = energyLeft(from);
         energyUsage = own < energyTotal ? own : energyTotal;
-        energyFee = (energyTotal - energyUsage) * params.energyFee;
+        // never more than the fee limit and the balance allow (java-tron's energy limit of the call)
+        const feeLimit = BigInt(tx.raw_data.fee_limit ?? 0);
+        const cap = (spendable < feeLimit ? spendable : feeLimit) / params.energyFee;
+        const burnt = energyTotal - energyUsage < cap ? energyTotal - energyUsage : cap;
+        energyTotal = energyUsage + burnt;
+        energyFee = burnt * params.energyFee;
         energyUsed.set(from, (energyUsed.get(from) ?? 0n) + energyUsage);
         if (receipt.status !== '0x1') failure = gasUsed >= BigInt(evmTx.gas) ? 'OUT_OF_ENERGY' : 'REVERT';
       }
