@@ -250,6 +250,11 @@ export interface SweepCapability {
    * again after a crash signs only what is still outstanding). Empty list when nothing is lent.
    */
   signReclaim?(tankKey: Uint8Array, addresses: string[], options: SignOptions): Promise<SignedTx[]>;
+  /**
+   * Optional, operator only (CLI `gas-tank stake`): locks `amount` of the tank's native coin for fee
+   * resources it can then lend (TRON: Stake 2.0 `freezebalancev2` for ENERGY, in sun).
+   */
+  signStake?(tankKey: Uint8Array, amount: bigint, options: SignOptions): Promise<SignedTx>;
   /** Signs the token transfer with the deposit's key (and the tank's as fee payer for `fee-payer`). */
   signTransfer(intent: TransferIntent, keys: { deposit: Uint8Array; tank?: Uint8Array }, options: SignOptions): Promise<SignedTx>;
   /**

@@ -1,7 +1,7 @@
 import { PublicKey, SolanaJSONRPCError, type ConfirmedSignatureInfo, type VersionedTransactionResponse } from '@solana/web3.js';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import { DomainError } from '../../common/errors.js';
-import type { AccountPollObservation, ChainAdapter, ChainHead, ChainNetworkConfig, ObservedTransfer, PolledDeposit, WatchedToken } from '../chain-adapter.js';
+import type { AccountPollObservation, ChainAdapter, SweepCapability, ChainHead, ChainNetworkConfig, ObservedTransfer, PolledDeposit, WatchedToken } from '../chain-adapter.js';
 import { associatedTokenAddress, solanaDriver } from './solana.driver.js';
 import { SolanaRpcPool } from './solana.rpc.js';
 import { createSolanaSweeps } from './solana.sweeps.js';
@@ -56,6 +56,7 @@ const TOKEN_PROGRAMS = new Set([TOKEN_PROGRAM_ID.toBase58(), TOKEN_2022_PROGRAM_
 export interface SolanaAdapter extends ChainAdapter {
   /** The account poll itself (also reachable as `observation.pollDeposits`), for tests. */
   pollDeposits: AccountPollObservation['pollDeposits'];
+  readonly sweeps: SweepCapability;
 }
 
 export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaAdapterOptions = {}): SolanaAdapter {

@@ -127,6 +127,7 @@ export interface TronSweeps extends SweepCapability {
   quoteTransfer(intent: TransferIntent): Promise<TronTransferQuote>;
   /** Operator: stakes `sun` of the tank's TRX for ENERGY (Stake 2.0 `freezebalancev2`). */
   signStake(tankKey: Uint8Array, sun: bigint): Promise<SignedTx>;
+  signReclaim(tankKey: Uint8Array, addresses: string[]): Promise<SignedTx[]>;
   /** Sun of stake the tank still has free to delegate for ENERGY, and the energy that stake gives. */
   tankStake(tank: string): Promise<TankStake>;
 }
