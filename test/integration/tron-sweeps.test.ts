@@ -111,10 +111,10 @@ describe('TRON sweeps (emulator with the resource model)', () => {
     expect(await emu.trxBalance(d.address)).toBe(1n); // nothing burnt: only the activation sun is left
 
     // reclaim after confirmation; a second call (after a crash) finds nothing outstanding
-    const reclaim = await adapter.sweeps.signReclaim!(tankKey, [d.address], {});
+    const reclaim = await adapter.sweeps.signReclaim(tankKey, [d.address], {});
     expect(reclaim).toHaveLength(1);
     expect((await send(reclaim[0]!)).success).toBe(true);
-    expect(await adapter.sweeps.signReclaim!(tankKey, [d.address], {})).toEqual([]);
+    expect(await adapter.sweeps.signReclaim(tankKey, [d.address], {})).toEqual([]);
     expect((await adapter.sweeps.tankStake(tank)).delegatableSun).toBe(50_000n * TRX);
     console.log(
       `TRON sweep, delegated energy: energy ${state.resourceUsage!.energy}, bandwidth ${state.resourceUsage!.bandwidth}, fee ${state.feePaid} sun; ` +

@@ -6,6 +6,7 @@ import {
   TxRejectedError,
   type GasNeed,
   type SignedTx,
+  type SignOptions,
   type SweepCapability,
   type TransferIntent,
   type TxState,
@@ -126,8 +127,9 @@ export interface TronSweeps extends SweepCapability {
   /** The full resource picture of one transfer (what `quoteTransferFee` reduces to one number). */
   quoteTransfer(intent: TransferIntent): Promise<TronTransferQuote>;
   /** Operator: stakes `sun` of the tank's TRX for ENERGY (Stake 2.0 `freezebalancev2`). */
-  signStake(tankKey: Uint8Array, sun: bigint): Promise<SignedTx>;
-  signReclaim(tankKey: Uint8Array, addresses: string[]): Promise<SignedTx[]>;
+  signStake(tankKey: Uint8Array, sun: bigint, options?: SignOptions): Promise<SignedTx>;
+  /** After confirmed sweeps: undelegates what the tank still lends each address (read from the chain). */
+  signReclaim(tankKey: Uint8Array, addresses: string[], options?: SignOptions): Promise<SignedTx[]>;
   /** Sun of stake the tank still has free to delegate for ENERGY, and the energy that stake gives. */
   tankStake(tank: string): Promise<TankStake>;
 }
