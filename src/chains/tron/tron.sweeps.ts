@@ -41,7 +41,7 @@ export interface TronSweepOptions {
   txExpirationMs?: number;
   /** `fee_limit` of a sweep transfer, in sun: the most TRX it may burn for energy (default 50 TRX). */
   feeLimitSun?: bigint;
-  /** Percent added to the energy estimate when delegating (contract state may change; default 20). */
+  /** Percent added to the energy estimate when delegating, and to a TRX top-up (contract state may change; default 20). */
   energyMarginPercent?: number;
 }
 
@@ -316,8 +316,10 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
           const d = await tronWeb.transactionBuilder.delegateResource(Number(stakeSun), to, 'ENERGY', tank, false, undefined, { blockHeader: header } as never);
           out.push(signed(d as unknown as TronTx, tankKey));
         } else {
-          // fallback: TRX to burn (also activates the account)
-          out.push(signed((await tronWeb.transactionBuilder.sendTrx(to, Number(need.amount), tank, { blockHeader: header } as never)) as unknown as TronTx, tankKey));
+          // fallback: TRX to burn (also activates the account), with the same margin: a short top-up
+          // would fail the sweep with OUT_OF_ENERGY and burn it all; what is left serves the next sweep
+          const topup = (need.amount * (100n + margin)) / 100n;
+          out.push(signed((await tronWeb.transactionBuilder.sendTrx(to, Number(topup), tank, { blockHeader: header } as never)) as unknown as TronTx, tankKey));
         }
       }
       return out;
