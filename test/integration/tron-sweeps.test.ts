@@ -205,3 +205,35 @@ describe('TRON sweeps (emulator with the resource model)', () => {
     expect(seen[0]).toMatchObject({ txHash: late.txId, to: d.address, amount: 4_000_000n });
   });
 });
+
+describe('TRON sweeps on the emulator as `npm start` runs it (no resource model)', () => {
+  let emu: TronEmulator;
+
+  afterAll(async () => {
+    await emu?.stop();
+  });
+
+  it('the same calls work and cost nothing: top-up, sweep, reclaim of nothing', async () => {
+    emu = await startTronEmulator({ solidityLag: 0 });
+    const usdt: WatchedToken = { address: await emu.deployToken(), decimals: 6, symbol: 'USDT' };
+    const adapter = createTronAdapter({ network: 'TRON', rpcUrls: [emu.url], confirmations: 0, maxBlockRange: 100, timeoutMs: 5000 });
+    const tankKey = tronDriver.derivePrivateKey(seed, 902);
+    await emu.setTrx(tronDriver.deriveAddress(seed, 902), 1_000n * TRX); // the sandbox must fund its tank too
+    const d = { address: tronDriver.deriveAddress(seed, 30), key: tronDriver.derivePrivateKey(seed, 30) };
+    const settlement = tronDriver.deriveAddress(seed, 951);
+    await emu.mint(usdt.address, d.address, 9_000_000n);
+    const intent: TransferIntent = { token: usdt, from: d.address, to: settlement, amount: 9_000_000n };
+    const fee = await adapter.sweeps.quoteTransferFee(intent);
+    expect(fee).toBeGreaterThan(0n); // quoted at chain prices even though the emulator charges none
+    const [topup] = await adapter.sweeps.signFunding(tankKey, [{ address: d.address, amount: fee }], {});
+    await adapter.sweeps.broadcast(topup!);
+    const funded = await adapter.sweeps.txState(topup!, '');
+    expect(funded).toMatchObject({ state: 'included', success: true, feePaid: 0n });
+    const sweep = await adapter.sweeps.signTransfer(intent, { deposit: d.key }, {});
+    await adapter.sweeps.broadcast(sweep);
+    expect(await adapter.sweeps.txState(sweep, d.address)).toMatchObject({ state: 'included', success: true, feePaid: 0n });
+    expect(await emu.balanceOf(usdt.address, settlement)).toBe(9_000_000n);
+    expect(await emu.balanceOf(usdt.address, d.address)).toBe(0n);
+    expect(await adapter.sweeps.signReclaim(tankKey, [d.address], {})).toEqual([]);
+  }, 60_000);
+});
