@@ -179,7 +179,18 @@ export interface SignedTx {
 /** Where a broadcast transaction stands, as the chain says now. */
 export type TxState =
   /** In a block: `success` false means it ran and reverted (EVM/TRON) or failed (SOLANA), fee still paid. */
-  | { state: 'included'; blockNumber: bigint; blockHash: string; success: boolean; feePaid: bigint }
+  | {
+      state: 'included';
+      blockNumber: bigint;
+      blockHash: string;
+      success: boolean;
+      feePaid: bigint;
+      /**
+       * Chain resources the transaction consumed besides `feePaid`, for the sweep's record (TRON:
+       * `energy` and `bandwidth` units; SOLANA: `computeUnits`); absent where the chain reports none.
+       */
+      resourceUsage?: Record<string, bigint>;
+    }
   /** Known to the node, not in a block yet. */
   | { state: 'pending' }
   /**
@@ -189,6 +200,22 @@ export type TxState =
   | { state: 'dead' }
   /** Not seen by the node (dropped, or never arrived): re-broadcast the stored raw transaction. */
   | { state: 'unknown' };
+
+/**
+ * A node refused a signed transaction (not a transport failure): `reason` is the chain's own code
+ * (TRON `TRANSACTION_EXPIRATION_ERROR`, `BANDWITH_ERROR`…, SOLANA the simulation's error), and
+ * `expired` says it can never be accepted again (sign a new one once `txState` says `dead`).
+ */
+export class TxRejectedError extends Error {
+  constructor(
+    readonly reason: string,
+    message: string,
+    readonly expired = false,
+  ) {
+    super(message);
+    this.name = 'TxRejectedError';
+  }
+}
 
 /** Native coin one deposit needs before its sweep ('topup' gas model only). */
 export interface GasNeed {
@@ -223,11 +250,33 @@ export interface SweepCapability {
    * the destination's token account when it does not exist yet). The top-up amount and the dust rule.
    */
   quoteTransferFee(intent: TransferIntent): Promise<bigint>;
-  /** `topup` only: signs the tank's funding transaction(s) for `needs` with the tank's key. */
+  /**
+   * `topup` only: signs the tank's funding transaction(s) for `needs` with the tank's key (an empty
+   * list for `fee-payer`). TRON: per deposit, a TRX transfer that activates an account that does not
+   * exist yet, then a `delegateresource` of enough staked ENERGY for one TRC-20 transfer when the
+   * tank's stake allows it (`amount` is then read as the burn price of that energy), else a TRX
+   * transfer of `amount` that the transfer burns for energy. Broadcast them in order.
+   */
   signFunding(tankKey: Uint8Array, needs: GasNeed[], options: SignOptions): Promise<SignedTx[]>;
+  /**
+   * Optional, for gas models that lend rather than give: after the sweeps of `addresses` are
+   * confirmed, the tank's transactions that take the loan back (TRON: `undelegateresource` of
+   * whatever ENERGY the tank still delegates to each address, read from the chain, so calling it
+   * again after a crash signs only what is still outstanding). Empty list when nothing is lent.
+   */
+  signReclaim?(tankKey: Uint8Array, addresses: string[], options: SignOptions): Promise<SignedTx[]>;
+  /**
+   * Optional, operator only (CLI `gas-tank stake`): locks `amount` of the tank's native coin for fee
+   * resources it can then lend (TRON: Stake 2.0 `freezebalancev2` for ENERGY, in sun).
+   */
+  signStake?(tankKey: Uint8Array, amount: bigint, options: SignOptions): Promise<SignedTx>;
   /** Signs the token transfer with the deposit's key (and the tank's as fee payer for `fee-payer`). */
   signTransfer(intent: TransferIntent, keys: { deposit: Uint8Array; tank?: Uint8Array }, options: SignOptions): Promise<SignedTx>;
-  /** Broadcasts a stored transaction; idempotent (a transaction the node already knows is not an error). */
+  /**
+   * Broadcasts a stored transaction; idempotent (a transaction the node already knows is not an
+   * error). Throws `TxRejectedError` when the node refuses it for good (expired, bad signature, no
+   * funds), RPC errors when no node could be asked.
+   */
   broadcast(tx: SignedTx): Promise<void>;
   /** Where `tx` stands now (its nonce/expiry let the adapter tell `dead` from `unknown`). */
   txState(tx: SignedTx, from: string): Promise<TxState>;

@@ -277,6 +277,47 @@ program
     });
   });
 
+// `gas-tank` may already hold the EVM contract commands: attach to it rather than make a second one
+const gasTankCommand = program.commands.find((c) => c.name() === 'gas-tank') ?? program.command('gas-tank').description('Gas tanks: the operator wallets that pay sweep fees');
+gasTankCommand
+  .command('stake')
+  .description('Stake the gas tank\'s native coin for fee resources it lends to deposits (TRON: Stake 2.0 freezebalancev2 for ENERGY); once, then top up as sweeps grow')
+  .addOption(new Option('--network <network>', 'network').choices([...NETWORKS]).makeOptionMandatory())
+  .addOption(new Option('--environment <env>', 'environment').choices([...ENVIRONMENTS]).makeOptionMandatory())
+  .requiredOption('--trx <amount>', 'amount to stake in whole coins, e.g. 5000')
+  .requiredOption('--key-file <file>', 'file holding the gas tank’s private key as hex (`-` reads stdin); read, never printed. Never pass a key on the command line')
+  .option('--json', 'print one JSON object')
+  .action(async (o: { network: Network; environment: Environment; trx: string; keyFile: string; json?: boolean }) => {
+    const config = loadConfig();
+    if (!/^\d+$/.test(o.trx) || BigInt(o.trx) <= 0n) throw new Error('--trx must be a positive whole number');
+    const key = readFileSync(o.keyFile === '-' ? 0 : o.keyFile, 'utf8').trim().replace(/^0x/, '');
+    if (!/^[0-9a-fA-F]{64}$/.test(key)) throw new Error('--key-file must hold a 32-byte key as 64 hex characters');
+    const { watchedNetworks } = await import('../chains/networks.js');
+    let overrides: Record<string, string[]> = {};
+    try {
+      const urls = JSON.parse(readFileSync(join(config.DATA_DIR, 'devchains.json'), 'utf8')) as Partial<Record<Network, string>>;
+      overrides = Object.fromEntries(Object.entries(urls).map(([n, u]) => [`sandbox:${n}`, [u]]));
+    } catch {
+      // no local chains: configured RPC URLs only
+    }
+    const target = watchedNetworks(config, overrides).find((t) => t.environment === o.environment && t.network === o.network);
+    if (!target) throw new Error(`${o.environment}:${o.network} has no RPC URLs configured`);
+    const sweeps = target.adapter.sweeps;
+    if (!sweeps?.signStake) throw new Error(`${o.network} gas tanks do not stake (nothing to lend on this chain)`);
+    // the native coin has 6 decimals on TRON (sun); the only chain that stakes today
+    const tx = await sweeps.signStake(Buffer.from(key, 'hex'), BigInt(o.trx) * 1_000_000n, {});
+    await sweeps.broadcast(tx);
+    let state = await sweeps.txState(tx, '');
+    for (let i = 0; i < 60 && state.state !== 'included' && state.state !== 'dead'; i++) {
+      await new Promise((r) => setTimeout(r, 1000));
+      state = await sweeps.txState(tx, '');
+    }
+    await target.adapter.close();
+    const ok = state.state === 'included' && state.success;
+    print(!!o.json, { network: o.network, environment: o.environment, tx_hash: tx.txHash, state: state.state, success: ok }, `${ok ? 'staked' : 'stake NOT confirmed'}: ${o.trx} on ${o.environment}:${o.network}, tx ${tx.txHash} (${state.state})`);
+    if (!ok) process.exitCode = 1;
+  });
+
 program
   .command('config:docs')
   .description('Print the configuration table (markdown); docs:write puts it into docs/configuration.md')

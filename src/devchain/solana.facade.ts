@@ -17,13 +17,17 @@
  *     "finalized" = current − finalityLag (only commitment for history/blocks/slots, see next point);
  *   - account state per commitment: getAccountInfo/getBalance/getTokenAccountBalance always read
  *     the latest state, whatever commitment is asked for;
- *   - blockhash expiry: litesvm's blockhash check is off, any blockhash is accepted and
- *     lastValidBlockHeight never passes by itself (slots advance only with transactions or
- *     `advanceSlots`, not with wall-clock time); getLatestBlockhash returns the newest block's hash
- *     at every commitment. With `slotPerTransaction: false`, re-sending an identical transaction
- *     needs `advanceSlots(1)` first (web3.js waits for a new blockhash, ~10 s timeout);
- *   - fees beyond litesvm's flat 5000 lamports per signature: no priority fees, no compute-unit
- *     pricing, no getFeeForMessage/getRecentPrioritizationFees semantics;
+ *   - blockhash expiry in wall-clock time: a transaction whose recent blockhash is not one of the
+ *     facade's blocks, or is more than 150 blocks older than the block it would land in, is refused
+ *     (`BlockhashNotFound`, like a validator), and `isBlockhashValid` says so; but block height
+ *     advances only with transactions, `advanceSlots` or `slotIntervalMs`, never by itself.
+ *     getLatestBlockhash returns the newest block's hash at every commitment. With
+ *     `slotPerTransaction: false`, re-sending an identical transaction needs `advanceSlots(1)` first
+ *     (web3.js waits for a new blockhash, ~10 s timeout). web3.js caches the blockhash it signs
+ *     with for 30 s: after `advanceSlots` of more than 150, a Connection other than the facade's
+ *     own (which is reset) can sign with an expired one;
+ *   - fees beyond the flat 5000 lamports per signature (what `getFeeForMessage` answers too): no
+ *     priority fees, no compute-unit pricing, no getRecentPrioritizationFees semantics;
  *   - rent collection, epochs, inflation, rewards, staking;
  *   - address lookup tables (v0 messages with lookups are rejected), durable nonces;
  *   - `jsonParsed` encoding (getParsedTransaction, getParsedAccountInfo, …), getProgramAccounts,
@@ -45,6 +49,7 @@ import {
   PublicKey,
   SystemProgram,
   Transaction,
+  VersionedMessage,
   VersionedTransaction,
   sendAndConfirmTransaction,
   type Signer,
@@ -238,6 +243,8 @@ function uiAmount(amount: bigint, decimals: number) {
 class FacadeChain {
   readonly svm: LiteSVM;
   readonly blocks = new Map<number, Block>();
+  /** blockhash → block height, for the recent-blockhash check. */
+  readonly heightByHash = new Map<string, number>();
   readonly txs = new Map<string, TxRecord>();
   /** address → signatures, oldest first. */
   readonly byAddress = new Map<string, string[]>();
@@ -265,6 +272,13 @@ class FacadeChain {
       blockHeight: 0,
       signatures: [],
     });
+    this.heightByHash.set(this.blocks.get(this.startSlot)!.blockhash, 0);
+  }
+
+  /** Whether a transaction with this recent blockhash could still land in the next block. */
+  blockhashValid(blockhash: string): boolean {
+    const h = this.heightByHash.get(blockhash);
+    return h !== undefined && this.head.blockHeight + 1 <= h + MAX_PROCESSING_AGE;
   }
 
   get head(): Block {
@@ -291,6 +305,7 @@ class FacadeChain {
       blockHeight: parent.blockHeight + 1,
       signatures: [],
     });
+    this.heightByHash.set(this.blocks.get(slot)!.blockhash, parent.blockHeight + 1);
     this.current = slot;
     this.svm.warpToSlot(BigInt(slot));
   }
@@ -366,6 +381,12 @@ class FacadeChain {
       if (skipPreflight) return signature;
       throw new RpcError(-32002, 'Transaction simulation failed: This transaction has already been processed', {
         err: 'AlreadyProcessed', logs: [], accounts: null, unitsConsumed: 0, returnData: null,
+      });
+    }
+    if (!this.blockhashValid(msg.recentBlockhash)) {
+      // a validator drops these whether or not preflight runs; with preflight the RPC says why
+      throw new RpcError(-32002, 'Transaction simulation failed: Blockhash not found', {
+        err: 'BlockhashNotFound', logs: [], accounts: null, unitsConsumed: 0, returnData: null,
       });
     }
     if (!skipPreflight) {
@@ -525,9 +546,19 @@ function createMethods(chain: FacadeChain, faucet: Keypair) {
       const b = chain.head;
       return { context: ctx(c), value: { blockhash: b.blockhash, lastValidBlockHeight: b.blockHeight + MAX_PROCESSING_AGE } };
     },
-    isBlockhashValid: (p) => ({ context: ctx(cfgOf(p[1]).commitment), value: true }),
+    isBlockhashValid: (p) => ({ context: ctx(cfgOf(p[1]).commitment), value: chain.blockhashValid(String(p[0])) }),
     getMinimumBalanceForRentExemption: (p) => Number(chain.svm.minimumBalanceForRentExemption(BigInt(Number(p[0] ?? 0)))),
-    getFeeForMessage: (p) => ({ context: ctx(cfgOf(p[1]).commitment), value: LAMPORTS_PER_SIGNATURE }),
+    getFeeForMessage: (p) => {
+      let message: ReturnType<typeof VersionedMessage.deserialize>;
+      try {
+        message = VersionedMessage.deserialize(Buffer.from(String(p[0]), 'base64'));
+      } catch (e) {
+        throw new RpcError(-32602, `invalid message: ${(e as Error).message}`);
+      }
+      // null for a blockhash the cluster no longer accepts, as a validator answers
+      const value = chain.blockhashValid(message.recentBlockhash) ? LAMPORTS_PER_SIGNATURE * message.header.numRequiredSignatures : null;
+      return { context: ctx(cfgOf(p[1]).commitment), value };
+    },
     getRecentPrioritizationFees: () => [],
     getBalance: (p) => {
       const c = cfgOf(p[1]).commitment;
@@ -835,7 +866,13 @@ export async function startSolanaFacade(opts: SolanaFacadeOptions = {}): Promise
       chain.finalityLag = lag;
       notifyReady();
     },
-    advanceSlots: (n) => chain.advance(n),
+    advanceSlots(n) {
+      chain.advance(n);
+      // web3.js caches a blockhash for 30 s; after a jump it may have expired here, so make the
+      // helpers' own connection fetch a fresh one (other Connections keep their cache: see header)
+      const info = (connection as unknown as { _blockhashInfo?: { latestBlockhash: unknown } })._blockhashInfo;
+      if (info && n > 0) info.latestBlockhash = null;
+    },
     finalizeAll() {
       chain.finalityLag = 0;
       notifyReady();

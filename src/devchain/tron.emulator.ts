@@ -11,25 +11,49 @@
  *   /wallet/gettransactioninfobyblocknum, /walletsolidity/gettransactioninfobyblocknum,
  *   /wallet/gettransactioninfobyid, /wallet/gettransactionbyid,
  *   /wallet/triggersmartcontract (builds the unsigned tx exactly as tronweb checks it),
- *   /wallet/triggerconstantcontract (eth_call), /wallet/getaccount, /walletsolidity/getaccount (TRX balance),
- *   /wallet/broadcasttransaction (TriggerSmartContract, and TransferContract as an anvil value transfer).
+ *   /wallet/triggerconstantcontract (eth_call; `energy_used` = eth_estimateGas − 21,000),
+ *   /wallet/getaccount, /walletsolidity/getaccount (TRX balance, ENERGY stake, delegations),
+ *   /wallet/getaccountresource, /wallet/getchainparameters, /wallet/getdelegatedresourcev2,
+ *   /wallet/broadcasttransaction (TriggerSmartContract; TransferContract as an anvil value transfer;
+ *   FreezeBalanceV2Contract, DelegateResourceContract, UnDelegateResourceContract for ENERGY, each
+ *   included as an empty anvil transaction so it has a block and an info).
  * Blocks are anvil blocks: same numbers; blockID = 8-byte number + the last 24 bytes of anvil's block
  * hash, so a re-org on anvil changes the TRON block id too. Solidified head = latest − `solidityLag`.
  *
  * Checked on broadcast: txID = sha256(raw_data_hex), raw_data_hex matches the raw_data JSON,
  * the signature recovers to owner_address, expiration after the head block's time, no duplicate txID.
  *
- * NOT modelled:
- * - energy, bandwidth, fee_limit and fees: calls run with a fixed gas limit; senders are given ETH on
- *   anvil for gas; `fee`/`energy_fee` are 0 and `energy_usage_total` is anvil's gasUsed;
- * - account activation/creation (sending to a never-seen address just works), TRC-10 transfers,
- *   call_value/call_token_value (ignored), any contract type except TriggerSmartContract and
- *   TransferContract; TRX balances are the anvil balance (1 sun = 10^12 wei) and are not charged for
- *   fees, but a sender's first transaction tops it up with 10^12 TRX for gas (as above);
+ * Resource model (`resources: true`; off by default, where fees are 0, calls run with a fixed gas
+ * limit and a sender's first transaction tops it up with 10^12 TRX, as before):
+ * - TRX balance = anvil balance (1 sun = 10^12 wei; anvil runs with base fee and gas price 0, so it
+ *   burns nothing itself). An account exists once it received TRX (`setTrx` or a TransferContract);
+ *   one that does not exist cannot send anything or be delegated to (CONTRACT_VALIDATE_ERROR).
+ * - Bandwidth: bytes = raw data + 65 per signature + 64, taken from the free allowance
+ *   (`getFreeNetLimit`, 600) or burnt at `getTransactionFee` (1000 sun/byte); not enough TRX →
+ *   broadcast refused with BANDWITH_ERROR. A TransferContract that creates its recipient burns
+ *   0.1 TRX instead of bandwidth plus the 1 TRX system fee (info `fee` 1,100,000 sun).
+ * - Energy of a TriggerSmartContract = anvil gasUsed − 21,000 (so calldata gas counts, storage is
+ *   EVM-priced: a TestToken transfer costs ~25.7k energy to a new holder and ~8.6k to an existing one,
+ *   not mainnet USDT's ~130k/~65k). Paid from the sender's energy (own stake − delegated out +
+ *   delegated in, × TotalEnergyLimit / TotalEnergyWeight), the rest burnt at `getEnergyFee`
+ *   (100 sun), at most `fee_limit` and the balance: the call runs with that energy as its gas budget,
+ *   and running out is included as FAILED / receipt OUT_OF_ENERGY with everything spent charged.
+ * - Stake 2.0: freezebalancev2 (ENERGY only) moves TRX from balance to stake; delegateresource and
+ *   undelegateresource (ENERGY only, no lock) move stake between accounts at once.
+ * - Infos carry `fee`, `receipt.net_usage/net_fee/energy_usage/energy_fee/energy_usage_total/result`.
+ * Still NOT modelled by the resource model: the 24 h recovery of used energy and free bandwidth (usage
+ * only grows), staked BANDWIDTH and its delegation, unfreezing (unfreezebalancev2, the 14-day wait,
+ * withdrawexpireunfreeze), delegation locks, TRON_POWER and votes, the dynamic energy model (energy
+ * factor of popular contracts), energy shared with the contract owner (consume_user_resource_percent,
+ * origin_energy_limit), memo fees, multi-signature fees, and automine off (fees are settled from the
+ * receipt at broadcast, so `setAutomine(false)` is refused in this mode).
+ *
+ * NOT modelled in either mode:
+ * - TRC-10 transfers, call_value/call_token_value (ignored), contract types other than the five above;
  * - TaPoS: ref_block_bytes/ref_block_hash are not checked against the chain;
  * - multi-signature / Permission_id (only the owner's single signature is checked);
  * - TRON's contract address derivation (contracts get anvil's CREATE address, prefixed with 41);
- * - `contractResult` return data, internal_transactions, `constant_result` energy numbers;
+ * - `contractResult` return data, internal_transactions; `energy_used` of a constant call is an upper bound (eth_estimateGas), not java-tron's exact figure;
  * - TVM differences from the EVM (TRON's own opcodes and precompiles);
  * - real block timing (3 s blocks): anvil automines a block per transaction unless `setAutomine(false)`;
  * - pending/unconfirmed pool endpoints and the event server (`/v1/...` TronGrid REST API).
@@ -51,6 +75,19 @@ export interface TronEmulatorOptions {
   blockTime?: number;
   /** Where the compiled TestToken is cached across starts (optional). */
   cacheDir?: string;
+  /**
+   * Model TRON's resources (see the header): accounts exist only once they received TRX, every
+   * transaction pays bandwidth and TRC-20 calls pay energy (staked/delegated, else burnt TRX), and
+   * nobody is given TRX for fees. Off (default): fees are 0 and senders are topped up, as before.
+   * Needs automine (the default): fees are settled from each transaction's receipt at broadcast.
+   */
+  resources?: boolean;
+  /** Chain parameters of the resource model (defaults: mainnet values of 2025). */
+  energyFee?: number;
+  transactionFee?: number;
+  freeNetLimit?: number;
+  /** TRX staked for energy network-wide besides the emulator's own stakes (sets energy per staked TRX). */
+  totalEnergyWeight?: number;
 }
 
 export interface EmulatedTx {
@@ -87,6 +124,27 @@ export interface TronEmulator {
   readonly requests: string[];
   /** Result of a broadcast tx by its TRON txID, once mined. */
   getTx(txId: string): Promise<EmulatedTx | null>;
+  /** Sets an account's TRX balance (sun) and activates it, like a faucet payment would. */
+  setTrx(address: string, sun: bigint): Promise<void>;
+  trxBalance(address: string): Promise<bigint>;
+  /** Whether the account exists (received TRX at least once). */
+  accountExists(address: string): Promise<boolean>;
+  /** Moves the chain clock forward by `seconds` and mines a block (expires signed transactions). */
+  advanceTime(seconds: number): Promise<bigint>;
+  readonly resources: boolean;
+}
+
+/** Fees and resources charged to one transaction (resource model), as gettransactioninfobyid reports them. */
+interface TxCharge {
+  fee: number;
+  netUsage: number;
+  netFee: number;
+  energyUsage: number;
+  energyFee: number;
+  energyTotal: number;
+  /** Receipt result other than SUCCESS (java-tron's contractResult name). */
+  failure?: 'OUT_OF_ENERGY' | 'REVERT';
+  system: boolean;
 }
 
 interface RpcBlock {
@@ -131,6 +189,7 @@ interface TronTxJson {
 type Fault = { count: number; status?: number; body?: string; delayMs?: number; pathIncludes?: string };
 
 const GAS_LIMIT = 3_000_000n;
+const SUPPORTED_CONTRACTS = new Set(['TriggerSmartContract', 'TransferContract', 'FreezeBalanceV2Contract', 'DelegateResourceContract', 'UnDelegateResourceContract']);
 /** TRX (6 decimals) kept as anvil ether (18): 1 sun = 10^12 wei. */
 const WEI_PER_SUN = 10n ** 12n;
 const strip0x = (s: string) => s.replace(/^0x/i, '').toLowerCase();
@@ -153,7 +212,19 @@ const blockIdOf = (num: bigint, evmHash: string) => num.toString(16).padStart(16
 
 export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise<TronEmulator> {
   // chain id is irrelevant to TRON clients; a distinct one keeps it apart from the EVM dev chains in logs
-  const anvil: AnvilInstance = await startAnvil({ chainId: 31_728, blockTime: opts.blockTime, extraArgs: ['--auto-impersonate'] });
+  const modelled = opts.resources === true;
+  // With resources modelled, anvil burns nothing for gas (base fee 0, gas price 0), so an account's
+  // anvil balance is exactly its TRX balance and every fee is charged here, in TRON terms.
+  const anvil: AnvilInstance = await startAnvil({ chainId: 31_728, blockTime: opts.blockTime, extraArgs: ['--auto-impersonate'], ...(modelled ? { baseFee: 0 } : {}) });
+  const params = {
+    energyFee: BigInt(opts.energyFee ?? 100),
+    transactionFee: BigInt(opts.transactionFee ?? 1000),
+    freeNetLimit: BigInt(opts.freeNetLimit ?? 600),
+    createAccountFee: 100_000n,
+    createNewAccountFeeInSystemContract: 1_000_000n,
+    totalEnergyLimit: 180_000_000_000n,
+    baseEnergyWeight: BigInt(opts.totalEnergyWeight ?? 18_000_000_000),
+  };
   let rpcId = 0;
   async function rpc<T>(method: string, params: unknown[] = []): Promise<T> {
     const res = await fetch(anvil.rpcUrl, {
@@ -176,6 +247,26 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
   const hashByTronId = new Map<string, string>();
   const signedById = new Map<string, TronTxJson>();
   const funded = new Set<string>();
+  // --- resource model state (keys: lowercase 0x EVM address of the account body)
+  const activated = new Set<string>();
+  const frozenEnergy = new Map<string, bigint>();
+  const delegations = new Map<string, bigint>(); // `${from}>${to}` → sun
+  const energyUsed = new Map<string, bigint>();
+  const freeNetUsed = new Map<string, bigint>();
+  const charges = new Map<string, TxCharge>();
+  const sumMap = (m: Map<string, bigint>, pred: (k: string) => boolean) => [...m].reduce((acc, [k, v]) => (pred(k) ? acc + v : acc), 0n);
+  const delegatedOut = (a: string) => sumMap(delegations, (k) => k.startsWith(`${a}>`));
+  const delegatedIn = (a: string) => sumMap(delegations, (k) => k.endsWith(`>${a}`));
+  const totalEnergyWeight = () => params.baseEnergyWeight + sumMap(frozenEnergy, () => true) / 1_000_000n;
+  const energyLimit = (a: string) => ((frozenEnergy.get(a) ?? 0n) - delegatedOut(a) + delegatedIn(a)) * params.totalEnergyLimit / (totalEnergyWeight() * 1_000_000n);
+  const energyLeft = (a: string) => {
+    const left = energyLimit(a) - (energyUsed.get(a) ?? 0n);
+    return left > 0n ? left : 0n;
+  };
+  const freeNetLeft = (a: string) => params.freeNetLimit - (freeNetUsed.get(a) ?? 0n);
+  const sunOf = async (a: string) => BigInt(await rpc<string>('eth_getBalance', [a, 'latest'])) / WEI_PER_SUN;
+  const setSun = (a: string, sun: bigint) => rpc('anvil_setBalance', [a, quantity(sun * WEI_PER_SUN)]);
+  const exists = async (a: string) => activated.has(a) || (!modelled && (await sunOf(a)) > 0n);
   const faults: Fault[] = [];
   const requests: string[] = [];
 
@@ -183,12 +274,12 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
 
   async function sendEvm(tx: { from: string; to?: string; data: string }): Promise<RpcReceipt> {
     const from = tx.from.toLowerCase();
-    if (!funded.has(from)) {
+    if (!funded.has(from) && !modelled) {
       // gas is not modelled: any impersonated sender gets enough ETH for every call it will make
       await rpc('anvil_setBalance', [from, quantity(10n ** 24n)]);
       funded.add(from);
     }
-    const hash = await rpc<string>('eth_sendTransaction', [{ ...tx, gas: quantity(GAS_LIMIT) }]);
+    const hash = await rpc<string>('eth_sendTransaction', [{ ...tx, gas: quantity(GAS_LIMIT), ...(modelled ? { gasPrice: '0x0' } : {}) }]);
     // automine answers with the hash as it mines; on a busy machine the receipt can trail it briefly
     for (let waited = 0; ; waited += 20) {
       const receipt = await rpc<RpcReceipt | null>('eth_getTransactionReceipt', [hash]);
@@ -258,6 +349,25 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
       info.result = 'FAILED';
       info.resMessage = hexUtf8('REVERT opcode executed');
     }
+    const c = charges.get(info.id as string);
+    if (c) {
+      // java-tron's shape: system contracts have only bandwidth in the receipt and no contract fields
+      const receipt: Record<string, unknown> = { net_usage: c.netUsage || undefined, net_fee: c.netFee || undefined };
+      if (!c.system) {
+        Object.assign(receipt, { energy_usage: c.energyUsage || undefined, energy_fee: c.energyFee || undefined, energy_usage_total: c.energyTotal || undefined, result: c.failure ?? 'SUCCESS' });
+      } else {
+        delete info.contractResult;
+        delete info.contract_address;
+      }
+      info.receipt = JSON.parse(JSON.stringify(receipt));
+      info.fee = c.fee || undefined;
+      if (info.fee === undefined) delete info.fee;
+      if (c.failure === 'OUT_OF_ENERGY') {
+        info.result = 'FAILED';
+        info.resMessage = hexUtf8('Not enough energy for \'SSTORE\' operation executing');
+        delete info.log;
+      }
+    }
     return info;
   }
 
@@ -274,6 +384,9 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
     const s = l - BigInt(emulator.solidityLag);
     return s < 0n ? 0n : s;
   };
+
+  /** Lowercase 0x EVM address of a request's address field (the resource model's key). */
+  const acct = (v: unknown) => evmOf(hexAddr(v)).toLowerCase();
 
   /** Hex address (41…) from a request field that may be base58 when the client sent `visible: true`. */
   const hexAddr = (v: unknown): string => {
@@ -325,10 +438,21 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
     }
     if (rebuilt !== tx.raw_data_hex.toLowerCase()) return fail('OTHER_ERROR', 'raw_data does not match raw_data_hex');
     const contract = tx.raw_data.contract[0];
-    if (tx.raw_data.contract.length !== 1 || (contract?.type !== 'TriggerSmartContract' && contract?.type !== 'TransferContract')) {
-      return fail('CONTRACT_VALIDATE_ERROR', 'the emulator only executes TriggerSmartContract and TransferContract');
+    if (tx.raw_data.contract.length !== 1 || !contract || !SUPPORTED_CONTRACTS.has(contract.type)) {
+      return fail('CONTRACT_VALIDATE_ERROR', `the emulator only executes ${[...SUPPORTED_CONTRACTS].join(', ')}`);
     }
-    const value = contract.parameter.value as { owner_address: string; contract_address?: string; to_address?: string; amount?: number; data?: string };
+    const type = contract.type;
+    const value = contract.parameter.value as {
+      owner_address: string;
+      contract_address?: string;
+      to_address?: string;
+      receiver_address?: string;
+      amount?: number;
+      balance?: number;
+      frozen_balance?: number;
+      resource?: string;
+      data?: string;
+    };
     const owner = evmOf(hexAddr(value.owner_address));
     let signer: string;
     try {
@@ -343,23 +467,147 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
     if (hashByTronId.has(txId)) return fail('DUP_TRANSACTION_ERROR', 'duplicate transaction');
 
     const from = owner.toLowerCase();
-    if (!funded.has(from)) {
+    if (!funded.has(from) && !modelled) {
       await rpc('anvil_setBalance', [from, quantity(10n ** 24n)]);
       funded.add(from);
     }
-    const hash = await rpc<string>('eth_sendTransaction', [
-      contract.type === 'TransferContract'
-        ? { from, to: evmOf(hexAddr(value.to_address)), value: quantity(BigInt(value.amount ?? 0) * WEI_PER_SUN), gas: quantity(21_000n) }
-        : { from, to: evmOf(hexAddr(value.contract_address)), data: `0x${strip0x(value.data ?? '')}`, gas: quantity(GAS_LIMIT) },
-    ]);
+    const validate = (msg: string) => fail('CONTRACT_VALIDATE_ERROR', `Validate ${type} error, ${msg}`);
+    if (modelled && !(await exists(from))) return validate(`account [${tronOf(from)}] does not exist`);
+    const to = value.to_address ?? value.receiver_address;
+    const target = to !== undefined ? evmOf(hexAddr(to)).toLowerCase() : null;
+
+    // --- bandwidth (java-tron: raw data + signatures + a 64-byte result allowance)
+    const bytes = BigInt(tx.raw_data_hex.length / 2) + 65n * BigInt(tx.signature.length) + 64n;
+    const balance = await sunOf(from);
+    let netFee = 0n;
+    let netUsage = 0n;
+    let systemFee = 0n;
+    const creates = type === 'TransferContract' && target !== null && !(await exists(target));
+    if (modelled) {
+      if (creates) {
+        // creating an account cannot use free bandwidth: 0.1 TRX for it, plus 1 TRX to the system
+        netFee = params.createAccountFee;
+        systemFee = params.createNewAccountFeeInSystemContract;
+      } else if (freeNetLeft(from) >= bytes) {
+        netUsage = bytes;
+      } else {
+        netFee = bytes * params.transactionFee;
+      }
+      if (balance < netFee + systemFee) return fail('BANDWITH_ERROR', 'Account resource insufficient error.');
+    }
+    const spendable = modelled ? balance - netFee - systemFee : balance;
+
+    // --- contract validation (java-tron's actuators, the parts the emulator models)
+    const amount = BigInt(value.amount ?? value.balance ?? value.frozen_balance ?? 0);
+    let evmTx: { from: string; to: string; value?: string; data?: string; gas: string };
+    switch (type) {
+      case 'TransferContract':
+        if (amount <= 0n) return validate('amount must be greater than 0');
+        if (target === from) return validate('Cannot transfer TRX to yourself.');
+        if (spendable < amount) return validate('balance is not sufficient.');
+        evmTx = { from, to: target!, value: quantity(amount * WEI_PER_SUN), gas: quantity(21_000n) };
+        break;
+      case 'FreezeBalanceV2Contract':
+        if (value.resource !== 'ENERGY') return validate('only ENERGY stakes are modelled by the emulator');
+        if (amount < 1_000_000n) return validate('frozenBalance must be greater than or equal to 1 TRX');
+        if (spendable < amount) return validate('frozenBalance must be less than or equal to accountBalance');
+        evmTx = { from, to: from, gas: quantity(21_000n) };
+        break;
+      case 'DelegateResourceContract':
+        if (value.resource !== 'ENERGY') return validate('only ENERGY delegation is modelled by the emulator');
+        if (amount < 1_000_000n) return validate('delegateBalance must be greater than or equal to 1 TRX');
+        if (target === from) return validate('receiverAddress must not be the same as ownerAddress');
+        if (!(await exists(target!))) return validate(`Account [${tronOf(target!)}] does not exist`);
+        if ((frozenEnergy.get(from) ?? 0n) - delegatedOut(from) < amount) return validate('delegateBalance must be less than or equal to available FreezeEnergyV2 balance');
+        evmTx = { from, to: from, gas: quantity(21_000n) };
+        break;
+      case 'UnDelegateResourceContract':
+        if (value.resource !== 'ENERGY') return validate('only ENERGY delegation is modelled by the emulator');
+        if (amount <= 0n || (delegations.get(`${from}>${target}`) ?? 0n) < amount) return validate('insufficient delegatedFrozenBalance(Energy)');
+        evmTx = { from, to: from, gas: quantity(21_000n) };
+        break;
+      default: {
+        // TriggerSmartContract: the energy limit is what the account has plus what fee_limit lets it burn
+        let gas = GAS_LIMIT;
+        if (modelled) {
+          const feeLimit = BigInt(tx.raw_data.fee_limit ?? 0);
+          const burnable = (spendable < feeLimit ? spendable : feeLimit) / params.energyFee;
+          // anvil refuses a gas limit below the intrinsic cost; java-tron would include the tx and fail it
+          const data = Buffer.from(strip0x(value.data ?? ''), 'hex');
+          // (standard calldata cost, or the EIP-7623 floor of 10 gas per token when that is higher)
+          const tokens = BigInt(data.reduce((t, b) => t + (b === 0 ? 1 : 4), 0));
+          const intrinsic = 21_000n + (tokens * 10n > tokens * 4n ? tokens * 10n : tokens * 4n);
+          const budget = 21_000n + energyLeft(from) + burnable;
+          gas = budget < intrinsic ? intrinsic : budget < GAS_LIMIT ? budget : GAS_LIMIT;
+        }
+        evmTx = { from, to: evmOf(hexAddr(value.contract_address)), data: `0x${strip0x(value.data ?? '')}`, gas: quantity(gas) };
+      }
+    }
+
+    let hash: string;
+    try {
+      hash = await rpc<string>('eth_sendTransaction', [{ ...evmTx, ...(modelled ? { gasPrice: '0x0' } : {}) }]);
+    } catch (e) {
+      // e.g. a gas budget below the call's intrinsic cost: java-tron refuses such a tx up front
+      return fail('CONTRACT_VALIDATE_ERROR', (e as Error).message);
+    }
     tronIdByHash.set(hash.toLowerCase(), txId);
     hashByTronId.set(txId, hash.toLowerCase());
     signedById.set(txId, { ...tx, visible: false });
     // With automine the block exists by the time a test reads the head (on a busy machine anvil's
     // receipt can trail the hash it answered with); with automine off the tx stays pending.
+    let receipt: RpcReceipt | null = null;
     for (let waited = 0; automine && waited < 5000; waited += 20) {
-      if (await rpc<RpcReceipt | null>('eth_getTransactionReceipt', [hash])) break;
+      receipt = await rpc<RpcReceipt | null>('eth_getTransactionReceipt', [hash]);
+      if (receipt) break;
       await new Promise((r) => setTimeout(r, 20));
+    }
+
+    // --- state changes of the system contracts (both modes), then fees (resource model)
+    if (type === 'TransferContract') activated.add(target!);
+    if (type === 'FreezeBalanceV2Contract') frozenEnergy.set(from, (frozenEnergy.get(from) ?? 0n) + amount);
+    if (type === 'DelegateResourceContract') delegations.set(`${from}>${target}`, (delegations.get(`${from}>${target}`) ?? 0n) + amount);
+    if (type === 'UnDelegateResourceContract') {
+      const left = delegations.get(`${from}>${target}`)! - amount;
+      if (left > 0n) delegations.set(`${from}>${target}`, left);
+      else delegations.delete(`${from}>${target}`);
+    }
+    if (modelled) {
+      if (!receipt) throw new Error('the resource model needs automine: settle fees from the receipt');
+      let energyFee = 0n;
+      let energyUsage = 0n;
+      let energyTotal = 0n;
+      let failure: TxCharge['failure'];
+      if (type === 'TriggerSmartContract') {
+        const gasUsed = BigInt(receipt.gasUsed);
+        energyTotal = gasUsed > 21_000n ? gasUsed - 21_000n : 0n;
+        const own = energyLeft(from);
+        energyUsage = own < energyTotal ? own : energyTotal;
+        // never more than the fee limit and the balance allow (java-tron's energy limit of the call)
+        const feeLimit = BigInt(tx.raw_data.fee_limit ?? 0);
+        const cap = (spendable < feeLimit ? spendable : feeLimit) / params.energyFee;
+        const burnt = energyTotal - energyUsage < cap ? energyTotal - energyUsage : cap;
+        energyTotal = energyUsage + burnt;
+        energyFee = burnt * params.energyFee;
+        energyUsed.set(from, (energyUsed.get(from) ?? 0n) + energyUsage);
+        if (receipt.status !== '0x1') failure = gasUsed >= BigInt(evmTx.gas) ? 'OUT_OF_ENERGY' : 'REVERT';
+      }
+      if (netUsage > 0n) freeNetUsed.set(from, (freeNetUsed.get(from) ?? 0n) + netUsage);
+      const fee = netFee + systemFee + energyFee;
+      const debit = fee + (type === 'FreezeBalanceV2Contract' ? amount : 0n);
+      if (debit > 0n) await setSun(from, (await sunOf(from)) - debit);
+      charges.set(txId, {
+        fee: Number(fee),
+        netUsage: Number(netUsage),
+        netFee: Number(netFee),
+        energyUsage: Number(energyUsage),
+        energyFee: Number(energyFee),
+        energyTotal: Number(energyTotal),
+        failure,
+        system: type !== 'TriggerSmartContract',
+      });
+    } else if (type === 'FreezeBalanceV2Contract') {
+      await setSun(from, (await sunOf(from)) - amount);
     }
     return { result: true, txid: txId };
   }
@@ -416,8 +664,11 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
         if ('error' in built) return { result: { code: 'CONTRACT_VALIDATE_ERROR', message: hexUtf8(built.error) } };
         const value = built.raw_data.contract[0]!.parameter.value as { owner_address: string; contract_address: string; data: string };
         try {
-          const out = await rpc<string>('eth_call', [{ from: evmOf(value.owner_address), to: evmOf(value.contract_address), data: `0x${value.data}` }, 'latest']);
-          return { result: { result: true }, energy_used: 0, constant_result: [strip0x(out)], transaction: built };
+          const call = { from: evmOf(value.owner_address), to: evmOf(value.contract_address), data: `0x${value.data}` };
+          const out = await rpc<string>('eth_call', [call, 'latest']);
+          // energy model: execution gas beyond the 21,000 intrinsic (an upper bound of what the call uses)
+          const gas = BigInt(await rpc<string>('eth_estimateGas', [{ ...call, ...(modelled ? { gasPrice: '0x0' } : {}) }, 'latest']));
+          return { result: { result: true }, energy_used: Number(gas > 21_000n ? gas - 21_000n : 0n), constant_result: [strip0x(out)], transaction: built };
         } catch (e) {
           return { result: { code: 'CONTRACT_EXE_ERROR', message: hexUtf8((e as Error).message) } };
         }
@@ -426,8 +677,49 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
       case '/walletsolidity/getaccount': {
         // java-tron answers {} for an account it has never seen; a TRX balance is the anvil balance in sun
         const address = hexAddr(body.address);
-        const wei = BigInt(await rpc<string>('eth_getBalance', [evmOf(address), 'latest']));
-        return wei === 0n ? {} : { address, balance: Number(wei / WEI_PER_SUN) };
+        const a = acct(address);
+        if (!(await exists(a))) return {};
+        const out: Record<string, unknown> = { address, balance: Number(await sunOf(a)) };
+        const frozen = frozenEnergy.get(a) ?? 0n;
+        if (frozen > 0n) out.frozenV2 = [{}, { type: 'ENERGY', amount: Number(frozen) }, { type: 'TRON_POWER' }];
+        const resource: Record<string, unknown> = {};
+        if (delegatedOut(a) > 0n) resource.delegated_frozenV2_balance_for_energy = Number(delegatedOut(a));
+        if (delegatedIn(a) > 0n) resource.acquired_delegated_frozenV2_balance_for_energy = Number(delegatedIn(a));
+        if (energyUsed.has(a)) resource.energy_usage = Number(energyUsed.get(a));
+        if (Object.keys(resource).length) out.account_resource = resource;
+        if (freeNetUsed.has(a)) out.free_net_usage = Number(freeNetUsed.get(a));
+        return out;
+      }
+      case '/wallet/getaccountresource': {
+        // proto3 JSON: zero fields are omitted
+        const a = acct(hexAddr(body.address));
+        const out: Record<string, unknown> = { TotalEnergyLimit: Number(params.totalEnergyLimit), TotalEnergyWeight: Number(totalEnergyWeight()), TotalNetLimit: 43_200_000_000, TotalNetWeight: 26_000_000_000 };
+        if (await exists(a)) {
+          out.freeNetLimit = Number(params.freeNetLimit);
+          if (freeNetUsed.has(a)) out.freeNetUsed = Number(freeNetUsed.get(a));
+          if (energyLimit(a) > 0n) out.EnergyLimit = Number(energyLimit(a));
+          if (energyUsed.has(a)) out.EnergyUsed = Number(energyUsed.get(a));
+        }
+        return out;
+      }
+      case '/wallet/getchainparameters':
+        return {
+          chainParameter: [
+            { key: 'getCreateAccountFee', value: Number(params.createAccountFee) },
+            { key: 'getTransactionFee', value: Number(params.transactionFee) },
+            { key: 'getEnergyFee', value: Number(params.energyFee) },
+            { key: 'getCreateNewAccountFeeInSystemContract', value: Number(params.createNewAccountFeeInSystemContract) },
+            { key: 'getFreeNetLimit', value: Number(params.freeNetLimit) },
+            { key: 'getTotalEnergyCurrentLimit', value: Number(params.totalEnergyLimit) },
+            { key: 'getAllowDelegateResource', value: 1 },
+            { key: 'getUnfreezeDelayDays', value: 14 },
+          ],
+        };
+      case '/wallet/getdelegatedresourcev2': {
+        const f = acct(hexAddr(body.fromAddress));
+        const t = acct(hexAddr(body.toAddress));
+        const amount = delegations.get(`${f}>${t}`);
+        return amount ? { delegatedResource: [{ from: hex41Of(f), to: hex41Of(t), frozen_balance_for_energy: Number(amount) }] } : {};
       }
       case '/wallet/broadcasttransaction':
         return broadcast(body as unknown as TronTxJson);
@@ -536,6 +828,7 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
     latestBlock: latest,
 
     async setAutomine(on) {
+      if (modelled && !on) throw new Error('the resource model settles fees at broadcast and needs automine');
       await rpc('evm_setAutomine', [on]);
       automine = on;
     },
@@ -546,6 +839,28 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
 
     pendingFaults() {
       return faults.reduce((sum, f) => sum + f.count, 0);
+    },
+
+    resources: modelled,
+
+    async setTrx(address, sun) {
+      const a = evmOf(address).toLowerCase();
+      await setSun(a, sun);
+      activated.add(a);
+    },
+
+    async trxBalance(address) {
+      return sunOf(evmOf(address).toLowerCase());
+    },
+
+    async accountExists(address) {
+      return exists(evmOf(address).toLowerCase());
+    },
+
+    async advanceTime(seconds) {
+      await rpc('evm_increaseTime', [quantity(seconds)]);
+      await rpc('anvil_mine', [quantity(1)]);
+      return latest();
     },
 
     async getTx(txId) {

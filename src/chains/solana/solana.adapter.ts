@@ -1,9 +1,10 @@
 import { PublicKey, SolanaJSONRPCError, type ConfirmedSignatureInfo, type VersionedTransactionResponse } from '@solana/web3.js';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import { DomainError } from '../../common/errors.js';
-import type { AccountPollObservation, ChainAdapter, ChainHead, ChainNetworkConfig, ObservedTransfer, PolledDeposit, WatchedToken } from '../chain-adapter.js';
+import type { AccountPollObservation, ChainAdapter, SweepCapability, ChainHead, ChainNetworkConfig, ObservedTransfer, PolledDeposit, WatchedToken } from '../chain-adapter.js';
 import { associatedTokenAddress, solanaDriver } from './solana.driver.js';
 import { SolanaRpcPool } from './solana.rpc.js';
+import { createSolanaSweeps } from './solana.sweeps.js';
 import { extractTransfersInto } from './solana.transfers.js';
 
 export interface SolanaAdapterOptions {
@@ -55,6 +56,7 @@ const TOKEN_PROGRAMS = new Set([TOKEN_PROGRAM_ID.toBase58(), TOKEN_2022_PROGRAM_
 export interface SolanaAdapter extends ChainAdapter {
   /** The account poll itself (also reachable as `observation.pollDeposits`), for tests. */
   pollDeposits: AccountPollObservation['pollDeposits'];
+  readonly sweeps: SweepCapability;
 }
 
 export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaAdapterOptions = {}): SolanaAdapter {
@@ -304,7 +306,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     // Everything is read at `confirmed`, which a minority fork can still drop: wait for `finalized` too.
     finality: 'depth-and-chain-final',
     observation: { kind: 'account-poll', pollDeposits },
-    sweeps: null,
+    sweeps: createSolanaSweeps(pool, mintProgram),
     pollDeposits,
 
     async getHead(): Promise<ChainHead> {

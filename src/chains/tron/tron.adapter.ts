@@ -3,6 +3,7 @@ import { tronAddressBody, tronAddressFromBody } from './tron.address.js';
 import { TronBadResponse, TronHttpClient, type TronHttpClientOptions } from './tron.client.js';
 import { tronDriver } from './tron.driver.js';
 import { TronRpcError } from './tron.errors.js';
+import { createTronSweeps, type TronSweepOptions, type TronSweeps } from './tron.sweeps.js';
 
 /**
  * java-tron HTTP endpoints this adapter calls (all POST with a JSON body, `visible` left false so
@@ -24,6 +25,8 @@ export interface TronAdapterOptions extends Partial<Omit<TronHttpClientOptions, 
   concurrency?: number;
   /** Re-reads of a block whose info and block answers disagree before giving up (default 2). */
   consistencyRetries?: number;
+  /** Sweep signing settings (transaction lifetime, fee limit, energy margin). */
+  sweep?: TronSweepOptions;
 }
 
 interface BlockJson {
@@ -141,12 +144,13 @@ function matchTransfers(
 export interface TronAdapter extends ChainAdapter {
   /** The log scan itself (also reachable as `observation.scanTransfers`), for tests. */
   scanTransfers: LogScanObservation['scanTransfers'];
+  readonly sweeps: TronSweeps;
 }
 
 /** `ChainAdapter` for TRON mainnet/testnet over the java-tron HTTP API (plain fetch; see endpoint list above). */
 export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapterOptions = {}): TronAdapter {
   if (config.network !== 'TRON') throw new Error(`createTronAdapter cannot serve network ${config.network}`);
-  const { concurrency = 4, consistencyRetries = 2, ...clientOpts } = options;
+  const { concurrency = 4, consistencyRetries = 2, sweep, ...clientOpts } = options;
   const client = new TronHttpClient({ ...clientOpts, urls: config.rpcUrls, timeoutMs: config.timeoutMs });
 
   const getBlock = (num: bigint) => client.post('/wallet/getblockbynum', { num: Number(num) }, parseBlock);
@@ -219,7 +223,7 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
     // Solidified blocks cannot be reverted; depth alone could count a block a fork still replaces.
     finality: 'depth-and-chain-final',
     observation: { kind: 'log-scan', scanTransfers },
-    sweeps: null,
+    sweeps: createTronSweeps(client, config.rpcUrls[0]!, sweep),
     scanTransfers,
 
     async getHead(): Promise<ChainHead> {
