@@ -1,4 +1,5 @@
-import type { ChainAdapter, ChainHead, ChainNetworkConfig, LogScanObservation, ObservedTransfer, WatchedToken } from '../chain-adapter.js';
+import type { BalanceQuery, ChainAdapter, ChainHead, ChainNetworkConfig, LogScanObservation, ObservedTransfer, WatchedToken } from '../chain-adapter.js';
+import { mapLimit } from '../../common/map-limit.js';
 import { tronAddressBody, tronAddressFromBody } from './tron.address.js';
 import { TronBadResponse, TronHttpClient, type TronHttpClientOptions } from './tron.client.js';
 import { tronDriver } from './tron.driver.js';
@@ -12,6 +13,10 @@ import { TronRpcError } from './tron.errors.js';
  * - `/wallet/getblockbynum`                    {num}     → block hash (`blockID`) and its tx ids (getBlockHash,
  *                                                          and in scanTransfers to check the infos are complete)
  * - `/wallet/gettransactioninfobyblocknum`     {num}     → receipts + event logs of every tx in a block
+ * - `/wallet/triggerconstantcontract`          {owner_address, contract_address, function_selector, parameter}
+ *                                                        → TRC-20 `balanceOf` (reconciliation), at the node's
+ *                                                          latest state: the HTTP API takes no block, so
+ *                                                          `balances.atBlock` is false
  * The URLs must serve both `/wallet` and `/walletsolidity` on one base (TronGrid, or a full node
  * with its solidity API behind the same proxy).
  */
@@ -93,6 +98,18 @@ const strip = (v: unknown): string => (typeof v === 'string' ? v.replace(/^0x/i,
 function logAddressBody(v: unknown): string {
   const s = strip(v);
   return s.length === 42 && s.startsWith('41') ? s.slice(2) : s;
+}
+
+/** A `triggerconstantcontract` answer: the call's single 32-byte return word, or TronBadResponse. */
+function parseUint256Result(json: unknown): bigint {
+  const j = (json ?? {}) as { result?: { result?: unknown; code?: unknown; message?: unknown }; constant_result?: unknown };
+  if (j.result?.result !== true) {
+    const message = typeof j.result?.message === 'string' ? Buffer.from(j.result.message, 'hex').toString('utf8') : '';
+    throw new TronBadResponse(`constant call failed: ${String(j.result?.code ?? 'no result')} ${message}`.trim());
+  }
+  const word = Array.isArray(j.constant_result) ? strip(j.constant_result[0]) : '';
+  if (!/^[0-9a-f]{64}$/.test(word)) throw new TronBadResponse('constant call returned no 32-byte word');
+  return BigInt(`0x${word}`);
 }
 
 function succeeded(info: TxInfoJson): boolean {
@@ -212,6 +229,21 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
     return results.flat();
   }
 
+  /**
+   * TRC-20 `balanceOf` of each deposit address through `/wallet/triggerconstantcontract`, at the
+   * node's latest state (java-tron's HTTP API has no block parameter), at most `concurrency` in flight.
+   */
+  async function tokenBalances(queries: BalanceQuery[], _at: bigint | null, concurrency: number): Promise<bigint[]> {
+    return mapLimit(queries, concurrency, (q) => {
+      const owner = tronAddressBody(q.owner);
+      return client.post(
+        '/wallet/triggerconstantcontract',
+        { owner_address: `41${owner}`, contract_address: `41${tronAddressBody(q.token.address)}`, function_selector: 'balanceOf(address)', parameter: owner.padStart(64, '0'), visible: false },
+        parseUint256Result,
+      );
+    });
+  }
+
   return {
     network: 'TRON',
     family: 'tron',
@@ -220,6 +252,7 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
     finality: 'depth-and-chain-final',
     observation: { kind: 'log-scan', scanTransfers },
     sweeps: null,
+    balances: { atBlock: false, tokenBalances },
     scanTransfers,
 
     async getHead(): Promise<ChainHead> {
