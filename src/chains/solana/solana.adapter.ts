@@ -316,15 +316,30 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
   }
 
   /**
-   * Each deposit owner's balance at its associated token account of the mint (0 while that account
-   * does not exist), read with getMultipleAccounts at `confirmed` (100 accounts per call): the latest
+   * Each deposit owner's balance at its associated token account of the mint (0 while that account,
+   * or the mint, does not exist), read with getMultipleAccounts at `confirmed` (100 accounts per call): the latest
    * state, since Solana RPC cannot read an account at a past slot (`balances.atBlock` false).
    */
   async function tokenBalances(queries: BalanceQuery[], _at: bigint | null, concurrency: number): Promise<bigint[]> {
-    const atas = await Promise.all(queries.map(async (q) => associatedTokenAddress(q.owner, q.token.address, await mintProgram(q.token.address))));
+    // A registry mint that does not exist on this cluster (another cluster's address) is held by nobody: 0.
+    const programs = new Map<string, string | null>();
+    for (const mint of new Set(queries.map((q) => q.token.address))) {
+      programs.set(
+        mint,
+        await mintProgram(mint).catch((e: unknown) => {
+          if (e instanceof DomainError && e.code === 'TOKEN_NOT_SUPPORTED') return null;
+          throw e;
+        }),
+      );
+    }
+    const out: bigint[] = queries.map(() => 0n);
+    const atas = queries.map((q) => {
+      const program = programs.get(q.token.address);
+      return program ? associatedTokenAddress(q.owner, q.token.address, program) : null;
+    });
+    const readable = queries.flatMap((_, i) => (atas[i] ? [i] : []));
     const chunks: number[][] = [];
-    for (let i = 0; i < queries.length; i += ACCOUNTS_PER_CALL) chunks.push(queries.slice(i, i + ACCOUNTS_PER_CALL).map((_, k) => i + k));
-    const out: bigint[] = new Array(queries.length);
+    for (let i = 0; i < readable.length; i += ACCOUNTS_PER_CALL) chunks.push(readable.slice(i, i + ACCOUNTS_PER_CALL));
     await mapLimit(chunks, concurrency, async (idx) => {
       const infos = await pool.call('getMultipleAccounts', (c) => c.getMultipleAccountsInfo(idx.map((i) => new PublicKey(atas[i]!)), 'confirmed'));
       idx.forEach((i, k) => (out[i] = tokenAccountAmount(infos[k] ?? null, atas[i]!, queries[i]!.token.address, queries[i]!.owner)));

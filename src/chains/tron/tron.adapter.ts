@@ -100,14 +100,20 @@ function logAddressBody(v: unknown): string {
   return s.length === 42 && s.startsWith('41') ? s.slice(2) : s;
 }
 
-/** A `triggerconstantcontract` answer: the call's single 32-byte return word, or TronBadResponse. */
-function parseUint256Result(json: unknown): bigint {
+/**
+ * A TRC-20 `balanceOf` answer of `triggerconstantcontract`: the call's 32-byte return word. No contract
+ * at the token address (java-tron: "Smart contract is not exist."; an empty return, as the EVM gives
+ * for an address without code) holds nothing: 0. Anything else is TronBadResponse.
+ */
+function parseBalanceResult(json: unknown): bigint {
   const j = (json ?? {}) as { result?: { result?: unknown; code?: unknown; message?: unknown }; constant_result?: unknown };
   if (j.result?.result !== true) {
     const message = typeof j.result?.message === 'string' ? Buffer.from(j.result.message, 'hex').toString('utf8') : '';
+    if (/contract is not exist/i.test(message)) return 0n;
     throw new TronBadResponse(`constant call failed: ${String(j.result?.code ?? 'no result')} ${message}`.trim());
   }
   const word = Array.isArray(j.constant_result) ? strip(j.constant_result[0]) : '';
+  if (word === '') return 0n;
   if (!/^[0-9a-f]{64}$/.test(word)) throw new TronBadResponse('constant call returned no 32-byte word');
   return BigInt(`0x${word}`);
 }
@@ -239,7 +245,7 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
       return client.post(
         '/wallet/triggerconstantcontract',
         { owner_address: `41${owner}`, contract_address: `41${tronAddressBody(q.token.address)}`, function_selector: 'balanceOf(address)', parameter: owner.padStart(64, '0'), visible: false },
-        parseUint256Result,
+        parseBalanceResult,
       );
     });
   }
