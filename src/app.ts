@@ -139,7 +139,7 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
     },
   });
   const receipts = new UnattributedReceiptService();
-  const reconciliation = new ReconciliationService(tokens, log, config.RECONCILE_CONCURRENCY);
+  const reconciliation = new ReconciliationService(tokens, log, config.RECONCILE_CONCURRENCY, config.LATE_PAYMENT_WINDOW_S + config.CLOSED_DEPOSIT_WATCH_S);
   const webhooks = createWebhookServices(config, apiKeys);
   const merchantEvents = new MerchantEventWriter();
   const settlementWallets = new SettlementWalletService({

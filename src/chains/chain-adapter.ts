@@ -333,7 +333,10 @@ export interface BalanceQuery {
 /**
  * Reading token balances of deposit addresses (the reconciliation). `atBlock`: whether the chain can
  * answer at a past block (EVM `eth_call` at a block tag), so the balance and the ledger cover exactly
- * the same blocks; where it cannot, balances are read at the latest state.
+ * the same blocks. Where it cannot (TRON `triggerconstantcontract`, SOLANA account reads), `at` is
+ * ignored and balances are read at the latest state; the caller fences the reads between two
+ * `getHead()` calls and allows for transfers the watcher has not recorded yet. An account or token
+ * that does not exist on chain holds 0.
  */
 export interface BalanceCapability {
   readonly atBlock: boolean;
@@ -354,7 +357,7 @@ export interface ChainAdapter {
   readonly observation: Observation;
   /** Outgoing transfers (sweeps); null where the adapter does not implement them. */
   readonly sweeps: SweepCapability | null;
-  /** Token balance reads (reconciliation); absent where the adapter does not implement them yet. */
+  /** Token balance reads (reconciliation): every family implements them (EVM at a block; TRON and SOLANA at the latest state). */
   readonly balances?: BalanceCapability;
   getHead(): Promise<ChainHead>;
   /** Hash of block `n`, or null when the node does not have it (yet). */

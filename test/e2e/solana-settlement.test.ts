@@ -23,6 +23,8 @@ import { startSolanaFacade, type SolanaFacade } from '../../src/devchain/solana.
 import { settlementReads, settlementScenarios } from '../support/settlement-scenarios';
 import { depositPrivateKey, watcherGuardScenarios } from '../support/watcher-guard-scenarios';
 import { receiptScenarios } from '../support/receipt-scenarios';
+import { reconciliationScenarios } from '../support/reconciliation-scenarios';
+import { watchedNetworks } from '../../src/chains/networks';
 
 /** Slots between the confirmed and the finalized tip in these tests (mainnet: ~32). */
 const LAG = 2;
@@ -152,4 +154,15 @@ it('finality: the payment does not count until its slot is finalized, then it do
   facade.advanceSlots(4); // now current − 8 reaches the payment's slot
   await o.watch.until('Success');
   expect(await paymentsOf(o.orderId)).toEqual([expect.objectContaining({ status: 'confirmed' })]);
+});
+
+// Last: everything above has left its transfers at the deposit addresses, and the clean run covers them all.
+reconciliationScenarios({
+  app: () => gw.app,
+  newOrder,
+  pay,
+  makeFinal: finalize,
+  symbol: 'USDC',
+  target: () => watchedNetworks(gw.app.config, { 'sandbox:SOLANA': [facade.url] }).find((t) => t.environment === 'sandbox' && t.network === 'SOLANA')!,
+  cliEnv: () => ({ SANDBOX_SOLANA_RPC_URLS: facade.url }),
 });

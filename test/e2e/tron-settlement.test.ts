@@ -22,6 +22,8 @@ import { startTronEmulator, type TronEmulator } from '../../src/devchain/tron.em
 import { settlementReads, settlementScenarios } from '../support/settlement-scenarios';
 import { depositPrivateKey, watcherGuardScenarios } from '../support/watcher-guard-scenarios';
 import { receiptScenarios } from '../support/receipt-scenarios';
+import { reconciliationScenarios } from '../support/reconciliation-scenarios';
+import { watchedNetworks } from '../../src/chains/networks';
 
 const SEED = getBytes(Mnemonic.fromPhrase('test test test test test test test test test test test junk').computeSeed());
 /** Blocks between the emulator's latest and solidified heads in these tests (mainnet: ~19). */
@@ -152,4 +154,15 @@ it('finality: the payment does not count until the solidified head passes its bl
   await emu.mine(4); // now latest − 8 reaches the payment's block
   await o.watch.until('Success');
   expect(await paymentsOf(o.orderId)).toEqual([expect.objectContaining({ status: 'confirmed' })]);
+});
+
+// Last: everything above has left its transfers at the deposit addresses, and the clean run covers them all.
+reconciliationScenarios({
+  app: () => gw.app,
+  newOrder,
+  pay,
+  makeFinal: solidify,
+  symbol: 'USDT',
+  target: () => watchedNetworks(gw.app.config, { 'sandbox:TRON': [emu.url] }).find((t) => t.environment === 'sandbox' && t.network === 'TRON')!,
+  cliEnv: () => ({ SANDBOX_TRON_RPC_URLS: emu.url }),
 });

@@ -59,6 +59,28 @@ it('a refused row is set aside in watcher_failures; the other rows and the rest 
   expect((await sql('select id from payments where order_id = ?', [d.orderId])).length).toBe(2);
 });
 
+it('an unattributed receipt the database refuses is set aside the same way, labelled with its reason', async () => {
+  const m = await createMerchant(gw.app);
+  const d = await checkout(gw.url, m.sandboxKey, { amountIdr: '150000', tokenAddress: NILE_USDT, network: 'TRON', walletType: 'TRUSTWALLET' });
+  const [dep] = await sql<{ id: string; token_id: string }>('select id, token_id from deposits where order_id = ?', [d.orderId]);
+  const receipt = (txHash: string, amount: bigint) => ({
+    transfer: { txHash, index: 1, blockNumber: 100n, blockHash: 'cd'.repeat(32), token: NILE_USDT, from: CUSTOMER, to: d.address, amount } satisfies ObservedTransfer,
+    depositId: dep!.id,
+    orderId: d.orderId,
+    tokenId: dep!.token_id,
+    reason: 'late' as const,
+  });
+  const refused = receipt('44'.repeat(32), 0n);
+  const kept = receipt('55'.repeat(32), 9n);
+  const r = await gw.app.orm.em.fork().transactional((tx) => gw.app.receipts.record(tx, 'sandbox', 'TRON', [refused, kept]));
+  expect(r.recorded).toBe(1);
+  expect(r.failed).toEqual([expect.objectContaining({ depositId: dep!.id, transfer: refused.transfer, error: expect.stringContaining('check') })]);
+  expect(await sql('select tx_hash from unattributed_receipts where order_id = ?', [d.orderId])).toEqual([{ tx_hash: kept.transfer.txHash }]);
+  const [f] = await sql<{ tx_hash: string; error: string }>('select tx_hash, error from watcher_failures where order_id = ?', [d.orderId]);
+  expect(f!.tx_hash).toBe(refused.transfer.txHash);
+  expect(f!.error).toMatch(/^unattributed \(late\): [\s\S]*check/);
+});
+
 it('status writes follow the payment transition table: an orphaned payment is not confirmed without being seen again', async () => {
   const m = await createMerchant(gw.app);
   const d = await checkout(gw.url, m.sandboxKey, { amountIdr: '150000', tokenAddress: NILE_USDT, network: 'TRON', walletType: 'TRUSTWALLET' });

@@ -3,6 +3,7 @@ import type { BalanceQuery, ChainAdapter, ChainHead, ChainNetworkConfig, LogScan
 import { evmDriver, isEvmNetwork } from './evm.driver.js';
 import { EvmRpcClient, EvmRpcError, hexToBigInt, toQuantity, type EvmRpcOptions } from './evm.rpc.js';
 import { createEvmSweeps, type EvmSweepCapability } from './evm.sweeps.js';
+import { mapLimit } from '../../common/map-limit.js';
 
 /** keccak256("Transfer(address,address,uint256)"): ERC-20 and TRC-20 share it. */
 export const TRANSFER_TOPIC = id('Transfer(address,address,uint256)');
@@ -150,18 +151,11 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
 
   /** ERC-20 `balanceOf(owner)` at block `at` (the watcher's cursor), `concurrency` calls in flight. */
   async function tokenBalances(queries: BalanceQuery[], at: bigint | null, concurrency: number): Promise<bigint[]> {
-    const out: bigint[] = new Array(queries.length);
-    let next = 0;
     const tag = at === null ? 'latest' : toQuantity(at);
-    const worker = async (): Promise<void> => {
-      for (let i = next++; i < queries.length; i = next++) {
-        const q = queries[i]!;
-        const data = '0x70a08231' + q.owner.toLowerCase().replace(/^0x/, '').padStart(64, '0');
-        out[i] = hexToBigInt(await rpc.call<string>('eth_call', [{ to: q.token.address, data }, tag]), 'balanceOf');
-      }
-    };
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, queries.length)) }, worker));
-    return out;
+    return mapLimit(queries, concurrency, async (q) => {
+      const data = '0x70a08231' + q.owner.toLowerCase().replace(/^0x/, '').padStart(64, '0');
+      return hexToBigInt(await rpc.call<string>('eth_call', [{ to: q.token.address, data }, tag]), 'balanceOf');
+    });
   }
 
   const adapter: EvmAdapter = {

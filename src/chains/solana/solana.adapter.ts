@@ -1,7 +1,8 @@
 import { PublicKey, SolanaJSONRPCError, type ConfirmedSignatureInfo, type VersionedTransactionResponse } from '@solana/web3.js';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import { DomainError } from '../../common/errors.js';
-import type { AccountPollObservation, ChainAdapter, SweepCapability, ChainHead, ChainNetworkConfig, ObservedTransfer, PolledDeposit, WatchedToken } from '../chain-adapter.js';
+import type { AccountPollObservation, BalanceQuery, ChainAdapter, ChainHead, ChainNetworkConfig, ObservedTransfer, PolledDeposit, SweepCapability, WatchedToken } from '../chain-adapter.js';
+import { mapLimit } from '../../common/map-limit.js';
 import { associatedTokenAddress, solanaDriver } from './solana.driver.js';
 import { SolanaRpcPool } from './solana.rpc.js';
 import { createSolanaSweeps } from './solana.sweeps.js';
@@ -44,6 +45,23 @@ interface TokenAccountWatch {
 const NO_BLOCK_CODES = new Set([-32004, -32007, -32009, -32014]);
 
 const TOKEN_PROGRAMS = new Set([TOKEN_PROGRAM_ID.toBase58(), TOKEN_2022_PROGRAM_ID.toBase58()]);
+/** getMultipleAccounts takes at most 100 keys per call. */
+const ACCOUNTS_PER_CALL = 100;
+
+/**
+ * Amount of an SPL token account (SPL Token and Token-2022 share the first 165 bytes: mint 0..32,
+ * owner 32..64, amount u64 little-endian 64..72); null when the account does not exist (an associated
+ * token account is created by the first transfer into it: nothing was received yet).
+ */
+function tokenAccountAmount(info: { owner: PublicKey; data: Buffer } | null, ata: string, mint: string, owner: string): bigint {
+  if (!info) return 0n;
+  const data = info.data;
+  if (!TOKEN_PROGRAMS.has(info.owner.toBase58()) || data.length < 72) throw new Error(`account ${ata} is not a token account`);
+  if (new PublicKey(data.subarray(0, 32)).toBase58() !== mint || new PublicKey(data.subarray(32, 64)).toBase58() !== owner) {
+    throw new Error(`token account ${ata} is not ${owner}'s account of mint ${mint}`);
+  }
+  return data.readBigUInt64LE(64);
+}
 
 /**
  * Solana over JSON-RPC (web3.js 1.x `Connection`).
@@ -299,6 +317,38 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     return { transfers, cursors };
   }
 
+  /**
+   * Each deposit owner's balance at its associated token account of the mint (0 while that account,
+   * or the mint, does not exist), read with getMultipleAccounts at `confirmed` (100 accounts per call): the latest
+   * state, since Solana RPC cannot read an account at a past slot (`balances.atBlock` false).
+   */
+  async function tokenBalances(queries: BalanceQuery[], _at: bigint | null, concurrency: number): Promise<bigint[]> {
+    // A registry mint that does not exist on this cluster (another cluster's address) is held by nobody: 0.
+    const programs = new Map<string, string | null>();
+    for (const mint of new Set(queries.map((q) => q.token.address))) {
+      programs.set(
+        mint,
+        await mintProgram(mint).catch((e: unknown) => {
+          if (e instanceof DomainError && e.code === 'TOKEN_NOT_SUPPORTED') return null;
+          throw e;
+        }),
+      );
+    }
+    const out: bigint[] = queries.map(() => 0n);
+    const atas = queries.map((q) => {
+      const program = programs.get(q.token.address);
+      return program ? associatedTokenAddress(q.owner, q.token.address, program) : null;
+    });
+    const readable = queries.flatMap((_, i) => (atas[i] ? [i] : []));
+    const chunks: number[][] = [];
+    for (let i = 0; i < readable.length; i += ACCOUNTS_PER_CALL) chunks.push(readable.slice(i, i + ACCOUNTS_PER_CALL));
+    await mapLimit(chunks, concurrency, async (idx) => {
+      const infos = await pool.call('getMultipleAccounts', (c) => c.getMultipleAccountsInfo(idx.map((i) => new PublicKey(atas[i]!)), 'confirmed'));
+      idx.forEach((i, k) => (out[i] = tokenAccountAmount(infos[k] ?? null, atas[i]!, queries[i]!.token.address, queries[i]!.owner)));
+    });
+    return out;
+  }
+
   return {
     network: config.network,
     family: 'solana',
@@ -307,6 +357,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     finality: 'depth-and-chain-final',
     observation: { kind: 'account-poll', pollDeposits },
     sweeps: createSolanaSweeps(pool, mintProgram),
+    balances: { atBlock: false, tokenBalances },
     pollDeposits,
 
     async getHead(): Promise<ChainHead> {

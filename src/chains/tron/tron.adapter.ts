@@ -1,4 +1,5 @@
-import type { ChainAdapter, ChainHead, ChainNetworkConfig, LogScanObservation, ObservedTransfer, WatchedToken } from '../chain-adapter.js';
+import type { BalanceQuery, ChainAdapter, ChainHead, ChainNetworkConfig, LogScanObservation, ObservedTransfer, WatchedToken } from '../chain-adapter.js';
+import { mapLimit } from '../../common/map-limit.js';
 import { tronAddressBody, tronAddressFromBody } from './tron.address.js';
 import { TronBadResponse, TronHttpClient, type TronHttpClientOptions } from './tron.client.js';
 import { tronDriver } from './tron.driver.js';
@@ -13,6 +14,10 @@ import { createTronSweeps, type TronSweepOptions, type TronSweeps } from './tron
  * - `/wallet/getblockbynum`                    {num}     → block hash (`blockID`) and its tx ids (getBlockHash,
  *                                                          and in scanTransfers to check the infos are complete)
  * - `/wallet/gettransactioninfobyblocknum`     {num}     → receipts + event logs of every tx in a block
+ * - `/wallet/triggerconstantcontract`          {owner_address, contract_address, function_selector, parameter}
+ *                                                        → TRC-20 `balanceOf` (reconciliation), at the node's
+ *                                                          latest state: the HTTP API takes no block, so
+ *                                                          `balances.atBlock` is false
  * The URLs must serve both `/wallet` and `/walletsolidity` on one base (TronGrid, or a full node
  * with its solidity API behind the same proxy).
  */
@@ -96,6 +101,24 @@ const strip = (v: unknown): string => (typeof v === 'string' ? v.replace(/^0x/i,
 function logAddressBody(v: unknown): string {
   const s = strip(v);
   return s.length === 42 && s.startsWith('41') ? s.slice(2) : s;
+}
+
+/**
+ * A TRC-20 `balanceOf` answer of `triggerconstantcontract`: the call's 32-byte return word. No contract
+ * at the token address (java-tron: "Smart contract is not exist."; an empty return, as the EVM gives
+ * for an address without code) holds nothing: 0. Anything else is TronBadResponse.
+ */
+function parseBalanceResult(json: unknown): bigint {
+  const j = (json ?? {}) as { result?: { result?: unknown; code?: unknown; message?: unknown }; constant_result?: unknown };
+  if (j.result?.result !== true) {
+    const message = typeof j.result?.message === 'string' ? Buffer.from(j.result.message, 'hex').toString('utf8') : '';
+    if (/contract is not exist/i.test(message)) return 0n;
+    throw new TronBadResponse(`constant call failed: ${String(j.result?.code ?? 'no result')} ${message}`.trim());
+  }
+  const word = Array.isArray(j.constant_result) ? strip(j.constant_result[0]) : '';
+  if (word === '') return 0n;
+  if (!/^[0-9a-f]{64}$/.test(word)) throw new TronBadResponse('constant call returned no 32-byte word');
+  return BigInt(`0x${word}`);
 }
 
 function succeeded(info: TxInfoJson): boolean {
@@ -216,6 +239,21 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
     return results.flat();
   }
 
+  /**
+   * TRC-20 `balanceOf` of each deposit address through `/wallet/triggerconstantcontract`, at the
+   * node's latest state (java-tron's HTTP API has no block parameter), at most `concurrency` in flight.
+   */
+  async function tokenBalances(queries: BalanceQuery[], _at: bigint | null, concurrency: number): Promise<bigint[]> {
+    return mapLimit(queries, concurrency, (q) => {
+      const owner = tronAddressBody(q.owner);
+      return client.post(
+        '/wallet/triggerconstantcontract',
+        { owner_address: `41${owner}`, contract_address: `41${tronAddressBody(q.token.address)}`, function_selector: 'balanceOf(address)', parameter: owner.padStart(64, '0'), visible: false },
+        parseBalanceResult,
+      );
+    });
+  }
+
   return {
     network: 'TRON',
     family: 'tron',
@@ -224,6 +262,7 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
     finality: 'depth-and-chain-final',
     observation: { kind: 'log-scan', scanTransfers },
     sweeps: createTronSweeps(client, config.rpcUrls[0]!, sweep),
+    balances: { atBlock: false, tokenBalances },
     scanTransfers,
 
     async getHead(): Promise<ChainHead> {

@@ -174,11 +174,11 @@ export class ChainWatcher {
       this.watch = new Map();
       this.lastFullReload = now;
     }
-    // A token registered since the last reload must be scanned before its first deposit's payment can arrive.
-    if (full || rows.some((r) => r.network === this.network && !this.tokens.some((t) => t.id === r.token_id))) {
-      this.tokens = (await this.deps.tokens.listActive(em, this.environment, this.network)).map((t) => ({ id: t.id, address: t.address, decimals: t.decimals, symbol: t.symbol }));
-      this.tokenByKey = new Map(this.tokens.map((t) => [this.key(t.address), t]));
-    }
+    // The registry is read every tick (a few rows): a token activated since the last tick is scanned at
+    // once, for its first deposit's payment and as a `wrong_token` receipt at every other deposit (read
+    // only at a full reload, a token registered after start went unscanned for up to 10 minutes).
+    this.tokens = (await this.deps.tokens.listActive(em, this.environment, this.network)).map((t) => ({ id: t.id, address: t.address, decimals: t.decimals, symbol: t.symbol }));
+    this.tokenByKey = new Map(this.tokens.map((t) => [this.key(t.address), t]));
     for (const r of rows) {
       const closesAt = new Date(r.expires_at).getTime() + this.deps.lateWindowS * 1000;
       this.watch.set(this.key(r.address), { depositId: r.id, orderId: r.order_id, tokenId: r.token_id, tokenAddress: r.token_address, owner: r.address, cursor: r.cursor, network: r.network, closesAt });

@@ -8,6 +8,9 @@ import { inPageOrder, newestFirstIds } from '../../db/keyset.js';
 import { listPaymentsCommand, type ListPaymentsCommand } from './payment.commands.js';
 import { Payment } from './payment.entity.js';
 import { paymentSourcesOf, type PaymentStatus } from './payment.transitions.js';
+import { writeOrSetAside, type RecordFailure } from './watcher-failures.js';
+
+export type { RecordFailure } from './watcher-failures.js';
 
 /** A page of payments, each with its cursor; the total is counted only when called. */
 export interface PaymentPage {
@@ -31,12 +34,6 @@ export interface PendingPayment {
   blockHash: string;
 }
 
-/** A matched transfer that could not be recorded: set aside in `watcher_failures`, never retried inline. */
-export interface RecordFailure {
-  transfer: ObservedTransfer;
-  depositId: string;
-  error: string;
-}
 
 export interface RecordResult {
   /** Orders whose payments changed. */
@@ -89,9 +86,8 @@ export class PaymentService {
     const failed: RecordFailure[] = [];
     for (const m of matched) {
       const t = m.transfer;
-      await em.execute('savepoint record_payment');
-      try {
-        const rows = await em.execute<{ order_id: string }[]>(
+      const r = await writeOrSetAside(em, environment, network, m, null, () =>
+        em.execute<{ order_id: string }[]>(
           `insert into payments (id, environment, network, tx_hash, log_index, block_number, block_hash, token_id, deposit_id, order_id, from_address, to_address, amount, late)
            select gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() > o.expires_at from orders o where o.id = ?
            on conflict (environment, network, tx_hash, log_index) do update
@@ -100,21 +96,10 @@ export class PaymentService {
              where (payments.block_hash <> excluded.block_hash or payments.status = 'orphaned') and payments.status in (${sourcesSql('pending')})
            returning order_id`,
           [environment, network, t.txHash, t.index, t.blockNumber.toString(), t.blockHash, m.tokenId, m.depositId, m.orderId, t.from, t.to, t.amount.toString(), m.orderId],
-        );
-        await em.execute('release savepoint record_payment');
-        for (const r of rows) touched.add(r.order_id);
-      } catch (err) {
-        await em.execute('rollback to savepoint record_payment');
-        const error = err instanceof Error ? err.message : String(err);
-        await em.execute(
-          `insert into watcher_failures (environment, network, tx_hash, log_index, block_number, block_hash, token_address, from_address, to_address, amount, deposit_id, order_id, error)
-           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-           on conflict (environment, network, tx_hash, log_index) do update
-             set attempts = watcher_failures.attempts + 1, error = excluded.error, block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`,
-          [environment, network, t.txHash, t.index, t.blockNumber.toString(), t.blockHash, t.token, t.from, t.to, t.amount.toString(), m.depositId, m.orderId, error],
-        );
-        failed.push({ transfer: t, depositId: m.depositId, error });
-      }
+        ),
+      );
+      if (r.ok) for (const row of r.value) touched.add(row.order_id);
+      else failed.push(r.failure);
     }
     return { touched: [...touched], failed };
   }

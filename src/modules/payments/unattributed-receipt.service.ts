@@ -3,9 +3,10 @@ import type { ObservedTransfer } from '../../chains/chain-adapter.js';
 import type { Environment, Network } from '../../common/environment.js';
 import { PAYMENT_UNATTRIBUTED } from '../events/event.catalogue.js';
 import { recordOrderEvent } from '../events/order-event.writer.js';
-import type { PendingPayment, RecordFailure } from './payment.service.js';
+import type { PendingPayment } from './payment.service.js';
 import { paymentSourcesOf, type PaymentStatus } from './payment.transitions.js';
 import type { ReceiptReason } from './unattributed-receipt.entity.js';
+import { writeOrSetAside, type RecordFailure } from './watcher-failures.js';
 
 /** A transfer into a deposit address that is not that deposit's payment, with the reason. */
 export interface UnattributedTransfer {
@@ -35,9 +36,8 @@ export class UnattributedReceiptService {
     const failed: RecordFailure[] = [];
     for (const m of items) {
       const t = m.transfer;
-      await em.execute('savepoint record_receipt');
-      try {
-        const rows = await em.execute<{ id: string }[]>(
+      const r = await writeOrSetAside(em, environment, network, m, `unattributed (${m.reason})`, () =>
+        em.execute<{ id: string }[]>(
           `insert into unattributed_receipts (environment, network, tx_hash, log_index, block_number, block_hash, token_id, deposit_id, order_id, from_address, to_address, amount, reason)
            select ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?
            where not exists (select 1 from payments p where p.environment = ? and p.network = ? and p.tx_hash = ? and p.log_index = ?)
@@ -64,21 +64,10 @@ export class UnattributedReceiptService {
             t.txHash,
             t.index,
           ],
-        );
-        await em.execute('release savepoint record_receipt');
-        recorded += rows.length;
-      } catch (err) {
-        await em.execute('rollback to savepoint record_receipt');
-        const error = err instanceof Error ? err.message : String(err);
-        await em.execute(
-          `insert into watcher_failures (environment, network, tx_hash, log_index, block_number, block_hash, token_address, from_address, to_address, amount, deposit_id, order_id, error)
-           values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-           on conflict (environment, network, tx_hash, log_index) do update
-             set attempts = watcher_failures.attempts + 1, error = excluded.error, block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`,
-          [environment, network, t.txHash, t.index, t.blockNumber.toString(), t.blockHash, t.token, t.from, t.to, t.amount.toString(), m.depositId, m.orderId, `unattributed (${m.reason}): ${error}`],
-        );
-        failed.push({ transfer: t, depositId: m.depositId, error });
-      }
+        ),
+      );
+      if (r.ok) recorded += r.value.length;
+      else failed.push(r.failure);
     }
     return { recorded, failed };
   }

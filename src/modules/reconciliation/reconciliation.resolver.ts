@@ -13,13 +13,15 @@ export class ReconciliationMismatchType {
   @Field({ description: 'What the ledger says the address holds (received − swept − fees), token units' }) ledger!: string;
   @Field(() => [String], { description: 'Transactions the ledger holds for this address and token' }) txHashes!: string[];
   @Field(() => [String], { description: 'Transfers observed but not recorded (watcher_failures)' }) failedTxHashes!: string[];
+  @Field({ description: 'TRON/SOLANA (read at the latest state): transfers past the watcher’s cursor, not recorded yet, the comparison allowed for, token units; "0" on EVM' }) inFlight!: string;
+  @Field(() => [String], { description: 'Transactions of those in-flight transfers' }) inFlightTxHashes!: string[];
 }
 
 @ObjectType('ReconciliationRun', { description: 'The newest reconciliation of one network' })
 export class ReconciliationRunType {
   @Field(() => EnvironmentEnum) environment!: Environment;
   @Field(() => NetworkEnum) network!: Network;
-  @Field(() => String, { nullable: true, description: 'Block both sides were read at (the watcher’s cursor)' }) atBlock!: string | null;
+  @Field(() => String, { nullable: true, description: 'Block both sides were read at (EVM: the watcher’s cursor); TRON/SOLANA: the head when the balance reads began' }) atBlock!: string | null;
   @Field(() => Int, { description: '(address, token) pairs compared' }) checked!: number;
   @Field(() => [ReconciliationMismatchType]) mismatches!: ReconciliationMismatchType[];
   @Field(() => String, { nullable: true, description: 'Why the run could not compare' }) error!: string | null;

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import type { BalanceQuery } from '../../chains/chain-adapter.js';
+import type { BalanceQuery, ObservedTransfer } from '../../chains/chain-adapter.js';
 import type { WatchedNetwork } from '../../chains/networks.js';
 import type { Environment, Network } from '../../common/environment.js';
 import { gauge } from '../../common/metrics.js';
@@ -21,13 +21,23 @@ export interface ReconciliationMismatch {
   txHashes: string[];
   /** Transfers into the address the watcher observed but could not record (`watcher_failures`). */
   failedTxHashes: string[];
+  /**
+   * Chains read at the latest state (TRON, SOLANA): transfers past the watcher's cursor, not recorded
+   * yet, that the comparison allowed for (token units, and their transactions); "0" / [] at a block.
+   */
+  inFlight: string;
+  inFlightTxHashes: string[];
 }
 
 export interface ReconciliationRun {
   id: string;
   environment: Environment;
   network: Network;
-  /** Block both sides were read at (the watcher's cursor); null when nothing was scanned yet or on error. */
+  /**
+   * Block both sides were read at (EVM: the watcher's cursor); TRON/SOLANA: the head when the balance
+   * reads began (they reflect a block between it and the head when they ended). Null when nothing was
+   * scanned yet or on error.
+   */
   atBlock: string | null;
   /** (address, token) pairs compared. */
   checked: number;
@@ -41,24 +51,79 @@ export interface ReconciliationRun {
 /** Comparison key of an (address, token) pair under the chain's address rules. */
 type PairKey = (owner: string, token: string) => string;
 
+/** One token movement of an (address, token) pair the ledger holds or the watcher is about to record. */
+interface Movement {
+  txHash: string;
+  index: number;
+  block: bigint;
+  /** Base units received (positive). */
+  amount: bigint;
+}
+
+/** What the ledger holds for one (address, token): the received sum up to the low block, and the movements after it. */
+interface LedgerPair {
+  /** Received up to `lo` (all rows when the read is at one block). */
+  receivedUpToLo: bigint;
+  /** Rows in (lo, hi]: they count only if the balance was read after their block. */
+  after: Movement[];
+  /** Every transaction the ledger holds for the pair (reported with a mismatch). */
+  txHashes: string[];
+}
+
+/**
+ * THE ledger formula, in one place: what an (address, token) holds = received − swept − fees.
+ * There are no sweeps yet, so `swept` and `fees` are 0 and nothing subtracts here. When sweeps record
+ * their outgoing transfers (and any fee paid in the token itself), their sums up to the same block are
+ * passed here — nowhere else — so every reconciliation path (at a block, or fenced at the latest state)
+ * applies the same formula.
+ */
+export function ledgerHolds(received: bigint, swept = 0n, fees = 0n): bigint {
+  return received - swept - fees;
+}
+
+/**
+ * Whether `onChain` is what the ledger (plus the watcher's in-flight transfers) says the pair held at
+ * some block B in [lo, hi]: the balance was read at one unknown block of that range (`lo` = `hi` where
+ * the chain reads at a block). Movements are counted up to B; B only needs trying at `lo` and at each
+ * movement's block in the range, where the expected sum changes.
+ */
+export function balanceMatches(onChain: bigint, receivedUpToLo: bigint, after: Movement[], lo: bigint, hi: bigint): boolean {
+  const inRange = after.filter((m) => m.block > lo && m.block <= hi);
+  const candidates = [lo, ...new Set(inRange.map((m) => m.block))];
+  return candidates.some((b) => ledgerHolds(receivedUpToLo + inRange.filter((m) => m.block <= b).reduce((s, m) => s + m.amount, 0n)) === onChain);
+}
+
 const mismatchGauge = gauge('gateway_reconciliation_mismatches', 'Deposit (address, token) pairs whose on-chain balance differs from the ledger at the last reconciliation');
 const checkedGauge = gauge('gateway_reconciliation_checked', 'Deposit (address, token) pairs compared at the last reconciliation');
 
+/** In-flight scans longer than this many blocks fail the run (the watcher is far behind: reconcile later). */
+const MAX_IN_FLIGHT_BLOCKS = 5_000n;
+
 /**
  * Compares, per network, every deposit address's on-chain token balances with what the ledger says
- * it holds: received (payments not reorganised away, and unattributed receipts) − swept − fees (no
- * sweeps exist yet, so received). Both sides are taken at the watcher's cursor block where the chain
- * can read balances at a block (EVM), so transfers the scan has not reached yet are not mismatches.
- * Every address of the chain family is read for every active token of the network, which also covers
- * another token, and an address of another network of the family. Each run is stored in
- * `reconciliation_runs` (the operators' record, read by the GraphQL `reconciliation` query), each
- * mismatch logged at error level, and the counts exported as gauges.
+ * it holds (`ledgerHolds`: received − swept − fees; received = payments not orphaned + unattributed
+ * receipts). Every address of the chain family is read for every active token of the network, which
+ * also covers another token, and an address of another network of the family.
+ *
+ * Where the chain reads balances at a block (EVM), both sides are taken at the watcher's cursor block,
+ * so transfers the scan has not reached yet are not mismatches. Where it cannot (TRON, SOLANA), the
+ * balances are read at the latest state between two head reads `lo` ≤ B ≤ `hi`, and the ledger is
+ * completed with the transfers the watcher has not recorded yet ("in flight": observed past its
+ * cursor up to `hi`, with its own filters: watched addresses, registry tokens, amount > 0, not from the
+ * address itself). A pair matches when the balance equals that total at some block of [lo, hi], so a
+ * transfer landing during the read is never a mismatch, while a transfer the watcher skipped (behind its
+ * cursor, not in the ledger) or a ledger row the chain does not back always is.
+ *
+ * Each run is stored in `reconciliation_runs` (the operators' record, read by the GraphQL
+ * `reconciliation` query), each mismatch logged at error level, and the counts exported as gauges.
  */
 export class ReconciliationService {
   constructor(
     private readonly tokens: TokenService,
     private readonly log: Logger,
     private readonly concurrency: number,
+    /** How long after its order's expiry a deposit address stays watched (late window + closed-deposit retention). */
+    private readonly watchRetentionS: number,
   ) {}
 
   async reconcile(em: EntityManager, target: WatchedNetwork): Promise<ReconciliationRun> {
@@ -68,42 +133,67 @@ export class ReconciliationService {
     let checked = 0;
     let mismatches: ReconciliationMismatch[] = [];
     let error: string | null = null;
+    let caught: unknown = null;
     try {
-      if (!adapter.balances) throw new Error(`balance reads are not implemented for ${network} yet`);
-      const [cursor] = await em.execute<{ block_number: string }[]>('select block_number from chain_cursors where environment = ? and network = ?', [environment, network]);
-      if (cursor) {
-        atBlock = BigInt(cursor.block_number);
-        const at = adapter.balances.atBlock ? atBlock : null;
+      const balances = adapter.balances;
+      if (!balances) throw new Error(`balance reads are not implemented for ${network} yet`);
+      const cursor = await this.chainCursor(em, environment, network);
+      // A log-scanning watcher that has not scanned anything yet: nothing to compare against.
+      if (cursor !== null || adapter.observation.kind === 'account-poll') {
         const tokens = await this.tokens.listActive(em, environment, network);
         const addresses = await em.execute<{ address: string }[]>('select distinct address from deposits where environment = ? and family = ? order by address', [environment, adapter.family]);
         const queries: BalanceQuery[] = addresses.flatMap((a) => tokens.map((t) => ({ owner: a.address, token: { address: t.address, decimals: t.decimals, symbol: t.symbol } })));
-        const balances = await adapter.balances.tokenBalances(queries, at, this.concurrency);
-        const key = (owner: string, token: string) => `${adapter.driver.addressKey(owner)}|${adapter.driver.addressKey(token)}`;
-        const ledger = await this.ledger(em, environment, network, at, key);
+        const key: PairKey = (owner, token) => `${adapter.driver.addressKey(owner)}|${adapter.driver.addressKey(token)}`;
+        let lo: bigint;
+        let hi: bigint;
+        let onChain: bigint[];
+        let inFlight: Map<string, Movement[]> = new Map();
+        if (balances.atBlock && cursor !== null) {
+          lo = hi = cursor;
+          onChain = await balances.tokenBalances(queries, cursor, this.concurrency);
+        } else {
+          // Latest state, fenced by the head before and after the reads; then what the watcher has
+          // not recorded yet, from its cursor(s) read now (the ledger is read after them).
+          lo = (await adapter.getHead()).latest;
+          onChain = await balances.tokenBalances(queries, null, this.concurrency);
+          hi = (await adapter.getHead()).latest;
+          inFlight = await this.inFlight(em, target, tokens, hi, key);
+        }
+        atBlock = lo;
+        const ledger = await this.ledger(em, environment, network, lo, hi, key);
+        const recorded = await this.recordedKeys(em, environment, network, [...inFlight.values()].flat());
         const failures = await this.failures(em, environment, network, key);
         checked = queries.length;
         mismatches = queries.flatMap((q, i) => {
           const k = key(q.owner, q.token.address);
-          const held = ledger.get(k) ?? { amount: 0n, txHashes: [] };
-          const onChain = balances[i]!;
-          if (onChain === held.amount) return [];
+          const held = ledger.get(k) ?? { receivedUpToLo: 0n, after: [], txHashes: [] };
+          // In-flight transfers the ledger already holds (recorded since the cursor was read) count once.
+          const pending = (inFlight.get(k) ?? []).filter((m) => !recorded.has(`${m.txHash}|${m.index}`));
+          const baseline = held.receivedUpToLo + pending.filter((m) => m.block <= lo).reduce((s, m) => s + m.amount, 0n);
+          const amount = onChain[i]!;
+          if (balanceMatches(amount, baseline, [...held.after, ...pending], lo, hi)) return [];
+          const ledgerAmount = ledgerHolds(held.receivedUpToLo + held.after.reduce((s, m) => s + m.amount, 0n));
+          const pendingAmount = pending.reduce((s, m) => s + m.amount, 0n);
           return [
             {
               address: q.owner,
               tokenAddress: q.token.address,
               tokenSymbol: q.token.symbol,
-              onChain: formatDecimal(onChain, q.token.decimals),
-              ledger: formatDecimal(held.amount, q.token.decimals),
-              onChainBaseUnits: onChain.toString(),
-              ledgerBaseUnits: held.amount.toString(),
+              onChain: formatDecimal(amount, q.token.decimals),
+              ledger: formatDecimal(ledgerAmount, q.token.decimals),
+              onChainBaseUnits: amount.toString(),
+              ledgerBaseUnits: ledgerAmount.toString(),
               txHashes: held.txHashes,
               failedTxHashes: failures.get(k) ?? [],
+              inFlight: formatDecimal(pendingAmount, q.token.decimals),
+              inFlightTxHashes: [...new Set(pending.map((m) => m.txHash))],
             },
           ];
         });
       }
     } catch (err) {
       error = err instanceof Error ? err.message : String(err);
+      caught = err;
     }
     const [row] = await em.execute<{ id: string; finished_at: string }[]>(
       `insert into reconciliation_runs (environment, network, at_block, checked, mismatches, error, started_at) values (?, ?, ?, ?, ?::jsonb, ?, ?) returning id, finished_at`,
@@ -115,7 +205,8 @@ export class ReconciliationService {
       checkedGauge.set(labels, checked);
     }
     for (const m of mismatches) this.log.error({ environment, network, ...m }, 'reconciliation: on-chain balance differs from the ledger');
-    if (error) this.log.warn({ environment, network, err: error }, 'reconciliation could not compare this network');
+    // The error object carries the RPC detail for the log (adapter errors keep it out of their message).
+    if (error) this.log.warn({ environment, network, err: caught }, 'reconciliation could not compare this network');
     return { id: row!.id, environment, network, atBlock: atBlock?.toString() ?? null, checked, mismatches, error, startedAt, finishedAt: new Date(row!.finished_at) };
   }
 
@@ -126,28 +217,97 @@ export class ReconciliationService {
        from reconciliation_runs where environment = ? order by network, finished_at desc`,
       [environment],
     );
-    return rows.map((r) => ({ id: r.id, environment: r.environment, network: r.network, atBlock: r.at_block, checked: r.checked, mismatches: r.mismatches, error: r.error, startedAt: new Date(r.started_at), finishedAt: new Date(r.finished_at) }));
+    // Runs stored before in-flight transfers were reported have no such fields: none were allowed for.
+    return rows.map((r) => ({ id: r.id, environment: r.environment, network: r.network, atBlock: r.at_block, checked: r.checked, mismatches: r.mismatches.map((m) => ({ ...m, inFlight: m.inFlight ?? '0', inFlightTxHashes: m.inFlight ? m.inFlightTxHashes : [] })), error: r.error, startedAt: new Date(r.started_at), finishedAt: new Date(r.finished_at) }));
   }
 
-  /** What the ledger says each (address, token) received on this network, up to block `at`. */
-  private async ledger(em: EntityManager, environment: Environment, network: Network, at: bigint | null, key: PairKey): Promise<Map<string, { amount: bigint; txHashes: string[] }>> {
-    const rows = await em.execute<{ to_address: string; token_address: string; amount: string; tx_hashes: string[] }[]>(
-      `select r.to_address, t.address as token_address, sum(r.amount)::text as amount, array_agg(distinct r.tx_hash order by r.tx_hash) as tx_hashes
-       from (select to_address, token_id, amount, tx_hash, block_number from payments where environment = ? and network = ? and status <> 'orphaned'
+  private async chainCursor(em: EntityManager, environment: Environment, network: Network): Promise<bigint | null> {
+    const [c] = await em.execute<{ block_number: string }[]>('select block_number from chain_cursors where environment = ? and network = ?', [environment, network]);
+    return c ? BigInt(c.block_number) : null;
+  }
+
+  /**
+   * What the ledger received per (address, token) on this network: the sum up to block `lo`, and the
+   * rows in (lo, hi] one by one. Rows after `hi` are newer than every balance read: left out.
+   */
+  private async ledger(em: EntityManager, environment: Environment, network: Network, lo: bigint, hi: bigint, key: PairKey): Promise<Map<string, LedgerPair>> {
+    const rows = await em.execute<{ to_address: string; token_address: string; received: string; after: { tx_hash: string; log_index: number; block_number: string; amount: string }[] | null; tx_hashes: string[] }[]>(
+      `select r.to_address, t.address as token_address,
+              coalesce(sum(r.amount) filter (where r.block_number <= ?::bigint), 0)::text as received,
+              jsonb_agg(jsonb_build_object('tx_hash', r.tx_hash, 'log_index', r.log_index, 'block_number', r.block_number::text, 'amount', r.amount::text)) filter (where r.block_number > ?::bigint) as after,
+              array_agg(distinct r.tx_hash order by r.tx_hash) as tx_hashes
+       from (select to_address, token_id, amount, tx_hash, log_index, block_number from payments where environment = ? and network = ? and status <> 'orphaned'
              union all
-             select to_address, token_id, amount, tx_hash, block_number from unattributed_receipts where environment = ? and network = ? and status <> 'orphaned') r
+             select to_address, token_id, amount, tx_hash, log_index, block_number from unattributed_receipts where environment = ? and network = ? and status <> 'orphaned') r
        join tokens t on t.id = r.token_id
-       where ?::bigint is null or r.block_number <= ?::bigint
+       where r.block_number <= ?::bigint
        group by r.to_address, t.address`,
-      [environment, network, environment, network, at?.toString() ?? null, at?.toString() ?? null],
+      [lo.toString(), lo.toString(), environment, network, environment, network, hi.toString()],
     );
-    const out = new Map<string, { amount: bigint; txHashes: string[] }>();
+    const out = new Map<string, LedgerPair>();
     for (const r of rows) {
       const k = key(r.to_address, r.token_address);
-      const prev = out.get(k);
-      out.set(k, { amount: (prev?.amount ?? 0n) + BigInt(r.amount), txHashes: [...(prev?.txHashes ?? []), ...r.tx_hashes] });
+      const prev = out.get(k) ?? { receivedUpToLo: 0n, after: [], txHashes: [] };
+      out.set(k, {
+        receivedUpToLo: prev.receivedUpToLo + BigInt(r.received),
+        after: [...prev.after, ...(r.after ?? []).map((m) => ({ txHash: m.tx_hash, index: m.log_index, block: BigInt(m.block_number), amount: BigInt(m.amount) }))],
+        txHashes: [...prev.txHashes, ...r.tx_hashes],
+      });
     }
     return out;
+  }
+
+  /**
+   * Transfers the watcher will record but has not yet, up to block `hi`, per (address, token): observed
+   * past its cursor(s) with its own rules (the addresses it watches, registry tokens of the network,
+   * amount > 0, not from the address itself). Log scans read (cursor, hi]; account polls ask every
+   * watched deposit of the network since its own cursor.
+   */
+  private async inFlight(em: EntityManager, target: WatchedNetwork, tokens: { address: string; decimals: number; symbol: string }[], hi: bigint, key: PairKey): Promise<Map<string, Movement[]>> {
+    const { environment, network, adapter } = target;
+    const deposits = await em.execute<{ address: string; network: Network; token_address: string; cursor: string | null }[]>(
+      `select d.address, d.network, t.address as token_address, d.cursor
+       from deposits d join tokens t on t.id = d.token_id join orders o on o.id = d.order_id
+       where d.environment = ? and d.family = ? and o.expires_at > now() - make_interval(secs => ?)`,
+      [environment, adapter.family, this.watchRetentionS],
+    );
+    const watched = new Set(deposits.map((d) => adapter.driver.addressKey(d.address)));
+    const registry = new Set(tokens.map((t) => adapter.driver.addressKey(t.address)));
+    let observed: ObservedTransfer[];
+    const observation = adapter.observation;
+    if (observation.kind === 'log-scan') {
+      const cursor = (await this.chainCursor(em, environment, network)) ?? hi;
+      if (hi - cursor > MAX_IN_FLIGHT_BLOCKS) throw new Error(`the watcher is ${hi - cursor} blocks behind the head: reconcile once it has caught up`);
+      observed = cursor < hi ? await observation.scanTransfers(cursor + 1n, hi, tokens, (to) => watched.has(adapter.driver.addressKey(to))) : [];
+    } else {
+      const tokenOf = new Map(tokens.map((t) => [t.address, t]));
+      const polled = deposits.flatMap((d) => {
+        const token = tokenOf.get(d.token_address);
+        return d.network === network && token ? [{ owner: d.address, token, untilSignature: d.cursor }] : [];
+      });
+      observed = polled.length ? (await observation.pollDeposits(polled)).transfers : [];
+    }
+    const out = new Map<string, Movement[]>();
+    for (const t of observed) {
+      const to = adapter.driver.addressKey(t.to);
+      if (t.amount <= 0n || t.blockNumber > hi || adapter.driver.addressKey(t.from) === to || !watched.has(to) || !registry.has(adapter.driver.addressKey(t.token))) continue;
+      const k = key(t.to, t.token);
+      out.set(k, [...(out.get(k) ?? []), { txHash: t.txHash, index: t.index, block: t.blockNumber, amount: t.amount }]);
+    }
+    return out;
+  }
+
+  /** (tx hash | index) of the given movements the ledger already holds (not orphaned). */
+  private async recordedKeys(em: EntityManager, environment: Environment, network: Network, movements: Movement[]): Promise<Set<string>> {
+    if (!movements.length) return new Set();
+    const hashes = [...new Set(movements.map((m) => m.txHash))];
+    const list = hashes.map(() => '?').join(',');
+    const rows = await em.execute<{ tx_hash: string; log_index: number }[]>(
+      `select tx_hash, log_index from payments where environment = ? and network = ? and status <> 'orphaned' and tx_hash in (${list})
+       union select tx_hash, log_index from unattributed_receipts where environment = ? and network = ? and status <> 'orphaned' and tx_hash in (${list})`,
+      [environment, network, ...hashes, environment, network, ...hashes],
+    );
+    return new Set(rows.map((r) => `${r.tx_hash}|${r.log_index}`));
   }
 
   private async failures(em: EntityManager, environment: Environment, network: Network, key: PairKey): Promise<Map<string, string[]>> {
