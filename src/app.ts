@@ -28,6 +28,8 @@ import { NetworkCatalog } from './modules/networks/network-catalog.service.js';
 import { FaucetService } from './modules/faucet/faucet.service.js';
 import { CsvExportService } from './modules/analytics/csv-export.service.js';
 import { GatewayMetrics } from './modules/metrics/gateway-metrics.js';
+import { GasTankService } from './modules/sweeps/gas-tank.service.js';
+import { SweepStatusService } from './modules/sweeps/sweep-status.service.js';
 import { sampleDatabase } from './modules/metrics/metrics.sample.js';
 
 /** The service graph, built once per process and shared by every transport and job. */
@@ -68,6 +70,10 @@ export interface App {
   exports: CsvExportService;
   /** This process's Prometheus registry (served at `/metrics`). */
   metrics: GatewayMetrics;
+  /** The only writer of `sweeps.status`. */
+  sweepStatus: SweepStatusService;
+  /** Gas tanks per environment and network (addresses, signing keys, low state). */
+  gasTanks: GasTankService;
 }
 
 export function createRateService(config: Config, log: Logger): RateService {
@@ -135,5 +141,11 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const webhooks = createWebhookServices(config, apiKeys);
   const faucet = new FaucetService(config, networks, tokens);
   const exports = new CsvExportService({ databaseUrl: orm.config.get('clientUrl')!, maxConcurrent: config.EXPORT_MAX_CONCURRENT });
-  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, webhooks, networks, faucet, exports, metrics };
+  const sweepStatus = new SweepStatusService();
+  const gasTanks = new GasTankService({
+    mnemonics: { sandbox: config.GAS_TANK_MNEMONIC_SANDBOX, production: config.GAS_TANK_MNEMONIC_PRODUCTION },
+    lowThreshold: (network) => config[`GAS_TANK_LOW_${network}`],
+    log,
+  });
+  return { sweepStatus, gasTanks, config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, webhooks, networks, faucet, exports, metrics };
 }
