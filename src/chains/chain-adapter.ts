@@ -87,6 +87,12 @@ export interface ChainNetworkConfig {
   maxBlockRange: number;
   /** Per-RPC-call timeout. */
   timeoutMs: number;
+  /** EVM sweeps: the Disperse contract funding many deposits in one transaction; absent → one top-up transaction per deposit. */
+  disperseAddress?: string;
+  /** EVM sweeps: the EIP-7702 Sweeper deployed for this network's gas tank; set → batch sweeping (`SweepCapability.batch`). */
+  sweeperAddress?: string;
+  /** EVM sweeps: most deposits per batch sweep transaction (default 100). */
+  sweepBatchMax?: number;
 }
 
 /**
@@ -216,6 +222,48 @@ export interface SweepCapability {
   broadcast(tx: SignedTx): Promise<void>;
   /** Where `tx` stands now (its nonce/expiry let the adapter tell `dead` from `unknown`). */
   txState(tx: SignedTx, from: string): Promise<TxState>;
+  /**
+   * Optional, preferred where present: the gas tank sweeps many deposits in ONE transaction it pays
+   * for, with no top-up at all (EVM: EIP-7702, the deposits delegate to a sweeper contract that only
+   * the tank may drive). Absent → top-up (`signFunding`) then one `signTransfer` per deposit.
+   */
+  readonly batch?: BatchSweepCapability;
+}
+
+/** One deposit of a batch sweep: the transfer, and the deposit's key (it signs an authorization offline, never a transaction). */
+export interface BatchSweepItem {
+  intent: TransferIntent;
+  depositKey: Uint8Array;
+}
+
+/** Sweeping many deposits in one tank-paid transaction (see `SweepCapability.batch`). */
+export interface BatchSweepCapability {
+  /** Most items one transaction may carry (config); the caller splits larger sets. */
+  readonly maxBatch: number;
+  /**
+   * Signs the tank's transaction moving each item's `intent.amount` of `intent.token` from
+   * `intent.from` to `intent.to`; all or nothing (one failing item reverts the whole transaction).
+   * Nonce and fee bump as for `signTransfer` (the nonce is the tank's). Broadcast, `txState` (with the
+   * tank's address as `from`) and replacement work as for any `SignedTx`.
+   */
+  signBatchSweep(tankKey: Uint8Array, items: BatchSweepItem[], options: SignOptions): Promise<SignedTx>;
+}
+
+/**
+ * Thrown by `signTransfer` when the deposit holds less native coin than the transaction needs at the
+ * fee it must carry (the base fee rose since the top-up, or a fee bump was asked for): top it up by
+ * `needed - balance` and sign again. Nothing was signed.
+ */
+export class SweepGasShortError extends Error {
+  override readonly name = 'SweepGasShortError';
+  readonly code = 'SWEEP_GAS_SHORT';
+  constructor(
+    readonly address: string,
+    readonly needed: bigint,
+    readonly balance: bigint,
+  ) {
+    super(`${address} holds ${balance} native units, the transfer needs ${needed}: top up ${needed - balance}`);
+  }
 }
 
 /** One token balance to read: `owner` is the deposit address (SOLANA: the owner, read at its associated token account). */

@@ -1,6 +1,7 @@
 import type { Config } from '../config/index.js';
 import { ENVIRONMENTS, NETWORKS, type Environment, type Network } from '../common/environment.js';
 import type { ChainAdapter, ChainNetworkConfig } from './chain-adapter.js';
+import { DEV_SWEEP_CONTRACTS } from '../devchain/devchain.js';
 import { createEvmAdapter } from './evm/index.js';
 import { familyOf, networkProfile } from './registry.js';
 import { createSolanaAdapter } from './solana/index.js';
@@ -55,6 +56,18 @@ function createAdapter(config: ChainNetworkConfig, report?: (url: string, kind: 
   }
 }
 
+/** EVM sweep contracts of a network: configured, else the local chain's when the sandbox runs on dev chains. */
+function sweepContracts(config: Config, environment: Environment, network: Network): Pick<ChainNetworkConfig, 'disperseAddress' | 'sweeperAddress' | 'sweepBatchMax'> {
+  if (network !== 'ETHEREUM' && network !== 'BINANCE') return {};
+  const key = `${environment === 'sandbox' ? 'SANDBOX' : 'PRODUCTION'}_${network}` as const;
+  const local = networkProfile(environment, network, config.DEV_CHAINS).profile === 'local' ? DEV_SWEEP_CONTRACTS : undefined;
+  return {
+    disperseAddress: (config[`${key}_DISPERSE_ADDRESS`] as string | undefined) ?? local?.disperse,
+    sweeperAddress: (config[`${key}_SWEEPER_ADDRESS`] as string | undefined) ?? local?.sweeper,
+    sweepBatchMax: config.EVM_SWEEP_BATCH_MAX,
+  };
+}
+
 /** Every (environment, network) that has RPC URLs, with its adapter. Networks without URLs are not watched. */
 export function watchedNetworks(config: Config, overrides: RpcOverrides = {}, onRpcFailure?: RpcFailureHook): WatchedNetwork[] {
   const out: WatchedNetwork[] = [];
@@ -70,6 +83,7 @@ export function watchedNetworks(config: Config, overrides: RpcOverrides = {}, on
         confirmations: config[`${key}_CONFIRMATIONS`] as number,
         maxBlockRange: config.WATCH_MAX_BLOCK_RANGE,
         timeoutMs: config.RPC_TIMEOUT_MS,
+        ...sweepContracts(config, environment, network),
       };
       const report = onRpcFailure && ((url: string, kind: string) => onRpcFailure({ environment, network, provider: hostOf(url), kind }));
       out.push({ environment, network, config: chainConfig, adapter: createAdapter(chainConfig, report) });

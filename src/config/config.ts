@@ -72,6 +72,27 @@ function chainVars(): Record<ChainVarName, ChainVarSpec> {
   return out as Record<ChainVarName, ChainVarSpec>;
 }
 
+const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
+type EvmSweepVarName = `${(typeof ENV_KEYS)[number]}_${'ETHEREUM' | 'BINANCE'}_${'DISPERSE_ADDRESS' | 'SWEEPER_ADDRESS'}`;
+/** `<ENV>_<ETHEREUM|BINANCE>_DISPERSE_ADDRESS` / `_SWEEPER_ADDRESS`: the EVM sweep contracts (docs/sweeps-evm.md). */
+function evmSweepVars(): Record<EvmSweepVarName, VarSpec> {
+  const out = {} as Record<string, VarSpec>;
+  for (const env of ENV_KEYS) {
+    for (const net of ['ETHEREUM', 'BINANCE'] as const) {
+      const local = env === 'SANDBOX' ? '; default: the local chain’s when DEV_CHAINS is on' : '';
+      out[`${env}_${net}_DISPERSE_ADDRESS`] = {
+        schema: evmAddress.optional(),
+        description: `Disperse contract funding many ${net} deposits with gas in one transaction in ${env.toLowerCase()} (\`npm run cli -- gas-tank deploy-disperse\`); unset → one top-up transaction per deposit${local}`,
+      };
+      out[`${env}_${net}_SWEEPER_ADDRESS`] = {
+        schema: evmAddress.optional(),
+        description: `EIP-7702 Sweeper contract of the ${net} gas tank in ${env.toLowerCase()} (\`npm run cli -- gas-tank deploy-sweeper\`); set → deposits are swept in tank-paid batches without top-ups (the chain must support EIP-7702); unset → top-up then transfer${local}`,
+      };
+    }
+  }
+  return out as Record<EvmSweepVarName, VarSpec>;
+}
+
 /** Declaration order is the order of the table in docs/configuration.md. */
 export const CONFIG_VARS = {
   NODE_ENV: { schema: z.enum(['development', 'test', 'production']), default: 'development', description: '`production` refuses generated secrets and an embedded database' },
@@ -182,6 +203,8 @@ export const CONFIG_VARS = {
   SWEEP_MAX_FEE_BUMP_PERCENT: { schema: int(100, 1000), default: '300', description: 'Highest fee of a replacement, in percent of the network fee at signing' },
   SWEEP_CRASH_AFTER: { schema: z.enum(['plan', 'fund-sign', 'fund-broadcast', 'funded', 'send-sign', 'send-broadcast', 'sent']).optional(), description: 'TESTS ONLY (refused in production): the sweep engine exits the process hard (SIGKILL-like) right after this step, to prove crash safety' },
   ...chainVars(),
+  EVM_SWEEP_BATCH_MAX: { schema: int(1, 1000), default: '100', description: 'Most deposits one EIP-7702 batch sweep transaction carries (ETHEREUM/BINANCE with a Sweeper)' },
+  ...evmSweepVars(),
 } satisfies Record<string, VarSpec>;
 
 export type ConfigVar = keyof typeof CONFIG_VARS;

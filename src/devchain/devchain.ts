@@ -1,8 +1,9 @@
-import { computeAddress, getAddress, getCreateAddress, Interface, JsonRpcProvider, Network as EthersNetwork, Wallet } from 'ethers';
+import { createHash } from 'node:crypto';
+import { AbiCoder, computeAddress, getAddress, getCreateAddress, Interface, JsonRpcProvider, Network as EthersNetwork, Wallet } from 'ethers';
 import type { ChainNetworkConfig, WatchedToken } from '../chains/chain-adapter.js';
 import { EvmRpcClient, toQuantity } from '../chains/evm/evm.rpc.js';
 import { startAnvil, type AnvilInstance } from './anvil.js';
-import { compileTestToken, type CompileResult } from './solc.js';
+import { compileContractFile, compileTestToken, type CompileResult } from './solc.js';
 
 /** anvil's built-in dev accounts come from this mnemonic; anvil unlocks them for eth_sendTransaction. */
 export const ANVIL_DEV_MNEMONIC = 'test test test test test test test test test test test junk';
@@ -55,6 +56,29 @@ export const DEV_TOKEN_ADDRESSES: Record<DevNetwork, Record<DevTokenSymbol, stri
   ETHEREUM: { USDT: DEV_TOKENS.ETHEREUM[0]!.address, USDC: DEV_TOKENS.ETHEREUM[1]!.address },
   BINANCE: { USDT: DEV_TOKENS.BINANCE[0]!.address, USDC: DEV_TOKENS.BINANCE[1]!.address },
 };
+
+/**
+ * The local gas tank's key on the EVM dev chains (public knowledge, like anvil's accounts: never use it
+ * off local chains). The dev Sweeper obeys it, and every start funds it with native coin.
+ */
+export const DEV_GAS_TANK_EVM_KEY = `0x${createHash('sha256').update('cpg-sandbox/gas-tank/secp256k1').digest('hex')}`;
+export const DEV_GAS_TANK_EVM_ADDRESS = computeAddress(DEV_GAS_TANK_EVM_KEY);
+
+/** Sweep contracts on each dev chain, deployed after the tokens by the same deployer: fixed addresses. */
+export const DEV_SWEEP_CONTRACTS = {
+  /** `src/chains/evm/contracts/Disperse.sol`, deployer nonce 2. */
+  disperse: getCreateAddress({ from: DEPLOYER_ADDRESS, nonce: 2 }),
+  /** `src/chains/evm/contracts/Sweeper.sol` for `DEV_GAS_TANK_EVM_ADDRESS`, deployer nonce 3. */
+  sweeper: getCreateAddress({ from: DEPLOYER_ADDRESS, nonce: 3 }),
+} as const;
+
+/** Compiles the EVM sweep contracts (Disperse, Sweeper) with solc-js, cached like the test token. */
+export function compileSweepContracts(opts: { cacheDir?: string } = {}): { disperse: CompileResult; sweeper: CompileResult } {
+  return {
+    disperse: compileContractFile('src/chains/evm/contracts/Disperse.sol', 'Disperse', opts),
+    sweeper: compileContractFile('src/chains/evm/contracts/Sweeper.sol', 'Sweeper', opts),
+  };
+}
 
 export interface DevChain {
   network: DevNetwork;
@@ -193,33 +217,37 @@ export function devChainNetworkConfig(chain: DevChain, overrides: Partial<ChainN
   };
 }
 
-async function deployTokens(chain: DevChain, compiled: CompileResult): Promise<void> {
+interface Deployment {
+  name: string;
+  nonce: number;
+  /** Creation bytecode with its constructor arguments. */
+  data: string;
+  expected: string;
+}
+
+async function deployTokens(chain: DevChain, compiled: CompileResult, sweep: ReturnType<typeof compileSweepContracts>): Promise<void> {
   const nonce = BigInt(await chain.rpc.call<string>('eth_getTransactionCount', [DEPLOYER_ADDRESS, 'latest']));
   if (nonce !== 0n) throw new Error(`${chain.network} dev chain is not fresh (deployer nonce ${nonce}): token addresses would differ`);
   const factory = new Interface(compiled.abi as Record<string, unknown>[]);
+  const deployments: Deployment[] = [
+    ...chain.tokens.map((t) => ({ name: t.symbol, nonce: t.nonce, data: compiled.bytecode + factory.encodeDeploy([t.name, t.symbol, t.decimals]).slice(2), expected: t.address })),
+    { name: 'Disperse', nonce: 2, data: sweep.disperse.bytecode, expected: DEV_SWEEP_CONTRACTS.disperse },
+    { name: 'Sweeper', nonce: 3, data: sweep.sweeper.bytecode + AbiCoder.defaultAbiCoder().encode(['address'], [DEV_GAS_TANK_EVM_ADDRESS]).slice(2), expected: DEV_SWEEP_CONTRACTS.sweeper },
+  ];
   // Sent one after another with explicit nonces, so the order (and thus each address) is fixed. Not
   // concurrently: a higher nonce arriving first would wait queued and could stay unmined on automine.
   const hashes: string[] = [];
-  for (const t of chain.tokens) {
-    hashes.push(
-      await chain.rpc.call<string>('eth_sendTransaction', [
-        {
-          from: DEPLOYER_ADDRESS,
-          nonce: toQuantity(BigInt(t.nonce)),
-          gas: toQuantity(3_000_000n),
-          data: compiled.bytecode + factory.encodeDeploy([t.name, t.symbol, t.decimals]).slice(2),
-        },
-      ]),
-    );
+  for (const d of deployments) {
+    hashes.push(await chain.rpc.call<string>('eth_sendTransaction', [{ from: DEPLOYER_ADDRESS, nonce: toQuantity(BigInt(d.nonce)), gas: toQuantity(3_000_000n), data: d.data }]));
   }
   const receipts = await Promise.all(hashes.map((h) => waitForReceipt(chain, h)));
   receipts.forEach((r, i) => {
-    const spec = chain.tokens[i]!;
+    const d = deployments[i]!;
     const actual = r.contractAddress ? getAddress(r.contractAddress) : null;
-    if (actual !== spec.address) {
-      throw new Error(`${chain.network} ${spec.symbol} deployed at ${actual}, expected ${spec.address}`);
-    }
+    if (actual !== d.expected) throw new Error(`${chain.network} ${d.name} deployed at ${actual}, expected ${d.expected}`);
   });
+  // the local gas tank starts full on every start
+  await chain.rpc.call('anvil_setBalance', [DEV_GAS_TANK_EVM_ADDRESS, toQuantity(10n ** 24n)]);
 }
 
 function makeChain(network: DevNetwork, anvil: AnvilInstance): DevChain {
@@ -272,10 +300,12 @@ export async function startDevChains(opts: StartDevChainsOptions = {}): Promise<
   };
   const starting = Promise.allSettled([startOne('ETHEREUM'), startOne('BINANCE', 0)]);
   let compiled: CompileResult | undefined;
+  let sweepContracts: ReturnType<typeof compileSweepContracts> | undefined;
   let compileError: unknown;
   try {
     // synchronous (solc-js is wasm): it overlaps with the two anvil processes booting
     compiled = compileTestToken({ cacheDir: opts.cacheDir });
+    sweepContracts = compileSweepContracts({ cacheDir: opts.cacheDir });
   } catch (err) {
     compileError = err;
   }
@@ -287,8 +317,9 @@ export async function startDevChains(opts: StartDevChainsOptions = {}): Promise<
   };
   if (eth.status === 'rejected') return abort(eth.reason);
   if (bsc.status === 'rejected') return abort(bsc.reason);
-  if (!compiled) return abort(compileError);
+  if (!compiled || !sweepContracts) return abort(compileError);
   const token = compiled;
+  const sweep = sweepContracts;
 
   const chains = { ETHEREUM: makeChain('ETHEREUM', eth.value.anvil), BINANCE: makeChain('BINANCE', bsc.value.anvil) };
   const deployMs = { ETHEREUM: 0, BINANCE: 0 };
@@ -296,7 +327,7 @@ export async function startDevChains(opts: StartDevChainsOptions = {}): Promise<
     await Promise.all(
       (['ETHEREUM', 'BINANCE'] as const).map(async (n) => {
         const s = performance.now();
-        await deployTokens(chains[n], token);
+        await deployTokens(chains[n], token, sweep);
         deployMs[n] = performance.now() - s;
       }),
     );
@@ -309,7 +340,7 @@ export async function startDevChains(opts: StartDevChainsOptions = {}): Promise<
     ...chains,
     timings: {
       anvilStartMs: { ETHEREUM: eth.value.ms, BINANCE: bsc.value.ms },
-      compileMs: token.ms,
+      compileMs: token.ms + sweep.disperse.ms + sweep.sweeper.ms,
       compileSource: token.source,
       deployMs,
       totalMs: performance.now() - t0,

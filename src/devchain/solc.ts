@@ -109,29 +109,27 @@ export function compileContract(opts: CompileOptions): CompileResult {
 }
 
 /**
- * Finds TestToken.sol: next to this file when run from source (jest, ts-node), or under the
- * package's `src/devchain/contracts` when run from `dist/` (tsc does not copy .sol files).
+ * Finds a Solidity source by its path from the package root (`src/...`): looked up from this file's
+ * folder upwards, so it works from source (jest, ts-node) and from `dist/` or `.build/` alike (tsc
+ * does not copy .sol files).
  */
-function testTokenSourcePath(): string {
-  const candidates = [path.join(__dirname, 'contracts', 'TestToken.sol')];
+export function contractSourcePath(fromRoot: string): string {
+  const looked: string[] = [];
   for (let dir = __dirname; ; dir = path.dirname(dir)) {
-    if (existsSync(path.join(dir, 'package.json'))) {
-      candidates.push(path.join(dir, 'src', 'devchain', 'contracts', 'TestToken.sol'));
-      break;
-    }
+    const candidate = path.join(dir, fromRoot);
+    looked.push(candidate);
+    if (existsSync(candidate)) return candidate;
     if (path.dirname(dir) === dir) break;
   }
-  const found = candidates.find((p) => existsSync(p));
-  if (!found) throw new Error(`TestToken.sol not found (looked in ${candidates.join(', ')})`);
-  return found;
+  throw new Error(`${fromRoot} not found (looked in ${looked.join(', ')})`);
+}
+
+/** Compiles the contract `contractName` of the source file `fromRoot` (path from the package root). */
+export function compileContractFile(fromRoot: string, contractName: string, opts: { cacheDir?: string } = {}): CompileResult {
+  return compileContract({ source: readFileSync(contractSourcePath(fromRoot), 'utf8'), fileName: path.basename(fromRoot), contractName, cacheDir: opts.cacheDir });
 }
 
 /** The sandbox ERC-20 (name, symbol, decimals in the constructor; open `mint`). */
 export function compileTestToken(opts: { cacheDir?: string } = {}): CompileResult {
-  return compileContract({
-    source: readFileSync(testTokenSourcePath(), 'utf8'),
-    fileName: 'TestToken.sol',
-    contractName: 'TestToken',
-    cacheDir: opts.cacheDir,
-  });
+  return compileContractFile('src/devchain/contracts/TestToken.sol', 'TestToken', opts);
 }

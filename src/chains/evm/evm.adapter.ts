@@ -2,6 +2,7 @@ import { getAddress, id } from 'ethers';
 import type { BalanceQuery, ChainAdapter, ChainHead, ChainNetworkConfig, LogScanObservation, ObservedTransfer, WatchedToken } from '../chain-adapter.js';
 import { evmDriver, isEvmNetwork } from './evm.driver.js';
 import { EvmRpcClient, EvmRpcError, hexToBigInt, toQuantity, type EvmRpcOptions } from './evm.rpc.js';
+import { createEvmSweeps, type EvmSweepCapability } from './evm.sweeps.js';
 
 /** keccak256("Transfer(address,address,uint256)"): ERC-20 and TRC-20 share it. */
 export const TRANSFER_TOPIC = id('Transfer(address,address,uint256)');
@@ -32,6 +33,8 @@ export interface EvmAdapterOptions {
 
 export interface EvmAdapter extends ChainAdapter {
   readonly rpc: EvmRpcClient;
+  /** Sweeps (top-up, transfer, and EIP-7702 batches where a Sweeper is configured), with the EVM fee helpers. */
+  readonly sweeps: EvmSweepCapability;
   /** The log scan itself (also reachable as `observation.scanTransfers`), for tests and benchmarks. */
   scanTransfers: LogScanObservation['scanTransfers'];
 }
@@ -168,7 +171,12 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
     // The finalized tag lags ~15 min behind the head: far too slow for a checkout, so depth decides.
     finality: 'depth',
     observation: { kind: 'log-scan', scanTransfers },
-    sweeps: null,
+    sweeps: createEvmSweeps(rpc, {
+      chainId: config.chainId,
+      disperseAddress: config.disperseAddress,
+      sweeperAddress: config.sweeperAddress,
+      sweepBatchMax: config.sweepBatchMax,
+    }),
     balances: { atBlock: true, tokenBalances },
     rpc,
     scanTransfers,
