@@ -18,6 +18,7 @@ import { Migration20261123000500_payment_reorgs } from './Migration2026112300050
 import { Migration20261123000700_analytics_views } from './Migration20261123000700_analytics_views.js';
 import { Migration20261123000800_order_paid_facts } from './Migration20261123000800_order_paid_facts.js';
 import { Migration20261127000500_settlement_wallets } from './Migration20261127000500_settlement_wallets.js';
+import { Migration20261127000510_merchant_events } from './Migration20261127000510_merchant_events.js';
 import { Migration20261127000600_sweeps } from './Migration20261127000600_sweeps.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
@@ -41,5 +42,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261123000700_analytics_views', class: Migration20261123000700_analytics_views },
   { name: 'Migration20261123000800_order_paid_facts', class: Migration20261123000800_order_paid_facts },
   { name: 'Migration20261127000500_settlement_wallets', class: Migration20261127000500_settlement_wallets },
+  { name: 'Migration20261127000510_merchant_events', class: Migration20261127000510_merchant_events },
   { name: 'Migration20261127000600_sweeps', class: Migration20261127000600_sweeps },
 ];

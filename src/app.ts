@@ -22,6 +22,7 @@ import { IndodaxRateProvider } from './modules/quotes/providers/indodax.rate-pro
 import { QuoteService } from './modules/quotes/quote.service.js';
 import { RateProviderRegistry, RateService } from './modules/quotes/rate-provider.js';
 import { TokenService } from './modules/tokens/token.service.js';
+import { MerchantEventWriter } from './modules/events/merchant-event.writer.js';
 import { createWebhookServices, type WebhookServices } from './modules/webhooks/webhook.wiring.js';
 import { RateLimits } from './modules/limits/rate-limit.service.js';
 import { NetworkCatalog } from './modules/networks/network-catalog.service.js';
@@ -60,6 +61,8 @@ export interface App {
   receipts: UnattributedReceiptService;
   /** Deposit balances on chain vs the ledger, per network (job, CLI, operators' query). */
   reconciliation: ReconciliationService;
+  /** The only writer of `merchant_events` (settlement_wallet.changed, sweep.*; in the caller's transaction, queued for webhooks). */
+  merchantEvents: MerchantEventWriter;
   /** Notification URLs, outbox → deliveries, delivery claims/records, the delivery log. */
   webhooks: WebhookServices;
   /** Watched networks per environment (what `/networks` shows and which tokens are offered). */
@@ -147,5 +150,5 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
     lowThreshold: (network) => config[`GAS_TANK_LOW_${network}`],
     log,
   });
-  return { sweepStatus, gasTanks, config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, webhooks, networks, faucet, exports, metrics };
+  return { sweepStatus, gasTanks, config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents: new MerchantEventWriter(), webhooks, networks, faucet, exports, metrics };
 }

@@ -14,3 +14,10 @@ it('only src/modules/events/order-event.writer.ts inserts into order_events', ()
     .map((f) => relative(SRC, f));
   expect(writers).toEqual(['modules/events/order-event.writer.ts']);
 });
+
+it('only src/modules/events/merchant-event.writer.ts inserts into merchant_events', () => {
+  const writers = files(SRC)
+    .filter((f) => /insert\s+into\s+"?merchant_events"?/i.test(readFileSync(f, 'utf8')))
+    .map((f) => relative(SRC, f));
+  expect(writers).toEqual(['modules/events/merchant-event.writer.ts']);
+});

@@ -82,6 +82,70 @@ export const ORDER_EVENT_WEBHOOKS: { [T in OrderEventType]: T extends typeof ORD
 
 export const ORDER_EVENT_TYPES = Object.keys(ORDER_EVENT_WEBHOOKS) as OrderEventType[];
 
+// --- Merchant events (rows of `merchant_events`, written only by MerchantEventWriter) ---------------
+// Events of a merchant environment that belong to no order. Each is also a webhook of the same name
+// (docs/webhooks.md "Merchant events"); the payload below is the webhook's `data` with its keys in
+// snake_case, next to `merchant_id` and `environment`.
+
+/** A settlement address was set or replaced (issue 12): sent in the transaction that writes it. */
+export const SETTLEMENT_WALLET_CHANGED = 'settlement_wallet.changed';
+/** A sweep's transaction confirmed: the tokens are at the settlement address. */
+export const SWEEP_COMPLETED = 'sweep.completed';
+/** A sweep ended without moving the tokens (they stay in the deposit address and are swept again later). */
+export const SWEEP_FAILED = 'sweep.failed';
+
+/** What `sweep.completed` and `sweep.failed` carry. Amounts in base units as decimal strings, with their decimal rendering. */
+export interface SweepEventPayload {
+  sweepId: string;
+  network: Network;
+  tokenAddress: string;
+  tokenSymbol: string;
+  decimals: number;
+  /** Token base units moved (or meant to be moved, on failure). */
+  amount: string;
+  /** `amount` with `decimals` applied (`12.5`). */
+  amountDecimal: string;
+  /** The deposit address swept. */
+  fromAddress: string;
+  /** The settlement address. */
+  toAddress: string;
+  /** The sweep transaction; null when none was confirmed. */
+  txHash: string | null;
+  /** Network fee actually paid, in base units of `feeAsset` (wei, sun, lamports); null when unknown or none. */
+  feePaid: string | null;
+  /** `feePaid` with the native asset's decimals applied. */
+  feePaidDecimal: string | null;
+  /** The native asset the fee was paid in: ETH, BNB, TRX, SOL. */
+  feeAsset: string;
+  depositIds: string[];
+  orderNos: string[];
+  /** ISO 8601 time of the outcome. */
+  at: string;
+}
+
+export interface MerchantEventPayloads {
+  [SETTLEMENT_WALLET_CHANGED]: {
+    settlementWalletId: string;
+    network: Network;
+    /** The address sweeps went to before (null for the first one). */
+    previousAddress: string | null;
+    /** The address set now. */
+    address: string;
+    /** ISO 8601: sweeps go to `address` from then on (the hold, SETTLEMENT_HOLD_SECONDS). */
+    activeFrom: string;
+    /** The dashboard user who made the change. */
+    changedBy: { userId: string; email: string };
+    /** ISO 8601 time of the change. */
+    at: string;
+  };
+  [SWEEP_COMPLETED]: SweepEventPayload;
+  [SWEEP_FAILED]: SweepEventPayload & { reason: string };
+}
+export type MerchantEventType = keyof MerchantEventPayloads;
+
+/** Every merchant event type; each is sent as the webhook of the same name. */
+export const MERCHANT_EVENT_TYPES = [SETTLEMENT_WALLET_CHANGED, SWEEP_COMPLETED, SWEEP_FAILED] as const satisfies readonly MerchantEventType[];
+
 // --- PostgreSQL NOTIFY channels (sent inside the writing transaction, so delivered on commit) -------
 
 /** Order status changes; payload {@link OrderEventNotification} as JSON. Not sent for payment.* events. */

@@ -1,7 +1,7 @@
 import { unix } from '../../common/time.js';
 import type { Environment, Network } from '../../common/environment.js';
 import { formatDecimal } from '../../common/money.js';
-import { ORDER_EVENT_WEBHOOKS, ORDER_STATUS_CHANGED, type OrderEventType } from '../events/event.catalogue.js';
+import { MERCHANT_EVENT_TYPES, ORDER_EVENT_WEBHOOKS, ORDER_STATUS_CHANGED, type MerchantEventType, type OrderEventType } from '../events/event.catalogue.js';
 import type { OrderStatus } from '../orders/order.transitions.js';
 
 /**
@@ -10,7 +10,17 @@ import type { OrderStatus } from '../orders/order.transitions.js';
  */
 export const WEBHOOK_PAYLOAD_VERSION = '2026-11-01';
 
-export const WEBHOOK_EVENT_KINDS = ['transaction.success', 'transaction.underpaid', 'transaction.expired', 'transaction.late_payment', 'transaction.overpaid', 'transaction.reorged', 'transaction.unattributed', 'webhook.test'] as const;
+export const WEBHOOK_EVENT_KINDS = [
+  'transaction.success',
+  'transaction.underpaid',
+  'transaction.expired',
+  'transaction.late_payment',
+  'transaction.overpaid',
+  'transaction.reorged',
+  'transaction.unattributed',
+  ...MERCHANT_EVENT_TYPES,
+  'webhook.test',
+] as const;
 export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];
 
 /** Which order events become webhooks: the event catalogue's table (the rest are internal steps and send nothing). */
@@ -196,6 +206,39 @@ export function buildEventBody(kind: WebhookEventKind, f: EventFacts, idempotenc
     };
   }
   return { version: WEBHOOK_PAYLOAD_VERSION, id: f.event.id, event: kind, created_at: unix(f.event.createdAt)!, idempotency_key: idempotencyKey, data };
+}
+
+/** camelCase → snake_case keys, at every depth (payloads are plain JSON). */
+function snakeKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(snakeKeys);
+  if (v === null || typeof v !== 'object') return v;
+  return Object.fromEntries(Object.entries(v).map(([k, x]) => [k.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`), snakeKeys(x)]));
+}
+
+/** A merchant event as recorded (merchant_events row). */
+export interface MerchantEventFacts {
+  id: string;
+  merchantId: string;
+  environment: Environment;
+  type: MerchantEventType;
+  payload: Record<string, unknown>;
+  idempotencyKey: string;
+  createdAt: Date;
+}
+
+/**
+ * The body of a merchant event's webhook (docs/webhooks.md "Merchant events"): the same envelope as
+ * order events; `data` is the recorded payload with snake_case keys, after `merchant_id` and `environment`.
+ */
+export function buildMerchantEventBody(e: MerchantEventFacts): WebhookBody {
+  return {
+    version: WEBHOOK_PAYLOAD_VERSION,
+    id: e.id,
+    event: e.type,
+    created_at: unix(e.createdAt)!,
+    idempotency_key: e.idempotencyKey,
+    data: { merchant_id: e.merchantId, environment: e.environment, ...(snakeKeys(e.payload) as Record<string, unknown>) },
+  };
 }
 
 /** The body of `sendTestWebhook`: marked `test`, with an order-shaped `data` so receivers can exercise their parser. */

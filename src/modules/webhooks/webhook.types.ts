@@ -29,7 +29,7 @@ export class WebhookAttemptType {
 export class WebhookDeliveryType {
   @Field(() => ID) id!: string;
   @Field(() => EnvironmentEnum) environment!: EnvironmentEnum;
-  @Field({ description: 'X-Service-Event: transaction.success, transaction.underpaid, transaction.expired, transaction.late_payment, transaction.overpaid, transaction.reorged or webhook.test' }) event!: string;
+  @Field({ description: 'X-Service-Event: transaction.success, transaction.underpaid, transaction.expired, transaction.late_payment, transaction.overpaid, transaction.reorged, transaction.unattributed, settlement_wallet.changed, sweep.completed, sweep.failed or webhook.test' }) event!: string;
   @Field(() => WebhookDeliveryStateEnum) state!: WebhookDeliveryStateEnum;
   @Field(() => String, { nullable: true }) orderNo!: string | null;
   @Field({ description: 'X-Service-Idempotency-Key (kept by retries and redeliveries)' }) idempotencyKey!: string;
