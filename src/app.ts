@@ -31,6 +31,7 @@ import { CsvExportService } from './modules/analytics/csv-export.service.js';
 import { GatewayMetrics } from './modules/metrics/gateway-metrics.js';
 import { GasTankService } from './modules/sweeps/gas-tank.service.js';
 import { SweepStatusService } from './modules/sweeps/sweep-status.service.js';
+import { sweepEventsHook } from './modules/sweeps/sweep-events.js';
 import { sampleDatabase } from './modules/metrics/metrics.sample.js';
 
 /** The service graph, built once per process and shared by every transport and job. */
@@ -144,11 +145,12 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const webhooks = createWebhookServices(config, apiKeys);
   const faucet = new FaucetService(config, networks, tokens);
   const exports = new CsvExportService({ databaseUrl: orm.config.get('clientUrl')!, maxConcurrent: config.EXPORT_MAX_CONCURRENT });
-  const sweepStatus = new SweepStatusService();
+  const merchantEvents = new MerchantEventWriter();
+  const sweepStatus = new SweepStatusService(sweepEventsHook(merchantEvents));
   const gasTanks = new GasTankService({
     mnemonics: { sandbox: config.GAS_TANK_MNEMONIC_SANDBOX, production: config.GAS_TANK_MNEMONIC_PRODUCTION },
     lowThreshold: (network) => config[`GAS_TANK_LOW_${network}`],
     log,
   });
-  return { sweepStatus, gasTanks, config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents: new MerchantEventWriter(), webhooks, networks, faucet, exports, metrics };
+  return { sweepStatus, gasTanks, config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, webhooks, networks, faucet, exports, metrics };
 }

@@ -84,7 +84,7 @@ describe('sweep transitions', () => {
     expect(sweepSourcesOf('failed')).toEqual(['planned', 'funding', 'funded', 'sending', 'sent']);
     expect(sweepSourcesOf('sending')).toEqual(['funded', 'sent']);
     expect(sweepSourcesOf('confirmed')).toEqual(['sent']);
-    expect(sweepSourcesOf('planned')).toEqual(['funding']);
+    expect(sweepSourcesOf('planned')).toEqual(['funding', 'funded']);
   });
 
   it('confirmed and failed are final; every other status can fail', () => {

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { isFinal, type ChainAdapter, type GasNeed, type SignedTx, type SweepCapability, type TransferIntent, type WatchedToken } from '../../chains/chain-adapter.js';
+import { isFinal, SweepGasShortError, type BatchSweepItem, type ChainAdapter, type GasNeed, type SignedTx, type SweepCapability, type TransferIntent, type WatchedToken } from '../../chains/chain-adapter.js';
 import { nativeAsset } from '../../chains/registry.js';
 import type { ChainFamily } from '../../chains/chain-adapter.js';
 import type { Environment, Network } from '../../common/environment.js';
@@ -243,7 +243,7 @@ export class SweepEngine {
             ]);
           }
           if (row.kind === 'funding') await this.fundingIncluded(t, row.id, st.success);
-          else if (row.kind === 'transfer') await this.transferIncluded(t, row.id, st);
+          else await this.transferIncluded(t, row.id, st);
         });
         this.crash(row.kind === 'funding' ? 'funded' : 'sent');
         return;
@@ -330,6 +330,10 @@ export class SweepEngine {
       const [s] = await em.execute<SweepJoin[]>(`${SWEEP_SELECT} join sweep_tx_links l on l.sweep_id = s.id where l.tx_id = ? and s.status = 'sending'`, [row.id]);
       if (!s?.amount) return;
       signed = [await this.signTransfer(em, s, BigInt(s.amount), options, new Map())];
+    } else if (row.kind === 'batch') {
+      const sweeps = await em.execute<SweepJoin[]>(`${SWEEP_SELECT} join sweep_tx_links l on l.sweep_id = s.id where l.tx_id = ? and s.status = 'sending' order by s.id`, [row.id]);
+      if (!sweeps.length) return;
+      signed = [await this.signBatch(em, sweeps.map((s) => ({ s, amount: BigInt(s.amount!) })), options, new Map(), row.signer)];
     } else return;
     const ids = await em.transactional(async (t) => {
       const sweepIds = (await t.execute<{ sweep_id: string }[]>(`select sweep_id from sweep_tx_links where tx_id = ?`, [row.id])).map((r) => r.sweep_id);
@@ -510,8 +514,8 @@ export class SweepEngine {
       await this.o.tanks.refresh(em, this.o.environment, this.o.adapter, 0n);
       return;
     }
-    if (this.sweeps!.gas === 'fee-payer') {
-      // The tank signs each transfer as fee payer: nothing to top up, but it must be able to pay.
+    if (this.sweeps!.gas === 'fee-payer' || this.sweeps!.batch) {
+      // The tank pays the sweep itself (fee payer, or one batch transaction): nothing to top up, but it must be able to pay.
       const quote = this.quoter();
       let needed = 0n;
       for (const s of planned) needed += await quote({ token: { address: s.token_address, decimals: s.decimals, symbol: s.symbol }, from: s.address, to: s.to_address, amount: 1n });
@@ -579,6 +583,14 @@ export class SweepEngine {
     // The amount is the deposit's whole balance as the chain says it now (not the order amount).
     const balances = await this.balances(funded.map((s) => ({ owner: s.address, token: { address: s.token_address, decimals: s.decimals, symbol: s.symbol } })));
     const seeds = new Map<string, Uint8Array>();
+    if (this.sweeps!.batch) {
+      try {
+        await this.sendBatches(em, funded, balances, seeds);
+      } finally {
+        for (const seed of seeds.values()) seed.fill(0);
+      }
+      return;
+    }
     await mapLimit(funded, this.concurrency, async (s, i) => {
       const amount = balances[i]!;
       const fork = em.fork();
@@ -599,9 +611,63 @@ export class SweepEngine {
         this.crash('send-broadcast');
       } catch (err) {
         if (err instanceof SweepRace) return this.o.log.info({ ...this.logCtx, reason: err.message }, 'sweep transfer raced another worker; retrying next tick');
+        if (err instanceof SweepGasShortError) {
+          // The fee rose since the top-up: top it up again (nothing was signed).
+          await fork.transactional((t) => this.o.status.transition(t, s.id, 'planned'));
+          return;
+        }
         this.o.log.warn({ ...this.logCtx, sweepId: s.id, err: err instanceof Error ? err.message : String(err) }, 'sweep transfer not signed; retrying next tick');
       }
     });
     for (const seed of seeds.values()) seed.fill(0);
+  }
+
+  /** Batch chains (EVM EIP-7702): the tank sweeps up to `maxBatch` deposits in one transaction it pays for. */
+  private async sendBatches(em: EntityManager, funded: SweepJoin[], balances: bigint[], seeds: Map<string, Uint8Array>): Promise<void> {
+    const batch = this.sweeps!.batch!;
+    const empty = funded.filter((_, i) => balances[i] === 0n);
+    if (empty.length) await em.transactional(async (t) => {
+      for (const s of empty) await this.o.status.transition(t, s.id, 'failed', { failureReason: 'nothing_to_sweep' });
+    });
+    const items = funded.map((s, i) => ({ s, amount: balances[i]! })).filter((x) => x.amount > 0n);
+    const tankAddress = this.o.tanks.address(this.o.environment, this.o.network)!;
+    for (let at = 0; at < items.length; at += batch.maxBatch) {
+      const chunk = items.slice(at, at + batch.maxBatch);
+      const signed = await this.signBatch(em, chunk, {}, seeds, tankAddress);
+      let ids: string[];
+      try {
+        ids = await em.transactional(async (t) => {
+          await this.takeNonces(t, tankAddress, [signed]);
+          for (const x of chunk) if (!(await this.o.status.transition(t, x.s.id, 'sending', { amount: x.amount })).changed) throw new SweepRace(`sweep ${x.s.id} moved meanwhile`);
+          return this.storeTxs(t, 'batch', tankAddress, [signed], chunk.map((x) => x.s.id));
+        });
+      } catch (err) {
+        if (err instanceof SweepRace) return this.o.log.info({ ...this.logCtx, reason: err.message }, 'batch sweep raced another worker; retrying next tick');
+        throw err;
+      }
+      this.crash('send-sign');
+      await this.broadcast(em, ids[0]!, signed);
+      this.o.log.info({ ...this.logCtx, deposits: chunk.length, txHash: signed.txHash }, 'batch sweep sent');
+      this.crash('send-broadcast');
+    }
+  }
+
+  /** Signs one batch sweep (the tank's nonce: its next one unless `options` gives it); deposit keys are zeroed after. */
+  private async signBatch(em: EntityManager, chunk: { s: SweepJoin; amount: bigint }[], options: { nonce?: bigint; feeBumpPercent?: number }, seeds: Map<string, Uint8Array>, tankAddress: string): Promise<SignedTx> {
+    const items: BatchSweepItem[] = [];
+    const tankKey = this.o.tanks.signingKey(this.o.environment, this.o.network);
+    try {
+      for (const { s, amount } of chunk) {
+        items.push({
+          intent: { token: { address: s.token_address, decimals: s.decimals, symbol: s.symbol }, from: s.address, to: s.to_address, amount },
+          depositKey: await this.o.wallets.signingKey(em, s.wallet_id, s.family, s.derivation_index, seeds),
+        });
+      }
+      const nonce = options.nonce ?? (await this.nonceHint(em, tankAddress));
+      return await this.sweeps!.batch!.signBatchSweep(tankKey, items, { ...options, ...(nonce === undefined ? {} : { nonce }) });
+    } finally {
+      tankKey.fill(0);
+      for (const i of items) i.depositKey.fill(0);
+    }
   }
 }

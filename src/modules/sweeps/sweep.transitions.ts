@@ -3,12 +3,13 @@
  * "States", generated from it); SweepStatusService takes its `where status in (…)` guard from it, so a
  * move not listed matches no row.
  *
- * planned  → funding    the gas tank's top-up for this deposit is reserved/signed (stored before broadcast)
+ * planned  → funding    the gas tank's top-up for this deposit is signed and stored (before broadcast)
  * planned  → funded     no top-up needed: the gas tank pays the fee itself (`fee-payer`), or the
- *                       deposit already holds the gas for one transfer
+ *                       deposit already holds the gas for one transfer, or the tank sweeps a batch itself
  * funding  → funded     the top-up is included on chain (successfully)
  * funding  → planned    the top-up died (expired, or reverted): plan it again; nothing left the deposit
- * funded   → sending    the transfer is reserved/signed with the amount read from chain, stored before broadcast
+ * funded   → sending    the transfer is signed with the amount read from chain and stored before broadcast
+ * funded   → planned    the deposit's gas no longer covers the transfer (the fee rose): top it up again
  * sending  → sent       the transfer is included in a block (not yet deep enough)
  * sending  → funded     the transfer died before inclusion (TRON/SOLANA expiry certain): sign anew
  * sent     → confirmed  the transfer's block is final at the network's confirmation depth
@@ -22,7 +23,7 @@ export type SweepStatus = (typeof SWEEP_STATUSES)[number];
 export const SWEEP_TRANSITIONS: Record<SweepStatus, readonly SweepStatus[]> = {
   planned: ['funding', 'funded', 'failed'],
   funding: ['funded', 'planned', 'failed'],
-  funded: ['sending', 'failed'],
+  funded: ['sending', 'planned', 'failed'],
   sending: ['sent', 'funded', 'failed'],
   sent: ['confirmed', 'sending', 'failed'],
   confirmed: [],
