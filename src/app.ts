@@ -31,6 +31,7 @@ import { CsvExportService } from './modules/analytics/csv-export.service.js';
 import { GatewayMetrics } from './modules/metrics/gateway-metrics.js';
 import { GasTankService } from './modules/sweeps/gas-tank.service.js';
 import { SweepStatusService } from './modules/sweeps/sweep-status.service.js';
+import { DEV_GAS_TANK_EVM_ADDRESS, DEV_GAS_TANK_EVM_KEY } from './devchain/devchain.js';
 import { sweepEventsHook } from './modules/sweeps/sweep-events.js';
 import { sampleDatabase } from './modules/metrics/metrics.sample.js';
 
@@ -151,6 +152,10 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
     mnemonics: { sandbox: config.GAS_TANK_MNEMONIC_SANDBOX, production: config.GAS_TANK_MNEMONIC_PRODUCTION },
     lowThreshold: (network) => config[`GAS_TANK_LOW_${network}`],
     log,
+    // The local EVM chains' Sweeper contract obeys the dev tank key (src/devchain), funded at every start.
+    fixed: config.DEV_CHAINS
+      ? { 'sandbox:ETHEREUM': { key: DEV_GAS_TANK_EVM_KEY, address: DEV_GAS_TANK_EVM_ADDRESS }, 'sandbox:BINANCE': { key: DEV_GAS_TANK_EVM_KEY, address: DEV_GAS_TANK_EVM_ADDRESS } }
+      : undefined,
   });
   return { sweepStatus, gasTanks, config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, webhooks, networks, faucet, exports, metrics };
 }

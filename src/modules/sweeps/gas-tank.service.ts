@@ -25,6 +25,11 @@ export interface GasTankOptions {
   mnemonics: Partial<Record<Environment, string>>;
   lowThreshold: (network: Network) => bigint;
   log: Logger;
+  /**
+   * Tanks whose key is fixed elsewhere (the local dev EVM chains: their Sweeper contract obeys one
+   * known dev key, `DEV_GAS_TANK_EVM_KEY`); keyed `environment:network`.
+   */
+  fixed?: Partial<Record<`${Environment}:${Network}`, { key: string; address: string }>>;
 }
 
 /**
@@ -40,8 +45,8 @@ export class GasTankService {
   constructor(private readonly opts: GasTankOptions) {}
 
   /** Whether `environment` has tanks (a mnemonic is configured). */
-  enabled(environment: Environment): boolean {
-    return Boolean(this.opts.mnemonics[environment]);
+  enabled(environment: Environment, network?: Network): boolean {
+    return Boolean(this.opts.mnemonics[environment]) || (network !== undefined && Boolean(this.opts.fixed?.[`${environment}:${network}`]));
   }
 
   private seed(environment: Environment): Uint8Array {
@@ -57,6 +62,8 @@ export class GasTankService {
 
   /** The tank's address (canonical form); null when the environment has no tank mnemonic. */
   address(environment: Environment, network: Network): string | null {
+    const fixed = this.opts.fixed?.[`${environment}:${network}`];
+    if (fixed) return fixed.address;
     if (!this.enabled(environment)) return null;
     const key = `${environment}:${network}`;
     let address = this.addresses.get(key);
@@ -76,6 +83,8 @@ export class GasTankService {
 
   /** The tank's private key, for one signing only: the caller must not keep, log or return it. */
   signingKey(environment: Environment, network: Network): Uint8Array {
+    const fixed = this.opts.fixed?.[`${environment}:${network}`];
+    if (fixed) return Uint8Array.from(Buffer.from(fixed.key.replace(/^0x/, ''), 'hex'));
     return driverFor(network).derivePrivateKey(this.seed(environment), 0);
   }
 

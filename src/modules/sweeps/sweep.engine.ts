@@ -125,7 +125,7 @@ export class SweepEngine {
 
   /** Whether this network can sweep here (the adapter implements sweeps and the environment has a gas tank). */
   get active(): boolean {
-    return this.sweeps !== null && this.o.tanks.enabled(this.o.environment);
+    return this.sweeps !== null && this.o.tanks.enabled(this.o.environment, this.o.network);
   }
 
   async tick(em: EntityManager): Promise<void> {
