@@ -8,7 +8,7 @@ import { Wallet } from 'ethers';
 import { balanceOf, CUSTOMER_PRIVATE_KEYS, DEV_GAS_TANK_EVM_ADDRESS, startDevChains, type DevChains } from '../../src/devchain';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
-import { eventually, fundedCustomer, pay, paymentsOf, placeOrder, sql, waitForStatus, WATCH_ENV, type EvmNet, type Merchant } from '../support/evm-harness';
+import { DECIMALS, eventually, fundedCustomer, pay, paymentsOf, placeOrder, sql, waitForStatus, WATCH_ENV, type EvmNet, type Merchant } from '../support/evm-harness';
 
 let chains: DevChains;
 let gw: TestGateway;
@@ -88,7 +88,8 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
     expect(await sweepsOf(o.depositId)).toHaveLength(1);
     expect((await sweepsOf(o.depositId))[0]!.amount).toBe(o.total.toString());
     // An overpayment arrives after the sweep: recorded, then swept on request (the schedule is not due for an hour).
-    const extra = 10n ** 6n;
+    // 100 tokens: well above the dust rule (a 1-token top-up would be dust at anvil's fees and a 3000 USD ETH).
+    const extra = 100n * 10n ** BigInt(DECIMALS[network]);
     await pay(chain(), customer, o.address, extra);
     await mine(2);
     await eventually(async () => (await paymentsOf(gw.app, o.orderId)).filter((p) => p.status === 'confirmed').length === 3, 'late payment recorded', 30_000);
