@@ -35,9 +35,9 @@ async function merchantWithSettlement(network: EvmNet): Promise<{ m: Merchant; s
 }
 
 const sweepsOf = (depositId: string) =>
-  sql<{ id: string; status: string; amount: string | null; tx_hash: string | null; fee_paid: string; trigger: string }>(
+  sql<{ id: string; status: string; amount: string | null; tx_hash: string | null; fee_paid: string; trigger: string; failure_reason: string | null }>(
     gw.app,
-    `select id, status, amount::text, tx_hash, fee_paid::text, trigger from sweeps where deposit_id = ? order by created_at`,
+    `select id, status, amount::text, tx_hash, fee_paid::text, trigger, failure_reason from sweeps where deposit_id = ? order by created_at`,
     [depositId],
   );
 
@@ -95,7 +95,8 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
     await eventually(async () => (await paymentsOf(gw.app, o.orderId)).filter((p) => p.status === 'confirmed').length === 3, 'late payment recorded', 30_000);
     await sql(gw.app, `insert into sweep_requests (merchant_id, environment, network) values (?, 'sandbox', ?)`, [m.merchantId, network]);
     await eventually(async () => (await sweepsOf(o.depositId)).length === 2, 'second sweep planned', 30_000);
-    await eventually(async () => ['sent', 'confirmed'].includes((await sweepsOf(o.depositId))[1]!.status), 'second sweep sent', 30_000);
+    await eventually(async () => ['sent', 'confirmed', 'failed'].includes((await sweepsOf(o.depositId))[1]!.status), 'second sweep sent', 30_000);
+    expect((await sweepsOf(o.depositId))[1]!.status).not.toBe('failed');
     await mine(3);
     await eventually(async () => (await sweepsOf(o.depositId))[1]!.status === 'confirmed', 'second sweep confirmed', 30_000);
     expect((await sweepsOf(o.depositId))[1]).toEqual(expect.objectContaining({ amount: extra.toString(), trigger: 'manual' }));
