@@ -214,6 +214,55 @@ dev
     print(!!o.json, { network: o.network, address, private_key: key }, `${o.network} wallet\n  address:     ${address}\n  private key: ${key}  (sandbox only: anyone who sees it can spend)`);
   });
 
+const gasTank = program.command('gas-tank').description('Gas tanks: the EVM sweep contracts (docs/sweeps-evm.md)');
+const deployOptions = (c: Command) =>
+  c
+    .addOption(new Option('--network <network>', 'EVM network').choices(['ETHEREUM', 'BINANCE']).makeOptionMandatory())
+    .addOption(new Option('--environment <environment>', 'whose RPC URLs to use').choices([...ENVIRONMENTS]).makeOptionMandatory())
+    .requiredOption('--key-file <file>', 'file holding the deploying key as hex (the gas tank’s; `-` reads stdin). Never pass a key on the command line')
+    .option('--rpc-url <url>', 'RPC URL (default: the first of <ENV>_<NETWORK>_RPC_URLS)')
+    .option('--json', 'print one JSON object');
+interface DeployOpts {
+  network: Network;
+  environment: Environment;
+  keyFile: string;
+  rpcUrl?: string;
+  json?: boolean;
+}
+/** Compiles `contract`, deploys it with the key of `--key-file`, prints the address to put in config. */
+async function deploySweepContract(o: DeployOpts, contract: 'disperse' | 'sweeper'): Promise<void> {
+  const config = loadConfig();
+  const [{ getBytes, Wallet, AbiCoder }, { EvmRpcClient, deployEvmContract }, { compileSweepContracts }] = await Promise.all([
+    import('ethers'),
+    import('../chains/evm/index.js'),
+    import('../devchain/devchain.js'),
+  ]);
+  const text = readFileSync(o.keyFile === '-' ? 0 : o.keyFile, 'utf8').trim().replace(/^0x/, '');
+  if (!/^[0-9a-fA-F]{64}$/.test(text)) throw new Error('--key-file must hold a 32-byte key as 64 hex characters');
+  const key = getBytes(`0x${text}`);
+  const envKey = o.environment === 'sandbox' ? 'SANDBOX' : 'PRODUCTION';
+  const url = o.rpcUrl ?? (config[`${envKey}_${o.network}_RPC_URLS`] as string[] | undefined)?.[0];
+  if (!url) throw new Error(`no RPC URL: set ${envKey}_${o.network}_RPC_URLS or pass --rpc-url`);
+  const compiled = compileSweepContracts({ cacheDir: join(config.DATA_DIR, 'solc') })[contract];
+  const tank = new Wallet(`0x${text}`).address;
+  const code = contract === 'sweeper' ? compiled.bytecode + AbiCoder.defaultAbiCoder().encode(['address'], [tank]).slice(2) : compiled.bytecode;
+  const d = await deployEvmContract(new EvmRpcClient({ urls: [url], timeoutMs: config.RPC_TIMEOUT_MS }), key, code);
+  const variable = `${envKey}_${o.network}_${contract === 'sweeper' ? 'SWEEPER' : 'DISPERSE'}_ADDRESS`;
+  print(
+    !!o.json,
+    { network: o.network, environment: o.environment, contract, address: d.address, tx_hash: d.txHash, gas_used: d.gasUsed.toString(), ...(contract === 'sweeper' && { tank }), config: variable },
+    `${contract === 'sweeper' ? `Sweeper (obeys the tank ${tank})` : 'Disperse'} deployed on ${o.network} (${o.environment}) at ${d.address} in ${d.txHash}\nset ${variable}=${d.address}`,
+  );
+}
+deployOptions(gasTank.command('deploy-disperse').description('Deploy the Disperse contract (one transaction tops up many deposits) and print the address for <ENV>_<NETWORK>_DISPERSE_ADDRESS')).action(
+  (o: DeployOpts) => deploySweepContract(o, 'disperse'),
+);
+deployOptions(
+  gasTank
+    .command('deploy-sweeper')
+    .description('Deploy the EIP-7702 Sweeper that obeys this key’s address only (the gas tank) and print the address for <ENV>_<NETWORK>_SWEEPER_ADDRESS; deploy a new one when the tank key changes'),
+).action((o: DeployOpts) => deploySweepContract(o, 'sweeper'));
+
 program
   .command('analytics:role')
   .description('Create or update the read-only analytics role (ANALYTICS_DB_ROLE, password ANALYTICS_DB_PASSWORD; NOLOGIN without one): it may read the analytics views only')

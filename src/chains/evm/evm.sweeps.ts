@@ -126,7 +126,9 @@ export function createEvmSweeps(rpc: EvmRpcClient, settings: EvmSweepSettings): 
   }
 
   async function estimate(call: Record<string, unknown>): Promise<bigint> {
-    return hexToBigInt(await rpc.call<string>('eth_estimateGas', [call]), 'eth_estimateGas');
+    // against the mined state: a replacement is estimated as if its stuck predecessor had not run
+    // (some nodes, anvil among them, default to `pending`)
+    return hexToBigInt(await rpc.call<string>('eth_estimateGas', [call, 'latest']), 'eth_estimateGas');
   }
 
   async function estimateTransferGas(intent: TransferIntent): Promise<bigint> {
@@ -307,16 +309,17 @@ export function createEvmSweeps(rpc: EvmRpcClient, settings: EvmSweepSettings): 
         })),
       }),
     });
+    // a type-4 transaction must carry at least one authorization: when every deposit already
+    // delegates to the Sweeper, the batch is an ordinary call
+    const typed = auths.length > 0 ? { type: 4, ...typedFeeFields(f), authorizationList: auths } : feeFields(f);
     const raw = await tank.signTransaction({
-      type: 4,
-      ...typedFeeFields(f),
+      ...typed,
       chainId: id,
       nonce: Number(nonce),
       gasLimit: ceilPercent(estimated, 100n + TANK_GAS_MARGIN_PERCENT),
       to: sweeper,
       value: 0n,
       data,
-      authorizationList: auths,
     });
     return signed(raw);
   }
