@@ -212,6 +212,7 @@ export class SweepEngine {
       try {
         await this.trackOne(em.fork(), row);
       } catch (err) {
+        if ((err as { fatal?: boolean }).fatal) throw err;
         this.o.log.warn({ ...this.logCtx, txHash: row.tx_hash, err: err instanceof Error ? err.message : String(err) }, 'sweep transaction tracking failed; retrying later');
       }
     });
@@ -611,6 +612,7 @@ export class SweepEngine {
         this.crash('send-broadcast');
       } catch (err) {
         if (err instanceof SweepRace) return this.o.log.info({ ...this.logCtx, reason: err.message }, 'sweep transfer raced another worker; retrying next tick');
+        if ((err as { fatal?: boolean }).fatal) throw err; // a simulated crash (tests) must not be absorbed
         if (err instanceof SweepGasShortError) {
           // The fee rose since the top-up: top it up again (nothing was signed).
           await fork.transactional((t) => this.o.status.transition(t, s.id, 'planned'));
