@@ -37,15 +37,10 @@ async function receipt(chain: DevChain, hash: string): Promise<{ gasUsed: bigint
 }
 
 async function mintAll(chain: DevChain, token: string, to: string[]): Promise<void> {
-  const hashes: string[] = [];
-  for (let i = 0; i < to.length; i += 50) {
-    hashes.push(
-      ...(await Promise.all(
-        to.slice(i, i + 50).map((a) => chain.rpc.call<string>('eth_sendTransaction', [{ from: DEPLOYER_ADDRESS, to: token, data: erc20.encodeFunctionData('mint', [a, AMOUNT]), gas: toQuantity(100_000n) }])),
-      )),
-    );
-  }
-  await receipt(chain, hashes.at(-1)!);
+  // One sender: sequential (anvil assigns its nonces; automine mines each at once).
+  let last = '';
+  for (const a of to) last = await chain.rpc.call<string>('eth_sendTransaction', [{ from: DEPLOYER_ADDRESS, to: token, data: erc20.encodeFunctionData('mint', [a, AMOUNT]), gas: toQuantity(100_000n) }]);
+  await receipt(chain, last);
 }
 
 /** The naive way, measured: a top-up transaction per deposit, then the deposit's own transfer. */

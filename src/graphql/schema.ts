@@ -8,12 +8,13 @@ import { MerchantEventResolver } from '../modules/orders/merchant-event.resolver
 import { OrderSubscriptionResolver } from '../modules/orders/order-subscription.resolver.js';
 import { WebhookResolver } from '../modules/webhooks/webhook.resolver.js';
 import { ReconciliationResolver } from '../modules/reconciliation/reconciliation.resolver.js';
+import { GasTankResolver } from '../modules/sweeps/gas-tank.resolver.js';
 import { authChecker } from './auth-checker.js';
 import { DateTimeScalar } from './scalars.js';
 import { createGatewayPubSub, registerSchemaPubSub, type GatewayPubSub } from './pubsub.js';
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-export const resolvers: NonEmptyArray<Function> = [MerchantResolver, OrderResolver, OrderConnectionResolver, PaymentLinkResolver, OrderSubscriptionResolver, MerchantEventResolver, WebhookResolver, ReconciliationResolver];
+export const resolvers: NonEmptyArray<Function> = [MerchantResolver, OrderResolver, OrderConnectionResolver, PaymentLinkResolver, OrderSubscriptionResolver, MerchantEventResolver, WebhookResolver, ReconciliationResolver, GasTankResolver];
 
 /** `pubSub`: the process's PubSub, fed by the LISTEN connection (runtime.ts); a private one if omitted (SDL, tests). */
 export async function buildGatewaySchema(pubSub: GatewayPubSub = createGatewayPubSub()): Promise<GraphQLSchema> {
