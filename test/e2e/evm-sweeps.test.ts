@@ -7,17 +7,19 @@
 import { Wallet } from 'ethers';
 import { balanceOf, CUSTOMER_PRIVATE_KEYS, DEV_GAS_TANK_EVM_ADDRESS, startDevChains, type DevChains } from '../../src/devchain';
 import { createMerchant } from '../support/fixtures';
+import { http } from '../support/http';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { DECIMALS, eventually, fundedCustomer, pay, paymentsOf, placeOrder, sql, waitForStatus, WATCH_ENV, type EvmNet, type Merchant } from '../support/evm-harness';
 
 let chains: DevChains;
 let gw: TestGateway;
 let customer: string;
+const OPERATOR_TOKEN = 'operator-token-for-sweep-tests-0123456789';
 
 beforeAll(async () => {
   chains = await startDevChains();
   gw = await startTestGateway(
-    { ...WATCH_ENV, SANDBOX_ETHEREUM_CONFIRMATIONS: '2', SANDBOX_BINANCE_CONFIRMATIONS: '2', SWEEP_POLL_MS: '200', WATCH_RUN_MS: '4000' },
+    { ...WATCH_ENV, SANDBOX_ETHEREUM_CONFIRMATIONS: '2', SANDBOX_BINANCE_CONFIRMATIONS: '2', SWEEP_POLL_MS: '200', WATCH_RUN_MS: '4000', OPERATOR_TOKEN },
     { devChains: chains },
   );
   customer = await fundedCustomer(chains, CUSTOMER_PRIVATE_KEYS[0]!);
@@ -126,3 +128,17 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
     }
   }, 120_000);
 });
+
+it('operators see every gas tank (address, balance, low) with the operator token; nobody else does', async () => {
+  const query = (token?: string) =>
+    http(gw.url, '/graphql', { body: { query: 'query { gasTanks { environment network address balance lowThreshold low needed checkedAt } }' }, headers: token ? { 'x-operator-token': token } : {} });
+  const denied = await query();
+  expect(denied.body.errors[0].extensions.code).toBe('FORBIDDEN');
+  await eventually(async () => (await query(OPERATOR_TOKEN)).body.data.gasTanks.length === 2, 'both EVM tanks checked', 30_000);
+  const { gasTanks } = (await query(OPERATOR_TOKEN)).body.data;
+  expect(gasTanks.map((t: { network: string }) => t.network).sort()).toEqual(['BINANCE', 'ETHEREUM']);
+  for (const t of gasTanks) {
+    expect(t).toEqual(expect.objectContaining({ environment: 'SANDBOX', address: DEV_GAS_TANK_EVM_ADDRESS, low: false }));
+    expect(BigInt(t.balance)).toBeGreaterThan(BigInt(t.lowThreshold));
+  }
+}, 60_000);
