@@ -43,13 +43,13 @@ class Killed extends Error {
   readonly fatal = true;
 }
 
-function engine(crashAt?: SweepStep): SweepEngine {
+function engine(crashAt?: SweepStep, confirmations = 1): SweepEngine {
   const app = gw.app;
   return new SweepEngine({
     environment: 'sandbox',
     network: 'ETHEREUM',
     adapter: target.adapter,
-    confirmations: 1,
+    confirmations,
     status: app.sweepStatus,
     tanks: app.gasTanks,
     wallets: app.wallets,
@@ -141,5 +141,40 @@ it('two engines racing on the same network sweep each deposit once', async () =>
   const { settlement, deposits } = await paidDeposits(3);
   await sql(`insert into sweep_requests (merchant_id, environment, network) select merchant_id, 'sandbox', 'ETHEREUM' from settlement_wallets where address = ?`, [settlement]);
   await runUntilConfirmed(deposits, () => [engine(), engine()]);
+  await expectSweptOnce(deposits, settlement);
+}, 120_000);
+
+it('a sweep reorged out goes back to sending, its stored transaction is broadcast again and confirmed once', async () => {
+  const { settlement, deposits } = await paidDeposits(1);
+  await sql(`insert into sweep_requests (merchant_id, environment, network) select merchant_id, 'sandbox', 'ETHEREUM' from settlement_wallets where address = ?`, [settlement]);
+  const rpc = chains.ETHEREUM.rpc;
+  const snapshot = await rpc.call<string>('evm_snapshot', []);
+  const status = async () => (await sql<{ status: string; tx_hash: string | null; block_hash: string | null }>(`select status, tx_hash, block_hash from sweeps where deposit_id = ?`, [deposits[0]]))[0];
+  const deep = engine(undefined, 3);
+  for (let i = 0; i < 10 && (await status())?.status !== 'sent'; i++) await deep.tick(gw.app.orm.em.fork());
+  const sent = await status();
+  expect(sent?.status).toBe('sent');
+  expect(await balanceOf(settlement)).toBe(AMOUNT);
+  // The block holding the sweep is replaced: revert, then other (empty) blocks at the same heights.
+  await rpc.call('evm_revert', [snapshot]);
+  await rpc.call('anvil_mine', ['0x3']);
+  expect(await balanceOf(settlement)).toBe(0n);
+  await deep.tick(gw.app.orm.em.fork());
+  const back = await status();
+  expect(['sending', 'sent']).toContain(back?.status); // back to sending; possibly re-included within the same tick
+  for (let i = 0; i < 20 && (await status())?.status !== 'confirmed'; i++) {
+    await deep.tick(gw.app.orm.em.fork());
+    await rpc.call('anvil_mine', ['0x1']);
+  }
+  const done = await status();
+  if (done?.status !== 'confirmed') {
+    const [tx] = await sql<{ raw: string; tx_hash: string; nonce: string; signer: string; state: string }>(`select raw, tx_hash, nonce::text, signer, state from sweep_txs where tx_hash = ?`, [sent!.tx_hash]);
+    const st = await target.adapter.sweeps!.txState({ txHash: tx!.tx_hash, raw: tx!.raw, nonce: BigInt(tx!.nonce), expiresAt: null }, tx!.signer);
+    const br = await target.adapter.sweeps!.broadcast({ txHash: tx!.tx_hash, raw: tx!.raw, nonce: BigInt(tx!.nonce), expiresAt: null }).then(() => 'ok', (e: Error) => e.message);
+    throw new Error(`stuck: row ${tx!.state}, txState ${JSON.stringify(st, (_k, v: unknown) => (typeof v === 'bigint' ? v.toString() : v))}, broadcast ${br}`);
+  }
+  expect(done?.status).toBe('confirmed');
+  expect(done?.tx_hash).toBe(sent!.tx_hash); // the same stored transaction, not a new one
+  expect(done?.block_hash).not.toBe(sent!.block_hash);
   await expectSweptOnce(deposits, settlement);
 }, 120_000);

@@ -364,7 +364,7 @@ export class SweepEngine {
           if (r.changed) {
             await t.execute(
               `update sweep_txs set state = 'broadcast', block_number = null, block_hash = null, fee_paid = null, success = null, updated_at = now()
-               where kind = 'transfer' and state = 'included' and id in (select tx_id from sweep_tx_links where sweep_id = ?)`,
+               where kind in ('transfer','batch') and state = 'included' and id in (select tx_id from sweep_tx_links where sweep_id = ?)`,
               [s.id],
             );
           }
