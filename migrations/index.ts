@@ -21,6 +21,7 @@ import { Migration20261127000200_payments_listing_index } from './Migration20261
 import { Migration20261127000300_order_stats_hourly } from './Migration20261127000300_order_stats_hourly.js';
 import { Migration20261127000500_settlement_wallets } from './Migration20261127000500_settlement_wallets.js';
 import { Migration20261127000510_merchant_events } from './Migration20261127000510_merchant_events.js';
+import { Migration20261127000600_sweeps } from './Migration20261127000600_sweeps.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -46,4 +47,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261127000300_order_stats_hourly', class: Migration20261127000300_order_stats_hourly },
   { name: 'Migration20261127000500_settlement_wallets', class: Migration20261127000500_settlement_wallets },
   { name: 'Migration20261127000510_merchant_events', class: Migration20261127000510_merchant_events },
+  { name: 'Migration20261127000600_sweeps', class: Migration20261127000600_sweeps },
 ];

@@ -1,3 +1,4 @@
+import { ENVIRONMENTS } from './common/environment.js';
 import type { Logger } from 'pino';
 import type { Config } from './config/index.js';
 import { SecretBox } from './common/crypto.js';
@@ -30,6 +31,10 @@ import { NetworkCatalog } from './modules/networks/network-catalog.service.js';
 import { FaucetService } from './modules/faucet/faucet.service.js';
 import { CsvExportService } from './modules/analytics/csv-export.service.js';
 import { GatewayMetrics } from './modules/metrics/gateway-metrics.js';
+import { GasTankService } from './modules/sweeps/gas-tank.service.js';
+import { SweepStatusService } from './modules/sweeps/sweep-status.service.js';
+import { DEV_GAS_TANK_EVM_ADDRESS, DEV_GAS_TANK_EVM_KEY } from './devchain/devchain.js';
+import { sweepEventsHook } from './modules/sweeps/sweep-events.js';
 import { sampleDatabase } from './modules/metrics/metrics.sample.js';
 
 /** The service graph, built once per process and shared by every transport and job. */
@@ -74,6 +79,10 @@ export interface App {
   exports: CsvExportService;
   /** This process's Prometheus registry (served at `/metrics`). */
   metrics: GatewayMetrics;
+  /** The only writer of `sweeps.status`. */
+  sweepStatus: SweepStatusService;
+  /** Gas tanks per environment and network (addresses, signing keys, low state). */
+  gasTanks: GasTankService;
 }
 
 export function createRateService(config: Config, log: Logger): RateService {
@@ -150,5 +159,19 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   });
   const faucet = new FaucetService(config, networks, tokens);
   const exports = new CsvExportService({ databaseUrl: orm.config.get('clientUrl')!, maxConcurrent: config.EXPORT_MAX_CONCURRENT });
-  return { config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics };
+  const sweepStatus = new SweepStatusService(sweepEventsHook(merchantEvents));
+  const gasTanks = new GasTankService({
+    mnemonics: { sandbox: config.GAS_TANK_MNEMONIC_SANDBOX, production: config.GAS_TANK_MNEMONIC_PRODUCTION },
+    lowThreshold: (network) => config[`GAS_TANK_LOW_${network}`],
+    log,
+    // The local EVM chains' Sweeper contract obeys the dev tank key (src/devchain), funded at every start.
+    fixed: config.DEV_CHAINS
+      ? { 'sandbox:ETHEREUM': { key: DEV_GAS_TANK_EVM_KEY, address: DEV_GAS_TANK_EVM_ADDRESS }, 'sandbox:BINANCE': { key: DEV_GAS_TANK_EVM_KEY, address: DEV_GAS_TANK_EVM_ADDRESS } }
+      : undefined,
+  });
+  // Sweeps to a gas tank would pay the operator with the merchant's money: tanks are never settlement addresses.
+  settlementWallets.reserveAddresses((network) =>
+    ENVIRONMENTS.flatMap((environment) => gasTanks.address(environment, network) ?? []),
+  );
+  return { sweepStatus, gasTanks, config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics };
 }

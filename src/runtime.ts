@@ -27,6 +27,7 @@ import { expireOrdersJob } from './jobs/expire-orders.job.js';
 import { pruneSessionsJob } from './jobs/prune-sessions.job.js';
 import { reconcileJob } from './jobs/reconcile.job.js';
 import { watchChainJobs } from './jobs/watch-chain.job.js';
+import { sweepJobs } from './jobs/sweep.job.js';
 import { startScheduler, type Scheduler, type SchedulerOptions } from './jobs/scheduler.js';
 import { startWebhookDelivery, webhookJobs } from './jobs/webhook-deliver.job.js';
 import type { WebhookRunner } from './modules/webhooks/webhook.runner.js';
@@ -159,7 +160,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       gateway.devChains = devChains;
       const networks = watchedNetworks(config, overrides, (f) => app.metrics.rpcErrors.inc(f));
       log.info({ networks: networks.map((n) => `${n.environment}:${n.network}`) }, 'watching networks');
-      const jobs = [pruneSessionsJob, expireOrdersJob(config.EXPIRY_INTERVAL_S), ...watchChainJobs(networks, config.WATCH_LOCK_MS), ...webhookJobs(config), ...(config.RECONCILE_INTERVAL_S > 0 ? [reconcileJob(networks, config.RECONCILE_INTERVAL_S)] : [])];
+      const jobs = [pruneSessionsJob, expireOrdersJob(config.EXPIRY_INTERVAL_S), ...watchChainJobs(networks, config.WATCH_LOCK_MS), ...sweepJobs(networks, config.WATCH_LOCK_MS), ...webhookJobs(config), ...(config.RECONCILE_INTERVAL_S > 0 ? [reconcileJob(networks, config.RECONCILE_INTERVAL_S)] : [])];
       const scheduler = await startScheduler(app, databaseUrl, jobs, opts.scheduler);
       cleanups.push(() => scheduler.stop());
       gateway.scheduler = scheduler;

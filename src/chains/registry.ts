@@ -42,3 +42,12 @@ export function networkProfile(environment: Environment, network: Network, devCh
 export function watchAddressFor(network: Network, owner: string, tokenAddress: string): string | null {
   return driverFor(network).watchAddress(owner, tokenAddress);
 }
+
+/** The native coin of a network: what gas tanks hold and sweep fees are paid in (symbol, decimals). */
+const NATIVE: Record<Network, { symbol: string; decimals: number }> = {
+  ETHEREUM: { symbol: 'ETH', decimals: 18 },
+  BINANCE: { symbol: 'BNB', decimals: 18 },
+  TRON: { symbol: 'TRX', decimals: 6 },
+  SOLANA: { symbol: 'SOL', decimals: 9 },
+};
+export const nativeAsset = (network: Network): { symbol: string; decimals: number } => NATIVE[network];

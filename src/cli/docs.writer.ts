@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { ErrorCodes, type ErrorCode } from '../common/errors.js';
 import { configMarkdownTable } from '../config/index.js';
 import { ORDER_TRANSITIONS } from '../modules/orders/order.transitions.js';
+import { SWEEP_TRANSITIONS } from '../modules/sweeps/sweep.transitions.js';
 import { WEBHOOK_DELIVERY_TRANSITIONS } from '../modules/webhooks/webhook.transitions.js';
 
 /**
@@ -62,6 +63,7 @@ export const GENERATED_SECTIONS: readonly GeneratedSection[] = [
   { file: 'docs/api.md', marker: 'error-table', render: errorTable },
   { file: 'docs/order-lifecycle.md', marker: 'order-transitions', render: () => transitionTable(ORDER_TRANSITIONS) },
   { file: 'docs/order-lifecycle.md', marker: 'webhook-delivery-transitions', render: () => transitionTable(WEBHOOK_DELIVERY_TRANSITIONS) },
+  { file: 'docs/sweeps.md', marker: 'sweep-transitions', render: () => transitionTable(SWEEP_TRANSITIONS) },
 ];
 
 const sectionPattern = (marker: string) => new RegExp(`<!-- ${marker}:start -->\\n([\\s\\S]*?)\\n?<!-- ${marker}:end -->`);

@@ -1,3 +1,5 @@
+import { validateMnemonic } from '@scure/bip39';
+import { wordlist } from '@scure/bip39/wordlists/english.js';
 import { z } from 'zod';
 
 /**
@@ -24,6 +26,11 @@ const key32 = z.string().transform((s, ctx) => {
   }
   return buf;
 });
+const mnemonic = z.string().transform((s) => s.trim().split(/\s+/).join(' ')).refine((s) => validateMnemonic(s, wordlist), 'must be a valid BIP-39 English mnemonic');
+const baseUnits = z.string().regex(/^\d{1,78}$/, 'must be an integer amount of base units').transform((s) => BigInt(s));
+const DEFAULT_NATIVE_PRICE: Record<string, string> = { ETHEREUM: '3000', BINANCE: '600', TRON: '0.25', SOLANA: '150' };
+const DEFAULT_TANK_LOW: Record<string, string> = { ETHEREUM: '50000000000000000', BINANCE: '50000000000000000', TRON: '200000000', SOLANA: '50000000' };
+const NATIVE_UNIT: Record<string, string> = { ETHEREUM: 'wei', BINANCE: 'wei', TRON: 'sun', SOLANA: 'lamports' };
 const decimalString = z.string().regex(/^\d+(\.\d+)?$/, 'must be a positive decimal number');
 
 interface VarSpec {
@@ -187,6 +194,16 @@ export const CONFIG_VARS = {
   WEBHOOK_CONCURRENCY_PER_ENDPOINT: { schema: int(1, 1000), default: '4', description: 'Webhook HTTP requests in flight per endpoint (scheme://host:port) per worker: a slow or dead endpoint holds at most this many slots' },
   WEBHOOK_POLL_MS: { schema: int(10, 60_000), default: '1000', description: 'How often a worker looks for due webhook retries (new deliveries wake it at once through LISTEN)' },
   WEBHOOK_SWEEP_INTERVAL_MS: { schema: int(100, 3_600_000), default: '30000', description: 'Webhook sweeper period: re-queues deliveries whose worker died mid-attempt (expired lease) and drains the outbox' },
+  GAS_TANK_MNEMONIC_SANDBOX: { schema: mnemonic.optional(), secret: true, description: 'BIP-39 mnemonic of the sandbox gas tanks (one per network, key at derivation index 0; never a merchant seed): they pay sweeps’ network fees. Generated into `DATA_DIR` in development; unset outside development → sandbox sweeps are off' },
+  GAS_TANK_MNEMONIC_PRODUCTION: { schema: mnemonic.optional(), secret: true, description: 'BIP-39 mnemonic of the production gas tanks (fund their addresses, shown to operators by the GraphQL `gasTanks` query and `/readyz`); unset → production sweeps are off' },
+  ...Object.fromEntries(NETWORK_KEYS.map((n) => [`GAS_TANK_LOW_${n}`, { schema: baseUnits, default: DEFAULT_TANK_LOW[n]!, description: `A ${n} gas tank holding less than this (${NATIVE_UNIT[n]}) is \`low\`: logged, shown to operators and in \`/readyz\` details; sweeps wait while it cannot pay their fees` }])) as Record<`GAS_TANK_LOW_${(typeof NETWORK_KEYS)[number]}`, { schema: typeof baseUnits; default: string; description: string }>,
+  ...Object.fromEntries(NETWORK_KEYS.map((n) => [`SWEEP_NATIVE_PRICE_${n}`, { schema: z.coerce.number().positive(), default: DEFAULT_NATIVE_PRICE[n]!, description: `Rough USD price of one ${n} native coin, only for the dust rule (fees compared with stablecoin amounts); sandbox chains use it too` }])) as Record<`SWEEP_NATIVE_PRICE_${(typeof NETWORK_KEYS)[number]}`, { schema: z.ZodNumber; default: string; description: string }>,
+  SWEEP_POLL_MS: { schema: int(100, 600_000), default: '3000', description: 'How often the sweep engine of each environment and network advances its sweeps (plan, fund, send, track)' },
+  SWEEP_DUST_PERCENT: { schema: z.coerce.number().min(0).max(100), default: '5', description: 'A deposit balance is not swept while the network fee of its sweep (top-up included) is more than this share of it, in percent' },
+  SWEEP_BATCH_SIZE: { schema: int(1, 1000), default: '200', description: 'Most deposits one sweep run plans, and one funding transaction tops up' },
+  SWEEP_STUCK_AFTER_S: { schema: int(1, 86_400), default: '180', description: 'A sweep transaction with a nonce (EVM) still pending after this long is replaced by the same nonce with a higher fee (+25 % each time)' },
+  SWEEP_MAX_FEE_BUMP_PERCENT: { schema: int(100, 1000), default: '300', description: 'Highest fee of a replacement, in percent of the network fee at signing' },
+  SWEEP_CRASH_AFTER: { schema: z.enum(['plan', 'fund-sign', 'fund-broadcast', 'funded', 'send-sign', 'send-broadcast', 'sent']).optional(), description: 'TESTS ONLY (refused in production): the sweep engine exits the process hard (SIGKILL-like) right after this step, to prove crash safety' },
   ...chainVars(),
   EVM_SWEEP_BATCH_MAX: { schema: int(1, 1000), default: '100', description: 'Most deposits one EIP-7702 batch sweep transaction carries (ETHEREUM/BINANCE with a Sweeper)' },
   ...evmSweepVars(),
@@ -248,6 +265,8 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): Parsed {
 export interface DevSecrets {
   MASTER_KEY: Buffer;
   JWT_SECRET: string;
+  /** Sandbox gas tanks' mnemonic (files written before sweeps get one added on read). */
+  GAS_TANK_MNEMONIC_SANDBOX: string;
   /** Set when this call generated them. */
   created?: boolean;
 }
@@ -263,6 +282,7 @@ export function finalizeConfig(parsed: Parsed, devSecrets: () => DevSecrets): Co
     if (!parsed.MASTER_KEY) problems.push({ variable: 'MASTER_KEY', message: 'required in production' });
     if (!parsed.JWT_SECRET) problems.push({ variable: 'JWT_SECRET', message: 'required in production' });
     if (!parsed.DATABASE_URL) problems.push({ variable: 'DATABASE_URL', message: 'required in production (no embedded database)' });
+    if (parsed.SWEEP_CRASH_AFTER) problems.push({ variable: 'SWEEP_CRASH_AFTER', message: 'a test-only crash hook; not allowed in production' });
     if (parsed.DEV_CHAINS) problems.push({ variable: 'DEV_CHAINS', message: 'local dev chains are not allowed in production' });
     if (parsed.RATE_LIMIT_STORE === 'memory' && parsed.ROLE !== 'all') {
       problems.push({ variable: 'RATE_LIMIT_STORE', message: '`memory` only holds in a single process; use `postgres`' });
@@ -278,10 +298,13 @@ export function finalizeConfig(parsed: Parsed, devSecrets: () => DevSecrets): Co
   };
   const MASTER_KEY = parsed.MASTER_KEY ?? fromDev('MASTER_KEY');
   const JWT_SECRET = parsed.JWT_SECRET ?? fromDev('JWT_SECRET');
+  // Not a warning-worthy secret (it only pays sandbox fees): taken from the file without the loud notice.
+  const GAS_TANK_MNEMONIC_SANDBOX = parsed.GAS_TANK_MNEMONIC_SANDBOX ?? (isProduction ? undefined : (dev ??= devSecrets()).GAS_TANK_MNEMONIC_SANDBOX);
   return {
     ...parsed,
     MASTER_KEY,
     JWT_SECRET,
+    GAS_TANK_MNEMONIC_SANDBOX,
     devSecretsCreated: dev?.created === true,
     DEV_CHAINS: parsed.DEV_CHAINS ?? !isProduction,
     GRAPHQL_INTROSPECTION: parsed.GRAPHQL_INTROSPECTION ?? !isProduction,

@@ -1,6 +1,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { generateMnemonic } from '@scure/bip39';
+import { wordlist } from '@scure/bip39/wordlists/english.js';
 import type { DevSecrets } from './config.js';
 
 /**
@@ -9,15 +11,24 @@ import type { DevSecrets } from './config.js';
  */
 export function loadOrCreateDevSecrets(dataDir: string): DevSecrets {
   const file = join(dataDir, 'dev-secrets.json');
+  let raw: { MASTER_KEY: string; JWT_SECRET: string; GAS_TANK_MNEMONIC_SANDBOX?: string } | undefined;
   try {
-    const raw = JSON.parse(readFileSync(file, 'utf8')) as { MASTER_KEY: string; JWT_SECRET: string };
-    return { MASTER_KEY: Buffer.from(raw.MASTER_KEY, 'hex'), JWT_SECRET: raw.JWT_SECRET };
+    raw = JSON.parse(readFileSync(file, 'utf8')) as typeof raw;
   } catch {
-    mkdirSync(dataDir, { recursive: true });
-    const secrets = { MASTER_KEY: randomBytes(32).toString('hex'), JWT_SECRET: randomBytes(48).toString('base64url') };
-    writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
-    return { MASTER_KEY: Buffer.from(secrets.MASTER_KEY, 'hex'), JWT_SECRET: secrets.JWT_SECRET, created: true };
+    raw = undefined;
   }
+  if (raw?.MASTER_KEY && raw.JWT_SECRET) {
+    // A file from before sweeps: the sandbox gas tank's mnemonic is added to it once.
+    if (!raw.GAS_TANK_MNEMONIC_SANDBOX) {
+      raw.GAS_TANK_MNEMONIC_SANDBOX = generateMnemonic(wordlist, 128);
+      writeFileSync(file, JSON.stringify(raw, null, 2), { mode: 0o600 });
+    }
+    return { MASTER_KEY: Buffer.from(raw.MASTER_KEY, 'hex'), JWT_SECRET: raw.JWT_SECRET, GAS_TANK_MNEMONIC_SANDBOX: raw.GAS_TANK_MNEMONIC_SANDBOX };
+  }
+  mkdirSync(dataDir, { recursive: true });
+  const secrets = { MASTER_KEY: randomBytes(32).toString('hex'), JWT_SECRET: randomBytes(48).toString('base64url'), GAS_TANK_MNEMONIC_SANDBOX: generateMnemonic(wordlist, 128) };
+  writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
+  return { MASTER_KEY: Buffer.from(secrets.MASTER_KEY, 'hex'), JWT_SECRET: secrets.JWT_SECRET, GAS_TANK_MNEMONIC_SANDBOX: secrets.GAS_TANK_MNEMONIC_SANDBOX, created: true };
 }
 
 /**

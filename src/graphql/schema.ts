@@ -10,6 +10,7 @@ import { WebhookDeliveryPageResolver, WebhookResolver } from '../modules/webhook
 import { PaymentConnectionResolver, PaymentResolver } from '../modules/payments/payment.resolver.js';
 import { ReconciliationResolver } from '../modules/reconciliation/reconciliation.resolver.js';
 import { SettlementWalletResolver } from '../modules/settlement-wallets/settlement-wallet.resolver.js';
+import { GasTankResolver } from '../modules/sweeps/gas-tank.resolver.js';
 import { authChecker } from './auth-checker.js';
 import { DateTimeScalar } from './scalars.js';
 import { createGatewayPubSub, registerSchemaPubSub, type GatewayPubSub } from './pubsub.js';
@@ -25,6 +26,7 @@ export const resolvers: NonEmptyArray<Function> = [MerchantResolver, OrderResolv
   WebhookDeliveryPageResolver,
   ReconciliationResolver,
   SettlementWalletResolver,
+  GasTankResolver,
 ];
 
 /** `pubSub`: the process's PubSub, fed by the LISTEN connection (runtime.ts); a private one if omitted (SDL, tests). */

@@ -1,5 +1,6 @@
 import { canDepositTransition, DEPOSIT_STATUSES, depositSourcesOf, WATCHED_DEPOSIT_STATUSES } from '../../src/modules/deposits/deposit.transitions.js';
 import { canPaymentTransition, PAYMENT_STATUSES, paymentSourcesOf } from '../../src/modules/payments/payment.transitions.js';
+import { canSweepTransition, FINAL_SWEEP_STATUSES, SWEEP_STATUSES, SWEEP_TRANSITIONS, sweepSourcesOf, type SweepStatus } from '../../src/modules/sweeps/sweep.transitions.js';
 
 /*
  * The deposit and payment transition tables (deposit.transitions.ts, payment.transitions.ts; their
@@ -53,5 +54,41 @@ describe('payment transitions', () => {
     expect(paymentSourcesOf('confirmed')).toEqual(['pending']);
     expect(paymentSourcesOf('orphaned')).toEqual(['pending', 'confirmed']);
     expect(paymentSourcesOf('pending')).toEqual([...PAYMENT_STATUSES]);
+  });
+});
+
+describe('sweep transitions', () => {
+  it.each<[SweepStatus, SweepStatus, boolean]>([
+    ['planned', 'funding', true],
+    ['planned', 'funded', true], // fee-payer chains, or gas already there
+    ['funding', 'funded', true],
+    ['funding', 'planned', true], // the top-up died: plan again
+    ['funded', 'sending', true],
+    ['sending', 'sent', true],
+    ['sending', 'funded', true], // transfer expired before inclusion (dead is certain)
+    ['sent', 'confirmed', true],
+    ['sent', 'sending', true], // reorg
+    ['planned', 'failed', true],
+    ['sent', 'failed', true],
+    ['planned', 'sending', false], // never send before funding is settled
+    ['funding', 'sending', false],
+    ['sending', 'confirmed', false], // only through sent (inclusion), then depth
+    ['confirmed', 'sending', false], // final: a reorg deeper than the depth is an alarm, not a resend
+    ['confirmed', 'failed', false],
+    ['failed', 'planned', false],
+  ])('%s → %s: %p', (from, to, allowed) => {
+    expect(canSweepTransition(from, to)).toBe(allowed);
+  });
+
+  it('guards of the status writes', () => {
+    expect(sweepSourcesOf('failed')).toEqual(['planned', 'funding', 'funded', 'sending', 'sent']);
+    expect(sweepSourcesOf('sending')).toEqual(['funded', 'sent']);
+    expect(sweepSourcesOf('confirmed')).toEqual(['sent']);
+    expect(sweepSourcesOf('planned')).toEqual(['funding', 'funded']);
+  });
+
+  it('confirmed and failed are final; every other status can fail', () => {
+    expect(SWEEP_STATUSES.filter((s) => SWEEP_TRANSITIONS[s].length === 0)).toEqual([...FINAL_SWEEP_STATUSES]);
+    for (const s of SWEEP_STATUSES.filter((x) => !FINAL_SWEEP_STATUSES.includes(x))) expect(canSweepTransition(s, 'failed')).toBe(true);
   });
 });

@@ -45,6 +45,19 @@ export class HdWalletService {
     return mnemonicToSeedSync(mnemonic);
   }
 
+  /**
+   * The private key of deposit `index` of `walletId`, for one signing only (sweeps): the caller must
+   * not keep, log or return it. `seeds` lets one run reuse a wallet's seed across its deposits.
+   */
+  async signingKey(em: EntityManager, walletId: string, family: ChainFamily, index: number, seeds?: Map<string, Uint8Array>): Promise<Uint8Array> {
+    let seed = seeds?.get(walletId);
+    if (!seed) {
+      seed = this.seed(await em.findOneOrFail(MerchantWallet, { id: walletId }));
+      seeds?.set(walletId, seed);
+    }
+    return driverOfFamily(family).derivePrivateKey(seed, index);
+  }
+
   deriveAddress(wallet: MerchantWallet, family: ChainFamily, index: number): string {
     return driverOfFamily(family).deriveAddress(this.seed(wallet), index);
   }

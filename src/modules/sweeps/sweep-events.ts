@@ -1,0 +1,55 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { nativeAsset } from '../../chains/registry.js';
+import type { Environment, Network } from '../../common/environment.js';
+import { SWEEP_COMPLETED, SWEEP_FAILED } from '../events/event.catalogue.js';
+import type { MerchantEventWriter } from '../events/merchant-event.writer.js';
+import type { SweepFinalHook, SweepRow } from './sweep-status.service.js';
+
+/** `units` with `decimals` applied, without trailing zeros (`12.5`). */
+export function decimalString(units: bigint, decimals: number): string {
+  const neg = units < 0n;
+  const s = (neg ? -units : units).toString().padStart(decimals + 1, '0');
+  const whole = s.slice(0, s.length - decimals) || '0';
+  const frac = decimals ? s.slice(s.length - decimals).replace(/0+$/, '') : '';
+  return `${neg ? '-' : ''}${whole}${frac ? `.${frac}` : ''}`;
+}
+
+/**
+ * The final hook of SweepStatusService: `sweep.completed` / `sweep.failed` through MerchantEventWriter
+ * in the transition's transaction, keyed by the sweep id, so each sweep reports its outcome once.
+ */
+export function sweepEventsHook(writer: MerchantEventWriter): SweepFinalHook {
+  return async (em: EntityManager, sweep: SweepRow) => {
+    const [facts] = await em.execute<{ token_address: string; symbol: string; decimals: number; address: string; order_no: string }[]>(
+      `select t.address as token_address, t.symbol, t.decimals, d.address, o.order_no
+       from deposits d join orders o on o.id = d.order_id join tokens t on t.id = ? where d.id = ?`,
+      [sweep.tokenId, sweep.depositId],
+    );
+    if (!facts) throw new Error(`sweep ${sweep.id}: deposit ${sweep.depositId} not found`);
+    const network = sweep.network as Network;
+    const native = nativeAsset(network);
+    const amount = BigInt(sweep.amount ?? '0');
+    const fee = BigInt(sweep.feePaid);
+    const payload = {
+      sweepId: sweep.id,
+      network,
+      tokenAddress: facts.token_address,
+      tokenSymbol: facts.symbol,
+      decimals: facts.decimals,
+      amount: amount.toString(),
+      amountDecimal: decimalString(amount, facts.decimals),
+      fromAddress: facts.address,
+      toAddress: sweep.toAddress,
+      txHash: sweep.status === 'confirmed' ? sweep.txHash : null,
+      feePaid: fee > 0n ? fee.toString() : null,
+      feePaidDecimal: fee > 0n ? decimalString(fee, native.decimals) : null,
+      feeAsset: sweep.feeAsset ?? native.symbol,
+      depositIds: [sweep.depositId],
+      orderNos: [facts.order_no],
+      at: new Date().toISOString(),
+    };
+    const base = { merchantId: sweep.merchantId, environment: sweep.environment as Environment };
+    if (sweep.status === 'confirmed') await writer.record(em, { ...base, type: SWEEP_COMPLETED, payload, idempotencyKey: `${SWEEP_COMPLETED}:${sweep.id}` });
+    else await writer.record(em, { ...base, type: SWEEP_FAILED, payload: { ...payload, reason: sweep.failureReason ?? 'unknown' }, idempotencyKey: `${SWEEP_FAILED}:${sweep.id}` });
+  };
+}

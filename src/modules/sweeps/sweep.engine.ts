@@ -1,0 +1,675 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { isFinal, SweepGasShortError, type BatchSweepItem, type ChainAdapter, type GasNeed, type SignedTx, type SweepCapability, type TransferIntent, type WatchedToken } from '../../chains/chain-adapter.js';
+import { nativeAsset } from '../../chains/registry.js';
+import type { ChainFamily } from '../../chains/chain-adapter.js';
+import type { Environment, Network } from '../../common/environment.js';
+import type { HdWalletService } from '../deposits/hd-wallet.service.js';
+import type { GasTankService } from './gas-tank.service.js';
+import type { SweepStatusService } from './sweep-status.service.js';
+import { bumpPercent, dustVerdict, feeShare } from './sweep.rules.js';
+
+/** Steps after which the test-only crash hook (SWEEP_CRASH_AFTER) may kill the process. */
+export type SweepStep = 'plan' | 'fund-sign' | 'fund-broadcast' | 'funded' | 'send-sign' | 'send-broadcast' | 'sent';
+
+export interface SweepEngineOptions {
+  environment: Environment;
+  network: Network;
+  adapter: ChainAdapter;
+  confirmations: number;
+  status: SweepStatusService;
+  tanks: GasTankService;
+  wallets: HdWalletService;
+  log: Logger;
+  dustPercent: number;
+  nativePriceUsd: number;
+  batchSize: number;
+  stuckAfterS: number;
+  maxFeeBumpPercent: number;
+  /** Test-only: called after each step; the job's implementation exits the process hard at the configured one. */
+  crashPoint?: (step: SweepStep) => void;
+  /** RPC reads in flight at once (balances, quotes, signing). */
+  concurrency?: number;
+}
+
+/** Another worker took the nonce or moved the sweep between our read and our write: roll back, retry next tick. */
+class SweepRace extends Error {
+  override readonly name = 'SweepRace';
+}
+
+interface TxRow {
+  id: string;
+  kind: 'funding' | 'transfer' | 'reclaim' | 'batch';
+  signer: string;
+  nonce: string | null;
+  tx_hash: string;
+  raw: string;
+  expires_at: string | null;
+  state: 'signed' | 'broadcast' | 'included' | 'dead';
+  fee_bump_percent: number;
+  broadcast_age_s: number | null;
+  newest: boolean;
+}
+
+interface SweepJoin {
+  id: string;
+  deposit_id: string;
+  address: string;
+  wallet_id: string;
+  family: ChainFamily;
+  derivation_index: number;
+  token_address: string;
+  decimals: number;
+  symbol: string;
+  to_address: string;
+  amount: string | null;
+}
+
+const toSigned = (r: TxRow): SignedTx => ({
+  txHash: r.tx_hash,
+  raw: r.raw,
+  nonce: r.nonce === null ? null : BigInt(r.nonce),
+  expiresAt: r.expires_at === null ? null : BigInt(r.expires_at),
+});
+
+/** Runs `fn` over `items` with at most `limit` in flight; results in input order. */
+async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
+  const out = new Array<R>(items.length);
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) {
+      const i = next++;
+      out[i] = await fn(items[i]!, i);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+  return out;
+}
+
+const SWEEP_SELECT = `select s.id, s.deposit_id, d.address, d.wallet_id, d.family, d.derivation_index, t.address as token_address, t.decimals, t.symbol,
+  s.to_address, s.amount::text as amount
+  from sweeps s join deposits d on d.id = s.deposit_id join tokens t on t.id = s.token_id`;
+
+/**
+ * The sweep engine of one environment and network (one job, one runner at a time through Agenda's
+ * lock; a second runner is harmless). Each tick advances every sweep one step from what the database
+ * says, so a tick interrupted anywhere (SIGKILL) is finished by the next one:
+ *
+ * 1. track: stored transactions are (re)broadcast, their state read (`txState`), included ones move
+ *    their sweeps, stuck ones are replaced by a fee bump (same nonce), dead ones send their sweeps a
+ *    step back to be signed anew;
+ * 2. confirm: sent sweeps whose block is final at the confirmation depth are confirmed; a replaced
+ *    block sends them back to sending;
+ * 3. plan: eligible deposits (confirmed receipts not swept yet, a current settlement wallet past its
+ *    hold, schedule due or a manual request) whose chain balance is not dust get a `planned` sweep
+ *    (the partial unique index allows one open sweep per deposit and token);
+ * 4. fund: planned sweeps get their gas (one funding transaction for many deposits, or none for a
+ *    fee-payer chain), waiting while the gas tank cannot pay;
+ * 5. send: funded sweeps read the deposit's balance, sign the transfer of all of it.
+ *
+ * Every transaction is signed outside any database transaction (RPC) and then stored, with its nonce
+ * taken from `signer_nonces` and its sweeps moved, in ONE short database transaction; only then is it
+ * broadcast. A crash before the store loses an unsent signature only; after it, the stored raw
+ * transaction is broadcast again. Nonces are never skipped (taken only together with a stored tx).
+ */
+export class SweepEngine {
+  private readonly sweeps: SweepCapability | null;
+  private readonly concurrency: number;
+  private readonly native: { symbol: string; decimals: number };
+
+  constructor(private readonly o: SweepEngineOptions) {
+    this.sweeps = o.adapter.sweeps;
+    this.concurrency = o.concurrency ?? 8;
+    this.native = nativeAsset(o.network);
+  }
+
+  /** Whether this network can sweep here (the adapter implements sweeps and the environment has a gas tank). */
+  get active(): boolean {
+    return this.sweeps !== null && this.o.tanks.enabled(this.o.environment, this.o.network);
+  }
+
+  async tick(em: EntityManager): Promise<void> {
+    if (!this.active) return;
+    await this.track(em);
+    await this.confirm(em);
+    await this.plan(em);
+    await this.fund(em);
+    await this.send(em);
+  }
+
+  private crash(step: SweepStep) {
+    this.o.crashPoint?.(step);
+  }
+
+  private get where() {
+    return [this.o.environment, this.o.network] as const;
+  }
+
+  // --- nonces ---------------------------------------------------------------------------------------
+
+  /** The nonce to sign with: the signer's next one from the database, or undefined (the chain's own) for a signer never used. */
+  private async nonceHint(em: EntityManager, signer: string): Promise<bigint | undefined> {
+    const rows = await em.execute<{ next_nonce: string }[]>(`select next_nonce::text from signer_nonces where environment = ? and network = ? and signer = ?`, [...this.where, signer]);
+    return rows[0] ? BigInt(rows[0].next_nonce) : undefined;
+  }
+
+  /**
+   * Inside the store transaction: takes the nonces `signed` used (consecutive from the signer's next
+   * one), or throws SweepRace when another worker took them meanwhile. Chains without nonces: no-op.
+   */
+  private async takeNonces(em: EntityManager, signer: string, signed: SignedTx[], replacement = false): Promise<void> {
+    const nonces = signed.map((s) => s.nonce).filter((n): n is bigint => n !== null);
+    if (!nonces.length || replacement) return;
+    await em.execute(`insert into signer_nonces (environment, network, signer, next_nonce) values (?, ?, ?, ?) on conflict do nothing`, [...this.where, signer, nonces[0]!.toString()]);
+    const rows = await em.execute<{ next_nonce: string }[]>(`select next_nonce::text from signer_nonces where environment = ? and network = ? and signer = ? for update`, [...this.where, signer]);
+    const next = BigInt(rows[0]!.next_nonce);
+    if (nonces.some((n, i) => n !== next + BigInt(i))) throw new SweepRace(`nonce ${nonces[0]} of ${signer} is not its next (${next})`);
+    await em.execute(`update signer_nonces set next_nonce = ?, updated_at = now() where environment = ? and network = ? and signer = ?`, [(nonces.at(-1)! + 1n).toString(), ...this.where, signer]);
+  }
+
+  /** Inside the store transaction: stores signed transactions (before any broadcast) linked to `sweepIds`; returns their ids. */
+  private async storeTxs(em: EntityManager, kind: TxRow['kind'], signer: string, signed: SignedTx[], sweepIds: string[], extra: { replacesId?: string; bump?: number } = {}): Promise<string[]> {
+    const ids: string[] = [];
+    for (const s of signed) {
+      const rows = await em.execute<{ id: string }[]>(
+        `insert into sweep_txs (environment, network, kind, signer, nonce, tx_hash, raw, expires_at, replaces_id, fee_bump_percent) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning id`,
+        [...this.where, kind, signer, s.nonce?.toString() ?? null, s.txHash, s.raw, s.expiresAt?.toString() ?? null, extra.replacesId ?? null, extra.bump ?? 100],
+      );
+      const id = rows[0]!.id;
+      ids.push(id);
+      if (sweepIds.length) await em.execute(`insert into sweep_tx_links (sweep_id, tx_id) select unnest(?::uuid[]), ?`, [`{${sweepIds.join(',')}}`, id]);
+    }
+    return ids;
+  }
+
+  /** Broadcasts a stored transaction and records it; a failure is logged and retried by the next tick's tracking. */
+  private async broadcast(em: EntityManager, id: string, tx: SignedTx): Promise<boolean> {
+    try {
+      await this.sweeps!.broadcast(tx);
+    } catch (err) {
+      this.o.log.warn({ ...this.logCtx, txHash: tx.txHash, err: err instanceof Error ? err.message : String(err) }, 'sweep transaction broadcast failed; retrying later');
+      return false;
+    }
+    await em.execute(`update sweep_txs set state = 'broadcast', broadcast_at = coalesce(broadcast_at, now()), updated_at = now() where id = ? and state = 'signed'`, [id]);
+    return true;
+  }
+
+  private get logCtx() {
+    return { environment: this.o.environment, network: this.o.network };
+  }
+
+  // --- 1. track -------------------------------------------------------------------------------------
+
+  private async track(em: EntityManager): Promise<void> {
+    const rows = await em.execute<TxRow[]>(
+      `select t.id, t.kind, t.signer, t.nonce::text, t.tx_hash, t.raw, t.expires_at::text, t.state, t.fee_bump_percent,
+              extract(epoch from now() - t.broadcast_at)::float8 as broadcast_age_s,
+              not exists (select 1 from sweep_txs n where n.replaces_id = t.id) as newest
+       from sweep_txs t where t.environment = ? and t.network = ? and t.state in ('signed','broadcast') order by t.created_at`,
+      [...this.where],
+    );
+    await mapLimit(rows, this.concurrency, async (row) => {
+      try {
+        await this.trackOne(em.fork(), row);
+      } catch (err) {
+        if ((err as { fatal?: boolean }).fatal) throw err;
+        this.o.log.warn({ ...this.logCtx, txHash: row.tx_hash, err: err instanceof Error ? err.message : String(err) }, 'sweep transaction tracking failed; retrying later');
+      }
+    });
+  }
+
+  private async trackOne(em: EntityManager, row: TxRow): Promise<void> {
+    const tx = toSigned(row);
+    if (row.state === 'signed') {
+      // Stored but never (known to be) broadcast: a crash between store and broadcast. Same raw tx.
+      await this.broadcast(em, row.id, tx);
+      return;
+    }
+    const st = await this.sweeps!.txState(tx, row.signer);
+    switch (st.state) {
+      case 'included':
+        await em.transactional(async (t) => {
+          const moved = await t.execute<{ id: string }[]>(
+            `update sweep_txs set state = 'included', success = ?, block_number = ?, block_hash = ?, fee_paid = ?, updated_at = now() where id = ? and state = 'broadcast' returning id`,
+            [st.success, st.blockNumber.toString(), st.blockHash, st.feePaid.toString(), row.id],
+          );
+          if (!moved.length) return;
+          // The other attempts of this nonce can never be included now.
+          if (row.nonce !== null) {
+            await t.execute(`update sweep_txs set state = 'dead', updated_at = now() where environment = ? and network = ? and signer = ? and nonce = ? and id <> ? and state in ('signed','broadcast')`, [
+              ...this.where,
+              row.signer,
+              row.nonce,
+              row.id,
+            ]);
+          }
+          if (row.kind === 'funding') await this.fundingIncluded(t, row.id, st.success);
+          else await this.transferIncluded(t, row.id, st);
+        });
+        this.crash(row.kind === 'funding' ? 'funded' : 'sent');
+        return;
+      case 'pending':
+        if (row.nonce !== null && row.newest && (row.broadcast_age_s ?? 0) >= this.o.stuckAfterS) await this.replace(em, row);
+        return;
+      case 'unknown':
+        // Dropped or never arrived: the same raw transaction again (idempotent).
+        await this.sweeps!.broadcast(tx).catch((err: unknown) => this.o.log.warn({ ...this.logCtx, txHash: row.tx_hash, err: err instanceof Error ? err.message : String(err) }, 'sweep re-broadcast failed'));
+        return;
+      case 'dead':
+        await em.transactional(async (t) => {
+          await t.execute(`update sweep_txs set state = 'dead', updated_at = now() where id = ? and state = 'broadcast'`, [row.id]);
+          // Another attempt of the same nonce still alive or included: it decides.
+          const alive =
+            row.nonce === null
+              ? [{ n: 0 }]
+              : await t.execute<{ n: number }[]>(
+                  `select count(*)::int as n from sweep_txs where environment = ? and network = ? and signer = ? and nonce = ? and id <> ? and state in ('signed','broadcast','included')`,
+                  [...this.where, row.signer, row.nonce, row.id],
+                );
+          if (alive[0]!.n > 0) return;
+          const back = row.kind === 'funding' ? (['funding', 'planned'] as const) : (['sending', 'funded'] as const);
+          for (const s of await this.linkedSweeps(t, row.id, back[0])) await this.o.status.transition(t, s, back[1]);
+        });
+        return;
+    }
+  }
+
+  private async linkedSweeps(em: EntityManager, txId: string, status: string): Promise<string[]> {
+    const rows = await em.execute<{ id: string }[]>(`select s.id from sweeps s join sweep_tx_links l on l.sweep_id = s.id where l.tx_id = ? and s.status = ? order by s.id`, [txId, status]);
+    return rows.map((r) => r.id);
+  }
+
+  /** A funding transaction is in a block: its sweeps are funded once all their funding transactions are (or back to planned if it reverted). */
+  private async fundingIncluded(em: EntityManager, txId: string, success: boolean): Promise<void> {
+    const ids = await this.linkedSweeps(em, txId, 'funding');
+    if (!success) {
+      for (const id of ids) await this.o.status.transition(em, id, 'planned');
+      return;
+    }
+    const pending = await em.execute<{ sweep_id: string }[]>(
+      `select distinct l.sweep_id from sweep_tx_links l join sweep_txs t on t.id = l.tx_id
+       where l.sweep_id = any(?::uuid[]) and t.kind = 'funding' and t.state in ('signed','broadcast')
+         and not exists (select 1 from sweep_txs o where o.signer = t.signer and o.nonce = t.nonce and o.state = 'included' and o.environment = t.environment and o.network = t.network)`,
+      [`{${ids.join(',')}}`],
+    );
+    const waiting = new Set(pending.map((p) => p.sweep_id));
+    for (const id of ids) if (!waiting.has(id)) await this.o.status.transition(em, id, 'funded', { feePaid: await this.feeOf(em, id), feeAsset: this.native.symbol });
+  }
+
+  /** Native units paid for sweep `id` so far: its share of each included transaction it is linked to. */
+  private async feeOf(em: EntityManager, sweepId: string): Promise<bigint> {
+    const rows = await em.execute<{ fee: string; n: number; first: boolean }[]>(
+      `select t.fee_paid::text as fee, (select count(*)::int from sweep_tx_links x where x.tx_id = t.id) as n,
+              (select min(x.sweep_id::text) from sweep_tx_links x where x.tx_id = t.id) = ?::text as first
+       from sweep_txs t join sweep_tx_links l on l.tx_id = t.id where l.sweep_id = ? and t.state = 'included' and t.fee_paid is not null`,
+      [sweepId, sweepId],
+    );
+    return rows.reduce((sum, r) => sum + feeShare(BigInt(r.fee), r.n, r.first), 0n);
+  }
+
+  private async transferIncluded(em: EntityManager, txId: string, st: { blockNumber: bigint; blockHash: string; success: boolean }): Promise<void> {
+    const txHash = (await em.execute<{ tx_hash: string }[]>(`select tx_hash from sweep_txs where id = ?`, [txId]))[0]!.tx_hash;
+    for (const id of await this.linkedSweeps(em, txId, 'sending')) {
+      const feePaid = await this.feeOf(em, id);
+      if (st.success) await this.o.status.transition(em, id, 'sent', { txHash, blockNumber: st.blockNumber, blockHash: st.blockHash, feePaid, feeAsset: this.native.symbol });
+      else await this.o.status.transition(em, id, 'failed', { txHash, failureReason: 'transfer_reverted', feePaid, feeAsset: this.native.symbol });
+    }
+  }
+
+  /** A stuck transaction (same nonce, higher fee): stored before broadcast like every other. */
+  private async replace(em: EntityManager, row: TxRow): Promise<void> {
+    const bump = bumpPercent(Math.round((row.fee_bump_percent - 100) / 25) + 1, this.o.maxFeeBumpPercent);
+    if (bump <= row.fee_bump_percent) return; // at the cap: wait
+    const options = { nonce: BigInt(row.nonce!), feeBumpPercent: bump };
+    let signed: SignedTx[];
+    if (row.kind === 'funding') {
+      const sweeps = await em.execute<SweepJoin[]>(`${SWEEP_SELECT} join sweep_tx_links l on l.sweep_id = s.id where l.tx_id = ? and s.status = 'funding'`, [row.id]);
+      const needs = await this.gasNeeds(sweeps);
+      if (!needs.length) return;
+      signed = await this.sweeps!.signFunding(this.o.tanks.signingKey(this.o.environment, this.o.network), needs.map((n) => n.need), options);
+    } else if (row.kind === 'transfer') {
+      const [s] = await em.execute<SweepJoin[]>(`${SWEEP_SELECT} join sweep_tx_links l on l.sweep_id = s.id where l.tx_id = ? and s.status = 'sending'`, [row.id]);
+      if (!s?.amount) return;
+      signed = [await this.signTransfer(em, s, BigInt(s.amount), options, new Map())];
+    } else if (row.kind === 'batch') {
+      const sweeps = await em.execute<SweepJoin[]>(`${SWEEP_SELECT} join sweep_tx_links l on l.sweep_id = s.id where l.tx_id = ? and s.status = 'sending' order by s.id`, [row.id]);
+      if (!sweeps.length) return;
+      signed = [await this.signBatch(em, sweeps.map((s) => ({ s, amount: BigInt(s.amount!) })), options, new Map(), row.signer)];
+    } else return;
+    const ids = await em.transactional(async (t) => {
+      const sweepIds = (await t.execute<{ sweep_id: string }[]>(`select sweep_id from sweep_tx_links where tx_id = ?`, [row.id])).map((r) => r.sweep_id);
+      return this.storeTxs(t, row.kind, row.signer, signed.slice(0, 1), sweepIds, { replacesId: row.id, bump });
+    });
+    this.o.log.info({ ...this.logCtx, replaced: row.tx_hash, txHash: signed[0]!.txHash, feeBumpPercent: bump }, 'stuck sweep transaction replaced with a higher fee');
+    await this.broadcast(em, ids[0]!, signed[0]!);
+  }
+
+  // --- 2. confirm -----------------------------------------------------------------------------------
+
+  private async confirm(em: EntityManager): Promise<void> {
+    const sent = await em.execute<{ id: string; block_number: string; block_hash: string }[]>(
+      `select id, block_number::text, block_hash from sweeps where environment = ? and network = ? and status = 'sent' order by block_number`,
+      [...this.where],
+    );
+    if (!sent.length) return;
+    const head = await this.o.adapter.getHead();
+    const hashes = new Map<string, string | null>();
+    for (const s of sent) {
+      if (!hashes.has(s.block_number)) hashes.set(s.block_number, await this.o.adapter.getBlockHash(BigInt(s.block_number)));
+      const hash = hashes.get(s.block_number);
+      if (hash !== s.block_hash) {
+        // Reorged out: back to sending; its transfer is tracked (and re-broadcast) again.
+        await em.transactional(async (t) => {
+          const r = await this.o.status.transition(t, s.id, 'sending', { blockNumber: null, blockHash: null });
+          if (r.changed) {
+            await t.execute(
+              `update sweep_txs set state = 'broadcast', block_number = null, block_hash = null, fee_paid = null, success = null, updated_at = now()
+               where kind in ('transfer','batch') and state = 'included' and id in (select tx_id from sweep_tx_links where sweep_id = ?)`,
+              [s.id],
+            );
+          }
+        });
+        this.o.log.warn({ ...this.logCtx, sweepId: s.id, block: s.block_number }, 'sweep transfer reorganised away: back to sending');
+        continue;
+      }
+      if (isFinal(this.o.adapter.finality, BigInt(s.block_number), head, this.o.confirmations)) {
+        await em.transactional((t) => this.o.status.transition(t, s.id, 'confirmed'));
+      }
+    }
+  }
+
+  // --- 3. plan --------------------------------------------------------------------------------------
+
+  private async plan(em: EntityManager): Promise<void> {
+    const started = new Date();
+    const candidates = await em.execute<{
+      deposit_id: string;
+      token_id: string;
+      token_address: string;
+      decimals: number;
+      symbol: string;
+      address: string;
+      merchant_id: string;
+      sw_id: string;
+      sw_address: string;
+      manual: boolean;
+      min_amount: string | null;
+    }[]>(
+      `with recv as (
+         select deposit_id, token_id, sum(amount) as received from (
+           select deposit_id, token_id, amount from payments where environment = ? and network = ? and status = 'confirmed'
+           union all
+           select deposit_id, token_id, amount from unattributed_receipts where environment = ? and network = ? and status = 'confirmed' and reason <> 'wrong_network'
+         ) x group by 1, 2
+       ), swept as (
+         select deposit_id, token_id, sum(amount) as swept from sweeps where environment = ? and network = ? and status = 'confirmed' group by 1, 2
+       )
+       select d.id as deposit_id, r.token_id, t.address as token_address, t.decimals, t.symbol, d.address, o.merchant_id, sw.id as sw_id, sw.address as sw_address,
+              m.min_amount::text as min_amount, rq.manual
+       from recv r
+       join deposits d on d.id = r.deposit_id
+       join orders o on o.id = d.order_id
+       join tokens t on t.id = r.token_id and t.network = d.network
+       join settlement_wallets sw on sw.merchant_id = o.merchant_id and sw.environment = d.environment and sw.network = d.network and sw.replaced_at is null and sw.active_from <= now()
+       left join swept s on s.deposit_id = r.deposit_id and s.token_id = r.token_id
+       left join sweep_settings ss on ss.merchant_id = o.merchant_id and ss.environment = d.environment
+       left join sweep_schedule_runs sr on sr.merchant_id = o.merchant_id and sr.environment = d.environment and sr.network = d.network
+       left join sweep_token_minimums m on m.token_id = r.token_id
+       cross join lateral (select exists (select 1 from sweep_requests q where q.merchant_id = o.merchant_id and q.environment = d.environment and q.network = d.network
+                                          and q.done_at is null and (q.deposit_ids is null or d.id = any(q.deposit_ids))) as manual) rq
+       where r.received > coalesce(s.swept, 0)
+         and not exists (select 1 from sweeps x where x.deposit_id = d.id and x.token_id = r.token_id and x.status not in ('confirmed','failed'))
+         and (rq.manual or (coalesce(ss.enabled, true) and (sr.last_run_at is null or sr.last_run_at <= now() - make_interval(secs => coalesce(ss.interval_s, 3600)))))
+       order by d.created_at limit ?`,
+      [...this.where, ...this.where, ...this.where, this.o.batchSize],
+    );
+    const exhausted = candidates.length < this.o.batchSize;
+    const planned: typeof candidates = [];
+    if (candidates.length) {
+      const token = (c: (typeof candidates)[number]): WatchedToken => ({ address: c.token_address, decimals: c.decimals, symbol: c.symbol });
+      const balances = await this.balances(candidates.map((c) => ({ owner: c.address, token: token(c) })));
+      const quote = this.quoter();
+      await mapLimit(candidates, this.concurrency, async (c, i) => {
+        const balance = balances[i]!;
+        const fee = balance > 0n ? await quote({ token: token(c), from: c.address, to: c.sw_address, amount: balance }) : 0n;
+        const verdict = dustVerdict({
+          balance,
+          tokenDecimals: c.decimals,
+          fee,
+          nativeDecimals: this.native.decimals,
+          nativePriceUsd: this.o.nativePriceUsd,
+          dustPercent: this.o.dustPercent,
+          minAmount: c.min_amount ? BigInt(c.min_amount) : 0n,
+        });
+        if (verdict === 'sweep') planned.push(c);
+        else this.o.log.debug({ ...this.logCtx, depositId: c.deposit_id, balance: balance.toString(), fee: fee.toString(), verdict }, 'deposit not swept');
+      });
+    }
+    await em.transactional(async (t) => {
+      for (const c of planned) {
+        await t.execute(
+          `insert into sweeps (merchant_id, environment, network, deposit_id, token_id, settlement_wallet_id, to_address, trigger) values (?, ?, ?, ?, ?, ?, ?, ?)
+           on conflict (deposit_id, token_id) where status not in ('confirmed','failed') do nothing`,
+          [c.merchant_id, ...this.where, c.deposit_id, c.token_id, c.sw_id, c.sw_address, c.manual ? 'manual' : 'schedule'],
+        );
+      }
+      if (exhausted) {
+        // Every eligible deposit was looked at: the merchants' schedules restart, the requests are served.
+        const merchants = [...new Set(candidates.filter((c) => !c.manual).map((c) => c.merchant_id))];
+        if (merchants.length) {
+          await t.execute(
+            `insert into sweep_schedule_runs (merchant_id, environment, network, last_run_at) select unnest(?::uuid[]), ?, ?, ?
+             on conflict (merchant_id, environment, network) do update set last_run_at = excluded.last_run_at`,
+            [`{${merchants.join(',')}}`, ...this.where, started],
+          );
+        }
+        await t.execute(`update sweep_requests set done_at = now() where environment = ? and network = ? and done_at is null and created_at <= ?`, [...this.where, started]);
+      }
+    });
+    if (planned.length) {
+      this.o.log.info({ ...this.logCtx, planned: planned.length }, 'sweeps planned');
+      this.crash('plan');
+    }
+  }
+
+  private async balances(queries: { owner: string; token: WatchedToken }[]): Promise<bigint[]> {
+    if (!this.o.adapter.balances) throw new Error(`${this.o.network}: the adapter reads no token balances`);
+    return this.o.adapter.balances.tokenBalances(queries, null, this.concurrency);
+  }
+
+  /** Fee quotes cached per token and destination for one step (the fee hardly differs between deposits). */
+  private quoter(): (intent: TransferIntent) => Promise<bigint> {
+    const cache = new Map<string, Promise<bigint>>();
+    return (intent) => {
+      const key = `${intent.token.address}|${intent.to}`;
+      let p = cache.get(key);
+      if (!p) {
+        p = this.sweeps!.quoteTransferFee(intent);
+        cache.set(key, p);
+      }
+      return p;
+    };
+  }
+
+  // --- 4. fund --------------------------------------------------------------------------------------
+
+  /** What each sweep's deposit still lacks for one transfer (topup chains), read from chain. */
+  private async gasNeeds(sweeps: SweepJoin[]): Promise<{ sweep: SweepJoin; need: GasNeed }[]> {
+    const quote = this.quoter();
+    const out = await mapLimit(sweeps, this.concurrency, async (s) => {
+      const token = { address: s.token_address, decimals: s.decimals, symbol: s.symbol };
+      const [fee, held] = await Promise.all([quote({ token, from: s.address, to: s.to_address, amount: 1n }), this.sweeps!.nativeBalance(s.address)]);
+      return { sweep: s, need: { address: s.address, amount: fee > held ? fee - held : 0n } };
+    });
+    return out;
+  }
+
+  private async fund(em: EntityManager): Promise<void> {
+    const planned = await em.execute<SweepJoin[]>(`${SWEEP_SELECT} where s.environment = ? and s.network = ? and s.status = 'planned' order by s.created_at, s.id limit ?`, [
+      ...this.where,
+      this.o.batchSize,
+    ]);
+    const tankAddress = this.o.tanks.address(this.o.environment, this.o.network)!;
+    if (!planned.length) {
+      // Keep the tank's state fresh for operators even when nothing waits.
+      await this.o.tanks.refresh(em, this.o.environment, this.o.adapter, 0n);
+      return;
+    }
+    if (this.sweeps!.gas === 'fee-payer' || this.sweeps!.batch) {
+      // The tank pays the sweep itself (fee payer, or one batch transaction): nothing to top up, but it must be able to pay.
+      const quote = this.quoter();
+      let needed = 0n;
+      for (const s of planned) needed += await quote({ token: { address: s.token_address, decimals: s.decimals, symbol: s.symbol }, from: s.address, to: s.to_address, amount: 1n });
+      const tank = await this.o.tanks.refresh(em, this.o.environment, this.o.adapter, needed);
+      if (!tank || tank.balance === null || tank.balance < needed) return;
+      await em.transactional(async (t) => {
+        for (const s of planned) await this.o.status.transition(t, s.id, 'funded');
+      });
+      this.crash('funded');
+      return;
+    }
+    const needs = await this.gasNeeds(planned);
+    const ready = needs.filter((n) => n.need.amount === 0n);
+    if (ready.length) {
+      await em.transactional(async (t) => {
+        for (const n of ready) await this.o.status.transition(t, n.sweep.id, 'funded');
+      });
+    }
+    const toFund = needs.filter((n) => n.need.amount > 0n);
+    if (!toFund.length) return;
+    const total = toFund.reduce((sum, n) => sum + n.need.amount, 0n);
+    // The funding transaction's own fee: about one more transfer's worth per 20 deposits, at least one.
+    const margin = (toFund[0]!.need.amount * BigInt(Math.ceil(toFund.length / 20) + 1)) as bigint;
+    const tank = await this.o.tanks.refresh(em, this.o.environment, this.o.adapter, total + margin);
+    if (!tank || tank.balance === null || tank.balance < total + margin) return; // waits (planned), nothing failed
+    const nonce = await this.nonceHint(em, tankAddress);
+    const signed = await this.sweeps!.signFunding(this.o.tanks.signingKey(this.o.environment, this.o.network), toFund.map((n) => n.need), nonce === undefined ? {} : { nonce });
+    let ids: string[];
+    try {
+      ids = await em.transactional(async (t) => {
+        await this.takeNonces(t, tankAddress, signed);
+        for (const n of toFund) if (!(await this.o.status.transition(t, n.sweep.id, 'funding')).changed) throw new SweepRace(`sweep ${n.sweep.id} moved meanwhile`);
+        return this.storeTxs(t, 'funding', tankAddress, signed, toFund.map((n) => n.sweep.id));
+      });
+    } catch (err) {
+      if (err instanceof SweepRace) return this.o.log.info({ ...this.logCtx, reason: err.message }, 'sweep funding raced another worker; retrying next tick');
+      throw err;
+    }
+    this.crash('fund-sign');
+    for (let i = 0; i < signed.length; i++) await this.broadcast(em, ids[i]!, signed[i]!);
+    this.o.log.info({ ...this.logCtx, deposits: toFund.length, txs: signed.map((s) => s.txHash) }, 'sweep gas top-up sent');
+    this.crash('fund-broadcast');
+  }
+
+  // --- 5. send --------------------------------------------------------------------------------------
+
+  private async signTransfer(em: EntityManager, s: SweepJoin, amount: bigint, options: { nonce?: bigint; feeBumpPercent?: number }, seeds: Map<string, Uint8Array>): Promise<SignedTx> {
+    const deposit = await this.o.wallets.signingKey(em, s.wallet_id, s.family, s.derivation_index, seeds);
+    const tank = this.sweeps!.gas === 'fee-payer' ? this.o.tanks.signingKey(this.o.environment, this.o.network) : undefined;
+    try {
+      const intent: TransferIntent = { token: { address: s.token_address, decimals: s.decimals, symbol: s.symbol }, from: s.address, to: s.to_address, amount };
+      return await this.sweeps!.signTransfer(intent, { deposit, tank }, options);
+    } finally {
+      deposit.fill(0);
+      tank?.fill(0);
+    }
+  }
+
+  private async send(em: EntityManager): Promise<void> {
+    const funded = await em.execute<SweepJoin[]>(`${SWEEP_SELECT} where s.environment = ? and s.network = ? and s.status = 'funded' order by s.created_at, s.id limit ?`, [
+      ...this.where,
+      this.o.batchSize,
+    ]);
+    if (!funded.length) return;
+    // The amount is the deposit's whole balance as the chain says it now (not the order amount).
+    const balances = await this.balances(funded.map((s) => ({ owner: s.address, token: { address: s.token_address, decimals: s.decimals, symbol: s.symbol } })));
+    const seeds = new Map<string, Uint8Array>();
+    if (this.sweeps!.batch) {
+      try {
+        await this.sendBatches(em, funded, balances, seeds);
+      } finally {
+        for (const seed of seeds.values()) seed.fill(0);
+      }
+      return;
+    }
+    await mapLimit(funded, this.concurrency, async (s, i) => {
+      const amount = balances[i]!;
+      const fork = em.fork();
+      if (amount === 0n) {
+        await fork.transactional((t) => this.o.status.transition(t, s.id, 'failed', { failureReason: 'nothing_to_sweep' }));
+        return;
+      }
+      try {
+        const nonce = await this.nonceHint(fork, s.address);
+        const signed = await this.signTransfer(fork, s, amount, nonce === undefined ? {} : { nonce }, seeds);
+        const [id] = await fork.transactional(async (t) => {
+          await this.takeNonces(t, s.address, [signed]);
+          if (!(await this.o.status.transition(t, s.id, 'sending', { amount })).changed) throw new SweepRace(`sweep ${s.id} moved meanwhile`);
+          return this.storeTxs(t, 'transfer', s.address, [signed], [s.id]);
+        });
+        this.crash('send-sign');
+        await this.broadcast(fork, id!, signed);
+        this.crash('send-broadcast');
+      } catch (err) {
+        if (err instanceof SweepRace) return this.o.log.info({ ...this.logCtx, reason: err.message }, 'sweep transfer raced another worker; retrying next tick');
+        if ((err as { fatal?: boolean }).fatal) throw err; // a simulated crash (tests) must not be absorbed
+        if (err instanceof SweepGasShortError) {
+          // The fee rose since the top-up: top it up again (nothing was signed).
+          await fork.transactional((t) => this.o.status.transition(t, s.id, 'planned'));
+          return;
+        }
+        this.o.log.warn({ ...this.logCtx, sweepId: s.id, err: err instanceof Error ? err.message : String(err) }, 'sweep transfer not signed; retrying next tick');
+      }
+    });
+    for (const seed of seeds.values()) seed.fill(0);
+  }
+
+  /** Batch chains (EVM EIP-7702): the tank sweeps up to `maxBatch` deposits in one transaction it pays for. */
+  private async sendBatches(em: EntityManager, funded: SweepJoin[], balances: bigint[], seeds: Map<string, Uint8Array>): Promise<void> {
+    const batch = this.sweeps!.batch!;
+    const empty = funded.filter((_, i) => balances[i] === 0n);
+    if (empty.length) await em.transactional(async (t) => {
+      for (const s of empty) await this.o.status.transition(t, s.id, 'failed', { failureReason: 'nothing_to_sweep' });
+    });
+    const items = funded.map((s, i) => ({ s, amount: balances[i]! })).filter((x) => x.amount > 0n);
+    const tankAddress = this.o.tanks.address(this.o.environment, this.o.network)!;
+    for (let at = 0; at < items.length; at += batch.maxBatch) {
+      const chunk = items.slice(at, at + batch.maxBatch);
+      const signed = await this.signBatch(em, chunk, {}, seeds, tankAddress);
+      let ids: string[];
+      try {
+        ids = await em.transactional(async (t) => {
+          await this.takeNonces(t, tankAddress, [signed]);
+          for (const x of chunk) if (!(await this.o.status.transition(t, x.s.id, 'sending', { amount: x.amount })).changed) throw new SweepRace(`sweep ${x.s.id} moved meanwhile`);
+          return this.storeTxs(t, 'batch', tankAddress, [signed], chunk.map((x) => x.s.id));
+        });
+      } catch (err) {
+        if (err instanceof SweepRace) return this.o.log.info({ ...this.logCtx, reason: err.message }, 'batch sweep raced another worker; retrying next tick');
+        throw err;
+      }
+      this.crash('send-sign');
+      await this.broadcast(em, ids[0]!, signed);
+      this.o.log.info({ ...this.logCtx, deposits: chunk.length, txHash: signed.txHash }, 'batch sweep sent');
+      this.crash('send-broadcast');
+    }
+  }
+
+  /** Signs one batch sweep (the tank's nonce: its next one unless `options` gives it); deposit keys are zeroed after. */
+  private async signBatch(em: EntityManager, chunk: { s: SweepJoin; amount: bigint }[], options: { nonce?: bigint; feeBumpPercent?: number }, seeds: Map<string, Uint8Array>, tankAddress: string): Promise<SignedTx> {
+    const items: BatchSweepItem[] = [];
+    const tankKey = this.o.tanks.signingKey(this.o.environment, this.o.network);
+    try {
+      for (const { s, amount } of chunk) {
+        items.push({
+          intent: { token: { address: s.token_address, decimals: s.decimals, symbol: s.symbol }, from: s.address, to: s.to_address, amount },
+          depositKey: await this.o.wallets.signingKey(em, s.wallet_id, s.family, s.derivation_index, seeds),
+        });
+      }
+      const nonce = options.nonce ?? (await this.nonceHint(em, tankAddress));
+      return await this.sweeps!.batch!.signBatchSweep(tankKey, items, { ...options, ...(nonce === undefined ? {} : { nonce }) });
+    } finally {
+      tankKey.fill(0);
+      for (const i of items) i.depositKey.fill(0);
+    }
+  }
+}
