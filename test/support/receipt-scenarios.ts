@@ -13,7 +13,7 @@ import { eventually } from './order-watch';
 import { settlementReads, type ChainUnderTest } from './settlement-scenarios';
 
 export interface ReceiptChain extends ChainUnderTest {
-  /** Another watched token of the same network, to `to`; returns the tx hash. Absent where it cannot be seen (SOLANA: another mint lands in another token account). */
+  /** Another watched token of the same network, to `to`; returns the tx hash. Absent where the harness cannot send one. */
   payOtherToken?(to: string, amount: bigint): Promise<string>;
   /** A watched token of another network of the same family, to `to`; returns the tx hash. */
   payOtherNetwork?(to: string, amount: bigint): Promise<string>;
@@ -57,7 +57,7 @@ export function receiptScenarios(chain: ReceiptChain): void {
     expect(await orderStatus(o.orderId)).toBe('Expired');
   });
 
-  // Defined only where the harness can send it (SOLANA: another mint lands in another token account, unseen; see docs/watchers.md).
+  // Defined where the harness can send another watched token (SOLANA: another mint, at the owner's account of that mint).
   const payOtherToken = chain.payOtherToken;
   if (payOtherToken)
   it('another token sent to a deposit address is recorded as wrong_token, reported, and never counted', async () => {
