@@ -25,6 +25,8 @@ import { depositPrivateKey, watcherGuardScenarios } from '../support/watcher-gua
 import { receiptScenarios } from '../support/receipt-scenarios';
 import { reconciliationScenarios } from '../support/reconciliation-scenarios';
 import { watchedNetworks } from '../../src/chains/networks';
+import { WebhookReceiver } from '../support/webhook-receiver';
+import { setUrl } from '../support/webhooks';
 
 /** Slots between the confirmed and the finalized tip in these tests (mainnet: ~32). */
 const LAG = 2;
@@ -36,6 +38,8 @@ let mint: PublicKey;
 let usdt: PublicKey;
 let apiKey: string;
 let customer: Keypair;
+/** The merchant's webhook endpoint (answers 200). */
+let receiver: WebhookReceiver;
 /** The customer's own connection (a wallet's RPC), separate from the facade's helpers. */
 let wallet: Connection;
 const watches: OrderWatch[] = [];
@@ -51,7 +55,10 @@ beforeAll(async () => {
   );
   await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'SOLANA', symbol: 'USDC', name: 'USD Coin (litesvm)', address: mint.toBase58(), decimals: 6 });
   await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'SOLANA', symbol: 'USDT', name: 'Tether USD (litesvm)', address: usdt.toBase58(), decimals: 6 });
-  apiKey = (await createMerchant(gw.app)).sandboxKey;
+  const merchant = await createMerchant(gw.app);
+  apiKey = merchant.sandboxKey;
+  receiver = await WebhookReceiver.start();
+  await setUrl(gw.app, merchant.merchantId, 'sandbox', receiver.url);
   customer = await facade.fundedKeypair(5);
   await facade.mintTo(customer.publicKey, mint, 10n ** 12n);
   await facade.mintTo(customer.publicKey, usdt, 10n ** 12n);
@@ -66,6 +73,7 @@ afterEach(async () => {
 afterAll(async () => {
   await gw?.close();
   await facade?.stop();
+  await receiver?.close();
 });
 
 const { sql, orderStatus, paymentsOf } = settlementReads(() => gw.app);
@@ -127,7 +135,7 @@ settlementScenarios({ app: () => gw.app, newOrder, pay, makeFinal: finalize });
 
 // Late receipts (closed deposits are polled every CLOSED_DEPOSIT_POLL_EVERY polls) and wrong-token ones:
 // USDT sent to a USDC deposit owner lands in the owner's USDT associated token account, polled too.
-receiptScenarios({ app: () => gw.app, newOrder, pay, makeFinal: finalize, payOtherToken: (to, amount) => pay(to, amount, usdt) });
+receiptScenarios({ app: () => gw.app, newOrder, pay, makeFinal: finalize, payOtherToken: (to, amount) => pay(to, amount, usdt), deliversWebhooks: true });
 
 watcherGuardScenarios({
   app: () => gw.app,

@@ -17,6 +17,8 @@ export interface ReceiptChain extends ChainUnderTest {
   payOtherToken?(to: string, amount: bigint): Promise<string>;
   /** A watched token of another network of the same family, to `to`; returns the tx hash. */
   payOtherNetwork?(to: string, amount: bigint): Promise<string>;
+  /** The merchant has a webhook URL (a receiver answering 200): the `transaction.unattributed` webhook is checked as delivered. */
+  deliversWebhooks?: boolean;
   /** Makes everything sent on the other network final. */
   makeOtherFinal?(): Promise<unknown> | unknown;
 }
@@ -67,6 +69,13 @@ export function receiptScenarios(chain: ReceiptChain): void {
     await eventually(async () => (await receiptsOf(o.orderId)).some((r) => r.tx_hash === wrong && r.status === 'confirmed'), 'wrong-token receipt confirmed');
     expect((await receiptsOf(o.orderId))[0]).toEqual(expect.objectContaining({ reason: 'wrong_token', amount: o.total.toString() }));
     await eventually(async () => (await eventsOf(o.orderId, 'payment.unattributed')).length === 1, 'payment.unattributed event');
+    if (chain.deliversWebhooks) {
+      await eventually(
+        async () => (await sql<{ state: string }>(`select state from webhook_deliveries where order_id = ? and event = 'transaction.unattributed'`, [o.orderId])).some((d) => d.state === 'delivered'),
+        'transaction.unattributed webhook delivered',
+      );
+      expect(await sql(`select id from webhook_deliveries where order_id = ? and event = 'transaction.unattributed'`, [o.orderId])).toHaveLength(1);
+    }
     expect(await paymentsOf(o.orderId)).toEqual([]);
     expect(await orderStatus(o.orderId)).toBe('Created');
     // The right token still completes the order, and the wrong one is still not counted.
