@@ -126,6 +126,15 @@ export interface PolledDeposit {
 }
 
 /**
+ * What an account poll asks for: every deposit owner × every watched token, each with the owner's
+ * cursor. Not only the deposit's own token: another watched token sent to the owner lands in another
+ * account, and must be observed too (a `wrong_token` receipt), as a log scan of every token observes it.
+ */
+export function pollEveryToken(deposits: { owner: string; cursor: string | null }[], tokens: WatchedToken[]): PolledDeposit[] {
+  return deposits.flatMap((d) => tokens.map((token) => ({ owner: d.owner, token, untilSignature: d.cursor })));
+}
+
+/**
  * EVM/TRON: the chain has a log of token transfers to scan by block range, so one query covers every
  * deposit and the cost grows with the transfers on chain, not with the number of open orders.
  */

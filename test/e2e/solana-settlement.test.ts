@@ -25,6 +25,8 @@ import { depositPrivateKey, watcherGuardScenarios } from '../support/watcher-gua
 import { receiptScenarios } from '../support/receipt-scenarios';
 import { reconciliationScenarios } from '../support/reconciliation-scenarios';
 import { watchedNetworks } from '../../src/chains/networks';
+import { WebhookReceiver } from '../support/webhook-receiver';
+import { setUrl } from '../support/webhooks';
 
 /** Slots between the confirmed and the finalized tip in these tests (mainnet: ~32). */
 const LAG = 2;
@@ -32,8 +34,12 @@ const LAG = 2;
 let facade: SolanaFacade;
 let gw: TestGateway;
 let mint: PublicKey;
+/** A second watched mint (the wrong token for USDC deposits). */
+let usdt: PublicKey;
 let apiKey: string;
 let customer: Keypair;
+/** The merchant's webhook endpoint (answers 200). */
+let receiver: WebhookReceiver;
 /** The customer's own connection (a wallet's RPC), separate from the facade's helpers. */
 let wallet: Connection;
 const watches: OrderWatch[] = [];
@@ -41,15 +47,21 @@ const watches: OrderWatch[] = [];
 beforeAll(async () => {
   facade = await startSolanaFacade({ finalityLag: LAG });
   mint = await facade.createUsdcMint({ decimals: 6 });
+  usdt = await facade.createUsdcMint({ decimals: 6 });
   // A short webhook sweep period: Agenda's per-run keep-alive timer (half a job's lock) would hold jest ~30 s after the run.
   gw = await startTestGateway(
     { SANDBOX_SOLANA_CONFIRMATIONS: '1', CLOSED_DEPOSIT_POLL_EVERY: '3', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000' },
     { rpcOverrides: { 'sandbox:SOLANA': [facade.url] } },
   );
   await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'SOLANA', symbol: 'USDC', name: 'USD Coin (litesvm)', address: mint.toBase58(), decimals: 6 });
-  apiKey = (await createMerchant(gw.app)).sandboxKey;
+  await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'SOLANA', symbol: 'USDT', name: 'Tether USD (litesvm)', address: usdt.toBase58(), decimals: 6 });
+  const merchant = await createMerchant(gw.app);
+  apiKey = merchant.sandboxKey;
+  receiver = await WebhookReceiver.start();
+  await setUrl(gw.app, merchant.merchantId, 'sandbox', receiver.url);
   customer = await facade.fundedKeypair(5);
   await facade.mintTo(customer.publicKey, mint, 10n ** 12n);
+  await facade.mintTo(customer.publicKey, usdt, 10n ** 12n);
   wallet = new Connection(facade.url, 'confirmed');
 });
 
@@ -61,6 +73,7 @@ afterEach(async () => {
 afterAll(async () => {
   await gw?.close();
   await facade?.stop();
+  await receiver?.close();
 });
 
 const { sql, orderStatus, paymentsOf } = settlementReads(() => gw.app);
@@ -81,14 +94,14 @@ function fromQr(qr: string): { to: string; amount: bigint; token: string } {
   return { to: u.pathname, amount: BigInt(whole! + frac.padEnd(6, '0')), token: u.searchParams.get('spl-token')! };
 }
 
-/** The customer's SPL transfer into the deposit owner's ATA (created idempotently in the same transaction). */
-async function pay(owner: string, amount: bigint): Promise<string> {
+/** The customer's SPL transfer (USDC unless told) into the deposit owner's ATA (created idempotently in the same transaction). */
+async function pay(owner: string, amount: bigint, token = mint): Promise<string> {
   const ownerKey = new PublicKey(owner);
-  const source = getAssociatedTokenAddressSync(mint, customer.publicKey, false, TOKEN_PROGRAM_ID);
-  const dest = getAssociatedTokenAddressSync(mint, ownerKey, false, TOKEN_PROGRAM_ID);
+  const source = getAssociatedTokenAddressSync(token, customer.publicKey, false, TOKEN_PROGRAM_ID);
+  const dest = getAssociatedTokenAddressSync(token, ownerKey, false, TOKEN_PROGRAM_ID);
   const tx = new Transaction().add(
-    createAssociatedTokenAccountIdempotentInstruction(customer.publicKey, dest, ownerKey, mint, TOKEN_PROGRAM_ID),
-    createTransferCheckedInstruction(source, mint, dest, customer.publicKey, amount, 6, [], TOKEN_PROGRAM_ID),
+    createAssociatedTokenAccountIdempotentInstruction(customer.publicKey, dest, ownerKey, token, TOKEN_PROGRAM_ID),
+    createTransferCheckedInstruction(source, token, dest, customer.publicKey, amount, 6, [], TOKEN_PROGRAM_ID),
   );
   return sendAndConfirmTransaction(wallet, tx, [customer], { commitment: 'confirmed' });
 }
@@ -120,9 +133,9 @@ it('order → quote → deposit → the customer pays exactly the total on SOLAN
 
 settlementScenarios({ app: () => gw.app, newOrder, pay, makeFinal: finalize });
 
-// Late receipts (closed deposits are polled every CLOSED_DEPOSIT_POLL_EVERY polls). Another mint lands in
-// another associated token account, which is not polled: no wrong-token case on SOLANA.
-receiptScenarios({ app: () => gw.app, newOrder, pay, makeFinal: finalize });
+// Late receipts (closed deposits are polled every CLOSED_DEPOSIT_POLL_EVERY polls) and wrong-token ones:
+// USDT sent to a USDC deposit owner lands in the owner's USDT associated token account, polled too.
+receiptScenarios({ app: () => gw.app, newOrder, pay, makeFinal: finalize, payOtherToken: (to, amount) => pay(to, amount, usdt), deliversWebhooks: true });
 
 watcherGuardScenarios({
   app: () => gw.app,

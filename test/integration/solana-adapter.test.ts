@@ -354,6 +354,27 @@ describe('createSolanaAdapter against litesvm behind the RPC facade', () => {
     expect(r2.cursors[owner]).toBe(sUsdc2);
   });
 
+  test('a registry mint absent from the cluster is skipped, not a failure of the owner; a remembered cursor slot saves a call', async () => {
+    const absent: WatchedToken = { address: Keypair.generate().publicKey.toBase58(), decimals: 6, symbol: 'USDT' };
+    const usdtMint = await f.createUsdcMint();
+    const usdt: WatchedToken = { address: usdtMint.toBase58(), decimals: 6, symbol: 'USDT' };
+    await f.mintTo(customer.publicKey, usdtMint, 1_000_000n);
+    const owner = solanaDriver.deriveAddress(SEED, 8);
+    const errors: string[] = [];
+    const a = adapter([f.url], { onDepositError: (o) => errors.push(o) });
+    const deps = (until: string | null) => [usdc, absent, usdt].map((token) => ({ owner, token, untilSignature: until }));
+    const s1 = await f.transfer(customer, new PublicKey(owner), usdtMint, 40n);
+    const r1 = await a.pollDeposits!(deps(null));
+    expect(r1.transfers.map((t) => [t.token, t.txHash, t.amount])).toEqual([[usdt.address, s1, 40n]]);
+    expect(r1.cursors).toEqual({ [owner]: s1 });
+    expect(errors).toEqual([]);
+    // Next poll from the cursor this adapter returned: one signature list per existing token account,
+    // no getSignatureStatuses for the cursor's slot (the absent mint is asked for again: not cached).
+    const before = f.calls.length;
+    expect(await a.pollDeposits!(deps(s1))).toEqual({ transfers: [], cursors: { [owner]: s1 } });
+    expect(f.calls.slice(before).sort()).toEqual(['getAccountInfo', 'getSignaturesForAddress', 'getSignaturesForAddress']);
+  });
+
   test('pages through signatures and respects the per-poll transaction budget', async () => {
     const owner = solanaDriver.deriveAddress(SEED, 6);
     const sigs: string[] = [];
@@ -426,15 +447,16 @@ describe('createSolanaAdapter against litesvm behind the RPC facade', () => {
     expect(sleeps[0]).toBeLessThanOrEqual(100);
     await expect(dead.pollDeposits!([{ owner: owner0, token: usdc }])).rejects.toBeInstanceOf(SolanaRpcError);
 
+    // owner0's history overflows one page of one signature (its poll fails loudly); a fresh owner has none.
     const errors: string[] = [];
-    const a = adapter([f.url], { onDepositError: (owner) => errors.push(owner) });
-    const bogusMint: WatchedToken = { address: Keypair.generate().publicKey.toBase58(), decimals: 6, symbol: 'XXX' };
+    const a = adapter([f.url], { onDepositError: (owner) => errors.push(owner), signaturePageSize: 1, maxSignaturePages: 1 });
+    const fresh = solanaDriver.deriveAddress(SEED, 9);
     const r = await a.pollDeposits!([
-      { owner: owner0, token: usdc },
-      { owner: owner1, token: bogusMint, untilSignature: 'keep-me' },
+      { owner: fresh, token: usdc },
+      { owner: owner0, token: usdc, untilSignature: 'keep-me' },
     ]);
-    expect(errors).toEqual([owner1]);
-    expect(r.cursors[owner1]).toBe('keep-me');
-    expect(r.cursors[owner0]).toEqual(expect.any(String));
+    expect(errors).toEqual([owner0]);
+    expect(r.cursors[owner0]).toBe('keep-me');
+    expect(r.cursors[fresh]).toBeNull();
   });
 });

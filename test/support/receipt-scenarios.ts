@@ -13,10 +13,12 @@ import { eventually } from './order-watch';
 import { settlementReads, type ChainUnderTest } from './settlement-scenarios';
 
 export interface ReceiptChain extends ChainUnderTest {
-  /** Another watched token of the same network, to `to`; returns the tx hash. Absent where it cannot be seen (SOLANA: another mint lands in another token account). */
+  /** Another watched token of the same network, to `to`; returns the tx hash. Absent where the harness cannot send one. */
   payOtherToken?(to: string, amount: bigint): Promise<string>;
   /** A watched token of another network of the same family, to `to`; returns the tx hash. */
   payOtherNetwork?(to: string, amount: bigint): Promise<string>;
+  /** The merchant has a webhook URL (a receiver answering 200): the `transaction.unattributed` webhook is checked as delivered. */
+  deliversWebhooks?: boolean;
   /** Makes everything sent on the other network final. */
   makeOtherFinal?(): Promise<unknown> | unknown;
 }
@@ -57,7 +59,7 @@ export function receiptScenarios(chain: ReceiptChain): void {
     expect(await orderStatus(o.orderId)).toBe('Expired');
   });
 
-  // Defined only where the harness can send it (SOLANA: another mint lands in another token account, unseen; see docs/watchers.md).
+  // Defined where the harness can send another watched token (SOLANA: another mint, at the owner's account of that mint).
   const payOtherToken = chain.payOtherToken;
   if (payOtherToken)
   it('another token sent to a deposit address is recorded as wrong_token, reported, and never counted', async () => {
@@ -67,6 +69,13 @@ export function receiptScenarios(chain: ReceiptChain): void {
     await eventually(async () => (await receiptsOf(o.orderId)).some((r) => r.tx_hash === wrong && r.status === 'confirmed'), 'wrong-token receipt confirmed');
     expect((await receiptsOf(o.orderId))[0]).toEqual(expect.objectContaining({ reason: 'wrong_token', amount: o.total.toString() }));
     await eventually(async () => (await eventsOf(o.orderId, 'payment.unattributed')).length === 1, 'payment.unattributed event');
+    if (chain.deliversWebhooks) {
+      await eventually(
+        async () => (await sql<{ state: string }>(`select state from webhook_deliveries where order_id = ? and event = 'transaction.unattributed'`, [o.orderId])).some((d) => d.state === 'delivered'),
+        'transaction.unattributed webhook delivered',
+      );
+      expect(await sql(`select id from webhook_deliveries where order_id = ? and event = 'transaction.unattributed'`, [o.orderId])).toHaveLength(1);
+    }
     expect(await paymentsOf(o.orderId)).toEqual([]);
     expect(await orderStatus(o.orderId)).toBe('Created');
     // The right token still completes the order, and the wrong one is still not counted.

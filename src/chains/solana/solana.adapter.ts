@@ -45,6 +45,8 @@ interface TokenAccountWatch {
 const NO_BLOCK_CODES = new Set([-32004, -32007, -32009, -32014]);
 
 const TOKEN_PROGRAMS = new Set([TOKEN_PROGRAM_ID.toBase58(), TOKEN_2022_PROGRAM_ID.toBase58()]);
+/** Cursor slots remembered at most (one per polled owner; past this the memo starts over). */
+const MAX_CURSOR_SLOTS = 200_000;
 /** getMultipleAccounts takes at most 100 keys per call. */
 const ACCOUNTS_PER_CALL = 100;
 
@@ -95,6 +97,12 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
   const maxTxPerOwner = Math.max(1, options.maxTransactionsPerOwner ?? 250);
   /** Mint → owning token program; a mint never changes program, so this never goes stale. */
   const mintPrograms = new Map<string, Promise<string>>();
+  /** Owner → the cursor signature last returned for it and its slot (bounded: cleared when it grows past MAX_CURSOR_SLOTS). */
+  const cursorSlots = new Map<string, { signature: string; slot: number }>();
+  function rememberCursorSlot(owner: string, signature: string, slot: number): void {
+    if (cursorSlots.size >= MAX_CURSOR_SLOTS && !cursorSlots.has(owner)) cursorSlots.clear();
+    cursorSlots.set(owner, { signature, slot });
+  }
 
   function mintProgram(mint: string): Promise<string> {
     let p = mintPrograms.get(mint);
@@ -113,6 +121,14 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
       mintPrograms.set(mint, p);
     }
     return p;
+  }
+
+  /** The mint's token program, or null when the mint does not exist on this cluster (another cluster's registry address): nobody holds it, nothing arrives. */
+  function mintProgramOrNull(mint: string): Promise<string | null> {
+    return mintProgram(mint).catch((e: unknown) => {
+      if (e instanceof DomainError && e.code === 'TOKEN_NOT_SUPPORTED') return null;
+      throw e;
+    });
   }
 
   async function getBlockHash(slot: bigint): Promise<string | null> {
@@ -159,23 +175,34 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
   }
 
   async function pollOwner(o: OwnerPoll): Promise<{ transfers: ObservedTransfer[]; cursor: string | null }> {
-    const watches: TokenAccountWatch[] = await Promise.all(
-      o.tokens.map(async (t) => {
-        const programId = await mintProgram(t.address);
-        return { mint: t.address, ata: associatedTokenAddress(o.owner, t.address, programId), programId };
-      }),
-    );
+    // A registry mint absent from the cluster has no token account to poll: skipped, not a failure
+    // of the owner's other accounts.
+    const watches: TokenAccountWatch[] = (
+      await Promise.all(
+        o.tokens.map(async (t) => {
+          const programId = await mintProgramOrNull(t.address);
+          return programId ? [{ mint: t.address, ata: associatedTokenAddress(o.owner, t.address, programId), programId }] : [];
+        }),
+      )
+    ).flat();
+    if (watches.length === 0) return { transfers: [], cursor: o.until };
 
     // One cursor per owner (interface contract) but one signature list per token account: with
     // several accounts, the cursor signature belongs to only one of them, so `until` alone would
     // not stop the others. Bound them by the cursor's slot instead; same-slot entries are seen
     // again, which is harmless because payments are inserted idempotently.
+    // The slot of a cursor this adapter returned is remembered, which saves that call on every poll.
     let untilSlot: number | null = null;
     if (o.until && watches.length > 1) {
-      const status = await pool.call('getSignatureStatuses', (c) =>
-        c.getSignatureStatuses([o.until!], { searchTransactionHistory: true }),
-      );
-      untilSlot = status.value[0]?.slot ?? null;
+      const known = cursorSlots.get(o.owner);
+      if (known?.signature === o.until) untilSlot = known.slot;
+      else {
+        const status = await pool.call('getSignatureStatuses', (c) =>
+          c.getSignatureStatuses([o.until!], { searchTransactionHistory: true }),
+        );
+        untilSlot = status.value[0]?.slot ?? null;
+        if (untilSlot !== null) rememberCursorSlot(o.owner, o.until, untilSlot);
+      }
     }
 
     const lists = await Promise.all(watches.map((w) => listSignatures(w.ata, o.until, untilSlot)));
@@ -250,6 +277,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
 
     const transfers: ObservedTransfer[] = [];
     let cursor = o.until;
+    let cursorSlot: number | null = null;
     for (const f of found) {
       if (f.decoded.length) {
         const hash = hashes.get(f.tx!.slot) ?? null;
@@ -257,7 +285,9 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
         for (const t of f.decoded) transfers.push({ ...t, blockHash: hash });
       }
       cursor = f.sig.signature;
+      cursorSlot = f.sig.slot;
     }
+    if (cursor !== null && cursorSlot !== null) rememberCursorSlot(o.owner, cursor, cursorSlot);
     return { transfers, cursor };
   }
 
@@ -325,15 +355,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
   async function tokenBalances(queries: BalanceQuery[], _at: bigint | null, concurrency: number): Promise<bigint[]> {
     // A registry mint that does not exist on this cluster (another cluster's address) is held by nobody: 0.
     const programs = new Map<string, string | null>();
-    for (const mint of new Set(queries.map((q) => q.token.address))) {
-      programs.set(
-        mint,
-        await mintProgram(mint).catch((e: unknown) => {
-          if (e instanceof DomainError && e.code === 'TOKEN_NOT_SUPPORTED') return null;
-          throw e;
-        }),
-      );
-    }
+    for (const mint of new Set(queries.map((q) => q.token.address))) programs.set(mint, await mintProgramOrNull(mint));
     const out: bigint[] = queries.map(() => 0n);
     const atas = queries.map((q) => {
       const program = programs.get(q.token.address);

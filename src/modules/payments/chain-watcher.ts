@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { isFinal, type AccountPollObservation, type ChainAdapter, type ChainHead, type LogScanObservation, type ObservedTransfer, type WatchedToken } from '../../chains/chain-adapter.js';
+import { isFinal, pollEveryToken, type AccountPollObservation, type ChainAdapter, type ChainHead, type LogScanObservation, type ObservedTransfer, type WatchedToken } from '../../chains/chain-adapter.js';
 import type { WatchedNetwork } from '../../chains/networks.js';
 import type { Environment, Network } from '../../common/environment.js';
 import type { TokenService } from '../tokens/token.service.js';
@@ -314,7 +314,7 @@ export class ChainWatcher {
     return stale;
   }
 
-  /** Account-polling chains: poll each watched deposit's token account since its own cursor. */
+  /** Account-polling chains: poll each watched deposit's token accounts (one per watched token) since its own cursor. */
   private async pollDeposits(em: EntityManager, poll: AccountPollObservation, touched: Set<string>): Promise<number> {
     // Open deposits every tick; closed ones (kept for `late` receipts) once every `closedPollEvery`
     // ticks, so a month of closed deposits does not multiply the per-address RPC calls.
@@ -322,11 +322,9 @@ export class ChainWatcher {
     const slowTurn = this.ticks++ % this.deps.closedPollEvery === 0;
     const entries = [...this.watch.values()].filter((e) => e.network === this.network && (slowTurn || e.closesAt > now));
     if (!entries.length) return 0;
-    const tokenOf = new Map(this.tokens.map((t) => [t.address, t]));
-    const deposits = entries.flatMap((e) => {
-      const token = tokenOf.get(e.tokenAddress);
-      return token ? [{ owner: e.owner, token, untilSignature: e.cursor }] : [];
-    });
+    // Every watched token at every owner: the deposit's own (payments) and the others (`wrong_token`).
+    const deposits = pollEveryToken(entries, this.tokens);
+    if (!deposits.length) return 0;
     const { transfers, cursors } = await poll.pollDeposits(deposits);
     const matched = this.match(transfers);
     return em.transactional(async (tx) => {

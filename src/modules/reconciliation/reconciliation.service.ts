@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import type { BalanceQuery, ObservedTransfer } from '../../chains/chain-adapter.js';
+import { pollEveryToken, type BalanceQuery, type ObservedTransfer } from '../../chains/chain-adapter.js';
 import type { WatchedNetwork } from '../../chains/networks.js';
 import type { Environment, Network } from '../../common/environment.js';
 import { gauge } from '../../common/metrics.js';
@@ -280,11 +280,8 @@ export class ReconciliationService {
       if (hi - cursor > MAX_IN_FLIGHT_BLOCKS) throw new Error(`the watcher is ${hi - cursor} blocks behind the head: reconcile once it has caught up`);
       observed = cursor < hi ? await observation.scanTransfers(cursor + 1n, hi, tokens, (to) => watched.has(adapter.driver.addressKey(to))) : [];
     } else {
-      const tokenOf = new Map(tokens.map((t) => [t.address, t]));
-      const polled = deposits.flatMap((d) => {
-        const token = tokenOf.get(d.token_address);
-        return d.network === network && token ? [{ owner: d.address, token, untilSignature: d.cursor }] : [];
-      });
+      // As the watcher polls: every watched token at every owner of the network.
+      const polled = pollEveryToken(deposits.filter((d) => d.network === network).map((d) => ({ owner: d.address, cursor: d.cursor })), tokens);
       observed = polled.length ? (await observation.pollDeposits(polled)).transfers : [];
     }
     const out = new Map<string, Movement[]>();
