@@ -260,15 +260,15 @@ describe('events', () => {
     for (const w of r.received) expect(verifies(m.sandboxKey, w)).toBe(true);
   });
 
-  it('a late, overpaying transfer: transaction.success (tx hash key), transaction.late_payment and transaction.overpaid (event keys)', async () => {
+  it('a late, overpaying transfer: transaction.expired, then transaction.success (tx hash key), transaction.late_payment and transaction.overpaid (event keys)', async () => {
     const { m, r } = await merchantWithReceiver();
     const paid = await payOrder(gw.app, gw.url, m, { late: true, extra: 5000n });
     expect(paid.status).toBe('Success');
-    await r.waitFor(3);
+    await r.waitFor(4);
     await sleep(500);
-    expect(r.received).toHaveLength(3);
+    expect(r.received).toHaveLength(4);
     const byEvent = Object.fromEntries(r.received.map((w) => [w.headers['x-service-event'], bodyOf(w)]));
-    expect(Object.keys(byEvent).sort()).toEqual(['transaction.late_payment', 'transaction.overpaid', 'transaction.success']);
+    expect(Object.keys(byEvent).sort()).toEqual(['transaction.expired', 'transaction.late_payment', 'transaction.overpaid', 'transaction.success']);
     expect(byEvent['transaction.success']!.idempotency_key).toBe(paid.txHash);
     const amount = formatDecimal(paid.amount, 6);
     expect(byEvent['transaction.late_payment']).toMatchObject({
@@ -280,7 +280,7 @@ describe('events', () => {
       data: { overpaid: true, amount_received_crypto: amount, overpayment: { amount_due_crypto: formatDecimal(BigInt(paid.deposit.total_amount), 6), amount_received_crypto: amount, excess_crypto: '0.005' } },
     });
     const keys = r.received.map((w) => w.headers['x-service-idempotency-key']);
-    expect(new Set(keys).size).toBe(3);
+    expect(new Set(keys).size).toBe(4);
   });
 
   it('no notification_url for the environment: no delivery (the outbox row is consumed)', async () => {

@@ -99,7 +99,11 @@ export async function payOrder(app: App, base: string, m: { merchantId: string; 
     `select d.id, d.order_id, d.token_id, d.address, d.total_amount from deposits d join orders o on o.id = d.order_id where o.order_no = ?`,
     [orderNo],
   );
-  if (opts.late) await conn.execute(`update orders set expires_at = now() - interval '1 minute' where id = ?`, [dep!.order_id]);
+  if (opts.late) {
+    // Expired as the expiry job would do it, now rather than whenever the job's next run races the payment.
+    await conn.execute(`update orders set expires_at = now() - interval '1 minute' where id = ?`, [dep!.order_id]);
+    await app.settlement.expireDue(app.orm.em.fork());
+  }
   const txHash = `0x${randomBytes(32).toString('hex')}`;
   const amount = BigInt(dep!.total_amount) + (opts.extra ?? 0n);
   await app.payments.record(app.orm.em.fork(), 'sandbox', 'ETHEREUM', [
