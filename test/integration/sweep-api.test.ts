@@ -329,4 +329,12 @@ describe('schedule settings', () => {
     expect(k.status).toBe(401);
     expect(await settingsRows(m.merchantId)).toEqual([]);
   });
+
+  it('a viewer reads the schedule but cannot change it (FORBIDDEN), nothing written', async () => {
+    const m = await merchant();
+    const ctx = { em: gw.app.orm.em.fork(), caller: { kind: 'dashboard' as const, merchantId: m.merchantId, userId: 'u', sessionId: 's', role: 'viewer' as const }, environment: 'sandbox' as const, ip: '127.0.0.1', requestId: 'r' };
+    await expect(gw.app.sweeps.settings(ctx, { environment: 'sandbox' })).resolves.toMatchObject({ intervalSeconds: 3600 });
+    await expect(gw.app.sweeps.setSettings(ctx, { environment: 'sandbox', enabled: false })).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    expect(await settingsRows(m.merchantId)).toEqual([]);
+  });
 });
