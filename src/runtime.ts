@@ -15,6 +15,7 @@ import { merchantRoutes } from './rest/merchant.routes.js';
 import { paymentRoutes } from './rest/payment.routes.js';
 import { paymentLinkRoutes } from './rest/payment-link.routes.js';
 import { settlementWalletRoutes } from './rest/settlement-wallet.routes.js';
+import { sweepRoutes } from './rest/sweep.routes.js';
 import { faucetRoutes } from './rest/faucet.routes.js';
 import { exportRoutes } from './rest/export.routes.js';
 import { startMetricsServer } from './http/metrics.route.js';
@@ -116,7 +117,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       const schema = await buildGatewaySchema(pubSub);
       const http = await buildServer(app, {
         schema,
-        envRoutes: [...merchantRoutes(app), ...paymentRoutes(app), ...paymentLinkRoutes(app), ...settlementWalletRoutes(app), ...faucetRoutes(app), ...exportRoutes(app)],
+        envRoutes: [...merchantRoutes(app), ...paymentRoutes(app), ...paymentLinkRoutes(app), ...settlementWalletRoutes(app), ...sweepRoutes(app), ...faucetRoutes(app), ...exportRoutes(app)],
         extra: (f) => registerCheckoutPage(f, app),
         // all role: ready once the local chains and their watchers run, not merely once HTTP answers
         readiness: config.ROLE === 'all' ? () => ({ watchers: gateway.scheduler !== undefined }) : undefined,

@@ -124,6 +124,7 @@ export const CONFIG_VARS = {
   RATE_LIMIT_LOGIN_PER_MIN: { schema: int(1, 1_000_000), default: '5', description: 'Login attempts per minute per IP (stricter)' },
   RATE_LIMIT_LOGIN_ACCOUNT_PER_MIN: { schema: int(1, 1_000_000), default: '10', description: 'Login attempts per minute per dashboard account (email), from any number of IPs; on top of the per-IP limit, so spreading guesses over many addresses does not help' },
   RATE_LIMIT_MERCHANT_PER_MIN: { schema: int(1, 10_000_000), default: '3000', description: 'Requests per minute per merchant on transaction routes' },
+  RATE_LIMIT_SWEEP_NOW_PER_MIN: { schema: int(1, 10_000), default: '6', description: '"Sweep now" requests per minute per merchant (REST and GraphQL, both environments); on top of the merchant quota' },
   RATE_LIMIT_GRAPHQL_PER_MIN: { schema: int(1, 1_000_000), default: '600', description: 'GraphQL operations per minute per IP: each HTTP request, graphql-ws connection and graphql-ws operation takes one' },
   RATE_LIMIT_CHECKOUT_KEY_PER_MIN: { schema: int(1, 1_000_000), default: '120', description: 'Requests per minute per checkout key (REST and GraphQL); checkout-key calls never spend the merchant quota' },
   RATE_LIMIT_CHECKOUT_IP_PER_MIN: { schema: int(1, 1_000_000), default: '600', description: 'Checkout-key requests per minute per IP, whatever the key (many keys from one address share it)' },

@@ -7,7 +7,8 @@ import { DomainError, isDomainError } from '../common/errors.js';
 import { envelope } from './envelope.js';
 import type { LimitKind } from '../modules/limits/rate-limit.service.js';
 
-export type RouteAuth = 'public' | 'apiKey' | 'dashboard' | 'checkout';
+/** `merchant`: the merchant's server (API key of the path's environment) or a dashboard session (`Authorization: Bearer`). */
+export type RouteAuth = 'public' | 'apiKey' | 'dashboard' | 'checkout' | 'merchant';
 
 export interface RestResult {
   status?: number;
@@ -39,6 +40,8 @@ export async function authenticate(app: App, req: FastifyRequest, ctx: RequestCo
       if (raw && app.checkoutKeys.isCheckoutKey(raw)) throw new DomainError('SCOPE_DENIED', 'A checkout key is valid only for its order’s checkout operations; use the merchant API key');
       return app.apiKeys.authenticate(ctx, raw, ctx.environment!);
     }
+    case 'merchant':
+      return authenticate(app, req, ctx, header(req, 'authorization') !== undefined ? 'dashboard' : 'apiKey');
     case 'dashboard': {
       const h = header(req, 'authorization');
       const m = h?.match(/^Bearer\s+(\S+)$/i);

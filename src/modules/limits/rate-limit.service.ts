@@ -5,7 +5,7 @@ import type { Config } from '../../config/index.js';
 import { DomainError } from '../../common/errors.js';
 
 /** `account`: login attempts per dashboard account (keyed by a hash of the email), on top of `login` per IP. */
-export type LimitKind = 'public' | 'auth' | 'login' | 'account' | 'merchant' | 'graphql' | 'checkoutKey' | 'checkoutIp' | 'linkOpenIp' | 'linkOpen';
+export type LimitKind = 'public' | 'auth' | 'login' | 'account' | 'merchant' | 'graphql' | 'checkoutKey' | 'checkoutIp' | 'linkOpenIp' | 'linkOpen' | 'sweepNow';
 
 const MESSAGES: Record<LimitKind, string> = {
   public: 'Too many requests from this IP address',
@@ -18,6 +18,7 @@ const MESSAGES: Record<LimitKind, string> = {
   checkoutIp: 'Too many checkout requests from this IP address',
   linkOpenIp: 'Too many payment-link orders from this IP address',
   linkOpen: 'Too many orders opened from this payment link',
+  sweepNow: 'Too many sweep requests for this merchant',
 };
 
 type LimitConfig = Pick<
@@ -33,6 +34,7 @@ type LimitConfig = Pick<
   | 'RATE_LIMIT_CHECKOUT_IP_PER_MIN'
   | 'RATE_LIMIT_LINK_OPENS_PER_IP_PER_HOUR'
   | 'RATE_LIMIT_LINK_OPENS_PER_LINK_PER_HOUR'
+  | 'RATE_LIMIT_SWEEP_NOW_PER_MIN'
 >;
 
 /**
@@ -56,6 +58,7 @@ export class RateLimits {
       checkoutIp: { points: config.RATE_LIMIT_CHECKOUT_IP_PER_MIN, duration: MIN },
       linkOpenIp: { points: config.RATE_LIMIT_LINK_OPENS_PER_IP_PER_HOUR, duration: HOUR },
       linkOpen: { points: config.RATE_LIMIT_LINK_OPENS_PER_LINK_PER_HOUR, duration: HOUR },
+      sweepNow: { points: config.RATE_LIMIT_SWEEP_NOW_PER_MIN, duration: MIN },
     };
     const make = (kind: LimitKind): RateLimiterAbstract => {
       const base = { keyPrefix: kind, ...budgets[kind] };

@@ -1,0 +1,365 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { requireMerchantWide, requireOwner } from '../../common/access.js';
+import type { RequestContext } from '../../common/context.js';
+import { NETWORKS, type Environment, type Network } from '../../common/environment.js';
+import { DomainError } from '../../common/errors.js';
+import { formatDecimal } from '../../common/money.js';
+import { parseInput } from '../../common/validation.js';
+import { newestFirstIds } from '../../db/keyset.js';
+import {
+  listSweepsInput,
+  pageSweepsInput,
+  setSweepSettingsInput,
+  sweepBalancesInput,
+  sweepNowInput,
+  sweepSettingsInput,
+  type ListSweepsCommand,
+  type PageSweepsCommand,
+  type SetSweepSettingsCommand,
+  type SweepBalancesCommand,
+  type SweepNowCommand,
+  type SweepSettingsCommand,
+} from './sweep-api.commands.js';
+import type { SweepStatus } from './sweep.transitions.js';
+
+/** An amount in base units and as a decimal string in token units. */
+export interface TokenAmount {
+  units: bigint;
+  decimal: string;
+}
+
+/** One "sweep now" request as written (`sweep_requests`): all eligible deposits of a network, or the ones named. */
+export interface SweepRequestRecord {
+  id: string;
+  network: Network;
+  /** null: every eligible deposit of the network. */
+  depositIds: string[] | null;
+  createdAt: Date;
+}
+
+/** What a merchant holds of one token, by where it is on its way to the settlement wallet. */
+export interface SweepBalance {
+  network: Network;
+  tokenId: string;
+  tokenSymbol: string;
+  tokenAddress: string;
+  decimals: number;
+  /** Confirmed payments and confirmed unattributed receipts (late, wrong token) at the merchant's deposits. */
+  received: TokenAmount;
+  /** Confirmed sweeps. */
+  swept: TokenAmount;
+  /** Open sweeps whose amount is known (signed, not yet confirmed). */
+  inFlight: TokenAmount;
+  /** Received, not swept, not in flight (per deposit, never below zero). */
+  waiting: TokenAmount;
+}
+
+export interface SweepRecord {
+  id: string;
+  environment: Environment;
+  network: Network;
+  depositId: string;
+  tokenId: string;
+  tokenSymbol: string;
+  tokenAddress: string;
+  decimals: number;
+  toAddress: string;
+  /** null until the engine reads the deposit's balance (status `planned`). */
+  amount: TokenAmount | null;
+  status: SweepStatus;
+  failureReason: string | null;
+  trigger: 'schedule' | 'manual';
+  txHash: string | null;
+  /** Network fee paid for this sweep (its share of funding/batch transactions), in base units of `feeAsset`. */
+  feePaid: bigint;
+  /** The asset the fee was paid in (e.g. ETH, BNB, TRX, SOL); null while nothing was paid. */
+  feeAsset: string | null;
+  createdAt: Date;
+  updatedAt: Date;
+  sentAt: Date | null;
+  confirmedAt: Date | null;
+}
+
+export interface SweepPage {
+  edges: { node: SweepRecord; cursor: string }[];
+  hasNextPage: boolean;
+  totalCount: () => Promise<number>;
+}
+
+export interface SweepSettings {
+  environment: Environment;
+  intervalSeconds: number;
+  enabled: boolean;
+  /** null: never set (the defaults apply). */
+  updatedAt: Date | null;
+}
+
+export interface SweepApiOptions {
+  /** The per-merchant "sweep now" limiter (RATE_LIMIT_SWEEP_NOW_PER_MIN); throws RATE_LIMITED. */
+  throttleSweepNow: (merchantId: string) => Promise<void>;
+}
+
+/** The engine's defaults when a merchant never saved settings (`sweep_settings` column defaults). */
+const DEFAULT_INTERVAL_S = 3600;
+
+const amount = (units: string | bigint, decimals: number): TokenAmount => {
+  const u = BigInt(units);
+  return { units: u, decimal: formatDecimal(u, decimals) };
+};
+
+interface SweepRow {
+  id: string;
+  environment: Environment;
+  network: Network;
+  deposit_id: string;
+  token_id: string;
+  symbol: string;
+  token_address: string;
+  decimals: number;
+  to_address: string;
+  amount: string | null;
+  status: SweepStatus;
+  failure_reason: string | null;
+  trigger: 'schedule' | 'manual';
+  tx_hash: string | null;
+  fee_paid: string;
+  fee_asset: string | null;
+  created_at: Date;
+  updated_at: Date;
+  sent_at: Date | null;
+  confirmed_at: Date | null;
+}
+
+const date = (d: Date | string | null): Date | null => (d === null ? null : new Date(d));
+
+const sweepRecord = (r: SweepRow): SweepRecord => ({
+  id: r.id,
+  environment: r.environment,
+  network: r.network,
+  depositId: r.deposit_id,
+  tokenId: r.token_id,
+  tokenSymbol: r.symbol,
+  tokenAddress: r.token_address,
+  decimals: r.decimals,
+  toAddress: r.to_address,
+  amount: r.amount === null ? null : amount(r.amount, r.decimals),
+  status: r.status,
+  failureReason: r.failure_reason,
+  trigger: r.trigger,
+  txHash: r.tx_hash,
+  feePaid: BigInt(r.fee_paid),
+  feeAsset: r.fee_asset,
+  createdAt: new Date(r.created_at),
+  updatedAt: new Date(r.updated_at),
+  sentAt: date(r.sent_at),
+  confirmedAt: date(r.confirmed_at),
+});
+
+const SWEEP_COLUMNS = `s.id, s.environment, s.network, s.deposit_id, s.token_id, t.symbol, t.address as token_address, t.decimals, s.to_address, s.amount::text as amount,
+  s.status, s.failure_reason, s.trigger, s.tx_hash, s.fee_paid::text as fee_paid, s.fee_asset, s.created_at, s.updated_at, s.sent_at, s.confirmed_at`;
+
+/**
+ * The merchant-facing side of sweeps (issue 12; docs/sweeps.md "API"): ask for a sweep now, read
+ * balances and history, set the schedule. It never moves money: "sweep now" writes a `sweep_requests`
+ * row that the engine (sweep.engine.ts) consumes on its next tick; the engine alone writes sweeps.
+ *
+ * Access (src/common/access.ts): reads and "sweep now" take any merchant-wide credential (API key of
+ * the environment, or a dashboard session of any role); changing the schedule takes an owner or
+ * admin dashboard session.
+ */
+export class SweepApiService {
+  constructor(private readonly opts: SweepApiOptions) {}
+
+  /**
+   * Requests a sweep: every eligible deposit (of one network, or of each), or the deposits named,
+   * which must all be the caller's in this environment (else NOT_FOUND, nothing written). One row per
+   * network, in one transaction. Rate limited per merchant.
+   */
+  async sweepNow(ctx: RequestContext, cmd: SweepNowCommand): Promise<SweepRequestRecord[]> {
+    const caller = requireMerchantWide(ctx, 'Sweeps');
+    const input = parseInput(sweepNowInput, cmd);
+    const environment = this.environmentOf(caller, input.environment);
+    const depositIds = input.depositIds ? [...new Set(input.depositIds.map((d) => d.toLowerCase()))] : null;
+    let groups: { network: Network; depositIds: string[] | null }[];
+    if (depositIds) {
+      const found = await ctx.em.execute<{ id: string; network: Network }[]>(
+        `select d.id, d.network from deposits d join orders o on o.id = d.order_id where d.id = any(?::uuid[]) and o.merchant_id = ? and d.environment = ?`,
+        [`{${depositIds.join(',')}}`, caller.merchantId, environment],
+      );
+      const known = new Set(found.map((f) => f.id));
+      const missing = depositIds.filter((id) => !known.has(id));
+      if (missing.length) {
+        throw new DomainError('NOT_FOUND', `Deposit not found in this environment: ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` (and ${missing.length - 3} more)` : ''}`, {
+          field: 'depositIds',
+          missing,
+        });
+      }
+      const other = input.network ? found.filter((f) => f.network !== input.network) : [];
+      if (other.length) throw new DomainError('VALIDATION_FAILED', `Invalid request: depositIds: ${other[0]!.id} is a ${other[0]!.network} deposit, not ${input.network}`, { fields: { depositIds: 'must be deposits of the network named' } });
+      const byNetwork = new Map<Network, string[]>();
+      for (const f of found) byNetwork.set(f.network, [...(byNetwork.get(f.network) ?? []), f.id]);
+      groups = [...byNetwork].map(([network, ids]) => ({ network, depositIds: ids.sort() }));
+    } else {
+      groups = (input.network ? [input.network] : [...NETWORKS]).map((network) => ({ network, depositIds: null }));
+    }
+    // Only a valid request spends the budget: a typo does not lock the merchant out for a minute.
+    await this.opts.throttleSweepNow(caller.merchantId);
+    const rows = await ctx.em.transactional(async (tx) => {
+      const out: SweepRequestRecord[] = [];
+      for (const g of groups) {
+        const [row] = await tx.execute<{ id: string; created_at: Date }[]>(
+          `insert into sweep_requests (merchant_id, environment, network, deposit_ids) values (?, ?, ?, ?::uuid[]) returning id, created_at`,
+          [caller.merchantId, environment, g.network, g.depositIds ? `{${g.depositIds.join(',')}}` : null],
+        );
+        out.push({ id: row!.id, network: g.network, depositIds: g.depositIds, createdAt: new Date(row!.created_at) });
+      }
+      return out;
+    });
+    return rows;
+  }
+
+  /** Received, swept, waiting and in flight per network and token: one statement. Tokens never received are left out. */
+  async balances(ctx: RequestContext, cmd: SweepBalancesCommand): Promise<SweepBalance[]> {
+    const caller = requireMerchantWide(ctx, 'Sweeps');
+    const environment = this.environmentOf(caller, parseInput(sweepBalancesInput, cmd).environment);
+    const rows = await balanceRows(ctx.em, caller.merchantId, environment);
+    return rows.map((r) => ({
+      network: r.network,
+      tokenId: r.token_id,
+      tokenSymbol: r.symbol,
+      tokenAddress: r.address,
+      decimals: r.decimals,
+      received: amount(r.received, r.decimals),
+      swept: amount(r.swept, r.decimals),
+      inFlight: amount(r.in_flight, r.decimals),
+      waiting: amount(r.waiting, r.decimals),
+    }));
+  }
+
+  /** GraphQL's history: newest first, keyset cursor; two statements per page whatever its size (+1 for totalCount when asked). */
+  async page(ctx: RequestContext, cmd: PageSweepsCommand): Promise<SweepPage> {
+    const caller = requireMerchantWide(ctx, 'Sweeps');
+    const input = parseInput(pageSweepsInput, cmd);
+    const environment = this.environmentOf(caller, input.environment);
+    const { where, params } = historyFilter(caller.merchantId, environment, input);
+    const page = await newestFirstIds(ctx.em, { kind: 'sweeps', from: 'sweeps s', id: 's.id', key: 's.created_at', where, params, first: input.first, after: input.after });
+    const found = page.rows.length ? await this.byIds(ctx.em, page.rows.map((r) => r.id)) : [];
+    const byId = new Map(found.map((s) => [s.id, s]));
+    return { edges: page.rows.flatMap((r) => (byId.has(r.id) ? [{ node: byId.get(r.id)!, cursor: r.cursor }] : [])), hasNextPage: page.hasNextPage, totalCount: page.totalCount };
+  }
+
+  /** REST's history: newest first, limit/offset like the other REST lists. */
+  async list(ctx: RequestContext, cmd: ListSweepsCommand): Promise<{ items: SweepRecord[]; total: number; limit: number; offset: number }> {
+    const caller = requireMerchantWide(ctx, 'Sweeps');
+    const input = parseInput(listSweepsInput, cmd);
+    const environment = this.environmentOf(caller, input.environment);
+    const { where, params } = historyFilter(caller.merchantId, environment, input);
+    const rows = await ctx.em.execute<(SweepRow & { total: string })[]>(
+      `select ${SWEEP_COLUMNS}, count(*) over () as total from sweeps s join tokens t on t.id = s.token_id
+       where ${where.join(' and ')} order by s.created_at desc, s.id desc limit ? offset ?`,
+      [...params, input.limit, input.offset],
+    );
+    let total = Number(rows[0]?.total ?? 0);
+    if (!rows.length && input.offset > 0) {
+      const [c] = await ctx.em.execute<{ n: string }[]>(`select count(*) as n from sweeps s where ${where.join(' and ')}`, params);
+      total = Number(c?.n ?? 0);
+    }
+    return { items: rows.map(sweepRecord), total, limit: input.limit, offset: input.offset };
+  }
+
+  async settings(ctx: RequestContext, cmd: SweepSettingsCommand): Promise<SweepSettings> {
+    const caller = requireMerchantWide(ctx, 'Sweeps');
+    const environment = this.environmentOf(caller, parseInput(sweepSettingsInput, cmd).environment);
+    return this.readSettings(ctx.em, caller.merchantId, environment);
+  }
+
+  /** Sets the schedule (owner or admin); fields left out keep their value. */
+  async setSettings(ctx: RequestContext, cmd: SetSweepSettingsCommand): Promise<SweepSettings> {
+    const caller = requireOwner(ctx, 'change the sweep schedule', 'The sweep schedule is changed from the dashboard');
+    const input = parseInput(setSweepSettingsInput, cmd);
+    const interval = input.intervalSeconds ?? null;
+    const enabled = input.enabled ?? null;
+    await ctx.em.execute(
+      `insert into sweep_settings (merchant_id, environment, interval_s, enabled) values (?, ?, coalesce(?::int, ${DEFAULT_INTERVAL_S}), coalesce(?::boolean, true))
+       on conflict (merchant_id, environment) do update set interval_s = coalesce(?::int, sweep_settings.interval_s), enabled = coalesce(?::boolean, sweep_settings.enabled), updated_at = now()`,
+      [caller.merchantId, input.environment, interval, enabled, interval, enabled],
+    );
+    return this.readSettings(ctx.em, caller.merchantId, input.environment);
+  }
+
+  /** An API key acts in its own environment only. */
+  private environmentOf(caller: { kind: string } & Partial<{ environment: Environment }>, environment: Environment): Environment {
+    if (caller.environment && caller.environment !== environment) throw new DomainError('WRONG_ENVIRONMENT', `This API key belongs to ${caller.environment}, not ${environment}`);
+    return environment;
+  }
+
+  private async byIds(em: EntityManager, ids: string[]): Promise<SweepRecord[]> {
+    const rows = await em.execute<SweepRow[]>(`select ${SWEEP_COLUMNS} from sweeps s join tokens t on t.id = s.token_id where s.id = any(?::uuid[])`, [`{${ids.join(',')}}`]);
+    return rows.map(sweepRecord);
+  }
+
+  private async readSettings(em: EntityManager, merchantId: string, environment: Environment): Promise<SweepSettings> {
+    const [row] = await em.execute<{ interval_s: number; enabled: boolean; updated_at: Date }[]>(`select interval_s, enabled, updated_at from sweep_settings where merchant_id = ? and environment = ?`, [merchantId, environment]);
+    return row ? { environment, intervalSeconds: row.interval_s, enabled: row.enabled, updatedAt: new Date(row.updated_at) } : { environment, intervalSeconds: DEFAULT_INTERVAL_S, enabled: true, updatedAt: null };
+  }
+}
+
+function historyFilter(merchantId: string, environment: Environment, f: { network?: Network | undefined; status?: SweepStatus | undefined }) {
+  const where = ['s.merchant_id = ?', 's.environment = ?'];
+  const params: unknown[] = [merchantId, environment];
+  if (f.network) {
+    where.push('s.network = ?');
+    params.push(f.network);
+  }
+  if (f.status) {
+    where.push('s.status = ?');
+    params.push(f.status);
+  }
+  return { where, params };
+}
+
+interface BalanceRow {
+  network: Network;
+  token_id: string;
+  symbol: string;
+  address: string;
+  decimals: number;
+  received: string;
+  swept: string;
+  in_flight: string;
+  waiting: string;
+}
+
+/**
+ * Per (deposit, token): received (as the engine counts it: confirmed payments and confirmed
+ * unattributed receipts except wrong-network ones), swept (confirmed sweeps), in flight (open sweeps
+ * with an amount); waiting is what is left, never below zero; then summed per token.
+ */
+function balanceRows(em: EntityManager, merchantId: string, environment: Environment): Promise<BalanceRow[]> {
+  return em.execute<BalanceRow[]>(
+    `with recv as (
+       select x.deposit_id, x.token_id, sum(x.amount) as received from (
+         select p.deposit_id, p.token_id, p.amount from payments p join orders o on o.id = p.order_id
+         where o.merchant_id = ? and p.environment = ? and p.status = 'confirmed'
+         union all
+         select u.deposit_id, u.token_id, u.amount from unattributed_receipts u join orders o on o.id = u.order_id
+         where o.merchant_id = ? and u.environment = ? and u.status = 'confirmed' and u.reason <> 'wrong_network'
+       ) x group by 1, 2
+     ), sw as (
+       select deposit_id, token_id,
+              coalesce(sum(amount) filter (where status = 'confirmed'), 0) as swept,
+              coalesce(sum(amount) filter (where status not in ('confirmed','failed')), 0) as in_flight
+       from sweeps where merchant_id = ? and environment = ? group by 1, 2
+     ), per as (
+       select token_id, coalesce(r.received, 0) as received, coalesce(s.swept, 0) as swept, coalesce(s.in_flight, 0) as in_flight
+       from recv r full join sw s using (deposit_id, token_id)
+     )
+     select t.network, t.id as token_id, t.symbol, t.address, t.decimals,
+            sum(per.received)::text as received, sum(per.swept)::text as swept, sum(per.in_flight)::text as in_flight,
+            sum(greatest(per.received - per.swept - per.in_flight, 0))::text as waiting
+     from per join tokens t on t.id = per.token_id
+     group by t.network, t.id, t.symbol, t.address, t.decimals
+     order by t.network, t.symbol, t.id`,
+    [merchantId, environment, merchantId, environment, merchantId, environment],
+  );
+}
