@@ -132,7 +132,11 @@ export class SweepEngine {
     if (!this.active) return;
     await this.track(em);
     await this.confirm(em);
-    await this.reclaim(em);
+    // Taking lent gas back must never hold up new sweeps: a failure is logged and asked again next tick.
+    await this.reclaim(em).catch((err: unknown) => {
+      if ((err as { fatal?: boolean }).fatal) throw err;
+      this.o.log.warn({ ...this.logCtx, err: err instanceof Error ? err.message : String(err) }, 'sweep gas reclaim failed; retrying next tick');
+    });
     await this.plan(em);
     await this.fund(em);
     await this.send(em);
