@@ -52,9 +52,17 @@ async function airdrop(to: PublicKey, lamports: number): Promise<void> {
 
 /** Signs with a blockhash read now (the connection's cached one is gone after the scenarios advance many slots). */
 async function send(tx: Transaction, signer: Keypair): Promise<string> {
-  tx.recentBlockhash = (await wallet.getLatestBlockhash('confirmed')).blockhash;
   tx.feePayer = signer.publicKey;
-  return sendAndConfirmTransaction(wallet, tx, [signer], { commitment: 'confirmed' });
+  for (let attempt = 1; ; attempt++) {
+    tx.recentBlockhash = (await wallet.getLatestBlockhash('confirmed')).blockhash;
+    try {
+      return await sendAndConfirmTransaction(wallet, tx, [signer], { commitment: 'confirmed' });
+    } catch (err) {
+      // The facade sometimes refuses a blockhash read a moment before: a new slot, a new blockhash, once more.
+      if (attempt >= 3 || !String(err).includes('Blockhash not found')) throw err;
+      facade.advanceSlots(1);
+    }
+  }
 }
 
 async function pay(owner: string, amount: bigint): Promise<string> {
@@ -93,7 +101,7 @@ sweepScenarios({
     key.fill(0);
     const held = await wallet.getBalance(signer.publicKey, 'confirmed');
     const sink = Keypair.generate().publicKey;
-    await send(new Transaction().add(SystemProgram.transfer({ fromPubkey: signer.publicKey, toPubkey: sink, lamports: held - 5000 })), signer);
+    await facade.send([SystemProgram.transfer({ fromPubkey: signer.publicKey, toPubkey: sink, lamports: held - 5000 })], [signer]);
     return () => airdrop(signer.publicKey, TANK_SOL * LAMPORTS_PER_SOL);
   },
   unit: 10n ** 6n,
