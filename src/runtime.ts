@@ -22,7 +22,7 @@ import { startMetricsServer } from './http/metrics.route.js';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { watchedNetworks, type RpcOverrides } from './chains/networks.js';
-import { SANDBOX_TOKENS, startSandboxChains, type DevChains, type SandboxChains } from './devchain/index.js';
+import { fundSandboxGasTanks, SANDBOX_TOKENS, startSandboxChains, type DevChains, type SandboxChains } from './devchain/index.js';
 import { NETWORKS } from './common/environment.js';
 import { expireOrdersJob } from './jobs/expire-orders.job.js';
 import { pruneSessionsJob } from './jobs/prune-sessions.job.js';
@@ -145,6 +145,8 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
         for (const network of NETWORKS) {
           for (const t of SANDBOX_TOKENS[network]) await app.tokens.upsert(em, { environment: 'sandbox', network, ...t });
         }
+        // The sandbox gas tanks pay sweeps' fees: funded here like the EVM dev tank is by its chain start.
+        await fundSandboxGasTanks(chains, { TRON: app.gasTanks.address('sandbox', 'TRON'), SOLANA: app.gasTanks.address('sandbox', 'SOLANA') });
         log.info({ ...chains.rpcUrls, ms: Math.round(chains.timings.totalMs) }, 'local sandbox chains started (ETHEREUM, BINANCE, TRON, SOLANA)');
         gateway.sandboxChains = sandbox;
       }

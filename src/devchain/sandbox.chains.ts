@@ -11,7 +11,7 @@
  * chain, so balances and payments from a previous start are gone (the database keeps its rows).
  */
 import { createHash } from 'node:crypto';
-import { Keypair } from '@solana/web3.js';
+import { Keypair, PublicKey } from '@solana/web3.js';
 import { computeAddress, getAddress, Interface } from 'ethers';
 import { EvmRpcClient, toQuantity } from '../chains/evm/evm.rpc.js';
 import { fromHex } from 'tronweb/utils';
@@ -184,4 +184,25 @@ export async function startSandboxChains(opts: StartSandboxChainsOptions = {}): 
       await Promise.all([evm.value.value.stop(), tron.value.value.stop(), solana.value.value.stop()]);
     },
   };
+}
+
+/** What the sandbox gives each non-EVM gas tank at start: 10 000 TRX, 100 SOL (the EVM dev tank is funded by `startDevChains`). */
+export const SANDBOX_TANK_FUNDING = { TRON: 10_000n * 1_000_000n, SOLANA: 100n * 1_000_000_000n } as const;
+
+/**
+ * Funds the TRON and SOLANA gas tanks of the local sandbox with the chains' own funding calls (the
+ * emulator's faucet payment, which also activates the account; SOLANA `requestAirdrop`), so sweeps run
+ * on all four networks right after `npm start`. Tops up only what a tank lacks, so a restart adds nothing.
+ */
+export async function fundSandboxGasTanks(chains: Pick<SandboxChains, 'tron' | 'solana'>, tanks: { TRON?: string | null; SOLANA?: string | null }): Promise<void> {
+  if (tanks.TRON && (await chains.tron.trxBalance(tanks.TRON)) < SANDBOX_TANK_FUNDING.TRON) await chains.tron.setTrx(tanks.TRON, SANDBOX_TANK_FUNDING.TRON);
+  if (tanks.SOLANA) {
+    const owner = new PublicKey(tanks.SOLANA);
+    const held = BigInt(await chains.solana.connection.getBalance(owner, 'confirmed'));
+    if (held < SANDBOX_TANK_FUNDING.SOLANA) {
+      const sig = await chains.solana.connection.requestAirdrop(owner, Number(SANDBOX_TANK_FUNDING.SOLANA - held));
+      const latest = await chains.solana.connection.getLatestBlockhash('confirmed');
+      await chains.solana.connection.confirmTransaction({ signature: sig, ...latest }, 'confirmed');
+    }
+  }
 }

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { isFinal, SweepGasShortError, type BatchSweepItem, type ChainAdapter, type GasNeed, type SignedTx, type SweepCapability, type TransferIntent, type WatchedToken } from '../../chains/chain-adapter.js';
+import { isFinal, SweepGasShortError, TxRejectedError, type BatchSweepItem, type ChainAdapter, type GasNeed, type SignedTx, type SweepCapability, type TransferIntent, type WatchedToken } from '../../chains/chain-adapter.js';
 import { nativeAsset } from '../../chains/registry.js';
 import type { ChainFamily } from '../../chains/chain-adapter.js';
 import type { Environment, Network } from '../../common/environment.js';
@@ -10,7 +10,7 @@ import type { SweepStatusService } from './sweep-status.service.js';
 import { bumpPercent, dustVerdict, feeShare } from './sweep.rules.js';
 
 /** Steps after which the test-only crash hook (SWEEP_CRASH_AFTER) may kill the process. */
-export type SweepStep = 'plan' | 'fund-sign' | 'fund-broadcast' | 'funded' | 'send-sign' | 'send-broadcast' | 'sent';
+export type SweepStep = 'plan' | 'fund-sign' | 'fund-broadcast' | 'funded' | 'send-sign' | 'send-broadcast' | 'sent' | 'reclaim-sign';
 
 export interface SweepEngineOptions {
   environment: Environment;
@@ -132,6 +132,11 @@ export class SweepEngine {
     if (!this.active) return;
     await this.track(em);
     await this.confirm(em);
+    // Taking lent gas back must never hold up new sweeps: a failure is logged and asked again next tick.
+    await this.reclaim(em).catch((err: unknown) => {
+      if ((err as { fatal?: boolean }).fatal) throw err;
+      this.o.log.warn({ ...this.logCtx, err: err instanceof Error ? err.message : String(err) }, 'sweep gas reclaim failed; retrying next tick');
+    });
     await this.plan(em);
     await this.fund(em);
     await this.send(em);
@@ -187,6 +192,13 @@ export class SweepEngine {
     try {
       await this.sweeps!.broadcast(tx);
     } catch (err) {
+      if (err instanceof TxRejectedError && err.expired) {
+        // Can never be accepted (TRON/SOLANA past its expiry): dead now, its sweeps go back a step to be signed anew.
+        const [row] = await em.execute<Pick<TxRow, 'id' | 'kind' | 'signer' | 'nonce'>[]>(`select id, kind, signer, nonce::text from sweep_txs where id = ?`, [id]);
+        if (row) await em.transactional((t) => this.markDead(t, row));
+        this.o.log.warn({ ...this.logCtx, txHash: tx.txHash, reason: err.reason }, 'sweep transaction expired before it was accepted; signing anew');
+        return false;
+      }
       this.o.log.warn({ ...this.logCtx, txHash: tx.txHash, err: err instanceof Error ? err.message : String(err) }, 'sweep transaction broadcast failed; retrying later');
       return false;
     }
@@ -244,7 +256,7 @@ export class SweepEngine {
             ]);
           }
           if (row.kind === 'funding') await this.fundingIncluded(t, row.id, st.success);
-          else await this.transferIncluded(t, row.id, st);
+          else if (row.kind !== 'reclaim') await this.transferIncluded(t, row.id, st);
         });
         this.crash(row.kind === 'funding' ? 'funded' : 'sent');
         return;
@@ -256,22 +268,27 @@ export class SweepEngine {
         await this.sweeps!.broadcast(tx).catch((err: unknown) => this.o.log.warn({ ...this.logCtx, txHash: row.tx_hash, err: err instanceof Error ? err.message : String(err) }, 'sweep re-broadcast failed'));
         return;
       case 'dead':
-        await em.transactional(async (t) => {
-          await t.execute(`update sweep_txs set state = 'dead', updated_at = now() where id = ? and state = 'broadcast'`, [row.id]);
-          // Another attempt of the same nonce still alive or included: it decides.
-          const alive =
-            row.nonce === null
-              ? [{ n: 0 }]
-              : await t.execute<{ n: number }[]>(
-                  `select count(*)::int as n from sweep_txs where environment = ? and network = ? and signer = ? and nonce = ? and id <> ? and state in ('signed','broadcast','included')`,
-                  [...this.where, row.signer, row.nonce, row.id],
-                );
-          if (alive[0]!.n > 0) return;
-          const back = row.kind === 'funding' ? (['funding', 'planned'] as const) : (['sending', 'funded'] as const);
-          for (const s of await this.linkedSweeps(t, row.id, back[0])) await this.o.status.transition(t, s, back[1]);
-        });
+        await em.transactional((t) => this.markDead(t, row));
         return;
     }
+  }
+
+  /** Inside a transaction: the tx can never be included; unless another attempt of its nonce decides, its sweeps go back a step. */
+  private async markDead(t: EntityManager, row: Pick<TxRow, 'id' | 'kind' | 'signer' | 'nonce'>): Promise<void> {
+    const moved = await t.execute<{ id: string }[]>(`update sweep_txs set state = 'dead', updated_at = now() where id = ? and state in ('signed','broadcast') returning id`, [row.id]);
+    if (!moved.length) return;
+    // Another attempt of the same nonce still alive or included: it decides.
+    const alive =
+      row.nonce === null
+        ? [{ n: 0 }]
+        : await t.execute<{ n: number }[]>(
+            `select count(*)::int as n from sweep_txs where environment = ? and network = ? and signer = ? and nonce = ? and id <> ? and state in ('signed','broadcast','included')`,
+            [...this.where, row.signer, row.nonce, row.id],
+          );
+    if (alive[0]!.n > 0) return;
+    if (row.kind === 'reclaim') return; // confirmed sweeps stay confirmed; `reclaim()` signs anew
+    const back = row.kind === 'funding' ? (['funding', 'planned'] as const) : (['sending', 'funded'] as const);
+    for (const s of await this.linkedSweeps(t, row.id, back[0])) await this.o.status.transition(t, s, back[1]);
   }
 
   private async linkedSweeps(em: EntityManager, txId: string, status: string): Promise<string[]> {
@@ -376,6 +393,44 @@ export class SweepEngine {
         await em.transactional((t) => this.o.status.transition(t, s.id, 'confirmed'));
       }
     }
+  }
+
+  // --- 2b. reclaim ---------------------------------------------------------------------------------
+
+  /**
+   * Gas models that lend (TRON delegated energy): once sweeps are confirmed, the tank takes the loan
+   * back. A confirmed sweep with no live or included reclaim transaction linked is asked about; the
+   * capability reads what is still lent from the chain, so asking again after a crash or an expiry
+   * signs only what is outstanding (nothing lent → nothing stored). Stored before broadcast.
+   */
+  private async reclaim(em: EntityManager): Promise<void> {
+    if (!this.sweeps!.signReclaim) return;
+    const due = await em.execute<{ id: string; address: string }[]>(
+      `select s.id, d.address from sweeps s join deposits d on d.id = s.deposit_id
+       where s.environment = ? and s.network = ? and s.status = 'confirmed' and s.confirmed_at > now() - interval '1 hour'
+         and exists (select 1 from sweep_tx_links l join sweep_txs t on t.id = l.tx_id where l.sweep_id = s.id and t.kind = 'funding' and t.state = 'included')
+         and not exists (select 1 from sweep_tx_links l join sweep_txs t on t.id = l.tx_id where l.sweep_id = s.id and t.kind = 'reclaim' and t.state in ('signed','broadcast','included'))
+       order by s.confirmed_at limit ?`,
+      [...this.where, this.o.batchSize],
+    );
+    if (!due.length) return;
+    const tankAddress = this.o.tanks.address(this.o.environment, this.o.network)!;
+    const key = this.o.tanks.signingKey(this.o.environment, this.o.network);
+    let signed: SignedTx[];
+    try {
+      signed = await this.sweeps!.signReclaim(key, [...new Set(due.map((d) => d.address))], {});
+    } finally {
+      key.fill(0);
+    }
+    // Nothing lent (a TRX top-up, or already taken back): nothing stored; the one-hour window ends the asking.
+    if (!signed.length) return;
+    const ids = await em.transactional(async (t) => {
+      await this.takeNonces(t, tankAddress, signed);
+      return this.storeTxs(t, 'reclaim', tankAddress, signed, due.map((d) => d.id));
+    });
+    this.crash('reclaim-sign');
+    for (let i = 0; i < signed.length; i++) if (!(await this.broadcast(em, ids[i]!, signed[i]!))) break;
+    this.o.log.info({ ...this.logCtx, deposits: due.length, txs: signed.map((s) => s.txHash) }, 'sweep gas loan reclaimed');
   }
 
   // --- 3. plan --------------------------------------------------------------------------------------
@@ -556,7 +611,8 @@ export class SweepEngine {
       throw err;
     }
     this.crash('fund-sign');
-    for (let i = 0; i < signed.length; i++) await this.broadcast(em, ids[i]!, signed[i]!);
+    // In order (TRON: activation, then the delegation to the account it creates); a failure leaves the rest to tracking.
+    for (let i = 0; i < signed.length; i++) if (!(await this.broadcast(em, ids[i]!, signed[i]!))) break;
     this.o.log.info({ ...this.logCtx, deposits: toFund.length, txs: signed.map((s) => s.txHash) }, 'sweep gas top-up sent');
     this.crash('fund-broadcast');
   }

@@ -1,0 +1,84 @@
+/**
+ * Sweeps on TRON end to end, on the java-tron HTTP emulator: a customer pays a TRC-20 deposit, the
+ * worker's sweep job tops the deposit up from the gas tank (activation, then TRX or delegated energy)
+ * and sends its whole balance to the merchant's settlement address; the scenarios are the ones every
+ * chain runs (`test/support/sweep-scenarios.ts`). Nothing mocked: real gateway, PostgreSQL, emulator.
+ */
+import { randomBytes } from 'node:crypto';
+import { Mnemonic, getBytes } from 'ethers';
+import { TronWeb } from 'tronweb';
+import { tronDriver } from '../../src/chains/tron/tron.driver';
+import { startTronEmulator, type TronEmulator } from '../../src/devchain/tron.emulator';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+import { checkout, eventually } from '../support/order-watch';
+import { settlementReads } from '../support/settlement-scenarios';
+import { sweepScenarios } from '../support/sweep-scenarios';
+
+const SEED = getBytes(Mnemonic.fromPhrase('test test test test test test test test test test test junk').computeSeed());
+const LAG = 2;
+const TANK_SUN = 10_000n * 1_000_000n;
+
+let emu: TronEmulator;
+let gw: TestGateway;
+let usdt: string;
+let customer: string;
+let wallet: TronWeb;
+
+beforeAll(async () => {
+  emu = await startTronEmulator({ solidityLag: LAG });
+  usdt = await emu.deployToken({ name: 'Tether USD (emulator)', symbol: 'USDT', decimals: 6 });
+  gw = await startTestGateway(
+    // Test orders are ~9 USDT; a TRON sweep without delegated energy burns some 15 TRX: dust at the default 5 %.
+    { SANDBOX_TRON_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', SWEEP_POLL_MS: '200', SWEEP_DUST_PERCENT: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000' },
+    { rpcOverrides: { 'sandbox:TRON': [emu.url] } },
+  );
+  await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDT', name: 'Tether USD (emulator)', address: usdt, decimals: 6 });
+  await emu.setTrx(tank(), TANK_SUN);
+  customer = tronDriver.deriveAddress(SEED, 7);
+  wallet = new TronWeb({ fullHost: emu.url, privateKey: Buffer.from(tronDriver.derivePrivateKey(SEED, 7)).toString('hex') });
+  await emu.mint(usdt, customer, 10n ** 12n);
+});
+
+afterAll(async () => {
+  await gw?.close();
+  await emu?.stop();
+});
+
+const tank = () => gw.app.gasTanks.address('sandbox', 'TRON')!;
+const { sql } = settlementReads(() => gw.app);
+
+async function pay(to: string, amount: bigint): Promise<string> {
+  const built = await wallet.transactionBuilder.triggerSmartContract(usdt, 'transfer(address,uint256)', { feeLimit: 100_000_000 }, [
+    { type: 'address', value: to },
+    { type: 'uint256', value: amount.toString() },
+  ], customer);
+  const res = await wallet.trx.sendRawTransaction(await wallet.trx.sign(built.transaction));
+  if (!res.result) throw new Error(`broadcast failed: ${JSON.stringify(res)}`);
+  await eventually(async () => (await emu.getTx(res.txid)) !== null, `transfer ${res.txid} mined`, 5000);
+  return res.txid;
+}
+
+async function tokenBalance(owner: string): Promise<bigint> {
+  const r = await wallet.transactionBuilder.triggerConstantContract(usdt, 'balanceOf(address)', {}, [{ type: 'address', value: owner }], customer);
+  return BigInt(`0x${r.constant_result![0]}`);
+}
+
+sweepScenarios({
+  network: 'TRON',
+  app: () => gw.app,
+  async newOrder(m) {
+    const d = await checkout(gw.url, m.sandboxKey, { amountIdr: '150000', tokenAddress: usdt, network: 'TRON', walletType: 'TRUSTWALLET' });
+    const [dep] = await sql<{ id: string }>('select id from deposits where order_id = ?', [d.orderId]);
+    return { orderId: d.orderId, depositId: dep!.id, address: d.address, total: d.total };
+  },
+  pay,
+  makeFinal: () => emu.mine(emu.solidityLag + 1),
+  newAddress: () => tronDriver.deriveAddress(randomBytes(64), 0),
+  tokenBalance,
+  async emptyTank() {
+    const held = await emu.trxBalance(tank());
+    await emu.setTrx(tank(), 0n);
+    return () => emu.setTrx(tank(), held > 0n ? held : TANK_SUN);
+  },
+  unit: 10n ** 6n,
+});

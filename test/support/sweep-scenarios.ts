@@ -1,0 +1,142 @@
+/**
+ * Sweep scenarios every chain must pass, written once: each chain's end-to-end file supplies how to
+ * open an order for a merchant, how a customer pays, how to make the chain final, how to read a token
+ * balance and how to empty and refill its gas tank. The engine underneath is the same on every chain;
+ * only the adapter's `SweepCapability` differs (EVM batch, TRON top-up/delegation, SOLANA fee payer).
+ */
+import type { App } from '../../src/app';
+import { createMerchant } from './fixtures';
+import { eventually } from './order-watch';
+import { settlementReads } from './settlement-scenarios';
+
+export interface SweepOrder {
+  orderId: string;
+  depositId: string;
+  address: string;
+  total: bigint;
+}
+
+export interface SweepChainUnderTest {
+  network: 'ETHEREUM' | 'BINANCE' | 'TRON' | 'SOLANA';
+  app(): App;
+  /** An order of `merchant` (its sandbox API key) on this chain, with its deposit. */
+  newOrder(merchant: { sandboxKey: string; merchantId: string }): Promise<SweepOrder>;
+  pay(to: string, amount: bigint): Promise<unknown>;
+  /** Makes everything sent so far final on this chain (and deep enough for the sweep's confirmations). */
+  makeFinal(): Promise<unknown>;
+  /** A fresh address on this chain for a settlement wallet. */
+  newAddress(): string;
+  tokenBalance(owner: string): Promise<bigint>;
+  /** Empties the gas tank; returns how to refill it. */
+  emptyTank(): Promise<() => Promise<void>>;
+  /** One whole token in base units (a late payment well above the dust rule is 100 of them). */
+  unit: bigint;
+}
+
+export function sweepScenarios(chain: SweepChainUnderTest, timeoutMs = 120_000): void {
+  const { sql, paymentsOf } = settlementReads(() => chain.app());
+  const sweepsOf = (depositId: string) =>
+    sql<{ id: string; status: string; amount: string | null; tx_hash: string | null; fee_paid: string; trigger: string; failure_reason: string | null }>(
+      `select id, status, amount::text, tx_hash, fee_paid::text, trigger, failure_reason from sweeps where deposit_id = ? order by created_at`,
+      [depositId],
+    );
+  const sweepEvents = (merchantId: string) => sql<{ type: string; payload: Record<string, unknown> }>(`select type, payload from merchant_events where merchant_id = ? and type like 'sweep.%'`, [merchantId]);
+  const confirmedPayments = async (orderId: string) => (await paymentsOf(orderId)).filter((p) => p.status === 'confirmed');
+
+  async function merchantWithSettlement() {
+    const m = await createMerchant(chain.app());
+    const settlement = chain.newAddress();
+    await sql(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', ?, ?, now())`, [m.merchantId, chain.network, settlement]);
+    return { m, settlement };
+  }
+
+  /** Pays, makes final, waits until settlement counted all of `amounts`. */
+  async function paid(o: SweepOrder, amounts: bigint[]) {
+    for (const a of amounts) await chain.pay(o.address, a);
+    await eventually(async () => {
+      await chain.makeFinal();
+      return (await confirmedPayments(o.orderId)).length === amounts.length;
+    }, 'payments confirmed', 60_000);
+  }
+
+  /** Waits until sweep number `i` of the deposit is confirmed, making the chain final as it goes. */
+  async function swept(o: SweepOrder, i = 0) {
+    await eventually(async () => {
+      const s = (await sweepsOf(o.depositId))[i];
+      if (s?.status === 'failed') throw new Error(`sweep failed: ${s.failure_reason}`);
+      if (s?.status === 'confirmed') return true;
+      await chain.makeFinal();
+      return false;
+    }, `sweep ${i} confirmed`, 90_000);
+    return (await sweepsOf(o.depositId))[i]!;
+  }
+
+  it('a paid deposit is swept on schedule to the settlement address, once, confirmed, reported once; the outflow is no payment, a later payment is', async () => {
+    const { m, settlement } = await merchantWithSettlement();
+    const o = await chain.newOrder(m);
+    await paid(o, [o.total]);
+    const s = await swept(o);
+    expect(s).toEqual(expect.objectContaining({ status: 'confirmed', amount: o.total.toString(), trigger: 'schedule' }));
+    expect(s.tx_hash).toBeTruthy();
+    expect(BigInt(s.fee_paid)).toBeGreaterThanOrEqual(0n);
+    expect(await chain.tokenBalance(settlement)).toBe(o.total);
+    expect(await chain.tokenBalance(o.address)).toBe(0n);
+    await eventually(async () => (await sweepEvents(m.merchantId)).length === 1, 'sweep.completed recorded');
+    const [ev] = await sweepEvents(m.merchantId);
+    expect(ev).toEqual(expect.objectContaining({ type: 'sweep.completed', payload: expect.objectContaining({ sweepId: s.id, amount: o.total.toString(), toAddress: settlement, txHash: s.tx_hash }) }));
+    // Several more watcher and sweep ticks: the outflow is never a payment, and nothing is swept twice.
+    await chain.makeFinal();
+    await new Promise((r) => setTimeout(r, 2000));
+    expect((await paymentsOf(o.orderId)).map((p) => p.amount)).toEqual([o.total.toString()]);
+    expect(await sweepsOf(o.depositId)).toHaveLength(1);
+    expect(await sweepEvents(m.merchantId)).toHaveLength(1);
+    // A payment after the sweep is a payment.
+    const later = 3n * chain.unit;
+    await chain.pay(o.address, later);
+    await eventually(async () => {
+      await chain.makeFinal();
+      return (await confirmedPayments(o.orderId)).length === 2;
+    }, 'later payment recorded', 60_000);
+    expect((await paymentsOf(o.orderId)).map((p) => p.amount)).toEqual([o.total.toString(), later.toString()]);
+  }, timeoutMs);
+
+  it('two payments are swept once; a late payment after the sweep is swept again on request; the settlement address holds all that was paid', async () => {
+    const { m, settlement } = await merchantWithSettlement();
+    const o = await chain.newOrder(m);
+    const first = o.total / 2n;
+    await paid(o, [first, o.total - first]);
+    const s = await swept(o);
+    expect(await sweepsOf(o.depositId)).toHaveLength(1);
+    expect(s.amount).toBe(o.total.toString());
+    const extra = 100n * chain.unit;
+    await chain.pay(o.address, extra);
+    await eventually(async () => {
+      await chain.makeFinal();
+      return (await confirmedPayments(o.orderId)).length === 3;
+    }, 'late payment recorded', 60_000);
+    // The schedule is not due for an hour: the merchant asks.
+    await sql(`insert into sweep_requests (merchant_id, environment, network) values (?, 'sandbox', ?)`, [m.merchantId, chain.network]);
+    const again = await swept(o, 1);
+    expect(again).toEqual(expect.objectContaining({ amount: extra.toString(), trigger: 'manual' }));
+    expect(await chain.tokenBalance(settlement)).toBe(o.total + extra);
+    expect(await sweepsOf(o.depositId)).toHaveLength(2);
+  }, timeoutMs);
+
+  it('an empty gas tank: the sweep waits planned (nothing failed), then completes after a refill', async () => {
+    const refill = await chain.emptyTank();
+    try {
+      const { m, settlement } = await merchantWithSettlement();
+      const o = await chain.newOrder(m);
+      await paid(o, [o.total]);
+      await eventually(async () => (await sweepsOf(o.depositId)).length === 1, 'sweep planned', 30_000);
+      await eventually(async () => (await sql<{ low: boolean }>(`select low from gas_tanks where environment = 'sandbox' and network = ?`, [chain.network]))[0]?.low === true, 'tank marked low', 30_000);
+      await new Promise((r) => setTimeout(r, 1500));
+      expect((await sweepsOf(o.depositId))[0]!.status).toBe('planned');
+      await refill();
+      await swept(o);
+      expect(await chain.tokenBalance(settlement)).toBe(o.total);
+    } finally {
+      await refill();
+    }
+  }, timeoutMs);
+}
