@@ -36,6 +36,20 @@ function print(json: boolean, obj: Record<string, unknown>, human: string): void
   process.stdout.write(json ? JSON.stringify(obj) + '\n' : human + '\n');
 }
 
+/** RPC URLs of the local chains a running gateway (npm start) wrote to `DATA_DIR`; null when none run. */
+function runningDevChains(config: Config): Partial<Record<Network, string>> | null {
+  try {
+    return JSON.parse(readFileSync(join(config.DATA_DIR, 'devchains.json'), 'utf8')) as Partial<Record<Network, string>>;
+  } catch {
+    return null;
+  }
+}
+
+/** The running sandbox chains as `watchedNetworks` overrides (`sandbox:<NETWORK>` → URLs); empty: configured RPC URLs only. */
+function devChainOverrides(config: Config): Record<string, string[]> {
+  return Object.fromEntries(Object.entries(runningDevChains(config) ?? {}).map(([n, u]) => [`sandbox:${n}`, [u!]]));
+}
+
 const program = new Command('gateway').description('Crypto payment gateway operator CLI');
 
 program
@@ -129,13 +143,7 @@ program
     await withApp(async (app, config) => {
       const { watchedNetworks } = await import('../chains/networks.js');
       // The local sandbox chains of a running gateway (npm start) are found the way `dev pay` finds them.
-      let overrides: Record<string, string[]> = {};
-      try {
-        const urls = JSON.parse(readFileSync(join(config.DATA_DIR, 'devchains.json'), 'utf8')) as Partial<Record<Network, string>>;
-        overrides = Object.fromEntries(Object.entries(urls).map(([n, u]) => [`sandbox:${n}`, [u]]));
-      } catch {
-        // no local chains: configured RPC URLs only
-      }
+      const overrides = devChainOverrides(config);
       const targets = watchedNetworks(config, overrides).filter((t) => (!o.environment || t.environment === o.environment) && (!o.network || t.network === o.network));
       const runs = [];
       for (const t of targets) {
@@ -164,12 +172,8 @@ dev
   .option('--json', 'print one JSON object')
   .action(async (o: { network: Network; to: string; amount: string; token: 'USDT' | 'USDC'; fromKey?: string; json?: boolean }) => {
     const config = loadConfig();
-    let urls: Partial<Record<Network, string>>;
-    try {
-      urls = JSON.parse(readFileSync(join(config.DATA_DIR, 'devchains.json'), 'utf8')) as Partial<Record<Network, string>>;
-    } catch {
-      throw new Error('no local dev chains found: start the gateway first (npm start, with DEV_CHAINS on)');
-    }
+    const urls = runningDevChains(config);
+    if (!urls) throw new Error('no local dev chains found: start the gateway first (npm start, with DEV_CHAINS on)');
     const rpcUrl = urls[o.network];
     if (!rpcUrl) throw new Error(`the running gateway has no local ${o.network} chain`);
     const [{ computeAddress, parseUnits }, { TronWeb }, { CUSTOMER_PRIVATE_KEYS, mintOnSandbox, sandboxToken, SOLANA_DEV_CUSTOMER }, { driverFor, familyOf }, { FAUCET_SENDERS }] =
@@ -293,13 +297,7 @@ gasTankCommand
     const key = readFileSync(o.keyFile === '-' ? 0 : o.keyFile, 'utf8').trim().replace(/^0x/, '');
     if (!/^[0-9a-fA-F]{64}$/.test(key)) throw new Error('--key-file must hold a 32-byte key as 64 hex characters');
     const { watchedNetworks } = await import('../chains/networks.js');
-    let overrides: Record<string, string[]> = {};
-    try {
-      const urls = JSON.parse(readFileSync(join(config.DATA_DIR, 'devchains.json'), 'utf8')) as Partial<Record<Network, string>>;
-      overrides = Object.fromEntries(Object.entries(urls).map(([n, u]) => [`sandbox:${n}`, [u]]));
-    } catch {
-      // no local chains: configured RPC URLs only
-    }
+    const overrides = devChainOverrides(config);
     const target = watchedNetworks(config, overrides).find((t) => t.environment === o.environment && t.network === o.network);
     if (!target) throw new Error(`${o.environment}:${o.network} has no RPC URLs configured`);
     const sweeps = target.adapter.sweeps;
