@@ -24,7 +24,7 @@ const DONE: IteratorReturnResult<undefined> = { value: undefined, done: true };
  * One subscriber of a group: a queue of the group's results (shared objects, never copied) and the
  * pending `next()` of graphql-ws's loop; no timer, closure or promise of its own while idle.
  */
-class Sink implements AsyncGenerator<ExecutionResult, undefined> {
+class Sink implements AsyncIterableIterator<ExecutionResult, undefined> {
   private readonly queue: ExecutionResult[] = [];
   private waiting: ((r: IteratorResult<ExecutionResult, undefined>) => void) | null = null;
   private failWaiting: ((e: unknown) => void) | null = null;
@@ -85,10 +85,6 @@ class Sink implements AsyncGenerator<ExecutionResult, undefined> {
 
   [Symbol.asyncIterator](): this {
     return this;
-  }
-
-  async [Symbol.asyncDispose](): Promise<void> {
-    await this.return();
   }
 }
 
@@ -164,7 +160,7 @@ export class SubscriptionFanOut {
   private readonly groups = new Map<string, Group>();
   private readonly documentKeys = new WeakMap<DocumentNode, string>();
 
-  async subscribe(args: ExecutionArgs): Promise<AsyncGenerator<ExecutionResult, undefined> | ExecutionResult> {
+  async subscribe(args: ExecutionArgs): Promise<AsyncIterableIterator<ExecutionResult, undefined> | ExecutionResult> {
     const source = await createSourceEventStream(args);
     if (!isAsyncIterable(source)) return source;
     if (!(source instanceof SharedFeed)) return perSubscriber(source, args);
@@ -196,12 +192,12 @@ function isAsyncIterable(v: unknown): v is AsyncIterable<unknown> {
 }
 
 /** graphql-js's own mapping (source event → execute), for subscriptions that are not shared. */
-function perSubscriber(source: AsyncIterable<unknown>, args: ExecutionArgs): AsyncGenerator<ExecutionResult, undefined> {
+function perSubscriber(source: AsyncIterable<unknown>, args: ExecutionArgs): AsyncIterableIterator<ExecutionResult, undefined> {
   const it = source[Symbol.asyncIterator]();
   const close = async () => {
     await it.return?.();
   };
-  const gen: AsyncGenerator<ExecutionResult, undefined> = {
+  const gen: AsyncIterableIterator<ExecutionResult, undefined> = {
     async next() {
       const r = await it.next();
       if (r.done) return DONE;
@@ -222,9 +218,6 @@ function perSubscriber(source: AsyncIterable<unknown>, args: ExecutionArgs): Asy
     },
     [Symbol.asyncIterator]() {
       return gen;
-    },
-    async [Symbol.asyncDispose]() {
-      await close();
     },
   };
   return gen;

@@ -79,7 +79,7 @@ it('one source and one execution per event for every subscriber of the same scop
   expect(new Set(results.map((r) => r.value)).size).toBe(1); // the same result object, not 50 copies
   expect(executions).toBe(1);
   expect(sourcesOpened).toBe(1);
-  await Promise.all(subs.map((s) => s.return(undefined)));
+  await Promise.all(subs.map((s) => s.return!(undefined)));
   expect(sourcesClosed).toBe(1);
   expect(hub.groupCount).toBe(0);
 });
@@ -104,7 +104,7 @@ it('another merchant (or another credential) gets nothing of this feed; two sele
   expect(got.b).toEqual([{ data: { events: { merchant: 'm1' } } }]);
   expect(got.otherKey).toEqual([{ data: { events: { id: 'e1', note: 'n-e1' } } }]);
   expect(got.stranger).toEqual([{ data: { events: { id: 'x1', note: 'n-x1' } } }]);
-  await Promise.all([a, b, otherKey, stranger].map((s) => s.return(undefined)));
+  await Promise.all([a, b, otherKey, stranger].map((s) => s.return!(undefined)));
   expect(hub.groupCount).toBe(0);
   expect(sourcesClosed).toBe(4);
 });
@@ -118,7 +118,7 @@ it('a member leaving does not stop the others; a member joining later gets the e
   publish('m1', 'e1');
   expect((await p).value).toMatchObject({ data: { events: { id: 'e1' } } });
   expect((await second.next()).value).toMatchObject({ data: { events: { id: 'e1' } } }); // queued while it was not waiting
-  await first.return(undefined);
+  await first.return!(undefined);
   expect(await first.next()).toEqual({ value: undefined, done: true });
   const late = await open(hub);
   const q = [second.next(), late.next()];
@@ -126,7 +126,7 @@ it('a member leaving does not stop the others; a member joining later gets the e
   publish('m1', 'e2');
   expect((await Promise.all(q)).map((r) => (r.value as ExecutionResult).data)).toEqual([{ events: { id: 'e2', note: 'n-e2' } }, { events: { id: 'e2', note: 'n-e2' } }]);
   expect(sourcesOpened).toBe(1);
-  await Promise.all([second.return(undefined), late.return(undefined)]);
+  await Promise.all([second.return!(undefined), late.return!(undefined)]);
   expect(sourcesClosed).toBe(1);
 });
 
@@ -145,7 +145,7 @@ it('the end of the shared source (a lapsed credential) completes every member; a
     query: new GraphQLObjectType({ name: 'Query', fields: { ok: { type: GraphQLString } } }),
     subscription: new GraphQLObjectType({ name: 'Subscription', fields: { events: { type: Event, subscribe: () => ending, resolve: () => Promise.reject(new Error('lapsed')) } } }),
   });
-  const subs = await Promise.all([1, 2].map(() => hub.subscribe({ schema: s2, document: A }) as Promise<AsyncGenerator<ExecutionResult>>));
+  const subs = await Promise.all([1, 2].map(() => hub.subscribe({ schema: s2, document: A }) as Promise<AsyncIterableIterator<ExecutionResult>>));
   for (const s of subs) expect((await s.next()).value).toMatchObject({ data: { events: null }, errors: [expect.objectContaining({ message: 'lapsed' })] });
   const ends = subs.map((s) => s.next());
   stop();
@@ -165,12 +165,12 @@ it('a source that is not shared runs per subscriber, as graphql-js subscribe wou
       fields: { events: { type: Event, subscribe: () => pubSub.subscribe('MERCHANT_EVENT', 'm3'), resolve: (e: Ev) => e } },
     }),
   });
-  const subs = await Promise.all([1, 2].map(() => hub.subscribe({ schema: plain, document: A }) as Promise<AsyncGenerator<ExecutionResult>>));
+  const subs = await Promise.all([1, 2].map(() => hub.subscribe({ schema: plain, document: A }) as Promise<AsyncIterableIterator<ExecutionResult>>));
   expect(hub.groupCount).toBe(0);
   const next = subs.map((s) => s.next());
   await tick();
   publish('m3', 'p1');
   expect((await Promise.all(next)).map((r) => r.value)).toEqual([{ data: { events: { id: 'p1', note: 'n-p1' } } }, { data: { events: { id: 'p1', note: 'n-p1' } } }]);
   expect(executions).toBe(2);
-  await Promise.all(subs.map((s) => s.return(undefined)));
+  await Promise.all(subs.map((s) => s.return!(undefined)));
 });
