@@ -11,6 +11,8 @@ import { WebSocketServer } from 'ws';
 import type { App } from '../app.js';
 import { isReady } from '../db/orm.js';
 import { buildGqlContext, type GqlContext } from '../graphql/context.js';
+import { DocumentCache } from '../graphql/document-cache.js';
+import { SubscriptionFanOut } from '../graphql/fan-out.js';
 import { operationLimitError, SubscriptionSlots, subscriptionKey, toGraphQLError, type OperationLimits } from '../graphql/limits.js';
 import { formatGraphqlError } from '../graphql/errors.js';
 import { authRoutes } from '../rest/auth.routes.js';
@@ -26,6 +28,8 @@ export interface HttpServer {
   fastify: FastifyInstance;
   /** Stops accepting, closes websockets (1001), drains in-flight requests. */
   close(): Promise<void>;
+  /** The graphql-ws subscriptions' shared-feed groups. */
+  fanOut: SubscriptionFanOut;
 }
 
 export interface ServerParts {
@@ -245,6 +249,10 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
   };
   // Apollo's `introspection: false` covers HTTP; graphql-ws validates here, with the same switch.
   const wsRules = config.GRAPHQL_INTROSPECTION ? specifiedRules : [...specifiedRules, NoSchemaIntrospectionCustomRule];
+  // 10,000 dashboard tabs send the same few documents: each text is parsed and validated once and the
+  // document shared (less memory per subscription; fan-out groups subscribers by document).
+  const documents = new DocumentCache((query) => ({ document: parse(query), errors: undefined as readonly GraphQLError[] | undefined }));
+  const fanOut = new SubscriptionFanOut();
   const wsServer = useServer<Record<string, unknown> | undefined>(
     {
       schema: parts.schema,
@@ -264,17 +272,19 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
         const limited = await consumeWs(() => app.rateLimits.consume('graphql', ip));
         if (limited) return [toGraphQLError(limited)];
         if (containsNul(payload.variables) || containsNul(payload.query)) return [new GraphQLError(NUL_MESSAGE, { extensions: { code: 'BAD_USER_INPUT' } })];
-        let document;
+        let parsed;
         try {
-          document = parse(payload.query);
+          parsed = documents.get(payload.query);
         } catch (e) {
           if (e instanceof GraphQLError) return [e];
           throw e;
         }
+        const { document } = parsed;
         const refused = operationLimitError(parts.schema, document, payload, limits);
         if (refused) return [toGraphQLError(refused)];
-        const invalid = validate(parts.schema, document, wsRules);
-        if (invalid.length) return invalid;
+        // Validated after the limits (validation is not linear in the document), once per text.
+        parsed.errors ??= validate(parts.schema, document, wsRules);
+        if (parsed.errors.length) return [...parsed.errors];
         // A fresh context per operation, never one for the socket's whole life (a subscription's keeps no EntityManager).
         const isSubscription = getOperationAST(document, payload.operationName)?.operation === 'subscription';
         const contextValue = await wsContext(ctx, isSubscription);
@@ -286,6 +296,8 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
         }
         return { schema: parts.schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
       },
+      // Subscriptions whose feed is shared execute each event once per group (graphql/fan-out.ts).
+      subscribe: (args) => fanOut.subscribe(args),
       onComplete: (ctx, id) => slots.release(ctx.extra.socket, id),
       onClose: (ctx) => slots.releaseAll(ctx.extra.socket),
       onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatWsErrors(result.errors, () => 'BAD_USER_INPUT') } : undefined),
@@ -324,6 +336,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
 
   return {
     fastify,
+    fanOut,
     close: async () => {
       await wsServer.dispose();
       for (const client of wss.clients) client.close(1001, 'server shutting down');
