@@ -23,6 +23,8 @@ import { containsNul, frameworkError, installErrorHandling, NUL_MESSAGE } from '
 import { RateLimitStoreError } from '../modules/limits/rate-limit.service.js';
 import { registerRoutes, type RestRoute } from '../rest/routes.js';
 import { registerMetrics } from './metrics.route.js';
+import { gasTankHealth } from '../modules/sweeps/gas-tank.service.js';
+import { unix } from '../common/time.js';
 
 export interface HttpServer {
   fastify: FastifyInstance;
@@ -110,6 +112,30 @@ function clientError(err: { code?: string; rawPacket?: unknown }, socket: Duplex
   socket.destroy();
 }
 
+/**
+ * Every gas tank's last state as its sweep job stored it (no RPC from a probe): public address,
+ * balance and threshold in native base units (strings), and what to do about it. Never a key.
+ * Undefined when the table cannot be read (the checks above say why).
+ */
+async function gasTankDetails(app: App) {
+  try {
+    const tanks = await app.gasTanks.states(app.orm.em.fork());
+    return tanks.map((t) => ({
+      environment: t.environment,
+      network: t.network,
+      address: t.address,
+      balance: t.balance?.toString() ?? null,
+      threshold: t.lowThreshold.toString(),
+      needed: t.needed.toString(),
+      state: gasTankHealth(t),
+      checked_at: unix(t.checkedAt),
+    }));
+  } catch (err) {
+    app.log.warn({ err: err instanceof Error ? err.message : String(err) }, '/readyz: gas tank states unreadable');
+    return undefined;
+  }
+}
+
 export async function buildServer(app: App, parts: ServerParts): Promise<HttpServer> {
   const { config } = app;
   const fastify = Fastify({
@@ -134,17 +160,20 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
   fastify.get('/healthz', async () => ({ status: 'ok' }));
   // The envelope (status_code, message naming what is not ready yet, data), plus the checks at the top
   // level as probes have always read them (`status`, `database`, `migrations`, `watchers`).
+  // Gas tanks are details in `data`, never a check: a low tank makes sweeps wait (an operator alarm), not an outage.
   fastify.get('/readyz', async (_req, reply) => {
-    const r = { ...(await isReady(app.orm)), ...parts.readiness?.() };
+    const db = await isReady(app.orm);
+    const r = { ...db, ...parts.readiness?.() };
     const waiting = Object.entries(r)
       .filter(([, v]) => !v)
       .map(([k]) => k);
     const ok = waiting.length === 0;
     const status = ok ? 'ready' : 'not_ready';
+    const gasTanks = db.database && db.migrations ? await gasTankDetails(app) : undefined;
     return reply
       .code(ok ? 200 : 503)
       .header('cache-control', 'no-store')
-      .send({ status_code: ok ? 200 : 503, message: ok ? 'Ready' : `Not ready: waiting for ${waiting.join(', ')}`, data: { status, ...r }, status, ...r });
+      .send({ status_code: ok ? 200 : 503, message: ok ? 'Ready' : `Not ready: waiting for ${waiting.join(', ')}`, data: { status, ...r, ...(gasTanks && { gas_tanks: gasTanks }) }, status, ...r });
   });
 
   registerRoutes(fastify, app, authRoutes(app), 'global');
