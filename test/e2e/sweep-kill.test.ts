@@ -112,6 +112,12 @@ beforeAll(async () => {
   await rpc('anvil_setChainId', [SEPOLIA]);
 }, 120_000);
 
+// A failed step must not leave its worker running into the next one.
+afterEach(async () => {
+  await worker?.kill();
+  worker = undefined;
+});
+
 afterAll(async () => {
   await worker?.kill();
   await api?.close();
@@ -129,7 +135,7 @@ function startWorker(path: Path, crashAfter?: Step): Promise<Spawned> {
           ROLE: 'worker',
           LOG_LEVEL: 'info',
           DATABASE_URL: db.url,
-          DATABASE_POOL_MAX: '8',
+          DATABASE_POOL_MAX: '4',
           DATA_DIR: dataDir,
           MASTER_KEY: TEST_MASTER_KEY,
           JWT_SECRET: TEST_JWT_SECRET,
@@ -147,12 +153,16 @@ function startWorker(path: Path, crashAfter?: Step): Promise<Spawned> {
           WATCH_POLL_MS: '100',
           WATCH_RUN_MS: '5000',
           // A killed worker's Agenda locks expire after this: the next worker takes over quickly.
-          WATCH_LOCK_MS: '3000',
+          WATCH_LOCK_MS: '4000',
           WEBHOOK_SWEEP_INTERVAL_MS: '1000',
           SWEEP_CRASH_AFTER: crashAfter,
         }),
       );
-      await w.waitForOutput(/job scheduler started/, 60_000);
+      // Never leave a half-started worker behind: it would sweep next to the next one.
+      await w.waitForOutput(/job scheduler started/, 120_000).catch(async (err: unknown) => {
+        await w.kill();
+        throw err;
+      });
       return w;
     } finally {
       release();
@@ -198,7 +208,7 @@ async function settleWhenPaid(r: Run): Promise<void> {
   await until(async () => {
     const [row] = await sql<{ n: number }>(api.app, `select count(*)::int as n from orders where id = any(?::uuid[]) and status = 'Success'`, [`{${r.deposits.map((d) => d.orderId).join(',')}}`]);
     return row!.n === r.deposits.length;
-  }, 'orders paid');
+  }, 'orders paid', 120_000);
   await sql(api.app, `insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', 'ETHEREUM', ?, now())`, [r.m.merchantId, r.settlement]);
 }
 
@@ -211,7 +221,7 @@ async function allConfirmed(r: Run): Promise<void> {
     const failed = rows.find((s) => s.status === 'failed');
     if (failed) throw new Error(`a sweep failed: ${JSON.stringify(failed)}`);
     return rows.length === r.deposits.length && rows.every((s) => s.status === 'confirmed');
-  }, 'every sweep confirmed', 90_000);
+  }, 'every sweep confirmed', 120_000);
 }
 
 const tokenBalance = async (owner: string) => BigInt(await rpc<string>('eth_call', [{ to: USDT, data: erc20.encodeFunctionData('balanceOf', [owner]) }, 'latest']));
@@ -259,16 +269,16 @@ describe.each(['batch', 'topup'] as Path[])('%s path', (path) => {
     worker = await startWorker(path, step);
     const died = worker.exited;
     await settleWhenPaid(r);
-    await until(async () => worker!.child.exitCode !== null || worker!.child.signalCode !== null, `the worker to die after ${step}`);
+    await until(async () => worker!.child.exitCode !== null || worker!.child.signalCode !== null, `the worker to die after ${step}`, 120_000);
     expect(await died).toEqual({ code: null, signal: 'SIGKILL' });
-    expect(worker.stdout()).toMatch(new RegExp(`"step":"${step}".*SWEEP_CRASH_AFTER`));
+    expect(worker.stderr()).toMatch(new RegExp(`"step":"${step}".*SWEEP_CRASH_AFTER`));
     // Without the hook: it takes over from the database (the killed worker's locks expire after WATCH_LOCK_MS).
     worker = await startWorker(path);
     await allConfirmed(r);
     await sleep(1000); // a few more ticks: nothing is swept twice
     await expectSweptOnce(r);
     await stopWorker();
-  }, 180_000);
+  }, 400_000);
 
   it('kill -9 from outside while sweeps are in flight; a restarted worker sweeps each deposit once', async () => {
     const r = await paidOrders();
@@ -288,5 +298,5 @@ describe.each(['batch', 'topup'] as Path[])('%s path', (path) => {
     await sleep(1000);
     await expectSweptOnce(r);
     await stopWorker();
-  }, 180_000);
+  }, 400_000);
 });

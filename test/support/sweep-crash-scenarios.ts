@@ -18,7 +18,7 @@ import pino from 'pino';
 import type { App } from '../../src/app';
 import type { ChainAdapter, ChainFamily } from '../../src/chains/chain-adapter';
 import type { Network } from '../../src/common/environment';
-import { SweepEngine, type SweepStep } from '../../src/modules/sweeps/sweep.engine';
+import { SweepEngine, type SweepEngineOptions, type SweepStep } from '../../src/modules/sweeps/sweep.engine';
 
 export interface SweepCrashChain {
   network: Network;
@@ -43,16 +43,24 @@ export interface SweepCrashChain {
   amount: bigint;
 }
 
-class Killed extends Error {
+/** A simulated crash: fatal, so the engine never absorbs it (as SIGKILL cannot be). */
+export class Killed extends Error {
   readonly fatal = true;
 }
 
-export function sweepCrashScenarios(chain: SweepCrashChain, timeoutMs = 120_000): void {
+export interface PaidDeposits {
+  merchantId: string;
+  settlement: string;
+  deposits: { id: string; address: string }[];
+}
+
+/** The pieces of the scenarios, for chain-specific tests (reorg, fee bump) on the same fixtures. */
+export function sweepCrashKit(chain: SweepCrashChain) {
   const app = () => chain.app();
   const sql = <R>(q: string, p: unknown[] = []) => app().orm.em.fork().getConnection().execute<R[]>(q, p);
   let seq = 0;
 
-  function engine(crashAt?: SweepStep): SweepEngine {
+  function engine(crashAt?: SweepStep, overrides: Partial<SweepEngineOptions> = {}): SweepEngine {
     const a = app();
     return new SweepEngine({
       environment: 'sandbox',
@@ -73,11 +81,12 @@ export function sweepCrashScenarios(chain: SweepCrashChain, timeoutMs = 120_000)
       crashPoint: (step) => {
         if (step === crashAt) throw new Killed(`killed after ${step}`);
       },
+      ...overrides,
     });
   }
 
   /** A merchant with `n` paid deposits (confirmed payments, the tokens on chain), its settlement wallet and a "sweep now". */
-  async function paidDeposits(n: number): Promise<{ merchantId: string; settlement: string; deposits: { id: string; address: string }[] }> {
+  async function paidDeposits(n: number): Promise<PaidDeposits> {
     const em = app().orm.em.fork();
     const t = chain.token();
     const token = await app().tokens.upsert(em, { environment: 'sandbox', network: chain.network, ...t });
@@ -130,7 +139,7 @@ export function sweepCrashScenarios(chain: SweepCrashChain, timeoutMs = 120_000)
     throw new Error('sweeps not all confirmed');
   }
 
-  async function expectSweptOnce(merchantId: string, deposits: { id: string; address: string }[], settlement: string): Promise<void> {
+  async function expectSweptOnce({ merchantId, deposits, settlement }: PaidDeposits): Promise<void> {
     const rows = await sql<{ id: string; deposit_id: string; status: string; amount: string }>(`select id, deposit_id, status, amount::text from sweeps where deposit_id = any(?::uuid[])`, [idList(deposits)]);
     expect(rows).toHaveLength(deposits.length);
     expect(new Set(rows.map((r) => r.deposit_id)).size).toBe(deposits.length);
@@ -153,8 +162,15 @@ export function sweepCrashScenarios(chain: SweepCrashChain, timeoutMs = 120_000)
     expect(events!.n).toBe(deposits.length);
   }
 
+  return { sql, engine, paidDeposits, runUntilConfirmed, expectSweptOnce };
+}
+
+export function sweepCrashScenarios(chain: SweepCrashChain, timeoutMs = 120_000): void {
+  const { engine, paidDeposits, runUntilConfirmed, expectSweptOnce } = sweepCrashKit(chain);
+  const app = () => chain.app();
+
   it.each(chain.steps)(`${chain.network}: killed right after %s, the next engine finishes; one sweep per deposit, all funds at the settlement wallet`, async (step) => {
-    const { merchantId, settlement, deposits } = await paidDeposits(2);
+    const paid = await paidDeposits(2);
     // The first engines die at `step` (every tick that reaches it), each next tick is a fresh one.
     let crashed = 0;
     for (let i = 0; i < 8; i++) {
@@ -167,13 +183,13 @@ export function sweepCrashScenarios(chain: SweepCrashChain, timeoutMs = 120_000)
       await chain.advance();
     }
     expect(crashed).toBeGreaterThan(0);
-    await runUntilConfirmed(deposits, () => [engine()]);
-    await expectSweptOnce(merchantId, deposits, settlement);
+    await runUntilConfirmed(paid.deposits, () => [engine()]);
+    await expectSweptOnce(paid);
   }, timeoutMs);
 
   it(`${chain.network}: two engines racing on the same network sweep each deposit once`, async () => {
-    const { merchantId, settlement, deposits } = await paidDeposits(3);
-    await runUntilConfirmed(deposits, () => [engine(), engine()]);
-    await expectSweptOnce(merchantId, deposits, settlement);
+    const paid = await paidDeposits(3);
+    await runUntilConfirmed(paid.deposits, () => [engine(), engine()]);
+    await expectSweptOnce(paid);
   }, timeoutMs);
 }
