@@ -263,10 +263,18 @@ export class SweepEngine {
       case 'pending':
         if (row.nonce !== null && row.newest && (row.broadcast_age_s ?? 0) >= this.o.stuckAfterS) await this.replace(em, row);
         return;
-      case 'unknown':
+      case 'unknown': {
         // Dropped or never arrived: the same raw transaction again (idempotent).
-        await this.sweeps!.broadcast(tx).catch((err: unknown) => this.o.log.warn({ ...this.logCtx, txHash: row.tx_hash, err: err instanceof Error ? err.message : String(err) }, 'sweep re-broadcast failed'));
+        const again = await this.sweeps!.broadcast(tx).then(
+          () => true,
+          (err: unknown) => (this.o.log.warn({ ...this.logCtx, txHash: row.tx_hash, err: err instanceof Error ? err.message : String(err) }, 'sweep re-broadcast failed'), false),
+        );
+        // A nonce'd (EVM) transaction dropped from the pool and refused again — its max fee is below the
+        // base fee now (anvil drops such transactions at once) — would stay unknown for good: past
+        // stuckAfterS it is replaced like a pending one. Same nonce, so at most one of them is ever included.
+        if (!again && row.nonce !== null && row.newest && (row.broadcast_age_s ?? 0) >= this.o.stuckAfterS) await this.replace(em, row);
         return;
+      }
       case 'dead':
         await em.transactional((t) => this.markDead(t, row));
         return;
