@@ -246,7 +246,7 @@ async function expectSweptOnce(r: Run): Promise<void> {
   const [ev] = await sql<{ n: number }>(api.app, `select count(*)::int as n from merchant_events where merchant_id = ? and type = 'sweep.completed'`, [r.m.merchantId]);
   expect(ev!.n).toBe(r.deposits.length);
   // The tank's nonces: one included transaction each, 0…n-1 without a gap, and the chain agrees with the engine's next one.
-  const used = await sql<{ nonce: string; n: number }>(api.app, `select nonce::text, count(*)::int as n from sweep_txs where signer = ? and state = 'included' group by nonce order by nonce`, [tank]);
+  const used = await sql<{ nonce: string; n: number }>(api.app, `select nonce::text, count(*)::int as n from sweep_txs where signer = ? and state = 'included' group by nonce order by sweep_txs.nonce`, [tank]);
   expect(used.every((u) => u.n === 1)).toBe(true);
   expect(used.map((u) => Number(u.nonce))).toEqual(used.map((_, i) => i));
   const chainNonce = Number(BigInt(await rpc<string>('eth_getTransactionCount', [tank, 'latest'])));
