@@ -18,7 +18,7 @@ import { benchDatabase, benchOrm, startGatewayProcess } from './support.js';
  *   dashboard user and downloads `GET /api/v2/testnet/merchant/export/orders.csv?tz=UTC`, counting
  *   lines as they arrive (nothing is kept), while sampling the server's RSS from /proc every 50 ms.
  * - rows_per_s = data rows / (request sent → last byte); peak_rss_mb = the server process's VmHWM.
- * Knobs: BENCH_ORDERS. Last line: {"rows_per_s":…,"peak_rss_mb":…}.
+ * Knobs: BENCH_ORDERS; BENCH_KEEP_DB=1 keeps the fixture database for the next run. Last line: {"rows_per_s":…,"peak_rss_mb":…}.
  */
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 1_000_000);
 const log = (msg: string) => console.log(`[bench:export] ${msg}`);
@@ -30,27 +30,38 @@ function rssMb(pid: number, field: 'VmRSS' | 'VmHWM'): number {
 
 async function main(): Promise<void> {
   const began = Date.now();
-  const db = await benchDatabase('cpg_bench_export');
+  // BENCH_KEEP_DB=1: the database and its fixture survive the run and are reused by the next one with
+  // the same BENCH_ORDERS (before/after comparisons on one fixture, back to back).
+  const keep = process.env.BENCH_KEEP_DB === '1';
+  const db = await benchDatabase(keep ? `cpg_bench_export_keep_${ORDERS}` : 'cpg_bench_export', { keep });
   try {
     const orm = await benchOrm(db.url, 2);
     const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: db.url, MASTER_KEY: '22'.repeat(32), JWT_SECRET: 'bench-export-jwt-secret-0123456789abcdef', DEV_CHAINS: 'false', LOG_LEVEL: 'warn' });
     const app = createApp(config, orm, pino({ level: 'warn' }));
-    const email = `bench-export-${Date.now()}@bench.test`;
+    const email = keep ? 'bench-export-kept@bench.test' : `bench-export-${Date.now()}@bench.test`;
     const password = 'bench-export-password';
-    const created = await app.merchants.create(internalContext(orm.em.fork()), { name: 'Bench export', email, password });
-    const fixtureMerchant = randomUUID();
-    log(`fixture: ${ORDERS} orders…`);
-    const t0 = Date.now();
     const c = new pg.Client({ connectionString: db.url });
     await c.connect();
-    for (const sql of exportFixtureSql(fixtureMerchant, ORDERS)) await c.query(sql);
-    // The fixture merchant's rows belong to the logged-in merchant (one login, bulk rows).
-    await c.query('update orders set merchant_id = $1 where merchant_id = $2', [created.merchant.id, fixtureMerchant]);
-    await c.query('update merchant_wallets set merchant_id = $1 where merchant_id = $2', [created.merchant.id, fixtureMerchant]);
-    await c.query('analyze');
+    const existing = keep
+      ? (await c.query<{ merchant_id: string; n: string }>('select u.merchant_id, (select count(*) from orders o where o.merchant_id = u.merchant_id) as n from dashboard_users u where u.email = $1', [email])).rows[0]
+      : undefined;
+    if (existing && Number(existing.n) === ORDERS) {
+      log(`fixture: reusing ${ORDERS} orders of the kept database`);
+    } else {
+      if (existing) throw new Error(`the kept database holds ${existing.n} orders, not ${ORDERS}: drop cpg_bench_export_keep_${ORDERS}`);
+      const created = await app.merchants.create(internalContext(orm.em.fork()), { name: 'Bench export', email, password });
+      const fixtureMerchant = randomUUID();
+      log(`fixture: ${ORDERS} orders…`);
+      const t0 = Date.now();
+      for (const sql of exportFixtureSql(fixtureMerchant, ORDERS)) await c.query(sql);
+      // The fixture merchant's rows belong to the logged-in merchant (one login, bulk rows).
+      await c.query('update orders set merchant_id = $1 where merchant_id = $2', [created.merchant.id, fixtureMerchant]);
+      await c.query('update merchant_wallets set merchant_id = $1 where merchant_id = $2', [created.merchant.id, fixtureMerchant]);
+      await c.query('vacuum analyze');
+      log(`fixture ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
+    }
     await c.end();
     await orm.close(true);
-    log(`fixture ready in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
 
     const gw = await startGatewayProcess({ ROLE: 'api', DATABASE_URL: db.url, NODE_ENV: 'test', MASTER_KEY: '22'.repeat(32), JWT_SECRET: 'bench-export-jwt-secret-0123456789abcdef', DEV_CHAINS: 'false', RATE_LIMIT_STORE: 'memory', RATE_SOURCES: 'none' });
     try {

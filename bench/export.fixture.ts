@@ -26,6 +26,11 @@ export function exportFixtureSql(merchantId: string, n: number): string[] {
             0, q.total_crypto, q.total_idr, 'closed', now(), now(), q.total_crypto
      from quotes q join orders o on o.id = q.order_id cross join (select id from merchant_wallets where merchant_id = '${merchantId}') w
      where o.merchant_id = '${merchantId}'`,
+    // What the status writer copies onto an order when it becomes Success (the paying deposit's facts).
+    `update orders o set paid_deposit_id = d.id, paid_network = d.network, paid_token_id = d.token_id, paid_decimals = 6, paid_amount = d.amount_received,
+                         fee_idr = q.fee_amount_idr, net_idr = o.amount - q.fee_amount_idr
+     from deposits d join quotes q on q.id = d.quote_id
+     where d.order_id = o.id and o.merchant_id = '${merchantId}' and o.status = 'Success'`,
     `analyze`,
   ];
 }

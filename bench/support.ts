@@ -13,7 +13,7 @@ import { connectOrm, migrate, type Orm } from '../src/db/orm.js';
  * one in a temp folder) with a fresh database per name; `release()` drops them and stops the embedded
  * server.
  */
-export async function benchDatabases(names: string[]): Promise<{ urls: string[]; release(): Promise<void> }> {
+export async function benchDatabases(names: string[], opts: { keep?: boolean } = {}): Promise<{ urls: string[]; release(): Promise<void> }> {
   const db: OpenDatabase = await openDatabase({ DATABASE_URL: process.env.DATABASE_URL, DATA_DIR: mkdtempSync(join(tmpdir(), 'cpg-bench-')) }, pino({ level: 'warn' }));
   const admin = async (sql: string) => {
     const c = new pg.Client({ connectionString: db.url });
@@ -25,6 +25,13 @@ export async function benchDatabases(names: string[]): Promise<{ urls: string[];
     }
   };
   for (const name of names) {
+    if (opts.keep) {
+      // Kept between runs (a fixture built once, measured several times): created only when missing.
+      await admin(`create database ${name}`).catch((e: { code?: string }) => {
+        if (e.code !== '42P04') throw e;
+      });
+      continue;
+    }
     await admin(`drop database if exists ${name} with (force)`);
     await admin(`create database ${name}`);
   }
@@ -36,15 +43,15 @@ export async function benchDatabases(names: string[]): Promise<{ urls: string[];
   return {
     urls,
     release: async () => {
-      for (const name of names) await admin(`drop database if exists ${name} with (force)`).catch(() => undefined);
+      if (!opts.keep) for (const name of names) await admin(`drop database if exists ${name} with (force)`).catch(() => undefined);
       await db.release();
     },
   };
 }
 
 /** One fresh database for a benchmark (see benchDatabases). */
-export async function benchDatabase(name: string): Promise<{ url: string; release(): Promise<void> }> {
-  const { urls, release } = await benchDatabases([name]);
+export async function benchDatabase(name: string, opts: { keep?: boolean } = {}): Promise<{ url: string; release(): Promise<void> }> {
+  const { urls, release } = await benchDatabases([name], opts);
   return { url: urls[0]!, release };
 }
 
@@ -63,7 +70,7 @@ export async function startGatewayProcess(env: Record<string, string>, nodeArgs:
     stdio: ['ignore', 'inherit', 'inherit'],
   });
   const url = `http://127.0.0.1:${port}`;
-  for (let i = 0; i < 300; i++) {
+  for (let i = 0; i < 1200; i++) {
     try {
       if ((await fetch(`${url}/readyz`)).status === 200) break;
     } catch {

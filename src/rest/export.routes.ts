@@ -1,20 +1,42 @@
 import type { App } from '../app.js';
-import type { ExportOrdersCommand, ExportPaymentsCommand } from '../modules/analytics/csv-export.commands.js';
+import { parseTimeParam, type ExportOrdersCommand, type ExportPaymentsCommand } from '../modules/analytics/csv-export.commands.js';
 import type { CsvExport } from '../modules/analytics/csv-export.service.js';
 import type { RestResult, RestRoute } from './routes.js';
 
-/** Legacy query names (snake_case) → the typed export command; anything else is left for the command to refuse. */
-function toExportCommand(query: unknown): ExportOrdersCommand & ExportPaymentsCommand {
+/** Query names (snake_case) → the typed export command; anything else is left for the command to refuse. */
+function renamed(query: unknown, names: Record<string, string>): Record<string, unknown> {
   const q = { ...((query ?? {}) as Record<string, unknown>) };
-  const renamed: Record<string, string> = { token_address: 'tokenAddress', tz: 'timeZone' };
-  for (const [from, to] of Object.entries(renamed)) {
-    if (from in q) {
+  for (const [from, to] of Object.entries(names)) {
+    // An alias given next to its canonical name stays as it is: the command refuses the unknown key.
+    if (from in q && !(to in q)) {
       q[to] = q[from];
       delete q[from];
     }
   }
-  return q as ExportOrdersCommand & ExportPaymentsCommand;
+  return q;
 }
+
+const ORDER_QUERY_NAMES: Record<string, string> = {
+  status: 'statuses', from: 'createdFrom', to: 'createdTo', created_from: 'createdFrom', created_to: 'createdTo', paid_from: 'paidFrom', paid_to: 'paidTo',
+  token_address: 'tokenAddress', payment_link_id: 'paymentLinkId', tz: 'timeZone',
+};
+const ORDER_TIMES = ['createdFrom', 'createdTo', 'paidFrom', 'paidTo'];
+
+/**
+ * The orders export's query string → the GraphQL `orders` filter (exportOrdersCommand, whose parser
+ * the listing shares): same names (snake_case and the earlier `status`/`from`/`to` accepted too),
+ * statuses comma-separated or repeated, times ISO-8601 or Unix seconds, `overpaid=true|false`. Only
+ * the types of query-string values are converted here; what a value may be is the command's rule.
+ */
+function toOrderExportCommand(query: unknown): ExportOrdersCommand {
+  const q = renamed(query, ORDER_QUERY_NAMES);
+  if (q.statuses !== undefined) q.statuses = [q.statuses].flat().flatMap((v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : [v]));
+  for (const k of ORDER_TIMES) if (typeof q[k] === 'string') q[k] = parseTimeParam(q[k]);
+  if (q.overpaid === 'true' || q.overpaid === 'false') q.overpaid = q.overpaid === 'true';
+  return q as ExportOrdersCommand;
+}
+
+const toPaymentExportCommand = (query: unknown) => renamed(query, { token_address: 'tokenAddress', tz: 'timeZone' }) as ExportPaymentsCommand;
 
 const csv = (e: CsvExport): RestResult => ({
   raw: { contentType: 'text/csv; charset=utf-8', body: e.rows, headers: { 'content-disposition': `attachment; filename="${e.filename}"`, 'x-content-type-options': 'nosniff' } },
@@ -31,14 +53,14 @@ export function exportRoutes(app: App): RestRoute[] {
       url: '/merchant/export/orders.csv',
       auth: 'dashboard',
       limit: 'merchant',
-      handler: async (ctx, req) => csv(await app.exports.orders(ctx, toExportCommand(req.query))),
+      handler: async (ctx, req) => csv(await app.exports.orders(ctx, toOrderExportCommand(req.query))),
     },
     {
       method: 'GET',
       url: '/merchant/export/payments.csv',
       auth: 'dashboard',
       limit: 'merchant',
-      handler: async (ctx, req) => csv(await app.exports.payments(ctx, toExportCommand(req.query))),
+      handler: async (ctx, req) => csv(await app.exports.payments(ctx, toPaymentExportCommand(req.query))),
     },
   ];
 }

@@ -9,6 +9,8 @@ import { csvCell } from '../../src/modules/analytics/csv-export.service';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { http } from '../support/http';
+import { bearer, gql } from '../support/graphql';
+import { CsvParityOrdersDocument, type CsvParityOrdersQueryVariables } from '../generated/graphql';
 
 let gw: TestGateway;
 let m: Awaited<ReturnType<typeof createMerchant>>;
@@ -54,12 +56,21 @@ describe('auth and errors (envelope)', () => {
   });
 
   it.each([
-    ['status=Paid', 'status'],
+    ['status=Paid', 'statuses'],
+    ['statuses=Success,Paid', 'statuses'],
     ['tz=Europe/Paris', 'timeZone'],
-    ['from=yesterday', 'from'],
+    ['from=yesterday', 'createdFrom'],
+    ['paidTo=0000-01-01', 'paidTo'],
     ['network=BITCOIN', 'network'],
     ['limit=5', '_'],
-    ['from=2026-11-02T00:00:00Z&to=2026-11-01T00:00:00Z', 'from'],
+    ['first=5', '_'],
+    ['sort=NAME', 'sort'],
+    ['direction=UP', 'direction'],
+    ['overpaid=maybe', 'overpaid'],
+    ['paymentLinkId=nope', 'paymentLinkId'],
+    ['status=Success&statuses=Expired', '_'],
+    ['from=2026-11-02T00:00:00Z&to=2026-11-01T00:00:00Z', 'createdTo'],
+    ['paidFrom=2026-11-02T00:00:00Z&paidTo=2026-11-02T00:00:00Z', 'paidTo'],
   ])('%s → 400 VALIDATION_FAILED naming the field', async (query, field) => {
     const r = await http(gw.url, `${ORDERS}?${query}`, { headers: { authorization: `Bearer ${token}` } });
     expect(r.status).toBe(400);
@@ -117,6 +128,55 @@ describe('orders.csv', () => {
     expect(await nos(`?from=${future}`)).toEqual([]);
     expect(await nos(`?to=${future}`)).toHaveLength(6);
     expect(await nos(`?to=2020-01-01T00:00:00%2B07:00`)).toEqual([]);
+  });
+
+  it('a filtered CSV has exactly the rows, in the same order, that the GraphQL orders query returns for the same filter', async () => {
+    await sql(
+      gw,
+      `insert into orders (id, merchant_id, environment, order_no, amount, expires_at, created_at)
+       select gen_random_uuid(), ?, 'sandbox', 'PAR-' || g, 1000 + (g % 7) * 10, now() + interval '1 day', now() - make_interval(secs => g % 5) from generate_series(1, 230) g`,
+      [m.merchantId],
+    );
+    const now = Date.now();
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const unix = (ms: number) => String(Math.floor(ms / 1000));
+    const cases: [string, Omit<CsvParityOrdersQueryVariables, 'first' | 'after' | 'environment'>][] = [
+      ['', {}],
+      ['?statuses=Success', { statuses: ['Success'] }],
+      ['?status=Created,Expired', { statuses: ['Created', 'Expired'] }],
+      ['?statuses=Created&statuses=Success', { statuses: ['Created', 'Success'] }],
+      ['?network=TRON', { network: 'TRON' }],
+      [`?token_address=${BSC_TESTNET_USDT.toLowerCase()}`, { tokenAddress: BSC_TESTNET_USDT.toLowerCase() }],
+      [`?search=${encodeURIComponent(`${tag}-q`)}`, { search: `${tag}-q` }],
+      ['?search=PAR-1', { search: 'PAR-1' }],
+      ['?search=doe%40B', { search: 'doe@B' }],
+      [`?createdFrom=${encodeURIComponent(iso(now - 3000))}&created_to=${unix(now + 60_000)}`, { createdFrom: iso(now - 3000), createdTo: iso(Math.floor((now + 60_000) / 1000) * 1000) }],
+      [`?paidFrom=${unix(now - 86_400_000)}`, { paidFrom: iso(Math.floor((now - 86_400_000) / 1000) * 1000) }],
+      [`?paid_to=${encodeURIComponent(iso(now + 60_000))}`, { paidTo: iso(now + 60_000) }],
+      ['?paymentLinkId=00000000-0000-4000-8000-000000000000', { paymentLinkId: '00000000-0000-4000-8000-000000000000' }],
+      ['?overpaid=false&statuses=Created', { overpaid: false, statuses: ['Created'] }],
+      ['?sort=AMOUNT&direction=ASC', { sort: 'AMOUNT', direction: 'ASC' }],
+      ['?sort=AMOUNT', { sort: 'AMOUNT' }],
+      ['?sort=PAID_AT&direction=ASC', { sort: 'PAID_AT', direction: 'ASC' }],
+      ['?sort=CREATED_AT&direction=ASC&search=PAR-', { sort: 'CREATED_AT', direction: 'ASC', search: 'PAR-' }],
+    ];
+    try {
+    for (const [query, filter] of cases) {
+      const viaGql: string[] = [];
+      let after: string | null | undefined;
+      do {
+        const r = await gql(gw.url, CsvParityOrdersDocument, { ...filter, environment: 'SANDBOX', first: 100, after }, bearer(token));
+        expect(r.errors).toBeUndefined();
+        viaGql.push(...r.data!.orders.edges.map((e) => e.node.orderNo));
+        after = r.data!.orders.pageInfo.hasNextPage ? r.data!.orders.pageInfo.endCursor : null;
+      } while (after);
+      const res = await csv(ORDERS, query);
+      expect({ query, status: res.status }).toEqual({ query, status: 200 });
+      expect({ query, rows: csvRecords(res.text).map((x) => x.order_no) }).toEqual({ query, rows: viaGql });
+    }
+    } finally {
+      await sql(gw, `delete from orders where merchant_id = ? and order_no like 'PAR-%'`, [m.merchantId]);
+    }
   });
 
   it('the production path exports production rows only (none here): the header alone', async () => {

@@ -1,8 +1,10 @@
 import { SETTLEMENT_WALLET_CHANGED, SWEEP_COMPLETED, SWEEP_FAILED, type MerchantEventPayloads } from '../../src/modules/events/event.catalogue';
-import { LoginDocument, RedeliverWebhookDocument, WebhookDeliveriesDocument } from '../generated/graphql';
+import { print } from 'graphql';
+import { LoginDocument, MerchantPaymentFeedDocument, RedeliverWebhookDocument, WebhookDeliveriesDocument, type MerchantPaymentFeedSubscription } from '../generated/graphql';
+import { NILE_USDT, paidOrder } from '../support/analytics';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
-import { bearer, gql } from '../support/graphql';
+import { bearer, gql, wsClient } from '../support/graphql';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { attemptsOf, bodyOf, deliveriesOf, eventually, FAST_WEBHOOKS, setUrl, verifies } from '../support/webhooks';
 
@@ -183,4 +185,98 @@ it('a merchant without a URL for the environment gets no delivery (the event is 
   });
   expect(await deliveriesOf(gw.app, m.merchantId)).toEqual([]);
   expect(await eventRows(m.merchantId)).toHaveLength(1);
+});
+
+describe('dashboard feed (merchantEvents over graphql-ws): payment events', () => {
+  type Ev = MerchantPaymentFeedSubscription['merchantEvents'];
+  function listen(params: Record<string, unknown>, environment?: 'SANDBOX' | 'PRODUCTION') {
+    const client = wsClient(gw.url, params);
+    const got: Ev[] = [];
+    const errors: unknown[] = [];
+    const stop = client.subscribe<MerchantPaymentFeedSubscription>(
+      { query: print(MerchantPaymentFeedDocument), variables: environment ? { environment } : {} },
+      { next: (v) => (v.errors ? errors.push(...v.errors) : v.data && got.push(v.data.merchantEvents)), error: (e) => errors.push(e), complete: () => undefined },
+    );
+    return { got, errors, close: async () => (stop(), await client.dispose()) };
+  }
+  const loginToken = async (mm: { email: string; password: string }) => (await gql(gw.url, LoginDocument, { email: mm.email, password: mm.password })).data!.login.token;
+
+  it("a payment reaches its merchant's dashboard JWT and API key as payment.detected, payment.confirmed, then the status change; another merchant sees nothing", async () => {
+    const m = await createMerchant(gw.app);
+    const other = await createMerchant(gw.app);
+    const dash = listen({ authorization: `Bearer ${await loginToken(m)}` }, 'SANDBOX');
+    const api = listen({ 'api-key': m.sandboxKey });
+    const prod = listen({ authorization: `Bearer ${await loginToken(m)}` }, 'PRODUCTION');
+    const stranger = listen({ authorization: `Bearer ${await loginToken(other)}` }, 'SANDBOX');
+    const strangerKey = listen({ 'api-key': other.sandboxKey });
+    const all = [dash, api, prod, stranger, strangerKey];
+    try {
+      await sleep(500); // subscriptions live
+      // The payment path of the watchers: PaymentService.record (detected), markConfirmed, settlement.
+      const paid = await paidOrder(gw, m.sandboxKey, { network: 'TRON', tokenAddress: NILE_USDT, walletType: 'TRUSTWALLET' });
+      await eventually(async () => (dash.got.length >= 3 && api.got.length >= 3 ? true : null));
+      await sleep(300);
+      const [p] = await gw.app.orm.em.fork().getConnection().execute<{ id: string }[]>('select id from payments where tx_hash = ?', [paid.txHash]);
+      const payment = {
+        paymentId: p!.id,
+        network: 'TRON',
+        tokenSymbol: 'USDT',
+        tokenAddress: NILE_USDT,
+        amount: (Number(paid.total) / 1e6).toString(),
+        amountBase: paid.total.toString(),
+        txHash: paid.txHash,
+        fromAddress: expect.any(String),
+        late: false,
+      };
+      for (const feed of [dash, api]) {
+        expect(feed.errors).toEqual([]);
+        expect(feed.got.map((e) => [e.type, e.orderNo, e.status, e.previousStatus])).toEqual([
+          ['payment.detected', paid.orderNo, 'Created', null],
+          ['payment.confirmed', paid.orderNo, 'Created', null],
+          ['order.status_changed', paid.orderNo, 'Success', 'Created'],
+        ]);
+        expect(feed.got[0]!.payment).toEqual(payment);
+        expect(feed.got[1]!.payment).toEqual(payment);
+        expect(feed.got[2]!.payment).toBeNull();
+        expect(new Set(feed.got.map((e) => e.eventId)).size).toBe(3);
+      }
+      for (const feed of [prod, stranger, strangerKey]) {
+        expect(feed.errors).toEqual([]);
+        expect(feed.got).toEqual([]);
+      }
+      // Recorded once each, in order.
+      const rows = await gw.app.orm.em
+        .fork()
+        .getConnection()
+        .execute<{ type: string }[]>(
+          `select e.type from order_events e join orders o on o.id = e.order_id where o.order_no = ? and e.merchant_id = ? order by e.seq`,
+          [paid.orderNo, m.merchantId],
+        );
+      expect(rows.map((r) => r.type)).toEqual(['payment.detected', 'payment.confirmed', 'order.status_changed']);
+    } finally {
+      await Promise.all(all.map((l) => l.close()));
+    }
+  });
+
+  it('recording the same transfer again (a re-scan) announces nothing new', async () => {
+    const m = await createMerchant(gw.app);
+    const api = listen({ 'api-key': m.sandboxKey });
+    try {
+      await sleep(500);
+      const paid = await paidOrder(gw, m.sandboxKey, { network: 'TRON', tokenAddress: NILE_USDT, walletType: 'TRUSTWALLET' });
+      await eventually(async () => (api.got.length >= 3 ? true : null));
+      const conn = gw.app.orm.em.fork().getConnection();
+      const [p] = await conn.execute<{ id: string; deposit_id: string; order_id: string; token_id: string; from_address: string; to_address: string; block_hash: string }[]>(
+        'select id, deposit_id, order_id, token_id, from_address, to_address, block_hash from payments where tx_hash = ?',
+        [paid.txHash],
+      );
+      const transfer = { txHash: paid.txHash, index: 0, blockNumber: 100n, blockHash: p!.block_hash, token: NILE_USDT, from: p!.from_address, to: p!.to_address, amount: paid.total };
+      await gw.app.orm.em.fork().transactional((tx) => gw.app.payments.record(tx, 'sandbox', 'TRON', [{ transfer, depositId: p!.deposit_id, orderId: p!.order_id, tokenId: p!.token_id }]));
+      await gw.app.payments.markConfirmed(gw.app.orm.em.fork(), [p!.id]);
+      await sleep(700);
+      expect(api.got.map((e) => e.type)).toEqual(['payment.detected', 'payment.confirmed', 'order.status_changed']);
+    } finally {
+      await api.close();
+    }
+  });
 });

@@ -207,6 +207,8 @@ describe('OrderStatusService', () => {
           status: 'Expired',
           previousStatus: 'Created',
           at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/),
+          type: 'order.status_changed',
+          reason: { kind: 'expired' },
         },
       ]);
     } finally {

@@ -27,6 +27,32 @@ export const PAYMENT_REORGED = 'payment.reorged';
  */
 export const PAYMENT_UNATTRIBUTED = 'payment.unattributed';
 
+/**
+ * A transfer into one of the order's deposit addresses was seen on chain (recorded by the watcher, not
+ * yet deep enough to count). Once per payment, in the transaction that records it. Feed only: no webhook.
+ */
+export const PAYMENT_DETECTED = 'payment.detected';
+/** A payment became deep enough to count (its order is settled next). Once per confirmation. Feed only: no webhook. */
+export const PAYMENT_CONFIRMED = 'payment.confirmed';
+
+/** What `payment.detected` and `payment.confirmed` carry: the payment as recorded. Amount in base units. */
+export interface PaymentObservedReason {
+  paymentId: string;
+  depositId: string;
+  network: Network;
+  tokenAddress: string;
+  tokenSymbol: string;
+  decimals: number;
+  txHash: string;
+  logIndex: number;
+  blockNumber: string;
+  fromAddress: string;
+  toAddress: string;
+  amount: string;
+  /** Detected after the order's expiry. */
+  late: boolean;
+}
+
 /** Why a status changed, stored with the event: `{ kind: 'payment_confirmed', paymentId }`, `{ kind: 'expired' }`, … */
 export interface TransitionReason {
   kind: string;
@@ -61,6 +87,8 @@ export interface OrderEventReasons {
     paymentStatus: string;
     reorgedAt: string;
   };
+  [PAYMENT_DETECTED]: PaymentObservedReason;
+  [PAYMENT_CONFIRMED]: PaymentObservedReason;
   [PAYMENT_UNATTRIBUTED]: { receiptId: string; depositId: string; txHash: string; logIndex: number; network: Network; tokenAddress: string; tokenSymbol: string; decimals: number; toAddress: string; amount: string; reason: string };
 }
 export type OrderEventType = keyof OrderEventReasons;
@@ -69,15 +97,18 @@ export type OrderEventType = keyof OrderEventReasons;
 export type OrderWebhookKind = 'transaction.success' | 'transaction.underpaid' | 'transaction.expired' | 'transaction.late_payment' | 'transaction.overpaid' | 'transaction.reorged' | 'transaction.unattributed';
 
 /**
- * Which webhook each event becomes (absent: internal, sends nothing). A status change depends on the
- * status reached: Processing and a return to Created are internal steps.
+ * Which webhook each event becomes (null or absent: internal, sends nothing; the dashboard feed still
+ * carries it). A status change depends on the status reached: Processing and a return to Created are
+ * internal steps.
  */
-export const ORDER_EVENT_WEBHOOKS: { [T in OrderEventType]: T extends typeof ORDER_STATUS_CHANGED ? Partial<Record<OrderStatus, OrderWebhookKind>> : OrderWebhookKind } = {
+export const ORDER_EVENT_WEBHOOKS: { [T in OrderEventType]: T extends typeof ORDER_STATUS_CHANGED ? Partial<Record<OrderStatus, OrderWebhookKind>> : OrderWebhookKind | null } = {
   [ORDER_STATUS_CHANGED]: { Success: 'transaction.success', Underpaid: 'transaction.underpaid', Expired: 'transaction.expired' },
   [PAYMENT_LATE]: 'transaction.late_payment',
   [PAYMENT_OVERPAID]: 'transaction.overpaid',
   [PAYMENT_REORGED]: 'transaction.reorged',
   [PAYMENT_UNATTRIBUTED]: 'transaction.unattributed',
+  [PAYMENT_DETECTED]: null,
+  [PAYMENT_CONFIRMED]: null,
 };
 
 export const ORDER_EVENT_TYPES = Object.keys(ORDER_EVENT_WEBHOOKS) as OrderEventType[];
@@ -150,7 +181,10 @@ export const MERCHANT_EVENT_TYPES = [SETTLEMENT_WALLET_CHANGED, SWEEP_COMPLETED,
 
 // --- PostgreSQL NOTIFY channels (sent inside the writing transaction, so delivered on commit) -------
 
-/** Order status changes; payload {@link OrderEventNotification} as JSON. Not sent for payment.* events. */
+/**
+ * Every `order_events` row (status changes and payment.* events); payload {@link OrderFeedNotification}
+ * as JSON, sent by OrderEventWriter's insert itself, so no event is recorded without it.
+ */
 export const ORDER_EVENTS_CHANNEL = 'order_events';
 /** The webhook queue has work: payload `outbox` (events to turn into deliveries) or `deliveries` (due now). */
 export const WEBHOOKS_CHANNEL = 'webhooks';
@@ -176,8 +210,15 @@ export interface OrderStatusUpdate {
   at: string;
 }
 
-/** What `pg_notify('order_events', …)` carries: always a real event. */
+/** An order status change as `pg_notify('order_events', …)` carries it: always a real event. */
 export type OrderEventNotification = OrderStatusUpdate & { eventId: string };
+
+/**
+ * What `pg_notify('order_events', …)` carries for any event: `status` is the order's status after it
+ * (`previousStatus` before; equal when the event changed no status), `reason` the event's recorded
+ * reason (null when too large for a notification: PostgreSQL refuses payloads over 8000 bytes).
+ */
+export type OrderFeedNotification = OrderEventNotification & { type: OrderEventType; reason: Record<string, unknown> | null };
 
 export interface ApiKeyRevokedNotification {
   merchantId: string;
@@ -185,7 +226,7 @@ export interface ApiKeyRevokedNotification {
 }
 
 export interface ChannelPayloads {
-  [ORDER_EVENTS_CHANNEL]: OrderEventNotification;
+  [ORDER_EVENTS_CHANNEL]: OrderFeedNotification;
   [WEBHOOKS_CHANNEL]: 'outbox' | 'deliveries';
   [API_KEY_REVOKED_CHANNEL]: ApiKeyRevokedNotification;
 }
@@ -197,8 +238,8 @@ export type SubscriptionTopics = {
   ORDER_UPDATED: [orderId: string, payload: OrderEventNotification];
   /** The LISTEN connection came back: notifications may have been missed, subscribers catch up from `order_events`. */
   ORDER_EVENTS_RESYNC: [];
-  /** Every committed order status change of one merchant environment, keyed `<merchantId>:<environment>` (the dashboard feed). */
-  MERCHANT_EVENT: [merchantEnvironment: string, payload: OrderEventNotification];
+  /** Every committed order and payment event of one merchant environment, keyed `<merchantId>:<environment>` (the dashboard feed). */
+  MERCHANT_EVENT: [merchantEnvironment: string, payload: OrderFeedNotification];
 };
 
 /** The MERCHANT_EVENT topic key of a merchant environment. */

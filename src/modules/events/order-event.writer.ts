@@ -1,21 +1,47 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OrderStatus } from '../orders/order.transitions.js';
-import type { OrderEventReasons, OrderEventType } from './event.catalogue.js';
+import { ORDER_EVENTS_CHANNEL, type OrderEventReasons, type OrderEventType } from './event.catalogue.js';
+
+/** Longest `reason` (JSON text) sent in a notification; PostgreSQL refuses payloads over 8000 bytes. */
+const NOTIFY_REASON_MAX = 4000;
 
 /**
- * The one INSERT into `order_events`, as a CTE named `e` over a row source `source` with columns
- * (id, merchant_id, environment, status) — an `update orders … returning` for a status change, a
- * plain select for the other events — so a status change stays one statement (OrderStatusService).
- * Its three placeholders are filled by {@link orderEventParams}. `from_status` defaults to the
- * order's status (an event that changes no status). The trigger on `order_events` queues every row
- * for the webhook outbox.
+ * The one INSERT into `order_events`. Its RETURNING also announces the row: `pg_notify('order_events',
+ * …)` (OrderFeedNotification; queued by PostgreSQL until commit, dropped on rollback), so every
+ * recorded event reaches the live feeds and none is announced without being recorded. The order
+ * number is read from the pre-statement snapshot (it never changes).
  */
-export function orderEventInsert(source: string): string {
+function insertEvents(source: string, type: string, fromStatus: string, reason: string): string {
   return `e as (
          insert into order_events (id, order_id, merchant_id, environment, type, from_status, to_status, reason)
-         select gen_random_uuid(), ${source}.id, ${source}.merchant_id, ${source}.environment, ?, coalesce(?::text, ${source}.status), ${source}.status, ?::jsonb from ${source}
-         returning id, seq, order_id, created_at
+         select gen_random_uuid(), ${source}.id, ${source}.merchant_id, ${source}.environment, ${type}, ${fromStatus}, ${source}.status, ${reason} from ${source}
+         returning id, seq, order_id, created_at, pg_notify('${ORDER_EVENTS_CHANNEL}', json_build_object(
+           'eventId', id, 'seq', seq, 'type', type, 'orderId', order_id,
+           'orderNo', (select x.order_no from orders x where x.id = order_events.order_id),
+           'merchantId', merchant_id, 'environment', environment, 'status', to_status, 'previousStatus', from_status,
+           'at', to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"'),
+           'reason', case when octet_length(reason::text) <= ${NOTIFY_REASON_MAX} then reason end)::text) as notified
        )`;
+}
+
+/**
+ * The insert as a CTE named `e` over a row source `source` with columns (id, merchant_id, environment,
+ * status) — an `update orders … returning` for a status change, a plain select for the other events —
+ * so a status change stays one statement (OrderStatusService). Its three placeholders are filled by
+ * {@link orderEventParams}. `from_status` defaults to the order's status (an event that changes no
+ * status). The trigger on `order_events` queues webhook events for the outbox.
+ */
+export function orderEventInsert(source: string): string {
+  return insertEvents(source, '?', `coalesce(?::text, ${source}.status)`, '?::jsonb');
+}
+
+/**
+ * The same insert for many events at once, none changing a status: `source` also has the columns
+ * `type` (text) and `reason` (jsonb), one event per row (payment.detected / payment.confirmed, written
+ * in the statement that records or confirms the payments).
+ */
+export function orderEventsInsertFrom(source: string): string {
+  return insertEvents(source, `${source}.type`, `${source}.status`, `${source}.reason`);
 }
 
 export function orderEventParams<T extends OrderEventType>(type: T, fromStatus: OrderStatus | null, reason: OrderEventReasons[T]): unknown[] {

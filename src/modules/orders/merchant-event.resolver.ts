@@ -1,19 +1,38 @@
 import { Repeater } from '@graphql-yoga/subscription';
 import { Arg, Authorized, Field, ObjectType, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
-import type { Environment } from '../../common/environment.js';
+import type { Environment, Network } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import type { GqlContext } from '../../graphql/context.js';
 import { SharedFeed } from '../../graphql/fan-out.js';
 import { pubSubOf } from '../../graphql/pubsub.js';
 import { throwIfLapsed, untilCredentialLapses, type CredentialLapsed } from '../../graphql/credential-lapse.js';
-import { EnvironmentEnum, OrderStatusEnum } from '../../graphql/scalars.js';
-import { merchantTopic, ORDER_STATUS_CHANGED, type OrderEventNotification } from '../events/event.catalogue.js';
+import { EnvironmentEnum, NetworkEnum, OrderStatusEnum } from '../../graphql/scalars.js';
+import { formatDecimal } from '../../common/money.js';
+import { merchantTopic, ORDER_STATUS_CHANGED, type OrderFeedNotification } from '../events/event.catalogue.js';
 import type { OrderEventsPubSub } from './order-update.stream.js';
 import type { OrderStatus } from './order.transitions.js';
 
+@ObjectType({ description: 'The payment a payment.* event of the feed is about (fields the event does not record are null)' })
+export class MerchantEventPayment {
+  @Field(() => String, { nullable: true, description: 'Null for payment.unattributed (a receipt, not a payment) and payment.overpaid (an order-level fact)' }) paymentId!: string | null;
+  @Field(() => NetworkEnum, { nullable: true }) network!: Network | null;
+  @Field(() => String, { nullable: true }) tokenSymbol!: string | null;
+  @Field(() => String, { nullable: true }) tokenAddress!: string | null;
+  @Field(() => String, { nullable: true, description: 'Token units as a decimal string (null when the event does not record the decimals)' }) amount!: string | null;
+  @Field(() => String, { nullable: true, description: 'Base units as a decimal string' }) amountBase!: string | null;
+  @Field(() => String, { nullable: true }) txHash!: string | null;
+  @Field(() => String, { nullable: true }) fromAddress!: string | null;
+  @Field(() => Boolean, { nullable: true, description: 'Detected after the order expired' }) late!: boolean | null;
+}
+
 @ObjectType({ description: 'One committed event of an order of the merchant environment (the dashboard feed)' })
 export class MerchantEvent {
-  @Field({ description: 'order.status_changed (Processing: a payment was seen; Success: paid; Underpaid / Expired at expiry)' }) type!: string;
+  @Field({
+    description:
+      'order.status_changed (Processing: a payment was seen; Success: paid; Underpaid / Expired at expiry); payment.detected (a transfer seen on chain, not yet confirmed: ' +
+      'the "new payment" toast), payment.confirmed, payment.late, payment.overpaid, payment.reorged, payment.unattributed (docs/webhooks.md)',
+  })
+  type!: string;
   @Field() eventId!: string;
   @Field() orderId!: string;
   @Field() orderNo!: string;
@@ -21,26 +40,47 @@ export class MerchantEvent {
   @Field(() => OrderStatusEnum, { nullable: true }) previousStatus!: OrderStatus | null;
   @Field(() => EnvironmentEnum) environment!: Environment;
   @Field() at!: Date;
+  @Field(() => MerchantEventPayment, { nullable: true, description: 'The payment, for payment.* events' }) payment!: MerchantEventPayment | null;
+}
+
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
+
+/** The feed's payment fields from a payment.* event's recorded reason (event.catalogue.ts). */
+export function feedPayment(type: string, reason: Record<string, unknown> | null): MerchantEventPayment | null {
+  if (!type.startsWith('payment.') || !reason) return null;
+  const base = str(reason.amount) ?? str(reason.excess);
+  const decimals = typeof reason.decimals === 'number' ? reason.decimals : null;
+  return {
+    paymentId: str(reason.paymentId),
+    network: str(reason.network) as Network | null,
+    tokenSymbol: str(reason.tokenSymbol),
+    tokenAddress: str(reason.tokenAddress),
+    amountBase: base,
+    amount: base !== null && decimals !== null && /^\d+$/.test(base) ? formatDecimal(BigInt(base), decimals) : null,
+    txHash: str(reason.txHash),
+    fromAddress: str(reason.fromAddress),
+    late: typeof reason.late === 'boolean' ? reason.late : null,
+  };
 }
 
 /** Events of the merchant environment after `seq` (catch-up after the LISTEN connection came back). */
-export type MerchantEventsSince = (seq: number) => Promise<OrderEventNotification[]>;
+export type MerchantEventsSince = (seq: number) => Promise<OrderFeedNotification[]>;
 
 /**
- * One subscriber's feed: each committed status change of any order of the merchant environment, as
+ * One subscriber's feed: each committed event (status change or payment.*) of any order of the merchant environment, as
  * published by the process's LISTEN connection (order-update.stream.ts). After a LISTEN reconnect it
  * reads the events it may have missed from `order_events` (seq above the last one it sent), skipping
  * ones already sent.
  */
-export function merchantEventStream(pubSub: OrderEventsPubSub, topic: string, since: MerchantEventsSince): Repeater<OrderEventNotification> {
-  return new Repeater<OrderEventNotification>(async (push, stop) => {
+export function merchantEventStream(pubSub: OrderEventsPubSub, topic: string, since: MerchantEventsSince): Repeater<OrderFeedNotification> {
+  return new Repeater<OrderFeedNotification>(async (push, stop) => {
     const events = pubSub.subscribe('MERCHANT_EVENT', topic);
     const resyncs = pubSub.subscribe('ORDER_EVENTS_RESYNC');
     let nextEvent = events.next();
     let nextResync = resyncs.next();
     let lastSeq = 0;
     const sent = new Set<string>();
-    const emit = async (e: OrderEventNotification) => {
+    const emit = async (e: OrderFeedNotification) => {
       if (sent.has(e.eventId)) return;
       sent.add(e.eventId);
       if (sent.size > 256) sent.delete(sent.values().next().value!);
@@ -87,12 +127,12 @@ async function subscribeMerchantEvents({ args, context: ctx, info }: SubscribeRe
   }
   const merchantId = caller.merchantId;
   const openStream = () => merchantEventStream(pubSubOf(info.schema), merchantTopic(merchantId, environment), async (seq) => {
-    const rows = await app.orm.em.fork().execute<(Omit<OrderEventNotification, 'seq'> & { seq: string })[]>(
-      `select e.id as "eventId", e.seq, e.order_id as "orderId", o.order_no as "orderNo", e.merchant_id as "merchantId", e.environment,
-              e.to_status as status, e.from_status as "previousStatus", to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at
+    const rows = await app.orm.em.fork().execute<(Omit<OrderFeedNotification, 'seq'> & { seq: string })[]>(
+      `select e.id as "eventId", e.seq, e.type, e.order_id as "orderId", o.order_no as "orderNo", e.merchant_id as "merchantId", e.environment,
+              e.to_status as status, e.from_status as "previousStatus", to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at, e.reason
        from order_events e join orders o on o.id = e.order_id
-       where e.merchant_id = ? and e.environment = ? and e.type = ? and e.seq > ? order by e.seq limit 1000`,
-      [merchantId, environment, ORDER_STATUS_CHANGED, seq],
+       where e.merchant_id = ? and e.environment = ? and e.seq > ? order by e.seq limit 1000`,
+      [merchantId, environment, seq],
     );
     return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
   });
@@ -109,12 +149,24 @@ export class MerchantEventResolver {
   @Authorized('API_KEY', 'DASHBOARD')
   @Subscription(() => MerchantEvent, {
     description:
-      'Live feed of the merchant environment over graphql-ws: every committed order status change, from any API process. ' +
+      'Live feed of the merchant environment over graphql-ws: every committed order and payment event (status changes, payment.detected, payment.confirmed, …), from any API process. ' +
       'Authorised by the dashboard access token (connection param `authorization: "Bearer …"`, with `environment`) or the API key (`api-key`).',
     subscribe: subscribeMerchantEvents,
   })
-  merchantEvents(@Root() root: OrderEventNotification | CredentialLapsed, @Arg('environment', () => EnvironmentEnum, { nullable: true }) _environment?: EnvironmentEnum): MerchantEvent {
+  merchantEvents(@Root() root: OrderFeedNotification | CredentialLapsed, @Arg('environment', () => EnvironmentEnum, { nullable: true }) _environment?: EnvironmentEnum): MerchantEvent {
     const e = throwIfLapsed(root);
-    return { type: ORDER_STATUS_CHANGED, eventId: e.eventId, orderId: e.orderId, orderNo: e.orderNo, status: e.status, previousStatus: e.previousStatus, environment: e.environment, at: new Date(e.at) };
+    const statusChange = e.type === ORDER_STATUS_CHANGED;
+    return {
+      type: e.type,
+      eventId: e.eventId,
+      orderId: e.orderId,
+      orderNo: e.orderNo,
+      status: e.status,
+      // An event that changed no status has none before it.
+      previousStatus: statusChange ? e.previousStatus : null,
+      environment: e.environment,
+      at: new Date(e.at),
+      payment: feedPayment(e.type, e.reason),
+    };
   }
 }

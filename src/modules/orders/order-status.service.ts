@@ -57,8 +57,8 @@ export class OrderStatusService {
     if (from === to) return { changed: false, from, to, eventId: null };
     if (!canTransition(from, to)) throw new Error(`Illegal order status transition ${from} → ${to} (order ${orderId})`);
 
-    // One statement: update (with the paying deposit's facts on Success), outbox row, notification
-    // (queued by PostgreSQL until commit).
+    // One statement: update (with the paying deposit's facts on Success), outbox row and its
+    // notification (sent by the writer's insert, queued by PostgreSQL until commit).
     const depositId = to === 'Success' ? (paid.depositId ?? null) : null;
     const rows = await em.execute<{ event_id: string; status: OrderStatus; environment: string; paid_at: string | null; updated_at: string }[]>(
       `with s as (
@@ -77,13 +77,9 @@ export class OrderStatusService {
          where o.id = ? returning o.id, o.order_no, o.merchant_id, o.environment, o.status, o.paid_at, o.updated_at, o.created_at, o.amount,
                                   o.fee_idr, o.net_idr, o.paid_network, o.paid_token_id, o.paid_decimals, o.paid_amount
        ), ${rollupDelta('r', `${rollupColumns(-1, 'prev')} union all ${rollupColumns(1, 'o')}`)}, ${orderEventInsert('o')}
-       select e.id as event_id, o.status, o.environment, ${iso('o.paid_at')} as paid_at, ${iso('o.updated_at')} as updated_at,
-              pg_notify(?, json_build_object(
-                'eventId', e.id, 'seq', e.seq, 'orderId', o.id, 'orderNo', o.order_no, 'merchantId', o.merchant_id,
-                'environment', o.environment, 'status', o.status, 'previousStatus', ?::text,
-                'at', ${iso('e.created_at')})::text)
+       select e.id as event_id, o.status, o.environment, ${iso('o.paid_at')} as paid_at, ${iso('o.updated_at')} as updated_at
        from o join e on e.order_id = o.id`,
-      [depositId, orderId, orderId, to, to, orderId, ...orderEventParams(ORDER_STATUS_CHANGED, from, reason), ORDER_EVENTS_CHANNEL, from],
+      [depositId, orderId, orderId, to, to, orderId, ...orderEventParams(ORDER_STATUS_CHANGED, from, reason)],
     );
     const row = rows[0];
     if (!row) throw new Error(`Order ${orderId} vanished during its transition`);

@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import { ENVIRONMENTS } from '../../common/environment.js';
 import type { ChannelHandler } from '../../db/listen.client.js';
-import { merchantTopic, type OrderStatusUpdate, type SubscriptionTopics } from '../events/event.catalogue.js';
+import { merchantTopic, ORDER_EVENT_TYPES, ORDER_STATUS_CHANGED, type OrderEventType, type OrderStatusUpdate, type SubscriptionTopics } from '../events/event.catalogue.js';
 import { ORDER_STATUSES } from './order.transitions.js';
 
 export type OrderEventsPubSub = PubSub<SubscriptionTopics>;
@@ -18,12 +18,16 @@ const notificationSchema = z.object({
   status: z.enum(ORDER_STATUSES),
   previousStatus: z.enum(ORDER_STATUSES).nullable(),
   at: z.string(),
+  // Absent in notifications of processes older than the payment events: those were status changes.
+  type: z.enum(ORDER_EVENT_TYPES as [OrderEventType, ...OrderEventType[]]).default(ORDER_STATUS_CHANGED),
+  reason: z.record(z.string(), z.unknown()).nullable().default(null),
 });
 
 /**
  * The `order_events` channel of an API process's LISTEN connection: each notification (sent by
- * OrderStatusService inside the changing transaction, so delivered only after commit) is published
- * to `ORDER_UPDATED:<orderId>`; after a reconnect `ORDER_EVENTS_RESYNC` makes every stream read what
+ * OrderEventWriter's insert inside the recording transaction, so delivered only after commit) is
+ * published to the merchant feed (`MERCHANT_EVENT:<merchant>:<environment>`, every event) and, for a
+ * status change, to `ORDER_UPDATED:<orderId>`; after a reconnect `ORDER_EVENTS_RESYNC` makes every stream read what
  * it missed from `order_events`.
  */
 export function orderEventsChannel(pubSub: OrderEventsPubSub, log: Logger): ChannelHandler {
@@ -36,7 +40,7 @@ export function orderEventsChannel(pubSub: OrderEventsPubSub, log: Logger): Chan
         log.warn({ err, payload: raw?.slice(0, 200) }, 'order_events: ignoring malformed notification');
         return;
       }
-      pubSub.publish('ORDER_UPDATED', parsed.orderId, parsed);
+      if (parsed.type === ORDER_STATUS_CHANGED) pubSub.publish('ORDER_UPDATED', parsed.orderId, parsed);
       pubSub.publish('MERCHANT_EVENT', merchantTopic(parsed.merchantId, parsed.environment), parsed);
     },
     resync: () => pubSub.publish('ORDER_EVENTS_RESYNC'),

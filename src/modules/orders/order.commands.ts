@@ -49,30 +49,46 @@ export const SORT_DIRECTIONS = ['DESC', 'ASC'] as const;
 export type SortDirection = (typeof SORT_DIRECTIONS)[number];
 
 const range = { message: 'the range end must be after its start' };
-export const listOrdersCommand = z
-  .object({
-    /** Any of these statuses (empty or absent: all). */
-    statuses: z.array(z.enum(ORDER_STATUSES)).max(ORDER_STATUSES.length).optional(),
-    createdFrom: instant.optional(),
-    createdTo: instant.optional(),
-    paidFrom: instant.optional(),
-    paidTo: instant.optional(),
-    /** Network / token of the deposit that paid the order (not any deposit it had). */
-    network: network.optional(),
-    tokenAddress: tokenAddress.optional(),
-    /** Order number prefix, or part of the customer's name or email (case-insensitive). */
-    search: z.string().trim().min(1).max(100).optional(),
-    paymentLinkId: z.uuid('must be a payment link id').optional(),
-    overpaid: z.boolean().optional(),
-    sort: z.enum(ORDER_SORTS).default('CREATED_AT'),
-    direction: z.enum(SORT_DIRECTIONS).default('DESC'),
+
+/**
+ * The filters and sort of an order listing: what the GraphQL `orders` query and the orders CSV export
+ * both accept (one parser; the SQL is order-filter.sql.ts). Each transport adds its own fields:
+ * paging for GraphQL, the time zone for CSV.
+ */
+export const orderFilterFields = {
+  /** Any of these statuses (empty or absent: all). */
+  statuses: z.array(z.enum(ORDER_STATUSES)).max(ORDER_STATUSES.length).optional(),
+  createdFrom: instant.optional(),
+  createdTo: instant.optional(),
+  paidFrom: instant.optional(),
+  paidTo: instant.optional(),
+  /** Network / token of the deposit that paid the order (not any deposit it had). */
+  network: network.optional(),
+  tokenAddress: tokenAddress.optional(),
+  /** Order number prefix, or part of the customer's name or email (case-insensitive). */
+  search: z.string().trim().min(1).max(100).optional(),
+  paymentLinkId: z.uuid('must be a payment link id').optional(),
+  overpaid: z.boolean().optional(),
+  sort: z.enum(ORDER_SORTS).default('CREATED_AT'),
+  direction: z.enum(SORT_DIRECTIONS).default('DESC'),
+};
+
+/** An order filter schema with its range checks (created and paid ranges must not be empty). */
+export const withOrderRanges = <T extends z.ZodType<{ createdFrom?: Date; createdTo?: Date; paidFrom?: Date; paidTo?: Date }>>(schema: T) =>
+  schema
+    .refine((c) => !c.createdFrom || !c.createdTo || c.createdFrom < c.createdTo, { ...range, path: ['createdTo'] })
+    .refine((c) => !c.paidFrom || !c.paidTo || c.paidFrom < c.paidTo, { ...range, path: ['paidTo'] });
+
+export const listOrdersCommand = withOrderRanges(
+  z.object({
+    ...orderFilterFields,
     first: z.number().int().min(1).max(100).default(20),
     after: z.string().max(1000).optional(),
-  })
-  .refine((c) => !c.createdFrom || !c.createdTo || c.createdFrom < c.createdTo, { ...range, path: ['createdTo'] })
-  .refine((c) => !c.paidFrom || !c.paidTo || c.paidFrom < c.paidTo, { ...range, path: ['paidTo'] });
+  }),
+);
 export type ListOrdersCommand = z.input<typeof listOrdersCommand>;
-export type OrderFilter = Omit<z.output<typeof listOrdersCommand>, 'sort' | 'direction' | 'first' | 'after'>;
+/** A parsed order filter with its sort (the input of order-filter.sql.ts). */
+export type OrderFilter = Pick<z.output<typeof listOrdersCommand>, keyof typeof orderFilterFields>;
 
 export const STATS_GROUPS = ['DAY', 'HOUR', 'STATUS', 'NETWORK', 'TOKEN'] as const;
 export type StatsGroup = (typeof STATS_GROUPS)[number];

@@ -14,7 +14,8 @@ import { prepared } from '../../db/prepared.js';
 import { GroupCommit, type GroupCommitOptions, type Outcome } from '../../common/group-commit.js';
 import { uuid7 } from '../../common/uuid7.js';
 import { Order, type OrderRecord } from './order.entity.js';
-import { createOrderCommand, getOrderCommand, listOrdersCommand, type CreateOrderCommand, type GetOrderCommand, type ListOrdersCommand, type OrderFilter, type OrderSort } from './order.commands.js';
+import { createOrderCommand, getOrderCommand, listOrdersCommand, type CreateOrderCommand, type GetOrderCommand, type ListOrdersCommand } from './order.commands.js';
+import { BindParams, orderFilterSql, orderListingSql } from './order-filter.sql.js';
 import { decodeCursor, encodeCursor, isPgInteger, isPgTimestamp } from '../../common/cursor.js';
 import { createOrderLoaders, type OrderLoaders } from './order.loaders.js';
 import { OPEN_STATUSES } from './order.transitions.js';
@@ -361,7 +362,7 @@ export class OrderService {
   }
 
   /**
-   * Dashboard / merchant listing: filters (orderFilterSql), a sort with a keyset cursor (the sort key,
+   * Dashboard / merchant listing: filters and sort (order-filter.sql.ts, shared with the CSV export), a sort with a keyset cursor (the sort key,
    * then id) and, only when asked, the total count of the filtered rows. Two statements for a page
    * (ids, then the orders) plus one for the count.
    */
@@ -369,21 +370,17 @@ export class OrderService {
     const f = parseInput(listOrdersCommand, cmd);
     const caller = requireMerchantWide(ctx, 'Listing orders');
     const env = requireEnvironment(ctx);
-    const filter = orderFilterSql(f, caller.merchantId, env);
-    const key = SORT_COLUMNS[f.sort];
-    const where = [...filter.where];
-    const params = [...filter.params];
-    if (f.sort === 'PAID_AT') where.push('o.paid_at is not null');
+    const q = new BindParams();
+    const listing = orderListingSql(f, caller.merchantId, env, q);
+    const where = [...listing.where];
     const kind = `orders:${f.sort}:${f.direction}`;
     if (f.after) {
       const [k, id] = decodeCursor(kind, f.after, [f.sort === 'AMOUNT' ? isPgInteger : isPgTimestamp]);
-      where.push(`(${key}, o.id) ${f.direction === 'DESC' ? '<' : '>'} (?::${f.sort === 'AMOUNT' ? 'numeric' : 'timestamptz'}, ?::uuid)`);
-      params.push(k, id);
+      where.push(`(${listing.key}, o.id) ${listing.dir === 'desc' ? '<' : '>'} (${q.bind(k)}::${f.sort === 'AMOUNT' ? 'numeric' : 'timestamptz'}, ${q.bind(id)}::uuid)`);
     }
-    const dir = f.direction === 'DESC' ? 'desc' : 'asc';
     const rows = await ctx.em.execute<{ id: string; k: string }[]>(
-      `select o.id, ${key}::text as k from orders o where ${where.join(' and ')} order by ${key} ${dir}, o.id ${dir} limit ${f.first + 1}`,
-      params,
+      `select o.id, ${listing.key}::text as k from orders o where ${where.join(' and ')} order by ${listing.orderBy} limit ${f.first + 1}`,
+      q.values,
     );
     const page = rows.slice(0, f.first);
     const found = page.length ? await ctx.em.find(Order, { id: { $in: page.map((r) => r.id) } }) : [];
@@ -396,8 +393,9 @@ export class OrderService {
       edges,
       hasNextPage: rows.length > f.first,
       totalCount: async () => {
-        const [c] = await ctx.em.execute<{ n: string }[]>(`select count(*) as n from orders o where ${filter.where.join(' and ')}`, filter.params);
-        return Number(c?.n ?? 0);
+        const c = new BindParams();
+        const [n] = await ctx.em.execute<{ n: string }[]>(`select count(*) as n from orders o where ${orderFilterSql(f, caller.merchantId, env, c).join(' and ')}`, c.values);
+        return Number(n?.n ?? 0);
       },
     };
   }
@@ -408,37 +406,4 @@ export interface OrderList {
   edges: { order: Order; cursor: string }[];
   hasNextPage: boolean;
   totalCount: () => Promise<number>;
-}
-
-const SORT_COLUMNS: Record<OrderSort, string> = { CREATED_AT: 'o.created_at', AMOUNT: 'o.amount', PAID_AT: 'o.paid_at' };
-
-/** `%`, `_` and `\` taken literally in a LIKE pattern. */
-const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
-
-/**
- * The WHERE clauses of an order listing (alias `o`), always within one merchant's environment. The
- * paying network/token are the order's own columns (copied at settlement), so no join is needed.
- * Shared by the GraphQL listing and anything else that lists orders with the same filters.
- */
-export function orderFilterSql(f: OrderFilter, merchantId: string, environment: string): { where: string[]; params: unknown[] } {
-  const where: string[] = ['o.merchant_id = ?', 'o.environment = ?'];
-  const params: unknown[] = [merchantId, environment];
-  const add = (clause: string, ...values: unknown[]) => {
-    where.push(clause);
-    params.push(...values);
-  };
-  if (f.statuses?.length) add(`o.status in (${f.statuses.map(() => '?').join(', ')})`, ...f.statuses);
-  if (f.createdFrom) add('o.created_at >= ?', f.createdFrom);
-  if (f.createdTo) add('o.created_at < ?', f.createdTo);
-  if (f.paidFrom) add('o.paid_at >= ?', f.paidFrom);
-  if (f.paidTo) add('o.paid_at < ?', f.paidTo);
-  if (f.network) add('o.paid_network = ?', f.network);
-  if (f.tokenAddress) add('o.paid_token_id in (select t.id from tokens t where t.environment = o.environment and lower(t.address) = lower(?))', f.tokenAddress);
-  if (f.paymentLinkId) add('o.payment_link_id = ?', f.paymentLinkId);
-  if (f.overpaid !== undefined) add('o.overpaid = ?', f.overpaid);
-  if (f.search) {
-    const s = likeLiteral(f.search);
-    add("(o.order_no like ? or o.customer_name ilike ? or o.customer_email ilike ?)", `${s}%`, `%${s}%`, `%${s}%`);
-  }
-  return { where, params };
 }

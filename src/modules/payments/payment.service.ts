@@ -9,6 +9,8 @@ import { listPaymentsCommand, type ListPaymentsCommand } from './payment.command
 import { Payment } from './payment.entity.js';
 import { paymentSourcesOf, type PaymentStatus } from './payment.transitions.js';
 import { writeOrSetAside, type RecordFailure } from './watcher-failures.js';
+import { PAYMENT_CONFIRMED, PAYMENT_DETECTED } from '../events/event.catalogue.js';
+import { orderEventsInsertFrom } from '../events/order-event.writer.js';
 
 export type { RecordFailure } from './watcher-failures.js';
 
@@ -41,11 +43,28 @@ export interface RecordResult {
   failed: RecordFailure[];
 }
 
+/**
+ * CTEs recording one `type` event per payment row of `p` (payments columns) that meets `when`: the
+ * payment as recorded (PaymentObservedReason), through OrderEventWriter's insert (which announces it).
+ */
+function paymentEvents(p: string, type: typeof PAYMENT_DETECTED | typeof PAYMENT_CONFIRMED, when = 'true'): string {
+  return `pe as (
+      select o.id, o.merchant_id, o.environment, o.status, '${type}'::text as type, jsonb_build_object(
+        'paymentId', ${p}.id, 'depositId', ${p}.deposit_id, 'network', ${p}.network, 'tokenAddress', t.address, 'tokenSymbol', t.symbol,
+        'decimals', t.decimals, 'txHash', ${p}.tx_hash, 'logIndex', ${p}.log_index, 'blockNumber', ${p}.block_number::text,
+        'fromAddress', ${p}.from_address, 'toAddress', ${p}.to_address, 'amount', ${p}.amount::text, 'late', ${p}.late) as reason
+      from ${p} join orders o on o.id = ${p}.order_id join tokens t on t.id = ${p}.token_id
+      where ${when}
+      order by ${p}.block_number, ${p}.log_index
+    ), ${orderEventsInsertFrom('pe')}`;
+}
+
 /** `status in (…)` guard of a write moving payments to `to`, from the transition table. */
 const sourcesSql = (to: PaymentStatus) => paymentSourcesOf(to).map((s) => `'${s}'`).join(',');
 
 /**
- * Records what watchers observe. Idempotent: the unique (environment, network, tx hash, index) key
+ * Records what watchers observe, with a `payment.detected` / `payment.confirmed` order event per new or
+ * newly confirmed payment (the dashboard feed's "new payment"), in the same statement. Idempotent: the unique (environment, network, tx hash, index) key
  * makes a re-scan a no-op, and a transfer re-included in another block after a reorg updates its
  * block (back to pending) instead of counting twice.
  */
@@ -88,13 +107,16 @@ export class PaymentService {
       const t = m.transfer;
       const r = await writeOrSetAside(em, environment, network, m, null, () =>
         em.execute<{ order_id: string }[]>(
-          `insert into payments (id, environment, network, tx_hash, log_index, block_number, block_hash, token_id, deposit_id, order_id, from_address, to_address, amount, late)
-           select gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() > o.expires_at from orders o where o.id = ?
-           on conflict (environment, network, tx_hash, log_index) do update
-             set block_number = excluded.block_number, block_hash = excluded.block_hash, status = 'pending', orphaned_at = null, confirmed_at = null,
-                 reorged_at = case when payments.status = 'confirmed' then now() else payments.reorged_at end
-             where (payments.block_hash <> excluded.block_hash or payments.status = 'orphaned') and payments.status in (${sourcesSql('pending')})
-           returning order_id`,
+          `with p as (
+             insert into payments (id, environment, network, tx_hash, log_index, block_number, block_hash, token_id, deposit_id, order_id, from_address, to_address, amount, late)
+             select gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() > o.expires_at from orders o where o.id = ?
+             on conflict (environment, network, tx_hash, log_index) do update
+               set block_number = excluded.block_number, block_hash = excluded.block_hash, status = 'pending', orphaned_at = null, confirmed_at = null,
+                   reorged_at = case when payments.status = 'confirmed' then now() else payments.reorged_at end
+               where (payments.block_hash <> excluded.block_hash or payments.status = 'orphaned') and payments.status in (${sourcesSql('pending')})
+             returning *, (xmax = 0) as inserted
+           ), ${paymentEvents('p', PAYMENT_DETECTED, 'p.inserted')}
+           select order_id from p`,
           [environment, network, t.txHash, t.index, t.blockNumber.toString(), t.blockHash, m.tokenId, m.depositId, m.orderId, t.from, t.to, t.amount.toString(), m.orderId],
         ),
       );
@@ -112,8 +134,15 @@ export class PaymentService {
     return rows.map((r) => ({ id: r.id, orderId: r.order_id, blockNumber: BigInt(r.block_number), blockHash: r.block_hash }));
   }
 
+  /** Pending → confirmed, each with its `payment.confirmed` event (one statement). */
   async markConfirmed(em: EntityManager, ids: string[]): Promise<void> {
-    if (ids.length) await em.execute(`update payments set status = 'confirmed', confirmed_at = now() where id in (${ids.map(() => '?').join(',')}) and status in (${sourcesSql('confirmed')})`, ids);
+    if (!ids.length) return;
+    await em.execute(
+      `with p as (update payments set status = 'confirmed', confirmed_at = now() where id in (${ids.map(() => '?').join(',')}) and status in (${sourcesSql('confirmed')}) returning *),
+       ${paymentEvents('p', PAYMENT_CONFIRMED)}
+       select count(*) from p`,
+      ids,
+    );
   }
 
   /**

@@ -27,6 +27,7 @@ export type WebhookEventKind = (typeof WEBHOOK_EVENT_KINDS)[number];
 export function webhookKindOf(type: string, toStatus: string): WebhookEventKind | null {
   if (!Object.hasOwn(ORDER_EVENT_WEBHOOKS, type)) return null;
   const target = ORDER_EVENT_WEBHOOKS[type as OrderEventType];
+  if (target === null) return null;
   const kind = typeof target === 'string' ? target : target[toStatus as OrderStatus];
   return kind ?? null;
 }
