@@ -73,6 +73,16 @@ export const evmDriver: ChainFamilyDriver = {
     return nodeAt(seed, index).address;
   },
 
+  privateKeyDeriver(seed: Uint8Array): (index: number) => Uint8Array {
+    if (seed.length !== 64) throw new RangeError(`expected a 64-byte BIP-39 seed, got ${seed.length} bytes`);
+    // m/44'/60'/0'/0 once; each key is then one (non-hardened) child of it
+    const parent = HDNodeWallet.fromSeed(seed).derivePath(`m/44'/60'/0'/0`);
+    return (index) => {
+      assertIndex(index);
+      return getBytes(parent.deriveChild(index).privateKey);
+    };
+  },
+
   derivePrivateKey(seed: Uint8Array, index: number): Uint8Array {
     return getBytes(nodeAt(seed, index).privateKey);
   },
