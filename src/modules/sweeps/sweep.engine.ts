@@ -710,26 +710,41 @@ export class SweepEngine {
     if (empty.length) await em.transactional((t) => this.o.status.transitionMany(t, empty.map((s) => ({ id: s.id, facts: { failureReason: 'nothing_to_sweep' as const } })), 'failed'));
     const items = funded.map((s, i) => ({ s, amount: balances[i]! })).filter((x) => x.amount > 0n);
     const tankAddress = this.o.tanks.address(this.o.environment, this.o.network)!;
-    for (let at = 0; at < items.length; at += batch.maxBatch) {
-      const chunk = items.slice(at, at + batch.maxBatch);
-      const signed = await this.signBatch(em, chunk, {}, keys, tankAddress);
-      let ids: string[];
-      try {
-        ids = await em.transactional(async (t) => {
-          await this.takeNonces(t, tankAddress, [signed]);
-          const moved = await this.o.status.transitionMany(t, chunk.map((x) => ({ id: x.s.id, facts: { amount: x.amount } })), 'sending');
-          const lost = moved.findIndex((m) => !m.changed);
-          if (lost >= 0) throw new SweepRace(`sweep ${chunk[lost]!.s.id} moved meanwhile`);
-          return this.storeTxs(t, 'batch', tankAddress, [signed], chunk.map((x) => x.s.id));
-        });
-      } catch (err) {
-        if (err instanceof SweepRace) return this.o.log.info({ ...this.logCtx, reason: err.message }, 'batch sweep raced another worker; retrying next tick');
-        throw err;
+    const chunks: (typeof items)[] = [];
+    for (let at = 0; at < items.length; at += batch.maxBatch) chunks.push(items.slice(at, at + batch.maxBatch));
+    // Pipelined: the next chunk is signed (its reads, authorizations and gas estimate are mostly the
+    // node's work) while this one is stored and broadcast, with the tank's nonce after this one's. It
+    // is only stored if this chunk was (takeNonces checks the nonce); otherwise its signature is dropped.
+    let next: Promise<SignedTx> | null = null;
+    try {
+      for (const [c, chunk] of chunks.entries()) {
+        const signed: SignedTx = await (next ?? this.signBatch(em, chunk, {}, keys, tankAddress));
+        next = null;
+        if (c + 1 < chunks.length && signed.nonce !== null) {
+          next = this.signBatch(em.fork(), chunks[c + 1]!, { nonce: signed.nonce + 1n }, keys, tankAddress);
+          next.catch(() => undefined); // awaited next turn (or below, when this one returns early)
+        }
+        let ids: string[];
+        try {
+          ids = await em.transactional(async (t) => {
+            await this.takeNonces(t, tankAddress, [signed]);
+            const moved = await this.o.status.transitionMany(t, chunk.map((x) => ({ id: x.s.id, facts: { amount: x.amount } })), 'sending');
+            const lost = moved.findIndex((m) => !m.changed);
+            if (lost >= 0) throw new SweepRace(`sweep ${chunk[lost]!.s.id} moved meanwhile`);
+            return this.storeTxs(t, 'batch', tankAddress, [signed], chunk.map((x) => x.s.id));
+          });
+        } catch (err) {
+          if (err instanceof SweepRace) return this.o.log.info({ ...this.logCtx, reason: err.message }, 'batch sweep raced another worker; retrying next tick');
+          throw err;
+        }
+        this.crash('send-sign');
+        await this.broadcast(em, ids[0]!, signed);
+        this.o.log.info({ ...this.logCtx, deposits: chunk.length, txHash: signed.txHash }, 'batch sweep sent');
+        this.crash('send-broadcast');
       }
-      this.crash('send-sign');
-      await this.broadcast(em, ids[0]!, signed);
-      this.o.log.info({ ...this.logCtx, deposits: chunk.length, txHash: signed.txHash }, 'batch sweep sent');
-      this.crash('send-broadcast');
+    } finally {
+      // a chunk signed ahead but never stored: let it finish (its keys zeroed) before the caller wipes the cache
+      await next?.catch(() => undefined);
     }
   }
 
