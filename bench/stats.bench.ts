@@ -1,13 +1,13 @@
 import { internalContext, type RequestContext } from '../src/common/context.js';
 import { OrderStatsService } from '../src/modules/orders/order-stats.service.js';
-import { bucketOf, LIVE_STATUSES_SQL, NIL_UUID } from '../src/modules/orders/order-stats.sql.js';
+import { rollupRebuild } from '../src/modules/orders/order-stats.sql.js';
 import { benchDatabase, benchOrm, percentile } from './support.js';
 
 /**
  * `npm run bench:stats`: GraphQL `orderStats` by DAY (Asia/Jakarta) over BENCH_ORDERS (default
  * 1,000,000) orders of one merchant spread over the last 365 days, 60 % of them paid (with their
- * paying network, token, units, fee and net, and the order_stats_rollup rows, as the status writer
- * leaves them); the rest Expired, or open (Created, read live) when created in the last hour. The query is the
+ * paying network, token, units, fee and net, and the order_stats_rollup / order_stats_daily rows, as
+ * the status writer leaves them); the rest Expired, or open (Created, read live) when created in the last hour. The query is the
  * service's own SQL (OrderStatsService), timed BENCH_RUNS times after one warm-up.
  * Last line: `{"orders":…,"p50_ms":…,"p99_ms":…}`.
  */
@@ -39,14 +39,11 @@ async function main() {
        join tk on tk.k = g % tk.n`,
       [MERCHANT, ORDERS, ORDERS],
     );
-    // The rollup as the status writer leaves it (same grouping as the migration's back-fill).
-    await em.execute(`
-      insert into order_stats_rollup
-      select merchant_id, environment, ${bucketOf('created_at')}, status, coalesce(paid_token_id, '${NIL_UUID}'), max(paid_network), max(paid_decimals),
-             count(*), sum(amount), coalesce(sum(fee_idr), 0), coalesce(sum(net_idr), 0), coalesce(sum(paid_amount), 0)
-      from orders where status not in ${LIVE_STATUSES_SQL} group by 1, 2, 3, 4, 5 order by 1, 2, 3, 4, 5`);
+    // The rollups (hourly, and daily for Asia/Jakarta) as the status writer leaves them.
+    for (const sql of rollupRebuild()) await em.execute(sql);
     await em.execute('vacuum analyze orders');
     await em.execute('vacuum analyze order_stats_rollup');
+    await em.execute('vacuum analyze order_stats_daily');
     const loadS = (performance.now() - t0) / 1000;
     console.log(`fixture: ${ORDERS} orders in ${loadS.toFixed(1)} s`);
 

@@ -11,6 +11,8 @@ import { WebSocketServer } from 'ws';
 import type { App } from '../app.js';
 import { isReady } from '../db/orm.js';
 import { buildGqlContext, type GqlContext } from '../graphql/context.js';
+import { DocumentCache } from '../graphql/document-cache.js';
+import { SubscriptionFanOut } from '../graphql/fan-out.js';
 import { operationLimitError, SubscriptionSlots, subscriptionKey, toGraphQLError, type OperationLimits } from '../graphql/limits.js';
 import { formatGraphqlError } from '../graphql/errors.js';
 import { authRoutes } from '../rest/auth.routes.js';
@@ -21,11 +23,15 @@ import { containsNul, frameworkError, installErrorHandling, NUL_MESSAGE } from '
 import { RateLimitStoreError } from '../modules/limits/rate-limit.service.js';
 import { registerRoutes, type RestRoute } from '../rest/routes.js';
 import { registerMetrics } from './metrics.route.js';
+import { gasTankHealth } from '../modules/sweeps/gas-tank.service.js';
+import { unix } from '../common/time.js';
 
 export interface HttpServer {
   fastify: FastifyInstance;
   /** Stops accepting, closes websockets (1001), drains in-flight requests. */
   close(): Promise<void>;
+  /** The graphql-ws subscriptions' shared-feed groups. */
+  fanOut: SubscriptionFanOut;
 }
 
 export interface ServerParts {
@@ -106,6 +112,30 @@ function clientError(err: { code?: string; rawPacket?: unknown }, socket: Duplex
   socket.destroy();
 }
 
+/**
+ * Every gas tank's last state as its sweep job stored it (no RPC from a probe): public address,
+ * balance and threshold in native base units (strings), and what to do about it. Never a key.
+ * Undefined when the table cannot be read (the checks above say why).
+ */
+async function gasTankDetails(app: App) {
+  try {
+    const tanks = await app.gasTanks.states(app.orm.em.fork());
+    return tanks.map((t) => ({
+      environment: t.environment,
+      network: t.network,
+      address: t.address,
+      balance: t.balance?.toString() ?? null,
+      threshold: t.lowThreshold.toString(),
+      needed: t.needed.toString(),
+      state: gasTankHealth(t),
+      checked_at: unix(t.checkedAt),
+    }));
+  } catch (err) {
+    app.log.warn({ err: err instanceof Error ? err.message : String(err) }, '/readyz: gas tank states unreadable');
+    return undefined;
+  }
+}
+
 export async function buildServer(app: App, parts: ServerParts): Promise<HttpServer> {
   const { config } = app;
   const fastify = Fastify({
@@ -130,17 +160,20 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
   fastify.get('/healthz', async () => ({ status: 'ok' }));
   // The envelope (status_code, message naming what is not ready yet, data), plus the checks at the top
   // level as probes have always read them (`status`, `database`, `migrations`, `watchers`).
+  // Gas tanks are details in `data`, never a check: a low tank makes sweeps wait (an operator alarm), not an outage.
   fastify.get('/readyz', async (_req, reply) => {
-    const r = { ...(await isReady(app.orm)), ...parts.readiness?.() };
+    const db = await isReady(app.orm);
+    const r = { ...db, ...parts.readiness?.() };
     const waiting = Object.entries(r)
       .filter(([, v]) => !v)
       .map(([k]) => k);
     const ok = waiting.length === 0;
     const status = ok ? 'ready' : 'not_ready';
+    const gasTanks = db.database && db.migrations ? await gasTankDetails(app) : undefined;
     return reply
       .code(ok ? 200 : 503)
       .header('cache-control', 'no-store')
-      .send({ status_code: ok ? 200 : 503, message: ok ? 'Ready' : `Not ready: waiting for ${waiting.join(', ')}`, data: { status, ...r }, status, ...r });
+      .send({ status_code: ok ? 200 : 503, message: ok ? 'Ready' : `Not ready: waiting for ${waiting.join(', ')}`, data: { status, ...r, ...(gasTanks && { gas_tanks: gasTanks }) }, status, ...r });
   });
 
   registerRoutes(fastify, app, authRoutes(app), 'global');
@@ -245,6 +278,10 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
   };
   // Apollo's `introspection: false` covers HTTP; graphql-ws validates here, with the same switch.
   const wsRules = config.GRAPHQL_INTROSPECTION ? specifiedRules : [...specifiedRules, NoSchemaIntrospectionCustomRule];
+  // 10,000 dashboard tabs send the same few documents: each text is parsed and validated once and the
+  // document shared (less memory per subscription; fan-out groups subscribers by document).
+  const documents = new DocumentCache((query) => ({ document: parse(query), errors: undefined as readonly GraphQLError[] | undefined }));
+  const fanOut = new SubscriptionFanOut();
   const wsServer = useServer<Record<string, unknown> | undefined>(
     {
       schema: parts.schema,
@@ -264,17 +301,19 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
         const limited = await consumeWs(() => app.rateLimits.consume('graphql', ip));
         if (limited) return [toGraphQLError(limited)];
         if (containsNul(payload.variables) || containsNul(payload.query)) return [new GraphQLError(NUL_MESSAGE, { extensions: { code: 'BAD_USER_INPUT' } })];
-        let document;
+        let parsed;
         try {
-          document = parse(payload.query);
+          parsed = documents.get(payload.query);
         } catch (e) {
           if (e instanceof GraphQLError) return [e];
           throw e;
         }
+        const { document } = parsed;
         const refused = operationLimitError(parts.schema, document, payload, limits);
         if (refused) return [toGraphQLError(refused)];
-        const invalid = validate(parts.schema, document, wsRules);
-        if (invalid.length) return invalid;
+        // Validated after the limits (validation is not linear in the document), once per text.
+        parsed.errors ??= validate(parts.schema, document, wsRules);
+        if (parsed.errors.length) return [...parsed.errors];
         // A fresh context per operation, never one for the socket's whole life (a subscription's keeps no EntityManager).
         const isSubscription = getOperationAST(document, payload.operationName)?.operation === 'subscription';
         const contextValue = await wsContext(ctx, isSubscription);
@@ -286,6 +325,8 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
         }
         return { schema: parts.schema, document, operationName: payload.operationName, variableValues: payload.variables, contextValue };
       },
+      // Subscriptions whose feed is shared execute each event once per group (graphql/fan-out.ts).
+      subscribe: (args) => fanOut.subscribe(args),
       onComplete: (ctx, id) => slots.release(ctx.extra.socket, id),
       onClose: (ctx) => slots.releaseAll(ctx.extra.socket),
       onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatWsErrors(result.errors, () => 'BAD_USER_INPUT') } : undefined),
@@ -324,6 +365,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
 
   return {
     fastify,
+    fanOut,
     close: async () => {
       await wsServer.dispose();
       for (const client of wss.clients) client.close(1001, 'server shutting down');

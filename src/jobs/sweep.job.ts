@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import type { App } from '../app.js';
 import type { WatchedNetwork } from '../chains/networks.js';
 import type { Network } from '../common/environment.js';
@@ -32,7 +33,8 @@ export function createSweepEngine(app: App, target: WatchedNetwork, crashAfter =
     crashPoint: crashAfter
       ? (step: SweepStep) => {
           if (step === crashAfter) {
-            app.log.fatal({ step }, 'SWEEP_CRASH_AFTER: killing the process');
+            // Written synchronously: pino's buffered stream would lose the line to the SIGKILL below.
+            writeSync(2, `${JSON.stringify({ level: 60, step, msg: 'SWEEP_CRASH_AFTER: killing the process' })}\n`);
             process.kill(process.pid, 'SIGKILL');
           }
         }

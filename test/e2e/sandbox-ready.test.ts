@@ -2,10 +2,15 @@
  * `/readyz` in the sandbox (`npm start`'s configuration: role all, DEV_CHAINS on): the HTTP server
  * answers while the four local chains are still starting, and says so — 503 in the envelope, naming
  * the watchers — until the chains and their watchers run; then 200. Polled from the moment the
- * gateway starts, against the real start-up (embedded chains, Agenda, PostgreSQL).
+ * gateway starts, against the real start-up (embedded chains, Agenda, PostgreSQL). Then the gas
+ * tanks that start-up funded: a new user can sweep on every network right away.
  */
+import { PublicKey } from '@solana/web3.js';
+import { NETWORKS, type Network } from '../../src/common/environment';
 import { freePort } from '../../src/db/embedded-postgres';
+import { fundSandboxGasTanks, SANDBOX_TANK_FUNDING } from '../../src/devchain';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { eventually } from '../support/order-watch';
 
 jest.setTimeout(180_000);
 
@@ -61,3 +66,30 @@ it('503 "not ready: watchers" in the envelope while the local chains start; 200 
   expect(nets.data.networks.every((n) => n.tokens.length >= 2)).toBe(true);
   console.info(`readyz: ${notReady.length} not-ready answers before ready`);
 });
+
+it('start-up funded the gas tank of each of the four networks above its low threshold, the sweep jobs see them ok, and funding again adds nothing', async () => {
+  const g = gw!;
+  const chains = g.sandboxChains!;
+  const tank = (n: Network) => g.app.gasTanks.address('sandbox', n)!;
+  // Read from the chains themselves, not from what the gateway stored.
+  const onChain = async (n: Network): Promise<bigint> => {
+    if (n === 'TRON') return chains.tron.trxBalance(tank(n));
+    if (n === 'SOLANA') return BigInt(await chains.solana.connection.getBalance(new PublicKey(tank(n)), 'confirmed'));
+    return BigInt(await chains.evm[n].rpc.call<string>('eth_getBalance', [tank(n), 'latest']));
+  };
+  const balances = Object.fromEntries(await Promise.all(NETWORKS.map(async (n) => [n, await onChain(n)] as const))) as Record<Network, bigint>;
+  for (const n of NETWORKS) expect({ network: n, aboveThreshold: balances[n] > g.app.config[`GAS_TANK_LOW_${n}`] }).toEqual({ network: n, aboveThreshold: true });
+  expect(balances.TRON).toBe(SANDBOX_TANK_FUNDING.TRON);
+  expect(balances.SOLANA).toBe(SANDBOX_TANK_FUNDING.SOLANA);
+
+  // Each network's sweep job runs with its tank and finds it ok (shown in /readyz details; ready all along).
+  type Tank = { network: string; address: string; balance: string; state: string };
+  const tanks = async () => ((await (await fetch(`${g.url}/readyz`)).json()) as { data: { gas_tanks?: Tank[] } }).data.gas_tanks ?? [];
+  await eventually(async () => (await tanks()).length === 4, 'the four sweep jobs checked their tanks', 60_000);
+  const shown = await tanks();
+  expect(shown.map((t) => [t.network, t.address, t.state])).toEqual([...NETWORKS].sort().map((n) => [n, tank(n), 'ok']));
+
+  // Funding again (what a start does on chains that already hold the tanks' coins) adds nothing.
+  await fundSandboxGasTanks(chains, { TRON: tank('TRON'), SOLANA: tank('SOLANA') });
+  for (const n of NETWORKS) expect({ network: n, balance: await onChain(n) }).toEqual({ network: n, balance: balances[n] });
+}, 90_000);

@@ -105,4 +105,6 @@ sweepScenarios({
     return () => airdrop(signer.publicKey, TANK_SOL * LAMPORTS_PER_SOL);
   },
   unit: 10n ** 6n,
+  // a base58 signature (64 bytes)
+  txHash: /^[1-9A-HJ-NP-Za-km-z]{86,88}$/,
 });

@@ -81,4 +81,5 @@ sweepScenarios({
     return () => emu.setTrx(tank(), held > 0n ? held : TANK_SUN);
   },
   unit: 10n ** 6n,
+  txHash: /^[0-9a-f]{64}$/,
 });

@@ -358,6 +358,41 @@ describe('merchantEvents feed', () => {
     }
   });
 
+  it('subscribers sharing a credential and a selection share one execution; each selection set gets its own shape; another merchant nothing', async () => {
+    const shapeA = 'subscription { merchantEvents { eventId orderNo status } }';
+    const shapeB = 'subscription Feed { merchantEvents { orderNo previousStatus type } }';
+    const subscribe = (params: Record<string, unknown>, query: string, n: number) => {
+      const client = wsClient(gw.url, params);
+      const got: Record<string, unknown>[] = [];
+      const stops = Array.from({ length: n }, () =>
+        client.subscribe<{ merchantEvents: Record<string, unknown> }>({ query }, { next: (v) => v.data && got.push(v.data.merchantEvents), error: (e) => got.push({ error: e }), complete: () => undefined }),
+      );
+      return { got, close: async () => (stops.forEach((s) => s()), await client.dispose()) };
+    };
+    // Two sockets of the merchant's key, each with both shapes (three subscriptions each); the other merchant's key with shape A.
+    const subs = [subscribe(key(), shapeA, 3), subscribe(key(), shapeB, 3), subscribe(key(), shapeA, 3), subscribe({ 'api-key': other.sandboxKey }, shapeA, 3)];
+    try {
+      await new Promise((r) => setTimeout(r, 700));
+      const mine = await gw.app.orders.create(ctxOf(m.merchantId), { orderNo: 'FANOUT-MINE', amount: '130000' });
+      const theirs = await gw.app.orders.create(ctxOf(other.merchantId), { orderNo: 'FANOUT-THEIRS', amount: '140000' });
+      for (const o of [mine, theirs]) await gw.app.orm.em.fork().transactional((em) => gw.app.orderStatus.transition(em, o.order.id, 'Processing', { kind: 'test' }));
+      await until(() => subs.every((s) => s.got.length >= 3), 'every subscriber');
+      await new Promise((r) => setTimeout(r, 300));
+      const [a1, b, a2, stranger] = subs.map((s) => s.got);
+      for (const got of [a1!, a2!]) {
+        expect(got).toHaveLength(3);
+        for (const e of got) expect(e).toEqual({ eventId: expect.any(String), orderNo: 'FANOUT-MINE', status: 'Processing' });
+      }
+      expect(b).toEqual(Array.from({ length: 3 }, () => ({ orderNo: 'FANOUT-MINE', previousStatus: 'Created', type: 'order.status_changed' })));
+      expect(stranger).toHaveLength(3);
+      for (const e of stranger!) expect(e).toEqual({ eventId: expect.any(String), orderNo: 'FANOUT-THEIRS', status: 'Processing' });
+      // One group per (credential, feed, selection): the merchant's shape A, its shape B, the other merchant's shape A.
+      expect(gw.http!.fanOut.groupCount).toBe(3);
+    } finally {
+      await Promise.all(subs.map((s) => s.close()));
+    }
+  });
+
   it('refuses anonymous callers and a dashboard without an environment', async () => {
     const anon = listen({});
     const noEnv = listen({ authorization: `Bearer ${token}` });

@@ -4,12 +4,17 @@
  * through random transitions by the one status writer (which keeps the rollup in its statement),
  * and random ranges (not aligned to hours) grouped by DAY, HOUR, STATUS, NETWORK, TOKEN in whole-hour
  * zones (Asia/Jakarta, UTC, America/New_York across its DST change) and :30/:45 zones (Asia/Kolkata,
- * Asia/Kathmandu), whose local days straddle UTC hours.
+ * Asia/Kathmandu), whose local days straddle UTC hours. Whole Asia/Jakarta days come from the daily
+ * rollup (by DAY in Jakarta, and for every grouping without a time key, whatever the zone): ranges on
+ * and one millisecond around Jakarta midnights, and changes to old orders after they were rolled up
+ * (late payments, reversals, paid units changed as the settlement's overpayment update does) are
+ * compared too.
  */
 import { internalContext, type RequestContext } from '../../src/common/context';
 import { connectOrm, type Orm } from '../../src/db/orm';
 import { OrderStatsService, type OrderStatsBucket } from '../../src/modules/orders/order-stats.service';
 import { OrderStatusService } from '../../src/modules/orders/order-status.service';
+import { rollupColumns, rollupDelta } from '../../src/modules/orders/order-stats.sql';
 import { ORDER_TRANSITIONS, type OrderStatus } from '../../src/modules/orders/order.transitions';
 import { createTestDatabase, type TestDatabase } from '../support/db';
 
@@ -137,6 +142,15 @@ describe(`orderStats equals the raw computation (seed ${SEED})`, () => {
     expect(Number(r!.direct)).toBeGreaterThan(ORDERS / 3);
   });
 
+  it('the writer kept the daily rollup: per zone, its rows add up to the closed orders', async () => {
+    const rows = await orm.em.fork().execute<{ tz: string; rolled: string; direct: string; days: string }[]>(
+      `select tz, sum(orders)::text as rolled, (select count(*) from orders where status not in ('Created','Processing'))::text as direct, count(distinct day)::text as days
+       from order_stats_daily group by tz`,
+    );
+    expect(rows.map((r) => [r.tz, r.rolled])).toEqual([['Asia/Jakarta', rows[0]!.direct]]);
+    expect(Number(rows[0]!.days)).toBeGreaterThanOrEqual(21);
+  });
+
   it.each(ZONES)('%s: random ranges, every grouping', async (tz) => {
     const rand = rng(SEED + tz.length);
     for (let i = 0; i < 6; i++) {
@@ -149,5 +163,57 @@ describe(`orderStats equals the raw computation (seed ${SEED})`, () => {
         expect([tz, groupBy.join(','), from.toISOString(), to.toISOString(), Object.fromEntries(actual)]).toEqual([tz, groupBy.join(','), from.toISOString(), to.toISOString(), Object.fromEntries(expected)]);
       }
     }
+  }, 120_000);
+
+  /** Every grouping, in the given zones, over the given ranges: the service equals the raw count. */
+  async function compare(zones: string[], ranges: [Date, Date][]): Promise<void> {
+    for (const tz of zones)
+      for (const [from, to] of ranges)
+        for (const groupBy of GROUPINGS) {
+          const expected = await raw(tz, from, to, groupBy);
+          const actual = await fromService(tz, from, to, groupBy);
+          expect([tz, groupBy.join(','), from.toISOString(), to.toISOString(), Object.fromEntries(actual)]).toEqual([tz, groupBy.join(','), from.toISOString(), to.toISOString(), Object.fromEntries(expected)]);
+        }
+  }
+
+  /** Ranges starting and ending on Jakarta midnights (17:00 UTC), one millisecond before and after, and within one day. */
+  function midnightRanges(): [Date, Date][] {
+    const midnight = (day: number) => START - 7 * 3_600_000 + day * 86_400_000;
+    const ranges: [Date, Date][] = [];
+    for (const [a, b] of [[2, 9], [0, 21], [5, 6], [3, 4]] as const)
+      for (const da of [-1, 0, 1]) for (const db of [-1, 0, 1]) ranges.push([new Date(midnight(a) + da), new Date(midnight(b) + db)]);
+    ranges.push([new Date(midnight(4) + 3_600_000), new Date(midnight(4) + 5 * 3_600_000 + 17)]);
+    return ranges;
+  }
+
+  it("ranges on Jakarta midnights (the daily rollup's edges), in Jakarta and other zones", async () => {
+    await compare(['Asia/Jakarta', 'UTC', 'Asia/Kolkata'], midnightRanges());
+  }, 120_000);
+
+  it('after late changes to rolled-up orders: late payments, reversals, paid units changed', async () => {
+    const em = orm.em.fork();
+    const writer = new OrderStatusService();
+    const old = await em.execute<{ id: string; status: OrderStatus }[]>(
+      `select id, status from orders where merchant_id = ? and status in ('Expired', 'Success') order by created_at limit 30`,
+      [MERCHANT],
+    );
+    expect(old.length).toBe(30);
+    for (const o of old) {
+      const to: OrderStatus = o.status === 'Expired' ? 'Success' : 'Underpaid'; // a late payment, a reorged payment
+      await orm.em.fork().transactional((tx) => writer.transition(tx, o.id, to, { kind: 'test' }));
+    }
+    // The settlement's overpayment update: the paying deposit received more, the order's units follow (same rollup CTEs).
+    const paid = await em.execute<{ id: string }[]>(`select id from orders where merchant_id = ? and status = 'Success' and paid_token_id is not null order by created_at desc limit 10`, [MERCHANT]);
+    expect(paid.length).toBe(10);
+    for (const o of paid) {
+      await orm.em.fork().execute(
+        `with prev as (select * from orders where id = ?),
+         o as (update orders set overpaid = true, paid_amount = coalesce(paid_amount, 0) + 123456789 where id = ? returning *),
+         ${rollupDelta('r', `${rollupColumns(-1, 'prev')} union all ${rollupColumns(1, 'o')}`)}
+         select 1 from o`,
+        [o.id, o.id],
+      );
+    }
+    await compare(['Asia/Jakarta', 'UTC'], [[new Date(START - 86_400_000), new Date(START + 23 * 86_400_000)], ...midnightRanges().slice(0, 9)]);
   }, 120_000);
 });

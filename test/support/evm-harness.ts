@@ -51,7 +51,7 @@ export interface PlacedOrder {
 let seq = 0;
 
 /** The merchant's flow over REST: create the order, then the QR deposit for the local USDT on `network`. */
-export async function placeOrder(base: string, app: App, m: Merchant, network: EvmNet, amountIdr = '150000'): Promise<PlacedOrder> {
+export async function placeOrder(base: string, app: App, m: Pick<Merchant, 'merchantId' | 'sandboxKey'>, network: EvmNet, amountIdr = '150000'): Promise<PlacedOrder> {
   const orderNo = `EVM-${network}-${++seq}-${Date.now()}`;
   const token = DEV_TOKEN_ADDRESSES[network].USDT;
   const o = await http(base, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: orderNo, amount: amountIdr }, headers: { 'api-key': m.sandboxKey } });

@@ -29,8 +29,10 @@ export interface SweepChainUnderTest {
   tokenBalance(owner: string): Promise<bigint>;
   /** Empties the gas tank; returns how to refill it. */
   emptyTank(): Promise<() => Promise<void>>;
-  /** One whole token in base units (a late payment well above the dust rule is 100 of them). */
+  /** One whole token in base units (a late payment well above the dust rule is 100 of them; dust is a thousandth). */
   unit: bigint;
+  /** What this chain's sweep transaction hashes (signatures) look like. */
+  txHash: RegExp;
 }
 
 export function sweepScenarios(chain: SweepChainUnderTest, timeoutMs = 120_000): void {
@@ -77,7 +79,7 @@ export function sweepScenarios(chain: SweepChainUnderTest, timeoutMs = 120_000):
     await paid(o, [o.total]);
     const s = await swept(o);
     expect(s).toEqual(expect.objectContaining({ status: 'confirmed', amount: o.total.toString(), trigger: 'schedule' }));
-    expect(s.tx_hash).toBeTruthy();
+    expect(s.tx_hash).toMatch(chain.txHash);
     expect(BigInt(s.fee_paid)).toBeGreaterThanOrEqual(0n);
     expect(await chain.tokenBalance(settlement)).toBe(o.total);
     expect(await chain.tokenBalance(o.address)).toBe(0n);
@@ -120,6 +122,37 @@ export function sweepScenarios(chain: SweepChainUnderTest, timeoutMs = 120_000):
     expect(again).toEqual(expect.objectContaining({ amount: extra.toString(), trigger: 'manual' }));
     expect(await chain.tokenBalance(settlement)).toBe(o.total + extra);
     expect(await sweepsOf(o.depositId)).toHaveLength(2);
+  }, timeoutMs);
+
+  it('dust is skipped (no sweep, nothing failed) on schedule and on request, and swept once more arrives', async () => {
+    const { m, settlement } = await merchantWithSettlement();
+    const o = await chain.newOrder(m);
+    // A thousandth of a token: any chain's sweep fee is far more than SWEEP_DUST_PERCENT of it.
+    const dust = chain.unit / 1000n;
+    await paid(o, [dust]);
+    // "Sweep now": served (the engine looked at every eligible deposit after the request) and nothing planned.
+    const [req] = await sql<{ id: string }>(`insert into sweep_requests (merchant_id, environment, network) values (?, 'sandbox', ?) returning id`, [m.merchantId, chain.network]);
+    await eventually(async () => (await sql<{ done_at: Date | null }>(`select done_at from sweep_requests where id = ?`, [req!.id]))[0]!.done_at !== null, 'sweep request served', 30_000);
+    // The schedule (due: it never ran for this merchant) looked too: its run is written only when it saw the merchant's deposits.
+    const scheduleRun = () => sql<{ last_run_at: Date }>(`select last_run_at from sweep_schedule_runs where merchant_id = ? and environment = 'sandbox' and network = ?`, [m.merchantId, chain.network]);
+    await eventually(async () => (await scheduleRun()).length === 1, 'schedule looked at the deposit', 30_000);
+    await chain.makeFinal();
+    await new Promise((r) => setTimeout(r, 1500));
+    expect(await sweepsOf(o.depositId)).toEqual([]);
+    expect(await sweepEvents(m.merchantId)).toEqual([]);
+    expect(await chain.tokenBalance(o.address)).toBe(dust);
+    // The rest of the order arrives; when the schedule comes due again (an hour later: the run is moved back), all of it is swept once.
+    await chain.pay(o.address, o.total - dust);
+    await eventually(async () => {
+      await chain.makeFinal();
+      return (await confirmedPayments(o.orderId)).length === 2;
+    }, 'second payment recorded', 60_000);
+    await sql(`update sweep_schedule_runs set last_run_at = last_run_at - interval '2 hours' where merchant_id = ? and environment = 'sandbox' and network = ?`, [m.merchantId, chain.network]);
+    const s = await swept(o);
+    expect(s).toEqual(expect.objectContaining({ amount: o.total.toString(), trigger: 'schedule' }));
+    expect(await sweepsOf(o.depositId)).toHaveLength(1);
+    expect(await chain.tokenBalance(settlement)).toBe(o.total);
+    expect(await chain.tokenBalance(o.address)).toBe(0n);
   }, timeoutMs);
 
   it('an empty gas tank: the sweep waits planned (nothing failed), then completes after a refill', async () => {

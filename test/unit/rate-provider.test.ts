@@ -93,7 +93,7 @@ function service(providers: RateProvider[], extra: Partial<RateServiceOptions> =
     providers,
     fallbackRates: { USDT: '16250', USDC: '16250' },
     cacheTtlMs: 60_000,
-    requestTimeoutMs: 300,
+    requestTimeoutMs: 5_000, // a loaded CI machine may take more than 300 ms to answer loopback; the timeout tests set their own
     fallbackTtlMs: 0,
     now: () => clock,
     onProviderFailure: (f) => failures.push(f),

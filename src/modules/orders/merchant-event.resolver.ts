@@ -3,6 +3,7 @@ import { Arg, Authorized, Field, ObjectType, Resolver, Root, Subscription, type 
 import type { Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import type { GqlContext } from '../../graphql/context.js';
+import { SharedFeed } from '../../graphql/fan-out.js';
 import { pubSubOf } from '../../graphql/pubsub.js';
 import { throwIfLapsed, untilCredentialLapses, type CredentialLapsed } from '../../graphql/credential-lapse.js';
 import { EnvironmentEnum, OrderStatusEnum } from '../../graphql/scalars.js';
@@ -85,7 +86,7 @@ async function subscribeMerchantEvents({ args, context: ctx, info }: SubscribeRe
     throw new DomainError('FORBIDDEN', 'The merchant feed needs a dashboard session or an API key');
   }
   const merchantId = caller.merchantId;
-  const stream = merchantEventStream(pubSubOf(info.schema), merchantTopic(merchantId, environment), async (seq) => {
+  const openStream = () => merchantEventStream(pubSubOf(info.schema), merchantTopic(merchantId, environment), async (seq) => {
     const rows = await app.orm.em.fork().execute<(Omit<OrderEventNotification, 'seq'> & { seq: string })[]>(
       `select e.id as "eventId", e.seq, e.order_id as "orderId", o.order_no as "orderNo", e.merchant_id as "merchantId", e.environment,
               e.to_status as status, e.from_status as "previousStatus", to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at
@@ -96,7 +97,11 @@ async function subscribeMerchantEvents({ args, context: ctx, info }: SubscribeRe
     return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
   });
   // A revoked session or a rotated API key ends the feed (with its error), not just new subscriptions.
-  return untilCredentialLapses(stream, ctx.reauthenticate, app.config.SUBSCRIPTION_AUTH_RECHECK_MS, { owner: app, key: ctx.credentialKey });
+  // The scope (feed + credential) lets every subscriber with the same credential and selection share
+  // one stream, one re-check and one execution per event (graphql/fan-out.ts).
+  return new SharedFeed(`${merchantTopic(merchantId, environment)}|${ctx.credentialKey}`, () =>
+    untilCredentialLapses(openStream(), ctx.reauthenticate, app.config.SUBSCRIPTION_AUTH_RECHECK_MS, { owner: app, key: ctx.credentialKey }),
+  );
 }
 
 @Resolver()

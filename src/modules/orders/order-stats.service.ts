@@ -5,7 +5,7 @@ import { formatDecimal } from '../../common/money.js';
 import { parseInput } from '../../common/validation.js';
 import type { Network } from '../../common/environment.js';
 import type { OrderStatus } from './order.transitions.js';
-import { BUCKET_INTERVAL, bucketOf, LIVE_STATUSES_SQL, NIL_UUID } from './order-stats.sql.js';
+import { BUCKET_INTERVAL, bucketOf, DAILY_ROLLUP_ZONES, LIVE_STATUSES_SQL, NIL_UUID } from './order-stats.sql.js';
 import { orderStatsCommand, STATS_MAX_DAYS, STATS_MAX_HOUR_DAYS, type OrderStatsCommand, type StatsGroup } from './order.commands.js';
 
 /** One bucket of `orderStats`: the group's keys (null when not grouped by them) and its sums. */
@@ -48,28 +48,57 @@ const GROUP_SQL: Record<StatsGroup, { expr: string; alias: string; out?: string 
 
 /**
  * The orders of a range as (k, status, n, sums…) rows, `k` being the local day or hour (when grouped
- * by time), without reading every order. The range is cut into UTC hours (the rollup's buckets): an
- * hour inside the range and inside one local day/hour of the zone (every hour, in whole-hour zones)
- * is read from `order_stats_rollup` (consecutive whole hours of one key as one index range, so a
- * year by day is 366 range scans and no time conversion per row); the others (the range's partial
- * hours at both ends, and in :30/:45 zones the hours that straddle a local boundary) from the orders
- * table through its (merchant, environment, created_at) index; open orders (not in the rollup) live,
- * through their partial index.
+ * by time), without reading every order:
+ * - `daily` (a zone of DAILY_ROLLUP_ZONES, or null): the local days of that zone lying wholly inside
+ *   the range are read from `order_stats_daily`, one index range (a year = ≈ 365 × statuses × tokens
+ *   rows); used when grouping by DAY in that zone, or by no time at all (then any zone's days do);
+ * - the rest of the range (all of it without `daily`, else its partial days at both ends) is cut into
+ *   UTC hours (the hourly rollup's buckets): an hour inside the range and inside one local day/hour of
+ *   the asked zone (every hour, in whole-hour zones) is read from `order_stats_rollup` (consecutive
+ *   whole hours of one key as one index range); the others (partial hours at the ends, and in :30/:45
+ *   zones the hours that straddle a local boundary) from the orders table through its (merchant,
+ *   environment, created_at) index;
+ * - open orders (in no rollup) live, through their partial index.
  */
-function statsSource(time: ((x: string) => string) | null): string {
+function statsSource(time: ((x: string) => string) | null, daily: string | null): string {
   const key = (x: string) => (time ? time(x) : 'null::date');
   const oneGroup = time ? `and ${time('hr.h')} = ${time(`hr.h + ${BUCKET_INTERVAL} - interval '1 microsecond'`)}` : '';
-  return `
+  const days = daily
+    ? `
+  d as (
+    select ds, de, ds::timestamp at time zone '${daily}' as s, de::timestamp at time zone '${daily}' as e
+    from (select (w.f at time zone '${daily}')::date + case when ((w.f at time zone '${daily}')::date)::timestamp at time zone '${daily}' = w.f then 0 else 1 end as ds,
+                 (w.t at time zone '${daily}')::date as de from w) x
+    where ds < de
+  ),
+  spans as (
+    select w.f as lo, coalesce(d.s, w.t) as hi from w left join d on true
+    union all
+    select d.e, w.t from w, d
+  ),`
+    : `
+  spans as (select w.f as lo, w.t as hi from w),`;
+  return `${days}
   hours as (
-    select hr.h, ${key('hr.h')} as k, (hr.h >= w.f and hr.h + ${BUCKET_INTERVAL} <= w.t ${oneGroup}) as whole
-    from w, generate_series(${bucketOf('w.f')}, w.t - interval '1 microsecond', ${BUCKET_INTERVAL}) as hr(h)
+    select hr.h, sp.lo, sp.hi, ${key('hr.h')} as k, (hr.h >= sp.lo and hr.h + ${BUCKET_INTERVAL} <= sp.hi ${oneGroup}) as whole
+    from w, spans sp, generate_series(${bucketOf('sp.lo')}, sp.hi - interval '1 microsecond', ${BUCKET_INTERVAL}) as hr(h)
+    where sp.lo < sp.hi
   ),
   runs as (
     select k, min(h) as s, max(h) + ${BUCKET_INTERVAL} as e
     from (select k, h, h - row_number() over (partition by k order by h) * ${BUCKET_INTERVAL} as run from hours where whole) x
     group by k, run
   ),
-  o as (
+  o as (${
+    daily
+      ? `
+    select ${time ? 'r.day' : 'null::date'} as k, r.status, r.orders as n, r.amount, r.fee as fee_idr, r.net as net_idr, r.paid_network,
+           nullif(r.paid_token_id, '${NIL_UUID}'::uuid) as paid_token_id, r.paid_units as paid_amount
+    from w, d, order_stats_daily r
+    where r.merchant_id = w.m and r.environment = w.env and r.tz = '${daily}' and r.day >= d.ds and r.day < d.de and r.orders <> 0
+    union all`
+      : ''
+  }
     select x.k, r.status, r.orders as n, r.amount, r.fee as fee_idr, r.net as net_idr, r.paid_network,
            nullif(r.paid_token_id, '${NIL_UUID}'::uuid) as paid_token_id, r.paid_units as paid_amount
     from w, runs x, order_stats_rollup r
@@ -78,7 +107,7 @@ function statsSource(time: ((x: string) => string) | null): string {
     select ${key('o.created_at')}, o.status, 1, o.amount, o.fee_idr, o.net_idr, o.paid_network, o.paid_token_id, o.paid_amount
     from w, hours hr, orders o
     where not hr.whole and o.merchant_id = w.m and o.environment = w.env
-      and o.created_at >= greatest(hr.h, w.f) and o.created_at < least(hr.h + ${BUCKET_INTERVAL}, w.t) and o.status not in ${LIVE_STATUSES_SQL}
+      and o.created_at >= greatest(hr.h, hr.lo) and o.created_at < least(hr.h + ${BUCKET_INTERVAL}, hr.hi) and o.status not in ${LIVE_STATUSES_SQL}
     union all
     select ${key('o.created_at')}, o.status, 1, o.amount, o.fee_idr, o.net_idr, o.paid_network, o.paid_token_id, o.paid_amount
     from w, orders o
@@ -104,8 +133,9 @@ interface StatsRow {
 /**
  * Order aggregates for dashboards (GraphQL `orderStats`), computed by PostgreSQL without joining
  * deposits or payments: the paying network, token, units, fee and net are columns of the order
- * (copied by the status writer at settlement), summed per UTC hour in `order_stats_rollup`
- * (kept by the same writer); open orders and the range's partial hours are read live. Buckets are by creation
+ * (copied by the status writer at settlement), summed per UTC hour in `order_stats_rollup` and per
+ * Asia/Jakarta day in `order_stats_daily` (kept by the same writer); open orders and the range's
+ * partial hours are read live. Buckets are by creation
  * time in the asked IANA time zone (default Asia/Jakarta). Ranges are bounded: STATS_MAX_DAYS, or
  * STATS_MAX_HOUR_DAYS when grouped by HOUR.
  */
@@ -124,13 +154,17 @@ export class OrderStatsService {
     const kinds = [...new Set(c.groupBy)];
     const groups = kinds.map((g) => GROUP_SQL[g]);
     const time = kinds.includes('DAY') ? TIME_KEY.DAY : kinds.includes('HOUR') ? TIME_KEY.HOUR : null;
+    // Whole days from the daily rollup: by DAY in a zone it keeps, or without a time key (any zone's days).
+    const daily = time === TIME_KEY.DAY ? (DAILY_ROLLUP_ZONES.includes(c.timeZone) ? c.timeZone : null) : time ? null : (DAILY_ROLLUP_ZONES[0] ?? null);
     const keys = groups.map((g) => g.alias);
     const positions = groups.map((_, i) => i + 1);
     // Inner: per group and paying token (token sums need their decimals); outer: per group, the
     // token sums as a JSON list. Both levels in SQL; nothing is summed in JavaScript.
-    const rows = await ctx.em.execute<StatsRow[]>(
-      `with w as not materialized (select ?::uuid as m, ?::text as env, ?::timestamptz as f, ?::timestamptz as t, ?::text as tz),
-       ${statsSource(time)},
+    // JIT off for this statement: its cost estimates (generate_series, ranges bound by other rows)
+    // are far above its real size, and PostgreSQL's JIT compilation alone took 0.7–1.5 s of a
+    // query that runs in milliseconds (EXPLAIN ANALYZE in docs/benchmarks.md).
+    const sql = `with w as not materialized (select ?::uuid as m, ?::text as env, ?::timestamptz as f, ?::timestamptz as t, ?::text as tz),
+       ${statsSource(time, daily)},
        b as (
          select ${[...groups.map((g) => `${g.expr} as ${g.alias}`), 'o.paid_token_id as t_id', 'o.paid_network as t_net'].join(', ')},
                 sum(o.n) as n, sum(o.amount) as amount,
@@ -146,9 +180,11 @@ export class OrderStatsService {
               json_agg(json_build_object('network', b.t_net, 'address', t.address, 'symbol', t.symbol, 'decimals', t.decimals, 'units', b.units::text)
                        order by b.t_net, t.symbol) filter (where b.t_id is not null) as tokens
        from w, b left join tokens t on t.id = b.t_id
-       ${keys.length ? `group by ${keys.map((k) => `b.${k}`).join(', ')}, w.tz order by ${positions.join(', ')}` : ''}`,
-      [caller.merchantId, env, c.from, c.to, c.timeZone],
-    );
+       ${keys.length ? `group by ${keys.map((k) => `b.${k}`).join(', ')}, w.tz order by ${positions.join(', ')}` : ''}`;
+    const rows = await ctx.em.transactional(async (tx) => {
+      await tx.execute('set local jit = off');
+      return tx.execute<StatsRow[]>(sql, [caller.merchantId, env, c.from, c.to, c.timeZone]);
+    });
     const tokenInfo = new Map<string, { address: string; symbol: string }>();
     for (const r of rows) for (const t of r.tokens ?? []) if (r.token_id) tokenInfo.set(r.token_id, t);
     return rows

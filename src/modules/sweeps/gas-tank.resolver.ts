@@ -1,8 +1,17 @@
-import { Ctx, Field, ObjectType, Query, Resolver } from 'type-graphql';
+import { Ctx, Field, ObjectType, Query, registerEnumType, Resolver } from 'type-graphql';
 import type { Environment, Network } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import type { GqlContext } from '../../graphql/context.js';
 import { EnvironmentEnum, NetworkEnum } from '../../graphql/scalars.js';
+import { gasTankHealth, type GasTankHealth } from './gas-tank.service.js';
+
+/** GraphQL enum values are upper-case; the service's names are lower-case (`/readyz` shows those). */
+export enum GasTankStateEnum {
+  OK = 'ok',
+  LOW = 'low',
+  UNFUNDED = 'unfunded',
+}
+registerEnumType(GasTankStateEnum, { name: 'GasTankState', description: 'OK; LOW (below the threshold or short of what waiting sweeps need: they wait, nothing fails); UNFUNDED (holds nothing)' });
 
 @ObjectType('GasTank', { description: 'A gas tank (operator hot wallet paying sweep fees) of one environment and network, as last checked by its sweep job' })
 export class GasTankType {
@@ -12,6 +21,7 @@ export class GasTankType {
   @Field(() => String, { nullable: true, description: 'Native balance (wei, sun, lamports) at the last check' }) balance!: string | null;
   @Field({ description: 'Below this the tank is low (GAS_TANK_LOW_<NETWORK>)' }) lowThreshold!: string;
   @Field({ description: 'Below the threshold, or unable to pay the sweeps waiting for it (they wait, nothing fails)' }) low!: boolean;
+  @Field(() => GasTankStateEnum) state!: GasTankHealth;
   @Field({ description: 'Native units the waiting sweeps need now' }) needed!: string;
   @Field(() => Date, { nullable: true }) checkedAt!: Date | null;
 }
@@ -23,6 +33,6 @@ export class GasTankResolver {
   async gasTanks(@Ctx() ctx: GqlContext): Promise<GasTankType[]> {
     if (!ctx.operator) throw new DomainError('FORBIDDEN', 'Operator token required (x-operator-token)');
     const tanks = await ctx.app.gasTanks.states(ctx.em);
-    return tanks.map((t) => ({ ...t, balance: t.balance?.toString() ?? null, lowThreshold: t.lowThreshold.toString(), needed: t.needed.toString() }));
+    return tanks.map((t) => ({ ...t, balance: t.balance?.toString() ?? null, lowThreshold: t.lowThreshold.toString(), state: gasTankHealth(t), needed: t.needed.toString() }));
   }
 }

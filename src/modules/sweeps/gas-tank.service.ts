@@ -20,6 +20,17 @@ export interface GasTankState {
   checkedAt: Date | null;
 }
 
+/**
+ * What an operator must do about a tank: `ok`; `low` (below its threshold or short of what waiting
+ * sweeps need: they wait, nothing fails; refill it); `unfunded` (holds nothing, or never read).
+ */
+export type GasTankHealth = 'ok' | 'low' | 'unfunded';
+
+export function gasTankHealth(t: Pick<GasTankState, 'balance' | 'low'>): GasTankHealth {
+  if (t.balance === null || t.balance === 0n) return 'unfunded';
+  return t.low ? 'low' : 'ok';
+}
+
 export interface GasTankOptions {
   /** Mnemonic per environment (config GAS_TANK_MNEMONIC_*); an environment without one has no tanks. */
   mnemonics: Partial<Record<Environment, string>>;

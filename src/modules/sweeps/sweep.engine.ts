@@ -263,10 +263,18 @@ export class SweepEngine {
       case 'pending':
         if (row.nonce !== null && row.newest && (row.broadcast_age_s ?? 0) >= this.o.stuckAfterS) await this.replace(em, row);
         return;
-      case 'unknown':
+      case 'unknown': {
         // Dropped or never arrived: the same raw transaction again (idempotent).
-        await this.sweeps!.broadcast(tx).catch((err: unknown) => this.o.log.warn({ ...this.logCtx, txHash: row.tx_hash, err: err instanceof Error ? err.message : String(err) }, 'sweep re-broadcast failed'));
+        const again = await this.sweeps!.broadcast(tx).then(
+          () => true,
+          (err: unknown) => (this.o.log.warn({ ...this.logCtx, txHash: row.tx_hash, err: err instanceof Error ? err.message : String(err) }, 'sweep re-broadcast failed'), false),
+        );
+        // A nonce'd (EVM) transaction dropped from the pool and refused again — its max fee is below the
+        // base fee now (anvil drops such transactions at once) — would stay unknown for good: past
+        // stuckAfterS it is replaced like a pending one. Same nonce, so at most one of them is ever included.
+        if (!again && row.nonce !== null && row.newest && (row.broadcast_age_s ?? 0) >= this.o.stuckAfterS) await this.replace(em, row);
         return;
+      }
       case 'dead':
         await em.transactional((t) => this.markDead(t, row));
         return;
@@ -356,7 +364,16 @@ export class SweepEngine {
       } else if (row.kind === 'transfer') {
         const [s] = await em.execute<SweepJoin[]>(`${SWEEP_SELECT} join sweep_tx_links l on l.sweep_id = s.id where l.tx_id = ? and s.status = 'sending'`, [row.id]);
         if (!s?.amount) return;
-        signed = [await this.signTransfer(em, s, BigInt(s.amount), options, keys)];
+        try {
+          signed = [await this.signTransfer(em, s, BigInt(s.amount), options, keys)];
+        } catch (err) {
+          // Top-up chains: the deposit pays its own transfer and holds gas for the stuck fee only, so
+          // the bump cannot be signed until the tank sends the difference. Without this the transfer
+          // stayed stuck for good (the error was logged every tick). The extra top-up is linked to the
+          // sweep (its fee counts), moves no sweep when included, and the next tick signs the bump.
+          if (err instanceof SweepGasShortError) return this.topUpForBump(em, s, row, err);
+          throw err;
+        }
       } else if (row.kind === 'batch') {
         const sweeps = await em.execute<SweepJoin[]>(`${SWEEP_SELECT} join sweep_tx_links l on l.sweep_id = s.id where l.tx_id = ? and s.status = 'sending' order by s.id`, [row.id]);
         if (!sweeps.length) return;
@@ -371,6 +388,36 @@ export class SweepEngine {
     });
     this.o.log.info({ ...this.logCtx, replaced: row.tx_hash, txHash: signed[0]!.txHash, feeBumpPercent: bump }, 'stuck sweep transaction replaced with a higher fee');
     await this.broadcast(em, ids[0]!, signed[0]!);
+  }
+
+  /**
+   * A stuck deposit transfer whose bump the deposit cannot pay: the tank sends what it lacks (one
+   * funding transaction, stored before broadcast, nonce taken like every other), unless a top-up for
+   * this sweep is still in flight. The sweep stays `sending` throughout.
+   */
+  private async topUpForBump(em: EntityManager, s: SweepJoin, row: TxRow, short: SweepGasShortError): Promise<void> {
+    const topUpInFlight = async (e: EntityManager) =>
+      (await e.execute<{ n: number }[]>(`select count(*)::int as n from sweep_tx_links l join sweep_txs t on t.id = l.tx_id where l.sweep_id = ? and t.kind = 'funding' and t.state in ('signed','broadcast')`, [s.id]))[0]!.n > 0;
+    if (await topUpInFlight(em)) return;
+    const need = { address: s.address, amount: short.needed - short.balance };
+    const tank = await this.o.tanks.refresh(em, this.o.environment, this.o.adapter, need.amount);
+    if (!tank || tank.balance === null || tank.balance <= need.amount) return; // waits; the stuck transfer may still be mined meanwhile
+    const tankAddress = this.o.tanks.address(this.o.environment, this.o.network)!;
+    const nonce = await this.nonceHint(em, tankAddress);
+    const signed = await this.sweeps!.signFunding(this.o.tanks.signingKey(this.o.environment, this.o.network), [need], nonce === undefined ? {} : { nonce });
+    let ids: string[];
+    try {
+      ids = await em.transactional(async (t) => {
+        await this.takeNonces(t, tankAddress, signed); // locks the tank's nonce row: tank writers queue here
+        if (await topUpInFlight(t)) throw new SweepRace(`sweep ${s.id} is being topped up by another worker`);
+        return this.storeTxs(t, 'funding', tankAddress, signed, [s.id]);
+      });
+    } catch (err) {
+      if (err instanceof SweepRace) return this.o.log.info({ ...this.logCtx, reason: err.message }, 'fee-bump top-up raced another worker; retrying next tick');
+      throw err;
+    }
+    for (let i = 0; i < signed.length; i++) if (!(await this.broadcast(em, ids[i]!, signed[i]!))) break;
+    this.o.log.info({ ...this.logCtx, sweepId: s.id, stuck: row.tx_hash, amount: need.amount.toString() }, 'stuck sweep transfer: topping the deposit up for its fee bump');
   }
 
   // --- 2. confirm -----------------------------------------------------------------------------------

@@ -1,0 +1,195 @@
+/**
+ * Crash-safety scenarios of the sweep engine, written once for every chain (issue 12): paid deposits
+ * (fixture rows for the order side, real tokens on the real local chain at real HD deposit addresses)
+ * are swept while
+ * - the engine dies right after each step in turn (the step's crash point throws a fatal error and the
+ *   engine is dropped, concurrency 1 so nothing of it keeps running; a fresh engine — new process
+ *   state, same database and chain — takes over; the built worker's `SWEEP_CRASH_AFTER` hook exits the
+ *   process at the same points, see test/e2e/sweep-kill.test.ts), or
+ * - two engines tick the same network at the same time.
+ * Whatever happens: exactly one confirmed sweep per deposit (of its whole balance), one included
+ * transfer per sweep, the settlement wallet holds exactly what was paid, the deposits nothing, one
+ * `sweep.completed` per sweep, no nonce used by two included transactions, none left in flight.
+ *
+ * The engine sees only the adapter's `SweepCapability`: EVM batch (EIP-7702), EVM and TRON top-up,
+ * SOLANA fee payer run the same code; each chain lists the steps its path goes through.
+ */
+import pino from 'pino';
+import type { App } from '../../src/app';
+import type { ChainAdapter, ChainFamily } from '../../src/chains/chain-adapter';
+import type { Network } from '../../src/common/environment';
+import { SweepEngine, type SweepEngineOptions, type SweepStep } from '../../src/modules/sweeps/sweep.engine';
+
+export interface SweepCrashChain {
+  network: Network;
+  family: ChainFamily;
+  walletType: 'METAMASK' | 'TRUSTWALLET' | 'PHANTOM';
+  /** The gateway (ROLE=api: no jobs of its own) whose services the engines use. */
+  app(): App;
+  /** The adapter the engines sweep with (decides the gas path). */
+  adapter(): ChainAdapter;
+  token(): { symbol: string; name: string; address: string; decimals: number };
+  /** The customer pays `amount` of the token to `owner` on chain; returns the transaction id. */
+  pay(owner: string, amount: bigint): Promise<string>;
+  tokenBalance(owner: string): Promise<bigint>;
+  /** A fresh address on this chain (a settlement wallet). */
+  newAddress(): string;
+  /** Moves the chain on between ticks (a block, a slot) so included transactions become final. */
+  advance(): Promise<unknown>;
+  /** The steps this chain's gas path goes through. */
+  steps: SweepStep[];
+  confirmations?: number;
+  /** What each deposit is paid (base units). */
+  amount: bigint;
+}
+
+/** A simulated crash: fatal, so the engine never absorbs it (as SIGKILL cannot be). */
+export class Killed extends Error {
+  readonly fatal = true;
+}
+
+export interface PaidDeposits {
+  merchantId: string;
+  settlement: string;
+  deposits: { id: string; address: string }[];
+}
+
+/** The pieces of the scenarios, for chain-specific tests (reorg, fee bump) on the same fixtures. */
+export function sweepCrashKit(chain: SweepCrashChain) {
+  const app = () => chain.app();
+  const sql = <R>(q: string, p: unknown[] = []) => app().orm.em.fork().getConnection().execute<R[]>(q, p);
+  let seq = 0;
+
+  function engine(crashAt?: SweepStep, overrides: Partial<SweepEngineOptions> = {}): SweepEngine {
+    const a = app();
+    return new SweepEngine({
+      environment: 'sandbox',
+      network: chain.network,
+      adapter: chain.adapter(),
+      confirmations: chain.confirmations ?? 1,
+      status: a.sweepStatus,
+      tanks: a.gasTanks,
+      wallets: a.wallets,
+      log: pino({ level: 'silent' }),
+      // never dust here (a TRON top-up without energy is some 15 TRX): the dust rule is tested elsewhere
+      dustPercent: 100,
+      nativePriceUsd: 0.1,
+      batchSize: 10,
+      stuckAfterS: 3600,
+      maxFeeBumpPercent: 300,
+      concurrency: 1,
+      crashPoint: (step) => {
+        if (step === crashAt) throw new Killed(`killed after ${step}`);
+      },
+      ...overrides,
+    });
+  }
+
+  /** A merchant with `n` paid deposits (confirmed payments, the tokens on chain), its settlement wallet and a "sweep now". */
+  async function paidDeposits(n: number): Promise<PaidDeposits> {
+    const em = app().orm.em.fork();
+    const t = chain.token();
+    const token = await app().tokens.upsert(em, { environment: 'sandbox', network: chain.network, ...t });
+    const merchantId = (await sql<{ id: string }>(`insert into merchants (id, name) values (gen_random_uuid(), 'Crash') returning id`))[0]!.id;
+    const wallet = await app().wallets.walletFor(em, merchantId, 'sandbox');
+    const deposits: { id: string; address: string }[] = [];
+    const amount = chain.amount.toString();
+    for (let i = 0; i < n; i++) {
+      const address = app().wallets.deriveAddress(wallet, chain.family, i);
+      const txId = await chain.pay(address, chain.amount);
+      const k = `${++seq}-${Date.now()}`;
+      const [d] = await sql<{ id: string }>(
+        `with o as (insert into orders (id, merchant_id, environment, order_no, amount, status, expires_at) values (gen_random_uuid(), ?, 'sandbox', ?, 113750, 'Success', now() + interval '1 day') returning id),
+         q as (insert into quotes (id, order_id, token_id, network, decimals, rate_source, crypto_rate, amount_idr, amount_crypto, fee_percent, fee_included, fee_amount_idr, fee_amount_crypto, total_idr, total_crypto, merchant_receives_idr, merchant_receives_crypto)
+               select gen_random_uuid(), o.id, ?, ?, ?, 'fallback', '16250', 113750, ?, '0', true, 0, 0, 113750, ?, 113750, ? from o returning id, order_id),
+         d as (insert into deposits (id, order_id, token_id, quote_id, wallet_id, environment, network, family, derivation_index, address, wallet_type, unique_code, unique_code_amount, total_amount, total_amount_fiat, expires_at, status, amount_received)
+               select gen_random_uuid(), q.order_id, ?, q.id, ?, 'sandbox', ?, ?, ?, ?, ?, ?, 0, ?, 113750, now() + interval '1 day', 'settled', ? from q returning id, order_id)
+         insert into payments (id, environment, network, tx_hash, log_index, block_number, block_hash, token_id, deposit_id, order_id, from_address, to_address, amount, status, confirmed_at)
+         select gen_random_uuid(), 'sandbox', ?, ?, 0, 1, '0x00', ?, d.id, d.order_id, ?, ?, ?, 'confirmed', now() from d returning deposit_id as id`,
+        [
+          merchantId, `CRASH-${chain.network}-${k}`,
+          token.id, chain.network, t.decimals, amount, amount, amount,
+          token.id, wallet.id, chain.network, chain.family, i, address, chain.walletType, (seq % 999) + 1, amount, amount,
+          chain.network, txId, token.id, chain.newAddress(), address, amount,
+        ],
+      );
+      deposits.push({ id: d!.id, address });
+    }
+    const settlement = chain.newAddress();
+    await sql(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', ?, ?, now())`, [merchantId, chain.network, settlement]);
+    await sql(`insert into sweep_requests (merchant_id, environment, network) values (?, 'sandbox', ?)`, [merchantId, chain.network]);
+    return { merchantId, settlement, deposits };
+  }
+
+  const idList = (deposits: { id: string }[]) => `{${deposits.map((d) => d.id).join(',')}}`;
+
+  async function tickAll(engines: SweepEngine[]): Promise<void> {
+    await Promise.all(engines.map((e) => e.tick(app().orm.em.fork())));
+    await chain.advance();
+  }
+
+  async function runUntilConfirmed(deposits: { id: string }[], make: () => SweepEngine[], maxTicks = 60): Promise<void> {
+    for (let i = 0; i < maxTicks; i++) {
+      await tickAll(make());
+      const rows = await sql<{ status: string; failure_reason: string | null }>(`select status, failure_reason from sweeps where deposit_id = any(?::uuid[])`, [idList(deposits)]);
+      const failed = rows.find((r) => r.status === 'failed');
+      if (failed) throw new Error(`a sweep failed: ${failed.failure_reason}`);
+      if (rows.length === deposits.length && rows.every((r) => r.status === 'confirmed')) return;
+    }
+    throw new Error('sweeps not all confirmed');
+  }
+
+  async function expectSweptOnce({ merchantId, deposits, settlement }: PaidDeposits): Promise<void> {
+    const rows = await sql<{ id: string; deposit_id: string; status: string; amount: string }>(`select id, deposit_id, status, amount::text from sweeps where deposit_id = any(?::uuid[])`, [idList(deposits)]);
+    expect(rows).toHaveLength(deposits.length);
+    expect(new Set(rows.map((r) => r.deposit_id)).size).toBe(deposits.length);
+    expect(rows.every((r) => r.status === 'confirmed' && r.amount === chain.amount.toString())).toBe(true);
+    // One included transfer per sweep (a batch carries several sweeps, still one each).
+    const transfers = await sql<{ sweep_id: string; n: number }>(
+      `select l.sweep_id, count(*)::int as n from sweep_tx_links l join sweep_txs t on t.id = l.tx_id where l.sweep_id = any(?::uuid[]) and t.kind in ('transfer','batch') and t.state = 'included' group by 1`,
+      [`{${rows.map((r) => r.id).join(',')}}`],
+    );
+    expect(transfers).toHaveLength(deposits.length);
+    expect(transfers.every((t) => t.n === 1)).toBe(true);
+    expect(await chain.tokenBalance(settlement)).toBe(chain.amount * BigInt(deposits.length));
+    for (const d of deposits) expect(await chain.tokenBalance(d.address)).toBe(0n);
+    // No nonce of any signer used by two included transactions; nothing left in flight on this network.
+    const [dup] = await sql<{ n: number }>(`select count(*)::int as n from (select signer, nonce from sweep_txs where network = ? and state = 'included' and nonce is not null group by 1, 2 having count(*) > 1) x`, [chain.network]);
+    expect(dup!.n).toBe(0);
+    const [open] = await sql<{ n: number }>(`select count(*)::int as n from sweep_txs where network = ? and kind <> 'reclaim' and state in ('signed','broadcast')`, [chain.network]);
+    expect(open!.n).toBe(0);
+    const [events] = await sql<{ n: number }>(`select count(*)::int as n from merchant_events where merchant_id = ? and type = 'sweep.completed'`, [merchantId]);
+    expect(events!.n).toBe(deposits.length);
+  }
+
+  return { sql, engine, paidDeposits, runUntilConfirmed, expectSweptOnce };
+}
+
+export function sweepCrashScenarios(chain: SweepCrashChain, timeoutMs = 120_000): void {
+  const { engine, paidDeposits, runUntilConfirmed, expectSweptOnce } = sweepCrashKit(chain);
+  const app = () => chain.app();
+
+  it.each(chain.steps)(`${chain.network}: killed right after %s, the next engine finishes; one sweep per deposit, all funds at the settlement wallet`, async (step) => {
+    const paid = await paidDeposits(2);
+    // The first engines die at `step` (every tick that reaches it), each next tick is a fresh one.
+    let crashed = 0;
+    for (let i = 0; i < 8; i++) {
+      await engine(step)
+        .tick(app().orm.em.fork())
+        .catch((err: unknown) => {
+          if (!(err instanceof Killed)) throw err;
+          crashed++;
+        });
+      await chain.advance();
+    }
+    expect(crashed).toBeGreaterThan(0);
+    await runUntilConfirmed(paid.deposits, () => [engine()]);
+    await expectSweptOnce(paid);
+  }, timeoutMs);
+
+  it(`${chain.network}: two engines racing on the same network sweep each deposit once`, async () => {
+    const paid = await paidDeposits(3);
+    await runUntilConfirmed(paid.deposits, () => [engine(), engine()]);
+    await expectSweptOnce(paid);
+  }, timeoutMs);
+}
