@@ -54,6 +54,11 @@ export interface ChainFamilyDriver {
   deriveAddress(seed: Uint8Array, index: number): string;
   /** Derives the private key (hex, or 64-byte secret for Solana) — for sweeps and tests only. */
   derivePrivateKey(seed: Uint8Array, index: number): Uint8Array;
+  /**
+   * Optional: a deriver of many keys of one seed (the path's shared parent node computed once, so a
+   * batch pays one child derivation per key); the same keys as `derivePrivateKey`.
+   */
+  privateKeyDeriver?(seed: Uint8Array): (index: number) => Uint8Array;
   isValidAddress(address: string): boolean;
   /** Returns the canonical form of a valid address (throws on invalid). */
   normalizeAddress(address: string): string;

@@ -1,7 +1,7 @@
 import { getAddress, id } from 'ethers';
 import type { BalanceQuery, ChainAdapter, ChainHead, ChainNetworkConfig, LogScanObservation, ObservedTransfer, WatchedToken } from '../chain-adapter.js';
 import { evmDriver, isEvmNetwork } from './evm.driver.js';
-import { EvmRpcClient, EvmRpcError, hexToBigInt, toQuantity, type EvmRpcOptions } from './evm.rpc.js';
+import { BATCH_MAX, EvmRpcClient, EvmRpcError, hexToBigInt, toQuantity, type EvmRpcOptions } from './evm.rpc.js';
 import { createEvmSweeps, type EvmSweepCapability } from './evm.sweeps.js';
 import { mapLimit } from '../../common/map-limit.js';
 
@@ -149,13 +149,17 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
     return results.flat();
   }
 
-  /** ERC-20 `balanceOf(owner)` at block `at` (the watcher's cursor), `concurrency` calls in flight. */
+  /**
+   * ERC-20 `balanceOf(owner)` at block `at` (the watcher's cursor): JSON-RPC batches of `BATCH_MAX`
+   * calls, at most `concurrency` batches in flight.
+   */
   async function tokenBalances(queries: BalanceQuery[], at: bigint | null, concurrency: number): Promise<bigint[]> {
     const tag = at === null ? 'latest' : toQuantity(at);
-    return mapLimit(queries, concurrency, async (q) => {
-      const data = '0x70a08231' + q.owner.toLowerCase().replace(/^0x/, '').padStart(64, '0');
-      return hexToBigInt(await rpc.call<string>('eth_call', [{ to: q.token.address, data }, tag]), 'balanceOf');
-    });
+    const calls = queries.map((q) => ({ method: 'eth_call', params: [{ to: q.token.address, data: '0x70a08231' + q.owner.toLowerCase().replace(/^0x/, '').padStart(64, '0') }, tag] }));
+    const batches: (typeof calls)[] = [];
+    for (let i = 0; i < calls.length; i += BATCH_MAX) batches.push(calls.slice(i, i + BATCH_MAX));
+    const results = await mapLimit(batches, concurrency, (b) => rpc.batch<string>(b));
+    return results.flat().map((r) => hexToBigInt(r, 'balanceOf'));
   }
 
   const adapter: EvmAdapter = {

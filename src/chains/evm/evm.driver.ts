@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { getAddress, getBytes, HDNodeWallet, isAddress } from 'ethers';
 import type { Network, WalletType } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
@@ -13,6 +14,8 @@ export const isEvmNetwork = (n: Network): n is EvmNetwork => (EVM_NETWORKS as re
 export const TRUST_WALLET_COIN: Record<EvmNetwork, number> = { ETHEREUM: 60, BINANCE: 20000714 };
 
 const HARDENED = 0x80000000;
+/** Order of the secp256k1 group. */
+const SECP256K1_N = 0xfffffffffffffffffffffffffffffffebaaedce6af48a03bbfd25e8cd0364141n;
 const STRICT_HEX_ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 
 function assertIndex(index: number): void {
@@ -71,6 +74,28 @@ export const evmDriver: ChainFamilyDriver = {
 
   deriveAddress(seed: Uint8Array, index: number): string {
     return nodeAt(seed, index).address;
+  },
+
+  privateKeyDeriver(seed: Uint8Array): (index: number) => Uint8Array {
+    if (seed.length !== 64) throw new RangeError(`expected a 64-byte BIP-39 seed, got ${seed.length} bytes`);
+    // m/44'/60'/0'/0 once; each key is then BIP-32 CKDpriv of a non-hardened child: one HMAC and one
+    // addition mod n (no curve multiplication, unlike building an HDNodeWallet per key)
+    const parent = HDNodeWallet.fromSeed(seed).derivePath(`m/44'/60'/0'/0`);
+    const chainCode = getBytes(parent.chainCode);
+    const publicKey = getBytes(parent.publicKey);
+    const parentKey = BigInt(parent.privateKey);
+    return (index) => {
+      assertIndex(index);
+      const data = new Uint8Array(37);
+      data.set(publicKey, 0);
+      new DataView(data.buffer).setUint32(33, index);
+      const il = createHmac('sha512', chainCode).update(data).digest().subarray(0, 32);
+      const tweak = BigInt(`0x${il.toString('hex')}`);
+      const key = (tweak + parentKey) % SECP256K1_N;
+      // BIP-32: such an index is invalid (probability below 2^-127)
+      if (tweak >= SECP256K1_N || key === 0n) throw new RangeError(`derivation index ${index} yields no valid key`);
+      return getBytes(`0x${key.toString(16).padStart(64, '0')}`);
+    };
   },
 
   derivePrivateKey(seed: Uint8Array, index: number): Uint8Array {

@@ -4,6 +4,8 @@
  * control retries, timeouts and which URL is used (ethers' FallbackProvider does quorum, not failover).
  */
 
+import { mapLimit } from '../../common/map-limit.js';
+
 export type RpcFailureKind =
   /** the call did not complete within `timeoutMs` */
   | 'timeout'
@@ -76,6 +78,18 @@ interface JsonRpcResponse {
   error?: { code?: number; message?: string; data?: unknown };
 }
 
+/** One call of a JSON-RPC batch. */
+export interface RpcCall {
+  method: string;
+  params: unknown[];
+}
+
+/** Most calls in one batch request (providers commonly accept 100 or more; geth 1,000). */
+export const BATCH_MAX = 100;
+
+/** The node answered a batch request with no array: it does not take batches. */
+class BatchUnsupported extends Error {}
+
 class AttemptFailed extends Error {
   constructor(readonly failure: Omit<RpcAttemptFailure, 'url'>) {
     super(failure.message);
@@ -120,6 +134,8 @@ export class EvmRpcClient {
   /** Index of the URL that last answered: calls start there so a dead primary is not hit every time. */
   private preferred = 0;
   private nextId = 1;
+  /** Set once a node answered a batch with no array: calls go one by one. */
+  private batchUnsupported = false;
 
   constructor(private readonly opts: EvmRpcOptions) {
     if (opts.urls.length === 0) throw new Error('EvmRpcClient needs at least one RPC URL');
@@ -142,24 +158,52 @@ export class EvmRpcClient {
    * `EvmRpcUnavailableError` when attempts run out.
    */
   async call<T>(method: string, params: unknown[]): Promise<T> {
+    return (await this.withFailover(method, (url) => this.attempt(url, method, params))) as T;
+  }
+
+  /**
+   * Several calls in ONE JSON-RPC batch request per `BATCH_MAX` calls (one HTTP round trip instead of
+   * one per call); results in input order. Failover and errors as `call`: a request error of any item
+   * throws its `EvmRpcError`, a transient one retries the batch. A node that answers a batch with
+   * something other than an array (batches not supported) gets the calls one by one from then on.
+   */
+  async batch<T>(calls: RpcCall[]): Promise<T[]> {
+    const out: unknown[] = [];
+    for (let at = 0; at < calls.length; at += BATCH_MAX) {
+      const chunk = calls.slice(at, at + BATCH_MAX);
+      if (this.batchUnsupported || chunk.length === 1) {
+        out.push(...(await mapLimit(chunk, 8, (c) => this.call(c.method, c.params))));
+        continue;
+      }
+      try {
+        out.push(...((await this.withFailover(`batch of ${chunk[0]!.method}`, (url) => this.attemptBatch(url, chunk))) as unknown[]));
+      } catch (err) {
+        if (!(err instanceof BatchUnsupported)) throw err;
+        this.batchUnsupported = true;
+        out.push(...(await mapLimit(chunk, 8, (c) => this.call(c.method, c.params))));
+      }
+    }
+    return out as T[];
+  }
+
+  private async withFailover(method: string, attempt: (url: string) => Promise<unknown>): Promise<unknown> {
     const failures: RpcAttemptFailure[] = [];
     let idx = this.preferred;
-    for (let attempt = 0; attempt < this.maxAttempts; attempt++) {
+    for (let n = 0; n < this.maxAttempts; n++) {
       const url = this.urls[idx]!;
       try {
-        const result = await this.attempt(url, method, params);
+        const result = await attempt(url);
         this.preferred = idx;
-        return result as T;
+        return result;
       } catch (err) {
-        if (err instanceof EvmRpcError) throw err;
+        if (err instanceof EvmRpcError || err instanceof BatchUnsupported) throw err;
         const failure: RpcAttemptFailure =
           err instanceof AttemptFailed ? { url, ...err.failure } : { url, kind: 'network', message: errorMessage(err) };
         failures.push(failure);
-        this.opts.onAttemptFailed?.({ ...failure, url: redactUrl(url), method, attempt });
+        this.opts.onAttemptFailed?.({ ...failure, url: redactUrl(url), method, attempt: n });
       }
       idx = (idx + 1) % this.urls.length;
-      const done = attempt + 1;
-      // moving on to a URL not yet tried in this call is immediate failover; only a full round backs off
+      const done = n + 1;
       if (done < this.maxAttempts && done % this.urls.length === 0) {
         const round = done / this.urls.length;
         const cap = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** (round - 1));
@@ -169,8 +213,8 @@ export class EvmRpcClient {
     throw new EvmRpcUnavailableError(method, failures.map((f) => ({ ...f, url: redactUrl(f.url) })));
   }
 
-  private async attempt(url: string, method: string, params: unknown[]): Promise<unknown> {
-    const id = this.nextId++;
+  /** POSTs `payload` to `url`; the parsed JSON body, or AttemptFailed for transport and HTTP failures. */
+  private async post(url: string, payload: unknown): Promise<{ res: Response; body: unknown }> {
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.timeoutMs);
     try {
@@ -180,7 +224,7 @@ export class EvmRpcClient {
         res = await this.fetchImpl(url, {
           method: 'POST',
           headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ jsonrpc: '2.0', id, method, params }),
+          body: JSON.stringify(payload),
           signal: controller.signal,
         });
         text = await res.text();
@@ -192,32 +236,69 @@ export class EvmRpcClient {
       if (!res.ok && res.status !== 400 && res.status !== 500) {
         throw new AttemptFailed({ kind: 'http', message: `HTTP ${res.status}`, httpStatus: res.status });
       }
-      let body: JsonRpcResponse;
       try {
-        body = JSON.parse(text) as JsonRpcResponse;
+        return { res, body: JSON.parse(text) as unknown };
       } catch {
-        // a 5xx proxy page, or a truncated body
         const kind: RpcFailureKind = res.ok ? 'bad-response' : 'http';
         throw new AttemptFailed({ kind, message: res.ok ? 'response is not JSON' : `HTTP ${res.status}`, httpStatus: res.status });
       }
-      if (body === null || typeof body !== 'object' || Array.isArray(body)) {
-        throw new AttemptFailed({ kind: 'bad-response', message: 'response is not a JSON-RPC object', httpStatus: res.status });
-      }
-      if (body.error) {
-        const code = typeof body.error.code === 'number' ? body.error.code : undefined;
-        const message = String(body.error.message ?? '');
-        const kind = classifyRpcError(code, message);
-        if (kind === 'rpc') throw new EvmRpcError(method, url, code, message, body.error.data);
-        throw new AttemptFailed({ kind, message: `${code ?? ''} ${message}`.trim(), rpcCode: code, httpStatus: res.status });
-      }
-      // some nodes answer 500 with a valid-looking body and no result
-      if (!res.ok || !('result' in body)) {
-        throw new AttemptFailed({ kind: res.ok ? 'bad-response' : 'http', message: res.ok ? 'no result in response' : `HTTP ${res.status}`, httpStatus: res.status });
-      }
-      return body.result;
     } finally {
       clearTimeout(timer);
     }
+  }
+
+  /** One response object of `method`: its result, or EvmRpcError / AttemptFailed for its error. */
+  private resultOf(url: string, method: string, res: Response, body: JsonRpcResponse): unknown {
+    if (body.error) {
+      const code = typeof body.error.code === 'number' ? body.error.code : undefined;
+      const message = String(body.error.message ?? '');
+      const kind = classifyRpcError(code, message);
+      if (kind === 'rpc') throw new EvmRpcError(method, url, code, message, body.error.data);
+      throw new AttemptFailed({ kind, message: `${code ?? ''} ${message}`.trim(), rpcCode: code, httpStatus: res.status });
+    }
+    if (!res.ok || !('result' in body)) {
+      throw new AttemptFailed({ kind: res.ok ? 'bad-response' : 'http', message: res.ok ? 'no result in response' : `HTTP ${res.status}`, httpStatus: res.status });
+    }
+    return body.result;
+  }
+
+  private async attempt(url: string, method: string, params: unknown[]): Promise<unknown> {
+    const id = this.nextId++;
+    const { res, body } = await this.post(url, { jsonrpc: '2.0', id, method, params });
+    if (body === null || typeof body !== 'object' || Array.isArray(body)) {
+      throw new AttemptFailed({ kind: 'bad-response', message: 'response is not a JSON-RPC object', httpStatus: res.status });
+    }
+    return this.resultOf(url, method, res, body as JsonRpcResponse);
+  }
+
+  private async attemptBatch(url: string, calls: RpcCall[]): Promise<unknown[]> {
+    const ids = calls.map(() => this.nextId++);
+    const { res, body } = await this.post(
+      url,
+      calls.map((c, i) => ({ jsonrpc: '2.0', id: ids[i], method: c.method, params: c.params })),
+    );
+    if (!Array.isArray(body)) {
+      // an object (an error about the batch itself) from a node that answers: no batches here
+      if (res.ok || res.status === 400) throw new BatchUnsupported();
+      throw new AttemptFailed({ kind: 'http', message: `HTTP ${res.status}`, httpStatus: res.status });
+    }
+    const byId = new Map<unknown, JsonRpcResponse>();
+    for (const item of body as JsonRpcResponse[]) if (item !== null && typeof item === 'object') byId.set(item.id, item);
+    // every request error first (not retried), then transient ones (the whole batch again)
+    const answers = calls.map((c, i) => {
+      const item = byId.get(ids[i]);
+      if (!item) return { error: new AttemptFailed({ kind: 'bad-response', message: `no answer to ${c.method} in the batch`, httpStatus: res.status }) };
+      try {
+        return { result: this.resultOf(url, c.method, res, item) };
+      } catch (err) {
+        return { error: err };
+      }
+    });
+    const fatal = answers.find((a) => a.error instanceof EvmRpcError);
+    if (fatal) throw fatal.error;
+    const failed = answers.find((a) => 'error' in a);
+    if (failed) throw failed.error;
+    return answers.map((a) => a.result);
   }
 }
 

@@ -263,13 +263,26 @@ export function createEvmSweeps(rpc: EvmRpcClient, settings: EvmSweepSettings): 
     return sweeperTank;
   }
 
-  async function authorizationFor(item: BatchSweepItem, sweeperAddress: string, id: bigint): Promise<Authorization | null> {
-    const wallet = signerOf(item.depositKey, item.intent.from, 'deposit');
-    const code = (await rpc.call<string>('eth_getCode', [wallet.address, 'latest'])).toLowerCase();
-    // already delegated to this sweeper (EIP-7702 designator 0xef0100 ‖ address): nothing to authorize
-    if (code === `0xef0100${sweeperAddress.slice(2).toLowerCase()}`) return null;
-    const nonce = await pendingNonce(wallet.address);
-    return wallet.authorize({ address: sweeperAddress, nonce, chainId: id });
+  /**
+   * The EIP-7702 authorizations the batch still needs: deposits already delegated to this sweeper
+   * (designator 0xef0100 ‖ address) need none. Their code and nonces are read in one JSON-RPC batch.
+   */
+  async function authorizationsFor(items: BatchSweepItem[], sweeperAddress: string, id: bigint): Promise<Authorization[]> {
+    const wallets = items.map((item) => signerOf(item.depositKey, item.intent.from, 'deposit'));
+    const reads = await rpc.batch<string>(
+      wallets.flatMap((w) => [
+        { method: 'eth_getCode', params: [w.address, 'latest'] },
+        { method: 'eth_getTransactionCount', params: [w.address, 'pending'] },
+      ]),
+    );
+    const designator = `0xef0100${sweeperAddress.slice(2).toLowerCase()}`;
+    const auths: Authorization[] = [];
+    for (const [i, wallet] of wallets.entries()) {
+      if (String(reads[2 * i]).toLowerCase() === designator) continue;
+      const nonce = hexToBigInt(reads[2 * i + 1], 'nonce');
+      auths.push(wallet.authorizeSync({ address: sweeperAddress, nonce, chainId: id }));
+    }
+    return auths;
   }
 
   async function signBatchSweep(tankKey: Uint8Array, items: BatchSweepItem[], options: SignOptions): Promise<SignedTx> {
@@ -286,7 +299,7 @@ export function createEvmSweeps(rpc: EvmRpcClient, settings: EvmSweepSettings): 
     const tank = new Wallet(keyHex(tankKey));
     const [owner, id] = await Promise.all([tankOfSweeper(sweeper), getChainId()]);
     if (owner !== tank.address) throw new Error(`the Sweeper at ${sweeper} obeys ${owner}, not this gas tank (${tank.address})`);
-    const auths = (await Promise.all(items.map((it) => authorizationFor(it, sweeper, id)))).filter((a): a is Authorization => a !== null);
+    const auths = await authorizationsFor(items, sweeper, id);
     const data = SWEEPER_ABI.encodeFunctionData('sweepBatch', [
       items.map((i) => getAddress(i.intent.from)),
       items.map((i) => getAddress(i.intent.token.address)),

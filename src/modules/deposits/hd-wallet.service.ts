@@ -9,6 +9,21 @@ import type { Environment } from '../../common/environment.js';
 import { MerchantWallet } from './wallet.entity.js';
 
 /**
+ * Seeds and key derivers of the wallets one batch signs for, bounded to that batch: `wipe()` when
+ * it is signed (the seeds are zeroed, the derivers dropped).
+ */
+export class SigningKeyCache {
+  readonly seeds = new Map<string, Uint8Array>();
+  readonly derivers = new Map<string, (index: number) => Uint8Array>();
+
+  wipe(): void {
+    for (const seed of this.seeds.values()) seed.fill(0);
+    this.seeds.clear();
+    this.derivers.clear();
+  }
+}
+
+/**
  * Each merchant has one BIP-39 wallet per environment, generated here and sealed under MASTER_KEY.
  * Deposit indexes come from a per-(wallet, family) counter bumped atomically in the database.
  */
@@ -47,15 +62,35 @@ export class HdWalletService {
 
   /**
    * The private key of deposit `index` of `walletId`, for one signing only (sweeps): the caller must
-   * not keep, log or return it. `seeds` lets one run reuse a wallet's seed across its deposits.
+   * not keep, log or return it. `cache` lets one batch reuse a wallet's seed and key deriver across
+   * its deposits (the caller wipes it when the batch is signed).
    */
-  async signingKey(em: EntityManager, walletId: string, family: ChainFamily, index: number, seeds?: Map<string, Uint8Array>): Promise<Uint8Array> {
-    let seed = seeds?.get(walletId);
-    if (!seed) {
-      seed = this.seed(await em.findOneOrFail(MerchantWallet, { id: walletId }));
-      seeds?.set(walletId, seed);
+  async signingKey(em: EntityManager, walletId: string, family: ChainFamily, index: number, cache?: SigningKeyCache): Promise<Uint8Array> {
+    const driver = driverOfFamily(family);
+    if (!cache) {
+      const seed = this.seed(await em.findOneOrFail(MerchantWallet, { id: walletId }));
+      try {
+        return driver.derivePrivateKey(seed, index);
+      } finally {
+        seed.fill(0);
+      }
     }
-    return driverOfFamily(family).derivePrivateKey(seed, index);
+    let seed = cache.seeds.get(walletId);
+    if (!seed) {
+      const opened = this.seed(await em.findOneOrFail(MerchantWallet, { id: walletId }));
+      // concurrent signers of one batch: the first seed stored wins, the other copy is zeroed
+      seed = cache.seeds.get(walletId);
+      if (seed) opened.fill(0);
+      else cache.seeds.set(walletId, (seed = opened));
+    }
+    const key = `${walletId}/${family}`;
+    let derive = cache.derivers.get(key);
+    if (!derive) {
+      const s = seed;
+      derive = driver.privateKeyDeriver?.(s) ?? ((i: number) => driver.derivePrivateKey(s, i));
+      cache.derivers.set(key, derive);
+    }
+    return derive(index);
   }
 
   deriveAddress(wallet: MerchantWallet, family: ChainFamily, index: number): string {

@@ -37,4 +37,24 @@ export class MerchantEventWriter {
     );
     return rows[0]?.id ?? null;
   }
+
+  /**
+   * Records several events in `em`'s open transaction in ONE insert (a batch of sweeps confirmed
+   * together), in input order; keys already recorded are skipped as in `record`. Returns how many
+   * were written.
+   */
+  async recordMany(em: EntityManager, inputs: MerchantEventInput<MerchantEventType>[]): Promise<number> {
+    if (!em.isInTransaction()) throw new Error('MerchantEventWriter.recordMany must run inside the transaction of the change it reports');
+    if (!inputs.length) return 0;
+    const rows = await em.execute<{ id: string }[]>(
+      `insert into merchant_events (id, merchant_id, environment, type, payload, idempotency_key)
+       select gen_random_uuid(), e.merchant_id, e.environment, e.type, e.payload, e.idempotency_key
+       from jsonb_to_recordset(?::jsonb) as e(ord int, merchant_id uuid, environment text, type text, payload jsonb, idempotency_key text)
+       order by e.ord
+       on conflict (merchant_id, environment, idempotency_key) do nothing
+       returning id`,
+      [JSON.stringify(inputs.map((e, ord) => ({ ord, merchant_id: e.merchantId, environment: e.environment, type: e.type, payload: e.payload, idempotency_key: e.idempotencyKey })))],
+    );
+    return rows.length;
+  }
 }

@@ -2,7 +2,8 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { nativeAsset } from '../../chains/registry.js';
 import type { Environment, Network } from '../../common/environment.js';
 import { SWEEP_COMPLETED, SWEEP_FAILED } from '../events/event.catalogue.js';
-import type { MerchantEventWriter } from '../events/merchant-event.writer.js';
+import type { MerchantEventType } from '../events/event.catalogue.js';
+import type { MerchantEventInput, MerchantEventWriter } from '../events/merchant-event.writer.js';
 import type { SweepFinalHook, SweepRow } from './sweep-status.service.js';
 
 /** `units` with `decimals` applied, without trailing zeros (`12.5`). */
@@ -16,40 +17,48 @@ export function decimalString(units: bigint, decimals: number): string {
 
 /**
  * The final hook of SweepStatusService: `sweep.completed` / `sweep.failed` through MerchantEventWriter
- * in the transition's transaction, keyed by the sweep id, so each sweep reports its outcome once.
+ * in the transition's transaction, keyed by the sweep id, so each sweep reports its outcome once. A
+ * set of sweeps (a batch confirmed together) reads its facts in one query and writes in one insert.
  */
 export function sweepEventsHook(writer: MerchantEventWriter): SweepFinalHook {
-  return async (em: EntityManager, sweep: SweepRow) => {
-    const [facts] = await em.execute<{ token_address: string; symbol: string; decimals: number; address: string; order_no: string }[]>(
-      `select t.address as token_address, t.symbol, t.decimals, d.address, o.order_no
-       from deposits d join orders o on o.id = d.order_id join tokens t on t.id = ? where d.id = ?`,
-      [sweep.tokenId, sweep.depositId],
+  return async (em: EntityManager, sweeps: SweepRow[]) => {
+    const rows = await em.execute<{ sweep_id: string; token_address: string; symbol: string; decimals: number; address: string; order_no: string }[]>(
+      `select x.sweep_id::text as sweep_id, t.address as token_address, t.symbol, t.decimals, d.address, o.order_no
+       from jsonb_to_recordset(?::jsonb) as x(sweep_id uuid, deposit_id uuid, token_id uuid)
+       join deposits d on d.id = x.deposit_id join orders o on o.id = d.order_id join tokens t on t.id = x.token_id`,
+      [JSON.stringify(sweeps.map((s) => ({ sweep_id: s.id, deposit_id: s.depositId, token_id: s.tokenId })))],
     );
-    if (!facts) throw new Error(`sweep ${sweep.id}: deposit ${sweep.depositId} not found`);
-    const network = sweep.network as Network;
-    const native = nativeAsset(network);
-    const amount = BigInt(sweep.amount ?? '0');
-    const fee = BigInt(sweep.feePaid);
-    const payload = {
-      sweepId: sweep.id,
-      network,
-      tokenAddress: facts.token_address,
-      tokenSymbol: facts.symbol,
-      decimals: facts.decimals,
-      amount: amount.toString(),
-      amountDecimal: decimalString(amount, facts.decimals),
-      fromAddress: facts.address,
-      toAddress: sweep.toAddress,
-      txHash: sweep.status === 'confirmed' ? sweep.txHash : null,
-      feePaid: fee > 0n ? fee.toString() : null,
-      feePaidDecimal: fee > 0n ? decimalString(fee, native.decimals) : null,
-      feeAsset: sweep.feeAsset ?? native.symbol,
-      depositIds: [sweep.depositId],
-      orderNos: [facts.order_no],
-      at: new Date().toISOString(),
-    };
-    const base = { merchantId: sweep.merchantId, environment: sweep.environment as Environment };
-    if (sweep.status === 'confirmed') await writer.record(em, { ...base, type: SWEEP_COMPLETED, payload, idempotencyKey: `${SWEEP_COMPLETED}:${sweep.id}` });
-    else await writer.record(em, { ...base, type: SWEEP_FAILED, payload: { ...payload, reason: sweep.failureReason ?? 'unknown' }, idempotencyKey: `${SWEEP_FAILED}:${sweep.id}` });
+    const factsOf = new Map(rows.map((r) => [r.sweep_id, r]));
+    const events = sweeps.map((sweep): MerchantEventInput<MerchantEventType> => {
+      const facts = factsOf.get(sweep.id);
+      if (!facts) throw new Error(`sweep ${sweep.id}: deposit ${sweep.depositId} not found`);
+      const network = sweep.network as Network;
+      const native = nativeAsset(network);
+      const amount = BigInt(sweep.amount ?? '0');
+      const fee = BigInt(sweep.feePaid);
+      const payload = {
+        sweepId: sweep.id,
+        network,
+        tokenAddress: facts.token_address,
+        tokenSymbol: facts.symbol,
+        decimals: facts.decimals,
+        amount: amount.toString(),
+        amountDecimal: decimalString(amount, facts.decimals),
+        fromAddress: facts.address,
+        toAddress: sweep.toAddress,
+        txHash: sweep.status === 'confirmed' ? sweep.txHash : null,
+        feePaid: fee > 0n ? fee.toString() : null,
+        feePaidDecimal: fee > 0n ? decimalString(fee, native.decimals) : null,
+        feeAsset: sweep.feeAsset ?? native.symbol,
+        depositIds: [sweep.depositId],
+        orderNos: [facts.order_no],
+        at: new Date().toISOString(),
+      };
+      const base = { merchantId: sweep.merchantId, environment: sweep.environment as Environment };
+      return sweep.status === 'confirmed'
+        ? { ...base, type: SWEEP_COMPLETED, payload, idempotencyKey: `${SWEEP_COMPLETED}:${sweep.id}` }
+        : { ...base, type: SWEEP_FAILED, payload: { ...payload, reason: sweep.failureReason ?? 'unknown' }, idempotencyKey: `${SWEEP_FAILED}:${sweep.id}` };
+    });
+    await writer.recordMany(em, events);
   };
 }

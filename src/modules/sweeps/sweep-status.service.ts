@@ -38,16 +38,25 @@ export interface SweepTransitionResult {
   row: SweepRow | null;
 }
 
-/** Called inside the transition's transaction when a sweep reaches a final status (webhooks). */
-export type SweepFinalHook = (em: EntityManager, sweep: SweepRow) => Promise<void>;
+/**
+ * Called inside the transition's transaction with the sweeps that reached a final status in one
+ * statement (webhooks): one call for a set, so a batch writes its events in one go.
+ */
+export type SweepFinalHook = (em: EntityManager, sweeps: SweepRow[]) => Promise<void>;
+
+/** One sweep of a set transition, with the facts written for it. */
+export interface SweepMove {
+  id: string;
+  facts?: SweepFacts;
+}
 
 /**
- * The only writer of `sweeps.status` (like OrderStatusService): one statement locks the row, checks
- * the transition table (the `status = any(sources)` guard comes from `sweep.transitions.ts`) and
- * writes the status with its facts. A move the table does not allow, or a sweep already moved by
- * another worker, matches no row: `changed: false`, nothing written. On `confirmed`/`failed` the
- * final hook (sweep.completed / sweep.failed webhook) runs in the same transaction, so it is written
- * exactly once per sweep.
+ * The only writer of `sweeps.status` (like OrderStatusService): one statement locks the rows (in id
+ * order), checks the transition table (the `status = any(sources)` guard comes from
+ * `sweep.transitions.ts`) and writes the status with each sweep's facts. A move the table does not
+ * allow, or a sweep already moved by another worker, matches no row: `changed: false`, nothing
+ * written for it. On `confirmed`/`failed` the final hook (sweep.completed / sweep.failed webhook)
+ * runs in the same transaction, so it is written exactly once per sweep.
  */
 export class SweepStatusService {
   constructor(private onFinal?: SweepFinalHook) {}
@@ -58,67 +67,84 @@ export class SweepStatusService {
   }
 
   async transition(em: EntityManager, sweepId: string, to: SweepStatus, facts: SweepFacts = {}): Promise<SweepTransitionResult> {
+    return (await this.transitionMany(em, [{ id: sweepId, facts }], to))[0]!;
+  }
+
+  /**
+   * Moves every sweep of `moves` to `to` in ONE statement (a batch: hundreds of sweeps of one
+   * transaction); results in input order. Each sweep is guarded on its own, as `transition` does.
+   */
+  async transitionMany(em: EntityManager, moves: SweepMove[], to: SweepStatus): Promise<SweepTransitionResult[]> {
     if (!SWEEP_STATUSES.includes(to)) throw new Error(`Unknown sweep status ${String(to)}`);
-    if (to === 'failed' && !facts.failureReason) throw new Error('A failed sweep needs a failure reason');
+    if (!moves.length) return [];
+    if (to === 'failed' && moves.some((m) => !m.facts?.failureReason)) throw new Error('A failed sweep needs a failure reason');
+    if (new Set(moves.map((m) => m.id)).size !== moves.length) throw new Error('A sweep appears twice in one transition');
     const final = to === 'confirmed' || to === 'failed';
     if (final && this.onFinal && !em.isInTransaction()) throw new Error('A final sweep transition must run inside a transaction (em.transactional)');
+    const input = moves.map(({ id, facts = {} }, ord) => ({
+      ord,
+      id,
+      amount: facts.amount?.toString() ?? null,
+      set_tx: 'txHash' in facts,
+      tx_hash: facts.txHash ?? null,
+      set_bn: 'blockNumber' in facts,
+      block_number: facts.blockNumber?.toString() ?? null,
+      set_bh: 'blockHash' in facts,
+      block_hash: facts.blockHash ?? null,
+      fee_paid: facts.feePaid?.toString() ?? null,
+      fee_asset: facts.feeAsset ?? null,
+      failure_reason: facts.failureReason ?? null,
+    }));
     const rows = await em.execute<(Record<string, unknown> & { from_status: SweepStatus | null; changed: boolean })[]>(
-      `with prev as (select id, status from sweeps where id = ? for update),
+      `with input as (
+         select * from jsonb_to_recordset(?::jsonb) as i(ord int, id uuid, amount numeric, set_tx boolean, tx_hash text, set_bn boolean, block_number bigint,
+                                                        set_bh boolean, block_hash text, fee_paid numeric, fee_asset text, failure_reason text)
+       ),
+       prev as (select s.id, s.status from sweeps s where s.id in (select id from input) order by s.id for update),
        u as (
          update sweeps s set status = ?,
-           amount = coalesce(?::numeric, s.amount),
-           tx_hash = case when ?::boolean then ?::text else s.tx_hash end,
-           block_number = case when ?::boolean then ?::bigint else s.block_number end,
-           block_hash = case when ?::boolean then ?::text else s.block_hash end,
-           fee_paid = coalesce(?::numeric, s.fee_paid),
-           fee_asset = coalesce(?::text, s.fee_asset),
-           failure_reason = coalesce(?::text, s.failure_reason),
+           amount = coalesce(i.amount, s.amount),
+           tx_hash = case when i.set_tx then i.tx_hash else s.tx_hash end,
+           block_number = case when i.set_bn then i.block_number else s.block_number end,
+           block_hash = case when i.set_bh then i.block_hash else s.block_hash end,
+           fee_paid = coalesce(i.fee_paid, s.fee_paid),
+           fee_asset = coalesce(i.fee_asset, s.fee_asset),
+           failure_reason = coalesce(i.failure_reason, s.failure_reason),
            sent_at = case when ? = 'sent' then now() else s.sent_at end,
            confirmed_at = case when ? = 'confirmed' then now() else s.confirmed_at end,
            updated_at = now()
-         from prev where s.id = prev.id and prev.status = any(?::text[])
+         from prev join input i on i.id = prev.id
+         where s.id = prev.id and prev.status = any(?::text[])
          returning s.*
        )
-       select (select status from prev) as from_status, (u.id is not null) as changed,
+       select p.status as from_status, (u.id is not null) as changed,
               u.id, u.merchant_id, u.environment, u.network, u.deposit_id, u.token_id, u.to_address, u.amount::text as amount, u.status,
               u.failure_reason, u.tx_hash, u.fee_paid::text as fee_paid, u.fee_asset
-       from (select 1) one left join u on true`,
-      [
-        sweepId,
-        to,
-        facts.amount?.toString() ?? null,
-        'txHash' in facts,
-        facts.txHash ?? null,
-        'blockNumber' in facts,
-        facts.blockNumber?.toString() ?? null,
-        'blockHash' in facts,
-        facts.blockHash ?? null,
-        facts.feePaid?.toString() ?? null,
-        facts.feeAsset ?? null,
-        facts.failureReason ?? null,
-        to,
-        to,
-        `{${sweepSourcesOf(to).join(',')}}`,
-      ],
+       from input i left join prev p on p.id = i.id left join u on u.id = i.id
+       order by i.ord`,
+      [JSON.stringify(input), to, to, to, `{${sweepSourcesOf(to).join(',')}}`],
     );
-    const r = rows[0]!;
-    if (!r.changed) return { changed: false, from: r.from_status, row: null };
-    const row: SweepRow = {
-      id: r.id as string,
-      merchantId: r.merchant_id as string,
-      environment: r.environment as string,
-      network: r.network as string,
-      depositId: r.deposit_id as string,
-      tokenId: r.token_id as string,
-      toAddress: r.to_address as string,
-      amount: (r.amount as string | null) ?? null,
-      status: r.status as SweepStatus,
-      failureReason: (r.failure_reason as string | null) ?? null,
-      txHash: (r.tx_hash as string | null) ?? null,
-      feePaid: r.fee_paid as string,
-      feeAsset: (r.fee_asset as string | null) ?? null,
-    };
-    if (final && this.onFinal) await this.onFinal(em, row);
-    return { changed: true, from: r.from_status, row };
+    const results = rows.map((r): SweepTransitionResult => (r.changed ? { changed: true, from: r.from_status, row: toRow(r) } : { changed: false, from: r.from_status ?? null, row: null }));
+    const done = results.flatMap((r) => (r.row ? [r.row] : []));
+    if (final && this.onFinal && done.length) await this.onFinal(em, done);
+    return results;
   }
+}
+
+function toRow(r: Record<string, unknown>): SweepRow {
+  return {
+    id: r.id as string,
+    merchantId: r.merchant_id as string,
+    environment: r.environment as string,
+    network: r.network as string,
+    depositId: r.deposit_id as string,
+    tokenId: r.token_id as string,
+    toAddress: r.to_address as string,
+    amount: (r.amount as string | null) ?? null,
+    status: r.status as SweepStatus,
+    failureReason: (r.failure_reason as string | null) ?? null,
+    txHash: (r.tx_hash as string | null) ?? null,
+    feePaid: r.fee_paid as string,
+    feeAsset: (r.fee_asset as string | null) ?? null,
+  };
 }

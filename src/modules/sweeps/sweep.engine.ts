@@ -4,7 +4,7 @@ import { isFinal, SweepGasShortError, TxRejectedError, type BatchSweepItem, type
 import { nativeAsset } from '../../chains/registry.js';
 import type { ChainFamily } from '../../chains/chain-adapter.js';
 import type { Environment, Network } from '../../common/environment.js';
-import type { HdWalletService } from '../deposits/hd-wallet.service.js';
+import { SigningKeyCache, type HdWalletService } from '../deposits/hd-wallet.service.js';
 import type { GasTankService } from './gas-tank.service.js';
 import type { SweepStatusService } from './sweep-status.service.js';
 import { bumpPercent, dustVerdict, feeShare } from './sweep.rules.js';
@@ -296,7 +296,7 @@ export class SweepEngine {
     if (alive[0]!.n > 0) return;
     if (row.kind === 'reclaim') return; // confirmed sweeps stay confirmed; `reclaim()` signs anew
     const back = row.kind === 'funding' ? (['funding', 'planned'] as const) : (['sending', 'funded'] as const);
-    for (const s of await this.linkedSweeps(t, row.id, back[0])) await this.o.status.transition(t, s, back[1]);
+    await this.o.status.transitionMany(t, (await this.linkedSweeps(t, row.id, back[0])).map((id) => ({ id })), back[1]);
   }
 
   private async linkedSweeps(em: EntityManager, txId: string, status: string): Promise<string[]> {
@@ -308,7 +308,7 @@ export class SweepEngine {
   private async fundingIncluded(em: EntityManager, txId: string, success: boolean): Promise<void> {
     const ids = await this.linkedSweeps(em, txId, 'funding');
     if (!success) {
-      for (const id of ids) await this.o.status.transition(em, id, 'planned');
+      await this.o.status.transitionMany(em, ids.map((id) => ({ id })), 'planned');
       return;
     }
     const pending = await em.execute<{ sweep_id: string }[]>(
@@ -318,27 +318,34 @@ export class SweepEngine {
       [`{${ids.join(',')}}`],
     );
     const waiting = new Set(pending.map((p) => p.sweep_id));
-    for (const id of ids) if (!waiting.has(id)) await this.o.status.transition(em, id, 'funded', { feePaid: await this.feeOf(em, id), feeAsset: this.native.symbol });
+    const ready = ids.filter((id) => !waiting.has(id));
+    const fees = await this.feesOf(em, ready);
+    await this.o.status.transitionMany(em, ready.map((id) => ({ id, facts: { feePaid: fees.get(id) ?? 0n, feeAsset: this.native.symbol } })), 'funded');
   }
 
-  /** Native units paid for sweep `id` so far: its share of each included transaction it is linked to. */
-  private async feeOf(em: EntityManager, sweepId: string): Promise<bigint> {
-    const rows = await em.execute<{ fee: string; n: number; first: boolean }[]>(
-      `select t.fee_paid::text as fee, (select count(*)::int from sweep_tx_links x where x.tx_id = t.id) as n,
-              (select min(x.sweep_id::text) from sweep_tx_links x where x.tx_id = t.id) = ?::text as first
-       from sweep_txs t join sweep_tx_links l on l.tx_id = t.id where l.sweep_id = ? and t.state = 'included' and t.fee_paid is not null`,
-      [sweepId, sweepId],
+  /** Native units paid for each of `sweepIds` so far: its share of each included transaction it is linked to (one query). */
+  private async feesOf(em: EntityManager, sweepIds: string[]): Promise<Map<string, bigint>> {
+    const fees = new Map<string, bigint>(sweepIds.map((id) => [id, 0n]));
+    if (!sweepIds.length) return fees;
+    const rows = await em.execute<{ sweep_id: string; fee: string; n: number; first: boolean }[]>(
+      `select l.sweep_id::text as sweep_id, t.fee_paid::text as fee, c.n, c.first_id = l.sweep_id::text as first
+       from sweep_tx_links l join sweep_txs t on t.id = l.tx_id
+       cross join lateral (select count(*)::int as n, min(x.sweep_id::text) as first_id from sweep_tx_links x where x.tx_id = t.id) c
+       where l.sweep_id = any(?::uuid[]) and t.state = 'included' and t.fee_paid is not null`,
+      [`{${sweepIds.join(',')}}`],
     );
-    return rows.reduce((sum, r) => sum + feeShare(BigInt(r.fee), r.n, r.first), 0n);
+    for (const r of rows) fees.set(r.sweep_id, (fees.get(r.sweep_id) ?? 0n) + feeShare(BigInt(r.fee), r.n, r.first));
+    return fees;
   }
 
+  /** A transfer or batch is in a block: its sending sweeps are sent (or failed when it reverted), in one statement. */
   private async transferIncluded(em: EntityManager, txId: string, st: { blockNumber: bigint; blockHash: string; success: boolean }): Promise<void> {
     const txHash = (await em.execute<{ tx_hash: string }[]>(`select tx_hash from sweep_txs where id = ?`, [txId]))[0]!.tx_hash;
-    for (const id of await this.linkedSweeps(em, txId, 'sending')) {
-      const feePaid = await this.feeOf(em, id);
-      if (st.success) await this.o.status.transition(em, id, 'sent', { txHash, blockNumber: st.blockNumber, blockHash: st.blockHash, feePaid, feeAsset: this.native.symbol });
-      else await this.o.status.transition(em, id, 'failed', { txHash, failureReason: 'transfer_reverted', feePaid, feeAsset: this.native.symbol });
-    }
+    const ids = await this.linkedSweeps(em, txId, 'sending');
+    const fees = await this.feesOf(em, ids);
+    const asset = this.native.symbol;
+    if (st.success) await this.o.status.transitionMany(em, ids.map((id) => ({ id, facts: { txHash, blockNumber: st.blockNumber, blockHash: st.blockHash, feePaid: fees.get(id)!, feeAsset: asset } })), 'sent');
+    else await this.o.status.transitionMany(em, ids.map((id) => ({ id, facts: { txHash, failureReason: 'transfer_reverted' as const, feePaid: fees.get(id)!, feeAsset: asset } })), 'failed');
   }
 
   /** A stuck transaction (same nonce, higher fee): stored before broadcast like every other. */
@@ -347,29 +354,34 @@ export class SweepEngine {
     if (bump <= row.fee_bump_percent) return; // at the cap: wait
     const options = { nonce: BigInt(row.nonce!), feeBumpPercent: bump };
     let signed: SignedTx[];
-    if (row.kind === 'funding') {
-      const sweeps = await em.execute<SweepJoin[]>(`${SWEEP_SELECT} join sweep_tx_links l on l.sweep_id = s.id where l.tx_id = ? and s.status = 'funding'`, [row.id]);
-      const needs = await this.gasNeeds(sweeps);
-      if (!needs.length) return;
-      signed = await this.sweeps!.signFunding(this.o.tanks.signingKey(this.o.environment, this.o.network), needs.map((n) => n.need), options);
-    } else if (row.kind === 'transfer') {
-      const [s] = await em.execute<SweepJoin[]>(`${SWEEP_SELECT} join sweep_tx_links l on l.sweep_id = s.id where l.tx_id = ? and s.status = 'sending'`, [row.id]);
-      if (!s?.amount) return;
-      try {
-        signed = [await this.signTransfer(em, s, BigInt(s.amount), options, new Map())];
-      } catch (err) {
-        // Top-up chains: the deposit pays its own transfer and holds gas for the stuck fee only, so
-        // the bump cannot be signed until the tank sends the difference. Without this the transfer
-        // stayed stuck for good (the error was logged every tick). The extra top-up is linked to the
-        // sweep (its fee counts), moves no sweep when included, and the next tick signs the bump.
-        if (err instanceof SweepGasShortError) return this.topUpForBump(em, s, row, err);
-        throw err;
-      }
-    } else if (row.kind === 'batch') {
-      const sweeps = await em.execute<SweepJoin[]>(`${SWEEP_SELECT} join sweep_tx_links l on l.sweep_id = s.id where l.tx_id = ? and s.status = 'sending' order by s.id`, [row.id]);
-      if (!sweeps.length) return;
-      signed = [await this.signBatch(em, sweeps.map((s) => ({ s, amount: BigInt(s.amount!) })), options, new Map(), row.signer)];
-    } else return;
+    const keys = new SigningKeyCache();
+    try {
+      if (row.kind === 'funding') {
+        const sweeps = await em.execute<SweepJoin[]>(`${SWEEP_SELECT} join sweep_tx_links l on l.sweep_id = s.id where l.tx_id = ? and s.status = 'funding'`, [row.id]);
+        const needs = await this.gasNeeds(sweeps);
+        if (!needs.length) return;
+        signed = await this.sweeps!.signFunding(this.o.tanks.signingKey(this.o.environment, this.o.network), needs.map((n) => n.need), options);
+      } else if (row.kind === 'transfer') {
+        const [s] = await em.execute<SweepJoin[]>(`${SWEEP_SELECT} join sweep_tx_links l on l.sweep_id = s.id where l.tx_id = ? and s.status = 'sending'`, [row.id]);
+        if (!s?.amount) return;
+        try {
+          signed = [await this.signTransfer(em, s, BigInt(s.amount), options, keys)];
+        } catch (err) {
+          // Top-up chains: the deposit pays its own transfer and holds gas for the stuck fee only, so
+          // the bump cannot be signed until the tank sends the difference. Without this the transfer
+          // stayed stuck for good (the error was logged every tick). The extra top-up is linked to the
+          // sweep (its fee counts), moves no sweep when included, and the next tick signs the bump.
+          if (err instanceof SweepGasShortError) return this.topUpForBump(em, s, row, err);
+          throw err;
+        }
+      } else if (row.kind === 'batch') {
+        const sweeps = await em.execute<SweepJoin[]>(`${SWEEP_SELECT} join sweep_tx_links l on l.sweep_id = s.id where l.tx_id = ? and s.status = 'sending' order by s.id`, [row.id]);
+        if (!sweeps.length) return;
+        signed = [await this.signBatch(em, sweeps.map((s) => ({ s, amount: BigInt(s.amount!) })), options, keys, row.signer)];
+      } else return;
+    } finally {
+      keys.wipe();
+    }
     const ids = await em.transactional(async (t) => {
       const sweepIds = (await t.execute<{ sweep_id: string }[]>(`select sweep_id from sweep_tx_links where tx_id = ?`, [row.id])).map((r) => r.sweep_id);
       return this.storeTxs(t, row.kind, row.signer, signed.slice(0, 1), sweepIds, { replacesId: row.id, bump });
@@ -418,6 +430,7 @@ export class SweepEngine {
     if (!sent.length) return;
     const head = await this.o.adapter.getHead();
     const hashes = new Map<string, string | null>();
+    const final: string[] = [];
     for (const s of sent) {
       if (!hashes.has(s.block_number)) hashes.set(s.block_number, await this.o.adapter.getBlockHash(BigInt(s.block_number)));
       const hash = hashes.get(s.block_number);
@@ -436,9 +449,12 @@ export class SweepEngine {
         this.o.log.warn({ ...this.logCtx, sweepId: s.id, block: s.block_number }, 'sweep transfer reorganised away: back to sending');
         continue;
       }
-      if (isFinal(this.o.adapter.finality, BigInt(s.block_number), head, this.o.confirmations)) {
-        await em.transactional((t) => this.o.status.transition(t, s.id, 'confirmed'));
-      }
+      if (isFinal(this.o.adapter.finality, BigInt(s.block_number), head, this.o.confirmations)) final.push(s.id);
+    }
+    // Every sweep final at this depth in one transaction (one status statement, one webhook insert).
+    for (let at = 0; at < final.length; at += this.o.batchSize) {
+      const ids = final.slice(at, at + this.o.batchSize);
+      await em.transactional((t) => this.o.status.transitionMany(t, ids.map((id) => ({ id })), 'confirmed'));
     }
   }
 
@@ -548,11 +564,20 @@ export class SweepEngine {
       });
     }
     await em.transactional(async (t) => {
-      for (const c of planned) {
+      if (planned.length) {
+        // One statement for the whole batch (in candidate order).
         await t.execute(
-          `insert into sweeps (merchant_id, environment, network, deposit_id, token_id, settlement_wallet_id, to_address, trigger) values (?, ?, ?, ?, ?, ?, ?, ?)
+          `insert into sweeps (merchant_id, environment, network, deposit_id, token_id, settlement_wallet_id, to_address, trigger)
+           select p.merchant_id, ?, ?, p.deposit_id, p.token_id, p.sw_id, p.sw_address, p.trigger
+           from jsonb_to_recordset(?::jsonb) as p(ord int, merchant_id uuid, deposit_id uuid, token_id uuid, sw_id uuid, sw_address text, trigger text)
+           order by p.ord
            on conflict (deposit_id, token_id) where status not in ('confirmed','failed') do nothing`,
-          [c.merchant_id, ...this.where, c.deposit_id, c.token_id, c.sw_id, c.sw_address, c.manual ? 'manual' : 'schedule'],
+          [
+            ...this.where,
+            JSON.stringify(
+              planned.map((c, ord) => ({ ord, merchant_id: c.merchant_id, deposit_id: c.deposit_id, token_id: c.token_id, sw_id: c.sw_id, sw_address: c.sw_address, trigger: c.manual ? 'manual' : 'schedule' })),
+            ),
+          ],
         );
       }
       if (exhausted) {
@@ -624,18 +649,14 @@ export class SweepEngine {
       for (const s of planned) needed += await quote({ token: { address: s.token_address, decimals: s.decimals, symbol: s.symbol }, from: s.address, to: s.to_address, amount: 1n });
       const tank = await this.o.tanks.refresh(em, this.o.environment, this.o.adapter, needed);
       if (!tank || tank.balance === null || tank.balance < needed) return;
-      await em.transactional(async (t) => {
-        for (const s of planned) await this.o.status.transition(t, s.id, 'funded');
-      });
+      await em.transactional((t) => this.o.status.transitionMany(t, planned.map((s) => ({ id: s.id })), 'funded'));
       this.crash('funded');
       return;
     }
     const needs = await this.gasNeeds(planned);
     const ready = needs.filter((n) => n.need.amount === 0n);
     if (ready.length) {
-      await em.transactional(async (t) => {
-        for (const n of ready) await this.o.status.transition(t, n.sweep.id, 'funded');
-      });
+      await em.transactional((t) => this.o.status.transitionMany(t, ready.map((n) => ({ id: n.sweep.id })), 'funded'));
     }
     const toFund = needs.filter((n) => n.need.amount > 0n);
     if (!toFund.length) return;
@@ -650,7 +671,9 @@ export class SweepEngine {
     try {
       ids = await em.transactional(async (t) => {
         await this.takeNonces(t, tankAddress, signed);
-        for (const n of toFund) if (!(await this.o.status.transition(t, n.sweep.id, 'funding')).changed) throw new SweepRace(`sweep ${n.sweep.id} moved meanwhile`);
+        const moved = await this.o.status.transitionMany(t, toFund.map((n) => ({ id: n.sweep.id })), 'funding');
+        const lost = moved.findIndex((m) => !m.changed);
+        if (lost >= 0) throw new SweepRace(`sweep ${toFund[lost]!.sweep.id} moved meanwhile`);
         return this.storeTxs(t, 'funding', tankAddress, signed, toFund.map((n) => n.sweep.id));
       });
     } catch (err) {
@@ -666,8 +689,8 @@ export class SweepEngine {
 
   // --- 5. send --------------------------------------------------------------------------------------
 
-  private async signTransfer(em: EntityManager, s: SweepJoin, amount: bigint, options: { nonce?: bigint; feeBumpPercent?: number }, seeds: Map<string, Uint8Array>): Promise<SignedTx> {
-    const deposit = await this.o.wallets.signingKey(em, s.wallet_id, s.family, s.derivation_index, seeds);
+  private async signTransfer(em: EntityManager, s: SweepJoin, amount: bigint, options: { nonce?: bigint; feeBumpPercent?: number }, keys: SigningKeyCache): Promise<SignedTx> {
+    const deposit = await this.o.wallets.signingKey(em, s.wallet_id, s.family, s.derivation_index, keys);
     const tank = this.sweeps!.gas === 'fee-payer' ? this.o.tanks.signingKey(this.o.environment, this.o.network) : undefined;
     try {
       const intent: TransferIntent = { token: { address: s.token_address, decimals: s.decimals, symbol: s.symbol }, from: s.address, to: s.to_address, amount };
@@ -686,12 +709,12 @@ export class SweepEngine {
     if (!funded.length) return;
     // The amount is the deposit's whole balance as the chain says it now (not the order amount).
     const balances = await this.balances(funded.map((s) => ({ owner: s.address, token: { address: s.token_address, decimals: s.decimals, symbol: s.symbol } })));
-    const seeds = new Map<string, Uint8Array>();
+    const keys = new SigningKeyCache();
     if (this.sweeps!.batch) {
       try {
-        await this.sendBatches(em, funded, balances, seeds);
+        await this.sendBatches(em, funded, balances, keys);
       } finally {
-        for (const seed of seeds.values()) seed.fill(0);
+        keys.wipe();
       }
       return;
     }
@@ -704,7 +727,7 @@ export class SweepEngine {
       }
       try {
         const nonce = await this.nonceHint(fork, s.address);
-        const signed = await this.signTransfer(fork, s, amount, nonce === undefined ? {} : { nonce }, seeds);
+        const signed = await this.signTransfer(fork, s, amount, nonce === undefined ? {} : { nonce }, keys);
         const [id] = await fork.transactional(async (t) => {
           await this.takeNonces(t, s.address, [signed]);
           if (!(await this.o.status.transition(t, s.id, 'sending', { amount })).changed) throw new SweepRace(`sweep ${s.id} moved meanwhile`);
@@ -724,48 +747,63 @@ export class SweepEngine {
         this.o.log.warn({ ...this.logCtx, sweepId: s.id, err: err instanceof Error ? err.message : String(err) }, 'sweep transfer not signed; retrying next tick');
       }
     });
-    for (const seed of seeds.values()) seed.fill(0);
+    keys.wipe();
   }
 
   /** Batch chains (EVM EIP-7702): the tank sweeps up to `maxBatch` deposits in one transaction it pays for. */
-  private async sendBatches(em: EntityManager, funded: SweepJoin[], balances: bigint[], seeds: Map<string, Uint8Array>): Promise<void> {
+  private async sendBatches(em: EntityManager, funded: SweepJoin[], balances: bigint[], keys: SigningKeyCache): Promise<void> {
     const batch = this.sweeps!.batch!;
     const empty = funded.filter((_, i) => balances[i] === 0n);
-    if (empty.length) await em.transactional(async (t) => {
-      for (const s of empty) await this.o.status.transition(t, s.id, 'failed', { failureReason: 'nothing_to_sweep' });
-    });
+    if (empty.length) await em.transactional((t) => this.o.status.transitionMany(t, empty.map((s) => ({ id: s.id, facts: { failureReason: 'nothing_to_sweep' as const } })), 'failed'));
     const items = funded.map((s, i) => ({ s, amount: balances[i]! })).filter((x) => x.amount > 0n);
     const tankAddress = this.o.tanks.address(this.o.environment, this.o.network)!;
-    for (let at = 0; at < items.length; at += batch.maxBatch) {
-      const chunk = items.slice(at, at + batch.maxBatch);
-      const signed = await this.signBatch(em, chunk, {}, seeds, tankAddress);
-      let ids: string[];
-      try {
-        ids = await em.transactional(async (t) => {
-          await this.takeNonces(t, tankAddress, [signed]);
-          for (const x of chunk) if (!(await this.o.status.transition(t, x.s.id, 'sending', { amount: x.amount })).changed) throw new SweepRace(`sweep ${x.s.id} moved meanwhile`);
-          return this.storeTxs(t, 'batch', tankAddress, [signed], chunk.map((x) => x.s.id));
-        });
-      } catch (err) {
-        if (err instanceof SweepRace) return this.o.log.info({ ...this.logCtx, reason: err.message }, 'batch sweep raced another worker; retrying next tick');
-        throw err;
+    const chunks: (typeof items)[] = [];
+    for (let at = 0; at < items.length; at += batch.maxBatch) chunks.push(items.slice(at, at + batch.maxBatch));
+    // Pipelined: the next chunk is signed (its reads, authorizations and gas estimate are mostly the
+    // node's work) while this one is stored and broadcast, with the tank's nonce after this one's. It
+    // is only stored if this chunk was (takeNonces checks the nonce); otherwise its signature is dropped.
+    let next: Promise<SignedTx> | null = null;
+    try {
+      for (const [c, chunk] of chunks.entries()) {
+        const signed: SignedTx = await (next ?? this.signBatch(em, chunk, {}, keys, tankAddress));
+        next = null;
+        if (c + 1 < chunks.length && signed.nonce !== null) {
+          next = this.signBatch(em.fork(), chunks[c + 1]!, { nonce: signed.nonce + 1n }, keys, tankAddress);
+          next.catch(() => undefined); // awaited next turn (or below, when this one returns early)
+        }
+        let ids: string[];
+        try {
+          ids = await em.transactional(async (t) => {
+            await this.takeNonces(t, tankAddress, [signed]);
+            const moved = await this.o.status.transitionMany(t, chunk.map((x) => ({ id: x.s.id, facts: { amount: x.amount } })), 'sending');
+            const lost = moved.findIndex((m) => !m.changed);
+            if (lost >= 0) throw new SweepRace(`sweep ${chunk[lost]!.s.id} moved meanwhile`);
+            return this.storeTxs(t, 'batch', tankAddress, [signed], chunk.map((x) => x.s.id));
+          });
+        } catch (err) {
+          if (err instanceof SweepRace) return this.o.log.info({ ...this.logCtx, reason: err.message }, 'batch sweep raced another worker; retrying next tick');
+          throw err;
+        }
+        this.crash('send-sign');
+        await this.broadcast(em, ids[0]!, signed);
+        this.o.log.info({ ...this.logCtx, deposits: chunk.length, txHash: signed.txHash }, 'batch sweep sent');
+        this.crash('send-broadcast');
       }
-      this.crash('send-sign');
-      await this.broadcast(em, ids[0]!, signed);
-      this.o.log.info({ ...this.logCtx, deposits: chunk.length, txHash: signed.txHash }, 'batch sweep sent');
-      this.crash('send-broadcast');
+    } finally {
+      // a chunk signed ahead but never stored: let it finish (its keys zeroed) before the caller wipes the cache
+      await next?.catch(() => undefined);
     }
   }
 
   /** Signs one batch sweep (the tank's nonce: its next one unless `options` gives it); deposit keys are zeroed after. */
-  private async signBatch(em: EntityManager, chunk: { s: SweepJoin; amount: bigint }[], options: { nonce?: bigint; feeBumpPercent?: number }, seeds: Map<string, Uint8Array>, tankAddress: string): Promise<SignedTx> {
+  private async signBatch(em: EntityManager, chunk: { s: SweepJoin; amount: bigint }[], options: { nonce?: bigint; feeBumpPercent?: number }, keys: SigningKeyCache, tankAddress: string): Promise<SignedTx> {
     const items: BatchSweepItem[] = [];
     const tankKey = this.o.tanks.signingKey(this.o.environment, this.o.network);
     try {
       for (const { s, amount } of chunk) {
         items.push({
           intent: { token: { address: s.token_address, decimals: s.decimals, symbol: s.symbol }, from: s.address, to: s.to_address, amount },
-          depositKey: await this.o.wallets.signingKey(em, s.wallet_id, s.family, s.derivation_index, seeds),
+          depositKey: await this.o.wallets.signingKey(em, s.wallet_id, s.family, s.derivation_index, keys),
         });
       }
       const nonce = options.nonce ?? (await this.nonceHint(em, tankAddress));
