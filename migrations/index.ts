@@ -22,6 +22,7 @@ import { Migration20261127000300_order_stats_hourly } from './Migration202611270
 import { Migration20261127000500_settlement_wallets } from './Migration20261127000500_settlement_wallets.js';
 import { Migration20261127000510_merchant_events } from './Migration20261127000510_merchant_events.js';
 import { Migration20261127000600_sweeps } from './Migration20261127000600_sweeps.js';
+import { Migration20261127001100_sweep_holds } from './Migration20261127001100_sweep_holds.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -48,4 +49,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261127000500_settlement_wallets', class: Migration20261127000500_settlement_wallets },
   { name: 'Migration20261127000510_merchant_events', class: Migration20261127000510_merchant_events },
   { name: 'Migration20261127000600_sweeps', class: Migration20261127000600_sweeps },
+  { name: 'Migration20261127001100_sweep_holds', class: Migration20261127001100_sweep_holds },
 ];
