@@ -486,7 +486,7 @@ export class SweepEngine {
     if (candidates.length) {
       const token = (c: (typeof candidates)[number]): WatchedToken => ({ address: c.token_address, decimals: c.decimals, symbol: c.symbol });
       const balances = await this.balances(candidates.map((c) => ({ owner: c.address, token: token(c) })));
-      const quote = this.quoter();
+      const quote = this.quoter(true);
       await mapLimit(candidates, this.concurrency, async (c, i) => {
         const balance = balances[i]!;
         const fee = balance > 0n ? await quote({ token: token(c), from: c.address, to: c.sw_address, amount: balance }) : 0n;
@@ -553,14 +553,15 @@ export class SweepEngine {
     return this.o.adapter.balances.tokenBalances(queries, null, this.concurrency);
   }
 
-  /** Fee quotes cached per token and destination for one step (the fee hardly differs between deposits). */
-  private quoter(): (intent: TransferIntent) => Promise<bigint> {
+  /** Fee quotes cached per token and destination for one step (the fee hardly differs between deposits); `dust`: the dust rule's fee (tank resources counted). */
+  private quoter(dust = false): (intent: TransferIntent) => Promise<bigint> {
     const cache = new Map<string, Promise<bigint>>();
+    const tank = this.o.tanks.address(this.o.environment, this.o.network);
     return (intent) => {
       const key = `${intent.token.address}|${intent.to}`;
       let p = cache.get(key);
       if (!p) {
-        p = this.sweeps!.quoteTransferFee(intent);
+        p = dust && this.sweeps!.dustFee && tank ? this.sweeps!.dustFee(intent, tank) : this.sweeps!.quoteTransferFee(intent);
         cache.set(key, p);
       }
       return p;
