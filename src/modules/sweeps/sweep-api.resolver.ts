@@ -4,6 +4,7 @@ import { PageInfo, pageInfoOf, totalCountResolver } from '../../graphql/connecti
 import type { GqlContext } from '../../graphql/context.js';
 import { EnvironmentEnum, NetworkEnum } from '../../graphql/scalars.js';
 import type { SweepBalance, SweepHold, SweepRecord, SweepSettings, TokenAmount } from './sweep-api.service.js';
+import { SWEEP_HOLDS_MAX } from './sweep-api.commands.js';
 import { SWEEP_STATUSES, type SweepStatus } from './sweep.transitions.js';
 
 export const SweepStatusEnum = Object.fromEntries(SWEEP_STATUSES.map((s) => [s, s])) as { [K in SweepStatus]: K };
@@ -135,14 +136,13 @@ export class SweepApiResolver {
   }
 
   @Authorized('DASHBOARD')
-  @Query(() => [SweepHoldType], { description: 'Deposits the engine did not sweep (dust rule, per-token minimum), most recently checked first' })
+  @Query(() => [SweepHoldType], { description: 'Deposits the engine did not sweep (dust rule, per-token minimum): the 500 most recently checked' })
   async sweepHolds(
     @Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum,
     @Ctx() ctx: GqlContext,
     @Arg('network', () => NetworkEnum, { nullable: true }) network?: Network | null,
-    @Arg('limit', () => Int, { nullable: true, description: '1-500, default 100' }) limit?: number | null,
   ): Promise<SweepHoldType[]> {
-    return (await ctx.app.sweeps.holds(ctx, { environment, network: network ?? undefined, limit: limit ?? undefined })).map(holdOf);
+    return (await ctx.app.sweeps.holds(ctx, { environment, network: network ?? undefined, limit: SWEEP_HOLDS_MAX })).map(holdOf);
   }
 
   @Authorized('DASHBOARD')
