@@ -168,6 +168,12 @@ it('a dust deposit asked to sweep: no sweep, a fee_too_high hold over REST and G
   expect(await emu.balanceOf(usdt, m.settlement)).toBe(o.total + late);
   expect((await rest(m, '/held')).body.data.items).toEqual([]);
   expect((await rest(m, '/balances')).body.data).toEqual([expect.objectContaining({ held_units: '0', held: '0', held_reason: null, waiting_units: '0' })]);
+
+  // a hold written late by a second engine racing the one that planned (older than the confirmation) is not shown
+  await q(`insert into sweep_holds (deposit_id, token_id, merchant_id, environment, network, reason, balance, fee, checked_at)
+           select d.id, d.token_id, ?, 'sandbox', 'TRON', 'fee_too_high', ?, ?, now() - interval '1 minute' from deposits d where d.id = ?`, [m.merchantId, o.total.toString(), fee.toString(), o.depositId]);
+  expect((await rest(m, '/held')).body.data.items).toEqual([]);
+  expect((await gql(gw.url, SweepHoldsDocument, { environment: 'SANDBOX' }, bearer(m.token))).data!.sweepHolds).toEqual([]);
 }, 120_000);
 
 it('a tank with staked TRX lends the energy: the dust rule counts only the bandwidth, and the same small deposit sweeps', async () => {

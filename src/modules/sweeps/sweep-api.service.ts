@@ -275,7 +275,7 @@ export class SweepApiService {
     >(
       `select h.deposit_id, o.order_no, h.network, t.symbol, t.address, t.decimals, h.balance::text as balance, h.reason, h.fee::text as fee, h.checked_at
        from sweep_holds h join deposits d on d.id = h.deposit_id join orders o on o.id = d.order_id join tokens t on t.id = h.token_id
-       where h.merchant_id = ? and h.environment = ?${input.network ? ' and h.network = ?' : ''}
+       where h.merchant_id = ? and h.environment = ?${input.network ? ' and h.network = ?' : ''} and ${HOLD_CURRENT}
        order by h.checked_at desc, h.deposit_id limit ?`,
       [caller.merchantId, environment, ...(input.network ? [input.network] : []), input.limit],
     );
@@ -379,6 +379,13 @@ function historyFilter(merchantId: string, environment: Environment, f: { networ
   return { where, params };
 }
 
+/**
+ * A hold still stands: no sweep of its deposit is open or was confirmed after it was written (a second
+ * engine racing the one that planned the sweep may write it late; the next look of the deposit fixes it).
+ */
+const HOLD_CURRENT = `not exists (select 1 from sweeps x where x.deposit_id = h.deposit_id and x.token_id = h.token_id
+  and (x.status not in ('confirmed','failed') or x.confirmed_at > h.checked_at))`;
+
 interface BalanceRow {
   network: Network;
   token_id: string;
@@ -424,7 +431,7 @@ function balanceRows(em: EntityManager, merchantId: string, environment: Environ
             coalesce(sum(least(h.balance, greatest(per.received - per.swept - per.in_flight, 0))), 0)::text as held,
             string_agg(distinct h.reason, ',' order by h.reason) filter (where greatest(per.received - per.swept - per.in_flight, 0) > 0) as held_reason
      from per join tokens t on t.id = per.token_id
-     left join sweep_holds h on h.deposit_id = per.deposit_id and h.token_id = per.token_id and h.merchant_id = ? and h.environment = ?
+     left join sweep_holds h on h.deposit_id = per.deposit_id and h.token_id = per.token_id and h.merchant_id = ? and h.environment = ? and ${HOLD_CURRENT}
      group by t.network, t.id, t.symbol, t.address, t.decimals
      order by t.network, t.symbol, t.id`,
     [merchantId, environment, merchantId, environment, merchantId, environment, merchantId, environment],
