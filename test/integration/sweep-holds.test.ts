@@ -201,3 +201,22 @@ it('a tank with staked TRX lends the energy: the dust rule counts only the bandw
   const [paidFee] = await q<{ fee: string }>(`select fee_paid::text as fee from sweeps where deposit_id = ?`, [o.depositId]);
   expect(BigInt(paidFee!.fee)).toBeLessThan(3n * TRX); // energy delegated, not burnt
 }, 120_000);
+
+it('below the token minimum: held `below_minimum` (even with the tank staked), swept once the minimum is lowered', async () => {
+  const m = await merchant();
+  const o = await paid(m);
+  const [dep] = await q<{ token_id: string }>(`select token_id from deposits where id = ?`, [o.depositId]);
+  await q(`insert into sweep_token_minimums (token_id, min_amount) values (?, 10000000) on conflict (token_id) do update set min_amount = excluded.min_amount`, [dep!.token_id]);
+  try {
+    expect((await sweepNow(m)).status).toBe(202);
+    await ticks(2);
+    expect(await sweepsOf(o.depositId)).toEqual([]);
+    expect(await holdsOf(o.depositId)).toEqual([expect.objectContaining({ reason: 'below_minimum', balance: o.total.toString() })]);
+    expect((await rest(m, '/balances')).body.data).toEqual([expect.objectContaining({ held_units: o.total.toString(), held_reason: 'below_minimum' })]);
+  } finally {
+    await q(`delete from sweep_token_minimums where token_id = ?`, [dep!.token_id]);
+  }
+  expect((await sweepNow(m)).status).toBe(202);
+  await untilConfirmed(o.depositId);
+  expect(await holdsOf(o.depositId)).toEqual([]);
+}, 120_000);
