@@ -265,6 +265,12 @@ export interface SweepCapability {
    */
   quoteTransferFee(intent: TransferIntent): Promise<bigint>;
   /**
+   * Optional: what the sweep would cost in native units once the tank's resources are counted, for
+   * the dust rule (`quoteTransferFee` when absent). TRON: energy the tank can delegate from its stake
+   * is lent, not burnt, so only the bandwidth burn is left when its free stake covers the transfer.
+   */
+  dustFee?(intent: TransferIntent, tank: string): Promise<bigint>;
+  /**
    * `topup` only: signs the tank's funding transaction(s) for `needs` with the tank's key (an empty
    * list for `fee-payer`). TRON: per deposit, a TRX transfer that activates an account that does not
    * exist yet, then a `delegateresource` of enough staked ENERGY for one TRC-20 transfer when the

@@ -3,8 +3,8 @@ import { requireEnvironment } from '../common/access.js';
 import type { RequestContext } from '../common/context.js';
 import { unix } from '../common/time.js';
 import { parseInput } from '../common/validation.js';
-import type { ListSweepsCommand, SetSweepSettingsCommand, SweepNowCommand } from '../modules/sweeps/sweep-api.commands.js';
-import type { SweepBalance, SweepRecord, SweepRequestRecord, SweepSettings, TokenAmount } from '../modules/sweeps/sweep-api.service.js';
+import type { ListSweepsCommand, SetSweepSettingsCommand, SweepHoldsCommand, SweepNowCommand } from '../modules/sweeps/sweep-api.commands.js';
+import type { SweepBalance, SweepHold, SweepRecord, SweepRequestRecord, SweepSettings, TokenAmount } from '../modules/sweeps/sweep-api.service.js';
 
 /*
  * The REST dialect of sweeps (snake_case, Unix seconds, amounts as strings) → SweepApiService's
@@ -50,6 +50,27 @@ export const sweepBalanceView = (b: SweepBalance) => ({
   ...pair('swept', b.swept),
   ...pair('waiting', b.waiting),
   ...pair('in_flight', b.inFlight),
+  ...pair('held', b.held),
+  held_reason: b.heldReason,
+});
+
+/** `GET /merchant/sweeps/held?network=&limit=`. */
+export function toSweepHolds(ctx: RequestContext, query: unknown): SweepHoldsCommand {
+  const q = (query ?? {}) as Record<string, unknown>;
+  return { environment: requireEnvironment(ctx), network: upper(q.network) as SweepHoldsCommand['network'], limit: q.limit as number | undefined };
+}
+
+export const sweepHoldView = (h: SweepHold) => ({
+  deposit_id: h.depositId,
+  order_no: h.orderNo,
+  network: h.network,
+  token_symbol: h.tokenSymbol,
+  token_address: h.tokenAddress,
+  ...pair('amount', h.amount),
+  reason: h.reason,
+  ...pair('estimated_fee', h.estimatedFee),
+  fee_asset: h.feeAsset,
+  checked_at: unix(h.checkedAt),
 });
 
 export const sweepView = (s: SweepRecord) => ({

@@ -1,6 +1,6 @@
 import type { App } from '../app.js';
 import type { RestRoute } from './routes.js';
-import { sweepBalanceView, sweepRequestView, sweepSettingsView, sweepView, toListSweeps, toSetSweepSettings, toSweepNow } from './sweep.mappers.js';
+import { sweepBalanceView, sweepHoldView, sweepRequestView, sweepSettingsView, sweepView, toListSweeps, toSetSweepSettings, toSweepHolds, toSweepNow } from './sweep.mappers.js';
 
 /**
  * Sweeps (environment-scoped; docs/api.md "Sweeps"). The merchant's server (API key of the path's
@@ -32,6 +32,13 @@ export function sweepRoutes(app: App): RestRoute[] {
       auth: 'merchant',
       limit: 'merchant',
       handler: async (ctx) => ({ data: (await app.sweeps.balances(ctx, { environment: ctx.environment! })).map(sweepBalanceView) }),
+    },
+    {
+      method: 'GET',
+      url: '/merchant/sweeps/held',
+      auth: 'merchant',
+      limit: 'merchant',
+      handler: async (ctx, req) => ({ data: { items: (await app.sweeps.holds(ctx, toSweepHolds(ctx, req.query))).map(sweepHoldView) } }),
     },
     {
       method: 'GET',

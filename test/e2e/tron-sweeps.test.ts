@@ -28,7 +28,7 @@ beforeAll(async () => {
   emu = await startTronEmulator({ solidityLag: LAG });
   usdt = await emu.deployToken({ name: 'Tether USD (emulator)', symbol: 'USDT', decimals: 6 });
   gw = await startTestGateway(
-    // Test orders are ~9 USDT; a TRON sweep without delegated energy burns some 15 TRX: dust at the default 5 %.
+    // Test orders are ~9.23 USDT; a TRON sweep without delegated energy is quoted 3.39 TRX (0.85 USD): dust at the default 5 % (docs/sweeps.md "Dust rule").
     { SANDBOX_TRON_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', SWEEP_POLL_MS: '200', SWEEP_DUST_PERCENT: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000' },
     { rpcOverrides: { 'sandbox:TRON': [emu.url] } },
   );

@@ -252,6 +252,12 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
     };
   }
 
+  /** Sun of stake (whole TRX, at least 1) that yields `energy` at the network's current weight; 0 when the network gives no energy. */
+  function stakeFor(energy: bigint, stake: TankStake): bigint {
+    if (stake.totalEnergyLimit <= 0n) return 0n;
+    return ceilDiv(ceilDiv(energy * stake.totalEnergyWeight * SUN_PER_TRX, stake.totalEnergyLimit), SUN_PER_TRX) * SUN_PER_TRX;
+  }
+
   async function tankStake(tank: string): Promise<TankStake> {
     const [account, res] = await Promise.all([getAccount(tank), resources(tank)]);
     const frozen = Array.isArray(account.frozenV2) ? (account.frozenV2 as { type?: unknown; amount?: unknown }[]) : [];
@@ -292,6 +298,15 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
       return (await quoteTransfer(intent)).burnNow;
     },
 
+    async dustFee(intent, tank) {
+      const [q, stake] = await Promise.all([quoteTransfer(intent), tankStake(tank)]);
+      const shortfall = q.energy > q.energyAvailable ? q.energy - q.energyAvailable : 0n;
+      if (shortfall === 0n) return q.burnNow;
+      // as signFunding decides: the energy it would delegate (burn price of the shortfall + margin) must fit the free stake
+      const lent = stakeFor((shortfall * (100n + margin)) / 100n, stake);
+      return lent > 0n && lent <= stake.delegatableSun ? q.burnNow - shortfall * q.energyPrice : q.burnNow;
+    },
+
     async signFunding(tankKey, needs: GasNeed[]) {
       const tank = TronWeb.address.fromPrivateKey(keyHex(tankKey)) as string;
       const [header, params, stake] = await Promise.all([blockHeader(), chainParams(), tankStake(tank)]);
@@ -305,7 +320,7 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
         // `amount` is a burn price: energy × energyFee (+ bandwidth), so this over-covers by the bandwidth part
         const energy = (ceilDiv(need.amount, params.energyFee > 0n ? params.energyFee : 1n) * (100n + margin)) / 100n;
         // stake (sun) that yields `energy`: energy = sun/10^6 × TotalEnergyLimit / TotalEnergyWeight; whole TRX, min 1
-        const stakeSun = stake.totalEnergyLimit > 0n ? ceilDiv(ceilDiv(energy * stake.totalEnergyWeight * SUN_PER_TRX, stake.totalEnergyLimit), SUN_PER_TRX) * SUN_PER_TRX : 0n;
+        const stakeSun = stakeFor(energy, stake);
         if (stakeSun > 0n && stakeSun <= free) {
           free -= stakeSun;
           // bandwidth: free allowance once it exists; else TRX for the bytes (a transfer is < 400 bytes)

@@ -28,6 +28,17 @@ export type SweepNowCommand = z.input<typeof sweepNowInput>;
 export const sweepBalancesInput = z.object({ environment });
 export type SweepBalancesCommand = z.input<typeof sweepBalancesInput>;
 
+/** Most held deposits one read returns (GraphQL always asks for this many; REST `limit` up to it). */
+export const SWEEP_HOLDS_MAX = 500;
+
+/** Held deposits (dust rule, minimum): at most `limit`, most recently checked first. */
+export const sweepHoldsInput = z.object({
+  environment,
+  network: network.optional(),
+  limit: z.coerce.number({ message: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(SWEEP_HOLDS_MAX, `must be at most ${SWEEP_HOLDS_MAX}`).default(100),
+});
+export type SweepHoldsCommand = z.input<typeof sweepHoldsInput>;
+
 const status = z.enum(SWEEP_STATUSES, { message: `must be one of ${SWEEP_STATUSES.join(', ')}` });
 
 /** GraphQL's connection: newest first, keyset cursor. */

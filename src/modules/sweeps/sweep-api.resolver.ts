@@ -3,7 +3,8 @@ import type { Network } from '../../common/environment.js';
 import { PageInfo, pageInfoOf, totalCountResolver } from '../../graphql/connection.js';
 import type { GqlContext } from '../../graphql/context.js';
 import { EnvironmentEnum, NetworkEnum } from '../../graphql/scalars.js';
-import type { SweepBalance, SweepRecord, SweepSettings, TokenAmount } from './sweep-api.service.js';
+import type { SweepBalance, SweepHold, SweepRecord, SweepSettings, TokenAmount } from './sweep-api.service.js';
+import { SWEEP_HOLDS_MAX } from './sweep-api.commands.js';
 import { SWEEP_STATUSES, type SweepStatus } from './sweep.transitions.js';
 
 export const SweepStatusEnum = Object.fromEntries(SWEEP_STATUSES.map((s) => [s, s])) as { [K in SweepStatus]: K };
@@ -35,6 +36,23 @@ export class SweepBalanceType {
   @Field(() => TokenAmountType, { description: 'Confirmed sweeps' }) swept!: TokenAmountType;
   @Field(() => TokenAmountType, { description: 'Received, neither swept nor in flight' }) waiting!: TokenAmountType;
   @Field(() => TokenAmountType, { description: 'Open sweeps with a known amount, not yet confirmed' }) inFlight!: TokenAmountType;
+  @Field(() => TokenAmountType, { description: 'The part of waiting the engine last judged not worth sweeping (dust rule or per-token minimum; see sweepHolds)' }) held!: TokenAmountType;
+  @Field(() => String, { nullable: true, description: 'Why the held deposits wait: their distinct reasons (below_minimum, fee_too_high), comma-separated; null when none is held' })
+  heldReason!: string | null;
+}
+
+@ObjectType('SweepHold', { description: 'A deposit the sweep engine looked at and did not sweep: its balance is below the token minimum, or the sweep fee is above SWEEP_DUST_PERCENT of it' })
+export class SweepHoldType {
+  @Field(() => ID) depositId!: string;
+  @Field() orderNo!: string;
+  @Field(() => NetworkEnum) network!: Network;
+  @Field() tokenSymbol!: string;
+  @Field() tokenAddress!: string;
+  @Field(() => TokenAmountType, { description: 'The deposit’s token balance read from the chain at checkedAt' }) amount!: TokenAmountType;
+  @Field({ description: 'below_minimum or fee_too_high' }) reason!: string;
+  @Field(() => TokenAmountType, { description: 'The network fee its sweep was quoted at, in feeAsset' }) estimatedFee!: TokenAmountType;
+  @Field({ description: 'Native asset of the fee (ETH, BNB, TRX, SOL)' }) feeAsset!: string;
+  @Field() checkedAt!: Date;
 }
 
 @ObjectType('Sweep', { description: 'One sweep: a deposit’s tokens moved to the settlement wallet' })
@@ -86,7 +104,15 @@ export class SweepSettingsInput {
 }
 
 const sweepOf = (s: SweepRecord): SweepType => ({ ...s, amount: s.amount && amountOf(s.amount), feePaid: s.feePaid.toString() });
-const balanceOf = (b: SweepBalance): SweepBalanceType => ({ ...b, received: amountOf(b.received), swept: amountOf(b.swept), waiting: amountOf(b.waiting), inFlight: amountOf(b.inFlight) });
+const balanceOf = (b: SweepBalance): SweepBalanceType => ({
+  ...b,
+  received: amountOf(b.received),
+  swept: amountOf(b.swept),
+  waiting: amountOf(b.waiting),
+  inFlight: amountOf(b.inFlight),
+  held: amountOf(b.held),
+});
+const holdOf = (h: SweepHold): SweepHoldType => ({ ...h, amount: amountOf(h.amount), estimatedFee: amountOf(h.estimatedFee) });
 const settingsOf = (s: SweepSettings): SweepSettingsType => ({ ...s, environment: s.environment as EnvironmentEnum });
 
 /** The dashboard's sweep API (docs/sweeps.md "API"); REST has the same operations (src/rest/sweep.routes.ts). */
@@ -107,6 +133,16 @@ export class SweepApiResolver {
   @Query(() => [SweepBalanceType], { description: 'Received, swept, waiting and in flight per network and token' })
   async sweepBalances(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Ctx() ctx: GqlContext): Promise<SweepBalanceType[]> {
     return (await ctx.app.sweeps.balances(ctx, { environment })).map(balanceOf);
+  }
+
+  @Authorized('DASHBOARD')
+  @Query(() => [SweepHoldType], { description: 'Deposits the engine did not sweep (dust rule, per-token minimum): the 500 most recently checked' })
+  async sweepHolds(
+    @Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum,
+    @Ctx() ctx: GqlContext,
+    @Arg('network', () => NetworkEnum, { nullable: true }) network?: Network | null,
+  ): Promise<SweepHoldType[]> {
+    return (await ctx.app.sweeps.holds(ctx, { environment, network: network ?? undefined, limit: SWEEP_HOLDS_MAX })).map(holdOf);
   }
 
   @Authorized('DASHBOARD')

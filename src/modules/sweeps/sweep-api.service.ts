@@ -4,6 +4,7 @@ import type { RequestContext } from '../../common/context.js';
 import { NETWORKS, type Environment, type Network } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { formatDecimal } from '../../common/money.js';
+import { nativeAsset } from '../../chains/registry.js';
 import { parseInput } from '../../common/validation.js';
 import { newestFirstIds } from '../../db/keyset.js';
 import {
@@ -11,12 +12,14 @@ import {
   pageSweepsInput,
   setSweepSettingsInput,
   sweepBalancesInput,
+  sweepHoldsInput,
   sweepNowInput,
   sweepSettingsInput,
   type ListSweepsCommand,
   type PageSweepsCommand,
   type SetSweepSettingsCommand,
   type SweepBalancesCommand,
+  type SweepHoldsCommand,
   type SweepNowCommand,
   type SweepSettingsCommand,
 } from './sweep-api.commands.js';
@@ -52,6 +55,30 @@ export interface SweepBalance {
   inFlight: TokenAmount;
   /** Received, not swept, not in flight (per deposit, never below zero). */
   waiting: TokenAmount;
+  /** The part of `waiting` the engine last judged not worth sweeping (dust rule or minimum; see `holds`). */
+  held: TokenAmount;
+  /** Why, over the held deposits of this token: their distinct reasons, comma-separated; null when none is held. */
+  heldReason: string | null;
+}
+
+/** Why the engine did not sweep a deposit (docs/sweeps.md "Dust rule"). */
+export type SweepHoldReason = 'below_minimum' | 'fee_too_high';
+
+/** A deposit the engine looked at and did not sweep (`sweep_holds`), with what it read and quoted then. */
+export interface SweepHold {
+  depositId: string;
+  orderNo: string;
+  network: Network;
+  tokenSymbol: string;
+  tokenAddress: string;
+  decimals: number;
+  /** The deposit's token balance read from the chain at `checkedAt`. */
+  amount: TokenAmount;
+  reason: SweepHoldReason;
+  /** The network fee its sweep was quoted at, in base units of `feeAsset`. */
+  estimatedFee: TokenAmount;
+  feeAsset: string;
+  checkedAt: Date;
 }
 
 export interface SweepRecord {
@@ -233,7 +260,41 @@ export class SweepApiService {
       swept: amount(r.swept, r.decimals),
       inFlight: amount(r.in_flight, r.decimals),
       waiting: amount(r.waiting, r.decimals),
+      held: amount(r.held, r.decimals),
+      heldReason: r.held_reason,
     }));
+  }
+
+  /** Deposits the engine last judged not worth sweeping (dust rule, minimum), most recently checked first. */
+  async holds(ctx: RequestContext, cmd: SweepHoldsCommand): Promise<SweepHold[]> {
+    const caller = requireMerchantWide(ctx, 'Sweeps');
+    const input = parseInput(sweepHoldsInput, cmd);
+    const environment = this.environmentOf(caller, input.environment);
+    const rows = await ctx.em.execute<
+      { deposit_id: string; order_no: string; network: Network; symbol: string; address: string; decimals: number; balance: string; reason: SweepHoldReason; fee: string; checked_at: Date }[]
+    >(
+      `select h.deposit_id, o.order_no, h.network, t.symbol, t.address, t.decimals, h.balance::text as balance, h.reason, h.fee::text as fee, h.checked_at
+       from sweep_holds h join deposits d on d.id = h.deposit_id join orders o on o.id = d.order_id join tokens t on t.id = h.token_id
+       where h.merchant_id = ? and h.environment = ?${input.network ? ' and h.network = ?' : ''} and ${HOLD_CURRENT}
+       order by h.checked_at desc, h.deposit_id limit ?`,
+      [caller.merchantId, environment, ...(input.network ? [input.network] : []), input.limit],
+    );
+    return rows.map((r) => {
+      const native = nativeAsset(r.network);
+      return {
+        depositId: r.deposit_id,
+        orderNo: r.order_no,
+        network: r.network,
+        tokenSymbol: r.symbol,
+        tokenAddress: r.address,
+        decimals: r.decimals,
+        amount: amount(r.balance, r.decimals),
+        reason: r.reason,
+        estimatedFee: amount(r.fee, native.decimals),
+        feeAsset: native.symbol,
+        checkedAt: new Date(r.checked_at),
+      };
+    });
   }
 
   /** GraphQL's history: newest first, keyset cursor; two statements per page whatever its size (+1 for totalCount when asked). */
@@ -318,6 +379,13 @@ function historyFilter(merchantId: string, environment: Environment, f: { networ
   return { where, params };
 }
 
+/**
+ * A hold still stands: no sweep of its deposit is open or was confirmed after it was written (a second
+ * engine racing the one that planned the sweep may write it late; the next look of the deposit fixes it).
+ */
+const HOLD_CURRENT = `not exists (select 1 from sweeps x where x.deposit_id = h.deposit_id and x.token_id = h.token_id
+  and (x.status not in ('confirmed','failed') or x.confirmed_at > h.checked_at))`;
+
 interface BalanceRow {
   network: Network;
   token_id: string;
@@ -328,12 +396,15 @@ interface BalanceRow {
   swept: string;
   in_flight: string;
   waiting: string;
+  held: string;
+  held_reason: string | null;
 }
 
 /**
  * Per (deposit, token): received (as the engine counts it: confirmed payments and confirmed
  * unattributed receipts except wrong-network ones), swept (confirmed sweeps), in flight (open sweeps
- * with an amount); waiting is what is left, never below zero; then summed per token.
+ * with an amount); waiting is what is left, never below zero; held is the part of it the engine last
+ * judged not worth sweeping (`sweep_holds`, capped at waiting); then summed per token.
  */
 function balanceRows(em: EntityManager, merchantId: string, environment: Environment): Promise<BalanceRow[]> {
   return em.execute<BalanceRow[]>(
@@ -351,15 +422,18 @@ function balanceRows(em: EntityManager, merchantId: string, environment: Environ
               coalesce(sum(amount) filter (where status not in ('confirmed','failed')), 0) as in_flight
        from sweeps where merchant_id = ? and environment = ? group by 1, 2
      ), per as (
-       select token_id, coalesce(r.received, 0) as received, coalesce(s.swept, 0) as swept, coalesce(s.in_flight, 0) as in_flight
+       select deposit_id, token_id, coalesce(r.received, 0) as received, coalesce(s.swept, 0) as swept, coalesce(s.in_flight, 0) as in_flight
        from recv r full join sw s using (deposit_id, token_id)
      )
      select t.network, t.id as token_id, t.symbol, t.address, t.decimals,
             sum(per.received)::text as received, sum(per.swept)::text as swept, sum(per.in_flight)::text as in_flight,
-            sum(greatest(per.received - per.swept - per.in_flight, 0))::text as waiting
+            sum(greatest(per.received - per.swept - per.in_flight, 0))::text as waiting,
+            coalesce(sum(least(h.balance, greatest(per.received - per.swept - per.in_flight, 0))), 0)::text as held,
+            string_agg(distinct h.reason, ',' order by h.reason) filter (where greatest(per.received - per.swept - per.in_flight, 0) > 0) as held_reason
      from per join tokens t on t.id = per.token_id
+     left join sweep_holds h on h.deposit_id = per.deposit_id and h.token_id = per.token_id and h.merchant_id = ? and h.environment = ? and ${HOLD_CURRENT}
      group by t.network, t.id, t.symbol, t.address, t.decimals
      order by t.network, t.symbol, t.id`,
-    [merchantId, environment, merchantId, environment, merchantId, environment],
+    [merchantId, environment, merchantId, environment, merchantId, environment, merchantId, environment],
   );
 }

@@ -543,10 +543,13 @@ export class SweepEngine {
     );
     const exhausted = candidates.length < this.o.batchSize;
     const planned: typeof candidates = [];
+    // Not planned: held (dust, below the minimum) is recorded for the merchant; empty clears the record.
+    const held: { c: (typeof candidates)[number]; reason: 'below_minimum' | 'fee_too_high'; balance: bigint; fee: bigint }[] = [];
+    const empty: typeof candidates = [];
     if (candidates.length) {
       const token = (c: (typeof candidates)[number]): WatchedToken => ({ address: c.token_address, decimals: c.decimals, symbol: c.symbol });
       const balances = await this.balances(candidates.map((c) => ({ owner: c.address, token: token(c) })));
-      const quote = this.quoter();
+      const quote = this.quoter(true);
       await mapLimit(candidates, this.concurrency, async (c, i) => {
         const balance = balances[i]!;
         const fee = balance > 0n ? await quote({ token: token(c), from: c.address, to: c.sw_address, amount: balance }) : 0n;
@@ -560,7 +563,11 @@ export class SweepEngine {
           minAmount: c.min_amount ? BigInt(c.min_amount) : 0n,
         });
         if (verdict === 'sweep') planned.push(c);
-        else this.o.log.debug({ ...this.logCtx, depositId: c.deposit_id, balance: balance.toString(), fee: fee.toString(), verdict }, 'deposit not swept');
+        else {
+          if (verdict === 'empty') empty.push(c);
+          else held.push({ c, reason: verdict, balance, fee });
+          this.o.log.debug({ ...this.logCtx, depositId: c.deposit_id, balance: balance.toString(), fee: fee.toString(), verdict }, 'deposit not swept');
+        }
       });
     }
     await em.transactional(async (t) => {
@@ -579,6 +586,20 @@ export class SweepEngine {
             ),
           ],
         );
+      }
+      for (const h of held) {
+        await t.execute(
+          `insert into sweep_holds (deposit_id, token_id, merchant_id, environment, network, reason, balance, fee, checked_at) values (?, ?, ?, ?, ?, ?, ?, ?, now())
+           on conflict (deposit_id, token_id) do update set reason = excluded.reason, balance = excluded.balance, fee = excluded.fee, checked_at = excluded.checked_at`,
+          [h.c.deposit_id, h.c.token_id, h.c.merchant_id, ...this.where, h.reason, h.balance.toString(), h.fee.toString()],
+        );
+      }
+      const cleared = [...planned, ...empty];
+      if (cleared.length) {
+        await t.execute(`delete from sweep_holds where (deposit_id, token_id) in (select * from unnest(?::uuid[], ?::uuid[]))`, [
+          `{${cleared.map((c) => c.deposit_id).join(',')}}`,
+          `{${cleared.map((c) => c.token_id).join(',')}}`,
+        ]);
       }
       if (exhausted) {
         // Every eligible deposit was looked at: the merchants' schedules restart, the requests are served.
@@ -604,14 +625,15 @@ export class SweepEngine {
     return this.o.adapter.balances.tokenBalances(queries, null, this.concurrency);
   }
 
-  /** Fee quotes cached per token and destination for one step (the fee hardly differs between deposits). */
-  private quoter(): (intent: TransferIntent) => Promise<bigint> {
+  /** Fee quotes cached per token and destination for one step (the fee hardly differs between deposits); `dust`: the dust rule's fee (tank resources counted). */
+  private quoter(dust = false): (intent: TransferIntent) => Promise<bigint> {
     const cache = new Map<string, Promise<bigint>>();
+    const tank = this.o.tanks.address(this.o.environment, this.o.network);
     return (intent) => {
       const key = `${intent.token.address}|${intent.to}`;
       let p = cache.get(key);
       if (!p) {
-        p = this.sweeps!.quoteTransferFee(intent);
+        p = dust && this.sweeps!.dustFee && tank ? this.sweeps!.dustFee(intent, tank) : this.sweeps!.quoteTransferFee(intent);
         cache.set(key, p);
       }
       return p;
