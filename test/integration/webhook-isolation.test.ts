@@ -59,7 +59,9 @@ describe('two workers', () => {
   let gw1: TestGateway;
   let gw2: TestGateway;
   beforeAll(async () => {
-    const env = { ...FAST_WEBHOOKS, WEBHOOK_RETRY_SCHEDULE_S: '0.2,0.2,0.2' };
+    // A 5 s timeout (lease 12 s): the receiver answers at once, and on a loaded CI machine a stalled event
+    // loop outlived the default 5 s lease, so the sweeper wrote a `lost` attempt beside the real one.
+    const env = { ...FAST_WEBHOOKS, WEBHOOK_TIMEOUT_MS: '5000', WEBHOOK_RETRY_SCHEDULE_S: '0.2,0.2,0.2' };
     gw1 = await startTestGateway(env);
     gw2 = await startTestGateway({ ...env, ROLE: 'worker' }, { db: gw1.db });
   });
