@@ -4,6 +4,7 @@ import { isFinal, SweepGasShortError, TxRejectedError, type BatchSweepItem, type
 import { nativeAsset } from '../../chains/registry.js';
 import type { ChainFamily } from '../../chains/chain-adapter.js';
 import type { Environment, Network } from '../../common/environment.js';
+import { mapLimit } from '../../common/map-limit.js';
 import { SigningKeyCache, type HdWalletService } from '../deposits/hd-wallet.service.js';
 import type { GasTankService } from './gas-tank.service.js';
 import type { SweepStatusService } from './sweep-status.service.js';
@@ -71,20 +72,6 @@ const toSigned = (r: TxRow): SignedTx => ({
   nonce: r.nonce === null ? null : BigInt(r.nonce),
   expiresAt: r.expires_at === null ? null : BigInt(r.expires_at),
 });
-
-/** Runs `fn` over `items` with at most `limit` in flight; results in input order. */
-async function mapLimit<T, R>(items: T[], limit: number, fn: (item: T, i: number) => Promise<R>): Promise<R[]> {
-  const out = new Array<R>(items.length);
-  let next = 0;
-  const worker = async () => {
-    while (next < items.length) {
-      const i = next++;
-      out[i] = await fn(items[i]!, i);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
-  return out;
-}
 
 const SWEEP_SELECT = `select s.id, s.deposit_id, d.address, d.wallet_id, d.family, d.derivation_index, t.address as token_address, t.decimals, t.symbol,
   s.to_address, s.amount::text as amount
