@@ -774,8 +774,18 @@ export class SweepEngine {
     let next: Promise<SignedTx> | null = null;
     try {
       for (const [c, chunk] of chunks.entries()) {
-        const signed: SignedTx = await (next ?? this.signBatch(em, chunk, {}, keys, tankAddress));
-        next = null;
+        let signed: SignedTx;
+        try {
+          signed = await (next ?? this.signBatch(em, chunk, {}, keys, tankAddress));
+        } catch (err) {
+          if ((err as { fatal?: boolean }).fatal) throw err; // a simulated crash (tests) must not be absorbed
+          // Most often another worker's batch just swept these deposits (the gas estimate reverts on an
+          // empty balance); otherwise a node error. Nothing was stored: the rows are read again next tick.
+          this.o.log.warn({ ...this.logCtx, deposits: chunk.length, err: err instanceof Error ? err.message : String(err) }, 'batch sweep not signed; retrying next tick');
+          return;
+        } finally {
+          next = null;
+        }
         if (c + 1 < chunks.length && signed.nonce !== null) {
           next = this.signBatch(em.fork(), chunks[c + 1]!, { nonce: signed.nonce + 1n }, keys, tankAddress);
           next.catch(() => undefined); // awaited next turn (or below, when this one returns early)
