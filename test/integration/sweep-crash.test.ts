@@ -12,6 +12,7 @@ import type { WatchedNetwork } from '../../src/chains/networks';
 import { watchedNetworks } from '../../src/chains/networks';
 import { DEPLOYER_ADDRESS, DEV_SWEEP_CONTRACTS, DEV_TOKEN_ADDRESSES, devChainNetworkConfig, startDevChains, type DevChains } from '../../src/devchain';
 import type { SweepStep } from '../../src/modules/sweeps/sweep.engine';
+import { startRpcProxy } from '../support/anvil-faulty-rpc';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { Killed, sweepCrashKit, sweepCrashScenarios, type SweepCrashChain } from '../support/sweep-crash-scenarios';
 
@@ -62,6 +63,7 @@ describe('Disperse top-up path', () => sweepCrashScenarios(topupChain));
 
 describe('EVM only', () => {
   const kit = sweepCrashKit(batchChain);
+  const idsOf = (deposits: { id: string }[]) => `{${deposits.map((d) => d.id).join(',')}}`;
   const sweepOf = async (depositId: string) =>
     (await kit.sql<{ status: string; tx_hash: string | null; block_hash: string | null }>(`select status, tx_hash, block_hash from sweeps where deposit_id = ?`, [depositId]))[0];
 
@@ -89,6 +91,41 @@ describe('EVM only', () => {
     expect(done?.tx_hash).toBe(sent!.tx_hash); // the same stored transaction, not a new one
     expect(done?.block_hash).not.toBe(sent!.block_hash);
     await kit.expectSweptOnce(paid);
+  }, 120_000);
+
+  it('a worker that loses the race between reading balances and signing (the other worker\'s batch swept them meanwhile, so its gas estimate reverts) finishes its tick and stores nothing; each deposit swept once', async () => {
+    const paid = await kit.paidDeposits(2);
+    const ids = idsOf(paid.deposits);
+    const statuses = async () => (await kit.sql<{ status: string }>(`select status from sweeps where deposit_id = any(?::uuid[])`, [ids])).map((r) => r.status);
+    // The late worker's node: when its batch gas estimate arrives (both sweeps funded), the other worker
+    // runs a whole tick first (it signs, stores and broadcasts the same deposits; anvil mines it), then
+    // the estimate goes to anvil, which reverts it on the now empty balances.
+    let other: Promise<void> | null = null;
+    const proxy = await startRpcProxy(chains.ETHEREUM.rpcUrl, async (req) => {
+      if (req.method === 'eth_estimateGas' && !other && (await statuses()).join() === 'funded,funded') {
+        other = kit.engine().tick(gw.app.orm.em.fork());
+        await other;
+      }
+      return undefined;
+    });
+    try {
+      const late = watchedNetworks(gw.app.config, { 'sandbox:ETHEREUM': [proxy.url] }).find((t) => t.environment === 'sandbox' && t.network === 'ETHEREUM')!;
+      await kit.engine(undefined, { adapter: late.adapter }).tick(gw.app.orm.em.fork());
+      expect(other).not.toBeNull(); // the race happened: the other worker swept between the late one's balance read and its estimate
+      // One batch estimate (the fee estimates of planning are plain transfers) and no broadcast by the late worker.
+      expect(proxy.requests.filter((r) => r.method === 'eth_estimateGas' && 'authorizationList' in ((r.params[0] ?? {}) as object))).toHaveLength(1);
+      expect(proxy.requests.filter((r) => r.method === 'eth_sendRawTransaction')).toHaveLength(0);
+      // The late worker stored no transaction: one batch (the other's), its deposits sending or beyond.
+      const [batches] = await kit.sql<{ n: number }>(
+        `select count(distinct t.id)::int as n from sweep_txs t join sweep_tx_links l on l.tx_id = t.id join sweeps s on s.id = l.sweep_id where s.deposit_id = any(?::uuid[])`,
+        [ids],
+      );
+      expect(batches!.n).toBe(1);
+      await kit.runUntilConfirmed(paid.deposits, () => [kit.engine()]);
+      await kit.expectSweptOnce(paid);
+    } finally {
+      await proxy.close();
+    }
   }, 120_000);
 
   it.each([

@@ -85,21 +85,21 @@ export async function startFaultyRpc(mode: FaultMode): Promise<FaultyRpc> {
   return { url, requests, close: closer(server) };
 }
 
+type ProxyAnswer = { error: { code: number; message: string } } | { result: unknown } | undefined;
+
 /**
  * Forwards to `upstream`; `intercept` may answer a request itself (return a JSON-RPC `error` object
- * or `{ result }`) or return undefined to forward it.
+ * or `{ result }`) or return undefined to forward it. It may be async: the request waits for it (a
+ * test can change the chain between a client's request and the node's answer).
  */
-export async function startRpcProxy(
-  upstream: string,
-  intercept: (req: RpcRequest) => { error: { code: number; message: string } } | { result: unknown } | undefined,
-): Promise<FaultyRpc> {
+export async function startRpcProxy(upstream: string, intercept: (req: RpcRequest) => ProxyAnswer | Promise<ProxyAnswer>): Promise<FaultyRpc> {
   const requests: RpcRequest[] = [];
   const { server, url } = await listen((req, res) => {
     void (async () => {
       const body = await readBody(req);
       const parsed = JSON.parse(body) as RpcRequest;
       requests.push(parsed);
-      const answer = intercept(parsed);
+      const answer = await intercept(parsed);
       if (answer) {
         res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: parsed.id, ...answer }));
         return;
