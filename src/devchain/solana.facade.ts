@@ -141,6 +141,8 @@ export interface SolanaFacade {
   /** The next `times` requests for `method` ('*' = any) fail with `kind`. */
   injectFault(method: string, kind: FaultKind, times?: number): void;
   clearFaults(): void;
+  /** Drops every request a `hang` fault holds (the client sees the connection close and may ask again). */
+  releaseHangs(): void;
   /** A fresh keypair with `sol` SOL, funded through requestAirdrop. */
   fundedKeypair(sol?: number): Promise<Keypair>;
   /** A "USDC"-like mint (6 decimals, payer is mint authority) under the classic Token program unless told otherwise. */
@@ -879,6 +881,9 @@ export async function startSolanaFacade(opts: SolanaFacadeOptions = {}): Promise
     },
     injectFault(method, kind, times = 1) {
       faults.push({ method, kind, left: times });
+    },
+    releaseHangs() {
+      for (const r of hanging) r.destroy();
     },
     clearFaults() {
       faults.length = 0;

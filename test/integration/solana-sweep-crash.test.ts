@@ -6,9 +6,11 @@
 import { Keypair, LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
 import { getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { watchedNetworks, type WatchedNetwork } from '../../src/chains/networks';
+import { createSolanaAdapter } from '../../src/chains/solana';
 import { startSolanaFacade, type SolanaFacade } from '../../src/devchain/solana.facade';
 import { startTestGateway, type TestGateway } from '../support/gateway';
-import { sweepCrashScenarios } from '../support/sweep-crash-scenarios';
+import { eventually } from '../support/order-watch';
+import { Killed, sweepCrashKit, sweepCrashScenarios, type SweepCrashChain } from '../support/sweep-crash-scenarios';
 
 let facade: SolanaFacade;
 let gw: TestGateway;
@@ -40,7 +42,7 @@ async function tokenBalance(owner: string): Promise<bigint> {
   return BigInt((await facade.connection.getTokenAccountBalance(ata)).value.amount);
 }
 
-sweepCrashScenarios({
+const chain: SweepCrashChain = {
   network: 'SOLANA',
   family: 'solana',
   walletType: 'PHANTOM',
@@ -53,4 +55,46 @@ sweepCrashScenarios({
   advance: async () => facade.advanceSlots(1),
   steps: ['plan', 'funded', 'send-sign', 'send-broadcast', 'sent'],
   amount: 7_000_000n,
+};
+
+sweepCrashScenarios(chain);
+
+describe('SOLANA only', () => {
+  const kit = sweepCrashKit(chain);
+  const statusOf = async (depositId: string) => (await kit.sql<{ status: string; failure_reason: string | null }>(`select status, failure_reason from sweeps where deposit_id = ?`, [depositId]))[0];
+  const balanceReads = () => facade.calls.filter((c) => c === 'getMultipleAccounts').length;
+
+  // The flake of "two payments into one deposit swept once" (e2e, CPU load): two runners of the sweep
+  // job (Agenda's lock expired during a slow tick). One read the sweep as funded, the other sent it;
+  // the first then read the deposit's balance — 0, the tokens were gone — and failed the sweep
+  // `nothing_to_sweep` although it had been sent. Replayed here in that order, deterministically: the
+  // slow worker's balance read is held by the node until the other worker's transfer is included.
+  it('a worker whose funded list predates another worker\'s send reads the deposit empty: the sent sweep is not failed, it confirms once', async () => {
+    const paid = await kit.paidDeposits(1);
+    const depositId = paid.deposits[0]!.id;
+    let funded = false;
+    for (let i = 0; i < 10 && !funded; i++) funded = await kit.engine('funded').tick(gw.app.orm.em.fork()).then(() => false, (err: unknown) => err instanceof Killed);
+    expect(funded).toBe(true);
+    expect((await statusOf(depositId))?.status).toBe('funded');
+    // The slow worker: its own adapter (pool) with a long timeout, so only the release below ends its held read.
+    const slowAdapter = createSolanaAdapter({ network: 'SOLANA', rpcUrls: [facade.url], confirmations: 1, maxBlockRange: 100, timeoutMs: 60_000 }, { baseBackoffMs: 5, maxBackoffMs: 20 });
+    const before = balanceReads();
+    facade.injectFault('getMultipleAccounts', 'hang', 1);
+    const slow = kit.engine(undefined, { adapter: slowAdapter }).tick(gw.app.orm.em.fork());
+    await eventually(async () => balanceReads() > before, 'the slow worker reading the balance at send');
+    // The other worker sends the same sweep; its transfer is included.
+    const fast = kit.engine();
+    for (let i = 0; i < 10 && (await statusOf(depositId))?.status !== 'sent'; i++) {
+      await fast.tick(gw.app.orm.em.fork());
+      await chain.advance();
+    }
+    expect((await statusOf(depositId))?.status).toBe('sent');
+    expect(await tokenBalance(paid.deposits[0]!.address)).toBe(0n);
+    // The held read is dropped, asked again: the deposit is empty now.
+    facade.releaseHangs();
+    await slow;
+    expect(await statusOf(depositId)).toEqual({ status: 'sent', failure_reason: null });
+    await kit.runUntilConfirmed(paid.deposits, () => [kit.engine()]);
+    await kit.expectSweptOnce(paid);
+  }, 120_000);
 });

@@ -33,6 +33,9 @@ export interface SweepEngineOptions {
   concurrency?: number;
 }
 
+/** Empty reads at send time (on separate ticks) before a funded sweep fails `nothing_to_sweep` (see `emptyAtSend`). */
+export const EMPTY_READS_TO_FAIL = 3;
+
 /** Another worker took the nonce or moved the sweep between our read and our write: roll back, retry next tick. */
 class SweepRace extends Error {
   override readonly name = 'SweepRace';
@@ -718,6 +721,7 @@ export class SweepEngine {
     if (!funded.length) return;
     // The amount is the deposit's whole balance as the chain says it now (not the order amount).
     const balances = await this.balances(funded.map((s) => ({ owner: s.address, token: { address: s.token_address, decimals: s.decimals, symbol: s.symbol } })));
+    await this.emptyAtSend(em, funded.filter((_, i) => balances[i] === 0n));
     const keys = new SigningKeyCache();
     if (this.sweeps!.batch) {
       try {
@@ -729,11 +733,8 @@ export class SweepEngine {
     }
     await mapLimit(funded, this.concurrency, async (s, i) => {
       const amount = balances[i]!;
+      if (amount === 0n) return; // emptyAtSend
       const fork = em.fork();
-      if (amount === 0n) {
-        await fork.transactional((t) => this.o.status.transition(t, s.id, 'failed', { failureReason: 'nothing_to_sweep' }));
-        return;
-      }
       try {
         const nonce = await this.nonceHint(fork, s.address);
         const signed = await this.signTransfer(fork, s, amount, nonce === undefined ? {} : { nonce }, keys);
@@ -759,11 +760,32 @@ export class SweepEngine {
     keys.wipe();
   }
 
+  /**
+   * Funded sweeps whose deposit read 0 at send time. Only our keys move a deposit's tokens and the
+   * plan read them there, so a zero now is far more often a read that lags than an empty deposit: a
+   * worker whose funded list predates another worker's send of the same sweep (two runners of the job
+   * under load), or an RPC node behind the one the plan asked. The sweep stays funded and is read
+   * again next tick; after EMPTY_READS_TO_FAIL empty reads it fails `nothing_to_sweep` — and only
+   * while it is still funded, never once another worker has moved it on (it would fail a sweep that
+   * is in flight or done).
+   */
+  private async emptyAtSend(em: EntityManager, empty: SweepJoin[]): Promise<void> {
+    if (!empty.length) return;
+    const failed = await em.transactional(async (t) => {
+      const counted = await t.execute<{ id: string; empty_reads: number }[]>(
+        `update sweeps set empty_reads = empty_reads + 1 where id = any(?::uuid[]) and status = 'funded' returning id, empty_reads`,
+        [`{${empty.map((s) => s.id).join(',')}}`],
+      );
+      const done = counted.filter((c) => c.empty_reads >= EMPTY_READS_TO_FAIL);
+      await this.o.status.transitionMany(t, done.map((c) => ({ id: c.id, facts: { failureReason: 'nothing_to_sweep' as const } })), 'failed', ['funded']);
+      return done.length;
+    });
+    this.o.log.warn({ ...this.logCtx, sweeps: empty.map((s) => s.id), failed }, 'funded sweeps read an empty deposit at send time: read again next tick (failed: after repeated empty reads)');
+  }
+
   /** Batch chains (EVM EIP-7702): the tank sweeps up to `maxBatch` deposits in one transaction it pays for. */
   private async sendBatches(em: EntityManager, funded: SweepJoin[], balances: bigint[], keys: SigningKeyCache): Promise<void> {
     const batch = this.sweeps!.batch!;
-    const empty = funded.filter((_, i) => balances[i] === 0n);
-    if (empty.length) await em.transactional((t) => this.o.status.transitionMany(t, empty.map((s) => ({ id: s.id, facts: { failureReason: 'nothing_to_sweep' as const } })), 'failed'));
     const items = funded.map((s, i) => ({ s, amount: balances[i]! })).filter((x) => x.amount > 0n);
     const tankAddress = this.o.tanks.address(this.o.environment, this.o.network)!;
     const chunks: (typeof items)[] = [];
