@@ -9,7 +9,6 @@ import { watchedNetworks, type WatchedNetwork } from '../../src/chains/networks'
 import { createSolanaAdapter } from '../../src/chains/solana';
 import { startSolanaFacade, type SolanaFacade } from '../../src/devchain/solana.facade';
 import { startTestGateway, type TestGateway } from '../support/gateway';
-import { eventually } from '../support/order-watch';
 import { Killed, sweepCrashKit, sweepCrashScenarios, type SweepCrashChain } from '../support/sweep-crash-scenarios';
 
 let facade: SolanaFacade;
@@ -80,19 +79,21 @@ describe('SOLANA only', () => {
     const slowAdapter = createSolanaAdapter({ network: 'SOLANA', rpcUrls: [facade.url], confirmations: 1, maxBlockRange: 100, timeoutMs: 60_000 }, { baseBackoffMs: 5, maxBackoffMs: 20 });
     const before = balanceReads();
     facade.injectFault('getMultipleAccounts', 'hang', 1);
-    const slow = kit.engine(undefined, { adapter: slowAdapter }).tick(gw.app.orm.em.fork());
-    await eventually(async () => balanceReads() > before, 'the slow worker reading the balance at send');
-    // The other worker sends the same sweep; its transfer is included.
-    const fast = kit.engine();
+    const slow = kit.engine(undefined, { adapter: slowAdapter }).tick(gw.app.orm.em.fork()).then(() => null, (err: unknown) => err);
+    for (let i = 0; i < 600 && balanceReads() === before; i++) await new Promise((r) => setTimeout(r, 50));
+    expect(balanceReads()).toBeGreaterThan(before); // the slow worker is reading the balance at send (held)
+    // The other worker sends the same sweep; its transfer is included (not final yet: deep confirmations).
+    const fast = kit.engine(undefined, { confirmations: 50 });
     for (let i = 0; i < 10 && (await statusOf(depositId))?.status !== 'sent'; i++) {
       await fast.tick(gw.app.orm.em.fork());
       await chain.advance();
     }
-    expect((await statusOf(depositId))?.status).toBe('sent');
+    const sent = await statusOf(depositId);
+    expect(sent?.status).toBe('sent');
     expect(await tokenBalance(paid.deposits[0]!.address)).toBe(0n);
     // The held read is dropped, asked again: the deposit is empty now.
     facade.releaseHangs();
-    await slow;
+    expect(await slow).toBeNull();
     expect(await statusOf(depositId)).toEqual({ status: 'sent', failure_reason: null });
     await kit.runUntilConfirmed(paid.deposits, () => [kit.engine()]);
     await kit.expectSweptOnce(paid);
