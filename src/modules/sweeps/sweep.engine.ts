@@ -468,22 +468,43 @@ export class SweepEngine {
     );
     if (!due.length) return;
     const tankAddress = this.o.tanks.address(this.o.environment, this.o.network)!;
+    // Per address (a deposit swept twice within the hour has one loan): each reclaim is linked to the sweeps it serves.
+    const byAddress = new Map<string, string[]>();
+    for (const d of due) byAddress.set(d.address, [...(byAddress.get(d.address) ?? []), d.id]);
     const key = this.o.tanks.signingKey(this.o.environment, this.o.network);
-    let signed: SignedTx[];
+    const signed: { tx: SignedTx; sweepIds: string[] }[] = [];
     try {
-      signed = await this.sweeps!.signReclaim(key, [...new Set(due.map((d) => d.address))], {});
+      for (const [address, sweepIds] of byAddress) for (const tx of await this.sweeps!.signReclaim(key, [address], {})) signed.push({ tx, sweepIds });
     } finally {
       key.fill(0);
     }
     // Nothing lent (a TRX top-up, or already taken back): nothing stored; the one-hour window ends the asking.
     if (!signed.length) return;
-    const ids = await em.transactional(async (t) => {
-      await this.takeNonces(t, tankAddress, signed);
-      return this.storeTxs(t, 'reclaim', tankAddress, signed, due.map((d) => d.id));
-    });
+    let ids: string[];
+    try {
+      ids = await em.transactional(async (t) => {
+        // Two workers that read the same due sweeps both sign: the first to store wins. The other's
+        // undelegation would only be refused by the chain, but stored it would be broadcast every tick
+        // until it expired; so the sweeps are locked and asked again here.
+        const dueIds = `{${due.map((d) => d.id).join(',')}}`;
+        await t.execute(`select id from sweeps where id = any(?::uuid[]) order by id for update`, [dueIds]);
+        const [taken] = await t.execute<{ n: number }[]>(
+          `select count(*)::int as n from sweep_tx_links l join sweep_txs x on x.id = l.tx_id where l.sweep_id = any(?::uuid[]) and x.kind = 'reclaim' and x.state in ('signed','broadcast','included')`,
+          [dueIds],
+        );
+        if (taken!.n > 0) throw new SweepRace('the gas loans were reclaimed by another worker meanwhile');
+        await this.takeNonces(t, tankAddress, signed.map((x) => x.tx));
+        const out: string[] = [];
+        for (const x of signed) out.push(...(await this.storeTxs(t, 'reclaim', tankAddress, [x.tx], x.sweepIds)));
+        return out;
+      });
+    } catch (err) {
+      if (err instanceof SweepRace) return this.o.log.info({ ...this.logCtx, reason: err.message }, 'sweep gas reclaim raced another worker; dropped');
+      throw err;
+    }
     this.crash('reclaim-sign');
-    for (let i = 0; i < signed.length; i++) if (!(await this.broadcast(em, ids[i]!, signed[i]!))) break;
-    this.o.log.info({ ...this.logCtx, deposits: due.length, txs: signed.map((s) => s.txHash) }, 'sweep gas loan reclaimed');
+    for (let i = 0; i < signed.length; i++) if (!(await this.broadcast(em, ids[i]!, signed[i]!.tx))) break;
+    this.o.log.info({ ...this.logCtx, deposits: due.length, txs: signed.map((x) => x.tx.txHash) }, 'sweep gas loan reclaimed');
   }
 
   // --- 3. plan --------------------------------------------------------------------------------------
