@@ -1,7 +1,9 @@
 /**
  * Crash safety of the sweep engine on SOLANA (litesvm facade, the gas tank is the fee payer: no
  * top-up, planned → funded → one transfer signed by deposit and tank): the engine killed right after
- * each step, and two engines racing — the scenarios every chain runs (test/support/sweep-crash-scenarios.ts).
+ * each step, two engines racing, a sweep re-orged out (the facade's `rollback`) — the scenarios every
+ * chain runs (test/support/sweep-crash-scenarios.ts). Then what only this file replays: a worker
+ * reading a deposit empty because another worker just swept it.
  */
 import { Keypair, LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
 import { getAssociatedTokenAddressSync } from '@solana/spl-token';
@@ -54,6 +56,19 @@ const chain: SweepCrashChain = {
   advance: async () => facade.advanceSlots(1),
   steps: ['plan', 'funded', 'send-sign', 'send-broadcast', 'sent'],
   amount: 7_000_000n,
+  // A re-org on the facade (its `rollback`): the slots to drop must not be finalized yet (a finalized
+  // slot is never rolled back), so finality lags further while the fork lives, and is set back after.
+  reorg: {
+    mark: async () => {
+      facade.setFinalityLag(20);
+      return facade.slot();
+    },
+    reorg: async (mark) => {
+      facade.rollback(mark as number);
+      facade.advanceSlots(3);
+      facade.setFinalityLag(1);
+    },
+  },
 };
 
 sweepCrashScenarios(chain);
