@@ -6,9 +6,10 @@
  * reading a deposit empty because another worker just swept it.
  */
 import { Keypair, LAMPORTS_PER_SOL, PublicKey } from '@solana/web3.js';
-import { getAssociatedTokenAddressSync } from '@solana/spl-token';
+import { createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { watchedNetworks, type WatchedNetwork } from '../../src/chains/networks';
-import { createSolanaAdapter } from '../../src/chains/solana';
+import { createSolanaAdapter, solanaKeypair } from '../../src/chains/solana';
+import { EMPTY_READS_TO_FAIL } from '../../src/modules/sweeps/sweep.engine';
 import { startSolanaFacade, type SolanaFacade } from '../../src/devchain/solana.facade';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { Killed, sweepCrashKit, sweepCrashScenarios, type SweepCrashChain } from '../support/sweep-crash-scenarios';
@@ -112,5 +113,36 @@ describe('SOLANA only', () => {
     expect(await statusOf(depositId)).toEqual({ status: 'sent', failure_reason: null });
     await kit.runUntilConfirmed(paid.deposits, () => [kit.engine()]);
     await kit.expectSweptOnce(paid);
+  }, 120_000);
+
+  it(`a funded sweep whose deposit really is empty at send time waits ${EMPTY_READS_TO_FAIL - 1} ticks, then fails nothing_to_sweep once (sweep.failed)`, async () => {
+    const paid = await kit.paidDeposits(1);
+    const [deposit] = paid.deposits;
+    let funded = false;
+    for (let i = 0; i < 10 && !funded; i++) funded = await kit.engine('funded').tick(gw.app.orm.em.fork()).then(() => false, (err: unknown) => err instanceof Killed);
+    expect(funded).toBe(true);
+    // The deposit's tokens leave by another way than the sweep (its key signs, the customer pays the fee).
+    const [row] = await kit.sql<{ wallet_id: string; derivation_index: number }>(`select wallet_id, derivation_index from deposits where id = ?`, [deposit!.id]);
+    const secret = await gw.app.wallets.signingKey(gw.app.orm.em.fork(), row!.wallet_id, 'solana', row!.derivation_index);
+    const owner = solanaKeypair(secret);
+    const from = getAssociatedTokenAddressSync(mint, owner.publicKey);
+    try {
+      await facade.send([createTransferCheckedInstruction(from, mint, getAssociatedTokenAddressSync(mint, customer.publicKey), owner.publicKey, chain.amount, 6)], [customer, owner]);
+    } finally {
+      secret.fill(0);
+    }
+    expect(await tokenBalance(deposit!.address)).toBe(0n);
+    const reads = async () => (await kit.sql<{ status: string; empty_reads: number; failure_reason: string | null }>(`select status, empty_reads, failure_reason from sweeps where deposit_id = ?`, [deposit!.id]))[0];
+    for (let i = 1; i < EMPTY_READS_TO_FAIL; i++) {
+      await kit.engine().tick(gw.app.orm.em.fork());
+      expect(await reads()).toEqual({ status: 'funded', empty_reads: i, failure_reason: null });
+    }
+    await kit.engine().tick(gw.app.orm.em.fork());
+    expect(await reads()).toEqual({ status: 'failed', empty_reads: EMPTY_READS_TO_FAIL, failure_reason: 'nothing_to_sweep' });
+    const events = await kit.sql<{ type: string }>(`select type from merchant_events where merchant_id = ? and type like 'sweep.%'`, [paid.merchantId]);
+    expect(events).toEqual([{ type: 'sweep.failed' }]);
+    // Nothing was signed for it.
+    const [txs] = await kit.sql<{ n: number }>(`select count(*)::int as n from sweep_tx_links l join sweeps s on s.id = l.sweep_id where s.deposit_id = ?`, [deposit!.id]);
+    expect(txs!.n).toBe(0);
   }, 120_000);
 });
