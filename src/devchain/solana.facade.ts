@@ -266,8 +266,10 @@ class FacadeChain {
   finalityLag: number;
   readonly slotPerTransaction: boolean;
   private readonly mintDecimals = new Map<string, number>();
-  /** signature → the writable accounts of that transaction as they were before it (for `rollback`). */
+  /** signature → the writable accounts of that transaction as they were before it (for `rollback`; kept above the finalized tip only). */
   private readonly undo = new Map<string, Parameters<LiteSVM['setAccount']>[0][]>();
+  /** Slots below this one have no undo records left. */
+  private undoFloor: number;
   /** Rollbacks so far: part of the next blocks' hash seed, so a replacement block never repeats a dropped one's hash. */
   private forks = 0;
   onSlot: () => void = () => {};
@@ -279,6 +281,7 @@ class FacadeChain {
     this.finalityLag = opts.finalityLag ?? 32;
     this.slotPerTransaction = opts.slotPerTransaction ?? true;
     this.current = this.startSlot;
+    this.undoFloor = this.startSlot;
     this.svm.warpToSlot(BigInt(this.startSlot));
     this.blocks.set(this.startSlot, {
       slot: this.startSlot,
@@ -340,7 +343,9 @@ class FacadeChain {
 
   /** See SolanaFacade.rollback. */
   rollback(slot: number): void {
-    if (slot < this.finalizedSlot()) throw new Error(`facade: slot ${slot} is below the finalized tip ${this.finalizedSlot()}; finalized slots are never rolled back`);
+    // (a slot below undoFloor was finalized once, before the finality lag was raised)
+    const floor = Math.max(this.finalizedSlot(), this.undoFloor - 1);
+    if (slot < floor) throw new Error(`facade: slot ${slot} is below the finalized tip ${floor}; finalized slots are never rolled back`);
     if (slot >= this.current) return;
     for (let at = this.current; at > slot; at--) {
       const block = this.blocks.get(at);
@@ -516,6 +521,10 @@ class FacadeChain {
     };
     this.txs.set(signature, record);
     this.undo.set(signature, undo);
+    // finalized slots are never rolled back: their undo records can go
+    for (const final = this.finalizedSlot(); this.undoFloor < final; this.undoFloor++) {
+      for (const sig of this.blocks.get(this.undoFloor)?.signatures ?? []) this.undo.delete(sig);
+    }
     block.signatures.push(signature);
     for (const k of new Set(keys)) {
       let list = this.byAddress.get(k);
