@@ -12,9 +12,13 @@
  * JSON-RPC errors, hangs) can be injected per method.
  *
  * What it does NOT model:
- *   - consensus, leaders, votes, forks, rollbacks or skipped slots: every slot has a block and
- *     nothing once "confirmed" ever disappears; "processed" = "confirmed" = the current slot,
- *     "finalized" = current − finalityLag (only commitment for history/blocks/slots, see next point);
+ *   - consensus, leaders, votes, competing forks or skipped slots: every slot has a block;
+ *     "processed" = "confirmed" = the current slot, "finalized" = current − finalityLag (only
+ *     commitment for history/blocks/slots, see next point). The one exception is `rollback(slot)`, a
+ *     test's stand-in for a minority fork that loses: the confirmed slots above `slot` (never a
+ *     finalized one) disappear with their transactions, the accounts those wrote get their state from
+ *     before them back, and the next slots get other blockhashes; a dropped transaction may land again
+ *     (as one the cluster never saw would) while its recent blockhash is still kept;
  *   - account state per commitment: getAccountInfo/getBalance/getTokenAccountBalance always read
  *     the latest state, whatever commitment is asked for;
  *   - blockhash expiry in wall-clock time: a transaction whose recent blockhash is not one of the
@@ -138,9 +142,16 @@ export interface SolanaFacade {
   advanceSlots(n: number): void;
   /** Moves the finalized tip to the current slot. */
   finalizeAll(): void;
+  /**
+   * A re-org (see the header): drops every slot above `slot` (which must not be below the finalized
+   * tip) with its transactions, restoring the accounts they wrote; the next slots are new blocks.
+   */
+  rollback(slot: number): void;
   /** The next `times` requests for `method` ('*' = any) fail with `kind`. */
   injectFault(method: string, kind: FaultKind, times?: number): void;
   clearFaults(): void;
+  /** Drops every request a `hang` fault holds (the client sees the connection close and may ask again). */
+  releaseHangs(): void;
   /** A fresh keypair with `sol` SOL, funded through requestAirdrop. */
   fundedKeypair(sol?: number): Promise<Keypair>;
   /** A "USDC"-like mint (6 decimals, payer is mint authority) under the classic Token program unless told otherwise. */
@@ -229,6 +240,8 @@ function convertTxError(err: unknown): { json: Json; landed: boolean } {
 const TOKEN_PROGRAMS = new Set([TOKEN_PROGRAM_ID.toBase58(), TOKEN_2022_PROGRAM_ID.toBase58()]);
 const LAMPORTS_PER_SIGNATURE = 5000;
 const MAX_PROCESSING_AGE = 150;
+/** litesvm's default transaction history capacity (its duplicate-signature check). */
+const LITESVM_HISTORY = 10_000n;
 
 function syntheticBlockhash(slot: number, parent: string): string {
   return new PublicKey(createHash('sha256').update(`facade-block:${slot}:${parent}`).digest()).toBase58();
@@ -253,6 +266,12 @@ class FacadeChain {
   finalityLag: number;
   readonly slotPerTransaction: boolean;
   private readonly mintDecimals = new Map<string, number>();
+  /** signature → the writable accounts of that transaction as they were before it (for `rollback`; kept above the finalized tip only). */
+  private readonly undo = new Map<string, Parameters<LiteSVM['setAccount']>[0][]>();
+  /** Slots below this one have no undo records left. */
+  private undoFloor: number;
+  /** Rollbacks so far: part of the next blocks' hash seed, so a replacement block never repeats a dropped one's hash. */
+  private forks = 0;
   onSlot: () => void = () => {};
 
   constructor(opts: SolanaFacadeOptions) {
@@ -262,6 +281,7 @@ class FacadeChain {
     this.finalityLag = opts.finalityLag ?? 32;
     this.slotPerTransaction = opts.slotPerTransaction ?? true;
     this.current = this.startSlot;
+    this.undoFloor = this.startSlot;
     this.svm.warpToSlot(BigInt(this.startSlot));
     this.blocks.set(this.startSlot, {
       slot: this.startSlot,
@@ -298,7 +318,7 @@ class FacadeChain {
     const slot = parent.slot + 1;
     this.blocks.set(slot, {
       slot,
-      blockhash: syntheticBlockhash(slot, parent.blockhash),
+      blockhash: syntheticBlockhash(slot, this.forks ? `${parent.blockhash}/fork${this.forks}` : parent.blockhash),
       previousBlockhash: parent.blockhash,
       parentSlot: parent.slot,
       blockTime: Math.floor(Date.now() / 1000),
@@ -317,7 +337,39 @@ class FacadeChain {
 
   account(address: string) {
     const a = this.svm.getAccount(address as SvmAddress);
-    return a.exists ? a : null;
+    // an account without lamports does not exist on Solana (what `rollback` restores a created one to)
+    return a.exists && a.lamports > 0n ? a : null;
+  }
+
+  /** See SolanaFacade.rollback. */
+  rollback(slot: number): void {
+    // (a slot below undoFloor was finalized once, before the finality lag was raised)
+    const floor = Math.max(this.finalizedSlot(), this.undoFloor - 1);
+    if (slot < floor) throw new Error(`facade: slot ${slot} is below the finalized tip ${floor}; finalized slots are never rolled back`);
+    if (slot >= this.current) return;
+    for (let at = this.current; at > slot; at--) {
+      const block = this.blocks.get(at);
+      if (!block) continue;
+      for (const signature of [...block.signatures].reverse()) {
+        for (const account of this.undo.get(signature) ?? []) this.svm.setAccount(account);
+        this.undo.delete(signature);
+        const rec = this.txs.get(signature);
+        this.txs.delete(signature);
+        for (const k of new Set(((rec?.message as { accountKeys?: string[] } | undefined)?.accountKeys ?? []))) {
+          const list = this.byAddress.get(k);
+          const i = list?.lastIndexOf(signature) ?? -1;
+          if (i >= 0) list!.splice(i, 1);
+        }
+      }
+      this.heightByHash.delete(block.blockhash);
+      this.blocks.delete(at);
+    }
+    this.current = slot;
+    this.forks++;
+    this.svm.warpToSlot(BigInt(slot));
+    // litesvm refuses a signature it has processed; emptying its history lets a dropped transaction
+    // land again (the facade's own record, which keeps the surviving slots, still refuses duplicates)
+    this.svm.withTransactionHistory(0n).withTransactionHistory(LITESVM_HISTORY);
   }
 
   private decimalsOf(mint: string): number {
@@ -401,6 +453,11 @@ class FacadeChain {
     }
 
     const pre = this.snapshot(keys);
+    const undo = keys.flatMap((k, i) => {
+      if (!msg.isAccountWritable(i)) return [];
+      const a = this.svm.getAccount(k as SvmAddress);
+      return [a.exists ? a : { address: k as SvmAddress, lamports: 0n as never, data: new Uint8Array(), programAddress: SystemProgram.programId.toBase58() as SvmAddress, executable: false, space: 0n }];
+    }) as Parameters<LiteSVM['setAccount']>[0][];
     if (this.slotPerTransaction) this.newSlot();
     const result = this.svm.sendTransaction(ktx);
     const failed = 'err' in result;
@@ -463,6 +520,11 @@ class FacadeChain {
       },
     };
     this.txs.set(signature, record);
+    this.undo.set(signature, undo);
+    // finalized slots are never rolled back: their undo records can go
+    for (const final = this.finalizedSlot(); this.undoFloor < final; this.undoFloor++) {
+      for (const sig of this.blocks.get(this.undoFloor)?.signatures ?? []) this.undo.delete(sig);
+    }
     block.signatures.push(signature);
     for (const k of new Set(keys)) {
       let list = this.byAddress.get(k);
@@ -879,6 +941,12 @@ export async function startSolanaFacade(opts: SolanaFacadeOptions = {}): Promise
     },
     injectFault(method, kind, times = 1) {
       faults.push({ method, kind, left: times });
+    },
+    rollback(slot) {
+      chain.rollback(slot);
+    },
+    releaseHangs() {
+      for (const r of hanging) r.destroy();
     },
     clearFaults() {
       faults.length = 0;

@@ -19,6 +19,12 @@
  *   included as an empty anvil transaction so it has a block and an info).
  * Blocks are anvil blocks: same numbers; blockID = 8-byte number + the last 24 bytes of anvil's block
  * hash, so a re-org on anvil changes the TRON block id too. Solidified head = latest − `solidityLag`.
+ * Re-orgs: `snapshot()` / `revert(id)` take anvil's evm_snapshot/evm_revert together with the
+ * emulator's own state (the txID ↔ anvil hash index, activations, stakes, delegations, resource use,
+ * charges), so the blocks after the snapshot are gone with everything they did, and their
+ * transactions can be broadcast again (java-tron puts a lost fork's transactions back to pending;
+ * here the client re-broadcasts them). Mining after `revert` makes other blocks at the same heights.
+ * Like java-tron, nothing at or below the solidified head may be reverted (`revert` refuses it).
  *
  * Checked on broadcast: txID = sha256(raw_data_hex), raw_data_hex matches the raw_data JSON,
  * the signature recovers to owner_address, expiration after the head block's time, no duplicate txID.
@@ -131,6 +137,10 @@ export interface TronEmulator {
   accountExists(address: string): Promise<boolean>;
   /** Moves the chain clock forward by `seconds` and mines a block (expires signed transactions). */
   advanceTime(seconds: number): Promise<bigint>;
+  /** Marks the chain as it is now (anvil snapshot + the emulator's state); see the header on re-orgs. */
+  snapshot(): Promise<string>;
+  /** A re-org: drops every block after `snapshot` (used once), with its transactions and their effects. */
+  revert(snapshot: string): Promise<void>;
   readonly resources: boolean;
 }
 
@@ -269,6 +279,10 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
   const exists = async (a: string) => activated.has(a) || (!modelled && (await sunOf(a)) > 0n);
   const faults: Fault[] = [];
   const requests: string[] = [];
+  /** The emulator's own state at each anvil snapshot (restored with it by `revert`). */
+  const saved = new Map<string, { head: bigint; state: Map<string, unknown>[]; sets: Set<string>[] }>();
+  const stateMaps = (): Map<string, unknown>[] => [tronIdByHash, hashByTronId, signedById, frozenEnergy, delegations, energyUsed, freeNetUsed, charges];
+  const stateSets = () => [funded, activated];
 
   const txIdOf = (evmHash: string) => tronIdByHash.get(evmHash.toLowerCase()) ?? strip0x(evmHash);
 
@@ -861,6 +875,28 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
       await rpc('evm_increaseTime', [quantity(seconds)]);
       await rpc('anvil_mine', [quantity(1)]);
       return latest();
+    },
+
+    async snapshot() {
+      const id = await rpc<string>('evm_snapshot');
+      saved.set(id, { head: await latest(), state: stateMaps().map((m) => new Map(m)), sets: stateSets().map((x) => new Set(x)) });
+      return id;
+    },
+
+    async revert(id) {
+      const mark = saved.get(id);
+      if (!mark) throw new Error(`no snapshot ${id} (each can be reverted to once)`);
+      if (mark.head < (await solidHead())) throw new Error(`snapshot ${id} is below the solidified head: solidified blocks are never reverted`);
+      if (!(await rpc<boolean>('evm_revert', [id]))) throw new Error(`anvil refused to revert to ${id}`);
+      saved.delete(id);
+      stateMaps().forEach((m, i) => {
+        m.clear();
+        for (const [k, v] of mark.state[i]!) m.set(k, v);
+      });
+      stateSets().forEach((x, i) => {
+        x.clear();
+        for (const v of mark.sets[i]!) x.add(v);
+      });
     },
 
     async getTx(txId) {

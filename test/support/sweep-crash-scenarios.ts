@@ -12,7 +12,9 @@
  * `sweep.completed` per sweep, no nonce used by two included transactions, none left in flight.
  *
  * The engine sees only the adapter's `SweepCapability`: EVM batch (EIP-7702), EVM and TRON top-up,
- * SOLANA fee payer run the same code; each chain lists the steps its path goes through.
+ * TRON delegated energy, SOLANA fee payer run the same code; each chain lists the steps its path goes
+ * through. Chains whose gas is lent (`loan`: TRON energy) also get it back exactly once, whatever
+ * happened; chains whose harness can replace blocks (`reorg`) run the re-org scenario.
  */
 import pino from 'pino';
 import type { App } from '../../src/app';
@@ -41,6 +43,18 @@ export interface SweepCrashChain {
   confirmations?: number;
   /** What each deposit is paid (base units). */
   amount: bigint;
+  /**
+   * The harness can replace blocks: `mark()` remembers the chain as it is now, `reorg(mark)` drops
+   * every block after it (with what their transactions did) and makes other blocks at those heights.
+   */
+  reorg?: { mark(): Promise<unknown>; reorg(mark: unknown): Promise<void> };
+  /** The gas is lent and taken back after the sweep (TRON delegated energy), as the chain says now. */
+  loan?: {
+    /** What the gas tank still lends `address`. */
+    lentTo(address: string): Promise<bigint>;
+    /** What the gas tank has free to lend (whole again once every loan is back). */
+    free(): Promise<bigint>;
+  };
 }
 
 /** A simulated crash: fatal, so the engine never absorbs it (as SIGKILL cannot be). */
@@ -162,14 +176,45 @@ export function sweepCrashKit(chain: SweepCrashChain) {
     expect(events!.n).toBe(deposits.length);
   }
 
-  return { sql, engine, paidDeposits, runUntilConfirmed, expectSweptOnce };
+  /**
+   * Lending chains: ticks until every deposit's loan is back, then checks it came back exactly once:
+   * one reclaim transaction per deposit (a reclaim is only signed for what is still lent, so one also
+   * proves the gas was lent, not sent as a top-up), included, none other stored; the tank has what it had free.
+   */
+  async function expectLoansBack(paid: PaidDeposits, freeBefore: bigint | undefined, make: () => SweepEngine[] = () => [engine()]): Promise<void> {
+    const loan = chain.loan;
+    if (!loan) return;
+    const lent = async () => {
+      let sum = 0n;
+      for (const d of paid.deposits) sum += await loan.lentTo(d.address);
+      return sum;
+    };
+    const reclaims = () =>
+      sql<{ deposit_id: string; included: number; stored: number }>(
+        `select s.deposit_id, count(distinct t.id) filter (where t.state = 'included')::int as included, count(distinct t.id)::int as stored
+         from sweeps s join sweep_tx_links l on l.sweep_id = s.id join sweep_txs t on t.id = l.tx_id and t.kind = 'reclaim'
+         where s.deposit_id = any(?::uuid[]) group by 1`,
+        [idList(paid.deposits)],
+      );
+    const settled = async () => (await lent()) === 0n && (await reclaims()).every((r) => r.included === r.stored);
+    for (let i = 0; i < 20 && !(await settled()); i++) await tickAll(make());
+    expect(await lent()).toBe(0n);
+    const rows = await reclaims();
+    expect(rows).toHaveLength(paid.deposits.length);
+    expect(rows.every((r) => r.included === 1 && r.stored === 1)).toBe(true);
+    expect(await loan.free()).toBe(freeBefore);
+  }
+
+  return { sql, engine, paidDeposits, runUntilConfirmed, expectSweptOnce, expectLoansBack };
 }
 
 export function sweepCrashScenarios(chain: SweepCrashChain, timeoutMs = 120_000): void {
-  const { engine, paidDeposits, runUntilConfirmed, expectSweptOnce } = sweepCrashKit(chain);
+  const { engine, paidDeposits, runUntilConfirmed, expectSweptOnce, expectLoansBack } = sweepCrashKit(chain);
   const app = () => chain.app();
+  const lending = chain.loan ? ' (the lent gas taken back exactly once)' : '';
 
-  it.each(chain.steps)(`${chain.network}: killed right after %s, the next engine finishes; one sweep per deposit, all funds at the settlement wallet`, async (step) => {
+  it.each(chain.steps)(`${chain.network}: killed right after %s, the next engine finishes; one sweep per deposit, all funds at the settlement wallet${lending}`, async (step) => {
+    const freeBefore = await chain.loan?.free();
     const paid = await paidDeposits(2);
     // The first engines die at `step` (every tick that reaches it), each next tick is a fresh one.
     let crashed = 0;
@@ -185,11 +230,83 @@ export function sweepCrashScenarios(chain: SweepCrashChain, timeoutMs = 120_000)
     expect(crashed).toBeGreaterThan(0);
     await runUntilConfirmed(paid.deposits, () => [engine()]);
     await expectSweptOnce(paid);
+    await expectLoansBack(paid, freeBefore);
   }, timeoutMs);
 
-  it(`${chain.network}: two engines racing on the same network sweep each deposit once`, async () => {
+  it(`${chain.network}: two engines racing on the same network sweep each deposit once${lending}`, async () => {
+    const freeBefore = await chain.loan?.free();
     const paid = await paidDeposits(3);
     await runUntilConfirmed(paid.deposits, () => [engine(), engine()]);
     await expectSweptOnce(paid);
+    await expectLoansBack(paid, freeBefore, () => [engine(), engine()]);
+  }, timeoutMs);
+
+  if (chain.reorg) sweepReorgScenario(chain, timeoutMs);
+}
+
+/**
+ * "Confirmations and re-orgs as for payments" (issue 12), on every chain whose harness can replace
+ * blocks: the block holding a sweep's transfer is replaced before the sweep is final. The engine sees
+ * the block hash change, moves the sweep back to `sending`, broadcasts the transaction it stored (not
+ * a new signature: the same hash), and confirms the sweep once it is included again; the settlement
+ * wallet ends with exactly what was paid. The chain's gas steps (top-up, activation, delegation) stay
+ * on the kept part of the chain: the mark is taken once the transfer is signed and stored.
+ */
+export function sweepReorgScenario(chain: SweepCrashChain, timeoutMs = 120_000): void {
+  const { sql, engine, paidDeposits, expectSweptOnce, expectLoansBack } = sweepCrashKit(chain);
+  const fork = () => chain.app().orm.em.fork();
+  const sweepOf = async (depositId: string) =>
+    (await sql<{ id: string; status: string; tx_hash: string | null; block_hash: string | null }>(`select id, status, tx_hash, block_hash from sweeps where deposit_id = ?`, [depositId]))[0];
+
+  it(`${chain.network}: a sweep reorged out goes back to sending, its stored transaction is broadcast again (the same one) and confirmed once`, async () => {
+    const reorg = chain.reorg!;
+    const freeBefore = await chain.loan?.free();
+    const paid = await paidDeposits(1);
+    const [deposit] = paid.deposits;
+    // An engine stopped right after it stored the transfer (not broadcast yet).
+    let stored = false;
+    for (let i = 0; i < 10 && !stored; i++) {
+      stored = await engine('send-sign')
+        .tick(fork())
+        .then(
+          () => false,
+          (err: unknown) => {
+            if (!(err instanceof Killed)) throw err;
+            return true;
+          },
+        );
+      await chain.advance();
+    }
+    expect(stored).toBe(true);
+    const mark = await reorg.mark();
+    // Deep confirmations, and no block made between ticks: the sweep stays `sent`, not final.
+    const deep = engine(undefined, { confirmations: 3 });
+    for (let i = 0; i < 10 && (await sweepOf(deposit!.id))?.status !== 'sent'; i++) await deep.tick(fork());
+    const sent = await sweepOf(deposit!.id);
+    expect(sent?.status).toBe('sent');
+    expect(await chain.tokenBalance(paid.settlement)).toBe(chain.amount);
+
+    await reorg.reorg(mark);
+    // The transfer is gone with its block: the tokens are back at the deposit.
+    expect(await chain.tokenBalance(paid.settlement)).toBe(0n);
+    expect(await chain.tokenBalance(deposit!.address)).toBe(chain.amount);
+    await deep.tick(fork());
+    expect((await sweepOf(deposit!.id))?.status).toBe('sending');
+    for (let i = 0; i < 20 && (await sweepOf(deposit!.id))?.status !== 'confirmed'; i++) {
+      await deep.tick(fork());
+      await chain.advance();
+    }
+    const done = await sweepOf(deposit!.id);
+    expect(done?.status).toBe('confirmed');
+    expect(done?.tx_hash).toBe(sent!.tx_hash); // the same stored transaction, broadcast again
+    expect(done?.block_hash).not.toBe(sent!.block_hash);
+    // Nothing signed anew: the sweep has its one transfer, included once.
+    const transfers = await sql<{ tx_hash: string; state: string }>(
+      `select t.tx_hash, t.state from sweep_txs t join sweep_tx_links l on l.tx_id = t.id where l.sweep_id = ? and t.kind in ('transfer','batch')`,
+      [sent!.id],
+    );
+    expect(transfers).toEqual([{ tx_hash: sent!.tx_hash, state: 'included' }]);
+    await expectSweptOnce(paid);
+    await expectLoansBack(paid, freeBefore);
   }, timeoutMs);
 }

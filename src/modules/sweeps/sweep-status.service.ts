@@ -66,15 +66,17 @@ export class SweepStatusService {
     this.onFinal = hook;
   }
 
-  async transition(em: EntityManager, sweepId: string, to: SweepStatus, facts: SweepFacts = {}): Promise<SweepTransitionResult> {
-    return (await this.transitionMany(em, [{ id: sweepId, facts }], to))[0]!;
+  async transition(em: EntityManager, sweepId: string, to: SweepStatus, facts: SweepFacts = {}, only?: readonly SweepStatus[]): Promise<SweepTransitionResult> {
+    return (await this.transitionMany(em, [{ id: sweepId, facts }], to, only))[0]!;
   }
 
   /**
    * Moves every sweep of `moves` to `to` in ONE statement (a batch: hundreds of sweeps of one
    * transaction); results in input order. Each sweep is guarded on its own, as `transition` does.
+   * `only` narrows the table's sources: a decision read from one status (e.g. "nothing to sweep" read
+   * while `funded`) must not land on a sweep another worker moved on meanwhile.
    */
-  async transitionMany(em: EntityManager, moves: SweepMove[], to: SweepStatus): Promise<SweepTransitionResult[]> {
+  async transitionMany(em: EntityManager, moves: SweepMove[], to: SweepStatus, only?: readonly SweepStatus[]): Promise<SweepTransitionResult[]> {
     if (!SWEEP_STATUSES.includes(to)) throw new Error(`Unknown sweep status ${String(to)}`);
     if (!moves.length) return [];
     if (to === 'failed' && moves.some((m) => !m.facts?.failureReason)) throw new Error('A failed sweep needs a failure reason');
@@ -122,7 +124,7 @@ export class SweepStatusService {
               u.failure_reason, u.tx_hash, u.fee_paid::text as fee_paid, u.fee_asset
        from input i left join prev p on p.id = i.id left join u on u.id = i.id
        order by i.ord`,
-      [JSON.stringify(input), to, to, to, `{${sweepSourcesOf(to).join(',')}}`],
+      [JSON.stringify(input), to, to, to, `{${sweepSourcesOf(to).filter((f) => !only || only.includes(f)).join(',')}}`],
     );
     const results = rows.map((r): SweepTransitionResult => (r.changed ? { changed: true, from: r.from_status, row: toRow(r) } : { changed: false, from: r.from_status ?? null, row: null }));
     const done = results.flatMap((r) => (r.row ? [r.row] : []));

@@ -33,6 +33,9 @@ export interface SweepEngineOptions {
   concurrency?: number;
 }
 
+/** Empty reads at send time (on separate ticks) before a funded sweep fails `nothing_to_sweep` (see `emptyAtSend`). */
+export const EMPTY_READS_TO_FAIL = 3;
+
 /** Another worker took the nonce or moved the sweep between our read and our write: roll back, retry next tick. */
 class SweepRace extends Error {
   override readonly name = 'SweepRace';
@@ -465,22 +468,43 @@ export class SweepEngine {
     );
     if (!due.length) return;
     const tankAddress = this.o.tanks.address(this.o.environment, this.o.network)!;
+    // Per address (a deposit swept twice within the hour has one loan): each reclaim is linked to the sweeps it serves.
+    const byAddress = new Map<string, string[]>();
+    for (const d of due) byAddress.set(d.address, [...(byAddress.get(d.address) ?? []), d.id]);
     const key = this.o.tanks.signingKey(this.o.environment, this.o.network);
-    let signed: SignedTx[];
+    const signed: { tx: SignedTx; sweepIds: string[] }[] = [];
     try {
-      signed = await this.sweeps!.signReclaim(key, [...new Set(due.map((d) => d.address))], {});
+      for (const [address, sweepIds] of byAddress) for (const tx of await this.sweeps!.signReclaim(key, [address], {})) signed.push({ tx, sweepIds });
     } finally {
       key.fill(0);
     }
     // Nothing lent (a TRX top-up, or already taken back): nothing stored; the one-hour window ends the asking.
     if (!signed.length) return;
-    const ids = await em.transactional(async (t) => {
-      await this.takeNonces(t, tankAddress, signed);
-      return this.storeTxs(t, 'reclaim', tankAddress, signed, due.map((d) => d.id));
-    });
+    let ids: string[];
+    try {
+      ids = await em.transactional(async (t) => {
+        // Two workers that read the same due sweeps both sign: the first to store wins. The other's
+        // undelegation would only be refused by the chain, but stored it would be broadcast every tick
+        // until it expired; so the sweeps are locked and asked again here.
+        const dueIds = `{${due.map((d) => d.id).join(',')}}`;
+        await t.execute(`select id from sweeps where id = any(?::uuid[]) order by id for update`, [dueIds]);
+        const [taken] = await t.execute<{ n: number }[]>(
+          `select count(*)::int as n from sweep_tx_links l join sweep_txs x on x.id = l.tx_id where l.sweep_id = any(?::uuid[]) and x.kind = 'reclaim' and x.state in ('signed','broadcast','included')`,
+          [dueIds],
+        );
+        if (taken!.n > 0) throw new SweepRace('the gas loans were reclaimed by another worker meanwhile');
+        await this.takeNonces(t, tankAddress, signed.map((x) => x.tx));
+        const out: string[] = [];
+        for (const x of signed) out.push(...(await this.storeTxs(t, 'reclaim', tankAddress, [x.tx], x.sweepIds)));
+        return out;
+      });
+    } catch (err) {
+      if (err instanceof SweepRace) return this.o.log.info({ ...this.logCtx, reason: err.message }, 'sweep gas reclaim raced another worker; dropped');
+      throw err;
+    }
     this.crash('reclaim-sign');
-    for (let i = 0; i < signed.length; i++) if (!(await this.broadcast(em, ids[i]!, signed[i]!))) break;
-    this.o.log.info({ ...this.logCtx, deposits: due.length, txs: signed.map((s) => s.txHash) }, 'sweep gas loan reclaimed');
+    for (let i = 0; i < signed.length; i++) if (!(await this.broadcast(em, ids[i]!, signed[i]!.tx))) break;
+    this.o.log.info({ ...this.logCtx, deposits: due.length, txs: signed.map((x) => x.tx.txHash) }, 'sweep gas loan reclaimed');
   }
 
   // --- 3. plan --------------------------------------------------------------------------------------
@@ -718,6 +742,7 @@ export class SweepEngine {
     if (!funded.length) return;
     // The amount is the deposit's whole balance as the chain says it now (not the order amount).
     const balances = await this.balances(funded.map((s) => ({ owner: s.address, token: { address: s.token_address, decimals: s.decimals, symbol: s.symbol } })));
+    await this.emptyAtSend(em, funded.filter((_, i) => balances[i] === 0n));
     const keys = new SigningKeyCache();
     if (this.sweeps!.batch) {
       try {
@@ -729,11 +754,8 @@ export class SweepEngine {
     }
     await mapLimit(funded, this.concurrency, async (s, i) => {
       const amount = balances[i]!;
+      if (amount === 0n) return; // emptyAtSend
       const fork = em.fork();
-      if (amount === 0n) {
-        await fork.transactional((t) => this.o.status.transition(t, s.id, 'failed', { failureReason: 'nothing_to_sweep' }));
-        return;
-      }
       try {
         const nonce = await this.nonceHint(fork, s.address);
         const signed = await this.signTransfer(fork, s, amount, nonce === undefined ? {} : { nonce }, keys);
@@ -759,11 +781,32 @@ export class SweepEngine {
     keys.wipe();
   }
 
+  /**
+   * Funded sweeps whose deposit read 0 at send time. Only our keys move a deposit's tokens and the
+   * plan read them there, so a zero now is far more often a read that lags than an empty deposit: a
+   * worker whose funded list predates another worker's send of the same sweep (two runners of the job
+   * under load), or an RPC node behind the one the plan asked. The sweep stays funded and is read
+   * again next tick; after EMPTY_READS_TO_FAIL empty reads it fails `nothing_to_sweep` — and only
+   * while it is still funded, never once another worker has moved it on (it would fail a sweep that
+   * is in flight or done).
+   */
+  private async emptyAtSend(em: EntityManager, empty: SweepJoin[]): Promise<void> {
+    if (!empty.length) return;
+    const failed = await em.transactional(async (t) => {
+      const counted = await t.execute<{ id: string; empty_reads: number }[]>(
+        `update sweeps set empty_reads = empty_reads + 1 where id = any(?::uuid[]) and status = 'funded' returning id, empty_reads`,
+        [`{${empty.map((s) => s.id).join(',')}}`],
+      );
+      const done = counted.filter((c) => c.empty_reads >= EMPTY_READS_TO_FAIL);
+      await this.o.status.transitionMany(t, done.map((c) => ({ id: c.id, facts: { failureReason: 'nothing_to_sweep' as const } })), 'failed', ['funded']);
+      return done.length;
+    });
+    this.o.log.warn({ ...this.logCtx, sweeps: empty.map((s) => s.id), failed }, 'funded sweeps read an empty deposit at send time: read again next tick (failed: after repeated empty reads)');
+  }
+
   /** Batch chains (EVM EIP-7702): the tank sweeps up to `maxBatch` deposits in one transaction it pays for. */
   private async sendBatches(em: EntityManager, funded: SweepJoin[], balances: bigint[], keys: SigningKeyCache): Promise<void> {
     const batch = this.sweeps!.batch!;
-    const empty = funded.filter((_, i) => balances[i] === 0n);
-    if (empty.length) await em.transactional((t) => this.o.status.transitionMany(t, empty.map((s) => ({ id: s.id, facts: { failureReason: 'nothing_to_sweep' as const } })), 'failed'));
     const items = funded.map((s, i) => ({ s, amount: balances[i]! })).filter((x) => x.amount > 0n);
     const tankAddress = this.o.tanks.address(this.o.environment, this.o.network)!;
     const chunks: (typeof items)[] = [];
