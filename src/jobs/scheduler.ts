@@ -47,6 +47,7 @@ export async function startScheduler(app: App, databaseUrl: string, jobs: JobDef
   agenda.on('start', (job: Job) => running.add(job));
   agenda.on('complete', (job: Job) => running.delete(job));
   for (const def of jobs) {
+    const lockLifetime = def.lockLifetimeMs ?? opts.lockLifetimeMs ?? 60_000;
     agenda.define(
       def.name,
       async (job: Job) => {
@@ -55,6 +56,7 @@ export async function startScheduler(app: App, databaseUrl: string, jobs: JobDef
           app.metrics.jobRuns.inc({ job: def.name, outcome });
           app.metrics.jobDuration.observe({ job: def.name }, Number(process.hrtime.bigint() - started) / 1e9);
         };
+        const heartbeat = lockHeartbeat(job, lockLifetime);
         try {
           await def.handler(app, job as never, shutdown.signal);
           done('success');
@@ -63,9 +65,11 @@ export async function startScheduler(app: App, databaseUrl: string, jobs: JobDef
           if (isConnectionError(err)) outage(err);
           else log.error({ err, job: def.name }, 'job failed');
           throw err;
+        } finally {
+          await heartbeat.stop();
         }
       },
-      { concurrency: def.concurrency ?? 1, lockLimit: def.concurrency ?? 1, lockLifetime: def.lockLifetimeMs ?? opts.lockLifetimeMs ?? 60_000 },
+      { concurrency: def.concurrency ?? 1, lockLimit: def.concurrency ?? 1, lockLifetime },
     );
   }
   await agenda.start();
@@ -86,6 +90,27 @@ export async function startScheduler(app: App, databaseUrl: string, jobs: JobDef
       await agenda.stop();
       await drained(running, agenda, opts.drainTimeoutMs ?? 15_000, log);
       await store.close().catch(() => undefined);
+    },
+  };
+}
+
+/**
+ * A lease renewed while its holder lives: Agenda counts a run as dead once its lock is older than the
+ * lock lifetime, and starts the job again on some worker while the first run goes on. A run that is
+ * slow (a long tick, a loaded machine) is not dead: touch the lock every third of its lifetime, on a
+ * timer, whatever the handler is doing. A worker that really dies stops touching, and the lock expires.
+ * `stop()` waits for a touch in flight, so none lands after Agenda's save that releases the lock.
+ */
+function lockHeartbeat(job: Job, lockLifetimeMs: number): { stop(): Promise<void> } {
+  let inFlight: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    inFlight = inFlight.then(() => job.touch()).catch(() => undefined); // a failed touch: the next one tries again
+  }, Math.max(100, Math.floor(lockLifetimeMs / 3)));
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await inFlight;
     },
   };
 }

@@ -139,6 +139,32 @@ describe.each(stores)('job store: $store', ({ store, mongodbUrl }) => {
       rpcDelayMs = 0;
     }
   });
+
+  it('a run that outlasts its lock lifetime keeps its lock while it runs (the scheduler heartbeats it): two workers never run the job at once', async () => {
+    const stats = { running: 0, max: 0, runs: 0 };
+    const name = `long-run:${store}:${Date.now()}`;
+    // One run takes 4× the lock lifetime and never touches the job itself.
+    const long: JobDefinition = {
+      name,
+      every: '1 second',
+      concurrency: 1,
+      lockLifetimeMs: 500,
+      handler: async () => {
+        stats.running++;
+        stats.runs++;
+        stats.max = Math.max(stats.max, stats.running);
+        try {
+          await sleep(2000);
+        } finally {
+          stats.running--;
+        }
+      },
+    };
+    await start([long]);
+    await start([long]);
+    await eventually(async () => stats.runs >= 2, 'two runs of the long job', 15_000);
+    expect(stats.max).toBe(1);
+  });
 });
 
 describe('a job store that is down at start', () => {
