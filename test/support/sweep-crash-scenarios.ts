@@ -309,4 +309,43 @@ export function sweepReorgScenario(chain: SweepCrashChain, timeoutMs = 120_000):
     await expectSweptOnce(paid);
     await expectLoansBack(paid, freeBefore);
   }, timeoutMs);
+
+  // Chains whose gas tank sends something first (EVM top-up, TRON top-up or delegation).
+  if (!chain.steps.includes('fund-broadcast')) return;
+  it(`${chain.network}: the gas tank's funding reorged out with the sweep is broadcast again (the same transaction, before the transfer needs it); swept once`, async () => {
+    const reorg = chain.reorg!;
+    const freeBefore = await chain.loan?.free();
+    const paid = await paidDeposits(1);
+    const [deposit] = paid.deposits;
+    const mark = await reorg.mark(); // before anything of the sweep is on chain
+    // Deeper than the replaced blocks: both the funding's block and the transfer's are not final yet.
+    const deep = engine(undefined, { confirmations: 8 });
+    for (let i = 0; i < 10 && (await sweepOf(deposit!.id))?.status !== 'sent'; i++) await deep.tick(fork());
+    const sent = await sweepOf(deposit!.id);
+    expect(sent?.status).toBe('sent');
+    const fundings = () =>
+      sql<{ tx_hash: string; state: string; block_hash: string | null }>(
+        `select t.tx_hash, t.state, t.block_hash from sweep_txs t join sweep_tx_links l on l.tx_id = t.id where l.sweep_id = ? and t.kind = 'funding' order by t.created_at`,
+        [sent!.id],
+      );
+    const before = await fundings(); // one top-up, or an activation and a delegation
+    expect(before.length).toBeGreaterThan(0);
+    expect(before.every((f) => f.state === 'included')).toBe(true);
+
+    await reorg.reorg(mark); // the funding and the transfer are gone with their blocks
+    expect(await chain.tokenBalance(deposit!.address)).toBe(chain.amount);
+    for (let i = 0; i < 20 && (await sweepOf(deposit!.id))?.status !== 'confirmed'; i++) {
+      await deep.tick(fork());
+      await chain.advance();
+    }
+    const done = await sweepOf(deposit!.id);
+    expect(done?.status).toBe('confirmed');
+    expect(done?.tx_hash).toBe(sent!.tx_hash);
+    // The same funding transactions, included again in other blocks; none signed anew.
+    const again = await fundings();
+    expect(again.map((f) => [f.tx_hash, f.state])).toEqual(before.map((f) => [f.tx_hash, 'included']));
+    again.forEach((f, i) => expect(f.block_hash).not.toBe(before[i]!.block_hash));
+    await expectSweptOnce(paid);
+    await expectLoansBack(paid, freeBefore);
+  }, timeoutMs);
 }

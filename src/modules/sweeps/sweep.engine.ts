@@ -203,6 +203,7 @@ export class SweepEngine {
   // --- 1. track -------------------------------------------------------------------------------------
 
   private async track(em: EntityManager): Promise<void> {
+    await this.recheckSupportTxs(em);
     const rows = await em.execute<TxRow[]>(
       `select t.id, t.kind, t.signer, t.nonce::text, t.tx_hash, t.raw, t.expires_at::text, t.state, t.fee_bump_percent,
               extract(epoch from now() - t.broadcast_at)::float8 as broadcast_age_s,
@@ -218,6 +219,32 @@ export class SweepEngine {
         this.o.log.warn({ ...this.logCtx, txHash: row.tx_hash, err: err instanceof Error ? err.message : String(err) }, 'sweep transaction tracking failed; retrying later');
       }
     });
+  }
+
+  /**
+   * Funding and reclaim transactions reorganised away before they are final go back to `broadcast`,
+   * so the loop below broadcasts the same raw transaction again this very tick (its nonce: no gap
+   * before the signer's later transactions; before `send`, so a deposit's transfer finds its gas) and
+   * records its new block. Their sweeps stay where they are; a sweep's own transfer is re-checked by
+   * `confirm`. Only transactions included in the last day are looked at, and only until final.
+   */
+  private async recheckSupportTxs(em: EntityManager): Promise<void> {
+    const rows = await em.execute<{ id: string; block_number: string; block_hash: string }[]>(
+      `select id, block_number::text, block_hash from sweep_txs
+       where environment = ? and network = ? and kind in ('funding','reclaim') and state = 'included' and block_hash is not null and updated_at > now() - interval '1 day'
+       order by block_number`,
+      [...this.where],
+    );
+    if (!rows.length) return;
+    const head = await this.o.adapter.getHead();
+    const hashes = new Map<string, string | null>();
+    for (const r of rows) {
+      if (isFinal(this.o.adapter.finality, BigInt(r.block_number), head, this.o.confirmations)) continue;
+      if (!hashes.has(r.block_number)) hashes.set(r.block_number, await this.o.adapter.getBlockHash(BigInt(r.block_number)));
+      if (hashes.get(r.block_number) === r.block_hash) continue;
+      await em.execute(`update sweep_txs set state = 'broadcast', block_number = null, block_hash = null, fee_paid = null, success = null, updated_at = now() where id = ? and state = 'included'`, [r.id]);
+      this.o.log.warn({ ...this.logCtx, txId: r.id, block: r.block_number }, 'sweep gas transaction reorganised away: broadcast again');
+    }
   }
 
   private async trackOne(em: EntityManager, row: TxRow): Promise<void> {
