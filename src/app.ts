@@ -34,7 +34,7 @@ import { GatewayMetrics } from './modules/metrics/gateway-metrics.js';
 import { GasTankService } from './modules/sweeps/gas-tank.service.js';
 import { SweepApiService } from './modules/sweeps/sweep-api.service.js';
 import { SweepStatusService } from './modules/sweeps/sweep-status.service.js';
-import { DEV_GAS_TANK_EVM_ADDRESS, DEV_GAS_TANK_EVM_KEY } from './devchain/devchain.js';
+import { DEV_GAS_TANK_EVM_ADDRESS, DEV_GAS_TANK_EVM_KEY } from './devchain/dev-keys.js';
 import { sweepEventsHook } from './modules/sweeps/sweep-events.js';
 import { sampleDatabase } from './modules/metrics/metrics.sample.js';
 

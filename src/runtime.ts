@@ -21,16 +21,10 @@ import { exportRoutes } from './rest/export.routes.js';
 import { startMetricsServer } from './http/metrics.route.js';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { watchedNetworks, type RpcOverrides } from './chains/networks.js';
-import { fundSandboxGasTanks, SANDBOX_TOKENS, startSandboxChains, type DevChains, type SandboxChains } from './devchain/index.js';
+import type { RpcOverrides } from './chains/networks.js';
+import type { DevChains, SandboxChains } from './devchain/index.js';
 import { NETWORKS } from './common/environment.js';
-import { expireOrdersJob } from './jobs/expire-orders.job.js';
-import { pruneSessionsJob } from './jobs/prune-sessions.job.js';
-import { reconcileJob } from './jobs/reconcile.job.js';
-import { watchChainJobs } from './jobs/watch-chain.job.js';
-import { sweepJobs } from './jobs/sweep.job.js';
-import { startScheduler, type Scheduler, type SchedulerOptions } from './jobs/scheduler.js';
-import { startWebhookDelivery, webhookJobs } from './jobs/webhook-deliver.job.js';
+import type { Scheduler, SchedulerOptions } from './jobs/scheduler.js';
 import type { WebhookRunner } from './modules/webhooks/webhook.runner.js';
 
 export interface Gateway {
@@ -80,7 +74,9 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
   };
   // The local chains boot in parallel with the database, migrations and HTTP (most of a cold start).
   const sandboxStarting =
-    config.ROLE !== 'api' && config.DEV_CHAINS && !opts.devChains ? startSandboxChains({ cacheDir: join(config.DATA_DIR, 'solc'), blockTime: 1 }) : undefined;
+    config.ROLE !== 'api' && config.DEV_CHAINS && !opts.devChains
+      ? import('./devchain/index.js').then((d) => d.startSandboxChains({ cacheDir: join(config.DATA_DIR, 'solc'), blockTime: 1 }))
+      : undefined;
   sandboxStarting?.catch(() => undefined); // awaited below; a failure before then must not be unhandled
   // First in, so last out: the chains stop after the watchers and the database are done with them.
   if (sandboxStarting) cleanups.push(async () => (await sandboxStarting.catch(() => undefined))?.stop());
@@ -131,6 +127,21 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       if (!config.publicBaseUrlExplicit) config.PUBLIC_BASE_URL = gateway.url;
     }
     if (config.ROLE !== 'api') {
+      // The worker's modules load here, not at the top: the chain adapters, sweeps and local chains bring
+      // the chains' client libraries (ethers providers, TronWeb, web3.js connections), and the scheduler
+      // its job store; an API process (ROLE=api) runs none of them and does not carry them.
+      const [{ watchedNetworks }, { fundSandboxGasTanks, SANDBOX_TOKENS }, { expireOrdersJob }, { pruneSessionsJob }, { reconcileJob }, { watchChainJobs }, { sweepJobs }, { startScheduler }, { startWebhookDelivery, webhookJobs }] =
+        await Promise.all([
+          import('./chains/networks.js'),
+          import('./devchain/index.js'),
+          import('./jobs/expire-orders.job.js'),
+          import('./jobs/prune-sessions.job.js'),
+          import('./jobs/reconcile.job.js'),
+          import('./jobs/watch-chain.job.js'),
+          import('./jobs/sweep.job.js'),
+          import('./jobs/scheduler.js'),
+          import('./jobs/webhook-deliver.job.js'),
+        ]);
       const devChains = opts.devChains;
       let sandbox: SandboxChains | undefined;
       if (sandboxStarting) {

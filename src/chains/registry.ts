@@ -1,8 +1,10 @@
 import type { Environment, Network } from '../common/environment.js';
 import type { ChainFamily, ChainFamilyDriver } from './chain-adapter.js';
-import { evmDriver } from './evm/index.js';
-import { solanaDriver } from './solana/index.js';
-import { tronDriver } from './tron/index.js';
+// The drivers only (offline: derivation, validation, URIs), not the families' index: the adapters and
+// sweeps behind it bring RPC clients and TronWeb, which only the worker's watchers and sweeps use.
+import { evmDriver } from './evm/evm.driver.js';
+import { solanaDriver } from './solana/solana.driver.js';
+import { tronDriver } from './tron/tron.driver.js';
 
 /** The only map from network to chain family; everything else asks the registry. */
 const FAMILY: Record<Network, ChainFamily> = { ETHEREUM: 'evm', BINANCE: 'evm', TRON: 'tron', SOLANA: 'solana' };

@@ -1,8 +1,8 @@
-import { createHash } from 'node:crypto';
 import { AbiCoder, computeAddress, getAddress, getCreateAddress, Interface, JsonRpcProvider, Network as EthersNetwork, Wallet } from 'ethers';
 import type { ChainNetworkConfig, WatchedToken } from '../chains/chain-adapter.js';
 import { EvmRpcClient, toQuantity } from '../chains/evm/evm.rpc.js';
 import { startAnvil, type AnvilInstance } from './anvil.js';
+import { DEV_GAS_TANK_EVM_ADDRESS } from './dev-keys.js';
 import { compileContractFile, compileTestToken, type CompileResult } from './solc.js';
 
 /** anvil's built-in dev accounts come from this mnemonic; anvil unlocks them for eth_sendTransaction. */
@@ -57,12 +57,7 @@ export const DEV_TOKEN_ADDRESSES: Record<DevNetwork, Record<DevTokenSymbol, stri
   BINANCE: { USDT: DEV_TOKENS.BINANCE[0]!.address, USDC: DEV_TOKENS.BINANCE[1]!.address },
 };
 
-/**
- * The local gas tank's key on the EVM dev chains (public knowledge, like anvil's accounts: never use it
- * off local chains). The dev Sweeper obeys it, and every start funds it with native coin.
- */
-export const DEV_GAS_TANK_EVM_KEY = `0x${createHash('sha256').update('cpg-sandbox/gas-tank/secp256k1').digest('hex')}`;
-export const DEV_GAS_TANK_EVM_ADDRESS = computeAddress(DEV_GAS_TANK_EVM_KEY);
+export { DEV_GAS_TANK_EVM_ADDRESS, DEV_GAS_TANK_EVM_KEY } from './dev-keys.js';
 
 /** Sweep contracts on each dev chain, deployed after the tokens by the same deployer: fixed addresses. */
 export const DEV_SWEEP_CONTRACTS = {

@@ -10,7 +10,6 @@
  * `jsonParsed`, subscriptions other than signatureSubscribe). Nothing persists: each start is a fresh
  * chain, so balances and payments from a previous start are gone (the database keeps its rows).
  */
-import { createHash } from 'node:crypto';
 import { Keypair, PublicKey } from '@solana/web3.js';
 import { computeAddress, getAddress, Interface } from 'ethers';
 import { EvmRpcClient, toQuantity } from '../chains/evm/evm.rpc.js';
@@ -19,6 +18,9 @@ import type { Network } from '../common/environment.js';
 import { DEPLOYER_ADDRESS, DEV_TOKENS, startDevChains, waitForReceipt, type DevChains } from './devchain.js';
 import { startSolanaFacade, type SolanaFacade } from './solana.facade.js';
 import { startTronEmulator, type TronEmulator } from './tron.emulator.js';
+import { devSeed, SANDBOX_FAUCET_SECP256K1_KEY, SANDBOX_FAUCET_SOLANA_SEED } from './dev-keys.js';
+
+export { SANDBOX_FAUCET_SECP256K1_KEY, SANDBOX_FAUCET_SOLANA_SEED } from './dev-keys.js';
 
 export type SandboxTokenSymbol = 'USDT' | 'USDC';
 
@@ -30,13 +32,6 @@ export interface SandboxToken {
   decimals: number;
 }
 
-/** A deterministic dev key: public knowledge, like anvil's accounts; never use it off local chains. */
-const devSeed = (label: string) => createHash('sha256').update(`cpg-sandbox/${label}`).digest();
-
-/** secp256k1 key of the local faucet wallet on ETHEREUM, BINANCE and TRON (the same key serves all three). */
-export const SANDBOX_FAUCET_SECP256K1_KEY = `0x${devSeed('faucet/secp256k1').toString('hex')}`;
-/** ed25519 seed (32 bytes, hex) of the local faucet wallet on SOLANA. */
-export const SANDBOX_FAUCET_SOLANA_SEED = devSeed('faucet/solana').toString('hex');
 /** Mint authority (and fee payer) of the local SPL test tokens. */
 export const SOLANA_MINT_AUTHORITY = Keypair.fromSeed(devSeed('solana/mint-authority'));
 /** The local customer wallet `dev pay` uses on SOLANA. */

@@ -16,6 +16,9 @@ function renamed(query: unknown, names: Record<string, string>): Record<string, 
   return q;
 }
 
+/** A repeated or comma-separated query value as one list (`a,b` and `x=a&x=b` alike). */
+const commaList = (v: unknown): unknown[] => [v].flat().flatMap((x) => (typeof x === 'string' ? x.split(',').map((s) => s.trim()).filter(Boolean) : [x]));
+
 const ORDER_QUERY_NAMES: Record<string, string> = {
   status: 'statuses', from: 'createdFrom', to: 'createdTo', created_from: 'createdFrom', created_to: 'createdTo', paid_from: 'paidFrom', paid_to: 'paidTo',
   token_address: 'tokenAddress', payment_link_id: 'paymentLinkId', tz: 'timeZone',
@@ -30,13 +33,30 @@ const ORDER_TIMES = ['createdFrom', 'createdTo', 'paidFrom', 'paidTo'];
  */
 function toOrderExportCommand(query: unknown): ExportOrdersCommand {
   const q = renamed(query, ORDER_QUERY_NAMES);
-  if (q.statuses !== undefined) q.statuses = [q.statuses].flat().flatMap((v) => (typeof v === 'string' ? v.split(',').map((s) => s.trim()).filter(Boolean) : [v]));
+  if (q.statuses !== undefined) q.statuses = commaList(q.statuses);
   for (const k of ORDER_TIMES) if (typeof q[k] === 'string') q[k] = parseTimeParam(q[k]);
   if (q.overpaid === 'true' || q.overpaid === 'false') q.overpaid = q.overpaid === 'true';
   return q as ExportOrdersCommand;
 }
 
-const toPaymentExportCommand = (query: unknown) => renamed(query, { token_address: 'tokenAddress', tz: 'timeZone' }) as ExportPaymentsCommand;
+const PAYMENT_QUERY_NAMES: Record<string, string> = {
+  status: 'statuses', from: 'detectedFrom', to: 'detectedTo', detected_from: 'detectedFrom', detected_to: 'detectedTo', token_address: 'tokenAddress', tz: 'timeZone',
+};
+const PAYMENT_TIMES = ['detectedFrom', 'detectedTo'];
+
+/**
+ * The payments export's query string → the GraphQL `payments` filter (exportPaymentsCommand, whose
+ * fields the listing shares), with the orders export's conventions: snake_case names (and the earlier
+ * `status`/`from`/`to`), statuses comma-separated or repeated (`pending` or GraphQL's `PENDING`),
+ * times ISO-8601 or Unix seconds.
+ */
+function toPaymentExportCommand(query: unknown): ExportPaymentsCommand {
+  const q = renamed(query, PAYMENT_QUERY_NAMES);
+  // GraphQL's enum names (PENDING) or the values the CSV writes (pending): either spelling.
+  if (q.statuses !== undefined) q.statuses = commaList(q.statuses).map((v) => (typeof v === 'string' ? v.toLowerCase() : v));
+  for (const k of PAYMENT_TIMES) if (typeof q[k] === 'string') q[k] = parseTimeParam(q[k]);
+  return q as ExportPaymentsCommand;
+}
 
 const csv = (e: CsvExport): RestResult => ({
   raw: { contentType: 'text/csv; charset=utf-8', body: e.rows, headers: { 'content-disposition': `attachment; filename="${e.filename}"`, 'x-content-type-options': 'nosniff' } },
@@ -44,7 +64,7 @@ const csv = (e: CsvExport): RestResult => ({
 
 /**
  * CSV exports for dashboards (`Authorization: Bearer <access token>`), environment-scoped: the same
- * filters as the GraphQL `orders` query, streamed (docs/api.md "CSV export").
+ * filters as the GraphQL `orders` and `payments` queries, streamed (docs/api.md "CSV export").
  */
 export function exportRoutes(app: App): RestRoute[] {
   return [

@@ -1,6 +1,7 @@
 /**
  * CSV exports over HTTP on the real gateway: dashboard JWT only, errors in the envelope, the GraphQL
- * `orders` filters (statuses, created range, paying network/token, search), tz, RFC 4180 escaping
+ * `orders` and `payments` filters (each export's rows equal the query's for a set of filter
+ * combinations), tz, RFC 4180 escaping
  * checked with an independent reader, formula cells neutralised, another merchant's rows never
  * included, and a result larger than one cursor batch.
  */
@@ -10,7 +11,7 @@ import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { http } from '../support/http';
 import { bearer, gql } from '../support/graphql';
-import { CsvParityOrdersDocument, type CsvParityOrdersQueryVariables } from '../generated/graphql';
+import { CsvParityOrdersDocument, CsvParityPaymentsDocument, type CsvParityOrdersQueryVariables, type CsvParityPaymentsQueryVariables } from '../generated/graphql';
 
 let gw: TestGateway;
 let m: Awaited<ReturnType<typeof createMerchant>>;
@@ -235,7 +236,92 @@ describe('payments.csv', () => {
     expect(csvRecords((await csv(PAYMENTS, '?network=TRON')).text).map((x) => x.tx_hash)).toEqual([tron.txHash]);
     expect(csvRecords((await csv(PAYMENTS, `?search=${bsc.txHash}`)).text).map((x) => x.tx_hash)).toEqual([bsc.txHash]);
     expect(csvRecords((await csv(PAYMENTS, '?status=orphaned')).text)).toEqual([]);
-    const bad = await http(gw.url, `${PAYMENTS}?status=Success`, { headers: { authorization: `Bearer ${token}` } });
-    expect(bad.status).toBe(400);
+  });
+
+  it.each([
+    ['status=Success', 'statuses'],
+    ['statuses=pending,Paid', 'statuses'],
+    ['detectedFrom=yesterday', 'detectedFrom'],
+    ['to=0000-01-01', 'detectedTo'],
+    ['network=BITCOIN', 'network'],
+    ['token_address=short', 'tokenAddress'],
+    ['tz=Europe/Paris', 'timeZone'],
+    ['sort=AMOUNT', '_'],
+    ['first=5', '_'],
+    ['status=pending&statuses=confirmed', '_'],
+    ['from=2026-11-02T00:00:00Z&to=2026-11-01T00:00:00Z', 'detectedTo'],
+  ])('payments.csv?%s → 400 VALIDATION_FAILED naming the field', async (query, field) => {
+    const r = await http(gw.url, `${PAYMENTS}?${query}`, { headers: { authorization: `Bearer ${token}` } });
+    expect(r.status).toBe(400);
+    expect(r.body).toEqual({ status_code: 400, message: expect.any(String), data: expect.objectContaining({ code: 'VALIDATION_FAILED' }) });
+    if (field !== '_') expect(Object.keys(r.body.data.fields).some((k) => k === field || k.startsWith(`${field}.`))).toBe(true);
+  });
+
+  it('the same bad filter values in the GraphQL payments query are refused with a code', async () => {
+    const backwards = await gql(gw.url, CsvParityPaymentsDocument, { environment: 'SANDBOX', detectedFrom: '2026-11-02T00:00:00Z', detectedTo: '2026-11-01T00:00:00Z' }, bearer(token));
+    expect(backwards.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
+    const blank = await gql(gw.url, CsvParityPaymentsDocument, { environment: 'SANDBOX', search: '   ' }, bearer(token));
+    expect(blank.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
+    const status = await gql(gw.url, CsvParityPaymentsDocument, { environment: 'SANDBOX', statuses: ['Paid' as never] }, bearer(token));
+    expect(status.errors?.[0]?.extensions?.code).toBe('BAD_USER_INPUT');
+  });
+
+  it('a filtered CSV has exactly the rows, in the same order, that the GraphQL payments query returns for the same filter', async () => {
+    // 230 more transfers into the two paid orders' deposits: every status, both networks, other senders,
+    // detection times with ties (the id breaks them), so each filter term and the order are exercised.
+    await sql(
+      gw,
+      `insert into payments (id, environment, network, tx_hash, log_index, block_number, block_hash, token_id, deposit_id, order_id, from_address, to_address, amount, status, detected_at)
+       select gen_random_uuid(), p.environment, p.network, 'PAR' || g || '-' || p.tx_hash, 0, 100 + g, p.block_hash, p.token_id, p.deposit_id, p.order_id,
+              case when g % 3 = 0 then 'PARSENDER' || (g % 4) else p.from_address end, p.to_address, p.amount,
+              (array['pending', 'confirmed', 'orphaned'])[1 + g % 3], now() - make_interval(secs => g % 9)
+       from payments p join generate_series(1, 115) g on true where p.tx_hash in (?, ?)`,
+      [tron.txHash, bsc.txHash],
+    );
+    const now = Date.now();
+    const iso = (ms: number) => new Date(ms).toISOString();
+    const unix = (ms: number) => String(Math.floor(ms / 1000));
+    const sec = (ms: number) => iso(Math.floor(ms / 1000) * 1000);
+    const cases: [string, Omit<CsvParityPaymentsQueryVariables, 'first' | 'after' | 'environment'>][] = [
+      ['', {}],
+      ['?statuses=confirmed', { statuses: ['CONFIRMED'] }],
+      ['?status=pending,orphaned', { statuses: ['PENDING', 'ORPHANED'] }],
+      ['?statuses=PENDING&statuses=confirmed', { statuses: ['PENDING', 'CONFIRMED'] }],
+      ['?network=TRON', { network: 'TRON' }],
+      [`?token_address=${BSC_TESTNET_USDT.toLowerCase()}`, { tokenAddress: BSC_TESTNET_USDT.toLowerCase() }],
+      [`?tokenAddress=${NILE_USDT}&statuses=orphaned`, { tokenAddress: NILE_USDT, statuses: ['ORPHANED'] }],
+      [`?search=${encodeURIComponent(tron.orderNo)}`, { search: tron.orderNo }],
+      [`?search=${bsc.txHash}`, { search: bsc.txHash }],
+      ['?search=parsender2', { search: 'parsender2' }],
+      [`?search=${encodeURIComponent('%')}`, { search: '%' }],
+      [`?search=${encodeURIComponent("x' or '1'='1")}`, { search: "x' or '1'='1" }],
+      [`?detectedFrom=${encodeURIComponent(iso(now - 4000))}&detected_to=${unix(now + 60_000)}`, { detectedFrom: iso(now - 4000), detectedTo: sec(now + 60_000) }],
+      [`?from=${unix(now - 3_600_000)}&to=${encodeURIComponent(iso(now - 2000))}`, { detectedFrom: sec(now - 3_600_000), detectedTo: iso(now - 2000) }],
+      [`?network=BINANCE&status=pending,confirmed&search=parsender1&detectedTo=${unix(now + 60_000)}`, { network: 'BINANCE', statuses: ['PENDING', 'CONFIRMED'], search: 'parsender1', detectedTo: sec(now + 60_000) }],
+      ['?network=SOLANA', { network: 'SOLANA' }],
+    ];
+    try {
+      for (const [query, filter] of cases) {
+        const viaGql: string[] = [];
+        let after: string | null | undefined;
+        do {
+          const r = await gql(gw.url, CsvParityPaymentsDocument, { ...filter, environment: 'SANDBOX', first: 100, after }, bearer(token));
+          expect({ query, errors: r.errors }).toEqual({ query, errors: undefined });
+          viaGql.push(...r.data!.payments.edges.map((e) => e.node.id));
+          after = r.data!.payments.pageInfo.hasNextPage ? r.data!.payments.pageInfo.endCursor : null;
+        } while (after);
+        const res = await csv(PAYMENTS, query);
+        expect({ query, status: res.status }).toEqual({ query, status: 200 });
+        expect({ query, rows: csvRecords(res.text).map((x) => x.payment_id) }).toEqual({ query, rows: viaGql });
+      }
+      // The combinations are not vacuous: the filters select different, non-empty sets.
+      const count = async (q: string) => csvRecords((await csv(PAYMENTS, q)).text).length;
+      expect(await count('')).toBe(232);
+      expect(await count('?network=TRON')).toBe(116);
+      expect(await count('?search=parsender2')).toBeGreaterThan(0);
+      expect(await count(`?search=${bsc.txHash}`)).toBe(1);
+    } finally {
+      await sql(gw, `delete from payments where tx_hash like 'PAR%'`);
+    }
   });
 });

@@ -1,6 +1,5 @@
 import { createHmac } from 'node:crypto';
 import { Keypair, PublicKey } from '@solana/web3.js';
-import { ASSOCIATED_TOKEN_PROGRAM_ID, getAssociatedTokenAddressSync, TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import type { Network, WalletType } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { formatDecimal } from '../../common/money.js';
@@ -9,6 +8,12 @@ import type { ChainFamilyDriver, PaymentRequest, SettlementAddressCheck } from '
 /** SLIP-0010 coin type for Solana; every level is hardened because ed25519 has no public derivation. */
 const SOLANA_COIN_TYPE = 501;
 const HARDENED = 0x80000000;
+// The three program ids the driver needs, as @solana/spl-token defines them: that package (about 130
+// modules) is left to the worker's sweeps and the faucet, so that an API process deriving deposit
+// addresses does not load it (test/unit/solana-ata.test.ts checks these against it).
+const TOKEN_PROGRAM_ID = new PublicKey('TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA');
+const TOKEN_2022_PROGRAM_ID = new PublicKey('TokenzQdBNbLqP5VEhdkAS6EPFLC1PHnBqCXEpPxuEb');
+const ASSOCIATED_TOKEN_PROGRAM_ID = new PublicKey('ATokenGPvbdGVxr1b2hvZbsiqW5xWH25efTNsLJA8knL');
 /** Classic SPL Token program: USDC/USDT mints (Token-2022 mints would need their own program id here). */
 const SPL_TOKEN_PROGRAM = TOKEN_PROGRAM_ID.toBase58();
 /** Trust Wallet's coin id for Solana in its deep links (SLIP-44). */
@@ -96,8 +101,11 @@ export function associatedTokenAddress(owner: string | PublicKey, mint: string |
   const ownerKey = typeof owner === 'string' ? new PublicKey(owner) : owner;
   const mintKey = typeof mint === 'string' ? new PublicKey(mint) : mint;
   const programKey = typeof tokenProgramId === 'string' ? new PublicKey(tokenProgramId) : tokenProgramId;
-  // allowOwnerOffCurve=false: deposit owners are derived ed25519 keys, so a PDA here would be a bug.
-  return getAssociatedTokenAddressSync(mintKey, ownerKey, false, programKey).toBase58();
+  // Off-curve owners refused (spl-token's allowOwnerOffCurve=false): deposit owners are derived ed25519
+  // keys, so a PDA here would be a bug.
+  if (!PublicKey.isOnCurve(ownerKey.toBytes())) throw new Error(`associated token account of an off-curve owner: ${ownerKey.toBase58()}`);
+  const [ata] = PublicKey.findProgramAddressSync([ownerKey.toBuffer(), programKey.toBuffer(), mintKey.toBuffer()], ASSOCIATED_TOKEN_PROGRAM_ID);
+  return ata.toBase58();
 }
 
 function solanaPayUrl(req: PaymentRequest, recipient: string, mint: string): string {

@@ -5,7 +5,9 @@ import { requireEnvironment, requireMerchantWide } from '../../common/access.js'
 import type { RequestContext } from '../../common/context.js';
 import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
-import { InlineLiterals, orderListingSql } from '../orders/order-filter.sql.js';
+import { InlineLiterals } from '../../db/sql-values.js';
+import { orderListingSql } from '../orders/order-filter.sql.js';
+import { PAYMENT_LISTING_FROM, PAYMENT_LISTING_ORDER, paymentFilterSql } from '../payments/payment-filter.sql.js';
 import { exportOrdersCommand, exportPaymentsCommand, type ExportOrdersCommand, type ExportPaymentsCommand, type ExportTimeZone } from './csv-export.commands.js';
 
 /**
@@ -16,7 +18,7 @@ import { exportOrdersCommand, exportPaymentsCommand, type ExportOrdersCommand, t
  *   pool (its own, outside the ORM pool, so a long export never starves requests). Every value is
  *   formatted as text in SQL (times in the chosen zone, amounts as exact decimals); Node only
  *   forwards bytes. COPY takes no bind parameters: filter values are inlined as literals quoted by
- *   pg's `escapeLiteral` (dates as ISO strings cast to timestamptz, lists as text arrays), the only
+ *   pg's `escapeLiteral` (dates as ISO strings cast to timestamptz; src/db/sql-values.ts), the only
  *   way a value reaches the statement.
  * - Cells that a spreadsheet would run as a formula (first character `=`, `+`, `-`, `@`, tab or
  *   carriage return) get a leading `'`, in SQL (`csvCell`), for every text cell.
@@ -48,18 +50,6 @@ const STATEMENT_TIMEOUT = '30min';
 /** A text cell, prefixed with `'` when a spreadsheet would evaluate it (CSV/formula injection). */
 // ascii() of the first character (=, +, -, @, tab, CR) rather than left(…, 1): no substring per cell.
 export const csvCell = (expr: string): string => `(case when ascii(${expr}) in (61, 43, 45, 64, 9, 13) then '''' || ${expr} else ${expr} end)`;
-
-const likeEscape = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
-
-/** WHERE terms with their values inlined as quoted literals (COPY has no bind parameters). */
-class Query {
-  readonly where: string[] = [];
-  add(value: string | Date | string[]): string {
-    if (value instanceof Date) return `${pg.escapeLiteral(value.toISOString())}::timestamptz`;
-    if (Array.isArray(value)) return `array[${value.map((v) => pg.escapeLiteral(v)).join(', ')}]::text[]`;
-    return pg.escapeLiteral(value);
-  }
-}
 
 const ORDER_COLUMNS = [
   'order_no', 'status', 'amount_idr', 'currency', 'customer_name', 'customer_email', 'source', 'payment_link_id',
@@ -115,31 +105,30 @@ export class CsvExportService {
     return this.open(caller.merchantId, `orders-${env}`, sql);
   }
 
-  /** Payments (observed transfers) of the caller's merchant and environment, newest first. */
+  /**
+   * Payments (observed transfers) of the caller's merchant and environment, newest detected first: the
+   * GraphQL `payments` query's filter through the same SQL builder (payment-filter.sql.ts) over the same
+   * rows, so a filtered export has exactly the rows the query pages through, in its order. Amounts in
+   * token units and IDR at the order's locked rate, as analytics.payments writes them.
+   */
   async payments(ctx: RequestContext, cmd: ExportPaymentsCommand): Promise<CsvExport> {
     const caller = requireMerchantWide(ctx, 'Exporting payments');
     const env = requireEnvironment(ctx);
     const f = parseInput(exportPaymentsCommand, cmd);
-    const q = new Query();
     const ts = timeFormatter(f.timeZone);
-    q.where.push(`p.merchant_id = ${q.add(caller.merchantId)}`, `p.environment = ${q.add(env)}`);
-    if (f.status) q.where.push(`p.status = any(${q.add(f.status)}::text[])`);
-    if (f.from) q.where.push(`p.detected_at >= ${q.add(f.from)}`);
-    if (f.to) q.where.push(`p.detected_at < ${q.add(f.to)}`);
-    if (f.network) q.where.push(`p.network = ${q.add(f.network)}`);
-    if (f.tokenAddress) q.where.push(`lower(p.token_address) = lower(${q.add(f.tokenAddress)})`);
-    if (f.search) {
-      const like = q.add(`%${likeEscape(f.search)}%`);
-      const exact = q.add(f.search);
-      q.where.push(`(p.order_no ilike ${like} or p.tx_hash = ${exact} or lower(p.from_address) = lower(${exact}))`);
-    }
+    const where = paymentFilterSql(f, caller.merchantId, env, new InlineLiterals());
+    const units = 'analytics.token_units(p.amount, t.decimals)';
     const sql = `select ${selectList(PAYMENT_COLUMNS, [
-        'p.order_no', 'p.tx_hash', 'p.log_index', 'p.network', 'p.token_symbol', 'p.token_address', 'p.amount', 'p.amount_idr', 'p.rate_idr',
+        'o.order_no', 'p.tx_hash', 'p.log_index', 'p.network', 't.symbol', 't.address', units, `round(${units} * q.crypto_rate::numeric)`, 'q.crypto_rate::numeric',
         'p.status', 'p.late', 'p.from_address', 'p.to_address', 'p.block_number', ts('p.detected_at'), ts('p.confirmed_at'), ts('p.orphaned_at'),
-        'p.order_id', 'p.payment_id',
-      ], ['p.order_no', 'p.tx_hash', 'p.token_symbol', 'p.token_address', 'p.from_address', 'p.to_address', 'p.rate_idr'])}
-      from analytics.payments p where ${q.where.join(' and ')}
-      order by p.detected_at desc, p.payment_id desc`;
+        'p.order_id', 'p.id',
+      ], ['o.order_no', 'p.tx_hash', 't.symbol', 't.address', 'p.from_address', 'p.to_address'])}
+      from ${PAYMENT_LISTING_FROM}
+      join tokens t on t.id = p.token_id
+      left join deposits d on d.id = p.deposit_id
+      left join quotes q on q.id = d.quote_id
+      where ${where.join(' and ')}
+      order by ${PAYMENT_LISTING_ORDER}`;
     return this.open(caller.merchantId, `payments-${env}`, sql);
   }
 

@@ -7,10 +7,10 @@ import { DomainError } from '../../common/errors.js';
 import { formatDecimal, parseDecimal } from '../../common/money.js';
 import { parseInput } from '../../common/validation.js';
 import type { Config } from '../../config/index.js';
-import { SANDBOX_FAUCET_SECP256K1_KEY, SANDBOX_FAUCET_SOLANA_SEED } from '../../devchain/sandbox.chains.js';
+import { SANDBOX_FAUCET_SECP256K1_KEY, SANDBOX_FAUCET_SOLANA_SEED } from '../../devchain/dev-keys.js';
 import type { NetworkCatalog } from '../networks/network-catalog.service.js';
 import type { TokenService } from '../tokens/token.service.js';
-import { FAUCET_SENDERS, serialised, type FaucetKeys, type FaucetSender } from './faucet.senders.js';
+import type { FaucetKeys, FaucetSender } from './faucet.senders.js';
 
 /** Native coin of each network: what the faucet sends for gas, and its decimals. */
 const NATIVE: Record<Network, { symbol: string; decimals: number; configKey: 'FAUCET_NATIVE_AMOUNT_EVM' | 'FAUCET_NATIVE_AMOUNT_TRON' | 'FAUCET_NATIVE_AMOUNT_SOLANA' }> = {
@@ -78,7 +78,7 @@ export class FaucetService {
       throw new DomainError('VALIDATION_FAILED', `address is not a valid ${req.network} address`, { fields: { address: `not a valid ${familyOf(req.network).toUpperCase()} address` } });
     }
     const address = driver.normalizeAddress(req.address);
-    const sender = this.sender(req.network);
+    const sender = await this.sender(req.network);
     await this.takeGrant(ctx.em, req.network, address, ctx.ip);
 
     const warnings: string[] = [];
@@ -141,12 +141,18 @@ export class FaucetService {
     });
   }
 
-  private sender(network: Network): FaucetSender {
+  private async sender(network: Network): Promise<FaucetSender> {
     let s = this.senders.get(network);
     if (!s) {
       const rpcUrl = this.networks.rpcUrls('sandbox', network)[0];
       const key = { evm: this.keys.secp256k1Evm, tron: this.keys.secp256k1Tron, solana: this.keys.solanaSeedHex }[familyOf(network)];
       if (!rpcUrl || !key) throw new DomainError('SERVICE_UNAVAILABLE', `The faucet has no wallet or RPC endpoint on ${network} (set the FAUCET_* key and SANDBOX_${network}_RPC_URLS)`);
+      // The senders bring the chains' full client libraries (TronWeb, web3.js connections, ethers
+      // providers): loaded on the first faucet request, so an API process that never serves one
+      // (every production process) does not carry them.
+      const { FAUCET_SENDERS, serialised } = await import('./faucet.senders.js');
+      const cached = this.senders.get(network);
+      if (cached) return cached;
       s = serialised(FAUCET_SENDERS[familyOf(network)]({ rpcUrl, keys: this.keys, timeoutMs: this.config.RPC_TIMEOUT_MS * 3 }));
       this.senders.set(network, s);
     }

@@ -1,4 +1,4 @@
-import pg from 'pg';
+import { likeLiteral, type SqlValues } from '../../db/sql-values.js';
 import type { OrderFilter, OrderSort } from './order.commands.js';
 
 /**
@@ -8,41 +8,9 @@ import type { OrderFilter, OrderSort } from './order.commands.js';
  * the order's own columns (copied at settlement), so no join is needed.
  */
 
-/** How a value reaches the statement: a bind parameter, or a quoted literal. */
-export interface SqlValues {
-  /** The SQL text standing for `value` in the statement. */
-  bind(value: string | number | boolean | Date): string;
-}
-
-/** `?` placeholders; `values` in order, for `em.execute(sql, values)`. */
-export class BindParams implements SqlValues {
-  readonly values: unknown[] = [];
-  bind(value: string | number | boolean | Date): string {
-    this.values.push(value);
-    return '?';
-  }
-}
-
-/**
- * Values written into the statement as literals, for COPY: strings quoted by pg's `escapeLiteral`
- * (the only way a string reaches the statement), instants as ISO text cast to timestamptz.
- */
-export class InlineLiterals implements SqlValues {
-  bind(value: string | number | boolean | Date): string {
-    if (value instanceof Date) return `${pg.escapeLiteral(value.toISOString())}::timestamptz`;
-    if (typeof value === 'boolean') return value ? 'true' : 'false';
-    if (typeof value === 'number') {
-      if (!Number.isFinite(value)) throw new Error('not a finite number');
-      return String(value);
-    }
-    return pg.escapeLiteral(value);
-  }
-}
+export { BindParams, InlineLiterals, type SqlValues } from '../../db/sql-values.js';
 
 const SORT_COLUMNS: Record<OrderSort, string> = { CREATED_AT: 'o.created_at', AMOUNT: 'o.amount', PAID_AT: 'o.paid_at' };
-
-/** `%`, `_` and `\` taken literally in a LIKE pattern. */
-const likeLiteral = (s: string) => s.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 export interface OrderListingSql {
   /** WHERE terms, to join with `and` (the sort's own term included: PAID_AT lists paid orders only). */

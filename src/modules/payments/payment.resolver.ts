@@ -11,7 +11,7 @@ import { PaymentConnection, PaymentStatusEnum } from './payment.types.js';
 export class PaymentResolver {
   @Authorized('API_KEY', 'DASHBOARD')
   @UseMiddleware(EnvironmentArg)
-  @Query(() => PaymentConnection, { description: 'Transfers observed into the merchant’s deposit addresses, newest first; filters; cursor pagination (docs/api.md "GraphQL for dashboards")' })
+  @Query(() => PaymentConnection, { description: 'Transfers observed into the merchant’s deposit addresses, newest first; filters (the payments CSV export takes the same); cursor pagination (docs/api.md "GraphQL for dashboards")' })
   async payments(
     @Ctx() ctx: GqlContext,
     @Arg('environment', () => EnvironmentEnum, { nullable: true }) _environment?: EnvironmentEnum,
@@ -20,12 +20,13 @@ export class PaymentResolver {
     @Arg('tokenAddress', () => String, { nullable: true }) tokenAddress?: string,
     @Arg('detectedFrom', () => Date, { nullable: true, description: 'Detected at or after' }) detectedFrom?: Date,
     @Arg('detectedTo', () => Date, { nullable: true, description: 'Detected before' }) detectedTo?: Date,
+    @Arg('search', () => String, { nullable: true, description: 'Order number prefix, or exactly the transaction hash or the sender address' }) search?: string,
     @Arg('first', () => Int, { nullable: true, description: '1-100, default 20' }) first?: number,
     @Arg('after', () => String, { nullable: true }) after?: string,
   ): Promise<PaymentConnection> {
     const page = await ctx.app.payments.list(ctx, {
       statuses: statuses ?? undefined, network: network ?? undefined, tokenAddress: tokenAddress ?? undefined,
-      detectedFrom: detectedFrom ?? undefined, detectedTo: detectedTo ?? undefined, first: first ?? undefined, after: after ?? undefined,
+      detectedFrom: detectedFrom ?? undefined, detectedTo: detectedTo ?? undefined, search: search ?? undefined, first: first ?? undefined, after: after ?? undefined,
     });
     const edges = page.edges.map((e) => ({ cursor: e.cursor, node: toPaymentType(e.node, e.node.order.orderNo) }));
     return { edges, pageInfo: pageInfoOf(edges, page.hasNextPage, after), count: page.totalCount };

@@ -6,6 +6,8 @@ import type { Environment, Network } from '../../common/environment.js';
 import { parseInput } from '../../common/validation.js';
 import { inPageOrder, newestFirstIds } from '../../db/keyset.js';
 import { listPaymentsCommand, type ListPaymentsCommand } from './payment.commands.js';
+import { PAYMENT_LISTING_FROM, paymentFilterSql } from './payment-filter.sql.js';
+import { BindParams } from '../../db/sql-values.js';
 import { Payment } from './payment.entity.js';
 import { paymentSourcesOf, type PaymentStatus } from './payment.transitions.js';
 import { writeOrSetAside, type RecordFailure } from './watcher-failures.js';
@@ -77,18 +79,9 @@ export class PaymentService {
   async list(ctx: RequestContext, cmd: ListPaymentsCommand): Promise<PaymentPage> {
     const f = parseInput(listPaymentsCommand, cmd);
     const caller = requireMerchantWide(ctx, 'Listing payments');
-    const where = ['o.merchant_id = ?', 'p.environment = ?'];
-    const params: unknown[] = [caller.merchantId, requireEnvironment(ctx)];
-    const add = (clause: string, ...values: unknown[]) => {
-      where.push(clause);
-      params.push(...values);
-    };
-    if (f.statuses?.length) add(`p.status in (${f.statuses.map(() => '?').join(', ')})`, ...f.statuses);
-    if (f.network) add('p.network = ?', f.network);
-    if (f.tokenAddress) add('p.token_id in (select t.id from tokens t where t.environment = p.environment and lower(t.address) = lower(?))', f.tokenAddress);
-    if (f.detectedFrom) add('p.detected_at >= ?', f.detectedFrom);
-    if (f.detectedTo) add('p.detected_at < ?', f.detectedTo);
-    const page = await newestFirstIds(ctx.em, { kind: 'payments', from: 'payments p join orders o on o.id = p.order_id', id: 'p.id', key: 'p.detected_at', where, params, first: f.first, after: f.after });
+    const v = new BindParams();
+    const where = paymentFilterSql(f, caller.merchantId, requireEnvironment(ctx), v);
+    const page = await newestFirstIds(ctx.em, { kind: 'payments', from: PAYMENT_LISTING_FROM, id: 'p.id', key: 'p.detected_at', where, params: v.values, first: f.first, after: f.after });
     const found = page.rows.length ? await ctx.em.find(Payment, { id: { $in: page.rows.map((r) => r.id) } }, { populate: ['token', 'order'] }) : [];
     return { edges: inPageOrder(page.rows, found), hasNextPage: page.hasNextPage, totalCount: page.totalCount };
   }
