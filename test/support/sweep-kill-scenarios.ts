@@ -110,11 +110,22 @@ export function sweepKillScenarios(chain: SweepKillChain, opts: { deposits?: num
       },
     });
 
+  /** The network's recent sweeps and their transactions, for a timeout's message. */
+  async function sweepState(): Promise<string> {
+    const sweeps = await sql(`select id, deposit_id, status, failure_reason, updated_at from sweeps where network = ? order by created_at desc limit 12`, [chain.network]);
+    const txs = await sql(
+      `select t.kind, t.state, t.success, t.tx_hash, t.nonce::text, t.expires_at::text, t.block_number, t.fee_paid::text, array_agg(l.sweep_id) as sweeps from sweep_txs t left join sweep_tx_links l on l.tx_id = t.id
+       where t.network = ? group by t.id order by t.created_at desc limit 20`,
+      [chain.network],
+    );
+    return JSON.stringify({ sweeps, txs }, null, 1);
+  }
+
   /** Polls `probe`, moving the chain on each round. */
   const until: Until = async (probe, what, ms = 60_000) => {
     const t0 = Date.now();
     while (!(await probe())) {
-      if (Date.now() - t0 > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}\n--- worker stdout\n${worker?.stdout().slice(-3000)}\n--- stderr\n${worker?.stderr().slice(-2000)}`);
+      if (Date.now() - t0 > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}\n--- worker stdout\n${worker?.stdout().slice(-3000)}\n--- stderr\n${worker?.stderr().slice(-2000)}\n--- sweeps\n${await sweepState()}`);
       await chain.advance();
       await sleep(200);
     }
