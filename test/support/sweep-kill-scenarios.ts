@@ -17,7 +17,7 @@
  * would die with it. The file starts the chain (the servers the dev chains run) and gives the worker
  * its URL, as an operator would give a testnet's.
  */
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Network } from '../../src/common/environment';
@@ -88,6 +88,7 @@ export function sweepKillScenarios(chain: SweepKillChain, opts: { deposits?: num
   });
   afterAll(async () => {
     await worker?.kill();
+    rmSync(dataDir, { recursive: true, force: true });
   });
 
   const startWorker = (crashAfter?: SweepStep) =>
