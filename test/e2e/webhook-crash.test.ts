@@ -3,8 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestDatabase, type TestDatabase } from '../support/db';
 import { createMerchant } from '../support/fixtures';
-import { startTestGateway, TEST_JWT_SECRET, TEST_MASTER_KEY, type TestGateway } from '../support/gateway';
-import { bareEnv, lockDist, MAIN_JS, requireDist, spawnProcess, type Spawned } from '../support/process';
+import { startTestGateway, type TestGateway } from '../support/gateway';
+import { requireDist, spawnBuiltWorker, type Spawned } from '../support/process';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { attemptsOf, deliveriesOf, eventually, FAST_WEBHOOKS, newOrder, setUrl, transition, verifies } from '../support/webhooks';
 
@@ -38,31 +38,14 @@ it('a crash between sending and recording: delivered again after the lease, same
   const m = await createMerchant(api.app);
   await setUrl(api.app, m.merchantId, 'sandbox', r.url);
 
-  const release = await lockDist();
-  try {
-    worker = spawnProcess(
-      process.execPath,
-      [MAIN_JS],
-      bareEnv({
-        NODE_ENV: 'test',
-        ROLE: 'worker',
-        LOG_LEVEL: 'info',
-        DATABASE_URL: db.url,
-        DATA_DIR: mkdtempSync(join(tmpdir(), 'cpg-wh-crash-')),
-        MASTER_KEY: TEST_MASTER_KEY,
-        JWT_SECRET: TEST_JWT_SECRET,
-        DEV_CHAINS: 'false',
-        RATE_SOURCES: 'none',
-        RATE_LIMIT_STORE: 'memory',
-        // The receiver is on loopback: refused unless allowed explicitly.
-        WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
-        ...FAST_WEBHOOKS,
-      }),
-    );
-    await worker.waitForOutput(/gateway started/, 60_000);
-  } finally {
-    release();
-  }
+  worker = await spawnBuiltWorker({
+    databaseUrl: db.url,
+    dataDir: mkdtempSync(join(tmpdir(), 'cpg-wh-crash-')),
+    // The receiver is on loopback: refused unless allowed explicitly.
+    env: { WEBHOOK_ALLOW_PRIVATE_URLS: 'true', ...FAST_WEBHOOKS },
+    ready: /gateway started/,
+    readyTimeoutMs: 60_000,
+  });
 
   r.reply = (_w, n) => (n === 1 ? 'hang' : { status: 200 });
   const order = await newOrder(api.app, m.merchantId);

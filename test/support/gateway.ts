@@ -7,9 +7,9 @@ import type { App } from '../../src/app';
 import { buildServer, type HttpServer } from '../../src/http/server';
 import { startGateway, type Gateway, type StartOptions } from '../../src/runtime';
 import { createTestDatabase, type TestDatabase } from './db';
+import { TEST_JWT_SECRET, TEST_MASTER_KEY } from './secrets';
 
-export const TEST_MASTER_KEY = '11'.repeat(32);
-export const TEST_JWT_SECRET = 'test-jwt-secret-that-is-long-enough-0123456789';
+export { TEST_JWT_SECRET, TEST_MASTER_KEY };
 
 export interface TestGateway extends Gateway {
   url: string;

@@ -3,6 +3,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
+import { TEST_JWT_SECRET, TEST_MASTER_KEY } from './secrets';
 
 /** Repository root (where package.json and dist/ live). */
 export const ROOT = resolve(__dirname, '../..');
@@ -189,5 +190,52 @@ function isAlive(pid: number): boolean {
     return true;
   } catch (e) {
     return (e as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+export interface BuiltWorkerOptions {
+  /** The gateway database the worker shares with the test's in-process API. */
+  databaseUrl: string;
+  dataDir: string;
+  /** Added to (or overriding, or with `undefined` removing) the common worker environment. */
+  env?: Record<string, string | undefined>;
+  /** Output that means the worker is up (default: its job scheduler started). */
+  ready?: RegExp;
+  readyTimeoutMs?: number;
+}
+
+/**
+ * The built worker (`node dist/src/main.js`, ROLE=worker) on the test's database, with the test
+ * secrets, no local chains of its own (`DEV_CHAINS=false`: chains it started would die with it when
+ * a test kills it) and no rate sources. Holds the dist lock while it loads its modules; resolves once
+ * `ready` appears, and never leaves a half-started worker behind (it is killed if it does not get there).
+ */
+export async function spawnBuiltWorker(o: BuiltWorkerOptions): Promise<Spawned> {
+  const release = await lockDist();
+  try {
+    const w = spawnProcess(
+      process.execPath,
+      [MAIN_JS],
+      bareEnv({
+        NODE_ENV: 'test',
+        ROLE: 'worker',
+        LOG_LEVEL: 'info',
+        DATABASE_URL: o.databaseUrl,
+        DATA_DIR: o.dataDir,
+        MASTER_KEY: TEST_MASTER_KEY,
+        JWT_SECRET: TEST_JWT_SECRET,
+        DEV_CHAINS: 'false',
+        RATE_SOURCES: 'none',
+        RATE_LIMIT_STORE: 'memory',
+        ...o.env,
+      }),
+    );
+    await w.waitForOutput(o.ready ?? /job scheduler started/, o.readyTimeoutMs ?? 120_000).catch(async (err: unknown) => {
+      await w.kill();
+      throw err;
+    });
+    return w;
+  } finally {
+    release();
   }
 }

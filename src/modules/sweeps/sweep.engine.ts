@@ -316,14 +316,21 @@ export class SweepEngine {
     await this.o.status.transitionMany(t, (await this.linkedSweeps(t, row.id, back[0])).map((id) => ({ id })), back[1]);
   }
 
-  private async linkedSweeps(em: EntityManager, txId: string, status: string): Promise<string[]> {
-    const rows = await em.execute<{ id: string }[]>(`select s.id from sweeps s join sweep_tx_links l on l.sweep_id = s.id where l.tx_id = ? and s.status = ? order by s.id`, [txId, status]);
+  private async linkedSweeps(em: EntityManager, txId: string, status: string, lock = false): Promise<string[]> {
+    const rows = await em.execute<{ id: string }[]>(
+      `select s.id from sweeps s join sweep_tx_links l on l.sweep_id = s.id where l.tx_id = ? and s.status = ? order by s.id${lock ? ' for update of s' : ''}`,
+      [txId, status],
+    );
     return rows.map((r) => r.id);
   }
 
   /** A funding transaction is in a block: its sweeps are funded once all their funding transactions are (or back to planned if it reverted). */
   private async fundingIncluded(em: EntityManager, txId: string, success: boolean): Promise<void> {
-    const ids = await this.linkedSweeps(em, txId, 'funding');
+    // Locked before reading what is still pending: tracking runs several transactions at once, and two
+    // funding transactions of the same sweeps (TRON: activation, delegation, top-ups) included in one
+    // tick would each see the other still `broadcast` and neither would move the sweeps (they stayed
+    // `funding` for good). With the lock, the last of them reads after the others committed.
+    const ids = await this.linkedSweeps(em, txId, 'funding', true);
     if (!success) {
       await this.o.status.transitionMany(em, ids.map((id) => ({ id })), 'planned');
       return;
