@@ -22,13 +22,16 @@ const TRX = 1_000_000n;
 let emu: TronEmulator;
 let energyEmu: TronEmulator;
 let gw: TestGateway;
+/** Its own database: one (environment, network) is one chain, as in production (the engine re-checks its recent transactions against the chain it is given). */
+let energyGw: TestGateway;
 let usdt: string;
 let energyUsdt: string;
 let target: WatchedNetwork;
 let energyTarget: WatchedNetwork;
 
 const tank = () => gw.app.gasTanks.address('sandbox', 'TRON')!;
-const targetOf = (url: string) => watchedNetworks(gw.app.config, { 'sandbox:TRON': [url] }).find((t) => t.environment === 'sandbox' && t.network === 'TRON')!;
+const energyTank = () => energyGw.app.gasTanks.address('sandbox', 'TRON')!;
+const targetOf = (g: TestGateway, url: string) => watchedNetworks(g.app.config, { 'sandbox:TRON': [url] }).find((t) => t.environment === 'sandbox' && t.network === 'TRON')!;
 
 beforeAll(async () => {
   emu = await startTronEmulator({ solidityLag: 0 });
@@ -36,24 +39,26 @@ beforeAll(async () => {
   usdt = await emu.deployToken({ name: 'Tether USD (emulator)', symbol: 'USDT', decimals: 6 });
   energyUsdt = await energyEmu.deployToken({ name: 'Tether USD (emulator)', symbol: 'USDT', decimals: 6 });
   gw = await startTestGateway({ ROLE: 'api', SANDBOX_TRON_CONFIRMATIONS: '1' });
-  target = targetOf(emu.url);
-  energyTarget = targetOf(energyEmu.url);
+  energyGw = await startTestGateway({ ROLE: 'api', SANDBOX_TRON_CONFIRMATIONS: '1' });
+  target = targetOf(gw, emu.url);
+  energyTarget = targetOf(energyGw, energyEmu.url);
   await emu.setTrx(tank(), 100_000n * TRX);
-  await energyEmu.setTrx(tank(), 100_000n * TRX);
+  await energyEmu.setTrx(energyTank(), 100_000n * TRX);
   // The operator stakes once (CLI `gas-tank stake`): enough energy for every deposit in flight.
   const tron = energyTarget.adapter as TronAdapter;
-  const key = gw.app.gasTanks.signingKey('sandbox', 'TRON');
+  const key = energyGw.app.gasTanks.signingKey('sandbox', 'TRON');
   try {
     const stake = await tron.sweeps.signStake(key, 50_000n * TRX);
     await tron.sweeps.broadcast(stake);
   } finally {
     key.fill(0);
   }
-  expect((await tron.sweeps.tankStake(tank())).delegatableSun).toBe(50_000n * TRX);
+  expect((await tron.sweeps.tankStake(energyTank())).delegatableSun).toBe(50_000n * TRX);
 }, 60_000);
 
 afterAll(async () => {
   await gw?.close();
+  await energyGw?.close();
   await emu?.stop();
   await energyEmu?.stop();
 });
@@ -99,6 +104,7 @@ describe('TRX top-up path', () =>
 describe('delegated energy path', () =>
   sweepCrashScenarios({
     ...common,
+    app: () => energyGw.app,
     adapter: () => energyTarget.adapter,
     token: () => ({ symbol: 'USDT', name: 'Tether USD (emulator)', address: energyUsdt, decimals: 6 }),
     pay: async (owner, amount) => (await energyEmu.mint(energyUsdt, owner, amount)).txId,
@@ -108,10 +114,10 @@ describe('delegated energy path', () =>
     reorg: reorgOf(() => energyEmu),
     loan: {
       lentTo: async (address) => {
-        const res = await fetch(`${energyEmu.url}/wallet/getdelegatedresourcev2`, { method: 'POST', body: JSON.stringify({ fromAddress: tank(), toAddress: address, visible: true }) });
+        const res = await fetch(`${energyEmu.url}/wallet/getdelegatedresourcev2`, { method: 'POST', body: JSON.stringify({ fromAddress: energyTank(), toAddress: address, visible: true }) });
         const json = (await res.json()) as { delegatedResource?: { frozen_balance_for_energy?: number }[] };
         return BigInt(json.delegatedResource?.[0]?.frozen_balance_for_energy ?? 0);
       },
-      free: async () => (await (energyTarget.adapter as TronAdapter).sweeps.tankStake(tank())).delegatableSun,
+      free: async () => (await (energyTarget.adapter as TronAdapter).sweeps.tankStake(energyTank())).delegatableSun,
     },
   }));
