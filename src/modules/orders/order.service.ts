@@ -31,6 +31,8 @@ export interface OrderServiceOptions {
   maxIdr: number;
   /** Observability hook (metrics), called once per inserted order. */
   onCreated?: (order: Pick<OrderRecord, 'environment' | 'source'>) => void;
+  /** Observability hook (metrics), called once per group-committed statement with its number of orders. */
+  onBatch?: (size: number) => void;
   /** Group commit of concurrent order inserts (ORDER_GROUP_COMMIT_*); absent → one statement per order. */
   groupCommit?: GroupCommitOptions;
   /**
@@ -253,6 +255,7 @@ export class OrderService {
    * only its answer was lost).
    */
   async insertBatch(batch: PendingOrder[]): Promise<Outcome<OrderRecord>[]> {
+    this.opts.onBatch?.(batch.length);
     if (batch.length === 1) return [await settle(this.insertOne(batch[0]!))];
     const cols = {
       id: [] as string[],
