@@ -23,6 +23,8 @@ import { containsNul, frameworkError, installErrorHandling, NUL_MESSAGE } from '
 import { RateLimitStoreError } from '../modules/limits/rate-limit.service.js';
 import { registerRoutes, type RestRoute } from '../rest/routes.js';
 import { registerMetrics } from './metrics.route.js';
+import { requestLogger } from './logger.js';
+import type { Logger } from 'pino';
 import { gasTankHealth } from '../modules/sweeps/gas-tank.service.js';
 import { unix } from '../common/time.js';
 
@@ -148,6 +150,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
       return typeof given === 'string' && /^[\w.-]{1,64}$/.test(given) ? given : randomUUID();
     },
     return503OnClosing: true,
+    childLoggerFactory: (logger, bindings, opts) => requestLogger(logger as Logger, bindings, opts as Record<string, unknown>) as FastifyBaseLogger,
     // fastify's "incoming request" / "request completed" lines (two JSON lines and two stdout writes per
     // request at the default `info`): only at debug and trace. Failures are still logged (error handler).
     logController: new LogController({ disableRequestLogging: !(app.log as { isLevelEnabled(level: string): boolean }).isLevelEnabled('debug') }),
