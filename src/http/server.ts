@@ -1,7 +1,7 @@
 import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
 import { getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { randomUUID } from 'node:crypto';
@@ -151,9 +151,6 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
     },
     return503OnClosing: true,
     childLoggerFactory: (logger, bindings, opts) => requestLogger(logger as Logger, bindings, opts as Record<string, unknown>) as FastifyBaseLogger,
-    // fastify's "incoming request" / "request completed" lines (two JSON lines and two stdout writes per
-    // request at the default `info`): only at debug and trace. Failures are still logged (error handler).
-    logController: new LogController({ disableRequestLogging: !(app.log as { isLevelEnabled(level: string): boolean }).isLevelEnabled('debug') }),
     clientErrorHandler: (err, socket) => clientError(err, socket),
     frameworkErrors: frameworkError,
   });
