@@ -1,5 +1,6 @@
 import { request, Agent } from 'node:http';
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import { benchDatabase, percentile, startGatewayProcess } from './support.js';
 
@@ -71,6 +72,51 @@ function post(agent: Agent, url: URL, body: string, headers: Record<string, stri
     req.end(body);
   });
 }
+
+/** CPU time (user + system, ms) of a process from /proc (Linux); 0 when it cannot be read. */
+function procCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Where a phase's CPU went, per order: the gateway process, the PostgreSQL backends connected to the
+ * bench database (the gateway's pool; read from pg_stat_activity at the start), and this load
+ * generator. On a shared machine these are the honest figures: throughput follows the machine's
+ * share, CPU per order follows the code.
+ */
+async function batchCounters(gatewayUrl: string): Promise<{ batches: number; rows: number }> {
+  const text = await (await fetch(new URL('/metrics', gatewayUrl))).text();
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { batches: value('cpg_order_insert_batches_total'), rows: value('cpg_order_insert_batch_rows_total') };
+}
+
+async function cpuMeter(dbUrl: string, gatewayPid: number, gatewayUrl: string) {
+  const c = new pg.Client({ connectionString: dbUrl });
+  await c.connect();
+  const backends = (await c.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()')).rows.map((r) => r.pid);
+  await c.end();
+  // A backend that exits during the phase (the pool retires idle connections) is left out of the sum.
+  const read = () => ({ api: procCpuMs(gatewayPid), pg: backends.map((pid) => procCpuMs(pid)), self: process.cpuUsage() });
+  const batchesBefore = await batchCounters(gatewayUrl);
+  const start = read();
+  return async (orders: number) => {
+    const end = read();
+    const batchesAfter = await batchCounters(gatewayUrl);
+    const batches = batchesAfter.batches - batchesBefore.batches;
+    const self = (end.self.user - start.self.user + end.self.system - start.self.system) / 1000;
+    const pgMs = end.pg.reduce((a, ms, i) => a + (ms > 0 ? ms - start.pg[i]! : 0), 0);
+    return { api: (end.api - start.api) / orders, pg: pgMs / orders, loadgen: self / orders, backends: backends.length, batches, meanBatch: (batchesAfter.rows - batchesBefore.rows) / batches };
+  };
+}
+
+const cpuLine = (c: { api: number; pg: number; loadgen: number; backends: number; batches: number; meanBatch: number }) =>
+  `  CPU per order: gateway ${c.api.toFixed(3)} ms, its ${c.backends} PostgreSQL backends ${c.pg.toFixed(3)} ms, load generator ${c.loadgen.toFixed(3)} ms; ${c.batches} insert statements, ${c.meanBatch.toFixed(1)} orders each`;
 
 async function restPhase(baseUrl: string, merchantId: string, apiKey: string, seconds: number) {
   const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
@@ -175,10 +221,13 @@ async function main() {
     console.log(`warming up ${WARMUP_S}s …`);
     await restPhase(gw.url, merchant.merchant_id, merchant.sandbox_api_key, WARMUP_S);
     console.log(`REST order creation: ${CONNECTIONS} connections × ${SECONDS}s …`);
+    const meter = await cpuMeter(db.url, gw.proc.pid!, gw.url);
     const rest = await restPhase(gw.url, merchant.merchant_id, merchant.sandbox_api_key, SECONDS);
+    const cpu = await meter(rest.count);
     if (rest.errors) throw new Error(`${rest.errors} order requests did not answer 201: the figures would be meaningless`);
     const ordersPerS = rest.count / SECONDS;
     console.log(`  ${rest.count} orders (${rest.errors} non-201), ${ordersPerS.toFixed(0)}/s, p50 ${percentile(rest.latencies, 50).toFixed(2)} ms, p99 ${percentile(rest.latencies, 99).toFixed(2)} ms`);
+    console.log(cpuLine(cpu));
     console.log(`raw PostgreSQL single-row INSERT: ${CONNECTIONS} connections × ${SECONDS}s …`);
     const inserts = await pgPhase(db.url, SECONDS);
     const pgPerS = inserts / SECONDS;
@@ -191,10 +240,13 @@ async function main() {
     console.log(`  ${fixture.rows.toLocaleString('en')} rows in ${fixture.seconds.toFixed(0)} s (insert + vacuum analyze)${fixture.rows < FIXTURE_ROWS ? ' — time budget reached' : ''}`);
     await restPhase(gw.url, merchant.merchant_id, merchant.sandbox_api_key, WARMUP_S);
     console.log(`REST order creation with ${fixture.rows.toLocaleString('en')} orders in the table: ${CONNECTIONS} connections × ${SECONDS}s …`);
+    const bigMeter = await cpuMeter(db.url, gw.proc.pid!, gw.url);
     const big = await restPhase(gw.url, merchant.merchant_id, merchant.sandbox_api_key, SECONDS);
+    const bigCpu = await bigMeter(big.count);
     if (big.errors) throw new Error(`${big.errors} order requests did not answer 201 (5M phase)`);
     const bigPerS = big.count / SECONDS;
     console.log(`  ${big.count} orders, ${bigPerS.toFixed(0)}/s, p50 ${percentile(big.latencies, 50).toFixed(2)} ms, p99 ${percentile(big.latencies, 99).toFixed(2)} ms`);
+    console.log(cpuLine(bigCpu));
     console.log(
       JSON.stringify({
         orders_per_s: Math.round(ordersPerS),
@@ -203,6 +255,8 @@ async function main() {
         p99_ms: Number(percentile(rest.latencies, 99).toFixed(2)),
         ratio_5m: Number((bigPerS / ordersPerS).toFixed(3)),
         p99_5m_ms: Number(percentile(big.latencies, 99).toFixed(2)),
+        api_cpu_ms_per_order: Number(cpu.api.toFixed(3)),
+        pg_cpu_ms_per_order: Number(cpu.pg.toFixed(3)),
         fixture_rows: fixture.rows,
         fixture_s: Math.round(fixture.seconds),
         duration_s: Math.round((performance.now() - started) / 1000),

@@ -130,6 +130,10 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
       ? { windowMs: config.ORDER_GROUP_COMMIT_WINDOW_MS, maxBatch: config.ORDER_GROUP_COMMIT_MAX, maxInFlight: Math.min(config.ORDER_GROUP_COMMIT_CONNECTIONS, config.DATABASE_POOL_MAX) }
       : undefined,
     onCreated: (o) => metrics.ordersCreated.inc({ environment: o.environment, source: o.source }),
+    onBatch: (n) => {
+      metrics.orderBatches.inc();
+      metrics.orderBatchRows.inc(n);
+    },
     statements: () => (statementsEm ??= orm.em.fork()),
   });
   const orderStatus = new OrderStatusService((t) => {

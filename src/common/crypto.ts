@@ -1,8 +1,12 @@
-import { createCipheriv, createDecipheriv, createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHmac, hash, randomBytes, timingSafeEqual } from 'node:crypto';
 
-/** SHA-256 hex digest: how API keys, checkout keys and refresh tokens are stored and looked up. */
+/**
+ * SHA-256 hex digest: how API keys, checkout keys and refresh tokens are stored and looked up. The
+ * one-shot `crypto.hash` (no Hash object per call): two digests per order creation (API key, checkout
+ * key) were ≈ 2.5 × cheaper this way (bench:orders).
+ */
 export function sha256Hex(value: string | Buffer): string {
-  return createHash('sha256').update(value).digest('hex');
+  return hash('sha256', value, 'hex');
 }
 
 export function hmacSha256Hex(key: string | Buffer, body: string | Buffer): string {

@@ -21,9 +21,10 @@ export function metricsAccessError(app: App, authorization: string | undefined):
 
 /** `/metrics` on the API server (api and all roles), plus the HTTP latency histogram of every route. */
 export function registerMetrics(fastify: FastifyInstance, app: App): void {
-  fastify.addHook('onResponse', async (req, reply) => {
+  fastify.addHook('onResponse', (req, reply, done) => {
     // The route pattern (`/api/v2/testnet/merchant/fiat/order`), never the raw URL: bounded label values.
     app.metrics.observeHttp(req.method, req.routeOptions.url ?? 'unmatched', reply.statusCode, reply.elapsedTime / 1000);
+    done();
   });
   fastify.get('/metrics', async (req, reply) => {
     const denied = metricsAccessError(app, req.headers.authorization);

@@ -12,7 +12,7 @@ import {
   tokenAddress,
   walletType,
   type CreateDepositCommand,
-  type CreateOrderCommand,
+  CheckedCreateOrder,
   type GetOrderCommand,
   type LockQuoteCommand,
 } from '../modules/orders/order.commands.js';
@@ -35,13 +35,17 @@ const getOrderBody = z.object({ merchant_id: merchantId, order_no: orderNo });
 const checkOrderRateBody = z.object({ merchant_id: merchantId, transactionID: orderNo, tokenAddress, network });
 const createQrBody = checkOrderRateBody.extend({ walletType });
 
-/** `POST /merchant/fiat/order`. */
-export function toCreateOrder(ctx: RequestContext, schema: ReturnType<typeof createOrderBody>, body: unknown): CreateOrderCommand {
+/**
+ * `POST /merchant/fiat/order`. The body is parsed with the command's own field validators and the
+ * same bounds (`schema` is built from ORDER_MIN_IDR / ORDER_MAX_IDR, as the service's command is), so
+ * the result goes to the service as already checked.
+ */
+export function toCreateOrder(ctx: RequestContext, schema: ReturnType<typeof createOrderBody>, body: unknown): CheckedCreateOrder {
   const b = parseInput(schema, body);
   requireSameMerchant(ctx, b.merchant_id, 'the API key');
   const urls = { successUrl: b.success_url, cancelUrl: b.cancel_url, autoRedirect: b.auto_redirect };
   assertReturnUrls(requireEnvironment(ctx), urls, LEGACY_URL_NAMES);
-  return { orderNo: b.order_no, amount: b.amount, customerName: b.name, customerEmail: b.email, ...urls };
+  return new CheckedCreateOrder({ orderNo: b.order_no, amount: b.amount, customerName: b.name, customerEmail: b.email, ...urls });
 }
 
 /** `POST /merchant/fiat/getOrder`. */

@@ -44,6 +44,9 @@ const HTTP_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
 export class GatewayMetrics {
   readonly registry = new Registry();
   readonly ordersCreated: Counter<'environment' | 'source'>;
+  /** Group-committed order inserts: statements, and the orders they carried (rows / batches = mean batch size). */
+  readonly orderBatches: Counter<string>;
+  readonly orderBatchRows: Counter<string>;
   readonly ordersPaid: Counter<'environment'>;
   readonly orderTransitions: Counter<'environment' | 'from' | 'to'>;
   readonly rpcErrors: Counter<'environment' | 'network' | 'provider' | 'kind'>;
@@ -57,6 +60,8 @@ export class GatewayMetrics {
   constructor(private readonly opts: GatewayMetricsOptions = {}) {
     const registers = [this.registry];
     this.ordersCreated = new Counter({ name: 'cpg_orders_created_total', help: 'Orders created by this process', labelNames: ['environment', 'source'], registers });
+    this.orderBatches = new Counter({ name: 'cpg_order_insert_batches_total', help: 'Order insert statements sent by group commit (one per batch)', registers });
+    this.orderBatchRows = new Counter({ name: 'cpg_order_insert_batch_rows_total', help: 'Orders carried by group-committed insert statements', registers });
     this.ordersPaid = new Counter({ name: 'cpg_orders_paid_total', help: 'Orders that became Success in this process', labelNames: ['environment'], registers });
     this.orderTransitions = new Counter({ name: 'cpg_order_transitions_total', help: 'Order status transitions written by this process', labelNames: ['environment', 'from', 'to'], registers });
     this.rpcErrors = new Counter({ name: 'cpg_rpc_errors_total', help: 'Failed chain RPC attempts, per provider host', labelNames: ['environment', 'network', 'provider', 'kind'], registers });

@@ -23,7 +23,7 @@ function secretHex(): string {
     poolAt = 0;
   }
   const hex = POOL.toString('hex', poolAt, poolAt + 32);
-  POOL.fill(0, poolAt, poolAt + 32);
+  for (let i = poolAt; i < poolAt + 32; i++) POOL[i] = 0; // not Buffer#fill: a native call per key for 32 bytes
   poolAt += 32;
   return hex;
 }

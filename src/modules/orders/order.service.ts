@@ -14,7 +14,7 @@ import { prepared } from '../../db/prepared.js';
 import { GroupCommit, type GroupCommitOptions, type Outcome } from '../../common/group-commit.js';
 import { uuid7 } from '../../common/uuid7.js';
 import { Order, type OrderRecord } from './order.entity.js';
-import { createOrderCommand, getOrderCommand, listOrdersCommand, type CreateOrderCommand, type GetOrderCommand, type ListOrdersCommand } from './order.commands.js';
+import { CheckedCreateOrder, createOrderCommand, getOrderCommand, listOrdersCommand, type CreateOrderCommand, type GetOrderCommand, type ListOrdersCommand } from './order.commands.js';
 import { BindParams, orderFilterSql, orderListingSql } from './order-filter.sql.js';
 import { decodeCursor, encodeCursor, isPgInteger, isPgTimestamp } from '../../common/cursor.js';
 import { createOrderLoaders, type OrderLoaders } from './order.loaders.js';
@@ -31,6 +31,8 @@ export interface OrderServiceOptions {
   maxIdr: number;
   /** Observability hook (metrics), called once per inserted order. */
   onCreated?: (order: Pick<OrderRecord, 'environment' | 'source'>) => void;
+  /** Observability hook (metrics), called once per group-committed statement with its number of orders. */
+  onBatch?: (size: number) => void;
   /** Group commit of concurrent order inserts (ORDER_GROUP_COMMIT_*); absent → one statement per order. */
   groupCommit?: GroupCommitOptions;
   /**
@@ -61,7 +63,13 @@ export interface PendingOrder {
   o: NewOrder;
 }
 
-const RETURNING = 'id, merchant_id, environment, order_no, amount, currency, status, customer_name, customer_email, source, payment_link_id, expires_at, created_at';
+/**
+ * What an insert learns from PostgreSQL: the columns it fills itself (defaults, and the expiry from the
+ * merchant's lifetime setting), times as epoch milliseconds (int8 text: cheaper to format and to read
+ * than timestamptz text and `new Date(text)`). Everything else in the record is the request's own
+ * values, so thirteen columns per row came back for five (bench:orders: PostgreSQL and driver CPU).
+ */
+const RETURNING = 'id, currency, status, floor(extract(epoch from expires_at) * 1000)::int8 as expires_ms, floor(extract(epoch from created_at) * 1000)::int8 as created_ms';
 
 const duplicate = (orderNo: string) => new DomainError('DUPLICATE_ORDER_NO', `An order with order_no ${orderNo} already exists`, { order_no: orderNo });
 const merchantNotFound = () => new DomainError('MERCHANT_NOT_FOUND', 'Merchant not found');
@@ -73,24 +81,24 @@ function settle<T>(p: Promise<T>): Promise<Outcome<T>> {
   );
 }
 
-/** The inserted row as a plain record (no entity hydration on the hot path). */
-function toRecord(row: Record<string, unknown>): OrderRecord {
+/** The inserted order as a plain record (no entity hydration on the hot path): the request's values and what RETURNING gave. */
+function toRecord(p: PendingOrder, row: Record<string, unknown>): OrderRecord {
+  const { o } = p;
   return {
-    id: row.id as string,
-    merchant: { id: row.merchant_id as string },
-    environment: row.environment as OrderRecord['environment'],
-    orderNo: row.order_no as string,
-    amount: BigInt(row.amount as string),
+    id: p.id,
+    merchant: { id: o.merchantId },
+    environment: o.environment,
+    orderNo: o.orderNo,
+    amount: o.amount,
     currency: row.currency as string,
     status: row.status as OrderRecord['status'],
-    customerName: row.customer_name as string | null,
-    customerEmail: row.customer_email as string | null,
-    source: row.source as OrderRecord['source'],
-    paymentLinkId: row.payment_link_id as string | null,
-    // The ORM's connections return timestamps as text.
-    expiresAt: new Date(row.expires_at as string),
+    customerName: o.customerName,
+    customerEmail: o.customerEmail,
+    source: o.source,
+    paymentLinkId: o.paymentLinkId,
+    expiresAt: new Date(Number(row.expires_ms)),
     paidAt: null,
-    createdAt: new Date(row.created_at as string),
+    createdAt: new Date(Number(row.created_ms)),
   };
 }
 
@@ -112,9 +120,9 @@ export class OrderService {
    * DUPLICATE_ORDER_NO. With an idempotency key (order-idempotency.ts), a retry of the same request
    * gets the original order back (`replayed`); without one, nothing changes on this hot path.
    */
-  async create(ctx: RequestContext, cmd: CreateOrderCommand, opts: { idempotencyKey?: string } = {}): Promise<CreatedOrder & { replayed?: boolean }> {
+  async create(ctx: RequestContext, cmd: CreateOrderCommand | CheckedCreateOrder, opts: { idempotencyKey?: string } = {}): Promise<CreatedOrder & { replayed?: boolean }> {
     const caller = requireApiKey(ctx);
-    const data = parseInput(this.createCommand, cmd);
+    const data = cmd instanceof CheckedCreateOrder ? cmd.data : parseInput(this.createCommand, cmd);
     assertReturnUrls(caller.environment, data);
     if (opts.idempotencyKey === undefined) return this.createOnce(ctx, caller, data);
     const key = parseIdempotencyKey(opts.idempotencyKey);
@@ -230,11 +238,11 @@ export class OrderService {
       [p.id, o.environment, o.orderNo, o.amount.toString(), o.customerName, o.customerEmail, o.source, o.paymentLinkId, p.keyHash, p.keyExpiresAt, this.opts.defaultTtlS, o.paymentLinkId, o.merchantId],
     );
     const row = rows[0];
-    if (row) return toRecord(row);
+    if (row) return toRecord(p, row);
     if (retry) {
       // A batch that failed on the way back (connection lost after its commit) may hold this very row: it is ours, not a duplicate.
       const own = await prepared<Record<string, unknown>>(p.em, 'order-by-id', `select ${RETURNING} from orders where id = ?`, [p.id]);
-      if (own[0]) return toRecord(own[0]);
+      if (own[0]) return toRecord(p, own[0]);
     }
     const exists = await p.em.execute<{ n: number }[]>('select 1 as n from merchants where id = ?', [o.merchantId]);
     throw exists.length ? duplicate(o.orderNo) : merchantNotFound();
@@ -253,6 +261,7 @@ export class OrderService {
    * only its answer was lost).
    */
   async insertBatch(batch: PendingOrder[]): Promise<Outcome<OrderRecord>[]> {
+    this.opts.onBatch?.(batch.length);
     if (batch.length === 1) return [await settle(this.insertOne(batch[0]!))];
     const cols = {
       id: [] as string[],
@@ -265,7 +274,7 @@ export class OrderService {
       source: [] as string[],
       link: [] as (string | null)[],
       hash: [] as string[],
-      keyExp: [] as Date[],
+      keyExp: [] as string[],
     };
     for (const { id, o, keyHash, keyExpiresAt } of batch) {
       cols.id.push(id);
@@ -278,7 +287,8 @@ export class OrderService {
       cols.source.push(o.source);
       cols.link.push(o.paymentLinkId);
       cols.hash.push(keyHash);
-      cols.keyExp.push(keyExpiresAt);
+      // ISO text: pg's own Date formatting (local time with offset, field by field) cost more per row.
+      cols.keyExp.push(keyExpiresAt.toISOString());
     }
     let rows: Record<string, unknown>[];
     try {
@@ -310,7 +320,7 @@ export class OrderService {
     for (const p of batch) {
       const row = byId.get(p.id);
       if (row) {
-        out.push({ ok: true, value: toRecord(row) });
+        out.push({ ok: true, value: toRecord(p, row) });
         continue;
       }
       merchants ??= new Set(
