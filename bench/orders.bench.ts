@@ -1,7 +1,7 @@
-import { request, Agent } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
+import { CONNECTIONS, cpuLine, cpuMeter, restPhase } from './orders-load.js';
 import { benchDatabase, percentile, startGatewayProcess } from './support.js';
 
 /**
@@ -19,9 +19,15 @@ import { benchDatabase, percentile, startGatewayProcess } from './support.js';
  * has its own database (two runs on one server do not drop each other's). Bounded: 4 × (2 s warm-up
  * or 10 s phase) + the fixture budget + VACUUM; the total is printed and in the last line.
  */
-const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
-const WARMUP_S = 2;
+/**
+ * Warm-up before each measured phase: the gateway's CPU per order keeps falling for ≈ 20–30 s after
+ * start (JIT tiers, heap sizing; seen in bench:orders-ab's rounds), so 2 s measured a process still
+ * warming. A gateway in production runs for days.
+ */
+const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 20);
+/** After the fixture: how long at most to wait for its writes to reach the disk before measuring. */
+const SETTLE_MAX_S = Number(process.env.BENCH_SETTLE_MAX_S ?? 120);
 const FIXTURE_ROWS = Number(process.env.BENCH_ROWS ?? 5_000_000);
 const FIXTURE_CHUNK = 500_000;
 /** Time budget of the bulk fixture (insert; VACUUM ANALYZE comes after): ≈ 60 s on a quiet machine for 5M rows. */
@@ -60,83 +66,6 @@ async function bulkFixture(url: string, merchantId: string, rows: number, maxS: 
     await c.end();
   }
   return { rows: done, seconds: (performance.now() - t0) / 1000 };
-}
-
-function post(agent: Agent, url: URL, body: string, headers: Record<string, string>): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
-
-/** CPU time (user + system, ms) of a process from /proc (Linux); 0 when it cannot be read. */
-function procCpuMs(pid: number): number {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime in clock ticks (USER_HZ = 100)
-  } catch {
-    return 0;
-  }
-}
-
-/**
- * Where a phase's CPU went, per order: the gateway process, the PostgreSQL backends connected to the
- * bench database (the gateway's pool; read from pg_stat_activity at the start), and this load
- * generator. On a shared machine these are the honest figures: throughput follows the machine's
- * share, CPU per order follows the code.
- */
-async function batchCounters(gatewayUrl: string): Promise<{ batches: number; rows: number }> {
-  const text = await (await fetch(new URL('/metrics', gatewayUrl))).text();
-  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
-  return { batches: value('cpg_order_insert_batches_total'), rows: value('cpg_order_insert_batch_rows_total') };
-}
-
-async function cpuMeter(dbUrl: string, gatewayPid: number, gatewayUrl: string) {
-  const c = new pg.Client({ connectionString: dbUrl });
-  await c.connect();
-  const backends = (await c.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()')).rows.map((r) => r.pid);
-  await c.end();
-  // A backend that exits during the phase (the pool retires idle connections) is left out of the sum.
-  const read = () => ({ api: procCpuMs(gatewayPid), pg: backends.map((pid) => procCpuMs(pid)), self: process.cpuUsage() });
-  const batchesBefore = await batchCounters(gatewayUrl);
-  const start = read();
-  return async (orders: number) => {
-    const end = read();
-    const batchesAfter = await batchCounters(gatewayUrl);
-    const batches = batchesAfter.batches - batchesBefore.batches;
-    const self = (end.self.user - start.self.user + end.self.system - start.self.system) / 1000;
-    const pgMs = end.pg.reduce((a, ms, i) => a + (ms > 0 ? ms - start.pg[i]! : 0), 0);
-    return { api: (end.api - start.api) / orders, pg: pgMs / orders, loadgen: self / orders, backends: backends.length, batches, meanBatch: (batchesAfter.rows - batchesBefore.rows) / batches };
-  };
-}
-
-const cpuLine = (c: { api: number; pg: number; loadgen: number; backends: number; batches: number; meanBatch: number }) =>
-  `  CPU per order: gateway ${c.api.toFixed(3)} ms, its ${c.backends} PostgreSQL backends ${c.pg.toFixed(3)} ms, load generator ${c.loadgen.toFixed(3)} ms; ${c.batches} insert statements, ${c.meanBatch.toFixed(1)} orders each`;
-
-async function restPhase(baseUrl: string, merchantId: string, apiKey: string, seconds: number) {
-  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-  const url = new URL('/api/v2/testnet/merchant/fiat/order', baseUrl);
-  const latencies: number[] = [];
-  let errors = 0;
-  const until = Date.now() + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      while (Date.now() < until) {
-        const body = JSON.stringify({ merchant_id: merchantId, order_no: randomUUID(), amount: '150000' });
-        const t0 = performance.now();
-        const status = await post(agent, url, body, { 'api-key': apiKey });
-        latencies.push(performance.now() - t0);
-        if (status !== 201) errors++;
-      }
-    }),
-  );
-  agent.destroy();
-  return { count: latencies.length, errors, latencies: latencies.sort((a, b) => a - b) };
 }
 
 async function pgPhase(url: string, seconds: number) {
@@ -195,6 +124,39 @@ async function pgOrderPhase(url: string, merchantId: string, seconds: number) {
   return count;
 }
 
+/** Dirty and under-writeback page cache (MB, Linux): what the kernel still has to write to disk. */
+function dirtyMb(): number {
+  try {
+    const m = readFileSync('/proc/meminfo', 'utf8');
+    const kb = (k: string) => Number(new RegExp(`^${k}:\\s+(\\d+)`, 'm').exec(m)?.[1] ?? 0);
+    return Math.round((kb('Dirty') + kb('Writeback')) / 1024);
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * The fixture leaves gigabytes of freshly written table, index and WAL pages behind: PostgreSQL's
+ * next checkpoint and the kernel's writeback would run during the measured phase and take CPU from
+ * every process (the load generator's own CPU per order rose by a fifth in runs without this). A
+ * table that grew to 5M rows over months carries no such backlog, so the fixture's is written out
+ * first: a CHECKPOINT, then a wait until the kernel's dirty pages are back near what they were before
+ * the fixture (at most twice that, or 64 MB), bounded by BENCH_SETTLE_MAX_S. BENCH_SETTLE=false skips it.
+ */
+async function settle(url: string, baselineMb: number): Promise<{ seconds: number; dirtyBeforeMb: number; dirtyAfterMb: number }> {
+  const t0 = performance.now();
+  const dirtyBeforeMb = dirtyMb();
+  const c = new pg.Client({ connectionString: url });
+  await c.connect();
+  try {
+    await c.query('checkpoint');
+  } finally {
+    await c.end();
+  }
+  while (dirtyMb() > Math.max(64, baselineMb * 2) && (performance.now() - t0) / 1000 < SETTLE_MAX_S) await new Promise((r) => setTimeout(r, 500));
+  return { seconds: (performance.now() - t0) / 1000, dirtyBeforeMb, dirtyAfterMb: dirtyMb() };
+}
+
 async function main() {
   const started = performance.now();
   const db = await benchDatabase(`cpg_bench_orders_${process.pid}`);
@@ -210,7 +172,7 @@ async function main() {
     DEV_CHAINS: 'false',
     RATE_SOURCES: 'none',
     ...extraEnv,
-  }, process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []);
+  }, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)]);
   try {
     const { execFileSync } = await import('node:child_process');
     const { join } = await import('node:path');
@@ -227,7 +189,7 @@ async function main() {
     if (rest.errors) throw new Error(`${rest.errors} order requests did not answer 201: the figures would be meaningless`);
     const ordersPerS = rest.count / SECONDS;
     console.log(`  ${rest.count} orders (${rest.errors} non-201), ${ordersPerS.toFixed(0)}/s, p50 ${percentile(rest.latencies, 50).toFixed(2)} ms, p99 ${percentile(rest.latencies, 99).toFixed(2)} ms`);
-    console.log(cpuLine(cpu));
+    console.log(`${cpuLine(cpu)}; dirty page cache ${dirtyMb()} MB`);
     console.log(`raw PostgreSQL single-row INSERT: ${CONNECTIONS} connections × ${SECONDS}s …`);
     const inserts = await pgPhase(db.url, SECONDS);
     const pgPerS = inserts / SECONDS;
@@ -236,8 +198,11 @@ async function main() {
     const orderInserts = await pgOrderPhase(db.url, merchant.merchant_id, SECONDS);
     console.log(`  ${orderInserts} inserts, ${(orderInserts / SECONDS).toFixed(0)}/s (REST reaches ${((ordersPerS / (orderInserts / SECONDS)) * 100).toFixed(0)} % of it)`);
     console.log(`bulk fixture: ${FIXTURE_ROWS.toLocaleString('en')} orders …`);
+    const dirtyBaselineMb = dirtyMb();
     const fixture = await bulkFixture(db.url, merchant.merchant_id, FIXTURE_ROWS, FIXTURE_MAX_S);
     console.log(`  ${fixture.rows.toLocaleString('en')} rows in ${fixture.seconds.toFixed(0)} s (insert + vacuum analyze)${fixture.rows < FIXTURE_ROWS ? ' — time budget reached' : ''}`);
+    const settled = process.env.BENCH_SETTLE === 'false' ? null : await settle(db.url, dirtyBaselineMb);
+    if (settled) console.log(`  settled: CHECKPOINT and writeback in ${settled.seconds.toFixed(0)} s (dirty page cache ${settled.dirtyBeforeMb} → ${settled.dirtyAfterMb} MB; ${dirtyBaselineMb} MB before the fixture)`);
     await restPhase(gw.url, merchant.merchant_id, merchant.sandbox_api_key, WARMUP_S);
     console.log(`REST order creation with ${fixture.rows.toLocaleString('en')} orders in the table: ${CONNECTIONS} connections × ${SECONDS}s …`);
     const bigMeter = await cpuMeter(db.url, gw.proc.pid!, gw.url);
@@ -246,7 +211,7 @@ async function main() {
     if (big.errors) throw new Error(`${big.errors} order requests did not answer 201 (5M phase)`);
     const bigPerS = big.count / SECONDS;
     console.log(`  ${big.count} orders, ${bigPerS.toFixed(0)}/s, p50 ${percentile(big.latencies, 50).toFixed(2)} ms, p99 ${percentile(big.latencies, 99).toFixed(2)} ms`);
-    console.log(cpuLine(bigCpu));
+    console.log(`${cpuLine(bigCpu)}; dirty page cache ${dirtyMb()} MB`);
     console.log(
       JSON.stringify({
         orders_per_s: Math.round(ordersPerS),

@@ -62,10 +62,10 @@ export async function benchOrm(url: string, poolMax: number): Promise<Orm> {
   return orm;
 }
 
-/** Starts the built gateway (`dist/src/main.js`) as a child process and waits for /readyz. */
-export async function startGatewayProcess(env: Record<string, string>, nodeArgs: string[] = []): Promise<{ url: string; proc: ChildProcess; stop(): Promise<void> }> {
+/** Starts the built gateway (`dist/src/main.js`, or another build's `main`) as a child process and waits for /readyz. */
+export async function startGatewayProcess(env: Record<string, string>, nodeArgs: string[] = [], main = join(__dirname, '..', 'src', 'main.js')): Promise<{ url: string; proc: ChildProcess; stop(): Promise<void> }> {
   const port = await freePort();
-  const proc = spawn(process.execPath, [...nodeArgs, join(__dirname, '..', 'src', 'main.js')], {
+  const proc = spawn(process.execPath, [...nodeArgs, main], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'inherit', 'inherit'],
   });

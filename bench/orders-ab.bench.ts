@@ -1,0 +1,94 @@
+import { execFileSync } from 'node:child_process';
+import { join } from 'node:path';
+import { benchDatabases, percentile, startGatewayProcess } from './support.js';
+import { CONNECTIONS, cpuMeter, restPhase } from './orders-load.js';
+
+/**
+ * `npm run bench:orders-ab`: two gateways up at once, each on its own database of the same server,
+ * loaded in turn — alternating phases of BENCH_AB_PHASE_S seconds (default 4), BENCH_AB_ROUNDS rounds
+ * (default 6) after a warm-up of each — so both see the same machine. On a shared machine, where one
+ * run's figures move by a third from one minute to the next, this is how a change is judged.
+ *
+ * Side A and side B differ by what is given:
+ * - BENCH_A_ENV / BENCH_B_ENV: extra gateway variables, k=v,k=v;
+ * - BENCH_A_NODE_ARGS / BENCH_B_NODE_ARGS: node flags, space-separated;
+ * - BENCH_A_MAIN / BENCH_B_MAIN: another build's `dist/src/main.js` (e.g. a worktree of the commit before).
+ * Last line: one JSON object with each side's orders/s, p50, p99 and CPU per order.
+ */
+const PHASE_S = Number(process.env.BENCH_AB_PHASE_S ?? 4);
+const ROUNDS = Number(process.env.BENCH_AB_ROUNDS ?? 6);
+const SIDES = ['A', 'B'] as const;
+
+const pairs = (s: string | undefined) => Object.fromEntries((s ?? '').split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string]));
+
+async function main() {
+  const db = await benchDatabases(SIDES.map((s) => `cpg_bench_ab_${s.toLowerCase()}_${process.pid}`));
+  const sides = [];
+  try {
+    for (const [i, side] of SIDES.entries()) {
+      const url = db.urls[i]!;
+      const gw = await startGatewayProcess(
+        {
+          DATABASE_URL: url,
+          ROLE: 'api',
+          MASTER_KEY: '22'.repeat(32),
+          JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123456789',
+          RATE_LIMIT_STORE: 'memory',
+          RATE_LIMIT_MERCHANT_PER_MIN: '10000000',
+          DEV_CHAINS: 'false',
+          RATE_SOURCES: 'none',
+          ...pairs(process.env[`BENCH_${side}_ENV`]),
+        },
+        (process.env[`BENCH_${side}_NODE_ARGS`] ?? '').split(' ').filter(Boolean),
+        process.env[`BENCH_${side}_MAIN`],
+      );
+      const out = execFileSync(process.execPath, [join(__dirname, '..', 'src', 'cli', 'cli.js'), 'merchant', 'create', '--name', `Bench ${side}`, '--email', `bench-${side}-${Date.now()}@x.test`, '--password', 'benchmark-password', '--json'], {
+        env: { ...process.env, DATABASE_URL: url, MASTER_KEY: '22'.repeat(32), JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123456789', LOG_LEVEL: 'warn' },
+      });
+      const merchant = JSON.parse(out.toString().trim().split('\n').pop()!) as { merchant_id: string; sandbox_api_key: string };
+      sides.push({ side, gw, url, merchant, orders: 0, latencies: [] as number[], api: 0, pg: 0, loadgen: 0 });
+    }
+    for (const s of sides) await restPhase(s.gw.url, s.merchant.merchant_id, s.merchant.sandbox_api_key, 2);
+    console.log(`${ROUNDS} rounds of ${PHASE_S} s per side, ${CONNECTIONS} connections …`);
+    for (let round = 0; round < ROUNDS; round++) {
+      // Alternate which side goes first, so neither always follows the other's writes.
+      for (const s of round % 2 ? [...sides].reverse() : sides) {
+        const meter = await cpuMeter(s.url, s.gw.proc.pid!, s.gw.url);
+        const r = await restPhase(s.gw.url, s.merchant.merchant_id, s.merchant.sandbox_api_key, PHASE_S);
+        if (r.errors) throw new Error(`${s.side}: ${r.errors} order requests did not answer 201`);
+        const cpu = await meter(r.count);
+        s.orders += r.count;
+        s.latencies.push(...r.latencies);
+        s.api += cpu.api * r.count;
+        s.pg += cpu.pg * r.count;
+        s.loadgen += cpu.loadgen * r.count;
+        console.log(`  round ${round + 1} ${s.side}: ${(r.count / PHASE_S).toFixed(0)}/s, p99 ${percentile(r.latencies, 99).toFixed(1)} ms, gateway ${cpu.api.toFixed(3)} ms/order`);
+      }
+    }
+    const result = Object.fromEntries(
+      sides.map((s) => {
+        const sorted = s.latencies.sort((a, b) => a - b);
+        return [
+          s.side,
+          {
+            orders_per_s: Math.round(s.orders / (PHASE_S * ROUNDS)),
+            p50_ms: Number(percentile(sorted, 50).toFixed(2)),
+            p99_ms: Number(percentile(sorted, 99).toFixed(2)),
+            api_cpu_ms_per_order: Number((s.api / s.orders).toFixed(4)),
+            pg_cpu_ms_per_order: Number((s.pg / s.orders).toFixed(4)),
+            loadgen_cpu_ms_per_order: Number((s.loadgen / s.orders).toFixed(4)),
+          },
+        ];
+      }),
+    );
+    console.log(JSON.stringify(result));
+  } finally {
+    for (const s of sides) await s.gw.stop();
+    await db.release();
+  }
+}
+
+main().catch((e) => {
+  console.error(e);
+  process.exit(1);
+});

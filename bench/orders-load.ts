@@ -1,0 +1,115 @@
+import { request, Agent } from 'node:http';
+import { randomUUID } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import pg from 'pg';
+import { Pool } from 'undici';
+
+/**
+ * The REST load of `bench:orders` and `bench:orders-ab`: CONNECTIONS keep-alive connections, each
+ * creating orders one after another for a fixed time, and the CPU each process spent per order.
+ */
+export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
+
+function post(agent: Agent, url: URL, body: string, headers: Record<string, string>): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.statusCode ?? 0));
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+/** CPU time (user + system, ms) of a process from /proc (Linux); 0 when it cannot be read. */
+function procCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(f[11]) + Number(f[12])) * 1000) / 100; // utime + stime in clock ticks (USER_HZ = 100)
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * Where a phase's CPU went, per order: the gateway process, the PostgreSQL backends connected to the
+ * bench database (the gateway's pool; read from pg_stat_activity at the start), and this load
+ * generator. On a shared machine these are the honest figures: throughput follows the machine's
+ * share, CPU per order follows the code.
+ */
+export async function batchCounters(gatewayUrl: string): Promise<{ batches: number; rows: number }> {
+  const text = await (await fetch(new URL('/metrics', gatewayUrl))).text();
+  const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  return { batches: value('cpg_order_insert_batches_total'), rows: value('cpg_order_insert_batch_rows_total') };
+}
+
+export async function cpuMeter(dbUrl: string, gatewayPid: number, gatewayUrl: string) {
+  const c = new pg.Client({ connectionString: dbUrl });
+  await c.connect();
+  const backends = (await c.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()')).rows.map((r) => r.pid);
+  await c.end();
+  // A backend that exits during the phase (the pool retires idle connections) is left out of the sum.
+  const read = () => ({ api: procCpuMs(gatewayPid), pg: backends.map((pid) => procCpuMs(pid)), self: process.cpuUsage() });
+  const batchesBefore = await batchCounters(gatewayUrl);
+  const start = read();
+  return async (orders: number) => {
+    const end = read();
+    const batchesAfter = await batchCounters(gatewayUrl);
+    const batches = batchesAfter.batches - batchesBefore.batches;
+    const self = (end.self.user - start.self.user + end.self.system - start.self.system) / 1000;
+    const pgMs = end.pg.reduce((a, ms, i) => a + (ms > 0 ? ms - start.pg[i]! : 0), 0);
+    return { api: (end.api - start.api) / orders, pg: pgMs / orders, loadgen: self / orders, backends: backends.length, batches, meanBatch: (batchesAfter.rows - batchesBefore.rows) / batches };
+  };
+}
+
+export const cpuLine = (c: { api: number; pg: number; loadgen: number; backends: number; batches: number; meanBatch: number }) =>
+  `  CPU per order: gateway ${c.api.toFixed(3)} ms, its ${c.backends} PostgreSQL backends ${c.pg.toFixed(3)} ms, load generator ${c.loadgen.toFixed(3)} ms; ${c.batches} insert statements, ${c.meanBatch.toFixed(1)} orders each`;
+
+export async function restPhase(baseUrl: string, merchantId: string, apiKey: string, seconds: number) {
+  if (process.env.BENCH_CLIENT === 'node-http') return restPhaseNodeHttp(baseUrl, merchantId, apiKey, seconds);
+  const pool = new Pool(baseUrl, { connections: CONNECTIONS, pipelining: 1 });
+  const headers = { 'content-type': 'application/json', 'api-key': apiKey };
+  const latencies: number[] = [];
+  const trace: string[] = [];
+  let errors = 0;
+  const until = Date.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async (_, conn) => {
+      while (Date.now() < until) {
+        const body = JSON.stringify({ merchant_id: merchantId, order_no: randomUUID(), amount: '150000' });
+        const t0 = performance.now();
+        const res = await pool.request({ path: '/api/v2/testnet/merchant/fiat/order', method: 'POST', headers, body });
+        await res.body.dump();
+        latencies.push(performance.now() - t0);
+        if (process.env.BENCH_TRACE) trace.push(`${conn} ${t0.toFixed(3)} ${(performance.now() - t0).toFixed(3)}`);
+        if (res.statusCode !== 201) errors++;
+      }
+    }),
+  );
+  await pool.close();
+  if (process.env.BENCH_TRACE) writeFileSync(`${process.env.BENCH_TRACE}.${seconds}.txt`, trace.join('\n'));
+  return { count: latencies.length, errors, latencies: latencies.sort((a, b) => a - b) };
+}
+
+async function restPhaseNodeHttp(baseUrl: string, merchantId: string, apiKey: string, seconds: number) {
+  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+  const url = new URL('/api/v2/testnet/merchant/fiat/order', baseUrl);
+  const latencies: number[] = [];
+  let errors = 0;
+  const until = Date.now() + seconds * 1000;
+  await Promise.all(
+    Array.from({ length: CONNECTIONS }, async () => {
+      while (Date.now() < until) {
+        const body = JSON.stringify({ merchant_id: merchantId, order_no: randomUUID(), amount: '150000' });
+        const t0 = performance.now();
+        const status = await post(agent, url, body, { 'api-key': apiKey });
+        latencies.push(performance.now() - t0);
+        if (status !== 201) errors++;
+      }
+    }),
+  );
+  agent.destroy();
+  return { count: latencies.length, errors, latencies: latencies.sort((a, b) => a - b) };
+}
+
