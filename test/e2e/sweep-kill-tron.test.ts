@@ -13,8 +13,8 @@
  * is no nonce gap to check; the shared check that no nonce is used twice is vacuous here.
  */
 import { randomBytes } from 'node:crypto';
-import { getBytes, id as topicOf, Mnemonic, zeroPadValue } from 'ethers';
-import { TronWeb } from 'tronweb';
+import { id as topicOf, zeroPadValue } from 'ethers';
+import type { TronWeb } from 'tronweb';
 import { createTronAdapter, tronAddressBody, tronAddressFromBody, tronDriver, type TronAdapter } from '../../src/chains/tron';
 import { startTronEmulator, type TronEmulator } from '../../src/devchain/tron.emulator';
 import { createTestDatabase } from '../support/db';
@@ -22,8 +22,8 @@ import { startTestGateway, type TestGateway } from '../support/gateway';
 import { checkout } from '../support/order-watch';
 import { requireDist } from '../support/process';
 import { KILL_TANK_MNEMONIC, sweepKillScenarios } from '../support/sweep-kill-scenarios';
+import { tronCustomer, tronTransfer } from '../support/tron-wallet';
 
-const SEED = getBytes(Mnemonic.fromPhrase('test test test test test test test test test test test junk').computeSeed());
 const TRX = 1_000_000n;
 /**
  * ~10 energy per staked TRX on the emulator; a transfer from a new deposit is quoted ~2.9 TRX of burn,
@@ -47,8 +47,7 @@ beforeAll(async () => {
   api = await startTestGateway({ ROLE: 'api', GAS_TANK_MNEMONIC_SANDBOX: KILL_TANK_MNEMONIC }, { db: await createTestDatabase() });
   // Without DEV_CHAINS the sandbox's TRON tokens are the testnet ones: the emulator's USDT is added like an operator would.
   await api.app.tokens.upsert(api.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDT', name: 'Tether USD (emulator)', address: usdt, decimals: 6 });
-  customer = tronDriver.deriveAddress(SEED, 7);
-  wallet = new TronWeb({ fullHost: emu.url, privateKey: Buffer.from(tronDriver.derivePrivateKey(SEED, 7)).toString('hex') });
+  ({ address: customer, wallet } = tronCustomer(emu));
   await emu.setTrx(customer, 100_000n * TRX); // it pays its own energy and bandwidth
   await emu.mint(usdt, customer, 10n ** 12n);
   // The tank: funded, and part of it staked for ENERGY (what the operator's `gas-tank stake` does).
@@ -65,17 +64,6 @@ afterAll(async () => {
   await api?.close();
   await emu?.stop();
 });
-
-async function pay(to: string, amount: bigint): Promise<void> {
-  const built = await wallet.transactionBuilder.triggerSmartContract(usdt, 'transfer(address,uint256)', { feeLimit: 100_000_000 }, [
-    { type: 'address', value: to },
-    { type: 'uint256', value: amount.toString() },
-  ], customer);
-  const res = await wallet.trx.sendRawTransaction(await wallet.trx.sign(built.transaction));
-  if (!res.result) throw new Error(`broadcast failed: ${JSON.stringify(res)}`);
-  // automine: the transfer is in a block once the broadcast answers
-  if (!(await emu.getTx(res.txid))?.success) throw new Error(`payment to ${to} failed`);
-}
 
 /** Every TRC-20 Transfer out of `owner`: the emulator executes on anvil, whose logs are the chain's. */
 async function transfersFrom(owner: string): Promise<{ to: string; amount: bigint }[]> {
@@ -104,7 +92,7 @@ sweepKillScenarios({
     const [dep] = await sql<{ id: string }>('select id from deposits where order_id = ?', [d.orderId]);
     return { orderId: d.orderId, depositId: dep!.id, address: d.address, total: d.total };
   },
-  pay,
+  pay: (to, amount) => tronTransfer(emu, wallet, customer, usdt, to, amount),
   advance: () => emu.mine(1),
   tokenBalance: (owner) => emu.balanceOf(usdt, owner),
   transfersFrom,

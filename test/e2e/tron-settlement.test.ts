@@ -12,20 +12,18 @@
  * block", not the witnesses' real confirmation; no forks of solidified blocks. The gateway talks to
  * it over its real HTTP client (POST /wallet/… and /walletsolidity/…) with no special casing.
  */
-import { getBytes, Mnemonic } from 'ethers';
 import { TronWeb } from 'tronweb';
-import { tronDriver } from '../../src/chains/tron';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
-import { checkout, eventually, watchOrder, type CheckoutDeposit, type OrderWatch } from '../support/order-watch';
+import { checkout, watchOrder, type CheckoutDeposit, type OrderWatch } from '../support/order-watch';
 import { startTronEmulator, type TronEmulator } from '../../src/devchain/tron.emulator';
 import { settlementReads, settlementScenarios } from '../support/settlement-scenarios';
 import { depositPrivateKey, watcherGuardScenarios } from '../support/watcher-guard-scenarios';
 import { receiptScenarios } from '../support/receipt-scenarios';
 import { reconciliationScenarios } from '../support/reconciliation-scenarios';
 import { watchedNetworks } from '../../src/chains/networks';
+import { tronCustomer, tronTransfer } from '../support/tron-wallet';
 
-const SEED = getBytes(Mnemonic.fromPhrase('test test test test test test test test test test test junk').computeSeed());
 /** Blocks between the emulator's latest and solidified heads in these tests (mainnet: ~19). */
 const LAG = 2;
 
@@ -50,8 +48,7 @@ beforeAll(async () => {
   await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDT', name: 'Tether USD (emulator)', address: usdt, decimals: 6 });
   await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDC', name: 'USD Coin (emulator)', address: usdc, decimals: 6 });
   apiKey = (await createMerchant(gw.app)).sandboxKey;
-  customer = tronDriver.deriveAddress(SEED, 7);
-  wallet = new TronWeb({ fullHost: emu.url, privateKey: Buffer.from(tronDriver.derivePrivateKey(SEED, 7)).toString('hex') });
+  ({ address: customer, wallet } = tronCustomer(emu));
   await emu.mint(usdt, customer, 10n ** 12n);
   await emu.mint(usdc, customer, 10n ** 12n);
 });
@@ -87,19 +84,7 @@ function fromQr(qr: string): { to: string; amount: bigint; token: string } {
 const pay = (to: string, amount: bigint): Promise<string> => transfer(wallet, customer, to, amount);
 
 /** A TRC-20 transfer from `from`, signed by `signer`'s key. */
-async function transfer(signer: TronWeb, from: string, to: string, amount: bigint, token = usdt): Promise<string> {
-  const built = await signer.transactionBuilder.triggerSmartContract(token, 'transfer(address,uint256)', { feeLimit: 100_000_000 }, [
-    { type: 'address', value: to },
-    { type: 'uint256', value: amount.toString() },
-  ], from);
-  const signed = await signer.trx.sign(built.transaction);
-  const res = await signer.trx.sendRawTransaction(signed);
-  if (!res.result) throw new Error(`broadcast failed: ${JSON.stringify(res)}`);
-  // automine: mined as it is broadcast (the receipt may trail the answer a little on a busy machine)
-  await eventually(async () => (await emu.getTx(res.txid)) !== null, `transfer ${res.txid} mined`, 5000);
-  if (!(await emu.getTx(res.txid))?.success) throw new Error(`transfer ${res.txid} did not succeed`);
-  return res.txid;
-}
+const transfer = (signer: TronWeb, from: string, to: string, amount: bigint, token = usdt): Promise<string> => tronTransfer(emu, signer, from, token, to, amount);
 
 /** Mines empty blocks until the block holding everything so far is solidified. */
 const solidify = () => emu.mine(emu.solidityLag);

@@ -5,16 +5,15 @@
  * chain runs (`test/support/sweep-scenarios.ts`). Nothing mocked: real gateway, PostgreSQL, emulator.
  */
 import { randomBytes } from 'node:crypto';
-import { Mnemonic, getBytes } from 'ethers';
-import { TronWeb } from 'tronweb';
+import type { TronWeb } from 'tronweb';
 import { tronDriver } from '../../src/chains/tron/tron.driver';
 import { startTronEmulator, type TronEmulator } from '../../src/devchain/tron.emulator';
 import { startTestGateway, type TestGateway } from '../support/gateway';
-import { checkout, eventually } from '../support/order-watch';
+import { checkout } from '../support/order-watch';
 import { settlementReads } from '../support/settlement-scenarios';
 import { sweepScenarios } from '../support/sweep-scenarios';
+import { tronCustomer, tronTransfer } from '../support/tron-wallet';
 
-const SEED = getBytes(Mnemonic.fromPhrase('test test test test test test test test test test test junk').computeSeed());
 const LAG = 2;
 const TANK_SUN = 10_000n * 1_000_000n;
 
@@ -34,8 +33,7 @@ beforeAll(async () => {
   );
   await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDT', name: 'Tether USD (emulator)', address: usdt, decimals: 6 });
   await emu.setTrx(tank(), TANK_SUN);
-  customer = tronDriver.deriveAddress(SEED, 7);
-  wallet = new TronWeb({ fullHost: emu.url, privateKey: Buffer.from(tronDriver.derivePrivateKey(SEED, 7)).toString('hex') });
+  ({ address: customer, wallet } = tronCustomer(emu));
   await emu.mint(usdt, customer, 10n ** 12n);
 });
 
@@ -46,17 +44,6 @@ afterAll(async () => {
 
 const tank = () => gw.app.gasTanks.address('sandbox', 'TRON')!;
 const { sql } = settlementReads(() => gw.app);
-
-async function pay(to: string, amount: bigint): Promise<string> {
-  const built = await wallet.transactionBuilder.triggerSmartContract(usdt, 'transfer(address,uint256)', { feeLimit: 100_000_000 }, [
-    { type: 'address', value: to },
-    { type: 'uint256', value: amount.toString() },
-  ], customer);
-  const res = await wallet.trx.sendRawTransaction(await wallet.trx.sign(built.transaction));
-  if (!res.result) throw new Error(`broadcast failed: ${JSON.stringify(res)}`);
-  await eventually(async () => (await emu.getTx(res.txid)) !== null, `transfer ${res.txid} mined`, 5000);
-  return res.txid;
-}
 
 async function tokenBalance(owner: string): Promise<bigint> {
   const r = await wallet.transactionBuilder.triggerConstantContract(usdt, 'balanceOf(address)', {}, [{ type: 'address', value: owner }], customer);
@@ -71,7 +58,7 @@ sweepScenarios({
     const [dep] = await sql<{ id: string }>('select id from deposits where order_id = ?', [d.orderId]);
     return { orderId: d.orderId, depositId: dep!.id, address: d.address, total: d.total };
   },
-  pay,
+  pay: (to, amount) => tronTransfer(emu, wallet, customer, usdt, to, amount),
   makeFinal: () => emu.mine(emu.solidityLag + 1),
   newAddress: () => tronDriver.deriveAddress(randomBytes(64), 0),
   tokenBalance,

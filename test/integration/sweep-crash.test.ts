@@ -3,8 +3,9 @@
  * batch of the dev chain (the tank sweeps many deposits in one transaction) and the Disperse top-up
  * (an adapter without the Sweeper: one funding transaction, then one transfer per deposit). The
  * scenarios every chain runs (test/support/sweep-crash-scenarios.ts): the engine killed right after
- * each step, two engines racing. Then what only EVM has: a sweep reorged out, and a stuck transaction
- * replaced by the engine with a bumped fee (same nonce).
+ * each step, two engines racing, and on the top-up path the shared re-org scenario (a re-org on anvil:
+ * evm_snapshot, evm_revert, then other empty blocks at the same heights). Then what only EVM has: a
+ * batch sweep reorged out, and a stuck transaction replaced by the engine with a bumped fee (same nonce).
  */
 import { Interface, toQuantity, Wallet } from 'ethers';
 import { createEvmAdapter } from '../../src/chains/evm';
@@ -56,7 +57,16 @@ function evmChain(adapter: () => WatchedNetwork['adapter'], steps: SweepStep[]):
 }
 
 const batchChain = evmChain(() => target.adapter, ['plan', 'funded', 'send-sign', 'send-broadcast', 'sent']);
-const topupChain = evmChain(() => topup, ['plan', 'fund-sign', 'fund-broadcast', 'funded', 'send-sign', 'send-broadcast', 'sent']);
+const topupChain: SweepCrashChain = {
+  ...evmChain(() => topup, ['plan', 'fund-sign', 'fund-broadcast', 'funded', 'send-sign', 'send-broadcast', 'sent']),
+  reorg: {
+    mark: () => rpc<string>('evm_snapshot'),
+    reorg: async (mark) => {
+      await rpc('evm_revert', [mark]);
+      await rpc('anvil_mine', ['0x3']);
+    },
+  },
+};
 
 describe('EIP-7702 batch path', () => sweepCrashScenarios(batchChain));
 describe('Disperse top-up path', () => sweepCrashScenarios(topupChain));
