@@ -62,7 +62,7 @@ async function main() {
         s.api += cpu.api * r.count;
         s.pg += cpu.pg * r.count;
         s.loadgen += cpu.loadgen * r.count;
-        console.log(`  round ${round + 1} ${s.side}: ${(r.count / PHASE_S).toFixed(0)}/s, p99 ${percentile(r.latencies, 99).toFixed(1)} ms, gateway ${cpu.api.toFixed(3)} ms/order`);
+        console.log(`  round ${round + 1} ${s.side}: ${(r.count / PHASE_S).toFixed(0)}/s, p99 ${percentile(r.latencies, 99).toFixed(1)} ms, gateway ${cpu.api.toFixed(3)} ms/order, ${cpu.meanBatch.toFixed(1)} per batch, machine idle ${(cpu.idle * 100).toFixed(0)} %`);
       }
     }
     const result = Object.fromEntries(

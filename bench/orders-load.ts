@@ -32,6 +32,17 @@ function procCpuMs(pid: number): number {
   }
 }
 
+/** The machine's CPU time (ms, all cores) from /proc/stat: busy, and idle (iowait included). */
+function machineCpuMs(): { busy: number; idle: number } {
+  try {
+    const f = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1).map(Number);
+    const idle = f[3]! + f[4]!;
+    return { busy: ((f.slice(0, 8).reduce((a, b) => a + b, 0) - idle) * 1000) / 100, idle: (idle * 1000) / 100 };
+  } catch {
+    return { busy: 0, idle: 0 };
+  }
+}
+
 /**
  * Where a phase's CPU went, per order: the gateway process, the PostgreSQL backends connected to the
  * bench database (the gateway's pool; read from pg_stat_activity at the start), and this load
@@ -48,23 +59,31 @@ export async function cpuMeter(dbUrl: string, gatewayPid: number, gatewayUrl: st
   const c = new pg.Client({ connectionString: dbUrl });
   await c.connect();
   const backends = (await c.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()')).rows.map((r) => r.pid);
-  await c.end();
+  const walLsn = async () => (await c.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn')).rows[0]!.lsn;
+  const walBefore = await walLsn();
   // A backend that exits during the phase (the pool retires idle connections) is left out of the sum.
-  const read = () => ({ api: procCpuMs(gatewayPid), pg: backends.map((pid) => procCpuMs(pid)), self: process.cpuUsage() });
+  const read = () => ({ api: procCpuMs(gatewayPid), pg: backends.map((pid) => procCpuMs(pid)), self: process.cpuUsage(), machine: machineCpuMs() });
   const batchesBefore = await batchCounters(gatewayUrl);
   const start = read();
   return async (orders: number) => {
     const end = read();
     const batchesAfter = await batchCounters(gatewayUrl);
+    const walBytes = Number((await c.query<{ b: string }>('select pg_wal_lsn_diff(pg_current_wal_lsn(), $1)::text as b', [walBefore])).rows[0]!.b);
+    await c.end();
     const batches = batchesAfter.batches - batchesBefore.batches;
     const self = (end.self.user - start.self.user + end.self.system - start.self.system) / 1000;
     const pgMs = end.pg.reduce((a, ms, i) => a + (ms > 0 ? ms - start.pg[i]! : 0), 0);
-    return { api: (end.api - start.api) / orders, pg: pgMs / orders, loadgen: self / orders, backends: backends.length, batches, meanBatch: (batchesAfter.rows - batchesBefore.rows) / batches };
+    return { api: (end.api - start.api) / orders, pg: pgMs / orders, loadgen: self / orders, backends: backends.length, batches, meanBatch: (batchesAfter.rows - batchesBefore.rows) / batches, walKbPerOrder: walBytes / 1024 / orders,
+      // Idle share of the machine's two cores over the phase: a slow phase with idle cores waited on something (disk, the host), not on CPU.
+      idle: (end.machine.idle - start.machine.idle) / (end.machine.idle - start.machine.idle + end.machine.busy - start.machine.busy) };
   };
 }
 
-export const cpuLine = (c: { api: number; pg: number; loadgen: number; backends: number; batches: number; meanBatch: number }) =>
-  `  CPU per order: gateway ${c.api.toFixed(3)} ms, its ${c.backends} PostgreSQL backends ${c.pg.toFixed(3)} ms, load generator ${c.loadgen.toFixed(3)} ms; ${c.batches} insert statements, ${c.meanBatch.toFixed(1)} orders each`;
+export const cpuLine = (c: { api: number; pg: number; loadgen: number; backends: number; batches: number; meanBatch: number; walKbPerOrder: number; idle: number }) =>
+  `  CPU per order: gateway ${c.api.toFixed(3)} ms, its ${c.backends} PostgreSQL backends ${c.pg.toFixed(3)} ms, load generator ${c.loadgen.toFixed(3)} ms; machine idle ${(c.idle * 100).toFixed(0)} %; ${c.batches} insert statements, ${c.meanBatch.toFixed(1)} orders each; WAL ${c.walKbPerOrder.toFixed(2)} KB per order`;
+
+/** REST phases traced so far (BENCH_TRACE: one file per phase, warm-ups included, numbered in order). */
+let traces = 0;
 
 export async function restPhase(baseUrl: string, merchantId: string, apiKey: string, seconds: number) {
   if (process.env.BENCH_CLIENT === 'node-http') return restPhaseNodeHttp(baseUrl, merchantId, apiKey, seconds);
@@ -88,7 +107,7 @@ export async function restPhase(baseUrl: string, merchantId: string, apiKey: str
     }),
   );
   await pool.close();
-  if (process.env.BENCH_TRACE) writeFileSync(`${process.env.BENCH_TRACE}.${seconds}.txt`, trace.join('\n'));
+  if (process.env.BENCH_TRACE) writeFileSync(`${process.env.BENCH_TRACE}.${++traces}.txt`, trace.join('\n'));
   return { count: latencies.length, errors, latencies: latencies.sort((a, b) => a - b) };
 }
 

@@ -12,12 +12,21 @@ import { benchDatabase, percentile, startGatewayProcess } from './support.js';
  * (one `generate_series` statement) and the REST phase runs again on the same server:
  * `ratio_5m` = orders/s with 5M rows / orders/s with the (nearly) empty table. Last line: one JSON object.
  *
+ * The load generator is undici's Pool (orders-load.ts; BENCH_CLIENT=node-http for node's own client,
+ * which costs this process ≈ 1.5× the CPU per order). Each phase prints the CPU per order of the
+ * gateway, its PostgreSQL backends and this process, the group commit's batches, the WAL written per
+ * order and the kernel's dirty page cache.
+ *
  * BENCH_CPU_PROF=<dir>: the gateway runs with `node --cpu-prof` and writes its profile there on exit
- * (summarise it with `node dist/bench/cpu-profile.js <file>`). BENCH_GATEWAY_ENV: extra gateway
- * variables as k=v,k=v (e.g. ORDER_GROUP_COMMIT=false for the before figure). BENCH_ROWS: fixture size,
- * BENCH_FIXTURE_MAX_S: its time budget (the rows reached are printed and in the last line). Each run
- * has its own database (two runs on one server do not drop each other's). Bounded: 4 × (2 s warm-up
- * or 10 s phase) + the fixture budget + VACUUM; the total is printed and in the last line.
+ * (summarise it with `node dist/bench/cpu-profile.js <file>`). BENCH_NODE_ARGS: other node flags for
+ * the gateway (e.g. `--trace-gc`). BENCH_GATEWAY_ENV: extra gateway variables as k=v,k=v (e.g.
+ * ORDER_GROUP_COMMIT=false for the before figure). BENCH_TRACE=<prefix>: every REST request's
+ * connection, start and latency go to `<prefix>.<n>.txt`, one file per REST phase in order, warm-ups
+ * included (where the tail comes from).
+ * BENCH_ROWS: fixture size, BENCH_FIXTURE_MAX_S: its time budget (the rows reached are printed and in
+ * the last line). BENCH_WARMUP_S (20), BENCH_SETTLE / BENCH_SETTLE_MAX_S: below. Each run has its own
+ * database (two runs on one server do not drop each other's). Bounded: 2 × (warm-up + 10 s) + 2 × 10 s
+ * + the fixture budget + VACUUM + the settle budget; the total is printed and in the last line.
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
 /**

@@ -62,7 +62,7 @@ export async function benchOrm(url: string, poolMax: number): Promise<Orm> {
   return orm;
 }
 
-/** Starts the built gateway (`dist/src/main.js`, or another build's `main`) as a child process and waits for /readyz. */
+/** Starts the built gateway (`dist/src/main.js`, or another build's `main`) as a child process with `nodeArgs`, and waits for /readyz. */
 export async function startGatewayProcess(env: Record<string, string>, nodeArgs: string[] = [], main = join(__dirname, '..', 'src', 'main.js')): Promise<{ url: string; proc: ChildProcess; stop(): Promise<void> }> {
   const port = await freePort();
   const proc = spawn(process.execPath, [...nodeArgs, main], {
