@@ -1,7 +1,5 @@
-import { execFileSync } from 'node:child_process';
-import { join } from 'node:path';
-import { benchDatabases, percentile, startGatewayProcess } from './support.js';
-import { CONNECTIONS, cpuMeter, restPhase } from './orders-load.js';
+import { benchDatabases, percentile } from './support.js';
+import { CONNECTIONS, cpuMeter, envPairs, restPhase, startOrderGateway } from './orders-load.js';
 
 /**
  * `npm run bench:orders-ab`: two gateways up at once, each on its own database of the same server,
@@ -19,33 +17,13 @@ const PHASE_S = Number(process.env.BENCH_AB_PHASE_S ?? 4);
 const ROUNDS = Number(process.env.BENCH_AB_ROUNDS ?? 6);
 const SIDES = ['A', 'B'] as const;
 
-const pairs = (s: string | undefined) => Object.fromEntries((s ?? '').split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string]));
-
 async function main() {
   const db = await benchDatabases(SIDES.map((s) => `cpg_bench_ab_${s.toLowerCase()}_${process.pid}`));
   const sides = [];
   try {
     for (const [i, side] of SIDES.entries()) {
       const url = db.urls[i]!;
-      const gw = await startGatewayProcess(
-        {
-          DATABASE_URL: url,
-          ROLE: 'api',
-          MASTER_KEY: '22'.repeat(32),
-          JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123456789',
-          RATE_LIMIT_STORE: 'memory',
-          RATE_LIMIT_MERCHANT_PER_MIN: '10000000',
-          DEV_CHAINS: 'false',
-          RATE_SOURCES: 'none',
-          ...pairs(process.env[`BENCH_${side}_ENV`]),
-        },
-        (process.env[`BENCH_${side}_NODE_ARGS`] ?? '').split(' ').filter(Boolean),
-        process.env[`BENCH_${side}_MAIN`],
-      );
-      const out = execFileSync(process.execPath, [join(__dirname, '..', 'src', 'cli', 'cli.js'), 'merchant', 'create', '--name', `Bench ${side}`, '--email', `bench-${side}-${Date.now()}@x.test`, '--password', 'benchmark-password', '--json'], {
-        env: { ...process.env, DATABASE_URL: url, MASTER_KEY: '22'.repeat(32), JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123456789', LOG_LEVEL: 'warn' },
-      });
-      const merchant = JSON.parse(out.toString().trim().split('\n').pop()!) as { merchant_id: string; sandbox_api_key: string };
+      const { gw, merchant } = await startOrderGateway(url, envPairs(process.env[`BENCH_${side}_ENV`]), (process.env[`BENCH_${side}_NODE_ARGS`] ?? '').split(' ').filter(Boolean), process.env[`BENCH_${side}_MAIN`]);
       sides.push({ side, gw, url, merchant, orders: 0, latencies: [] as number[], api: 0, pg: 0, loadgen: 0 });
     }
     for (const s of sides) await restPhase(s.gw.url, s.merchant.merchant_id, s.merchant.sandbox_api_key, 2);

@@ -1,8 +1,11 @@
+import { execFileSync } from 'node:child_process';
 import { request, Agent } from 'node:http';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import pg from 'pg';
+import { join } from 'node:path';
 import { Pool } from 'undici';
+import { startGatewayProcess } from './support.js';
 
 /**
  * The REST load of `bench:orders` and `bench:orders-ab`: CONNECTIONS keep-alive connections, each
@@ -85,10 +88,28 @@ export const cpuLine = (c: { api: number; pg: number; loadgen: number; backends:
 /** REST phases traced so far (BENCH_TRACE: one file per phase, warm-ups included, numbered in order). */
 let traces = 0;
 
-export async function restPhase(baseUrl: string, merchantId: string, apiKey: string, seconds: number) {
-  if (process.env.BENCH_CLIENT === 'node-http') return restPhaseNodeHttp(baseUrl, merchantId, apiKey, seconds);
+/** One client per phase: undici's Pool, or node's own client with BENCH_CLIENT=node-http. `send` answers the status. */
+function orderClient(baseUrl: string, apiKey: string): { send(body: string): Promise<number>; close(): Promise<void> } {
+  const path = '/api/v2/testnet/merchant/fiat/order';
+  if (process.env.BENCH_CLIENT === 'node-http') {
+    const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
+    const url = new URL(path, baseUrl);
+    return { send: (body) => post(agent, url, body, { 'api-key': apiKey }), close: async () => agent.destroy() };
+  }
   const pool = new Pool(baseUrl, { connections: CONNECTIONS, pipelining: 1 });
   const headers = { 'content-type': 'application/json', 'api-key': apiKey };
+  return {
+    send: async (body) => {
+      const res = await pool.request({ path, method: 'POST', headers, body });
+      await res.body.dump();
+      return res.statusCode;
+    },
+    close: () => pool.close(),
+  };
+}
+
+export async function restPhase(baseUrl: string, merchantId: string, apiKey: string, seconds: number) {
+  const client = orderClient(baseUrl, apiKey);
   const latencies: number[] = [];
   const trace: string[] = [];
   let errors = 0;
@@ -98,37 +119,48 @@ export async function restPhase(baseUrl: string, merchantId: string, apiKey: str
       while (Date.now() < until) {
         const body = JSON.stringify({ merchant_id: merchantId, order_no: randomUUID(), amount: '150000' });
         const t0 = performance.now();
-        const res = await pool.request({ path: '/api/v2/testnet/merchant/fiat/order', method: 'POST', headers, body });
-        await res.body.dump();
-        latencies.push(performance.now() - t0);
-        if (process.env.BENCH_TRACE) trace.push(`${conn} ${t0.toFixed(3)} ${(performance.now() - t0).toFixed(3)}`);
-        if (res.statusCode !== 201) errors++;
-      }
-    }),
-  );
-  await pool.close();
-  if (process.env.BENCH_TRACE) writeFileSync(`${process.env.BENCH_TRACE}.${++traces}.txt`, trace.join('\n'));
-  return { count: latencies.length, errors, latencies: latencies.sort((a, b) => a - b) };
-}
-
-async function restPhaseNodeHttp(baseUrl: string, merchantId: string, apiKey: string, seconds: number) {
-  const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
-  const url = new URL('/api/v2/testnet/merchant/fiat/order', baseUrl);
-  const latencies: number[] = [];
-  let errors = 0;
-  const until = Date.now() + seconds * 1000;
-  await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      while (Date.now() < until) {
-        const body = JSON.stringify({ merchant_id: merchantId, order_no: randomUUID(), amount: '150000' });
-        const t0 = performance.now();
-        const status = await post(agent, url, body, { 'api-key': apiKey });
-        latencies.push(performance.now() - t0);
+        const status = await client.send(body);
+        const ms = performance.now() - t0;
+        latencies.push(ms);
+        if (process.env.BENCH_TRACE) trace.push(`${conn} ${t0.toFixed(3)} ${ms.toFixed(3)}`);
         if (status !== 201) errors++;
       }
     }),
   );
-  agent.destroy();
+  await client.close();
+  if (process.env.BENCH_TRACE) writeFileSync(`${process.env.BENCH_TRACE}.${++traces}.txt`, trace.join('\n'));
   return { count: latencies.length, errors, latencies: latencies.sort((a, b) => a - b) };
 }
 
+/** `k=v,k=v` (BENCH_GATEWAY_ENV, BENCH_A_ENV, …) as an object. */
+export const envPairs = (s: string | undefined): Record<string, string> =>
+  Object.fromEntries((s ?? '').split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string]));
+
+const SECRETS = { MASTER_KEY: '22'.repeat(32), JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123456789' };
+
+/**
+ * The built gateway as the order benches run it (`ROLE=api`, rate limits in memory unless
+ * BENCH_RATE_LIMIT_STORE says otherwise, no chains, no rate sources), plus `env`, and one merchant
+ * made through the CLI.
+ */
+export async function startOrderGateway(dbUrl: string, env: Record<string, string>, nodeArgs: string[] = [], main?: string) {
+  const gw = await startGatewayProcess(
+    {
+      DATABASE_URL: dbUrl,
+      ROLE: 'api',
+      ...SECRETS,
+      RATE_LIMIT_STORE: process.env.BENCH_RATE_LIMIT_STORE ?? 'memory',
+      RATE_LIMIT_MERCHANT_PER_MIN: '10000000',
+      DEV_CHAINS: 'false',
+      RATE_SOURCES: 'none',
+      ...env,
+    },
+    nodeArgs,
+    main,
+  );
+  const out = execFileSync(process.execPath, [join(__dirname, '..', 'src', 'cli', 'cli.js'), 'merchant', 'create', '--name', 'Bench', '--email', `bench-${randomUUID()}@x.test`, '--password', 'benchmark-password', '--json'], {
+    env: { ...process.env, DATABASE_URL: dbUrl, ...SECRETS, LOG_LEVEL: 'warn' },
+  });
+  const merchant = JSON.parse(out.toString().trim().split('\n').pop()!) as { merchant_id: string; sandbox_api_key: string };
+  return { gw, merchant };
+}

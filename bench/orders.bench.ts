@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { CONNECTIONS, cpuLine, cpuMeter, restPhase } from './orders-load.js';
-import { benchDatabase, percentile, startGatewayProcess } from './support.js';
+import { CONNECTIONS, cpuLine, cpuMeter, envPairs, restPhase, startOrderGateway } from './orders-load.js';
+import { benchDatabase, percentile } from './support.js';
 
 /**
  * `npm run bench:orders`: REST order creation (POST /api/v2/testnet/merchant/fiat/order) with 50
@@ -169,26 +169,12 @@ async function settle(url: string, baselineMb: number): Promise<{ seconds: numbe
 async function main() {
   const started = performance.now();
   const db = await benchDatabase(`cpg_bench_orders_${process.pid}`);
-  const extraEnv = Object.fromEntries((process.env.BENCH_GATEWAY_ENV ?? '').split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string]));
-  const gw = await startGatewayProcess({
-    DATABASE_URL: db.url,
-    ROLE: 'api',
-    MASTER_KEY: '22'.repeat(32),
-    JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123456789',
-    RATE_LIMIT_STORE: process.env.BENCH_RATE_LIMIT_STORE ?? 'memory',
-    RATE_LIMIT_MERCHANT_PER_MIN: '10000000',
-    DATABASE_POOL_MAX: String(Number(process.env.BENCH_POOL ?? 20)),
-    DEV_CHAINS: 'false',
-    RATE_SOURCES: 'none',
-    ...extraEnv,
-  }, [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)]);
+  const { gw, merchant } = await startOrderGateway(
+    db.url,
+    { DATABASE_POOL_MAX: String(Number(process.env.BENCH_POOL ?? 20)), ...envPairs(process.env.BENCH_GATEWAY_ENV) },
+    [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)],
+  );
   try {
-    const { execFileSync } = await import('node:child_process');
-    const { join } = await import('node:path');
-    const out = execFileSync(process.execPath, [join(__dirname, '..', 'src', 'cli', 'cli.js'), 'merchant', 'create', '--name', 'Bench', '--email', `bench-${Date.now()}@x.test`, '--password', 'benchmark-password', '--json'], {
-      env: { ...process.env, DATABASE_URL: db.url, MASTER_KEY: '22'.repeat(32), JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123456789', LOG_LEVEL: 'warn' },
-    });
-    const merchant = JSON.parse(out.toString().trim().split('\n').pop()!) as { merchant_id: string; sandbox_api_key: string };
     console.log(`warming up ${WARMUP_S}s …`);
     await restPhase(gw.url, merchant.merchant_id, merchant.sandbox_api_key, WARMUP_S);
     console.log(`REST order creation: ${CONNECTIONS} connections × ${SECONDS}s …`);
