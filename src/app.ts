@@ -108,7 +108,10 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const metrics = new GatewayMetrics({ sample: () => sampleDatabase(orm.em.fork()), processMetrics: config.NODE_ENV !== 'test' });
   const box = new SecretBox(config.MASTER_KEY);
   const apiKeys = new ApiKeyService(box, config.API_KEY_PREFIX);
-  const rateLimits = new RateLimits(config, orm.em.getConnection().getKnex());
+  const rateLimits = new RateLimits(config, orm.em.getConnection().getKnex(), (hits) => {
+    metrics.rateLimitBatches.inc();
+    metrics.rateLimitHits.inc(hits);
+  });
   const auth = new AuthService({
     jwtSecret: config.JWT_SECRET,
     accessTtlS: config.ACCESS_TOKEN_TTL_S,

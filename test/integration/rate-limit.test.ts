@@ -1,4 +1,6 @@
 import { loadConfig } from '../../src/config';
+import { pruneSessionsJob } from '../../src/jobs/prune-sessions.job';
+import { PostgresWindows } from '../../src/modules/limits/postgres-windows';
 import { LoginDocument } from '../generated/graphql';
 import { createMerchant } from '../support/fixtures';
 import { adminQuery } from '../support/pg-admin';
@@ -91,7 +93,7 @@ describe('PostgreSQL store: counters hold across two gateway instances on one da
   let b: TestGateway;
   beforeAll(async () => {
     db = await createTestDatabase();
-    const env = { ROLE: 'api', RATE_LIMIT_STORE: 'postgres', RATE_LIMIT_LOGIN_PER_MIN: '3', RATE_LIMIT_AUTH_PER_MIN: '5' };
+    const env = { ROLE: 'api', RATE_LIMIT_STORE: 'postgres', RATE_LIMIT_LOGIN_PER_MIN: '3', RATE_LIMIT_AUTH_PER_MIN: '5', RATE_LIMIT_MERCHANT_PER_MIN: '25' };
     a = await startTestGateway(env, { db });
     b = await startTestGateway(env, { db });
   });
@@ -120,4 +122,56 @@ describe('PostgreSQL store: counters hold across two gateway instances on one da
     expectLimited(await http(a.url, '/api/v2/testnet/merchant/me', { headers: { 'api-key': `cpg_${'0'.repeat(64)}` } }), /Too many authentication requests/);
     expectLimited(await refresh(b), /Too many authentication requests/);
   });
+
+  it('a burst on both instances at once: exactly the limit answered, every hit counted once, settled in batches', async () => {
+    const m = await createMerchant(a.app);
+    const hitsBefore = (await counter(a, 'cpg_rate_limit_hits_total')) + (await counter(b, 'cpg_rate_limit_hits_total'));
+    const batchesBefore = (await counter(a, 'cpg_rate_limit_batches_total')) + (await counter(b, 'cpg_rate_limit_batches_total'));
+    const burst = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => http((i % 2 ? a : b).url, '/api/v2/testnet/merchant/me', { headers: { 'api-key': m.sandboxKey } })),
+    );
+    expect(burst.filter((r) => r.status === 200)).toHaveLength(25);
+    const refused = burst.filter((r) => r.status !== 200);
+    expect(refused).toHaveLength(35);
+    for (const r of refused) expectLimited(r, /Too many requests for this merchant/);
+    const row = await adminQuery<{ points: number }>(`select points from rate_limits where key = $1`, [`merchant:${m.merchantId}`], db.url);
+    expect(row.rows[0]!.points).toBe(60);
+    const hits = (await counter(a, 'cpg_rate_limit_hits_total')) + (await counter(b, 'cpg_rate_limit_hits_total')) - hitsBefore;
+    const batches = (await counter(a, 'cpg_rate_limit_batches_total')) + (await counter(b, 'cpg_rate_limit_batches_total')) - batchesBefore;
+    expect(hits).toBe(60);
+    expect(batches).toBeLessThan(hits);
+
+    // A window that ended starts again from this hit, with a fresh minute.
+    await adminQuery(`update rate_limits set expire = $2 where key = $1`, [`merchant:${m.merchantId}`, Date.now() - 1], db.url);
+    expect((await http(a.url, '/api/v2/testnet/merchant/me', { headers: { 'api-key': m.sandboxKey } })).status).toBe(200);
+    const fresh = await adminQuery<{ points: number; expire: string }>(`select points, expire from rate_limits where key = $1`, [`merchant:${m.merchantId}`], db.url);
+    expect(fresh.rows[0]!.points).toBe(1);
+    expect(Number(fresh.rows[0]!.expire)).toBeGreaterThan(Date.now() + 55_000);
+  });
+
+  it('hits numbered across instances and batches: each key counts 1…n, no number twice, none skipped', async () => {
+    const knexOf = (gw: TestGateway) => gw.app.orm.em.getConnection().getKnex();
+    let batches = 0;
+    const stores = [a, b].map((gw) => new PostgresWindows(knexOf(gw), undefined, () => batches++));
+    const keys = [`test:${Date.now()}:x`, `test:${Date.now()}:y`];
+    const hits = await Promise.all(Array.from({ length: 80 }, (_, i) => stores[i % 2]!.hit(keys[i % 3 === 0 ? 0 : 1]!, 60_000).then((w) => ({ key: keys[i % 3 === 0 ? 0 : 1]!, ...w }))));
+    for (const key of keys) {
+      const numbers = hits.filter((h) => h.key === key).map((h) => h.consumed).sort((x, y) => x - y);
+      expect(numbers).toEqual(Array.from({ length: numbers.length }, (_, i) => i + 1));
+      expect(new Set(hits.filter((h) => h.key === key).map((h) => h.expireMs)).size).toBe(1);
+    }
+    expect(batches).toBeLessThan(40);
+  });
+
+  it('the prune job deletes windows that ended over an hour ago and keeps the rest', async () => {
+    await adminQuery(`insert into rate_limits (key, points, expire) values ('public:old', 3, $1), ('public:recent', 3, $2)`, [Date.now() - 3_700_000, Date.now() - 60_000], db.url);
+    await pruneSessionsJob.handler(a.app, {} as never, new AbortController().signal);
+    const keys = await adminQuery<{ key: string }>(`select key from rate_limits where key like 'public:%'`, [], db.url);
+    expect(keys.rows.map((r) => r.key)).toEqual(['public:recent']);
+  });
 });
+
+async function counter(gw: TestGateway, name: string): Promise<number> {
+  const metric = await gw.app.metrics.registry.getSingleMetric(name)!.get();
+  return metric.values.reduce((sum, v) => sum + v.value, 0);
+}

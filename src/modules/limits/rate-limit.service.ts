@@ -1,8 +1,9 @@
 import type { Knex } from '@mikro-orm/postgresql';
-import { RateLimiterMemory, RateLimiterPostgres, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
+import { RateLimiterMemory, RateLimiterRes } from 'rate-limiter-flexible';
 import type { Caller } from '../../common/context.js';
 import type { Config } from '../../config/index.js';
 import { DomainError } from '../../common/errors.js';
+import { PostgresWindows } from './postgres-windows.js';
 
 /** `account`: login attempts per dashboard account (keyed by a hash of the email), on top of `login` per IP. */
 export type LimitKind = 'public' | 'auth' | 'login' | 'account' | 'merchant' | 'graphql' | 'checkoutKey' | 'checkoutIp' | 'linkOpenIp' | 'linkOpen' | 'sweepNow';
@@ -38,36 +39,38 @@ type LimitConfig = Pick<
 >;
 
 /**
- * Fixed-window limits (rate-limiter-flexible). With the PostgreSQL store every API instance shares
- * the counters (one upsert per request on an UNLOGGED table); memory is for a single process.
+ * Fixed-window limits. With the PostgreSQL store every API instance shares the counters in the
+ * UNLOGGED `rate_limits` table, and concurrent requests are settled together, one statement per batch
+ * (PostgresWindows); memory (rate-limiter-flexible) is for a single process.
  */
 export class RateLimits {
-  private readonly limiters: Record<LimitKind, RateLimiterAbstract>;
+  private readonly budgets: Record<LimitKind, { points: number; durationMs: number }>;
+  private readonly memory: Partial<Record<LimitKind, RateLimiterMemory>> = {};
+  private readonly windows: PostgresWindows | null;
 
-  constructor(config: LimitConfig, knex?: Knex) {
-    const MIN = 60;
-    const HOUR = 3600;
-    const budgets: Record<LimitKind, { points: number; duration: number }> = {
-      public: { points: config.RATE_LIMIT_PUBLIC_PER_MIN, duration: MIN },
-      auth: { points: config.RATE_LIMIT_AUTH_PER_MIN, duration: MIN },
-      login: { points: config.RATE_LIMIT_LOGIN_PER_MIN, duration: MIN },
-      account: { points: config.RATE_LIMIT_LOGIN_ACCOUNT_PER_MIN, duration: MIN },
-      merchant: { points: config.RATE_LIMIT_MERCHANT_PER_MIN, duration: MIN },
-      graphql: { points: config.RATE_LIMIT_GRAPHQL_PER_MIN, duration: MIN },
-      checkoutKey: { points: config.RATE_LIMIT_CHECKOUT_KEY_PER_MIN, duration: MIN },
-      checkoutIp: { points: config.RATE_LIMIT_CHECKOUT_IP_PER_MIN, duration: MIN },
-      linkOpenIp: { points: config.RATE_LIMIT_LINK_OPENS_PER_IP_PER_HOUR, duration: HOUR },
-      linkOpen: { points: config.RATE_LIMIT_LINK_OPENS_PER_LINK_PER_HOUR, duration: HOUR },
-      sweepNow: { points: config.RATE_LIMIT_SWEEP_NOW_PER_MIN, duration: MIN },
+  constructor(config: LimitConfig, knex?: Knex, onBatch?: (hits: number, keys: number) => void) {
+    const MIN = 60_000;
+    const HOUR = 3_600_000;
+    const budget = (points: number, durationMs: number) => ({ points, durationMs });
+    this.budgets = {
+      public: budget(config.RATE_LIMIT_PUBLIC_PER_MIN, MIN),
+      auth: budget(config.RATE_LIMIT_AUTH_PER_MIN, MIN),
+      login: budget(config.RATE_LIMIT_LOGIN_PER_MIN, MIN),
+      account: budget(config.RATE_LIMIT_LOGIN_ACCOUNT_PER_MIN, MIN),
+      merchant: budget(config.RATE_LIMIT_MERCHANT_PER_MIN, MIN),
+      graphql: budget(config.RATE_LIMIT_GRAPHQL_PER_MIN, MIN),
+      checkoutKey: budget(config.RATE_LIMIT_CHECKOUT_KEY_PER_MIN, MIN),
+      checkoutIp: budget(config.RATE_LIMIT_CHECKOUT_IP_PER_MIN, MIN),
+      linkOpenIp: budget(config.RATE_LIMIT_LINK_OPENS_PER_IP_PER_HOUR, HOUR),
+      linkOpen: budget(config.RATE_LIMIT_LINK_OPENS_PER_LINK_PER_HOUR, HOUR),
+      sweepNow: budget(config.RATE_LIMIT_SWEEP_NOW_PER_MIN, MIN),
     };
-    const make = (kind: LimitKind): RateLimiterAbstract => {
-      const base = { keyPrefix: kind, ...budgets[kind] };
-      if (config.RATE_LIMIT_STORE === 'postgres' && knex) {
-        return new RateLimiterPostgres({ ...base, storeClient: knex, storeType: 'knex', tableName: 'rate_limits', tableCreated: true });
+    this.windows = config.RATE_LIMIT_STORE === 'postgres' && knex ? new PostgresWindows(knex, undefined, onBatch) : null;
+    if (!this.windows) {
+      for (const [kind, b] of Object.entries(this.budgets) as [LimitKind, { points: number; durationMs: number }][]) {
+        this.memory[kind] = new RateLimiterMemory({ keyPrefix: kind, points: b.points, duration: b.durationMs / 1000 });
       }
-      return new RateLimiterMemory(base);
-    };
-    this.limiters = Object.fromEntries((Object.keys(budgets) as LimitKind[]).map((k) => [k, make(k)])) as Record<LimitKind, RateLimiterAbstract>;
+    }
   }
 
   /**
@@ -87,14 +90,31 @@ export class RateLimits {
 
   /** Takes one point; throws RATE_LIMITED (with `retryAfterS`) when the window is used up. */
   async consume(kind: LimitKind, key: string): Promise<void> {
+    const msBeforeNext = this.windows ? await this.consumeShared(kind, key) : await this.consumeMemory(kind, key);
+    if (msBeforeNext === null) return;
+    const retryAfterS = Math.max(1, Math.ceil(msBeforeNext / 1000));
+    throw new DomainError('RATE_LIMITED', `${MESSAGES[kind]}; retry after ${retryAfterS} s`, { retryAfterS });
+  }
+
+  /** null when the hit is within budget, else how long until the window ends (ms). */
+  private async consumeShared(kind: LimitKind, key: string): Promise<number | null> {
+    const { points, durationMs } = this.budgets[kind];
+    let window;
     try {
-      await this.limiters[kind].consume(key);
+      window = await this.windows!.hit(`${kind}:${key}`, durationMs);
     } catch (e) {
-      if (e instanceof RateLimiterRes) {
-        const retryAfterS = Math.max(1, Math.ceil(e.msBeforeNext / 1000));
-        throw new DomainError('RATE_LIMITED', `${MESSAGES[kind]}; retry after ${retryAfterS} s`, { retryAfterS });
-      }
       // A broken limiter store must not take the API down: fail open, but loudly.
+      throw new RateLimitStoreError(e);
+    }
+    return window.consumed <= points ? null : window.expireMs - Date.now();
+  }
+
+  private async consumeMemory(kind: LimitKind, key: string): Promise<number | null> {
+    try {
+      await this.memory[kind]!.consume(key);
+      return null;
+    } catch (e) {
+      if (e instanceof RateLimiterRes) return e.msBeforeNext;
       throw new RateLimitStoreError(e);
     }
   }

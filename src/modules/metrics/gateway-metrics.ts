@@ -47,6 +47,9 @@ export class GatewayMetrics {
   /** Group-committed order inserts: statements, and the orders they carried (rows / batches = mean batch size). */
   readonly orderBatches: Counter<string>;
   readonly orderBatchRows: Counter<string>;
+  /** Rate-limit statements on the shared store, and the requests they settled (hits / batches = mean batch size). */
+  readonly rateLimitBatches: Counter<string>;
+  readonly rateLimitHits: Counter<string>;
   readonly ordersPaid: Counter<'environment'>;
   readonly orderTransitions: Counter<'environment' | 'from' | 'to'>;
   readonly rpcErrors: Counter<'environment' | 'network' | 'provider' | 'kind'>;
@@ -62,6 +65,8 @@ export class GatewayMetrics {
     this.ordersCreated = new Counter({ name: 'cpg_orders_created_total', help: 'Orders created by this process', labelNames: ['environment', 'source'], registers });
     this.orderBatches = new Counter({ name: 'cpg_order_insert_batches_total', help: 'Order insert statements sent by group commit (one per batch)', registers });
     this.orderBatchRows = new Counter({ name: 'cpg_order_insert_batch_rows_total', help: 'Orders carried by group-committed insert statements', registers });
+    this.rateLimitBatches = new Counter({ name: 'cpg_rate_limit_batches_total', help: 'Statements that settled rate-limit hits on the shared PostgreSQL store (one per batch)', registers });
+    this.rateLimitHits = new Counter({ name: 'cpg_rate_limit_hits_total', help: 'Rate-limit hits settled on the shared PostgreSQL store', registers });
     this.ordersPaid = new Counter({ name: 'cpg_orders_paid_total', help: 'Orders that became Success in this process', labelNames: ['environment'], registers });
     this.orderTransitions = new Counter({ name: 'cpg_order_transitions_total', help: 'Order status transitions written by this process', labelNames: ['environment', 'from', 'to'], registers });
     this.rpcErrors = new Counter({ name: 'cpg_rpc_errors_total', help: 'Failed chain RPC attempts, per provider host', labelNames: ['environment', 'network', 'provider', 'kind'], registers });
