@@ -1,6 +1,6 @@
 import { loadConfig } from '../../src/config';
 import { pruneSessionsJob } from '../../src/jobs/prune-sessions.job';
-import { PostgresWindows } from '../../src/modules/limits/postgres-windows';
+import { LEASE_SHARE, PostgresWindows, type Window } from '../../src/modules/limits/postgres-windows';
 import { LoginDocument } from '../generated/graphql';
 import { createMerchant } from '../support/fixtures';
 import { adminQuery } from '../support/pg-admin';
@@ -154,13 +154,54 @@ describe('PostgreSQL store: counters hold across two gateway instances on one da
     let batches = 0;
     const stores = [a, b].map((gw) => new PostgresWindows(knexOf(gw), undefined, () => batches++));
     const keys = [`test:${Date.now()}:x`, `test:${Date.now()}:y`];
-    const hits = await Promise.all(Array.from({ length: 80 }, (_, i) => stores[i % 2]!.hit(keys[i % 3 === 0 ? 0 : 1]!, 60_000).then((w) => ({ key: keys[i % 3 === 0 ? 0 : 1]!, ...w }))));
+    const hits = await Promise.all(Array.from({ length: 80 }, (_, i) => stores[i % 2]!.hit(keys[i % 3 === 0 ? 0 : 1]!, 60_000, 100).then((w) => ({ key: keys[i % 3 === 0 ? 0 : 1]!, ...w }))));
     for (const key of keys) {
       const numbers = hits.filter((h) => h.key === key).map((h) => h.consumed).sort((x, y) => x - y);
       expect(numbers).toEqual(Array.from({ length: numbers.length }, (_, i) => i + 1));
       expect(new Set(hits.filter((h) => h.key === key).map((h) => h.expireMs)).size).toBe(1);
     }
     expect(batches).toBeLessThan(40);
+  });
+
+  describe('leases', () => {
+    /** 80 callers across both instances, each hitting again as soon as it is answered (as a busy merchant's server would). */
+    async function burst(limit: number) {
+      const stats = { batches: 0, sentHits: 0 };
+      const stores = [a, b].map(
+        (gw) =>
+          new PostgresWindows(gw.app.orm.em.getConnection().getKnex(), undefined, (n) => {
+            stats.batches++;
+            stats.sentHits += n;
+          }),
+      );
+      const key = `test:${Date.now()}:lease${limit}`;
+      const hits: Window[] = [];
+      await Promise.all(
+        Array.from({ length: 80 }, async (_, i) => {
+          for (let j = 0; j < 40; j++) hits.push(await stores[i % 2]!.hit(key, 60_000, limit));
+        }),
+      );
+      const numbers = hits.map((h) => h.consumed);
+      expect(new Set(numbers).size).toBe(numbers.length);
+      const row = await adminQuery<{ points: number }>(`select points from rate_limits where key = $1`, [key], db.url);
+      expect(row.rows[0]!.points).toBeGreaterThanOrEqual(hits.length);
+      return { ...stats, hits: hits.length, allowed: numbers.filter((n) => n <= limit).length };
+    }
+
+    it('a large budget is served mostly without a round trip', async () => {
+      const r = await burst(1_000_000);
+      expect(r.allowed).toBe(r.hits);
+      expect(r.sentHits).toBeLessThan(r.hits / 4);
+      expect(r.batches).toBeLessThan(r.hits / 10);
+    });
+
+    it('near the limit: never over it, and at most a share of it refused early', async () => {
+      const limit = 2_000;
+      const r = await burst(limit);
+      expect(r.allowed).toBeLessThanOrEqual(limit);
+      expect(r.allowed).toBeGreaterThanOrEqual(limit - 2 * Math.floor(limit / LEASE_SHARE));
+      expect(r.sentHits).toBeLessThan(r.hits);
+    });
   });
 
   it('the prune job deletes windows that ended over an hour ago and keeps the rest', async () => {

@@ -101,7 +101,7 @@ export class RateLimits {
     const { points, durationMs } = this.budgets[kind];
     let window;
     try {
-      window = await this.windows!.hit(`${kind}:${key}`, durationMs);
+      window = await this.windows!.hit(`${kind}:${key}`, durationMs, points);
     } catch (e) {
       // A broken limiter store must not take the API down: fail open, but loudly.
       throw new RateLimitStoreError(e);
