@@ -139,9 +139,9 @@ export const envPairs = (s: string | undefined): Record<string, string> =>
 const SECRETS = { MASTER_KEY: '22'.repeat(32), JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123456789' };
 
 /**
- * The built gateway as the order benches run it (`ROLE=api`, rate limits in memory unless
- * BENCH_RATE_LIMIT_STORE says otherwise, no chains, no rate sources), plus `env`, and one merchant
- * made through the CLI.
+ * The built gateway as the order benches run it (`ROLE=api`, rate limits on production's shared
+ * PostgreSQL store unless BENCH_RATE_LIMIT_STORE says otherwise, no chains, no rate sources), plus
+ * `env`, and one merchant made through the CLI, whose per-minute budget the bench cannot use up.
  */
 export async function startOrderGateway(dbUrl: string, env: Record<string, string>, nodeArgs: string[] = [], main?: string) {
   const gw = await startGatewayProcess(
@@ -149,7 +149,7 @@ export async function startOrderGateway(dbUrl: string, env: Record<string, strin
       DATABASE_URL: dbUrl,
       ROLE: 'api',
       ...SECRETS,
-      RATE_LIMIT_STORE: process.env.BENCH_RATE_LIMIT_STORE ?? 'memory',
+      RATE_LIMIT_STORE: process.env.BENCH_RATE_LIMIT_STORE ?? 'postgres',
       RATE_LIMIT_MERCHANT_PER_MIN: '10000000',
       DEV_CHAINS: 'false',
       RATE_SOURCES: 'none',
