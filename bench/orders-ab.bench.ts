@@ -1,5 +1,5 @@
 import { benchDatabases, percentile } from './support.js';
-import { CONNECTIONS, cpuMeter, envPairs, restPhase, startOrderGateway } from './orders-load.js';
+import { CONNECTIONS, cpuMeter, envPairs, orderClient, restPhase, startOrderGateway } from './orders-load.js';
 
 /**
  * `npm run bench:orders-ab`: two gateways up at once, each on its own database of the same server,
@@ -24,15 +24,15 @@ async function main() {
     for (const [i, side] of SIDES.entries()) {
       const url = db.urls[i]!;
       const { gw, merchant } = await startOrderGateway(url, envPairs(process.env[`BENCH_${side}_ENV`]), (process.env[`BENCH_${side}_NODE_ARGS`] ?? '').split(' ').filter(Boolean), process.env[`BENCH_${side}_MAIN`]);
-      sides.push({ side, gw, url, merchant, orders: 0, latencies: [] as number[], api: 0, pg: 0, loadgen: 0 });
+      sides.push({ side, gw, url, merchant, client: orderClient(gw.url, merchant.sandbox_api_key), orders: 0, latencies: [] as number[], api: 0, pg: 0, loadgen: 0 });
     }
-    for (const s of sides) await restPhase(s.gw.url, s.merchant.merchant_id, s.merchant.sandbox_api_key, 2);
+    for (const s of sides) await restPhase(s.client, s.merchant.merchant_id, 2);
     console.log(`${ROUNDS} rounds of ${PHASE_S} s per side, ${CONNECTIONS} connections …`);
     for (let round = 0; round < ROUNDS; round++) {
       // Alternate which side goes first, so neither always follows the other's writes.
       for (const s of round % 2 ? [...sides].reverse() : sides) {
         const meter = await cpuMeter(s.url, s.gw.proc.pid!, s.gw.url);
-        const r = await restPhase(s.gw.url, s.merchant.merchant_id, s.merchant.sandbox_api_key, PHASE_S);
+        const r = await restPhase(s.client, s.merchant.merchant_id, PHASE_S);
         if (r.errors) throw new Error(`${s.side}: ${r.errors} order requests did not answer 201`);
         const cpu = await meter(r.count);
         s.orders += r.count;
@@ -61,7 +61,10 @@ async function main() {
     );
     console.log(JSON.stringify(result));
   } finally {
-    for (const s of sides) await s.gw.stop();
+    for (const s of sides) {
+      await s.client.close();
+      await s.gw.stop();
+    }
     await db.release();
   }
 }

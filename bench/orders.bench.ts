@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { CONNECTIONS, cpuLine, cpuMeter, envPairs, restPhase, startOrderGateway } from './orders-load.js';
+import { CONNECTIONS, cpuLine, cpuMeter, envPairs, orderClient, restPhase, startOrderGateway } from './orders-load.js';
 import { benchDatabase, percentile } from './support.js';
 
 /**
@@ -174,12 +174,13 @@ async function main() {
     { DATABASE_POOL_MAX: String(Number(process.env.BENCH_POOL ?? 20)), ...envPairs(process.env.BENCH_GATEWAY_ENV) },
     [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)],
   );
+  const client = orderClient(gw.url, merchant.sandbox_api_key);
   try {
     console.log(`warming up ${WARMUP_S}s …`);
-    await restPhase(gw.url, merchant.merchant_id, merchant.sandbox_api_key, WARMUP_S);
+    await restPhase(client, merchant.merchant_id, WARMUP_S);
     console.log(`REST order creation: ${CONNECTIONS} connections × ${SECONDS}s …`);
     const meter = await cpuMeter(db.url, gw.proc.pid!, gw.url);
-    const rest = await restPhase(gw.url, merchant.merchant_id, merchant.sandbox_api_key, SECONDS);
+    const rest = await restPhase(client, merchant.merchant_id, SECONDS);
     const cpu = await meter(rest.count);
     if (rest.errors) throw new Error(`${rest.errors} order requests did not answer 201: the figures would be meaningless`);
     const ordersPerS = rest.count / SECONDS;
@@ -198,10 +199,10 @@ async function main() {
     console.log(`  ${fixture.rows.toLocaleString('en')} rows in ${fixture.seconds.toFixed(0)} s (insert + vacuum analyze)${fixture.rows < FIXTURE_ROWS ? ' — time budget reached' : ''}`);
     const settled = process.env.BENCH_SETTLE === 'false' ? null : await settle(db.url, dirtyBaselineMb);
     if (settled) console.log(`  settled: CHECKPOINT and writeback in ${settled.seconds.toFixed(0)} s (dirty page cache ${settled.dirtyBeforeMb} → ${settled.dirtyAfterMb} MB; ${dirtyBaselineMb} MB before the fixture)`);
-    await restPhase(gw.url, merchant.merchant_id, merchant.sandbox_api_key, WARMUP_S);
+    await restPhase(client, merchant.merchant_id, WARMUP_S);
     console.log(`REST order creation with ${fixture.rows.toLocaleString('en')} orders in the table: ${CONNECTIONS} connections × ${SECONDS}s …`);
     const bigMeter = await cpuMeter(db.url, gw.proc.pid!, gw.url);
-    const big = await restPhase(gw.url, merchant.merchant_id, merchant.sandbox_api_key, SECONDS);
+    const big = await restPhase(client, merchant.merchant_id, SECONDS);
     const bigCpu = await bigMeter(big.count);
     if (big.errors) throw new Error(`${big.errors} order requests did not answer 201 (5M phase)`);
     const bigPerS = big.count / SECONDS;
@@ -223,6 +224,7 @@ async function main() {
       }),
     );
   } finally {
+    await client.close();
     await gw.stop();
     await db.release();
   }
