@@ -123,8 +123,10 @@ export interface SentTransfer extends SentTx {
   logIndex: number;
 }
 
-interface RpcReceipt {
+export interface RpcReceipt {
   status: string;
+  gasUsed: string;
+  effectiveGasPrice: string;
   blockNumber: string;
   blockHash: string;
   contractAddress: string | null;
@@ -140,12 +142,14 @@ const tokenInterface = new Interface([
 const running = new Set<DevChains>();
 
 /** Polls the node for a receipt (no block subscription to miss on automine); a revert throws. */
-export async function waitForReceipt(chain: Pick<DevChain, 'rpc'>, txHash: string, timeoutMs = 30_000): Promise<RpcReceipt> {
+/** The receipt once mined; a reverted transaction throws unless `allowRevert` (a test expecting the revert reads its status). */
+export async function waitForReceipt(chain: Pick<DevChain, 'rpc'>, txHash: string, opts: { timeoutMs?: number; allowRevert?: boolean } = {}): Promise<RpcReceipt> {
+  const timeoutMs = opts.timeoutMs ?? 30_000;
   const deadline = Date.now() + timeoutMs;
   for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
     const receipt = await chain.rpc.call<RpcReceipt | null>('eth_getTransactionReceipt', [txHash]);
     if (receipt) {
-      if (receipt.status !== '0x1') throw new Error(`transaction ${txHash} reverted`);
+      if (receipt.status !== '0x1' && !opts.allowRevert) throw new Error(`transaction ${txHash} reverted`);
       return receipt;
     }
     if (Date.now() > deadline) throw new Error(`no receipt for ${txHash} within ${timeoutMs} ms`);

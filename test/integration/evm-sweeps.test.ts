@@ -18,6 +18,7 @@ import {
   devChainNetworkConfig,
   mintTo,
   startDevChains,
+  waitForReceipt,
   type DevChain,
   type DevChains,
 } from '../../src/devchain';
@@ -71,18 +72,6 @@ async function untilIncluded(adapter: EvmAdapter, tx: SignedTx, from: string): P
   throw new Error(`${tx.txHash} not included`);
 }
 
-const receiptOf = (chain: DevChain, hash: string) =>
-  chain.rpc.call<{ gasUsed: string; effectiveGasPrice: string; status: string; blockNumber: string; blockHash: string }>('eth_getTransactionReceipt', [hash]);
-/** The receipt once there: anvil mines at once, but a loaded machine may answer the receipt a moment later. */
-async function minedReceipt(chain: DevChain, hash: string) {
-  for (let i = 0; i < 200; i++) {
-    const r = (await receiptOf(chain, hash)) as Awaited<ReturnType<typeof receiptOf>> | null;
-    if (r) return r;
-    await new Promise((res) => setTimeout(res, 50));
-  }
-  throw new Error(`no receipt for ${hash} after 10 s`);
-}
-
 describe.each(['ETHEREUM', 'BINANCE'] as const)('EVM sweeps on %s', (network) => {
   const chain = (): DevChain => chains[network];
   const settlement = Wallet.createRandom().address;
@@ -113,7 +102,7 @@ describe.each(['ETHEREUM', 'BINANCE'] as const)('EVM sweeps on %s', (network) =>
     await adapter.sweeps.broadcast(tx);
     const state = await untilIncluded(adapter, tx, dep.wallet.address);
     expect(state.success).toBe(true);
-    const r = await receiptOf(chain(), tx.txHash);
+    const r = await waitForReceipt(chain(), tx.txHash);
     expect(state.feePaid).toBe(BigInt(r.gasUsed) * BigInt(r.effectiveGasPrice));
     expect(state.blockHash).toBe(r.blockHash);
     expect(await balanceOf(chain(), 'USDT', settlement)).toBe(before + amount);
@@ -255,7 +244,7 @@ describe.each(['ETHEREUM', 'BINANCE'] as const)('EVM sweeps on %s', (network) =>
         expect(body.error?.data?.slice(0, 10)).toBe(unauthorized);
         // and mined, it reverts and moves nothing
         const sent = await attacker.sendTransaction({ ...call, gasLimit: 200_000, ...(network === 'BINANCE' && { type: 0, gasPrice: 10n ** 9n }) });
-        const r = await minedReceipt(chain(), sent.hash); // not sent.wait(): it throws on the revert this expects
+        const r = await waitForReceipt(chain(), sent.hash, { allowRevert: true }); // not sent.wait(): it throws on the revert this expects
         expect(r.status).toBe('0x0');
       }
       expect(await balanceOf(chain(), 'USDT', dep.wallet.address)).toBe(4999n);
