@@ -141,8 +141,10 @@ const tokenInterface = new Interface([
 
 const running = new Set<DevChains>();
 
-/** Polls the node for a receipt (no block subscription to miss on automine); a revert throws. */
-/** The receipt once mined; a reverted transaction throws unless `allowRevert` (a test expecting the revert reads its status). */
+/**
+ * Polls the node for a receipt (no block subscription to miss on automine). A revert throws unless
+ * `allowRevert` (a test that expects the revert reads the receipt's status).
+ */
 export async function waitForReceipt(chain: Pick<DevChain, 'rpc'>, txHash: string, opts: { timeoutMs?: number; allowRevert?: boolean } = {}): Promise<RpcReceipt> {
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const deadline = Date.now() + timeoutMs;

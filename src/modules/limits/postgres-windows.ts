@@ -68,7 +68,6 @@ export class PostgresWindows {
     private readonly knex: Knex,
     opts: GroupCommitOptions = { windowMs: 0, maxBatch: 500, maxInFlight: 2 },
     private readonly onBatch?: (hits: number, keys: number) => void,
-    private readonly now: () => number = Date.now,
   ) {
     this.batcher = new GroupCommit((hits) => this.settle(hits), opts);
   }
@@ -76,7 +75,7 @@ export class PostgresWindows {
   hit(key: string, durationMs: number, limit: number): Promise<Window> {
     const mine = this.local.get(key);
     const range = mine?.leased[0];
-    if (range && mine.expireMs > this.now()) {
+    if (range && mine.expireMs > Date.now()) {
       const consumed = range[0]++;
       if (range[0] > range[1]) mine.leased.shift();
       return Promise.resolve({ consumed, expireMs: mine.expireMs });
@@ -92,7 +91,7 @@ export class PostgresWindows {
       else byKey.set(h.key, [i]);
     });
     const keys = [...byKey.keys()].sort();
-    const now = this.now();
+    const now = Date.now();
     const leases = keys.map((k) => this.leaseFor(k, byKey.get(k)!.length, hits[byKey.get(k)![0]!]!.limit, now));
     const points = keys.map((k, i) => byKey.get(k)!.length + leases[i]!);
     const expires = keys.map((k) => now + hits[byKey.get(k)![0]!]!.durationMs);
