@@ -67,7 +67,7 @@ export class PostgresWindows {
   constructor(
     private readonly knex: Knex,
     opts: GroupCommitOptions = { windowMs: 0, maxBatch: 500, maxInFlight: 2 },
-    private readonly onBatch?: (hits: number, keys: number) => void,
+    private readonly onBatch?: (hits: number) => void,
   ) {
     this.batcher = new GroupCommit((hits) => this.settle(hits), opts);
   }
@@ -90,26 +90,29 @@ export class PostgresWindows {
       if (seen) seen.push(i);
       else byKey.set(h.key, [i]);
     });
-    const keys = [...byKey.keys()].sort();
     const now = Date.now();
-    const leases = keys.map((k) => this.leaseFor(k, byKey.get(k)!.length, hits[byKey.get(k)![0]!]!.limit, now));
-    const points = keys.map((k, i) => byKey.get(k)!.length + leases[i]!);
-    const expires = keys.map((k) => now + hits[byKey.get(k)![0]!]!.durationMs);
-    const res = (await this.knex.raw(UPSERT, [keys, points, expires, now, now])) as { rows: { key: string; points: number; expire: string }[] };
-    if (res.rows.length !== keys.length) throw new Error(`rate limits: ${res.rows.length} windows returned for ${keys.length} keys`);
-    this.onBatch?.(hits.length, keys.length);
+    const groups = [...byKey.entries()]
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+      .map(([key, indices]) => {
+        const { limit, durationMs } = hits[indices[0]!]!;
+        return { key, indices, limit, expires: now + durationMs, lease: this.leaseFor(key, indices.length, limit, now) };
+      });
+    const res = (await this.knex.raw(UPSERT, [groups.map((g) => g.key), groups.map((g) => g.indices.length + g.lease), groups.map((g) => g.expires), now, now])) as {
+      rows: { key: string; points: number; expire: string }[];
+    };
+    if (res.rows.length !== groups.length) throw new Error(`rate limits: ${res.rows.length} windows returned for ${groups.length} keys`);
+    this.onBatch?.(hits.length);
     if (this.local.size > LOCAL_KEYS) this.forgetEnded(now);
-    const leaseOf = new Map(keys.map((k, i) => [k, leases[i]!]));
+    const byRow = new Map(res.rows.map((r) => [r.key, r]));
     const outcomes: Outcome<Window>[] = new Array(hits.length);
-    for (const row of res.rows) {
-      const indices = byKey.get(row.key)!;
-      const lease = leaseOf.get(row.key)!;
+    for (const { key, indices, limit, lease } of groups) {
+      const row = byRow.get(key)!;
       const expireMs = Number(row.expire);
       const first = row.points - lease - indices.length + 1;
       indices.forEach((hitIndex, rank) => {
         outcomes[hitIndex] = { ok: true, value: { consumed: first + rank, expireMs } };
       });
-      if (hits[indices[0]!]!.limit >= 2 * LEASE_SHARE) this.remember(row.key, expireMs, row.points, lease);
+      if (limit >= 2 * LEASE_SHARE) this.remember(key, expireMs, row.points, lease);
     }
     return outcomes;
   }

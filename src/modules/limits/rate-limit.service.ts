@@ -48,7 +48,7 @@ export class RateLimits {
   private readonly memory: Partial<Record<LimitKind, RateLimiterMemory>> = {};
   private readonly windows: PostgresWindows | null;
 
-  constructor(config: LimitConfig, knex?: Knex, onBatch?: (hits: number, keys: number) => void) {
+  constructor(config: LimitConfig, knex?: Knex, onBatch?: (hits: number) => void) {
     const MIN = 60_000;
     const HOUR = 3_600_000;
     const budget = (points: number, durationMs: number) => ({ points, durationMs });
