@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { ConfigError, loadConfig, type Config } from './config/index.js';
 import { devSecretsNotice } from './config/dev-secrets.js';
+import { applyV8Flags } from './config/v8-flags.js';
 import { createLogger } from './http/logger.js';
 import { startGateway } from './runtime.js';
 
@@ -15,6 +16,7 @@ async function main(): Promise<void> {
     }
     throw e;
   }
+  applyV8Flags(config);
   const log = createLogger(config.LOG_LEVEL);
   const notice = devSecretsNotice(config);
   if (notice) log.warn({ secrets: config.generatedSecrets, file: notice.file }, notice.message);

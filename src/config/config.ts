@@ -101,6 +101,12 @@ export const CONFIG_VARS = {
   PORT: { schema: int(0, 65535), default: '3000', description: 'HTTP port (GraphQL, graphql-ws, REST on one port)' },
   PUBLIC_BASE_URL: { schema: z.url({ protocol: /^https?$/ }).optional(), description: 'Public address used in checkout and payment-link URLs (default `http://HOST:PORT`)' },
   LOG_LEVEL: { schema: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']), default: 'info', description: 'pino log level' },
+  V8_ALLOCATION_SITE_PRETENURING: {
+    schema: bool,
+    default: 'false',
+    description:
+      "V8's allocation-site pretenuring. Off by default (main.ts turns it off at boot): under request load it moved node's per-request HTTP objects straight into old space — a mark-compact every ≈ 9 s and scavenges 3–4× longer (docs/operations.md). `true` restores V8's default",
+  },
   DATA_DIR: { schema: z.string().min(1), default: '.data', description: 'Folder for the embedded database, development secrets and dev-chain caches (git-ignored)' },
   DATABASE_URL: { schema: url.optional(), secret: true, description: 'PostgreSQL URL; unset → an embedded PostgreSQL under `DATA_DIR` (not allowed in production)' },
   DATABASE_POOL_MAX: { schema: int(1, 500), default: '20', description: 'PostgreSQL connection pool size per process' },

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { CONFIG_VARS, ConfigError, loadConfig, type ConfigVar } from '../../src/config';
 import { devSecretsNotice } from '../../src/config/dev-secrets';
+import { v8Flags } from '../../src/config/v8-flags';
 
 const dirs: string[] = [];
 const tmp = () => {
@@ -68,6 +69,12 @@ describe('config validation', () => {
     expect(loadConfig({ ...prod, GRAPHQL_INTROSPECTION: 'true' }).GRAPHQL_INTROSPECTION).toBe(true);
     expect(loadConfig({ NODE_ENV: 'test', ...SECRETS }).GRAPHQL_INTROSPECTION).toBe(true);
     expect(loadConfig({ NODE_ENV: 'test', ...SECRETS, GRAPHQL_INTROSPECTION: 'false' }).GRAPHQL_INTROSPECTION).toBe(false);
+  });
+
+  it('V8 pretenuring: every process turns it off at boot unless V8_ALLOCATION_SITE_PRETENURING=true', () => {
+    expect(v8Flags(loadConfig({ NODE_ENV: 'test', ...SECRETS }))).toEqual(['--no-allocation-site-pretenuring']);
+    expect(v8Flags(loadConfig({ NODE_ENV: 'test', ...SECRETS, V8_ALLOCATION_SITE_PRETENURING: 'true' }))).toEqual([]);
+    expect(configError({ NODE_ENV: 'test', ...SECRETS, V8_ALLOCATION_SITE_PRETENURING: 'maybe' }).message).toMatch(/V8_ALLOCATION_SITE_PRETENURING/);
   });
 
   it('development generates missing secrets once into DATA_DIR and reuses them', () => {
