@@ -8,6 +8,7 @@ import { internalContext } from '../src/common/context.js';
 import { loadConfig } from '../src/config/index.js';
 import { exportFixtureSql } from './export.fixture.js';
 import { benchDatabase, benchOrm, startGatewayProcess } from './support.js';
+import { envPairs } from './orders-load.js';
 
 /**
  * `npm run bench:export`: CSV export of BENCH_ORDERS (1,000,000) orders over HTTP.
@@ -18,7 +19,8 @@ import { benchDatabase, benchOrm, startGatewayProcess } from './support.js';
  *   dashboard user and downloads `GET /api/v2/testnet/merchant/export/orders.csv?tz=UTC`, counting
  *   lines as they arrive (nothing is kept), while sampling the server's RSS from /proc every 50 ms.
  * - rows_per_s = data rows / (request sent → last byte); peak_rss_mb = the server process's VmHWM.
- * Knobs: BENCH_ORDERS; BENCH_KEEP_DB=1 keeps the fixture database for the next run. Last line: {"rows_per_s":…,"peak_rss_mb":…}.
+ * Knobs: BENCH_ORDERS; BENCH_KEEP_DB=1 keeps the fixture database for the next run; BENCH_GATEWAY_ENV:
+ * extra gateway variables as k=v,k=v. Last line: {"rows_per_s":…,"peak_rss_mb":…}.
  */
 const ORDERS = Number(process.env.BENCH_ORDERS ?? 1_000_000);
 const log = (msg: string) => console.log(`[bench:export] ${msg}`);
@@ -63,7 +65,7 @@ async function main(): Promise<void> {
     await c.end();
     await orm.close(true);
 
-    const gw = await startGatewayProcess({ ROLE: 'api', DATABASE_URL: db.url, NODE_ENV: 'test', MASTER_KEY: '22'.repeat(32), JWT_SECRET: 'bench-export-jwt-secret-0123456789abcdef', DEV_CHAINS: 'false', RATE_LIMIT_STORE: 'memory', RATE_SOURCES: 'none' });
+    const gw = await startGatewayProcess({ ROLE: 'api', DATABASE_URL: db.url, NODE_ENV: 'test', MASTER_KEY: '22'.repeat(32), JWT_SECRET: 'bench-export-jwt-secret-0123456789abcdef', DEV_CHAINS: 'false', RATE_LIMIT_STORE: 'memory', RATE_SOURCES: 'none', ...envPairs(process.env.BENCH_GATEWAY_ENV) });
     try {
       const pid = gw.proc.pid!;
       const login = await fetch(`${gw.url}/api/v2/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password, user_type: 'merchant' }) });
