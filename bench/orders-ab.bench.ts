@@ -3,8 +3,8 @@ import { CONNECTIONS, cpuMeter, envPairs, orderClient, restPhase, startOrderGate
 
 /**
  * `npm run bench:orders-ab`: two gateways up at once, each on its own database of the same server,
- * loaded in turn — alternating phases of BENCH_AB_PHASE_S seconds (default 4), BENCH_AB_ROUNDS rounds
- * (default 6) after a warm-up of each — so both see the same machine. On a shared machine, where one
+ * loaded in turn — alternating phases of BENCH_AB_PHASE_S seconds (default 4; each recorded after 1 s
+ * of load), BENCH_AB_ROUNDS rounds (default 6) after a warm-up of each — so both see the same machine. On a shared machine, where one
  * run's figures move by a third from one minute to the next, this is how a change is judged.
  *
  * Side A and side B differ by what is given:
@@ -15,6 +15,8 @@ import { CONNECTIONS, cpuMeter, envPairs, orderClient, restPhase, startOrderGate
  */
 const PHASE_S = Number(process.env.BENCH_AB_PHASE_S ?? 4);
 const ROUNDS = Number(process.env.BENCH_AB_ROUNDS ?? 6);
+/** Unrecorded load before each phase's record (restPhase: a phase from rest starts as one burst of 50). */
+const LEAD_IN_S = 1;
 const SIDES = ['A', 'B'] as const;
 
 async function main() {
@@ -31,10 +33,9 @@ async function main() {
     for (let round = 0; round < ROUNDS; round++) {
       // Alternate which side goes first, so neither always follows the other's writes.
       for (const s of round % 2 ? [...sides].reverse() : sides) {
-        const meter = await cpuMeter(s.url, s.gw.proc.pid!, s.gw.url);
-        const r = await restPhase(s.client, s.merchant.merchant_id, PHASE_S);
+        const r = await restPhase(s.client, s.merchant.merchant_id, PHASE_S, { leadInS: LEAD_IN_S, onRecord: () => cpuMeter(s.url, s.gw.proc.pid!, s.gw.url) });
         if (r.errors) throw new Error(`${s.side}: ${r.errors} order requests did not answer 201`);
-        const cpu = await meter(r.count);
+        const cpu = await r.meter(r.count);
         s.orders += r.count;
         s.latencies.push(...r.latencies);
         s.api += cpu.api * r.count;

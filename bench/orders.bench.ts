@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { CONNECTIONS, cpuLine, cpuMeter, envPairs, orderClient, restPhase, startOrderGateway } from './orders-load.js';
+import { checkpointAfter, CONNECTIONS, cpuLine, cpuMeter, envPairs, orderClient, restPhase, startOrderGateway } from './orders-load.js';
 import { benchDatabase, percentile } from './support.js';
 
 /**
@@ -21,8 +21,8 @@ import { benchDatabase, percentile } from './support.js';
  * (summarise it with `node dist/bench/cpu-profile.js <file>`). BENCH_NODE_ARGS: other node flags for
  * the gateway (e.g. `--trace-gc`). BENCH_GATEWAY_ENV: extra gateway variables as k=v,k=v (e.g.
  * ORDER_GROUP_COMMIT=false for the before figure). BENCH_TRACE=<prefix>: every REST request's
- * connection, start and latency go to `<prefix>.<n>.txt`, one file per REST phase in order, warm-ups
- * included (where the tail comes from).
+ * connection, start and latency go to `<prefix>.<n>.txt`, one file per REST phase in order, each with
+ * its warm-up (where the tail comes from).
  * BENCH_ROWS: fixture size, BENCH_FIXTURE_MAX_S: its time budget (the rows reached are printed and in
  * the last line). BENCH_WARMUP_S (40), BENCH_SETTLE / BENCH_SETTLE_MAX_S: below. Each run has its own
  * database (two runs on one server do not drop each other's). Bounded: 2 × (warm-up + 10 s) + 2 × 10 s
@@ -33,9 +33,13 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
  * Warm-up before each measured phase: the gateway's CPU per order keeps falling for ≈ 30–60 s after
  * start (JIT tiers, heap sizing; seen in bench:orders-ab's rounds, and in a first phase after 20 s
  * reading 0.111 ms per order against 0.090 ms in a later one, 0.083 ms after 60 s), so 2 s, then
- * 20 s, measured a process still warming. A gateway in production runs for days.
+ * 20 s, measured a process still warming. A gateway in production runs for days. The measured phase
+ * follows the warm-up on the same callers without a pause (restPhase's lead-in), and a CHECKPOINT runs
+ * in the warm-up (checkpointAfter): both in orders-load.ts, with what each removed from the tail.
  */
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 40);
+/** How long before the end of each warm-up its CHECKPOINT runs (orders-load.ts, checkpointAfter: WAL segments recycled, as on a server that has run a while). */
+const CHECKPOINT_BEFORE_S = Math.min(10, WARMUP_S / 2);
 /** After the fixture: how long at most to wait for its writes to reach the disk before measuring. */
 const SETTLE_MAX_S = Number(process.env.BENCH_SETTLE_MAX_S ?? 120);
 const FIXTURE_ROWS = Number(process.env.BENCH_ROWS ?? 5_000_000);
@@ -176,13 +180,17 @@ async function main() {
     [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)],
   );
   const client = orderClient(gw.url, merchant.sandbox_api_key);
+  /** WARMUP_S of load, a CHECKPOINT in it, then SECONDS measured on the same loops (restPhase, checkpointAfter). */
+  const warmAndMeasure = async () => {
+    const checkpoint = checkpointAfter(db.url, WARMUP_S - CHECKPOINT_BEFORE_S);
+    const phase = await restPhase(client, merchant.merchant_id, SECONDS, { leadInS: WARMUP_S, onRecord: () => cpuMeter(db.url, gw.proc.pid!, gw.url) });
+    await checkpoint;
+    return phase;
+  };
   try {
-    console.log(`warming up ${WARMUP_S}s …`);
-    await restPhase(client, merchant.merchant_id, WARMUP_S);
-    console.log(`REST order creation: ${CONNECTIONS} connections × ${SECONDS}s …`);
-    const meter = await cpuMeter(db.url, gw.proc.pid!, gw.url);
-    const rest = await restPhase(client, merchant.merchant_id, SECONDS);
-    const cpu = await meter(rest.count);
+    console.log(`REST order creation: ${CONNECTIONS} connections, ${WARMUP_S}s warm-up (a CHECKPOINT ${CHECKPOINT_BEFORE_S}s before its end), then ${SECONDS}s measured …`);
+    const rest = await warmAndMeasure();
+    const cpu = await rest.meter(rest.count);
     if (rest.errors) throw new Error(`${rest.errors} order requests did not answer 201: the figures would be meaningless`);
     const ordersPerS = rest.count / SECONDS;
     console.log(`  ${rest.count} orders (${rest.errors} non-201), ${ordersPerS.toFixed(0)}/s, p50 ${percentile(rest.latencies, 50).toFixed(2)} ms, p99 ${percentile(rest.latencies, 99).toFixed(2)} ms`);
@@ -200,11 +208,9 @@ async function main() {
     console.log(`  ${fixture.rows.toLocaleString('en')} rows in ${fixture.seconds.toFixed(0)} s (insert + vacuum analyze)${fixture.rows < FIXTURE_ROWS ? ' — time budget reached' : ''}`);
     const settled = process.env.BENCH_SETTLE === 'false' ? null : await settle(db.url, dirtyBaselineMb);
     if (settled) console.log(`  settled: CHECKPOINT and writeback in ${settled.seconds.toFixed(0)} s (dirty page cache ${settled.dirtyBeforeMb} → ${settled.dirtyAfterMb} MB; ${dirtyBaselineMb} MB before the fixture)`);
-    await restPhase(client, merchant.merchant_id, WARMUP_S);
-    console.log(`REST order creation with ${fixture.rows.toLocaleString('en')} orders in the table: ${CONNECTIONS} connections × ${SECONDS}s …`);
-    const bigMeter = await cpuMeter(db.url, gw.proc.pid!, gw.url);
-    const big = await restPhase(client, merchant.merchant_id, SECONDS);
-    const bigCpu = await bigMeter(big.count);
+    console.log(`REST order creation with ${fixture.rows.toLocaleString('en')} orders in the table: the same warm-up, then ${SECONDS}s measured …`);
+    const big = await warmAndMeasure();
+    const bigCpu = await big.meter(big.count);
     if (big.errors) throw new Error(`${big.errors} order requests did not answer 201 (5M phase)`);
     const bigPerS = big.count / SECONDS;
     console.log(`  ${big.count} orders, ${bigPerS.toFixed(0)}/s, p50 ${percentile(big.latencies, 50).toFixed(2)} ms, p99 ${percentile(big.latencies, 99).toFixed(2)} ms`);

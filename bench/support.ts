@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pg from 'pg';
@@ -14,7 +14,8 @@ import { connectOrm, migrate, type Orm } from '../src/db/orm.js';
  * server.
  */
 export async function benchDatabases(names: string[], opts: { keep?: boolean } = {}): Promise<{ urls: string[]; release(): Promise<void> }> {
-  const db: OpenDatabase = await openDatabase({ DATABASE_URL: process.env.DATABASE_URL, DATA_DIR: mkdtempSync(join(tmpdir(), 'cpg-bench-')) }, pino({ level: 'warn' }));
+  const dataDir = mkdtempSync(join(tmpdir(), 'cpg-bench-'));
+  const db: OpenDatabase = await openDatabase({ DATABASE_URL: process.env.DATABASE_URL, DATA_DIR: dataDir }, pino({ level: 'warn' }));
   const admin = async (sql: string) => {
     const c = new pg.Client({ connectionString: db.url });
     await c.connect();
@@ -45,6 +46,8 @@ export async function benchDatabases(names: string[], opts: { keep?: boolean } =
     release: async () => {
       if (!opts.keep) for (const name of names) await admin(`drop database if exists ${name} with (force)`).catch(() => undefined);
       await db.release();
+      // The embedded server's cluster (a 5M-row bench leaves over a gigabyte); each run makes a new one, so `keep` only keeps a DATABASE_URL server's databases.
+      rmSync(dataDir, { recursive: true, force: true });
     },
   };
 }

@@ -184,7 +184,7 @@ export const CONFIG_VARS = {
   ORDER_GROUP_COMMIT: { schema: bool, default: 'true', description: 'Group commit of order creation: concurrent orders go to PostgreSQL as one multi-row insert and one commit (each request answered after that commit); `false` → one statement per order' },
   ORDER_GROUP_COMMIT_WINDOW_MS: { schema: int(0, 2), default: '1', description: 'Group commit: longest wait (ms) for more orders while a batch is already in flight; a lone order never waits' },
   ORDER_GROUP_COMMIT_MAX: { schema: int(1, 1000), default: '100', description: 'Group commit: most orders in one insert' },
-  ORDER_GROUP_COMMIT_CONNECTIONS: { schema: int(1, 100), default: '2', description: 'Group commit: most order batches in flight at once, i.e. the most pooled connections order creation holds (keep it below `DATABASE_POOL_MAX`)' },
+  ORDER_GROUP_COMMIT_CONNECTIONS: { schema: int(1, 100), default: '1', description: 'Group commit: most order batches in flight at once, i.e. the most pooled connections order creation holds (keep it below `DATABASE_POOL_MAX`). With 1, orders that arrive while a batch is in flight all go in the next one, and the window does not apply' },
   ORDER_MIN_IDR: { schema: int(1, Number.MAX_SAFE_INTEGER), default: '1000', description: 'Smallest order amount (IDR)' },
   ORDER_MAX_IDR: { schema: int(1, Number.MAX_SAFE_INTEGER), default: '1000000000', description: 'Largest order amount (IDR)' },
   SETTLEMENT_HOLD_SECONDS_PRODUCTION: { schema: int(0, 30 * 86400), default: '86400', description: 'Production: sweeps go to a newly set settlement address only this long after the change (the hold; docs/security.md "Settlement addresses"). Until then they keep going to the previous address, none for the first one' },
