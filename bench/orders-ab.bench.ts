@@ -1,5 +1,5 @@
 import { benchDatabases, percentile } from './support.js';
-import { CONNECTIONS, cpuMeter, envPairs, orderClient, restPhase, startOrderGateway } from './orders-load.js';
+import { CONNECTIONS, envPairs, interleave, orderClient, restPhase, restSide, startOrderGateway } from './orders-load.js';
 
 /**
  * `npm run bench:orders-ab`: two gateways up at once, each on its own database of the same server,
@@ -26,39 +26,28 @@ async function main() {
     for (const [i, side] of SIDES.entries()) {
       const url = db.urls[i]!;
       const { gw, merchant } = await startOrderGateway(url, envPairs(process.env[`BENCH_${side}_ENV`]), (process.env[`BENCH_${side}_NODE_ARGS`] ?? '').split(' ').filter(Boolean), process.env[`BENCH_${side}_MAIN`]);
-      sides.push({ side, gw, url, merchant, client: orderClient(gw.url, merchant.sandbox_api_key), orders: 0, latencies: [] as number[], api: 0, pg: 0, loadgen: 0 });
+      const client = orderClient(gw.url, merchant.sandbox_api_key);
+      sides.push({ gw, client, round: restSide(side, client, merchant.merchant_id, url, gw.proc.pid!, gw.url, LEAD_IN_S), merchantId: merchant.merchant_id });
     }
-    for (const s of sides) await restPhase(s.client, s.merchant.merchant_id, 2);
+    for (const s of sides) await restPhase(s.client, s.merchantId, 2);
     console.log(`${ROUNDS} rounds of ${PHASE_S} s per side, ${CONNECTIONS} connections …`);
-    for (let round = 0; round < ROUNDS; round++) {
-      // Alternate which side goes first, so neither always follows the other's writes.
-      for (const s of round % 2 ? [...sides].reverse() : sides) {
-        const r = await restPhase(s.client, s.merchant.merchant_id, PHASE_S, { leadInS: LEAD_IN_S, onRecord: () => cpuMeter(s.url, s.gw.proc.pid!, s.gw.url) });
-        if (r.errors) throw new Error(`${s.side}: ${r.errors} order requests did not answer 201`);
-        const cpu = await r.meter(r.count);
-        s.orders += r.count;
-        s.latencies.push(...r.latencies);
-        s.api += cpu.api * r.count;
-        s.pg += cpu.pg * r.count;
-        s.loadgen += cpu.loadgen * r.count;
-        console.log(`  round ${round + 1} ${s.side}: ${(r.count / PHASE_S).toFixed(0)}/s, p99 ${percentile(r.latencies, 99).toFixed(1)} ms, gateway ${cpu.api.toFixed(3)} ms/order, ${cpu.meanBatch.toFixed(1)} per batch, machine idle ${(cpu.idle * 100).toFixed(0)} %`);
-      }
-    }
+    const totals = await interleave(
+      sides.map((s) => s.round),
+      ROUNDS,
+      PHASE_S,
+    );
     const result = Object.fromEntries(
-      sides.map((s) => {
-        const sorted = s.latencies.sort((a, b) => a - b);
-        return [
-          s.side,
-          {
-            orders_per_s: Math.round(s.orders / (PHASE_S * ROUNDS)),
-            p50_ms: Number(percentile(sorted, 50).toFixed(2)),
-            p99_ms: Number(percentile(sorted, 99).toFixed(2)),
-            api_cpu_ms_per_order: Number((s.api / s.orders).toFixed(4)),
-            pg_cpu_ms_per_order: Number((s.pg / s.orders).toFixed(4)),
-            loadgen_cpu_ms_per_order: Number((s.loadgen / s.orders).toFixed(4)),
-          },
-        ];
-      }),
+      Object.entries(totals).map(([side, t]) => [
+        side,
+        {
+          orders_per_s: Math.round(t.perS),
+          p50_ms: Number(percentile(t.latencies, 50).toFixed(2)),
+          p99_ms: Number(percentile(t.latencies, 99).toFixed(2)),
+          api_cpu_ms_per_order: Number(t.cpu!.api.toFixed(4)),
+          pg_cpu_ms_per_order: Number(t.cpu!.pg.toFixed(4)),
+          loadgen_cpu_ms_per_order: Number(t.cpu!.loadgen.toFixed(4)),
+        },
+      ]),
     );
     console.log(JSON.stringify(result));
   } finally {

@@ -1,11 +1,12 @@
 import { execFileSync } from 'node:child_process';
 import { request, Agent } from 'node:http';
+import { connect, type Socket } from 'node:net';
 import { randomUUID } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import pg from 'pg';
 import { join } from 'node:path';
 import { Pool } from 'undici';
-import { startGatewayProcess } from './support.js';
+import { percentile, startGatewayProcess } from './support.js';
 
 /**
  * The REST load of `bench:orders` and `bench:orders-ab`: CONNECTIONS keep-alive connections, each
@@ -91,7 +92,7 @@ export async function cpuMeter(dbUrl: string, gatewayPid: number, gatewayUrl: st
   };
 }
 
-export const cpuLine = (c: { api: number; pg: number; loadgen: number; backends: number; batches: number; meanBatch: number; walKbPerOrder: number; idle: number; autovacuums: number; autoanalyzes: number }) =>
+const cpuLine = (c: { api: number; pg: number; loadgen: number; backends: number; batches: number; meanBatch: number; walKbPerOrder: number; idle: number; autovacuums: number; autoanalyzes: number }) =>
   `  CPU per order: gateway ${c.api.toFixed(3)} ms, its ${c.backends} PostgreSQL backends ${c.pg.toFixed(3)} ms, load generator ${c.loadgen.toFixed(3)} ms; machine idle ${(c.idle * 100).toFixed(0)} %; ${c.batches} insert statements, ${c.meanBatch.toFixed(1)} orders each; WAL ${c.walKbPerOrder.toFixed(2)} KB per order; autovacuum on orders: ${c.autovacuums} vacuum, ${c.autoanalyzes} analyze`;
 
 /** REST phases traced so far (BENCH_TRACE: one file per phase, warm-ups included, numbered in order). */
@@ -104,19 +105,24 @@ export interface OrderClient {
 }
 
 /**
- * CONNECTIONS keep-alive connections to the gateway: undici's Pool, or node's own client with
- * BENCH_CLIENT=node-http. A bench keeps one client from its warm-up through its measured phase, so
+ * CONNECTIONS keep-alive connections to the gateway: rawClient below, undici's Pool with
+ * BENCH_CLIENT=undici, or node's own client with BENCH_CLIENT=node-http. This process shares the two
+ * cores with the gateway and PostgreSQL, so what it spends per order is taken from them: undici cost
+ * ≈ 0.058 ms per order here and the raw client ≈ 0.031 ms (node's own ≈ 1.5× undici's). A bench keeps one client from its warm-up through its measured phase, so
  * that the phase measures the steady state of established connections (as a merchant's server keeps
  * them), not 50 connections opening at once: on fresh connections the first half second's p99 read
  * 24–134 ms against 14–20 ms afterwards.
  */
 export function orderClient(baseUrl: string, apiKey: string): OrderClient {
   const path = '/api/v2/testnet/merchant/fiat/order';
-  if (process.env.BENCH_CLIENT === 'node-http') {
+  const kind = process.env.BENCH_CLIENT ?? 'raw';
+  if (kind === 'raw') return rawClient(new URL(path, baseUrl), apiKey);
+  if (kind === 'node-http') {
     const agent = new Agent({ keepAlive: true, maxSockets: CONNECTIONS });
     const url = new URL(path, baseUrl);
     return { send: (body) => post(agent, url, body, { 'api-key': apiKey }), close: async () => agent.destroy() };
   }
+  if (kind !== 'undici') throw new Error(`BENCH_CLIENT=${kind}: raw, undici or node-http`);
   const pool = new Pool(baseUrl, { connections: CONNECTIONS, pipelining: 1 });
   const headers = { 'content-type': 'application/json', 'api-key': apiKey };
   return {
@@ -127,6 +133,82 @@ export function orderClient(baseUrl: string, apiKey: string): OrderClient {
     },
     close: () => pool.close(),
   };
+}
+
+/**
+ * The leanest HTTP/1.1 client this bench can have: CONNECTIONS keep-alive sockets, each with one
+ * request at a time, written as one string; an answer is read as far as its status line and
+ * `content-length` (the gateway always sends one; anything else is an error, not a guess).
+ */
+function rawClient(url: URL, apiKey: string): OrderClient {
+  const head = `POST ${url.pathname} HTTP/1.1\r\nhost: ${url.host}\r\ncontent-type: application/json\r\napi-key: ${apiKey}\r\ncontent-length: `;
+  const idle: RawConnection[] = [];
+  const all: RawConnection[] = [];
+  const open = () => all.filter((c) => !c.closed).length;
+  return {
+    send: async (body) => {
+      let conn = idle.pop();
+      // The server closes connections left idle past its keep-alive timeout (during the fixture): open a new one.
+      while (conn?.closed) conn = idle.pop();
+      if (!conn) {
+        if (open() >= CONNECTIONS) throw new Error(`raw client: more than ${CONNECTIONS} requests at once`);
+        conn = new RawConnection(url);
+        all.push(conn);
+      }
+      const status = await conn.request(`${head}${Buffer.byteLength(body)}\r\n\r\n${body}`);
+      idle.push(conn);
+      return status;
+    },
+    close: async () => {
+      for (const c of all) c.socket.destroy();
+    },
+  };
+}
+
+class RawConnection {
+  readonly socket: Socket;
+  private buf: Buffer = Buffer.alloc(0);
+  private waiting: { resolve(status: number): void; reject(e: Error): void } | null = null;
+  closed = false;
+
+  constructor(url: URL) {
+    this.socket = connect({ host: url.hostname, port: Number(url.port), noDelay: true });
+    this.socket.on('data', (chunk: Buffer) => {
+      this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
+      this.parse();
+    });
+    const fail = (e: Error) => {
+      this.waiting?.reject(e);
+      this.waiting = null;
+    };
+    this.socket.on('error', fail);
+    this.socket.on('close', () => {
+      this.closed = true;
+      fail(new Error('raw client: connection closed'));
+    });
+  }
+
+  request(raw: string): Promise<number> {
+    return new Promise((resolve, reject) => {
+      this.waiting = { resolve, reject };
+      this.socket.write(raw);
+    });
+  }
+
+  private parse(): void {
+    const end = this.buf.indexOf('\r\n\r\n');
+    if (end < 0 || !this.waiting) return;
+    const headers = this.buf.toString('latin1', 0, end);
+    const length = /\r\ncontent-length: *(\d+)/i.exec(headers);
+    if (!length) return this.waiting.reject(new Error(`raw client: answer without content-length: ${headers.slice(0, 200)}`));
+    const total = end + 4 + Number(length[1]);
+    if (this.buf.length < total) return;
+    const status = Number(headers.slice(9, 12));
+    this.buf = this.buf.subarray(total);
+    const w = this.waiting;
+    this.waiting = null;
+    w.resolve(status);
+  }
 }
 
 /**
@@ -227,4 +309,74 @@ export async function startOrderGateway(dbUrl: string, env: Record<string, strin
   // followed started half a second slower and spent 20 % more CPU per order than a later one.
   await batchCounters(gw.url);
   return { gw, merchant };
+}
+
+type Cpu = Awaited<ReturnType<Awaited<ReturnType<typeof cpuMeter>>>>;
+
+/** One side of interleaved rounds: a REST gateway (with its CPU meter) or any other load (count only). */
+export interface RoundSide {
+  name: string;
+  run(seconds: number): Promise<{ count: number; latencies: number[]; cpu?: Cpu }>;
+}
+
+/** A REST side for `interleave`: `leadInS` of unrecorded load before each recorded phase (restPhase). */
+export function restSide(name: string, client: OrderClient, merchantId: string, dbUrl: string, gatewayPid: number, gatewayUrl: string, leadInS = 1): RoundSide {
+  return {
+    name,
+    run: async (seconds) => {
+      const r = await restPhase(client, merchantId, seconds, { leadInS, onRecord: () => cpuMeter(dbUrl, gatewayPid, gatewayUrl) });
+      if (r.errors) throw new Error(`${name}: ${r.errors} order requests did not answer 201`);
+      return { count: r.count, latencies: r.latencies, cpu: await r.meter(r.count) };
+    },
+  };
+}
+
+export interface SideTotals {
+  orders: number;
+  perS: number;
+  /** All recorded latencies, sorted. */
+  latencies: number[];
+  /** CPU per order (ms) and the group commit's mean batch, weighted by each phase's orders; undefined without a meter. */
+  cpu?: { api: number; pg: number; loadgen: number; meanBatch: number; idle: number };
+}
+
+/**
+ * `rounds` rounds of one `phaseS` phase per side, in turn, the order reversed every other round, so
+ * that every side sees the same machine: on a shared host whose speed moves by a third from one minute
+ * to the next, a comparison of phases minutes apart measures the host (bench:orders' 5M phase once read
+ * 0.62 of the first while the load generator's own CPU per order, which no table size touches, rose by
+ * 39 %). Prints one line per phase.
+ */
+export async function interleave(sides: RoundSide[], rounds: number, phaseS: number): Promise<Record<string, SideTotals>> {
+  const acc = new Map(sides.map((s) => [s.name, { orders: 0, latencies: [] as number[], api: 0, pg: 0, loadgen: 0, batches: 0, rows: 0, idle: 0, metered: 0 }]));
+  for (let round = 0; round < rounds; round++) {
+    for (const s of round % 2 ? [...sides].reverse() : sides) {
+      const r = await s.run(phaseS);
+      const a = acc.get(s.name)!;
+      a.orders += r.count;
+      a.latencies.push(...r.latencies);
+      if (r.cpu) {
+        a.api += r.cpu.api * r.count;
+        a.pg += r.cpu.pg * r.count;
+        a.loadgen += r.cpu.loadgen * r.count;
+        a.batches += r.cpu.batches;
+        a.rows += r.cpu.meanBatch * r.cpu.batches;
+        a.idle += r.cpu.idle;
+        a.metered++;
+      }
+      const p99 = r.latencies.length ? `, p99 ${percentile(r.latencies, 99).toFixed(1)} ms` : '';
+      console.log(`  round ${round + 1} ${s.name}: ${(r.count / phaseS).toFixed(0)}/s${p99}${r.cpu ? `\n  ${cpuLine(r.cpu)}` : ''}`);
+    }
+  }
+  return Object.fromEntries(
+    [...acc].map(([name, a]) => [
+      name,
+      {
+        orders: a.orders,
+        perS: a.orders / (phaseS * rounds),
+        latencies: a.latencies.sort((x, y) => x - y),
+        cpu: a.metered ? { api: a.api / a.orders, pg: a.pg / a.orders, loadgen: a.loadgen / a.orders, meanBatch: a.rows / a.batches, idle: a.idle / a.metered } : undefined,
+      },
+    ]),
+  );
 }

@@ -1,44 +1,51 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { checkpointAfter, CONNECTIONS, cpuLine, cpuMeter, envPairs, orderClient, restPhase, startOrderGateway } from './orders-load.js';
-import { benchDatabase, percentile } from './support.js';
+import { checkpointAfter, CONNECTIONS, envPairs, interleave, orderClient, restPhase, restSide, startOrderGateway, type OrderClient } from './orders-load.js';
+import { benchDatabases, percentile } from './support.js';
 
 /**
  * `npm run bench:orders`: REST order creation (POST /api/v2/testnet/merchant/fiat/order) with 50
- * keep-alive connections for a fixed time against the built gateway in its own process, and in the
- * same run the raw PostgreSQL single-row INSERT rate at the same concurrency (50 pg connections,
- * autocommit, one row per statement) on the same server. Then 5,000,000 orders are bulk-inserted
- * (one `generate_series` statement) and the REST phase runs again on the same server:
+ * keep-alive connections against the built gateway in its own process, on two databases of one
+ * PostgreSQL server: one whose `orders` table starts empty, one holding 5,000,000 orders of its
+ * merchant (bulk-inserted first, in `generate_series` chunks), each with its own gateway. After a
+ * warm-up of each, three loads take turns for ROUNDS rounds of SECONDS / ROUNDS each (interleave in
+ * orders-load.ts): REST on the empty table, REST on the big one, and the raw PostgreSQL single-row
+ * INSERT at the same concurrency (50 pg connections, autocommit, one row per statement). Taking turns,
+ * all three see the same machine: `ratio` = REST orders/s (empty table) / trivial inserts/s, and
  * `ratio_5m` = orders/s with 5M rows / orders/s with the (nearly) empty table. Last line: one JSON object.
  *
- * The load generator is undici's Pool (orders-load.ts; BENCH_CLIENT=node-http for node's own client,
- * which costs this process ≈ 1.5× the CPU per order). Each phase prints the CPU per order of the
- * gateway, its PostgreSQL backends and this process, the group commit's batches, the WAL written per
- * order and the kernel's dirty page cache.
+ * The load generator is a raw HTTP/1.1 client on keep-alive sockets (orders-load.ts; BENCH_CLIENT=undici
+ * for undici's Pool, which costs this process ≈ 2× the CPU per order, node-http for node's own, ≈ 3×).
+ * Each REST phase prints the CPU per order of the gateway, its PostgreSQL backends and this process, the
+ * group commit's batches and the WAL written per order.
  *
- * BENCH_CPU_PROF=<dir>: the gateway runs with `node --cpu-prof` and writes its profile there on exit
- * (summarise it with `node dist/bench/cpu-profile.js <file>`). BENCH_NODE_ARGS: other node flags for
- * the gateway (e.g. `--trace-gc`). BENCH_GATEWAY_ENV: extra gateway variables as k=v,k=v (e.g.
+ * BENCH_CPU_PROF=<dir>: both gateways run with `node --cpu-prof` and write their profiles there on exit
+ * (summarise one with `node dist/bench/cpu-profile.js <file>`). BENCH_NODE_ARGS: other node flags for
+ * the gateways (e.g. `--trace-gc`). BENCH_GATEWAY_ENV: extra gateway variables as k=v,k=v (e.g.
  * ORDER_GROUP_COMMIT=false for the before figure). BENCH_TRACE=<prefix>: every REST request's
  * connection, start and latency go to `<prefix>.<n>.txt`, one file per REST phase in order, each with
- * its warm-up (where the tail comes from).
+ * its lead-in (where the tail comes from).
  * BENCH_ROWS: fixture size, BENCH_FIXTURE_MAX_S: its time budget (the rows reached are printed and in
- * the last line). BENCH_WARMUP_S (40), BENCH_SETTLE / BENCH_SETTLE_MAX_S: below. Each run has its own
- * database (two runs on one server do not drop each other's). Bounded: 2 × (warm-up + 10 s) + 2 × 10 s
- * + the fixture budget + VACUUM + the settle budget; the total is printed and in the last line.
+ * the last line). BENCH_SECONDS (10), BENCH_ROUNDS (5), BENCH_WARMUP_S (40), BENCH_SETTLE /
+ * BENCH_SETTLE_MAX_S: below. Each run has its own databases (two runs on one server do not drop each
+ * other's). Bounded: the fixture budget + VACUUM + the settle budget + 2 × warm-up + 3 × 10 s measured
+ * (plus 1 s of lead-in per REST phase) + 10 s of context; the total is printed and in the last line.
  */
 const SECONDS = Number(process.env.BENCH_SECONDS ?? 10);
+/** The measured SECONDS of each side come in ROUNDS phases, interleaved (orders-load.ts, interleave). */
+const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 5);
+const PHASE_S = SECONDS / ROUNDS;
 /**
  * Warm-up before each measured phase: the gateway's CPU per order keeps falling for ≈ 30–60 s after
  * start (JIT tiers, heap sizing; seen in bench:orders-ab's rounds, and in a first phase after 20 s
  * reading 0.111 ms per order against 0.090 ms in a later one, 0.083 ms after 60 s), so 2 s, then
- * 20 s, measured a process still warming. A gateway in production runs for days. The measured phase
- * follows the warm-up on the same callers without a pause (restPhase's lead-in), and a CHECKPOINT runs
- * in the warm-up (checkpointAfter): both in orders-load.ts, with what each removed from the tail.
+ * 20 s, measured a process still warming. A gateway in production runs for days. Each measured phase
+ * follows 1 s of unrecorded load on the same callers (restPhase's lead-in), and a CHECKPOINT runs in the
+ * second warm-up (checkpointAfter): both in orders-load.ts, with what each removed from the tail.
  */
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 40);
-/** How long before the end of each warm-up its CHECKPOINT runs (orders-load.ts, checkpointAfter: WAL segments recycled, as on a server that has run a while). */
+/** How long before the end of the second warm-up its CHECKPOINT runs (orders-load.ts, checkpointAfter: WAL segments recycled, as on a server that has run a while). */
 const CHECKPOINT_BEFORE_S = Math.min(10, WARMUP_S / 2);
 /** After the fixture: how long at most to wait for its writes to reach the disk before measuring. */
 const SETTLE_MAX_S = Number(process.env.BENCH_SETTLE_MAX_S ?? 120);
@@ -86,11 +93,12 @@ async function pgPhase(url: string, seconds: number) {
   const pool = new pg.Pool({ connectionString: url, max: CONNECTIONS });
   await pool.query(`create table if not exists bench_inserts (id uuid primary key, merchant_id uuid not null, order_no text not null, amount numeric(78,0) not null, created_at timestamptz not null default now())`);
   let count = 0;
-  const until = Date.now() + seconds * 1000;
   const merchant = randomUUID();
+  // Connected before the clock starts: a phase of 2 s would otherwise count 50 connection set-ups.
+  const clients = await Promise.all(Array.from({ length: CONNECTIONS }, () => pool.connect()));
+  const until = Date.now() + seconds * 1000;
   await Promise.all(
-    Array.from({ length: CONNECTIONS }, async () => {
-      const client = await pool.connect();
+    clients.map(async (client) => {
       try {
         while (Date.now() < until) {
           await client.query('insert into bench_inserts (id, merchant_id, order_no, amount) values ($1, $2, $3, $4)', [randomUUID(), merchant, randomUUID(), '150000']);
@@ -173,66 +181,73 @@ async function settle(url: string, baselineMb: number): Promise<{ seconds: numbe
 
 async function main() {
   const started = performance.now();
-  const db = await benchDatabase(`cpg_bench_orders_${process.pid}`);
-  const { gw, merchant } = await startOrderGateway(
-    db.url,
-    { DATABASE_POOL_MAX: String(Number(process.env.BENCH_POOL ?? 20)), ...envPairs(process.env.BENCH_GATEWAY_ENV) },
-    [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)],
-  );
-  const client = orderClient(gw.url, merchant.sandbox_api_key);
-  /** WARMUP_S of load, a CHECKPOINT in it, then SECONDS measured on the same loops (restPhase, checkpointAfter). */
-  const warmAndMeasure = async () => {
-    const checkpoint = checkpointAfter(db.url, WARMUP_S - CHECKPOINT_BEFORE_S);
-    const phase = await restPhase(client, merchant.merchant_id, SECONDS, { leadInS: WARMUP_S, onRecord: () => cpuMeter(db.url, gw.proc.pid!, gw.url) });
-    await checkpoint;
-    return phase;
+  const db = await benchDatabases([`cpg_bench_orders_${process.pid}`, `cpg_bench_orders_5m_${process.pid}`]);
+  const [emptyUrl, bigUrl] = db.urls as [string, string];
+  const env = { DATABASE_POOL_MAX: String(Number(process.env.BENCH_POOL ?? 20)), ...envPairs(process.env.BENCH_GATEWAY_ENV) };
+  const nodeArgs = [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+  const gateways: { gw: Awaited<ReturnType<typeof startOrderGateway>>['gw']; client: OrderClient }[] = [];
+  const start = async (url: string) => {
+    const { gw, merchant } = await startOrderGateway(url, env, nodeArgs);
+    const client = orderClient(gw.url, merchant.sandbox_api_key);
+    gateways.push({ gw, client });
+    return { url, gw, client, merchantId: merchant.merchant_id };
   };
   try {
-    console.log(`REST order creation: ${CONNECTIONS} connections, ${WARMUP_S}s warm-up (a CHECKPOINT ${CHECKPOINT_BEFORE_S}s before its end), then ${SECONDS}s measured …`);
-    const rest = await warmAndMeasure();
-    const cpu = await rest.meter(rest.count);
-    if (rest.errors) throw new Error(`${rest.errors} order requests did not answer 201: the figures would be meaningless`);
-    const ordersPerS = rest.count / SECONDS;
-    console.log(`  ${rest.count} orders (${rest.errors} non-201), ${ordersPerS.toFixed(0)}/s, p50 ${percentile(rest.latencies, 50).toFixed(2)} ms, p99 ${percentile(rest.latencies, 99).toFixed(2)} ms`);
-    console.log(`${cpuLine(cpu)}; dirty page cache ${dirtyMb()} MB`);
-    console.log(`raw PostgreSQL single-row INSERT: ${CONNECTIONS} connections × ${SECONDS}s …`);
-    const inserts = await pgPhase(db.url, SECONDS);
-    const pgPerS = inserts / SECONDS;
-    console.log(`  ${inserts} inserts, ${pgPerS.toFixed(0)}/s`);
-    console.log(`context — the API's own INSERT … SELECT into orders, straight from pg: ${CONNECTIONS} connections × ${SECONDS}s …`);
-    const orderInserts = await pgOrderPhase(db.url, merchant.merchant_id, SECONDS);
-    console.log(`  ${orderInserts} inserts, ${(orderInserts / SECONDS).toFixed(0)}/s (REST reaches ${((ordersPerS / (orderInserts / SECONDS)) * 100).toFixed(0)} % of it)`);
-    console.log(`bulk fixture: ${FIXTURE_ROWS.toLocaleString('en')} orders …`);
+    const empty = await start(emptyUrl);
+    const big = await start(bigUrl);
+    console.log(`bulk fixture: ${FIXTURE_ROWS.toLocaleString('en')} orders of the second gateway's merchant …`);
     const dirtyBaselineMb = dirtyMb();
-    const fixture = await bulkFixture(db.url, merchant.merchant_id, FIXTURE_ROWS, FIXTURE_MAX_S);
+    const fixture = await bulkFixture(bigUrl, big.merchantId, FIXTURE_ROWS, FIXTURE_MAX_S);
     console.log(`  ${fixture.rows.toLocaleString('en')} rows in ${fixture.seconds.toFixed(0)} s (insert + vacuum analyze)${fixture.rows < FIXTURE_ROWS ? ' — time budget reached' : ''}`);
-    const settled = process.env.BENCH_SETTLE === 'false' ? null : await settle(db.url, dirtyBaselineMb);
+    const settled = process.env.BENCH_SETTLE === 'false' ? null : await settle(bigUrl, dirtyBaselineMb);
     if (settled) console.log(`  settled: CHECKPOINT and writeback in ${settled.seconds.toFixed(0)} s (dirty page cache ${settled.dirtyBeforeMb} → ${settled.dirtyAfterMb} MB; ${dirtyBaselineMb} MB before the fixture)`);
-    console.log(`REST order creation with ${fixture.rows.toLocaleString('en')} orders in the table: the same warm-up, then ${SECONDS}s measured …`);
-    const big = await warmAndMeasure();
-    const bigCpu = await big.meter(big.count);
-    if (big.errors) throw new Error(`${big.errors} order requests did not answer 201 (5M phase)`);
-    const bigPerS = big.count / SECONDS;
-    console.log(`  ${big.count} orders, ${bigPerS.toFixed(0)}/s, p50 ${percentile(big.latencies, 50).toFixed(2)} ms, p99 ${percentile(big.latencies, 99).toFixed(2)} ms`);
-    console.log(`${cpuLine(bigCpu)}; dirty page cache ${dirtyMb()} MB`);
+    console.log(`warm-up: ${WARMUP_S}s per gateway, ${CONNECTIONS} connections (a CHECKPOINT ${CHECKPOINT_BEFORE_S}s before the end) …`);
+    await restPhase(empty.client, empty.merchantId, WARMUP_S);
+    const checkpoint = checkpointAfter(bigUrl, WARMUP_S - CHECKPOINT_BEFORE_S);
+    await restPhase(big.client, big.merchantId, WARMUP_S);
+    await checkpoint;
+    const rowsLabel = `${(fixture.rows / 1e6).toLocaleString('en')}M rows`;
+    console.log(`${ROUNDS} rounds of ${PHASE_S}s: REST order creation on the empty table, on ${rowsLabel}, and the trivial insert, in turn (${CONNECTIONS} connections each) …`);
+    const t = await interleave(
+      [
+        restSide('empty table', empty.client, empty.merchantId, empty.url, empty.gw.proc.pid!, empty.gw.url),
+        restSide(rowsLabel, big.client, big.merchantId, big.url, big.gw.proc.pid!, big.gw.url),
+        { name: 'trivial insert', run: async (seconds) => ({ count: await pgPhase(emptyUrl, seconds), latencies: [] }) },
+      ],
+      ROUNDS,
+      PHASE_S,
+    );
+    const e = t['empty table']!;
+    const b = t[rowsLabel]!;
+    const pgPerS = t['trivial insert']!.perS;
+    for (const [label, x] of [['empty table', e], [rowsLabel, b]] as const) {
+      const c = x.cpu!;
+      console.log(`${label}: ${x.orders} orders, ${x.perS.toFixed(0)}/s, p50 ${percentile(x.latencies, 50).toFixed(2)} ms, p99 ${percentile(x.latencies, 99).toFixed(2)} ms; CPU per order: gateway ${c.api.toFixed(3)} ms, PostgreSQL ${c.pg.toFixed(3)} ms, load generator ${c.loadgen.toFixed(3)} ms; ${c.meanBatch.toFixed(1)} orders per statement; machine idle ${(c.idle * 100).toFixed(0)} %`);
+    }
+    console.log(`trivial insert: ${pgPerS.toFixed(0)}/s`);
+    console.log(`context — the API's own INSERT … SELECT into orders, straight from pg: ${CONNECTIONS} connections × ${SECONDS}s …`);
+    const orderInserts = await pgOrderPhase(emptyUrl, empty.merchantId, SECONDS);
+    console.log(`  ${orderInserts} inserts, ${(orderInserts / SECONDS).toFixed(0)}/s (REST reaches ${((e.perS / (orderInserts / SECONDS)) * 100).toFixed(0)} % of it)`);
     console.log(
       JSON.stringify({
-        orders_per_s: Math.round(ordersPerS),
+        orders_per_s: Math.round(e.perS),
         pg_inserts_per_s: Math.round(pgPerS),
-        ratio: Number((ordersPerS / pgPerS).toFixed(3)),
-        p99_ms: Number(percentile(rest.latencies, 99).toFixed(2)),
-        ratio_5m: Number((bigPerS / ordersPerS).toFixed(3)),
-        p99_5m_ms: Number(percentile(big.latencies, 99).toFixed(2)),
-        api_cpu_ms_per_order: Number(cpu.api.toFixed(3)),
-        pg_cpu_ms_per_order: Number(cpu.pg.toFixed(3)),
+        ratio: Number((e.perS / pgPerS).toFixed(3)),
+        p99_ms: Number(percentile(e.latencies, 99).toFixed(2)),
+        ratio_5m: Number((b.perS / e.perS).toFixed(3)),
+        p99_5m_ms: Number(percentile(b.latencies, 99).toFixed(2)),
+        api_cpu_ms_per_order: Number(e.cpu!.api.toFixed(3)),
+        pg_cpu_ms_per_order: Number(e.cpu!.pg.toFixed(3)),
         fixture_rows: fixture.rows,
         fixture_s: Math.round(fixture.seconds),
         duration_s: Math.round((performance.now() - started) / 1000),
       }),
     );
   } finally {
-    await client.close();
-    await gw.stop();
+    for (const g of gateways) {
+      await g.client.close();
+      await g.gw.stop();
+    }
     await db.release();
   }
 }
