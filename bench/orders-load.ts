@@ -255,15 +255,14 @@ export async function restPhase<M = undefined>(client: OrderClient, merchantId: 
 }
 
 /**
- * A CHECKPOINT `afterS` seconds from now, while a warm-up runs. A new cluster creates every WAL
- * segment it fills (16 MB, zero-filled, at ≈ 1 KB per order one every ≈ 3 s at 5,000 orders/s), and
- * each creation held up the requests in flight: in traced phases every new file in pg_wal came with a
- * 100 ms stretch in which 18–50 of the ≈ 400 requests were at or above the phase's p99. A server that has run for a while
- * recycles the segments its checkpoints free instead; the checkpoint in the warm-up gives the
- * measured phase that steady state (no new segment was created in a 15 s phase after it).
+ * A CHECKPOINT, before the last turn of a warm-up. A new cluster creates every WAL segment it fills
+ * (16 MB, zero-filled, at ≈ 1 KB per order one every ≈ 3 s at 5,000 orders/s), and each creation held
+ * up the requests in flight: in traced phases every new file in pg_wal came with a 100 ms stretch in
+ * which 18–50 of the ≈ 400 requests were at or above the phase's p99. A server that has run for a while
+ * recycles the segments its checkpoints free instead; a checkpoint after most of the warm-up's WAL
+ * gives the measured phases that steady state (no new segment was created in a 15 s phase after one).
  */
-export async function checkpointAfter(dbUrl: string, afterS: number): Promise<void> {
-  await new Promise((r) => setTimeout(r, Math.max(0, afterS) * 1000));
+export async function checkpoint(dbUrl: string): Promise<void> {
   const c = new pg.Client({ connectionString: dbUrl });
   await c.connect();
   try {

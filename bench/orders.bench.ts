@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { checkpointAfter, CONNECTIONS, envPairs, interleave, orderClient, restPhase, restSide, startOrderGateway, type OrderClient } from './orders-load.js';
+import { checkpoint, CONNECTIONS, envPairs, interleave, orderClient, restPhase, restSide, startOrderGateway, type OrderClient } from './orders-load.js';
 import { benchDatabases, percentile } from './support.js';
 
 /**
@@ -41,12 +41,17 @@ const PHASE_S = SECONDS / ROUNDS;
  * start (JIT tiers, heap sizing; seen in bench:orders-ab's rounds, and in a first phase after 20 s
  * reading 0.111 ms per order against 0.090 ms in a later one, 0.083 ms after 60 s), so 2 s, then
  * 20 s, measured a process still warming. A gateway in production runs for days. Each measured phase
- * follows 1 s of unrecorded load on the same callers (restPhase's lead-in), and a CHECKPOINT runs in the
- * second warm-up (checkpointAfter): both in orders-load.ts, with what each removed from the tail.
+ * follows 1 s of unrecorded load on the same callers (restPhase's lead-in), and a CHECKPOINT runs before
+ * the warm-up's last turn (`checkpoint`): both in orders-load.ts, with what each removed from the tail.
  */
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 40);
-/** How long before the end of the second warm-up its CHECKPOINT runs (orders-load.ts, checkpointAfter: WAL segments recycled, as on a server that has run a while). */
-const CHECKPOINT_BEFORE_S = Math.min(10, WARMUP_S / 2);
+/**
+ * The two gateways warm up in turns of this length, so that neither sits idle for long before the
+ * measured rounds (a gateway that had waited 40 s read p99 28.6 ms in its first round, against 15–23
+ * ms later), and the last turn of each follows a CHECKPOINT (orders-load.ts, `checkpoint`): the full-page
+ * images every page needs after one (WAL 1.92 KB per order against 0.94) are written in the warm-up.
+ */
+const WARMUP_TURN_S = 5;
 /** After the fixture: how long at most to wait for its writes to reach the disk before measuring. */
 const SETTLE_MAX_S = Number(process.env.BENCH_SETTLE_MAX_S ?? 120);
 const FIXTURE_ROWS = Number(process.env.BENCH_ROWS ?? 5_000_000);
@@ -201,11 +206,12 @@ async function main() {
     console.log(`  ${fixture.rows.toLocaleString('en')} rows in ${fixture.seconds.toFixed(0)} s (insert + vacuum analyze)${fixture.rows < FIXTURE_ROWS ? ' — time budget reached' : ''}`);
     const settled = process.env.BENCH_SETTLE === 'false' ? null : await settle(bigUrl, dirtyBaselineMb);
     if (settled) console.log(`  settled: CHECKPOINT and writeback in ${settled.seconds.toFixed(0)} s (dirty page cache ${settled.dirtyBeforeMb} → ${settled.dirtyAfterMb} MB; ${dirtyBaselineMb} MB before the fixture)`);
-    console.log(`warm-up: ${WARMUP_S}s per gateway, ${CONNECTIONS} connections (a CHECKPOINT ${CHECKPOINT_BEFORE_S}s before the end) …`);
-    await restPhase(empty.client, empty.merchantId, WARMUP_S);
-    const checkpoint = checkpointAfter(bigUrl, WARMUP_S - CHECKPOINT_BEFORE_S);
-    await restPhase(big.client, big.merchantId, WARMUP_S);
-    await checkpoint;
+    const turns = Math.max(1, Math.round(WARMUP_S / WARMUP_TURN_S));
+    console.log(`warm-up: ${WARMUP_S}s per gateway in ${turns} turns each, ${CONNECTIONS} connections, a CHECKPOINT before the last turn …`);
+    for (let turn = 0; turn < turns; turn++) {
+      if (turn === turns - 1) await checkpoint(bigUrl);
+      for (const g of [empty, big]) await restPhase(g.client, g.merchantId, WARMUP_S / turns);
+    }
     const rowsLabel = `${(fixture.rows / 1e6).toLocaleString('en')}M rows`;
     console.log(`${ROUNDS} rounds of ${PHASE_S}s: REST order creation on the empty table, on ${rowsLabel}, and the trivial insert, in turn (${CONNECTIONS} connections each) …`);
     const t = await interleave(
