@@ -108,10 +108,10 @@ export interface OrderClient {
  * CONNECTIONS keep-alive connections to the gateway: rawClient below, undici's Pool with
  * BENCH_CLIENT=undici, or node's own client with BENCH_CLIENT=node-http. This process shares the two
  * cores with the gateway and PostgreSQL, so what it spends per order is taken from them: undici cost
- * ≈ 0.058 ms per order here and the raw client ≈ 0.031 ms (node's own ≈ 1.5× undici's). A bench keeps one client from its warm-up through its measured phase, so
- * that the phase measures the steady state of established connections (as a merchant's server keeps
- * them), not 50 connections opening at once: on fresh connections the first half second's p99 read
- * 24–134 ms against 14–20 ms afterwards.
+ * ≈ 0.058 ms per order here and the raw client ≈ 0.031 ms (node's own ≈ 1.5× undici's). A bench keeps
+ * one client from its warm-up through its measured phase, so that the phase measures the steady state
+ * of established connections (as a merchant's server keeps them), not 50 connections opening at once:
+ * on fresh connections the first half second's p99 read 24–134 ms against 14–20 ms afterwards.
  */
 export function orderClient(baseUrl: string, apiKey: string): OrderClient {
   const path = '/api/v2/testnet/merchant/fiat/order';
@@ -216,8 +216,9 @@ class RawConnection {
  * unrecorded, then `seconds` recorded, on the same loops without a pause. A phase that starts from
  * rest starts as 50 callers at once, their answers come back as one batch and the next 50 requests go
  * as one burst: in traced phases the slowest requests of the first half second took 45–57 ms, against
- * 21–39 ms in later stretches, a start-up no merchant's steady traffic has. `onRecord` (a CPU meter) is started
- * when recording starts; its result comes back with the phase. Errors count over the whole phase.
+ * 21–39 ms in later stretches, a start-up no merchant's steady traffic has. `onRecord` (a CPU meter)
+ * is started when recording starts; its result comes back with the phase. Errors count over the whole
+ * phase.
  */
 export async function restPhase<M = undefined>(client: OrderClient, merchantId: string, seconds: number, opts: { leadInS?: number; onRecord?: () => Promise<M> } = {}) {
   const latencies: number[] = [];

@@ -164,7 +164,7 @@ function dirtyMb(): number {
 
 /**
  * The fixture leaves gigabytes of freshly written table, index and WAL pages behind: PostgreSQL's
- * next checkpoint and the kernel's writeback would run during the measured phase and take CPU from
+ * next checkpoint and the kernel's writeback would run during the measured phases and take CPU from
  * every process (the load generator's own CPU per order rose by a fifth in runs without this). A
  * table that grew to 5M rows over months carries no such backlog, so the fixture's is written out
  * first: a CHECKPOINT, then a wait until the kernel's dirty pages are back near what they were before
@@ -173,13 +173,7 @@ function dirtyMb(): number {
 async function settle(url: string, baselineMb: number): Promise<{ seconds: number; dirtyBeforeMb: number; dirtyAfterMb: number }> {
   const t0 = performance.now();
   const dirtyBeforeMb = dirtyMb();
-  const c = new pg.Client({ connectionString: url });
-  await c.connect();
-  try {
-    await c.query('checkpoint');
-  } finally {
-    await c.end();
-  }
+  await checkpoint(url);
   while (dirtyMb() > Math.max(64, baselineMb * 2) && (performance.now() - t0) / 1000 < SETTLE_MAX_S) await new Promise((r) => setTimeout(r, 500));
   return { seconds: (performance.now() - t0) / 1000, dirtyBeforeMb, dirtyAfterMb: dirtyMb() };
 }
