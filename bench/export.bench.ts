@@ -7,8 +7,7 @@ import { createApp } from '../src/app.js';
 import { internalContext } from '../src/common/context.js';
 import { loadConfig } from '../src/config/index.js';
 import { exportFixtureSql } from './export.fixture.js';
-import { benchDatabase, benchOrm, startGatewayProcess } from './support.js';
-import { envPairs } from './orders-load.js';
+import { benchDatabase, benchOrm, envPairs, startGatewayProcess } from './support.js';
 
 /**
  * `npm run bench:export`: CSV export of BENCH_ORDERS (1,000,000) orders over HTTP.

@@ -1,11 +1,12 @@
-import { benchDatabases, percentile } from './support.js';
-import { CONNECTIONS, envPairs, interleave, orderClient, restPhase, restSide, startOrderGateway } from './orders-load.js';
+import { benchDatabases, envPairs, percentile } from './support.js';
+import { CONNECTIONS, interleave, orderClient, restPhase, restSide, startOrderGateway } from './orders-load.js';
 
 /**
  * `npm run bench:orders-ab`: two gateways up at once, each on its own database of the same server,
  * loaded in turn — alternating phases of BENCH_AB_PHASE_S seconds (default 4; each recorded after 1 s
- * of load), BENCH_AB_ROUNDS rounds (default 6) after a warm-up of each — so both see the same machine. On a shared machine, where one
- * run's figures move by a third from one minute to the next, this is how a change is judged.
+ * of load, restSide), BENCH_AB_ROUNDS rounds (default 6) after a warm-up of each — so both see the
+ * same machine. On a shared machine, where one run's figures move by a third from one minute to the
+ * next, this is how a change is judged.
  *
  * Side A and side B differ by what is given:
  * - BENCH_A_ENV / BENCH_B_ENV: extra gateway variables, k=v,k=v;
@@ -15,8 +16,6 @@ import { CONNECTIONS, envPairs, interleave, orderClient, restPhase, restSide, st
  */
 const PHASE_S = Number(process.env.BENCH_AB_PHASE_S ?? 4);
 const ROUNDS = Number(process.env.BENCH_AB_ROUNDS ?? 6);
-/** Unrecorded load before each phase's record (restPhase: a phase from rest starts as one burst of 50). */
-const LEAD_IN_S = 1;
 const SIDES = ['A', 'B'] as const;
 
 async function main() {
@@ -27,15 +26,11 @@ async function main() {
       const url = db.urls[i]!;
       const { gw, merchant } = await startOrderGateway(url, envPairs(process.env[`BENCH_${side}_ENV`]), (process.env[`BENCH_${side}_NODE_ARGS`] ?? '').split(' ').filter(Boolean), process.env[`BENCH_${side}_MAIN`]);
       const client = orderClient(gw.url, merchant.sandbox_api_key);
-      sides.push({ gw, client, round: restSide(side, client, merchant.merchant_id, url, gw.proc.pid!, gw.url, LEAD_IN_S), merchantId: merchant.merchant_id });
+      sides.push({ gw, client, round: restSide(side, client, merchant.merchant_id, url, gw.proc.pid!, gw.url), merchantId: merchant.merchant_id });
     }
     for (const s of sides) await restPhase(s.client, s.merchantId, 2);
     console.log(`${ROUNDS} rounds of ${PHASE_S} s per side, ${CONNECTIONS} connections …`);
-    const totals = await interleave(
-      sides.map((s) => s.round),
-      ROUNDS,
-      PHASE_S,
-    );
+    const totals = await interleave(sides.map((s) => s.round), ROUNDS, PHASE_S);
     const result = Object.fromEntries(
       Object.entries(totals).map(([side, t]) => [
         side,

@@ -143,24 +143,24 @@ export function orderClient(baseUrl: string, apiKey: string): OrderClient {
 function rawClient(url: URL, apiKey: string): OrderClient {
   const head = `POST ${url.pathname} HTTP/1.1\r\nhost: ${url.host}\r\ncontent-type: application/json\r\napi-key: ${apiKey}\r\ncontent-length: `;
   const idle: RawConnection[] = [];
-  const all: RawConnection[] = [];
-  const open = () => all.filter((c) => !c.closed).length;
+  const live = new Set<RawConnection>();
   return {
     send: async (body) => {
       let conn = idle.pop();
       // The server closes connections left idle past its keep-alive timeout (during the fixture): open a new one.
       while (conn?.closed) conn = idle.pop();
       if (!conn) {
-        if (open() >= CONNECTIONS) throw new Error(`raw client: more than ${CONNECTIONS} requests at once`);
-        conn = new RawConnection(url);
-        all.push(conn);
+        if (live.size >= CONNECTIONS) throw new Error(`raw client: more than ${CONNECTIONS} requests at once`);
+        const fresh = new RawConnection(url, () => live.delete(fresh));
+        live.add(fresh);
+        conn = fresh;
       }
       const status = await conn.request(`${head}${Buffer.byteLength(body)}\r\n\r\n${body}`);
       idle.push(conn);
       return status;
     },
     close: async () => {
-      for (const c of all) c.socket.destroy();
+      for (const c of live) c.socket.destroy();
     },
   };
 }
@@ -171,7 +171,7 @@ class RawConnection {
   private waiting: { resolve(status: number): void; reject(e: Error): void } | null = null;
   closed = false;
 
-  constructor(url: URL) {
+  constructor(url: URL, onClose: () => void) {
     this.socket = connect({ host: url.hostname, port: Number(url.port), noDelay: true });
     this.socket.on('data', (chunk: Buffer) => {
       this.buf = this.buf.length ? Buffer.concat([this.buf, chunk]) : chunk;
@@ -184,6 +184,7 @@ class RawConnection {
     this.socket.on('error', fail);
     this.socket.on('close', () => {
       this.closed = true;
+      onClose();
       fail(new Error('raw client: connection closed'));
     });
   }
@@ -272,10 +273,6 @@ export async function checkpoint(dbUrl: string): Promise<void> {
     await c.end();
   }
 }
-
-/** `k=v,k=v` (BENCH_GATEWAY_ENV, BENCH_A_ENV, …) as an object. */
-export const envPairs = (s: string | undefined): Record<string, string> =>
-  Object.fromEntries((s ?? '').split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string]));
 
 const SECRETS = { MASTER_KEY: '22'.repeat(32), JWT_SECRET: 'bench-jwt-secret-bench-jwt-secret-0123456789' };
 

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import pg from 'pg';
-import { checkpoint, CONNECTIONS, envPairs, interleave, orderClient, restPhase, restSide, startOrderGateway, type OrderClient } from './orders-load.js';
-import { benchDatabases, percentile } from './support.js';
+import { checkpoint, CONNECTIONS, interleave, orderClient, restPhase, restSide, startOrderGateway, type OrderClient } from './orders-load.js';
+import { benchDatabases, envPairs, percentile } from './support.js';
 
 /**
  * `npm run bench:orders`: REST order creation (POST /api/v2/testnet/merchant/fiat/order) with 50

@@ -52,6 +52,10 @@ export async function benchDatabases(names: string[], opts: { keep?: boolean } =
   };
 }
 
+/** `k=v,k=v` (BENCH_GATEWAY_ENV, BENCH_A_ENV, …) as an object: extra variables for a gateway a bench starts. */
+export const envPairs = (s: string | undefined): Record<string, string> =>
+  Object.fromEntries((s ?? '').split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string]));
+
 /** One fresh database for a benchmark (see benchDatabases). */
 export async function benchDatabase(name: string, opts: { keep?: boolean } = {}): Promise<{ url: string; release(): Promise<void> }> {
   const { urls, release } = await benchDatabases([name], opts);
