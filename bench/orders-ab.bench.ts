@@ -12,7 +12,8 @@ import { CONNECTIONS, interleave, orderClient, restPhase, restSide, startOrderGa
  * - BENCH_A_ENV / BENCH_B_ENV: extra gateway variables, k=v,k=v;
  * - BENCH_A_NODE_ARGS / BENCH_B_NODE_ARGS: node flags, space-separated;
  * - BENCH_A_MAIN / BENCH_B_MAIN: another build's `dist/src/main.js` (e.g. a worktree of the commit before).
- * Last line: one JSON object with each side's orders/s, p50, p99 and CPU per order.
+ * Last line: one JSON object with each side's orders/s, p50, p99, CPU per order, and the share of the
+ * time its event loop waited for a core (orders-load.ts, runQueueWaitMs).
  */
 const PHASE_S = Number(process.env.BENCH_AB_PHASE_S ?? 4);
 const ROUNDS = Number(process.env.BENCH_AB_ROUNDS ?? 6);
@@ -41,6 +42,7 @@ async function main() {
           api_cpu_ms_per_order: Number(t.cpu!.api.toFixed(4)),
           pg_cpu_ms_per_order: Number(t.cpu!.pg.toFixed(4)),
           loadgen_cpu_ms_per_order: Number(t.cpu!.loadgen.toFixed(4)),
+          api_run_queue_wait_pct: Number((t.cpu!.apiWait * 100).toFixed(1)),
         },
       ]),
     );
