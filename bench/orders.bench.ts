@@ -36,7 +36,7 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 20);
 /**
  * The measured SECONDS of each side come in ROUNDS phases, interleaved (orders-load.ts, interleave).
  * The host's speed moves from one 2 s round to the next (orders/s 4,721–8,206 in one run's rounds), so
- * `ratio_5m`, a quotient of two sides' totals, needs many short turns: with 5 its runs read 0.87–0.95.
+ * `ratio_5m`, a quotient of two sides' totals, needs many short turns: with 5 its interleaved runs read 0.865–1.124.
  */
 const ROUNDS = Number(process.env.BENCH_ROUNDS ?? 10);
 const PHASE_S = SECONDS / ROUNDS;
