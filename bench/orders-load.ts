@@ -100,17 +100,18 @@ export async function cpuMeter(dbUrl: string, gatewayPid: number, gatewayUrl: st
     const batches = batchesAfter.batches - batchesBefore.batches;
     const self = (end.self.user - start.self.user + end.self.system - start.self.system) / 1000;
     const pgMs = end.pg.reduce((a, ms, i) => a + (ms > 0 ? ms - start.pg[i]! : 0), 0);
+    const machineMs = end.machine.idle - start.machine.idle + end.machine.busy - start.machine.busy;
     return { api: (end.api - start.api) / orders, pg: pgMs / orders, loadgen: self / orders, backends: backends.length, batches, meanBatch: (batchesAfter.rows - batchesBefore.rows) / batches, walKbPerOrder: walBytes / 1024 / orders,
       autovacuums: maintenanceAfter.vacuums - maintenanceBefore.vacuums, autoanalyzes: maintenanceAfter.analyzes - maintenanceBefore.analyzes,
       // Idle share of the machine's two cores over the phase: a slow phase with idle cores waited on something (disk, the host), not on CPU.
-      idle: (end.machine.idle - start.machine.idle) / (end.machine.idle - start.machine.idle + end.machine.busy - start.machine.busy),
+      idle: (end.machine.idle - start.machine.idle) / machineMs,
       // Share of the phase the gateway's event loop waited for a core, and the hypervisor's steal (of both cores' time).
       apiWait: (end.apiWait - start.apiWait) / (end.wall - start.wall),
-      steal: (end.machine.steal - start.machine.steal) / (end.machine.idle - start.machine.idle + end.machine.busy - start.machine.busy) };
+      steal: (end.machine.steal - start.machine.steal) / machineMs };
   };
 }
 
-const cpuLine = (c: { api: number; pg: number; loadgen: number; backends: number; batches: number; meanBatch: number; walKbPerOrder: number; idle: number; apiWait: number; steal: number; autovacuums: number; autoanalyzes: number }) =>
+const cpuLine = (c: Cpu) =>
   `  CPU per order: gateway ${c.api.toFixed(3)} ms, its ${c.backends} PostgreSQL backends ${c.pg.toFixed(3)} ms, load generator ${c.loadgen.toFixed(3)} ms; machine idle ${(c.idle * 100).toFixed(0)} %, steal ${(c.steal * 100).toFixed(0)} %; the gateway's event loop waited for a core ${(c.apiWait * 100).toFixed(0)} % of the phase; ${c.batches} insert statements, ${c.meanBatch.toFixed(1)} orders each; WAL ${c.walKbPerOrder.toFixed(2)} KB per order; autovacuum on orders: ${c.autovacuums} vacuum, ${c.autoanalyzes} analyze`;
 
 /** REST phases traced so far (BENCH_TRACE: one file per phase, warm-ups included, numbered in order). */
