@@ -106,7 +106,7 @@ export async function startAnvil(opts: AnvilOptions): Promise<AnvilInstance> {
 
   const port = await new Promise<number>((resolve, reject) => {
     let buffered = '';
-    const timer = setTimeout(() => fail(new Error(`anvil did not start within ${opts.startTimeoutMs ?? 30_000} ms`)), opts.startTimeoutMs ?? 30_000);
+    const timer = setTimeout(() => fail(new Error(`anvil did not start within ${opts.startTimeoutMs ?? 120_000} ms`)), opts.startTimeoutMs ?? 120_000);
     const onData = (chunk: Buffer): void => {
       remember(chunk);
       buffered += chunk.toString('utf8');
