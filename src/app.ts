@@ -159,7 +159,7 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   });
   const receipts = new UnattributedReceiptService();
   const reconciliation = new ReconciliationService(tokens, log, config.RECONCILE_CONCURRENCY, config.LATE_PAYMENT_WINDOW_S + config.CLOSED_DEPOSIT_WATCH_S);
-  const webhooks = createWebhookServices(config, apiKeys);
+  const webhooks = createWebhookServices(config, apiKeys, box);
   const merchantEvents = new MerchantEventWriter();
   const settlementWallets = new SettlementWalletService({
     holdSeconds: { production: config.SETTLEMENT_HOLD_SECONDS_PRODUCTION, sandbox: config.SETTLEMENT_HOLD_SECONDS_SANDBOX },

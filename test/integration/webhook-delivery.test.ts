@@ -53,7 +53,10 @@ describe('transaction.success', () => {
     // Headers: exactly these (names as sent, values exact).
     const names = w.rawHeaders.filter((_, i) => i % 2 === 0);
     expect(names.map((h) => h.toLowerCase()).sort()).toEqual(
-      ['connection', 'content-length', 'content-type', 'host', 'user-agent', 'x-service-delivery-id', 'x-service-event', 'x-service-idempotency-key', 'x-service-signature'].sort(),
+      [
+        'connection', 'content-length', 'content-type', 'host', 'user-agent', 'x-service-delivery-id', 'x-service-event', 'x-service-idempotency-key', 'x-service-signature',
+        'webhook-id', 'webhook-timestamp', 'webhook-signature',
+      ].sort(),
     );
     expect(names).toEqual(expect.arrayContaining(['X-Service-Signature', 'X-Service-Event', 'X-Service-Idempotency-Key']));
     expect(w.headers['content-type']).toBe('application/json');

@@ -37,7 +37,8 @@ describe('WEBHOOK_ALLOW_PRIVATE_URLS defaults', () => {
   const base = { MASTER_KEY: TEST_MASTER_KEY, JWT_SECRET: TEST_JWT_SECRET };
   const service = (env: Record<string, string>) => {
     const config = loadConfig({ ...base, ...env });
-    return createWebhookServices(config, new ApiKeyService(new SecretBox(config.MASTER_KEY), config.API_KEY_PREFIX)).settings;
+    const box = new SecretBox(config.MASTER_KEY);
+    return createWebhookServices(config, new ApiKeyService(box, config.API_KEY_PREFIX), box).settings;
   };
   const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://db.example/gateway', DEV_CHAINS: 'false' };
 
