@@ -27,6 +27,7 @@ import { Migration20261127000800_order_stats_daily } from './Migration2026112700
 import { Migration20261127001100_sweep_holds } from './Migration20261127001100_sweep_holds.js';
 import { Migration20261128000400_sweep_empty_reads } from './Migration20261128000400_sweep_empty_reads.js';
 import { Migration20261128100000_webhook_secrets } from './Migration20261128100000_webhook_secrets.js';
+import { Migration20261128100100_api_key_allowlist } from './Migration20261128100100_api_key_allowlist.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -58,4 +59,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261127001100_sweep_holds', class: Migration20261127001100_sweep_holds },
   { name: 'Migration20261128000400_sweep_empty_reads', class: Migration20261128000400_sweep_empty_reads },
   { name: 'Migration20261128100000_webhook_secrets', class: Migration20261128100000_webhook_secrets },
+  { name: 'Migration20261128100100_api_key_allowlist', class: Migration20261128100100_api_key_allowlist },
 ];

@@ -109,6 +109,8 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       cleanups.push(() => listen.close());
       await listen.start();
       app.apiKeys.enableCache({ ttlMs: config.API_KEY_CACHE_TTL_MS, revocationsLive: () => listen.listening });
+      const keyUsage = app.apiKeys.startUsageFlush(() => app.orm.em.fork(), config.API_KEY_USAGE_FLUSH_MS, log);
+      cleanups.push(() => keyUsage.stop());
       gateway.listen = listen;
       const schema = await buildGatewaySchema(pubSub);
       const http = await buildServer(app, {

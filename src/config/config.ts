@@ -122,6 +122,7 @@ export const CONFIG_VARS = {
   REFRESH_TOKEN_TTL_S: { schema: int(300, 90 * 86400), default: '2592000', description: 'Dashboard refresh-token / session lifetime (seconds)' },
   API_KEY_PREFIX: { schema: z.string().regex(/^[a-z]{2,8}$/), default: 'cpg', description: 'Fixed prefix of merchant API keys (`<prefix>_<64 hex>`)' },
   API_KEY_CACHE_TTL_MS: { schema: int(0, 300_000), default: '10000', description: 'API processes reuse an API-key lookup this long; rotations are broadcast (LISTEN/NOTIFY) and evict at once, and the cache is bypassed while that feed is down. 0 disables' },
+  API_KEY_USAGE_FLUSH_MS: { schema: int(100, 300_000), default: '5000', description: 'API processes write each API key’s last use (time and client address) in one statement this often, so the dashboard’s “last used” is at most this far behind' },
   TRUST_PROXY: { schema: bool, default: 'false', description: 'Trust `X-Forwarded-For` for client IPs (behind a load balancer)' },
   BODY_LIMIT_BYTES: { schema: int(1024, 10 * 1024 * 1024), default: '65536', description: 'Largest accepted request body' },
   RATE_LIMIT_STORE: { schema: z.enum(['postgres', 'memory']), default: 'postgres', description: '`postgres` holds limits across instances; `memory` only for a single process' },

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseCidr } from '../../common/ip.js';
 import { ENVIRONMENTS } from '../../common/environment.js';
 
 export const email = z
@@ -65,3 +66,17 @@ export type UpdateMerchantSettingsCommand = z.input<typeof updateMerchantSetting
 
 /** Operator-only: the platform fee percent ("set by an administrator per merchant"). */
 export const platformFeeInput = z.string().regex(/^\d{1,2}(\.\d{1,4})?$/, 'must be a percent between 0 and 99.9999');
+
+/** One allowlist entry: an IPv4 or IPv6 address, or a CIDR block of one (`10.0.0.0/8`, `2001:db8::/32`). */
+const cidr = z
+  .string()
+  .trim()
+  .max(64)
+  .refine((v) => parseCidr(v) !== null, { message: 'must be an IP address or a CIDR block (10.0.0.0/8, 2001:db8::/32)' });
+
+export const setIpAllowlistInput = z.object({
+  environment: environmentInput,
+  /** Empty or null: the key works from any address. */
+  cidrs: z.array(cidr).max(50, 'at most 50 entries').nullable(),
+});
+export type SetIpAllowlistCommand = z.input<typeof setIpAllowlistInput>;

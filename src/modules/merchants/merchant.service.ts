@@ -4,12 +4,15 @@ import type { RequestContext } from '../../common/context.js';
 import { ENVIRONMENTS, type Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
+import type { ApiKey } from './api-key.entity.js';
 import type { ApiKeyService, IssuedApiKey } from './api-key.service.js';
 import { DashboardUser } from './dashboard-user.entity.js';
 import { Merchant } from './merchant.entity.js';
 import {
   createMerchantCommand,
   environmentInput,
+  setIpAllowlistInput,
+  type SetIpAllowlistCommand,
   platformFeeInput,
   updateMerchantSettingsCommand,
   type CreateMerchantCommand,
@@ -107,5 +110,12 @@ export class MerchantService {
   async rotateApiKey(ctx: RequestContext, environment: Environment): Promise<IssuedApiKey> {
     const caller = requireOwner(ctx, 'rotate API keys');
     return this.apiKeys.rotate(ctx.em, caller.merchantId, parseInput(environmentInput, environment));
+  }
+
+  /** Owner/admin: where the live key of an environment may be used from (null or [] = anywhere). */
+  async setApiKeyIpAllowlist(ctx: RequestContext, cmd: SetIpAllowlistCommand): Promise<ApiKey> {
+    const caller = requireOwner(ctx, 'change API key allowlists');
+    const { environment, cidrs } = parseInput(setIpAllowlistInput, cmd);
+    return this.apiKeys.setIpAllowlist(ctx.em, caller.merchantId, environment, cidrs);
   }
 }
