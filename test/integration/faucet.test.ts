@@ -124,12 +124,17 @@ it('20 concurrent requests for one address send exactly one set', async () => {
   expect(await balanceOf('BINANCE', 'USDT', w.address)).toBe(units('BINANCE', 'USDT', 1000n));
 });
 
-it('a token not offered on the network is a warning; the rest is still sent', async () => {
+it('a token not offered on the network is refused before the grant: nothing sent, and the address can still ask (issue 28.7)', async () => {
   const w = newWallet('SOLANA');
+  const before = await grants();
   const res = await faucet({ address: w.address, network: 'SOLANA', tokens: ['USDC', 'DAI'] });
-  expect(res.status).toBe(200);
-  expect(res.body.data.warnings).toEqual([expect.stringContaining('DAI is not offered on SOLANA')]);
-  expect(res.body.data.transfers.map((t: { token: string }) => t.token)).toEqual(['SOL', 'USDC']);
+  expect(res.status).toBe(400);
+  expect(res.body).toMatchObject({ status_code: 400, message: expect.stringContaining('DAI is not offered on SOLANA'), data: { code: 'VALIDATION_FAILED' } });
+  expect(await grants()).toBe(before);
+  // the window was not spent: the corrected request is served at once
+  const fixed = await faucet({ address: w.address, network: 'SOLANA', tokens: ['USDC'] });
+  expect(fixed.status).toBe(200);
+  expect(fixed.body.data.transfers.map((t: { token: string }) => t.token)).toEqual(['SOL', 'USDC']);
 });
 
 it.each([
