@@ -175,6 +175,18 @@ it('tokens of networks nothing watches are neither listed nor accepted', async (
   await expect(gw.app.tokens.resolve(internalContext(em), 'production', 'ETHEREUM', '0xdAC17F958D2ee523a2206206994597C13D831ec7')).rejects.toMatchObject({ code: 'NETWORK_NOT_WATCHED' });
 });
 
+it('a production order is refused at creation when no production network is watched (issue 28.7): NO_NETWORK_WATCHED, nothing stored', async () => {
+  const m = await createMerchant(gw.app);
+  const res = await http(gw.url, '/api/v2/mainnet/merchant/fiat/order', { body: { merchant_id: m.merchantId, order_no: 'PROD-1', amount: '150000' }, headers: { 'api-key': m.productionKey } });
+  expect(res.status).toBe(422);
+  expect(res.body).toMatchObject({ status_code: 422, message: expect.stringContaining('No network is watched in production'), data: { code: 'NO_NETWORK_WATCHED' } });
+  const em = gw.app.orm.em.fork();
+  expect(await em.getConnection().execute(`select count(*)::int as n from orders where merchant_id = ?`, [m.merchantId])).toEqual([{ n: 0 }]);
+  // the sandbox, where the local chains are watched, takes the same order
+  const sandbox = await http(gw.url, '/api/v2/testnet/merchant/fiat/order', { body: { merchant_id: m.merchantId, order_no: 'PROD-1', amount: '150000' }, headers: { 'api-key': m.sandboxKey } });
+  expect(sandbox.status).toBe(201);
+});
+
 describe('a new user pays an order from their own faucet-funded wallet and sees Success', () => {
   it.each([
     ['TRON', 'TRUSTWALLET'],
