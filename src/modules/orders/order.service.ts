@@ -130,7 +130,7 @@ export class OrderService {
     const caller = requireApiKey(ctx);
     const data = cmd instanceof CheckedCreateOrder ? cmd.data : parseInput(this.createCommand, cmd);
     assertReturnUrls(caller.environment, data);
-    this.assertPayable(caller.environment);
+    this.assertNetworkWatched(caller.environment);
     if (opts.idempotencyKey === undefined) return this.createOnce(ctx, caller, data);
     const key = parseIdempotencyKey(opts.idempotencyKey);
     const hash = orderRequestHash(data);
@@ -154,7 +154,7 @@ export class OrderService {
   }
 
   /** Refuses an order in an environment where no network is watched (see `anyNetworkOffered`). */
-  assertPayable(environment: Order['environment']): void {
+  assertNetworkWatched(environment: Order['environment']): void {
     if (this.opts.anyNetworkOffered && !this.opts.anyNetworkOffered(environment)) {
       const env = environment === 'production' ? 'production' : 'sandbox';
       throw new DomainError('NO_NETWORK_WATCHED', `No network is watched in ${env}: an order could never be paid (the operator sets ${env === 'production' ? 'PRODUCTION' : 'SANDBOX'}_<NETWORK>_RPC_URLS); see /networks`, { environment: env });
