@@ -14,7 +14,7 @@
 /* global require, __dirname, process */
 /* eslint-disable @typescript-eslint/no-require-imports -- a plain CommonJS script run before anything is built */
 'use strict';
-const { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync, rmSync, existsSync } = require('node:fs');
+const { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, rmSync, existsSync } = require('node:fs');
 const { join, dirname, relative } = require('node:path');
 const { createHash } = require('node:crypto');
 const { transformSync } = require('@swc/core');
@@ -60,7 +60,10 @@ for (const dir of DIRS) {
     if (fresh && existsSync(out) && statSync(out).mtimeMs >= src.mtimeMs) continue;
     const { code } = transformSync(readFileSync(file, 'utf8'), { ...OPTIONS, filename: file, sourceFileName: relative(dirname(out), file) });
     mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, code);
+    // Written beside, then renamed: another `npm run cli` or `npm start` loading it meanwhile never reads half a file.
+    const partial = `${out}.${process.pid}.partial`;
+    writeFileSync(partial, code);
+    renameSync(partial, out);
     built++;
   }
 }
