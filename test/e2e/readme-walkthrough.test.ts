@@ -13,7 +13,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/db/embedded-postgres';
 import { startTestGateway, type TestGateway } from '../support/gateway';
-import { ROOT } from '../support/process';
+import { processesMatching, ROOT } from '../support/process';
 import { TEST_JWT_SECRET, TEST_MASTER_KEY } from '../support/secrets';
 
 jest.setTimeout(600_000);
@@ -38,7 +38,7 @@ function walkthrough(): string {
 it('the README walkthrough, run verbatim: order paid, getOrder says so, the webhook arrives', async () => {
   const script = walkthrough();
   expect(script).not.toMatch(/^sleep [0-9]/m); // waits for the status, never for a fixed time
-  gw = await startTestGateway({ PORT: String(await freePort()), DEV_CHAINS: 'true', ROLE: 'all', DATA_DIR: dataDir, LOG_LEVEL: 'warn' });
+  gw = await startTestGateway({ PORT: String(await freePort()), DEV_CHAINS: 'true', ROLE: 'all', DATA_DIR: dataDir });
   const hookPort = await freePort();
   const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], {
     cwd: ROOT,
@@ -60,7 +60,17 @@ it('the README walkthrough, run verbatim: order paid, getOrder says so, the webh
   let err = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-  const code = await new Promise<number | null>((ok) => child.once('close', (c) => ok(c)));
+  const closed = new Promise<void>((ok) => child.once('close', () => ok()));
+  // 'exit' first: if the script fails early, its background receiver holds the pipes open until it is ended.
+  const code = await new Promise<number | null>((ok) => child.once('exit', (c) => ok(c)));
+  for (const pid of processesMatching(`.listen(process.argv[1]) ${hookPort}`)) {
+    try {
+      process.kill(pid, 'SIGKILL');
+    } catch {
+      // gone
+    }
+  }
+  await closed; // every writer gone: all output read
   const context = `stdout:\n${out.slice(-4000)}\nstderr:\n${err.slice(-4000)}`;
   expect({ code, context }).toEqual({ code: 0, context });
 
