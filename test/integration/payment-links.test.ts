@@ -241,6 +241,7 @@ describe('public REST', () => {
       payment_link_id: id,
       status: 'Active',
       valid: true,
+      unusable: null,
       title: 'Batik Sale',
       products: [
         { name: 'Batik shirt', price: '150000', quantity: 2 },
