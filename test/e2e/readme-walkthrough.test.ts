@@ -16,7 +16,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway';
 import { processesMatching, ROOT } from '../support/process';
 import { TEST_JWT_SECRET, TEST_MASTER_KEY } from '../support/secrets';
 
-jest.setTimeout(600_000);
+jest.setTimeout(1_200_000);
 
 const dataDir = mkdtempSync(join(tmpdir(), 'cpg-readme-'));
 let gw: TestGateway | undefined;
@@ -38,7 +38,12 @@ function walkthrough(): string {
 it('the README walkthrough, run verbatim: order paid, getOrder says so, the webhook arrives', async () => {
   const script = walkthrough();
   expect(script).not.toMatch(/^sleep [0-9]/m); // waits for the status, never for a fixed time
-  gw = await startTestGateway({ PORT: String(await freePort()), DEV_CHAINS: 'true', ROLE: 'all', DATA_DIR: dataDir });
+  // `npm start`'s job settings (the test gateway's short locks are for fast stops): on a loaded machine a
+  // watcher run outlasts a 4 s lock, is cancelled, and the order never settles.
+  gw = await startTestGateway(
+    { PORT: String(await freePort()), DEV_CHAINS: 'true', ROLE: 'all', DATA_DIR: dataDir, WATCH_LOCK_MS: '60000' },
+    { scheduler: { processEveryMs: 500, lockLifetimeMs: 60_000 } },
+  );
   const hookPort = await freePort();
   const child = spawn('bash', ['-e', '-o', 'pipefail', '-c', script], {
     cwd: ROOT,
