@@ -1,4 +1,4 @@
-import { ENVIRONMENTS } from './common/environment.js';
+import { ENVIRONMENTS, NETWORKS } from './common/environment.js';
 import type { Logger } from 'pino';
 import type { Config } from './config/index.js';
 import { SecretBox } from './common/crypto.js';
@@ -138,6 +138,7 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
       metrics.orderBatchRows.inc(n);
     },
     statements: () => (statementsEm ??= orm.em.fork()),
+    anyNetworkOffered: (environment) => NETWORKS.some((n) => networks.isOffered(environment, n)),
   });
   const orderStatus = new OrderStatusService((t) => {
     metrics.orderTransitions.inc({ environment: t.environment, from: t.from, to: t.to });

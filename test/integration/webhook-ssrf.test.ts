@@ -46,7 +46,11 @@ describe('WEBHOOK_ALLOW_PRIVATE_URLS defaults', () => {
     await expect(service(production).checkUrl('sandbox', 'http://127.0.0.1:8080/hook')).rejects.toMatchObject({ code: 'NOTIFICATION_URL_REJECTED' });
     await expect(service({ ...production, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).checkUrl('sandbox', 'http://127.0.0.1:8080/hook')).resolves.toBe('http://127.0.0.1:8080/hook');
     for (const NODE_ENV of ['development', 'test']) {
-      await expect(service({ NODE_ENV }).checkUrl('sandbox', 'http://localhost:8080/hook')).rejects.toMatchObject({ code: 'NOTIFICATION_URL_REJECTED', message: expect.stringMatching(/non-public address/) });
+      // issue 28.2: the refusal names the switch a local receiver needs.
+      await expect(service({ NODE_ENV }).checkUrl('sandbox', 'http://localhost:8080/hook')).rejects.toMatchObject({
+        code: 'NOTIFICATION_URL_REJECTED',
+        message: expect.stringMatching(/non-public address.*needs WEBHOOK_ALLOW_PRIVATE_URLS=true/),
+      });
       await expect(service({ NODE_ENV, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).checkUrl('sandbox', 'http://localhost:8080/hook')).resolves.toBe('http://localhost:8080/hook');
     }
   });

@@ -193,6 +193,7 @@ export class PaymentLinkService {
     await this.limits.consume('linkOpenIp', ctx.ip);
     await this.limits.consume('linkOpen', id);
     const env = ctx.environment;
+    if (env) this.orders.assertNetworkWatched(env); // no use is taken for an order nobody could pay
     const opened = await ctx.em.transactional(async (tx) => {
       const rows = await tx.execute<{ id: string }[]>(
         `update payment_links set usage_count = usage_count + 1, updated_at = now()

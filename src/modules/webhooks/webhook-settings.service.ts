@@ -49,7 +49,8 @@ export class WebhookSettingsService {
       try {
         await assertPublicHost(urlHost(url));
       } catch (e) {
-        if (e instanceof SsrfError) reject(`refused: ${e.message}`);
+        // A developer's local receiver lands here: say which switch allows it.
+        if (e instanceof SsrfError) reject(`refused: ${e.message}; a receiver on a private or local address needs WEBHOOK_ALLOW_PRIVATE_URLS=true on the gateway (development only)`);
         throw e;
       }
     }
