@@ -1,5 +1,5 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { requireDashboard, requireMerchant, requireOwner } from '../../common/access.js';
+import { requireDashboard, requireFreshAuth, requireMerchant, requireOwner } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
 import { ENVIRONMENTS, type Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
@@ -105,7 +105,7 @@ export class MerchantService {
 
   /** Dashboard: rotate the caller's API key for one environment (shown once). */
   async rotateApiKey(ctx: RequestContext, environment: Environment): Promise<IssuedApiKey> {
-    const caller = requireOwner(ctx, 'rotate API keys');
+    const caller = requireFreshAuth(ctx, 'rotate API keys');
     return this.apiKeys.rotate(ctx.em, caller.merchantId, parseInput(environmentInput, environment));
   }
 }
