@@ -6,7 +6,7 @@ import { Migration } from '@mikro-orm/migrations';
  * `REAUTH_WINDOW_S`, so a stolen access token alone cannot do them. Per session: re-authenticating in
  * one browser does not make another session's token fresh.
  */
-export class Migration20261128001300_session_reauth extends Migration {
+export class Migration20261128110100_session_reauth extends Migration {
   override async up(): Promise<void> {
     this.addSql(`alter table "sessions" add column if not exists "reauthenticated_at" timestamptz null;`);
   }

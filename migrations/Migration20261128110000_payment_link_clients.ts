@@ -6,7 +6,7 @@ import { Migration } from '@mikro-orm/migrations';
  * client holds on one link (`PAYMENT_LINK_UNPAID_PER_CLIENT`) — twenty opens from one address no
  * longer empty a `max_usage: 20` link. No address is stored in the clear.
  */
-export class Migration20261128001200_payment_link_clients extends Migration {
+export class Migration20261128110000_payment_link_clients extends Migration {
   override async up(): Promise<void> {
     this.addSql(`
       create table if not exists "payment_link_opens" (
