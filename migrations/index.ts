@@ -28,6 +28,8 @@ import { Migration20261127001100_sweep_holds } from './Migration20261127001100_s
 import { Migration20261128000400_sweep_empty_reads } from './Migration20261128000400_sweep_empty_reads.js';
 import { Migration20261128100000_webhook_secrets } from './Migration20261128100000_webhook_secrets.js';
 import { Migration20261128100100_api_key_allowlist } from './Migration20261128100100_api_key_allowlist.js';
+import { Migration20261128110000_payment_link_clients } from './Migration20261128110000_payment_link_clients.js';
+import { Migration20261128110100_session_reauth } from './Migration20261128110100_session_reauth.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -60,4 +62,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261128000400_sweep_empty_reads', class: Migration20261128000400_sweep_empty_reads },
   { name: 'Migration20261128100000_webhook_secrets', class: Migration20261128100000_webhook_secrets },
   { name: 'Migration20261128100100_api_key_allowlist', class: Migration20261128100100_api_key_allowlist },
+  { name: 'Migration20261128110000_payment_link_clients', class: Migration20261128110000_payment_link_clients },
+  { name: 'Migration20261128110100_session_reauth', class: Migration20261128110100_session_reauth },
 ];

@@ -117,6 +117,7 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
     accessTtlS: config.ACCESS_TOKEN_TTL_S,
     refreshTtlS: config.REFRESH_TOKEN_TTL_S,
     throttleAccount: (account) => rateLimits.consume('account', account),
+    reauthWindowS: config.REAUTH_WINDOW_S,
   });
   const merchants = new MerchantService(apiKeys, { httpsLogos: config.NODE_ENV === 'production' });
   const checkoutKeys = new CheckoutKeyService();
@@ -148,7 +149,7 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const quotes = new QuoteService(orders, tokens, rates);
   const wallets = new HdWalletService(box);
   const deposits = new DepositService(orders, tokens, quotes, wallets, config.DEV_CHAINS);
-  const paymentLinks = new PaymentLinkService(orders, { publicBaseUrl: () => config.PUBLIC_BASE_URL, minIdr: config.ORDER_MIN_IDR, maxIdr: config.ORDER_MAX_IDR }, rateLimits);
+  const paymentLinks = new PaymentLinkService(orders, { publicBaseUrl: () => config.PUBLIC_BASE_URL, minIdr: config.ORDER_MIN_IDR, maxIdr: config.ORDER_MAX_IDR, unpaidPerClient: config.PAYMENT_LINK_UNPAID_PER_CLIENT }, rateLimits);
   const payments = new PaymentService();
   const settlement = new SettlementService(orderStatus, {
     lateWindowS: config.LATE_PAYMENT_WINDOW_S,

@@ -7,7 +7,7 @@ import { connectOrm, migrate } from './db/orm.js';
 import { createGatewayPubSub } from './graphql/pubsub.js';
 import { ListenClient } from './db/listen.client.js';
 import { API_KEY_REVOKED_CHANNEL, ORDER_EVENTS_CHANNEL } from './modules/events/event.catalogue.js';
-import { orderEventsChannel } from './modules/orders/order-update.stream.js';
+import { orderEventLoader, orderEventsChannel } from './modules/orders/order-update.stream.js';
 import { buildGatewaySchema } from './graphql/schema.js';
 import { buildServer, type HttpServer } from './http/server.js';
 import { registerCheckoutPage } from './checkout/checkout.page.js';
@@ -104,7 +104,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       const pubSub = createGatewayPubSub();
       // The same LISTEN connection carries API-key rotations, so this process may cache key lookups.
       const listen = new ListenClient({ connectionString: databaseUrl, log, name: 'cpg-api-events' })
-        .on(ORDER_EVENTS_CHANNEL, orderEventsChannel(pubSub, log))
+        .on(ORDER_EVENTS_CHANNEL, orderEventsChannel(pubSub, log, orderEventLoader(orm)))
         .on(API_KEY_REVOKED_CHANNEL, app.apiKeys.revocationChannel());
       cleanups.push(() => listen.close());
       await listen.start();

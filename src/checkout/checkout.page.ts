@@ -4,6 +4,7 @@ import path from 'node:path';
 import type { App } from '../app.js';
 import { ENV_PATH } from '../common/environment.js';
 import { DomainError, isDomainError } from '../common/errors.js';
+import { cspImageOrigin } from '../modules/merchants/merchant.commands.js';
 import { PaymentLink } from '../modules/payment-links/payment-link.entity.js';
 import { errorEnvelope } from '../rest/envelope.js';
 import { CheckoutService } from './checkout.service.js';
@@ -51,7 +52,8 @@ export const jsonForHtml = (v: unknown): string =>
  * carries the checkout key).
  */
 export function cspFor(logoUrl?: string | null): string {
-  const logoOrigin = logoUrl ? new URL(logoUrl).origin : null;
+  // A stored URL whose host is not one plain host (a wildcard, CSP syntax) adds no source at all.
+  const logoOrigin = logoUrl ? cspImageOrigin(logoUrl) : null;
   return [
     "default-src 'none'",
     "script-src 'self'",
@@ -71,7 +73,7 @@ export function cspFor(logoUrl?: string | null): string {
 export function pageLogo(logoUrl: string | undefined | null, environment: string): string | null {
   if (!logoUrl) return null;
   if (environment === 'production' && !logoUrl.startsWith('https://')) return null;
-  return URL.canParse(logoUrl) ? logoUrl : null;
+  return cspImageOrigin(logoUrl) ? logoUrl : null;
 }
 
 /** Finds the static assets next to this file (ts-jest) or, from dist/, back in the source tree. */

@@ -32,7 +32,8 @@ export function transitionTable(table: Readonly<Record<string, readonly string[]
 const ERROR_NOTES: Partial<Record<ErrorCode, string>> = {
   VALIDATION_FAILED: 'with `data.fields`',
   CHECKOUT_KEY_EXPIRED: 'the scoped checkout key outlived its 30 minutes',
-  INVALID_PASSWORD: 'the account password given again to change a settlement address is wrong',
+  INVALID_PASSWORD: 'the account password given again (settlement address, `reauthenticate`) is wrong',
+  REAUTHENTICATION_REQUIRED: 'a sensitive operation (rotate an API key, change the notification URL or the sweep schedule) needs `reauthenticate` (the password) within the last `REAUTH_WINDOW_S` on this session',
   INVALID_SETTLEMENT_ADDRESS: 'not a valid address of the network; the message says why: checksum, length, curve, zero address',
   SETTLEMENT_ADDRESS_REFUSED: 'an address of the gateway itself: a deposit address, a token contract or mint, a gas tank',
   WRONG_ENVIRONMENT: 'a sandbox key on `/mainnet/` or the reverse',

@@ -45,6 +45,8 @@ beforeAll(async () => {
     RATE_LIMIT_CHECKOUT_KEY_PER_MIN: String(CHECKOUT_KEY_PER_MIN),
     RATE_LIMIT_CHECKOUT_IP_PER_MIN: String(CHECKOUT_IP_PER_MIN),
     RATE_LIMIT_MERCHANT_PER_MIN: String(MERCHANT_PER_MIN),
+    // These tests open OPENS_PER_IP orders of one link from one IP; the per-client bound is link-client-bound.test.ts's.
+    PAYMENT_LINK_UNPAID_PER_CLIENT: String(OPENS_PER_IP),
   });
   const created = await createMerchant(gw.app);
   const login = await http(gw.url, '/api/v2/auth/login', { body: { email: created.email, password: created.password, user_type: 'merchant' } });

@@ -7,6 +7,7 @@ import { ApiKeysDocument, LoginDocument, RotateApiKeyDocument, SetApiKeyIpAllowl
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { bearer, gql } from '../support/graphql';
+import { freshLogin } from '../support/reauth';
 import { http } from '../support/http';
 import { eventually } from '../support/webhooks';
 
@@ -19,7 +20,7 @@ beforeAll(async () => {
   // A long cache: the allowlist must still apply at once (a change evicts like a rotation does).
   gw = await startTestGateway({ TRUST_PROXY: 'true', API_KEY_CACHE_TTL_MS: '60000', API_KEY_USAGE_FLUSH_MS: '200' });
   m = await createMerchant(gw.app);
-  auth = bearer((await gql(gw.url, LoginDocument, { email: m.email, password: m.password })).data!.login.token);
+  auth = bearer(await freshLogin(gw.url, m));
 });
 afterAll(() => gw?.close());
 
@@ -72,6 +73,11 @@ describe('API key IP allowlist', () => {
       expect(res.errors?.[0]?.message).toMatch(/IP address or a CIDR block/);
     }
     expect((await setList(Array.from({ length: 51 }, (_, i) => `10.0.${i}.0/24`))).errors?.[0]?.message).toMatch(/at most 50/);
+    expect((await sandboxKeyInfo()).ipAllowlist).toEqual(['10.0.0.0/8']);
+    // A dashboard session that has not given the password again lately cannot change it (a stolen token).
+    const stale = bearer((await gql(gw.url, LoginDocument, { email: m.email, password: m.password })).data!.login.token);
+    const refused = await gql(gw.url, SetApiKeyIpAllowlistDocument, { environment: 'SANDBOX' as never, cidrs: null }, stale);
+    expect(refused.errors?.[0]?.extensions?.code).toBe('REAUTHENTICATION_REQUIRED');
     expect((await sandboxKeyInfo()).ipAllowlist).toEqual(['10.0.0.0/8']);
     await setList(null);
   });

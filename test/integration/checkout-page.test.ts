@@ -135,6 +135,8 @@ describe('merchant logo (logo_url / logoUrl)', () => {
       [{ logo_url: 'javascript:alert(1)' }, 'logo_url'],
       [{ logo_url: 'ftp://cdn.shop.test/logo.png' }, 'logo_url'],
       [{ logo_url: 'https://user:pw@cdn.shop.test/logo.png' }, 'logo_url'],
+      [{ logo_url: 'https://*/logo.png' }, 'logo_url'], // a wildcard host: the CSP would allow every https host
+      [{ logo_url: 'https://a;script-src/x.png' }, 'logo_url'], // CSP syntax in a host
       [{ logo_url: `https://cdn.shop.test/${'a'.repeat(520)}.png` }, 'logo_url'],
       [{ logo_url: 42 }, 'logo_url'],
       [{ logoUrl: 'https://cdn.shop.test/x.png' }, null],

@@ -38,7 +38,8 @@ async function merchant(): Promise<M> {
 }
 
 beforeAll(async () => {
-  gw = await startTestGateway();
+  // Every open here comes from one address (127.0.0.1): the per-client bound is link-client-bound.test.ts's.
+  gw = await startTestGateway({ PAYMENT_LINK_UNPAID_PER_CLIENT: '1000' });
   [a, b] = [await merchant(), await merchant()];
 });
 afterAll(() => gw?.close());

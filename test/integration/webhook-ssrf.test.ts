@@ -3,12 +3,13 @@ import { loadConfig } from '../../src/config';
 import { ApiKeyService } from '../../src/modules/merchants/api-key.service';
 import { assertPublicHost, isPublicAddress } from '../../src/modules/webhooks/ssrf';
 import { createWebhookServices } from '../../src/modules/webhooks/webhook.wiring';
-import { LoginDocument, SetNotificationUrlDocument } from '../generated/graphql';
+import { SetNotificationUrlDocument } from '../generated/graphql';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, TEST_JWT_SECRET, TEST_MASTER_KEY, type TestGateway } from '../support/gateway';
 import { bearer, gql } from '../support/graphql';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { attemptsOf, deliveriesOf, eventually, FAST_WEBHOOKS, newOrder, setUrl, transition } from '../support/webhooks';
+import { freshLogin } from '../support/reauth';
 
 describe('address classification', () => {
   it.each([
@@ -108,7 +109,7 @@ describe('with WEBHOOK_ALLOW_PRIVATE_URLS=false', () => {
 
   it('GraphQL: the refusal is NOTIFICATION_URL_REJECTED and nothing is saved', async () => {
     const m = await createMerchant(strict.app);
-    const auth = bearer((await gql(strict.url, LoginDocument, { email: m.email, password: m.password })).data!.login.token);
+    const auth = bearer(await freshLogin(strict.url, m));
     const res = await gql(strict.url, SetNotificationUrlDocument, { environment: 'SANDBOX', url: r.url }, auth);
     expect(res.errors![0]).toMatchObject({ extensions: { code: 'NOTIFICATION_URL_REJECTED' } });
     const [row] = await strict.app.orm.em.fork().getConnection().execute(`select notification_url_sandbox as u from merchants where id = ?`, [m.merchantId]);

@@ -8,6 +8,7 @@ import { LoginDocument, RedeliverWebhookDocument, RotateWebhookSigningSecretDocu
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { bearer, gql } from '../support/graphql';
+import { freshLogin } from '../support/reauth';
 import { WebhookReceiver, type ReceivedWebhook } from '../support/webhook-receiver';
 import { FAST_WEBHOOKS, setUrl, verifies } from '../support/webhooks';
 
@@ -21,7 +22,7 @@ beforeAll(async () => {
   receiver = await WebhookReceiver.start();
   m = await createMerchant(gw.app);
   await setUrl(gw.app, m.merchantId, 'sandbox', receiver.url);
-  auth = bearer((await gql(gw.url, LoginDocument, { email: m.email, password: m.password })).data!.login.token);
+  auth = bearer(await freshLogin(gw.url, m));
 });
 afterAll(async () => {
   await gw?.close();
@@ -141,6 +142,11 @@ describe('Standard Webhooks headers', () => {
     const bad = await gql(gw.url, RotateWebhookSigningSecretDocument, { environment: 'SANDBOX' as never, overlapHours: 500 }, auth);
     expect(bad.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
     expect(bad.errors?.[0]?.message).toMatch(/overlapHours|168/);
+    expect((await secretNow()).secret).toBe(before);
+    // A dashboard session that has not given the password again lately can neither read nor rotate it.
+    const stale = bearer((await gql(gw.url, LoginDocument, { email: m.email, password: m.password })).data!.login.token);
+    expect((await gql(gw.url, WebhookSigningSecretDocument, { environment: 'SANDBOX' as never }, stale)).errors?.[0]?.extensions?.code).toBe('REAUTHENTICATION_REQUIRED');
+    expect((await gql(gw.url, RotateWebhookSigningSecretDocument, { environment: 'SANDBOX' as never, overlapHours: 0 }, stale)).errors?.[0]?.extensions?.code).toBe('REAUTHENTICATION_REQUIRED');
     expect((await secretNow()).secret).toBe(before);
     const byKey = await gql(gw.url, WebhookSigningSecretDocument, { environment: 'SANDBOX' as never }, { 'api-key': m.sandboxKey });
     expect(byKey.data).toBeFalsy();

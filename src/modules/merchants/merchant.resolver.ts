@@ -38,6 +38,17 @@ export class MerchantResolver {
     return true;
   }
 
+  @RateLimited('auth')
+  @Authorized('DASHBOARD')
+  @Mutation(() => Date, {
+    description:
+      'The password again, on this session: until the returned time (REAUTH_WINDOW_S, 5 minutes by default) it may rotate API keys and change the notification URL or the sweep schedule. ' +
+      'Counted against the account’s login budget; a wrong password is INVALID_PASSWORD.',
+  })
+  async reauthenticate(@Arg('password') password: string, @Ctx() ctx: GqlContext): Promise<Date> {
+    return ctx.app.auth.reauthenticate(ctx, password);
+  }
+
   @Authorized('DASHBOARD')
   @Query(() => DashboardUserType)
   async me(@Ctx() ctx: GqlContext): Promise<DashboardUserType> {

@@ -1,5 +1,5 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { requireDashboard, requireMerchant, requireOwner } from '../../common/access.js';
+import { requireDashboard, requireFreshAuth, requireMerchant, requireOwner } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
 import { ENVIRONMENTS, type Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
@@ -108,13 +108,13 @@ export class MerchantService {
 
   /** Dashboard: rotate the caller's API key for one environment (shown once). */
   async rotateApiKey(ctx: RequestContext, environment: Environment): Promise<IssuedApiKey> {
-    const caller = requireOwner(ctx, 'rotate API keys');
+    const caller = requireFreshAuth(ctx, 'rotate API keys');
     return this.apiKeys.rotate(ctx.em, caller.merchantId, parseInput(environmentInput, environment));
   }
 
   /** Owner/admin: where the live key of an environment may be used from (null or [] = anywhere). */
   async setApiKeyIpAllowlist(ctx: RequestContext, cmd: SetIpAllowlistCommand): Promise<ApiKey> {
-    const caller = requireOwner(ctx, 'change API key allowlists');
+    const caller = requireFreshAuth(ctx, 'change API key allowlists');
     const { environment, cidrs } = parseInput(setIpAllowlistInput, cmd);
     return this.apiKeys.setIpAllowlist(ctx.em, caller.merchantId, environment, cidrs);
   }

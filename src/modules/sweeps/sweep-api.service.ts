@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { requireMerchantWide, requireOwner } from '../../common/access.js';
+import { requireFreshAuth, requireMerchantWide } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
 import { NETWORKS, type Environment, type Network } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
@@ -336,7 +336,7 @@ export class SweepApiService {
 
   /** Sets the schedule (owner or admin); fields left out keep their value. */
   async setSettings(ctx: RequestContext, cmd: SetSweepSettingsCommand): Promise<SweepSettings> {
-    const caller = requireOwner(ctx, 'change the sweep schedule', 'The sweep schedule is changed from the dashboard');
+    const caller = requireFreshAuth(ctx, 'change the sweep schedule', 'The sweep schedule is changed from the dashboard');
     const input = parseInput(setSweepSettingsInput, cmd);
     const interval = input.intervalSeconds ?? null;
     const enabled = input.enabled ?? null;

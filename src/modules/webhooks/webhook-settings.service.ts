@@ -1,4 +1,4 @@
-import { requireOwner } from '../../common/access.js';
+import { requireFreshAuth, requireOwner } from '../../common/access.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import type { RequestContext } from '../../common/context.js';
@@ -59,7 +59,7 @@ export class WebhookSettingsService {
 
   /** Dashboard: sets or clears the URL of the caller's merchant (owners and admins only). */
   async setNotificationUrl(ctx: RequestContext, cmd: SetNotificationUrlCommand): Promise<Merchant> {
-    const merchantId = requireOwner(ctx, 'change webhooks').merchantId;
+    const merchantId = requireFreshAuth(ctx, 'change webhooks').merchantId;
     return this.setForMerchant(ctx.em, merchantId, cmd);
   }
 
