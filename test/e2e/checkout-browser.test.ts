@@ -72,6 +72,7 @@ async function open(url: string, opts: { lang?: string; viewport?: { width: numb
 async function choose(page: Page, symbol: string, network: EvmNet) {
   const name = network === 'ETHEREUM' ? 'Ethereum' : 'BNB Smart Chain';
   await page.locator('button.choice', { hasText: symbol }).filter({ hasText: name }).first().click();
+  await page.locator('#wallet-METAMASK').click();
   await page.locator('#qr').waitFor();
 }
 
@@ -379,6 +380,10 @@ it('language switch, 1280 px desktop, 320 px with 200 % text (no sideways scroll
     expect(found).toBe(true);
     const outline = await desk.page.evaluate<string>('getComputedStyle(document.activeElement).outlineStyle');
     expect(outline).not.toBe('none'); // focus is visible
+    await desk.page.keyboard.press('Enter');
+    // Then the wallet: focus moved to the first one offered.
+    await desk.page.locator('#wallet-title').waitFor();
+    expect(await desk.page.evaluate<string>('document.activeElement.id')).toBe('wallet-METAMASK');
     await desk.page.keyboard.press('Enter');
     await desk.page.locator('#qr').waitFor();
     expect(await desk.page.evaluate<string[]>(LOW_CONTRAST)).toEqual([]);
