@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
-import { CUSTOMER_PRIVATE_KEYS, startDevChains, type DevChains } from '../../src/devchain';
+import { CUSTOMER_PRIVATE_KEYS, SANDBOX_TOKENS, startDevChains, type DevChains } from '../../src/devchain';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { http } from '../support/http';
@@ -221,27 +221,38 @@ it('the automatic redirect after payment names the order', async () => {
   }
 });
 
-it('each network offers the wallets that can pay there; TRON and Solana get one QR request, no 422', async () => {
-  const o = await newOrder();
-  const state = await http(gw.url, `/checkout/${o.orderId}/state`, { headers: { 'x-checkout-key': new URL(o.url).searchParams.get('key')! } });
-  const choices = state.body.data.choices as { symbol: string; network: string; wallets: string[] }[];
-  const wallets = Object.fromEntries(choices.map((c) => [c.network, c.wallets]));
-  expect(wallets.ETHEREUM).toEqual(['METAMASK', 'TRUSTWALLET', 'WALLETCONNECT']);
-  expect(wallets.BINANCE).toEqual(['METAMASK', 'TRUSTWALLET', 'WALLETCONNECT']);
-  if (wallets.TRON) expect(wallets.TRON).toEqual(['TRUSTWALLET']);
-  if (wallets.SOLANA) expect(wallets.SOLANA).toEqual(['TRUSTWALLET', 'PHANTOM', 'WALLETCONNECT']);
-  const other = choices.find((c) => c.network === 'TRON') ?? choices.find((c) => c.network === 'SOLANA');
-  if (!other) return; // TRON and Solana not offered in this sandbox: the EVM lists above are the check
-  const { page, calls, close } = await open(o.url, 'en-US');
-  try {
-    await tokenCard(page, other.symbol, other.network === 'TRON' ? 'TRON' : 'Solana').click();
-    await page.locator('#wallet-title').waitFor();
-    expect(await page.locator('button.choice').evaluateAll((els) => els.map((e) => e.id))).toEqual(wallets[other.network]!.map((w) => `wallet-${w}`));
-    await page.locator(`#wallet-${wallets[other.network]![0]}`).click();
-    await page.locator('#qr').waitFor();
-    expect(calls.filter((c) => c.url.endsWith('/pgqr/fiat/create'))).toEqual([{ url: `${T}/pgqr/fiat/create`, status: 201 }]);
-    expect(calls.filter((c) => c.status >= 400)).toEqual([]);
-  } finally {
-    await close();
+it('each network offers the wallets that can pay there; on TRON and Solana the page asks for the QR once, no 422', async () => {
+  // The local sandbox's TRON and Solana tokens (no chain needed to choose and get an address).
+  const em = gw.app.orm.em.fork();
+  for (const network of ['TRON', 'SOLANA'] as const) for (const t of SANDBOX_TOKENS[network]) await gw.app.tokens.upsert(em, { environment: 'sandbox', network, ...t });
+  const first = await newOrder();
+  const state = await http(gw.url, `/checkout/${first.orderId}/state`, { headers: { 'x-checkout-key': new URL(first.url).searchParams.get('key')! } });
+  const wallets = Object.fromEntries((state.body.data.choices as { network: string; wallets: string[] }[]).map((c) => [c.network, c.wallets]));
+  expect(wallets).toEqual({
+    ETHEREUM: ['METAMASK', 'TRUSTWALLET', 'WALLETCONNECT'],
+    BINANCE: ['METAMASK', 'TRUSTWALLET', 'WALLETCONNECT'],
+    TRON: ['TRUSTWALLET'],
+    SOLANA: ['TRUSTWALLET', 'PHANTOM', 'WALLETCONNECT'],
+  });
+  for (const [network, name, wallet] of [
+    ['TRON', 'TRON', 'TRUSTWALLET'],
+    ['SOLANA', 'Solana', 'PHANTOM'],
+  ] as const) {
+    const o = await newOrder();
+    const { page, calls, close } = await open(o.url, 'en-US');
+    try {
+      await tokenCard(page, 'USDT', name).click();
+      await page.locator('#wallet-title').waitFor();
+      expect(await page.locator('button.choice').evaluateAll((els) => els.map((e) => e.id))).toEqual(wallets[network]!.map((w) => `wallet-${w}`));
+      await page.locator(`#wallet-${wallet}`).click();
+      await page.locator('#qr').waitFor();
+      expect(calls.filter((c) => c.url.endsWith('/pgqr/fiat/create'))).toEqual([{ url: `${T}/pgqr/fiat/create`, status: 201 }]);
+      expect(calls.filter((c) => c.status >= 400)).toEqual([]);
+      const [d] = await sql<{ network: string; wallet_type: string }>(gw.app, `select network, wallet_type from deposits where order_id = ?`, [o.orderId]);
+      expect(d).toEqual({ network, wallet_type: wallet });
+      if (network === 'SOLANA') await snap(page, 'pay-solana-phantom');
+    } finally {
+      await close();
+    }
   }
 });
