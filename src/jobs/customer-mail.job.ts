@@ -20,7 +20,7 @@ export function customerMailJob(app: App): JobDefinition | null {
     ...(app.config.SMTP_POLL_MS < 30_000 && { lockLifetimeMs: Math.max(60_000, app.config.SMTP_TIMEOUT_MS * 4) }),
     handler: async (a, _job, signal) => {
       for (let i = 0; i < 20 && !signal.aborted; i++) {
-        const r = await mail.sendDue(a.orm.em.fork());
+        const r = await mail.sendDue(a.orm.em.fork(), 50, signal);
         if (r.sent + r.retried + r.failed < 50) break;
       }
     },

@@ -109,7 +109,8 @@ it('exact payment: choose → pay (QR, amount, address, countdown, copy) → pai
     expect(await page.locator('html').getAttribute('lang')).toBe('id');
     await expect(text(page, '#merchant')).resolves.toBe('Toko Batik Sari');
     await page.locator('button.choice').first().waitFor();
-    expect(await page.locator('#return').getAttribute('href')).toBe('http://127.0.0.1:9/shop/cart');
+    // The way back names the order (and what the page saw).
+    expect(await page.locator('#return').getAttribute('href')).toBe(`http://127.0.0.1:9/shop/cart?order_no=${o.orderNo}&status=Created`);
     await snap(page, 'choose');
     await choose(page, 'USDT', 'ETHEREUM');
     const d = await depositOf(o.orderId);
@@ -141,7 +142,7 @@ it('exact payment: choose → pay (QR, amount, address, countdown, copy) → pai
     expect(lag).toBeLessThanOrEqual(1000);
     expect(await page.locator('#qr').count()).toBe(0);
     expect(await text(page, '#receipt')).toContain('Ethereum');
-    expect(await page.locator('#return').getAttribute('href')).toBe('http://127.0.0.1:9/shop/thanks?o=1');
+    expect(await page.locator('#return').getAttribute('href')).toBe(`http://127.0.0.1:9/shop/thanks?o=1&order_no=${o.orderNo}&status=Success`);
     expect(await text(page, '#return')).toBe('Kembali ke Toko Batik Sari');
     await snap(page, 'paid');
     expect(scripts.dialogs).toEqual([]);

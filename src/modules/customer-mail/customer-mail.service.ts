@@ -65,7 +65,8 @@ export class CustomerMailService {
     return this.transport !== null;
   }
 
-  async sendDue(em: EntityManager, batch = 50): Promise<SendRound> {
+  /** `signal`: a stopping worker sends no more of its batch and hands the unsent rows back at once. */
+  async sendDue(em: EntityManager, batch = 50, signal?: AbortSignal): Promise<SendRound> {
     const round: SendRound = { sent: 0, retried: 0, failed: 0 };
     if (!this.transport) return round;
     // Too old to be useful (a queue left while SMTP was off): failed, with the reason, not sent.
@@ -94,7 +95,15 @@ export class CustomerMailService {
        returning c.id, c.order_id, c.kind, c.attempts, c.lock_token, o.customer_email as email, o.environment`,
       [batch * 10, batch, token, leaseS],
     );
-    for (const row of claimed) {
+    for (const [i, row] of claimed.entries()) {
+      if (signal?.aborted) {
+        const rest = claimed.slice(i);
+        await em.execute(
+          `update customer_mail_outbox set state = 'pending', attempts = attempts - 1, locked_until = null, lock_token = null where id = any(?::uuid[]) and lock_token = ?::uuid`,
+          [`{${rest.map((r) => r.id).join(',')}}`, token],
+        );
+        break;
+      }
       const outcome = await this.sendOne(em, row);
       round[outcome] += 1;
     }
