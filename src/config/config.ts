@@ -204,6 +204,17 @@ export const CONFIG_VARS = {
   WEBHOOK_CONCURRENCY_PER_ENDPOINT: { schema: int(1, 1000), default: '4', description: 'Webhook HTTP requests in flight per endpoint (scheme://host:port) per worker: a slow or dead endpoint holds at most this many slots' },
   WEBHOOK_POLL_MS: { schema: int(10, 60_000), default: '1000', description: 'How often a worker looks for due webhook retries (new deliveries wake it at once through LISTEN)' },
   WEBHOOK_SWEEP_INTERVAL_MS: { schema: int(100, 3_600_000), default: '30000', description: 'Webhook sweeper period: re-queues deliveries whose worker died mid-attempt (expired lease) and drains the outbox' },
+  SMTP_HOST: { schema: z.string().min(1).max(253).optional(), description: 'SMTP server for customer mails (the receipt on Success, a notice on Underpaid/Expired, to the order\'s `email`); unset → no mail is sent (docs/configuration.md "Customer mail")' },
+  SMTP_PORT: { schema: int(1, 65535), default: '587', description: 'SMTP server port (587 submission with STARTTLS, 465 with `SMTP_SECURE=true`)' },
+  SMTP_SECURE: { schema: bool, default: 'false', description: '`true` → TLS from the first byte (port 465); `false` → STARTTLS when the server offers it' },
+  SMTP_REQUIRE_TLS: { schema: bool, default: 'false', description: '`true` → refuse to send unless STARTTLS succeeds (set it whenever the server is not on this machine)' },
+  SMTP_USER: { schema: z.string().min(1).max(500).optional(), description: 'SMTP login user (unset → no login)' },
+  SMTP_PASSWORD: { schema: z.string().min(1).max(500).optional(), secret: true, description: 'SMTP login password' },
+  SMTP_FROM: { schema: z.string().min(3).max(320).optional(), description: 'Sender of customer mails, e.g. `Receipts <receipts@gateway.example>`; required when `SMTP_HOST` is set' },
+  SMTP_POLL_MS: { schema: int(100, 3_600_000), default: '5000', description: 'How often a worker sends the queued customer mails' },
+  SMTP_TIMEOUT_MS: { schema: int(1000, 300_000), default: '30000', description: 'Timeout of one SMTP conversation (connect, greeting, each command)' },
+  SMTP_MAX_ATTEMPTS: { schema: int(1, 100), default: '8', description: 'Attempts per customer mail before it is marked failed (waits double from 30 s, at most 1 h)' },
+  SMTP_MAX_AGE_S: { schema: int(60, 30 * 86400), default: '86400', description: 'A queued customer mail older than this is marked failed instead of sent (a receipt days late, e.g. after SMTP was configured, would confuse more than help)' },
   GAS_TANK_MNEMONIC_SANDBOX: { schema: mnemonic.optional(), secret: true, description: 'BIP-39 mnemonic of the sandbox gas tanks (one per network, key at derivation index 0; never a merchant seed): they pay sweeps’ network fees. Generated into `DATA_DIR` in development; unset outside development → sandbox sweeps are off' },
   GAS_TANK_MNEMONIC_PRODUCTION: { schema: mnemonic.optional(), secret: true, description: 'BIP-39 mnemonic of the production gas tanks (fund their addresses, shown to operators by the GraphQL `gasTanks` query and `/readyz`); unset → production sweeps are off' },
   ...Object.fromEntries(NETWORK_KEYS.map((n) => [`GAS_TANK_LOW_${n}`, { schema: baseUnits, default: DEFAULT_TANK_LOW[n]!, description: `A ${n} gas tank holding less than this (${NATIVE_UNIT[n]}) is \`low\`: logged, shown to operators and in \`/readyz\` details; sweeps wait while it cannot pay their fees` }])) as Record<`GAS_TANK_LOW_${(typeof NETWORK_KEYS)[number]}`, { schema: typeof baseUnits; default: string; description: string }>,
@@ -265,6 +276,10 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): Parsed {
     if (res.success) out[name] = res.data;
     else problems.push({ variable: name, message: res.error.issues.map((i) => i.message).join('; ') });
   }
+  if (out.SMTP_HOST !== undefined && out.SMTP_FROM === undefined && !problems.some((p) => p.variable === 'SMTP_FROM')) {
+    problems.push({ variable: 'SMTP_FROM', message: 'required when SMTP_HOST is set (the sender of customer mails)' });
+  }
+  if (out.SMTP_PASSWORD !== undefined && out.SMTP_USER === undefined) problems.push({ variable: 'SMTP_USER', message: 'required when SMTP_PASSWORD is set' });
   if (problems.length === 0 && (out.ORDER_MIN_IDR as number) > (out.ORDER_MAX_IDR as number)) {
     problems.push({ variable: 'ORDER_MIN_IDR', message: 'must not exceed ORDER_MAX_IDR' });
   }
