@@ -139,7 +139,7 @@ export class BenchCleanup {
   }
 }
 
-/** Runs a benchmark's `main`; on an error or after `deadlineS`, stops what it started and exits non-zero. */
+/** Runs a benchmark's `main`; on an error (its own or an unhandled rejection) or after `deadlineS`, stops what it started and exits non-zero. */
 export function runBench(name: string, deadlineS: number, cleanup: BenchCleanup, main: () => Promise<void>): void {
   const fail = async (code: number, what: unknown) => {
     console.error(`[${name}]`, what);
@@ -148,6 +148,8 @@ export function runBench(name: string, deadlineS: number, cleanup: BenchCleanup,
   };
   const deadline = setTimeout(() => void fail(2, `gave up after ${deadlineS} s`), deadlineS * 1000);
   deadline.unref();
+  // A promise the bench left unawaited (a load generator's `void produce()`) fails the same way.
+  process.once('unhandledRejection', (err) => void fail(1, err));
   main()
     .then(() => cleanup.stopAll())
     .then(() => clearTimeout(deadline))
