@@ -3,7 +3,7 @@
  * statement, the settlement's revenue and overpayment updates), their compaction and their reader
  * (OrderStatsService): `order_stats_rollup` per UTC hour (migrations 20261123000800, 20261127000300)
  * and `order_stats_daily` per local day of each zone in DAILY_ROLLUP_ZONES (migration 20261127000800),
- * both fed only through the append-only `order_stats_delta` (migration 20261128001000). Orders in an
+ * both fed only through the append-only `order_stats_delta` (migration 20261128100100). Orders in an
  * open status (Created, Processing) are in none of them: the reader counts them live. Every other
  * order is counted once per rollup (rollup rows + its deltas not yet folded), in the bucket of its
  * creation time, status and paying token.
@@ -24,7 +24,7 @@ export const DAILY_ROLLUP_ZONES: readonly string[] = ['Asia/Jakarta'];
 const ZONES_SQL = `(values ${DAILY_ROLLUP_ZONES.map((z) => `('${z}')`).join(', ')}) z(tz)`;
 
 /**
- * A CTE `name` appending rollup deltas to `order_stats_delta` (migration 20261128001000). `rows` is a
+ * A CTE `name` appending rollup deltas to `order_stats_delta` (migration 20261128100100). `rows` is a
  * SELECT of (sign, merchant_id, environment, created_at, status, amount, received_idr, fee_idr,
  * net_idr, paid_network, paid_token_id, paid_decimals, paid_amount) rows: sign -1 removes an order's
  * old contribution, +1 adds its new one; rows in live statuses are skipped, and a key whose deltas

@@ -18,7 +18,7 @@ const share = (value: string, units: string, due: string) => `div((${value}) * (
  *    a compaction job folds them into `order_stats_rollup` / `order_stats_daily`
  *    (docs/decisions/0009-rollup-deltas.md).
  */
-export class Migration20261128001000_revenue_received_and_rollup_deltas extends Migration {
+export class Migration20261128100100_revenue_received_and_rollup_deltas extends Migration {
   override async up(): Promise<void> {
     this.addSql(`alter table "orders" add column if not exists "received_idr" numeric(78,0) null;`);
     this.addSql(`alter table "order_stats_rollup" add column if not exists "received" numeric(78,0) not null default 0;`);
