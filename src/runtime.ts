@@ -132,7 +132,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       // The worker's modules load here, not at the top: the chain adapters, sweeps and local chains bring
       // the chains' client libraries (ethers providers, TronWeb, web3.js connections), and the scheduler
       // its job store; an API process (ROLE=api) runs none of them and does not carry them.
-      const [{ watchedNetworks }, { fundSandboxGasTanks, SANDBOX_TOKENS }, { expireOrdersJob }, { pruneSessionsJob }, { reconcileJob }, { watchChainJobs }, { sweepJobs }, { startScheduler }, { startWebhookDelivery, webhookJobs }, { customerMailJob }] =
+      const [{ watchedNetworks }, { fundSandboxGasTanks, SANDBOX_TOKENS }, { expireOrdersJob }, { pruneSessionsJob }, { reconcileJob }, { watchChainJobs }, { sweepJobs }, { startScheduler }, { startWebhookDelivery, webhookJobs }, { customerMailJob }, { compactOrderStatsJob }] =
         await Promise.all([
           import('./chains/networks.js'),
           import('./devchain/index.js'),
@@ -144,6 +144,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
           import('./jobs/scheduler.js'),
           import('./jobs/webhook-deliver.job.js'),
           import('./jobs/customer-mail.job.js'),
+          import('./jobs/compact-order-stats.job.js'),
         ]);
       const devChains = opts.devChains;
       let sandbox: SandboxChains | undefined;
@@ -177,7 +178,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       gateway.devChains = devChains;
       const networks = watchedNetworks(config, overrides, (f) => app.metrics.rpcErrors.inc(f));
       log.info({ networks: networks.map((n) => `${n.environment}:${n.network}`) }, 'watching networks');
-      const jobs = [pruneSessionsJob, expireOrdersJob(config.EXPIRY_INTERVAL_S), ...watchChainJobs(networks, config.WATCH_LOCK_MS), ...sweepJobs(networks, config.WATCH_LOCK_MS), ...webhookJobs(config), ...(config.RECONCILE_INTERVAL_S > 0 ? [reconcileJob(networks, config.RECONCILE_INTERVAL_S)] : [])];
+      const jobs = [pruneSessionsJob, expireOrdersJob(config.EXPIRY_INTERVAL_S), compactOrderStatsJob(10), ...watchChainJobs(networks, config.WATCH_LOCK_MS), ...sweepJobs(networks, config.WATCH_LOCK_MS), ...webhookJobs(config), ...(config.RECONCILE_INTERVAL_S > 0 ? [reconcileJob(networks, config.RECONCILE_INTERVAL_S)] : [])];
       const mailJob = customerMailJob(app);
       if (mailJob) jobs.push(mailJob);
       const scheduler = await startScheduler(app, databaseUrl, jobs, opts.scheduler);
