@@ -6,6 +6,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { TronWeb } from 'tronweb';
+import { watchedNetworks } from '../../src/chains/networks';
 import { tronDriver } from '../../src/chains/tron/tron.driver';
 import { startTronEmulator, type TronEmulator } from '../../src/devchain/tron.emulator';
 import { startTestGateway, type TestGateway } from '../support/gateway';
@@ -69,4 +70,5 @@ sweepScenarios({
   },
   unit: 10n ** 6n,
   txHash: /^[0-9a-f]{64}$/,
+  target: () => watchedNetworks(gw.app.config, { 'sandbox:TRON': [emu.url] }).find((t) => t.environment === 'sandbox' && t.network === 'TRON')!,
 });

@@ -224,6 +224,12 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
 
   const txBytes = (tx: TronTx, signatures = 1) => BigInt(tx.raw_data_hex.length / 2) + SIGNATURE_SIZE * BigInt(signatures) + RESULT_SIZE;
 
+  /** TRX a stored transaction sends (a TransferContract's `amount`: activation, top-up); 0 for anything else. */
+  function trxSent(tx: SignedTx): bigint {
+    const contract = (JSON.parse(tx.raw) as { raw_data?: { contract?: { type?: string; parameter?: { value?: { amount?: unknown } } }[] } }).raw_data?.contract?.[0];
+    return contract?.type === 'TransferContract' ? big(contract.parameter?.value?.amount) : 0n;
+  }
+
   function signed(tx: TronTx, key: Uint8Array): SignedTx {
     const s = signTransaction(keyHex(key), tx) as unknown as TronTx;
     return { txHash: s.txID.toLowerCase(), raw: JSON.stringify(s), nonce: null, expiresAt: BigInt(s.raw_data.expiration) };
@@ -389,6 +395,7 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
           blockHash: block.blockID.toLowerCase(),
           success,
           feePaid: big(info.fee),
+          signerSpent: big(info.fee) + (success ? trxSent(tx) : 0n),
           resourceUsage: { energy: big(receipt.energy_usage_total), bandwidth: big(receipt.net_usage), energyFee: big(receipt.energy_fee), netFee: big(receipt.net_fee) },
         };
       }
