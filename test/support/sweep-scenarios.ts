@@ -253,7 +253,7 @@ export function sweepScenarios(chain: SweepChainUnderTest, timeoutMs = 120_000):
 
     // What the tank spent, by its ledger, is what left it on chain, and is what the sweeps record as their fees.
     const after = await tankBook();
-    expect(before.onChain - after.onChain).toBe(after.spent - before.spent);
+    expect({ tankBalanceFell: before.onChain - after.onChain, before, after }).toEqual({ tankBalanceFell: after.spent - before.spent, before, after });
     expect(after.spent - before.spent).toBeGreaterThan(0n);
     const [fees] = await sql<{ fee: string }>(`select coalesce(sum(fee_paid), 0)::text as fee from sweeps where merchant_id = ? and status = 'confirmed'`, [m.merchantId]);
     expect(BigInt(fees!.fee)).toBe(after.spent - before.spent);

@@ -7,7 +7,7 @@ import { mapLimit } from '../../common/map-limit.js';
 import type { HdWalletService, SigningKeyCache } from '../deposits/hd-wallet.service.js';
 import type { GasTankService } from './gas-tank.service.js';
 import type { SweepStatusService } from './sweep-status.service.js';
-import { SweepFees } from './sweep-fees.js';
+import { SweepFees, type IdrRate } from './sweep-fees.js';
 import { SweepTxStore, type TxRow } from './sweep-tx.store.js';
 import { SweepStore, type SweepJoin } from './sweep.store.js';
 
@@ -32,6 +32,8 @@ export interface SweepEngineOptions {
   crashPoint?: (step: SweepStep) => void;
   /** RPC reads in flight at once (balances, quotes, signing). */
   concurrency?: number;
+  /** IDR rates for the values recorded with fees and sweeps (sweep-fees.ts); absent → those values stay null. */
+  rate?: IdrRate;
 }
 
 export const tokenOf = (s: { token_address: string; decimals: number; symbol: string }): WatchedToken => ({ address: s.token_address, decimals: s.decimals, symbol: s.symbol });
@@ -58,7 +60,13 @@ export class SweepContext {
     this.native = nativeAsset(o.network);
     this.txs = new SweepTxStore(o.environment, o.network);
     this.store = new SweepStore(o.environment, o.network);
-    this.fees = new SweepFees(this.native.symbol);
+    this.fees = new SweepFees({
+      native: this.native,
+      tankAddress: () => o.tanks.address(o.environment, o.network),
+      tankPaysAll: this.sweeps.gas === 'fee-payer',
+      nativePriceUsd: o.nativePriceUsd,
+      rate: o.rate,
+    });
   }
 
   crash(step: SweepStep): void {

@@ -57,14 +57,18 @@ async function trackOne(ctx: SweepContext, em: EntityManager, row: TxRow): Promi
   const stuck = row.nonce !== null && row.newest && (row.broadcast_age_s ?? 0) >= ctx.o.stuckAfterS;
   const st = await ctx.sweeps.txState(tx, row.signer);
   switch (st.state) {
-    case 'included':
+    case 'included': {
+      // What the tank spent in it (null when a deposit paid), valued now: read before the transaction (a rate may take a network call).
+      const spent = ctx.fees.spentByTank(row.signer, st);
+      const spentIdr = await ctx.fees.nativeIdr(spent);
       await em.transactional(async (t) => {
-        if (!(await ctx.txs.markIncluded(t, row, st))) return;
+        if (!(await ctx.txs.markIncluded(t, row, st, { spent, spentIdr }))) return;
         if (row.kind === 'funding') await fundingIncluded(ctx, t, row.id, st.success);
         else if (row.kind !== 'reclaim') await transferIncluded(ctx, t, row.id, row.tx_hash, st);
       });
       ctx.crash(row.kind === 'funding' ? 'funded' : 'sent');
       return;
+    }
     case 'pending':
       if (stuck) await replace(ctx, em, row);
       return;
@@ -106,7 +110,7 @@ async function fundingIncluded(ctx: SweepContext, em: EntityManager, txId: strin
 /** A transfer or batch is in a block: its sending sweeps are sent (or failed when it reverted), in one statement. */
 async function transferIncluded(ctx: SweepContext, em: EntityManager, txId: string, txHash: string, st: { blockNumber: bigint; blockHash: string; success: boolean }): Promise<void> {
   const ids = await ctx.txs.linkedSweeps(em, txId, 'sending');
-  const fees = await ctx.fees.facts(em, ids);
+  const fees = await ctx.fees.facts(em, ids, st.success);
   if (st.success) await ctx.o.status.transitionMany(em, ids.map((id) => ({ id, facts: { txHash, blockNumber: st.blockNumber, blockHash: st.blockHash, ...fees.get(id) } })), 'sent');
   else await ctx.o.status.transitionMany(em, ids.map((id) => ({ id, facts: { txHash, failureReason: 'transfer_reverted' as const, ...fees.get(id) } })), 'failed');
 }

@@ -116,13 +116,13 @@ export class SweepTxStore {
 
   /** An included transaction whose block was replaced: broadcast again (its inclusion facts cleared). */
   async reorganised(em: EntityManager, id: string): Promise<void> {
-    await em.execute(`update sweep_txs set state = 'broadcast', block_number = null, block_hash = null, fee_paid = null, success = null, updated_at = now() where id = ? and state = 'included'`, [id]);
+    await em.execute(`update sweep_txs set state = 'broadcast', block_number = null, block_hash = null, fee_paid = null, spent = null, spent_idr = null, success = null, updated_at = now() where id = ? and state = 'included'`, [id]);
   }
 
   /** The transfers (and batches) of a sweep whose block was replaced: broadcast again. */
   async transfersReorganised(em: EntityManager, sweepId: string): Promise<void> {
     await em.execute(
-      `update sweep_txs set state = 'broadcast', block_number = null, block_hash = null, fee_paid = null, success = null, updated_at = now()
+      `update sweep_txs set state = 'broadcast', block_number = null, block_hash = null, fee_paid = null, spent = null, spent_idr = null, success = null, updated_at = now()
        where kind in ('transfer','batch') and state = 'included' and id in (select tx_id from sweep_tx_links where sweep_id = ?)`,
       [sweepId],
     );
@@ -134,13 +134,15 @@ export class SweepTxStore {
 
   /**
    * Inside a transaction: the transaction is in a block, with the fee the chain says it cost
-   * (`feePaid`, native units: the figure every sweep's fee share is computed from, sweep-fees.ts).
+   * (`feePaid`, native units) and, when the gas tank paid for it, everything the tank spent in it
+   * (`spent`, and `spentIdr` its IDR value now: the tank's ledger, the figure every sweep's fee share
+   * is computed from, sweep-fees.ts).
    * The other attempts of its nonce can never be included now. False when another worker recorded it first.
    */
-  async markIncluded(em: EntityManager, row: Pick<TxRow, 'id' | 'signer' | 'nonce'>, st: { success: boolean; blockNumber: bigint; blockHash: string; feePaid: bigint }): Promise<boolean> {
+  async markIncluded(em: EntityManager, row: Pick<TxRow, 'id' | 'signer' | 'nonce'>, st: { success: boolean; blockNumber: bigint; blockHash: string; feePaid: bigint }, spent: { spent: bigint | null; spentIdr: string | null } = { spent: null, spentIdr: null }): Promise<boolean> {
     const moved = await em.execute<{ id: string }[]>(
-      `update sweep_txs set state = 'included', success = ?, block_number = ?, block_hash = ?, fee_paid = ?, updated_at = now() where id = ? and state = 'broadcast' returning id`,
-      [st.success, st.blockNumber.toString(), st.blockHash, st.feePaid.toString(), row.id],
+      `update sweep_txs set state = 'included', success = ?, block_number = ?, block_hash = ?, fee_paid = ?, spent = ?, spent_idr = ?, updated_at = now() where id = ? and state = 'broadcast' returning id`,
+      [st.success, st.blockNumber.toString(), st.blockHash, st.feePaid.toString(), spent.spent?.toString() ?? null, spent.spentIdr, row.id],
     );
     if (!moved.length) return false;
     if (row.nonce !== null) {
