@@ -36,7 +36,7 @@ beforeAll(async () => {
   await emu.setTrx(tank(), TANK_SUN);
   ({ address: customer, wallet } = tronCustomer(emu));
   await emu.mint(usdt, customer, 10n ** 12n);
-});
+}, 180_000); // emulator, token and gateway start on a loaded machine
 
 afterAll(async () => {
   await gw?.close();

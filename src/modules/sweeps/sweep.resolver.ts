@@ -68,7 +68,7 @@ export class SweepType {
   @Field(() => String, { nullable: true }) failureReason!: string | null;
   @Field({ description: 'schedule or manual (sweep now)' }) trigger!: string;
   @Field(() => String, { nullable: true }) txHash!: string | null;
-  @Field({ description: 'Network fee paid for this sweep, base units of feeAsset (integer string)' }) feePaid!: string;
+  @Field({ description: 'What this sweep cost the gas tank (network fee, its share of a top-up or batch, activation, rent), base units of feeAsset (integer string)' }) feePaid!: string;
   @Field(() => String, { nullable: true, description: 'Native asset the fee was paid in; null while nothing was paid' }) feeAsset!: string | null;
   @Field() createdAt!: Date;
   @Field() updatedAt!: Date;
