@@ -37,6 +37,13 @@ export interface SweepChainUnderTest {
   txHash: RegExp;
   /** The network under test with an adapter over the local chain (what the reconciliation job compares). */
   target(): WatchedNetwork;
+  /**
+   * False where the local chain's native balances are not the chain's own accounting (the TRON
+   * emulator without its resource model gives a signer 1,000,000 TRX at its first transaction and
+   * burns anvil gas from it): the tank's balance is then not compared with its ledger here (the
+   * adapter tests on the modelled emulator compare each transaction's `signerSpent` with the balance).
+   */
+  tankBalanceExact?: boolean;
   /** Another watched token of the network sent to `to` (a `wrong_token` receipt); absent where the harness has one token. */
   payWrongToken?(to: string, amount: bigint): Promise<unknown>;
 }
@@ -253,7 +260,7 @@ export function sweepScenarios(chain: SweepChainUnderTest, timeoutMs = 120_000):
 
     // What the tank spent, by its ledger, is what left it on chain, and is what the sweeps record as their fees.
     const after = await tankBook();
-    expect({ tankBalanceFell: before.onChain - after.onChain, before, after }).toEqual({ tankBalanceFell: after.spent - before.spent, before, after });
+    if (chain.tankBalanceExact !== false) expect({ tankBalanceFell: before.onChain - after.onChain, before, after }).toEqual({ tankBalanceFell: after.spent - before.spent, before, after });
     expect(after.spent - before.spent).toBeGreaterThan(0n);
     const [fees] = await sql<{ fee: string }>(`select coalesce(sum(fee_paid), 0)::text as fee from sweeps where merchant_id = ? and status = 'confirmed'`, [m.merchantId]);
     expect(BigInt(fees!.fee)).toBe(after.spent - before.spent);
