@@ -27,6 +27,7 @@ export function createSweepEngine(app: App, target: WatchedNetwork, crashAfter =
     dustPercent: config.SWEEP_DUST_PERCENT,
     nativePriceUsd: config[`SWEEP_NATIVE_PRICE_${target.network as Network}`],
     batchSize: config.SWEEP_BATCH_SIZE,
+    holdRecheckS: config.SWEEP_HOLD_RECHECK_S,
     stuckAfterS: config.SWEEP_STUCK_AFTER_S,
     maxFeeBumpPercent: config.SWEEP_MAX_FEE_BUMP_PERCENT,
     // Test-only (refused in production): die like SIGKILL right after the step, no cleanup at all.
