@@ -28,6 +28,7 @@ import { Migration20261127001100_sweep_holds } from './Migration20261127001100_s
 import { Migration20261128000400_sweep_empty_reads } from './Migration20261128000400_sweep_empty_reads.js';
 import { Migration20261128001600_reconciliation_held } from './Migration20261128001600_reconciliation_held.js';
 import { Migration20261128001610_sweep_ledger } from './Migration20261128001610_sweep_ledger.js';
+import { Migration20261128002000_sweep_planning } from './Migration20261128002000_sweep_planning.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -60,4 +61,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261128000400_sweep_empty_reads', class: Migration20261128000400_sweep_empty_reads },
   { name: 'Migration20261128001600_reconciliation_held', class: Migration20261128001600_reconciliation_held },
   { name: 'Migration20261128001610_sweep_ledger', class: Migration20261128001610_sweep_ledger },
+  { name: 'Migration20261128002000_sweep_planning', class: Migration20261128002000_sweep_planning },
 ];

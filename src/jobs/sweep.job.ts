@@ -29,6 +29,7 @@ export function createSweepEngine(app: App, target: WatchedNetwork, crashAfter =
     dustPercent: config.SWEEP_DUST_PERCENT,
     nativePriceUsd: config[`SWEEP_NATIVE_PRICE_${target.network as Network}`],
     batchSize: config.SWEEP_BATCH_SIZE,
+    holdRecheckS: config.SWEEP_HOLD_RECHECK_S,
     stuckAfterS: config.SWEEP_STUCK_AFTER_S,
     maxFeeBumpPercent: config.SWEEP_MAX_FEE_BUMP_PERCENT,
     // IDR values of fees and swept amounts at the time they are recorded (the checkout's rate service: cached, with its fallback).

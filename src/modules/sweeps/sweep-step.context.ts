@@ -34,7 +34,11 @@ export interface SweepEngineOptions {
   concurrency?: number;
   /** IDR rates for the values recorded with fees and sweeps (sweep-fees.ts); absent → those values stay null. */
   rate?: IdrRate;
+  /** A held deposit (dust, below minimum) is looked at again after this long (SWEEP_HOLD_RECHECK_S), or sooner when it receives more or a "sweep now" asks. */
+  holdRecheckS?: number;
 }
+
+export const DEFAULT_HOLD_RECHECK_S = 3600;
 
 export const tokenOf = (s: { token_address: string; decimals: number; symbol: string }): WatchedToken => ({ address: s.token_address, decimals: s.decimals, symbol: s.symbol });
 
@@ -128,19 +132,32 @@ export class SweepContext {
     return this.o.adapter.balances.tokenBalances(queries, null, this.concurrency);
   }
 
-  /** Fee quotes cached per token and destination for one step (the fee hardly differs between deposits); `dust`: the dust rule's fee (tank resources counted). */
-  quoter(dust = false): (intent: TransferIntent) => Promise<bigint> {
+  /**
+   * Fee quotes for one step, cached per token and destination: what one transfer costs does not
+   * depend on the amount, and the top-up of a deposit that lacks more (TRON activation) is topped up
+   * again when short (SweepGasShortError). Not for the dust rule: see `dustQuoter`.
+   */
+  quoter(): (intent: TransferIntent) => Promise<bigint> {
     const cache = new Map<string, Promise<bigint>>();
-    const tank = this.o.tanks.address(this.o.environment, this.o.network);
     return (intent) => {
       const key = `${intent.token.address}|${intent.to}`;
       let p = cache.get(key);
       if (!p) {
-        p = dust && this.sweeps.dustFee && tank ? this.sweeps.dustFee(intent, tank) : this.sweeps.quoteTransferFee(intent);
+        p = this.sweeps.quoteTransferFee(intent);
         cache.set(key, p);
       }
       return p;
     };
+  }
+
+  /**
+   * The dust rule's fee, quoted PER DEPOSIT (never shared between deposits: a TRON deposit to
+   * activate, or without energy, costs the tank more than one planned beside it) with the tank's
+   * resources counted (`dustFee`, else the transfer's quote).
+   */
+  dustQuoter(): (intent: TransferIntent) => Promise<bigint> {
+    const tank = this.o.tanks.address(this.o.environment, this.o.network);
+    return (intent) => (this.sweeps.dustFee && tank ? this.sweeps.dustFee(intent, tank) : this.sweeps.quoteTransferFee(intent));
   }
 
   /** What each sweep's deposit still lacks for one transfer (topup chains), read from chain. */

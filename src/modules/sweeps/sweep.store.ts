@@ -30,6 +30,21 @@ export interface SweepCandidate {
   sw_address: string;
   manual: boolean;
   min_amount: string | null;
+  /** Token base units the deposit received (payments and attributable receipts). */
+  received: string;
+  /** The merchant's candidates in all (this batch and beyond). */
+  merchant_total: number;
+  /** When the candidates were read (a hold's `checked_at`). */
+  read_at: Date;
+}
+
+/** An open "sweep now" request. */
+export interface SweepRequestRow {
+  id: string;
+  merchant_id: string;
+  /** The deposits asked for (null: all of the merchant's on this network). */
+  deposit_ids: string[] | null;
+  created_at: Date;
 }
 
 export type HoldReason = 'below_minimum' | 'fee_too_high';
@@ -123,13 +138,35 @@ export class SweepStore {
   // --- candidates -----------------------------------------------------------------------------------
 
   /**
-   * Deposits and tokens with more received (confirmed payments and attributable receipts) than swept,
-   * no open sweep, a current settlement wallet, and a due schedule or an open "sweep now" request;
-   * oldest deposit first, at most `limit`.
+   * The "sweep now" requests open now (read BEFORE the candidates, so every request read here is
+   * visible to the candidates' query, and only these are marked served after it).
    */
-  async candidates(em: EntityManager, limit: number): Promise<SweepCandidate[]> {
+  async openRequests(em: EntityManager): Promise<SweepRequestRow[]> {
+    return em.execute<SweepRequestRow[]>(
+      `select id, merchant_id, deposit_ids, created_at from sweep_requests where environment = ? and network = ? and done_at is null order by created_at`,
+      [...this.where],
+    );
+  }
+
+  /**
+   * Deposits and tokens with more received (confirmed payments and attributable receipts) than swept,
+   * no open sweep, a current settlement wallet (`current_settlement_wallets`: during a change's hold,
+   * the previous address), and a due schedule or one of `requests` asking for it. A held deposit
+   * (`sweep_holds`) takes no slot until its hold is older than `recheckS`, it received more since,
+   * or a request newer than the check asks for it.
+   *
+   * Fair across merchants: each merchant's deposits are numbered (requested ones first, then oldest
+   * first) and the batch takes every merchant's first, then every merchant's second, … so one
+   * merchant's backlog never delays another's first deposit. `merchant_total` counts the merchant's
+   * candidates beyond the batch too (all looked at when the batch holds that many). `read_at`: when
+   * the candidates were read.
+   */
+  async candidates(em: EntityManager, requests: SweepRequestRow[], limit: number, recheckS: number): Promise<SweepCandidate[]> {
+    const reqs = JSON.stringify(requests.map((r) => ({ merchant_id: r.merchant_id, deposit_ids: r.deposit_ids, created_at: r.created_at })));
     return em.execute<SweepCandidate[]>(
-      `with recv as (
+      `with req as (
+         select * from jsonb_to_recordset(?::jsonb) as q(merchant_id uuid, deposit_ids uuid[], created_at timestamptz)
+       ), recv as (
          select deposit_id, token_id, sum(amount) as received from (
            select deposit_id, token_id, amount from payments where environment = ? and network = ? and status = 'confirmed'
            union all
@@ -137,37 +174,47 @@ export class SweepStore {
          ) x group by 1, 2
        ), swept as (
          select deposit_id, token_id, sum(amount) as swept from sweeps where environment = ? and network = ? and status = 'confirmed' group by 1, 2
+       ), eligible as (
+         select d.id as deposit_id, r.token_id, r.received::text as received, t.address as token_address, t.decimals, t.symbol, d.address, d.created_at, o.merchant_id,
+                sw.id as sw_id, sw.address as sw_address, m.min_amount::text as min_amount, rq.manual
+         from recv r
+         join deposits d on d.id = r.deposit_id
+         join orders o on o.id = d.order_id
+         join tokens t on t.id = r.token_id and t.network = d.network
+         join current_settlement_wallets sw on sw.merchant_id = o.merchant_id and sw.environment = d.environment and sw.network = d.network
+         left join swept s on s.deposit_id = r.deposit_id and s.token_id = r.token_id
+         left join sweep_settings ss on ss.merchant_id = o.merchant_id and ss.environment = d.environment
+         left join sweep_schedule_runs sr on sr.merchant_id = o.merchant_id and sr.environment = d.environment and sr.network = d.network
+         left join sweep_token_minimums m on m.token_id = r.token_id
+         left join sweep_holds h on h.deposit_id = d.id and h.token_id = r.token_id
+         cross join lateral (
+           select count(*) > 0 as manual, max(q.created_at) as newest
+           from req q where q.merchant_id = o.merchant_id and (q.deposit_ids is null or d.id = any(q.deposit_ids))
+         ) rq
+         where r.received > coalesce(s.swept, 0)
+           and not exists (select 1 from sweeps x where x.deposit_id = d.id and x.token_id = r.token_id and x.status not in ('confirmed','failed'))
+           and (rq.manual or (coalesce(ss.enabled, true) and (sr.last_run_at is null or sr.last_run_at <= now() - make_interval(secs => coalesce(ss.interval_s, 3600)))))
+           and not (h.deposit_id is not null and h.received = r.received and h.checked_at > now() - make_interval(secs => ?) and (rq.newest is null or rq.newest <= h.checked_at))
+       ), turns as (
+         select e.*, row_number() over (partition by e.merchant_id order by e.manual desc, e.created_at, e.deposit_id) as turn,
+                count(*) over (partition by e.merchant_id)::int as merchant_total
+         from eligible e
        )
-       select d.id as deposit_id, r.token_id, t.address as token_address, t.decimals, t.symbol, d.address, o.merchant_id, sw.id as sw_id, sw.address as sw_address,
-              m.min_amount::text as min_amount, rq.manual
-       from recv r
-       join deposits d on d.id = r.deposit_id
-       join orders o on o.id = d.order_id
-       join tokens t on t.id = r.token_id and t.network = d.network
-       join settlement_wallets sw on sw.merchant_id = o.merchant_id and sw.environment = d.environment and sw.network = d.network and sw.replaced_at is null and sw.active_from <= now()
-       left join swept s on s.deposit_id = r.deposit_id and s.token_id = r.token_id
-       left join sweep_settings ss on ss.merchant_id = o.merchant_id and ss.environment = d.environment
-       left join sweep_schedule_runs sr on sr.merchant_id = o.merchant_id and sr.environment = d.environment and sr.network = d.network
-       left join sweep_token_minimums m on m.token_id = r.token_id
-       cross join lateral (select exists (select 1 from sweep_requests q where q.merchant_id = o.merchant_id and q.environment = d.environment and q.network = d.network
-                                          and q.done_at is null and (q.deposit_ids is null or d.id = any(q.deposit_ids))) as manual) rq
-       where r.received > coalesce(s.swept, 0)
-         and not exists (select 1 from sweeps x where x.deposit_id = d.id and x.token_id = r.token_id and x.status not in ('confirmed','failed'))
-         and (rq.manual or (coalesce(ss.enabled, true) and (sr.last_run_at is null or sr.last_run_at <= now() - make_interval(secs => coalesce(ss.interval_s, 3600)))))
-       order by d.created_at limit ?`,
-      [...this.where, ...this.where, ...this.where, limit],
+       select deposit_id, token_id, received, token_address, decimals, symbol, address, merchant_id, sw_id, sw_address, min_amount, manual, merchant_total, statement_timestamp() as read_at
+       from turns order by turn, created_at, deposit_id limit ?`,
+      [reqs, ...this.where, ...this.where, ...this.where, recheckS, limit],
     );
   }
 
   // --- holds ----------------------------------------------------------------------------------------
 
-  /** Records (or refreshes) why these deposits were not swept. */
+  /** Records (or refreshes) why these deposits were not swept, as checked at the candidates' read time with what they had received then. */
   async hold(em: EntityManager, held: SweepHoldInput[]): Promise<void> {
     for (const h of held) {
       await em.execute(
-        `insert into sweep_holds (deposit_id, token_id, merchant_id, environment, network, reason, balance, fee, checked_at) values (?, ?, ?, ?, ?, ?, ?, ?, now())
-         on conflict (deposit_id, token_id) do update set reason = excluded.reason, balance = excluded.balance, fee = excluded.fee, checked_at = excluded.checked_at`,
-        [h.c.deposit_id, h.c.token_id, h.c.merchant_id, ...this.where, h.reason, h.balance.toString(), h.fee.toString()],
+        `insert into sweep_holds (deposit_id, token_id, merchant_id, environment, network, reason, balance, fee, received, checked_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+         on conflict (deposit_id, token_id) do update set reason = excluded.reason, balance = excluded.balance, fee = excluded.fee, received = excluded.received, checked_at = excluded.checked_at`,
+        [h.c.deposit_id, h.c.token_id, h.c.merchant_id, ...this.where, h.reason, h.balance.toString(), h.fee.toString(), h.c.received, h.c.read_at],
       );
     }
   }
@@ -190,8 +237,9 @@ export class SweepStore {
     );
   }
 
-  /** "Sweep now" requests made up to `at` are served. */
-  async requestsServed(em: EntityManager, at: Date): Promise<void> {
-    await em.execute(`update sweep_requests set done_at = now() where environment = ? and network = ? and done_at is null and created_at <= ?`, [...this.where, at]);
+  /** These "sweep now" requests are served (every deposit they cover was looked at). */
+  async requestsServed(em: EntityManager, ids: string[]): Promise<void> {
+    if (!ids.length) return;
+    await em.execute(`update sweep_requests set done_at = now() where id = any(?::uuid[]) and done_at is null`, [uuids(ids)]);
   }
 }
