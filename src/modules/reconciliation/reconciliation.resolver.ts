@@ -26,7 +26,7 @@ export class ReconciliationHeldType {
   @Field({ description: 'Balance the engine read, token units' }) balance!: string;
   @Field({ description: 'below_minimum (under the token’s minimum) or fee_too_high (the dust rule)' }) reason!: string;
   @Field({ description: 'What the sweep would have cost, native base units' }) fee!: string;
-  @Field({ description: 'When the engine last looked (ISO 8601)' }) checkedAt!: string;
+  @Field({ description: 'When the engine last looked' }) checkedAt!: Date;
 }
 
 @ObjectType('ReconciliationRun', { description: 'The newest reconciliation of one network' })
@@ -47,6 +47,7 @@ export class ReconciliationResolver {
   @Query(() => [ReconciliationRunType], { description: 'Operators (x-operator-token): the newest reconciliation run per network of an environment' })
   async reconciliation(@Ctx() ctx: GqlContext, @Arg('environment', () => EnvironmentEnum) environment: Environment): Promise<ReconciliationRunType[]> {
     if (!ctx.operator) throw new DomainError('FORBIDDEN', 'Operator token required (x-operator-token)');
-    return ctx.app.reconciliation.latest(ctx.em, environment);
+    const runs = await ctx.app.reconciliation.latest(ctx.em, environment);
+    return runs.map((r) => ({ ...r, held: r.held.map((h) => ({ ...h, checkedAt: new Date(h.checkedAt) })) }));
   }
 }
