@@ -32,7 +32,7 @@ import { FaucetService } from './modules/faucet/faucet.service.js';
 import { CsvExportService } from './modules/analytics/csv-export.service.js';
 import { GatewayMetrics } from './modules/metrics/gateway-metrics.js';
 import { GasTankService } from './modules/sweeps/gas-tank.service.js';
-import { SweepApiService } from './modules/sweeps/sweep-api.service.js';
+import { SweepService } from './modules/sweeps/sweep.service.js';
 import { SweepStatusService } from './modules/sweeps/sweep-status.service.js';
 import { DEV_GAS_TANK_EVM_ADDRESS, DEV_GAS_TANK_EVM_KEY } from './devchain/dev-keys.js';
 import { sweepEventsHook } from './modules/sweeps/sweep-events.js';
@@ -85,7 +85,7 @@ export interface App {
   /** Gas tanks per environment and network (addresses, signing keys, low state). */
   gasTanks: GasTankService;
   /** The merchant-facing sweep API: sweep now, balances, history, schedule. */
-  sweeps: SweepApiService;
+  sweeps: SweepService;
 }
 
 export function createRateService(config: Config, log: Logger): RateService {
@@ -185,6 +185,6 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   settlementWallets.reserveAddresses((network) =>
     ENVIRONMENTS.flatMap((environment) => gasTanks.address(environment, network) ?? []),
   );
-  const sweeps = new SweepApiService({ throttleSweepNow: (merchantId) => rateLimits.consume('sweepNow', merchantId) });
+  const sweeps = new SweepService({ throttleSweepNow: (merchantId) => rateLimits.consume('sweepNow', merchantId) });
   return { sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics };
 }

@@ -222,6 +222,7 @@ export const CONFIG_VARS = {
   SWEEP_POLL_MS: { schema: int(100, 600_000), default: '3000', description: 'How often the sweep engine of each environment and network advances its sweeps (plan, fund, send, track)' },
   SWEEP_DUST_PERCENT: { schema: z.coerce.number().min(0).max(100), default: '5', description: 'A deposit balance is not swept while the network fee of its sweep (top-up included) is more than this share of it, in percent' },
   SWEEP_BATCH_SIZE: { schema: int(1, 1000), default: '200', description: 'Most deposits one sweep run plans, and one funding transaction tops up' },
+  SWEEP_HOLD_RECHECK_S: { schema: int(60, 7 * 86_400), default: '3600', description: 'A held deposit (dust, below the token minimum) takes no planning slot until its hold is this old, it receives more, or a "sweep now" made after the check asks for it' },
   SWEEP_STUCK_AFTER_S: { schema: int(1, 86_400), default: '180', description: 'A sweep transaction with a nonce (EVM) still pending (or dropped and refused again) after this long is replaced by the same nonce with a higher fee (+25 % each time)' },
   SWEEP_MAX_FEE_BUMP_PERCENT: { schema: int(100, 1000), default: '300', description: 'Highest fee of a replacement, in percent of the network fee at signing' },
   SWEEP_CRASH_AFTER: { schema: z.enum(['plan', 'fund-sign', 'fund-broadcast', 'funded', 'send-sign', 'send-broadcast', 'sent']).optional(), description: 'TESTS ONLY (refused in production): the sweep engine exits the process hard (SIGKILL-like) right after this step, to prove crash safety' },

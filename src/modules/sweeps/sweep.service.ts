@@ -22,7 +22,7 @@ import {
   type SweepHoldsCommand,
   type SweepNowCommand,
   type SweepSettingsCommand,
-} from './sweep-api.commands.js';
+} from './sweep.commands.js';
 import type { SweepStatus } from './sweep.transitions.js';
 
 /** An amount in base units and as a decimal string in token units. */
@@ -121,7 +121,7 @@ export interface SweepSettings {
   updatedAt: Date | null;
 }
 
-export interface SweepApiOptions {
+export interface SweepServiceOptions {
   /** The per-merchant "sweep now" limiter (RATE_LIMIT_SWEEP_NOW_PER_MIN); throws RATE_LIMITED. */
   throttleSweepNow: (merchantId: string) => Promise<void>;
 }
@@ -194,8 +194,8 @@ const SWEEP_COLUMNS = `s.id, s.environment, s.network, s.deposit_id, s.token_id,
  * the environment, or a dashboard session of any role); changing the schedule takes an owner or
  * admin dashboard session.
  */
-export class SweepApiService {
-  constructor(private readonly opts: SweepApiOptions) {}
+export class SweepService {
+  constructor(private readonly opts: SweepServiceOptions) {}
 
   /**
    * Requests a sweep: every eligible deposit (of one network, or of each), or the deposits named,
