@@ -106,7 +106,7 @@ export function createRateService(config: Config, log: Logger): RateService {
 
 export function createApp(config: Config, orm: Orm, log: Logger): App {
   const metrics = new GatewayMetrics({ sample: () => sampleDatabase(orm.em.fork()), processMetrics: config.NODE_ENV !== 'test' });
-  const box = new SecretBox(config.MASTER_KEY);
+  const box = new SecretBox(config.MASTER_KEY, config.MASTER_KEY_PREVIOUS ?? []);
   const apiKeys = new ApiKeyService(box, config.API_KEY_PREFIX);
   const rateLimits = new RateLimits(config, orm.em.getConnection().getKnex(), (hits) => {
     metrics.rateLimitBatches.inc();

@@ -29,32 +29,71 @@ export function randomToken(bytes = 32): string {
   return randomBytes(bytes).toString('base64url');
 }
 
-const VERSION = 'v1';
-
 /**
- * AES-256-GCM under the 32-byte master key. Output: `v1.<iv>.<tag>.<ciphertext>` (base64url parts).
- * `aad` binds a ciphertext to its row/purpose so a copied blob cannot be replayed elsewhere.
+ * AES-256-GCM under the master key, with a key ring for rotation. Output: `v2.<kid>.<iv>.<tag>.<ciphertext>`
+ * (base64url parts; `kid` = the first 8 hex digits of the key's SHA-256, which tells keys apart and
+ * reveals nothing of them). `aad` binds a ciphertext to its row/purpose so a copied blob cannot be
+ * replayed elsewhere. `open` takes what any key of the ring sealed, including the older `v1.<iv>.<tag>.<ct>`
+ * (no key id: each key is tried); `seal` always uses the current key. A rotation
+ * (docs/security.md "Rotating MASTER_KEY") runs with the new key current and the old one in
+ * `MASTER_KEY_PREVIOUS`, then `secrets reencrypt` re-seals every stored secret under the new key.
  */
 export class SecretBox {
-  constructor(private readonly key: Buffer) {
-    if (key.length !== 32) throw new Error('master key must be 32 bytes');
+  private readonly ring: { kid: string; key: Buffer }[];
+
+  constructor(key: Buffer, previous: readonly Buffer[] = []) {
+    for (const k of [key, ...previous]) if (k.length !== 32) throw new Error('master key must be 32 bytes');
+    this.ring = [key, ...previous].map((k) => ({ kid: keyId(k), key: k }));
+  }
+
+  /** The current key's id: what `seal` writes, and what `secrets reencrypt` leaves alone. */
+  get currentKid(): string {
+    return this.ring[0]!.kid;
   }
 
   seal(plaintext: Buffer | string, aad: string): string {
+    const { kid, key } = this.ring[0]!;
     const iv = randomBytes(12);
-    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
     cipher.setAAD(Buffer.from(aad));
     const ct = Buffer.concat([cipher.update(plaintext), cipher.final()]);
     const tag = cipher.getAuthTag();
-    return [VERSION, iv.toString('base64url'), tag.toString('base64url'), ct.toString('base64url')].join('.');
+    return ['v2', kid, iv.toString('base64url'), tag.toString('base64url'), ct.toString('base64url')].join('.');
   }
 
   open(sealed: string, aad: string): Buffer {
-    const [version, iv, tag, ct] = sealed.split('.');
-    if (version !== VERSION || !iv || !tag || ct === undefined) throw new Error('unrecognised sealed secret');
-    const decipher = createDecipheriv('aes-256-gcm', this.key, Buffer.from(iv, 'base64url'));
-    decipher.setAAD(Buffer.from(aad));
-    decipher.setAuthTag(Buffer.from(tag, 'base64url'));
-    return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]);
+    const parts = sealed.split('.');
+    if (parts[0] === 'v2' && parts.length === 5) {
+      const entry = this.ring.find((r) => r.kid === parts[1]);
+      if (!entry) throw new Error(`secret sealed under key ${parts[1]}, which is neither MASTER_KEY nor in MASTER_KEY_PREVIOUS`);
+      return decrypt(entry.key, parts[2]!, parts[3]!, parts[4]!, aad);
+    }
+    if (parts[0] === 'v1' && parts.length === 4) {
+      for (const { key } of this.ring) {
+        try {
+          return decrypt(key, parts[1]!, parts[2]!, parts[3]!, aad);
+        } catch {
+          // not this key: the next one
+        }
+      }
+      throw new Error('secret (v1) opens with no key of MASTER_KEY or MASTER_KEY_PREVIOUS');
+    }
+    throw new Error('unrecognised sealed secret');
   }
+
+  /** Whether a stored value is already sealed under the current key. */
+  isCurrent(sealed: string): boolean {
+    return sealed.startsWith(`v2.${this.currentKid}.`);
+  }
+}
+
+function keyId(key: Buffer): string {
+  return hash('sha256', key, 'hex').slice(0, 8);
+}
+
+function decrypt(key: Buffer, iv: string, tag: string, ct: string, aad: string): Buffer {
+  const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(iv, 'base64url'));
+  decipher.setAAD(Buffer.from(aad));
+  decipher.setAuthTag(Buffer.from(tag, 'base64url'));
+  return Buffer.concat([decipher.update(Buffer.from(ct, 'base64url')), decipher.final()]);
 }

@@ -26,6 +26,11 @@ const key32 = z.string().transform((s, ctx) => {
   }
   return buf;
 });
+/** Keys as key32, comma-separated (MASTER_KEY_PREVIOUS). */
+const key32List = z
+  .string()
+  .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
+  .pipe(z.array(key32).max(4, 'at most 4 previous keys'));
 const mnemonic = z.string().transform((s) => s.trim().split(/\s+/).join(' ')).refine((s) => validateMnemonic(s, wordlist), 'must be a valid BIP-39 English mnemonic');
 const baseUnits = z.string().regex(/^\d{1,78}$/, 'must be an integer amount of base units').transform((s) => BigInt(s));
 const DEFAULT_NATIVE_PRICE: Record<string, string> = { ETHEREUM: '3000', BINANCE: '600', TRON: '0.25', SOLANA: '150' };
@@ -117,6 +122,11 @@ export const CONFIG_VARS = {
   METRICS_PORT: { schema: int(0, 65535).optional(), description: 'Worker role: port of its own `/metrics` listener on `HOST` (api and all roles serve `/metrics` on `PORT`); unset → a worker exposes no metrics; 0 → any free port' },
   MONGODB_URL: { schema: url.optional(), secret: true, description: 'MongoDB URL for the Agenda job store; unset → Agenda on PostgreSQL' },
   MASTER_KEY: { schema: key32.optional(), secret: true, description: '32-byte key (hex or base64) encrypting secrets at rest (AES-256-GCM); generated into `DATA_DIR` in development' },
+  MASTER_KEY_PREVIOUS: {
+    schema: key32List.optional(),
+    secret: true,
+    description: 'During a MASTER_KEY rotation: the previous key(s), comma-separated, still accepted to open secrets until `npm run cli -- secrets reencrypt` has re-sealed them all under MASTER_KEY (docs/security.md)',
+  },
   JWT_SECRET: { schema: z.string().min(32).optional(), secret: true, description: 'HMAC key for dashboard access tokens (≥ 32 chars); generated into `DATA_DIR` in development' },
   ACCESS_TOKEN_TTL_S: { schema: int(60, 86400), default: '900', description: 'Dashboard access-token lifetime (seconds)' },
   REFRESH_TOKEN_TTL_S: { schema: int(300, 90 * 86400), default: '2592000', description: 'Dashboard refresh-token / session lifetime (seconds)' },
