@@ -22,6 +22,7 @@ import { registerExplorer, registerGraphqlBrowserGet } from './explorer.js';
 import { containsNul, frameworkError, installErrorHandling, NUL_MESSAGE } from '../rest/plugin.js';
 import { RateLimitStoreError } from '../modules/limits/rate-limit.service.js';
 import { registerRoutes, type RestRoute } from '../rest/routes.js';
+import { registerOpenApi } from './openapi.route.js';
 import { registerMetrics } from './metrics.route.js';
 import { requestLogger } from './logger.js';
 import type { Logger } from 'pino';
@@ -185,6 +186,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
   registerRoutes(fastify, app, authRoutes(app), 'global');
   if (parts.globalRoutes) registerRoutes(fastify, app, parts.globalRoutes, 'global');
   if (parts.envRoutes) registerRoutes(fastify, app, parts.envRoutes, 'environment');
+  registerOpenApi(fastify, app, { global: [...authRoutes(app), ...(parts.globalRoutes ?? [])], environment: parts.envRoutes ?? [] });
   parts.extra?.(fastify);
   if (config.EXPLORER_ENABLED) registerExplorer(fastify);
   registerGraphqlBrowserGet(fastify, config.EXPLORER_ENABLED);
