@@ -114,7 +114,7 @@ function named(components: Components, name: string, make: () => Json): Json {
 function operation(route: RestRoute, doc: RouteDoc, environment: string | null, budgets: Record<LimitKind, RateBudget>, components: Components): Json {
   const id = pascal(doc.operationId);
   const hasBody = route.method === 'POST' || route.method === 'PUT';
-  const codes = [...new Set([...ANY_ROUTE, ...AUTH_ERRORS[route.auth], ...(hasBody && doc.body ? WITH_BODY : []), ...doc.errors])];
+  const codes = [...new Set([...ANY_ROUTE, ...AUTH_ERRORS[route.auth], ...(hasBody ? WITH_BODY : []), ...doc.errors])];
   const byStatus = new Map<number, string[]>();
   for (const code of codes) byStatus.set(ErrorCodes[code], [...(byStatus.get(ErrorCodes[code]) ?? []), code]);
   const budget = budgets[route.limit];

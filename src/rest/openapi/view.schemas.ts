@@ -176,9 +176,9 @@ export const merchantSchema = z
   .object({
     merchant_id: z.string().uuid(),
     name: z.string(),
-    platform_fee_percent: z.number(),
+    platform_fee_percent: z.string().describe('Percent as a decimal string, e.g. "1.0000"'),
     fee_included: z.boolean(),
-    order_ttl_seconds: z.number().int(),
+    order_ttl_seconds: z.number().int().nullable().describe('null: the deployment’s default'),
     payment_tolerance_bps: z.number().int(),
     logo_url: z.string().nullable(),
     notification_url: z.object({ sandbox: z.string().nullable(), production: z.string().nullable() }),
