@@ -72,8 +72,11 @@ const SECURITY: Record<RouteAuth, Json[]> = {
 function jsonSchema(schema: z.ZodType, io: 'input' | 'output', components: Json): Json {
   const out = z.toJSONSchema(schema, { target: 'draft-2020-12', io, unrepresentable: 'any' }) as Json;
   delete out.$schema;
+  // zod copies a `.meta({id})` into the schema as `id`, which is not a JSON Schema 2020-12 keyword.
+  delete out.id;
   const defs = (out.$defs ?? {}) as Record<string, Json>;
   delete out.$defs;
+  for (const def of Object.values(defs)) delete def.id;
   for (const [name, def] of Object.entries(defs)) components[io === 'input' ? `${name}Input` : name] = rewriteRefs(def, io);
   return rewriteRefs(out, io);
 }
