@@ -37,17 +37,18 @@ it('pays an order end to end through the SDK and verifies its webhook', async ()
   const created = await sdk.createOrder({ orderNo: 'SDK-1', amount: 150_000, idempotencyKey: 'sdk-e2e-1' });
   expect(created.request).toMatchObject({ order_no: 'SDK-1', merchant_id: m.merchantId, status: 'Created', amount: '150000' });
   expect(created.replayed).toBe(false);
-  // The same idempotency key and input: the same order back.
-  expect(await sdk.createOrder({ orderNo: 'SDK-1', amount: 150_000, idempotencyKey: 'sdk-e2e-1' })).toMatchObject({ replayed: true, request: { order_no: 'SDK-1' } });
+  // The same idempotency key and input: the same order back, with a fresh checkout key (the first one stops working).
+  const again = await sdk.createOrder({ orderNo: 'SDK-1', amount: 150_000, idempotencyKey: 'sdk-e2e-1' });
+  expect(again).toMatchObject({ replayed: true, request: { order_no: 'SDK-1' } });
   // Errors carry the envelope's code.
   await expect(sdk.createOrder({ orderNo: 'SDK-1', amount: 150_000 })).rejects.toMatchObject({ name: 'GatewayError', status: 409, code: 'DUPLICATE_ORDER_NO' });
 
   const usdt = DEV_TOKEN_ADDRESSES.ETHEREUM.USDT;
   expect((await sdk.listTokens()).map((t) => t.tokenAddress)).toContain(usdt);
   // The checkout's calls with the order's scoped key.
-  const quote = await sdk.lockRate({ orderNo: 'SDK-1', network: 'ETHEREUM', tokenAddress: usdt, checkoutKey: created.key });
+  const quote = await sdk.lockRate({ orderNo: 'SDK-1', network: 'ETHEREUM', tokenAddress: usdt, checkoutKey: again.key });
   expect(quote).toMatchObject({ order_no: 'SDK-1', network: 'ETHEREUM', token_address: usdt });
-  const qr = await sdk.createQr({ orderNo: 'SDK-1', network: 'ETHEREUM', tokenAddress: usdt, walletType: 'METAMASK', checkoutKey: created.key });
+  const qr = await sdk.createQr({ orderNo: 'SDK-1', network: 'ETHEREUM', tokenAddress: usdt, walletType: 'METAMASK', checkoutKey: again.key });
   const total = BigInt(new URL(qr.qrValue.replace('ethereum:', 'http://x/')).searchParams.get('uint256')!);
 
   const customer = CUSTOMER_PRIVATE_KEYS[0]!;
