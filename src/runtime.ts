@@ -10,14 +10,8 @@ import { API_KEY_REVOKED_CHANNEL, ORDER_EVENTS_CHANNEL } from './modules/events/
 import { orderEventLoader, orderEventsChannel } from './modules/orders/order-update.stream.js';
 import { buildGatewaySchema } from './graphql/schema.js';
 import { buildServer, type HttpServer } from './http/server.js';
+import { environmentRoutes } from './rest/route-table.js';
 import { registerCheckoutPage } from './checkout/checkout.page.js';
-import { merchantRoutes } from './rest/merchant.routes.js';
-import { paymentRoutes } from './rest/payment.routes.js';
-import { paymentLinkRoutes } from './rest/payment-link.routes.js';
-import { settlementWalletRoutes } from './rest/settlement-wallet.routes.js';
-import { sweepRoutes } from './rest/sweep.routes.js';
-import { faucetRoutes } from './rest/faucet.routes.js';
-import { exportRoutes } from './rest/export.routes.js';
 import { startMetricsServer } from './http/metrics.route.js';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -115,7 +109,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       const schema = await buildGatewaySchema(pubSub);
       const http = await buildServer(app, {
         schema,
-        envRoutes: [...merchantRoutes(app), ...paymentRoutes(app), ...paymentLinkRoutes(app), ...settlementWalletRoutes(app), ...sweepRoutes(app), ...faucetRoutes(app), ...exportRoutes(app)],
+        envRoutes: environmentRoutes(app),
         extra: (f) => registerCheckoutPage(f, app),
         // all role: ready once the local chains and their watchers run, not merely once HTTP answers
         readiness: config.ROLE === 'all' ? () => ({ watchers: gateway.scheduler !== undefined }) : undefined,

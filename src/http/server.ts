@@ -22,6 +22,7 @@ import { registerExplorer, registerGraphqlBrowserGet } from './explorer.js';
 import { containsNul, frameworkError, installErrorHandling, NUL_MESSAGE } from '../rest/plugin.js';
 import { RateLimitStoreError } from '../modules/limits/rate-limit.service.js';
 import { registerRoutes, type RestRoute } from '../rest/routes.js';
+import { registerOpenApi } from './openapi.route.js';
 import { registerMetrics } from './metrics.route.js';
 import { requestLogger } from './logger.js';
 import type { Logger } from 'pino';
@@ -185,6 +186,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
   registerRoutes(fastify, app, authRoutes(app), 'global');
   if (parts.globalRoutes) registerRoutes(fastify, app, parts.globalRoutes, 'global');
   if (parts.envRoutes) registerRoutes(fastify, app, parts.envRoutes, 'environment');
+  registerOpenApi(fastify, app, { global: [...authRoutes(app), ...(parts.globalRoutes ?? [])], environment: parts.envRoutes ?? [] });
   parts.extra?.(fastify);
   if (config.EXPLORER_ENABLED) registerExplorer(fastify);
   registerGraphqlBrowserGet(fastify, config.EXPLORER_ENABLED);
@@ -296,7 +298,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
       schema: parts.schema,
       // A connection is one request on the per-IP GraphQL budget; over it the socket closes with 4429.
       onConnect: async (ctx) => {
-        const limited = await consumeWs(() => app.rateLimits.consume('graphql', wsIp(ctx.extra.request)));
+        const limited = await consumeWs(async () => void (await app.rateLimits.consume('graphql', wsIp(ctx.extra.request))));
         if (!limited) return true;
         ctx.extra.socket.close(4429, limited.message.slice(0, 120));
         return false;
@@ -307,7 +309,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
       // an HTTP request; a refused operation is an error message for that id and the socket stays open.
       onSubscribe: async (ctx, id, payload) => {
         const ip = wsIp(ctx.extra.request);
-        const limited = await consumeWs(() => app.rateLimits.consume('graphql', ip));
+        const limited = await consumeWs(async () => void (await app.rateLimits.consume('graphql', ip)));
         if (limited) return [toGraphQLError(limited)];
         if (containsNul(payload.variables) || containsNul(payload.query)) return [new GraphQLError(NUL_MESSAGE, { extensions: { code: 'BAD_USER_INPUT' } })];
         let parsed;
