@@ -11,7 +11,7 @@ import { eventually, FAST_WEBHOOKS, setUrl } from '../support/webhooks';
  * The SDK (packages/sdk) against a running gateway: a merchant server creates an order, the checkout
  * locks the rate and gets the QR with the order's scoped key, a customer pays on the local ETHEREUM
  * chain (anvil), the order reads Success through the SDK, and the webhook it receives verifies with
- * the SDK's verifyWebhook (and a tampered body does not).
+ * the SDK's verifyWebhook under both signature schemes (and a tampered body or a late replay does not).
  */
 
 let chains: DevChains;
@@ -70,5 +70,17 @@ it('pays an order end to end through the SDK and verifies its webhook', async ()
   expect(() => verifyWebhook(tampered, hook.headers, { apiKey: m.sandboxKey })).toThrow(WebhookVerificationError);
   expect(() => verifyWebhook(hook.raw, hook.headers, { apiKey: m.productionKey })).toThrow(WebhookVerificationError);
   expect(() => verifyWebhook(hook.raw, {}, { apiKey: m.sandboxKey })).toThrow('No webhook signature header');
+
+  // The Standard Webhooks scheme with the environment's secret: both schemes verify; a replay 6 minutes later does not.
+  const [webhookSecret] = await gw.app.webhooks.secrets.signing(gw.app.orm.em.fork(), m.merchantId, 'sandbox');
+  expect(verifyWebhook(hook.raw, hook.headers, { apiKey: m.sandboxKey, webhookSecret }).scheme).toBe('hmac-sha256+standard-webhooks');
+  expect(verifyWebhook(hook.raw, hook.headers, { webhookSecret }).scheme).toBe('standard-webhooks');
+  expect(() => verifyWebhook(tampered, hook.headers, { webhookSecret })).toThrow(WebhookVerificationError);
+  const later = jest.spyOn(Date, 'now').mockReturnValue(Number(hook.headers['webhook-timestamp']) * 1000 + 6 * 60_000);
+  try {
+    expect(() => verifyWebhook(hook.raw, hook.headers, { apiKey: m.sandboxKey, webhookSecret })).toThrow('standard-webhooks');
+  } finally {
+    later.mockRestore();
+  }
   expect(GatewayError).toBeDefined();
 }, 240_000);
