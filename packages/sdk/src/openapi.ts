@@ -865,6 +865,12 @@ export interface webhooks {
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
                     "X-Service-Delivery-Id": string;
+                    /** @description Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap) */
+                    "webhook-signature": string;
                 };
                 path?: never;
                 cookie?: never;
@@ -925,6 +931,12 @@ export interface webhooks {
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
                     "X-Service-Delivery-Id": string;
+                    /** @description Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap) */
+                    "webhook-signature": string;
                 };
                 path?: never;
                 cookie?: never;
@@ -985,6 +997,12 @@ export interface webhooks {
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
                     "X-Service-Delivery-Id": string;
+                    /** @description Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap) */
+                    "webhook-signature": string;
                 };
                 path?: never;
                 cookie?: never;
@@ -1045,6 +1063,12 @@ export interface webhooks {
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
                     "X-Service-Delivery-Id": string;
+                    /** @description Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap) */
+                    "webhook-signature": string;
                 };
                 path?: never;
                 cookie?: never;
@@ -1105,6 +1129,12 @@ export interface webhooks {
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
                     "X-Service-Delivery-Id": string;
+                    /** @description Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap) */
+                    "webhook-signature": string;
                 };
                 path?: never;
                 cookie?: never;
@@ -1165,6 +1195,12 @@ export interface webhooks {
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
                     "X-Service-Delivery-Id": string;
+                    /** @description Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap) */
+                    "webhook-signature": string;
                 };
                 path?: never;
                 cookie?: never;
@@ -1225,6 +1261,12 @@ export interface webhooks {
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
                     "X-Service-Delivery-Id": string;
+                    /** @description Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap) */
+                    "webhook-signature": string;
                 };
                 path?: never;
                 cookie?: never;
@@ -1285,6 +1327,12 @@ export interface webhooks {
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
                     "X-Service-Delivery-Id": string;
+                    /** @description Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap) */
+                    "webhook-signature": string;
                 };
                 path?: never;
                 cookie?: never;
@@ -1345,6 +1393,12 @@ export interface webhooks {
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
                     "X-Service-Delivery-Id": string;
+                    /** @description Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap) */
+                    "webhook-signature": string;
                 };
                 path?: never;
                 cookie?: never;
@@ -1405,6 +1459,12 @@ export interface webhooks {
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
                     "X-Service-Delivery-Id": string;
+                    /** @description Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap) */
+                    "webhook-signature": string;
                 };
                 path?: never;
                 cookie?: never;
@@ -1465,6 +1525,12 @@ export interface webhooks {
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
                     "X-Service-Delivery-Id": string;
+                    /** @description Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap) */
+                    "webhook-signature": string;
                 };
                 path?: never;
                 cookie?: never;

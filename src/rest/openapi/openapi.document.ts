@@ -4,7 +4,7 @@ import { ErrorCodes, type ErrorCode } from '../../common/errors.js';
 import type { Config } from '../../config/index.js';
 import type { LimitKind } from '../../modules/limits/rate-limit.service.js';
 import { WEBHOOK_EVENT_KINDS, WEBHOOK_PAYLOAD_VERSION } from '../../modules/webhooks/webhook.payload.js';
-import { WEBHOOK_HEADERS } from '../../modules/webhooks/webhook.signer.js';
+import { STANDARD_HEADERS, WEBHOOK_HEADERS } from '../../modules/webhooks/webhook.signer.js';
 import type { RestRoute, RouteAuth } from '../routes.js';
 import { routeDocs, type RouteDoc } from './route.docs.js';
 import { errorDataSchema } from './view.schemas.js';
@@ -173,6 +173,13 @@ function webhooks(components: Json): Json {
     [WEBHOOK_HEADERS.event]: { required: true, description: 'The event kind (the body’s `event`)', schema: { type: 'string', enum: [...WEBHOOK_EVENT_KINDS] } },
     [WEBHOOK_HEADERS.idempotencyKey]: { required: true, description: 'Stable per event: de-duplicate on it', schema: { type: 'string' } },
     [WEBHOOK_HEADERS.deliveryId]: { required: true, description: 'This delivery attempt’s series id', schema: { type: 'string' } },
+    [STANDARD_HEADERS.id]: { required: true, description: 'Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries', schema: { type: 'string' } },
+    [STANDARD_HEADERS.timestamp]: { required: true, description: 'Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays)', schema: { type: 'string', pattern: '^[0-9]+$' } },
+    [STANDARD_HEADERS.signature]: {
+      required: true,
+      description: 'Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap)',
+      schema: { type: 'string' },
+    },
   };
   components.WebhookData = {
     type: 'object',
