@@ -26,6 +26,7 @@ import { Migration20261127000700_feed_payment_events } from './Migration20261127
 import { Migration20261127000800_order_stats_daily } from './Migration20261127000800_order_stats_daily.js';
 import { Migration20261127001100_sweep_holds } from './Migration20261127001100_sweep_holds.js';
 import { Migration20261128000400_sweep_empty_reads } from './Migration20261128000400_sweep_empty_reads.js';
+import { Migration20261128001000_chain_identity } from './Migration20261128001000_chain_identity.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -56,4 +57,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261127000800_order_stats_daily', class: Migration20261127000800_order_stats_daily },
   { name: 'Migration20261127001100_sweep_holds', class: Migration20261127001100_sweep_holds },
   { name: 'Migration20261128000400_sweep_empty_reads', class: Migration20261128000400_sweep_empty_reads },
+  { name: 'Migration20261128001000_chain_identity', class: Migration20261128001000_chain_identity },
 ];
