@@ -100,3 +100,58 @@ export function percentile(sorted: number[], p: number): number {
   if (!sorted.length) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 }
+
+/**
+ * What a benchmark started (gateway processes, receivers, databases), stopped in reverse order by
+ * `stopAll` — on success, on an error and on the deadline alike, so a bench that crashes leaves
+ * nothing running. `kill` registers a child process that also gets SIGKILL if this process exits
+ * before stopAll reached it.
+ */
+export class BenchCleanup {
+  private readonly steps: (() => unknown)[] = [];
+  private readonly children = new Set<ChildProcess>();
+
+  constructor() {
+    process.once('exit', () => {
+      for (const c of this.children) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+    });
+  }
+
+  add(step: () => unknown): void {
+    this.steps.push(step);
+  }
+
+  /** A child process: SIGTERM, then SIGKILL after `graceMs` if it has not exited. */
+  child(proc: ChildProcess, graceMs = 15_000): void {
+    this.children.add(proc);
+    this.add(async () => {
+      if (proc.exitCode !== null || proc.signalCode !== null) return;
+      const exited = new Promise((ok) => proc.once('exit', ok));
+      proc.kill('SIGTERM');
+      await Promise.race([exited, new Promise((ok) => setTimeout(ok, graceMs).unref())]);
+      if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+      this.children.delete(proc);
+    });
+  }
+
+  async stopAll(): Promise<void> {
+    for (const step of this.steps.splice(0).reverse()) await Promise.resolve().then(step).catch(() => undefined);
+  }
+}
+
+/** Runs a benchmark's `main`; on an error (its own or an unhandled rejection) or after `deadlineS`, stops what it started and exits non-zero. */
+export function runBench(name: string, deadlineS: number, cleanup: BenchCleanup, main: () => Promise<void>): void {
+  const fail = async (code: number, what: unknown) => {
+    console.error(`[${name}]`, what);
+    await cleanup.stopAll();
+    process.exit(code);
+  };
+  const deadline = setTimeout(() => void fail(2, `gave up after ${deadlineS} s`), deadlineS * 1000);
+  deadline.unref();
+  // A promise the bench left unawaited (a load generator's `void produce()`) fails the same way.
+  process.once('unhandledRejection', (err) => void fail(1, err));
+  main()
+    .then(() => cleanup.stopAll())
+    .then(() => clearTimeout(deadline))
+    .catch((err: unknown) => fail(1, err));
+}

@@ -10,7 +10,7 @@ import { internalContext } from '../src/common/context.js';
 import { createApp, type App } from '../src/app.js';
 import { loadConfig } from '../src/config/index.js';
 import type { Orm } from '../src/db/orm.js';
-import { benchDatabase, benchOrm, percentile } from './support.js';
+import { BenchCleanup, benchDatabase, benchOrm, percentile, runBench } from './support.js';
 
 /**
  * `npm run bench:webhooks`: webhook deliveries per second to local receivers, and p99 from enqueue to
@@ -27,6 +27,8 @@ import { benchDatabase, benchOrm, percentile } from './support.js';
  *   the healthy merchants' rate lost to the dead endpoint itself.
  * - Latency: BENCH_RATE events/s offered for BENCH_SECONDS with the dead endpoint present; p99 of
  *   (delivered_at − order event created_at), both PostgreSQL clocks, healthy merchants only.
+ * Whatever it started (the worker, receivers, the database) is stopped on success, on an error and on
+ * the deadline alike (BenchCleanup).
  * Knobs: BENCH_BURST (4000), BENCH_SEQUENCE (ABBA), BENCH_RATE (1000/s), BENCH_SECONDS (5),
  * BENCH_DEADLINE_S (300), BENCH_KEEP_DB=1 (keep the database to inspect), WEBHOOK_* (gateway settings).
  * Bounded: at most (1 + len(BENCH_SEQUENCE)) × 1.06 × BENCH_BURST + 1.06 × BENCH_RATE × BENCH_SECONDS events and BENCH_DEADLINE_S seconds.
@@ -80,17 +82,15 @@ async function deadEndpoint(): Promise<{ url: string; close(): Promise<void> }> 
   };
 }
 
+const cleanup = new BenchCleanup();
+
 async function main(): Promise<void> {
-  const deadline = setTimeout(() => {
-    console.error(`[bench:webhooks] gave up after ${DEADLINE_S} s`);
-    process.exit(2);
-  }, DEADLINE_S * 1000);
-  deadline.unref();
 
   // Loopback only: a DATABASE_URL elsewhere is ignored in favour of an embedded PostgreSQL.
   const given = process.env.DATABASE_URL;
   if (given && !['127.0.0.1', 'localhost', '[::1]'].includes(new URL(given).hostname)) delete process.env.DATABASE_URL;
   const db = await benchDatabase('cpg_bench_webhooks');
+  cleanup.add(() => (process.env.BENCH_KEEP_DB ? undefined : db.release()));
   const env: Record<string, string> = {
     NODE_ENV: 'development',
     HOST: '127.0.0.1',
@@ -109,7 +109,9 @@ async function main(): Promise<void> {
   };
   const config = loadConfig({ ...env, LOG_LEVEL: 'warn' });
   const orm: Orm = await benchOrm(db.url, 8);
+  cleanup.add(() => orm.close(true));
   const app: App = createApp(config, orm, pino({ level: 'warn' }));
+  cleanup.add(() => app.webhooks.queue.close());
   const conn = orm.em.getConnection();
 
   let received = 0;
@@ -121,9 +123,12 @@ async function main(): Promise<void> {
     if (key.startsWith('evt_')) receivedAt.set(key.slice(4), performance.now());
   };
   const receivers = await Promise.all(Array.from({ length: MERCHANTS }, () => receiver(hit)));
+  for (const r of receivers) cleanup.add(() => r.close());
   const dead = await deadEndpoint();
+  cleanup.add(() => dead.close());
   // The control for the dead endpoint: a merchant getting the same events, answered at once.
   const spare = await receiver(() => undefined);
+  cleanup.add(() => spare.close());
   const merchants: string[] = [];
   for (const [i, r] of receivers.entries()) {
     const m = await app.merchants.create(internalContext(orm.em.fork()), { name: `Bench ${i}`, email: `bench${i}@webhooks.test`, password: 'bench-password' });
@@ -152,6 +157,7 @@ async function main(): Promise<void> {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', ...env, ROLE: 'worker', LOG_LEVEL: 'info' },
     stdio: ['ignore', 'pipe', 'inherit'],
   });
+  cleanup.child(worker);
   await new Promise<void>((ok, fail) => {
     let out = '';
     worker.stdout!.on('data', (d: Buffer) => {
@@ -271,17 +277,8 @@ async function main(): Promise<void> {
   log(`dead endpoint meanwhile: ${deadState!.sending} in flight (cap 4), ${deadState!.pending} waiting, ${deadState!.attempts} timed-out attempts logged`);
   log(`capacity without the dead endpoint ${a.map(Math.round).join(', ')}/s; with it ${b.map(Math.round).join(', ')}/s`);
 
-  // Cleanup: the worker may wait up to one timeout for the dead endpoint's attempts.
-  worker.kill('SIGTERM');
-  await Promise.race([new Promise((ok) => worker.once('exit', ok)), sleep(15_000).then(() => worker.kill('SIGKILL'))]);
-  await Promise.all([...receivers.map((r) => r.close()), dead.close(), spare.close()]);
-  app.webhooks.queue.close();
-  await orm.close(true);
-  if (!process.env.BENCH_KEEP_DB) await db.release();
+  // Cleanup (the worker may wait up to one timeout for the dead endpoint's attempts) runs after main.
   console.log(JSON.stringify({ deliveries_per_s: Math.round(rateB), p99_ms: Math.round(p99 * 10) / 10, dead_endpoint_slowdown: Math.round(slowdown * 1000) / 1000 }));
 }
 
-main().catch((err: unknown) => {
-  console.error(err);
-  process.exit(1);
-});
+runBench('bench:webhooks', DEADLINE_S, cleanup, main);

@@ -26,7 +26,16 @@ import { Migration20261127000700_feed_payment_events } from './Migration20261127
 import { Migration20261127000800_order_stats_daily } from './Migration20261127000800_order_stats_daily.js';
 import { Migration20261127001100_sweep_holds } from './Migration20261127001100_sweep_holds.js';
 import { Migration20261128000400_sweep_empty_reads } from './Migration20261128000400_sweep_empty_reads.js';
-import { Migration20261128001000_chain_identity } from './Migration20261128001000_chain_identity.js';
+import { Migration20261128000900_customer_mail } from './Migration20261128000900_customer_mail.js';
+import { Migration20261128001600_reconciliation_held } from './Migration20261128001600_reconciliation_held.js';
+import { Migration20261128001610_sweep_ledger } from './Migration20261128001610_sweep_ledger.js';
+import { Migration20261128002000_sweep_planning } from './Migration20261128002000_sweep_planning.js';
+import { Migration20261128100000_webhook_secrets } from './Migration20261128100000_webhook_secrets.js';
+import { Migration20261128100100_api_key_allowlist } from './Migration20261128100100_api_key_allowlist.js';
+import { Migration20261128110000_payment_link_clients } from './Migration20261128110000_payment_link_clients.js';
+import { Migration20261128110100_session_reauth } from './Migration20261128110100_session_reauth.js';
+import { Migration20261128110200_revenue_received_and_rollup_deltas } from './Migration20261128110200_revenue_received_and_rollup_deltas.js';
+import { Migration20261128120000_chain_identity } from './Migration20261128120000_chain_identity.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -57,5 +66,14 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261127000800_order_stats_daily', class: Migration20261127000800_order_stats_daily },
   { name: 'Migration20261127001100_sweep_holds', class: Migration20261127001100_sweep_holds },
   { name: 'Migration20261128000400_sweep_empty_reads', class: Migration20261128000400_sweep_empty_reads },
-  { name: 'Migration20261128001000_chain_identity', class: Migration20261128001000_chain_identity },
+  { name: 'Migration20261128000900_customer_mail', class: Migration20261128000900_customer_mail },
+  { name: 'Migration20261128001600_reconciliation_held', class: Migration20261128001600_reconciliation_held },
+  { name: 'Migration20261128001610_sweep_ledger', class: Migration20261128001610_sweep_ledger },
+  { name: 'Migration20261128002000_sweep_planning', class: Migration20261128002000_sweep_planning },
+  { name: 'Migration20261128100000_webhook_secrets', class: Migration20261128100000_webhook_secrets },
+  { name: 'Migration20261128100100_api_key_allowlist', class: Migration20261128100100_api_key_allowlist },
+  { name: 'Migration20261128110000_payment_link_clients', class: Migration20261128110000_payment_link_clients },
+  { name: 'Migration20261128110100_session_reauth', class: Migration20261128110100_session_reauth },
+  { name: 'Migration20261128110200_revenue_received_and_rollup_deltas', class: Migration20261128110200_revenue_received_and_rollup_deltas },
+  { name: 'Migration20261128120000_chain_identity', class: Migration20261128120000_chain_identity },
 ];

@@ -4,12 +4,19 @@
  * changed since the last run into `.build/` with swc (no type check; `npm run typecheck` and CI do
  * that, and the production image runs `tsc` output from `npm run build`). Same decorator settings as
  * jest (legacy decorators + metadata, which MikroORM and type-graphql need).
+ *
+ * Dynamic `import()` stays a real `import()`, as `tsc` (module NodeNext) leaves it in `dist/`: swc would
+ * otherwise turn it into `require()`, which skips the module resolution hooks (`node:module`
+ * `register`) that the embedded PostgreSQL relies on as root under a private folder (see
+ * src/db/pg-binaries.ts). The export annotation lets such an `import()` of a transpiled file see its
+ * named exports, as it sees them in tsc's output. When these options change, everything is rebuilt.
  */
 /* global require, __dirname, process */
 /* eslint-disable @typescript-eslint/no-require-imports -- a plain CommonJS script run before anything is built */
 'use strict';
-const { mkdirSync, readdirSync, readFileSync, statSync, writeFileSync, rmSync, existsSync } = require('node:fs');
+const { mkdirSync, readdirSync, readFileSync, renameSync, statSync, writeFileSync, rmSync, existsSync } = require('node:fs');
 const { join, dirname, relative } = require('node:path');
+const { createHash } = require('node:crypto');
 const { transformSync } = require('@swc/core');
 
 const ROOT = join(__dirname, '..');
@@ -21,9 +28,16 @@ const OPTIONS = {
     transform: { legacyDecorator: true, decoratorMetadata: true },
     target: 'es2022',
   },
-  module: { type: 'commonjs' },
+  module: { type: 'commonjs', ignoreDynamic: true, exportInteropAnnotation: true },
   sourceMaps: 'inline',
 };
+// Output built with other options (or another swc) is stale as a whole.
+const STAMP = join(OUT, '.options');
+const stamp = createHash('sha256')
+  .update(JSON.stringify(OPTIONS))
+  .update(require('@swc/core/package.json').version)
+  .digest('hex');
+const fresh = existsSync(STAMP) && readFileSync(STAMP, 'utf8') === stamp;
 
 function* tsFiles(dir) {
   if (!existsSync(dir)) return;
@@ -43,10 +57,13 @@ for (const dir of DIRS) {
     const out = join(OUT, rel.replace(/\.ts$/, '.js'));
     expected.add(out);
     const src = statSync(file);
-    if (existsSync(out) && statSync(out).mtimeMs >= src.mtimeMs) continue;
+    if (fresh && existsSync(out) && statSync(out).mtimeMs >= src.mtimeMs) continue;
     const { code } = transformSync(readFileSync(file, 'utf8'), { ...OPTIONS, filename: file, sourceFileName: relative(dirname(out), file) });
     mkdirSync(dirname(out), { recursive: true });
-    writeFileSync(out, code);
+    // Written beside, then renamed: another `npm run cli` or `npm start` loading it meanwhile never reads half a file.
+    const partial = `${out}.${process.pid}.partial`;
+    writeFileSync(partial, code);
+    renameSync(partial, out);
     built++;
   }
 }
@@ -64,4 +81,8 @@ function prune(dir) {
   }
 }
 prune(OUT);
+if (!fresh) {
+  mkdirSync(OUT, { recursive: true });
+  writeFileSync(STAMP, stamp);
+}
 if (built || removed) process.stderr.write(`dev-build: ${built} file(s) transpiled, ${removed} removed in ${Date.now() - t0} ms\n`);

@@ -4,6 +4,11 @@
  * embedded PostgreSQL that the gateway spawns would get it too and shut down at once, while requests
  * still drain. So the gateway runs in its own process group (with its PostgreSQL and chains), and
  * this launcher relays the signal to it alone: the gateway then stops everything in order.
+ *
+ * A launcher that dies without relaying anything (SIGKILL to npm's process group, a closed terminal
+ * that kills the group) must not leave the gateway running alone, holding its port and chains: the
+ * gateway gets an IPC channel to this process, and when the channel closes (the launcher is gone,
+ * however it died) it shuts down as on SIGTERM (src/main.ts).
  */
 /* global require, process, __dirname */
 /* eslint-disable @typescript-eslint/no-require-imports -- a plain CommonJS script */
@@ -12,7 +17,7 @@ const { spawn } = require('node:child_process');
 const { join } = require('node:path');
 
 const child = spawn(process.execPath, ['--enable-source-maps', join(__dirname, '..', '.build', 'src', 'main.js'), ...process.argv.slice(2)], {
-  stdio: ['ignore', 'inherit', 'inherit'],
+  stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   detached: true,
 });
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) {

@@ -1,4 +1,4 @@
-import { ENVIRONMENTS } from './common/environment.js';
+import { ENVIRONMENTS, NETWORKS } from './common/environment.js';
 import type { Logger } from 'pino';
 import type { Config } from './config/index.js';
 import { SecretBox } from './common/crypto.js';
@@ -32,7 +32,7 @@ import { FaucetService } from './modules/faucet/faucet.service.js';
 import { CsvExportService } from './modules/analytics/csv-export.service.js';
 import { GatewayMetrics } from './modules/metrics/gateway-metrics.js';
 import { GasTankService } from './modules/sweeps/gas-tank.service.js';
-import { SweepApiService } from './modules/sweeps/sweep-api.service.js';
+import { SweepService } from './modules/sweeps/sweep.service.js';
 import { SweepStatusService } from './modules/sweeps/sweep-status.service.js';
 import { DEV_GAS_TANK_EVM_ADDRESS, DEV_GAS_TANK_EVM_KEY } from './devchain/dev-keys.js';
 import { sweepEventsHook } from './modules/sweeps/sweep-events.js';
@@ -85,7 +85,7 @@ export interface App {
   /** Gas tanks per environment and network (addresses, signing keys, low state). */
   gasTanks: GasTankService;
   /** The merchant-facing sweep API: sweep now, balances, history, schedule. */
-  sweeps: SweepApiService;
+  sweeps: SweepService;
 }
 
 export function createRateService(config: Config, log: Logger): RateService {
@@ -117,6 +117,7 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
     accessTtlS: config.ACCESS_TOKEN_TTL_S,
     refreshTtlS: config.REFRESH_TOKEN_TTL_S,
     throttleAccount: (account) => rateLimits.consume('account', account),
+    reauthWindowS: config.REAUTH_WINDOW_S,
   });
   const merchants = new MerchantService(apiKeys, { httpsLogos: config.NODE_ENV === 'production' });
   const checkoutKeys = new CheckoutKeyService();
@@ -138,6 +139,7 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
       metrics.orderBatchRows.inc(n);
     },
     statements: () => (statementsEm ??= orm.em.fork()),
+    anyNetworkOffered: (environment) => NETWORKS.some((n) => networks.isOffered(environment, n)),
   });
   const orderStatus = new OrderStatusService((t) => {
     metrics.orderTransitions.inc({ environment: t.environment, from: t.from, to: t.to });
@@ -147,7 +149,7 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const quotes = new QuoteService(orders, tokens, rates);
   const wallets = new HdWalletService(box);
   const deposits = new DepositService(orders, tokens, quotes, wallets, config.DEV_CHAINS);
-  const paymentLinks = new PaymentLinkService(orders, { publicBaseUrl: () => config.PUBLIC_BASE_URL, minIdr: config.ORDER_MIN_IDR, maxIdr: config.ORDER_MAX_IDR }, rateLimits);
+  const paymentLinks = new PaymentLinkService(orders, { publicBaseUrl: () => config.PUBLIC_BASE_URL, minIdr: config.ORDER_MIN_IDR, maxIdr: config.ORDER_MAX_IDR, unpaidPerClient: config.PAYMENT_LINK_UNPAID_PER_CLIENT }, rateLimits);
   const payments = new PaymentService();
   const settlement = new SettlementService(orderStatus, {
     lateWindowS: config.LATE_PAYMENT_WINDOW_S,
@@ -159,7 +161,7 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   });
   const receipts = new UnattributedReceiptService();
   const reconciliation = new ReconciliationService(tokens, log, config.RECONCILE_CONCURRENCY, config.LATE_PAYMENT_WINDOW_S + config.CLOSED_DEPOSIT_WATCH_S);
-  const webhooks = createWebhookServices(config, apiKeys);
+  const webhooks = createWebhookServices(config, apiKeys, box);
   const merchantEvents = new MerchantEventWriter();
   const settlementWallets = new SettlementWalletService({
     holdSeconds: { production: config.SETTLEMENT_HOLD_SECONDS_PRODUCTION, sandbox: config.SETTLEMENT_HOLD_SECONDS_SANDBOX },
@@ -183,6 +185,6 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   settlementWallets.reserveAddresses((network) =>
     ENVIRONMENTS.flatMap((environment) => gasTanks.address(environment, network) ?? []),
   );
-  const sweeps = new SweepApiService({ throttleSweepNow: (merchantId) => rateLimits.consume('sweepNow', merchantId) });
+  const sweeps = new SweepService({ throttleSweepNow: (merchantId) => rateLimits.consume('sweepNow', merchantId) });
   return { sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics };
 }

@@ -55,6 +55,18 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));
+  // A closed terminal hangs up: the launcher relays SIGHUP, whose default action would kill the gateway
+  // at once and leave its embedded PostgreSQL and chains behind.
+  process.on('SIGHUP', () => shutdown('SIGHUP'));
+  // Started with an IPC channel (scripts/start.js, `npm start`'s launcher): the gateway runs in a
+  // process group of its own, so a SIGKILL to the launcher's group never reaches it. The channel
+  // closes when the launcher dies, however it dies: stop as on SIGTERM rather than run on alone.
+  if (process.connected) {
+    process.channel?.unref(); // the channel alone never keeps the process alive
+    process.once('disconnect', () => {
+      if (!stopping) shutdown('launcher gone');
+    });
+  }
 
   const starting = startGateway(config, log);
   const gateway = await starting;

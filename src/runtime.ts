@@ -7,7 +7,7 @@ import { connectOrm, migrate } from './db/orm.js';
 import { createGatewayPubSub } from './graphql/pubsub.js';
 import { ListenClient } from './db/listen.client.js';
 import { API_KEY_REVOKED_CHANNEL, ORDER_EVENTS_CHANNEL } from './modules/events/event.catalogue.js';
-import { orderEventsChannel } from './modules/orders/order-update.stream.js';
+import { orderEventLoader, orderEventsChannel } from './modules/orders/order-update.stream.js';
 import { buildGatewaySchema } from './graphql/schema.js';
 import { buildServer, type HttpServer } from './http/server.js';
 import { registerCheckoutPage } from './checkout/checkout.page.js';
@@ -104,11 +104,13 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       const pubSub = createGatewayPubSub();
       // The same LISTEN connection carries API-key rotations, so this process may cache key lookups.
       const listen = new ListenClient({ connectionString: databaseUrl, log, name: 'cpg-api-events' })
-        .on(ORDER_EVENTS_CHANNEL, orderEventsChannel(pubSub, log))
+        .on(ORDER_EVENTS_CHANNEL, orderEventsChannel(pubSub, log, orderEventLoader(orm)))
         .on(API_KEY_REVOKED_CHANNEL, app.apiKeys.revocationChannel());
       cleanups.push(() => listen.close());
       await listen.start();
       app.apiKeys.enableCache({ ttlMs: config.API_KEY_CACHE_TTL_MS, revocationsLive: () => listen.listening });
+      const keyUsage = app.apiKeys.startUsageFlush(() => app.orm.em.fork(), config.API_KEY_USAGE_FLUSH_MS, log);
+      cleanups.push(() => keyUsage.stop());
       gateway.listen = listen;
       const schema = await buildGatewaySchema(pubSub);
       const http = await buildServer(app, {
@@ -130,7 +132,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       // The worker's modules load here, not at the top: the chain adapters, sweeps and local chains bring
       // the chains' client libraries (ethers providers, TronWeb, web3.js connections), and the scheduler
       // its job store; an API process (ROLE=api) runs none of them and does not carry them.
-      const [{ watchedNetworks }, { fundSandboxGasTanks, SANDBOX_TOKENS }, { expireOrdersJob }, { pruneSessionsJob }, { reconcileJob }, { watchChainJobs }, { sweepJobs }, { startScheduler }, { startWebhookDelivery, webhookJobs }] =
+      const [{ watchedNetworks }, { fundSandboxGasTanks, SANDBOX_TOKENS }, { expireOrdersJob }, { pruneSessionsJob }, { reconcileJob }, { watchChainJobs }, { sweepJobs }, { startScheduler }, { startWebhookDelivery, webhookJobs }, { customerMailJob }, { compactOrderStatsJob }] =
         await Promise.all([
           import('./chains/networks.js'),
           import('./devchain/index.js'),
@@ -141,6 +143,8 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
           import('./jobs/sweep.job.js'),
           import('./jobs/scheduler.js'),
           import('./jobs/webhook-deliver.job.js'),
+          import('./jobs/customer-mail.job.js'),
+          import('./jobs/compact-order-stats.job.js'),
         ]);
       const devChains = opts.devChains;
       let sandbox: SandboxChains | undefined;
@@ -183,7 +187,9 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
         },
       );
       log.info({ networks: networks.map((n) => `${n.environment}:${n.network}`) }, 'watching networks');
-      const jobs = [pruneSessionsJob, expireOrdersJob(config.EXPIRY_INTERVAL_S), ...watchChainJobs(networks, config.WATCH_LOCK_MS), ...sweepJobs(networks, config.WATCH_LOCK_MS), ...webhookJobs(config), ...(config.RECONCILE_INTERVAL_S > 0 ? [reconcileJob(networks, config.RECONCILE_INTERVAL_S)] : [])];
+      const jobs = [pruneSessionsJob, expireOrdersJob(config.EXPIRY_INTERVAL_S), compactOrderStatsJob(10), ...watchChainJobs(networks, config.WATCH_LOCK_MS), ...sweepJobs(networks, config.WATCH_LOCK_MS), ...webhookJobs(config), ...(config.RECONCILE_INTERVAL_S > 0 ? [reconcileJob(networks, config.RECONCILE_INTERVAL_S)] : [])];
+      const mailJob = customerMailJob(app);
+      if (mailJob) jobs.push(mailJob);
       const scheduler = await startScheduler(app, databaseUrl, jobs, opts.scheduler);
       cleanups.push(() => scheduler.stop());
       gateway.scheduler = scheduler;

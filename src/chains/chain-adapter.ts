@@ -216,6 +216,13 @@ export type TxState =
       success: boolean;
       feePaid: bigint;
       /**
+       * Everything the signer's native balance lost in this transaction: the fee, the coin it sent
+       * (EVM `value`, TRON TRX transfer amount) and the rent of accounts it created (SOLANA: the
+       * settlement token account the fee payer opens). What a gas tank really spent on a sweep; absent
+       * → `feePaid`.
+       */
+      signerSpent?: bigint;
+      /**
        * Chain resources the transaction consumed besides `feePaid`, for the sweep's record (TRON:
        * `energy` and `bandwidth` units; SOLANA: `computeUnits`); absent where the chain reports none.
        */

@@ -1,4 +1,4 @@
-/* global document, location, history, navigator, fetch, setTimeout, setInterval, clearInterval, URLSearchParams, graphqlWs */
+/* global window, document, location, history, navigator, fetch, setTimeout, setInterval, clearInterval, URLSearchParams, graphqlWs */
 /*
  * The hosted checkout and payment-link pages, in the shopper's browser. Served as a static file (the
  * page's CSP allows no inline script). Every text reaches the DOM through textContent or attributes,
@@ -33,8 +33,16 @@
       copied: 'Disalin',
       copiedAmount: 'Jumlah disalin',
       copiedAddress: 'Alamat disalin',
-      uniqueCode: 'Tiga digit terakhir ({0}) adalah kode unik pesanan ini: kirim jumlah persis ini agar pembayaran Anda langsung dikenali.',
+      uniqueCode: 'Jumlah ini sudah termasuk {0} yang ditambahkan sebagai kode unik pesanan ini ({1}): kirim jumlah persis ini agar pembayaran Anda langsung dikenali.',
       idrEquivalent: 'Setara {0}',
+      partOrder: 'harga pesanan {0}',
+      partFee: 'biaya layanan {0}',
+      partCode: 'kode unik {0}',
+      orderAmount: 'Jumlah pesanan',
+      walletTitle: 'Pilih aplikasi dompet',
+      walletHelp: 'Dompet yang dapat membayar {0} di {1}:',
+      changeToken: 'Ganti token',
+      printReceipt: 'Bukti pembayaran untuk dicetak',
       rate: 'Kurs: 1 {0} = {1}',
       fee: 'Biaya layanan: {0} ({1})',
       feeIncluded: 'sudah termasuk',
@@ -114,8 +122,16 @@
       copied: 'Copied',
       copiedAmount: 'Amount copied',
       copiedAddress: 'Address copied',
-      uniqueCode: 'The last three digits ({0}) are this order’s unique code: send this exact amount so your payment is recognised at once.',
+      uniqueCode: 'This amount includes {0} added as this order’s unique code ({1}): send exactly this amount so your payment is recognised at once.',
       idrEquivalent: 'Equivalent to {0}',
+      partOrder: 'order amount {0}',
+      partFee: 'service fee {0}',
+      partCode: 'unique code {0}',
+      orderAmount: 'Order amount',
+      walletTitle: 'Choose your wallet app',
+      walletHelp: 'Wallets that can pay {0} on {1}:',
+      changeToken: 'Change token',
+      printReceipt: 'Printable receipt',
       rate: 'Rate: 1 {0} = {1}',
       fee: 'Service fee: {0} ({1})',
       feeIncluded: 'included',
@@ -176,7 +192,6 @@
     },
   };
   const WALLET_NAMES = { METAMASK: 'MetaMask', TRUSTWALLET: 'Trust Wallet', PHANTOM: 'Phantom', WALLETCONNECT: 'WalletConnect' };
-  const NETWORK_NAMES = { ETHEREUM: 'Ethereum', BINANCE: 'BNB Smart Chain', TRON: 'TRON', SOLANA: 'Solana' };
 
   let lang = boot.lang === 'en' ? 'en' : 'id';
   const S = () => STRINGS[lang];
@@ -294,6 +309,14 @@
     return;
   }
 
+  // ---------------------------------------------------------------- printable receipt (server-rendered)
+  if (boot.kind === 'receipt') {
+    const btn = document.getElementById('print');
+    if (btn) btn.addEventListener('click', () => window.print());
+    langBtn.addEventListener('click', () => location.reload());
+    return;
+  }
+
   // ---------------------------------------------------------------- payment link page
   if (boot.kind === 'link') {
     let link = null;
@@ -355,7 +378,7 @@
 
   // ---------------------------------------------------------------- order checkout
   let state = null;
-  let tokens = null;
+  let picked = null; // the token chosen, while its wallet is being chosen
   let creating = false;
   let skew = 0; // server clock − browser clock, seconds
   let tick = null;
@@ -374,7 +397,6 @@
     }
     state = j.data;
     skew = state.now - Date.now() / 1000;
-    if (!state.deposits.length && isOpen() && !tokens) loadTokens();
     rerender();
   }
   let refreshing = null;
@@ -385,35 +407,15 @@
 
   const isOpen = () => state && (state.order.status === 'Created' || state.order.status === 'Processing') && state.order.expired_at > Date.now() / 1000 + skew;
 
-  async function loadTokens() {
-    try {
-      tokens = (await api('/listToken')).tokens;
-    } catch (e) {
-      fatal = fatal || (e.code === 'CHECKOUT_KEY_EXPIRED' || e.code === 'INVALID_API_KEY' ? { code: e.code, message: e.message } : null);
-      tokens = [];
-    }
-    rerender();
-  }
-
-  const WALLET_ORDER = ['METAMASK', 'TRUSTWALLET', 'PHANTOM', 'WALLETCONNECT'];
-  async function choose(tok) {
+  // The shopper picked a token, then a wallet application that can pay it: one request for the QR.
+  async function choose(tok, walletType) {
     creating = true;
     rerender();
-    const req = { merchant_id: state.order.merchant_id, transactionID: state.order.order_no, tokenAddress: tok.tokenAddress, network: tok.network };
+    const req = { merchant_id: state.order.merchant_id, transactionID: state.order.order_no, tokenAddress: tok.token_address, network: tok.network };
     try {
       await api('/merchant/fiat/checkOrderRate', req);
-      let lastErr = null;
-      for (const walletType of WALLET_ORDER) {
-        try {
-          await api('/pgqr/fiat/create', Object.assign({ walletType }, req));
-          lastErr = null;
-          break;
-        } catch (e) {
-          lastErr = e;
-          if (e.code !== 'WALLET_NETWORK_MISMATCH') break;
-        }
-      }
-      if (lastErr) throw lastErr;
+      await api('/pgqr/fiat/create', Object.assign({ walletType }, req));
+      picked = null;
       await refresh();
       const qr = document.getElementById('qr');
       if (qr) document.getElementById('amount-value').focus();
@@ -431,9 +433,9 @@
     h(
       'section',
       { class: 'card' },
-      h('p', { class: 'muted', id: 'order-no', text: t('order', state.order.order_no) }),
-      state.link ? h('h1', { text: state.link.title }) : null,
-      h('div', { class: 'row' }, h('span', { text: S().total }), h('span', { class: 'big', id: 'order-amount', text: idr(state.order.amount) })),
+      h('h1', { id: 'order-no', text: t('order', state.order.order_no) }),
+      state.link ? h('p', { class: 'big', text: state.link.title }) : null,
+      h('div', { class: 'row' }, h('span', { text: S().orderAmount }), h('span', { class: 'big', id: 'order-amount', text: idr(state.order.amount) })),
       h('p', { class: 'muted', id: 'status', text: t('statusNow', S().status[status] || status) }),
     );
 
@@ -461,27 +463,39 @@
   }
 
   function returnButton() {
-    const url = state.order.status === 'Success' ? state.order.success_url : state.order.cancel_url;
+    const url = state.order.return_url;
     if (!url) return null;
     return h('a', { class: 'btn', id: 'return', href: url, rel: 'noreferrer', text: t('returnTo', merchantName()) });
   }
 
   function chooseScreen() {
-    const cards = (tokens || []).map((tok, i) =>
-      h(
-        'button',
-        { type: 'button', class: 'choice', id: 'choice-' + i, disabled: creating, onclick: () => choose(tok) },
-        h('strong', { text: tok.symbol }),
-        h('span', { text: t('on', NETWORK_NAMES[tok.network] || tok.network) }),
-      ),
-    );
+    const pick = (tok) => () => {
+      picked = tok;
+      rerender();
+      const first = document.querySelector('.choice');
+      if (first) first.focus();
+    };
+    const cards = picked
+      ? picked.wallets.map((w) =>
+          h('button', { type: 'button', class: 'choice', id: 'wallet-' + w, disabled: creating, onclick: () => choose(picked, w) }, h('strong', { text: WALLET_NAMES[w] || w })),
+        )
+      : state.choices.map((tok, i) =>
+          h(
+            'button',
+            { type: 'button', class: 'choice', id: 'choice-' + i, disabled: creating, onclick: pick(tok) },
+            h('strong', { text: tok.symbol }),
+            h('span', { text: t('on', tok.network_name) }),
+          ),
+        );
+    const title = picked ? S().walletTitle : S().chooseTitle;
     return h(
       'section',
       { class: 'card' },
       stepsBar(0),
-      h('h2', { text: S().chooseTitle }),
-      h('p', { class: 'muted', text: S().chooseHelp }),
-      tokens ? h('div', { class: 'choices', role: 'group', 'aria-label': S().chooseTitle }, cards) : h('p', { class: 'muted', text: S().loading }),
+      h('h2', { id: picked ? 'wallet-title' : null, text: title }),
+      h('p', { class: 'muted', text: picked ? t('walletHelp', picked.symbol, picked.network_name) : S().chooseHelp }),
+      h('div', { class: 'choices', role: 'group', 'aria-label': title }, cards),
+      picked && !creating ? h('button', { type: 'button', class: 'secondary', id: 'change-token', onclick: () => ((picked = null), rerender()), text: S().changeToken }) : null,
       creating ? h('p', { class: 'muted', text: S().preparing }) : null,
       h('p', { class: 'error', id: 'choose-error', role: 'alert' }),
       returnButton(),
@@ -515,12 +529,12 @@
       h('div', { class: 'row' }, h('span', { class: 'mono', id: 'address', text: dep.address }), copyButton('copy-address', dep.address, S().copyAddress, S().copiedAddress)),
       qrImage(dep, amount),
       walletButtons(dep),
-      h('p', { class: 'muted', id: 'unique-code', text: t('uniqueCode', dep.unique_code) }),
+      h('p', { class: 'muted', id: 'unique-code', text: t('uniqueCode', dep.unique_code_amount + ' ' + dep.token_symbol, dep.unique_code) }),
       h(
         'dl',
         {},
         h('dt', { text: S().total }),
-        h('dd', { id: 'idr-equivalent', text: t('idrEquivalent', idr(dep.total_amount_fiat)) }),
+        h('dd', { id: 'idr-equivalent', text: t('idrEquivalent', idr(dep.total_amount_fiat)) + idrParts(dep) }),
         h('dt', { text: S().network }),
         h('dd', { text: dep.network_name }),
         h('dt', { text: '' }),
@@ -541,10 +555,17 @@
     return h('section', { class: 'card' }, nodes);
   }
 
+  /** Why the IDR equivalent differs from the order amount: " (order 250,000 + fee … + unique code 3)". */
+  function idrParts(dep) {
+    const parts = [Number(dep.fee_added_idr) > 0 && t('partFee', idr(dep.fee_added_idr)), Number(dep.unique_code_idr) > 0 && t('partCode', idr(dep.unique_code_idr))].filter(Boolean);
+    return parts.length ? ' (' + [t('partOrder', idr(state.order.amount))].concat(parts).join(' + ') + ')' : '';
+  }
+
   function txLink(p) {
     return p.explorer_url ? h('a', { href: p.explorer_url, rel: 'noreferrer', target: '_blank', text: S().viewTx }) : null;
   }
 
+  // `pending` may be empty for a moment: the live status said Processing before the state read shows the transfer.
   function confirmingScreen(pending) {
     const p = pending[pending.length - 1];
     return h(
@@ -552,10 +573,10 @@
       { class: 'card' },
       stepsBar(2),
       h('h2', { id: 'detected', text: S().detectedTitle }),
-      h('p', { class: 'big', text: p.amount + ' ' + p.token_symbol }),
-      h('p', { id: 'confirmations', text: t('confirming', p.confirmations, p.confirmations_needed) }),
-      h('p', { class: 'mono muted', text: p.tx_hash }),
-      txLink(p),
+      p ? h('p', { class: 'big', text: p.amount + ' ' + p.token_symbol }) : null,
+      p ? h('p', { id: 'confirmations', text: t('confirming', p.confirmations, p.confirmations_needed) }) : null,
+      p ? h('p', { class: 'mono muted', text: p.tx_hash }) : null,
+      p ? txLink(p) : null,
       h('p', { class: 'muted', text: S().confirmingHelp }),
     );
   }
@@ -588,6 +609,7 @@
       ),
       confirmed.some((p) => p.late) ? h('p', { class: 'muted', text: S().lateNote }) : null,
       state.order.overpaid ? h('p', { class: 'notice', text: t('overpaid', merchantName()) }) : null,
+      h('p', {}, h('a', { id: 'print-receipt', href: location.pathname + '/receipt' + location.search, text: S().printReceipt })),
       returnButton(),
     );
   }
@@ -629,14 +651,14 @@
   let redirectTimer = null;
   let lastStatusSaid = '';
   function maybeRedirect() {
-    if (!state || state.order.status !== 'Success' || !state.order.success_url || !state.order.auto_redirect || redirectTimer) return;
+    if (!state || state.order.status !== 'Success' || !state.order.return_url || !state.order.auto_redirect || redirectTimer) return;
     let n = 5;
     redirectTimer = setInterval(() => {
       n -= 1;
       announce(t('redirecting', merchantName(), n));
       if (n <= 0) {
         clearInterval(redirectTimer);
-        location.assign(state.order.success_url);
+        location.assign(state.order.return_url);
       }
     }, 1000);
   }
@@ -649,7 +671,8 @@
     const pending = state.payments.filter((p) => p.status === 'pending');
     let body;
     if (status === 'Success') body = paidScreen();
-    else if (pending.length) body = confirmingScreen(pending);
+    // A payment seen (live status) hides the QR at once, before the state read brings the transfer's details.
+    else if (pending.length || (status === 'Processing' && dep && Number(dep.received) === 0)) body = confirmingScreen(pending);
     else if (status === 'Underpaid' && dep) body = underpaidScreen(dep);
     else if (status === 'Expired' || !isOpen()) body = expiredScreen();
     else if (!dep) body = chooseScreen();

@@ -4,9 +4,11 @@ import path from 'node:path';
 import type { App } from '../app.js';
 import { ENV_PATH } from '../common/environment.js';
 import { DomainError, isDomainError } from '../common/errors.js';
+import { cspImageOrigin } from '../modules/merchants/merchant.commands.js';
 import { PaymentLink } from '../modules/payment-links/payment-link.entity.js';
 import { errorEnvelope } from '../rest/envelope.js';
-import { CheckoutService } from './checkout.service.js';
+import { CheckoutService, type CheckoutState } from './checkout.service.js';
+import { receiptLines, receiptNotes, receiptWords } from './receipt.content.js';
 
 /** Languages the page speaks; the first is the default (the merchants price in rupiah). */
 export const LANGS = ['id', 'en'] as const;
@@ -51,7 +53,8 @@ export const jsonForHtml = (v: unknown): string =>
  * carries the checkout key).
  */
 export function cspFor(logoUrl?: string | null): string {
-  const logoOrigin = logoUrl ? new URL(logoUrl).origin : null;
+  // A stored URL whose host is not one plain host (a wildcard, CSP syntax) adds no source at all.
+  const logoOrigin = logoUrl ? cspImageOrigin(logoUrl) : null;
   return [
     "default-src 'none'",
     "script-src 'self'",
@@ -71,7 +74,7 @@ export function cspFor(logoUrl?: string | null): string {
 export function pageLogo(logoUrl: string | undefined | null, environment: string): string | null {
   if (!logoUrl) return null;
   if (environment === 'production' && !logoUrl.startsWith('https://')) return null;
-  return URL.canParse(logoUrl) ? logoUrl : null;
+  return cspImageOrigin(logoUrl) ? logoUrl : null;
 }
 
 /** Finds the static assets next to this file (ts-jest) or, from dist/, back in the source tree. */
@@ -103,7 +106,7 @@ function loadAssets(): Record<string, Asset> {
 }
 
 export interface PageBoot {
-  kind: 'checkout' | 'link' | 'error';
+  kind: 'checkout' | 'link' | 'error' | 'receipt';
   lang: Lang;
   env: string;
   orderId?: string;
@@ -131,6 +134,39 @@ export function renderShell(boot: PageBoot, title: string, logoUrl: string | nul
 <div id="live" class="sr-only" role="status" aria-live="polite"></div>
 <script type="application/json" id="boot">${jsonForHtml(boot)}</script>
 <script src="/checkout/assets/graphql-ws.js"></script>
+<script src="/checkout/assets/checkout.js"></script>
+</body></html>`;
+}
+
+/**
+ * The printable receipt (`/checkout/:orderId/receipt?key=`): rendered here, readable without script
+ * (the script only wires the Print and language buttons). The paid order's lines with each
+ * transaction hash and its explorer link where one exists, the way back to the merchant and to the
+ * payment page; an unpaid order gets a sentence instead.
+ */
+export function renderReceipt(state: CheckoutState, lang: Lang, checkoutUrl: string, logoUrl: string | null): string {
+  const w = receiptWords(lang);
+  const lines = receiptLines(state, lang);
+  const body = lines
+    ? `<dl id="receipt">${lines
+        .map((l) => `<dt>${escapeHtml(l.label)}</dt><dd${l.mono ? ' class="mono"' : ''}>${escapeHtml(l.value)}${l.href ? ` <a class="noprint-href" href="${escapeHtml(l.href)}" rel="noreferrer" target="_blank">${escapeHtml(w.explorer)}</a><span class="print-only"> ${escapeHtml(l.href)}</span>` : ''}</dd>`)
+        .join('')}</dl>${receiptNotes(state, lang)
+        .map((n) => `<p class="muted">${escapeHtml(n)}</p>`)
+        .join('')}`
+    : `<p id="not-paid" class="notice">${escapeHtml(w.notPaid)} (${escapeHtml(w.status(state.order.status))})</p>`;
+  const back = state.order.return_url ? `<a class="btn" id="return" href="${escapeHtml(state.order.return_url)}" rel="noreferrer">${escapeHtml(lang === 'id' ? `Kembali ke ${state.merchant.name}` : `Back to ${state.merchant.name}`)}</a>` : '';
+  const page = `<a class="btn secondary" id="to-checkout" href="${escapeHtml(checkoutUrl)}">${lang === 'id' ? 'Halaman pembayaran' : 'Payment page'}</a>`;
+  const print = lines ? `<button type="button" id="print">${lang === 'id' ? 'Cetak' : 'Print'}</button>` : '';
+  const boot: PageBoot = { kind: 'receipt', lang, env: state.environment, merchant: state.merchant.name };
+  const logo = logoUrl ? `<img class="logo" src="${escapeHtml(logoUrl)}" alt="" referrerpolicy="no-referrer">` : '';
+  return `<!doctype html>
+<html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
+<meta name="referrer" content="no-referrer"><title>${escapeHtml(`${w.title} · ${state.order.order_no} · ${state.merchant.name}`)}</title>
+<link rel="stylesheet" href="/checkout/assets/checkout.css"></head>
+<body><header class="top"><span class="brand">${logo}<span class="merchant" id="merchant">${escapeHtml(state.merchant.name)}</span></span><button type="button" id="lang" class="lang noprint"></button></header>
+<main id="view"><section class="card state-ok"><h1 id="receipt-title">${escapeHtml(w.title)}</h1>${body}<p class="row noprint">${print}${page}${back}</p></section></main>
+<div id="live" class="sr-only" role="status" aria-live="polite"></div>
+<script type="application/json" id="boot">${jsonForHtml(boot)}</script>
 <script src="/checkout/assets/checkout.js"></script>
 </body></html>`;
 }
@@ -182,6 +218,24 @@ export function registerCheckoutPage(fastify: FastifyInstance, app: App): void {
     }
   });
 
+  fastify.get<{ Params: { orderId: string }; Querystring: { key?: string; lang?: string } }>('/checkout/:orderId/receipt', async (req, reply) => {
+    const lang = pickLang(req.query.lang, req.headers['accept-language']);
+    const key = typeof req.query.key === 'string' ? req.query.key : '';
+    const em = app.orm.em.fork();
+    try {
+      await app.rateLimits.consume('public', req.ip);
+      const caller = await checkout.authenticateForStatus(em, key);
+      if (caller.orderId !== req.params.orderId) throw new DomainError('SCOPE_DENIED', 'This link is not valid for this order.');
+      const [state, shell] = await Promise.all([checkout.state(em, caller.orderId), checkout.shell(em.fork(), caller)]);
+      const logo = pageLogo(shell.logoUrl, caller.environment);
+      const back = `/checkout/${encodeURIComponent(caller.orderId)}?key=${encodeURIComponent(key)}&lang=${lang}`;
+      return send(reply, 200, renderReceipt(state, lang, back, logo), logo);
+    } catch (e) {
+      if (!isDomainError(e)) throw e;
+      return send(reply, e.httpStatus, renderShell({ kind: 'error', lang, env: '', error: { code: e.code, message: e.message } }, 'Checkout'));
+    }
+  });
+
   fastify.get<{ Params: { orderId: string } }>('/checkout/:orderId/state', async (req: FastifyRequest<{ Params: { orderId: string } }>, reply) => {
     reply.header('cache-control', 'no-store');
     const raw = req.headers['x-checkout-key'];
@@ -190,7 +244,7 @@ export function registerCheckoutPage(fastify: FastifyInstance, app: App): void {
       await app.rateLimits.consume('public', req.ip);
       const caller = await checkout.authenticateForStatus(em, typeof raw === 'string' ? raw : '');
       if (caller.orderId !== req.params.orderId) throw new DomainError('SCOPE_DENIED', 'This checkout key belongs to another order');
-      return reply.send({ status_code: 200, message: 'OK', data: await checkout.state(em, caller) });
+      return reply.send({ status_code: 200, message: 'OK', data: await checkout.state(em, caller.orderId) });
     } catch (e) {
       if (!isDomainError(e)) throw e;
       return reply.code(e.httpStatus).send(errorEnvelope(e));

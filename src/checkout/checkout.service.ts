@@ -31,6 +31,35 @@ const EXPLORERS: Record<Environment, Record<Network, string>> = {
 
 const WALLETS: readonly WalletType[] = ['METAMASK', 'TRUSTWALLET', 'PHANTOM', 'WALLETCONNECT'];
 
+/**
+ * The wallet applications that can pay `token` on its network, in the page's order: the ones whose
+ * driver builds a payment request (the same check `pgqr/fiat/create` makes before allocating), so the
+ * shopper is only offered wallets the server will accept.
+ */
+export function walletsFor(token: { network: Network; address: string; decimals: number; symbol: string }, chainId: number | undefined): WalletType[] {
+  return WALLETS.filter((w) => {
+    try {
+      driverFor(token.network).paymentUri(w, token.network, { token, to: token.address, amount: 1n, chainId });
+      return true;
+    } catch {
+      return false;
+    }
+  });
+}
+
+/**
+ * Where "Return to <merchant>" and the automatic redirect go: the merchant's URL with the order named
+ * in its query (`order_no`, and the `status` the shopper saw, a hint: the merchant's server confirms it
+ * with getOrder or the webhook). Parameters of the merchant's own are kept.
+ */
+export function returnUrlFor(url: string | null, orderNo: string, status: string): string | null {
+  if (!url || !URL.canParse(url)) return null;
+  const u = new URL(url);
+  u.searchParams.set('order_no', orderNo);
+  u.searchParams.set('status', status);
+  return u.toString();
+}
+
 /** `https://solscan.io/tx/?cluster=devnet` + hash → hash before the query. */
 function explorerUrl(base: string, hash: string): string {
   const q = base.indexOf('?');
@@ -57,9 +86,10 @@ export class CheckoutService {
     return { merchant: order.merchant.name, orderNo: order.orderNo, logoUrl: order.merchant.settings.logoUrl ?? null };
   }
 
-  async state(em: EntityManager, caller: CheckoutCaller) {
+  /** The read model of one order (the page's state read, the printable receipt, the customer's mails). */
+  async state(em: EntityManager, orderId: string) {
     const { config } = this.app;
-    const order = await em.findOneOrFail(Order, caller.orderId, { populate: ['merchant'] });
+    const order = await em.findOneOrFail(Order, orderId, { populate: ['merchant'] });
     const deposits = await em.find(Deposit, { order: order.id }, { populate: ['token', 'quote'], orderBy: { createdAt: 'asc' } });
     const payments = await em.find(Payment, { order: order.id }, { populate: ['token'], orderBy: { detectedAt: 'asc' } });
     const heads = new Map<string, bigint>();
@@ -72,6 +102,16 @@ export class CheckoutService {
       return local ? null : explorerUrl(EXPLORERS[order.environment][n], hash);
     };
     const link = order.paymentLinkId ? await em.findOne(PaymentLink, order.paymentLinkId) : null;
+    // Before a deposit exists the page offers the tokens, each with the wallets that can pay it.
+    const choices = deposits.length
+      ? []
+      : (await this.app.tokens.listActive(em, order.environment)).map((t) => ({
+          symbol: t.symbol,
+          network: t.network,
+          network_name: NETWORK_NAMES[t.network],
+          token_address: t.address,
+          wallets: walletsFor(t, networkProfile(order.environment, t.network, config.DEV_CHAINS).chainId),
+        }));
 
     const depositViews = await Promise.all(
       deposits.map(async (d) => {
@@ -89,7 +129,8 @@ export class CheckoutService {
           }
         };
         // WalletConnect gets the same EIP-681 URI as MetaMask: one button per distinct link.
-        const wallets = WALLETS.map((w) => ({ wallet: w, uri: uri(w) })).filter(
+        // The wallet the shopper chose comes first.
+        const wallets = [d.walletType, ...WALLETS.filter((w) => w !== d.walletType)].map((w) => ({ wallet: w, uri: uri(w) })).filter(
           (w, i, all): w is { wallet: WalletType; uri: string } => w.uri !== null && all.findIndex((o) => o.uri === w.uri) === i,
         );
         const qrValue = uri(d.walletType) ?? wallets[0]?.uri ?? d.address;
@@ -105,6 +146,9 @@ export class CheckoutService {
           unique_code_amount: formatDecimal(d.uniqueCodeAmount, dec),
           total_amount: formatDecimal(d.totalAmount, dec),
           total_amount_fiat: d.totalAmountFiat.toString(),
+          // What the IDR equivalent is made of: order amount + fee (when the buyer bears it) + the code's value.
+          fee_added_idr: (d.quote.totalIdr - order.amount).toString(),
+          unique_code_idr: (d.totalAmountFiat - d.quote.totalIdr).toString(),
           received: formatDecimal(d.amountReceived, dec),
           pending: formatDecimal(pending, dec),
           remaining: formatDecimal(remaining, dec),
@@ -139,8 +183,11 @@ export class CheckoutService {
         success_url: order.successUrl,
         cancel_url: order.cancelUrl,
         auto_redirect: order.autoRedirect,
+        /** The way back for the status now: success_url after payment, cancel_url otherwise, naming the order. */
+        return_url: returnUrlFor(order.status === 'Success' ? order.successUrl : order.cancelUrl, order.orderNo, order.status),
       },
       link: link ? { title: link.title } : null,
+      choices,
       deposits: depositViews,
       payments: payments.map((p) => {
         const head = heads.get(p.network);

@@ -153,7 +153,8 @@ program
       const bad = runs.reduce((n, r) => n + r.mismatches.length, 0);
       const human = runs
         .map((r) => `${r.environment}:${r.network} at block ${r.atBlock ?? '-'}: ${r.error ? `not compared (${r.error})` : `${r.checked} checked, ${r.mismatches.length} mismatches`}` +
-          r.mismatches.map((m) => `\n  ${m.address} ${m.tokenSymbol} (${m.tokenAddress}): on chain ${m.onChain}, ledger ${m.ledger}; recorded tx ${m.txHashes.join(', ') || '-'}; unrecorded ${m.failedTxHashes.join(', ') || '-'}; in flight ${m.inFlightTxHashes.join(', ') || '-'}`).join(''))
+          r.mismatches.map((m) => `\n  ${m.address} ${m.tokenSymbol} (${m.tokenAddress}): on chain ${m.onChain}, ledger ${m.ledger}; recorded tx ${m.txHashes.join(', ') || '-'}; unrecorded ${m.failedTxHashes.join(', ') || '-'}; in flight ${m.inFlightTxHashes.join(', ') || '-'}`).join('') +
+          (r.held.length ? `\n  held (not swept): ${r.held.length}` + r.held.map((h) => `\n  ${h.address} ${h.tokenSymbol}: ${h.balance} held, ${h.reason}`).join('') : ''))
         .join('\n');
       print(!!o.json, { runs, mismatches: bad }, human || 'no watched networks');
       if (bad) process.exitCode = 2;

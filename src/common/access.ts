@@ -53,6 +53,20 @@ export function requireOwner(ctx: Pick<RequestContext, 'caller'>, action: string
 }
 
 /**
+ * A sensitive operation (rotating an API key, the notification URL, the sweep schedule): an owner or
+ * admin whose session proved the password again (`reauthenticate`) within `REAUTH_WINDOW_S`. A stolen
+ * access token alone — valid for its 15 minutes — cannot do these. The role is checked first, so a
+ * viewer or another credential gets the same code as before.
+ */
+export function requireFreshAuth(ctx: Pick<RequestContext, 'caller'>, action: string, elsewhere?: string): DashboardCaller {
+  const caller = requireOwner(ctx, action, elsewhere);
+  if (!caller.reauthUntil || caller.reauthUntil <= Date.now()) {
+    throw new DomainError('REAUTHENTICATION_REQUIRED', `To ${action}, confirm your password first (reauthenticate); it counts for a few minutes`);
+  }
+  return caller;
+}
+
+/**
  * The order an already-found row may be acted on by this caller: a checkout key is valid for its
  * own order only. (Another merchant's order is never found: lookups are by the caller's merchant.)
  */

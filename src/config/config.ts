@@ -122,6 +122,7 @@ export const CONFIG_VARS = {
   REFRESH_TOKEN_TTL_S: { schema: int(300, 90 * 86400), default: '2592000', description: 'Dashboard refresh-token / session lifetime (seconds)' },
   API_KEY_PREFIX: { schema: z.string().regex(/^[a-z]{2,8}$/), default: 'cpg', description: 'Fixed prefix of merchant API keys (`<prefix>_<64 hex>`)' },
   API_KEY_CACHE_TTL_MS: { schema: int(0, 300_000), default: '10000', description: 'API processes reuse an API-key lookup this long; rotations are broadcast (LISTEN/NOTIFY) and evict at once, and the cache is bypassed while that feed is down. 0 disables' },
+  API_KEY_USAGE_FLUSH_MS: { schema: int(100, 300_000), default: '5000', description: 'API processes write each API key’s last use (time and client address) in one statement this often, so the dashboard’s “last used” is at most this far behind' },
   TRUST_PROXY: { schema: bool, default: 'false', description: 'Trust `X-Forwarded-For` for client IPs (behind a load balancer)' },
   BODY_LIMIT_BYTES: { schema: int(1024, 10 * 1024 * 1024), default: '65536', description: 'Largest accepted request body' },
   RATE_LIMIT_STORE: { schema: z.enum(['postgres', 'memory']), default: 'postgres', description: '`postgres` holds limits across instances; `memory` only for a single process' },
@@ -136,6 +137,8 @@ export const CONFIG_VARS = {
   RATE_LIMIT_CHECKOUT_IP_PER_MIN: { schema: int(1, 1_000_000), default: '600', description: 'Checkout-key requests per minute per IP, whatever the key (many keys from one address share it)' },
   RATE_LIMIT_LINK_OPENS_PER_IP_PER_HOUR: { schema: int(1, 1_000_000), default: '30', description: 'Orders one IP may open from public payment links per hour (all links together): bounds what an anonymous caller can allocate' },
   RATE_LIMIT_LINK_OPENS_PER_LINK_PER_HOUR: { schema: int(1, 10_000_000), default: '600', description: 'Orders one payment link may open per hour, whatever the IP' },
+  REAUTH_WINDOW_S: { schema: int(30, 3600), default: '300', description: 'How long `reauthenticate` (the password given again) lets a dashboard session rotate API keys and change the notification URL or the sweep schedule; a stolen access token alone cannot' },
+  PAYMENT_LINK_UNPAID_PER_CLIENT: { schema: int(1, 1_000_000), default: '2', description: 'Unpaid orders one client (IP address; IPv6 by its /64) may hold on one payment link at once; one more is refused with `RATE_LIMITED` until one of them is paid or expires, so one address cannot reserve all of a small link\'s `max_usage`' },
   GRAPHQL_MAX_COST: { schema: int(1, 1_000_000), default: '2000', description: 'Cost budget of one GraphQL operation (HTTP or graphql-ws), refused with `QUERY_TOO_COMPLEX` above it: an object field costs 1 plus its selection, a page (`first`/`limit`, default 20, at most 100) costs 1 + size × its row, another list 5 × its row, scalars 0 (src/graphql/limits.ts)' },
   GRAPHQL_MAX_ALIASES: { schema: int(0, 10_000), default: '15', description: 'Aliases allowed in one GraphQL operation (`__typename` aliases are free); more is refused with `TOO_MANY_ALIASES`' },
   GRAPHQL_INTROSPECTION: { schema: bool.optional(), description: 'Answer GraphQL introspection (`__schema`, `__type`) over HTTP and WebSocket (default: on unless production; in production set `true` to enable it)' },
@@ -170,7 +173,7 @@ export const CONFIG_VARS = {
   CLOSED_DEPOSIT_POLL_EVERY: { schema: int(1, 100_000), default: '50', description: 'SOLANA (per-address polling): closed deposits are polled once every this many watcher polls, open ones every poll' },
   RECONCILE_INTERVAL_S: { schema: int(0, 7 * 86400), default: '3600', description: 'How often the reconciliation job compares deposit addresses’ on-chain balances with the ledger (0 → never; `npm run cli -- reconcile` runs it by hand)' },
   RECONCILE_CONCURRENCY: { schema: int(1, 64), default: '8', description: 'Balance reads a reconciliation keeps in flight per network' },
-  OPERATOR_TOKEN: { schema: z.string().min(32).optional(), secret: true, description: 'Bearer token of operators (≥ 32 chars): the GraphQL `reconciliation` query needs `Authorization: Bearer <token>`; unset → no operator access' },
+  OPERATOR_TOKEN: { schema: z.string().min(32).optional(), secret: true, description: 'Token of operators (≥ 32 chars), sent in the `x-operator-token` header (not `Authorization`, which carries dashboard sessions): the GraphQL `reconciliation` and `gasTanks` queries need it; unset → no operator access' },
   WATCH_POLL_MS: { schema: int(20, 60_000), default: '200', description: 'How often a chain watcher polls its node (an idle poll costs 1–2 RPC calls; SOLANA polls each open deposit). Raise it for rate-limited RPC providers' },
   WATCH_RUN_MS: { schema: int(1000, 600_000), default: '30000', description: 'How long one watcher job run keeps its lock before handing over (Agenda reschedules it)' },
   WATCH_LOCK_MS: { schema: int(3000, 600_000), default: '60000', description: 'Lock lifetime of a watcher run: another worker takes a network over this long after its worker died' },
@@ -204,6 +207,17 @@ export const CONFIG_VARS = {
   WEBHOOK_CONCURRENCY_PER_ENDPOINT: { schema: int(1, 1000), default: '4', description: 'Webhook HTTP requests in flight per endpoint (scheme://host:port) per worker: a slow or dead endpoint holds at most this many slots' },
   WEBHOOK_POLL_MS: { schema: int(10, 60_000), default: '1000', description: 'How often a worker looks for due webhook retries (new deliveries wake it at once through LISTEN)' },
   WEBHOOK_SWEEP_INTERVAL_MS: { schema: int(100, 3_600_000), default: '30000', description: 'Webhook sweeper period: re-queues deliveries whose worker died mid-attempt (expired lease) and drains the outbox' },
+  SMTP_HOST: { schema: z.string().min(1).max(253).optional(), description: 'SMTP server for customer mails (the receipt on Success, a notice on Underpaid/Expired, to the order\'s `email`); unset → no mail is sent (docs/configuration.md "Customer mail")' },
+  SMTP_PORT: { schema: int(1, 65535), default: '587', description: 'SMTP server port (587 submission with STARTTLS, 465 with `SMTP_SECURE=true`)' },
+  SMTP_SECURE: { schema: bool, default: 'false', description: '`true` → TLS from the first byte (port 465); `false` → STARTTLS when the server offers it' },
+  SMTP_REQUIRE_TLS: { schema: bool, default: 'false', description: '`true` → refuse to send unless STARTTLS succeeds (set it whenever the server is not on this machine)' },
+  SMTP_USER: { schema: z.string().min(1).max(500).optional(), description: 'SMTP login user (unset → no login)' },
+  SMTP_PASSWORD: { schema: z.string().min(1).max(500).optional(), secret: true, description: 'SMTP login password' },
+  SMTP_FROM: { schema: z.string().min(3).max(320).optional(), description: 'Sender of customer mails, e.g. `Receipts <receipts@gateway.example>`; required when `SMTP_HOST` is set' },
+  SMTP_POLL_MS: { schema: int(100, 3_600_000), default: '5000', description: 'How often a worker sends the queued customer mails' },
+  SMTP_TIMEOUT_MS: { schema: int(1000, 300_000), default: '30000', description: 'Timeout of one SMTP conversation (connect, greeting, each command)' },
+  SMTP_MAX_ATTEMPTS: { schema: int(1, 100), default: '8', description: 'Attempts per customer mail before it is marked failed (waits double from 30 s, at most 1 h)' },
+  SMTP_MAX_AGE_S: { schema: int(60, 30 * 86400), default: '86400', description: 'A queued customer mail older than this is marked failed instead of sent (a receipt days late, e.g. after SMTP was configured, would confuse more than help)' },
   GAS_TANK_MNEMONIC_SANDBOX: { schema: mnemonic.optional(), secret: true, description: 'BIP-39 mnemonic of the sandbox gas tanks (one per network, key at derivation index 0; never a merchant seed): they pay sweeps’ network fees. Generated into `DATA_DIR` in development; unset outside development → sandbox sweeps are off' },
   GAS_TANK_MNEMONIC_PRODUCTION: { schema: mnemonic.optional(), secret: true, description: 'BIP-39 mnemonic of the production gas tanks (fund their addresses, shown to operators by the GraphQL `gasTanks` query and `/readyz`); unset → production sweeps are off' },
   ...Object.fromEntries(NETWORK_KEYS.map((n) => [`GAS_TANK_LOW_${n}`, { schema: baseUnits, default: DEFAULT_TANK_LOW[n]!, description: `A ${n} gas tank holding less than this (${NATIVE_UNIT[n]}) is \`low\`: logged, shown to operators and in \`/readyz\` details; sweeps wait while it cannot pay their fees` }])) as Record<`GAS_TANK_LOW_${(typeof NETWORK_KEYS)[number]}`, { schema: typeof baseUnits; default: string; description: string }>,
@@ -211,6 +225,7 @@ export const CONFIG_VARS = {
   SWEEP_POLL_MS: { schema: int(100, 600_000), default: '3000', description: 'How often the sweep engine of each environment and network advances its sweeps (plan, fund, send, track)' },
   SWEEP_DUST_PERCENT: { schema: z.coerce.number().min(0).max(100), default: '5', description: 'A deposit balance is not swept while the network fee of its sweep (top-up included) is more than this share of it, in percent' },
   SWEEP_BATCH_SIZE: { schema: int(1, 1000), default: '200', description: 'Most deposits one sweep run plans, and one funding transaction tops up' },
+  SWEEP_HOLD_RECHECK_S: { schema: int(60, 7 * 86_400), default: '3600', description: 'A held deposit (dust, below the token minimum) takes no planning slot until its hold is this old, it receives more, or a "sweep now" made after the check asks for it' },
   SWEEP_STUCK_AFTER_S: { schema: int(1, 86_400), default: '180', description: 'A sweep transaction with a nonce (EVM) still pending (or dropped and refused again) after this long is replaced by the same nonce with a higher fee (+25 % each time)' },
   SWEEP_MAX_FEE_BUMP_PERCENT: { schema: int(100, 1000), default: '300', description: 'Highest fee of a replacement, in percent of the network fee at signing' },
   SWEEP_CRASH_AFTER: { schema: z.enum(['plan', 'fund-sign', 'fund-broadcast', 'funded', 'send-sign', 'send-broadcast', 'sent']).optional(), description: 'TESTS ONLY (refused in production): the sweep engine exits the process hard (SIGKILL-like) right after this step, to prove crash safety' },
@@ -265,6 +280,10 @@ export function parseConfig(env: NodeJS.ProcessEnv = process.env): Parsed {
     if (res.success) out[name] = res.data;
     else problems.push({ variable: name, message: res.error.issues.map((i) => i.message).join('; ') });
   }
+  if (out.SMTP_HOST !== undefined && out.SMTP_FROM === undefined && !problems.some((p) => p.variable === 'SMTP_FROM')) {
+    problems.push({ variable: 'SMTP_FROM', message: 'required when SMTP_HOST is set (the sender of customer mails)' });
+  }
+  if (out.SMTP_PASSWORD !== undefined && out.SMTP_USER === undefined) problems.push({ variable: 'SMTP_USER', message: 'required when SMTP_PASSWORD is set' });
   if (problems.length === 0 && (out.ORDER_MIN_IDR as number) > (out.ORDER_MAX_IDR as number)) {
     problems.push({ variable: 'ORDER_MIN_IDR', message: 'must not exceed ORDER_MAX_IDR' });
   }

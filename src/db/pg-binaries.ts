@@ -86,6 +86,10 @@ export function clusterDir(dataDir: string, asRoot: boolean, log?: Logger): stri
   const dir = join(SHARED_ROOT, `cluster-${createHash('sha256').update(resolve(dataDir)).digest('hex').slice(0, 16)}`);
   mkdirSync(SHARED_ROOT, { recursive: true, mode: 0o755 });
   chmodSync(SHARED_ROOT, 0o755);
-  log?.warn({ dataDir, clusterDir: dir }, 'DATA_DIR is not reachable by the postgres user (a private parent folder): the embedded cluster lives in the temp directory instead');
+  // Said at every start: the data lives outside the clone, and deleting the clone leaves it behind.
+  log?.warn(
+    { dataDir, clusterDir: dir, remove: `rm -rf ${dir}` },
+    `DATA_DIR is not reachable by the postgres user (a private parent folder): the embedded cluster lives in ${dir} instead (later starts from this DATA_DIR reuse it; with the gateway stopped, \`rm -rf ${dir}\` removes it)`,
+  );
   return dir;
 }

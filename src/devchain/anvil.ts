@@ -8,7 +8,10 @@ export interface AnvilOptions {
   /** Seconds between blocks; omitted = automine (a block per transaction). */
   blockTime?: number;
   host?: string;
-  /** How long to wait for the "Listening on" line before giving up. */
+  /**
+   * How long to wait for the "Listening on" line before giving up (default 120 s: on a loaded machine
+   * anvil took over 30 s to print it, and `npm start` or a test failed for nothing).
+   */
   startTimeoutMs?: number;
   /** Extra CLI flags, passed through unchanged. */
   extraArgs?: string[];
@@ -106,7 +109,8 @@ export async function startAnvil(opts: AnvilOptions): Promise<AnvilInstance> {
 
   const port = await new Promise<number>((resolve, reject) => {
     let buffered = '';
-    const timer = setTimeout(() => fail(new Error(`anvil did not start within ${opts.startTimeoutMs ?? 30_000} ms`)), opts.startTimeoutMs ?? 30_000);
+    const limitMs = opts.startTimeoutMs ?? 120_000;
+    const timer = setTimeout(() => fail(new Error(`anvil did not start within ${limitMs} ms`)), limitMs);
     const onData = (chunk: Buffer): void => {
       remember(chunk);
       buffered += chunk.toString('utf8');

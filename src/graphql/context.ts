@@ -37,7 +37,7 @@ export async function buildGqlContext(app: App, creds: Credentials, meta: { ip: 
   let caller: Caller = { kind: 'anonymous' };
   let authError: DomainError | null = null;
   try {
-    caller = await resolveCaller(app, em, creds);
+    caller = await resolveCaller(app, em, creds, meta.ip);
   } catch (e) {
     if (!isDomainError(e)) throw e;
     authError = e;
@@ -69,13 +69,13 @@ export async function buildGqlContext(app: App, creds: Credentials, meta: { ip: 
     requestId: meta.requestId,
     authError,
     operator,
-    reauthenticate: () => reauthenticate(app, creds),
+    reauthenticate: () => reauthenticate(app, creds, meta.ip),
     credentialKey: createHash('sha256').update(JSON.stringify([creds.authorization, creds.apiKey, creds.checkoutKey])).digest('base64url'),
   };
   return ctx;
 }
 
-async function resolveCaller(app: App, em: GqlContext['em'], creds: Credentials): Promise<Caller> {
+async function resolveCaller(app: App, em: GqlContext['em'], creds: Credentials, ip: string): Promise<Caller> {
   if (creds.authorization) {
     const m = creds.authorization.match(/^Bearer\s+(\S+)$/i);
     if (!m) throw new DomainError('UNAUTHENTICATED', 'Authorization must be "Bearer <access token>"');
@@ -83,14 +83,14 @@ async function resolveCaller(app: App, em: GqlContext['em'], creds: Credentials)
   }
   // A checkout page may send its scoped key as `x-checkout-key` or, like the REST flow, as `api-key`.
   if (creds.checkoutKey || (creds.apiKey && app.checkoutKeys.isCheckoutKey(creds.apiKey))) return app.checkoutKeys.authenticate(em, (creds.checkoutKey ?? creds.apiKey)!);
-  if (creds.apiKey) return app.apiKeys.authenticateAny({ em }, creds.apiKey);
+  if (creds.apiKey) return app.apiKeys.authenticateAny({ em }, creds.apiKey, ip);
   return { kind: 'anonymous' };
 }
 
 /** Domain refusals are a lapse; anything else (a lost database) proves nothing and counts as still valid. */
-async function reauthenticate(app: App, creds: Credentials): Promise<DomainError | null> {
+async function reauthenticate(app: App, creds: Credentials, ip: string): Promise<DomainError | null> {
   try {
-    await resolveCaller(app, app.orm.em.fork(), creds);
+    await resolveCaller(app, app.orm.em.fork(), creds, ip);
     return null;
   } catch (e) {
     return isDomainError(e) ? e : null;

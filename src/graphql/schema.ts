@@ -11,7 +11,7 @@ import { PaymentConnectionResolver, PaymentResolver } from '../modules/payments/
 import { ReconciliationResolver } from '../modules/reconciliation/reconciliation.resolver.js';
 import { SettlementWalletResolver } from '../modules/settlement-wallets/settlement-wallet.resolver.js';
 import { GasTankResolver } from '../modules/sweeps/gas-tank.resolver.js';
-import { SweepApiResolver, SweepConnectionResolver } from '../modules/sweeps/sweep-api.resolver.js';
+import { SweepResolver, SweepConnectionResolver } from '../modules/sweeps/sweep.resolver.js';
 import { authChecker } from './auth-checker.js';
 import { DateTimeScalar } from './scalars.js';
 import { createGatewayPubSub, registerSchemaPubSub, type GatewayPubSub } from './pubsub.js';
@@ -28,7 +28,7 @@ export const resolvers: NonEmptyArray<Function> = [MerchantResolver, OrderResolv
   ReconciliationResolver,
   SettlementWalletResolver,
   GasTankResolver,
-  SweepApiResolver,
+  SweepResolver,
   SweepConnectionResolver,
 ];
 

@@ -42,8 +42,11 @@ export async function openJobStore(opts: { databaseUrl: string; mongodbUrl?: str
  * which nobody listens to by default — without a listener the first 57P01 kills the worker.
  */
 async function openPostgres(url: string, log: Logger): Promise<JobStore> {
-  // A bounded connect: a server that accepts and then hangs must not stall the job loop forever.
-  const pool = new pg.Pool({ connectionString: url, max: 5, connectionTimeoutMillis: 10_000, application_name: 'cpg-jobs' });
+  // A bounded wait: a server that accepts and then hangs must not stall the job loop forever. The wait
+  // also covers queueing for a pool client while others run: the LISTEN client holds one for good, and
+  // on a busy machine the watchers', sweeps' and webhooks' lock and unlock queries hold theirs longer, so
+  // the pool leaves room (10) and the wait is generous (30 s) — a timeout here fails a job's unlock.
+  const pool = new pg.Pool({ connectionString: url, max: 10, connectionTimeoutMillis: 30_000, application_name: 'cpg-jobs' });
   pool.on('error', outageLogger(log, 'job store pool'));
   try {
     await pool.query('select 1');

@@ -2,6 +2,8 @@ import { writeSync } from 'node:fs';
 import type { App } from '../app.js';
 import type { WatchedNetwork } from '../chains/networks.js';
 import type { Network } from '../common/environment.js';
+import { parseDecimal, RATE_SCALE } from '../common/money.js';
+import { RATE_SYMBOLS, type RateSymbol } from '../modules/quotes/rate-provider.js';
 import { SweepEngine, type SweepStep } from '../modules/sweeps/sweep.engine.js';
 import type { JobDefinition } from './scheduler.js';
 
@@ -27,8 +29,11 @@ export function createSweepEngine(app: App, target: WatchedNetwork, crashAfter =
     dustPercent: config.SWEEP_DUST_PERCENT,
     nativePriceUsd: config[`SWEEP_NATIVE_PRICE_${target.network as Network}`],
     batchSize: config.SWEEP_BATCH_SIZE,
+    holdRecheckS: config.SWEEP_HOLD_RECHECK_S,
     stuckAfterS: config.SWEEP_STUCK_AFTER_S,
     maxFeeBumpPercent: config.SWEEP_MAX_FEE_BUMP_PERCENT,
+    // IDR values of fees and swept amounts at the time they are recorded (the checkout's rate service: cached, with its fallback).
+    rate: async (symbol) => ((RATE_SYMBOLS as readonly string[]).includes(symbol) ? parseDecimal((await app.rates.getRate(symbol as RateSymbol)).rate, RATE_SCALE) : null),
     // Test-only (refused in production): die like SIGKILL right after the step, no cleanup at all.
     crashPoint: crashAfter
       ? (step: SweepStep) => {

@@ -20,6 +20,18 @@ export function authRoutes(app: App): RestRoute[] {
       },
     },
     {
+      // The password again: sensitive operations on this session for REAUTH_WINDOW_S (GraphQL `reauthenticate`).
+      method: 'POST',
+      url: '/auth/reauthenticate',
+      auth: 'dashboard',
+      limit: 'auth',
+      handler: async (ctx, req) => {
+        const body = (req.body ?? {}) as { password?: unknown };
+        const until = await app.auth.reauthenticate(ctx, typeof body === 'object' ? body.password : undefined);
+        return { message: 'Re-authenticated', data: { reauthenticated_until: Math.floor(until.getTime() / 1000) } };
+      },
+    },
+    {
       method: 'GET',
       url: '/auth/me',
       auth: 'dashboard',

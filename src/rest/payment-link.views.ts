@@ -29,11 +29,13 @@ export function paymentLinkView(link: PaymentLink, url: string, now = new Date()
 
 /** `GET /payment-links/{id}/validate`: what the checkout page needs before it opens the link. */
 export function paymentLinkValidationView(link: PaymentLink, now = new Date()) {
-  const { status, remaining, valid } = paymentLinkState(link, now);
+  const { status, remaining, valid, unusable } = paymentLinkState(link, now);
   return {
     payment_link_id: link.id,
     status,
     valid,
+    // why it cannot be opened: inactive, expired or exhausted (null when valid)
+    unusable,
     title: link.title,
     products: link.products,
     total_price: link.totalPrice.toString(),

@@ -57,6 +57,8 @@ export function paymentRoutes(app: App): RestRoute[] {
       handler: async (ctx, req) => {
         const { order, quotes, deposits, payments, receipts } = await app.orders.details(ctx, await app.orders.getByNo(ctx, toGetOrder(ctx, req.body)));
         return {
+          // Never the generic "Success": a reader of `message` would take it for the order's status.
+          message: `Order found (status ${order.status})`,
           data: {
             request: orderView(order),
             expired_at: unix(order.expiresAt),

@@ -38,7 +38,7 @@ export async function authenticate(app: App, req: FastifyRequest, ctx: RequestCo
     case 'apiKey': {
       const raw = header(req, 'api-key');
       if (raw && app.checkoutKeys.isCheckoutKey(raw)) throw new DomainError('SCOPE_DENIED', 'A checkout key is valid only for its order’s checkout operations; use the merchant API key');
-      return app.apiKeys.authenticate(ctx, raw, ctx.environment!);
+      return app.apiKeys.authenticate(ctx, raw, ctx.environment!, req.ip);
     }
     case 'merchant':
       return authenticate(app, req, ctx, header(req, 'authorization') !== undefined ? 'dashboard' : 'apiKey');
@@ -56,7 +56,7 @@ export async function authenticate(app: App, req: FastifyRequest, ctx: RequestCo
         if ('environment' in caller && caller.environment !== ctx.environment) throw new DomainError('WRONG_ENVIRONMENT', 'This checkout key belongs to the other environment');
         return caller;
       }
-      return app.apiKeys.authenticate(ctx, raw, ctx.environment!);
+      return app.apiKeys.authenticate(ctx, raw, ctx.environment!, req.ip);
     }
   }
 }

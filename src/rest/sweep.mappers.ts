@@ -3,11 +3,11 @@ import { requireEnvironment } from '../common/access.js';
 import type { RequestContext } from '../common/context.js';
 import { unix } from '../common/time.js';
 import { parseInput } from '../common/validation.js';
-import type { ListSweepsCommand, SetSweepSettingsCommand, SweepHoldsCommand, SweepNowCommand } from '../modules/sweeps/sweep-api.commands.js';
-import type { SweepBalance, SweepHold, SweepRecord, SweepRequestRecord, SweepSettings, TokenAmount } from '../modules/sweeps/sweep-api.service.js';
+import type { ListSweepsCommand, SetSweepSettingsCommand, SweepHoldsCommand, SweepNowCommand } from '../modules/sweeps/sweep.commands.js';
+import type { SweepBalance, SweepHold, SweepRecord, SweepRequestRecord, SweepSettings, TokenAmount } from '../modules/sweeps/sweep.service.js';
 
 /*
- * The REST dialect of sweeps (snake_case, Unix seconds, amounts as strings) → SweepApiService's
+ * The REST dialect of sweeps (snake_case, Unix seconds, amounts as strings) → SweepService's
  * commands, which validate the values themselves (network, ids, bounds) for every transport. The
  * environment is the path's (`/testnet` = sandbox, `/mainnet` = production).
  */

@@ -6,6 +6,7 @@
  * operators' `gasTanks` query over it) stays here. Nothing mocked: real gateway, PostgreSQL, anvil.
  */
 import { Wallet } from 'ethers';
+import { watchedNetworks } from '../../src/chains/networks';
 import { balanceOf, CUSTOMER_PRIVATE_KEYS, DEV_GAS_TANK_EVM_ADDRESS, DEV_TOKEN_ADDRESSES, startDevChains, type DevChains } from '../../src/devchain';
 import { http } from '../support/http';
 import { startTestGateway, type TestGateway } from '../support/gateway';
@@ -54,6 +55,8 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
     },
     unit: 10n ** BigInt(DECIMALS[network]),
     txHash: /^0x[0-9a-f]{64}$/,
+    target: () => watchedNetworks(gw.app.config, { [`sandbox:${network}`]: [chain().rpcUrl] }).find((t) => t.environment === 'sandbox' && t.network === network)!,
+    payWrongToken: async (to, amount) => (await pay(chain(), customer, to, amount, 'USDC')).txHash,
   });
 });
 

@@ -7,6 +7,7 @@
  */
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, sendAndConfirmTransaction } from '@solana/web3.js';
 import { TOKEN_PROGRAM_ID, createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import { watchedNetworks } from '../../src/chains/networks';
 import { startSolanaFacade, type SolanaFacade } from '../../src/devchain/solana.facade';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { checkout } from '../support/order-watch';
@@ -107,4 +108,5 @@ sweepScenarios({
   unit: 10n ** 6n,
   // a base58 signature (64 bytes)
   txHash: /^[1-9A-HJ-NP-Za-km-z]{86,88}$/,
+  target: () => watchedNetworks(gw.app.config, { 'sandbox:SOLANA': [facade.url] }).find((t) => t.environment === 'sandbox' && t.network === 'SOLANA')!,
 });

@@ -24,7 +24,9 @@ const OPENS_PER_IP = 5;
 const OPENS_PER_LINK = 25;
 const CHECKOUT_KEY_PER_MIN = 50;
 const CHECKOUT_IP_PER_MIN = 120;
-const MERCHANT_PER_MIN = 3000;
+const MERCHANT_PER_MIN = 1000;
+/** One more than the merchant's own per-minute budget: had checkout calls spent it, the merchant would be refused. */
+const FLOOD = MERCHANT_PER_MIN + 10;
 
 type M = Awaited<ReturnType<typeof createMerchant>> & { token: string };
 let gw: TestGateway;
@@ -43,6 +45,8 @@ beforeAll(async () => {
     RATE_LIMIT_CHECKOUT_KEY_PER_MIN: String(CHECKOUT_KEY_PER_MIN),
     RATE_LIMIT_CHECKOUT_IP_PER_MIN: String(CHECKOUT_IP_PER_MIN),
     RATE_LIMIT_MERCHANT_PER_MIN: String(MERCHANT_PER_MIN),
+    // These tests open OPENS_PER_IP orders of one link from one IP; the per-client bound is link-client-bound.test.ts's.
+    PAYMENT_LINK_UNPAID_PER_CLIENT: String(OPENS_PER_IP),
   });
   const created = await createMerchant(gw.app);
   const login = await http(gw.url, '/api/v2/auth/login', { body: { email: created.email, password: created.password, user_type: 'merchant' } });
@@ -134,16 +138,16 @@ describe('item 1: anonymous allocation through public payment links is bounded',
 });
 
 describe('item 5: checkout keys have their own budget', () => {
-  it('3,010 checkout-key calls get 429 past the key budget, while the merchant API key still gets 200', async () => {
+  it('1,010 checkout-key calls (more than the merchant’s own budget) get 429 past the key budget, while the merchant API key still gets 200', async () => {
     const created = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: 'CK-FLOOD', amount: '150000' }, headers: { 'api-key': m.sandboxKey } });
     expect(created.status).toBe(201);
     const key = created.body.data.key as string;
 
-    const results = await flood(3010, 20, () => http(gw.url, `${T}/listToken`, { headers: { 'api-key': key, ...from('10.0.5.1') } }));
+    const results = await flood(FLOOD, 20, () => http(gw.url, `${T}/listToken`, { headers: { 'api-key': key, ...from('10.0.5.1') } }));
     const ok = results.filter((r) => r.status === 200).length;
     expect(ok).toBe(CHECKOUT_KEY_PER_MIN);
-    expect(results.filter((r) => r.status === 429).length).toBe(3010 - CHECKOUT_KEY_PER_MIN);
-    expectLimited(results[3009]!, /Too many (checkout requests from this IP address|requests with this checkout key)/, 60);
+    expect(results.filter((r) => r.status === 429).length).toBe(FLOOD - CHECKOUT_KEY_PER_MIN);
+    expectLimited(results[FLOOD - 1]!, /Too many (checkout requests from this IP address|requests with this checkout key)/, 60);
 
     // The merchant's server-to-server quota was not spent: REST and GraphQL answer.
     const mine = await http(gw.url, `${T}/listToken`, { headers: { 'api-key': m.sandboxKey, ...from('10.0.5.1') } });
@@ -158,7 +162,7 @@ describe('item 5: checkout keys have their own budget', () => {
     expect(overGql.errors?.[0]?.message).toMatch(/Too many requests with this checkout key/);
     const other = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: 'CK-OTHER', amount: '150000' }, headers: { 'api-key': m.sandboxKey } });
     expect((await http(gw.url, `${T}/listToken`, { headers: { 'api-key': other.body.data.key, ...from('10.0.5.2') } })).status).toBe(200);
-  });
+  }, 120_000);
 
   it('many checkout keys from one IP share that IP’s checkout budget', async () => {
     const keys: string[] = [];

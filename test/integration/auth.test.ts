@@ -4,6 +4,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway';
 import { bearer, gql } from '../support/graphql';
 import { http } from '../support/http';
 import { internalContext } from '../../src/common/context';
+import { freshLogin } from '../support/reauth';
 
 let gw: TestGateway;
 let m: Awaited<ReturnType<typeof createMerchant>>;
@@ -112,7 +113,7 @@ describe('dashboard auth over GraphQL (codegen documents)', () => {
 describe('API keys', () => {
   it('rotation from the dashboard: new key shown once, old key fails at once', async () => {
     const merchant = await createMerchant(gw.app);
-    const token = (await gql(gw.url, LoginDocument, { email: merchant.email, password: merchant.password })).data!.login.token;
+    const token = await freshLogin(gw.url, merchant); // rotating needs the password again (reauth.test.ts)
     expect((await http(gw.url, '/api/v2/testnet/merchant/me', { headers: { 'api-key': merchant.sandboxKey } })).status).toBe(200);
 
     const rotated = await gql(gw.url, RotateApiKeyDocument, { environment: 'SANDBOX' }, bearer(token));

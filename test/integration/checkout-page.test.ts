@@ -135,6 +135,8 @@ describe('merchant logo (logo_url / logoUrl)', () => {
       [{ logo_url: 'javascript:alert(1)' }, 'logo_url'],
       [{ logo_url: 'ftp://cdn.shop.test/logo.png' }, 'logo_url'],
       [{ logo_url: 'https://user:pw@cdn.shop.test/logo.png' }, 'logo_url'],
+      [{ logo_url: 'https://*/logo.png' }, 'logo_url'], // a wildcard host: the CSP would allow every https host
+      [{ logo_url: 'https://a;script-src/x.png' }, 'logo_url'], // CSP syntax in a host
       [{ logo_url: `https://cdn.shop.test/${'a'.repeat(520)}.png` }, 'logo_url'],
       [{ logo_url: 42 }, 'logo_url'],
       [{ logoUrl: 'https://cdn.shop.test/x.png' }, null],
@@ -204,6 +206,36 @@ describe('merchant logo (logo_url / logoUrl)', () => {
 });
 
 const sqlSet = (merchantId: string, logoUrl: string) => gw.app.orm.em.fork().execute(`update merchants set settings = settings || jsonb_build_object('logoUrl', ?::text) where id = ?`, [logoUrl, merchantId]);
+
+describe('printable receipt page', () => {
+  it("needs the order's own key (401 bad, 403 another order's); an unpaid order says it has no receipt; the way back names the order", async () => {
+    const o = await order();
+    const orderId = o.key.split('_')[1]!;
+    const other = await order();
+    const page = await http(gw.url, `/checkout/${orderId}/receipt?key=${o.key}&lang=en`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(page.text).toContain('This order is not paid, so there is no receipt yet. (Awaiting payment)');
+    expect(page.text.match(/<h1/g)).toHaveLength(1);
+    expect((await http(gw.url, `/checkout/${orderId}/receipt?key=${other.key}`)).status).toBe(403);
+    expect((await http(gw.url, `/checkout/${orderId}/receipt?key=ck_${orderId}_${'0'.repeat(64)}`)).status).toBe(401);
+    expect((await http(gw.url, `/checkout/${orderId}/receipt`)).status).toBe(401);
+
+    const withUrls = await http(gw.url, `${T}/merchant/fiat/order`, {
+      body: { merchant_id: m.merchantId, order_no: `RCPT-${Date.now()}`, amount: '150000', success_url: 'https://shop.test/ok?x=1', cancel_url: 'https://shop.test/cart' },
+      headers: { 'api-key': m.sandboxKey },
+    });
+    const id = (withUrls.body.data.key as string).split('_')[1]!;
+    const state = await http(gw.url, `/checkout/${id}/state`, { headers: { 'x-checkout-key': withUrls.body.data.key } });
+    expect(state.body.data.order.return_url).toBe(`https://shop.test/cart?order_no=${withUrls.body.data.request.order_no}&status=Created`);
+    await gw.app.orm.em.fork().transactional((em) => gw.app.orderStatus.transition(em, id, 'Success', { kind: 'test' }));
+    const paid = await http(gw.url, `/checkout/${id}/state`, { headers: { 'x-checkout-key': withUrls.body.data.key } });
+    expect(paid.body.data.order.return_url).toBe(`https://shop.test/ok?x=1&order_no=${withUrls.body.data.request.order_no}&status=Success`);
+    const receipt = await http(gw.url, `/checkout/${id}/receipt?key=${withUrls.body.data.key}&lang=en`);
+    expect(receipt.text).toContain('<dl id="receipt">');
+    expect(receipt.text).toContain(`href="https://shop.test/ok?x=1&#38;order_no=${withUrls.body.data.request.order_no}&#38;status=Success"`);
+  });
+});
 
 describe('rate limit', () => {
   it('the pages and the state read spend the per-IP public budget (429 with a message, not a render)', async () => {

@@ -120,7 +120,9 @@ describe.each(['ETHEREUM', 'BINANCE'] as const)('EVM sweeps on %s', (network) =>
     expect(txs).toHaveLength(1);
     await adapter.sweeps.broadcast(txs[0]!);
     await adapter.sweeps.broadcast(txs[0]!); // already known (pending) or nonce used by this very tx
-    await untilIncluded(adapter, txs[0]!, TANK);
+    const st = await untilIncluded(adapter, txs[0]!, TANK);
+    // what the tank spent: the fee and every wei it dispersed
+    expect(st.signerSpent).toBe(st.feePaid + needs.reduce((s, n) => s + n.amount, 0n));
     await adapter.sweeps.broadcast(txs[0]!); // mined: nonce too low, but it is this transaction
     for (const n of needs) expect(await adapter.sweeps.nativeBalance(n.address)).toBe(n.amount);
     const tx = await chain().rpc.call<{ to: string }>('eth_getTransactionByHash', [txs[0]!.txHash]);

@@ -124,12 +124,17 @@ it('20 concurrent requests for one address send exactly one set', async () => {
   expect(await balanceOf('BINANCE', 'USDT', w.address)).toBe(units('BINANCE', 'USDT', 1000n));
 });
 
-it('a token not offered on the network is a warning; the rest is still sent', async () => {
+it('a token not offered on the network is refused before the grant: nothing sent, and the address can still ask (issue 28.7)', async () => {
   const w = newWallet('SOLANA');
+  const before = await grants();
   const res = await faucet({ address: w.address, network: 'SOLANA', tokens: ['USDC', 'DAI'] });
-  expect(res.status).toBe(200);
-  expect(res.body.data.warnings).toEqual([expect.stringContaining('DAI is not offered on SOLANA')]);
-  expect(res.body.data.transfers.map((t: { token: string }) => t.token)).toEqual(['SOL', 'USDC']);
+  expect(res.status).toBe(400);
+  expect(res.body).toMatchObject({ status_code: 400, message: expect.stringContaining('DAI is not offered on SOLANA'), data: { code: 'VALIDATION_FAILED' } });
+  expect(await grants()).toBe(before);
+  // the window was not spent: the corrected request is served at once
+  const fixed = await faucet({ address: w.address, network: 'SOLANA', tokens: ['USDC'] });
+  expect(fixed.status).toBe(200);
+  expect(fixed.body.data.transfers.map((t: { token: string }) => t.token)).toEqual(['SOL', 'USDC']);
 });
 
 it.each([
@@ -168,6 +173,18 @@ it('tokens of networks nothing watches are neither listed nor accepted', async (
   const em = gw.app.orm.em.fork();
   expect(await gw.app.tokens.listActive(em, 'production')).toEqual([]);
   await expect(gw.app.tokens.resolve(internalContext(em), 'production', 'ETHEREUM', '0xdAC17F958D2ee523a2206206994597C13D831ec7')).rejects.toMatchObject({ code: 'NETWORK_NOT_WATCHED' });
+});
+
+it('a production order is refused at creation when no production network is watched (issue 28.7): NO_NETWORK_WATCHED, nothing stored', async () => {
+  const m = await createMerchant(gw.app);
+  const res = await http(gw.url, '/api/v2/mainnet/merchant/fiat/order', { body: { merchant_id: m.merchantId, order_no: 'PROD-1', amount: '150000' }, headers: { 'api-key': m.productionKey } });
+  expect(res.status).toBe(422);
+  expect(res.body).toMatchObject({ status_code: 422, message: expect.stringContaining('No network is watched in production'), data: { code: 'NO_NETWORK_WATCHED' } });
+  const em = gw.app.orm.em.fork();
+  expect(await em.getConnection().execute(`select count(*)::int as n from orders where merchant_id = ?`, [m.merchantId])).toEqual([{ n: 0 }]);
+  // the sandbox, where the local chains are watched, takes the same order
+  const sandbox = await http(gw.url, '/api/v2/testnet/merchant/fiat/order', { body: { merchant_id: m.merchantId, order_no: 'PROD-1', amount: '150000' }, headers: { 'api-key': m.sandboxKey } });
+  expect(sandbox.status).toBe(201);
 });
 
 describe('a new user pays an order from their own faucet-funded wallet and sees Success', () => {

@@ -76,6 +76,8 @@ describe('SOLANA sweeps (facade)', () => {
     const state = await included(tx);
     expect(state.success).toBe(true);
     expect(state.feePaid).toBe(10_000n);
+    // what the tank (fee payer) really spent: the fee and the settlement token account's rent
+    expect(state.signerSpent).toBe(10_000n + rent);
     expect(state.resourceUsage!.computeUnits).toBeGreaterThan(0n);
     expect(state.blockHash).toBe((await facade.connection.getBlock(Number(state.blockNumber), { commitment: 'confirmed', transactionDetails: 'none', rewards: false }))!.blockhash);
 
@@ -93,7 +95,7 @@ describe('SOLANA sweeps (facade)', () => {
     expect(await adapter.sweeps.quoteTransferFee(intent(d2.address, 3_000_000n))).toBe(10_000n);
     const tx2 = await adapter.sweeps.signTransfer(intent(d2.address, 3_000_000n), { deposit: d2.key, tank: tank.secretKey }, {});
     await adapter.sweeps.broadcast(tx2);
-    expect((await included(tx2)).feePaid).toBe(10_000n);
+    expect(await included(tx2)).toEqual(expect.objectContaining({ feePaid: 10_000n, signerSpent: 10_000n }));
     expect(await tokenBalance(settlement)).toBe(8_000_000n);
     expect(await lamports(d2.address)).toBe(0n);
   });

@@ -1,11 +1,12 @@
 import pg from 'pg';
 import { formatUnits } from 'ethers';
-import { LoginDocument, SetSweepSettingsDocument, SweepBalancesDocument, SweepNowDocument, SweepSettingsDocument, SweepsDocument } from '../generated/graphql';
+import { SetSweepSettingsDocument, SweepBalancesDocument, SweepNowDocument, SweepSettingsDocument, SweepsDocument } from '../generated/graphql';
 import { BSC_TESTNET_USDT, NILE_USDT, paidOrder, sql } from '../support/analytics';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { bearer, gql } from '../support/graphql';
 import { http } from '../support/http';
+import { freshLogin } from '../support/reauth';
 
 /**
  * The merchant-facing sweep API (issue 12; docs/sweeps.md "API"): sweep now, balances, history and
@@ -29,8 +30,8 @@ const FAILED_ROWS = 30;
 
 async function merchant(): Promise<M> {
   const m = await createMerchant(gw.app);
-  const login = await gql(gw.url, LoginDocument, { email: m.email, password: m.password });
-  return { ...m, token: login.data!.login.token };
+  // Fresh (reauthenticate): changing the sweep schedule needs the password again (reauth.test.ts).
+  return { ...m, token: await freshLogin(gw.url, m) };
 }
 const q = <T>(query: string, params: unknown[] = []) => sql<T>(gw, query, params);
 const depositOf = async (orderId: string) => (await q<{ id: string }>('select id from deposits where order_id = ?', [orderId]))[0]!.id;

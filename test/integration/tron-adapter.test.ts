@@ -241,17 +241,19 @@ describe('TRON adapter against the java-tron emulator', () => {
     const hanging = await listen(() => {
       hangingHits++; // never answers: only the client's timeout ends it
     });
-    const failing = createTronAdapter(config([await deadUrl(), hanging, emu.url], 200), { backoffBaseMs: 5 });
-    const t0 = performance.now();
+    // The timeout must end only the hanging URL's requests, never the emulator's: on a loaded machine
+    // the emulator took over 200 ms, the adapter left it too, and the hanging URL was tried again and
+    // again (issue 28.7: "expected 2, received 10"). 5 s is far beyond any answer the emulator gives.
+    const failing = createTronAdapter(config([await deadUrl(), hanging, emu.url], 5000), { backoffBaseMs: 5 });
+    const before = await emu.latestBlock();
     const head = await failing.getHead();
-    expect(head.latest).toBe(await emu.latestBlock());
-    expect(performance.now() - t0).toBeLessThan(1500);
+    expect(head.latest >= before && head.latest <= (await emu.latestBlock())).toBe(true); // the emulator's head
     const hitsAfterFirst = hangingHits;
     expect(hitsAfterFirst).toBeGreaterThan(0);
     await failing.getHead();
     await failing.scanTransfers!(0n, 3n, [usdt], isWatched);
     expect(hangingHits).toBe(hitsAfterFirst);
-  });
+  }, 120_000);
 
   it('retries 429/5xx/garbage with backoff on a single URL; gives up with a typed error; never hides a node error', async () => {
     const sleeps: number[] = [];

@@ -84,6 +84,9 @@ describe('TRON sweeps (emulator with the resource model)', () => {
     // activation = a 1-sun transfer to a new account: 1 TRX creation fee + 0.1 TRX for bandwidth
     expect(activation.feePaid).toBe(1_100_000n);
     expect(delegation.feePaid).toBe(0n); // the tank's free bandwidth
+    // what the tank spent: the activation's fee and the sun it sent; a delegation lends, spends nothing
+    expect(activation.signerSpent).toBe(1_100_000n + 1n);
+    expect(delegation.signerSpent).toBe(0n);
     expect(await emu.trxBalance(tank)).toBe(tankBefore - 1_100_000n - 1n);
     expect(await emu.accountExists(d.address)).toBe(true);
     expect((await adapter.sweeps.tankStake(tank)).delegatableSun).toBeLessThan(50_000n * TRX);
@@ -132,6 +135,7 @@ describe('TRON sweeps (emulator with the resource model)', () => {
     expect(topup.feePaid).toBe(1_100_000n);
     const sent = (fee * 120n) / 100n; // the quote + the 20 % margin
     expect(await emu.trxBalance(d.address)).toBe(sent);
+    expect(topup.signerSpent).toBe(1_100_000n + sent); // the tank spent the fee and the TRX it sent
 
     const q = await adapter.sweeps.quoteTransfer(intent(d.address, 7_000_000n));
     expect(q.exists).toBe(true);

@@ -5,6 +5,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway';
 import { bearer, gql } from '../support/graphql';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { attemptsOf, bodyOf, deliveriesOf, eventually, FAST_WEBHOOKS, newOrder, payOrder, SEPOLIA_USDT, setUrl, transition, verifies } from '../support/webhooks';
+import { freshLogin } from '../support/reauth';
 
 let gw: TestGateway;
 const receivers: WebhookReceiver[] = [];
@@ -53,7 +54,10 @@ describe('transaction.success', () => {
     // Headers: exactly these (names as sent, values exact).
     const names = w.rawHeaders.filter((_, i) => i % 2 === 0);
     expect(names.map((h) => h.toLowerCase()).sort()).toEqual(
-      ['connection', 'content-length', 'content-type', 'host', 'user-agent', 'x-service-delivery-id', 'x-service-event', 'x-service-idempotency-key', 'x-service-signature'].sort(),
+      [
+        'connection', 'content-length', 'content-type', 'host', 'user-agent', 'x-service-delivery-id', 'x-service-event', 'x-service-idempotency-key', 'x-service-signature',
+        'webhook-id', 'webhook-timestamp', 'webhook-signature',
+      ].sort(),
     );
     expect(names).toEqual(expect.arrayContaining(['X-Service-Signature', 'X-Service-Event', 'X-Service-Idempotency-Key']));
     expect(w.headers['content-type']).toBe('application/json');
@@ -326,7 +330,7 @@ describe('GraphQL: settings, delivery log, redelivery, test events', () => {
   it('setNotificationUrl → sendTestWebhook → webhookDeliveries (filters, pagination) → redeliverWebhook', async () => {
     const r = await receiver();
     const m = await createMerchant(gw.app);
-    const auth = bearer((await gql(gw.url, LoginDocument, { email: m.email, password: m.password })).data!.login.token);
+    const auth = bearer(await freshLogin(gw.url, m));
 
     const set = await gql(gw.url, SetNotificationUrlDocument, { environment: 'SANDBOX', url: r.url }, auth);
     expect(set.data!.setNotificationUrl).toEqual({ environment: 'SANDBOX', notificationUrl: r.url });

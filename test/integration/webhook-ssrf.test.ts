@@ -3,12 +3,13 @@ import { loadConfig } from '../../src/config';
 import { ApiKeyService } from '../../src/modules/merchants/api-key.service';
 import { assertPublicHost, isPublicAddress } from '../../src/modules/webhooks/ssrf';
 import { createWebhookServices } from '../../src/modules/webhooks/webhook.wiring';
-import { LoginDocument, SetNotificationUrlDocument } from '../generated/graphql';
+import { SetNotificationUrlDocument } from '../generated/graphql';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, TEST_JWT_SECRET, TEST_MASTER_KEY, type TestGateway } from '../support/gateway';
 import { bearer, gql } from '../support/graphql';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { attemptsOf, deliveriesOf, eventually, FAST_WEBHOOKS, newOrder, setUrl, transition } from '../support/webhooks';
+import { freshLogin } from '../support/reauth';
 
 describe('address classification', () => {
   it.each([
@@ -37,7 +38,8 @@ describe('WEBHOOK_ALLOW_PRIVATE_URLS defaults', () => {
   const base = { MASTER_KEY: TEST_MASTER_KEY, JWT_SECRET: TEST_JWT_SECRET };
   const service = (env: Record<string, string>) => {
     const config = loadConfig({ ...base, ...env });
-    return createWebhookServices(config, new ApiKeyService(new SecretBox(config.MASTER_KEY), config.API_KEY_PREFIX)).settings;
+    const box = new SecretBox(config.MASTER_KEY);
+    return createWebhookServices(config, new ApiKeyService(box, config.API_KEY_PREFIX), box).settings;
   };
   const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://db.example/gateway', DEV_CHAINS: 'false' };
 
@@ -45,7 +47,11 @@ describe('WEBHOOK_ALLOW_PRIVATE_URLS defaults', () => {
     await expect(service(production).checkUrl('sandbox', 'http://127.0.0.1:8080/hook')).rejects.toMatchObject({ code: 'NOTIFICATION_URL_REJECTED' });
     await expect(service({ ...production, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).checkUrl('sandbox', 'http://127.0.0.1:8080/hook')).resolves.toBe('http://127.0.0.1:8080/hook');
     for (const NODE_ENV of ['development', 'test']) {
-      await expect(service({ NODE_ENV }).checkUrl('sandbox', 'http://localhost:8080/hook')).rejects.toMatchObject({ code: 'NOTIFICATION_URL_REJECTED', message: expect.stringMatching(/non-public address/) });
+      // issue 28.2: the refusal names the switch a local receiver needs.
+      await expect(service({ NODE_ENV }).checkUrl('sandbox', 'http://localhost:8080/hook')).rejects.toMatchObject({
+        code: 'NOTIFICATION_URL_REJECTED',
+        message: expect.stringMatching(/non-public address.*needs WEBHOOK_ALLOW_PRIVATE_URLS=true/),
+      });
       await expect(service({ NODE_ENV, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).checkUrl('sandbox', 'http://localhost:8080/hook')).resolves.toBe('http://localhost:8080/hook');
     }
   });
@@ -103,7 +109,7 @@ describe('with WEBHOOK_ALLOW_PRIVATE_URLS=false', () => {
 
   it('GraphQL: the refusal is NOTIFICATION_URL_REJECTED and nothing is saved', async () => {
     const m = await createMerchant(strict.app);
-    const auth = bearer((await gql(strict.url, LoginDocument, { email: m.email, password: m.password })).data!.login.token);
+    const auth = bearer(await freshLogin(strict.url, m));
     const res = await gql(strict.url, SetNotificationUrlDocument, { environment: 'SANDBOX', url: r.url }, auth);
     expect(res.errors![0]).toMatchObject({ extensions: { code: 'NOTIFICATION_URL_REJECTED' } });
     const [row] = await strict.app.orm.em.fork().getConnection().execute(`select notification_url_sandbox as u from merchants where id = ?`, [m.merchantId]);

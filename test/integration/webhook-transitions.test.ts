@@ -63,7 +63,7 @@ const stateOf = async (id: string): Promise<WebhookDeliveryState> => (await em()
 const recordOf = (row: Row, outcome: AttemptRecord['outcome']): AttemptRecord => {
   const delivery: ClaimedDelivery = {
     id: row.id, merchantId, environment: 'sandbox', kind: 'webhook.test', idempotencyKey: `evt_${row.id}`, url: r.url, endpoint: new URL(r.url).origin,
-    payload: '{}', series: 1, attempt: row.attempts, maxAttempts: 3, lockToken: row.token, signingKey: null,
+    payload: '{}', series: 1, attempt: row.attempts, maxAttempts: 3, lockToken: row.token, secrets: [], signingKey: null,
   };
   const status = outcome === 'delivered' ? 200 : outcome === 'retry' ? 503 : 400;
   return { delivery, outcome, delayMs: outcome === 'retry' ? 1000 : null, response: { status, error: null, retryAfterS: null, responseBody: null, startedAt: new Date(), latencyMs: 1 } };

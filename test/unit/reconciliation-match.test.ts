@@ -28,3 +28,22 @@ describe('balanceMatches: a balance read at some unknown block of [lo, hi]', () 
     expect(balanceMatches(11n, 10n, [], 5n, 8n)).toBe(false);
   });
 });
+
+describe('balanceMatches after sweeps: received − swept', () => {
+  const out = (block: number, amount: bigint) => ({ ...m(block, amount, `s${block}`), dir: 'out' as const });
+  it('a deposit swept up to lo holds received − swept (0 when all was swept)', () => {
+    expect(balanceMatches(0n, 10n, [], 5n, 5n, 10n)).toBe(true);
+    expect(balanceMatches(10n, 10n, [], 5n, 5n, 10n)).toBe(false); // the sweep left: 10 still there is a mismatch
+    expect(balanceMatches(3n, 13n, [], 5n, 5n, 10n)).toBe(true); // a payment after the sweep
+  });
+  it('a sweep landing during the reads matches whether the read saw it or not', () => {
+    expect(balanceMatches(10n, 10n, [out(7, 10n)], 5n, 8n)).toBe(true);
+    expect(balanceMatches(0n, 10n, [out(7, 10n)], 5n, 8n)).toBe(true);
+    expect(balanceMatches(5n, 10n, [out(7, 10n)], 5n, 8n)).toBe(false);
+  });
+  it('a sweep broadcast but not seen in a block yet may or may not have left; nothing else is allowed', () => {
+    expect(balanceMatches(10n, 10n, [], 5n, 5n, 0n, [10n])).toBe(true);
+    expect(balanceMatches(0n, 10n, [], 5n, 5n, 0n, [10n])).toBe(true);
+    expect(balanceMatches(4n, 10n, [], 5n, 5n, 0n, [10n])).toBe(false);
+  });
+});

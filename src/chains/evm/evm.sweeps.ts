@@ -237,12 +237,17 @@ export function createEvmSweeps(rpc: EvmRpcClient, settings: EvmSweepSettings): 
       const gasUsed = hexToBigInt(receipt.gasUsed, 'gasUsed');
       let price = receipt.effectiveGasPrice;
       if (price === undefined) price = (await rpc.call<RpcTx | null>('eth_getTransactionByHash', [tx.txHash]))?.gasPrice;
+      const feePaid = gasUsed * hexToBigInt(price, 'effectiveGasPrice');
+      const success = receipt.status === '0x1';
+      // The coin the transaction carried (a top-up, a disperse) left the signer too, unless it reverted.
+      const value = success ? Transaction.from(tx.raw).value : 0n;
       return {
         state: 'included',
         blockNumber: hexToBigInt(receipt.blockNumber, 'blockNumber'),
         blockHash: receipt.blockHash,
-        success: receipt.status === '0x1',
-        feePaid: gasUsed * hexToBigInt(price, 'effectiveGasPrice'),
+        success,
+        feePaid,
+        signerSpent: feePaid + value,
       };
     }
     const pooled = await rpc.call<RpcTx | null>('eth_getTransactionByHash', [tx.txHash]);

@@ -64,11 +64,15 @@ export interface TronTransferQuote {
   burnNow: bigint;
   /** Whether the sender account exists (received TRX at least once). */
   exists: boolean;
+  /** Sun the tank pays to create the sender's account (0 when it exists): the creation fee and its bandwidth. */
+  activation: bigint;
 }
 
 interface ChainParams {
   energyFee: bigint;
   transactionFee: bigint;
+  /** Sun a transfer creating an account pays: `getCreateNewAccountFeeInSystemContract` + `getCreateAccountFee` (its bandwidth). */
+  activationFee: bigint;
 }
 
 interface AccountResource {
@@ -172,7 +176,7 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
       const list = obj(j, 'chain parameters').chainParameter;
       if (!Array.isArray(list)) throw new TronBadResponse('no chainParameter list');
       const get = (key: string) => big((list as { key?: unknown; value?: unknown }[]).find((p) => p.key === key)?.value);
-      return { energyFee: get('getEnergyFee'), transactionFee: get('getTransactionFee') };
+      return { energyFee: get('getEnergyFee'), transactionFee: get('getTransactionFee'), activationFee: get('getCreateNewAccountFeeInSystemContract') + get('getCreateAccountFee') };
     });
   }
 
@@ -224,6 +228,12 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
 
   const txBytes = (tx: TronTx, signatures = 1) => BigInt(tx.raw_data_hex.length / 2) + SIGNATURE_SIZE * BigInt(signatures) + RESULT_SIZE;
 
+  /** TRX a stored transaction sends (a TransferContract's `amount`: activation, top-up); 0 for anything else. */
+  function trxSent(tx: SignedTx): bigint {
+    const contract = (JSON.parse(tx.raw) as { raw_data?: { contract?: { type?: string; parameter?: { value?: { amount?: unknown } } }[] } }).raw_data?.contract?.[0];
+    return contract?.type === 'TransferContract' ? big(contract.parameter?.value?.amount) : 0n;
+  }
+
   function signed(tx: TronTx, key: Uint8Array): SignedTx {
     const s = signTransaction(keyHex(key), tx) as unknown as TronTx;
     return { txHash: s.txID.toLowerCase(), raw: JSON.stringify(s), nonce: null, expiresAt: BigInt(s.raw_data.expiration) };
@@ -249,6 +259,7 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
       burnWithoutEnergy: energy * params.energyFee + bandwidth * params.transactionFee,
       burnNow: shortfall * params.energyFee + bandwidthBurn,
       exists,
+      activation: exists ? 0n : params.activationFee,
     };
   }
 
@@ -298,13 +309,16 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
       return (await quoteTransfer(intent)).burnNow;
     },
 
+    // Per deposit (the dust rule): what sweeping THIS deposit costs the tank — the burn its transfer
+    // needs, less the energy the tank's free stake lends, plus the creation of its account when it
+    // was never activated (signFunding's first transfer to it pays that).
     async dustFee(intent, tank) {
       const [q, stake] = await Promise.all([quoteTransfer(intent), tankStake(tank)]);
       const shortfall = q.energy > q.energyAvailable ? q.energy - q.energyAvailable : 0n;
-      if (shortfall === 0n) return q.burnNow;
+      if (shortfall === 0n) return q.burnNow + q.activation;
       // as signFunding decides: the energy it would delegate (burn price of the shortfall + margin) must fit the free stake
       const lent = stakeFor((shortfall * (100n + margin)) / 100n, stake);
-      return lent > 0n && lent <= stake.delegatableSun ? q.burnNow - shortfall * q.energyPrice : q.burnNow;
+      return (lent > 0n && lent <= stake.delegatableSun ? q.burnNow - shortfall * q.energyPrice : q.burnNow) + q.activation;
     },
 
     async signFunding(tankKey, needs: GasNeed[]) {
@@ -389,6 +403,7 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
           blockHash: block.blockID.toLowerCase(),
           success,
           feePaid: big(info.fee),
+          signerSpent: big(info.fee) + (success ? trxSent(tx) : 0n),
           resourceUsage: { energy: big(receipt.energy_usage_total), bandwidth: big(receipt.net_usage), energyFee: big(receipt.energy_fee), netFee: big(receipt.net_fee) },
         };
       }

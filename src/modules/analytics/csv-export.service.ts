@@ -7,6 +7,7 @@ import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
 import { InlineLiterals } from '../../db/sql-values.js';
 import { orderListingSql } from '../orders/order-filter.sql.js';
+import { PAYMENT_REVENUE_LATERAL } from '../orders/order-revenue.sql.js';
 import { PAYMENT_LISTING_FROM, PAYMENT_LISTING_ORDER, paymentFilterSql } from '../payments/payment-filter.sql.js';
 import { exportOrdersCommand, exportPaymentsCommand, type ExportOrdersCommand, type ExportPaymentsCommand, type ExportTimeZone } from './csv-export.commands.js';
 
@@ -54,12 +55,12 @@ export const csvCell = (expr: string): string => `(case when ascii(${expr}) in (
 const ORDER_COLUMNS = [
   'order_no', 'status', 'amount_idr', 'currency', 'customer_name', 'customer_email', 'source', 'payment_link_id',
   'created_at', 'expires_at', 'paid_at', 'network', 'token_symbol', 'token_address', 'paid_amount', 'due_amount',
-  'rate_idr', 'fee_idr', 'net_idr', 'overpaid', 'order_id',
+  'rate_idr', 'received_idr', 'fee_idr', 'net_idr', 'overpaid', 'order_id',
 ] as const;
 
 const PAYMENT_COLUMNS = [
   'order_no', 'tx_hash', 'log_index', 'network', 'token_symbol', 'token_address', 'amount', 'amount_idr', 'rate_idr',
-  'status', 'late', 'from_address', 'to_address', 'block_number', 'detected_at', 'confirmed_at', 'orphaned_at', 'order_id', 'payment_id',
+  'received_idr', 'fee_idr', 'net_idr', 'status', 'late', 'from_address', 'to_address', 'block_number', 'detected_at', 'confirmed_at', 'orphaned_at', 'order_id', 'payment_id',
 ] as const;
 
 export class CsvExportService {
@@ -84,16 +85,19 @@ export class CsvExportService {
     // (o.paid_deposit_id, as the network/token filter uses); an Underpaid order has none, so it shows
     // the deposit that received the largest share of what it asked for (analytics.orders' rule), looked
     // up for those orders only. No sort or scan of the merchant's deposits: one row lookup per paid order.
+    // received_idr, fee_idr, net_idr: money actually received and the fee on it (order-revenue.sql.ts),
+    // as orderStats and analytics.orders count them.
     // Sorted narrow, formatted after: the inner query sorts raw columns (the sort spills less), the
     // outer one formats each row once in the order it receives (a plain projection keeps it).
     const sql = `select ${selectList(ORDER_COLUMNS, [
         'x.order_no', 'x.status', 'x.amount', 'x.currency', 'x.customer_name', 'x.customer_email', 'x.source', 'x.payment_link_id',
         ts('x.created_at'), ts('x.expires_at'), ts('x.paid_at'), 'x.network', 'x.symbol', 'x.address',
-        'analytics.token_units(x.amount_received, x.decimals)', 'analytics.token_units(x.total_amount, x.decimals)', 'x.crypto_rate', 'x.fee_amount_idr', 'x.merchant_receives_idr', 'x.overpaid', 'x.id',
+        'analytics.token_units(x.amount_received, x.decimals)', 'analytics.token_units(x.total_amount, x.decimals)', 'x.crypto_rate', 'x.received_idr', 'x.fee_idr', 'x.net_idr', 'x.overpaid', 'x.id',
       ], ['x.order_no', 'x.currency', 'x.customer_name', 'x.customer_email', 'x.source', 'x.symbol', 'x.address', 'x.crypto_rate'])}
       from (
         select o.order_no, o.status, o.amount, o.currency, o.customer_name, o.customer_email, o.source, o.payment_link_id, o.created_at, o.expires_at, o.paid_at,
-               d.network, t.symbol, t.address, t.decimals, d.amount_received, d.total_amount, q.crypto_rate, q.fee_amount_idr, q.merchant_receives_idr, o.overpaid, o.id
+               d.network, t.symbol, t.address, t.decimals, d.amount_received, d.total_amount, q.crypto_rate,
+               coalesce(o.received_idr, 0) as received_idr, coalesce(o.fee_idr, 0) as fee_idr, coalesce(o.net_idr, 0) as net_idr, o.overpaid, o.id
         from orders o
         left join deposits d on d.id = coalesce(o.paid_deposit_id, case when o.status = 'Underpaid' then (
           select u.id from deposits u where u.order_id = o.id and u.amount_received > 0 order by u.amount_received / u.total_amount desc, u.created_at desc limit 1) end)
@@ -109,7 +113,8 @@ export class CsvExportService {
    * Payments (observed transfers) of the caller's merchant and environment, newest detected first: the
    * GraphQL `payments` query's filter through the same SQL builder (payment-filter.sql.ts) over the same
    * rows, so a filtered export has exactly the rows the query pages through, in its order. Amounts in
-   * token units and IDR at the order's locked rate, as analytics.payments writes them.
+   * token units and IDR at the order's locked rate, and the payment's share of revenue, fee and net (0
+   * unless confirmed), as analytics.payments writes them.
    */
   async payments(ctx: RequestContext, cmd: ExportPaymentsCommand): Promise<CsvExport> {
     const caller = requireMerchantWide(ctx, 'Exporting payments');
@@ -120,13 +125,14 @@ export class CsvExportService {
     const units = 'analytics.token_units(p.amount, t.decimals)';
     const sql = `select ${selectList(PAYMENT_COLUMNS, [
         'o.order_no', 'p.tx_hash', 'p.log_index', 'p.network', 't.symbol', 't.address', units, `round(${units} * q.crypto_rate::numeric)`, 'q.crypto_rate::numeric',
-        'p.status', 'p.late', 'p.from_address', 'p.to_address', 'p.block_number', ts('p.detected_at'), ts('p.confirmed_at'), ts('p.orphaned_at'),
+        'coalesce(c.received_idr, 0)', 'coalesce(c.fee_idr, 0)', 'coalesce(c.net_idr, 0)', 'p.status', 'p.late', 'p.from_address', 'p.to_address', 'p.block_number', ts('p.detected_at'), ts('p.confirmed_at'), ts('p.orphaned_at'),
         'p.order_id', 'p.id',
       ], ['o.order_no', 'p.tx_hash', 't.symbol', 't.address', 'p.from_address', 'p.to_address'])}
       from ${PAYMENT_LISTING_FROM}
       join tokens t on t.id = p.token_id
       left join deposits d on d.id = p.deposit_id
       left join quotes q on q.id = d.quote_id
+      left join ${PAYMENT_REVENUE_LATERAL} c on true
       where ${where.join(' and ')}
       order by ${PAYMENT_LISTING_ORDER}`;
     return this.open(caller.merchantId, `payments-${env}`, sql);

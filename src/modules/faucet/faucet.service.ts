@@ -78,12 +78,20 @@ export class FaucetService {
       throw new DomainError('VALIDATION_FAILED', `address is not a valid ${req.network} address`, { fields: { address: `not a valid ${familyOf(req.network).toUpperCase()} address` } });
     }
     const address = driver.normalizeAddress(req.address);
+    // Every asked token is checked before the grant is taken: a typo (DAI) must not spend the address's window.
+    const offered = await this.tokens.listActive(ctx.em, 'sandbox', req.network);
+    const unknown = req.tokens.map((t) => t.toUpperCase()).filter((symbol) => !offered.some((t) => t.symbol === symbol));
+    if (unknown.length) {
+      const list = offered.map((t) => t.symbol).join(', ') || 'none';
+      throw new DomainError('VALIDATION_FAILED', `${unknown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not offered on ${req.network} in the sandbox (offered: ${list}); nothing was sent`, {
+        fields: { tokens: `not offered: ${unknown.join(', ')}` },
+      });
+    }
     const sender = await this.sender(req.network);
     await this.takeGrant(ctx.em, req.network, address, ctx.ip);
 
     const warnings: string[] = [];
     const transfers: FaucetTransfer[] = [];
-    const offered = await this.tokens.listActive(ctx.em, 'sandbox', req.network);
     const native = NATIVE[req.network];
     const send = async (symbol: string, decimals: number, amountText: string, balance: () => Promise<bigint>, go: (units: bigint) => Promise<string>) => {
       const units = parseDecimal(amountText, decimals);
@@ -101,11 +109,7 @@ export class FaucetService {
     await send(native.symbol, native.decimals, this.config[native.configKey], () => sender.nativeBalance(), (u) => sender.sendNative(address, u));
     for (const asked of req.tokens) {
       const symbol = asked.toUpperCase();
-      const token = offered.find((t) => t.symbol === symbol);
-      if (!token) {
-        warnings.push(`${symbol} is not offered on ${req.network} in the sandbox`);
-        continue;
-      }
+      const token = offered.find((t) => t.symbol === symbol)!; // checked above
       const t = { address: token.address, decimals: token.decimals };
       await send(symbol, token.decimals, this.config.FAUCET_TOKEN_AMOUNT, () => sender.tokenBalance(t), (u) => sender.sendToken(t, address, u));
     }

@@ -10,7 +10,7 @@ import { Merchant } from './merchant.entity.js';
 @Entity({ tableName: 'api_keys' })
 @Index({ properties: ['merchant', 'environment'] })
 export class ApiKey {
-  [OptionalProps]?: 'createdAt' | 'revokedAt';
+  [OptionalProps]?: 'createdAt' | 'revokedAt' | 'ipAllowlist' | 'lastUsedAt' | 'lastUsedIp';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -36,4 +36,15 @@ export class ApiKey {
 
   @Property({ type: 'timestamptz', nullable: true })
   revokedAt: Date | null = null;
+
+  /** Client networks (CIDR) the key is accepted from; null = any. */
+  @Property({ type: 'string[]', nullable: true })
+  ipAllowlist: string[] | null = null;
+
+  /** Written in batches by ApiKeyService.flushUsage, a few seconds behind. */
+  @Property({ type: 'timestamptz', nullable: true })
+  lastUsedAt: Date | null = null;
+
+  @Property({ type: 'text', nullable: true })
+  lastUsedIp: string | null = null;
 }

@@ -1,4 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import type { Logger } from 'pino';
+import { cidrMatcher } from '../../common/ip.js';
 import type { Caller } from '../../common/context.js';
 import { randomHex, safeEqual, sha256Hex, type SecretBox } from '../../common/crypto.js';
 import type { Environment } from '../../common/environment.js';
@@ -18,6 +20,8 @@ export interface IssuedApiKey {
   apiKey: string;
   hint: string;
   createdAt: Date;
+  /** Carried over from the key this one replaced. */
+  ipAllowlist: string[] | null;
 }
 
 // PostgreSQL channel on which a rotation is announced (delivered on commit) to every API process.
@@ -35,9 +39,13 @@ export interface ApiKeyCacheOptions {
   revocationsLive: () => boolean;
 }
 
+type IpCheck = ReturnType<typeof cidrMatcher>;
+
 export class ApiKeyService {
   private readonly format: RegExp;
-  private readonly cache = new Map<string, { caller: ApiKeyCaller; until: number }>();
+  private readonly cache = new Map<string, { caller: ApiKeyCaller; allow: IpCheck | null; until: number }>();
+  /** Key id → its latest use not yet written (flushUsage). */
+  private readonly usage = new Map<string, { at: number; ip: string | null }>();
   private cacheOpts: ApiKeyCacheOptions = { ttlMs: 0, revocationsLive: () => false };
 
   constructor(
@@ -93,6 +101,7 @@ export class ApiKeyService {
     return em.transactional(async (tx) => {
       const merchant = await tx.findOne(Merchant, merchantId);
       if (!merchant) throw new DomainError('MERCHANT_NOT_FOUND', 'Merchant not found');
+      const previous = await tx.findOne(ApiKey, { merchant: merchantId, environment, revokedAt: null });
       await tx.nativeUpdate(ApiKey, { merchant: merchantId, environment, revokedAt: null }, { revokedAt: new Date() });
       const plaintext = `${this.prefix}_${randomHex(32)}`;
       const key = tx.create(ApiKey, {
@@ -101,11 +110,13 @@ export class ApiKeyService {
         keyHash: sha256Hex(plaintext),
         hint: plaintext.slice(-4),
         keyCiphertext: '',
+        // The networks the merchant's servers call from do not change with the key.
+        ipAllowlist: previous?.ipAllowlist ?? null,
       });
       key.keyCiphertext = this.box.seal(plaintext, `api-key:${key.id}`);
       await tx.flush();
       await tx.execute('select pg_notify(?, ?)', [API_KEY_REVOKED_CHANNEL, JSON.stringify({ merchantId, environment } satisfies ApiKeyRevokedNotification)]);
-      return { id: key.id, environment, apiKey: plaintext, hint: key.hint, createdAt: key.createdAt };
+      return { id: key.id, environment, apiKey: plaintext, hint: key.hint, createdAt: key.createdAt, ipAllowlist: key.ipAllowlist };
     }).finally(() => this.evict(merchantId, environment));
   }
 
@@ -115,8 +126,8 @@ export class ApiKeyService {
    * merchants can tell a wrong base URL from a wrong key. `db.em` is read only on a cache miss (a
    * REST request's EntityManager is forked on first use: lazyRequestContext).
    */
-  async authenticate(db: { readonly em: EntityManager }, raw: string | undefined, environment: Environment): Promise<ApiKeyCaller> {
-    const caller = await this.authenticateAny(db, raw);
+  async authenticate(db: { readonly em: EntityManager }, raw: string | undefined, environment: Environment, ip?: string): Promise<ApiKeyCaller> {
+    const caller = await this.authenticateAny(db, raw, ip);
     if (caller.environment !== environment) {
       throw new DomainError(
         'WRONG_ENVIRONMENT',
@@ -127,29 +138,82 @@ export class ApiKeyService {
   }
 
   /** Resolves a key to its merchant and the environment it belongs to (GraphQL, where no path names one). */
-  async authenticateAny(db: { readonly em: EntityManager }, raw: string | undefined): Promise<ApiKeyCaller> {
+  async authenticateAny(db: { readonly em: EntityManager }, raw: string | undefined, ip?: string): Promise<ApiKeyCaller> {
+    const { caller, allow } = await this.lookup(db, raw);
+    // A key with an allowlist works only from those networks; a caller whose address is unknown is refused.
+    if (allow && !allow.allows(ip)) throw new DomainError('IP_NOT_ALLOWED', `This API key is not allowed from ${ip ?? 'an unknown address'}: add the address to the key's IP allowlist`);
+    this.usage.set(caller.apiKeyId, { at: Date.now(), ip: ip ?? null });
+    return caller;
+  }
+
+  private async lookup(db: { readonly em: EntityManager }, raw: string | undefined): Promise<{ caller: ApiKeyCaller; allow: IpCheck | null }> {
     if (!raw) throw new DomainError('INVALID_API_KEY', 'Missing api-key header');
     if (!this.format.test(raw)) throw new DomainError('INVALID_API_KEY', 'Invalid API key');
     const hash = sha256Hex(raw);
     const useCache = this.cacheOpts.ttlMs > 0 && this.cacheOpts.revocationsLive();
     if (useCache) {
       const hit = this.cache.get(hash);
-      if (hit && hit.until > Date.now()) return hit.caller;
+      if (hit && hit.until > Date.now()) return hit;
     }
-    const row = await prepared<{ id: string; merchant_id: string; environment: Environment; key_hash: string }>(
+    const row = await prepared<{ id: string; merchant_id: string; environment: Environment; key_hash: string; ip_allowlist: string[] | null }>(
       db.em,
-      'api-key-lookup',
-      'select id, merchant_id, environment, key_hash from api_keys where key_hash = ? and revoked_at is null',
+      'api-key-lookup-v2',
+      'select id, merchant_id, environment, key_hash, ip_allowlist from api_keys where key_hash = ? and revoked_at is null',
       [hash],
     );
     const key = row[0];
     if (!key || !safeEqual(key.key_hash, hash)) throw new DomainError('INVALID_API_KEY', 'Invalid API key');
     const caller: ApiKeyCaller = { kind: 'apiKey', merchantId: key.merchant_id, environment: key.environment, apiKeyId: key.id };
+    const found = { caller, allow: key.ip_allowlist?.length ? cidrMatcher(key.ip_allowlist) : null };
     if (useCache) {
       if (this.cache.size >= CACHE_MAX) this.cache.clear();
-      this.cache.set(hash, { caller, until: Date.now() + this.cacheOpts.ttlMs });
+      this.cache.set(hash, { ...found, until: Date.now() + this.cacheOpts.ttlMs });
     }
-    return caller;
+    return found;
+  }
+
+  /**
+   * Sets (or clears, with null or []) the allowlist of the live key of an environment. Announced like a
+   * rotation, so every API process drops its cached lookup of that merchant's keys at commit.
+   */
+  async setIpAllowlist(em: EntityManager, merchantId: string, environment: Environment, cidrs: string[] | null): Promise<ApiKey> {
+    return em
+      .transactional(async (tx) => {
+        const key = await tx.findOne(ApiKey, { merchant: merchantId, environment, revokedAt: null });
+        if (!key) throw new DomainError('NOT_FOUND', `No live ${environment} API key: create one first`);
+        key.ipAllowlist = cidrs?.length ? [...new Set(cidrs)] : null;
+        await tx.flush();
+        await tx.execute('select pg_notify(?, ?)', [API_KEY_REVOKED_CHANNEL, JSON.stringify({ merchantId, environment } satisfies ApiKeyRevokedNotification)]);
+        return key;
+      })
+      .finally(() => this.evict(merchantId, environment));
+  }
+
+  /** Writes the uses noted since the last flush in one statement (last_used_at never moves back). */
+  async flushUsage(em: EntityManager): Promise<number> {
+    if (!this.usage.size) return 0;
+    const rows = [...this.usage].map(([id, u]) => ({ id, at: new Date(u.at).toISOString(), ip: u.ip }));
+    this.usage.clear();
+    await em.execute(
+      `update api_keys k set last_used_at = u.at, last_used_ip = u.ip
+         from jsonb_to_recordset(?::jsonb) as u(id uuid, at timestamptz, ip text)
+        where k.id = u.id and (k.last_used_at is null or k.last_used_at <= u.at)`,
+      [JSON.stringify(rows)],
+    );
+    return rows.length;
+  }
+
+  /** API processes: writes last-used every `intervalMs`, and once more on stop. A failed write is logged and retried with the next uses. */
+  startUsageFlush(fork: () => EntityManager, intervalMs: number, log: Logger): { stop(): Promise<void> } {
+    const flush = () => this.flushUsage(fork()).catch((e: Error) => log.warn({ err: e.message }, 'API key last-used not written; retried later'));
+    const timer = setInterval(flush, intervalMs);
+    timer.unref();
+    return {
+      stop: async () => {
+        clearInterval(timer);
+        await flush();
+      },
+    };
   }
 
   /** The live key in plaintext (webhook HMAC key), or null when the merchant has none. */

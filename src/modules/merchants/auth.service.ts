@@ -30,6 +30,8 @@ export interface AuthOptions {
   refreshTtlS: number;
   /** Takes one login attempt for an account (SHA-256 of the normalised email); throws RATE_LIMITED when used up. */
   throttleAccount?: (accountHash: string) => Promise<void>;
+  /** How long a `reauthenticate` makes the session fresh for sensitive operations (REAUTH_WINDOW_S). */
+  reauthWindowS?: number;
 }
 
 const ISSUER = 'crypto-payment-gateway';
@@ -100,6 +102,31 @@ export class AuthService {
     await ctx.em.nativeUpdate(Session, { id: caller.sessionId, revokedAt: null }, { revokedAt: new Date(), revokedReason: 'logout' });
   }
 
+  /**
+   * The password again, on the current session: for `REAUTH_WINDOW_S` the session may do sensitive
+   * operations (access.ts requireFreshAuth). Counted against the account's login budget, checked in
+   * constant time (a dummy hash when the user is gone). Returns until when it counts.
+   */
+  async reauthenticate(ctx: RequestContext, password: unknown): Promise<Date> {
+    const caller = requireDashboard(ctx);
+    if (typeof password !== 'string' || password.length === 0 || password.length > 1024) {
+      throw new DomainError('VALIDATION_FAILED', 'Invalid request: password: required', { fields: { password: 'required' } });
+    }
+    const user = await ctx.em.findOne(DashboardUser, { id: caller.userId });
+    await this.opts.throttleAccount?.(sha256Hex(user?.email ?? caller.userId));
+    if (!(await verifyPassword(user?.passwordHash ?? null, password)) || !user) throw new DomainError('INVALID_PASSWORD', 'The password is not correct');
+    const rows = await ctx.em.execute<{ at: Date }[]>(
+      `update sessions set reauthenticated_at = now() where id = ? and revoked_at is null and expires_at > now() returning reauthenticated_at as at`,
+      [caller.sessionId],
+    );
+    if (!rows[0]) throw new DomainError('SESSION_REVOKED', 'Session revoked; log in again');
+    return new Date(new Date(rows[0].at).getTime() + this.reauthWindowS * 1000);
+  }
+
+  private get reauthWindowS(): number {
+    return this.opts.reauthWindowS ?? 300;
+  }
+
   /** Transports, before a context has a caller: verifies a Bearer token and that its session is still on the allowlist. */
   async authenticate(em: EntityManager, token: string): Promise<DashboardCaller> {
     let payload;
@@ -111,14 +138,16 @@ export class AuthService {
     }
     const sid = typeof payload.sid === 'string' ? payload.sid : '';
     const rows = await em
-      .execute<{ user_id: string; merchant_id: string; role: string }[]>(
-        `select s.user_id, u.merchant_id, u.role from sessions s join dashboard_users u on u.id = s.user_id
+      .execute<{ user_id: string; merchant_id: string; role: string; reauth_until: string | null }[]>(
+        `select s.user_id, u.merchant_id, u.role,
+                (extract(epoch from s.reauthenticated_at) * 1000 + ? * 1000)::bigint::text as reauth_until
+           from sessions s join dashboard_users u on u.id = s.user_id
           where s.id = ? and s.revoked_at is null and s.expires_at > now()`,
-        [sid],
+        [this.reauthWindowS, sid],
       );
     const row = rows[0];
     if (!row || row.user_id !== payload.sub) throw new DomainError('SESSION_REVOKED', 'Session revoked; log in again');
-    return { kind: 'dashboard', userId: row.user_id, merchantId: row.merchant_id, sessionId: sid, role: row.role };
+    return { kind: 'dashboard', userId: row.user_id, merchantId: row.merchant_id, sessionId: sid, role: row.role, reauthUntil: row.reauth_until === null ? null : Number(row.reauth_until) };
   }
 
   private async issue(em: EntityManager, session: Session, user: DashboardUser): Promise<TokenPair> {

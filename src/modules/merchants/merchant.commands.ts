@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { parseCidr } from '../../common/ip.js';
 import { ENVIRONMENTS } from '../../common/environment.js';
 
 export const email = z
@@ -33,6 +34,26 @@ export type RefreshCommand = z.input<typeof refreshCommand>;
 
 export const environmentInput = z.enum(ENVIRONMENTS);
 
+/** One DNS label: letters, digits and inner hyphens (WHATWG URL has already lower-cased it and turned IDN into punycode). */
+const DNS_HOST = /^(?=.{1,253}$)[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?(?:\.[a-z0-9](?:[a-z0-9-]{0,61}[a-z0-9])?)*$/;
+
+/**
+ * The origin of an http(s) URL as a CSP source that allows exactly that host, or null when the host
+ * is anything else. WHATWG URL parsing accepts hosts CSP reads as more than one host or as syntax:
+ * a logo at host `*` (`https://` + `*` + `/logo.png`) has the origin `https://*` (a wildcard: every https host), and `;` or `,` in
+ * a host would end the directive or the policy. Only a DNS name or an IPv4 address passes.
+ */
+export function cspImageOrigin(url: string): string | null {
+  let p: URL;
+  try {
+    p = new URL(url);
+  } catch {
+    return null;
+  }
+  if (p.protocol !== 'https:' && p.protocol !== 'http:') return null;
+  return DNS_HOST.test(p.hostname) ? p.origin : null;
+}
+
 /** Longest logo URL accepted: a logo is an image address, not a data blob. */
 export const LOGO_URL_MAX = 512;
 
@@ -49,6 +70,7 @@ export const logoUrl = z
     const p = new URL(u);
     return !p.username && !p.password;
   }, 'must not carry a user name or password')
+  .refine((u) => cspImageOrigin(u) !== null, 'must name one host (a DNS name or an IPv4 address; no wildcard or other special character)')
   .nullable()
   .optional();
 
@@ -65,3 +87,17 @@ export type UpdateMerchantSettingsCommand = z.input<typeof updateMerchantSetting
 
 /** Operator-only: the platform fee percent ("set by an administrator per merchant"). */
 export const platformFeeInput = z.string().regex(/^\d{1,2}(\.\d{1,4})?$/, 'must be a percent between 0 and 99.9999');
+
+/** One allowlist entry: an IPv4 or IPv6 address, or a CIDR block of one (`10.0.0.0/8`, `2001:db8::/32`). */
+const cidr = z
+  .string()
+  .trim()
+  .max(64)
+  .refine((v) => parseCidr(v) !== null, { message: 'must be an IP address or a CIDR block (10.0.0.0/8, 2001:db8::/32)' });
+
+export const setIpAllowlistInput = z.object({
+  environment: environmentInput,
+  /** Empty or null: the key works from any address. */
+  cidrs: z.array(cidr).max(50, 'at most 50 entries').nullable(),
+});
+export type SetIpAllowlistCommand = z.input<typeof setIpAllowlistInput>;

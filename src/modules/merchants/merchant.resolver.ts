@@ -1,3 +1,4 @@
+import type { ApiKey } from './api-key.entity.js';
 import { Arg, Authorized, Ctx, Mutation, Query, Resolver } from 'type-graphql';
 import type { Environment } from '../../common/environment.js';
 import type { GqlContext } from '../../graphql/context.js';
@@ -37,6 +38,17 @@ export class MerchantResolver {
     return true;
   }
 
+  @RateLimited('auth')
+  @Authorized('DASHBOARD')
+  @Mutation(() => Date, {
+    description:
+      'The password again, on this session: until the returned time (REAUTH_WINDOW_S, 5 minutes by default) it may rotate API keys and change the notification URL or the sweep schedule. ' +
+      'Counted against the account’s login budget; a wrong password is INVALID_PASSWORD.',
+  })
+  async reauthenticate(@Arg('password') password: string, @Ctx() ctx: GqlContext): Promise<Date> {
+    return ctx.app.auth.reauthenticate(ctx, password);
+  }
+
   @Authorized('DASHBOARD')
   @Query(() => DashboardUserType)
   async me(@Ctx() ctx: GqlContext): Promise<DashboardUserType> {
@@ -55,13 +67,33 @@ export class MerchantResolver {
   async apiKeys(@Ctx() ctx: GqlContext): Promise<ApiKeyInfo[]> {
     const { merchant } = await ctx.app.merchants.profile(ctx);
     const keys = await ctx.app.apiKeys.list(ctx.em, merchant.id);
-    return keys.map((k) => ({ id: k.id, environment: k.environment as EnvironmentEnum, hint: k.hint, createdAt: k.createdAt }));
+    return keys.map(toApiKeyInfo);
+  }
+
+  @Authorized('DASHBOARD')
+  @Mutation(() => ApiKeyInfo, { description: 'Owner/admin: the client networks (IPs or CIDR blocks, at most 50) the live key of an environment works from; null or [] = any. Kept across rotations' })
+  async setApiKeyIpAllowlist(
+    @Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum,
+    @Arg('cidrs', () => [String], { nullable: true }) cidrs: string[] | null,
+    @Ctx() ctx: GqlContext,
+  ): Promise<ApiKeyInfo> {
+    return toApiKeyInfo(await ctx.app.merchants.setApiKeyIpAllowlist(ctx, { environment: environment as Environment, cidrs: cidrs ?? null }));
   }
 
   @Authorized('DASHBOARD')
   @Mutation(() => IssuedApiKeyType, { description: 'Creates or rotates the API key of an environment; the old key fails at once' })
   async rotateApiKey(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Ctx() ctx: GqlContext): Promise<IssuedApiKeyType> {
     const k = await ctx.app.merchants.rotateApiKey(ctx, environment as Environment);
-    return { id: k.id, environment: k.environment as EnvironmentEnum, hint: k.hint, createdAt: k.createdAt, apiKey: k.apiKey };
+    return { id: k.id, environment: k.environment as EnvironmentEnum, hint: k.hint, createdAt: k.createdAt, apiKey: k.apiKey, ipAllowlist: k.ipAllowlist, lastUsedAt: null, lastUsedIp: null };
   }
 }
+
+const toApiKeyInfo = (k: ApiKey): ApiKeyInfo => ({
+  id: k.id,
+  environment: k.environment as EnvironmentEnum,
+  hint: k.hint,
+  createdAt: k.createdAt,
+  ipAllowlist: k.ipAllowlist,
+  lastUsedAt: k.lastUsedAt,
+  lastUsedIp: k.lastUsedIp,
+});

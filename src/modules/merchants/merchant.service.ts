@@ -1,15 +1,18 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { requireDashboard, requireMerchant, requireOwner } from '../../common/access.js';
+import { requireDashboard, requireFreshAuth, requireMerchant, requireOwner } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
 import { ENVIRONMENTS, type Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
+import type { ApiKey } from './api-key.entity.js';
 import type { ApiKeyService, IssuedApiKey } from './api-key.service.js';
 import { DashboardUser } from './dashboard-user.entity.js';
 import { Merchant } from './merchant.entity.js';
 import {
   createMerchantCommand,
   environmentInput,
+  setIpAllowlistInput,
+  type SetIpAllowlistCommand,
   platformFeeInput,
   updateMerchantSettingsCommand,
   type CreateMerchantCommand,
@@ -105,7 +108,14 @@ export class MerchantService {
 
   /** Dashboard: rotate the caller's API key for one environment (shown once). */
   async rotateApiKey(ctx: RequestContext, environment: Environment): Promise<IssuedApiKey> {
-    const caller = requireOwner(ctx, 'rotate API keys');
+    const caller = requireFreshAuth(ctx, 'rotate API keys');
     return this.apiKeys.rotate(ctx.em, caller.merchantId, parseInput(environmentInput, environment));
+  }
+
+  /** Owner/admin: where the live key of an environment may be used from (null or [] = anywhere). */
+  async setApiKeyIpAllowlist(ctx: RequestContext, cmd: SetIpAllowlistCommand): Promise<ApiKey> {
+    const caller = requireFreshAuth(ctx, 'change API key allowlists');
+    const { environment, cidrs } = parseInput(setIpAllowlistInput, cmd);
+    return this.apiKeys.setIpAllowlist(ctx.em, caller.merchantId, environment, cidrs);
   }
 }

@@ -49,6 +49,9 @@ export class ApiKeyInfo {
   @Field(() => EnvironmentEnum) environment!: EnvironmentEnum;
   @Field({ description: 'Last four characters' }) hint!: string;
   @Field() createdAt!: Date;
+  @Field(() => [String], { nullable: true, description: 'Client networks (CIDR) the key works from; null = any address' }) ipAllowlist!: string[] | null;
+  @Field(() => Date, { nullable: true, description: 'When the key last authenticated a request (written every few seconds)' }) lastUsedAt!: Date | null;
+  @Field(() => String, { nullable: true, description: 'The client address of that request' }) lastUsedIp!: string | null;
 }
 
 @ObjectType()

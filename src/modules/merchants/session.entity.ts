@@ -8,7 +8,7 @@ import { DashboardUser } from './dashboard-user.entity.js';
  */
 @Entity({ tableName: 'sessions' })
 export class Session {
-  [OptionalProps]?: 'createdAt' | 'revokedAt' | 'revokedReason' | 'lastUsedAt';
+  [OptionalProps]?: 'createdAt' | 'revokedAt' | 'revokedReason' | 'lastUsedAt' | 'reauthenticatedAt';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -30,6 +30,10 @@ export class Session {
 
   @Property({ type: 'text', nullable: true })
   revokedReason: string | null = null;
+
+  /** Last `reauthenticate` (password given again) on this session: sensitive operations need it recent. */
+  @Property({ type: 'timestamptz', nullable: true })
+  reauthenticatedAt: Date | null = null;
 }
 
 /** Refresh tokens form a chain per session; each is used once. Reusing a used one revokes the session. */

@@ -5,7 +5,8 @@ import { formatDecimal } from '../../common/money.js';
 import { parseInput } from '../../common/validation.js';
 import type { Network } from '../../common/environment.js';
 import type { OrderStatus } from './order.transitions.js';
-import { BUCKET_INTERVAL, bucketOf, DAILY_ROLLUP_ZONES, LIVE_STATUSES_SQL, NIL_UUID } from './order-stats.sql.js';
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { BUCKET_INTERVAL, bucketOf, COMPACTION_LOCK_KEY, DAILY_ROLLUP_ZONES, LIVE_STATUSES_SQL, NIL_UUID, rollupCompaction } from './order-stats.sql.js';
 import { orderStatsCommand, STATS_MAX_DAYS, STATS_MAX_HOUR_DAYS, type OrderStatsCommand, type StatsGroup } from './order.commands.js';
 
 /** One bucket of `orderStats`: the group's keys (null when not grouped by them) and its sums. */
@@ -25,6 +26,9 @@ export interface OrderStatsBucket {
   paidCount: number;
   /** IDR of the paid (Success) orders. */
   paidAmount: string;
+  /** IDR actually received (confirmed payments at the locked quotes), any status. */
+  receivedAmount: string;
+  /** Platform fee on the money received. */
   fee: string;
   netAmount: string;
   /** Token units received per paying token (decimal strings). */
@@ -58,6 +62,8 @@ const GROUP_SQL: Record<StatsGroup, { expr: string; alias: string; out?: string 
  *   whole hours of one key as one index range); the others (partial hours at the ends, and in :30/:45
  *   zones the hours that straddle a local boundary) from the orders table through its (merchant,
  *   environment, created_at) index;
+ * - the deltas not yet folded into the rollups (order_stats_delta), for the same whole days and hours
+ *   the rollups are read for (the partial hours read the orders themselves, which already include them);
  * - open orders (in no rollup) live, through their partial index.
  */
 function statsSource(time: ((x: string) => string) | null, daily: string | null): string {
@@ -92,24 +98,32 @@ function statsSource(time: ((x: string) => string) | null, daily: string | null)
   o as (${
     daily
       ? `
-    select ${time ? 'r.day' : 'null::date'} as k, r.status, r.orders as n, r.amount, r.fee as fee_idr, r.net as net_idr, r.paid_network,
+    select ${time ? 'r.day' : 'null::date'} as k, r.status, r.orders as n, r.amount, r.received as received_idr, r.fee as fee_idr, r.net as net_idr, r.paid_network,
            nullif(r.paid_token_id, '${NIL_UUID}'::uuid) as paid_token_id, r.paid_units as paid_amount
     from w, d, order_stats_daily r
     where r.merchant_id = w.m and r.environment = w.env and r.tz = '${daily}' and r.day >= d.ds and r.day < d.de and r.orders <> 0
+    union all
+    select ${key('x.created_at')}, x.status, x.orders, x.amount, x.received, x.fee, x.net, x.paid_network, nullif(x.paid_token_id, '${NIL_UUID}'::uuid), x.paid_units
+    from w, d, order_stats_delta x
+    where x.merchant_id = w.m and x.environment = w.env and x.created_at >= d.s and x.created_at < d.e
     union all`
       : ''
   }
-    select x.k, r.status, r.orders as n, r.amount, r.fee as fee_idr, r.net as net_idr, r.paid_network,
+    select x.k, r.status, r.orders as n, r.amount, r.received as received_idr, r.fee as fee_idr, r.net as net_idr, r.paid_network,
            nullif(r.paid_token_id, '${NIL_UUID}'::uuid) as paid_token_id, r.paid_units as paid_amount
     from w, runs x, order_stats_rollup r
     where r.merchant_id = w.m and r.environment = w.env and r.bucket >= x.s and r.bucket < x.e and r.orders <> 0
     union all
-    select ${key('o.created_at')}, o.status, 1, o.amount, o.fee_idr, o.net_idr, o.paid_network, o.paid_token_id, o.paid_amount
+    select x.k, dl.status, dl.orders, dl.amount, dl.received, dl.fee, dl.net, dl.paid_network, nullif(dl.paid_token_id, '${NIL_UUID}'::uuid), dl.paid_units
+    from w, runs x, order_stats_delta dl
+    where dl.merchant_id = w.m and dl.environment = w.env and dl.created_at >= x.s and dl.created_at < x.e
+    union all
+    select ${key('o.created_at')}, o.status, 1, o.amount, o.received_idr, o.fee_idr, o.net_idr, o.paid_network, o.paid_token_id, o.paid_amount
     from w, hours hr, orders o
     where not hr.whole and o.merchant_id = w.m and o.environment = w.env
       and o.created_at >= greatest(hr.h, hr.lo) and o.created_at < least(hr.h + ${BUCKET_INTERVAL}, hr.hi) and o.status not in ${LIVE_STATUSES_SQL}
     union all
-    select ${key('o.created_at')}, o.status, 1, o.amount, o.fee_idr, o.net_idr, o.paid_network, o.paid_token_id, o.paid_amount
+    select ${key('o.created_at')}, o.status, 1, o.amount, o.received_idr, o.fee_idr, o.net_idr, o.paid_network, o.paid_token_id, o.paid_amount
     from w, orders o
     where o.merchant_id = w.m and o.environment = w.env and o.created_at >= w.f and o.created_at < w.t and o.status in ${LIVE_STATUSES_SQL}
   )`;
@@ -125,6 +139,7 @@ interface StatsRow {
   amount: string;
   paid_n: string;
   paid_amount: string;
+  received: string;
   fee: string;
   net: string;
   tokens: { network: Network; address: string; symbol: string; decimals: number; units: string }[] | null;
@@ -133,9 +148,10 @@ interface StatsRow {
 /**
  * Order aggregates for dashboards (GraphQL `orderStats`), computed by PostgreSQL without joining
  * deposits or payments: the paying network, token, units, fee and net are columns of the order
- * (copied by the status writer at settlement), summed per UTC hour in `order_stats_rollup` and per
- * Asia/Jakarta day in `order_stats_daily` (kept by the same writer); open orders and the range's
- * partial hours are read live. Buckets are by creation
+ * (copied by the status writer and the settlement), summed per UTC hour in `order_stats_rollup` and per
+ * Asia/Jakarta day in `order_stats_daily` (fed by the writers' append-only deltas, folded in by
+ * `compactOrderStats`; deltas not folded yet are added on read); open orders and the range's partial
+ * hours are read live. Received, fee and net count only money actually received (order-revenue.sql.ts). Buckets are by creation
  * time in the asked IANA time zone (default Asia/Jakarta). Ranges are bounded: STATS_MAX_DAYS, or
  * STATS_MAX_HOUR_DAYS when grouped by HOUR.
  */
@@ -170,13 +186,13 @@ export class OrderStatsService {
                 sum(o.n) as n, sum(o.amount) as amount,
                 coalesce(sum(o.n) filter (where o.status = 'Success'), 0) as paid_n,
                 coalesce(sum(o.amount) filter (where o.status = 'Success'), 0) as paid_amount,
-                coalesce(sum(o.fee_idr), 0) as fee, coalesce(sum(o.net_idr), 0) as net, sum(o.paid_amount) as units
+                coalesce(sum(o.received_idr), 0) as received, coalesce(sum(o.fee_idr), 0) as fee, coalesce(sum(o.net_idr), 0) as net, sum(o.paid_amount) as units
          from o
          group by ${[...positions, groups.length + 1, groups.length + 2].join(', ')}
        )
        select ${[...groups.map((g) => `${g.out ?? `b.${g.alias}`} as ${g.alias}`), ''].join(', ')}
               sum(b.n)::text as n, sum(b.amount)::text as amount, sum(b.paid_n)::text as paid_n, sum(b.paid_amount)::text as paid_amount,
-              sum(b.fee)::text as fee, sum(b.net)::text as net,
+              sum(b.received)::text as received, sum(b.fee)::text as fee, sum(b.net)::text as net,
               json_agg(json_build_object('network', b.t_net, 'address', t.address, 'symbol', t.symbol, 'decimals', t.decimals, 'units', b.units::text)
                        order by b.t_net, t.symbol) filter (where b.t_id is not null) as tokens
        from w, b left join tokens t on t.id = b.t_id
@@ -200,10 +216,33 @@ export class OrderStatsService {
         amount: r.amount,
         paidCount: Number(r.paid_n),
         paidAmount: r.paid_amount,
+        receivedAmount: r.received,
         fee: r.fee,
         netAmount: r.net,
         tokenAmounts: (r.tokens ?? []).map((t) => ({ network: t.network, tokenAddress: t.address, tokenSymbol: t.symbol, amount: formatDecimal(BigInt(t.units ?? '0'), t.decimals) })),
       }));
+  }
+
+  /**
+   * Folds the writers' deltas into the hourly and daily rollups (the compact-order-stats job), `batch`
+   * deltas per transaction, until none are left or `maxBatches` ran. One compactor at a time (an
+   * advisory lock; another caller returns 0 at once); writers never wait for it. Idempotent: each
+   * delta is deleted in the statement that adds it. Returns how many deltas were folded.
+   */
+  async compact(em: EntityManager, batch = 5000, maxBatches = 20): Promise<number> {
+    let folded = 0;
+    for (let i = 0; i < maxBatches; i++) {
+      const n = await em.fork().transactional(async (tx) => {
+        const [lock] = await tx.execute<{ ok: boolean }[]>('select pg_try_advisory_xact_lock(?) as ok', [COMPACTION_LOCK_KEY]);
+        if (!lock?.ok) return -1;
+        const [r] = await tx.execute<{ folded: number }[]>(rollupCompaction(batch));
+        return r?.folded ?? 0;
+      });
+      if (n < 0) break;
+      folded += n;
+      if (n < batch) break;
+    }
+    return folded;
   }
 
   /** PostgreSQL's time zone names, read once per process (the list is static while it runs). */

@@ -9,7 +9,7 @@ import { canTransition, ORDER_STATUSES, type OrderStatus } from './order.transit
 // The event vocabulary lives in the catalogue; re-exported for the callers that import it from here.
 export { ORDER_EVENTS_CHANNEL, ORDER_STATUS_CHANGED, type OrderEventNotification, type OrderStatusUpdate, type TransitionReason };
 
-/** The deposit that completed the order (Success only): its network, token, units received and fee are copied onto the order. */
+/** The deposit that completed the order (Success only): its network, token and units received are copied onto the order. */
 export interface PaidBy {
   depositId?: string | null;
 }
@@ -33,7 +33,8 @@ const toUpdate = (r: UpdateRow): OrderStatusUpdate => ({ ...r, seq: Number(r.seq
 /**
  * The only writer of `orders.status` (ARCHITECTURE: modules rule 4). One transition = lock the order
  * row, check the transition table, update the status (and on Success `paid_at` and the paying deposit's
- * facts: network, token, units received, fee, net), move the order between order_stats_rollup buckets, write an
+ * facts: network, token, units received), append the move between rollup buckets to `order_stats_delta`
+ * (insert only: concurrent transitions of one merchant never lock a shared row), write an
  * `order_events` row (outbox, rule 5; the insert is OrderEventWriter's) and `pg_notify` — all in the caller's transaction, so the
  * notification is delivered on commit and never for a rolled-back change.
  */
@@ -62,8 +63,8 @@ export class OrderStatusService {
     const depositId = to === 'Success' ? (paid.depositId ?? null) : null;
     const rows = await em.execute<{ event_id: string; status: OrderStatus; environment: string; paid_at: string | null; updated_at: string }[]>(
       `with s as (
-         select d.id, d.network, d.token_id, t.decimals, d.amount_received, q.fee_amount_idr, q.fee_included
-         from deposits d join quotes q on q.id = d.quote_id join tokens t on t.id = d.token_id
+         select d.id, d.network, d.token_id, t.decimals, d.amount_received
+         from deposits d join tokens t on t.id = d.token_id
          where d.id = ?::uuid and d.order_id = ?
        ), prev as (
          select * from orders where id = ?
@@ -71,11 +72,10 @@ export class OrderStatusService {
          update orders o set status = ?, paid_at = case when ? = 'Success' then coalesce(o.paid_at, now()) else o.paid_at end, updated_at = now(),
            paid_deposit_id = coalesce(s.id, o.paid_deposit_id), paid_network = coalesce(s.network, o.paid_network),
            paid_token_id = coalesce(s.token_id, o.paid_token_id), paid_decimals = coalesce(s.decimals, o.paid_decimals),
-           paid_amount = coalesce(s.amount_received, o.paid_amount), fee_idr = coalesce(s.fee_amount_idr, o.fee_idr),
-           net_idr = coalesce(case when s.fee_included then o.amount - s.fee_amount_idr when s.id is not null then o.amount end, o.net_idr)
+           paid_amount = coalesce(s.amount_received, o.paid_amount)
          from (select 1) one left join s on true
          where o.id = ? returning o.id, o.order_no, o.merchant_id, o.environment, o.status, o.paid_at, o.updated_at, o.created_at, o.amount,
-                                  o.fee_idr, o.net_idr, o.paid_network, o.paid_token_id, o.paid_decimals, o.paid_amount
+                                  o.received_idr, o.fee_idr, o.net_idr, o.paid_network, o.paid_token_id, o.paid_decimals, o.paid_amount
        ), ${rollupDelta('r', `${rollupColumns(-1, 'prev')} union all ${rollupColumns(1, 'o')}`)}, ${orderEventInsert('o')}
        select e.id as event_id, o.status, o.environment, ${iso('o.paid_at')} as paid_at, ${iso('o.updated_at')} as updated_at
        from o join e on e.order_id = o.id`,

@@ -1,49 +1,100 @@
 import { Repeater, type PubSub } from '@graphql-yoga/subscription';
 import type { Logger } from 'pino';
 import { z } from 'zod';
-import { ENVIRONMENTS } from '../../common/environment.js';
+import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ChannelHandler } from '../../db/listen.client.js';
-import { merchantTopic, ORDER_EVENT_TYPES, ORDER_STATUS_CHANGED, type OrderEventType, type OrderStatusUpdate, type SubscriptionTopics } from '../events/event.catalogue.js';
-import { ORDER_STATUSES } from './order.transitions.js';
+import { merchantTopic, ORDER_STATUS_CHANGED, type OrderFeedNotification, type OrderStatusUpdate, type SubscriptionTopics } from '../events/event.catalogue.js';
 
 export type OrderEventsPubSub = PubSub<SubscriptionTopics>;
 
-const notificationSchema = z.object({
-  eventId: z.string().min(1),
-  seq: z.number().int().positive(),
-  orderId: z.string().min(1),
-  orderNo: z.string(),
-  merchantId: z.string().min(1),
-  environment: z.enum(ENVIRONMENTS),
-  status: z.enum(ORDER_STATUSES),
-  previousStatus: z.enum(ORDER_STATUSES).nullable(),
-  at: z.string(),
-  // Absent in notifications of processes older than the payment events: those were status changes.
-  type: z.enum(ORDER_EVENT_TYPES as [OrderEventType, ...OrderEventType[]]).default(ORDER_STATUS_CHANGED),
-  reason: z.record(z.string(), z.unknown()).nullable().default(null),
-});
+/**
+ * What this process takes from an `order_events` notification: the event's id, nothing else. PostgreSQL
+ * has no privilege for NOTIFY, so any role that can connect (the read-only analytics role included)
+ * can send `pg_notify('order_events', '{"status":"Success",…}')`: the payload is a hint that a row
+ * exists, and every fact a subscriber sees is read back from `order_events` by that id.
+ */
+const hintSchema = z.object({ eventId: z.string().uuid() });
+
+/** Reads committed `order_events` rows by id (unknown ids are simply absent), in any order. */
+export type OrderEventLoader = (eventIds: string[]) => Promise<OrderFeedNotification[]>;
+
+/** Hints waiting for the loader; past this a flood is dropped and every stream catches up from the table. */
+const MAX_PENDING_HINTS = 10_000;
+
+/** The loader over the gateway's database: one query per batch of hints. */
+export function orderEventLoader(orm: MikroORM): OrderEventLoader {
+  return async (ids) => {
+    const rows = await orm.em.fork().getConnection().execute<(Omit<OrderFeedNotification, 'seq'> & { seq: string | number })[]>(
+      `select e.id as "eventId", e.seq, e.type, e.order_id as "orderId", o.order_no as "orderNo", e.merchant_id as "merchantId", e.environment,
+              e.to_status as status, e.from_status as "previousStatus", to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at, e.reason
+       from order_events e join orders o on o.id = e.order_id
+       where e.id = any(?::uuid[])`,
+      [`{${ids.join(',')}}`], // ids are checked UUIDs; an array literal (an array parameter would expand into a list)
+    );
+    return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
+  };
+}
 
 /**
- * The `order_events` channel of an API process's LISTEN connection: each notification (sent by
- * OrderEventWriter's insert inside the recording transaction, so delivered only after commit) is
- * published to the merchant feed (`MERCHANT_EVENT:<merchant>:<environment>`, every event) and, for a
- * status change, to `ORDER_UPDATED:<orderId>`; after a reconnect `ORDER_EVENTS_RESYNC` makes every stream read what
- * it missed from `order_events`.
+ * The `order_events` channel of an API process's LISTEN connection. Each notification (sent by
+ * OrderEventWriter's insert inside the recording transaction, so delivered only after commit) is a
+ * hint naming an event id; the hints are read back from `order_events` in batches (one query per
+ * batch, one batch at a time, so events keep their commit order) and each row found is published to
+ * the merchant feed (`MERCHANT_EVENT:<merchant>:<environment>`, every event) and, for a status change,
+ * to `ORDER_UPDATED:<orderId>`. A hint naming no committed row publishes nothing. After a reconnect
+ * (or a flood of hints beyond {@link MAX_PENDING_HINTS}) `ORDER_EVENTS_RESYNC` makes every stream
+ * read what it missed from `order_events`.
  */
-export function orderEventsChannel(pubSub: OrderEventsPubSub, log: Logger): ChannelHandler {
+export function orderEventsChannel(pubSub: OrderEventsPubSub, log: Logger, load: OrderEventLoader): ChannelHandler {
+  let pending: string[] = [];
+  let draining = false;
+  const resync = () => pubSub.publish('ORDER_EVENTS_RESYNC');
+  const drain = async () => {
+    draining = true;
+    try {
+      while (pending.length) {
+        const batch = [...new Set(pending.splice(0, 500))];
+        let rows: OrderFeedNotification[];
+        try {
+          rows = await load(batch);
+        } catch (err) {
+          // The rows are committed; the streams read them back themselves.
+          log.warn({ err }, 'order_events: could not read notified events; subscribers catch up from the table');
+          pending = [];
+          resync();
+          break;
+        }
+        const byId = new Map(rows.map((r) => [r.eventId, r]));
+        for (const id of batch) {
+          const e = byId.get(id);
+          if (!e) continue; // announced but not there: not an event (a forged or stale hint)
+          if (e.type === ORDER_STATUS_CHANGED) pubSub.publish('ORDER_UPDATED', e.orderId, e);
+          pubSub.publish('MERCHANT_EVENT', merchantTopic(e.merchantId, e.environment), e);
+        }
+      }
+    } finally {
+      draining = false;
+    }
+  };
   return {
     notify: (raw) => {
-      let parsed: z.infer<typeof notificationSchema>;
+      let eventId: string;
       try {
-        parsed = notificationSchema.parse(JSON.parse(raw ?? ''));
+        eventId = hintSchema.parse(JSON.parse(raw ?? '')).eventId;
       } catch (err) {
         log.warn({ err, payload: raw?.slice(0, 200) }, 'order_events: ignoring malformed notification');
         return;
       }
-      if (parsed.type === ORDER_STATUS_CHANGED) pubSub.publish('ORDER_UPDATED', parsed.orderId, parsed);
-      pubSub.publish('MERCHANT_EVENT', merchantTopic(parsed.merchantId, parsed.environment), parsed);
+      if (pending.length >= MAX_PENDING_HINTS) {
+        log.warn({ pending: pending.length }, 'order_events: too many notifications waiting; subscribers catch up from the table');
+        pending = [];
+        resync();
+        return;
+      }
+      pending.push(eventId);
+      if (!draining) void drain();
     },
-    resync: () => pubSub.publish('ORDER_EVENTS_RESYNC'),
+    resync,
   };
 }
 

@@ -11,7 +11,7 @@ export type OrderSource = 'api' | 'payment_link';
 @Unique({ properties: ['merchant', 'environment', 'orderNo'] })
 // (merchant, environment, created_at) INCLUDE (paid facts) is owned by migration 000800: MikroORM cannot express INCLUDE.
 export class Order {
-  [OptionalProps]?: 'status' | 'currency' | 'createdAt' | 'updatedAt' | 'customerName' | 'customerEmail' | 'paymentLinkId' | 'paidAt' | 'source' | 'checkoutKeyHash' | 'checkoutKeyExpiresAt' | 'overpaid' | 'reorged' | 'successUrl' | 'cancelUrl' | 'autoRedirect' | 'linkUseHeld' | 'paidDepositId' | 'paidNetwork' | 'paidTokenId' | 'paidDecimals' | 'paidAmount' | 'feeIdr' | 'netIdr';
+  [OptionalProps]?: 'status' | 'currency' | 'createdAt' | 'updatedAt' | 'customerName' | 'customerEmail' | 'paymentLinkId' | 'paidAt' | 'source' | 'checkoutKeyHash' | 'checkoutKeyExpiresAt' | 'overpaid' | 'reorged' | 'successUrl' | 'cancelUrl' | 'autoRedirect' | 'linkUseHeld' | 'paidDepositId' | 'paidNetwork' | 'paidTokenId' | 'paidDecimals' | 'paidAmount' | 'receivedIdr' | 'feeIdr' | 'netIdr';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = uuid7();
@@ -92,11 +92,15 @@ export class Order {
   @Property({ type: AmountType, nullable: true })
   paidAmount: bigint | null = null;
 
-  /** Platform fee, IDR (from the paying deposit's quote). */
+  /** IDR actually received: confirmed receipts at the locked quotes (order-revenue.sql.ts); null until something arrived. */
+  @Property({ type: AmountType, nullable: true })
+  receivedIdr: bigint | null = null;
+
+  /** Platform fee, IDR, on the money received only (a half-paid order: half the fee). */
   @Property({ type: AmountType, nullable: true })
   feeIdr: bigint | null = null;
 
-  /** What the merchant receives, IDR: amount − fee when the fee is included, else amount. */
+  /** What the merchant keeps of the money received, IDR: received − fee. */
   @Property({ type: AmountType, nullable: true })
   netIdr: bigint | null = null;
 
@@ -122,4 +126,4 @@ export type OrderRecord = Pick<
   Order,
   'id' | 'environment' | 'orderNo' | 'amount' | 'currency' | 'status' | 'customerName' | 'customerEmail' | 'source' | 'paymentLinkId' | 'expiresAt' | 'paidAt' | 'createdAt'
 > &
-  Partial<Pick<Order, 'overpaid' | 'reorged' | 'paidNetwork' | 'paidTokenId' | 'paidDecimals' | 'paidAmount' | 'feeIdr' | 'netIdr'>> & { merchant: { id: string } };
+  Partial<Pick<Order, 'overpaid' | 'reorged' | 'paidNetwork' | 'paidTokenId' | 'paidDecimals' | 'paidAmount' | 'receivedIdr' | 'feeIdr' | 'netIdr'>> & { merchant: { id: string } };

@@ -41,6 +41,12 @@ export interface OrderServiceOptions {
    * EntityManager of its own (lazyRequestContext) the fork.
    */
   statements: () => EntityManager;
+  /**
+   * Whether any network is offered in an environment (something watches it): an order where none is
+   * could never be paid, so it is refused at creation (NO_NETWORK_WATCHED), not at the rate lock.
+   * Absent → always.
+   */
+  anyNetworkOffered?: (environment: Order['environment']) => boolean;
 }
 
 export interface CreatedOrder {
@@ -124,6 +130,7 @@ export class OrderService {
     const caller = requireApiKey(ctx);
     const data = cmd instanceof CheckedCreateOrder ? cmd.data : parseInput(this.createCommand, cmd);
     assertReturnUrls(caller.environment, data);
+    this.assertNetworkWatched(caller.environment);
     if (opts.idempotencyKey === undefined) return this.createOnce(ctx, caller, data);
     const key = parseIdempotencyKey(opts.idempotencyKey);
     const hash = orderRequestHash(data);
@@ -144,6 +151,14 @@ export class OrderService {
       if (claimed.length) return this.createOnce(txCtx, caller, data);
       return { ...(await this.replay(txCtx, caller, key, hash)), replayed: true };
     });
+  }
+
+  /** Refuses an order in an environment where no network is watched (see `anyNetworkOffered`). */
+  assertNetworkWatched(environment: Order['environment']): void {
+    if (this.opts.anyNetworkOffered && !this.opts.anyNetworkOffered(environment)) {
+      const env = environment === 'production' ? 'production' : 'sandbox';
+      throw new DomainError('NO_NETWORK_WATCHED', `No network is watched in ${env}: an order could never be paid (the operator sets ${env === 'production' ? 'PRODUCTION' : 'SANDBOX'}_<NETWORK>_RPC_URLS); see /networks`, { environment: env });
+    }
   }
 
   private async createOnce(ctx: RequestContext, caller: { merchantId: string; environment: Order['environment'] }, data: z.output<ReturnType<typeof createOrderCommand>>): Promise<CreatedOrder> {

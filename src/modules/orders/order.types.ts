@@ -128,8 +128,9 @@ export class OrderType {
   @Field(() => String, { nullable: true, description: 'Token (contract or mint address) of the deposit that paid the order' }) paidTokenAddress!: string | null;
   @Field(() => String, { nullable: true }) paidTokenSymbol!: string | null;
   @Field(() => String, { nullable: true, description: 'Token units received on the paying deposit (decimal string)' }) paidAmount!: string | null;
-  @Field(() => String, { nullable: true, description: 'Platform fee, IDR (paid orders)' }) fee!: string | null;
-  @Field(() => String, { nullable: true, description: 'What the merchant receives, IDR: amount − fee when the fee is included, else amount (paid orders)' }) netAmount!: string | null;
+  @Field(() => String, { nullable: true, description: 'IDR actually received: confirmed payments at the locked rate (null until something arrived; docs/analytics.md "Revenue")' }) receivedAmount!: string | null;
+  @Field(() => String, { nullable: true, description: 'Platform fee, IDR, on the money received only (a half-paid order: half the fee)' }) fee!: string | null;
+  @Field(() => String, { nullable: true, description: 'What the merchant keeps of the money received, IDR: received − fee (paid in full: amount − fee when the fee is included, else amount)' }) netAmount!: string | null;
   @Field(() => [QuoteType]) quotes!: QuoteType[];
   @Field(() => [DepositType]) deposits!: DepositType[];
   @Field(() => [PaymentType], { description: 'Every transfer seen into the deposits' }) payments!: PaymentType[];
@@ -290,6 +291,7 @@ export function toOrderType(o: OrderRecord, quotes: Quote[] = [], deposits: Depo
     paidTokenAddress: paidToken?.address ?? null,
     paidTokenSymbol: paidToken?.symbol ?? null,
     paidAmount: o.paidAmount != null && o.paidDecimals != null ? formatDecimal(o.paidAmount, o.paidDecimals) : null,
+    receivedAmount: o.receivedIdr?.toString() ?? null,
     fee: o.feeIdr?.toString() ?? null,
     netAmount: o.netIdr?.toString() ?? null,
     quotes: quotes.map(toQuoteType),
@@ -322,7 +324,8 @@ export class OrderStatsBucket {
   @Field({ description: 'IDR of every order in the bucket' }) amount!: string;
   @Field(() => Int, { description: 'Paid (Success) orders' }) paidCount!: number;
   @Field({ description: 'IDR of the paid orders' }) paidAmount!: string;
-  @Field({ description: 'Platform fees, IDR' }) fee!: string;
-  @Field({ description: 'What the merchant receives, IDR' }) netAmount!: string;
+  @Field({ description: 'IDR actually received (confirmed payments, whatever the status; docs/analytics.md "Revenue")' }) receivedAmount!: string;
+  @Field({ description: 'Platform fees on the money received, IDR' }) fee!: string;
+  @Field({ description: 'What the merchant keeps of the money received, IDR (received − fee)' }) netAmount!: string;
   @Field(() => [TokenAmount], { description: 'Token units received, per paying token' }) tokenAmounts!: TokenAmount[];
 }

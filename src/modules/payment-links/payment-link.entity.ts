@@ -102,9 +102,16 @@ export function paymentLinkStatus(link: Pick<PaymentLink, 'status' | 'expiresAt'
 /** Uses left. */
 export const remainingUses = (link: Pick<PaymentLink, 'maxUsage' | 'usageCount'>): number => Math.max(0, link.maxUsage - link.usageCount);
 
-/** Status, uses left and whether the link can be opened now (both transports show these three). */
+/** Why a link cannot be opened now: deactivated, past its deadline, or every use taken (an Active link can be exhausted). */
+export type PaymentLinkUnusable = 'inactive' | 'expired' | 'exhausted';
+
+/**
+ * Status, uses left, whether the link can be opened now, and if not, why (`unusable`): a checkout page
+ * must not read "Active" on a link nobody can open any more.
+ */
 export function paymentLinkState(link: Pick<PaymentLink, 'status' | 'expiresAt' | 'maxUsage' | 'usageCount'>, now = new Date()) {
   const status = paymentLinkStatus(link, now);
   const remaining = remainingUses(link);
-  return { status, remaining, valid: status === 'Active' && remaining > 0 };
+  const unusable: PaymentLinkUnusable | null = status === 'Inactive' ? 'inactive' : status === 'Expired' ? 'expired' : remaining === 0 ? 'exhausted' : null;
+  return { status, remaining, valid: unusable === null, unusable };
 }

@@ -9,6 +9,7 @@ import { inPageOrder, newestFirstIds } from '../../db/keyset.js';
 import { assertReturnUrls, saveOrderReturnUrls } from '../orders/return-urls.js';
 import type { CreatedOrder, OrderService } from '../orders/order.service.js';
 import type { RateLimits } from '../limits/rate-limit.service.js';
+import { linkClient } from './link-client.js';
 import { PaymentLink, paymentLinkStatus, remainingUses } from './payment-link.entity.js';
 import {
   createPaymentLinkCommand,
@@ -29,6 +30,8 @@ export interface PaymentLinkServiceOptions {
   publicBaseUrl: () => string;
   minIdr: number;
   maxIdr: number;
+  /** Unpaid orders one client may hold on one link at once (PAYMENT_LINK_UNPAID_PER_CLIENT). */
+  unpaidPerClient: number;
 }
 
 export interface PaymentLinkPage {
@@ -185,7 +188,10 @@ export class PaymentLinkService {
    * the link is read again only to say why. The use goes back if the order expires unpaid
    * (link-use.ts). Anonymous callers are bounded before anything is written: opens per IP (all
    * links) and per link, per hour — each open is an order whose checkout key can allocate deposits
-   * and unique codes, so these budgets bound what anyone can allocate without paying.
+   * and unique codes, so these budgets bound what anyone can allocate without paying. And one
+   * client (its address, link-client.ts) holds at most `unpaidPerClient` unpaid orders of one link
+   * at once: counted under a transaction-scoped advisory lock on (link, client), so concurrent opens
+   * from one client cannot all pass the count; one more is RATE_LIMITED until the oldest expires.
    */
   async open(ctx: RequestContext, cmd: OpenPaymentLinkCommand): Promise<OpenedPaymentLink> {
     const id = asLinkId(parseInput(openPaymentLinkCommand, cmd).id);
@@ -193,7 +199,24 @@ export class PaymentLinkService {
     await this.limits.consume('linkOpenIp', ctx.ip);
     await this.limits.consume('linkOpen', id);
     const env = ctx.environment;
+    if (env) this.orders.assertNetworkWatched(env); // no use is taken for an order nobody could pay
+    const client = linkClient(ctx.ip);
     const opened = await ctx.em.transactional(async (tx) => {
+      await tx.execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`link-open:${id}:${client}`]);
+      const [held] = await tx.execute<{ n: number; retry_s: number | null }[]>(
+        `select count(*)::int as n, ceil(extract(epoch from min(o.expires_at) - now()))::int as retry_s
+           from payment_link_opens p join orders o on o.id = p.order_id
+          where p.payment_link_id = ? and p.client = ? and o.link_use_held and o.status = 'Created'`,
+        [id, client],
+      );
+      if (held && held.n >= this.opts.unpaidPerClient) {
+        const retryAfterS = Math.max(1, held.retry_s ?? 1);
+        throw new DomainError(
+          'RATE_LIMITED',
+          `This client already holds ${held.n} unpaid orders of this payment link; pay one or retry after ${retryAfterS} s, when the oldest expires`,
+          { retryAfterS },
+        );
+      }
       const rows = await tx.execute<{ id: string }[]>(
         `update payment_links set usage_count = usage_count + 1, updated_at = now()
           where id = ?${env ? ' and environment = ?' : ''} and status = 'Active' and expires_at > now() and usage_count < max_usage
@@ -213,6 +236,7 @@ export class PaymentLinkService {
         paymentLinkId: link.id,
       });
       await saveOrderReturnUrls(tx, created.order.id, { successUrl: link.successUrl, cancelUrl: link.cancelUrl, autoRedirect: link.autoRedirect });
+      await tx.execute(`insert into payment_link_opens (order_id, payment_link_id, client) values (?, ?, ?)`, [created.order.id, link.id, client]);
       return { ...created, link };
     });
     if (opened) return opened;

@@ -4,7 +4,7 @@ import { EnvironmentEnum } from '../../graphql/scalars.js';
 import type { CreatedOrder } from '../orders/order.service.js';
 import { OrderType, toOrderType } from '../orders/order.types.js';
 import type { CreatePaymentLinkCommand, UpdatePaymentLinkCommand } from './payment-link.commands.js';
-import { paymentLinkState, type PaymentLink, type PaymentLinkStatus } from './payment-link.entity.js';
+import { paymentLinkState, type PaymentLink, type PaymentLinkStatus, type PaymentLinkUnusable } from './payment-link.entity.js';
 
 /** Enum values are upper-case in GraphQL; the service uses the spec's `Active` / `Inactive` / `Expired`. */
 export enum PaymentLinkStatusEnum {
@@ -66,6 +66,8 @@ export class PaymentLinkValidation {
   @Field() id!: string;
   @Field(() => PaymentLinkStatusEnum) status!: PaymentLinkStatus;
   @Field({ description: 'true when the link can be opened now (Active and uses left)' }) valid!: boolean;
+  @Field(() => String, { nullable: true, description: 'Why the link cannot be opened now: inactive, expired or exhausted (every use taken; status stays Active). Null when valid' })
+  unusable!: PaymentLinkUnusable | null;
   @Field() title!: string;
   @Field(() => [PaymentLinkProductType]) products!: PaymentLinkProductType[];
   @Field() totalPrice!: string;
@@ -154,11 +156,12 @@ export function toPaymentLinkType(link: PaymentLink, url: string, now = new Date
 }
 
 export function toPaymentLinkValidation(link: PaymentLink, now = new Date()): PaymentLinkValidation {
-  const { status, remaining, valid } = paymentLinkState(link, now);
+  const { status, remaining, valid, unusable } = paymentLinkState(link, now);
   return {
     id: link.id,
     status,
     valid,
+    unusable,
     title: link.title,
     products: link.products,
     totalPrice: link.totalPrice.toString(),

@@ -11,6 +11,7 @@ import { decideSettlement, lateWindowEnd, type ReceiptPayment } from './settleme
 /** A `payment.reorged` event raised (and committed) for one payment: what the alarm hook receives. */
 export type PaymentReorgedAlarm = OrderEventReasons[typeof PAYMENT_REORGED] & { orderId: string; environment: string; network: string; status: OrderStatus };
 import { rollupColumns, rollupDelta } from '../orders/order-stats.sql.js';
+import { ORDER_REVENUE_SQL } from '../orders/order-revenue.sql.js';
 
 export interface SettlementOptions {
   /** Payments detected up to this long after expiry can still complete an order. */
@@ -83,6 +84,25 @@ export class SettlementService {
       payments: paymentsOf(r.id),
     }));
     for (const d of deposits) await tx.execute(`update deposits set amount_received = ? where id = ?`, [d.confirmed.toString(), d.id]);
+    // Revenue follows the confirmed receipts (order-revenue.sql.ts): received, fee and net on what
+    // arrived, and the paying deposit's units; the rollups follow in the same statement.
+    await tx.execute(
+      `with f as (${ORDER_REVENUE_SQL}),
+       prev as (select * from orders where id = ?),
+       o as (
+         update orders o set received_idr = case when f.any then f.received end, fee_idr = case when f.any then f.fee end,
+           net_idr = case when f.any then f.received - f.fee end,
+           paid_amount = coalesce((select x.amount_received from deposits x where x.id = o.paid_deposit_id), o.paid_amount)
+         from f where o.id = ?
+           and (o.received_idr, o.fee_idr, o.net_idr, o.paid_amount) is distinct from
+               (case when f.any then f.received end, case when f.any then f.fee end, case when f.any then f.received - f.fee end,
+                coalesce((select x.amount_received from deposits x where x.id = o.paid_deposit_id), o.paid_amount))
+         returning o.*
+       ),
+       ${rollupDelta('r', `${rollupColumns(-1, 'prev')} where exists (select 1 from o) union all ${rollupColumns(1, 'o')}`)}
+       select 1 from o`,
+      [orderId, orderId, orderId],
+    );
 
     // Deep reorgs: each confirmed payment that left the chain is reported once (before the status
     // change it may cause, so a receiver reads the cause first), and the order is flagged.

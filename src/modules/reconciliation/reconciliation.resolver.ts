@@ -17,6 +17,18 @@ export class ReconciliationMismatchType {
   @Field(() => [String], { description: 'Transactions of those in-flight transfers' }) inFlightTxHashes!: string[];
 }
 
+@ObjectType('ReconciliationHeld', { description: 'A deposit whose balance the sweep engine holds (not swept), with the reason' })
+export class ReconciliationHeldType {
+  @Field() depositId!: string;
+  @Field() address!: string;
+  @Field() tokenAddress!: string;
+  @Field() tokenSymbol!: string;
+  @Field({ description: 'Balance the engine read, token units' }) balance!: string;
+  @Field({ description: 'below_minimum (under the token’s minimum) or fee_too_high (the dust rule)' }) reason!: string;
+  @Field({ description: 'What the sweep would have cost, native base units' }) fee!: string;
+  @Field({ description: 'When the engine last looked' }) checkedAt!: Date;
+}
+
 @ObjectType('ReconciliationRun', { description: 'The newest reconciliation of one network' })
 export class ReconciliationRunType {
   @Field(() => EnvironmentEnum) environment!: Environment;
@@ -24,6 +36,7 @@ export class ReconciliationRunType {
   @Field(() => String, { nullable: true, description: 'Block both sides were read at (EVM: the watcher’s cursor); TRON/SOLANA: the head when the balance reads began' }) atBlock!: string | null;
   @Field(() => Int, { description: '(address, token) pairs compared' }) checked!: number;
   @Field(() => [ReconciliationMismatchType]) mismatches!: ReconciliationMismatchType[];
+  @Field(() => [ReconciliationHeldType], { description: 'Deposits the sweep engine holds (dust, below the minimum), each with its reason; not mismatches' }) held!: ReconciliationHeldType[];
   @Field(() => String, { nullable: true, description: 'Why the run could not compare' }) error!: string | null;
   @Field() finishedAt!: Date;
 }
@@ -34,6 +47,7 @@ export class ReconciliationResolver {
   @Query(() => [ReconciliationRunType], { description: 'Operators (x-operator-token): the newest reconciliation run per network of an environment' })
   async reconciliation(@Ctx() ctx: GqlContext, @Arg('environment', () => EnvironmentEnum) environment: Environment): Promise<ReconciliationRunType[]> {
     if (!ctx.operator) throw new DomainError('FORBIDDEN', 'Operator token required (x-operator-token)');
-    return ctx.app.reconciliation.latest(ctx.em, environment);
+    const runs = await ctx.app.reconciliation.latest(ctx.em, environment);
+    return runs.map((r) => ({ ...r, held: r.held.map((h) => ({ ...h, checkedAt: new Date(h.checkedAt) })) }));
   }
 }

@@ -29,6 +29,26 @@ export interface ReconciliationMismatch {
   inFlightTxHashes: string[];
 }
 
+/**
+ * A deposit (address, token) whose balance the sweep engine looked at and did not move (`sweep_holds`):
+ * not a mismatch (the ledger counts it as still at the address), listed so every unswept balance has
+ * its reason in the report.
+ */
+export interface ReconciliationHeld {
+  depositId: string;
+  address: string;
+  tokenAddress: string;
+  tokenSymbol: string;
+  /** Token units the engine read when it held the deposit. */
+  balance: string;
+  balanceBaseUnits: string;
+  /** `below_minimum` (under the token's minimum) or `fee_too_high` (the dust rule). */
+  reason: string;
+  /** Native base units the sweep would have cost. */
+  fee: string;
+  checkedAt: string;
+}
+
 export interface ReconciliationRun {
   id: string;
   environment: Environment;
@@ -42,6 +62,8 @@ export interface ReconciliationRun {
   /** (address, token) pairs compared. */
   checked: number;
   mismatches: ReconciliationMismatch[];
+  /** Deposits the sweep engine holds (dust, below the minimum), each with its reason. */
+  held: ReconciliationHeld[];
   /** Why the run could not compare (no balance reads on this chain, RPC failure); null when it did. */
   error: string | null;
   startedAt: Date;
@@ -52,45 +74,69 @@ export interface ReconciliationRun {
 type PairKey = (owner: string, token: string) => string;
 
 /** One token movement of an (address, token) pair the ledger holds or the watcher is about to record. */
-interface Movement {
+export interface Movement {
   txHash: string;
   index: number;
   block: bigint;
-  /** Base units received (positive). */
+  /** Base units (positive). */
   amount: bigint;
+  /** `out`: a sweep's transfer out of the address; `in` (default): a receipt. */
+  dir?: 'in' | 'out';
 }
 
-/** What the ledger holds for one (address, token): the received sum up to the low block, and the movements after it. */
+/** What the ledger holds for one (address, token): the sums up to the low block, and the movements after it. */
 interface LedgerPair {
   /** Received up to `lo` (all rows when the read is at one block). */
   receivedUpToLo: bigint;
+  /** Swept out by sweeps included up to `lo`. */
+  sweptUpToLo: bigint;
   /** Rows in (lo, hi]: they count only if the balance was read after their block. */
   after: Movement[];
+  /**
+   * Sweeps whose transfer is signed and broadcast (`sending`) but not seen in a block by the engine
+   * yet: the chain may already have moved them. Either is a state the chain can be in.
+   */
+  sending: bigint[];
   /** Every transaction the ledger holds for the pair (reported with a mismatch). */
   txHashes: string[];
 }
 
+const EMPTY_PAIR: LedgerPair = { receivedUpToLo: 0n, sweptUpToLo: 0n, after: [], sending: [], txHashes: [] };
+
 /**
  * THE ledger formula, in one place: what an (address, token) holds = received − swept − fees.
- * There are no sweeps yet, so `swept` and `fees` are 0 and nothing subtracts here. When sweeps record
- * their outgoing transfers (and any fee paid in the token itself), their sums up to the same block are
- * passed here — nowhere else — so every reconciliation path (at a block, or fenced at the latest state)
- * applies the same formula.
+ * `received`: payments and unattributed receipts not orphaned; `swept`: the amounts of sweeps whose
+ * transfer is in a block (sent, confirmed); `fees`: fees paid from the address in the token itself —
+ * 0 on every network we support (ETHEREUM/BINANCE batch sweeps and SOLANA are paid by the gas tank,
+ * TRON deposits pay in TRX), so token pairs pass 0. Every reconciliation path (at a block, or fenced
+ * at the latest state) applies this formula and no other.
  */
 export function ledgerHolds(received: bigint, swept = 0n, fees = 0n): bigint {
   return received - swept - fees;
+}
+
+/** The sums a subset of `amounts` can take (every subset up to 8 amounts; beyond, the prefixes in order). */
+function subsetSums(amounts: bigint[]): bigint[] {
+  if (amounts.length > 8) return amounts.reduce<bigint[]>((acc, a) => [...acc, acc.at(-1)! + a], [0n]);
+  return amounts.reduce<bigint[]>((acc, a) => [...acc, ...acc.map((s) => s + a)], [0n]);
 }
 
 /**
  * Whether `onChain` is what the ledger (plus the watcher's in-flight transfers) says the pair held at
  * some block B in [lo, hi]: the balance was read at one unknown block of that range (`lo` = `hi` where
  * the chain reads at a block). Movements are counted up to B; B only needs trying at `lo` and at each
- * movement's block in the range, where the expected sum changes.
+ * movement's block in the range, where the expected sum changes. `sending`: sweeps broadcast but not
+ * yet seen in a block by the engine, each of which may or may not have left the address.
  */
-export function balanceMatches(onChain: bigint, receivedUpToLo: bigint, after: Movement[], lo: bigint, hi: bigint): boolean {
+export function balanceMatches(onChain: bigint, receivedUpToLo: bigint, after: Movement[], lo: bigint, hi: bigint, sweptUpToLo = 0n, sending: bigint[] = []): boolean {
   const inRange = after.filter((m) => m.block > lo && m.block <= hi);
   const candidates = [lo, ...new Set(inRange.map((m) => m.block))];
-  return candidates.some((b) => ledgerHolds(receivedUpToLo + inRange.filter((m) => m.block <= b).reduce((s, m) => s + m.amount, 0n)) === onChain);
+  const maybeGone = subsetSums(sending);
+  const sum = (b: bigint, dir: 'in' | 'out') => inRange.filter((m) => m.block <= b && (m.dir ?? 'in') === dir).reduce((s, m) => s + m.amount, 0n);
+  return candidates.some((b) => {
+    const held = ledgerHolds(receivedUpToLo + sum(b, 'in'), sweptUpToLo + sum(b, 'out'), 0n);
+    return maybeGone.some((gone) => held - gone === onChain);
+  });
 }
 
 const mismatchGauge = gauge('gateway_reconciliation_mismatches', 'Deposit (address, token) pairs whose on-chain balance differs from the ledger at the last reconciliation');
@@ -132,6 +178,7 @@ export class ReconciliationService {
     let atBlock: bigint | null = null;
     let checked = 0;
     let mismatches: ReconciliationMismatch[] = [];
+    let held: ReconciliationHeld[] = [];
     let error: string | null = null;
     let caught: unknown = null;
     try {
@@ -166,13 +213,14 @@ export class ReconciliationService {
         checked = queries.length;
         mismatches = queries.flatMap((q, i) => {
           const k = key(q.owner, q.token.address);
-          const held = ledger.get(k) ?? { receivedUpToLo: 0n, after: [], txHashes: [] };
+          const pair = ledger.get(k) ?? EMPTY_PAIR;
           // In-flight transfers the ledger already holds (recorded since the cursor was read) count once.
           const pending = (inFlight.get(k) ?? []).filter((m) => !recorded.has(`${m.txHash}|${m.index}`));
-          const baseline = held.receivedUpToLo + pending.filter((m) => m.block <= lo).reduce((s, m) => s + m.amount, 0n);
+          const baseline = pair.receivedUpToLo + pending.filter((m) => m.block <= lo).reduce((s, m) => s + m.amount, 0n);
           const amount = onChain[i]!;
-          if (balanceMatches(amount, baseline, [...held.after, ...pending], lo, hi)) return [];
-          const ledgerAmount = ledgerHolds(held.receivedUpToLo + held.after.reduce((s, m) => s + m.amount, 0n));
+          if (balanceMatches(amount, baseline, [...pair.after, ...pending], lo, hi, pair.sweptUpToLo, pair.sending)) return [];
+          const afterSum = (dir: 'in' | 'out') => pair.after.filter((m) => (m.dir ?? 'in') === dir).reduce((s, m) => s + m.amount, 0n);
+          const ledgerAmount = ledgerHolds(pair.receivedUpToLo + afterSum('in'), pair.sweptUpToLo + afterSum('out'), 0n);
           const pendingAmount = pending.reduce((s, m) => s + m.amount, 0n);
           return [
             {
@@ -183,21 +231,22 @@ export class ReconciliationService {
               ledger: formatDecimal(ledgerAmount, q.token.decimals),
               onChainBaseUnits: amount.toString(),
               ledgerBaseUnits: ledgerAmount.toString(),
-              txHashes: held.txHashes,
+              txHashes: pair.txHashes,
               failedTxHashes: failures.get(k) ?? [],
               inFlight: formatDecimal(pendingAmount, q.token.decimals),
               inFlightTxHashes: [...new Set(pending.map((m) => m.txHash))],
             },
           ];
         });
+        held = await this.held(em, environment, network);
       }
     } catch (err) {
       error = err instanceof Error ? err.message : String(err);
       caught = err;
     }
     const [row] = await em.execute<{ id: string; finished_at: string }[]>(
-      `insert into reconciliation_runs (environment, network, at_block, checked, mismatches, error, started_at) values (?, ?, ?, ?, ?::jsonb, ?, ?) returning id, finished_at`,
-      [environment, network, atBlock?.toString() ?? null, checked, JSON.stringify(mismatches), error, startedAt],
+      `insert into reconciliation_runs (environment, network, at_block, checked, mismatches, held, error, started_at) values (?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?) returning id, finished_at`,
+      [environment, network, atBlock?.toString() ?? null, checked, JSON.stringify(mismatches), JSON.stringify(held), error, startedAt],
     );
     const labels = { environment, network };
     if (!error) {
@@ -207,18 +256,18 @@ export class ReconciliationService {
     for (const m of mismatches) this.log.error({ environment, network, ...m }, 'reconciliation: on-chain balance differs from the ledger');
     // The error object carries the RPC detail for the log (adapter errors keep it out of their message).
     if (error) this.log.warn({ environment, network, err: caught }, 'reconciliation could not compare this network');
-    return { id: row!.id, environment, network, atBlock: atBlock?.toString() ?? null, checked, mismatches, error, startedAt, finishedAt: new Date(row!.finished_at) };
+    return { id: row!.id, environment, network, atBlock: atBlock?.toString() ?? null, checked, mismatches, held, error, startedAt, finishedAt: new Date(row!.finished_at) };
   }
 
   /** The newest run per network of `environment` (operators' query). */
   async latest(em: EntityManager, environment: Environment): Promise<ReconciliationRun[]> {
-    const rows = await em.execute<{ id: string; environment: Environment; network: Network; at_block: string | null; checked: number; mismatches: ReconciliationMismatch[]; error: string | null; started_at: string; finished_at: string }[]>(
-      `select distinct on (network) id, environment, network, at_block::text as at_block, checked, mismatches, error, started_at, finished_at
+    const rows = await em.execute<{ id: string; environment: Environment; network: Network; at_block: string | null; checked: number; mismatches: ReconciliationMismatch[]; held: ReconciliationHeld[]; error: string | null; started_at: string; finished_at: string }[]>(
+      `select distinct on (network) id, environment, network, at_block::text as at_block, checked, mismatches, held, error, started_at, finished_at
        from reconciliation_runs where environment = ? order by network, finished_at desc`,
       [environment],
     );
     // Runs stored before in-flight transfers were reported have no such fields: none were allowed for.
-    return rows.map((r) => ({ id: r.id, environment: r.environment, network: r.network, atBlock: r.at_block, checked: r.checked, mismatches: r.mismatches.map((m) => ({ ...m, inFlight: m.inFlight ?? '0', inFlightTxHashes: m.inFlight ? m.inFlightTxHashes : [] })), error: r.error, startedAt: new Date(r.started_at), finishedAt: new Date(r.finished_at) }));
+    return rows.map((r) => ({ id: r.id, environment: r.environment, network: r.network, atBlock: r.at_block, checked: r.checked, mismatches: r.mismatches.map((m) => ({ ...m, inFlight: m.inFlight ?? '0', inFlightTxHashes: m.inFlight ? m.inFlightTxHashes : [] })), held: r.held, error: r.error, startedAt: new Date(r.started_at), finishedAt: new Date(r.finished_at) }));
   }
 
   private async chainCursor(em: EntityManager, environment: Environment, network: Network): Promise<bigint | null> {
@@ -227,34 +276,68 @@ export class ReconciliationService {
   }
 
   /**
-   * What the ledger received per (address, token) on this network: the sum up to block `lo`, and the
-   * rows in (lo, hi] one by one. Rows after `hi` are newer than every balance read: left out.
+   * What the ledger says per (address, token) on this network: received and swept up to block `lo`,
+   * the rows in (lo, hi] one by one (receipts in, sweeps out), and the sweeps broadcast but not seen in
+   * a block yet. Rows after `hi` are newer than every balance read: left out. A sweep's outflow is its
+   * `amount` (the deposit's whole balance as signed) at the block of its transfer; a failed sweep moved
+   * nothing (a reverted transfer moves no token).
    */
   private async ledger(em: EntityManager, environment: Environment, network: Network, lo: bigint, hi: bigint, key: PairKey): Promise<Map<string, LedgerPair>> {
-    const rows = await em.execute<{ to_address: string; token_address: string; received: string; after: { tx_hash: string; log_index: number; block_number: string; amount: string }[] | null; tx_hashes: string[] }[]>(
-      `select r.to_address, t.address as token_address,
-              coalesce(sum(r.amount) filter (where r.block_number <= ?::bigint), 0)::text as received,
-              jsonb_agg(jsonb_build_object('tx_hash', r.tx_hash, 'log_index', r.log_index, 'block_number', r.block_number::text, 'amount', r.amount::text)) filter (where r.block_number > ?::bigint) as after,
-              array_agg(distinct r.tx_hash order by r.tx_hash) as tx_hashes
-       from (select to_address, token_id, amount, tx_hash, log_index, block_number from payments where environment = ? and network = ? and status <> 'orphaned'
+    type Row = { to_address: string; token_address: string; dir: 'in' | 'out'; up_to_lo: string; after: { tx_hash: string; log_index: number; block_number: string; amount: string }[] | null; sending: string[] | null; tx_hashes: string[] };
+    const rows = await em.execute<Row[]>(
+      `select r.to_address, t.address as token_address, r.dir,
+              coalesce(sum(r.amount) filter (where not r.sending and r.block_number <= ?::bigint), 0)::text as up_to_lo,
+              jsonb_agg(jsonb_build_object('tx_hash', r.tx_hash, 'log_index', r.log_index, 'block_number', r.block_number::text, 'amount', r.amount::text)) filter (where not r.sending and r.block_number > ?::bigint) as after,
+              array_agg(r.amount::text) filter (where r.sending) as sending,
+              array_agg(distinct r.tx_hash order by r.tx_hash) filter (where r.tx_hash is not null) as tx_hashes
+       from (select to_address, token_id, amount, tx_hash, log_index, block_number, 'in' as dir, false as sending from payments where environment = ? and network = ? and status <> 'orphaned'
              union all
-             select to_address, token_id, amount, tx_hash, log_index, block_number from unattributed_receipts where environment = ? and network = ? and status <> 'orphaned') r
+             select to_address, token_id, amount, tx_hash, log_index, block_number, 'in', false from unattributed_receipts where environment = ? and network = ? and status <> 'orphaned'
+             union all
+             select d.address, s.token_id, s.amount, s.tx_hash, -1, s.block_number, 'out', s.status = 'sending'
+             from sweeps s join deposits d on d.id = s.deposit_id
+             where s.environment = ? and s.network = ? and s.amount is not null
+               and (s.status = 'sending' or (s.status in ('sent','confirmed') and s.block_number is not null))) r
        join tokens t on t.id = r.token_id
-       where r.block_number <= ?::bigint
-       group by r.to_address, t.address`,
-      [lo.toString(), lo.toString(), environment, network, environment, network, hi.toString()],
+       where r.sending or r.block_number <= ?::bigint
+       group by r.to_address, t.address, r.dir`,
+      [lo.toString(), lo.toString(), environment, network, environment, network, environment, network, hi.toString()],
     );
     const out = new Map<string, LedgerPair>();
     for (const r of rows) {
       const k = key(r.to_address, r.token_address);
-      const prev = out.get(k) ?? { receivedUpToLo: 0n, after: [], txHashes: [] };
+      const prev = out.get(k) ?? EMPTY_PAIR;
+      const upToLo = BigInt(r.up_to_lo);
       out.set(k, {
-        receivedUpToLo: prev.receivedUpToLo + BigInt(r.received),
-        after: [...prev.after, ...(r.after ?? []).map((m) => ({ txHash: m.tx_hash, index: m.log_index, block: BigInt(m.block_number), amount: BigInt(m.amount) }))],
-        txHashes: [...prev.txHashes, ...r.tx_hashes],
+        receivedUpToLo: prev.receivedUpToLo + (r.dir === 'in' ? upToLo : 0n),
+        sweptUpToLo: prev.sweptUpToLo + (r.dir === 'out' ? upToLo : 0n),
+        after: [...prev.after, ...(r.after ?? []).map((m) => ({ txHash: m.tx_hash, index: m.log_index, block: BigInt(m.block_number), amount: BigInt(m.amount), dir: r.dir }))],
+        sending: [...prev.sending, ...(r.sending ?? []).map(BigInt)],
+        txHashes: [...new Set([...prev.txHashes, ...(r.tx_hashes ?? [])])].sort(),
       });
     }
     return out;
+  }
+
+  /** Deposits the sweep engine holds on this network, with the reason (`sweep_holds`). */
+  private async held(em: EntityManager, environment: Environment, network: Network): Promise<ReconciliationHeld[]> {
+    const rows = await em.execute<{ deposit_id: string; address: string; token_address: string; symbol: string; decimals: number; balance: string; reason: string; fee: string; checked_at: Date }[]>(
+      `select h.deposit_id, d.address, t.address as token_address, t.symbol, t.decimals, h.balance::text as balance, h.reason, h.fee::text as fee, h.checked_at
+       from sweep_holds h join deposits d on d.id = h.deposit_id join tokens t on t.id = h.token_id
+       where h.environment = ? and h.network = ? order by h.checked_at, h.deposit_id`,
+      [environment, network],
+    );
+    return rows.map((r) => ({
+      depositId: r.deposit_id,
+      address: r.address,
+      tokenAddress: r.token_address,
+      tokenSymbol: r.symbol,
+      balance: formatDecimal(BigInt(r.balance), r.decimals),
+      balanceBaseUnits: r.balance,
+      reason: r.reason,
+      fee: r.fee,
+      checkedAt: new Date(r.checked_at).toISOString(),
+    }));
   }
 
   /**

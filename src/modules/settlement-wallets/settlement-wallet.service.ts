@@ -61,7 +61,7 @@ interface Row {
   now: Date;
 }
 
-/** A row received sweeps at some point: its hold ended before anything replaced it. */
+/** A row received sweeps at some point: its hold ended before anything replaced it (the `current_settlement_wallets` view's rule, applied to the history read here). */
 const becameActive = (r: Row) => r.active_from <= r.now && (r.replaced_at === null || r.active_from <= r.replaced_at);
 
 const record = (r: Row): SettlementWalletRecord => ({ id: r.id, address: r.address, activeFrom: r.active_from, setAt: r.created_at, setBy: r.set_by, replacedAt: r.replaced_at });
@@ -86,14 +86,14 @@ export class SettlementWalletService {
 
   /**
    * The address sweeps of (merchant, environment, network) go to now — the latest one whose hold has
-   * ended — or null when none is active (never set, or the first one still in its hold). Read in
-   * `em`'s transaction (`now()` is its start time).
+   * ended before anything replaced it — or null when none is active (never set, or the first one still
+   * in its hold). During the hold after a change this is the previous address. Read in `em`'s
+   * transaction (`now()` is its start time) from the `current_settlement_wallets` view, the one
+   * definition the sweep engine's planning joins too.
    */
   async current(em: EntityManager, merchantId: string, environment: Environment, network: Network): Promise<ActiveSettlementWallet | null> {
     const [row] = await em.execute<{ id: string; address: string; active_from: Date }[]>(
-      `select id, address, active_from from settlement_wallets
-       where merchant_id = ? and environment = ? and network = ? and active_from <= now() and (replaced_at is null or active_from <= replaced_at)
-       order by created_at desc limit 1`,
+      `select id, address, active_from from current_settlement_wallets where merchant_id = ? and environment = ? and network = ?`,
       [merchantId, environment, network],
     );
     return row ? { id: row.id, address: row.address, activeFrom: new Date(row.active_from) } : null;

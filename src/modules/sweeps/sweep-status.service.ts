@@ -11,6 +11,10 @@ export interface SweepFacts {
   /** Native units paid for this sweep so far (funding share + transfer), replacing the stored figure. */
   feePaid?: bigint;
   feeAsset?: string;
+  /** IDR value of `feePaid` when it was recorded (null: no rate then). */
+  feeIdr?: string | null;
+  /** IDR value of the swept amount when its transfer was seen in a block (null: no rate then). */
+  amountIdr?: string | null;
   failureReason?: SweepFailureReason;
 }
 
@@ -95,12 +99,14 @@ export class SweepStatusService {
       block_hash: facts.blockHash ?? null,
       fee_paid: facts.feePaid?.toString() ?? null,
       fee_asset: facts.feeAsset ?? null,
+      fee_idr: facts.feeIdr ?? null,
+      amount_idr: facts.amountIdr ?? null,
       failure_reason: facts.failureReason ?? null,
     }));
     const rows = await em.execute<(Record<string, unknown> & { from_status: SweepStatus | null; changed: boolean })[]>(
       `with input as (
          select * from jsonb_to_recordset(?::jsonb) as i(ord int, id uuid, amount numeric, set_tx boolean, tx_hash text, set_bn boolean, block_number bigint,
-                                                        set_bh boolean, block_hash text, fee_paid numeric, fee_asset text, failure_reason text)
+                                                        set_bh boolean, block_hash text, fee_paid numeric, fee_asset text, fee_idr numeric, amount_idr numeric, failure_reason text)
        ),
        prev as (select s.id, s.status from sweeps s where s.id in (select id from input) order by s.id for update),
        u as (
@@ -111,6 +117,8 @@ export class SweepStatusService {
            block_hash = case when i.set_bh then i.block_hash else s.block_hash end,
            fee_paid = coalesce(i.fee_paid, s.fee_paid),
            fee_asset = coalesce(i.fee_asset, s.fee_asset),
+           fee_idr = coalesce(i.fee_idr, s.fee_idr),
+           amount_idr = coalesce(i.amount_idr, s.amount_idr),
            failure_reason = coalesce(i.failure_reason, s.failure_reason),
            sent_at = case when ? = 'sent' then now() else s.sent_at end,
            confirmed_at = case when ? = 'confirmed' then now() else s.confirmed_at end,

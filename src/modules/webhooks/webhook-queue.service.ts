@@ -3,7 +3,8 @@ import type { Environment } from '../../common/environment.js';
 import type { ApiKeyService } from '../merchants/api-key.service.js';
 import type { RetrySchedule } from './webhook.schedule.js';
 import type { WebhookResponse, WebhookSender } from './webhook.sender.js';
-import { signWebhook, WEBHOOK_HEADERS } from './webhook.signer.js';
+import type { SealedSecret, WebhookSecretService } from './webhook-secret.service.js';
+import { signWebhook, standardSignature, STANDARD_HEADERS, WEBHOOK_HEADERS } from './webhook.signer.js';
 import { endpointOf, json, notifyDeliveries } from './webhook.sql.js';
 import { classifyAttempt, deliveryBirth, deliveryMove, type AttemptOutcome } from './webhook.transitions.js';
 
@@ -27,6 +28,8 @@ export interface ClaimedDelivery {
   attempt: number;
   maxAttempts: number;
   lockToken: string;
+  /** The environment's Standard Webhooks secrets that sign now (live first; a rotated one during its overlap). */
+  secrets: string[];
   /** The merchant's live API key for the environment, read at claim time (so a rotation applies to the next send). */
   signingKey: string | null;
 }
@@ -59,7 +62,9 @@ const BORN_CLAIMED = deliveryBirth('sending');
 
 // What a claim (or a test send, which claims its own new row) returns.
 const CLAIM_RETURNING = `w.id, w.merchant_id, w.environment, w.event, w.idempotency_key, w.url, w.endpoint, w.payload, w.series, w.attempts, w.max_attempts, w.lock_token,
-  (select json_build_object('id', k.id, 'c', k.key_ciphertext) from api_keys k where k.merchant_id = w.merchant_id and k.environment = w.environment and k.revoked_at is null) as signing_key`;
+  (select json_build_object('id', k.id, 'c', k.key_ciphertext) from api_keys k where k.merchant_id = w.merchant_id and k.environment = w.environment and k.revoked_at is null) as signing_key,
+  (select coalesce(json_agg(json_build_object('id', s.id, 'c', s.secret_ciphertext) order by s.retires_at is null desc, s.created_at desc), '[]'::json)
+     from webhook_secrets s where s.merchant_id = w.merchant_id and s.environment = w.environment and (s.retires_at is null or s.retires_at > now())) as secrets`;
 
 interface ClaimRow {
   id: string;
@@ -75,6 +80,7 @@ interface ClaimRow {
   max_attempts: number;
   lock_token: string;
   signing_key: { id: string; c: string } | null;
+  secrets: SealedSecret[];
 }
 
 /**
@@ -88,6 +94,7 @@ export class WebhookQueueService {
 
   constructor(
     private readonly apiKeys: ApiKeyService,
+    private readonly secrets: WebhookSecretService,
     private readonly sender: WebhookSender,
     private readonly opts: WebhookQueueOptions,
   ) {
@@ -139,7 +146,7 @@ export class WebhookQueueService {
        returning ${CLAIM_RETURNING}`,
       [json(opts.inflight)],
     );
-    return rows.map((r) => this.toClaimed(r));
+    return this.toClaimed(em, rows);
   }
 
   /** Inserts a delivery already claimed by this process (attempt 1 of 1, our lease): for test sends. */
@@ -150,10 +157,29 @@ export class WebhookQueueService {
        returning ${CLAIM_RETURNING}`,
       [d.id, d.merchantId, d.environment, d.kind, d.idempotencyKey, d.url, endpointOf(d.url), d.payload],
     );
-    return this.toClaimed(row!);
+    return (await this.toClaimed(em, [row!]))[0]!;
   }
 
-  private toClaimed(r: ClaimRow): ClaimedDelivery {
+  /**
+   * Opens each claimed row's keys. An environment that has never signed a delivery has no Standard
+   * Webhooks secret yet: it is made here, once per merchant and environment of the batch.
+   */
+  private async toClaimed(em: EntityManager, rows: ClaimRow[]): Promise<ClaimedDelivery[]> {
+    const made = new Map<string, Promise<string[]>>();
+    return Promise.all(
+      rows.map(async (r) => {
+        let secrets = this.secrets.open(r.secrets);
+        if (!secrets.length) {
+          const key = `${r.merchant_id}:${r.environment}`;
+          if (!made.has(key)) made.set(key, this.secrets.signing(em, r.merchant_id, r.environment));
+          secrets = await made.get(key)!;
+        }
+        return this.claimedOf(r, secrets);
+      }),
+    );
+  }
+
+  private claimedOf(r: ClaimRow, secrets: string[]): ClaimedDelivery {
     let signingKey: string | null = null;
     if (r.signing_key) signingKey = this.apiKeys.openKey(r.signing_key.id, r.signing_key.c);
     return {
@@ -169,6 +195,7 @@ export class WebhookQueueService {
       attempt: r.attempts,
       maxAttempts: r.max_attempts,
       lockToken: r.lock_token,
+      secrets,
       signingKey,
     };
   }
@@ -184,6 +211,7 @@ export class WebhookQueueService {
             [WEBHOOK_HEADERS.event]: d.kind,
             [WEBHOOK_HEADERS.idempotencyKey]: d.idempotencyKey,
             [WEBHOOK_HEADERS.deliveryId]: d.id,
+            ...this.standardHeaders(d),
           },
         })
       : { status: null, error: 'the merchant has no live API key to sign with', retryAfterS: null, responseBody: null, startedAt: new Date(), latencyMs: 0 };
@@ -194,6 +222,16 @@ export class WebhookQueueService {
       if (delayMs === null) outcome = 'failed';
     }
     return { delivery: d, response, outcome, delayMs };
+  }
+
+  /** `webhook-id` is the delivery (the same on every retry and redelivery, for receivers' de-duplication); the timestamp is this attempt's. */
+  private standardHeaders(d: ClaimedDelivery): Record<string, string> {
+    const timestamp = Math.floor(Date.now() / 1000);
+    return {
+      [STANDARD_HEADERS.id]: d.id,
+      [STANDARD_HEADERS.timestamp]: String(timestamp),
+      [STANDARD_HEADERS.signature]: standardSignature(d.secrets, d.id, timestamp, d.payload),
+    };
   }
 
   /**

@@ -1,4 +1,4 @@
-import { requireOwner } from '../../common/access.js';
+import { requireFreshAuth, requireOwner } from '../../common/access.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import type { RequestContext } from '../../common/context.js';
@@ -49,7 +49,8 @@ export class WebhookSettingsService {
       try {
         await assertPublicHost(urlHost(url));
       } catch (e) {
-        if (e instanceof SsrfError) reject(`refused: ${e.message}`);
+        // A developer's local receiver lands here: say which switch allows it.
+        if (e instanceof SsrfError) reject(`refused: ${e.message}; a receiver on a private or local address needs WEBHOOK_ALLOW_PRIVATE_URLS=true on the gateway (development only)`);
         throw e;
       }
     }
@@ -58,7 +59,7 @@ export class WebhookSettingsService {
 
   /** Dashboard: sets or clears the URL of the caller's merchant (owners and admins only). */
   async setNotificationUrl(ctx: RequestContext, cmd: SetNotificationUrlCommand): Promise<Merchant> {
-    const merchantId = requireOwner(ctx, 'change webhooks').merchantId;
+    const merchantId = requireFreshAuth(ctx, 'change webhooks').merchantId;
     return this.setForMerchant(ctx.em, merchantId, cmd);
   }
 

@@ -30,3 +30,13 @@ export type ListDeliveriesCommand = Omit<z.input<typeof listDeliveriesInput>, 'e
 export const deliveryId = z.string().uuid('must be a webhook delivery id');
 export const deliveryRefInput = z.object({ id: deliveryId });
 export type DeliveryRefCommand = z.input<typeof deliveryRefInput>;
+
+export const rotateSecretInput = z.object({
+  environment,
+  /** How long the previous secret keeps signing beside the new one (0 = retire it now). */
+  overlapHours: z.number().int().min(0, 'must be 0 or more').max(168, 'must be at most 168 (7 days)').default(24),
+});
+export type RotateSecretCommand = z.input<typeof rotateSecretInput>;
+
+export const revealSecretInput = z.object({ environment });
+export type RevealSecretCommand = z.input<typeof revealSecretInput>;

@@ -2,7 +2,7 @@ import { pageInfoOf, totalCountResolver } from '../../graphql/connection.js';
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import type { GqlContext } from '../../graphql/context.js';
 import { EnvironmentEnum } from '../../graphql/scalars.js';
-import { NotificationSettings, toDeliveryType, WebhookDeliveryPage, WebhookDeliveryStateEnum, WebhookDeliveryType } from './webhook.types.js';
+import { NotificationSettings, toDeliveryType, WebhookDeliveryPage, WebhookDeliveryStateEnum, WebhookDeliveryType, WebhookSigningSecretType } from './webhook.types.js';
 
 @Resolver()
 export class WebhookResolver {
@@ -43,6 +43,22 @@ export class WebhookResolver {
   @Mutation(() => WebhookDeliveryType, { description: 'Sends a signed webhook.test event to the environment’s URL now and returns the attempt' })
   async sendTestWebhook(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Ctx() ctx: GqlContext): Promise<WebhookDeliveryType> {
     return toDeliveryType(await ctx.app.webhooks.settings.sendTest(ctx, { environment }));
+  }
+
+  @Authorized('DASHBOARD')
+  @Query(() => WebhookSigningSecretType, { description: 'The Standard Webhooks signing secret of an environment (owners and admins), made on first ask' })
+  async webhookSigningSecret(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Ctx() ctx: GqlContext): Promise<WebhookSigningSecretType> {
+    return (await ctx.app.webhooks.secrets.reveal(ctx, { environment })) as WebhookSigningSecretType;
+  }
+
+  @Authorized('DASHBOARD')
+  @Mutation(() => WebhookSigningSecretType, { description: 'A new Standard Webhooks secret; the previous one keeps signing beside it for overlapHours (default 24, 0–168)' })
+  async rotateWebhookSigningSecret(
+    @Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum,
+    @Ctx() ctx: GqlContext,
+    @Arg('overlapHours', () => Int, { nullable: true }) overlapHours?: number,
+  ): Promise<WebhookSigningSecretType> {
+    return (await ctx.app.webhooks.secrets.rotate(ctx, { environment, overlapHours: overlapHours ?? undefined })) as WebhookSigningSecretType;
   }
 }
 

@@ -69,6 +69,14 @@ export class NotificationSettings {
   @Field(() => String, { nullable: true }) notificationUrl!: string | null;
 }
 
+@ObjectType('WebhookSigningSecret', { description: 'The Standard Webhooks secret of an environment (webhook-signature header; docs/webhooks.md)' })
+export class WebhookSigningSecretType {
+  @Field(() => EnvironmentEnum) environment!: EnvironmentEnum;
+  @Field({ description: 'The live secret, whsec_…: give it to a Standard Webhooks library' }) secret!: string;
+  @Field() createdAt!: Date;
+  @Field(() => Date, { nullable: true, description: 'While a rotation overlaps: when the previous secret stops signing' }) previousRetiresAt!: Date | null;
+}
+
 const toAttemptType = (a: WebhookAttemptView): WebhookAttemptType => ({ ...a });
 
 export const toDeliveryType = (d: WebhookDeliveryView): WebhookDeliveryType => ({

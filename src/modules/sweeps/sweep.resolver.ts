@@ -3,8 +3,8 @@ import type { Network } from '../../common/environment.js';
 import { PageInfo, pageInfoOf, totalCountResolver } from '../../graphql/connection.js';
 import type { GqlContext } from '../../graphql/context.js';
 import { EnvironmentEnum, NetworkEnum } from '../../graphql/scalars.js';
-import type { SweepBalance, SweepHold, SweepRecord, SweepSettings, TokenAmount } from './sweep-api.service.js';
-import { SWEEP_HOLDS_MAX } from './sweep-api.commands.js';
+import type { SweepBalance, SweepHold, SweepRecord, SweepSettings, TokenAmount } from './sweep.service.js';
+import { SWEEP_HOLDS_MAX } from './sweep.commands.js';
 import { SWEEP_STATUSES, type SweepStatus } from './sweep.transitions.js';
 
 export const SweepStatusEnum = Object.fromEntries(SWEEP_STATUSES.map((s) => [s, s])) as { [K in SweepStatus]: K };
@@ -68,7 +68,7 @@ export class SweepType {
   @Field(() => String, { nullable: true }) failureReason!: string | null;
   @Field({ description: 'schedule or manual (sweep now)' }) trigger!: string;
   @Field(() => String, { nullable: true }) txHash!: string | null;
-  @Field({ description: 'Network fee paid for this sweep, base units of feeAsset (integer string)' }) feePaid!: string;
+  @Field({ description: 'What this sweep cost the gas tank (network fee, its share of a top-up or batch, activation, rent), base units of feeAsset (integer string)' }) feePaid!: string;
   @Field(() => String, { nullable: true, description: 'Native asset the fee was paid in; null while nothing was paid' }) feeAsset!: string | null;
   @Field() createdAt!: Date;
   @Field() updatedAt!: Date;
@@ -117,7 +117,7 @@ const settingsOf = (s: SweepSettings): SweepSettingsType => ({ ...s, environment
 
 /** The dashboard's sweep API (docs/sweeps.md "API"); REST has the same operations (src/rest/sweep.routes.ts). */
 @Resolver()
-export class SweepApiResolver {
+export class SweepResolver {
   @Authorized('DASHBOARD')
   @Mutation(() => [SweepRequestType], { description: 'Asks for a sweep now: every eligible deposit (of the network, or of each), or the deposits named. Rate limited per merchant' })
   async sweepNow(

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { requireMerchantWide, requireOwner } from '../../common/access.js';
+import { requireFreshAuth, requireMerchantWide } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
 import { NETWORKS, type Environment, type Network } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
@@ -22,7 +22,7 @@ import {
   type SweepHoldsCommand,
   type SweepNowCommand,
   type SweepSettingsCommand,
-} from './sweep-api.commands.js';
+} from './sweep.commands.js';
 import type { SweepStatus } from './sweep.transitions.js';
 
 /** An amount in base units and as a decimal string in token units. */
@@ -121,7 +121,7 @@ export interface SweepSettings {
   updatedAt: Date | null;
 }
 
-export interface SweepApiOptions {
+export interface SweepServiceOptions {
   /** The per-merchant "sweep now" limiter (RATE_LIMIT_SWEEP_NOW_PER_MIN); throws RATE_LIMITED. */
   throttleSweepNow: (merchantId: string) => Promise<void>;
 }
@@ -194,8 +194,8 @@ const SWEEP_COLUMNS = `s.id, s.environment, s.network, s.deposit_id, s.token_id,
  * the environment, or a dashboard session of any role); changing the schedule takes an owner or
  * admin dashboard session.
  */
-export class SweepApiService {
-  constructor(private readonly opts: SweepApiOptions) {}
+export class SweepService {
+  constructor(private readonly opts: SweepServiceOptions) {}
 
   /**
    * Requests a sweep: every eligible deposit (of one network, or of each), or the deposits named,
@@ -336,7 +336,7 @@ export class SweepApiService {
 
   /** Sets the schedule (owner or admin); fields left out keep their value. */
   async setSettings(ctx: RequestContext, cmd: SetSweepSettingsCommand): Promise<SweepSettings> {
-    const caller = requireOwner(ctx, 'change the sweep schedule', 'The sweep schedule is changed from the dashboard');
+    const caller = requireFreshAuth(ctx, 'change the sweep schedule', 'The sweep schedule is changed from the dashboard');
     const input = parseInput(setSweepSettingsInput, cmd);
     const interval = input.intervalSeconds ?? null;
     const enabled = input.enabled ?? null;

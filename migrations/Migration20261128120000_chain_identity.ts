@@ -9,7 +9,7 @@ import { Migration } from '@mikro-orm/migrations';
  * - `watcher_health`: each watcher's last poll, head, scanned block and providers, written by the
  *   worker that runs it, read by `/readyz` in every process.
  */
-export class Migration20261128001000_chain_identity extends Migration {
+export class Migration20261128120000_chain_identity extends Migration {
   override async up(): Promise<void> {
     this.addSql(`alter table "chain_cursors" add column if not exists "chain_id" text null;`);
     this.addSql(`alter table "chain_cursors" add column if not exists "genesis_hash" text null;`);

@@ -1,0 +1,49 @@
+/**
+ * Revenue: money actually received, and the platform fee on that money only (docs/analytics.md
+ * "Revenue"). One definition, used by every figure — the order's columns (written by the settlement,
+ * summed by `orderStats` through the rollups), the `analytics` views and the CSV exports:
+ *
+ * - Only confirmed payments count (final at the network's depth); pending ones do not yet, orphaned
+ *   ones (reorganised away) never.
+ * - A deposit that received R confirmed base units of its due D (the amount asked, unique code
+ *   included) at its locked quote (IDR total T = what the order asked in IDR, fee F):
+ *     received = ⌊T × R / D⌋,  fee = ⌊F × R / D⌋,  net = received − fee.
+ *   Paid exactly (R = D): received T, fee F, net = the quote's "merchant receives" in both fee modes.
+ *   Half paid: half of each. Overpaid: the excess counts too, and carries its share of the fee. The
+ *   unique code only identifies the payment: it is part of D, never revenue of its own.
+ * - An order's figures are the sums over its deposits. Per payment (analytics.payments, the payments
+ *   CSV) the deposit's figure is split in chain order: a payment's share is the deposit's figure at
+ *   the running sum after it minus the one before it, so per-payment figures add up to the order's
+ *   exactly, with no rounding drift.
+ * - A refund, when one exists, is a movement of negative units in the same running sum (or a row
+ *   subtracted the same way): it takes back its share of received, fee and net, so every figure nets
+ *   out without changing these formulas.
+ */
+
+/** `⌊value × units / due⌋` in SQL: exact integer division of numerics (no rounding of a quotient). */
+export const shareOf = (value: string, units: string, due: string): string => `div((${value}) * (${units}), (${due}))`;
+
+/**
+ * Per order `?` (bound once): `received`, `fee` (IDR) and `any` (whether any confirmed units arrived),
+ * from its deposits' confirmed receipts (deposits.amount_received, which the settlement keeps equal
+ * to the sum of their confirmed payments in the same transaction) and their quotes.
+ */
+export const ORDER_REVENUE_SQL = `select coalesce(sum(${shareOf('q.total_idr', 'd.amount_received', 'd.total_amount')}), 0) as received,
+         coalesce(sum(${shareOf('q.fee_amount_idr', 'd.amount_received', 'd.total_amount')}), 0) as fee,
+         coalesce(bool_or(d.amount_received > 0), false) as any
+  from deposits d join quotes q on q.id = d.quote_id where d.order_id = ?`;
+
+/**
+ * A LATERAL subquery giving payment `p` (of deposit `d`, quote `q`) its `received_idr`, `fee_idr` and
+ * `net_idr` (0 unless confirmed): the deposit's figures at the running sum of its confirmed payments in
+ * chain order, after this one minus before it.
+ */
+export const PAYMENT_REVENUE_LATERAL = `lateral (
+    select c.received_idr, c.fee_idr, c.received_idr - c.fee_idr as net_idr
+    from (select coalesce(sum(e.amount), 0) as before from payments e
+          where e.deposit_id = p.deposit_id and e.status = 'confirmed' and (e.block_number, e.log_index, e.id) < (p.block_number, p.log_index, p.id)) b,
+    lateral (select case when p.status = 'confirmed' and d.total_amount > 0
+                         then ${shareOf('q.total_idr', 'b.before + p.amount', 'd.total_amount')} - ${shareOf('q.total_idr', 'b.before', 'd.total_amount')} else 0 end as received_idr,
+                    case when p.status = 'confirmed' and d.total_amount > 0
+                         then ${shareOf('q.fee_amount_idr', 'b.before + p.amount', 'd.total_amount')} - ${shareOf('q.fee_amount_idr', 'b.before', 'd.total_amount')} else 0 end as fee_idr) c
+  )`;

@@ -1,0 +1,69 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { mapLimit } from '../../common/map-limit.js';
+import { DEFAULT_HOLD_RECHECK_S, tokenOf, type SweepContext } from './sweep-step.context.js';
+import type { SweepCandidate, SweepHoldInput } from './sweep.store.js';
+import { dustVerdict } from './sweep.rules.js';
+
+/**
+ * Step 3, plan: eligible deposits (confirmed receipts not swept yet, a current settlement wallet past
+ * its hold, schedule due or a manual request) whose chain balance is not dust get a `planned` sweep
+ * (the partial unique index allows one open sweep per deposit and token); dust is recorded as held.
+ * Which deposits are looked at, fairly across merchants, is `SweepStore.candidates`.
+ */
+export async function plan(ctx: SweepContext, em: EntityManager): Promise<void> {
+  const started = new Date();
+  const requests = await ctx.store.openRequests(em);
+  const candidates = await ctx.store.candidates(em, requests, ctx.o.batchSize, ctx.o.holdRecheckS ?? DEFAULT_HOLD_RECHECK_S);
+  const { planned, held, empty } = await triage(ctx, candidates);
+  // A merchant is done when all its candidates were in this batch: its schedule restarts and its
+  // requests are served (only the requests read before the candidates: one made meanwhile waits for
+  // the next tick). A merchant cut off by the batch keeps both for the next tick.
+  const inBatch = new Map<string, number>();
+  for (const c of candidates) inBatch.set(c.merchant_id, (inBatch.get(c.merchant_id) ?? 0) + 1);
+  const cut = new Set(candidates.filter((c) => c.merchant_total > inBatch.get(c.merchant_id)!).map((c) => c.merchant_id));
+  await em.transactional(async (t) => {
+    await ctx.store.insertPlanned(t, planned);
+    await ctx.store.hold(t, held);
+    await ctx.store.clearHolds(t, [...planned, ...empty]);
+    await ctx.store.scheduleRan(t, [...new Set(candidates.filter((c) => !c.manual && !cut.has(c.merchant_id)).map((c) => c.merchant_id))], started);
+    await ctx.store.requestsServed(t, requests.filter((r) => !cut.has(r.merchant_id)).map((r) => r.id));
+  });
+  if (planned.length) {
+    ctx.o.log.info({ ...ctx.logCtx, planned: planned.length }, 'sweeps planned');
+    ctx.crash('plan');
+  }
+}
+
+/**
+ * The dust rule, per deposit: its balance read from the chain and the fee of ITS sweep (quoted for
+ * this deposit: TRON activation and energy differ between deposits) decide whether it is planned,
+ * held (dust, below the token minimum) or empty.
+ */
+export async function triage(ctx: SweepContext, candidates: SweepCandidate[]): Promise<{ planned: SweepCandidate[]; held: SweepHoldInput[]; empty: SweepCandidate[] }> {
+  const planned: SweepCandidate[] = [];
+  const held: SweepHoldInput[] = [];
+  const empty: SweepCandidate[] = [];
+  if (!candidates.length) return { planned, held, empty };
+  const balances = await ctx.balances(candidates.map((c) => ({ owner: c.address, token: tokenOf(c) })));
+  const quote = ctx.dustQuoter();
+  await mapLimit(candidates, ctx.concurrency, async (c, i) => {
+    const balance = balances[i]!;
+    const fee = balance > 0n ? await quote({ token: tokenOf(c), from: c.address, to: c.sw_address, amount: balance }) : 0n;
+    const verdict = dustVerdict({
+      balance,
+      tokenDecimals: c.decimals,
+      fee,
+      nativeDecimals: ctx.native.decimals,
+      nativePriceUsd: ctx.o.nativePriceUsd,
+      dustPercent: ctx.o.dustPercent,
+      minAmount: c.min_amount ? BigInt(c.min_amount) : 0n,
+    });
+    if (verdict === 'sweep') planned.push(c);
+    else {
+      if (verdict === 'empty') empty.push(c);
+      else held.push({ c, reason: verdict, balance, fee });
+      ctx.o.log.debug({ ...ctx.logCtx, depositId: c.deposit_id, balance: balance.toString(), fee: fee.toString(), verdict }, 'deposit not swept');
+    }
+  });
+  return { planned, held, empty };
+}

@@ -1,0 +1,127 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import { SweepGasShortError, type SignedTx } from '../../chains/chain-adapter.js';
+import { mapLimit } from '../../common/map-limit.js';
+import { SigningKeyCache } from '../deposits/hd-wallet.service.js';
+import { tokenOf, type SweepContext } from './sweep-step.context.js';
+import { SweepRace } from './sweep-tx.store.js';
+import type { SweepJoin } from './sweep.store.js';
+
+/** Empty reads at send time (on separate ticks) before a funded sweep fails `nothing_to_sweep` (see `emptyAtSend`). */
+export const EMPTY_READS_TO_FAIL = 3;
+
+/**
+ * Step 5, send: funded sweeps read the deposit's balance and sign the transfer of all of it (one per
+ * deposit, or batches the tank pays for), stored before broadcast with the sweep moved to `sending`.
+ */
+export async function send(ctx: SweepContext, em: EntityManager): Promise<void> {
+  const funded = await ctx.store.inStatus(em, 'funded', ctx.o.batchSize);
+  if (!funded.length) return;
+  // The amount is the deposit's whole balance as the chain says it now (not the order amount).
+  const balances = await ctx.balances(funded.map((s) => ({ owner: s.address, token: tokenOf(s) })));
+  await emptyAtSend(ctx, em, funded.filter((_, i) => balances[i] === 0n));
+  const keys = new SigningKeyCache();
+  try {
+    if (ctx.sweeps.batch) await sendBatches(ctx, em, funded, balances, keys);
+    else await mapLimit(funded, ctx.concurrency, (s, i) => sendOne(ctx, em.fork(), s, balances[i]!, keys));
+  } finally {
+    keys.wipe();
+  }
+}
+
+async function sendOne(ctx: SweepContext, em: EntityManager, s: SweepJoin, amount: bigint, keys: SigningKeyCache): Promise<void> {
+  if (amount === 0n) return; // emptyAtSend
+  try {
+    const nonce = await ctx.txs.nonceHint(em, s.address);
+    const signed = await ctx.signTransfer(em, s, amount, nonce === undefined ? {} : { nonce }, keys);
+    const [id] = await em.transactional(async (t) => {
+      await ctx.txs.takeNonces(t, s.address, [signed]);
+      if (!(await ctx.o.status.transition(t, s.id, 'sending', { amount })).changed) throw new SweepRace(`sweep ${s.id} moved meanwhile`);
+      return ctx.txs.store(t, 'transfer', s.address, [signed], [s.id]);
+    });
+    ctx.crash('send-sign');
+    await ctx.broadcast(em, id!, signed);
+    ctx.crash('send-broadcast');
+  } catch (err) {
+    if (err instanceof SweepRace) return ctx.o.log.info({ ...ctx.logCtx, reason: err.message }, 'sweep transfer raced another worker; retrying next tick');
+    if ((err as { fatal?: boolean }).fatal) throw err; // a simulated crash (tests) must not be absorbed
+    if (err instanceof SweepGasShortError) {
+      // The fee rose since the top-up: top it up again (nothing was signed).
+      await em.transactional((t) => ctx.o.status.transition(t, s.id, 'planned'));
+      return;
+    }
+    ctx.warn({ sweepId: s.id }, err, 'sweep transfer not signed; retrying next tick');
+  }
+}
+
+/**
+ * Funded sweeps whose deposit read 0 at send time. Only our keys move a deposit's tokens and the
+ * plan read them there, so a zero now is far more often a read that lags than an empty deposit: a
+ * worker whose funded list predates another worker's send of the same sweep (two runners of the job
+ * under load), or an RPC node behind the one the plan asked. The sweep stays funded and is read
+ * again next tick; after EMPTY_READS_TO_FAIL empty reads it fails `nothing_to_sweep` — and only
+ * while it is still funded, never once another worker has moved it on (it would fail a sweep that
+ * is in flight or done).
+ */
+async function emptyAtSend(ctx: SweepContext, em: EntityManager, empty: SweepJoin[]): Promise<void> {
+  if (!empty.length) return;
+  const failed = await em.transactional(async (t) => {
+    const counted = await ctx.store.countEmptyReads(t, empty.map((s) => s.id));
+    const done = counted.filter((c) => c.empty_reads >= EMPTY_READS_TO_FAIL);
+    await ctx.o.status.transitionMany(t, done.map((c) => ({ id: c.id, facts: { failureReason: 'nothing_to_sweep' as const } })), 'failed', ['funded']);
+    return done.length;
+  });
+  ctx.o.log.warn({ ...ctx.logCtx, sweeps: empty.map((s) => s.id), failed }, 'funded sweeps read an empty deposit at send time: read again next tick (failed: after repeated empty reads)');
+}
+
+/** Batch chains (EVM EIP-7702): the tank sweeps up to `maxBatch` deposits in one transaction it pays for. */
+async function sendBatches(ctx: SweepContext, em: EntityManager, funded: SweepJoin[], balances: bigint[], keys: SigningKeyCache): Promise<void> {
+  const batch = ctx.sweeps.batch!;
+  const items = funded.map((s, i) => ({ s, amount: balances[i]! })).filter((x) => x.amount > 0n);
+  const tankAddress = ctx.tankAddress;
+  const chunks: (typeof items)[] = [];
+  for (let at = 0; at < items.length; at += batch.maxBatch) chunks.push(items.slice(at, at + batch.maxBatch));
+  // Pipelined: the next chunk is signed (its reads, authorizations and gas estimate are mostly the
+  // node's work) while this one is stored and broadcast, with the tank's nonce after this one's. It
+  // is only stored if this chunk was (takeNonces checks the nonce); otherwise its signature is dropped.
+  let next: Promise<SignedTx> | null = null;
+  try {
+    for (const [c, chunk] of chunks.entries()) {
+      let signed: SignedTx;
+      try {
+        signed = await (next ?? ctx.signBatch(em, chunk, {}, keys, tankAddress));
+      } catch (err) {
+        if ((err as { fatal?: boolean }).fatal) throw err; // a simulated crash (tests) must not be absorbed
+        // Most often another worker's batch just swept these deposits (the gas estimate reverts on an
+        // empty balance); otherwise a node error. Nothing was stored: the rows are read again next tick.
+        ctx.warn({ deposits: chunk.length }, err, 'batch sweep not signed; retrying next tick');
+        return;
+      } finally {
+        next = null;
+      }
+      if (c + 1 < chunks.length && signed.nonce !== null) {
+        next = ctx.signBatch(em.fork(), chunks[c + 1]!, { nonce: signed.nonce + 1n }, keys, tankAddress);
+        next.catch(() => undefined); // awaited next turn (or below, when this one returns early)
+      }
+      let ids: string[];
+      try {
+        ids = await em.transactional(async (t) => {
+          await ctx.txs.takeNonces(t, tankAddress, [signed]);
+          const moved = await ctx.o.status.transitionMany(t, chunk.map((x) => ({ id: x.s.id, facts: { amount: x.amount } })), 'sending');
+          const lost = moved.findIndex((m) => !m.changed);
+          if (lost >= 0) throw new SweepRace(`sweep ${chunk[lost]!.s.id} moved meanwhile`);
+          return ctx.txs.store(t, 'batch', tankAddress, [signed], chunk.map((x) => x.s.id));
+        });
+      } catch (err) {
+        if (err instanceof SweepRace) return ctx.o.log.info({ ...ctx.logCtx, reason: err.message }, 'batch sweep raced another worker; retrying next tick');
+        throw err;
+      }
+      ctx.crash('send-sign');
+      await ctx.broadcast(em, ids[0]!, signed);
+      ctx.o.log.info({ ...ctx.logCtx, deposits: chunk.length, txHash: signed.txHash }, 'batch sweep sent');
+      ctx.crash('send-broadcast');
+    }
+  } finally {
+    // a chunk signed ahead but never stored: let it finish (its keys zeroed) before the caller wipes the cache
+    await next?.catch(() => undefined);
+  }
+}
