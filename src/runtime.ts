@@ -170,7 +170,16 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
         if (urls?.length) app.networks.markWatched(environment, network, { rpcUrls: urls, local: environment === 'sandbox' });
       }
       gateway.devChains = devChains;
-      const networks = watchedNetworks(config, overrides, (f) => app.metrics.rpcErrors.inc(f));
+      const networks = watchedNetworks(
+        config,
+        overrides,
+        (f) => app.metrics.rpcErrors.inc(f),
+        // a provider on another chain: alarmed (metric, error log, `/readyz` details), never used
+        (r) => {
+          app.metrics.providersRefused.inc({ environment: r.environment, network: r.network, provider: r.provider });
+          log.error({ environment: r.environment, network: r.network, provider: r.provider, reason: r.message }, 'RPC provider refused: it serves another chain');
+        },
+      );
       log.info({ networks: networks.map((n) => `${n.environment}:${n.network}`) }, 'watching networks');
       const jobs = [pruneSessionsJob, expireOrdersJob(config.EXPIRY_INTERVAL_S), compactOrderStatsJob(10), ...watchChainJobs(networks, config.WATCH_LOCK_MS), ...sweepJobs(networks, config.WATCH_LOCK_MS), ...webhookJobs(config), ...(config.RECONCILE_INTERVAL_S > 0 ? [reconcileJob(networks, config.RECONCILE_INTERVAL_S)] : [])];
       const mailJob = customerMailJob(app);

@@ -28,6 +28,7 @@ import { requestLogger } from './logger.js';
 import type { Logger } from 'pino';
 import { gasTankHealth } from '../modules/sweeps/gas-tank.service.js';
 import { unix } from '../common/time.js';
+import { readWatcherHealth, watcherState } from '../modules/payments/watcher-health.js';
 
 export interface HttpServer {
   fastify: FastifyInstance;
@@ -139,6 +140,35 @@ async function gasTankDetails(app: App) {
   }
 }
 
+/**
+ * Every watcher's health as the worker running it last stored it (`watcher_health`; no RPC from a
+ * probe): state (fresh, lagging, stalled, provider_down), head and scanned block, when it last polled
+ * and why its last poll failed, its chain identity, and its providers by host with their state
+ * (`refused`: another chain). Undefined when the table cannot be read.
+ */
+async function watcherDetails(app: App) {
+  try {
+    const now = Date.now();
+    const limits = { stallS: app.config.WATCHER_STALL_S, lagS: app.config.WATCHER_LAG_S };
+    return (await readWatcherHealth(app.orm.em.fork())).map((h) => ({
+      environment: h.environment,
+      network: h.network,
+      state: watcherState(h, now, limits),
+      head_block: h.headBlock,
+      scanned_block: h.scannedBlock,
+      last_ok_at: h.lastOkAt && unix(h.lastOkAt),
+      last_error_at: h.lastErrorAt && unix(h.lastErrorAt),
+      last_error: h.lastError,
+      caught_up_at: h.caughtUpAt && unix(h.caughtUpAt),
+      chain: h.genesisHash ? { chain_id: h.chainId, genesis: h.genesisHash } : null,
+      providers: h.providers.map((p) => ({ provider: p.provider, state: p.state, reason: p.reason })),
+    }));
+  } catch (err) {
+    app.log.warn({ err: err instanceof Error ? err.message : String(err) }, '/readyz: watcher health unreadable');
+    return undefined;
+  }
+}
+
 export async function buildServer(app: App, parts: ServerParts): Promise<HttpServer> {
   const { config } = app;
   const fastify = Fastify({
@@ -177,10 +207,12 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
     const ok = waiting.length === 0;
     const status = ok ? 'ready' : 'not_ready';
     const gasTanks = db.database && db.migrations ? await gasTankDetails(app) : undefined;
+    // Each network's watcher, as details: one network's trouble never takes the API out of rotation.
+    const chains = db.database && db.migrations ? await watcherDetails(app) : undefined;
     return reply
       .code(ok ? 200 : 503)
       .header('cache-control', 'no-store')
-      .send({ status_code: ok ? 200 : 503, message: ok ? 'Ready' : `Not ready: waiting for ${waiting.join(', ')}`, data: { status, ...r, ...(gasTanks && { gas_tanks: gasTanks }) }, status, ...r });
+      .send({ status_code: ok ? 200 : 503, message: ok ? 'Ready' : `Not ready: waiting for ${waiting.join(', ')}`, data: { status, ...r, ...(gasTanks && { gas_tanks: gasTanks }), ...(chains && { chains }) }, status, ...r });
   });
 
   registerRoutes(fastify, app, authRoutes(app), 'global');
