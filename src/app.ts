@@ -116,7 +116,7 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
     jwtSecret: config.JWT_SECRET,
     accessTtlS: config.ACCESS_TOKEN_TTL_S,
     refreshTtlS: config.REFRESH_TOKEN_TTL_S,
-    throttleAccount: (account) => rateLimits.consume('account', account),
+    throttleAccount: async (account) => void (await rateLimits.consume('account', account)),
     reauthWindowS: config.REAUTH_WINDOW_S,
   });
   const merchants = new MerchantService(apiKeys, { httpsLogos: config.NODE_ENV === 'production' });
@@ -166,7 +166,7 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   const settlementWallets = new SettlementWalletService({
     holdSeconds: { production: config.SETTLEMENT_HOLD_SECONDS_PRODUCTION, sandbox: config.SETTLEMENT_HOLD_SECONDS_SANDBOX },
     events: merchantEvents,
-    throttleAccount: (account) => rateLimits.consume('account', account),
+    throttleAccount: async (account) => void (await rateLimits.consume('account', account)),
     log,
   });
   const faucet = new FaucetService(config, networks, tokens);
@@ -185,6 +185,6 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
   settlementWallets.reserveAddresses((network) =>
     ENVIRONMENTS.flatMap((environment) => gasTanks.address(environment, network) ?? []),
   );
-  const sweeps = new SweepService({ throttleSweepNow: (merchantId) => rateLimits.consume('sweepNow', merchantId) });
+  const sweeps = new SweepService({ throttleSweepNow: async (merchantId) => void (await rateLimits.consume('sweepNow', merchantId)) });
   return { sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics };
 }

@@ -10,14 +10,8 @@ import { API_KEY_REVOKED_CHANNEL, ORDER_EVENTS_CHANNEL } from './modules/events/
 import { orderEventLoader, orderEventsChannel } from './modules/orders/order-update.stream.js';
 import { buildGatewaySchema } from './graphql/schema.js';
 import { buildServer, type HttpServer } from './http/server.js';
+import { environmentRoutes } from './rest/route-table.js';
 import { registerCheckoutPage } from './checkout/checkout.page.js';
-import { merchantRoutes } from './rest/merchant.routes.js';
-import { paymentRoutes } from './rest/payment.routes.js';
-import { paymentLinkRoutes } from './rest/payment-link.routes.js';
-import { settlementWalletRoutes } from './rest/settlement-wallet.routes.js';
-import { sweepRoutes } from './rest/sweep.routes.js';
-import { faucetRoutes } from './rest/faucet.routes.js';
-import { exportRoutes } from './rest/export.routes.js';
 import { startMetricsServer } from './http/metrics.route.js';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -115,7 +109,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       const schema = await buildGatewaySchema(pubSub);
       const http = await buildServer(app, {
         schema,
-        envRoutes: [...merchantRoutes(app), ...paymentRoutes(app), ...paymentLinkRoutes(app), ...settlementWalletRoutes(app), ...sweepRoutes(app), ...faucetRoutes(app), ...exportRoutes(app)],
+        envRoutes: environmentRoutes(app),
         extra: (f) => registerCheckoutPage(f, app),
         // all role: ready once the local chains and their watchers run, not merely once HTTP answers
         readiness: config.ROLE === 'all' ? () => ({ watchers: gateway.scheduler !== undefined }) : undefined,
@@ -176,7 +170,16 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
         if (urls?.length) app.networks.markWatched(environment, network, { rpcUrls: urls, local: environment === 'sandbox' });
       }
       gateway.devChains = devChains;
-      const networks = watchedNetworks(config, overrides, (f) => app.metrics.rpcErrors.inc(f));
+      const networks = watchedNetworks(
+        config,
+        overrides,
+        (f) => app.metrics.rpcErrors.inc(f),
+        // a provider on another chain: alarmed (metric, error log, `/readyz` details), never used
+        (r) => {
+          app.metrics.providersRefused.inc({ environment: r.environment, network: r.network, provider: r.provider });
+          log.error({ environment: r.environment, network: r.network, provider: r.provider, reason: r.message }, 'RPC provider refused: it serves another chain');
+        },
+      );
       log.info({ networks: networks.map((n) => `${n.environment}:${n.network}`) }, 'watching networks');
       const jobs = [pruneSessionsJob, expireOrdersJob(config.EXPIRY_INTERVAL_S), compactOrderStatsJob(10), ...watchChainJobs(networks, config.WATCH_LOCK_MS), ...sweepJobs(networks, config.WATCH_LOCK_MS), ...webhookJobs(config), ...(config.RECONCILE_INTERVAL_S > 0 ? [reconcileJob(networks, config.RECONCILE_INTERVAL_S)] : [])];
       const mailJob = customerMailJob(app);

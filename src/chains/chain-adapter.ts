@@ -1,4 +1,5 @@
 import type { Network, WalletType } from '../common/environment.js';
+import type { ChainIdentityCapability, WrongChainError } from './chain-identity.js';
 
 /** Chain families: each lives in `src/chains/<family>/` and is the only place that knows its chain. */
 export type ChainFamily = 'evm' | 'tron' | 'solana';
@@ -101,6 +102,21 @@ export interface ChainNetworkConfig {
   maxBlockRange: number;
   /** Per-RPC-call timeout. */
   timeoutMs: number;
+  /**
+   * The chain's genesis hash: a provider serving another genesis is refused (production: the
+   * mainnet's). Absent: providers are not refused for their genesis (sandbox: a restarted dev chain
+   * is a new chain the watcher follows); an EVM provider with another `chainId` is refused either way.
+   */
+  genesisHash?: string;
+  /** How often a verified provider's chain identity is checked again (default 30 s). */
+  identityRecheckMs?: number;
+  /**
+   * Every RPC call goes only to providers verified on the expected chain (the watchers' adapters).
+   * False or absent: calls are not gated; `identity.current()` still probes (tools, one-adapter tests).
+   */
+  verifyIdentity?: boolean;
+  /** Called once each time a provider is refused for serving another chain (metrics, alarm). */
+  onWrongChain?: (error: WrongChainError) => void;
   /** EVM sweeps: the Disperse contract funding many deposits in one transaction; absent → one top-up transaction per deposit. */
   disperseAddress?: string;
   /** EVM sweeps: the EIP-7702 Sweeper deployed for this network's gas tank; set → batch sweeping (`SweepCapability.batch`). */
@@ -386,6 +402,8 @@ export interface ChainAdapter {
   readonly sweeps: SweepCapability | null;
   /** Token balance reads (reconciliation): every family implements them (EVM at a block; TRON and SOLANA at the latest state). */
   readonly balances?: BalanceCapability;
+  /** Which chain the providers serve; providers on another chain are refused (see `ProviderGate`). */
+  readonly identity: ChainIdentityCapability;
   getHead(): Promise<ChainHead>;
   /** Hash of block `n`, or null when the node does not have it (yet). */
   getBlockHash(n: bigint): Promise<string | null>;

@@ -1,6 +1,7 @@
 import type { Config } from '../config/index.js';
 import { ENVIRONMENTS, NETWORKS, type Environment, type Network } from '../common/environment.js';
 import type { ChainAdapter, ChainNetworkConfig } from './chain-adapter.js';
+import { MAINNET_GENESIS } from './chain-identity.js';
 import { DEV_SWEEP_CONTRACTS } from '../devchain/devchain.js';
 import { createEvmAdapter } from './evm/index.js';
 import { familyOf, networkProfile } from './registry.js';
@@ -17,6 +18,9 @@ export interface WatchedNetwork {
 
 /** RPC URLs supplied at runtime (the local dev chains started by `npm start`), overriding config. */
 export type RpcOverrides = Partial<Record<`${Environment}:${Network}`, string[]>>;
+
+/** Called once each time a provider is refused for serving another chain (metrics, error log): host only. */
+export type WrongChainHook = (refusal: { environment: Environment; network: Network; provider: string; message: string }) => void;
 
 /** Called on every failed RPC attempt (metrics). `provider` is the URL's host only: paths and queries may carry API keys. */
 export type RpcFailureHook = (failure: { environment: Environment; network: Network; provider: string; kind: string }) => void;
@@ -69,7 +73,7 @@ function sweepContracts(config: Config, environment: Environment, network: Netwo
 }
 
 /** Every (environment, network) that has RPC URLs, with its adapter. Networks without URLs are not watched. */
-export function watchedNetworks(config: Config, overrides: RpcOverrides = {}, onRpcFailure?: RpcFailureHook): WatchedNetwork[] {
+export function watchedNetworks(config: Config, overrides: RpcOverrides = {}, onRpcFailure?: RpcFailureHook, onWrongChain?: WrongChainHook): WatchedNetwork[] {
   const out: WatchedNetwork[] = [];
   for (const environment of ENVIRONMENTS) {
     for (const network of NETWORKS) {
@@ -83,6 +87,11 @@ export function watchedNetworks(config: Config, overrides: RpcOverrides = {}, on
         confirmations: config[`${key}_CONFIRMATIONS`] as number,
         maxBlockRange: config.WATCH_MAX_BLOCK_RANGE,
         timeoutMs: config.RPC_TIMEOUT_MS,
+        // production serves the mainnets only: a provider on anything else is refused from its first answer
+        genesisHash: environment === 'production' ? MAINNET_GENESIS[network] : undefined,
+        identityRecheckMs: config.CHAIN_IDENTITY_RECHECK_MS,
+        verifyIdentity: true,
+        onWrongChain: onWrongChain && ((e) => onWrongChain({ environment, network, provider: e.provider, message: e.message })),
         ...sweepContracts(config, environment, network),
       };
       const report = onRpcFailure && ((url: string, kind: string) => onRpcFailure({ environment, network, provider: hostOf(url), kind }));

@@ -345,6 +345,18 @@ program
     console.error(`wrote ${file}`);
   });
 
+program
+  .command('openapi:emit')
+  .description('Write the REST API\'s OpenAPI document to schema/openapi.json')
+  .option('--out <file>', 'output file', 'schema/openapi.json')
+  .action(async (o: { out: string }) => {
+    const { defaultOpenApiDocument, formatOpenApiDocument } = await import('../rest/openapi/openapi.emit.js');
+    const file = resolve(o.out);
+    mkdirSync(dirname(file), { recursive: true });
+    writeFileSync(file, formatOpenApiDocument(defaultOpenApiDocument()));
+    console.error(`wrote ${file}`);
+  });
+
 program.parseAsync(process.argv).catch((err: unknown) => {
   if (err instanceof ConfigError) console.error(err.message);
   else if (isDomainError(err)) console.error(`error: ${err.code}: ${err.message}`);

@@ -55,6 +55,8 @@ export const ErrorCodes = {
   INVALID_SETTLEMENT_ADDRESS: 422,
   SETTLEMENT_ADDRESS_REFUSED: 422,
   IDEMPOTENCY_KEY_REUSED: 422,
+  // A second request with an Idempotency-Key whose first request has not finished yet (retry after it).
+  IDEMPOTENCY_KEY_IN_FLIGHT: 409,
   RATE_LIMITED: 429,
   SUBSCRIPTION_LIMIT_REACHED: 429,
   INTERNAL: 500,

@@ -22,11 +22,13 @@ import { registerExplorer, registerGraphqlBrowserGet } from './explorer.js';
 import { containsNul, frameworkError, installErrorHandling, NUL_MESSAGE } from '../rest/plugin.js';
 import { RateLimitStoreError } from '../modules/limits/rate-limit.service.js';
 import { registerRoutes, type RestRoute } from '../rest/routes.js';
+import { registerOpenApi } from './openapi.route.js';
 import { registerMetrics } from './metrics.route.js';
 import { requestLogger } from './logger.js';
 import type { Logger } from 'pino';
 import { gasTankHealth } from '../modules/sweeps/gas-tank.service.js';
 import { unix } from '../common/time.js';
+import { readWatcherHealth, watcherState } from '../modules/payments/watcher-health.js';
 
 export interface HttpServer {
   fastify: FastifyInstance;
@@ -138,6 +140,35 @@ async function gasTankDetails(app: App) {
   }
 }
 
+/**
+ * Every watcher's health as the worker running it last stored it (`watcher_health`; no RPC from a
+ * probe): state (fresh, lagging, stalled, provider_down), head and scanned block, when it last polled
+ * and why its last poll failed, its chain identity, and its providers by host with their state
+ * (`refused`: another chain). Undefined when the table cannot be read.
+ */
+async function watcherDetails(app: App) {
+  try {
+    const now = Date.now();
+    const limits = { stallS: app.config.WATCHER_STALL_S, lagS: app.config.WATCHER_LAG_S };
+    return (await readWatcherHealth(app.orm.em.fork())).map((h) => ({
+      environment: h.environment,
+      network: h.network,
+      state: watcherState(h, now, limits),
+      head_block: h.headBlock,
+      scanned_block: h.scannedBlock,
+      last_ok_at: h.lastOkAt && unix(h.lastOkAt),
+      last_error_at: h.lastErrorAt && unix(h.lastErrorAt),
+      last_error: h.lastError,
+      caught_up_at: h.caughtUpAt && unix(h.caughtUpAt),
+      chain: h.genesisHash ? { chain_id: h.chainId, genesis: h.genesisHash } : null,
+      providers: h.providers.map((p) => ({ provider: p.provider, state: p.state, reason: p.reason })),
+    }));
+  } catch (err) {
+    app.log.warn({ err: err instanceof Error ? err.message : String(err) }, '/readyz: watcher health unreadable');
+    return undefined;
+  }
+}
+
 export async function buildServer(app: App, parts: ServerParts): Promise<HttpServer> {
   const { config } = app;
   const fastify = Fastify({
@@ -176,15 +207,18 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
     const ok = waiting.length === 0;
     const status = ok ? 'ready' : 'not_ready';
     const gasTanks = db.database && db.migrations ? await gasTankDetails(app) : undefined;
+    // Each network's watcher, as details: one network's trouble never takes the API out of rotation.
+    const chains = db.database && db.migrations ? await watcherDetails(app) : undefined;
     return reply
       .code(ok ? 200 : 503)
       .header('cache-control', 'no-store')
-      .send({ status_code: ok ? 200 : 503, message: ok ? 'Ready' : `Not ready: waiting for ${waiting.join(', ')}`, data: { status, ...r, ...(gasTanks && { gas_tanks: gasTanks }) }, status, ...r });
+      .send({ status_code: ok ? 200 : 503, message: ok ? 'Ready' : `Not ready: waiting for ${waiting.join(', ')}`, data: { status, ...r, ...(gasTanks && { gas_tanks: gasTanks }), ...(chains && { chains }) }, status, ...r });
   });
 
   registerRoutes(fastify, app, authRoutes(app), 'global');
   if (parts.globalRoutes) registerRoutes(fastify, app, parts.globalRoutes, 'global');
   if (parts.envRoutes) registerRoutes(fastify, app, parts.envRoutes, 'environment');
+  registerOpenApi(fastify, app, { global: [...authRoutes(app), ...(parts.globalRoutes ?? [])], environment: parts.envRoutes ?? [] });
   parts.extra?.(fastify);
   if (config.EXPLORER_ENABLED) registerExplorer(fastify);
   registerGraphqlBrowserGet(fastify, config.EXPLORER_ENABLED);
@@ -296,7 +330,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
       schema: parts.schema,
       // A connection is one request on the per-IP GraphQL budget; over it the socket closes with 4429.
       onConnect: async (ctx) => {
-        const limited = await consumeWs(() => app.rateLimits.consume('graphql', wsIp(ctx.extra.request)));
+        const limited = await consumeWs(async () => void (await app.rateLimits.consume('graphql', wsIp(ctx.extra.request))));
         if (!limited) return true;
         ctx.extra.socket.close(4429, limited.message.slice(0, 120));
         return false;
@@ -307,7 +341,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
       // an HTTP request; a refused operation is an error message for that id and the socket stays open.
       onSubscribe: async (ctx, id, payload) => {
         const ip = wsIp(ctx.extra.request);
-        const limited = await consumeWs(() => app.rateLimits.consume('graphql', ip));
+        const limited = await consumeWs(async () => void (await app.rateLimits.consume('graphql', ip)));
         if (limited) return [toGraphQLError(limited)];
         if (containsNul(payload.variables) || containsNul(payload.query)) return [new GraphQLError(NUL_MESSAGE, { extensions: { code: 'BAD_USER_INPUT' } })];
         let parsed;

@@ -20,6 +20,7 @@ export function createChainWatcher(app: App, target: WatchedNetwork): ChainWatch
     maxBlocksPerTick: config.WATCH_MAX_BLOCK_RANGE * 4,
     reorgRecheck: { windowS: config.REORG_RECHECK_WINDOW_S, intervalMs: config.REORG_RECHECK_INTERVAL_MS, maxBlocks: config.REORG_RECHECK_MAX_BLOCKS },
     log: app.log,
+    onNewChain: ({ environment, network }) => app.metrics.chainIdentityChanges.inc({ environment, network }),
   });
   app.metrics.trackWatcher(watcher);
   return watcher;

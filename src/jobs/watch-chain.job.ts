@@ -1,5 +1,6 @@
 import type { WatchedNetwork } from '../chains/networks.js';
 import type { ChainWatcher } from '../modules/payments/chain-watcher.js';
+import { saveWatcherHealth } from '../modules/payments/watcher-health.js';
 import { createChainWatcher } from './chain-watcher.factory.js';
 import type { JobDefinition } from './scheduler.js';
 
@@ -31,13 +32,26 @@ export function watchChainJobs(targets: WatchedNetwork[], lockMs: number): JobDe
       handler: async (app, job, signal) => {
         const { config } = app;
         watcher ??= createChainWatcher(app, target);
+        const w = watcher;
         const until = Date.now() + config.WATCH_RUN_MS;
         let failures = 0;
+        // `/readyz` reads the health every process can see: written after each poll (at most once a
+        // second while polls succeed), so a poll that hangs shows as `stalled` from its age alone.
+        let savedAt = 0;
+        const saveHealth = async (now: boolean) => {
+          if (!now && Date.now() - savedAt < 1000) return;
+          savedAt = Date.now();
+          await saveWatcherHealth(app.orm.em.fork(), w.health()).catch((err: unknown) =>
+            app.log.warn({ err: err instanceof Error ? err.message : String(err), network: target.network, environment: target.environment }, 'watcher health not saved'),
+          );
+        };
         while (!signal.aborted && Date.now() < until) {
           try {
-            await watcher.tick(app.orm.em.fork());
+            await w.tick(app.orm.em.fork());
+            await saveHealth(failures > 0);
             failures = 0;
           } catch (err) {
+            await saveHealth(true);
             failures++;
             app.metrics.watcherTickFailures.inc({ environment: target.environment, network: target.network });
             app.log.warn({ err: err instanceof Error ? err.message : String(err), network: target.network, environment: target.environment, failures }, 'chain watcher tick failed; retrying');

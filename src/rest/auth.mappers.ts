@@ -4,8 +4,8 @@ import { loginEmail, loginPassword, refreshTokenField, type LoginCommand, type R
 
 /* The legacy REST dialect of dashboard sign-in → AuthService's commands. */
 
-const loginBody = z.object({ email: loginEmail, password: loginPassword, user_type: z.literal('merchant', { message: 'must be "merchant"' }) });
-const refreshBody = z.object({ refresh_token: refreshTokenField });
+export const loginBody = z.object({ email: loginEmail, password: loginPassword, user_type: z.literal('merchant', { message: 'must be "merchant"' }) });
+export const refreshBody = z.object({ refresh_token: refreshTokenField });
 
 /** `POST /auth/login`: the spec's body carries `user_type`, always "merchant" here. */
 export function toLogin(body: unknown): LoginCommand {

@@ -5,7 +5,7 @@ import { logoUrl, updateMerchantSettingsCommand, type UpdateMerchantSettingsComm
 /* The REST dialect of the dashboard's merchant settings → MerchantService's command. */
 
 const shape = updateMerchantSettingsCommand.shape;
-const settingsBody = z
+export const settingsBody = z
   .strictObject({
     fee_included: shape.feeIncluded,
     order_ttl_seconds: shape.orderTtlSeconds,

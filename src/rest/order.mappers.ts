@@ -31,9 +31,9 @@ export const LEGACY_URL_NAMES = { successUrl: 'success_url', cancelUrl: 'cancel_
 
 export const createOrderBody = (min: number, max: number) =>
   z.object({ merchant_id: merchantId, order_no: orderNo, amount: orderAmount(min, max), name: customerName, email: customerEmail, success_url: returnUrl, cancel_url: returnUrl, auto_redirect: autoRedirect });
-const getOrderBody = z.object({ merchant_id: merchantId, order_no: orderNo });
-const checkOrderRateBody = z.object({ merchant_id: merchantId, transactionID: orderNo, tokenAddress, network });
-const createQrBody = checkOrderRateBody.extend({ walletType });
+export const getOrderBody = z.object({ merchant_id: merchantId, order_no: orderNo });
+export const checkOrderRateBody = z.object({ merchant_id: merchantId, transactionID: orderNo, tokenAddress, network });
+export const createQrBody = checkOrderRateBody.extend({ walletType });
 
 /**
  * `POST /merchant/fiat/order`. The body is parsed with the command's own field validators and the

@@ -38,10 +38,10 @@ export const createPaymentLinkBody = (minIdr: number, maxIdr: number) =>
       auto_redirect: autoRedirect,
     })
     .superRefine(totalWithin(minIdr, maxIdr));
-const updatePaymentLinkBody = z
+export const updatePaymentLinkBody = z
   .object({ payment_link_id: paymentLinkId, title: title.optional(), expiration_time: expirationTime.optional(), status: linkStatus.optional() })
   .refine(...changesSomething);
-const openPaymentLinkBody = z.object({ payment_link_id: paymentLinkId });
+export const openPaymentLinkBody = z.object({ payment_link_id: paymentLinkId });
 
 type Raw = Record<string, unknown>;
 

@@ -1,11 +1,12 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { DomainError } from '../common/errors.js';
 import { errorEnvelope, toDomainError } from './envelope.js';
-import { RateLimitStoreError } from '../modules/limits/rate-limit.service.js';
+import { RateLimitedError, RateLimitStoreError, rateLimitHeaders } from '../modules/limits/rate-limit.service.js';
 
 /** Sends a domain error: the envelope on REST routes, `{errors:[…]}` on `/graphql`. */
 export function sendError(req: FastifyRequest, reply: FastifyReply, err: DomainError): FastifyReply {
   if (err.code === 'RATE_LIMITED' && typeof err.details?.retryAfterS === 'number') reply.header('Retry-After', String(err.details.retryAfterS));
+  if (err instanceof RateLimitedError) void reply.headers(rateLimitHeaders(err.state));
   if (req.url.split('?')[0] === '/graphql') {
     return reply.code(err.httpStatus).send({ errors: [{ message: err.message, extensions: { code: err.code, ...(err.details ?? {}) } }] });
   }

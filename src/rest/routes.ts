@@ -5,7 +5,7 @@ import { lazyRequestContext, type Caller, type RequestContext } from '../common/
 import { ENV_PATH, ENVIRONMENTS, type Environment } from '../common/environment.js';
 import { DomainError, isDomainError } from '../common/errors.js';
 import { envelope } from './envelope.js';
-import type { LimitKind } from '../modules/limits/rate-limit.service.js';
+import { rateLimitHeaders, type LimitKind, type LimitState } from '../modules/limits/rate-limit.service.js';
 
 /** `merchant`: the merchant's server (API key of the path's environment) or a dashboard session (`Authorization: Bearer`). */
 export type RouteAuth = 'public' | 'apiKey' | 'dashboard' | 'checkout' | 'merchant';
@@ -82,7 +82,7 @@ export function registerRoutes(fastify: FastifyInstance, app: App, routes: RestR
         handler: async (req: FastifyRequest, reply: FastifyReply) => {
           // The EntityManager is forked only when the route first uses it (lazyRequestContext).
           const ctx = lazyRequestContext(() => app.orm.em.fork(), { caller: { kind: 'anonymous' }, environment: mount.environment, ip: req.ip, requestId: req.id });
-          if (route.limit !== 'merchant') await app.rateLimits.consume(route.limit, req.ip);
+          let limit: LimitState | null = route.limit !== 'merchant' ? await app.rateLimits.consume(route.limit, req.ip) : null;
           try {
             ctx.caller = await authenticate(app, req, ctx, route.auth);
           } catch (e) {
@@ -91,9 +91,10 @@ export function registerRoutes(fastify: FastifyInstance, app: App, routes: RestR
             throw e;
           }
           // Merchant routes: the caller's own budget (a checkout key never spends the merchant's quota).
-          if (route.limit === 'merchant') await app.rateLimits.consumeCaller(ctx.caller, req.ip);
+          if (route.limit === 'merchant') limit = await app.rateLimits.consumeCaller(ctx.caller, req.ip);
           const result = await route.handler(ctx, req);
           const status = result.status ?? 200;
+          if (limit) void reply.headers(rateLimitHeaders(limit));
           if (result.headers) void reply.headers(result.headers);
           if (result.raw) return reply.code(status).type(result.raw.contentType).header('cache-control', 'no-store').headers(result.raw.headers ?? {}).send(result.raw.body);
           return reply.code(status).send(envelope(status, result.message ?? 'Success', result.data));

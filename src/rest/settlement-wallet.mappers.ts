@@ -11,7 +11,7 @@ import type { SettlementWalletRecord, SettlementWalletState } from '../modules/s
  * commands, which validate the values themselves (network, address, password) for every transport.
  */
 
-const setBody = z.object({
+export const setSettlementWalletBody = z.object({
   address: z.string({ message: 'must be the settlement address (string)' }),
   password: z.string({ message: 'is required: changing a settlement address needs the account password' }),
 });
@@ -22,7 +22,7 @@ const networkParam = (params: unknown): string => String((params as { network?: 
 /** `PUT /merchant/settlement-wallets/:network` `{ address, password }`. */
 export function toSetSettlementWallet(ctx: RequestContext, params: unknown, body: unknown): SetSettlementWalletCommand {
   requireDashboard(ctx, 'Settlement addresses are managed from the dashboard');
-  const b = parseInput(setBody, body ?? {});
+  const b = parseInput(setSettlementWalletBody, body ?? {});
   return { environment: requireEnvironment(ctx), network: networkParam(params) as SetSettlementWalletCommand['network'], address: b.address, password: b.password };
 }
 

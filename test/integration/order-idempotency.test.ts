@@ -100,12 +100,49 @@ describe('Idempotency-Key on POST /merchant/fiat/order', () => {
     expect(await ordersNamed('IDEM-5')).toBe(3);
   });
 
-  it('concurrent duplicates create exactly one order and all get it', async () => {
+  it('concurrent duplicates create exactly one order: each answer is that order or IDEMPOTENCY_KEY_IN_FLIGHT (409), never a duplicate', async () => {
     const results = await Promise.all(Array.from({ length: 12 }, () => create(a, { order_no: 'IDEM-6' }, 'key-6')));
-    expect(results.map((r) => r.status)).toEqual(Array(12).fill(201));
-    expect(new Set(results.map((r) => r.body.data.url.split('?')[0])).size).toBe(1);
-    expect(results.filter((r) => r.headers.get('idempotent-replayed') === 'false')).toHaveLength(1);
+    const created = results.filter((r) => r.status === 201);
+    const inFlight = results.filter((r) => r.status === 409);
+    expect(created.length + inFlight.length).toBe(12);
+    expect(inFlight.map((r) => r.body.data.code)).toEqual(Array(inFlight.length).fill('IDEMPOTENCY_KEY_IN_FLIGHT'));
+    expect(new Set(created.map((r) => r.body.data.url.split('?')[0])).size).toBe(1);
+    expect(created.filter((r) => r.headers.get('idempotent-replayed') === 'false')).toHaveLength(1);
     expect(await ordersNamed('IDEM-6')).toBe(1);
+    // After the first finished, the same key replays its order.
+    const after = await create(a, { order_no: 'IDEM-6' }, 'key-6');
+    expect(after.status).toBe(201);
+    expect(after.headers.get('idempotent-replayed')).toBe('true');
+  });
+
+  it('a second request while the first with the same key is still being processed gets 409 IDEMPOTENCY_KEY_IN_FLIGHT at once, not a wait and not a duplicate', async () => {
+    // Hold the first request inside its transaction: a session locks the orders table against inserts.
+    const holder = await gw.app.orm.em.getConnection().getKnex().client.acquireConnection();
+    try {
+      await holder.query('begin');
+      await holder.query('lock table orders in share row exclusive mode');
+      const first = create(a, { order_no: 'IDEM-8' }, 'key-8');
+      // Wait until the first request holds the key (its advisory lock is granted) and waits on the table.
+      for (;;) {
+        const { rows } = await holder.query("select count(*)::int as n from pg_locks where locktype = 'advisory' and granted");
+        if (rows[0].n > 0) break;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+      const second = await create(a, { order_no: 'IDEM-8' }, 'key-8');
+      expect(second.status).toBe(409);
+      expect(second.body.data.code).toBe('IDEMPOTENCY_KEY_IN_FLIGHT');
+      await holder.query('commit');
+      const done = await first;
+      expect(done.status).toBe(201);
+      expect(done.headers.get('idempotent-replayed')).toBe('false');
+    } finally {
+      await holder.query('rollback').catch(() => undefined);
+      await gw.app.orm.em.getConnection().getKnex().client.releaseConnection(holder);
+    }
+    const retry = await create(a, { order_no: 'IDEM-8' }, 'key-8');
+    expect(retry.status).toBe(201);
+    expect(retry.headers.get('idempotent-replayed')).toBe('true');
+    expect(await ordersNamed('IDEM-8')).toBe(1);
   });
 
   it('an expired key may be used again: the new request is a new creation', async () => {

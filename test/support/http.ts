@@ -1,4 +1,5 @@
 import { connect } from 'node:net';
+import { checkRestResponse } from './openapi-contract';
 
 /** Minimal HTTP client for tests: raw bodies allowed so malformed input can be sent as-is. */
 export interface HttpResult<T = any> {
@@ -26,6 +27,8 @@ export async function http<T = any>(
   } catch {
     /* not JSON */
   }
+  // The contract test: every REST answer must match schema/openapi.json (openapi-contract.ts).
+  checkRestResponse(opts.method ?? (opts.body !== undefined || opts.raw !== undefined ? 'POST' : 'GET'), path, res.status, res.headers.get('content-type'), body);
   return { status: res.status, headers: res.headers, body, text };
 }
 

@@ -4,6 +4,7 @@ import { evmDriver, isEvmNetwork } from './evm.driver.js';
 import { BATCH_MAX, EvmRpcClient, EvmRpcError, hexToBigInt, toQuantity, type EvmRpcOptions } from './evm.rpc.js';
 import { createEvmSweeps, type EvmSweepCapability } from './evm.sweeps.js';
 import { mapLimit } from '../../common/map-limit.js';
+import { ProviderGate } from '../chain-identity.js';
 
 /** keccak256("Transfer(address,address,uint256)"): ERC-20 and TRC-20 share it. */
 export const TRANSFER_TOPIC = id('Transfer(address,address,uint256)');
@@ -59,7 +60,22 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
   if (!Number.isInteger(config.maxBlockRange) || config.maxBlockRange < 1) throw new Error(`maxBlockRange must be ≥ 1, got ${config.maxBlockRange}`);
   if (!Number.isInteger(config.confirmations) || config.confirmations < 0) throw new Error(`confirmations must be ≥ 0, got ${config.confirmations}`);
 
-  const rpc = new EvmRpcClient({ ...options.rpc, urls: config.rpcUrls, timeoutMs: config.timeoutMs });
+  // The gate probes one provider at a time through `rpc.callOn` (no failover, no gate).
+  const gate: ProviderGate = new ProviderGate({
+    network: config.network,
+    urls: config.rpcUrls,
+    chainId: config.chainId !== undefined ? String(config.chainId) : null,
+    genesis: config.genesisHash ?? null,
+    recheckMs: config.identityRecheckMs,
+    onRefused: config.onWrongChain,
+    enforce: config.verifyIdentity === true,
+    probe: async (url) => {
+      const [chainId, genesis] = await Promise.all([rpc.callOn<string>(url, 'eth_chainId', []), rpc.callOn<RpcBlock | null>(url, 'eth_getBlockByNumber', ['0x0', false])]);
+      if (!genesis?.hash) throw new Error(`${config.network}: the provider has no genesis block`);
+      return { chainId: hexToBigInt(chainId, 'eth_chainId').toString(), genesis: genesis.hash };
+    },
+  });
+  const rpc = new EvmRpcClient({ ...options.rpc, urls: config.rpcUrls, timeoutMs: config.timeoutMs, gate });
   const maxRange = BigInt(config.maxBlockRange);
   const concurrency = Math.max(1, options.scanConcurrency ?? 3);
   // learnt once: a node that rejects the `finalized` tag will keep rejecting it
@@ -176,6 +192,7 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
       sweepBatchMax: config.sweepBatchMax,
     }),
     balances: { atBlock: true, tokenBalances },
+    identity: gate,
     rpc,
     scanTransfers,
 

@@ -5,6 +5,7 @@
  */
 
 import { mapLimit } from '../../common/map-limit.js';
+import { WrongChainError, type ProviderGate } from '../chain-identity.js';
 
 export type RpcFailureKind =
   /** the call did not complete within `timeoutMs` */
@@ -20,7 +21,9 @@ export type RpcFailureKind =
   /** a JSON-RPC error that another node may not have (lagging node: "header not found", internal error) */
   | 'rpc-transient'
   /** a JSON-RPC error the request itself causes (bad params, unsupported tag, range too large): not retried */
-  | 'rpc';
+  | 'rpc'
+  /** the provider serves another chain (chain id or genesis): refused by the identity gate */
+  | 'wrong-chain';
 
 export interface RpcAttemptFailure {
   url: string;
@@ -69,6 +72,8 @@ export interface EvmRpcOptions {
   /** For tests and instrumentation: called on every failed attempt. */
   onAttemptFailed?: (failure: RpcAttemptFailure & { method: string; attempt: number }) => void;
   fetch?: typeof fetch;
+  /** Verifies each provider's chain before it is used (refused providers count as `wrong-chain` failures). */
+  gate?: ProviderGate;
 }
 
 interface JsonRpcResponse {
@@ -192,13 +197,18 @@ export class EvmRpcClient {
     for (let n = 0; n < this.maxAttempts; n++) {
       const url = this.urls[idx]!;
       try {
+        await this.opts.gate?.admit(url, idx !== this.preferred);
         const result = await attempt(url);
         this.preferred = idx;
         return result;
       } catch (err) {
         if (err instanceof EvmRpcError || err instanceof BatchUnsupported) throw err;
         const failure: RpcAttemptFailure =
-          err instanceof AttemptFailed ? { url, ...err.failure } : { url, kind: 'network', message: errorMessage(err) };
+          err instanceof AttemptFailed
+            ? { url, ...err.failure }
+            : err instanceof WrongChainError
+              ? { url, kind: 'wrong-chain', message: err.message }
+              : { url, kind: 'network', message: errorMessage(err) };
         failures.push(failure);
         this.opts.onAttemptFailed?.({ ...failure, url: redactUrl(url), method, attempt: n });
       }
@@ -211,6 +221,24 @@ export class EvmRpcClient {
       }
     }
     throw new EvmRpcUnavailableError(method, failures.map((f) => ({ ...f, url: redactUrl(f.url) })));
+  }
+
+  /**
+   * One call to ONE provider: no failover, no retry, no identity gate (the gate's own probe). Throws
+   * `EvmRpcError` for a request error, `Error` for any transport or answer failure.
+   */
+  async callOn<T>(url: string, method: string, params: unknown[]): Promise<T> {
+    try {
+      return (await this.attempt(url, method, params)) as T;
+    } catch (err) {
+      if (err instanceof AttemptFailed) throw new Error(`${method} on ${redactUrl(url)}: ${err.failure.kind} ${err.message}`);
+      throw err;
+    }
+  }
+
+  /** The configured URLs (the gate and diagnostics). */
+  get providerUrls(): readonly string[] {
+    return this.urls;
   }
 
   /** POSTs `payload` to `url`; the parsed JSON body, or AttemptFailed for transport and HTTP failures. */

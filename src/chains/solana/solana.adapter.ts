@@ -1,6 +1,7 @@
-import { PublicKey, SolanaJSONRPCError, type ConfirmedSignatureInfo, type VersionedTransactionResponse } from '@solana/web3.js';
+import { PublicKey, type Connection, SolanaJSONRPCError, type ConfirmedSignatureInfo, type VersionedTransactionResponse } from '@solana/web3.js';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import { DomainError } from '../../common/errors.js';
+import { ProviderGate, type ChainIdentity } from '../chain-identity.js';
 import type { AccountPollObservation, BalanceQuery, ChainAdapter, ChainHead, ChainNetworkConfig, ObservedTransfer, PolledDeposit, SweepCapability, WatchedToken } from '../chain-adapter.js';
 import { mapLimit } from '../../common/map-limit.js';
 import { associatedTokenAddress, solanaDriver } from './solana.driver.js';
@@ -81,7 +82,7 @@ export interface SolanaAdapter extends ChainAdapter {
 
 export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaAdapterOptions = {}): SolanaAdapter {
   if (config.network !== 'SOLANA') throw new Error(`createSolanaAdapter: network must be SOLANA, got ${config.network}`);
-  const pool = new SolanaRpcPool({
+  const pool: SolanaRpcPool = new SolanaRpcPool({
     network: config.network,
     urls: config.rpcUrls,
     timeoutMs: config.timeoutMs,
@@ -91,6 +92,16 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     concurrency: options.concurrency ?? 8,
     sleep: options.sleep,
     random: options.random,
+    gate: new ProviderGate({
+      network: 'SOLANA',
+      urls: config.rpcUrls,
+      genesis: config.genesisHash ?? null,
+      recheckMs: config.identityRecheckMs,
+      onRefused: config.onWrongChain,
+      enforce: config.verifyIdentity === true,
+      // the cluster is named by its genesis hash (mainnet-beta, devnet, a local validator each have their own)
+      probe: async (url): Promise<ChainIdentity> => ({ chainId: null, genesis: await pool.callOn(url, (c: Connection) => c.getGenesisHash()) }),
+    }),
   });
   const pageSize = Math.min(1000, Math.max(1, options.signaturePageSize ?? 1000));
   const maxPages = options.maxSignaturePages ?? 100;
@@ -380,6 +391,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     observation: { kind: 'account-poll', pollDeposits },
     sweeps: createSolanaSweeps(pool, mintProgram),
     balances: { atBlock: false, tokenBalances },
+    identity: pool.gate,
     pollDeposits,
 
     async getHead(): Promise<ChainHead> {

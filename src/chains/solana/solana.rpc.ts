@@ -1,5 +1,6 @@
 import { Connection, SolanaJSONRPCError } from '@solana/web3.js';
 import type { Network } from '../../common/environment.js';
+import type { ProviderGate } from '../chain-identity.js';
 import { SolanaRpcError } from './solana.errors.js';
 
 export interface RpcPoolOptions {
@@ -15,6 +16,8 @@ export interface RpcPoolOptions {
   concurrency: number;
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
+  /** Verifies each endpoint's cluster (genesis hash) before it is used; a refused endpoint is skipped like a failed one. */
+  gate?: ProviderGate;
 }
 
 /**
@@ -99,6 +102,12 @@ export class SolanaRpcPool {
     );
   }
 
+  /** The identity gate (the adapter's `identity`). */
+  get gate(): ProviderGate {
+    if (!this.opts.gate) throw new Error(`${this.opts.network}: this pool has no identity gate`);
+    return this.opts.gate;
+  }
+
   get urlCount(): number {
     return this.connections.length;
   }
@@ -118,6 +127,7 @@ export class SolanaRpcPool {
         const i = (start + k) % n;
         attempts++;
         try {
+          await this.opts.gate?.admit(this.opts.urls[i]!, i !== this.preferred);
           const result = await this.limit(() => this.withTimeout(fn(this.connections[i]!)));
           this.preferred = i;
           return result;
@@ -128,6 +138,13 @@ export class SolanaRpcPool {
       }
     }
     throw new SolanaRpcError(this.opts.network, method, attempts, false, { cause: lastError });
+  }
+
+  /** One call to ONE endpoint (`url` as configured): no failover, no retry, no gate (the gate's own probe). */
+  async callOn<T>(url: string, fn: (connection: Connection) => Promise<T>): Promise<T> {
+    const i = this.opts.urls.indexOf(url);
+    if (i < 0) throw new Error(`${this.opts.network}: ${url} is not one of the pool's endpoints`);
+    return this.limit(() => this.withTimeout(fn(this.connections[i]!)));
   }
 
   /** Backstop for anything the fetch abort does not cover (e.g. a stalled response body parse). */

@@ -1,5 +1,6 @@
 import type { BalanceQuery, ChainAdapter, ChainHead, ChainNetworkConfig, LogScanObservation, ObservedTransfer, WatchedToken } from '../chain-adapter.js';
 import { mapLimit } from '../../common/map-limit.js';
+import { ProviderGate } from '../chain-identity.js';
 import { tronAddressBody, tronAddressFromBody } from './tron.address.js';
 import { TronBadResponse, TronHttpClient, type TronHttpClientOptions } from './tron.client.js';
 import { tronDriver } from './tron.driver.js';
@@ -174,7 +175,21 @@ export interface TronAdapter extends ChainAdapter {
 export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapterOptions = {}): TronAdapter {
   if (config.network !== 'TRON') throw new Error(`createTronAdapter cannot serve network ${config.network}`);
   const { concurrency = 4, consistencyRetries = 2, sweep, ...clientOpts } = options;
-  const client = new TronHttpClient({ ...clientOpts, urls: config.rpcUrls, timeoutMs: config.timeoutMs });
+  const gate: ProviderGate = new ProviderGate({
+    network: 'TRON',
+    urls: config.rpcUrls.map((u) => u.replace(/\/+$/, '')),
+    genesis: config.genesisHash ?? null,
+    recheckMs: config.identityRecheckMs,
+    onRefused: config.onWrongChain,
+    enforce: config.verifyIdentity === true,
+    // TRON has no chain id: block 0's blockID names the chain
+    probe: async (url) => {
+      const genesis = await client.postOn(url, '/wallet/getblockbynum', { num: 0 }, parseBlock);
+      if (!genesis) throw new Error('TRON: the node has no genesis block');
+      return { chainId: null, genesis: genesis.hash };
+    },
+  });
+  const client = new TronHttpClient({ ...clientOpts, urls: config.rpcUrls, timeoutMs: config.timeoutMs, gate });
 
   const getBlock = (num: bigint) => client.post('/wallet/getblockbynum', { num: Number(num) }, parseBlock);
 
@@ -263,6 +278,7 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
     observation: { kind: 'log-scan', scanTransfers },
     sweeps: createTronSweeps(client, config.rpcUrls[0]!, sweep),
     balances: { atBlock: false, tokenBalances },
+    identity: gate,
     scanTransfers,
 
     async getHead(): Promise<ChainHead> {

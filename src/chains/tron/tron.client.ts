@@ -1,3 +1,4 @@
+import { WrongChainError, type ProviderGate } from '../chain-identity.js';
 import { TronRpcError, type TronRpcFailure } from './tron.errors.js';
 
 export interface TronHttpClientOptions {
@@ -12,6 +13,8 @@ export interface TronHttpClientOptions {
   backoffMaxMs?: number;
   /** Sent with every request, e.g. `{ 'TRON-PRO-API-KEY': … }` for TronGrid. */
   headers?: Record<string, string>;
+  /** Verifies each node's chain (genesis block id) before it is used; a refused node is skipped like a failed one. */
+  gate?: ProviderGate;
   /** Injection points for tests. */
   fetch?: typeof fetch;
   sleep?: (ms: number) => Promise<void>;
@@ -75,7 +78,7 @@ export class TronHttpClient {
         const i = (start + k) % n;
         if (permanentlyFailed.has(i)) continue;
         attempts++;
-        const r = await this.attempt(this.urls[i]!, path, body, parse);
+        const r = await this.gated(i, () => this.attempt(this.urls[i]!, path, body, parse));
         if (r.ok) {
           this.preferred = i;
           return r.value;
@@ -87,6 +90,26 @@ export class TronHttpClient {
       if (permanentlyFailed.size === n) break;
     }
     throw new TronRpcError(last?.failure ?? 'unavailable', path, attempts, last?.message ?? 'no attempt made');
+  }
+
+  /** Runs `attempt` once the gate admitted URL `i`; a refused node fails this call over (not retried in it). */
+  private async gated<T>(i: number, attempt: () => Promise<Attempt<T>>): Promise<Attempt<T>> {
+    if (this.opts.gate) {
+      try {
+        await this.opts.gate.admit(this.urls[i]!, i !== this.preferred);
+      } catch (e) {
+        if (e instanceof WrongChainError) return { ok: false, retryable: false, failure: 'unavailable', message: e.message };
+        return { ok: false, retryable: true, failure: 'unavailable', message: `${this.urls[i]}: ${(e as Error).message ?? String(e)}` };
+      }
+    }
+    return attempt();
+  }
+
+  /** One POST to ONE node (`base` as configured): no failover, no retry, no gate (the gate's own probe). */
+  async postOn<T>(base: string, path: string, body: Record<string, unknown>, parse: (json: unknown) => T): Promise<T> {
+    const r = await this.attempt(base.replace(/\/+$/, ''), path, body, parse);
+    if (!r.ok) throw new TronRpcError(r.failure, path, 1, r.message);
+    return r.value;
   }
 
   private async attempt<T>(base: string, path: string, body: Record<string, unknown>, parse: (json: unknown) => T): Promise<Attempt<T>> {

@@ -79,25 +79,29 @@ export class RateLimits {
    * payment link — never does: it spends its own per-key budget and its IP's checkout budget, so
    * shoppers (or someone posing as many) cannot push the merchant's own server into 429.
    */
-  async consumeCaller(caller: Caller, ip: string): Promise<void> {
+  async consumeCaller(caller: Caller, ip: string): Promise<LimitState | null> {
     if (caller.kind === 'checkout') {
-      await this.consume('checkoutIp', ip);
-      await this.consume('checkoutKey', caller.orderId);
+      const byIp = await this.consume('checkoutIp', ip);
+      const byKey = await this.consume('checkoutKey', caller.orderId);
+      return byKey.remaining <= byIp.remaining ? byKey : byIp;
     } else if (caller.kind === 'apiKey' || caller.kind === 'dashboard') {
-      await this.consume('merchant', caller.merchantId);
+      return this.consume('merchant', caller.merchantId);
     }
+    return null;
   }
 
-  /** Takes one point; throws RATE_LIMITED (with `retryAfterS`) when the window is used up. */
-  async consume(kind: LimitKind, key: string): Promise<void> {
-    const msBeforeNext = this.windows ? await this.consumeShared(kind, key) : await this.consumeMemory(kind, key);
-    if (msBeforeNext === null) return;
-    const retryAfterS = Math.max(1, Math.ceil(msBeforeNext / 1000));
-    throw new DomainError('RATE_LIMITED', `${MESSAGES[kind]}; retry after ${retryAfterS} s`, { retryAfterS });
+  /** Takes one point; throws RATE_LIMITED (with `retryAfterS`) when the window is used up. Answers the budget's state after this hit. */
+  async consume(kind: LimitKind, key: string): Promise<LimitState> {
+    const { points, durationMs } = this.budgets[kind];
+    const hit = this.windows ? await this.consumeShared(kind, key) : await this.consumeMemory(kind, key);
+    const resetS = Math.max(1, Math.ceil(hit.msBeforeNext / 1000));
+    const state: LimitState = { kind, limit: points, windowS: durationMs / 1000, remaining: Math.max(0, points - hit.consumed), resetS };
+    if (hit.consumed <= points) return state;
+    throw new RateLimitedError(`${MESSAGES[kind]}; retry after ${resetS} s`, { ...state, remaining: 0 });
   }
 
-  /** null when the hit is within budget, else how long until the window ends (ms). */
-  private async consumeShared(kind: LimitKind, key: string): Promise<number | null> {
+  /** This hit's number in the window and how long until the window ends (ms). */
+  private async consumeShared(kind: LimitKind, key: string): Promise<{ consumed: number; msBeforeNext: number }> {
     const { points, durationMs } = this.budgets[kind];
     let window;
     try {
@@ -106,17 +110,42 @@ export class RateLimits {
       // A broken limiter store must not take the API down: fail open, but loudly.
       throw new RateLimitStoreError(e);
     }
-    return window.consumed <= points ? null : window.expireMs - Date.now();
+    return { consumed: window.consumed, msBeforeNext: Math.max(0, window.expireMs - Date.now()) };
   }
 
-  private async consumeMemory(kind: LimitKind, key: string): Promise<number | null> {
+  private async consumeMemory(kind: LimitKind, key: string): Promise<{ consumed: number; msBeforeNext: number }> {
     try {
-      await this.memory[kind]!.consume(key);
-      return null;
+      const res = await this.memory[kind]!.consume(key);
+      return { consumed: res.consumedPoints, msBeforeNext: res.msBeforeNext };
     } catch (e) {
-      if (e instanceof RateLimiterRes) return e.msBeforeNext;
+      if (e instanceof RateLimiterRes) return { consumed: e.consumedPoints, msBeforeNext: e.msBeforeNext };
       throw new RateLimitStoreError(e);
     }
+  }
+}
+
+/** A budget after one hit: what the IETF `RateLimit` / `RateLimit-Policy` headers say (draft-ietf-httpapi-ratelimit-headers). */
+export interface LimitState {
+  kind: LimitKind;
+  limit: number;
+  windowS: number;
+  remaining: number;
+  /** Seconds until the window resets. */
+  resetS: number;
+}
+
+/** `RateLimit-Policy: "merchant";q=3000;w=60` and `RateLimit: "merchant";r=2999;t=42`. */
+export function rateLimitHeaders(s: LimitState): Record<string, string> {
+  return { 'ratelimit-policy': `"${s.kind}";q=${s.limit};w=${s.windowS}`, ratelimit: `"${s.kind}";r=${s.remaining};t=${s.resetS}` };
+}
+
+/** RATE_LIMITED with the budget's state, for the RateLimit headers of the 429 (the body keeps `retryAfterS`). */
+export class RateLimitedError extends DomainError {
+  constructor(
+    message: string,
+    readonly state: LimitState,
+  ) {
+    super('RATE_LIMITED', message, { retryAfterS: state.resetS });
   }
 }
 

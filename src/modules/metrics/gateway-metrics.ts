@@ -17,6 +17,8 @@ export interface WatcherLagSnapshot {
 
 export interface WatcherLagSource {
   lag(): WatcherLagSnapshot;
+  /** The network's RPC providers, host only, with their chain-identity state. */
+  providers?(): { provider: string; state: string }[];
 }
 
 /** Figures read from the database at scrape time (the same for every process of a deployment). */
@@ -54,6 +56,10 @@ export class GatewayMetrics {
   readonly orderTransitions: Counter<'environment' | 'from' | 'to'>;
   readonly rpcErrors: Counter<'environment' | 'network' | 'provider' | 'kind'>;
   readonly watcherTickFailures: Counter<'environment' | 'network'>;
+  /** Providers refused for serving another chain (chain id / genesis), per provider host. */
+  readonly providersRefused: Counter<'environment' | 'network' | 'provider'>;
+  /** Sandbox watchers that followed a new chain behind their URLs (restarted dev chains). */
+  readonly chainIdentityChanges: Counter<'environment' | 'network'>;
   readonly jobRuns: Counter<'job' | 'outcome'>;
   readonly jobDuration: Histogram<'job'>;
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
@@ -71,6 +77,8 @@ export class GatewayMetrics {
     this.orderTransitions = new Counter({ name: 'cpg_order_transitions_total', help: 'Order status transitions written by this process', labelNames: ['environment', 'from', 'to'], registers });
     this.rpcErrors = new Counter({ name: 'cpg_rpc_errors_total', help: 'Failed chain RPC attempts, per provider host', labelNames: ['environment', 'network', 'provider', 'kind'], registers });
     this.watcherTickFailures = new Counter({ name: 'cpg_watcher_tick_failures_total', help: 'Chain watcher polls that failed (RPC or database), retried on the next poll', labelNames: ['environment', 'network'], registers });
+    this.providersRefused = new Counter({ name: 'cpg_rpc_provider_refused_total', help: 'RPC providers refused for serving another chain than the watched one (chain id or genesis hash), per provider host', labelNames: ['environment', 'network', 'provider'], registers });
+    this.chainIdentityChanges = new Counter({ name: 'cpg_chain_identity_changes_total', help: 'Sandbox watchers that found every provider on a new chain (restarted dev chain) and restarted their cursor on it', labelNames: ['environment', 'network'], registers });
     this.jobRuns = new Counter({ name: 'cpg_job_runs_total', help: 'Scheduled job runs finished by this process', labelNames: ['job', 'outcome'], registers });
     this.jobDuration = new Histogram({ name: 'cpg_job_duration_seconds', help: 'Duration of scheduled job runs', labelNames: ['job'], buckets: [0.01, 0.1, 0.5, 1, 5, 15, 30, 60, 120], registers });
     this.httpDuration = new Histogram({ name: 'cpg_http_request_duration_seconds', help: 'HTTP request latency by route pattern', labelNames: ['method', 'route', 'status'], buckets: HTTP_BUCKETS, registers });
@@ -98,6 +106,19 @@ export class GatewayMetrics {
     lagGauge('cpg_watcher_lag_blocks', 'Blocks (slots) between the chain head and what the watcher has scanned', (s) =>
       s.headBlock === null || s.scannedBlock === null ? null : Math.max(0, Number(s.headBlock - s.scannedBlock)),
     );
+    new Gauge({
+      name: 'cpg_rpc_provider_state',
+      help: 'Each RPC provider as the chain-identity gate last saw it: 1 for the state it is in (ok, refused: another chain, unknown: not verified or unreachable)',
+      labelNames: ['environment', 'network', 'provider', 'state'],
+      registers,
+      collect() {
+        this.reset();
+        for (const w of watchers) {
+          const s = w.lag();
+          for (const p of w.providers?.() ?? []) this.set({ environment: s.environment, network: s.network, provider: p.provider, state: p.state }, 1);
+        }
+      },
+    });
     lagGauge('cpg_watcher_lag_seconds', 'Seconds since the watcher last had everything up to the chain head scanned (0 while caught up)', (s, now) =>
       Math.max(0, (now - (s.caughtUpAt ?? s.startedAt)) / 1000),
     );

@@ -135,10 +135,16 @@ export class OrderService {
     const key = parseIdempotencyKey(opts.idempotencyKey);
     const hash = orderRequestHash(data);
     // One transaction for the key row and the order: a key is remembered exactly when its order
-    // exists, a crash leaves neither, and a concurrent duplicate waits on the key's primary key until
-    // this commits (then replays) or rolls back (then creates).
+    // exists, and a crash leaves neither. While it is open the key is "in flight": a concurrent
+    // duplicate does not wait for it (a client's timeout would fire first and it would retry again)
+    // but gets IDEMPOTENCY_KEY_IN_FLIGHT (409) at once, from a transaction-scoped advisory lock on
+    // the key; once this commits, the same key replays the order.
     return ctx.em.transactional(async (tx) => {
       const txCtx = { ...ctx, em: tx };
+      const [lock] = await tx.execute<{ got: boolean }[]>('select pg_try_advisory_xact_lock(hashtextextended(?, 0)) as got', [`idempotency:${caller.merchantId}:${caller.environment}:${key}`]);
+      if (!lock?.got) {
+        throw new DomainError('IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still being processed; retry after it finishes to get its answer');
+      }
       const claimed = await tx.execute<{ claimed: number }[]>(
         `insert into idempotency_keys (merchant_id, environment, key, request_hash, order_no, expires_at)
          values (?, ?, ?, ?, ?, now() + make_interval(secs => ?))

@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { isFinal, pollEveryToken, type AccountPollObservation, type ChainAdapter, type ChainHead, type LogScanObservation, type ObservedTransfer, type WatchedToken } from '../../chains/chain-adapter.js';
 import type { WatchedNetwork } from '../../chains/networks.js';
+import { describeIdentity, sameChain, WrongChainError, type ChainIdentity, type ProviderStatus } from '../../chains/chain-identity.js';
 import type { Environment, Network } from '../../common/environment.js';
 import type { TokenService } from '../tokens/token.service.js';
 import type { MatchedTransfer, PaymentService, RecordResult } from './payment.service.js';
@@ -38,7 +39,29 @@ export interface WatcherDeps {
   /** Re-check of confirmed payments' blocks (deep reorgs after confirmation); absent or windowS 0: off. */
   reorgRecheck?: { windowS: number; intervalMs: number; maxBlocks: number };
   log: Logger;
+  /** A sandbox watcher found its provider on a new chain (a restarted dev chain) and restarted its cursor there (metrics). */
+  onNewChain?: (w: { environment: Environment; network: Network; from: ChainIdentity; to: ChainIdentity }) => void;
 }
+
+/** Where a watcher stands, as `/readyz` details and `watcher_health` show it (no URL: provider hosts only). */
+export interface WatcherHealthSnapshot {
+  environment: Environment;
+  network: Network;
+  headBlock: bigint | null;
+  scannedBlock: bigint | null;
+  /** When a tick last completed (ms), null: never. */
+  lastOkAt: number | null;
+  /** When a tick last failed, and why (log-safe message). */
+  lastErrorAt: number | null;
+  lastError: string | null;
+  caughtUpAt: number | null;
+  startedAt: number;
+  identity: ChainIdentity | null;
+  providers: ProviderStatus[];
+}
+
+/** Thrown inside a tick when the provider turned out to serve another chain mid-tick: the tick ends, nothing of it is kept. */
+class ChainSwitched extends Error {}
 
 /**
  * The watch set holds every deposit address of the chain family (closed ones for `closedWatchS` too),
@@ -87,6 +110,17 @@ export class ChainWatcher {
   private readonly startedAt = Date.now();
   /** When the confirmed blocks were last re-checked (0: due now, e.g. after a reorg below the cursor). */
   private lastRecheck = 0;
+  /**
+   * The chain this watcher's cursor belongs to, and since when (payments detected before that belong
+   * to an earlier chain behind the same URL: never confirmed, orphaned or reorged by this chain's
+   * hashes). Undefined until loaded from `chain_cursors`; null when nothing was stored yet.
+   */
+  private chain: { identity: ChainIdentity; since: Date } | null | undefined;
+  /** When the head was last seen below the cursor and the chain identity probed for it (throttle). */
+  private lastBelowCursorCheck = 0;
+  private lastOkAt: number | null = null;
+  private lastErrorAt: number | null = null;
+  private lastError: string | null = null;
 
   constructor(
     target: WatchedNetwork,
@@ -113,13 +147,65 @@ export class ChainWatcher {
     if (block >= head) this.caughtUpAt = Date.now();
   }
 
+  /** The network's providers (host only) with their chain-identity state (metrics). */
+  providers(): ProviderStatus[] {
+    return this.adapter.identity.providers();
+  }
+
+  /** Everything `/readyz` and `watcher_health` show about this watcher. */
+  health(): WatcherHealthSnapshot {
+    return {
+      environment: this.environment,
+      network: this.network,
+      headBlock: this.headBlock,
+      scannedBlock: this.scannedBlock,
+      lastOkAt: this.lastOkAt,
+      lastErrorAt: this.lastErrorAt,
+      lastError: this.lastError,
+      caughtUpAt: this.caughtUpAt,
+      startedAt: this.startedAt,
+      identity: this.chain?.identity ?? null,
+      providers: this.adapter.identity.providers(),
+    };
+  }
+
   /** One pass: refresh the watch set, scan new blocks (or poll deposits), confirm, settle. */
   async tick(em: EntityManager): Promise<{ recorded: number; settled: number }> {
+    try {
+      const r = await this.pass(em);
+      this.lastOkAt = Date.now();
+      return r;
+    } catch (err) {
+      if (err instanceof ChainSwitched) {
+        this.lastOkAt = Date.now();
+        return { recorded: 0, settled: 0 };
+      }
+      // sandbox: every provider moved to a new chain (the calls failed as refused): follow it
+      if (this.environment === 'sandbox' && this.chain && (await this.adoptNewChain(em).catch(() => false))) {
+        this.lastOkAt = Date.now();
+        return { recorded: 0, settled: 0 };
+      }
+      this.lastErrorAt = Date.now();
+      // shown by `/readyz`: URLs cut to their host (paths and queries may carry API keys)
+      this.lastError = (err instanceof Error ? err.message : String(err)).replace(/\b(https?|wss?):\/\/([^/\s"'@]*@)?([^/\s"']+)[^\s"']*/g, '$1://$3');
+      if (err instanceof WrongChainError) {
+        this.deps.log.error({ network: this.network, environment: this.environment, provider: err.provider, got: describeIdentity(err.got) }, 'no provider serves the expected chain; the watcher waits');
+      }
+      throw err;
+    }
+  }
+
+  private async pass(em: EntityManager): Promise<{ recorded: number; settled: number }> {
+    // Production: the stored identity is pinned before the first call, so no provider on another
+    // chain answers a single call of this watcher.
+    if (this.chain === undefined) await this.loadChain(em);
     // Head first, then the watch set: a transfer in a block up to this head was mined before the head
     // was read, so its deposit (committed before the payer could see the address) is in the set loaded
     // next. The other way round, a deposit committed and paid between the two reads was scanned past.
     const head = await this.adapter.getHead();
     this.headBlock = head.latest;
+    // The head's provider serves the chain the cursor belongs to (or, sandbox, a new chain: restarted there).
+    await this.followChain(em, head, false);
     await this.refreshWatchSet(em);
     const touched = new Set<string>(this.unsettled);
     const observation = this.adapter.observation;
@@ -258,8 +344,16 @@ export class ChainWatcher {
   /** Log-scanning chains: scan (cursor, latest] in chunks, after checking the cursor block is still canonical. */
   private async scanRange(em: EntityManager, head: ChainHead, scan: LogScanObservation, touched: Set<string>): Promise<number> {
     let cursor = await this.cursor(em, head);
+    // A head below the cursor: a lagging node, or another chain behind the URL (a restarted dev chain
+    // starts low). The identity says which (probed at most every 10 s for this).
+    if (head.latest < cursor.block && Date.now() - this.lastBelowCursorCheck > 10_000) {
+      this.lastBelowCursorCheck = Date.now();
+      await this.followChain(em, head, true);
+    }
     if (cursor.hash) {
       const canonical = await this.adapter.getBlockHash(cursor.block);
+      // Another chain is never a reorg: its identity is checked before anything is rewound.
+      if (canonical && canonical !== cursor.hash) await this.followChain(em, head, true);
       if (canonical && canonical !== cursor.hash) {
         // Reorg below our cursor: rewind and rescan. Orphaned payments are caught by confirm();
         // re-included ones are re-recorded with their new block.
@@ -342,7 +436,7 @@ export class ChainWatcher {
 
   /** Pending payments count once final under the adapter's finality rule and still in the canonical chain. */
   private async confirm(em: EntityManager, head: ChainHead): Promise<string[]> {
-    const pending = await this.deps.payments.pending(em, this.environment, this.network);
+    const pending = await this.deps.payments.pending(em, this.environment, this.network, this.chainSince());
     if (!pending.length) return [];
     const deepEnough = (bn: bigint) => isFinal(this.adapter.finality, bn, head, this.confirmations);
     const hashes = new Map<bigint, string | null>();
@@ -360,6 +454,7 @@ export class ChainWatcher {
         touched.add(p.orderId);
       }
     }
+    if (orphaned.length) await this.followChain(em, head, true); // another chain is not a reorg
     if (confirmed.length || orphaned.length) {
       await em.transactional(async (tx) => {
         await this.deps.payments.markConfirmed(tx, confirmed);
@@ -383,7 +478,7 @@ export class ChainWatcher {
     const cfg = this.deps.reorgRecheck;
     if (!cfg || cfg.windowS <= 0 || Date.now() - this.lastRecheck < cfg.intervalMs) return [];
     this.lastRecheck = Date.now();
-    const blocks = await this.deps.payments.confirmedBlocks(em, this.environment, this.network, new Date(Date.now() - cfg.windowS * 1000), cfg.maxBlocks);
+    const blocks = await this.deps.payments.confirmedBlocks(em, this.environment, this.network, new Date(Date.now() - cfg.windowS * 1000), cfg.maxBlocks, this.chainSince());
     // One hash per distinct block number, RECHECK_BATCH calls in flight at a time.
     const numbers = [...new Set(blocks.map((b) => b.blockNumber))];
     const canonical = new Map<bigint, string | null>();
@@ -397,6 +492,8 @@ export class ChainWatcher {
       return !!now && now !== b.blockHash;
     });
     if (!replaced.length) return [];
+    // Another chain behind the URL replaces every block: that is no reorg (sandbox: followed; production: refused).
+    await this.followChain(em, null, true);
     const moved = await em.transactional((tx) => this.deps.payments.markReorged(tx, this.environment, this.network, replaced));
     this.deps.log.error(
       { network: this.network, environment: this.environment, blocks: replaced.map((b) => b.blockNumber.toString()), payments: moved.map((m) => m.id) },
@@ -407,7 +504,7 @@ export class ChainWatcher {
 
   /** Unattributed receipts: confirmed (and reported) or orphaned by the same rule as payments; they never touch an order's status. */
   private async confirmReceipts(em: EntityManager, head: ChainHead): Promise<void> {
-    const pending = await this.deps.receipts.pending(em, this.environment, this.network);
+    const pending = await this.deps.receipts.pending(em, this.environment, this.network, this.chainSince());
     if (!pending.length) return;
     const hashes = new Map<bigint, string | null>();
     const confirmed: string[] = [];
@@ -418,12 +515,104 @@ export class ChainWatcher {
       if (canonical && canonical !== p.blockHash) orphaned.push(p.id);
       else if (canonical && isFinal(this.adapter.finality, p.blockNumber, head, this.confirmations)) confirmed.push(p.id);
     }
+    if (orphaned.length) await this.followChain(em, head, true);
     if (confirmed.length || orphaned.length) {
       await em.transactional(async (tx) => {
         await this.deps.receipts.markConfirmed(tx, confirmed);
         await this.deps.receipts.markOrphaned(tx, orphaned);
       });
     }
+  }
+
+  /** Payments and receipts detected since this instant belong to the chain followed now (null: one chain so far). */
+  private chainSince(): Date | null {
+    return this.chain?.since ?? null;
+  }
+
+  /** Reads the stored chain identity and pins it: providers on another chain are refused from the first call. */
+  private async loadChain(em: EntityManager): Promise<void> {
+    const [row] = await em.execute<{ chain_id: string | null; genesis_hash: string | null; identity_since: Date | null }[]>(
+      `select chain_id, genesis_hash, identity_since from chain_cursors where environment = ? and network = ?`,
+      [this.environment, this.network],
+    );
+    this.chain = row?.genesis_hash ? { identity: { chainId: row.chain_id, genesis: row.genesis_hash }, since: new Date(row.identity_since ?? 0) } : null;
+    if (this.chain) this.adapter.identity.pin(this.chain.identity);
+  }
+
+  /**
+   * Checks that the provider answering serves the chain the cursor belongs to (`force`: probe it now,
+   * else the gate's cached verification, renewed on every switch of provider and every 30 s). The
+   * first identity is stored with the cursor. Another chain is never treated as a reorg:
+   * - production: refused (the gate is pinned; this only throws `WrongChainError`);
+   * - sandbox (a restarted dev chain, a reset testnet): a new chain identity; the cursor restarts on
+   *   the new chain (`WATCH_START_LOOKBACK_BLOCKS` before its head), SOLANA's per-deposit cursors are
+   *   cleared, and payments recorded on the earlier chain keep their status (never confirmed,
+   *   orphaned or reorged by the new chain's blocks). The tick ends (`ChainSwitched`).
+   */
+  private async followChain(em: EntityManager, head: ChainHead | null, force: boolean): Promise<void> {
+    let identity: ChainIdentity;
+    try {
+      identity = await this.adapter.identity.current(force);
+    } catch (err) {
+      if (err instanceof WrongChainError && (await this.adoptNewChain(em))) throw new ChainSwitched();
+      throw err;
+    }
+    if (this.chain === undefined) await this.loadChain(em);
+    if (!this.chain) {
+      // the first identity: everything recorded before belongs to it (since the epoch)
+      const since = await this.storeIdentity(em, identity, head, false);
+      this.chain = { identity, since };
+      this.adapter.identity.pin(identity);
+      return;
+    }
+    if (sameChain(identity, this.chain.identity)) return;
+    // The gate is pinned to the stored identity, so this is a gate not pinned yet: pin it, and drop the tick.
+    this.adapter.identity.pin(this.chain.identity);
+    throw new WrongChainError(this.network, 'unknown', identity, this.chain.identity);
+  }
+
+  /**
+   * Sandbox only: when EVERY provider serves another chain than the stored one (the dev chains were
+   * restarted, a testnet was reset), that chain is followed from now on: a new chain identity, the
+   * cursor restarts on it and SOLANA's per-deposit cursors are cleared. Payments recorded on the
+   * earlier chain keep their status. Production never follows: the providers stay refused and alarmed.
+   */
+  private async adoptNewChain(em: EntityManager): Promise<boolean> {
+    const identity = this.adapter.identity.allRefused();
+    if (this.environment !== 'sandbox' || !identity || !this.chain || sameChain(identity, this.chain.identity)) return false;
+    const from = this.chain.identity;
+    this.adapter.identity.pin(identity);
+    const head = await this.adapter.getHead();
+    const since = await this.storeIdentity(em, identity, head, true);
+    this.chain = { identity, since };
+    this.lastFullReload = 0; // the watch set's SOLANA cursors were cleared: read them again
+    this.unsettled = new Set();
+    this.headBlock = head.latest;
+    this.scannedBlock = null;
+    this.caughtUpAt = null;
+    this.deps.log.warn(
+      { network: this.network, environment: this.environment, from: describeIdentity(from), to: describeIdentity(identity), head: head.latest.toString() },
+      'every provider serves a new chain (restarted dev chain?): a new chain identity, the cursor restarts on it; payments of the earlier chain keep their status',
+    );
+    this.deps.onNewChain?.({ environment: this.environment, network: this.network, from, to: identity });
+    return true;
+  }
+
+  /** Stores `identity` with the cursor (a new chain: the cursor restarts before its head). Returns since when it is followed. */
+  private async storeIdentity(em: EntityManager, identity: ChainIdentity, head: ChainHead | null, restart: boolean): Promise<Date> {
+    return em.transactional(async (tx) => {
+      const start = head ? (head.latest > BigInt(this.deps.startLookbackBlocks) ? head.latest - BigInt(this.deps.startLookbackBlocks) : 0n) : 0n;
+      const [row] = await tx.execute<{ identity_since: Date }[]>(
+        `insert into chain_cursors (environment, network, block_number, block_hash, chain_id, genesis_hash, identity_since, updated_at)
+         values (?, ?, ?, null, ?, ?, ${restart ? 'clock_timestamp()' : "'epoch'::timestamptz"}, now())
+         on conflict (environment, network) do update set chain_id = excluded.chain_id, genesis_hash = excluded.genesis_hash, identity_since = excluded.identity_since,
+           ${restart ? 'block_number = excluded.block_number, block_hash = null,' : ''} updated_at = now()
+         returning identity_since`,
+        [this.environment, this.network, start.toString(), identity.chainId, identity.genesis],
+      );
+      if (restart) await tx.execute(`update deposits set cursor = null where environment = ? and network = ? and cursor is not null`, [this.environment, this.network]);
+      return new Date(row!.identity_since);
+    });
   }
 
   private async cursor(em: EntityManager, head: ChainHead): Promise<{ block: bigint; hash: string | null }> {

@@ -119,10 +119,14 @@ export class PaymentService {
     return { touched: [...touched], failed };
   }
 
-  async pending(em: EntityManager, environment: Environment, network: Network): Promise<PendingPayment[]> {
+  /**
+   * Pending payments of the network; with `since`, only those detected since then (the watcher's
+   * chain identity: payments recorded on an earlier chain behind the same URL are left as they are).
+   */
+  async pending(em: EntityManager, environment: Environment, network: Network, since: Date | null = null): Promise<PendingPayment[]> {
     const rows = await em.execute<{ id: string; order_id: string; block_number: string; block_hash: string }[]>(
-      `select id, order_id, block_number, block_hash from payments where environment = ? and network = ? and status = 'pending' order by block_number`,
-      [environment, network],
+      `select id, order_id, block_number, block_hash from payments where environment = ? and network = ? and status = 'pending' ${since ? 'and detected_at >= ?' : ''} order by block_number`,
+      since ? [environment, network, since] : [environment, network],
     );
     return rows.map((r) => ({ id: r.id, orderId: r.order_id, blockNumber: BigInt(r.block_number), blockHash: r.block_hash }));
   }
@@ -142,11 +146,12 @@ export class PaymentService {
    * Distinct blocks holding this network's payments confirmed since `since` (the deep-reorg re-check),
    * newest first, at most `limit`: one block-hash check per block covers all its payments.
    */
-  async confirmedBlocks(em: EntityManager, environment: Environment, network: Network, since: Date, limit: number): Promise<{ blockNumber: bigint; blockHash: string }[]> {
+  async confirmedBlocks(em: EntityManager, environment: Environment, network: Network, since: Date, limit: number, chainSince: Date | null = null): Promise<{ blockNumber: bigint; blockHash: string }[]> {
+    // `chainSince`: only payments detected on the chain the watcher follows now (see `pending`)
     const rows = await em.execute<{ block_number: string; block_hash: string }[]>(
-      `select block_number, block_hash from payments where environment = ? and network = ? and status = 'confirmed' and confirmed_at >= ?
+      `select block_number, block_hash from payments where environment = ? and network = ? and status = 'confirmed' and confirmed_at >= ? ${chainSince ? 'and detected_at >= ?' : ''}
        group by block_number, block_hash order by block_number desc limit ${Number(limit)}`,
-      [environment, network, since],
+      chainSince ? [environment, network, since, chainSince] : [environment, network, since],
     );
     return rows.map((r) => ({ blockNumber: BigInt(r.block_number), blockHash: r.block_hash }));
   }

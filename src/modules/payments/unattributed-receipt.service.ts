@@ -72,10 +72,11 @@ export class UnattributedReceiptService {
     return { recorded, failed };
   }
 
-  async pending(em: EntityManager, environment: Environment, network: Network): Promise<PendingPayment[]> {
+  /** Pending receipts; with `since`, only those detected on the chain the watcher follows now (see `PaymentService.pending`). */
+  async pending(em: EntityManager, environment: Environment, network: Network, since: Date | null = null): Promise<PendingPayment[]> {
     const rows = await em.execute<{ id: string; order_id: string; block_number: string; block_hash: string }[]>(
-      `select id, order_id, block_number, block_hash from unattributed_receipts where environment = ? and network = ? and status = 'pending' order by block_number`,
-      [environment, network],
+      `select id, order_id, block_number, block_hash from unattributed_receipts where environment = ? and network = ? and status = 'pending' ${since ? 'and detected_at >= ?' : ''} order by block_number`,
+      since ? [environment, network, since] : [environment, network],
     );
     return rows.map((r) => ({ id: r.id, orderId: r.order_id, blockNumber: BigInt(r.block_number), blockHash: r.block_hash }));
   }

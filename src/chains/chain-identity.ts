@@ -1,0 +1,216 @@
+import type { Network } from '../common/environment.js';
+
+/**
+ * Which chain a provider serves: the EVM chain id (null elsewhere) and the hash of its genesis block
+ * (EVM block 0's hash, TRON block 0's `blockID`, SOLANA `getGenesisHash`). Two providers with the
+ * same identity serve the same chain; a node restarted as a fresh dev chain, a fork, or another
+ * network behind the same URL has another.
+ */
+export interface ChainIdentity {
+  chainId: string | null;
+  genesis: string;
+}
+
+export const sameChain = (a: ChainIdentity, b: ChainIdentity): boolean => a.genesis.toLowerCase() === b.genesis.toLowerCase() && (a.chainId ?? null) === (b.chainId ?? null);
+
+export const describeIdentity = (i: ChainIdentity): string => (i.chainId !== null ? `chain id ${i.chainId}, genesis ${i.genesis}` : `genesis ${i.genesis}`);
+
+/**
+ * The production chains' genesis hashes: a production provider serving anything else (a testnet, a
+ * fork, a devnet) is refused from its first answer, before the watcher stored any identity.
+ */
+export const MAINNET_GENESIS: Record<Network, string> = {
+  ETHEREUM: '0xd4e56740f876aef8c010b86a40d5f56745a118d0906a34e69aec8c0db1cb8fa3',
+  BINANCE: '0x0d21840abff46b96c84b2ac9e10e4f5cdaeb5693cb665db62a2f3b02d2d57b5b',
+  TRON: '00000000000000001ebf88508a03865c71d452e25f4d51194196a1d22b6653dc',
+  SOLANA: '5eykt4UsFv8P8NJdTREpY1vzqKqZKvdpKuc147dw2N9d',
+};
+
+/** The URL's host only: paths and queries of RPC URLs may carry API keys. */
+export function providerHost(url: string): string {
+  try {
+    return new URL(url).host;
+  } catch {
+    return 'unknown';
+  }
+}
+
+/** A provider serves another chain than the one expected: refused (never used for this network). */
+export class WrongChainError extends Error {
+  override readonly name = 'WrongChainError';
+  readonly code = 'WRONG_CHAIN';
+  constructor(
+    readonly network: Network,
+    readonly provider: string,
+    readonly got: ChainIdentity,
+    readonly expected: { chainId: string | null; genesis: string | null },
+  ) {
+    const want = [expected.chainId !== null ? `chain id ${expected.chainId}` : null, expected.genesis ? `genesis ${expected.genesis}` : null].filter(Boolean).join(', ');
+    super(`${network} provider ${provider} serves another chain (${describeIdentity(got)}; expected ${want})`);
+  }
+}
+
+/** One provider as the gate last saw it (readiness details, metrics, logs). Host only, never the URL. */
+export interface ProviderStatus {
+  provider: string;
+  /** `ok`: verified on the expected chain; `refused`: on another chain; `unknown`: not verified yet or unreachable when probed. */
+  state: 'ok' | 'refused' | 'unknown';
+  identity: ChainIdentity | null;
+  /** Why it is refused or unknown. */
+  reason: string | null;
+  checkedAt: number | null;
+}
+
+/** The adapter's view of which chain its providers serve (`ChainAdapter.identity`). */
+export interface ChainIdentityCapability {
+  /**
+   * The identity of the chain the provider used last serves: probed on first use, on every switch of
+   * provider and every `recheckMs`; `force` probes it now. Throws `WrongChainError` when that provider
+   * is refused (what it answered this tick is not to be trusted).
+   */
+  current(force?: boolean): Promise<ChainIdentity>;
+  /** From now on providers on another chain than `identity` are refused (the watcher's stored identity, production). */
+  pin(identity: ChainIdentity): void;
+  /** Every configured provider's state (host only). */
+  providers(): ProviderStatus[];
+  /** The identity of the first provider when EVERY provider was refused for serving another chain, else null. */
+  allRefused(): ChainIdentity | null;
+}
+
+export interface ProviderGateOptions {
+  network: Network;
+  urls: string[];
+  /** Asks ONE provider (no failover, no gate) for its chain identity. */
+  probe: (url: string) => Promise<ChainIdentity>;
+  /** EVM: the configured chain id; a provider with another is always refused. */
+  chainId?: string | null;
+  /** A provider with another genesis is refused (production: the mainnet's, then the stored one). Absent: any genesis is followed (sandbox). */
+  genesis?: string | null;
+  /** Verified providers are probed again after this long (a URL can start serving another chain). Default 30 s. */
+  recheckMs?: number;
+  /** A refused provider is probed again after this long (it may be fixed). Default 60 s. */
+  refusedRetryMs?: number;
+  /** Called once per refusal (metrics, logs). */
+  onRefused?: (error: WrongChainError) => void;
+  /**
+   * False: the RPC clients' calls are not gated (no probe before use); `current()` still probes.
+   * Adapters built outside the watchers (tools, tests of one adapter) run so. Default true.
+   */
+  enforce?: boolean;
+  now?: () => number;
+}
+
+interface Entry {
+  status: ProviderStatus;
+  /** A probe in flight: callers share it. */
+  probing?: Promise<void>;
+}
+
+/**
+ * Verifies each provider's chain before the RPC clients use it, and refuses those on another chain.
+ * The clients call `admit(url, switched)` before every attempt: cheap while the provider was verified
+ * less than `recheckMs` ago and is the one used last; a first use, a switch to another provider, or an
+ * old verification probes it (one call per family). A refused provider counts as a failed attempt
+ * (`wrong-chain`), so the client fails over to the next one.
+ */
+export class ProviderGate implements ChainIdentityCapability {
+  private readonly entries = new Map<string, Entry>();
+  private readonly recheckMs: number;
+  private readonly refusedRetryMs: number;
+  private readonly now: () => number;
+  private chainId: string | null;
+  private genesis: string | null;
+  /** The provider admitted last (whose identity `current()` reports). */
+  private last: string;
+
+  constructor(private readonly opts: ProviderGateOptions) {
+    this.recheckMs = opts.recheckMs ?? 30_000;
+    this.refusedRetryMs = opts.refusedRetryMs ?? 60_000;
+    this.now = opts.now ?? Date.now;
+    this.chainId = opts.chainId ?? null;
+    this.genesis = opts.genesis ?? null;
+    for (const url of opts.urls) this.entries.set(url, { status: { provider: providerHost(url), state: 'unknown', identity: null, reason: 'not checked yet', checkedAt: null } });
+    this.last = opts.urls[0]!;
+  }
+
+  /** Throws `WrongChainError` when `url` serves another chain; probe failures (transport) are thrown as they are. */
+  async admit(url: string, switched = false): Promise<void> {
+    if (this.opts.enforce === false) {
+      this.last = url;
+      return;
+    }
+    return this.check(url, switched);
+  }
+
+  private async check(url: string, switched: boolean): Promise<void> {
+    const entry = this.entryOf(url);
+    const s = entry.status;
+    const age = s.checkedAt === null ? Infinity : this.now() - s.checkedAt;
+    const due = s.state === 'unknown' || (s.state === 'ok' && (switched || url !== this.last || age >= this.recheckMs)) || (s.state === 'refused' && age >= this.refusedRetryMs);
+    if (due) {
+      entry.probing ??= this.probe(url, entry).finally(() => (entry.probing = undefined));
+      await entry.probing;
+    }
+    if (entry.status.state === 'refused') throw this.refusal(url, entry.status.identity!);
+    this.last = url;
+  }
+
+  private entryOf(url: string): Entry {
+    let e = this.entries.get(url);
+    if (!e) {
+      e = { status: { provider: providerHost(url), state: 'unknown', identity: null, reason: 'not checked yet', checkedAt: null } };
+      this.entries.set(url, e);
+    }
+    return e;
+  }
+
+  private refusal(url: string, got: ChainIdentity): WrongChainError {
+    return new WrongChainError(this.opts.network, providerHost(url), got, { chainId: this.chainId, genesis: this.genesis });
+  }
+
+  private async probe(url: string, entry: Entry): Promise<void> {
+    let identity: ChainIdentity;
+    try {
+      identity = await this.opts.probe(url);
+    } catch (err) {
+      entry.status = { ...entry.status, state: 'unknown', reason: `identity probe failed: ${err instanceof Error ? err.message : String(err)}`, checkedAt: this.now() };
+      throw err;
+    }
+    const wrongId = this.chainId !== null && identity.chainId !== this.chainId;
+    const wrongGenesis = this.genesis !== null && identity.genesis.toLowerCase() !== this.genesis.toLowerCase();
+    if (wrongId || wrongGenesis) {
+      const before = entry.status.state;
+      const error = this.refusal(url, identity);
+      entry.status = { provider: providerHost(url), state: 'refused', identity, reason: error.message, checkedAt: this.now() };
+      if (before !== 'refused') this.opts.onRefused?.(error);
+      return;
+    }
+    entry.status = { provider: providerHost(url), state: 'ok', identity, reason: null, checkedAt: this.now() };
+  }
+
+  async current(force = false): Promise<ChainIdentity> {
+    const entry = this.entryOf(this.last);
+    // forced: probed again now, whatever its state (a refused provider may serve the expected chain again)
+    if (force) entry.status = { ...entry.status, checkedAt: null, state: entry.status.state === 'ok' ? 'unknown' : entry.status.state };
+    await this.check(this.last, false);
+    return entry.status.identity!;
+  }
+
+  /** Whether every provider is refused, each with the identity it serves (the sandbox then follows the new chain). */
+  allRefused(): ChainIdentity | null {
+    const all = [...this.entries.values()].map((e) => e.status);
+    if (!all.length || !all.every((s) => s.state === 'refused' && s.identity)) return null;
+    return all[0]!.identity;
+  }
+
+  pin(identity: ChainIdentity): void {
+    this.genesis = identity.genesis;
+    if (identity.chainId !== null) this.chainId = identity.chainId;
+    // every verification so far was against the old expectation
+    for (const e of this.entries.values()) if (e.status.state !== 'unknown') e.status = { ...e.status, checkedAt: null, state: 'unknown', reason: 'identity pinned; not checked again yet' };
+  }
+
+  providers(): ProviderStatus[] {
+    return [...this.entries.values()].map((e) => ({ ...e.status }));
+  }
+}

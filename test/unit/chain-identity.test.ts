@@ -1,0 +1,104 @@
+import { ProviderGate, WrongChainError, type ChainIdentity } from '../../src/chains/chain-identity';
+import { watcherState } from '../../src/modules/payments/watcher-health';
+
+const A: ChainIdentity = { chainId: '1', genesis: '0xaaa' };
+const B: ChainIdentity = { chainId: '1', genesis: '0xbbb' };
+
+function gate(serving: Record<string, ChainIdentity | Error>, opts: { genesis?: string; chainId?: string; now?: () => number } = {}) {
+  const probes: string[] = [];
+  const refused: string[] = [];
+  const g = new ProviderGate({
+    network: 'ETHEREUM',
+    urls: Object.keys(serving),
+    chainId: opts.chainId ?? null,
+    genesis: opts.genesis ?? null,
+    recheckMs: 1000,
+    refusedRetryMs: 5000,
+    now: opts.now,
+    onRefused: (e) => refused.push(e.provider),
+    probe: async (url) => {
+      probes.push(url);
+      const s = serving[url]!;
+      if (s instanceof Error) throw s;
+      return s;
+    },
+  });
+  return { g, probes, refused };
+}
+
+describe('ProviderGate', () => {
+  it('probes a provider on first use, on a switch and after recheckMs; not on every call', async () => {
+    let now = 0;
+    const { g, probes } = gate({ 'http://one:1/key': A, 'http://two:2': A }, { genesis: A.genesis, now: () => now });
+    await g.admit('http://one:1/key');
+    await g.admit('http://one:1/key');
+    expect(probes).toEqual(['http://one:1/key']);
+    await g.admit('http://two:2', true); // a switch
+    await g.admit('http://one:1/key', true); // and back
+    expect(probes).toEqual(['http://one:1/key', 'http://two:2', 'http://one:1/key']);
+    now += 1000;
+    await g.admit('http://one:1/key');
+    expect(probes).toHaveLength(4);
+  });
+
+  it('refuses a provider on another chain (chain id or genesis), reports it once by host, and retries it later', async () => {
+    let now = 0;
+    const serving: Record<string, ChainIdentity> = { 'https://user:secret@bad.example/v3/KEY': B, 'http://good:1': A };
+    const { g, refused, probes } = gate(serving, { genesis: A.genesis, now: () => now });
+    await expect(g.admit('https://user:secret@bad.example/v3/KEY')).rejects.toBeInstanceOf(WrongChainError);
+    await expect(g.admit('https://user:secret@bad.example/v3/KEY')).rejects.toThrow('ETHEREUM provider bad.example serves another chain (chain id 1, genesis 0xbbb; expected genesis 0xaaa)');
+    expect(refused).toEqual(['bad.example']);
+    expect(probes).toHaveLength(1); // refused from the cache
+    expect(JSON.stringify(g.providers())).not.toMatch(/secret|KEY/);
+    await g.admit('http://good:1');
+    // fixed later: probed again after refusedRetryMs, then admitted
+    serving['https://user:secret@bad.example/v3/KEY'] = A;
+    now += 5000;
+    await g.admit('https://user:secret@bad.example/v3/KEY');
+    expect(g.providers().map((p) => p.state)).toEqual(['ok', 'ok']);
+
+    const ids = gate({ 'http://x:1': { chainId: '56', genesis: '0xaaa' } }, { chainId: '1' });
+    await expect(ids.g.admit('http://x:1')).rejects.toThrow('expected chain id 1');
+  });
+
+  it('follows any genesis until pinned (sandbox first run); then refuses others; allRefused names the chain every provider moved to', async () => {
+    const serving: Record<string, ChainIdentity> = { 'http://one:1': A, 'http://two:2': A };
+    const { g } = gate(serving);
+    expect(await g.current()).toEqual(A);
+    g.pin(A);
+    serving['http://one:1'] = B;
+    serving['http://two:2'] = B;
+    await expect(g.current(true)).rejects.toBeInstanceOf(WrongChainError);
+    expect(g.allRefused()).toBeNull(); // the second one is not probed yet
+    await expect(g.admit('http://two:2', true)).rejects.toBeInstanceOf(WrongChainError);
+    expect(g.allRefused()).toEqual(B);
+    g.pin(B);
+    expect(await g.current()).toEqual(B);
+  });
+
+  it('a provider that cannot be probed is unknown, not refused, and its error is the attempt failure', async () => {
+    const { g, refused } = gate({ 'http://down:1': new Error('connect ECONNREFUSED') }, { genesis: A.genesis });
+    await expect(g.admit('http://down:1')).rejects.toThrow('ECONNREFUSED');
+    expect(g.providers()).toEqual([expect.objectContaining({ provider: 'down:1', state: 'unknown', reason: expect.stringContaining('ECONNREFUSED') })]);
+    expect(refused).toEqual([]);
+  });
+});
+
+describe('watcherState', () => {
+  const limits = { stallS: 15, lagS: 60 };
+  const t = (s: number) => new Date(s * 1000);
+  const base = { startedAt: t(0), lastErrorAt: null, caughtUpAt: t(100), lastOkAt: t(100) };
+  it('fresh, lagging, stalled, provider_down', () => {
+    expect(watcherState(base, 105_000, limits)).toBe('fresh');
+    // polling fine but not caught up for > 60 s
+    expect(watcherState({ ...base, lastOkAt: t(200), caughtUpAt: t(100) }, 205_000, limits)).toBe('lagging');
+    // no poll completed for > 15 s, none failed (a node that holds the call open)
+    expect(watcherState(base, 120_000, limits)).toBe('stalled');
+    // the last poll failed
+    expect(watcherState({ ...base, lastErrorAt: t(110) }, 120_000, limits)).toBe('provider_down');
+    // a transient failure inside the stall window changes nothing
+    expect(watcherState({ ...base, lastErrorAt: t(104) }, 105_000, limits)).toBe('fresh');
+    // never polled since start
+    expect(watcherState({ startedAt: t(0), lastOkAt: null, lastErrorAt: null, caughtUpAt: null }, 16_000, limits)).toBe('stalled');
+  });
+});
