@@ -317,6 +317,25 @@ gasTankCommand
     if (!ok) process.exitCode = 1;
   });
 
+const secrets = program.command('secrets').description('Secrets at rest (docs/security.md "Rotating MASTER_KEY")');
+secrets
+  .command('reencrypt')
+  .description('Re-seal every stored secret under MASTER_KEY (run with the old key in MASTER_KEY_PREVIOUS; online, idempotent)')
+  .option('--json', 'print JSON')
+  .action(async (o: { json?: boolean }) => {
+    const { reencryptSecrets } = await import('../common/secret-reencrypt.js');
+    await withApp(async (app) => {
+      const results = await reencryptSecrets(app.orm.em.fork(), app.box);
+      const total = results.reduce((n, r) => n + r.resealed, 0);
+      print(
+        !!o.json,
+        { key: app.box.currentKid, resealed: total, tables: results },
+        results.map((r) => `${r.table}: ${r.resealed} re-sealed, ${r.current} already under key ${app.box.currentKid}`).join('\n') +
+          `\nEvery secret is now sealed under key ${app.box.currentKid}: MASTER_KEY_PREVIOUS can be removed.`,
+      );
+    });
+  });
+
 program
   .command('config:docs')
   .description('Print the configuration table (markdown); docs:write puts it into docs/configuration.md')

@@ -1,0 +1,53 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { SecretBox } from './crypto.js';
+
+/**
+ * Every column holding a secret sealed under the master key, with the associated data each row's
+ * ciphertext is bound to. A new sealed column is added here, or `secrets reencrypt` would leave it
+ * under the old key (test/integration/master-key-rotation.test.ts checks every `*_ciphertext` column is listed).
+ */
+export const SEALED_COLUMNS = [
+  { table: 'merchant_wallets', column: 'mnemonic_ciphertext', aad: (id: string) => `wallet:${id}` },
+  { table: 'api_keys', column: 'key_ciphertext', aad: (id: string) => `api-key:${id}` },
+  { table: 'webhook_secrets', column: 'secret_ciphertext', aad: (id: string) => `webhook-secret:${id}` },
+] as const;
+
+export interface ReencryptResult {
+  table: string;
+  /** Rows re-sealed under the current key by this run. */
+  resealed: number;
+  /** Rows already under the current key. */
+  current: number;
+}
+
+/**
+ * Re-seals every stored secret under the box's current key, online: in batches, each row updated only
+ * if its ciphertext is still the one read (a concurrent writer wins and is sealed with the current key
+ * anyway). Idempotent: a second run re-seals nothing. The processes keep serving meanwhile, opening
+ * old rows with MASTER_KEY_PREVIOUS.
+ */
+export async function reencryptSecrets(em: EntityManager, box: SecretBox, batch = 500): Promise<ReencryptResult[]> {
+  const out: ReencryptResult[] = [];
+  for (const { table, column, aad } of SEALED_COLUMNS) {
+    let resealed = 0;
+    let after = '00000000-0000-0000-0000-000000000000';
+    for (;;) {
+      const rows = await em.execute<{ id: string; c: string }[]>(
+        `select id, ${column} as c from ${table} where id > ? and ${column} not like ? order by id limit ${batch}`,
+        [after, `v2.${box.currentKid}.%`],
+      );
+      if (!rows.length) break;
+      const updates = rows.map((r) => ({ id: r.id, old: r.c, c: box.seal(box.open(r.c, aad(r.id)), aad(r.id)) }));
+      const done = await em.execute<{ id: string }[]>(
+        `update ${table} t set ${column} = u.c from jsonb_to_recordset(?::jsonb) as u(id uuid, old text, c text)
+          where t.id = u.id and t.${column} = u.old returning t.id`,
+        [JSON.stringify(updates)],
+      );
+      resealed += done.length;
+      after = rows[rows.length - 1]!.id;
+    }
+    const [{ n }] = (await em.execute<{ n: number }[]>(`select count(*)::int as n from ${table} where ${column} like ?`, [`v2.${box.currentKid}.%`])) as [{ n: number }];
+    out.push({ table, resealed, current: n - resealed });
+  }
+  return out;
+}
