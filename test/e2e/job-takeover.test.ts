@@ -48,7 +48,7 @@ afterAll(async () => {
 });
 
 const locked = (name?: string) =>
-  sql<{ name: string; owner: string | null }>(api.app, `select name, last_modified_by as owner from agenda_jobs where locked_at is not null${name ? ' and name = $1' : ''}`, name ? [name] : []);
+  sql<{ name: string; owner: string | null }>(api.app, `select name, last_modified_by as owner from agenda_jobs where locked_at is not null${name ? ' and name = ?' : ''}`, name ? [name] : []);
 
 /** A log that keeps its lines, to find what the scheduler said. */
 function capturingLog(): { log: pino.Logger; lines: () => string } {
@@ -88,8 +88,10 @@ it('a clean stop leaves no locked job, even a run that outlives the drain timeou
     handler: () => stubborn, // does not return on abort: stop() gives up on it after the drain timeout
   };
   const s = await startScheduler(api.app, api.databaseUrl, [slow], { processEveryMs: 200, drainTimeoutMs: 500 });
+  started.push(s);
   await eventually(async () => (await locked(slow.name)).length === 1, 'the slow job is running and locked', 60_000);
   expect((await locked(slow.name))[0]!.owner).toBe(s.owner);
+  started.splice(started.indexOf(s), 1);
   await s.stop();
   release();
   expect(await locked()).toEqual([]);
@@ -110,7 +112,7 @@ it('after SIGKILL of the worker running the watcher, the next scheduler takes it
   await worker.exited;
   // PostgreSQL notices the closed connection of the dead process: its presence ends.
   await eventually(
-    async () => (await sql<{ n: number }>(api.app, `select count(*)::int as n from pg_stat_activity where application_name = $1`, [`cpg-owner:${deadOwner}`]))[0]!.n === 0,
+    async () => (await sql<{ n: number }>(api.app, `select count(*)::int as n from pg_stat_activity where application_name = ?`, [`cpg-owner:${deadOwner}`]))[0]!.n === 0,
     'the dead worker’s presence connection is gone',
     60_000,
   );
