@@ -154,7 +154,7 @@ function drained(running: Set<Job>, agenda: Agenda, timeoutMs: number, log: Logg
       if (!running.size) done();
     };
     const timer = setTimeout(() => {
-      log.warn({ jobs: [...running].map((j) => j.attrs.name), timeoutMs }, 'jobs still running at shutdown; their locks expire on their own');
+      log.warn({ jobs: [...running].map((j) => (j as Job | undefined)?.attrs?.name ?? null), timeoutMs }, 'jobs still running at shutdown; their locks are released with the others');
       done();
     }, timeoutMs);
     agenda.on('complete', onComplete);
