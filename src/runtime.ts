@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { createApp, type App } from './app.js';
 import type { Config } from './config/index.js';
 import { openDatabase } from './db/open-database.js';
-import { connectOrm, migrate } from './db/orm.js';
+import { assertSchemaCurrent, connectOrm, migrate } from './db/orm.js';
 import { createGatewayPubSub } from './graphql/pubsub.js';
 import { ListenClient } from './db/listen.client.js';
 import { API_KEY_REVOKED_CHANNEL, ORDER_EVENTS_CHANNEL } from './modules/events/event.catalogue.js';
@@ -80,8 +80,12 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
     const databaseUrl = db.url;
     const orm = await connectOrm(databaseUrl, config.DATABASE_POOL_MAX);
     cleanups.push(() => orm.close(true));
-    const applied = await migrate(orm);
-    if (applied.length) log.info({ applied }, 'migrations applied');
+    if (config.MIGRATE_ON_START) {
+      const applied = await migrate(orm);
+      if (applied.length) log.info({ applied }, 'migrations applied');
+    } else {
+      await assertSchemaCurrent(orm); // migrations are a deploy step (`npm run migrate`): serve only the schema this code knows
+    }
 
     const app = createApp(config, orm, log);
     cleanups.push(() => app.exports.close());

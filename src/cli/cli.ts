@@ -17,15 +17,18 @@ import { isDomainError } from '../common/errors.js';
  * should answer in a couple of seconds.
  */
 
-async function withApp<T>(fn: (app: App, config: Config) => Promise<T>): Promise<T> {
+async function withApp<T>(fn: (app: App, config: Config, applied: string[]) => Promise<T>, opts: { migrate?: boolean } = {}): Promise<T> {
   const config = loadConfig();
   const log = pino({ level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL }, pino.destination(2));
-  const [{ openDatabase }, { connectOrm, migrate }, { createApp }] = await Promise.all([import('../db/open-database.js'), import('../db/orm.js'), import('../app.js')]);
+  const [{ openDatabase }, { assertSchemaCurrent, connectOrm, migrate }, { createApp }] = await Promise.all([import('../db/open-database.js'), import('../db/orm.js'), import('../app.js')]);
   const db = await openDatabase(config, log);
   const orm = await connectOrm(db.url, 2);
   try {
-    await migrate(orm);
-    return await fn(createApp(config, orm, log), config);
+    // With MIGRATE_ON_START=false, migrating is the `migrate` command's job alone: other commands check.
+    let applied: string[] = [];
+    if (opts.migrate || config.MIGRATE_ON_START) applied = await migrate(orm);
+    else await assertSchemaCurrent(orm);
+    return await fn(createApp(config, orm, log), config, applied);
   } finally {
     await orm.close(true);
     await db.release();
@@ -54,9 +57,10 @@ const program = new Command('gateway').description('Crypto payment gateway opera
 
 program
   .command('migrate')
-  .description('Apply pending database migrations')
+  .description('Apply pending database migrations (one step per deploy when MIGRATE_ON_START=false)')
   .action(async () => {
-    await withApp(async () => undefined).then(() => console.log('migrations applied'));
+    const applied = await withApp(async (_app, _config, names) => names, { migrate: true });
+    console.log(applied.length ? `migrations applied: ${applied.join(', ')}` : 'migrations applied: none pending (schema is current)');
   });
 
 const merchant = program.command('merchant').description('Merchants');

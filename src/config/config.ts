@@ -115,6 +115,7 @@ export const CONFIG_VARS = {
   DATA_DIR: { schema: z.string().min(1), default: '.data', description: 'Folder for the embedded database, development secrets and dev-chain caches (git-ignored)' },
   DATABASE_URL: { schema: url.optional(), secret: true, description: 'PostgreSQL URL; unset → an embedded PostgreSQL under `DATA_DIR` (not allowed in production)' },
   DATABASE_POOL_MAX: { schema: int(1, 500), default: '20', description: 'PostgreSQL connection pool size per process' },
+  MIGRATE_ON_START: { schema: bool, default: 'true', description: 'Apply pending migrations when the process starts. `false` (recommended for clusters): run `npm run migrate` (or `cli.js migrate`) once per deploy, and every process refuses to start on a schema older or newer than its code knows' },
   ANALYTICS_DB_ROLE: { schema: z.string().regex(/^(?!pg_)[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case PostgreSQL identifier not starting with pg_'), default: 'cpg_analyst', description: 'Read-only PostgreSQL role for analysts, created or updated by `npm run cli -- analytics:role`: it may read the `analytics` views only (docs/analytics.md)' },
   ANALYTICS_DB_PASSWORD: { schema: z.string().min(12).max(200).optional(), secret: true, description: 'Password of `ANALYTICS_DB_ROLE` (≥ 12 characters); unset → the role is created NOLOGIN' },
   EXPORT_MAX_CONCURRENT: { schema: int(1, 100), default: '2', description: 'CSV exports streaming at once per API process, each on its own database connection (outside the main pool); one per merchant; more are refused with `RATE_LIMITED`' },

@@ -53,6 +53,38 @@ export async function migrate(orm: Orm): Promise<string[]> {
   }
 }
 
+/** The database's schema is not the one this code was written for (MIGRATE_ON_START=false). */
+export class SchemaMismatchError extends Error {
+  constructor(
+    readonly pending: string[],
+    readonly unknown: string[],
+  ) {
+    super(
+      unknown.length
+        ? `Database schema is newer than this code: applied migrations it does not know: ${unknown.join(', ')}. Deploy the code that goes with this schema (or a newer one); this process will not serve it.`
+        : `Database schema is older than this code: ${pending.length} migration(s) not applied: ${pending.join(', ')}. Run \`npm run migrate\` (node dist/src/cli/cli.js migrate) once for this deploy, or set MIGRATE_ON_START=true.`,
+    );
+    this.name = 'SchemaMismatchError';
+  }
+}
+
+/** Applied migrations compared with the code's list: those not applied yet, and those the code does not know. */
+export async function schemaDrift(orm: Orm): Promise<{ pending: string[]; unknown: string[] }> {
+  const known = migrationsList.map((m) => m.name);
+  const conn = orm.em.getConnection();
+  const [{ exists }] = await conn.execute<{ exists: boolean }[]>(`select to_regclass('mikro_orm_migrations') is not null as exists`);
+  const applied = exists ? (await conn.execute<{ name: string }[]>('select name from mikro_orm_migrations')).map((r) => r.name) : [];
+  const done = new Set(applied);
+  const code = new Set(known);
+  return { pending: known.filter((n) => !done.has(n)), unknown: applied.filter((n) => !code.has(n)) };
+}
+
+/** Throws a SchemaMismatchError unless the applied migrations are exactly the code's. */
+export async function assertSchemaCurrent(orm: Orm): Promise<void> {
+  const { pending, unknown } = await schemaDrift(orm);
+  if (pending.length || unknown.length) throw new SchemaMismatchError(pending, unknown);
+}
+
 /** True when the database answers and no migration is pending (`/readyz`). */
 export async function isReady(orm: Orm): Promise<{ database: boolean; migrations: boolean }> {
   try {

@@ -10,6 +10,10 @@ export interface JobStore {
   kind: JobStoreKind;
   // Structural type: both backends implement Agenda's IAgendaBackend.
   backend: ConstructorParameters<typeof import('agenda').Agenda>[0] extends { backend?: infer B } ? B : never;
+  /** Clears the locks held by owners not in `alive` (named owners only); returns the jobs taken back. */
+  reclaim(alive: string[]): Promise<{ name: string; owner: string }[]>;
+  /** Clears every lock `owner` still holds (at a clean stop, once its jobs returned or were abandoned). */
+  release(owner: string): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -64,7 +68,32 @@ async function openPostgres(url: string, log: Logger): Promise<JobStore> {
       if (state === 'connected') log.info('job store LISTEN connection up');
     });
   }
-  return { kind: 'postgres', backend, close: () => pool.end() };
+  return {
+    kind: 'postgres',
+    backend,
+    reclaim: async (alive) => {
+      try {
+        const { rows } = await pool.query<{ name: string; owner: string }>(
+          `update agenda_jobs set locked_at = null
+            where locked_at is not null and last_modified_by is not null and not (last_modified_by = any($1::text[]))
+            returning name, last_modified_by as owner`,
+          [alive],
+        );
+        return rows;
+      } catch (err) {
+        if ((err as { code?: string }).code === '42P01') return []; // first start: Agenda has not created its table yet
+        throw err;
+      }
+    },
+    release: async (owner) => {
+      const { rowCount } = await pool.query('update agenda_jobs set locked_at = null where locked_at is not null and last_modified_by = $1', [owner]).catch((err: { code?: string }) => {
+        if (err.code === '42P01') return { rowCount: 0 };
+        throw err;
+      });
+      return rowCount ?? 0;
+    },
+    close: () => pool.end(),
+  };
 }
 
 async function openMongo(url: string): Promise<JobStore> {
@@ -72,5 +101,17 @@ async function openMongo(url: string): Promise<JobStore> {
   const client = new MongoClient(url, { serverSelectionTimeoutMS: 3000 });
   await client.connect();
   await client.db().command({ ping: 1 });
-  return { kind: 'mongo', backend: new MongoBackend({ mongo: client.db() }) as JobStore['backend'], close: () => client.close() };
+  const jobs = client.db().collection<{ name: string; lockedAt?: Date | null; lastModifiedBy?: string }>('agendaJobs');
+  return {
+    kind: 'mongo',
+    backend: new MongoBackend({ mongo: client.db() }) as JobStore['backend'],
+    reclaim: async (alive) => {
+      const filter = { lockedAt: { $ne: null }, lastModifiedBy: { $exists: true, $nin: alive } };
+      const stale = await jobs.find(filter, { projection: { name: 1, lastModifiedBy: 1 } }).toArray();
+      if (stale.length) await jobs.updateMany({ _id: { $in: stale.map((j) => j._id) }, ...filter }, { $set: { lockedAt: null } });
+      return stale.map((j) => ({ name: j.name, owner: j.lastModifiedBy! }));
+    },
+    release: async (owner) => (await jobs.updateMany({ lockedAt: { $ne: null }, lastModifiedBy: owner }, { $set: { lockedAt: null } })).modifiedCount,
+    close: () => client.close(),
+  };
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import type { App } from '../app.js';
 import { isConnectionError, outageLogger } from '../db/connection.errors.js';
 import { openJobStore, type JobStore } from './job-store.js';
+import { JobOwner } from './job-owner.js';
 
 /** A job definition: name, handler, and optionally a recurring schedule. Handlers must be idempotent. */
 export interface JobDefinition<T = unknown> {
@@ -18,6 +19,8 @@ export interface JobDefinition<T = unknown> {
 export interface Scheduler {
   agenda: Agenda;
   store: JobStore;
+  /** The name this scheduler's locks carry (`last_modified_by`). */
+  owner: string;
   now<T>(name: string, data: T): Promise<void>;
   stop(): Promise<void>;
 }
@@ -32,7 +35,20 @@ export interface SchedulerOptions {
 export async function startScheduler(app: App, databaseUrl: string, jobs: JobDefinition[], opts: SchedulerOptions = {}, log: Logger = app.log): Promise<Scheduler> {
   const store = await openJobStore({ databaseUrl, mongodbUrl: app.config.MONGODB_URL, log });
   const shutdown = new AbortController();
+  // Locks carry their owner; before taking any job, take back the jobs of owners that are not alive
+  // (a worker killed without a clean stop), instead of leaving them idle for a whole lock lifetime.
+  const owner = new JobOwner(databaseUrl, log);
+  try {
+    await owner.start();
+    const reclaimed = await store.reclaim(await owner.alive());
+    if (reclaimed.length) log.warn({ jobs: reclaimed.map((j) => j.name), owners: [...new Set(reclaimed.map((j) => j.owner))] }, 'took back the jobs locked by owners that are no longer alive');
+  } catch (err) {
+    await owner.close();
+    await store.close().catch(() => undefined);
+    throw err;
+  }
   const agenda = new Agenda({
+    name: owner.name,
     backend: store.backend,
     processEvery: opts.processEveryMs ?? 1000,
     defaultLockLifetime: opts.lockLifetimeMs ?? 60_000,
@@ -74,10 +90,11 @@ export async function startScheduler(app: App, databaseUrl: string, jobs: JobDef
   }
   await agenda.start();
   for (const def of jobs) if (def.every !== undefined) await agenda.every(def.every, def.name, {}, { skipImmediate: false });
-  log.info({ store: store.kind, jobs: jobs.map((j) => j.name) }, 'job scheduler started');
+  log.info({ store: store.kind, owner: owner.name, jobs: jobs.map((j) => j.name) }, 'job scheduler started');
   return {
     agenda,
     store,
+    owner: owner.name,
     now: async (name, data) => {
       await agenda.now(name, data as never);
     },
@@ -89,7 +106,15 @@ export async function startScheduler(app: App, databaseUrl: string, jobs: JobDef
       shutdown.abort();
       await agenda.stop();
       await drained(running, agenda, opts.drainTimeoutMs ?? 15_000, log);
+      // Whatever this owner still holds (a run that did not return in time, a save that failed) is
+      // released here: the process is going, so the next worker must not wait out the lock lifetime.
+      const released = await store.release(owner.name).catch((err: unknown) => {
+        log.warn({ err }, 'could not release job locks at shutdown; the next start takes them back');
+        return 0;
+      });
+      if (released) log.info({ released }, 'released job locks at shutdown');
       await store.close().catch(() => undefined);
+      await owner.close();
     },
   };
 }
@@ -129,7 +154,7 @@ function drained(running: Set<Job>, agenda: Agenda, timeoutMs: number, log: Logg
       if (!running.size) done();
     };
     const timer = setTimeout(() => {
-      log.warn({ jobs: [...running].map((j) => j.attrs.name), timeoutMs }, 'jobs still running at shutdown; their locks expire on their own');
+      log.warn({ jobs: [...running].map((j) => (j as Job | undefined)?.attrs?.name ?? null), timeoutMs }, 'jobs still running at shutdown; their locks are released with the others');
       done();
     }, timeoutMs);
     agenda.on('complete', onComplete);
