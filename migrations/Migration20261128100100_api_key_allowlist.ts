@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * API keys (docs/security.md "API keys"): an optional allowlist of client networks (CIDR text, checked
+ * API keys (docs/security.md, the API key bullet): an optional allowlist of client networks (CIDR text, checked
  * on every request; null = any address), and when and from where the key was last used (written in
  * batches, a few seconds behind, never on the request's path).
  */
