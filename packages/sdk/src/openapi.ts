@@ -1584,12 +1584,14 @@ export interface components {
             amount: string;
             /** @description A decimal number as a string (token units or IDR) */
             amount_crypto: string;
-            crypto_rate: number;
+            /** @description Locked rate, IDR per token unit, as a decimal string */
+            crypto_rate: string;
             fees: {
                 name: string;
                 /** @constant */
                 fee_type: "PERCENT";
-                fee_value: number;
+                /** @description Fee rate value as a decimal string (percent for PERCENT) */
+                fee_value: string;
                 /** @description Whole IDR as a string */
                 fee_amount: string;
                 /** @description A decimal number as a string (token units or IDR) */
@@ -1791,7 +1793,8 @@ export interface components {
                 token_symbol: string;
                 /** @enum {string} */
                 network: "ETHEREUM" | "BINANCE" | "TRON" | "SOLANA";
-                crypto_rate: number;
+                /** @description Locked rate, IDR per token unit, as a decimal string */
+                crypto_rate: string;
                 rate_source: string;
                 fee_is_included: boolean;
                 /** @description A decimal number as a string (token units or IDR) */
@@ -3127,6 +3130,25 @@ export interface components {
                 };
             };
         };
+        /** @description PAYMENT_LINK_EXPIRED */
+        UpdatePaymentLinkError409: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 409;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "PAYMENT_LINK_EXPIRED";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
     };
     parameters: never;
     requestBodies: never;
@@ -3703,6 +3725,7 @@ export interface operations {
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["CreatePaymentLinkError403"];
             404: components["responses"]["GetPaymentLinkError404"];
+            409: components["responses"]["UpdatePaymentLinkError409"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
@@ -4754,6 +4777,7 @@ export interface operations {
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["CreatePaymentLinkError403"];
             404: components["responses"]["GetPaymentLinkError404"];
+            409: components["responses"]["UpdatePaymentLinkError409"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];

@@ -90,7 +90,7 @@ export function routeDocs(limits: DocLimits): Record<string, RouteDoc> {
     'POST /merchant/payment-link': { operationId: 'createPaymentLink', tag: 'Payment links', summary: 'Create a payment link (owner or admin)', body: createPaymentLinkBody(limits.orderMinIdr, limits.orderMaxIdr), data: v.paymentLinkSchema, errors: ['MERCHANT_MISMATCH'] },
     'GET /merchant/payment-link': { operationId: 'listPaymentLinks', tag: 'Payment links', summary: 'The merchant’s payment links in this environment, newest first', query: z.object(page), data: v.paymentLinkPageSchema, errors: ['VALIDATION_FAILED'] },
     'GET /merchant/payment-link/:payment_link_id': { operationId: 'getPaymentLink', tag: 'Payment links', summary: 'One payment link', data: v.paymentLinkSchema, errors: [...LINK_ERRORS, 'VALIDATION_FAILED'] },
-    'PUT /merchant/payment-link': { operationId: 'updatePaymentLink', tag: 'Payment links', summary: 'Change a payment link’s title, expiry or status', body: updatePaymentLinkBody, data: v.paymentLinkSchema, errors: LINK_ERRORS },
+    'PUT /merchant/payment-link': { operationId: 'updatePaymentLink', tag: 'Payment links', summary: 'Change a payment link’s title, expiry or status', body: updatePaymentLinkBody, data: v.paymentLinkSchema, errors: [...LINK_ERRORS, 'PAYMENT_LINK_EXPIRED'] },
     'DELETE /merchant/payment-link/:payment_link_id': { operationId: 'deactivatePaymentLink', tag: 'Payment links', summary: 'Deactivate a payment link', data: v.paymentLinkSchema, errors: [...LINK_ERRORS, 'VALIDATION_FAILED'] },
     'POST /order/payment-link': {
       operationId: 'openPaymentLink',
