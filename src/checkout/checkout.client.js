@@ -386,9 +386,14 @@
   let fatal = null;
   const merchantName = () => (state ? state.merchant.name : boot.merchant || '');
 
+  // Live status events seen so far: a state read that started before the latest one is stale (it could
+  // show "awaiting payment" after "paid") and is read again instead of shown.
+  let liveEvents = 0;
   async function loadState() {
+    const seen = liveEvents;
     const r = await fetch('/checkout/' + encodeURIComponent(boot.orderId) + '/state', { headers: { 'x-checkout-key': key }, credentials: 'omit', cache: 'no-store' });
     const j = await r.json();
+    if (seen !== liveEvents) return loadState();
     if (j.status_code >= 400) {
       fatal = { code: j.data && j.data.code, message: j.message };
       stopAll();
@@ -730,6 +735,7 @@
         { query: 'subscription($orderNo: String!) { orderUpdated(orderNo: $orderNo) { status } }', variables: { orderNo: state.order.order_no } },
         {
           next: (msg) => {
+            liveEvents += 1;
             if (msg.data && msg.data.orderUpdated && state.order.status !== msg.data.orderUpdated.status) {
               state.order.status = msg.data.orderUpdated.status;
               rerender();
