@@ -2224,7 +2224,8 @@ export interface components {
             trigger: string;
             tx_hash: string | null;
             fee_paid_units: string;
-            fee_asset: string;
+            /** @description The native coin the fee was paid in; null until the sweep has paid one */
+            fee_asset: string | null;
             /** @description Unix seconds */
             created_at: number;
             /** @description Unix seconds */

@@ -314,7 +314,7 @@ export const sweepSchema = z
     trigger: z.string(),
     tx_hash: z.string().nullable(),
     fee_paid_units: z.string(),
-    fee_asset: z.string(),
+    fee_asset: z.string().nullable().meta({ description: 'The native coin the fee was paid in; null until the sweep has paid one' }),
     created_at: unixTime,
     updated_at: unixTime,
     sent_at: unixOrNull,
