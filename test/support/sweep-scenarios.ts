@@ -154,9 +154,8 @@ export function sweepScenarios(chain: SweepChainUnderTest, timeoutMs = 120_000):
     // "Sweep now": served (the engine looked at every eligible deposit after the request) and nothing planned.
     const [req] = await sql<{ id: string }>(`insert into sweep_requests (merchant_id, environment, network) values (?, 'sandbox', ?) returning id`, [m.merchantId, chain.network]);
     await eventually(async () => (await sql<{ done_at: Date | null }>(`select done_at from sweep_requests where id = ?`, [req!.id]))[0]!.done_at !== null, 'sweep request served', 30_000);
-    // The schedule (due: it never ran for this merchant) looked too: its run is written only when it saw the merchant's deposits.
-    const scheduleRun = () => sql<{ last_run_at: Date }>(`select last_run_at from sweep_schedule_runs where merchant_id = ? and environment = 'sandbox' and network = ?`, [m.merchantId, chain.network]);
-    await eventually(async () => (await scheduleRun()).length === 1, 'schedule looked at the deposit', 30_000);
+    // The engine looked at it and held it as dust: a held deposit takes no planning slot until it receives more (docs/sweeps.md).
+    await eventually(async () => (await sql<{ reason: string }>(`select reason from sweep_holds where deposit_id = ?`, [o.depositId])).length === 1, 'deposit held as dust', 30_000);
     await chain.makeFinal();
     await new Promise((r) => setTimeout(r, 1500));
     expect(await sweepsOf(o.depositId)).toEqual([]);
