@@ -34,7 +34,7 @@ beforeAll(async () => {
   await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDT', name: 'Tether USD (emulator)', address: usdt, decimals: 6 });
   adapter = createTronAdapter({ network: 'TRON', rpcUrls: [emu.url], confirmations: 0, maxBlockRange: 100, timeoutMs: 5000 }, { sweep: { txExpirationMs: 60_000 } });
   await emu.setTrx(tank(), 10_000n * TRX); // what `npm start` gives the sandbox TRON tank
-}, 60_000);
+}, 180_000);
 
 afterAll(async () => {
   await gw?.close();
