@@ -41,7 +41,6 @@ const ERROR_NOTES: Partial<Record<ErrorCode, string>> = {
   METHOD_NOT_ALLOWED: 'with an `Allow` header',
   QUOTE_NOT_LOCKED: 'no locked quote for this order and token yet',
   NO_NETWORK_WATCHED: 'an order, or a payment link opened, in an environment where no network is watched: it could never be paid',
-  UNIQUE_CODES_EXHAUSTED: 'all 999 codes of this token, network and environment are held by open deposits',
   PAYLOAD_TOO_LARGE: 'body over `BODY_LIMIT_BYTES`',
   UNSUPPORTED_MEDIA_TYPE: 'only `application/json`',
   TOKEN_NOT_SUPPORTED: 'unknown or inactive token for the network and environment',

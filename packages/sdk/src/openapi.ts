@@ -2577,7 +2577,7 @@ export interface components {
                 };
             };
         };
-        /** @description ORDER_CLOSED, ORDER_EXPIRED, QUOTE_NOT_LOCKED, UNIQUE_CODES_EXHAUSTED */
+        /** @description ORDER_CLOSED, ORDER_EXPIRED, QUOTE_NOT_LOCKED */
         CreateQrError409: {
             headers: {
                 [name: string]: unknown;
@@ -2589,7 +2589,7 @@ export interface components {
                     message: string;
                     data: {
                         /** @enum {string} */
-                        code: "ORDER_CLOSED" | "ORDER_EXPIRED" | "QUOTE_NOT_LOCKED" | "UNIQUE_CODES_EXHAUSTED";
+                        code: "ORDER_CLOSED" | "ORDER_EXPIRED" | "QUOTE_NOT_LOCKED";
                     } & {
                         [key: string]: unknown;
                     };

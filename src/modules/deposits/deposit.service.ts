@@ -1,9 +1,7 @@
-import { UniqueConstraintViolationException } from '@mikro-orm/core';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { driverFor, familyOf, networkProfile, watchAddressFor } from '../../chains/registry.js';
 import type { RequestContext } from '../../common/context.js';
 import type { WalletType } from '../../common/environment.js';
-import { DomainError } from '../../common/errors.js';
 import { tokenUnitsToIdrFloor } from '../../common/money.js';
 import { parseInput } from '../../common/validation.js';
 import type { Order } from '../orders/order.entity.js';
@@ -75,58 +73,52 @@ export class DepositService {
 
   /**
    * Allocation, serialised per order (row lock) so 50 concurrent calls create one deposit and burn
-   * one index. The unique code is retried on the rare collision with another order's pick.
+   * one index, and per code pool (transaction advisory lock on the merchant's wallet, network and
+   * token) so two orders never pick the same code while a free one exists (unique-code.ts).
    */
   private async allocate(em: EntityManager, order: Order, token: Token, quote: Quote, walletType: WalletType): Promise<Deposit> {
     const wallet = await this.wallets.walletFor(em, order.merchant.id, order.environment);
     const family = familyOf(token.network);
-    for (let attempt = 0; attempt < 5; attempt++) {
-      try {
-        return await em.transactional(async (tx) => {
-          await tx.execute('select 1 from orders where id = ? for update', [order.id]);
-          const existing = await tx.findOne(Deposit, { order: order.id, token: token.id });
-          if (existing) return existing;
-          const index = await this.wallets.nextIndex(tx, wallet.id, family);
-          const address = this.wallets.deriveAddress(wallet, family, index);
-          // The pool is the merchant's own (its wallet is one per merchant and environment): payments
-          // are attributed by deposit address, so codes need not differ across merchants, and one
-          // merchant's traffic — or anyone's through its public links — cannot take another's codes.
-          const taken = await tx.execute<{ unique_code: number }[]>(
-            `select unique_code from deposits where wallet_id = ? and network = ? and token_id = ? and status = '${CODE_HOLDING_DEPOSIT_STATUS}'`,
-            [wallet.id, token.network, token.id],
-          );
-          const code = pickUniqueCode(new Set(taken.map((r) => r.unique_code)));
-          const codeAmount = uniqueCodeAmount(code, token.decimals);
-          const rateScaled = parseRate(quote.cryptoRate);
-          const deposit = tx.create(Deposit, {
-            order: order.id,
-            token: token.id,
-            quote: quote.id,
-            wallet: wallet.id,
-            environment: order.environment,
-            network: token.network,
-            family,
-            derivationIndex: index,
-            address,
-            watchAddress: watchAddressFor(token.network, address, token.address),
-            walletType,
-            uniqueCode: code,
-            uniqueCodeAmount: codeAmount,
-            totalAmount: quote.totalCrypto + codeAmount,
-            totalAmountFiat: quote.totalIdr + tokenUnitsToIdrFloor(codeAmount, rateScaled, token.decimals),
-            expiresAt: order.expiresAt,
-          });
-          await tx.flush();
-          return deposit;
-        });
-      } catch (e) {
-        // Only a code collision is retried: the insert's own text names the unique_code column, so
-        // match the constraint, not the column (an index collision is a bug to surface, not retry).
-        if (e instanceof UniqueConstraintViolationException && /deposits_open_unique_code/.test(e.message)) continue;
-        throw e;
-      }
-    }
-    throw new DomainError('UNIQUE_CODES_EXHAUSTED', 'Could not reserve a unique payment code; try again shortly');
+    return em.transactional(async (tx) => {
+      await tx.execute('select 1 from orders where id = ? for update', [order.id]);
+      const existing = await tx.findOne(Deposit, { order: order.id, token: token.id });
+      if (existing) return existing;
+      const index = await this.wallets.nextIndex(tx, wallet.id, family);
+      const address = this.wallets.deriveAddress(wallet, family, index);
+      // The pool is the merchant's own (its wallet is one per merchant and environment): payments
+      // are attributed by deposit address, so codes need not differ across merchants, and one
+      // merchant's traffic — or anyone's through its public links — cannot crowd another's codes.
+      await tx.execute(`select pg_advisory_xact_lock(hashtextextended('deposit-code-pool:' || ? || ':' || ? || ':' || ?, 0))`, [wallet.id, token.network, token.id]);
+      const held = await tx.execute<{ unique_code: number; n: number }[]>(
+        `select unique_code, count(*)::int as n from deposits
+          where wallet_id = ? and network = ? and token_id = ? and status = '${CODE_HOLDING_DEPOSIT_STATUS}'
+          group by unique_code`,
+        [wallet.id, token.network, token.id],
+      );
+      const code = pickUniqueCode(new Map(held.map((r) => [r.unique_code, r.n])));
+      const codeAmount = uniqueCodeAmount(code, token.decimals);
+      const rateScaled = parseRate(quote.cryptoRate);
+      const deposit = tx.create(Deposit, {
+        order: order.id,
+        token: token.id,
+        quote: quote.id,
+        wallet: wallet.id,
+        environment: order.environment,
+        network: token.network,
+        family,
+        derivationIndex: index,
+        address,
+        watchAddress: watchAddressFor(token.network, address, token.address),
+        walletType,
+        uniqueCode: code,
+        uniqueCodeAmount: codeAmount,
+        totalAmount: quote.totalCrypto + codeAmount,
+        totalAmountFiat: quote.totalIdr + tokenUnitsToIdrFloor(codeAmount, rateScaled, token.decimals),
+        expiresAt: order.expiresAt,
+      });
+      await tx.flush();
+      return deposit;
+    });
   }
 }
 

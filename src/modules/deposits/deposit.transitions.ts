@@ -32,5 +32,5 @@ export const depositSourcesOf = (to: DepositStatus): DepositStatus[] => DEPOSIT_
 /** Statuses whose address the watchers still observe. */
 export const WATCHED_DEPOSIT_STATUSES: readonly DepositStatus[] = ['open', 'lapsed', 'settled'];
 
-/** The one status that holds a unique code (the partial unique index `deposits_open_unique_code`). */
+/** The one status that holds a unique code (its pool is the open deposits of one wallet, network and token). */
 export const CODE_HOLDING_DEPOSIT_STATUS: DepositStatus = 'open';

@@ -1,9 +1,11 @@
 /**
  * Unique payment codes: a 3-digit number (1..999) added to the crypto total so a transfer can be
- * told apart at a glance. Picking is pure: the caller passes the codes its open deposits already
- * hold in the same pool — one merchant's wallet, one network, one token (payments are attributed by
- * deposit address, so pools never need to span merchants) — and persists the result under the
- * partial unique index `deposits_open_unique_code`.
+ * told apart at a glance. Picking is pure: the caller passes how many open deposits of the same
+ * pool — one merchant's wallet, one network, one token — hold each code, and serialises picks per
+ * pool (deposit.service.ts). Payments are attributed by deposit address, never by code, so the
+ * code space never limits how many deposits a merchant can have open: while a code is free, the
+ * pick is unique in the pool; once all 999 are held, codes repeat on different addresses, the
+ * least-used first.
  */
 import { randomInt } from 'node:crypto';
 import { DomainError } from '../../common/errors.js';
@@ -15,21 +17,26 @@ export { UNIQUE_CODE_MAX, UNIQUE_CODE_MIN };
 export type RandomInt = (min: number, max: number) => number;
 
 /**
- * A code in 1..999 that is not in `taken`. Starts at a random code (so codes are not guessable and
- * concurrent pickers rarely collide) and scans upward with wrap-around, so it finds a free code in
- * one pass however full the set is. Throws UNIQUE_CODES_EXHAUSTED when all 999 are taken.
+ * The code to give the next deposit of a pool, given how many open deposits hold each code (codes
+ * absent from `held` are free). Starts at a random code (codes are not guessable and repeats are
+ * spread) and scans upward with wrap-around for the least-held code, so one pass always answers:
+ * a free code whenever one exists.
  */
-export function pickUniqueCode(taken: ReadonlySet<number>, random: RandomInt = randomInt): number {
+export function pickUniqueCode(held: ReadonlyMap<number, number>, random: RandomInt = randomInt): number {
   const span = UNIQUE_CODE_MAX - UNIQUE_CODE_MIN + 1;
   const start = random(UNIQUE_CODE_MIN, UNIQUE_CODE_MAX + 1);
   if (!Number.isInteger(start) || start < UNIQUE_CODE_MIN || start > UNIQUE_CODE_MAX) {
     throw new Error(`pickUniqueCode: random source returned ${start}, outside ${UNIQUE_CODE_MIN}..${UNIQUE_CODE_MAX}`);
   }
+  let best = start;
+  let bestCount = Infinity;
   for (let i = 0; i < span; i++) {
     const code = UNIQUE_CODE_MIN + ((start - UNIQUE_CODE_MIN + i) % span);
-    if (!taken.has(code)) return code;
+    const count = held.get(code) ?? 0;
+    if (count === 0) return code;
+    if (count < bestCount) [best, bestCount] = [code, count];
   }
-  throw new DomainError('UNIQUE_CODES_EXHAUSTED', 'No unique payment code is free right now; try again shortly');
+  return best;
 }
 
 /** Zero-padded 3-digit form shown to customers and stored on the deposit ("007"). */

@@ -41,7 +41,7 @@ const network = z.enum(NETWORKS);
 const page = { limit: z.coerce.number().int().min(1).max(100).optional(), offset: z.coerce.number().int().min(0).optional() };
 const ORDER_FLOW: ErrorCode[] = ['MERCHANT_MISMATCH', 'ORDER_NOT_FOUND'];
 const QUOTE_ERRORS: ErrorCode[] = [...ORDER_FLOW, 'ORDER_CLOSED', 'ORDER_EXPIRED', 'TOKEN_NOT_FOUND', 'TOKEN_NOT_SUPPORTED', 'NETWORK_NOT_WATCHED', 'RATE_UNAVAILABLE'];
-const DEPOSIT_ERRORS: ErrorCode[] = [...QUOTE_ERRORS, 'QUOTE_NOT_LOCKED', 'WALLET_NETWORK_MISMATCH', 'UNIQUE_CODES_EXHAUSTED'];
+const DEPOSIT_ERRORS: ErrorCode[] = [...QUOTE_ERRORS, 'QUOTE_NOT_LOCKED', 'WALLET_NETWORK_MISMATCH'];
 const LINK_ERRORS: ErrorCode[] = ['PAYMENT_LINK_NOT_FOUND', 'MERCHANT_MISMATCH', 'NOT_FOUND'];
 
 export function routeDocs(limits: DocLimits): Record<string, RouteDoc> {
