@@ -37,6 +37,7 @@ import { Migration20261128110100_session_reauth } from './Migration2026112811010
 import { Migration20261128110200_revenue_received_and_rollup_deltas } from './Migration20261128110200_revenue_received_and_rollup_deltas.js';
 import { Migration20261128120000_chain_identity } from './Migration20261128120000_chain_identity.js';
 import { Migration20261128220000_unique_codes_uncapped } from './Migration20261128220000_unique_codes_uncapped.js';
+import { Migration20261128223710_order_created_events } from './Migration20261128223710_order_created_events.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -78,4 +79,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261128110200_revenue_received_and_rollup_deltas', class: Migration20261128110200_revenue_received_and_rollup_deltas },
   { name: 'Migration20261128120000_chain_identity', class: Migration20261128120000_chain_identity },
   { name: 'Migration20261128220000_unique_codes_uncapped', class: Migration20261128220000_unique_codes_uncapped },
+  { name: 'Migration20261128223710_order_created_events', class: Migration20261128223710_order_created_events },
 ];

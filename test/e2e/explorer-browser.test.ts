@@ -75,8 +75,9 @@ it('a subscription typed in the explorer receives a committed status change over
   const ctx: RequestContext = { ...internalContext(gw.app.orm.em.fork()), caller: { kind: 'apiKey', merchantId: m.merchantId, environment: 'sandbox', apiKeyId: 'test' }, environment: 'sandbox' };
   const { order } = await gw.app.orders.create(ctx, { orderNo: 'EXPLORER-LIVE', amount: '160000' });
   await gw.app.orm.em.fork().transactional((em) => gw.app.orderStatus.transition(em, order.id, 'Processing', { kind: 'test' }));
-  await page.locator('.result-window', { hasText: 'EXPLORER-LIVE' }).waitFor({ timeout: 30_000 });
-  expect(await page.textContent('.result-window')).toMatch(/"status": "Processing"/);
+  // The order's creation shows first, then its change.
+  await page.locator('.result-window', { hasText: '"status": "Processing"' }).waitFor({ timeout: 30_000 });
+  expect(await page.textContent('.result-window')).toMatch(/"orderNo": "EXPLORER-LIVE"/);
   expect(outside).toEqual([]);
   await page.close();
 });

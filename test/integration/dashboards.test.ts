@@ -321,13 +321,12 @@ describe('merchantEvents feed', () => {
   type Ev = MerchantEventsSubscription['merchantEvents'];
   function listen(params: Record<string, unknown>, environment?: 'SANDBOX' | 'PRODUCTION') {
     const client = wsClient(gw.url, params);
-    const got: Ev[] = [];
-    const errors: unknown[] = [];
+    const feed = { got: [] as Ev[], errors: [] as unknown[], close: async () => (stop(), await client.dispose()) };
     const stop = client.subscribe<MerchantEventsSubscription>(
       { query: print(MerchantEventsDocument), variables: environment ? { environment } : {} },
-      { next: (v) => (v.errors ? errors.push(...v.errors) : v.data && got.push(v.data.merchantEvents)), error: (e) => errors.push(e), complete: () => undefined },
+      { next: (v) => (v.errors ? feed.errors.push(...v.errors) : v.data && feed.got.push(v.data.merchantEvents)), error: (e) => feed.errors.push(e), complete: () => undefined },
     );
-    return { got, errors, close: async () => (stop(), await client.dispose()) };
+    return feed;
   }
   const until = async (ok: () => boolean, what: string) => {
     const deadline = Date.now() + 10_000;
@@ -345,20 +344,35 @@ describe('merchantEvents feed', () => {
     const strangerKey = listen({ 'api-key': other.sandboxKey });
     const all = [dash, api, prod, stranger, strangerKey];
     try {
-      await new Promise((r) => setTimeout(r, 500)); // subscriptions live
+      // A subscription is live a moment after it is sent: probe orders (their creation is on the feed) until each sandbox feed showed one.
+      let probes = 0;
+      while (![dash, api, stranger, strangerKey].every((s) => s.got.length > 0)) {
+        if (++probes > 400) throw new Error('the feeds never became live');
+        await gw.app.orders.create(ctxOf(m.merchantId), { orderNo: `PROBE-M-${probes}`, amount: '120000' });
+        await gw.app.orders.create(ctxOf(other.merchantId), { orderNo: `PROBE-O-${probes}`, amount: '120000' });
+        await new Promise((r) => setTimeout(r, 100));
+      }
+      for (const s of all) s.got.length = 0;
       const theirs = await gw.app.orders.create(ctxOf(other.merchantId), { orderNo: 'OTHER-FEED', amount: '120000' });
       await gw.app.orm.em.fork().transactional((em) => gw.app.orderStatus.transition(em, theirs.order.id, 'Processing', { kind: 'test' }));
       await paidOrder('DASH-FEED-1', '175000', { network: 'ETHEREUM', tokenAddress: SEPOLIA_USDT });
-      await until(() => dash.got.some((e) => e.orderNo === 'DASH-FEED-1') && api.got.some((e) => e.orderNo === 'DASH-FEED-1'), 'the paid order on both feeds');
-      await until(() => strangerKey.got.length > 0 && stranger.got.length > 0, "the other merchant's own event");
+      const paid = (e: Ev) => e.orderNo === 'DASH-FEED-1' && e.status === 'Success';
+      await until(() => dash.got.some(paid) && api.got.some(paid), 'the paid order on both feeds');
+      await until(() => strangerKey.got.length >= 2 && stranger.got.length >= 2, "the other merchant's own events");
       await new Promise((r) => setTimeout(r, 300));
+      // A probe's creation still on its way when the feeds were cleared is not this test's.
+      for (const s of all) s.got = s.got.filter((e) => !e.orderNo.startsWith('PROBE-'));
       for (const s of [dash, api]) {
         expect(s.errors).toEqual([]);
-        expect(s.got.map((e) => e.orderNo)).toEqual(['DASH-FEED-1']);
-        expect(s.got[0]).toMatchObject({ type: 'order.status_changed', status: 'Success', previousStatus: 'Created', environment: 'SANDBOX' });
+        expect(s.got.map((e) => [e.type, e.orderNo, e.status])).toEqual([
+          ['order.created', 'DASH-FEED-1', 'Created'],
+          ['order.status_changed', 'DASH-FEED-1', 'Success'],
+        ]);
+        expect(s.got[0]).toMatchObject({ previousStatus: null, environment: 'SANDBOX' });
+        expect(s.got[1]).toMatchObject({ previousStatus: 'Created', environment: 'SANDBOX' });
       }
       expect(prod.got).toEqual([]);
-      for (const s of [stranger, strangerKey]) expect(s.got.map((e) => e.orderNo)).toEqual(['OTHER-FEED']);
+      for (const s of [stranger, strangerKey]) expect(s.got.map((e) => [e.type, e.orderNo])).toEqual([['order.created', 'OTHER-FEED'], ['order.status_changed', 'OTHER-FEED']]);
     } finally {
       await Promise.all(all.map((s) => s.close()));
     }
@@ -382,16 +396,27 @@ describe('merchantEvents feed', () => {
       const mine = await gw.app.orders.create(ctxOf(m.merchantId), { orderNo: 'FANOUT-MINE', amount: '130000' });
       const theirs = await gw.app.orders.create(ctxOf(other.merchantId), { orderNo: 'FANOUT-THEIRS', amount: '140000' });
       for (const o of [mine, theirs]) await gw.app.orm.em.fork().transactional((em) => gw.app.orderStatus.transition(em, o.order.id, 'Processing', { kind: 'test' }));
-      await until(() => subs.every((s) => s.got.length >= 3), 'every subscriber');
+      // Each subscription: the order's creation, then its change.
+      await until(() => subs.every((s) => s.got.length >= 6), 'every subscriber');
       await new Promise((r) => setTimeout(r, 300));
       const [a1, b, a2, stranger] = subs.map((s) => s.got);
+      const byStatus = (got: Record<string, unknown>[]) => [...got].sort((x, y) => String(x.status).localeCompare(String(y.status)));
       for (const got of [a1!, a2!]) {
-        expect(got).toHaveLength(3);
-        for (const e of got) expect(e).toEqual({ eventId: expect.any(String), orderNo: 'FANOUT-MINE', status: 'Processing' });
+        expect(got).toHaveLength(6);
+        expect(byStatus(got)).toEqual([
+          ...Array.from({ length: 3 }, () => ({ eventId: expect.any(String), orderNo: 'FANOUT-MINE', status: 'Created' })),
+          ...Array.from({ length: 3 }, () => ({ eventId: expect.any(String), orderNo: 'FANOUT-MINE', status: 'Processing' })),
+        ]);
       }
-      expect(b).toEqual(Array.from({ length: 3 }, () => ({ orderNo: 'FANOUT-MINE', previousStatus: 'Created', type: 'order.status_changed' })));
-      expect(stranger).toHaveLength(3);
-      for (const e of stranger!) expect(e).toEqual({ eventId: expect.any(String), orderNo: 'FANOUT-THEIRS', status: 'Processing' });
+      expect([...b!].sort((x, y) => String(x.type).localeCompare(String(y.type)))).toEqual([
+        ...Array.from({ length: 3 }, () => ({ orderNo: 'FANOUT-MINE', previousStatus: null, type: 'order.created' })),
+        ...Array.from({ length: 3 }, () => ({ orderNo: 'FANOUT-MINE', previousStatus: 'Created', type: 'order.status_changed' })),
+      ]);
+      expect(stranger).toHaveLength(6);
+      expect(byStatus(stranger!)).toEqual([
+        ...Array.from({ length: 3 }, () => ({ eventId: expect.any(String), orderNo: 'FANOUT-THEIRS', status: 'Created' })),
+        ...Array.from({ length: 3 }, () => ({ eventId: expect.any(String), orderNo: 'FANOUT-THEIRS', status: 'Processing' })),
+      ]);
       // One group per (credential, feed, selection): the merchant's shape A, its shape B, the other merchant's shape A.
       expect(gw.http!.fanOut.groupCount).toBe(3);
     } finally {

@@ -214,7 +214,7 @@ describe('dashboard feed (merchantEvents over graphql-ws): payment events', () =
       await sleep(500); // subscriptions live
       // The payment path of the watchers: PaymentService.record (detected), markConfirmed, settlement.
       const paid = await paidOrder(gw, m.sandboxKey, { network: 'TRON', tokenAddress: NILE_USDT, walletType: 'TRUSTWALLET' });
-      await eventually(async () => (dash.got.length >= 3 && api.got.length >= 3 ? true : null));
+      await eventually(async () => (dash.got.length >= 4 && api.got.length >= 4 ? true : null));
       await sleep(300);
       const [p] = await gw.app.orm.em.fork().getConnection().execute<{ id: string }[]>('select id from payments where tx_hash = ?', [paid.txHash]);
       const payment = {
@@ -231,14 +231,16 @@ describe('dashboard feed (merchantEvents over graphql-ws): payment events', () =
       for (const feed of [dash, api]) {
         expect(feed.errors).toEqual([]);
         expect(feed.got.map((e) => [e.type, e.orderNo, e.status, e.previousStatus])).toEqual([
+          ['order.created', paid.orderNo, 'Created', null],
           ['payment.detected', paid.orderNo, 'Created', null],
           ['payment.confirmed', paid.orderNo, 'Created', null],
           ['order.status_changed', paid.orderNo, 'Success', 'Created'],
         ]);
-        expect(feed.got[0]!.payment).toEqual(payment);
+        expect(feed.got[0]!.payment).toBeNull();
         expect(feed.got[1]!.payment).toEqual(payment);
-        expect(feed.got[2]!.payment).toBeNull();
-        expect(new Set(feed.got.map((e) => e.eventId)).size).toBe(3);
+        expect(feed.got[2]!.payment).toEqual(payment);
+        expect(feed.got[3]!.payment).toBeNull();
+        expect(new Set(feed.got.map((e) => e.eventId)).size).toBe(4);
       }
       for (const feed of [prod, stranger, strangerKey]) {
         expect(feed.errors).toEqual([]);
@@ -252,7 +254,7 @@ describe('dashboard feed (merchantEvents over graphql-ws): payment events', () =
           `select e.type from order_events e join orders o on o.id = e.order_id where o.order_no = ? and e.merchant_id = ? order by e.seq`,
           [paid.orderNo, m.merchantId],
         );
-      expect(rows.map((r) => r.type)).toEqual(['payment.detected', 'payment.confirmed', 'order.status_changed']);
+      expect(rows.map((r) => r.type)).toEqual(['order.created', 'payment.detected', 'payment.confirmed', 'order.status_changed']);
     } finally {
       await Promise.all(all.map((l) => l.close()));
     }
@@ -264,7 +266,7 @@ describe('dashboard feed (merchantEvents over graphql-ws): payment events', () =
     try {
       await sleep(500);
       const paid = await paidOrder(gw, m.sandboxKey, { network: 'TRON', tokenAddress: NILE_USDT, walletType: 'TRUSTWALLET' });
-      await eventually(async () => (api.got.length >= 3 ? true : null));
+      await eventually(async () => (api.got.length >= 4 ? true : null));
       const conn = gw.app.orm.em.fork().getConnection();
       const [p] = await conn.execute<{ id: string; deposit_id: string; order_id: string; token_id: string; from_address: string; to_address: string; block_hash: string }[]>(
         'select id, deposit_id, order_id, token_id, from_address, to_address, block_hash from payments where tx_hash = ?',
@@ -274,7 +276,7 @@ describe('dashboard feed (merchantEvents over graphql-ws): payment events', () =
       await gw.app.orm.em.fork().transactional((tx) => gw.app.payments.record(tx, 'sandbox', 'TRON', [{ transfer, depositId: p!.deposit_id, orderId: p!.order_id, tokenId: p!.token_id }]));
       await gw.app.payments.markConfirmed(gw.app.orm.em.fork(), [p!.id]);
       await sleep(700);
-      expect(api.got.map((e) => e.type)).toEqual(['payment.detected', 'payment.confirmed', 'order.status_changed']);
+      expect(api.got.map((e) => e.type)).toEqual(['order.created', 'payment.detected', 'payment.confirmed', 'order.status_changed']);
     } finally {
       await api.close();
     }

@@ -1,5 +1,5 @@
 import { connect } from 'node:net';
-import { checkRestResponse, ContractViolation } from './openapi-contract';
+import { checkRestResponse } from './openapi-contract';
 
 /** Minimal HTTP client for tests: raw bodies allowed so malformed input can be sent as-is. */
 export interface HttpResult<T = any> {
@@ -27,11 +27,9 @@ export async function http<T = any>(
   } catch {
     /* not JSON */
   }
-  // The contract check: every REST answer is compared with schema/openapi.json (openapi-contract.ts).
-  // Fatal with OPENAPI_CONTRACT=strict; otherwise each distinct mismatch is reported once (the suite-wide
-  // check is not enforced yet: docs/api.md). The SDK's client (contractFetch) is always strict, and so are the
-  // suites that set OPENAPI_CONTRACT=strict (strictContract()).
-  checkOrReport(opts.method ?? (opts.body !== undefined || opts.raw !== undefined ? 'POST' : 'GET'), path, res.status, res.headers.get('content-type'), body);
+  // The contract check: every REST answer is compared with schema/openapi.json (openapi-contract.ts); a
+  // mismatch throws ContractViolation in the test that made the request (as the SDK's contractFetch does).
+  checkRestResponse(opts.method ?? (opts.body !== undefined || opts.raw !== undefined ? 'POST' : 'GET'), path, res.status, res.headers.get('content-type'), body);
   return { status: res.status, headers: res.headers, body, text };
 }
 
@@ -108,23 +106,4 @@ export async function rawHttp(base: string, req: RawRequest, timeoutMs = 15_000)
     /* not JSON */
   }
   return { status, headers: new Headers(Object.entries(rawHeaders).filter(([, v]) => /^[\t\x20-\x7e\x80-\xff]*$/.test(v))), body: parsed, text, rawHeaders };
-}
-
-const reported = new Set<string>();
-function checkOrReport(method: string, url: string, status: number, contentType: string | null, body: unknown): void {
-  try {
-    checkRestResponse(method, url, status, contentType, body);
-  } catch (e) {
-    if (!(e instanceof ContractViolation) || process.env.OPENAPI_CONTRACT === 'strict') throw e;
-    const first = e.message.split('\n')[0]!;
-    if (!reported.has(first)) {
-      reported.add(first);
-      console.warn(`OpenAPI contract mismatch (not enforced): ${first}`);
-    }
-  }
-}
-
-/** For a suite whose every REST answer must match the document: call at the top of the file. */
-export function strictContract(): void {
-  process.env.OPENAPI_CONTRACT = 'strict';
 }

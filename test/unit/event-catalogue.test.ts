@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ORDER_EVENT_TYPES, ORDER_EVENT_WEBHOOKS, ORDER_STATUS_CHANGED, PAYMENT_CONFIRMED, PAYMENT_DETECTED, PAYMENT_LATE, PAYMENT_OVERPAID, PAYMENT_REORGED, PAYMENT_UNATTRIBUTED } from '../../src/modules/events/event.catalogue';
+import { ORDER_CREATED, ORDER_EVENT_TYPES, ORDER_EVENT_WEBHOOKS, ORDER_STATUS_CHANGED, PAYMENT_CONFIRMED, PAYMENT_DETECTED, PAYMENT_LATE, PAYMENT_OVERPAID, PAYMENT_REORGED, PAYMENT_UNATTRIBUTED } from '../../src/modules/events/event.catalogue';
 import { ORDER_STATUSES } from '../../src/modules/orders/order.transitions';
 import { WEBHOOK_EVENT_KINDS, webhookKindOf } from '../../src/modules/webhooks/webhook.payload';
 
@@ -30,7 +30,7 @@ it.each(TABLE)('%s → %s: %s', (type, status, kind) => {
 });
 
 it('names only webhook kinds the payload builder knows, for every event type and status', () => {
-  expect(ORDER_EVENT_TYPES.sort()).toEqual([ORDER_STATUS_CHANGED, PAYMENT_LATE, PAYMENT_OVERPAID, PAYMENT_REORGED, PAYMENT_UNATTRIBUTED, PAYMENT_DETECTED, PAYMENT_CONFIRMED].sort());
+  expect(ORDER_EVENT_TYPES.sort()).toEqual([ORDER_STATUS_CHANGED, ORDER_CREATED, PAYMENT_LATE, PAYMENT_OVERPAID, PAYMENT_REORGED, PAYMENT_UNATTRIBUTED, PAYMENT_DETECTED, PAYMENT_CONFIRMED].sort());
   for (const type of ORDER_EVENT_TYPES) {
     for (const status of ORDER_STATUSES) {
       const kind = webhookKindOf(type, status);
@@ -41,7 +41,8 @@ it('names only webhook kinds the payload builder knows, for every event type and
 });
 
 it('the outbox trigger skips exactly the events that become no webhook (feed only)', () => {
-  const migration = readFileSync(resolve(__dirname, '../../migrations/Migration20261127000700_feed_payment_events.ts'), 'utf8');
+  // The migration that last (re)created the trigger.
+  const migration = readFileSync(resolve(__dirname, '../../migrations/Migration20261128223710_order_created_events.ts'), 'utf8');
   const skipped = [...(/new\.type not in \(([^)]*)\)/.exec(migration)?.[1] ?? '').matchAll(/'([^']+)'/g)].map((m) => m[1]).sort();
   expect(skipped).toEqual(ORDER_EVENT_TYPES.filter((t) => ORDER_EVENT_WEBHOOKS[t] === null).sort());
 });

@@ -1,5 +1,9 @@
+import 'reflect-metadata';
 import { createGatewayPubSub } from '../../src/graphql/pubsub';
-import { orderUpdateStream } from '../../src/modules/orders/order-update.stream';
+import pino from 'pino';
+import type { OrderFeedNotification } from '../../src/modules/events/event.catalogue';
+import { merchantEventStream } from '../../src/modules/orders/merchant-event.resolver';
+import { orderEventsChannel, orderUpdateStream } from '../../src/modules/orders/order-update.stream';
 import type { OrderStatusUpdate } from '../../src/modules/orders/order-status.service';
 import type { OrderStatus } from '../../src/modules/orders/order.transitions';
 
@@ -65,5 +69,37 @@ describe('orderUpdateStream (snapshot + live events + catch-up, each once and in
     await new Promise((r) => setTimeout(r, 10));
     await it.return?.();
     expect(await pending).toMatchObject({ done: true });
+  });
+});
+
+describe('orderEventsChannel: order.created hints of feeds nobody here watches are not read back', () => {
+  const FEED = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa:sandbox';
+  const created = (eventId: string): OrderFeedNotification => ({ ...update(1, 'Created', 'Created'), eventId, merchantId: FEED.split(':')[0]!, type: 'order.created', reason: { source: 'api' } });
+  const silent = pino({ level: 'silent' });
+
+  it('reads a feed-naming hint only while a merchant stream of that feed lives; other hints always', async () => {
+    const pubSub = createGatewayPubSub();
+    const asked: string[][] = [];
+    const channel = orderEventsChannel(pubSub, silent, async (ids) => (asked.push(ids), ids.map(created)));
+    const id = (n: number) => `00000000-0000-4000-8000-00000000000${n}`;
+
+    channel.notify(JSON.stringify({ eventId: id(1), feed: FEED }));
+    channel.notify(JSON.stringify({ eventId: id(2) })); // any other event: read back as always
+    await new Promise((r) => setImmediate(r));
+    expect(asked.flat()).toEqual([id(2)]);
+
+    const stream = merchantEventStream(pubSub, FEED, async () => []);
+    const it = stream[Symbol.asyncIterator]();
+    const next = it.next(); // the stream starts (and watches its feed) on its first next()
+    await new Promise((r) => setImmediate(r));
+    channel.notify(JSON.stringify({ eventId: id(3), feed: FEED }));
+    channel.notify(JSON.stringify({ eventId: id(4), feed: 'bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb:sandbox' }));
+    expect((await next).value).toMatchObject({ eventId: id(3), type: 'order.created' });
+    expect(asked.flat()).toEqual([id(2), id(3)]);
+
+    await it.return?.();
+    channel.notify(JSON.stringify({ eventId: id(5), feed: FEED }));
+    await new Promise((r) => setImmediate(r));
+    expect(asked.flat()).toEqual([id(2), id(3)]);
   });
 });

@@ -11,6 +11,11 @@ import type { OrderStatus } from '../orders/order.transitions.js';
 // --- Recorded events (rows of `order_events`, written only by OrderEventWriter) ----------------------
 
 export const ORDER_STATUS_CHANGED = 'order.status_changed';
+/**
+ * An order was created (REST, GraphQL or a payment link's open): written by the statement that inserts
+ * the order (OrderService, one statement per group-committed batch). Feed only: no webhook.
+ */
+export const ORDER_CREATED = 'order.created';
 /** A confirmed payment detected after expiry (reported once per payment, whatever it did to the status). */
 export const PAYMENT_LATE = 'payment.late';
 /** The order's deposits together received more than its value (reported once per order; settlement.rules.ts rule 6). */
@@ -62,6 +67,8 @@ export interface TransitionReason {
 /** The `reason` column of each event type. Amounts are decimal strings of base units. */
 export interface OrderEventReasons {
   [ORDER_STATUS_CHANGED]: TransitionReason;
+  /** How the order came in: its `source` (`api`: REST or GraphQL; `payment_link`: a link's open). */
+  [ORDER_CREATED]: { source: string };
   [PAYMENT_LATE]: { paymentId: string; txHash: string; amount: string; withinLateWindow: boolean };
   [PAYMENT_OVERPAID]: {
     /** The deposit that completed the order, its due and confirmed units. */
@@ -109,6 +116,7 @@ export const ORDER_EVENT_WEBHOOKS: { [T in OrderEventType]: T extends typeof ORD
   [PAYMENT_UNATTRIBUTED]: 'transaction.unattributed',
   [PAYMENT_DETECTED]: null,
   [PAYMENT_CONFIRMED]: null,
+  [ORDER_CREATED]: null,
 };
 
 export const ORDER_EVENT_TYPES = Object.keys(ORDER_EVENT_WEBHOOKS) as OrderEventType[];
@@ -183,7 +191,8 @@ export const MERCHANT_EVENT_TYPES = [SETTLEMENT_WALLET_CHANGED, SWEEP_COMPLETED,
 
 /**
  * Every `order_events` row (status changes and payment.* events); payload {@link OrderFeedNotification}
- * as JSON, sent by OrderEventWriter's insert itself, so no event is recorded without it.
+ * as JSON (`order.created`: only `eventId` and `feed`, the merchant topic), sent by OrderEventWriter's
+ * insert itself, so no event is recorded without it. Readers take it as a hint (order-update.stream.ts).
  */
 export const ORDER_EVENTS_CHANNEL = 'order_events';
 /** The webhook queue has work: payload `outbox` (events to turn into deliveries) or `deliveries` (due now). */

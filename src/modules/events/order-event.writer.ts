@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OrderStatus } from '../orders/order.transitions.js';
-import { ORDER_EVENTS_CHANNEL, type OrderEventReasons, type OrderEventType } from './event.catalogue.js';
+import { ORDER_CREATED, ORDER_EVENTS_CHANNEL, type OrderEventReasons, type OrderEventType } from './event.catalogue.js';
 
 /** Longest `reason` (JSON text) sent in a notification; PostgreSQL refuses payloads over 8000 bytes. */
 const NOTIFY_REASON_MAX = 4000;
@@ -42,6 +42,24 @@ export function orderEventInsert(source: string): string {
  */
 export function orderEventsInsertFrom(source: string): string {
   return insertEvents(source, `${source}.type`, `${source}.status`, `${source}.reason`);
+}
+
+/**
+ * `order.created` for every row of `source` (the orders an `insert into orders … returning id,
+ * merchant_id, environment, status, source` CTE inserted), as a CTE named `e` of the same statement:
+ * OrderService's insert and group-committed batch stay one statement each, and the events commit (and
+ * are announced) exactly with their orders. The announcement is the event id and its merchant feed
+ * (`<merchantId>:<environment>`) alone: the orders are not in the statement's snapshot, the stream reads
+ * every fact back by id, and a process where no stream watches that feed reads nothing back
+ * (order-update.stream.ts, watchFeed): the smallest cost on the merchants' hot path.
+ */
+export function orderCreatedInsert(source: string): string {
+  return `e as (
+         insert into order_events (id, order_id, merchant_id, environment, type, from_status, to_status, reason)
+         select gen_random_uuid(), ${source}.id, ${source}.merchant_id, ${source}.environment, '${ORDER_CREATED}', ${source}.status, ${source}.status,
+                jsonb_build_object('source', ${source}.source) from ${source}
+         returning pg_notify('${ORDER_EVENTS_CHANNEL}', json_build_object('eventId', id, 'feed', merchant_id::text || ':' || environment)::text) as notified
+       )`;
 }
 
 export function orderEventParams<T extends OrderEventType>(type: T, fromStatus: OrderStatus | null, reason: OrderEventReasons[T]): unknown[] {

@@ -9,7 +9,7 @@ import { throwIfLapsed, untilCredentialLapses, type CredentialLapsed } from '../
 import { EnvironmentEnum, NetworkEnum, OrderStatusEnum } from '../../graphql/scalars.js';
 import { formatDecimal } from '../../common/money.js';
 import { merchantTopic, ORDER_STATUS_CHANGED, type OrderFeedNotification } from '../events/event.catalogue.js';
-import type { OrderEventsPubSub } from './order-update.stream.js';
+import { watchFeed, type OrderEventsPubSub } from './order-update.stream.js';
 import type { OrderStatus } from './order.transitions.js';
 
 @ObjectType({ description: 'The payment a payment.* event of the feed is about (fields the event does not record are null)' })
@@ -29,7 +29,7 @@ export class MerchantEventPayment {
 export class MerchantEvent {
   @Field({
     description:
-      'order.status_changed (Processing: a payment was seen; Success: paid; Underpaid / Expired at expiry); payment.detected (a transfer seen on chain, not yet confirmed: ' +
+      'order.created (a new order: REST, GraphQL or a payment link); order.status_changed (Processing: a payment was seen; Success: paid; Underpaid / Expired at expiry); payment.detected (a transfer seen on chain, not yet confirmed: ' +
       'the "new payment" toast), payment.confirmed, payment.late, payment.overpaid, payment.reorged, payment.unattributed (docs/webhooks.md)',
   })
   type!: string;
@@ -74,6 +74,8 @@ export type MerchantEventsSince = (seq: number) => Promise<OrderFeedNotification
  */
 export function merchantEventStream(pubSub: OrderEventsPubSub, topic: string, since: MerchantEventsSince): Repeater<OrderFeedNotification> {
   return new Repeater<OrderFeedNotification>(async (push, stop) => {
+    // Before subscribing: from now on this process reads the feed's order.created hints back.
+    const unwatch = watchFeed(pubSub, topic);
     const events = pubSub.subscribe('MERCHANT_EVENT', topic);
     const resyncs = pubSub.subscribe('ORDER_EVENTS_RESYNC');
     let nextEvent = events.next();
@@ -101,6 +103,7 @@ export function merchantEventStream(pubSub: OrderEventsPubSub, topic: string, si
         }
       }
     } finally {
+      unwatch();
       await Promise.all([events.return(), resyncs.return()]);
     }
     stop();

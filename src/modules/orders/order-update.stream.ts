@@ -13,7 +13,33 @@ export type OrderEventsPubSub = PubSub<SubscriptionTopics>;
  * can send `pg_notify('order_events', '{"status":"Success",…}')`: the payload is a hint that a row
  * exists, and every fact a subscriber sees is read back from `order_events` by that id.
  */
-const hintSchema = z.object({ eventId: z.string().uuid() });
+const hintSchema = z.object({ eventId: z.string().uuid(), feed: z.string().max(100).optional() });
+
+/**
+ * Merchant feeds (`<merchantId>:<environment>`) with a live stream in this process, per PubSub. An
+ * `order.created` hint names its feed (order-event.writer.ts): one no stream here watches is not read
+ * back at all, so order creation, the merchants' hot path, costs the API processes nothing while no
+ * dashboard watches. A forged hint naming a feed can only add a read (of an id that must exist), never
+ * hide a real event: that has its own notification.
+ */
+const watchedFeeds = new WeakMap<OrderEventsPubSub, Map<string, number>>();
+
+/** Marks `feed` watched while a stream lives; returns the release. */
+export function watchFeed(pubSub: OrderEventsPubSub, feed: string): () => void {
+  let feeds = watchedFeeds.get(pubSub);
+  if (!feeds) watchedFeeds.set(pubSub, (feeds = new Map()));
+  feeds.set(feed, (feeds.get(feed) ?? 0) + 1);
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    const n = (feeds.get(feed) ?? 1) - 1;
+    if (n > 0) feeds.set(feed, n);
+    else feeds.delete(feed);
+  };
+}
+
+export const isFeedWatched = (pubSub: OrderEventsPubSub, feed: string): boolean => (watchedFeeds.get(pubSub)?.get(feed) ?? 0) > 0;
 
 /** Reads committed `order_events` rows by id (unknown ids are simply absent), in any order. */
 export type OrderEventLoader = (eventIds: string[]) => Promise<OrderFeedNotification[]>;
@@ -80,7 +106,10 @@ export function orderEventsChannel(pubSub: OrderEventsPubSub, log: Logger, load:
     notify: (raw) => {
       let eventId: string;
       try {
-        eventId = hintSchema.parse(JSON.parse(raw ?? '')).eventId;
+        const hint = hintSchema.parse(JSON.parse(raw ?? ''));
+        // A creation no stream of this process watches (see watchFeed).
+        if (hint.feed !== undefined && !isFeedWatched(pubSub, hint.feed)) return;
+        eventId = hint.eventId;
       } catch (err) {
         log.warn({ err, payload: raw?.slice(0, 200) }, 'order_events: ignoring malformed notification');
         return;

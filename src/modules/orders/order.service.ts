@@ -11,6 +11,7 @@ import type { Quote } from '../quotes/quote.entity.js';
 import { assertReturnUrls, hasReturnUrls, saveOrderReturnUrls } from './return-urls.js';
 import type { CheckoutKeyService } from './checkout-key.service.js';
 import { prepared } from '../../db/prepared.js';
+import { orderCreatedInsert } from '../events/order-event.writer.js';
 import { GroupCommit, type GroupCommitOptions, type Outcome } from '../../common/group-commit.js';
 import { uuid7 } from '../../common/uuid7.js';
 import { Order, type OrderRecord } from './order.entity.js';
@@ -76,6 +77,8 @@ export interface PendingOrder {
  * values, so thirteen columns per row came back for five (bench:orders: PostgreSQL and driver CPU).
  */
 const RETURNING = 'id, currency, status, floor(extract(epoch from expires_at) * 1000)::int8 as expires_ms, floor(extract(epoch from created_at) * 1000)::int8 as created_ms';
+/** What the insert CTE hands on: RETURNING's columns and what the `order.created` event of each row needs (order-event.writer.ts). */
+const INSERTED = 'id, merchant_id, environment, status, source, currency, expires_at, created_at';
 
 const duplicate = (orderNo: string) => new DomainError('DUPLICATE_ORDER_NO', `An order with order_no ${orderNo} already exists`, { order_no: orderNo });
 const merchantNotFound = () => new DomainError('MERCHANT_NOT_FOUND', 'Merchant not found');
@@ -250,12 +253,15 @@ export class OrderService {
     const rows = await prepared<Record<string, unknown>>(
       p.em,
       'order-insert',
-      `insert into orders (id, merchant_id, environment, order_no, amount, customer_name, customer_email, source, payment_link_id,
-                           checkout_key_hash, checkout_key_expires_at, expires_at, link_use_held)
-       select ?, m.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() + make_interval(secs => coalesce(m.order_ttl_seconds, ?)), ?::uuid is not null
-       from merchants m where m.id = ?
-       on conflict (merchant_id, environment, order_no) do nothing
-       returning ${RETURNING}`,
+      `with o as (
+         insert into orders (id, merchant_id, environment, order_no, amount, customer_name, customer_email, source, payment_link_id,
+                             checkout_key_hash, checkout_key_expires_at, expires_at, link_use_held)
+         select ?, m.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() + make_interval(secs => coalesce(m.order_ttl_seconds, ?)), ?::uuid is not null
+         from merchants m where m.id = ?
+         on conflict (merchant_id, environment, order_no) do nothing
+         returning ${INSERTED}
+       ), ${orderCreatedInsert('o')}
+       select ${RETURNING} from o`,
       [p.id, o.environment, o.orderNo, o.amount.toString(), o.customerName, o.customerEmail, o.source, o.paymentLinkId, p.keyHash, p.keyExpiresAt, this.opts.defaultTtlS, o.paymentLinkId, o.merchantId],
     );
     const row = rows[0];
@@ -316,16 +322,19 @@ export class OrderService {
       rows = await prepared<Record<string, unknown>>(
         batch[0]!.em,
         'order-insert-batch',
-        `insert into orders (id, merchant_id, environment, order_no, amount, customer_name, customer_email, source, payment_link_id,
-                             checkout_key_hash, checkout_key_expires_at, expires_at, link_use_held)
-         select u.id, m.id, u.env, u.no, u.amount, u.name, u.email, u.source, u.link, u.hash, u.key_exp,
-                now() + make_interval(secs => coalesce(m.order_ttl_seconds, ?::int)), u.link is not null
-         from unnest(?::uuid[], ?::uuid[], ?::text[], ?::text[], ?::numeric[], ?::text[], ?::text[], ?::text[], ?::uuid[], ?::text[], ?::timestamptz[])
-              with ordinality as u(id, merchant_id, env, no, amount, name, email, source, link, hash, key_exp, ord)
-         join merchants m on m.id = u.merchant_id
-         order by u.merchant_id, u.env, u.no, u.ord
-         on conflict (merchant_id, environment, order_no) do nothing
-         returning ${RETURNING}`,
+        `with o as (
+           insert into orders (id, merchant_id, environment, order_no, amount, customer_name, customer_email, source, payment_link_id,
+                               checkout_key_hash, checkout_key_expires_at, expires_at, link_use_held)
+           select u.id, m.id, u.env, u.no, u.amount, u.name, u.email, u.source, u.link, u.hash, u.key_exp,
+                  now() + make_interval(secs => coalesce(m.order_ttl_seconds, ?::int)), u.link is not null
+           from unnest(?::uuid[], ?::uuid[], ?::text[], ?::text[], ?::numeric[], ?::text[], ?::text[], ?::text[], ?::uuid[], ?::text[], ?::timestamptz[])
+                with ordinality as u(id, merchant_id, env, no, amount, name, email, source, link, hash, key_exp, ord)
+           join merchants m on m.id = u.merchant_id
+           order by u.merchant_id, u.env, u.no, u.ord
+           on conflict (merchant_id, environment, order_no) do nothing
+           returning ${INSERTED}
+         ), ${orderCreatedInsert('o')}
+         select ${RETURNING} from o`,
         [this.opts.defaultTtlS, cols.id, cols.merchant, cols.env, cols.no, cols.amount, cols.name, cols.email, cols.source, cols.link, cols.hash, cols.keyExp],
       );
     } catch {
