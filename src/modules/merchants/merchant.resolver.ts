@@ -82,7 +82,7 @@ export class MerchantResolver {
   }
 
   @Authorized('DASHBOARD')
-  @Mutation(() => ApiKeyInfo, { description: 'Owner/admin: the client networks (IPs or CIDR blocks, at most 50) the live key of an environment works from; null or [] = any. Kept across rotations' })
+  @Mutation(() => ApiKeyInfo, { description: 'apiKeys.manage (owner, admin, developer): the client networks (IPs or CIDR blocks, at most 50) the live key of an environment works from; null or [] = any. Kept across rotations' })
   async setApiKeyIpAllowlist(
     @Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum,
     @Arg('cidrs', () => [String], { nullable: true }) cidrs: string[] | null,

@@ -120,7 +120,7 @@ export class MerchantService {
     return this.apiKeys.rotate(ctx.em, caller.merchantId, parseInput(environmentInput, environment));
   }
 
-  /** Owner/admin: where the live key of an environment may be used from (null or [] = anywhere). */
+  /** apiKeys.manage (owner, admin, developer): where the live key of an environment may be used from (null or [] = anywhere). */
   async setApiKeyIpAllowlist(ctx: RequestContext, cmd: SetIpAllowlistCommand): Promise<ApiKey> {
     const caller = requireFreshAuth(ctx, 'apiKeys.manage', 'change API key allowlists');
     const { environment, cidrs } = parseInput(setIpAllowlistInput, cmd);
