@@ -44,7 +44,7 @@ async function main(): Promise<void> {
     const c = new pg.Client({ connectionString: db.url });
     await c.connect();
     const existing = keep
-      ? (await c.query<{ merchant_id: string; n: string }>('select u.merchant_id, (select count(*) from orders o where o.merchant_id = u.merchant_id) as n from dashboard_users u where u.email = $1', [email])).rows[0]
+      ? (await c.query<{ merchant_id: string; n: string }>('select m.merchant_id, (select count(*) from orders o where o.merchant_id = m.merchant_id) as n from memberships m join dashboard_users u on u.id = m.user_id where u.email = $1 and m.role = \'owner\'', [email])).rows[0]
       : undefined;
     if (existing && Number(existing.n) === ORDERS) {
       log(`fixture: reusing ${ORDERS} orders of the kept database`);

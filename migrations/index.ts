@@ -38,6 +38,7 @@ import { Migration20261128110200_revenue_received_and_rollup_deltas } from './Mi
 import { Migration20261128120000_chain_identity } from './Migration20261128120000_chain_identity.js';
 import { Migration20261128220000_unique_codes_uncapped } from './Migration20261128220000_unique_codes_uncapped.js';
 import { Migration20261128223710_order_created_events } from './Migration20261128223710_order_created_events.js';
+import { Migration20261128223000_teams } from './Migration20261128223000_teams.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -80,4 +81,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261128120000_chain_identity', class: Migration20261128120000_chain_identity },
   { name: 'Migration20261128220000_unique_codes_uncapped', class: Migration20261128220000_unique_codes_uncapped },
   { name: 'Migration20261128223710_order_created_events', class: Migration20261128223710_order_created_events },
+  { name: 'Migration20261128223000_teams', class: Migration20261128223000_teams },
 ];

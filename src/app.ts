@@ -1,3 +1,5 @@
+import { smtpTransport } from './modules/customer-mail/customer-mail.service.js';
+import { TeamService } from './modules/teams/team.service.js';
 import { ENVIRONMENTS, NETWORKS } from './common/environment.js';
 import type { Logger } from 'pino';
 import type { Config } from './config/index.js';
@@ -86,6 +88,8 @@ export interface App {
   gasTanks: GasTankService;
   /** The merchant-facing sweep API: sweep now, balances, history, schedule. */
   sweeps: SweepService;
+  /** A merchant's team: members, roles, email invites (docs/teams.md). */
+  teams: TeamService;
 }
 
 export function createRateService(config: Config, log: Logger): RateService {
@@ -186,5 +190,14 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
     ENVIRONMENTS.flatMap((environment) => gasTanks.address(environment, network) ?? []),
   );
   const sweeps = new SweepService({ throttleSweepNow: async (merchantId) => void (await rateLimits.consume('sweepNow', merchantId)) });
-  return { sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics };
+  const teams = new TeamService({
+    inviteTtlS: config.TEAM_INVITE_TTL_S,
+    inviteUrl: () => (config.TEAM_INVITE_URL ?? `${config.PUBLIC_BASE_URL}/invite`).replace(/#.*$/, ''),
+    transport: smtpTransport(config),
+    from: config.SMTP_FROM,
+    returnLinkWithoutMail: config.NODE_ENV !== 'production',
+    throttleAccount: async (account) => void (await rateLimits.consume('account', account)),
+    log,
+  });
+  return { teams, sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics };
 }

@@ -1,6 +1,7 @@
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ErrorCodes, type ErrorCode } from '../common/errors.js';
+import { permissionTableMarkdown } from '../common/permissions.js';
 import { configMarkdownTable } from '../config/index.js';
 import { ORDER_TRANSITIONS } from '../modules/orders/order.transitions.js';
 import { SWEEP_TRANSITIONS } from '../modules/sweeps/sweep.transitions.js';
@@ -33,9 +34,16 @@ const ERROR_NOTES: Partial<Record<ErrorCode, string>> = {
   VALIDATION_FAILED: 'with `data.fields`',
   CHECKOUT_KEY_EXPIRED: 'the scoped checkout key outlived its 30 minutes',
   INVALID_PASSWORD: 'the account password given again (settlement address, `reauthenticate`) is wrong',
-  REAUTHENTICATION_REQUIRED: 'a sensitive operation (rotate an API key, change the notification URL or the sweep schedule) needs `reauthenticate` (the password) within the last `REAUTH_WINDOW_S` on this session',
+  FORBIDDEN: 'also: the member’s role lacks the permission (`data.permission`, `data.role`; docs/teams.md)',
+  REAUTHENTICATION_REQUIRED: 'a sensitive operation (rotate an API key, change the notification URL, the sweep schedule or the team) needs `reauthenticate` (the password) within the last `REAUTH_WINDOW_S` on this session',
   INVALID_SETTLEMENT_ADDRESS: 'not a valid address of the network; the message says why: checksum, length, curve, zero address',
   SETTLEMENT_ADDRESS_REFUSED: 'an address of the gateway itself: a deposit address, a token contract or mint, a gas tank',
+  NOT_A_MEMBER: '`switchMerchant` to a merchant the user does not belong to',
+  NO_MEMBERSHIP: 'the password is right but the user belongs to no merchant any more',
+  LAST_OWNER: 'the only owner cannot be removed or demoted; make another owner first',
+  INVALID_INVITE: 'no invite has this token',
+  MAIL_FAILED: 'the SMTP server refused or did not answer; the invite was not created',
+  MAIL_UNAVAILABLE: 'production without `SMTP_HOST`: invites cannot be mailed',
   WRONG_ENVIRONMENT: 'a sandbox key on `/mainnet/` or the reverse',
   SCOPE_DENIED: 'a checkout key outside its own order',
   METHOD_NOT_ALLOWED: 'with an `Allow` header',
@@ -65,6 +73,7 @@ export const GENERATED_SECTIONS: readonly GeneratedSection[] = [
   { file: 'docs/order-lifecycle.md', marker: 'order-transitions', render: () => transitionTable(ORDER_TRANSITIONS) },
   { file: 'docs/order-lifecycle.md', marker: 'webhook-delivery-transitions', render: () => transitionTable(WEBHOOK_DELIVERY_TRANSITIONS) },
   { file: 'docs/sweeps.md', marker: 'sweep-transitions', render: () => transitionTable(SWEEP_TRANSITIONS) },
+  { file: 'docs/teams.md', marker: 'permission-table', render: permissionTableMarkdown },
 ];
 
 const sectionPattern = (marker: string) => new RegExp(`<!-- ${marker}:start -->\\n([\\s\\S]*?)\\n?<!-- ${marker}:end -->`);

@@ -1,11 +1,12 @@
 import type { Caller, RequestContext } from './context.js';
 import type { Environment } from './environment.js';
 import { DomainError } from './errors.js';
+import { can, PERMISSIONS, type Permission } from './permissions.js';
 
 /**
  * Who may do what: the one place services check the caller. Transports authenticate (they build
  * `ctx.caller`); services call these before touching data, so REST, GraphQL and the CLI refuse the
- * same callers with the same codes.
+ * same callers with the same codes. Roles: requirePermission against the table in permissions.ts.
  */
 
 export type MerchantCaller = Exclude<Caller, { kind: 'anonymous' }>;
@@ -19,10 +20,14 @@ export function requireMerchant(ctx: Pick<RequestContext, 'caller'>): MerchantCa
   return caller;
 }
 
-/** A merchant credential other than a one-order checkout key (listings, dashboards, reports). */
-export function requireMerchantWide(ctx: Pick<RequestContext, 'caller'>, what: string): Exclude<MerchantCaller, { kind: 'checkout' }> {
+/**
+ * A merchant credential other than a one-order checkout key (listings, dashboards, reports): an API
+ * key, or a dashboard member whose role has `permission` (permissions.ts).
+ */
+export function requireMerchantWide(ctx: Pick<RequestContext, 'caller'>, what: string, permission?: Permission): Exclude<MerchantCaller, { kind: 'checkout' }> {
   const { caller } = ctx;
   if (caller.kind === 'anonymous' || caller.kind === 'checkout') throw new DomainError('FORBIDDEN', `${what} needs a merchant credential`);
+  if (permission && caller.kind === 'dashboard') refuseRole(caller, permission);
   return caller;
 }
 
@@ -45,21 +50,32 @@ export function requireDashboard(ctx: Pick<RequestContext, 'caller'>, elsewhere?
   throw new DomainError('UNAUTHENTICATED', 'Dashboard login required');
 }
 
-/** Owners and admins change things; viewers only read. `action` completes "Only owners and admins can …". */
-export function requireOwner(ctx: Pick<RequestContext, 'caller'>, action: string, elsewhere?: string): DashboardCaller {
+/**
+ * A dashboard member allowed `permission` by the permission table (permissions.ts): the one role
+ * check for REST, GraphQL and the CLI. Other credentials: `elsewhere` (the FORBIDDEN message for a
+ * dashboard-only feature) or UNAUTHENTICATED, as requireDashboard.
+ */
+export function requirePermission(ctx: Pick<RequestContext, 'caller'>, permission: Permission, elsewhere?: string): DashboardCaller {
   const caller = requireDashboard(ctx, elsewhere);
-  if (caller.role === 'viewer') throw new DomainError('FORBIDDEN', `Only owners and admins can ${action}`);
+  refuseRole(caller, permission);
   return caller;
 }
 
+function refuseRole(caller: DashboardCaller, permission: Permission): void {
+  if (!can(caller.role, permission)) {
+    throw new DomainError('FORBIDDEN', `Your role (${caller.role}) cannot ${PERMISSIONS[permission].action}`, { permission, role: caller.role });
+  }
+}
+
 /**
- * A sensitive operation (rotating an API key, the notification URL, the sweep schedule): an owner or
- * admin whose session proved the password again (`reauthenticate`) within `REAUTH_WINDOW_S`. A stolen
- * access token alone — valid for its 15 minutes — cannot do these. The role is checked first, so a
- * viewer or another credential gets the same code as before.
+ * A sensitive operation (rotating an API key, the notification URL, the sweep schedule, team
+ * changes): a member whose role has `permission` and whose session proved the password again
+ * (`reauthenticate`) within `REAUTH_WINDOW_S`. A stolen access token alone — valid for its 15
+ * minutes — cannot do these. The role is checked first, so a viewer or another credential gets the
+ * same code as before. `action` completes "To …, confirm your password first".
  */
-export function requireFreshAuth(ctx: Pick<RequestContext, 'caller'>, action: string, elsewhere?: string): DashboardCaller {
-  const caller = requireOwner(ctx, action, elsewhere);
+export function requireFreshAuth(ctx: Pick<RequestContext, 'caller'>, permission: Permission, action: string, elsewhere?: string): DashboardCaller {
+  const caller = requirePermission(ctx, permission, elsewhere);
   if (!caller.reauthUntil || caller.reauthUntil <= Date.now()) {
     throw new DomainError('REAUTHENTICATION_REQUIRED', `To ${action}, confirm your password first (reauthenticate); it counts for a few minutes`);
   }

@@ -13,6 +13,7 @@ import { Quote } from '../modules/quotes/quote.entity.js';
 import { Token } from '../modules/tokens/token.entity.js';
 import { WebhookAttempt } from '../modules/webhooks/webhook-attempt.entity.js';
 import { WebhookDelivery } from '../modules/webhooks/webhook-delivery.entity.js';
+import { Membership } from '../modules/teams/membership.entity.js';
 
 /** Every MikroORM entity. The schema itself is owned by `migrations/`; a test checks they agree. */
-export const entities = [Merchant, DashboardUser, Session, RefreshToken, ApiKey, Token, Order, Quote, MerchantWallet, Deposit, PaymentLink, OrderEvent, Payment, UnattributedReceipt, WebhookDelivery, WebhookAttempt];
+export const entities = [Merchant, DashboardUser, Membership, Session, RefreshToken, ApiKey, Token, Order, Quote, MerchantWallet, Deposit, PaymentLink, OrderEvent, Payment, UnattributedReceipt, WebhookDelivery, WebhookAttempt];

@@ -12,6 +12,7 @@ import { ReconciliationResolver } from '../modules/reconciliation/reconciliation
 import { SettlementWalletResolver } from '../modules/settlement-wallets/settlement-wallet.resolver.js';
 import { GasTankResolver } from '../modules/sweeps/gas-tank.resolver.js';
 import { SweepResolver, SweepConnectionResolver } from '../modules/sweeps/sweep.resolver.js';
+import { TeamResolver } from '../modules/teams/team.resolver.js';
 import { authChecker } from './auth-checker.js';
 import { DateTimeScalar } from './scalars.js';
 import { createGatewayPubSub, registerSchemaPubSub, type GatewayPubSub } from './pubsub.js';
@@ -30,6 +31,7 @@ export const resolvers: NonEmptyArray<Function> = [MerchantResolver, OrderResolv
   GasTankResolver,
   SweepResolver,
   SweepConnectionResolver,
+  TeamResolver,
 ];
 
 /** `pubSub`: the process's PubSub, fed by the LISTEN connection (runtime.ts); a private one if omitted (SDL, tests). */

@@ -3,8 +3,9 @@ import { merchantView, tokenPairView, userView } from './merchant.views.js';
 import { toLogin, toRefresh } from './auth.mappers.js';
 import { toMerchantSettings } from './merchant.mappers.js';
 import type { App } from '../app.js';
+import { teamRoutes } from './team.routes.js';
 
-/** `/api/v2/auth/*`: dashboard login, refresh rotation, logout (server-side revocation), me; and the dashboard's `/api/v2/merchant/settings`. */
+/** `/api/v2/auth/*`: dashboard login, refresh rotation, logout (server-side revocation), me, memberships; the team (`/api/v2/team/*`); and the dashboard's `/api/v2/merchant/settings`. */
 export function authRoutes(app: App): RestRoute[] {
   return [
     { method: 'POST', url: '/auth/login', auth: 'public', limit: 'login', handler: async (ctx, req) => ({ message: 'Login successful', data: tokenPairView(await app.auth.login(ctx, toLogin(req.body))) }) },
@@ -37,10 +38,11 @@ export function authRoutes(app: App): RestRoute[] {
       auth: 'dashboard',
       limit: 'auth',
       handler: async (ctx) => {
-        const { user, merchant } = await app.merchants.profile(ctx);
-        return { data: { user: userView(user), merchant: merchantView(merchant) } };
+        const { user, merchant, role } = await app.merchants.profile(ctx);
+        return { data: { user: userView(user, role), merchant: merchantView(merchant) } };
       },
     },
+    ...teamRoutes(app),
     {
       // The dashboard's merchant settings (owner/admin), the REST twin of `updateMerchantSettings`.
       method: 'PUT',

@@ -18,8 +18,9 @@ export function merchantView(m: Merchant) {
   };
 }
 
-export function userView(u: DashboardUser) {
-  return { user_id: u.id, email: u.email, role: u.role, user_type: 'merchant' };
+/** The signed-in user with their role in the session's merchant. */
+export function userView(u: DashboardUser, role: string) {
+  return { user_id: u.id, email: u.email, role, user_type: 'merchant' };
 }
 
 /** `auth/login` and `auth/refresh`: the token pair as the spec names it. */

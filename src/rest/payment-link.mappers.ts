@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { requireEnvironment, requireOwner, requireSameMerchant } from '../common/access.js';
+import { requireEnvironment, requirePermission, requireSameMerchant } from '../common/access.js';
 import type { RequestContext } from '../common/context.js';
 import { parseInput } from '../common/validation.js';
 import {
@@ -47,7 +47,7 @@ type Raw = Record<string, unknown>;
 
 /** `POST /merchant/payment-link`. Access is checked before the body, as the service does, so a viewer learns FORBIDDEN first. */
 export function toCreatePaymentLink(ctx: RequestContext, schema: ReturnType<typeof createPaymentLinkBody>, body: unknown): CreatePaymentLinkCommand {
-  requireOwner(ctx, 'change payment links', 'Payment links are managed from the dashboard');
+  requirePermission(ctx, 'paymentLinks.manage', 'Payment links are managed from the dashboard');
   requireEnvironment(ctx);
   const b = parseInput(schema, body);
   if (b.merchant_id !== undefined) requireSameMerchant(ctx, b.merchant_id, 'the signed-in merchant');
@@ -59,7 +59,7 @@ export function toCreatePaymentLink(ctx: RequestContext, schema: ReturnType<type
 
 /** `PUT /merchant/payment-link`. */
 export function toUpdatePaymentLink(ctx: RequestContext, body: unknown): UpdatePaymentLinkCommand {
-  requireOwner(ctx, 'change payment links', 'Payment links are managed from the dashboard');
+  requirePermission(ctx, 'paymentLinks.manage', 'Payment links are managed from the dashboard');
   parseInput(updatePaymentLinkBody, body);
   const raw = body as Raw;
   return { id: raw.payment_link_id as string, title: raw.title as string | undefined, expirationTime: raw.expiration_time as number | undefined, status: raw.status as UpdatePaymentLinkCommand['status'] };

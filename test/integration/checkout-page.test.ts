@@ -167,7 +167,7 @@ describe('merchant logo (logo_url / logoUrl)', () => {
   it('a production gateway refuses a plain-http logo (https only) before reading anything', async () => {
     const own = await createMerchant(gw.app);
     const strict = new MerchantService(gw.app.apiKeys, { httpsLogos: true });
-    const owner = (await gw.app.orm.em.fork().execute(`select id from dashboard_users where merchant_id = ?`, [own.merchantId]))[0].id as string;
+    const owner = (await gw.app.orm.em.fork().execute(`select user_id as id from memberships where merchant_id = ? and role = 'owner'`, [own.merchantId]))[0].id as string;
     const ctx = { ...internalContext(gw.app.orm.em.fork()), caller: { kind: 'dashboard' as const, userId: owner, merchantId: own.merchantId, sessionId: 'test', role: 'owner' } };
     await expect(strict.updateSettings(ctx, { logoUrl: 'http://cdn.shop.test/logo.png' })).rejects.toMatchObject({ code: 'VALIDATION_FAILED', details: { fields: { logoUrl: expect.any(String) } } });
     expect(await stored(own.merchantId)).toBeUndefined();

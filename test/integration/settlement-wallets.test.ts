@@ -3,10 +3,8 @@ import { randomBytes } from 'node:crypto';
 import { Wallet } from 'ethers';
 import { tronAddressFromBody } from '../../src/chains/tron/tron.address';
 import { associatedTokenAddress } from '../../src/chains/solana/solana.driver';
-import { DashboardUser } from '../../src/modules/merchants/dashboard-user.entity';
-import { hashPassword } from '../../src/modules/merchants/password';
 import { LoginDocument, SetSettlementWalletDocument, SettlementWalletsDocument } from '../generated/graphql';
-import { createMerchant } from '../support/fixtures';
+import { addMember, createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { bearer, gql } from '../support/graphql';
 import { http } from '../support/http';
@@ -156,16 +154,13 @@ describe('changes: hold, webhook, history', () => {
 describe('refused', () => {
   it('a non-owner (admin) session: FORBIDDEN in both transports, nothing written', async () => {
     const m = await createMerchant(gw.app);
-    const em = gw.app.orm.em.fork();
-    const email = `admin-${Date.now()}@merchant.test`;
-    em.create(DashboardUser, { merchant: m.merchantId, email, passwordHash: await hashPassword('admin password 1'), role: 'admin' });
-    await em.flush();
+    const { email } = await addMember(gw.app, m.merchantId, 'admin', { email: `admin-${Date.now()}@merchant.test`, password: 'admin password 1' });
     const token = (await gql(gw.url, LoginDocument, { email, password: 'admin password 1' })).data!.login.token;
     const g = await setGql(token, { network: 'ETHEREUM', address: evm(), password: 'admin password 1' });
     expect(g.errors?.[0]?.extensions?.code).toBe('FORBIDDEN');
     const rest = await setRest(token, 'testnet', 'ETHEREUM', { address: evm(), password: 'admin password 1' });
     expect(rest.status).toBe(403);
-    expect(rest.body).toMatchObject({ status_code: 403, message: 'Only the account owner can change settlement addresses' });
+    expect(rest.body).toMatchObject({ status_code: 403, message: 'Your role (admin) cannot change settlement addresses' });
     // An API key is not a dashboard session.
     const byKey = await http(gw.url, '/api/v2/testnet/merchant/settlement-wallets/ETHEREUM', { method: 'PUT', body: { address: evm(), password: m.password }, headers: { 'api-key': m.sandboxKey } });
     expect(byKey.status).toBe(401);

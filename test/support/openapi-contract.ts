@@ -52,7 +52,10 @@ export function checkRestResponse(method: string, url: string, status: number, c
   const fail = (why: string) => {
     throw new ContractViolation(`${method} ${path} → ${status}: ${why}\nbody: ${JSON.stringify(body)?.slice(0, 2000)}`);
   };
-  const match = templates.find((t) => t.re.test(path));
+  // A literal path and a parameter can both match (`/team/invites/accept`, `/team/invites/{invite_id}`):
+  // the template that has this method is the route the server took.
+  const matching = templates.filter((t) => t.re.test(path));
+  const match = matching.find((t) => doc.paths[t.template][method.toLowerCase()]) ?? matching[0];
   const op = match && doc.paths[match.template][method.toLowerCase()];
   if (!op) {
     if (status < 400) fail('path and method are not in schema/openapi.json');

@@ -5,7 +5,8 @@ import {
   requireMerchant,
   requireMerchantWide,
   requireOrderScope,
-  requireOwner,
+  requireFreshAuth,
+  requirePermission,
   requireSameMerchant,
 } from '../../src/common/access.js';
 import type { Caller } from '../../src/common/context.js';
@@ -24,6 +25,7 @@ const callers: Record<string, Caller> = {
   anonymous: { kind: 'anonymous' },
   owner: { kind: 'dashboard', userId: 'u', merchantId: M, sessionId: 's', role: 'owner' },
   viewer: { kind: 'dashboard', userId: 'u', merchantId: M, sessionId: 's', role: 'viewer' },
+  finance: { kind: 'dashboard', userId: 'u', merchantId: M, sessionId: 's', role: 'finance' },
   apiKey: { kind: 'apiKey', merchantId: M, environment: 'sandbox', apiKeyId: 'k' },
   checkout: { kind: 'checkout', merchantId: M, environment: 'production', orderId: ORDER },
 };
@@ -40,16 +42,18 @@ function outcome(fn: () => unknown): string {
 }
 
 const rules: [string, (c: Caller) => unknown, Record<keyof typeof callers, string>][] = [
-  ['requireMerchant', (c) => requireMerchant({ caller: c }), { anonymous: 'UNAUTHENTICATED', owner: 'ok', viewer: 'ok', apiKey: 'ok', checkout: 'ok' }],
-  ['requireMerchantWide', (c) => requireMerchantWide({ caller: c }, 'Listing orders'), { anonymous: 'FORBIDDEN', owner: 'ok', viewer: 'ok', apiKey: 'ok', checkout: 'FORBIDDEN' }],
-  ['requireApiKey', (c) => requireApiKey({ caller: c }), { anonymous: 'UNAUTHENTICATED', owner: 'UNAUTHENTICATED', viewer: 'UNAUTHENTICATED', apiKey: 'ok', checkout: 'SCOPE_DENIED' }],
-  ['requireDashboard', (c) => requireDashboard({ caller: c }), { anonymous: 'UNAUTHENTICATED', owner: 'ok', viewer: 'ok', apiKey: 'UNAUTHENTICATED', checkout: 'UNAUTHENTICATED' }],
-  ['requireDashboard (dashboard-only feature)', (c) => requireDashboard({ caller: c }, 'dashboard only'), { anonymous: 'UNAUTHENTICATED', owner: 'ok', viewer: 'ok', apiKey: 'FORBIDDEN', checkout: 'FORBIDDEN' }],
-  ['requireOwner', (c) => requireOwner({ caller: c }, 'change settings'), { anonymous: 'UNAUTHENTICATED', owner: 'ok', viewer: 'FORBIDDEN', apiKey: 'UNAUTHENTICATED', checkout: 'UNAUTHENTICATED' }],
-  ['requireOrderScope (its own order)', (c) => requireOrderScope({ caller: c }, ORDER), { anonymous: 'ok', owner: 'ok', viewer: 'ok', apiKey: 'ok', checkout: 'ok' }],
-  ['requireOrderScope (another order)', (c) => requireOrderScope({ caller: c }, OTHER), { anonymous: 'ok', owner: 'ok', viewer: 'ok', apiKey: 'ok', checkout: 'SCOPE_DENIED' }],
-  ['requireSameMerchant (own id)', (c) => requireSameMerchant({ caller: c }, M), { anonymous: 'UNAUTHENTICATED', owner: 'ok', viewer: 'ok', apiKey: 'ok', checkout: 'ok' }],
-  ['requireSameMerchant (other id)', (c) => requireSameMerchant({ caller: c }, OTHER), { anonymous: 'UNAUTHENTICATED', owner: 'MERCHANT_MISMATCH', viewer: 'MERCHANT_MISMATCH', apiKey: 'MERCHANT_MISMATCH', checkout: 'MERCHANT_MISMATCH' }],
+  ['requireMerchant', (c) => requireMerchant({ caller: c }), { anonymous: 'UNAUTHENTICATED', owner: 'ok', viewer: 'ok', finance: 'ok', apiKey: 'ok', checkout: 'ok' }],
+  ['requireMerchantWide', (c) => requireMerchantWide({ caller: c }, 'Listing orders'), { anonymous: 'FORBIDDEN', owner: 'ok', viewer: 'ok', finance: 'ok', apiKey: 'ok', checkout: 'FORBIDDEN' }],
+  ['requireMerchantWide (exports.csv)', (c) => requireMerchantWide({ caller: c }, 'Exporting orders', 'exports.csv'), { anonymous: 'FORBIDDEN', owner: 'ok', viewer: 'FORBIDDEN', finance: 'ok', apiKey: 'ok', checkout: 'FORBIDDEN' }],
+  ['requireApiKey', (c) => requireApiKey({ caller: c }), { anonymous: 'UNAUTHENTICATED', owner: 'UNAUTHENTICATED', viewer: 'UNAUTHENTICATED', finance: 'UNAUTHENTICATED', apiKey: 'ok', checkout: 'SCOPE_DENIED' }],
+  ['requireDashboard', (c) => requireDashboard({ caller: c }), { anonymous: 'UNAUTHENTICATED', owner: 'ok', viewer: 'ok', finance: 'ok', apiKey: 'UNAUTHENTICATED', checkout: 'UNAUTHENTICATED' }],
+  ['requireDashboard (dashboard-only feature)', (c) => requireDashboard({ caller: c }, 'dashboard only'), { anonymous: 'UNAUTHENTICATED', owner: 'ok', viewer: 'ok', finance: 'ok', apiKey: 'FORBIDDEN', checkout: 'FORBIDDEN' }],
+  ['requirePermission (merchant.settings)', (c) => requirePermission({ caller: c }, 'merchant.settings'), { anonymous: 'UNAUTHENTICATED', owner: 'ok', viewer: 'FORBIDDEN', finance: 'FORBIDDEN', apiKey: 'UNAUTHENTICATED', checkout: 'UNAUTHENTICATED' }],
+  ['requireFreshAuth (apiKeys.manage, not fresh)', (c) => requireFreshAuth({ caller: c }, 'apiKeys.manage', 'rotate API keys'), { anonymous: 'UNAUTHENTICATED', owner: 'REAUTHENTICATION_REQUIRED', viewer: 'FORBIDDEN', finance: 'FORBIDDEN', apiKey: 'UNAUTHENTICATED', checkout: 'UNAUTHENTICATED' }],
+  ['requireOrderScope (its own order)', (c) => requireOrderScope({ caller: c }, ORDER), { anonymous: 'ok', owner: 'ok', viewer: 'ok', finance: 'ok', apiKey: 'ok', checkout: 'ok' }],
+  ['requireOrderScope (another order)', (c) => requireOrderScope({ caller: c }, OTHER), { anonymous: 'ok', owner: 'ok', viewer: 'ok', finance: 'ok', apiKey: 'ok', checkout: 'SCOPE_DENIED' }],
+  ['requireSameMerchant (own id)', (c) => requireSameMerchant({ caller: c }, M), { anonymous: 'UNAUTHENTICATED', owner: 'ok', viewer: 'ok', finance: 'ok', apiKey: 'ok', checkout: 'ok' }],
+  ['requireSameMerchant (other id)', (c) => requireSameMerchant({ caller: c }, OTHER), { anonymous: 'UNAUTHENTICATED', owner: 'MERCHANT_MISMATCH', viewer: 'MERCHANT_MISMATCH', finance: 'MERCHANT_MISMATCH', apiKey: 'MERCHANT_MISMATCH', checkout: 'MERCHANT_MISMATCH' }],
 ];
 
 describe.each(rules)('%s', (_name, rule, expected) => {
@@ -69,6 +73,12 @@ describe('requireEnvironment', () => {
   });
 });
 
-it('the viewer refusal names the action', () => {
-  expect(() => requireOwner({ caller: callers.viewer! }, 'rotate API keys')).toThrow('Only owners and admins can rotate API keys');
+it('a role refusal names the role and what it cannot do, with the permission in details', () => {
+  let err: unknown;
+  try {
+    requirePermission({ caller: callers.finance! }, 'apiKeys.manage');
+  } catch (e) {
+    err = e;
+  }
+  expect(err).toMatchObject({ code: 'FORBIDDEN', message: 'Your role (finance) cannot rotate API keys or change their IP allowlists', details: { permission: 'apiKeys.manage', role: 'finance' } });
 });

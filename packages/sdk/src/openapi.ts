@@ -55,6 +55,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/auth/memberships": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The merchants the signed-in user belongs to, with the role in each (`active`: this session’s) */
+        get: operations["memberships"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/auth/reauthenticate": {
         parameters: {
             query?: never;
@@ -83,6 +100,23 @@ export interface paths {
         put?: never;
         /** Rotate the refresh token (a reused one revokes the session) */
         post: operations["refreshToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/auth/switch-merchant": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new token pair acting for another of the user’s merchants; the current session stays valid */
+        post: operations["switchMerchant"];
         delete?: never;
         options?: never;
         head?: never;
@@ -467,6 +501,93 @@ export interface paths {
         put: operations["updateMerchantSettings"];
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/team/invites": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Invites neither accepted nor revoked, newest first (team.read) */
+        get: operations["teamInvites"];
+        put?: never;
+        /** Mail a single-use invite link giving a role (team.manage; an owner invite: team.ownership); needs reauthenticate */
+        post: operations["inviteTeamMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/team/invites/{invite_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a pending invite (team.manage); needs reauthenticate */
+        delete: operations["revokeTeamInvite"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/team/invites/accept": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Accept an invite with the token from its link: a new email gets an account with `password`, an existing account gives its own password */
+        post: operations["acceptTeamInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/team/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Members of the session’s merchant (team.read) */
+        get: operations["teamMembers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/team/members/{user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** A member’s new role (team.manage; to or from owner: team.ownership); needs reauthenticate */
+        put: operations["changeTeamMemberRole"];
+        post?: never;
+        /** Remove a member; their sessions for this merchant end at once (team.manage; an owner: team.ownership); needs reauthenticate */
+        delete: operations["removeTeamMember"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1569,6 +1690,29 @@ export interface webhooks {
 }
 export interface components {
     schemas: {
+        AcceptTeamInviteBody: {
+            token: string;
+            password: string;
+        };
+        AcceptTeamInviteData: {
+            merchant_id: string;
+            merchant_name: string;
+            email: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "developer" | "finance" | "viewer";
+            account_created: boolean;
+        };
+        ChangeTeamMemberRoleBody: {
+            /** @enum {string} */
+            role: "owner" | "admin" | "developer" | "finance" | "viewer";
+        };
+        ChangeTeamMemberRoleData: {
+            user_id: string;
+            email: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "developer" | "finance" | "viewer";
+            joined_at: number;
+        };
         CheckOrderRateBody: {
             /** Format: uuid */
             merchant_id: string;
@@ -1921,6 +2065,24 @@ export interface components {
                 replaced_at: number | null;
             }[];
         };
+        InviteTeamMemberBody: {
+            email: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "developer" | "finance" | "viewer";
+        };
+        InviteTeamMemberData: {
+            invite_id: string;
+            email: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "developer" | "finance" | "viewer";
+            /** @enum {string} */
+            status: "pending" | "expired" | "accepted" | "revoked";
+            invited_by: string | null;
+            created_at: number;
+            expired_at: number;
+            /** @description The link, only when no SMTP server is configured outside production; otherwise null (it was mailed) */
+            invite_url: string | null;
+        };
         ListNetworksData: {
             networks: {
                 /** @enum {string} */
@@ -1979,6 +2141,14 @@ export interface components {
             };
             merchant: components["schemas"]["Merchant"];
         };
+        MembershipsData: {
+            merchant_id: string;
+            merchant_name: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "developer" | "finance" | "viewer";
+            joined_at: number;
+            active: boolean;
+        }[];
         Merchant: {
             /** Format: uuid */
             merchant_id: string;
@@ -2120,6 +2290,24 @@ export interface components {
             expires_in: number;
             expired_at: number;
             refresh_expired_at: number;
+        };
+        RemoveTeamMemberData: {
+            user_id: string;
+            email: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "developer" | "finance" | "viewer";
+            joined_at: number;
+        };
+        RevokeTeamInviteData: {
+            invite_id: string;
+            email: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "developer" | "finance" | "viewer";
+            /** @enum {string} */
+            status: "pending" | "expired" | "accepted" | "revoked";
+            invited_by: string | null;
+            created_at: number;
+            expired_at: number;
         };
         SetSettlementWalletBody: {
             address: string;
@@ -2298,6 +2486,36 @@ export interface components {
             enabled: boolean;
             updated_at: number | null;
         };
+        SwitchMerchantBody: {
+            merchant_id: string;
+        };
+        SwitchMerchantData: {
+            /** @description Access token (JWT): `Authorization: Bearer <token>` */
+            token: string;
+            refresh_token: string;
+            token_type: string;
+            expires_in: number;
+            expired_at: number;
+            refresh_expired_at: number;
+        };
+        TeamInvitesData: {
+            invite_id: string;
+            email: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "developer" | "finance" | "viewer";
+            /** @enum {string} */
+            status: "pending" | "expired" | "accepted" | "revoked";
+            invited_by: string | null;
+            created_at: number;
+            expired_at: number;
+        }[];
+        TeamMembersData: {
+            user_id: string;
+            email: string;
+            /** @enum {string} */
+            role: "owner" | "admin" | "developer" | "finance" | "viewer";
+            joined_at: number;
+        }[];
         Token: {
             symbol: string;
             name: string;
@@ -2406,6 +2624,101 @@ export interface components {
         };
     };
     responses: {
+        /** @description INVALID_PASSWORD */
+        AcceptTeamInviteError403: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 403;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "INVALID_PASSWORD";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        /** @description INVALID_INVITE */
+        AcceptTeamInviteError404: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 404;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "INVALID_INVITE";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        /** @description INVITE_USED, INVITE_REVOKED, INVITE_EXPIRED */
+        AcceptTeamInviteError410: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 410;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "INVITE_USED" | "INVITE_REVOKED" | "INVITE_EXPIRED";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        /** @description MEMBER_NOT_FOUND */
+        ChangeTeamMemberRoleError404: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 404;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "MEMBER_NOT_FOUND";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        /** @description LAST_OWNER */
+        ChangeTeamMemberRoleError409: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 409;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "LAST_OWNER";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
         /** @description UNAUTHENTICATED, INVALID_API_KEY, CHECKOUT_KEY_EXPIRED */
         CheckOrderRateError401: {
             headers: {
@@ -2691,6 +3004,63 @@ export interface components {
                 };
             };
         };
+        /** @description ALREADY_A_MEMBER */
+        InviteTeamMemberError409: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 409;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "ALREADY_A_MEMBER";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        /** @description MAIL_FAILED */
+        InviteTeamMemberError502: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 502;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "MAIL_FAILED";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        /** @description SERVICE_UNAVAILABLE, MAIL_UNAVAILABLE */
+        InviteTeamMemberError503: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 503;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "SERVICE_UNAVAILABLE" | "MAIL_UNAVAILABLE";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
         /** @description BAD_REQUEST, MALFORMED_JSON, VALIDATION_FAILED */
         LoginError400: {
             headers: {
@@ -2723,6 +3093,25 @@ export interface components {
                     data: {
                         /** @enum {string} */
                         code: "INVALID_CREDENTIALS";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        /** @description NO_MEMBERSHIP */
+        LoginError403: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 403;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "NO_MEMBERSHIP";
                     } & {
                         [key: string]: unknown;
                     };
@@ -2998,25 +3387,6 @@ export interface components {
                 };
             };
         };
-        /** @description BAD_REQUEST, VALIDATION_FAILED */
-        QrImageError400: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": {
-                    /** @constant */
-                    status_code: 400;
-                    message: string;
-                    data: {
-                        /** @enum {string} */
-                        code: "BAD_REQUEST" | "VALIDATION_FAILED";
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-        };
         /** @description FORBIDDEN, REAUTHENTICATION_REQUIRED, WRONG_ENVIRONMENT, INVALID_PASSWORD */
         ReauthenticateError403: {
             headers: {
@@ -3049,6 +3419,44 @@ export interface components {
                     data: {
                         /** @enum {string} */
                         code: "INVALID_TOKEN" | "SESSION_REVOKED" | "REFRESH_TOKEN_REUSED";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        /** @description BAD_REQUEST, VALIDATION_FAILED */
+        RemoveTeamMemberError400: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 400;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "BAD_REQUEST" | "VALIDATION_FAILED";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        /** @description INVITE_NOT_FOUND */
+        RevokeTeamInviteError404: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 404;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "INVITE_NOT_FOUND";
                     } & {
                         [key: string]: unknown;
                     };
@@ -3131,6 +3539,25 @@ export interface components {
                 };
             };
         };
+        /** @description FORBIDDEN, REAUTHENTICATION_REQUIRED, WRONG_ENVIRONMENT, NOT_A_MEMBER */
+        SwitchMerchantError403: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 403;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "REAUTHENTICATION_REQUIRED" | "WRONG_ENVIRONMENT" | "NOT_A_MEMBER";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
         /** @description PAYMENT_LINK_EXPIRED */
         UpdatePaymentLinkError409: {
             headers: {
@@ -3196,6 +3623,7 @@ export interface operations {
             };
             400: components["responses"]["LoginError400"];
             401: components["responses"]["LoginError401"];
+            403: components["responses"]["LoginError403"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
@@ -3272,6 +3700,39 @@ export interface operations {
             503: components["responses"]["LoginError503"];
         };
     };
+    memberships: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status_code: 200;
+                        message: string;
+                        data: components["schemas"]["MembershipsData"];
+                    };
+                };
+            };
+            400: components["responses"]["MeError400"];
+            401: components["responses"]["LogoutError401"];
+            403: components["responses"]["LogoutError403"];
+            429: components["responses"]["LoginError429"];
+            500: components["responses"]["LoginError500"];
+            503: components["responses"]["LoginError503"];
+        };
+    };
     reauthenticate: {
         parameters: {
             query?: never;
@@ -3342,6 +3803,45 @@ export interface operations {
             };
             400: components["responses"]["LoginError400"];
             401: components["responses"]["RefreshTokenError401"];
+            413: components["responses"]["LoginError413"];
+            415: components["responses"]["LoginError415"];
+            429: components["responses"]["LoginError429"];
+            500: components["responses"]["LoginError500"];
+            503: components["responses"]["LoginError503"];
+        };
+    };
+    switchMerchant: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SwitchMerchantBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status_code: 200;
+                        message: string;
+                        data: components["schemas"]["SwitchMerchantData"];
+                    };
+                };
+            };
+            400: components["responses"]["LoginError400"];
+            401: components["responses"]["LogoutError401"];
+            403: components["responses"]["SwitchMerchantError403"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
@@ -3452,7 +3952,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            400: components["responses"]["QrImageError400"];
+            400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
             429: components["responses"]["LoginError429"];
@@ -3487,7 +3987,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            400: components["responses"]["QrImageError400"];
+            400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
             429: components["responses"]["LoginError429"];
@@ -3685,7 +4185,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["QrImageError400"];
+            400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
             429: components["responses"]["LoginError429"];
@@ -3800,7 +4300,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["QrImageError400"];
+            400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["CreatePaymentLinkError403"];
             404: components["responses"]["GetPaymentLinkError404"];
@@ -3836,7 +4336,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["QrImageError400"];
+            400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["CreatePaymentLinkError403"];
             404: components["responses"]["GetPaymentLinkError404"];
@@ -3905,7 +4405,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["QrImageError400"];
+            400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
             429: components["responses"]["LoginError429"];
@@ -3985,7 +4485,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["QrImageError400"];
+            400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["SweepNowError401"];
             403: components["responses"]["SweepNowError403"];
             429: components["responses"]["LoginError429"];
@@ -4094,7 +4594,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["QrImageError400"];
+            400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["SweepNowError401"];
             403: components["responses"]["SweepNowError403"];
             429: components["responses"]["LoginError429"];
@@ -4272,7 +4772,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["QrImageError400"];
+            400: components["responses"]["RemoveTeamMemberError400"];
             404: components["responses"]["OpenPaymentLinkError404"];
             429: components["responses"]["LoginError429"];
             500: components["responses"]["LoginError500"];
@@ -4350,7 +4850,7 @@ export interface operations {
                     "image/svg+xml": string;
                 };
             };
-            400: components["responses"]["QrImageError400"];
+            400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["CheckOrderRateError401"];
             403: components["responses"]["CreateOrderError403"];
             404: components["responses"]["CheckOrderRateError404"];
@@ -4396,6 +4896,269 @@ export interface operations {
             404: components["responses"]["MeError404"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
+            429: components["responses"]["LoginError429"];
+            500: components["responses"]["LoginError500"];
+            503: components["responses"]["LoginError503"];
+        };
+    };
+    teamInvites: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status_code: 200;
+                        message: string;
+                        data: components["schemas"]["TeamInvitesData"];
+                    };
+                };
+            };
+            400: components["responses"]["MeError400"];
+            401: components["responses"]["LogoutError401"];
+            403: components["responses"]["LogoutError403"];
+            429: components["responses"]["LoginError429"];
+            500: components["responses"]["LoginError500"];
+            503: components["responses"]["LoginError503"];
+        };
+    };
+    inviteTeamMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InviteTeamMemberBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status_code: 200;
+                        message: string;
+                        data: components["schemas"]["InviteTeamMemberData"];
+                    };
+                };
+            };
+            400: components["responses"]["LoginError400"];
+            401: components["responses"]["LogoutError401"];
+            403: components["responses"]["LogoutError403"];
+            409: components["responses"]["InviteTeamMemberError409"];
+            413: components["responses"]["LoginError413"];
+            415: components["responses"]["LoginError415"];
+            429: components["responses"]["LoginError429"];
+            500: components["responses"]["LoginError500"];
+            502: components["responses"]["InviteTeamMemberError502"];
+            503: components["responses"]["InviteTeamMemberError503"];
+        };
+    };
+    revokeTeamInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                invite_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status_code: 200;
+                        message: string;
+                        data: components["schemas"]["RevokeTeamInviteData"];
+                    };
+                };
+            };
+            400: components["responses"]["RemoveTeamMemberError400"];
+            401: components["responses"]["LogoutError401"];
+            403: components["responses"]["LogoutError403"];
+            404: components["responses"]["RevokeTeamInviteError404"];
+            429: components["responses"]["LoginError429"];
+            500: components["responses"]["LoginError500"];
+            503: components["responses"]["LoginError503"];
+        };
+    };
+    acceptTeamInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AcceptTeamInviteBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status_code: 200;
+                        message: string;
+                        data: components["schemas"]["AcceptTeamInviteData"];
+                    };
+                };
+            };
+            400: components["responses"]["LoginError400"];
+            403: components["responses"]["AcceptTeamInviteError403"];
+            404: components["responses"]["AcceptTeamInviteError404"];
+            410: components["responses"]["AcceptTeamInviteError410"];
+            413: components["responses"]["LoginError413"];
+            415: components["responses"]["LoginError415"];
+            429: components["responses"]["LoginError429"];
+            500: components["responses"]["LoginError500"];
+            503: components["responses"]["LoginError503"];
+        };
+    };
+    teamMembers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status_code: 200;
+                        message: string;
+                        data: components["schemas"]["TeamMembersData"];
+                    };
+                };
+            };
+            400: components["responses"]["MeError400"];
+            401: components["responses"]["LogoutError401"];
+            403: components["responses"]["LogoutError403"];
+            429: components["responses"]["LoginError429"];
+            500: components["responses"]["LoginError500"];
+            503: components["responses"]["LoginError503"];
+        };
+    };
+    changeTeamMemberRole: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ChangeTeamMemberRoleBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status_code: 200;
+                        message: string;
+                        data: components["schemas"]["ChangeTeamMemberRoleData"];
+                    };
+                };
+            };
+            400: components["responses"]["LoginError400"];
+            401: components["responses"]["LogoutError401"];
+            403: components["responses"]["LogoutError403"];
+            404: components["responses"]["ChangeTeamMemberRoleError404"];
+            409: components["responses"]["ChangeTeamMemberRoleError409"];
+            413: components["responses"]["LoginError413"];
+            415: components["responses"]["LoginError415"];
+            429: components["responses"]["LoginError429"];
+            500: components["responses"]["LoginError500"];
+            503: components["responses"]["LoginError503"];
+        };
+    };
+    removeTeamMember: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status_code: 200;
+                        message: string;
+                        data: components["schemas"]["RemoveTeamMemberData"];
+                    };
+                };
+            };
+            400: components["responses"]["RemoveTeamMemberError400"];
+            401: components["responses"]["LogoutError401"];
+            403: components["responses"]["LogoutError403"];
+            404: components["responses"]["ChangeTeamMemberRoleError404"];
+            409: components["responses"]["ChangeTeamMemberRoleError409"];
             429: components["responses"]["LoginError429"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
@@ -4504,7 +5267,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            400: components["responses"]["QrImageError400"];
+            400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
             429: components["responses"]["LoginError429"];
@@ -4539,7 +5302,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
-            400: components["responses"]["QrImageError400"];
+            400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
             429: components["responses"]["LoginError429"];
@@ -4737,7 +5500,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["QrImageError400"];
+            400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
             429: components["responses"]["LoginError429"];
@@ -4852,7 +5615,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["QrImageError400"];
+            400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["CreatePaymentLinkError403"];
             404: components["responses"]["GetPaymentLinkError404"];
@@ -4888,7 +5651,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["QrImageError400"];
+            400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["CreatePaymentLinkError403"];
             404: components["responses"]["GetPaymentLinkError404"];
@@ -4957,7 +5720,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["QrImageError400"];
+            400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
             429: components["responses"]["LoginError429"];
@@ -5037,7 +5800,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["QrImageError400"];
+            400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["SweepNowError401"];
             403: components["responses"]["SweepNowError403"];
             429: components["responses"]["LoginError429"];
@@ -5146,7 +5909,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["QrImageError400"];
+            400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["SweepNowError401"];
             403: components["responses"]["SweepNowError403"];
             429: components["responses"]["LoginError429"];
@@ -5324,7 +6087,7 @@ export interface operations {
                     };
                 };
             };
-            400: components["responses"]["QrImageError400"];
+            400: components["responses"]["RemoveTeamMemberError400"];
             404: components["responses"]["OpenPaymentLinkError404"];
             429: components["responses"]["LoginError429"];
             500: components["responses"]["LoginError500"];
@@ -5402,7 +6165,7 @@ export interface operations {
                     "image/svg+xml": string;
                 };
             };
-            400: components["responses"]["QrImageError400"];
+            400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["CheckOrderRateError401"];
             403: components["responses"]["CreateOrderError403"];
             404: components["responses"]["CheckOrderRateError404"];

@@ -76,7 +76,7 @@ export class CsvExportService {
    * export has exactly the rows the query pages through.
    */
   async orders(ctx: RequestContext, cmd: ExportOrdersCommand): Promise<CsvExport> {
-    const caller = requireMerchantWide(ctx, 'Exporting orders');
+    const caller = requireMerchantWide(ctx, 'Exporting orders', 'exports.csv');
     const env = requireEnvironment(ctx);
     const f = parseInput(exportOrdersCommand, cmd);
     const ts = timeFormatter(f.timeZone);
@@ -117,7 +117,7 @@ export class CsvExportService {
    * unless confirmed), as analytics.payments writes them.
    */
   async payments(ctx: RequestContext, cmd: ExportPaymentsCommand): Promise<CsvExport> {
-    const caller = requireMerchantWide(ctx, 'Exporting payments');
+    const caller = requireMerchantWide(ctx, 'Exporting payments', 'exports.csv');
     const env = requireEnvironment(ctx);
     const f = parseInput(exportPaymentsCommand, cmd);
     const ts = timeFormatter(f.timeZone);

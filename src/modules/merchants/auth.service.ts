@@ -24,6 +24,18 @@ export interface TokenPair {
 
 export type { DashboardCaller };
 
+/** One of the signed-in user's merchants (`memberships`). */
+export interface MembershipView {
+  merchantId: string;
+  merchantName: string;
+  role: string;
+  joinedAt: Date;
+  /** The merchant the current session acts for. */
+  active: boolean;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
 export interface AuthOptions {
   jwtSecret: string;
   accessTtlS: number;
@@ -38,9 +50,10 @@ const ISSUER = 'crypto-payment-gateway';
 const AUDIENCE = 'dashboard';
 
 /**
- * Dashboard sessions: a short-lived HS256 JWT (carries the session id) plus an opaque, rotating
- * refresh token. The session row is the allowlist: every access token is checked against it, so
- * logout takes effect on the next request, not at token expiry.
+ * Dashboard sessions: a short-lived HS256 JWT (carries the session id and the merchant it acts for)
+ * plus an opaque, rotating refresh token. The session row is the allowlist and the membership the
+ * role: every access token is checked against both, so logout, a removal from the team or a role
+ * change takes effect on the next request, not at token expiry.
  */
 export class AuthService {
   private readonly key: Uint8Array;
@@ -59,8 +72,9 @@ export class AuthService {
     const user = await em.findOne(DashboardUser, { email: normalised });
     const ok = await verifyPassword(user?.passwordHash ?? null, password);
     if (!user || !ok) throw new DomainError('INVALID_CREDENTIALS', 'Invalid email or password');
+    const merchantId = await this.defaultMerchant(em, user.id);
     return em.transactional(async (tx) => {
-      const session = tx.create(Session, { user: user.id, expiresAt: new Date(Date.now() + this.opts.refreshTtlS * 1000) });
+      const session = tx.create(Session, { user: user.id, merchant: merchantId, expiresAt: new Date(Date.now() + this.opts.refreshTtlS * 1000) });
       const pair = await this.issue(tx, session, user);
       await tx.flush();
       return pair;
@@ -123,6 +137,48 @@ export class AuthService {
     return new Date(new Date(rows[0].at).getTime() + this.reauthWindowS * 1000);
   }
 
+  /**
+   * The merchants the signed-in user belongs to, oldest membership first, with the role in each and
+   * which one this session acts for.
+   */
+  async memberships(ctx: RequestContext): Promise<MembershipView[]> {
+    const caller = requireDashboard(ctx);
+    const rows = await ctx.em.execute<{ merchant_id: string; merchant_name: string; role: string; created_at: Date }[]>(
+      `select m.merchant_id, x.name as merchant_name, m.role, m.created_at
+         from memberships m join merchants x on x.id = m.merchant_id
+        where m.user_id = ? order by m.created_at, m.merchant_id`,
+      [caller.userId],
+    );
+    return rows.map((r) => ({ merchantId: r.merchant_id, merchantName: r.merchant_name, role: r.role, joinedAt: new Date(r.created_at), active: r.merchant_id === caller.merchantId }));
+  }
+
+  /**
+   * A new session (token pair) acting for another merchant the signed-in user belongs to; the current
+   * session stays as it is (another tab may use it). Not a member: NOT_A_MEMBER, nothing created.
+   */
+  async switchMerchant(ctx: RequestContext, merchantId: unknown): Promise<TokenPair> {
+    const caller = requireDashboard(ctx);
+    if (typeof merchantId !== 'string' || !UUID.test(merchantId)) {
+      throw new DomainError('VALIDATION_FAILED', 'Invalid request: merchantId: must be a UUID', { fields: { merchantId: 'must be a UUID' } });
+    }
+    return ctx.em.transactional(async (tx) => {
+      const [member] = await tx.execute<{ user_id: string }[]>(`select user_id from memberships where user_id = ? and merchant_id = ?`, [caller.userId, merchantId]);
+      if (!member) throw new DomainError('NOT_A_MEMBER', 'You are not a member of that merchant');
+      const user = await tx.findOneOrFail(DashboardUser, caller.userId);
+      const session = tx.create(Session, { user, merchant: merchantId, expiresAt: new Date(Date.now() + this.opts.refreshTtlS * 1000) });
+      const pair = await this.issue(tx, session, user);
+      await tx.flush();
+      return pair;
+    });
+  }
+
+  /** Where a fresh login lands: the user's oldest membership. None left (removed everywhere): NO_MEMBERSHIP. */
+  private async defaultMerchant(em: EntityManager, userId: string): Promise<string> {
+    const [row] = await em.execute<{ merchant_id: string }[]>(`select merchant_id from memberships where user_id = ? order by created_at, merchant_id limit 1`, [userId]);
+    if (!row) throw new DomainError('NO_MEMBERSHIP', 'This account is not a member of any merchant');
+    return row.merchant_id;
+  }
+
   private get reauthWindowS(): number {
     return this.opts.reauthWindowS ?? 300;
   }
@@ -138,22 +194,26 @@ export class AuthService {
     }
     const sid = typeof payload.sid === 'string' ? payload.sid : '';
     const rows = await em
-      .execute<{ user_id: string; merchant_id: string; role: string; reauth_until: string | null }[]>(
-        `select s.user_id, u.merchant_id, u.role,
+      .execute<{ user_id: string; merchant_id: string; role: string | null; reauth_until: string | null }[]>(
+        // The role is the membership's now, not the token's: a changed role applies to the next
+        // request, and a removed member (no membership row) is refused at once.
+        `select s.user_id, s.merchant_id, m.role,
                 (extract(epoch from s.reauthenticated_at) * 1000 + ? * 1000)::bigint::text as reauth_until
-           from sessions s join dashboard_users u on u.id = s.user_id
+           from sessions s left join memberships m on m.user_id = s.user_id and m.merchant_id = s.merchant_id
           where s.id = ? and s.revoked_at is null and s.expires_at > now()`,
         [this.reauthWindowS, sid],
       );
     const row = rows[0];
-    if (!row || row.user_id !== payload.sub) throw new DomainError('SESSION_REVOKED', 'Session revoked; log in again');
+    // Tokens issued before teams carry no `mid`; their session's merchant is the one they always had.
+    if (!row || row.user_id !== payload.sub || (payload.mid !== undefined && row.merchant_id !== payload.mid)) throw new DomainError('SESSION_REVOKED', 'Session revoked; log in again');
+    if (row.role === null) throw new DomainError('SESSION_REVOKED', 'You are no longer a member of this merchant; log in again');
     return { kind: 'dashboard', userId: row.user_id, merchantId: row.merchant_id, sessionId: sid, role: row.role, reauthUntil: row.reauth_until === null ? null : Number(row.reauth_until) };
   }
 
   private async issue(em: EntityManager, session: Session, user: DashboardUser): Promise<TokenPair> {
     const now = Math.floor(Date.now() / 1000);
     const exp = now + this.opts.accessTtlS;
-    const token = await new SignJWT({ sid: session.id, role: user.role })
+    const token = await new SignJWT({ sid: session.id, mid: session.merchant.id })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(user.id)
       .setIssuer(ISSUER)

@@ -1,19 +1,16 @@
-import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property, type Rel } from '@mikro-orm/core';
+import { Entity, OptionalProps, PrimaryKey, Property } from '@mikro-orm/core';
 import { randomUUID } from 'node:crypto';
-import { Merchant } from './merchant.entity.js';
 
-export const USER_ROLES = ['owner', 'admin', 'viewer'] as const;
-export type UserRole = (typeof USER_ROLES)[number];
-
+/**
+ * A person who signs in to the dashboard (email and password). Which merchants they may act for, and
+ * as what, is their memberships (src/modules/teams/membership.entity.ts); a session names one of them.
+ */
 @Entity({ tableName: 'dashboard_users' })
 export class DashboardUser {
-  [OptionalProps]?: 'role' | 'createdAt';
+  [OptionalProps]?: 'createdAt';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
-
-  @ManyToOne(() => Merchant, { fieldName: 'merchant_id' })
-  merchant!: Rel<Merchant>;
 
   /** Stored lower-cased; unique. */
   @Property({ type: 'text', unique: true })
@@ -22,9 +19,6 @@ export class DashboardUser {
   /** argon2id PHC string. */
   @Property({ type: 'text', hidden: true })
   passwordHash!: string;
-
-  @Property({ type: 'text' })
-  role: UserRole = 'owner';
 
   @Property({ type: 'timestamptz' })
   createdAt: Date = new Date();

@@ -5,6 +5,7 @@ import type { GqlContext } from '../../graphql/context.js';
 import { RateLimited } from '../../graphql/request.middleware.js';
 import { EnvironmentEnum } from '../../graphql/scalars.js';
 import type { TokenPair } from './auth.service.js';
+import { MembershipType, TeamRoleEnum } from '../teams/team.types.js';
 import { ApiKeyInfo, AuthPayload, DashboardUserType, IssuedApiKeyType, MerchantSettingsInput, MerchantType, toMerchantType } from './merchant.types.js';
 
 /** GraphQL times are DateTime; the REST login keeps the spec's Unix seconds (TokenPair). */
@@ -42,7 +43,7 @@ export class MerchantResolver {
   @Authorized('DASHBOARD')
   @Mutation(() => Date, {
     description:
-      'The password again, on this session: until the returned time (REAUTH_WINDOW_S, 5 minutes by default) it may rotate API keys and change the notification URL or the sweep schedule. ' +
+      'The password again, on this session: until the returned time (REAUTH_WINDOW_S, 5 minutes by default) it may rotate API keys, change the notification URL or the sweep schedule and change the team. ' +
       'Counted against the account’s login budget; a wrong password is INVALID_PASSWORD.',
   })
   async reauthenticate(@Arg('password') password: string, @Ctx() ctx: GqlContext): Promise<Date> {
@@ -50,10 +51,22 @@ export class MerchantResolver {
   }
 
   @Authorized('DASHBOARD')
+  @Query(() => [MembershipType], { description: 'The merchants the signed-in user belongs to, with the role in each; `active` is the one this session acts for' })
+  async memberships(@Ctx() ctx: GqlContext): Promise<MembershipType[]> {
+    return (await ctx.app.auth.memberships(ctx)).map((m) => ({ ...m, role: m.role as TeamRoleEnum }));
+  }
+
+  @Authorized('DASHBOARD')
+  @Mutation(() => AuthPayload, { description: 'A new session acting for another of the user’s merchants (see `memberships`); the current session stays valid. Not a member: NOT_A_MEMBER' })
+  async switchMerchant(@Arg('merchantId') merchantId: string, @Ctx() ctx: GqlContext): Promise<AuthPayload> {
+    return toPayload(await ctx.app.auth.switchMerchant(ctx, merchantId));
+  }
+
+  @Authorized('DASHBOARD')
   @Query(() => DashboardUserType)
   async me(@Ctx() ctx: GqlContext): Promise<DashboardUserType> {
-    const { user, merchant } = await ctx.app.merchants.profile(ctx);
-    return { id: user.id, email: user.email, role: user.role, merchant: toMerchantType(merchant) };
+    const { user, merchant, role } = await ctx.app.merchants.profile(ctx);
+    return { id: user.id, email: user.email, role, merchant: toMerchantType(merchant) };
   }
 
   @Authorized('DASHBOARD')
@@ -65,13 +78,11 @@ export class MerchantResolver {
   @Authorized('DASHBOARD')
   @Query(() => [ApiKeyInfo], { description: 'Live API keys (hints only; keys are shown once at creation)' })
   async apiKeys(@Ctx() ctx: GqlContext): Promise<ApiKeyInfo[]> {
-    const { merchant } = await ctx.app.merchants.profile(ctx);
-    const keys = await ctx.app.apiKeys.list(ctx.em, merchant.id);
-    return keys.map(toApiKeyInfo);
+    return (await ctx.app.merchants.listApiKeys(ctx)).map(toApiKeyInfo);
   }
 
   @Authorized('DASHBOARD')
-  @Mutation(() => ApiKeyInfo, { description: 'Owner/admin: the client networks (IPs or CIDR blocks, at most 50) the live key of an environment works from; null or [] = any. Kept across rotations' })
+  @Mutation(() => ApiKeyInfo, { description: 'apiKeys.manage (owner, admin, developer): the client networks (IPs or CIDR blocks, at most 50) the live key of an environment works from; null or [] = any. Kept across rotations' })
   async setApiKeyIpAllowlist(
     @Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum,
     @Arg('cidrs', () => [String], { nullable: true }) cidrs: string[] | null,

@@ -1,10 +1,11 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { requireDashboard, requireFreshAuth, requireMerchant, requireOwner } from '../../common/access.js';
+import { requireFreshAuth, requireMerchant, requirePermission } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
 import { ENVIRONMENTS, type Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
 import type { ApiKey } from './api-key.entity.js';
+import { Membership } from '../teams/membership.entity.js';
 import type { ApiKeyService, IssuedApiKey } from './api-key.service.js';
 import { DashboardUser } from './dashboard-user.entity.js';
 import { Merchant } from './merchant.entity.js';
@@ -47,7 +48,8 @@ export class MerchantService {
           ...(data.platformFeePercent !== undefined && { platformFeePercent: data.platformFeePercent }),
           ...(data.feeIncluded !== undefined && { feeIncluded: data.feeIncluded }),
         });
-        const u = tx.create(DashboardUser, { merchant: m, email: data.email, passwordHash, role: 'owner' });
+        const u = tx.create(DashboardUser, { email: data.email, passwordHash });
+        tx.create(Membership, { user: u, merchant: m, role: 'owner' });
         await tx.flush();
         return { merchant: m, user: u };
       }));
@@ -71,16 +73,22 @@ export class MerchantService {
     return this.get(ctx, requireMerchant(ctx).merchantId);
   }
 
-  /** The signed-in dashboard user and their merchant. */
-  async profile(ctx: RequestContext): Promise<{ user: DashboardUser; merchant: Merchant }> {
-    const caller = requireDashboard(ctx);
-    const user = await ctx.em.findOneOrFail(DashboardUser, caller.userId, { populate: ['merchant'] });
-    return { user, merchant: user.merchant };
+  /** The signed-in dashboard user, the merchant the session acts for and the user's role in it. */
+  async profile(ctx: RequestContext): Promise<{ user: DashboardUser; merchant: Merchant; role: string }> {
+    const caller = requirePermission(ctx, 'merchant.read');
+    const user = await ctx.em.findOneOrFail(DashboardUser, caller.userId);
+    return { user, merchant: await this.get(ctx, caller.merchantId), role: caller.role };
+  }
+
+  /** Dashboard: the merchant's live API keys (hints, allowlists, last use; never the keys). */
+  async listApiKeys(ctx: RequestContext): Promise<ApiKey[]> {
+    const caller = requirePermission(ctx, 'apiKeys.read');
+    return this.apiKeys.list(ctx.em, caller.merchantId);
   }
 
   /** Dashboard (owner/admin): fee mode, order lifetime, payment tolerance, checkout logo. */
   async updateSettings(ctx: RequestContext, cmd: UpdateMerchantSettingsCommand): Promise<Merchant> {
-    const caller = requireOwner(ctx, 'change settings');
+    const caller = requirePermission(ctx, 'merchant.settings');
     const data = parseInput(updateMerchantSettingsCommand, cmd);
     if (this.opts.httpsLogos && data.logoUrl && !data.logoUrl.startsWith('https://')) {
       throw new DomainError('VALIDATION_FAILED', 'Invalid request: logoUrl: must be an https URL in production', { fields: { logoUrl: 'must be an https URL in production' } });
@@ -108,13 +116,13 @@ export class MerchantService {
 
   /** Dashboard: rotate the caller's API key for one environment (shown once). */
   async rotateApiKey(ctx: RequestContext, environment: Environment): Promise<IssuedApiKey> {
-    const caller = requireFreshAuth(ctx, 'rotate API keys');
+    const caller = requireFreshAuth(ctx, 'apiKeys.manage', 'rotate API keys');
     return this.apiKeys.rotate(ctx.em, caller.merchantId, parseInput(environmentInput, environment));
   }
 
-  /** Owner/admin: where the live key of an environment may be used from (null or [] = anywhere). */
+  /** apiKeys.manage (owner, admin, developer): where the live key of an environment may be used from (null or [] = anywhere). */
   async setApiKeyIpAllowlist(ctx: RequestContext, cmd: SetIpAllowlistCommand): Promise<ApiKey> {
-    const caller = requireFreshAuth(ctx, 'change API key allowlists');
+    const caller = requireFreshAuth(ctx, 'apiKeys.manage', 'change API key allowlists');
     const { environment, cidrs } = parseInput(setIpAllowlistInput, cmd);
     return this.apiKeys.setIpAllowlist(ctx.em, caller.merchantId, environment, cidrs);
   }

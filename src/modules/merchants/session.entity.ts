@@ -1,10 +1,12 @@
 import { Entity, ManyToOne, OptionalProps, PrimaryKey, Property, type Rel } from '@mikro-orm/core';
 import { randomUUID } from 'node:crypto';
 import { DashboardUser } from './dashboard-user.entity.js';
+import { Merchant } from './merchant.entity.js';
 
 /**
  * A dashboard login. The allowlist: an access token is accepted only while its session row is live,
- * so logout (or refresh-token reuse) revokes every token of the session at once.
+ * so logout (or refresh-token reuse) revokes every token of the session at once. A session acts for
+ * one merchant; `switchMerchant` opens another session for another of the user's merchants.
  */
 @Entity({ tableName: 'sessions' })
 export class Session {
@@ -15,6 +17,10 @@ export class Session {
 
   @ManyToOne(() => DashboardUser, { fieldName: 'user_id' })
   user!: Rel<DashboardUser>;
+
+  /** The merchant this session acts for (the user's membership in it is checked on every request). */
+  @ManyToOne(() => Merchant, { fieldName: 'merchant_id', deleteRule: 'cascade' })
+  merchant!: Rel<Merchant>;
 
   @Property({ type: 'timestamptz' })
   createdAt: Date = new Date();

@@ -160,7 +160,7 @@ export class OrderStatsService {
 
   async stats(ctx: RequestContext, cmd: OrderStatsCommand): Promise<OrderStatsBucket[]> {
     const c = parseInput(orderStatsCommand, cmd);
-    const caller = requireMerchantWide(ctx, 'Order statistics');
+    const caller = requireMerchantWide(ctx, 'Order statistics', 'orders.read');
     const env = requireEnvironment(ctx);
     const days = (c.to.getTime() - c.from.getTime()) / 86_400_000;
     const maxDays = c.groupBy.includes('HOUR') ? STATS_MAX_HOUR_DAYS : STATS_MAX_DAYS;

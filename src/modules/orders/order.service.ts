@@ -408,7 +408,7 @@ export class OrderService {
    */
   async list(ctx: RequestContext, cmd: ListOrdersCommand): Promise<OrderList> {
     const f = parseInput(listOrdersCommand, cmd);
-    const caller = requireMerchantWide(ctx, 'Listing orders');
+    const caller = requireMerchantWide(ctx, 'Listing orders', 'orders.read');
     const env = requireEnvironment(ctx);
     const q = new BindParams();
     const listing = orderListingSql(f, caller.merchantId, env, q);

@@ -1,5 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { requireDashboard, requireEnvironment, requireOwner, type DashboardCaller } from '../../common/access.js';
+import { requireEnvironment, requirePermission, type DashboardCaller } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
 import { randomHex } from '../../common/crypto.js';
 import type { Environment } from '../../common/environment.js';
@@ -278,7 +278,7 @@ export function orderNoFor(link: Pick<PaymentLink, 'id'>): string {
 
 const DASHBOARD_ONLY = 'Payment links are managed from the dashboard';
 /** Any dashboard role may read links. */
-const requireViewer = (ctx: RequestContext): DashboardCaller => requireDashboard(ctx, DASHBOARD_ONLY);
+const requireViewer = (ctx: RequestContext): DashboardCaller => requirePermission(ctx, 'paymentLinks.read', DASHBOARD_ONLY);
 /** Owners and admins change them. */
-const requireEditor = (ctx: RequestContext): DashboardCaller => requireOwner(ctx, 'change payment links', DASHBOARD_ONLY);
+const requireEditor = (ctx: RequestContext): DashboardCaller => requirePermission(ctx, 'paymentLinks.manage', DASHBOARD_ONLY);
 

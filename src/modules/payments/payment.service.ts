@@ -78,7 +78,7 @@ export class PaymentService {
    */
   async list(ctx: RequestContext, cmd: ListPaymentsCommand): Promise<PaymentPage> {
     const f = parseInput(listPaymentsCommand, cmd);
-    const caller = requireMerchantWide(ctx, 'Listing payments');
+    const caller = requireMerchantWide(ctx, 'Listing payments', 'payments.read');
     const v = new BindParams();
     const where = paymentFilterSql(f, caller.merchantId, requireEnvironment(ctx), v);
     const page = await newestFirstIds(ctx.em, { kind: 'payments', from: PAYMENT_LISTING_FROM, id: 'p.id', key: 'p.detected_at', where, params: v.values, first: f.first, after: f.after });

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { requireDashboard } from '../../common/access.js';
+import { requirePermission } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
 import { sha256Hex } from '../../common/crypto.js';
 import { NETWORKS, type Environment, type Network } from '../../common/environment.js';
@@ -101,7 +101,7 @@ export class SettlementWalletService {
 
   /** The settings of the caller's merchant in an environment: every network, or the one named. */
   async list(ctx: RequestContext, cmd: ListSettlementWalletsCommand): Promise<SettlementWalletState[]> {
-    const merchantId = requireDashboard(ctx).merchantId;
+    const merchantId = requirePermission(ctx, 'settlement.read').merchantId;
     const { environment, network } = parseInput(listSettlementWalletsInput, cmd);
     const networks = network ? [network] : [...NETWORKS];
     return Promise.all(networks.map((n) => this.state(ctx.em, merchantId, environment, n)));
@@ -114,15 +114,14 @@ export class SettlementWalletService {
    * replacing a pending one.
    */
   async set(ctx: RequestContext, cmd: SetSettlementWalletCommand): Promise<{ state: SettlementWalletState; changed: boolean }> {
-    const caller = requireDashboard(ctx);
-    if (caller.role !== 'owner') throw new DomainError('FORBIDDEN', 'Only the account owner can change settlement addresses');
+    const caller = requirePermission(ctx, 'settlement.manage');
     const input = parseInput(setSettlementWalletInput, cmd);
     const { environment, network } = input;
     const checked = driverFor(network).checkSettlementAddress(input.address);
     if (!checked.ok) throw new DomainError('INVALID_SETTLEMENT_ADDRESS', `Invalid ${network} settlement address: ${checked.reason}`, { network, field: 'address' });
     const address = checked.address;
 
-    const user = await ctx.em.findOne(DashboardUser, { id: caller.userId, merchant: caller.merchantId });
+    const user = await ctx.em.findOne(DashboardUser, { id: caller.userId });
     await this.opts.throttleAccount(sha256Hex(user?.email ?? caller.userId));
     if (!(await verifyPassword(user?.passwordHash ?? null, input.password)) || !user) throw new DomainError('INVALID_PASSWORD', 'The password is not correct');
 

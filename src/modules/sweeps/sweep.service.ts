@@ -203,7 +203,7 @@ export class SweepService {
    * network, in one transaction. Rate limited per merchant.
    */
   async sweepNow(ctx: RequestContext, cmd: SweepNowCommand): Promise<SweepRequestRecord[]> {
-    const caller = requireMerchantWide(ctx, 'Sweeps');
+    const caller = requireMerchantWide(ctx, 'Sweeps', 'sweeps.manage');
     const input = parseInput(sweepNowInput, cmd);
     const environment = this.environmentOf(caller, input.environment);
     const depositIds = input.depositIds ? [...new Set(input.depositIds.map((d) => d.toLowerCase()))] : null;
@@ -247,7 +247,7 @@ export class SweepService {
 
   /** Received, swept, waiting and in flight per network and token: one statement. Tokens never received are left out. */
   async balances(ctx: RequestContext, cmd: SweepBalancesCommand): Promise<SweepBalance[]> {
-    const caller = requireMerchantWide(ctx, 'Sweeps');
+    const caller = requireMerchantWide(ctx, 'Sweeps', 'settlement.read');
     const environment = this.environmentOf(caller, parseInput(sweepBalancesInput, cmd).environment);
     const rows = await balanceRows(ctx.em, caller.merchantId, environment);
     return rows.map((r) => ({
@@ -267,7 +267,7 @@ export class SweepService {
 
   /** Deposits the engine last judged not worth sweeping (dust rule, minimum), most recently checked first. */
   async holds(ctx: RequestContext, cmd: SweepHoldsCommand): Promise<SweepHold[]> {
-    const caller = requireMerchantWide(ctx, 'Sweeps');
+    const caller = requireMerchantWide(ctx, 'Sweeps', 'settlement.read');
     const input = parseInput(sweepHoldsInput, cmd);
     const environment = this.environmentOf(caller, input.environment);
     const rows = await ctx.em.execute<
@@ -299,7 +299,7 @@ export class SweepService {
 
   /** GraphQL's history: newest first, keyset cursor; two statements per page whatever its size (+1 for totalCount when asked). */
   async page(ctx: RequestContext, cmd: PageSweepsCommand): Promise<SweepPage> {
-    const caller = requireMerchantWide(ctx, 'Sweeps');
+    const caller = requireMerchantWide(ctx, 'Sweeps', 'settlement.read');
     const input = parseInput(pageSweepsInput, cmd);
     const environment = this.environmentOf(caller, input.environment);
     const { where, params } = historyFilter(caller.merchantId, environment, input);
@@ -311,7 +311,7 @@ export class SweepService {
 
   /** REST's history: newest first, limit/offset like the other REST lists. */
   async list(ctx: RequestContext, cmd: ListSweepsCommand): Promise<{ items: SweepRecord[]; total: number; limit: number; offset: number }> {
-    const caller = requireMerchantWide(ctx, 'Sweeps');
+    const caller = requireMerchantWide(ctx, 'Sweeps', 'settlement.read');
     const input = parseInput(listSweepsInput, cmd);
     const environment = this.environmentOf(caller, input.environment);
     const { where, params } = historyFilter(caller.merchantId, environment, input);
@@ -329,14 +329,14 @@ export class SweepService {
   }
 
   async settings(ctx: RequestContext, cmd: SweepSettingsCommand): Promise<SweepSettings> {
-    const caller = requireMerchantWide(ctx, 'Sweeps');
+    const caller = requireMerchantWide(ctx, 'Sweeps', 'settlement.read');
     const environment = this.environmentOf(caller, parseInput(sweepSettingsInput, cmd).environment);
     return this.readSettings(ctx.em, caller.merchantId, environment);
   }
 
   /** Sets the schedule (owner or admin); fields left out keep their value. */
   async setSettings(ctx: RequestContext, cmd: SetSweepSettingsCommand): Promise<SweepSettings> {
-    const caller = requireFreshAuth(ctx, 'change the sweep schedule', 'The sweep schedule is changed from the dashboard');
+    const caller = requireFreshAuth(ctx, 'sweeps.manage', 'change the sweep schedule', 'The sweep schedule is changed from the dashboard');
     const input = parseInput(setSweepSettingsInput, cmd);
     const interval = input.intervalSeconds ?? null;
     const enabled = input.enabled ?? null;

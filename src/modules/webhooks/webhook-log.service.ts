@@ -1,4 +1,4 @@
-import { requireOwner, requireDashboard } from '../../common/access.js';
+import { requirePermission } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
 import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
@@ -23,7 +23,7 @@ export class WebhookLogService {
 
   /** The delivery log of the caller's merchant, newest first, with every attempt; keyset pagination; the total of the filtered rows only when called. */
   async list(ctx: RequestContext, cmd: ListDeliveriesCommand): Promise<{ deliveries: WebhookDeliveryView[]; nextCursor: string | null; totalCount: () => Promise<number> }> {
-    const merchantId = requireDashboard(ctx).merchantId;
+    const merchantId = requirePermission(ctx, 'webhooks.read').merchantId;
     const f = parseInput(listDeliveriesInput, cmd);
     const where = ['w.merchant_id = ?', 'w.environment = ?'];
     const params: unknown[] = [merchantId, f.environment];
@@ -52,7 +52,7 @@ export class WebhookLogService {
   }
 
   async get(ctx: RequestContext, cmd: DeliveryRefCommand): Promise<WebhookDeliveryView> {
-    const merchantId = requireDashboard(ctx).merchantId;
+    const merchantId = requirePermission(ctx, 'webhooks.read').merchantId;
     const { id } = parseInput(deliveryRefInput, cmd);
     return this.view(ctx, merchantId, id);
   }
@@ -63,7 +63,7 @@ export class WebhookLogService {
    * way a delivered webhook is ever sent again. A delivery still queued or in flight is left alone.
    */
   async redeliver(ctx: RequestContext, cmd: DeliveryRefCommand): Promise<WebhookDeliveryView> {
-    const merchantId = requireOwner(ctx, 'change webhooks').merchantId;
+    const merchantId = requirePermission(ctx, 'webhooks.manage').merchantId;
     const { id } = parseInput(deliveryRefInput, cmd);
     const current = await this.view(ctx, merchantId, id);
     const url = await this.settings.currentUrl(ctx.em, merchantId, current.environment);

@@ -51,7 +51,7 @@ export class WebhookSecretService {
 
   /** Dashboard: the live secret of an environment (owners and admins), made on first ask. */
   async reveal(ctx: RequestContext, cmd: RevealSecretCommand): Promise<WebhookSecretView> {
-    const merchantId = requireFreshAuth(ctx, 'see webhook signing secrets').merchantId;
+    const merchantId = requireFreshAuth(ctx, 'webhooks.manage', 'see webhook signing secrets').merchantId;
     const { environment } = parseInput(revealSecretInput, cmd);
     await this.ensureLive(ctx.em, merchantId, environment);
     return this.view(ctx.em, merchantId, environment);
@@ -62,7 +62,7 @@ export class WebhookSecretService {
    * and any older one still in an earlier overlap retires now: at most two secrets sign at once.
    */
   async rotate(ctx: RequestContext, cmd: RotateSecretCommand): Promise<WebhookSecretView> {
-    const merchantId = requireFreshAuth(ctx, 'rotate webhook signing secrets').merchantId;
+    const merchantId = requireFreshAuth(ctx, 'webhooks.manage', 'rotate webhook signing secrets').merchantId;
     const { environment, overlapHours } = parseInput(rotateSecretInput, cmd);
     await ctx.em.transactional(async (tx) => {
       // Serialises rotations of one merchant's environment (the live row may not exist yet).

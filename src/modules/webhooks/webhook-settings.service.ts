@@ -1,4 +1,4 @@
-import { requireFreshAuth, requireOwner } from '../../common/access.js';
+import { requireFreshAuth, requirePermission } from '../../common/access.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import type { RequestContext } from '../../common/context.js';
@@ -59,7 +59,7 @@ export class WebhookSettingsService {
 
   /** Dashboard: sets or clears the URL of the caller's merchant (owners and admins only). */
   async setNotificationUrl(ctx: RequestContext, cmd: SetNotificationUrlCommand): Promise<Merchant> {
-    const merchantId = requireFreshAuth(ctx, 'change webhooks').merchantId;
+    const merchantId = requireFreshAuth(ctx, 'webhooks.manage', 'change webhooks').merchantId;
     return this.setForMerchant(ctx.em, merchantId, cmd);
   }
 
@@ -103,7 +103,7 @@ export class WebhookSettingsService {
    * the delivery with its attempt. One attempt, no retries (redeliverWebhook repeats it).
    */
   async sendTest(ctx: RequestContext, cmd: SendTestCommand): Promise<WebhookDeliveryView> {
-    const merchantId = requireOwner(ctx, 'change webhooks').merchantId;
+    const merchantId = requirePermission(ctx, 'webhooks.manage').merchantId;
     const { environment } = parseInput(sendTestInput, cmd);
     const url = await this.currentUrl(ctx.em, merchantId, environment);
     const id = randomUUID();

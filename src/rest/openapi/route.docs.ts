@@ -6,6 +6,7 @@ import { settingsBody } from '../merchant.mappers.js';
 import { checkOrderRateBody, createOrderBody, createQrBody, getOrderBody } from '../order.mappers.js';
 import { createPaymentLinkBody, openPaymentLinkBody, updatePaymentLinkBody } from '../payment-link.mappers.js';
 import { setSettlementWalletBody } from '../settlement-wallet.mappers.js';
+import { acceptInviteBody, changeRoleBody, inviteBody, switchMerchantBody } from '../team.mappers.js';
 import * as v from './view.schemas.js';
 
 /**
@@ -47,7 +48,7 @@ const LINK_ERRORS: ErrorCode[] = ['PAYMENT_LINK_NOT_FOUND', 'MERCHANT_MISMATCH',
 export function routeDocs(limits: DocLimits): Record<string, RouteDoc> {
   return {
     // --- auth (global) ---
-    'POST /auth/login': { operationId: 'login', tag: 'Auth', summary: 'Dashboard sign-in: an access token (JWT) and a refresh token', body: loginBody, data: v.tokenPairSchema, errors: ['INVALID_CREDENTIALS'] },
+    'POST /auth/login': { operationId: 'login', tag: 'Auth', summary: 'Dashboard sign-in: an access token (JWT) and a refresh token', body: loginBody, data: v.tokenPairSchema, errors: ['INVALID_CREDENTIALS', 'NO_MEMBERSHIP'] },
     'POST /auth/refresh': { operationId: 'refreshToken', tag: 'Auth', summary: 'Rotate the refresh token (a reused one revokes the session)', body: refreshBody, data: v.tokenPairSchema, errors: ['INVALID_TOKEN', 'SESSION_REVOKED', 'REFRESH_TOKEN_REUSED'] },
     'POST /auth/reauthenticate': {
       operationId: 'reauthenticate',
@@ -59,6 +60,49 @@ export function routeDocs(limits: DocLimits): Record<string, RouteDoc> {
     },
     'POST /auth/logout': { operationId: 'logout', tag: 'Auth', summary: 'Revoke the session server-side', data: z.object({}), errors: [] },
     'GET /auth/me': { operationId: 'me', tag: 'Auth', summary: 'The signed-in user and their merchant', data: v.meSchema, errors: ['MERCHANT_NOT_FOUND'] },
+    'GET /auth/memberships': { operationId: 'memberships', tag: 'Team', summary: 'The merchants the signed-in user belongs to, with the role in each (`active`: this session’s)', data: z.array(v.membershipSchema), errors: [] },
+    'POST /auth/switch-merchant': {
+      operationId: 'switchMerchant',
+      tag: 'Team',
+      summary: 'A new token pair acting for another of the user’s merchants; the current session stays valid',
+      body: switchMerchantBody,
+      data: v.tokenPairSchema,
+      errors: ['NOT_A_MEMBER'],
+    },
+    'GET /team/members': { operationId: 'teamMembers', tag: 'Team', summary: 'Members of the session’s merchant (team.read)', data: z.array(v.teamMemberSchema), errors: [] },
+    'PUT /team/members/:user_id': {
+      operationId: 'changeTeamMemberRole',
+      tag: 'Team',
+      summary: 'A member’s new role (team.manage; to or from owner: team.ownership); needs reauthenticate',
+      body: changeRoleBody,
+      data: v.teamMemberSchema,
+      errors: ['MEMBER_NOT_FOUND', 'LAST_OWNER'],
+    },
+    'DELETE /team/members/:user_id': {
+      operationId: 'removeTeamMember',
+      tag: 'Team',
+      summary: 'Remove a member; their sessions for this merchant end at once (team.manage; an owner: team.ownership); needs reauthenticate',
+      data: v.teamMemberSchema,
+      errors: ['VALIDATION_FAILED', 'MEMBER_NOT_FOUND', 'LAST_OWNER'],
+    },
+    'GET /team/invites': { operationId: 'teamInvites', tag: 'Team', summary: 'Invites neither accepted nor revoked, newest first (team.read)', data: z.array(v.teamInviteSchema), errors: [] },
+    'POST /team/invites': {
+      operationId: 'inviteTeamMember',
+      tag: 'Team',
+      summary: 'Mail a single-use invite link giving a role (team.manage; an owner invite: team.ownership); needs reauthenticate',
+      body: inviteBody,
+      data: v.createdInviteSchema,
+      errors: ['ALREADY_A_MEMBER', 'MAIL_FAILED', 'MAIL_UNAVAILABLE'],
+    },
+    'DELETE /team/invites/:invite_id': { operationId: 'revokeTeamInvite', tag: 'Team', summary: 'Revoke a pending invite (team.manage); needs reauthenticate', data: v.teamInviteSchema, errors: ['VALIDATION_FAILED', 'INVITE_NOT_FOUND'] },
+    'POST /team/invites/accept': {
+      operationId: 'acceptTeamInvite',
+      tag: 'Team',
+      summary: 'Accept an invite with the token from its link: a new email gets an account with `password`, an existing account gives its own password',
+      body: acceptInviteBody,
+      data: v.acceptedInviteSchema,
+      errors: ['INVALID_INVITE', 'INVITE_USED', 'INVITE_REVOKED', 'INVITE_EXPIRED', 'INVALID_PASSWORD'],
+    },
     'PUT /merchant/settings': { operationId: 'updateMerchantSettings', tag: 'Merchant', summary: 'Change the merchant’s settings (owner or admin)', body: settingsBody, data: v.merchantSchema, errors: ['MERCHANT_NOT_FOUND'] },
 
     // --- merchant server (environment) ---

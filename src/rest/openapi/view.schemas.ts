@@ -202,6 +202,23 @@ export const meSchema = z.object({
   merchant: merchantSchema,
 });
 
+const teamRole = z.enum(['owner', 'admin', 'developer', 'finance', 'viewer']);
+export const membershipSchema = z.object({ merchant_id: z.string(), merchant_name: z.string(), role: teamRole, joined_at: z.number().int(), active: z.boolean() });
+export const teamMemberSchema = z.object({ user_id: z.string(), email: z.string(), role: teamRole, joined_at: z.number().int() });
+export const teamInviteSchema = z.object({
+  invite_id: z.string(),
+  email: z.string(),
+  role: teamRole,
+  status: z.enum(['pending', 'expired', 'accepted', 'revoked']),
+  invited_by: z.string().nullable(),
+  created_at: z.number().int(),
+  expired_at: z.number().int(),
+});
+export const createdInviteSchema = teamInviteSchema.extend({
+  invite_url: z.string().nullable().describe('The link, only when no SMTP server is configured outside production; otherwise null (it was mailed)'),
+});
+export const acceptedInviteSchema = z.object({ merchant_id: z.string(), merchant_name: z.string(), email: z.string(), role: teamRole, account_created: z.boolean() });
+
 const productSchema = z.object({ name: z.string(), price: z.union([z.string(), z.number()]), quantity: z.number().int() }).loose();
 
 export const paymentLinkSchema = z
