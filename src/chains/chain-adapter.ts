@@ -156,6 +156,12 @@ export function pollEveryToken(deposits: { owner: string; cursor: string | null 
 }
 
 /**
+ * `ObservedTransfer.token` of a native coin transfer (ETH, BNB, TRX): not a token address of any
+ * family. Its `index` is -1 (the transaction's own value; event logs start at 0).
+ */
+export const NATIVE_TOKEN = 'native';
+
+/**
  * EVM/TRON: the chain has a log of token transfers to scan by block range, so one query covers every
  * deposit and the cost grows with the transfers on chain, not with the number of open orders.
  */
@@ -163,6 +169,15 @@ export interface LogScanObservation {
   readonly kind: 'log-scan';
   /** All Transfer logs of `tokens` in blocks [from, to] whose recipient `isWatched` accepts. The adapter chunks ranges itself (config `maxBlockRange`). */
   scanTransfers(from: bigint, to: bigint, tokens: WatchedToken[], isWatched: (to: string) => boolean): Promise<ObservedTransfer[]>;
+  /**
+   * Native coin sent by a transaction's own value in blocks [from, to] to a recipient `isWatched`
+   * accepts, successful transactions only (`token` = `NATIVE_TOKEN`, `index` -1): every transaction of
+   * each block is read once (EVM: one `eth_getBlockByNumber` with transactions per block; TRON: the
+   * block `scanTransfers` reads anyway), so the cost grows with the blocks, not with the deposits.
+   * Coin moved by a contract's internal call (no transaction of its own) is not seen here: the
+   * reconciliation's native balance check is what finds it.
+   */
+  scanNative?(from: bigint, to: bigint, isWatched: (to: string) => boolean): Promise<ObservedTransfer[]>;
 }
 
 /**

@@ -12,6 +12,7 @@ import { http } from '../support/http';
 import { receiptScenarios } from '../support/receipt-scenarios';
 import { watchedNetworks } from '../../src/chains/networks';
 import type { ReconciliationRun } from '../../src/modules/reconciliation/reconciliation.service';
+import { Wallet } from 'ethers';
 
 const OPERATOR_TOKEN = 'operator-token-for-tests-0123456789abcdef';
 
@@ -57,6 +58,15 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
     payOtherToken: async (to, amount) => (await pay(chains[network], customer, to, amount, 'USDC')).txHash,
     payOtherNetwork: async (to, amount) => (await pay(chains[other[network]], customer, to, amount)).txHash,
     makeFinal: () => undefined, // one confirmation: mined is final here
+    payNative: async (to, amount) => {
+      const wallet = new Wallet(customer, chains[network].provider);
+      const gas = network === 'BINANCE' ? { type: 0, gasPrice: BigInt(await chains[network].rpc.call<string>('eth_gasPrice', [])) } : {};
+      const tx = await wallet.sendTransaction({ to, value: amount, ...gas });
+      const receipt = await tx.wait();
+      if (receipt?.status !== 1) throw new Error(`native transfer ${tx.hash} failed`);
+      return tx.hash;
+    },
+    native: { symbol: network === 'ETHEREUM' ? 'ETH' : 'BNB', decimals: 18 },
   });
 
   it('getOrder shows overpaid, each deposit’s received amount and the unattributed receipts (token units)', async () => {

@@ -22,7 +22,7 @@ import { depositPrivateKey, watcherGuardScenarios } from '../support/watcher-gua
 import { receiptScenarios } from '../support/receipt-scenarios';
 import { reconciliationScenarios } from '../support/reconciliation-scenarios';
 import { watchedNetworks } from '../../src/chains/networks';
-import { tronCustomer, tronTransfer } from '../support/tron-wallet';
+import { tronCustomer, tronSendTrx, tronTransfer } from '../support/tron-wallet';
 
 /** Blocks between the emulator's latest and solidified heads in these tests (mainnet: ~19). */
 const LAG = 2;
@@ -124,7 +124,15 @@ watcherGuardScenarios({
 });
 
 // Late and wrong-token receipts (TRON has one network in its family: no wrong-network case).
-receiptScenarios({ app: () => gw.app, newOrder, pay, makeFinal: solidify, payOtherToken: (to, amount) => transfer(wallet, customer, to, amount, usdc) });
+receiptScenarios({
+  app: () => gw.app,
+  newOrder,
+  pay,
+  makeFinal: solidify,
+  payOtherToken: (to, amount) => transfer(wallet, customer, to, amount, usdc),
+  payNative: (to, sun) => tronSendTrx(emu, wallet, customer, to, sun),
+  native: { symbol: 'TRX', decimals: 6 },
+});
 
 it('finality: the payment does not count until the solidified head passes its block, then it does', async () => {
   emu.solidityLag = 8;
