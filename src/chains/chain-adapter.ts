@@ -400,6 +400,8 @@ export interface BalanceCapability {
   readonly atBlock: boolean;
   /** Balances in base units, in the order of `queries`; at most `concurrency` reads in flight. */
   tokenBalances(queries: BalanceQuery[], at: bigint | null, concurrency: number): Promise<bigint[]>;
+  /** Native coin balances (wei, sun, lamports) of `owners`, in their order, read as `tokenBalances` reads (at `at` where `atBlock`). */
+  nativeBalances(owners: string[], at: bigint | null, concurrency: number): Promise<bigint[]>;
 }
 
 /**

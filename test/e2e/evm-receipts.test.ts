@@ -134,6 +134,23 @@ describe('reconciliation', () => {
     }
   });
 
+  it('native coin is reconciled: clean with its native_coin receipts, and a lost one is a native mismatch', async () => {
+    const [receipt] = await sql<{ id: string; to_address: string; network: string; amount: string; r: string }>(
+      `select id, to_address, network, amount::text as amount, row_to_json(u)::text as r from unattributed_receipts u where reason = 'native_coin' and network = 'BINANCE' limit 1`,
+    );
+    expect(receipt).toBeDefined(); // the receipt scenario above sent BNB to a deposit
+    await sql('delete from unattributed_receipts where id = ?', [receipt!.id]);
+    try {
+      const bsc = (await reconcileAll()).find((r) => r.network === 'BINANCE')!;
+      expect(bsc.mismatches).toEqual([
+        expect.objectContaining({ address: receipt!.to_address, tokenAddress: 'native', tokenSymbol: 'BNB', onChainBaseUnits: receipt!.amount, ledgerBaseUnits: '0' }),
+      ]);
+    } finally {
+      await sql('insert into unattributed_receipts select * from json_populate_record(null::unattributed_receipts, ?::json)', [receipt!.r]);
+    }
+    for (const r of await reconcileAll()) expect(r.mismatches).toEqual([]);
+  });
+
   it('reports transfers the ledger lacks (a lost payment, a lost wrong-token receipt) with address, token, both amounts and transactions', async () => {
     const [payment] = await sql<{ id: string; to_address: string; amount: string; network: string; tx_hash: string }>(
       `select id, to_address, amount::text as amount, network, tx_hash from payments where network = 'ETHEREUM' and status = 'confirmed' order by detected_at desc limit 1`,

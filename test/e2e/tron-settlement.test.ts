@@ -119,7 +119,11 @@ watcherGuardScenarios({
   // The emulator does not charge TRX for energy, so the deposit address needs no gas to send.
   async selfPay(address, amount) {
     const key = Buffer.from(await depositPrivateKey(gw.app, address)).toString('hex');
-    return transfer(new TronWeb({ fullHost: emu.url, privateKey: key }), address, address, amount);
+    const tx = await transfer(new TronWeb({ fullHost: emu.url, privateKey: key }), address, address, amount);
+    // The emulator (resource model off) gave the sender TRX out of nowhere for its first transaction:
+    // take it back, so the address holds the TRX its ledger says (none).
+    await emu.setTrx(address, 0n);
+    return tx;
   },
 });
 
@@ -156,6 +160,8 @@ reconciliationScenarios({
   pay,
   makeFinal: solidify,
   symbol: 'USDT',
+  payNative: (to, sun) => tronSendTrx(emu, wallet, customer, to, sun),
+  native: { symbol: 'TRX', detected: true, amount: 2_500_000n },
   target: () => watchedNetworks(gw.app.config, { 'sandbox:TRON': [emu.url] }).find((t) => t.environment === 'sandbox' && t.network === 'TRON')!,
   cliEnv: () => ({ SANDBOX_TRON_RPC_URLS: emu.url }),
 });

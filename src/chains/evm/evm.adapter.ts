@@ -219,6 +219,16 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
     return results.flat().map((r) => hexToBigInt(r, 'balanceOf'));
   }
 
+  /** `eth_getBalance` of each owner at block `at`, in JSON-RPC batches as `tokenBalances`. */
+  async function nativeBalances(owners: string[], at: bigint | null, concurrency: number): Promise<bigint[]> {
+    const tag = at === null ? 'latest' : toQuantity(at);
+    const calls = owners.map((o) => ({ method: 'eth_getBalance', params: [getAddress(o), tag] }));
+    const batches: (typeof calls)[] = [];
+    for (let i = 0; i < calls.length; i += BATCH_MAX) batches.push(calls.slice(i, i + BATCH_MAX));
+    const results = await mapLimit(batches, concurrency, (b) => rpc.batch<string>(b));
+    return results.flat().map((r) => hexToBigInt(r, 'eth_getBalance'));
+  }
+
   const adapter: EvmAdapter = {
     network: config.network,
     family: 'evm',
@@ -232,7 +242,7 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
       sweeperAddress: config.sweeperAddress,
       sweepBatchMax: config.sweepBatchMax,
     }),
-    balances: { atBlock: true, tokenBalances },
+    balances: { atBlock: true, tokenBalances, nativeBalances },
     identity: gate,
     rpc,
     scanTransfers,

@@ -331,6 +331,18 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
     });
   }
 
+  /** TRX balance (sun) of each owner: `/wallet/getaccount` at the latest state; an account that does not exist holds 0. */
+  async function nativeBalances(owners: string[], _at: bigint | null, concurrency: number): Promise<bigint[]> {
+    return mapLimit(owners, concurrency, (o) =>
+      client.post('/wallet/getaccount', { address: `41${tronAddressBody(o)}`, visible: false }, (j) => {
+        const b = (j as { balance?: unknown } | null)?.balance;
+        if (b === undefined) return 0n;
+        if (typeof b !== 'number' && typeof b !== 'string') throw new TronBadResponse('account balance is not a number');
+        return BigInt(b);
+      }),
+    );
+  }
+
   return {
     network: 'TRON',
     family: 'tron',
@@ -339,7 +351,7 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
     finality: 'depth-and-chain-final',
     observation: { kind: 'log-scan', scanTransfers, scanNative },
     sweeps: createTronSweeps(client, config.rpcUrls[0]!, sweep),
-    balances: { atBlock: false, tokenBalances },
+    balances: { atBlock: false, tokenBalances, nativeBalances },
     identity: gate,
     scanTransfers,
     scanNative,
