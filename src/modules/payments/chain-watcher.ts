@@ -307,7 +307,13 @@ export class ChainWatcher {
     const seen = transfers.filter((t) => t.amount > 0n && this.key(t.from) !== this.key(t.to) && this.watch.has(this.key(t.to)));
     if (!seen.length) return [];
     const ours = new Set(
-      (await em.execute<{ tx_hash: string }[]>(`select tx_hash from sweep_txs where environment = ? and network = ? and tx_hash = any(?::text[])`, [this.environment, this.network, seen.map((t) => t.txHash)])).map((r) => r.tx_hash.toLowerCase()),
+      (
+        await em.execute<{ tx_hash: string }[]>(`select tx_hash from sweep_txs where environment = ? and network = ? and tx_hash in (${seen.map(() => '?').join(',')})`, [
+          this.environment,
+          this.network,
+          ...seen.map((t) => t.txHash),
+        ])
+      ).map((r) => r.tx_hash.toLowerCase()),
     );
     return seen
       .filter((t) => !ours.has(t.txHash.toLowerCase()))
