@@ -328,6 +328,13 @@ export interface SweepCapability {
    * resources it can then lend (TRON: Stake 2.0 `freezebalancev2` for ENERGY, in sun).
    */
   signStake?(tankKey: Uint8Array, amount: bigint, options: SignOptions): Promise<SignedTx>;
+  /**
+   * Optional, for the reconciliation's native ledger: the native coin a stored transaction sends, to
+   * whom, decoded from its raw form (no RPC): EVM the `value` to `to`, or each recipient of a Disperse
+   * call; TRON a `TransferContract`'s amount. Empty for anything else. What reached the recipients if
+   * the transaction succeeded.
+   */
+  coinSent?(tx: Pick<SignedTx, 'raw'>): { to: string; amount: bigint }[];
   /** Signs the token transfer with the deposit's key (and the tank's as fee payer for `fee-payer`). */
   signTransfer(intent: TransferIntent, keys: { deposit: Uint8Array; tank?: Uint8Array }, options: SignOptions): Promise<SignedTx>;
   /**

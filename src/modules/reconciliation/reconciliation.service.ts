@@ -329,13 +329,13 @@ export class ReconciliationService {
 
   /**
    * Native coin of every deposit address of the family on this network: on chain = native received
-   * (`native_coin` receipts not orphaned) + gas top-ups received (the tank's funding transactions of
-   * one deposit: what they sent, `spent − fee_paid`) − fees the address paid itself (its own included
+   * (`native_coin` receipts not orphaned) + gas top-ups received − fees the address paid itself (its own included
    * transfers, failed ones too: `fee_paid`). Counted up to the block the balances were read at, like
    * the tokens (rows in (lo, hi] one by one; native transfers the watcher has not recorded yet are
-   * allowed for). Not compared, and not counted as checked: an address with a transaction of its own
-   * or a top-up still in flight (its fee or amount is not known yet), or one funded by a transaction
-   * shared with other deposits (EVM Disperse: the split is not recorded).
+   * allowed for). Top-ups are what each funding transaction sent to each address, decoded from the
+   * stored transaction (`SweepCapability.coinSent`: a plain send, a Disperse call, a TRON
+   * `TransferContract`). Not compared, and not counted as checked: an address with a transaction of
+   * its own or a top-up still in flight (its fee or amount is not known yet).
    */
   private async nativeMismatches(em: EntityManager, target: WatchedNetwork, owners: string[], onChain: bigint[], lo: bigint, hi: bigint): Promise<{ checked: number; mismatches: ReconciliationMismatch[] }> {
     const { environment, network, adapter } = target;
@@ -345,23 +345,28 @@ export class ReconciliationService {
       `select to_address as address, 'in' as dir, tx_hash, block_number::text as block_number, amount::text as amount
          from unattributed_receipts where environment = ? and network = ? and reason = 'native_coin' and status <> 'orphaned' and block_number <= ?::bigint
        union all
-       select min(d.address), 'in', x.tx_hash, x.block_number::text, (x.spent - coalesce(x.fee_paid, 0))::text
-         from sweep_txs x join sweep_tx_links l on l.tx_id = x.id join sweeps s on s.id = l.sweep_id join deposits d on d.id = s.deposit_id
-        where x.environment = ? and x.network = ? and x.kind = 'funding' and x.state = 'included' and x.spent is not null and x.block_number <= ?::bigint
-        group by x.id having count(distinct d.address) = 1
-       union all
        select signer, 'out', tx_hash, block_number::text, fee_paid::text
          from sweep_txs where environment = ? and network = ? and kind = 'transfer' and state = 'included' and spent is null and fee_paid > 0 and block_number <= ?::bigint`,
-      [environment, network, hi.toString(), environment, network, hi.toString(), environment, network, hi.toString()],
+      [environment, network, hi.toString(), environment, network, hi.toString()],
     );
-    const skip = await em.execute<{ address: string }[]>(
-      `select x.signer as address from sweep_txs x where x.environment = ? and x.network = ? and x.kind = 'transfer' and x.state in ('signed','broadcast')
-       union
-       select d.address from sweep_txs x join sweep_tx_links l on l.tx_id = x.id join sweeps s on s.id = l.sweep_id join deposits d on d.id = s.deposit_id
-        where x.environment = ? and x.network = ? and x.kind = 'funding'
-        group by x.id, x.state, d.address having x.state in ('signed','broadcast') or (select count(distinct d2.address) from sweep_tx_links l2 join sweeps s2 on s2.id = l2.sweep_id join deposits d2 on d2.id = s2.deposit_id where l2.tx_id = x.id) > 1`,
-      [environment, network, environment, network],
+    // Top-ups: what each funding transaction of the tank sent to each deposit, decoded from the stored transaction.
+    const funding = await em.execute<{ tx_hash: string; raw: string; state: string; success: boolean | null; block_number: string | null }[]>(
+      `select tx_hash, raw, state, success, block_number::text as block_number from sweep_txs
+       where environment = ? and network = ? and kind = 'funding' and (state in ('signed','broadcast') or (state = 'included' and block_number <= ?::bigint))`,
+      [environment, network, hi.toString()],
     );
+    const coinSent = adapter.sweeps?.coinSent?.bind(adapter.sweeps);
+    const skip: { address: string }[] = await em.execute<{ address: string }[]>(
+      `select signer as address from sweep_txs where environment = ? and network = ? and kind = 'transfer' and state in ('signed','broadcast')`,
+      [environment, network],
+    );
+    for (const f of funding) {
+      for (const c of coinSent?.(f) ?? []) {
+        // in flight: the amount may or may not have arrived yet
+        if (f.state !== 'included') skip.push({ address: c.to });
+        else if (f.success) rows.push({ address: c.to, dir: 'in', tx_hash: f.tx_hash, block_number: f.block_number!, amount: c.amount.toString() });
+      }
+    }
     const skipped = new Set(skip.map((r) => k(r.address)));
     // What the watcher will record but has not yet (log scans past their cursor), like the tokens' in-flight transfers.
     const pending = new Map<string, Movement[]>();
