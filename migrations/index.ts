@@ -39,6 +39,7 @@ import { Migration20261128120000_chain_identity } from './Migration2026112812000
 import { Migration20261128220000_unique_codes_uncapped } from './Migration20261128220000_unique_codes_uncapped.js';
 import { Migration20261128223710_order_created_events } from './Migration20261128223710_order_created_events.js';
 import { Migration20261128223000_teams } from './Migration20261128223000_teams.js';
+import { Migration20261128225000_native_receipts } from './Migration20261128225000_native_receipts.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -82,4 +83,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261128220000_unique_codes_uncapped', class: Migration20261128220000_unique_codes_uncapped },
   { name: 'Migration20261128223710_order_created_events', class: Migration20261128223710_order_created_events },
   { name: 'Migration20261128223000_teams', class: Migration20261128223000_teams },
+  { name: 'Migration20261128225000_native_receipts', class: Migration20261128225000_native_receipts },
 ];

@@ -156,6 +156,12 @@ export function pollEveryToken(deposits: { owner: string; cursor: string | null 
 }
 
 /**
+ * `ObservedTransfer.token` of a native coin transfer (ETH, BNB, TRX): not a token address of any
+ * family. Its `index` is -1 (the transaction's own value; event logs start at 0).
+ */
+export const NATIVE_TOKEN = 'native';
+
+/**
  * EVM/TRON: the chain has a log of token transfers to scan by block range, so one query covers every
  * deposit and the cost grows with the transfers on chain, not with the number of open orders.
  */
@@ -163,6 +169,15 @@ export interface LogScanObservation {
   readonly kind: 'log-scan';
   /** All Transfer logs of `tokens` in blocks [from, to] whose recipient `isWatched` accepts. The adapter chunks ranges itself (config `maxBlockRange`). */
   scanTransfers(from: bigint, to: bigint, tokens: WatchedToken[], isWatched: (to: string) => boolean): Promise<ObservedTransfer[]>;
+  /**
+   * Native coin sent by a transaction's own value in blocks [from, to] to a recipient `isWatched`
+   * accepts, successful transactions only (`token` = `NATIVE_TOKEN`, `index` -1): every transaction of
+   * each block is read once (EVM: one `eth_getBlockByNumber` with transactions per block; TRON: the
+   * block `scanTransfers` reads anyway), so the cost grows with the blocks, not with the deposits.
+   * Coin moved by a contract's internal call (no transaction of its own) is not seen here: the
+   * reconciliation's native balance check is what finds it.
+   */
+  scanNative?(from: bigint, to: bigint, isWatched: (to: string) => boolean): Promise<ObservedTransfer[]>;
 }
 
 /**
@@ -313,6 +328,13 @@ export interface SweepCapability {
    * resources it can then lend (TRON: Stake 2.0 `freezebalancev2` for ENERGY, in sun).
    */
   signStake?(tankKey: Uint8Array, amount: bigint, options: SignOptions): Promise<SignedTx>;
+  /**
+   * Optional, for the reconciliation's native ledger: the native coin a stored transaction sends, to
+   * whom, decoded from its raw form (no RPC): EVM the `value` to `to`, or each recipient of a Disperse
+   * call; TRON a `TransferContract`'s amount. Empty for anything else. What reached the recipients if
+   * the transaction succeeded.
+   */
+  coinSent?(tx: Pick<SignedTx, 'raw'>): { to: string; amount: bigint }[];
   /** Signs the token transfer with the deposit's key (and the tank's as fee payer for `fee-payer`). */
   signTransfer(intent: TransferIntent, keys: { deposit: Uint8Array; tank?: Uint8Array }, options: SignOptions): Promise<SignedTx>;
   /**
@@ -385,6 +407,8 @@ export interface BalanceCapability {
   readonly atBlock: boolean;
   /** Balances in base units, in the order of `queries`; at most `concurrency` reads in flight. */
   tokenBalances(queries: BalanceQuery[], at: bigint | null, concurrency: number): Promise<bigint[]>;
+  /** Native coin balances (wei, sun, lamports) of `owners`, in their order, read as `tokenBalances` reads (at `at` where `atBlock`). */
+  nativeBalances(owners: string[], at: bigint | null, concurrency: number): Promise<bigint[]>;
 }
 
 /**

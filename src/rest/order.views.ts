@@ -1,6 +1,7 @@
 import type { Network } from '../common/environment.js';
 import { formatDecimal } from '../common/money.js';
 import { unix } from '../common/time.js';
+import { nativeAsset } from '../chains/registry.js';
 import type { Deposit } from '../modules/deposits/deposit.entity.js';
 import type { DepositResult } from '../modules/deposits/deposit.service.js';
 import { formatUniqueCode } from '../modules/deposits/unique-code.js';
@@ -93,9 +94,9 @@ export function receiptView(r: UnattributedReceipt) {
   return {
     address: r.toAddress,
     network: r.network,
-    token_address: r.token.address,
-    token_symbol: r.token.symbol,
-    amount: formatDecimal(r.amount, r.token.decimals),
+    token_address: r.token?.address ?? null,
+    token_symbol: r.token?.symbol ?? nativeAsset(r.network).symbol,
+    amount: formatDecimal(r.amount, r.token?.decimals ?? nativeAsset(r.network).decimals),
     tx_hash: r.txHash,
     log_index: r.logIndex,
     from: r.fromAddress,

@@ -12,6 +12,7 @@ import { http } from '../support/http';
 import { receiptScenarios } from '../support/receipt-scenarios';
 import { watchedNetworks } from '../../src/chains/networks';
 import type { ReconciliationRun } from '../../src/modules/reconciliation/reconciliation.service';
+import { Wallet } from 'ethers';
 
 const OPERATOR_TOKEN = 'operator-token-for-tests-0123456789abcdef';
 
@@ -57,6 +58,15 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
     payOtherToken: async (to, amount) => (await pay(chains[network], customer, to, amount, 'USDC')).txHash,
     payOtherNetwork: async (to, amount) => (await pay(chains[other[network]], customer, to, amount)).txHash,
     makeFinal: () => undefined, // one confirmation: mined is final here
+    payNative: async (to, amount) => {
+      const wallet = new Wallet(customer, chains[network].provider);
+      const gas = network === 'BINANCE' ? { type: 0, gasPrice: BigInt(await chains[network].rpc.call<string>('eth_gasPrice', [])) } : {};
+      const tx = await wallet.sendTransaction({ to, value: amount, ...gas });
+      const receipt = await tx.wait();
+      if (receipt?.status !== 1) throw new Error(`native transfer ${tx.hash} failed`);
+      return tx.hash;
+    },
+    native: { symbol: network === 'ETHEREUM' ? 'ETH' : 'BNB', decimals: 18 },
   });
 
   it('getOrder shows overpaid, each deposit’s received amount and the unattributed receipts (token units)', async () => {
@@ -122,6 +132,23 @@ describe('reconciliation', () => {
       expect(r.checked).toBeGreaterThan(0);
       expect(r.mismatches).toEqual([]);
     }
+  });
+
+  it('native coin is reconciled: clean with its native_coin receipts, and a lost one is a native mismatch', async () => {
+    const [receipt] = await sql<{ id: string; to_address: string; network: string; amount: string; r: string }>(
+      `select id, to_address, network, amount::text as amount, row_to_json(u)::text as r from unattributed_receipts u where reason = 'native_coin' and network = 'BINANCE' limit 1`,
+    );
+    expect(receipt).toBeDefined(); // the receipt scenario above sent BNB to a deposit
+    await sql('delete from unattributed_receipts where id = ?', [receipt!.id]);
+    try {
+      const bsc = (await reconcileAll()).find((r) => r.network === 'BINANCE')!;
+      expect(bsc.mismatches).toEqual([
+        expect.objectContaining({ address: receipt!.to_address, tokenAddress: 'native', tokenSymbol: 'BNB', onChainBaseUnits: receipt!.amount, ledgerBaseUnits: '0' }),
+      ]);
+    } finally {
+      await sql('insert into unattributed_receipts select * from json_populate_record(null::unattributed_receipts, ?::json)', [receipt!.r]);
+    }
+    for (const r of await reconcileAll()) expect(r.mismatches).toEqual([]);
   });
 
   it('reports transfers the ledger lacks (a lost payment, a lost wrong-token receipt) with address, token, both amounts and transactions', async () => {

@@ -14,7 +14,7 @@
  * queries; subscriptions other than signatureSubscribe. The gateway talks to it over its real
  * web3.js Connection with no special casing.
  */
-import { Connection, Keypair, PublicKey, Transaction, sendAndConfirmTransaction } from '@solana/web3.js';
+import { Connection, Keypair, PublicKey, SystemProgram, Transaction, sendAndConfirmTransaction } from '@solana/web3.js';
 import { TOKEN_PROGRAM_ID, createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
@@ -176,6 +176,9 @@ reconciliationScenarios({
   pay,
   makeFinal: finalize,
   symbol: 'USDC',
+  // SOL sent to a deposit owner: not seen by the watcher (it polls token accounts); the balance check reports it.
+  payNative: (to, lamports) => sendAndConfirmTransaction(wallet, new Transaction().add(SystemProgram.transfer({ fromPubkey: customer.publicKey, toPubkey: new PublicKey(to), lamports })), [customer], { commitment: 'confirmed' }),
+  native: { symbol: 'SOL', detected: false, amount: 2_000_000n },
   target: () => watchedNetworks(gw.app.config, { 'sandbox:SOLANA': [facade.url] }).find((t) => t.environment === 'sandbox' && t.network === 'SOLANA')!,
   cliEnv: () => ({ SANDBOX_SOLANA_RPC_URLS: facade.url }),
 });

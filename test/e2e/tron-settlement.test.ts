@@ -22,7 +22,7 @@ import { depositPrivateKey, watcherGuardScenarios } from '../support/watcher-gua
 import { receiptScenarios } from '../support/receipt-scenarios';
 import { reconciliationScenarios } from '../support/reconciliation-scenarios';
 import { watchedNetworks } from '../../src/chains/networks';
-import { tronCustomer, tronTransfer } from '../support/tron-wallet';
+import { tronCustomer, tronSendTrx, tronTransfer } from '../support/tron-wallet';
 
 /** Blocks between the emulator's latest and solidified heads in these tests (mainnet: ~19). */
 const LAG = 2;
@@ -119,12 +119,24 @@ watcherGuardScenarios({
   // The emulator does not charge TRX for energy, so the deposit address needs no gas to send.
   async selfPay(address, amount) {
     const key = Buffer.from(await depositPrivateKey(gw.app, address)).toString('hex');
-    return transfer(new TronWeb({ fullHost: emu.url, privateKey: key }), address, address, amount);
+    const tx = await transfer(new TronWeb({ fullHost: emu.url, privateKey: key }), address, address, amount);
+    // The emulator (resource model off) gave the sender TRX out of nowhere for its first transaction:
+    // take it back, so the address holds the TRX its ledger says (none).
+    await emu.setTrx(address, 0n);
+    return tx;
   },
 });
 
 // Late and wrong-token receipts (TRON has one network in its family: no wrong-network case).
-receiptScenarios({ app: () => gw.app, newOrder, pay, makeFinal: solidify, payOtherToken: (to, amount) => transfer(wallet, customer, to, amount, usdc) });
+receiptScenarios({
+  app: () => gw.app,
+  newOrder,
+  pay,
+  makeFinal: solidify,
+  payOtherToken: (to, amount) => transfer(wallet, customer, to, amount, usdc),
+  payNative: (to, sun) => tronSendTrx(emu, wallet, customer, to, sun),
+  native: { symbol: 'TRX', decimals: 6 },
+});
 
 it('finality: the payment does not count until the solidified head passes its block, then it does', async () => {
   emu.solidityLag = 8;
@@ -148,6 +160,8 @@ reconciliationScenarios({
   pay,
   makeFinal: solidify,
   symbol: 'USDT',
+  payNative: (to, sun) => tronSendTrx(emu, wallet, customer, to, sun),
+  native: { symbol: 'TRX', detected: true, amount: 2_500_000n },
   target: () => watchedNetworks(gw.app.config, { 'sandbox:TRON': [emu.url] }).find((t) => t.environment === 'sandbox' && t.network === 'TRON')!,
   cliEnv: () => ({ SANDBOX_TRON_RPC_URLS: emu.url }),
 });

@@ -7,7 +7,9 @@
  * - another watched token sent to a deposit address is recorded as `wrong_token`, reported, and never
  *   counted: the order is still paid by its own token;
  * - a watched token of another network of the same family arriving at the address (the EVM address
- *   on the other EVM chain) is recorded as `wrong_network`.
+ *   on the other EVM chain) is recorded as `wrong_network`;
+ * - the network's native coin sent to a deposit address (ETH, BNB, TRX) is recorded as `native_coin`
+ *   (no token), reported with the coin's symbol and decimals, and never counted.
  */
 import { eventually } from './order-watch';
 import { settlementReads, type ChainUnderTest } from './settlement-scenarios';
@@ -21,10 +23,16 @@ export interface ReceiptChain extends ChainUnderTest {
   deliversWebhooks?: boolean;
   /** Makes everything sent on the other network final. */
   makeOtherFinal?(): Promise<unknown> | unknown;
+  /** The network's native coin (base units) to `to`, by a transaction's own value; returns the tx hash. */
+  payNative?(to: string, amount: bigint): Promise<string>;
+  /** The native coin's symbol and decimals (ETH 18, BNB 18, TRX 6). */
+  native?: { symbol: string; decimals: number };
 }
 
 interface ReceiptRow {
   tx_hash: string;
+  log_index: number;
+  token_id: string | null;
   reason: string;
   status: string;
   amount: string;
@@ -36,7 +44,7 @@ interface ReceiptRow {
 export function receiptScenarios(chain: ReceiptChain): void {
   const { sql, orderStatus, paymentsOf } = settlementReads(() => chain.app());
   const receiptsOf = (orderId: string) =>
-    sql<ReceiptRow>('select tx_hash, reason, status, amount::text as amount, network, deposit_id, to_address from unattributed_receipts where order_id = ? order by block_number, log_index', [orderId]);
+    sql<ReceiptRow>('select tx_hash, log_index, token_id, reason, status, amount::text as amount, network, deposit_id, to_address from unattributed_receipts where order_id = ? order by block_number, log_index', [orderId]);
   const eventsOf = (orderId: string, type: string) =>
     sql<{ reason: Record<string, unknown>; to_status: string }>('select reason, to_status from order_events where order_id = ? and type = ? order by seq', [orderId, type]);
 
@@ -100,5 +108,36 @@ export function receiptScenarios(chain: ReceiptChain): void {
     expect(r!.network).not.toBe(dep!.network);
     expect(await paymentsOf(o.orderId)).toEqual([]);
     expect(await orderStatus(o.orderId)).toBe('Created');
+  });
+
+  // Native coin (EVM: ETH/BNB as a transaction's value; TRON: a TransferContract).
+  const payNative = chain.payNative;
+  if (payNative)
+  it('native coin sent to a deposit address is recorded as native_coin, reported with the coin, and never counted', async () => {
+    const o = await chain.newOrder();
+    const amount = 123_456n;
+    const tx = await payNative(o.address, amount);
+    await chain.makeFinal();
+    await eventually(async () => (await receiptsOf(o.orderId)).some((r) => r.tx_hash.toLowerCase() === tx.toLowerCase() && r.status === 'confirmed'), 'native receipt confirmed');
+    const [r] = await receiptsOf(o.orderId);
+    expect(r).toEqual(expect.objectContaining({ reason: 'native_coin', token_id: null, log_index: -1, amount: amount.toString(), to_address: o.address }));
+    await eventually(async () => (await eventsOf(o.orderId, 'payment.unattributed')).length === 1, 'payment.unattributed event');
+    const native = chain.native!;
+    expect((await eventsOf(o.orderId, 'payment.unattributed'))[0]!.reason).toEqual(
+      expect.objectContaining({ reason: 'native_coin', tokenAddress: null, tokenSymbol: native.symbol, decimals: native.decimals, amount: amount.toString() }),
+    );
+    if (chain.deliversWebhooks) {
+      await eventually(
+        async () => (await sql<{ state: string }>(`select state from webhook_deliveries where order_id = ? and event = 'transaction.unattributed'`, [o.orderId])).some((d) => d.state === 'delivered'),
+        'transaction.unattributed webhook delivered',
+      );
+    }
+    expect(await paymentsOf(o.orderId)).toEqual([]);
+    expect(await orderStatus(o.orderId)).toBe('Created');
+    // The token payment still completes the order; the coin stays a receipt, recorded once.
+    await chain.pay(o.address, o.total);
+    await chain.makeFinal();
+    await o.watch.until('Success');
+    expect(await receiptsOf(o.orderId)).toHaveLength(1);
   });
 }

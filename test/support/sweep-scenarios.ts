@@ -44,6 +44,12 @@ export interface SweepChainUnderTest {
    * adapter tests on the modelled emulator compare each transaction's `signerSpent` with the balance).
    */
   tankBalanceExact?: boolean;
+  /**
+   * False for the same reason at the deposits: the emulator hands a deposit TRX out of nowhere at its
+   * first transaction, so native coin at deposits is not the chain's accounting and native mismatches
+   * are not asserted here (`test/e2e/tron-settlement.test.ts` reconciles TRX at deposits).
+   */
+  depositNativeExact?: boolean;
   /** Another watched token of the network sent to `to` (a `wrong_token` receipt); absent where the harness has one token. */
   payWrongToken?(to: string, amount: bigint): Promise<unknown>;
 }
@@ -285,8 +291,9 @@ export function sweepScenarios(chain: SweepChainUnderTest, timeoutMs = 120_000):
     const positions = await sql<{ state: string; deposits: string }>(`select state, deposits::text from analytics.sweep_positions where environment = 'sandbox' and network = ?`, [chain.network]);
     expect(positions.map((p) => p.state)).toEqual(expect.arrayContaining(['held', 'swept']));
 
+    const tokensOnly = (r: ReconciliationRun) => (chain.depositNativeExact === false ? r.mismatches.filter((x) => x.tokenAddress !== 'native') : r.mismatches);
     const run = await reconcile();
-    expect({ error: run.error, mismatches: run.mismatches }).toEqual({ error: null, mismatches: [] });
+    expect({ error: run.error, mismatches: tokensOnly(run) }).toEqual({ error: null, mismatches: [] });
     expect(run.held).toContainEqual(expect.objectContaining({ depositId: dusty.depositId, address: dusty.address, balanceBaseUnits: dust.toString(), reason: expect.stringMatching(/^(fee_too_high|below_minimum)$/) }));
     for (const h of run.held) expect(h.reason).toMatch(/^(fee_too_high|below_minimum)$/);
 
@@ -295,15 +302,15 @@ export function sweepScenarios(chain: SweepChainUnderTest, timeoutMs = 120_000):
     try {
       const bad = await reconcile();
       expect(bad.error).toBeNull();
-      expect(bad.mismatches).toEqual([
+      expect(tokensOnly(bad)).toEqual([
         expect.objectContaining({ address: over.address, onChainBaseUnits: '0', ledgerBaseUnits: (4n * chain.unit).toString() }),
       ]);
       // The sweep's transfer is not in the ledger (a failed sweep moved nothing): only the receipts are listed.
-      expect(bad.mismatches[0]!.txHashes).not.toContain(again.tx_hash);
-      expect(bad.mismatches[0]!.txHashes.length).toBeGreaterThanOrEqual(3);
+      expect(tokensOnly(bad)[0]!.txHashes).not.toContain(again.tx_hash);
+      expect(tokensOnly(bad)[0]!.txHashes.length).toBeGreaterThanOrEqual(3);
     } finally {
       await sql(`update sweeps set status = 'confirmed', failure_reason = null where id = ?`, [again.id]);
     }
-    expect((await reconcile()).mismatches).toEqual([]);
+    expect(tokensOnly(await reconcile())).toEqual([]);
   }, Math.max(timeoutMs, 240_000));
 }

@@ -31,3 +31,16 @@ export async function tronTransfer(emu: TronEmulator, signer: TronWeb, from: str
   if (!(await emu.getTx(res.txid))?.success) throw new Error(`transfer ${res.txid} to ${to} did not succeed`);
   return res.txid;
 }
+
+/** A TRX transfer (TransferContract) of `sun` from `from`, signed by `signer`'s key; resolves with its id once it is mined and succeeded. */
+export async function tronSendTrx(emu: TronEmulator, signer: TronWeb, from: string, to: string, sun: bigint): Promise<string> {
+  const head = (await (await fetch(`${emu.url}/wallet/getnowblock`, { method: 'POST', body: '{}' })).json()) as { blockID: string; block_header: { raw_data: { timestamp: number } } };
+  const ts = head.block_header.raw_data.timestamp;
+  const blockHeader = { ref_block_bytes: head.blockID.slice(12, 16), ref_block_hash: head.blockID.slice(16, 32), expiration: ts + 60_000, timestamp: ts };
+  const built = await signer.transactionBuilder.sendTrx(to, Number(sun), from, { blockHeader } as never);
+  const res = await signer.trx.sendRawTransaction(await signer.trx.sign(built));
+  if (!res.result) throw new Error(`broadcast failed: ${JSON.stringify(res)}`);
+  await eventually(async () => (await emu.getTx(res.txid)) !== null, `TRX transfer ${res.txid} mined`, 5000);
+  if (!(await emu.getTx(res.txid))?.success) throw new Error(`TRX transfer ${res.txid} to ${to} did not succeed`);
+  return res.txid;
+}

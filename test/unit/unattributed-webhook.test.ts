@@ -31,3 +31,19 @@ describe('transaction.unattributed webhook body', () => {
     expect(body.data.amount_received_crypto).toBe('0');
   });
 });
+
+describe('transaction.unattributed webhook body for native coin', () => {
+  it('names the native coin: null token address, the coin’s symbol and decimals, log index -1', () => {
+    const f = facts({ receiptId: 'r2', depositId: 'd1', txHash: '0xnative', logIndex: -1, network: 'ETHEREUM', tokenAddress: null, tokenSymbol: 'ETH', decimals: 18, toAddress: '0xabc', amount: '123456', reason: 'native_coin' });
+    const body = buildEventBody('transaction.unattributed', f, idempotencyKeyOf('transaction.unattributed', f));
+    expect(body.data.unattributed).toEqual({
+      reason: 'native_coin',
+      network: 'ETHEREUM',
+      token: { symbol: 'ETH', address: null, decimals: 18 },
+      address: '0xabc',
+      tx_hash: '0xnative',
+      log_index: -1,
+      amount: '0.000000000000123456',
+    });
+  });
+});

@@ -1980,7 +1980,8 @@ export interface components {
                 address: string;
                 /** @enum {string} */
                 network: "ETHEREUM" | "BINANCE" | "TRON" | "SOLANA";
-                token_address: string;
+                /** @description Null for the network’s native coin (reason native_coin) */
+                token_address: string | null;
                 token_symbol: string;
                 /** @description A decimal number as a string (token units or IDR) */
                 amount: string;

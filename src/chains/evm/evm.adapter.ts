@@ -1,5 +1,5 @@
 import { getAddress, id } from 'ethers';
-import type { BalanceQuery, ChainAdapter, ChainHead, ChainNetworkConfig, LogScanObservation, ObservedTransfer, WatchedToken } from '../chain-adapter.js';
+import { NATIVE_TOKEN, type BalanceQuery, type ChainAdapter, type ChainHead, type ChainNetworkConfig, type LogScanObservation, type ObservedTransfer, type WatchedToken } from '../chain-adapter.js';
 import { evmDriver, isEvmNetwork } from './evm.driver.js';
 import { BATCH_MAX, EvmRpcClient, EvmRpcError, hexToBigInt, toQuantity, type EvmRpcOptions } from './evm.rpc.js';
 import { createEvmSweeps, type EvmSweepCapability } from './evm.sweeps.js';
@@ -26,6 +26,11 @@ interface RpcBlock {
   hash: string;
 }
 
+/** A block with its transactions (`eth_getBlockByNumber(n, true)`): the fields the native scan reads. */
+interface RpcFullBlock extends RpcBlock {
+  transactions: { hash: string; from: string; to: string | null; value: string }[];
+}
+
 export interface EvmAdapterOptions {
   /** Overrides for the RPC client (tests: attempts, backoff, failure hook). */
   rpc?: Partial<Omit<EvmRpcOptions, 'urls' | 'timeoutMs'>>;
@@ -39,6 +44,8 @@ export interface EvmAdapter extends ChainAdapter {
   readonly sweeps: EvmSweepCapability;
   /** The log scan itself (also reachable as `observation.scanTransfers`), for tests and benchmarks. */
   scanTransfers: LogScanObservation['scanTransfers'];
+  /** The native coin scan (also reachable as `observation.scanNative`). */
+  scanNative: NonNullable<LogScanObservation['scanNative']>;
 }
 
 // Providers word "range too large" in many ways; any of these means: ask for fewer blocks.
@@ -166,6 +173,40 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
   }
 
   /**
+   * Native coin sent by transactions' own value to watched addresses in [from, to]: each block read
+   * once with its transactions (JSON-RPC batches of `BATCH_MAX` blocks, `concurrency` in flight), the
+   * receipt fetched only for a matching transaction (a reverted one moved nothing: a deposit
+   * delegated to the Sweeper runs code when it receives coin).
+   */
+  async function scanNative(from: bigint, to: bigint, isWatched: (to: string) => boolean): Promise<ObservedTransfer[]> {
+    if (from < 0n) from = 0n;
+    if (to < from) return [];
+    const calls: { method: string; params: unknown[] }[] = [];
+    for (let n = from; n <= to; n++) calls.push({ method: 'eth_getBlockByNumber', params: [toQuantity(n), true] });
+    const batches: (typeof calls)[] = [];
+    for (let i = 0; i < calls.length; i += BATCH_MAX) batches.push(calls.slice(i, i + BATCH_MAX));
+    const blocks = (await mapLimit(batches, concurrency, (b) => rpc.batch<RpcFullBlock | null>(b))).flat();
+    const found: ObservedTransfer[] = [];
+    blocks.forEach((block, i) => {
+      // a node that does not have a block of the range yet: the scan must not skip past it
+      if (!block) throw new Error(`${config.network}: block ${from + BigInt(i)} is not available from the node yet`);
+      for (const tx of block.transactions) {
+        if (!tx.to || hexToBigInt(tx.value, 'value') <= 0n) continue;
+        const recipient = getAddress(tx.to);
+        if (!isWatched(recipient)) continue;
+        found.push({ txHash: tx.hash, index: -1, blockNumber: hexToBigInt(block.number, 'blockNumber'), blockHash: block.hash, token: NATIVE_TOKEN, from: getAddress(tx.from), to: recipient, amount: hexToBigInt(tx.value, 'value') });
+      }
+    });
+    const receipts = await mapLimit(found, concurrency, (t) => rpc.call<{ status?: string; blockHash: string } | null>('eth_getTransactionReceipt', [t.txHash]));
+    return found.filter((t, i) => {
+      const r = receipts[i];
+      // no receipt yet, or one of another block (the chain moved during the scan): the tick fails and the range is read again
+      if (!r || r.blockHash !== t.blockHash) throw new Error(`${config.network}: the receipt of ${t.txHash} does not match block ${t.blockNumber} yet`);
+      return r.status !== '0x0';
+    });
+  }
+
+  /**
    * ERC-20 `balanceOf(owner)` at block `at` (the watcher's cursor): JSON-RPC batches of `BATCH_MAX`
    * calls, at most `concurrency` batches in flight.
    */
@@ -178,23 +219,34 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
     return results.flat().map((r) => hexToBigInt(r, 'balanceOf'));
   }
 
+  /** `eth_getBalance` of each owner at block `at`, in JSON-RPC batches as `tokenBalances`. */
+  async function nativeBalances(owners: string[], at: bigint | null, concurrency: number): Promise<bigint[]> {
+    const tag = at === null ? 'latest' : toQuantity(at);
+    const calls = owners.map((o) => ({ method: 'eth_getBalance', params: [getAddress(o), tag] }));
+    const batches: (typeof calls)[] = [];
+    for (let i = 0; i < calls.length; i += BATCH_MAX) batches.push(calls.slice(i, i + BATCH_MAX));
+    const results = await mapLimit(batches, concurrency, (b) => rpc.batch<string>(b));
+    return results.flat().map((r) => hexToBigInt(r, 'eth_getBalance'));
+  }
+
   const adapter: EvmAdapter = {
     network: config.network,
     family: 'evm',
     driver: evmDriver,
     // The finalized tag lags ~15 min behind the head: far too slow for a checkout, so depth decides.
     finality: 'depth',
-    observation: { kind: 'log-scan', scanTransfers },
+    observation: { kind: 'log-scan', scanTransfers, scanNative },
     sweeps: createEvmSweeps(rpc, {
       chainId: config.chainId,
       disperseAddress: config.disperseAddress,
       sweeperAddress: config.sweeperAddress,
       sweepBatchMax: config.sweepBatchMax,
     }),
-    balances: { atBlock: true, tokenBalances },
+    balances: { atBlock: true, tokenBalances, nativeBalances },
     identity: gate,
     rpc,
     scanTransfers,
+    scanNative,
 
     async getHead(): Promise<ChainHead> {
       const [latest, finalized] = await Promise.all([latestBlock(), finalizedBlock()]);

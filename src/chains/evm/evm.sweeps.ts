@@ -348,6 +348,15 @@ export function createEvmSweeps(rpc: EvmRpcClient, settings: EvmSweepSettings): 
   return {
     gas: 'topup',
     nativeBalance,
+    coinSent(tx) {
+      const t = Transaction.from(tx.raw);
+      if (!t.to) return [];
+      if (disperse && getAddress(t.to) === disperse && t.data.startsWith(DISPERSE_ABI.getFunction('disperse')!.selector)) {
+        const [to, amounts] = DISPERSE_ABI.decodeFunctionData('disperse', t.data) as unknown as [string[], bigint[]];
+        return to.map((a, i) => ({ to: getAddress(a), amount: BigInt(amounts[i]!) }));
+      }
+      return t.value > 0n ? [{ to: getAddress(t.to), amount: t.value }] : [];
+    },
     quoteTransferFee,
     signFunding,
     signTransfer,

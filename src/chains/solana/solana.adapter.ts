@@ -382,6 +382,17 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     return out;
   }
 
+  /** Lamports of each owner (getMultipleAccounts at `confirmed`, 100 per call; an account that does not exist holds 0). */
+  async function nativeBalances(owners: string[], _at: bigint | null, concurrency: number): Promise<bigint[]> {
+    const chunks: string[][] = [];
+    for (let i = 0; i < owners.length; i += ACCOUNTS_PER_CALL) chunks.push(owners.slice(i, i + ACCOUNTS_PER_CALL));
+    const out = await mapLimit(chunks, concurrency, async (c) => {
+      const infos = await pool.call('getMultipleAccounts', (conn) => conn.getMultipleAccountsInfo(c.map((o) => new PublicKey(o)), 'confirmed'));
+      return c.map((_, k) => BigInt(infos[k]?.lamports ?? 0));
+    });
+    return out.flat();
+  }
+
   return {
     network: config.network,
     family: 'solana',
@@ -390,7 +401,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     finality: 'depth-and-chain-final',
     observation: { kind: 'account-poll', pollDeposits },
     sweeps: createSolanaSweeps(pool, mintProgram),
-    balances: { atBlock: false, tokenBalances },
+    balances: { atBlock: false, tokenBalances, nativeBalances },
     identity: pool.gate,
     pollDeposits,
 

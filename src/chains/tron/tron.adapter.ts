@@ -1,4 +1,4 @@
-import type { BalanceQuery, ChainAdapter, ChainHead, ChainNetworkConfig, LogScanObservation, ObservedTransfer, WatchedToken } from '../chain-adapter.js';
+import { NATIVE_TOKEN, type BalanceQuery, type ChainAdapter, type ChainHead, type ChainNetworkConfig, type LogScanObservation, type ObservedTransfer, type WatchedToken } from '../chain-adapter.js';
 import { mapLimit } from '../../common/map-limit.js';
 import { ProviderGate } from '../chain-identity.js';
 import { tronAddressBody, tronAddressFromBody } from './tron.address.js';
@@ -38,7 +38,19 @@ export interface TronAdapterOptions extends Partial<Omit<TronHttpClientOptions, 
 interface BlockJson {
   blockID?: unknown;
   block_header?: { raw_data?: { number?: unknown } };
-  transactions?: { txID?: unknown }[];
+  transactions?: {
+    txID?: unknown;
+    ret?: { contractRet?: unknown }[];
+    raw_data?: { contract?: { type?: unknown; parameter?: { value?: { owner_address?: unknown; to_address?: unknown; amount?: unknown } } }[] };
+  }[];
+}
+
+/** A TRX transfer (`TransferContract`) of a block, as the block lists it. */
+interface TrxTransfer {
+  txId: string;
+  from: string;
+  to: string;
+  amount: bigint;
 }
 
 interface TxInfoJson {
@@ -53,6 +65,28 @@ interface ParsedBlock {
   number: bigint;
   hash: string;
   txIds: Set<string>;
+  /** Successful TRX transfers of the block (`TransferContract`, result SUCCESS). */
+  trx: TrxTransfer[];
+}
+
+const HEX41 = /^41[0-9a-f]{40}$/;
+
+function trxTransfersOf(b: BlockJson): TrxTransfer[] {
+  const out: TrxTransfer[] = [];
+  for (const tx of b.transactions ?? []) {
+    const c = tx.raw_data?.contract;
+    if (!Array.isArray(c) || c.length !== 1 || c[0]?.type !== 'TransferContract' || typeof tx.txID !== 'string') continue;
+    // an absent result is SUCCESS in proto3 JSON (the default value is omitted)
+    const ret = tx.ret?.[0]?.contractRet;
+    if (ret !== undefined && ret !== 'SUCCESS') continue;
+    const v = c[0].parameter?.value;
+    const from = typeof v?.owner_address === 'string' ? v.owner_address.toLowerCase() : '';
+    const to = typeof v?.to_address === 'string' ? v.to_address.toLowerCase() : '';
+    const amount = typeof v?.amount === 'number' || typeof v?.amount === 'string' ? BigInt(v.amount) : 0n;
+    if (!HEX41.test(from) || !HEX41.test(to) || amount <= 0n) continue;
+    out.push({ txId: tx.txID.toLowerCase(), from: tronAddressFromBody(from.slice(2)), to: tronAddressFromBody(to.slice(2)), amount });
+  }
+  return out;
 }
 
 const HASH = /^[0-9a-f]{64}$/;
@@ -72,7 +106,7 @@ function parseBlock(json: unknown): ParsedBlock | null {
   }
   const txIds = new Set<string>();
   for (const tx of b.transactions ?? []) if (typeof tx.txID === 'string') txIds.add(tx.txID.toLowerCase());
-  return { number: fromId, hash, txIds };
+  return { number: fromId, hash, txIds, trx: trxTransfersOf(b) };
 }
 
 function requireBlock(json: unknown): ParsedBlock {
@@ -168,6 +202,8 @@ function matchTransfers(
 export interface TronAdapter extends ChainAdapter {
   /** The log scan itself (also reachable as `observation.scanTransfers`), for tests. */
   scanTransfers: LogScanObservation['scanTransfers'];
+  /** The TRX scan (also reachable as `observation.scanNative`). */
+  scanNative: NonNullable<LogScanObservation['scanNative']>;
   readonly sweeps: TronSweeps;
 }
 
@@ -192,6 +228,11 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
   const client = new TronHttpClient({ ...clientOpts, urls: config.rpcUrls, timeoutMs: config.timeoutMs, gate });
 
   const getBlock = (num: bigint) => client.post('/wallet/getblockbynum', { num: Number(num) }, parseBlock);
+  /**
+   * The blocks the last `scanTransfers` read (it needs each block anyway): `scanNative` over the same
+   * range takes their TRX transfers from here instead of reading every block a second time.
+   */
+  let lastScanned = new Map<bigint, ParsedBlock>();
 
   async function scanBlock(
     num: bigint,
@@ -215,6 +256,7 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
         !(infos.length === 0 && block.txIds.size > 0) &&
         infos.every((i) => block.txIds.has((i.id as string).toLowerCase()));
       if (consistent) {
+        lastScanned.set(num, block);
         return matchTransfers(infos, num, tokenByBody, isWatched).map((m) => ({ ...m, blockHash: block.hash }));
       }
       if (attempt >= consistencyRetries) {
@@ -235,6 +277,7 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
 
     // One request per block (java-tron has no ranged log query over HTTP), so `maxBlockRange` does not
     // apply; a small worker pool bounds the load on the node instead.
+    lastScanned = new Map();
     const count = Number(to - from + 1n);
     const results: ObservedTransfer[][] = new Array(count);
     let next = 0;
@@ -255,6 +298,25 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
   }
 
   /**
+   * TRX sent by `TransferContract` transactions to watched addresses in [from, to]: from the blocks the
+   * last `scanTransfers` read (no second read), others read once each (at most `concurrency` at once).
+   */
+  async function scanNative(from: bigint, to: bigint, isWatched: (to: string) => boolean): Promise<ObservedTransfer[]> {
+    if (from < 0n) from = 0n;
+    if (to < from) return [];
+    const nums: bigint[] = [];
+    for (let n = from; n <= to; n++) nums.push(n);
+    const blocks = await mapLimit(nums, concurrency, async (n) => {
+      const b = lastScanned.get(n) ?? (await getBlock(n));
+      if (!b || b.number !== n) throw new TronRpcError('inconsistent', '/wallet/getblockbynum', 1, `block ${n} is not available from the node`);
+      return b;
+    });
+    return blocks.flatMap((b) =>
+      b.trx.filter((t) => isWatched(t.to)).map((t) => ({ txHash: t.txId, index: -1, blockNumber: b.number, blockHash: b.hash, token: NATIVE_TOKEN, from: t.from, to: t.to, amount: t.amount })),
+    );
+  }
+
+  /**
    * TRC-20 `balanceOf` of each deposit address through `/wallet/triggerconstantcontract`, at the
    * node's latest state (java-tron's HTTP API has no block parameter), at most `concurrency` in flight.
    */
@@ -269,17 +331,30 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
     });
   }
 
+  /** TRX balance (sun) of each owner: `/wallet/getaccount` at the latest state; an account that does not exist holds 0. */
+  async function nativeBalances(owners: string[], _at: bigint | null, concurrency: number): Promise<bigint[]> {
+    return mapLimit(owners, concurrency, (o) =>
+      client.post('/wallet/getaccount', { address: `41${tronAddressBody(o)}`, visible: false }, (j) => {
+        const b = (j as { balance?: unknown } | null)?.balance;
+        if (b === undefined) return 0n;
+        if (typeof b !== 'number' && typeof b !== 'string') throw new TronBadResponse('account balance is not a number');
+        return BigInt(b);
+      }),
+    );
+  }
+
   return {
     network: 'TRON',
     family: 'tron',
     driver: tronDriver,
     // Solidified blocks cannot be reverted; depth alone could count a block a fork still replaces.
     finality: 'depth-and-chain-final',
-    observation: { kind: 'log-scan', scanTransfers },
+    observation: { kind: 'log-scan', scanTransfers, scanNative },
     sweeps: createTronSweeps(client, config.rpcUrls[0]!, sweep),
-    balances: { atBlock: false, tokenBalances },
+    balances: { atBlock: false, tokenBalances, nativeBalances },
     identity: gate,
     scanTransfers,
+    scanNative,
 
     async getHead(): Promise<ChainHead> {
       const [latest, solid] = await Promise.all([

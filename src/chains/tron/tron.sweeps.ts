@@ -305,6 +305,13 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
       return big((await getAccount(address)).balance);
     },
 
+    coinSent(tx) {
+      const contract = (JSON.parse(tx.raw) as { raw_data?: { contract?: { type?: string; parameter?: { value?: { to_address?: unknown } } }[] } }).raw_data?.contract?.[0];
+      const to = contract?.type === 'TransferContract' && typeof contract.parameter?.value?.to_address === 'string' ? toTronBase58(contract.parameter.value.to_address) : null;
+      const amount = trxSent({ raw: tx.raw } as SignedTx);
+      return to && amount > 0n ? [{ to, amount }] : [];
+    },
+
     async quoteTransferFee(intent) {
       return (await quoteTransfer(intent)).burnNow;
     },

@@ -96,7 +96,7 @@ export interface OrderEventReasons {
   };
   [PAYMENT_DETECTED]: PaymentObservedReason;
   [PAYMENT_CONFIRMED]: PaymentObservedReason;
-  [PAYMENT_UNATTRIBUTED]: { receiptId: string; depositId: string; txHash: string; logIndex: number; network: Network; tokenAddress: string; tokenSymbol: string; decimals: number; toAddress: string; amount: string; reason: string };
+  [PAYMENT_UNATTRIBUTED]: { receiptId: string; depositId: string; txHash: string; logIndex: number; network: Network; tokenAddress: string | null; tokenSymbol: string; decimals: number; toAddress: string; amount: string; reason: string };
 }
 export type OrderEventType = keyof OrderEventReasons;
 

@@ -1,6 +1,7 @@
 import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
 import type { Network, WalletType } from '../../common/environment.js';
 import { formatDecimal } from '../../common/money.js';
+import { nativeAsset } from '../../chains/registry.js';
 import { NetworkEnum, OrderStatusEnum, WalletTypeEnum } from '../../graphql/scalars.js';
 import { PageInfo } from '../../graphql/connection.js';
 import type { Deposit } from '../deposits/deposit.entity.js';
@@ -95,13 +96,13 @@ export class PaymentType {
 export class UnattributedReceiptType {
   @Field({ description: 'Deposit address it arrived at' }) address!: string;
   @Field(() => NetworkEnum, { description: 'Network it happened on' }) network!: Network;
-  @Field() tokenAddress!: string;
-  @Field() tokenSymbol!: string;
-  @Field({ description: 'Token units (decimal string) of the token that arrived' }) amount!: string;
+  @Field(() => String, { nullable: true, description: 'Token that arrived; null for the network’s native coin (reason native_coin)' }) tokenAddress!: string | null;
+  @Field({ description: 'Symbol of the token, or of the native coin (ETH, BNB, TRX, SOL)' }) tokenSymbol!: string;
+  @Field({ description: 'Token units (decimal string) of the token or native coin that arrived' }) amount!: string;
   @Field() txHash!: string;
-  @Field(() => Int) logIndex!: number;
+  @Field(() => Int, { description: 'Log index in the transaction; -1 for native coin sent by the transaction’s own value' }) logIndex!: number;
   @Field() from!: string;
-  @Field({ description: 'late (after the deposit closed) | wrong_token | wrong_network' }) reason!: string;
+  @Field({ description: 'late (after the deposit closed) | wrong_token | wrong_network | native_coin' }) reason!: string;
   @Field({ description: 'pending | confirmed' }) status!: string;
   @Field() detectedAt!: Date;
   @Field(() => Date, { nullable: true }) confirmedAt!: Date | null;
@@ -257,9 +258,9 @@ export const toPaymentType = (p: Payment, orderNo: string): PaymentType => ({
 export const toReceiptType = (r: UnattributedReceipt): UnattributedReceiptType => ({
   address: r.toAddress,
   network: r.network,
-  tokenAddress: r.token.address,
-  tokenSymbol: r.token.symbol,
-  amount: formatDecimal(r.amount, r.token.decimals),
+  tokenAddress: r.token?.address ?? null,
+  tokenSymbol: r.token?.symbol ?? nativeAsset(r.network).symbol,
+  amount: formatDecimal(r.amount, r.token?.decimals ?? nativeAsset(r.network).decimals),
   txHash: r.txHash,
   logIndex: r.logIndex,
   from: r.fromAddress,

@@ -299,6 +299,31 @@ export class ChainWatcher {
   }
 
   /**
+   * Native coin sent to deposit addresses (any deposit of the family, like a token): `native_coin`
+   * receipts. Not a receipt: a zero amount, an address paying itself, and the gas tank's own funding
+   * transactions (top-ups and activations are in `sweep_txs`, stored before they were broadcast).
+   */
+  private async matchNative(em: EntityManager, transfers: ObservedTransfer[]): Promise<UnattributedTransfer[]> {
+    const seen = transfers.filter((t) => t.amount > 0n && this.key(t.from) !== this.key(t.to) && this.watch.has(this.key(t.to)));
+    if (!seen.length) return [];
+    const ours = new Set(
+      (
+        await em.execute<{ tx_hash: string }[]>(`select tx_hash from sweep_txs where environment = ? and network = ? and tx_hash in (${seen.map(() => '?').join(',')})`, [
+          this.environment,
+          this.network,
+          ...seen.map((t) => t.txHash),
+        ])
+      ).map((r) => r.tx_hash.toLowerCase()),
+    );
+    return seen
+      .filter((t) => !ours.has(t.txHash.toLowerCase()))
+      .map((t) => {
+        const entry = this.watch.get(this.key(t.to))!;
+        return { transfer: t, depositId: entry.depositId, orderId: entry.orderId, tokenId: null, reason: 'native_coin' as const };
+      });
+  }
+
+  /**
    * Records what a scan or poll matched, inside the cursor's transaction. Payment candidates whose
    * deposit is closed become `late` receipts: the deposit rows are read FOR SHARE, so the expiry job
    * cannot close one between this check and the insert (it waits for this commit).
@@ -379,6 +404,7 @@ export class ChainWatcher {
     if (!toHash) return 0; // the node does not serve `to` yet (lagging node behind a failover): next tick
     const transfers = await scan.scanTransfers(cursor.block + 1n, to, this.tokens, (addr) => watch.has(this.key(addr)));
     const matched = this.match(transfers);
+    if (scan.scanNative) matched.receipts.push(...(await this.matchNative(em, await scan.scanNative(cursor.block + 1n, to, (addr) => watch.has(this.key(addr))))));
     // Logs and hashes may come from different nodes (failover) or straddle a reorg: commit only when
     // the blocks holding matched transfers are still the ones the logs came from.
     const stale = await this.staleBlocks([...matched.payments, ...matched.receipts]);

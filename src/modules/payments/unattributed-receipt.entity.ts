@@ -11,9 +11,10 @@ import type { PaymentStatus } from './payment.transitions.js';
  * Why a receipt at a deposit address is not the deposit's payment:
  * - `late`: it arrived after the deposit closed (the order's late window was over);
  * - `wrong_token`: another watched token of the deposit's network (USDC sent to a USDT deposit);
- * - `wrong_network`: a watched token of another network of the same family (the EVM address on the other EVM chain).
+ * - `wrong_network`: a watched token of another network of the same family (the EVM address on the other EVM chain);
+ * - `native_coin`: the network's native coin (ETH, BNB, TRX) sent by a transaction's own value; no token.
  */
-export const RECEIPT_REASONS = ['late', 'wrong_token', 'wrong_network'] as const;
+export const RECEIPT_REASONS = ['late', 'wrong_token', 'wrong_network', 'native_coin'] as const;
 export type ReceiptReason = (typeof RECEIPT_REASONS)[number];
 
 /** A transfer into a deposit address that never counts toward its order; recorded once, reported to the merchant. */
@@ -31,8 +32,8 @@ export class UnattributedReceipt {
   @Property({ type: 'integer' }) logIndex!: number;
   @Property({ type: 'bigint' }) blockNumber!: string;
   @Property({ type: 'text' }) blockHash!: string;
-  /** The token that arrived (a registry token of `network`). */
-  @ManyToOne(() => Token, { fieldName: 'token_id' }) token!: Rel<Token>;
+  /** The token that arrived (a registry token of `network`); null for `native_coin` (the network's native coin). */
+  @ManyToOne(() => Token, { fieldName: 'token_id', nullable: true }) token!: Rel<Token> | null;
   @ManyToOne(() => Deposit, { fieldName: 'deposit_id' }) deposit!: Rel<Deposit>;
   @ManyToOne(() => Order, { fieldName: 'order_id' }) order!: Rel<Order>;
   @Property({ type: 'text' }) fromAddress!: string;

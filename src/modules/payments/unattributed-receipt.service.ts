@@ -1,5 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ObservedTransfer } from '../../chains/chain-adapter.js';
+import { nativeAsset } from '../../chains/registry.js';
 import type { Environment, Network } from '../../common/environment.js';
 import { PAYMENT_UNATTRIBUTED } from '../events/event.catalogue.js';
 import { recordOrderEvent } from '../events/order-event.writer.js';
@@ -13,8 +14,8 @@ export interface UnattributedTransfer {
   transfer: ObservedTransfer;
   depositId: string;
   orderId: string;
-  /** Registry id of the token that arrived (a token of the network the transfer happened on). */
-  tokenId: string;
+  /** Registry id of the token that arrived (a token of the network the transfer happened on); null for the native coin. */
+  tokenId: string | null;
   reason: ReceiptReason;
 }
 
@@ -94,17 +95,19 @@ export class UnattributedReceiptService {
       to_address: string;
       amount: string;
       reason: string;
-      token_address: string;
-      symbol: string;
-      decimals: number;
+      token_address: string | null;
+      symbol: string | null;
+      decimals: number | null;
     }[]>(
       `with c as (update unattributed_receipts set status = 'confirmed', confirmed_at = now() where id in (${ids.map(() => '?').join(',')}) and status in (${sourcesSql('confirmed')}) returning *)
        select c.id, c.order_id, c.deposit_id, c.tx_hash, c.log_index, c.network, c.to_address, c.amount::text as amount, c.reason, t.address as token_address, t.symbol, t.decimals
-       from c join tokens t on t.id = c.token_id
+       from c left join tokens t on t.id = c.token_id
        where not exists (select 1 from order_events e where e.order_id = c.order_id and e.type = ? and e.reason->>'receiptId' = c.id::text)`,
       [...ids, PAYMENT_UNATTRIBUTED],
     );
     for (const r of rows) {
+      // native coin: no token address; the coin's symbol and decimals
+      const native = nativeAsset(r.network);
       await recordOrderEvent(em, r.order_id, PAYMENT_UNATTRIBUTED, {
         receiptId: r.id,
         depositId: r.deposit_id,
@@ -112,8 +115,8 @@ export class UnattributedReceiptService {
         logIndex: r.log_index,
         network: r.network,
         tokenAddress: r.token_address,
-        tokenSymbol: r.symbol,
-        decimals: r.decimals,
+        tokenSymbol: r.symbol ?? native.symbol,
+        decimals: r.decimals ?? native.decimals,
         toAddress: r.to_address,
         amount: r.amount,
         reason: r.reason,

@@ -1,6 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { pollEveryToken, type BalanceQuery, type ObservedTransfer } from '../../chains/chain-adapter.js';
+import { NATIVE_TOKEN, pollEveryToken, type BalanceQuery, type ObservedTransfer } from '../../chains/chain-adapter.js';
+import { nativeAsset } from '../../chains/registry.js';
 import type { WatchedNetwork } from '../../chains/networks.js';
 import type { Environment, Network } from '../../common/environment.js';
 import { gauge } from '../../common/metrics.js';
@@ -195,14 +196,18 @@ export class ReconciliationService {
         let hi: bigint;
         let onChain: bigint[];
         let inFlight: Map<string, Movement[]> = new Map();
+        const owners = addresses.map((a) => a.address);
+        let nativeOnChain: bigint[];
         if (balances.atBlock && cursor !== null) {
           lo = hi = cursor;
           onChain = await balances.tokenBalances(queries, cursor, this.concurrency);
+          nativeOnChain = await balances.nativeBalances(owners, cursor, this.concurrency);
         } else {
           // Latest state, fenced by the head before and after the reads; then what the watcher has
           // not recorded yet, from its cursor(s) read now (the ledger is read after them).
           lo = (await adapter.getHead()).latest;
           onChain = await balances.tokenBalances(queries, null, this.concurrency);
+          nativeOnChain = await balances.nativeBalances(owners, null, this.concurrency);
           hi = (await adapter.getHead()).latest;
           inFlight = await this.inFlight(em, target, tokens, hi, key);
         }
@@ -238,6 +243,9 @@ export class ReconciliationService {
             },
           ];
         });
+        const native = await this.nativeMismatches(em, target, owners, nativeOnChain, lo, hi);
+        checked += native.checked;
+        mismatches = [...mismatches, ...native.mismatches];
         held = await this.held(em, environment, network);
       }
     } catch (err) {
@@ -317,6 +325,98 @@ export class ReconciliationService {
       });
     }
     return out;
+  }
+
+  /**
+   * Native coin of every deposit address of the family on this network: on chain = native received
+   * (`native_coin` receipts not orphaned) + gas top-ups received − fees the address paid itself (its own included
+   * transfers, failed ones too: `fee_paid`). Counted up to the block the balances were read at, like
+   * the tokens (rows in (lo, hi] one by one; native transfers the watcher has not recorded yet are
+   * allowed for). Top-ups are what each funding transaction sent to each address, decoded from the
+   * stored transaction (`SweepCapability.coinSent`: a plain send, a Disperse call, a TRON
+   * `TransferContract`). Not compared, and not counted as checked: an address with a transaction of
+   * its own or a top-up still in flight (its fee or amount is not known yet).
+   */
+  private async nativeMismatches(em: EntityManager, target: WatchedNetwork, owners: string[], onChain: bigint[], lo: bigint, hi: bigint): Promise<{ checked: number; mismatches: ReconciliationMismatch[] }> {
+    const { environment, network, adapter } = target;
+    const k = (a: string) => adapter.driver.addressKey(a);
+    type Row = { address: string; dir: 'in' | 'out'; tx_hash: string; block_number: string; amount: string };
+    const rows = await em.execute<Row[]>(
+      `select to_address as address, 'in' as dir, tx_hash, block_number::text as block_number, amount::text as amount
+         from unattributed_receipts where environment = ? and network = ? and reason = 'native_coin' and status <> 'orphaned' and block_number <= ?::bigint
+       union all
+       select signer, 'out', tx_hash, block_number::text, fee_paid::text
+         from sweep_txs where environment = ? and network = ? and kind = 'transfer' and state = 'included' and spent is null and fee_paid > 0 and block_number <= ?::bigint`,
+      [environment, network, hi.toString(), environment, network, hi.toString()],
+    );
+    // Top-ups: what each funding transaction of the tank sent to each deposit, decoded from the stored transaction.
+    const funding = await em.execute<{ tx_hash: string; raw: string; state: string; success: boolean | null; block_number: string | null }[]>(
+      `select tx_hash, raw, state, success, block_number::text as block_number from sweep_txs
+       where environment = ? and network = ? and kind = 'funding' and (state in ('signed','broadcast') or (state = 'included' and block_number <= ?::bigint))`,
+      [environment, network, hi.toString()],
+    );
+    const coinSent = adapter.sweeps?.coinSent?.bind(adapter.sweeps);
+    const skip: { address: string }[] = await em.execute<{ address: string }[]>(
+      `select signer as address from sweep_txs where environment = ? and network = ? and kind = 'transfer' and state in ('signed','broadcast')`,
+      [environment, network],
+    );
+    for (const f of funding) {
+      for (const c of coinSent?.(f) ?? []) {
+        // in flight: the amount may or may not have arrived yet
+        if (f.state !== 'included') skip.push({ address: c.to });
+        else if (f.success) rows.push({ address: c.to, dir: 'in', tx_hash: f.tx_hash, block_number: f.block_number!, amount: c.amount.toString() });
+      }
+    }
+    const skipped = new Set(skip.map((r) => k(r.address)));
+    // What the watcher will record but has not yet (log scans past their cursor), like the tokens' in-flight transfers.
+    const pending = new Map<string, Movement[]>();
+    const observation = adapter.observation;
+    if (lo !== hi && observation.kind === 'log-scan' && observation.scanNative) {
+      const cursor = (await this.chainCursor(em, environment, network)) ?? hi;
+      const mine = new Set(owners.map(k));
+      const seen = cursor < hi ? await observation.scanNative(cursor + 1n, hi, (to) => mine.has(k(to))) : [];
+      const recorded = await this.recordedKeys(em, environment, network, seen.map((t) => ({ txHash: t.txHash, index: t.index, block: t.blockNumber, amount: t.amount })));
+      const ours = new Set(rows.map((r) => r.tx_hash.toLowerCase()));
+      const live = await em.execute<{ tx_hash: string }[]>(`select tx_hash from sweep_txs where environment = ? and network = ?`, [environment, network]);
+      for (const l of live) ours.add(l.tx_hash.toLowerCase());
+      for (const t of seen) {
+        if (recorded.has(`${t.txHash}|${t.index}`) || ours.has(t.txHash.toLowerCase()) || k(t.from) === k(t.to)) continue;
+        pending.set(k(t.to), [...(pending.get(k(t.to)) ?? []), { txHash: t.txHash, index: t.index, block: t.blockNumber, amount: t.amount }]);
+      }
+    }
+    const byAddress = new Map<string, Row[]>();
+    for (const r of rows) byAddress.set(k(r.address), [...(byAddress.get(k(r.address)) ?? []), r]);
+    const { symbol, decimals } = nativeAsset(network);
+    let checked = 0;
+    const mismatches: ReconciliationMismatch[] = [];
+    owners.forEach((owner, i) => {
+      const a = k(owner);
+      if (skipped.has(a)) return;
+      checked++;
+      const mine = byAddress.get(a) ?? [];
+      const movements: Movement[] = [...mine.map((r) => ({ txHash: r.tx_hash, index: -1, block: BigInt(r.block_number), amount: BigInt(r.amount), dir: r.dir })), ...(pending.get(a) ?? [])];
+      const upTo = (dir: 'in' | 'out') => movements.filter((m) => m.block <= lo && (m.dir ?? 'in') === dir).reduce((x, m) => x + m.amount, 0n);
+      const after = movements.filter((m) => m.block > lo);
+      const amount = onChain[i]!;
+      if (balanceMatches(amount, upTo('in'), after, lo, hi, upTo('out'))) return;
+      const total = (dir: 'in' | 'out') => movements.filter((m) => (m.dir ?? 'in') === dir).reduce((x, m) => x + m.amount, 0n);
+      const ledgerAmount = ledgerHolds(total('in'), 0n, total('out'));
+      const inFlightAmount = (pending.get(a) ?? []).reduce((x, m) => x + m.amount, 0n);
+      mismatches.push({
+        address: owner,
+        tokenAddress: NATIVE_TOKEN,
+        tokenSymbol: symbol,
+        onChain: formatDecimal(amount, decimals),
+        ledger: formatDecimal(ledgerAmount, decimals),
+        onChainBaseUnits: amount.toString(),
+        ledgerBaseUnits: ledgerAmount.toString(),
+        txHashes: [...new Set(mine.map((r) => r.tx_hash))].sort(),
+        failedTxHashes: [],
+        inFlight: formatDecimal(inFlightAmount, decimals),
+        inFlightTxHashes: [...new Set((pending.get(a) ?? []).map((m) => m.txHash))],
+      });
+    });
+    return { checked, mismatches };
   }
 
   /** Deposits the sweep engine holds on this network, with the reason (`sweep_holds`). */

@@ -145,7 +145,7 @@ const paymentSchema = z
 const receiptSchema = z.object({
   address: z.string(),
   network,
-  token_address: z.string(),
+  token_address: z.string().nullable().describe('Null for the network’s native coin (reason native_coin)'),
   token_symbol: z.string(),
   amount: decimal,
   tx_hash: z.string(),
