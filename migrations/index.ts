@@ -81,7 +81,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261128110200_revenue_received_and_rollup_deltas', class: Migration20261128110200_revenue_received_and_rollup_deltas },
   { name: 'Migration20261128120000_chain_identity', class: Migration20261128120000_chain_identity },
   { name: 'Migration20261128220000_unique_codes_uncapped', class: Migration20261128220000_unique_codes_uncapped },
-  { name: 'Migration20261128223710_order_created_events', class: Migration20261128223710_order_created_events },
   { name: 'Migration20261128223000_teams', class: Migration20261128223000_teams },
+  { name: 'Migration20261128223710_order_created_events', class: Migration20261128223710_order_created_events },
   { name: 'Migration20261128225000_native_receipts', class: Migration20261128225000_native_receipts },
 ];
