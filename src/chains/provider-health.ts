@@ -60,6 +60,10 @@ interface Entry {
   consecutiveFailures: number;
   lastReason: ProviderFailureReason | null;
   retryAt: number;
+  /** When it last failed (a success that started before it does not end the streak). */
+  failedAt: number;
+  /** Demoted as `behind`: only a head round that finds it caught up ends that (other calls it answers do not). */
+  behind: boolean;
 }
 
 /** Weight of the newest attempt in the error rate and latency averages. */
@@ -96,7 +100,7 @@ export class ProviderHealth {
 
   constructor(private readonly opts: ProviderHealthOptions) {
     if (opts.urls.length === 0) throw new Error('ProviderHealth needs at least one provider');
-    this.entries = opts.urls.map((url, index) => ({ url, index, errorRate: 0, latencyMs: null, head: null, consecutiveFailures: 0, lastReason: null, retryAt: 0 }));
+    this.entries = opts.urls.map((url, index) => ({ url, index, errorRate: 0, latencyMs: null, head: null, consecutiveFailures: 0, lastReason: null, retryAt: 0, failedAt: -Infinity, behind: false }));
     this.base = opts.baseBackoffMs ?? 2000;
     this.max = opts.maxBackoffMs ?? 60_000;
     this.slowFactor = opts.slowFactor ?? 4;
@@ -141,10 +145,17 @@ export class ProviderHealth {
     return due.length ? due : this.order().slice(0, 1);
   }
 
+  /**
+   * An attempt that took `latencyMs` succeeded. It ends the failure streak (and the demotion) unless it
+   * started before the last failure (answers in flight when the provider failed prove nothing newer)
+   * or the provider is demoted as `behind` (a lagging node answers what it has; only a head round
+   * finding it caught up ends that).
+   */
   succeeded(i: number, latencyMs: number): void {
     const e = this.entries[i]!;
-    e.errorRate *= 1 - ALPHA;
     e.latencyMs = e.latencyMs === null ? latencyMs : e.latencyMs * (1 - ALPHA) + latencyMs * ALPHA;
+    if (e.behind || this.now() - latencyMs < e.failedAt) return;
+    e.errorRate *= 1 - ALPHA;
     e.consecutiveFailures = 0;
     e.retryAt = 0;
   }
@@ -154,6 +165,8 @@ export class ProviderHealth {
     e.errorRate = e.errorRate * (1 - ALPHA) + ALPHA;
     e.consecutiveFailures++;
     e.lastReason = reason;
+    e.failedAt = this.now();
+    e.behind = reason === 'behind';
     e.retryAt = this.now() + Math.min(this.max, this.base * 2 ** (e.consecutiveFailures - 1));
     this.opts.onFailure?.({ provider: providerHost(e.url), reason, consecutiveFailures: e.consecutiveFailures });
   }
@@ -169,8 +182,16 @@ export class ProviderHealth {
     for (const h of answers.values()) if (h > best) best = h;
     const lag = BigInt(this.opts.maxLagBlocks);
     for (const [i, h] of answers) {
-      this.entries[i]!.head = h;
-      if (h + lag < best) this.failed(i, 'behind');
+      const e = this.entries[i]!;
+      e.head = h;
+      if (h + lag < best) {
+        this.failed(i, 'behind');
+      } else if (e.behind) {
+        // caught up: its head-round answer counts as the success that ends the streak
+        e.behind = false;
+        e.failedAt = -Infinity;
+        this.succeeded(i, e.latencyMs ?? 0);
+      }
     }
     const now = this.now();
     return this.order().find((i) => answers.has(i) && !this.demoted(this.entries[i]!, now)) ?? null;

@@ -91,7 +91,7 @@ const cases: Case[] = [
 ];
 
 describe.each(cases)('$name adapter', (c) => {
-  it.each(c.modes)('a provider in mode %s is demoted (reason %s), the honest one used; once recovered it is retried and used again', async (mode, options, reason) => {
+  it.each(c.modes)('a provider in mode %s %j is demoted (reason %s), the honest one used; once recovered it is retried and used again', async (mode, options, reason) => {
     const [bad, good] = await pair(c.upstream());
     const adapter = c.adapter([bad.url, good.url]);
     const state = () => adapter.providerHealth.snapshot();

@@ -118,6 +118,28 @@ describe('ProviderHealth', () => {
     expect(h.snapshot()[0]!.state).toBe('healthy');
   });
 
+  it('an answer that was in flight when the provider failed does not end its demotion', () => {
+    const { h, advance } = scorer();
+    advance(500);
+    h.failed(0, 'timeout');
+    advance(100);
+    h.succeeded(0, 300); // started 200 ms before the failure
+    expect(h.snapshot()[0]).toMatchObject({ state: 'demoted', consecutiveFailures: 1 });
+    h.succeeded(0, 50); // started after it
+    expect(h.snapshot()[0]).toMatchObject({ state: 'healthy', consecutiveFailures: 0 });
+  });
+
+  it('a provider demoted as behind stays demoted through the other calls it answers, until a head round finds it caught up', () => {
+    const { h, advance } = scorer();
+    h.settleHeads(new Map([[0, 90n], [1, 100n]]));
+    advance(10);
+    h.succeeded(0, 5); // a lagging node answers what it has
+    expect(h.snapshot()[0]).toMatchObject({ state: 'demoted', lastReason: 'behind' });
+    advance(1000);
+    h.settleHeads(new Map([[0, 99n], [1, 100n]]));
+    expect(h.snapshot()[0]).toMatchObject({ state: 'healthy', consecutiveFailures: 0 });
+  });
+
   it('nobody answering a round yields no head', () => {
     const { h } = scorer();
     expect(h.settleHeads(new Map())).toBeNull();
