@@ -31,9 +31,9 @@ beforeAll(async () => {
   mint = await facade.createUsdcMint({ decimals: 6 });
   flaky = await startProviderProxy(facade.url);
   wrong = await startProviderProxy(other.url);
+  wrong.setMode('http503'); // until the watcher knows its chain (test/support/provider-drill.ts)
   gw = await startTestGateway(
-    { SANDBOX_SOLANA_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000', RPC_TIMEOUT_MS: '1000', WATCH_LOCK_MS: '8000' },
-    // the honest provider first: the watcher learns its cluster from it, then refuses the other one
+    { SANDBOX_SOLANA_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000', RPC_TIMEOUT_MS: '3000', WATCH_LOCK_MS: '8000' },
     { rpcOverrides: { 'sandbox:SOLANA': [flaky.url, wrong.url] } },
   );
   await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'SOLANA', symbol: 'USDC', name: 'USD Coin (litesvm)', address: mint.toBase58(), decimals: 6 });

@@ -33,9 +33,9 @@ beforeAll(async () => {
   usdt = await emu.deployToken({ name: 'Tether USD (emulator)', symbol: 'USDT', decimals: 6 });
   flaky = await startProviderProxy(emu.url);
   wrong = await startProviderProxy(other.url);
+  wrong.setMode('http503'); // until the watcher knows its chain (test/support/provider-drill.ts)
   gw = await startTestGateway(
-    { SANDBOX_TRON_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000', RPC_TIMEOUT_MS: '1000', WATCH_LOCK_MS: '8000' },
-    // the honest provider first: the watcher learns its chain from it, then refuses the other one
+    { SANDBOX_TRON_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000', RPC_TIMEOUT_MS: '3000', WATCH_LOCK_MS: '8000' },
     { rpcOverrides: { 'sandbox:TRON': [flaky.url, wrong.url] } },
   );
   await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDT', name: 'Tether USD (emulator)', address: usdt, decimals: 6 });

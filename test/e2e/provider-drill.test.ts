@@ -44,10 +44,13 @@ beforeAll(async () => {
   chains = await startDevChains();
   wrong.ETHEREUM = await startProviderProxy(chains.BINANCE.rpcUrl);
   wrong.BINANCE = await startProviderProxy(chains.ETHEREUM.rpcUrl);
+  // until the watchers know their chains (test/support/provider-drill.ts)
+  wrong.ETHEREUM.setMode('http503');
+  wrong.BINANCE.setMode('http503');
   flaky.ETHEREUM = await startProviderProxy(chains.ETHEREUM.rpcUrl);
   flaky.BINANCE = await startProviderProxy(chains.BINANCE.rpcUrl);
   gw = await startTestGateway(
-    { ...WATCH_ENV, RPC_TIMEOUT_MS: '1000', WATCH_LOCK_MS: '8000', SANDBOX_ETHEREUM_CONFIRMATIONS: '1', SANDBOX_BINANCE_CONFIRMATIONS: '1' },
+    { ...WATCH_ENV, RPC_TIMEOUT_MS: '3000', WATCH_LOCK_MS: '8000', SANDBOX_ETHEREUM_CONFIRMATIONS: '1', SANDBOX_BINANCE_CONFIRMATIONS: '1' },
     { devChains: chains, rpcOverrides: { 'sandbox:ETHEREUM': [wrong.ETHEREUM.url, flaky.ETHEREUM.url], 'sandbox:BINANCE': [wrong.BINANCE.url, flaky.BINANCE.url] } },
   );
   m = await createMerchant(gw.app);
