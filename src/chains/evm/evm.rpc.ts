@@ -197,7 +197,7 @@ export class EvmRpcClient {
       const url = this.urls[i]!;
       const started = Date.now();
       try {
-        await this.opts.gate?.admit(url, i !== this.health.order()[0]);
+        await this.opts.gate?.admit(url, false, true);
         const head = hexToBigInt(await this.attempt(url, 'eth_blockNumber', []), 'eth_blockNumber');
         this.health.succeeded(i, Date.now() - started);
         return head;

@@ -158,10 +158,10 @@ export class SolanaRpcPool {
   }
 
   /** One gated, scored attempt on endpoint `i` (`first`: the endpoint the order starts with, for the gate's switch check). */
-  private async attempt<T>(i: number, first: number, fn: (connection: Connection) => Promise<T>): Promise<T> {
+  private async attempt<T>(i: number, first: number, fn: (connection: Connection) => Promise<T>, round = false): Promise<T> {
     const started = Date.now();
     try {
-      await this.opts.gate?.admit(this.opts.urls[i]!, i !== first);
+      await this.opts.gate?.admit(this.opts.urls[i]!, i !== first, round);
       const result = await this.limit(() => this.withTimeout(fn(this.connections[i]!)));
       this.health.succeeded(i, Date.now() - started);
       return result;
@@ -178,8 +178,7 @@ export class SolanaRpcPool {
    * (failover, retries) when nobody answered the round.
    */
   async head(method: string, fn: (connection: Connection) => Promise<number>): Promise<number> {
-    const first = this.health.order()[0]!;
-    const { answers } = await headRound(this.health, async (i) => BigInt(await this.attempt(i, first, fn)));
+    const { answers } = await headRound(this.health, async (i) => BigInt(await this.attempt(i, i, fn, true)));
     const chosen = this.health.settleHeads(answers);
     if (chosen !== null) return Number(answers.get(chosen)!);
     return this.call(method, fn);

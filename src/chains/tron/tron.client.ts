@@ -77,7 +77,7 @@ export class TronHttpClient {
   async head<T>(path: string, body: Record<string, unknown>, parse: (json: unknown) => T, height: (v: T) => bigint): Promise<T> {
     const values = new Map<number, T>();
     const { answers } = await headRound(this.health, async (i) => {
-      const r = await this.timed(i, path, body, parse);
+      const r = await this.timed(i, path, body, parse, true);
       if (!r.ok) throw new Error(r.message);
       values.set(i, r.value);
       return height(r.value);
@@ -88,9 +88,9 @@ export class TronHttpClient {
   }
 
   /** One gated attempt on node `i`, scored. */
-  private async timed<T>(i: number, path: string, body: Record<string, unknown>, parse: (json: unknown) => T): Promise<Attempt<T>> {
+  private async timed<T>(i: number, path: string, body: Record<string, unknown>, parse: (json: unknown) => T, round = false): Promise<Attempt<T>> {
     const started = Date.now();
-    const r = await this.gated(i, () => this.attempt(this.urls[i]!, path, body, parse));
+    const r = await this.gated(i, () => this.attempt(this.urls[i]!, path, body, parse), round);
     if (r.ok) this.health.succeeded(i, Date.now() - started);
     else if (r.reason) this.health.failed(i, r.reason);
     return r;
@@ -124,10 +124,10 @@ export class TronHttpClient {
   }
 
   /** Runs `attempt` once the gate admitted URL `i`; a refused node fails this call over (not retried in it). */
-  private async gated<T>(i: number, attempt: () => Promise<Attempt<T>>): Promise<Attempt<T>> {
+  private async gated<T>(i: number, attempt: () => Promise<Attempt<T>>, round = false): Promise<Attempt<T>> {
     if (this.opts.gate) {
       try {
-        await this.opts.gate.admit(this.urls[i]!, i !== this.health.order()[0]);
+        await this.opts.gate.admit(this.urls[i]!, i !== this.health.order()[0], round);
       } catch (e) {
         if (e instanceof WrongChainError) return { ok: false, retryable: false, failure: 'unavailable', reason: 'wrong_chain', message: e.message };
         return { ok: false, retryable: true, failure: 'unavailable', reason: 'network', message: `${this.urls[i]}: ${(e as Error).message ?? String(e)}` };
