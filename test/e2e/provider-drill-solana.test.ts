@@ -27,9 +27,11 @@ let customer: Keypair;
 
 beforeAll(async () => {
   // finalized = current slot: a payment is final once confirmed (finality rules are tested elsewhere)
-  [facade, other] = await Promise.all([startSolanaFacade({ finalityLag: 0 }), startSolanaFacade({ finalityLag: 0 })]);
+  // another start slot gives the other facade another genesis hash: another cluster
+  [facade, other] = await Promise.all([startSolanaFacade({ finalityLag: 0 }), startSolanaFacade({ finalityLag: 0, startSlot: 5000 })]);
   mint = await facade.createUsdcMint({ decimals: 6 });
   flaky = await startProviderProxy(facade.url);
+  expect(await other.connection.getGenesisHash()).not.toBe(await facade.connection.getGenesisHash());
   wrong = await startProviderProxy(other.url);
   wrong.setMode('http503'); // until the watcher knows its chain (test/support/provider-drill.ts)
   gw = await startTestGateway(

@@ -29,9 +29,14 @@ let wallet: TronWeb;
 
 beforeAll(async () => {
   // solidified = latest: a payment is final once mined (finality rules are tested elsewhere)
-  [emu, other] = await Promise.all([startTronEmulator({ solidityLag: 0 }), startTronEmulator({ solidityLag: 0 })]);
+  emu = await startTronEmulator({ solidityLag: 0 });
   usdt = await emu.deployToken({ name: 'Tether USD (emulator)', symbol: 'USDT', decimals: 6 });
+  // started later: another genesis (anvil's genesis carries its start time), so another chain
+  other = await startTronEmulator({ solidityLag: 0 });
   flaky = await startProviderProxy(emu.url);
+  const genesis = async (url: string) =>
+    ((await (await fetch(`${url}/wallet/getblockbynum`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"num":0}' })).json()) as { blockID: string }).blockID;
+  expect(await genesis(other.url)).not.toBe(await genesis(emu.url));
   wrong = await startProviderProxy(other.url);
   wrong.setMode('http503'); // until the watcher knows its chain (test/support/provider-drill.ts)
   gw = await startTestGateway(
