@@ -14,7 +14,7 @@ import { checkout } from '../support/order-watch';
 import { providerDrill } from '../support/provider-drill';
 import { startProviderProxy, type ProviderProxy } from '../support/provider-proxy';
 
-jest.setTimeout(420_000);
+jest.setTimeout(900_000);
 
 let facade: SolanaFacade;
 let other: SolanaFacade;
@@ -56,7 +56,7 @@ providerDrill({
   wrong: () => wrong,
   newOrder: () => checkout(gw.url, apiKey, { amountIdr: '150000', tokenAddress: mint.toBase58(), network: 'SOLANA', walletType: 'PHANTOM' }),
   pay: async (o) => void (await facade.transfer(customer, new PublicKey(o.address), mint, o.total)),
-  ordersPerMode: 5,
+  ordersPerMode: 3,
   modes: [
     ['rpc-rate-limit'],
     ['http429'],

@@ -15,7 +15,7 @@ import { providerDrill } from '../support/provider-drill';
 import { startProviderProxy, type ProviderProxy } from '../support/provider-proxy';
 import { tronCustomer, tronTransfer } from '../support/tron-wallet';
 
-jest.setTimeout(420_000);
+jest.setTimeout(900_000);
 
 let emu: TronEmulator;
 let other: TronEmulator;
@@ -61,7 +61,7 @@ providerDrill({
   wrong: () => wrong,
   newOrder: () => checkout(gw.url, apiKey, { amountIdr: '150000', tokenAddress: usdt, network: 'TRON', walletType: 'TRUSTWALLET' }),
   pay: async (o) => void (await tronTransfer(emu, wallet, customer, usdt, o.address, o.total)),
-  ordersPerMode: 5,
+  ordersPerMode: 3,
   modes: [
     ['rpc-rate-limit'],
     ['http429'],

@@ -90,6 +90,7 @@ export function providerDrill(o: DrillOptions): void {
         return batch.every((b) => s.get(b.orderId) === 'Success');
       }, `${o.network} ${mode}: ${batch.length} orders Success`, 120_000, explain);
       delays.push(`${mode} ${Date.now() - t0} ms`);
+      console.log(`${o.network} drill: ${mode} done, ${batch.length} orders Success ${Date.now() - t0} ms after the first payment`);
       paid.push(...batch);
     }
     console.log(`${o.network} drill, first payment → all Success per mode: ${delays.join('; ')}`);
