@@ -177,7 +177,11 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       const networks = watchedNetworks(
         config,
         overrides,
-        (f) => app.metrics.rpcErrors.inc(f),
+        (f) => {
+          app.metrics.rpcErrors.inc({ environment: f.environment, network: f.network, provider: f.provider, reason: f.reason });
+          // the first failure of a streak demotes the provider: said once, not per attempt
+          if (f.consecutiveFailures === 1) log.warn({ environment: f.environment, network: f.network, provider: f.provider, reason: f.reason }, 'RPC provider demoted; retried after a backoff');
+        },
         // a provider on another chain: alarmed (metric, error log, `/readyz` details), never used
         (r) => {
           app.metrics.providersRefused.inc({ environment: r.environment, network: r.network, provider: r.provider });
@@ -185,6 +189,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
         },
       );
       log.info({ networks: networks.map((n) => `${n.environment}:${n.network}`) }, 'watching networks');
+      for (const n of networks) app.metrics.trackProviders({ environment: n.environment, network: n.network, snapshot: () => n.adapter.providerHealth.snapshot() });
       const jobs = [pruneSessionsJob, expireOrdersJob(config.EXPIRY_INTERVAL_S), compactOrderStatsJob(10), ...watchChainJobs(networks, config.WATCH_LOCK_MS), ...sweepJobs(networks, config.WATCH_LOCK_MS), ...webhookJobs(config), ...(config.RECONCILE_INTERVAL_S > 0 ? [reconcileJob(networks, config.RECONCILE_INTERVAL_S)] : [])];
       const mailJob = customerMailJob(app);
       if (mailJob) jobs.push(mailJob);

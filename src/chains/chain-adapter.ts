@@ -1,5 +1,6 @@
 import type { Network, WalletType } from '../common/environment.js';
 import type { ChainIdentityCapability, WrongChainError } from './chain-identity.js';
+import type { ProviderFailureReason, ProviderHealthStatus } from './provider-health.js';
 
 /** Chain families: each lives in `src/chains/<family>/` and is the only place that knows its chain. */
 export type ChainFamily = 'evm' | 'tron' | 'solana';
@@ -117,6 +118,8 @@ export interface ChainNetworkConfig {
   verifyIdentity?: boolean;
   /** Called once each time a provider is refused for serving another chain (metrics, alarm). */
   onWrongChain?: (error: WrongChainError) => void;
+  /** Called on every failed provider attempt (metrics, logs): host only, with why (`reason`). */
+  onProviderFailure?: (failure: { provider: string; reason: ProviderFailureReason; consecutiveFailures: number }) => void;
   /** EVM sweeps: the Disperse contract funding many deposits in one transaction; absent → one top-up transaction per deposit. */
   disperseAddress?: string;
   /** EVM sweeps: the EIP-7702 Sweeper deployed for this network's gas tank; set → batch sweeping (`SweepCapability.batch`). */
@@ -428,6 +431,8 @@ export interface ChainAdapter {
   readonly balances?: BalanceCapability;
   /** Which chain the providers serve; providers on another chain are refused (see `ProviderGate`). */
   readonly identity: ChainIdentityCapability;
+  /** How the adapter scores its providers (src/chains/provider-health.ts): host only. */
+  readonly providerHealth: { snapshot(): ProviderHealthStatus[] };
   getHead(): Promise<ChainHead>;
   /** Hash of block `n`, or null when the node does not have it (yet). */
   getBlockHash(n: bigint): Promise<string | null>;

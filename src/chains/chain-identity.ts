@@ -133,26 +133,32 @@ export class ProviderGate implements ChainIdentityCapability {
     this.last = opts.urls[0]!;
   }
 
-  /** Throws `WrongChainError` when `url` serves another chain; probe failures (transport) are thrown as they are. */
-  async admit(url: string, switched = false): Promise<void> {
+  /**
+   * Throws `WrongChainError` when `url` serves another chain; probe failures (transport) are thrown as
+   * they are. `round`: a head round asking every provider at once (provider-health.ts): not a switch,
+   * so a provider verified less than `recheckMs` ago is not probed again, and it does not become the
+   * provider `current()` reports.
+   */
+  async admit(url: string, switched = false, round = false): Promise<void> {
     if (this.opts.enforce === false) {
-      this.last = url;
+      if (!round) this.last = url;
       return;
     }
-    return this.check(url, switched);
+    return this.check(url, switched, round);
   }
 
-  private async check(url: string, switched: boolean): Promise<void> {
+  private async check(url: string, switched: boolean, round = false): Promise<void> {
     const entry = this.entryOf(url);
     const s = entry.status;
     const age = s.checkedAt === null ? Infinity : this.now() - s.checkedAt;
-    const due = s.state === 'unknown' || (s.state === 'ok' && (switched || url !== this.last || age >= this.recheckMs)) || (s.state === 'refused' && age >= this.refusedRetryMs);
+    const moved = !round && (switched || url !== this.last);
+    const due = s.state === 'unknown' || (s.state === 'ok' && (moved || age >= this.recheckMs)) || (s.state === 'refused' && age >= this.refusedRetryMs);
     if (due) {
       entry.probing ??= this.probe(url, entry).finally(() => (entry.probing = undefined));
       await entry.probing;
     }
     if (entry.status.state === 'refused') throw this.refusal(url, entry.status.identity!);
-    this.last = url;
+    if (!round) this.last = url;
   }
 
   private entryOf(url: string): Entry {

@@ -2,6 +2,7 @@ import type { Config } from '../config/index.js';
 import { ENVIRONMENTS, NETWORKS, type Environment, type Network } from '../common/environment.js';
 import type { ChainAdapter, ChainNetworkConfig } from './chain-adapter.js';
 import { MAINNET_GENESIS } from './chain-identity.js';
+import type { ProviderFailureReason } from './provider-health.js';
 import { DEV_SWEEP_CONTRACTS } from '../devchain/devchain.js';
 import { createEvmAdapter } from './evm/index.js';
 import { familyOf, networkProfile } from './registry.js';
@@ -22,39 +23,19 @@ export type RpcOverrides = Partial<Record<`${Environment}:${Network}`, string[]>
 /** Called once each time a provider is refused for serving another chain (metrics, error log): host only. */
 export type WrongChainHook = (refusal: { environment: Environment; network: Network; provider: string; message: string }) => void;
 
-/** Called on every failed RPC attempt (metrics). `provider` is the URL's host only: paths and queries may carry API keys. */
-export type RpcFailureHook = (failure: { environment: Environment; network: Network; provider: string; kind: string }) => void;
+/**
+ * Called on every failed RPC attempt, every family (metrics, logs). `provider` is the URL's host only:
+ * paths and queries may carry API keys. `consecutiveFailures` 1 starts a streak (the provider is demoted).
+ */
+export type RpcFailureHook = (failure: { environment: Environment; network: Network; provider: string; reason: ProviderFailureReason; consecutiveFailures: number }) => void;
 
-const hostOf = (url: string): string => {
-  try {
-    return new URL(url).host;
-  } catch {
-    return 'unknown';
-  }
-};
-
-/** A fetch that reports failed attempts (thrown, or a non-2xx answer) before passing them on. */
-function reportingFetch(report: (url: string, kind: string) => void): typeof fetch {
-  return async (input, init) => {
-    const url = typeof input === 'string' ? input : input instanceof URL ? input.href : input.url;
-    try {
-      const res = await fetch(input, init);
-      if (!res.ok) report(url, res.status === 429 ? 'rate-limited' : 'http');
-      return res;
-    } catch (e) {
-      report(url, (e as Error)?.name === 'AbortError' || (e as Error)?.name === 'TimeoutError' ? 'timeout' : 'network');
-      throw e;
-    }
-  };
-}
-
-/** The adapter of a family, with failed attempts reported where its client exposes them (EVM: every attempt; TRON: every HTTP call; SOLANA: through watcher tick failures only). */
-function createAdapter(config: ChainNetworkConfig, report?: (url: string, kind: string) => void): ChainAdapter {
+/** The adapter of a family. */
+function createAdapter(config: ChainNetworkConfig): ChainAdapter {
   switch (familyOf(config.network)) {
     case 'evm':
-      return createEvmAdapter(config, report ? { rpc: { onAttemptFailed: (f) => report(f.url, f.kind) } } : {});
+      return createEvmAdapter(config);
     case 'tron':
-      return createTronAdapter(config, report ? { fetch: reportingFetch(report) } : {});
+      return createTronAdapter(config);
     case 'solana':
       return createSolanaAdapter(config);
   }
@@ -92,10 +73,10 @@ export function watchedNetworks(config: Config, overrides: RpcOverrides = {}, on
         identityRecheckMs: config.CHAIN_IDENTITY_RECHECK_MS,
         verifyIdentity: true,
         onWrongChain: onWrongChain && ((e) => onWrongChain({ environment, network, provider: e.provider, message: e.message })),
+        onProviderFailure: onRpcFailure && ((f) => onRpcFailure({ environment, network, ...f })),
         ...sweepContracts(config, environment, network),
       };
-      const report = onRpcFailure && ((url: string, kind: string) => onRpcFailure({ environment, network, provider: hostOf(url), kind }));
-      out.push({ environment, network, config: chainConfig, adapter: createAdapter(chainConfig, report) });
+      out.push({ environment, network, config: chainConfig, adapter: createAdapter(chainConfig) });
     }
   }
   return out;

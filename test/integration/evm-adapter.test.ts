@@ -250,9 +250,13 @@ describe('dev chains + evm adapter (real anvil)', () => {
     const from = sent[0]!.blockNumber;
     const to = sent[sent.length - 1]!.blockNumber;
     const ranges: [bigint, bigint][] = [];
+    type Item = { method: string; params: [{ fromBlock: string; toBlock: string }] };
     const countingFetch: typeof fetch = async (input, init) => {
-      const body = JSON.parse(String(init?.body)) as { method: string; params: [{ fromBlock: string; toBlock: string }] };
-      if (body.method === 'eth_getLogs') ranges.push([BigInt(body.params[0].fromBlock), BigInt(body.params[0].toBlock)]);
+      // a log query goes in one batch with its range's last block (src/chains/evm/evm.rpc.ts getLogs)
+      const parsed = JSON.parse(String(init?.body)) as Item | Item[];
+      for (const body of Array.isArray(parsed) ? parsed : [parsed]) {
+        if (body.method === 'eth_getLogs') ranges.push([BigInt(body.params[0].fromBlock), BigInt(body.params[0].toBlock)]);
+      }
       return fetch(input, init);
     };
     const chunked = createEvmAdapter(devChainNetworkConfig(chain, { maxBlockRange: 1 }), { rpc: { fetch: countingFetch } });

@@ -44,11 +44,13 @@ describe('open (test environment, no METRICS_TOKEN)', () => {
   });
 
   it('counts failed RPC attempts per provider host (never the URL path, which may carry a key)', async () => {
-    const [target] = watchedNetworks(gw.app.config, { 'sandbox:ETHEREUM': ['http://127.0.0.1:9/v3/secret-api-key'] }, (f) => gw.app.metrics.rpcErrors.inc(f));
+    const [target] = watchedNetworks(gw.app.config, { 'sandbox:ETHEREUM': ['http://127.0.0.1:9/v3/secret-api-key'] }, (f) =>
+      gw.app.metrics.rpcErrors.inc({ environment: f.environment, network: f.network, provider: f.provider, reason: f.reason }),
+    );
     const watcher = createChainWatcher(gw.app, target!);
     await expect(watcher.tick(gw.app.orm.em.fork())).rejects.toThrow();
     const text = await scrape();
-    expect(text).toMatch(/cpg_rpc_errors_total\{environment="sandbox",network="ETHEREUM",provider="127.0.0.1:9",kind="network"\} [1-9]/);
+    expect(text).toMatch(/cpg_rpc_errors_total\{environment="sandbox",network="ETHEREUM",provider="127.0.0.1:9",reason="network"\} [1-9]/);
     expect(text).not.toContain('secret-api-key');
     // The watcher is tracked; before its first head it reports no block gauges, only its lag clock.
     expect(text).toMatch(/cpg_watcher_lag_seconds\{environment="sandbox",network="ETHEREUM"\} \d/);

@@ -97,7 +97,22 @@ export async function startRpcProxy(upstream: string, intercept: (req: RpcReques
   const { server, url } = await listen((req, res) => {
     void (async () => {
       const body = await readBody(req);
-      const parsed = JSON.parse(body) as RpcRequest;
+      const whole = JSON.parse(body) as RpcRequest | RpcRequest[];
+      if (Array.isArray(whole)) {
+        // a batch: each call intercepted or forwarded on its own, as a provider applies its limits per call
+        const answers = await Promise.all(
+          whole.map(async (item) => {
+            requests.push(item);
+            const a = await intercept(item);
+            if (a) return { jsonrpc: '2.0', id: item.id, ...a };
+            const up = await fetch(upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(item) });
+            return (await up.json()) as unknown;
+          }),
+        );
+        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify(answers));
+        return;
+      }
+      const parsed = whole;
       requests.push(parsed);
       const answer = await intercept(parsed);
       if (answer) {

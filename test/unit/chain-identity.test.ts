@@ -41,6 +41,26 @@ describe('ProviderGate', () => {
     expect(probes).toHaveLength(4);
   });
 
+  it('a head round (every provider at once) is not a switch: verified providers are not probed again, and current() keeps reporting the provider calls use', async () => {
+    let now = 0;
+    const { g, probes } = gate({ 'http://one:1': A, 'http://two:2': A }, { genesis: A.genesis, now: () => now });
+    await g.admit('http://one:1');
+    await g.admit('http://two:2', false, true); // first seen in a round: probed
+    expect(probes).toEqual(['http://one:1', 'http://two:2']);
+    for (let i = 0; i < 3; i++) {
+      await g.admit('http://one:1', false, true);
+      await g.admit('http://two:2', false, true);
+      await g.admit('http://one:1');
+    }
+    expect(probes).toHaveLength(2);
+    now += 1000; // recheckMs: due again, rounds included
+    await g.admit('http://two:2', false, true);
+    expect(probes).toEqual(['http://one:1', 'http://two:2', 'http://two:2']);
+    await g.current();
+    expect(probes).toHaveLength(4); // current() probed one (the provider calls use), also due
+    expect(probes[3]).toBe('http://one:1');
+  });
+
   it('refuses a provider on another chain (chain id or genesis), reports it once by host, and retries it later', async () => {
     let now = 0;
     const serving: Record<string, ChainIdentity> = { 'https://user:secret@bad.example/v3/KEY': B, 'http://good:1': A };

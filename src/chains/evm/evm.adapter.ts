@@ -2,6 +2,7 @@ import { getAddress, id } from 'ethers';
 import { NATIVE_TOKEN, type BalanceQuery, type ChainAdapter, type ChainHead, type ChainNetworkConfig, type LogScanObservation, type ObservedTransfer, type WatchedToken } from '../chain-adapter.js';
 import { evmDriver, isEvmNetwork } from './evm.driver.js';
 import { BATCH_MAX, EvmRpcClient, EvmRpcError, hexToBigInt, toQuantity, type EvmRpcOptions } from './evm.rpc.js';
+import { ProviderHealth } from '../provider-health.js';
 import { createEvmSweeps, type EvmSweepCapability } from './evm.sweeps.js';
 import { mapLimit } from '../../common/map-limit.js';
 import { ProviderGate } from '../chain-identity.js';
@@ -49,6 +50,9 @@ export interface EvmAdapter extends ChainAdapter {
 }
 
 // Providers word "range too large" in many ways; any of these means: ask for fewer blocks.
+/** A provider this many blocks behind the best head another one reports is demoted (`behind`). */
+export const EVM_MAX_LAG_BLOCKS = 3;
+
 const RANGE_ERROR = /range|too many|more than|limit|exceed|too large|10000|response size/i;
 
 /** Decodes one Transfer log, or null when it is not a standard ERC-20 Transfer we should count. */
@@ -82,14 +86,16 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
       return { chainId: hexToBigInt(chainId, 'eth_chainId').toString(), genesis: genesis.hash };
     },
   });
-  const rpc = new EvmRpcClient({ ...options.rpc, urls: config.rpcUrls, timeoutMs: config.timeoutMs, gate });
+  // a few blocks of lag: more means the node serves a chain the others have left behind
+  const health = new ProviderHealth({ urls: config.rpcUrls, maxLagBlocks: EVM_MAX_LAG_BLOCKS, onFailure: config.onProviderFailure });
+  const rpc = new EvmRpcClient({ ...options.rpc, urls: config.rpcUrls, timeoutMs: config.timeoutMs, gate, health });
   const maxRange = BigInt(config.maxBlockRange);
   const concurrency = Math.max(1, options.scanConcurrency ?? 3);
   // learnt once: a node that rejects the `finalized` tag will keep rejecting it
   let finalizedTagSupported = true;
 
   async function latestBlock(): Promise<bigint> {
-    return hexToBigInt(await rpc.call<string>('eth_blockNumber', []), 'eth_blockNumber');
+    return rpc.blockNumber();
   }
 
   async function finalizedBlock(): Promise<bigint | null> {
@@ -108,9 +114,7 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
 
   async function getLogs(from: bigint, to: bigint, addresses: string[]): Promise<RpcLog[]> {
     try {
-      return await rpc.call<RpcLog[]>('eth_getLogs', [
-        { fromBlock: toQuantity(from), toBlock: toQuantity(to), address: addresses, topics: [TRANSFER_TOPIC] },
-      ]);
+      return await rpc.getLogs<RpcLog>({ fromBlock: toQuantity(from), toBlock: toQuantity(to), address: addresses, topics: [TRANSFER_TOPIC] });
     } catch (err) {
       // the configured maxBlockRange can still return too many logs on a busy block span: bisect
       if (err instanceof EvmRpcError && to > from && RANGE_ERROR.test(err.message)) {
@@ -244,6 +248,7 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
     }),
     balances: { atBlock: true, tokenBalances, nativeBalances },
     identity: gate,
+    providerHealth: health,
     rpc,
     scanTransfers,
     scanNative,

@@ -6,6 +6,7 @@
 
 import { mapLimit } from '../../common/map-limit.js';
 import { WrongChainError, type ProviderGate } from '../chain-identity.js';
+import { headRound, ProviderHealth, type ProviderFailureReason } from '../provider-health.js';
 
 export type RpcFailureKind =
   /** the call did not complete within `timeoutMs` */
@@ -23,7 +24,9 @@ export type RpcFailureKind =
   /** a JSON-RPC error the request itself causes (bad params, unsupported tag, range too large): not retried */
   | 'rpc'
   /** the provider serves another chain (chain id or genesis): refused by the identity gate */
-  | 'wrong-chain';
+  | 'wrong-chain'
+  /** the provider does not have a block its head (or another provider's) announced */
+  | 'behind';
 
 export interface RpcAttemptFailure {
   url: string;
@@ -74,6 +77,8 @@ export interface EvmRpcOptions {
   fetch?: typeof fetch;
   /** Verifies each provider's chain before it is used (refused providers count as `wrong-chain` failures). */
   gate?: ProviderGate;
+  /** Scores the providers and orders the attempts (default: a scorer of its own, 3 blocks of lag allowed). */
+  health?: ProviderHealth;
 }
 
 interface JsonRpcResponse {
@@ -107,6 +112,29 @@ const TRANSIENT_MESSAGE = /header not found|unknown block|block not found|missin
 const RATE_LIMIT_CODES = new Set([429, -32005, -32029, -32090]);
 const TRANSIENT_CODES = new Set([-32603, -32000, -32001, -32002]);
 
+/** The scorer's (and the metrics') name for a failed attempt. */
+export function failureReason(f: Pick<RpcAttemptFailure, 'kind' | 'message'>): ProviderFailureReason {
+  switch (f.kind) {
+    case 'timeout':
+      return 'timeout';
+    case 'network':
+      return 'network';
+    case 'http':
+      return 'http_5xx';
+    case 'rate-limited':
+      return 'rate_limited';
+    case 'bad-response':
+      return 'malformed';
+    case 'wrong-chain':
+      return 'wrong_chain';
+    case 'behind':
+      return 'behind';
+    default:
+      // a node that does not have a block another one has is behind; other transient node errors count as server errors
+      return /header not found|unknown block|block not found|missing trie node/i.test(f.message) ? 'behind' : 'http_5xx';
+  }
+}
+
 function classifyRpcError(code: number | undefined, message: string): RpcFailureKind {
   if (RATE_LIMIT_MESSAGE.test(message)) return 'rate-limited';
   // -32005 is both Infura's rate limit and "query returned more than 10000 results"; the message decides
@@ -136,8 +164,8 @@ export class EvmRpcClient {
   private readonly baseDelayMs: number;
   private readonly maxDelayMs: number;
   private readonly fetchImpl: typeof fetch;
-  /** Index of the URL that last answered: calls start there so a dead primary is not hit every time. */
-  private preferred = 0;
+  /** Orders the attempts: a failing, lagging or slow provider is demoted, and retried later. */
+  readonly health: ProviderHealth;
   private nextId = 1;
   /** Set once a node answered a batch with no array: calls go one by one. */
   private batchUnsupported = false;
@@ -150,11 +178,81 @@ export class EvmRpcClient {
     this.baseDelayMs = opts.baseDelayMs ?? 100;
     this.maxDelayMs = opts.maxDelayMs ?? 2000;
     this.fetchImpl = opts.fetch ?? fetch;
+    this.health = opts.health ?? new ProviderHealth({ urls: this.urls, maxLagBlocks: 3 });
   }
 
   /** The URL calls currently start with (for diagnostics). */
   get currentUrl(): string {
-    return this.urls[this.preferred]!;
+    return this.urls[this.health.order()[0]!]!;
+  }
+
+  /**
+   * The chain head (`eth_blockNumber`) as a head round: every provider not demoted is asked at once,
+   * one more than the allowed lag behind the best answer is demoted (`behind`), and the answer of the
+   * first-ranked provider left is returned (the calls that follow start there). Falls back to `call`
+   * (failover, retries) when nobody answered the round.
+   */
+  async blockNumber(): Promise<bigint> {
+    const { answers } = await headRound(this.health, async (i) => {
+      const url = this.urls[i]!;
+      const started = Date.now();
+      try {
+        await this.opts.gate?.admit(url, false, true);
+        const head = hexToBigInt(await this.attempt(url, 'eth_blockNumber', []), 'eth_blockNumber');
+        this.health.succeeded(i, Date.now() - started);
+        return head;
+      } catch (err) {
+        if (err instanceof EvmRpcError) throw err;
+        this.recordFailure(i, 'eth_blockNumber', 0, err);
+        throw err;
+      }
+    });
+    const chosen = this.health.settleHeads(answers);
+    if (chosen !== null) return answers.get(chosen)!;
+    return hexToBigInt(await this.call<string>('eth_blockNumber', []), 'eth_blockNumber');
+  }
+
+  /**
+   * `eth_getLogs` over `[fromBlock, toBlock]`, asked in ONE batch request with block `toBlock`: a node
+   * that has not reached `toBlock` answers an empty log list, indistinguishable from "no transfers";
+   * the block's absence in the same answer proves it, and counts as a `behind` failure (the next
+   * provider is asked, the lagging one demoted). A request error of the log query (range too large,
+   * too many results) throws `EvmRpcError` as `call` does.
+   */
+  async getLogs<T>(filter: { fromBlock: string; toBlock: string } & Record<string, unknown>): Promise<T[]> {
+    const calls: RpcCall[] = [
+      { method: 'eth_getLogs', params: [filter] },
+      { method: 'eth_getBlockByNumber', params: [filter.toBlock, false] },
+    ];
+    const check = (url: string, answers: unknown[]): T[] => {
+      if (answers[1] === null || answers[1] === undefined) {
+        throw new AttemptFailed({ kind: 'behind', message: `block ${BigInt(filter.toBlock)} not available on ${redactUrl(url)}` });
+      }
+      if (!Array.isArray(answers[0])) throw new AttemptFailed({ kind: 'bad-response', message: 'eth_getLogs answered no list' });
+      return answers[0] as T[];
+    };
+    if (!this.batchUnsupported) {
+      try {
+        return (await this.withFailover('eth_getLogs', async (url) => check(url, await this.attemptBatch(url, calls)))) as T[];
+      } catch (err) {
+        if (!(err instanceof BatchUnsupported)) throw err;
+        this.batchUnsupported = true;
+      }
+    }
+    return (await this.withFailover('eth_getLogs', async (url) => check(url, [await this.attempt(url, 'eth_getLogs', [filter]), await this.attempt(url, 'eth_getBlockByNumber', [filter.toBlock, false])]))) as T[];
+  }
+
+  private recordFailure(i: number, method: string, attempt: number, err: unknown): RpcAttemptFailure {
+    const url = this.urls[i]!;
+    const failure: RpcAttemptFailure =
+      err instanceof AttemptFailed
+        ? { url, ...err.failure }
+        : err instanceof WrongChainError
+          ? { url, kind: 'wrong-chain', message: err.message }
+          : { url, kind: 'network', message: errorMessage(err) };
+    this.health.failed(i, failureReason(failure));
+    this.opts.onAttemptFailed?.({ ...failure, url: redactUrl(url), method, attempt });
+    return failure;
   }
 
   /**
@@ -193,31 +291,27 @@ export class EvmRpcClient {
 
   private async withFailover(method: string, attempt: (url: string) => Promise<unknown>): Promise<unknown> {
     const failures: RpcAttemptFailure[] = [];
-    let idx = this.preferred;
+    let order = this.health.order();
+    const first = order[0];
     for (let n = 0; n < this.maxAttempts; n++) {
+      const idx = order[n % this.urls.length]!;
       const url = this.urls[idx]!;
+      const started = Date.now();
       try {
-        await this.opts.gate?.admit(url, idx !== this.preferred);
+        await this.opts.gate?.admit(url, idx !== first);
         const result = await attempt(url);
-        this.preferred = idx;
+        this.health.succeeded(idx, Date.now() - started);
         return result;
       } catch (err) {
         if (err instanceof EvmRpcError || err instanceof BatchUnsupported) throw err;
-        const failure: RpcAttemptFailure =
-          err instanceof AttemptFailed
-            ? { url, ...err.failure }
-            : err instanceof WrongChainError
-              ? { url, kind: 'wrong-chain', message: err.message }
-              : { url, kind: 'network', message: errorMessage(err) };
-        failures.push(failure);
-        this.opts.onAttemptFailed?.({ ...failure, url: redactUrl(url), method, attempt: n });
+        failures.push(this.recordFailure(idx, method, n, err));
       }
-      idx = (idx + 1) % this.urls.length;
       const done = n + 1;
       if (done < this.maxAttempts && done % this.urls.length === 0) {
         const round = done / this.urls.length;
         const cap = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** (round - 1));
         await sleep(Math.random() * cap);
+        order = this.health.order();
       }
     }
     throw new EvmRpcUnavailableError(method, failures.map((f) => ({ ...f, url: redactUrl(f.url) })));

@@ -1,6 +1,7 @@
 import { PublicKey, type Connection, SolanaJSONRPCError, type ConfirmedSignatureInfo, type VersionedTransactionResponse } from '@solana/web3.js';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import { DomainError } from '../../common/errors.js';
+import { ProviderHealth } from '../provider-health.js';
 import { ProviderGate, type ChainIdentity } from '../chain-identity.js';
 import type { AccountPollObservation, BalanceQuery, ChainAdapter, ChainHead, ChainNetworkConfig, ObservedTransfer, PolledDeposit, SweepCapability, WatchedToken } from '../chain-adapter.js';
 import { mapLimit } from '../../common/map-limit.js';
@@ -92,6 +93,8 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     concurrency: options.concurrency ?? 8,
     sleep: options.sleep,
     random: options.random,
+    // 150 slots is about a minute of Solana: an endpoint further behind is demoted
+    health: new ProviderHealth({ urls: config.rpcUrls, maxLagBlocks: 150, onFailure: config.onProviderFailure }),
     gate: new ProviderGate({
       network: 'SOLANA',
       urls: config.rpcUrls,
@@ -403,11 +406,12 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     sweeps: createSolanaSweeps(pool, mintProgram),
     balances: { atBlock: false, tokenBalances, nativeBalances },
     identity: pool.gate,
+    providerHealth: pool.health,
     pollDeposits,
 
     async getHead(): Promise<ChainHead> {
       const [latest, finalized] = await Promise.all([
-        pool.call('getSlot', (c) => c.getSlot('confirmed')),
+        pool.head('getSlot', (c) => c.getSlot('confirmed')),
         pool.call('getSlot', (c) => c.getSlot('finalized')),
       ]);
       // The two answers may come from different endpoints; finalized can never be ahead of latest.

@@ -1,6 +1,7 @@
 import { Connection, SolanaJSONRPCError } from '@solana/web3.js';
 import type { Network } from '../../common/environment.js';
-import type { ProviderGate } from '../chain-identity.js';
+import { WrongChainError, type ProviderGate } from '../chain-identity.js';
+import { headRound, ProviderHealth, type ProviderFailureReason } from '../provider-health.js';
 import { SolanaRpcError } from './solana.errors.js';
 
 export interface RpcPoolOptions {
@@ -18,6 +19,23 @@ export interface RpcPoolOptions {
   random?: () => number;
   /** Verifies each endpoint's cluster (genesis hash) before it is used; a refused endpoint is skipped like a failed one. */
   gate?: ProviderGate;
+  /** Scores the endpoints and orders the attempts (default: a scorer of its own, 150 slots ≈ 1 min of lag allowed). */
+  health?: ProviderHealth;
+}
+
+/** The scorer's (and the metrics') name for a failed call: web3.js reports everything as an Error with a message. */
+export function solanaFailureReason(e: unknown): ProviderFailureReason {
+  if (e instanceof WrongChainError) return 'wrong_chain';
+  const name = (e as { name?: string })?.name;
+  const message = e instanceof Error ? e.message : String(e);
+  if (name === 'TimeoutError' || /timed out|timeout/i.test(message)) return 'timeout';
+  if (/\b429\b|too many requests|rate.?limit/i.test(message)) return 'rate_limited';
+  if (e instanceof SolanaJSONRPCError && (e.code === -32005 || e.code === -32004 || e.code === -32007)) return 'behind';
+  if (/node is behind|not available for slot|was skipped, or missing/i.test(message)) return 'behind';
+  if (/\b5\d\d\b|\b4\d\d\b/.test(message) && !(e instanceof SolanaJSONRPCError)) return 'http_5xx';
+  if (e instanceof SolanaJSONRPCError) return 'http_5xx';
+  if (/fetch failed|ECONN|socket|network|terminated|other side closed/i.test(message)) return 'network';
+  return 'malformed';
 }
 
 /**
@@ -79,7 +97,8 @@ const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(r
  */
 export class SolanaRpcPool {
   private readonly connections: Connection[];
-  private preferred = 0;
+  /** Orders the attempts: a failing, lagging or slow endpoint is demoted, and retried later. */
+  readonly health: ProviderHealth;
   private readonly limit: <T>(fn: () => Promise<T>) => Promise<T>;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
@@ -89,6 +108,7 @@ export class SolanaRpcPool {
     this.limit = createLimiter(Math.max(1, opts.concurrency));
     this.sleep = opts.sleep ?? defaultSleep;
     this.random = opts.random ?? Math.random;
+    this.health = opts.health ?? new ProviderHealth({ urls: opts.urls, maxLagBlocks: 150 });
     this.connections = opts.urls.map(
       (url) =>
         new Connection(url, {
@@ -122,15 +142,12 @@ export class SolanaRpcPool {
         const d = Math.min(this.opts.maxBackoffMs, this.opts.baseBackoffMs * 2 ** (round - 1));
         await this.sleep(d / 2 + (this.random() * d) / 2);
       }
-      const start = this.preferred;
+      const order = this.health.order();
       for (let k = 0; k < n; k++) {
-        const i = (start + k) % n;
+        const i = order[k]!;
         attempts++;
         try {
-          await this.opts.gate?.admit(this.opts.urls[i]!, i !== this.preferred);
-          const result = await this.limit(() => this.withTimeout(fn(this.connections[i]!)));
-          this.preferred = i;
-          return result;
+          return await this.attempt(i, order[0]!, fn);
         } catch (e) {
           lastError = e;
           if (isPermanent(e)) throw new SolanaRpcError(this.opts.network, method, attempts, true, { cause: e });
@@ -138,6 +155,33 @@ export class SolanaRpcPool {
       }
     }
     throw new SolanaRpcError(this.opts.network, method, attempts, false, { cause: lastError });
+  }
+
+  /** One gated, scored attempt on endpoint `i` (`first`: the endpoint the order starts with, for the gate's switch check). */
+  private async attempt<T>(i: number, first: number, fn: (connection: Connection) => Promise<T>, round = false): Promise<T> {
+    const started = Date.now();
+    try {
+      await this.opts.gate?.admit(this.opts.urls[i]!, i !== first, round);
+      const result = await this.limit(() => this.withTimeout(fn(this.connections[i]!)));
+      this.health.succeeded(i, Date.now() - started);
+      return result;
+    } catch (e) {
+      if (!isPermanent(e)) this.health.failed(i, solanaFailureReason(e));
+      throw e;
+    }
+  }
+
+  /**
+   * A head (`fn` answers a slot) as a head round: every endpoint not demoted is asked at once, one more
+   * than the allowed lag behind the best answer is demoted (`behind`), and the answer of the
+   * first-ranked endpoint left is returned (the calls that follow start there). Falls back to `call`
+   * (failover, retries) when nobody answered the round.
+   */
+  async head(method: string, fn: (connection: Connection) => Promise<number>): Promise<number> {
+    const { answers } = await headRound(this.health, async (i) => BigInt(await this.attempt(i, i, fn, true)));
+    const chosen = this.health.settleHeads(answers);
+    if (chosen !== null) return Number(answers.get(chosen)!);
+    return this.call(method, fn);
   }
 
   /** One call to ONE endpoint (`url` as configured): no failover, no retry, no gate (the gate's own probe). */

@@ -4,6 +4,7 @@ import { ProviderGate } from '../chain-identity.js';
 import { tronAddressBody, tronAddressFromBody } from './tron.address.js';
 import { TronBadResponse, TronHttpClient, type TronHttpClientOptions } from './tron.client.js';
 import { tronDriver } from './tron.driver.js';
+import { ProviderHealth } from '../provider-health.js';
 import { TronRpcError } from './tron.errors.js';
 import { createTronSweeps, type TronSweepOptions, type TronSweeps } from './tron.sweeps.js';
 
@@ -225,7 +226,9 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
       return { chainId: null, genesis: genesis.hash };
     },
   });
-  const client = new TronHttpClient({ ...clientOpts, urls: config.rpcUrls, timeoutMs: config.timeoutMs, gate });
+  // 20 blocks is a minute of TRON: a node further behind is demoted
+  const health = new ProviderHealth({ urls: config.rpcUrls.map((u) => u.replace(/\/+$/, '')), maxLagBlocks: 20, onFailure: config.onProviderFailure });
+  const client = new TronHttpClient({ ...clientOpts, urls: config.rpcUrls, timeoutMs: config.timeoutMs, gate, health });
 
   const getBlock = (num: bigint) => client.post('/wallet/getblockbynum', { num: Number(num) }, parseBlock);
   /**
@@ -353,12 +356,13 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
     sweeps: createTronSweeps(client, config.rpcUrls[0]!, sweep),
     balances: { atBlock: false, tokenBalances, nativeBalances },
     identity: gate,
+    providerHealth: health,
     scanTransfers,
     scanNative,
 
     async getHead(): Promise<ChainHead> {
       const [latest, solid] = await Promise.all([
-        client.post('/wallet/getnowblock', {}, requireBlock),
+        client.head('/wallet/getnowblock', {}, requireBlock, (b) => b.number),
         client.post('/walletsolidity/getnowblock', {}, requireBlock),
       ]);
       // two URLs may answer the two calls; a final block can never be ahead of the head

@@ -1,4 +1,5 @@
 import { WrongChainError, type ProviderGate } from '../chain-identity.js';
+import { headRound, ProviderHealth, type ProviderFailureReason } from '../provider-health.js';
 import { TronRpcError, type TronRpcFailure } from './tron.errors.js';
 
 export interface TronHttpClientOptions {
@@ -15,6 +16,8 @@ export interface TronHttpClientOptions {
   headers?: Record<string, string>;
   /** Verifies each node's chain (genesis block id) before it is used; a refused node is skipped like a failed one. */
   gate?: ProviderGate;
+  /** Scores the nodes and orders the attempts (default: a scorer of its own, 20 blocks = 1 min of lag allowed). */
+  health?: ProviderHealth;
   /** Injection points for tests. */
   fetch?: typeof fetch;
   sleep?: (ms: number) => Promise<void>;
@@ -24,7 +27,10 @@ export interface TronHttpClientOptions {
 /** Thrown by a `parse` callback when a 200 answer does not have the documented shape. */
 export class TronBadResponse extends Error {}
 
-type Attempt<T> = { ok: true; value: T } | { ok: false; retryable: boolean; failure: TronRpcFailure; message: string; retryAfterMs?: number };
+type Attempt<T> = { ok: true; value: T } | { ok: false; retryable: boolean; failure: TronRpcFailure; reason: ProviderFailureReason | null; message: string; retryAfterMs?: number };
+
+// TronGrid: "request rate exceeded the allowed_rps(15), and the query server is suspended for 1s"
+const RATE_LIMIT_MESSAGE = /rate.?limit|too many requests|allowed_rps|query server is suspended|request limit|quota/i;
 
 const defaultSleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
@@ -47,7 +53,8 @@ export class TronHttpClient {
   private readonly doFetch: typeof fetch;
   private readonly sleep: (ms: number) => Promise<void>;
   private readonly random: () => number;
-  private preferred = 0;
+  /** Orders the attempts: a failing, lagging or slow node is demoted, and retried later. */
+  readonly health: ProviderHealth;
 
   constructor(private readonly opts: TronHttpClientOptions) {
     if (opts.urls.length === 0) throw new Error('TRON adapter needs at least one RPC URL');
@@ -58,6 +65,35 @@ export class TronHttpClient {
     this.doFetch = opts.fetch ?? fetch;
     this.sleep = opts.sleep ?? defaultSleep;
     this.random = opts.random ?? Math.random;
+    this.health = opts.health ?? new ProviderHealth({ urls: this.urls, maxLagBlocks: 20 });
+  }
+
+  /**
+   * A head (`/wallet/getnowblock`) as a head round: every node not demoted is asked at once, one more
+   * than the allowed lag behind the best answer is demoted (`behind`), and the answer of the
+   * first-ranked node left is returned (the calls that follow start there). Falls back to `post`
+   * (failover, retries) when nobody answered the round.
+   */
+  async head<T>(path: string, body: Record<string, unknown>, parse: (json: unknown) => T, height: (v: T) => bigint): Promise<T> {
+    const values = new Map<number, T>();
+    const { answers } = await headRound(this.health, async (i) => {
+      const r = await this.timed(i, path, body, parse, true);
+      if (!r.ok) throw new Error(r.message);
+      values.set(i, r.value);
+      return height(r.value);
+    });
+    const chosen = this.health.settleHeads(answers);
+    if (chosen !== null) return values.get(chosen)!;
+    return this.post(path, body, parse);
+  }
+
+  /** One gated attempt on node `i`, scored. */
+  private async timed<T>(i: number, path: string, body: Record<string, unknown>, parse: (json: unknown) => T, round = false): Promise<Attempt<T>> {
+    const started = Date.now();
+    const r = await this.gated(i, () => this.attempt(this.urls[i]!, path, body, parse), round);
+    if (r.ok) this.health.succeeded(i, Date.now() - started);
+    else if (r.reason) this.health.failed(i, r.reason);
+    return r;
   }
 
   /** POSTs `body` to `path` and returns `parse(json)`; `parse` throws TronBadResponse on a wrong shape. */
@@ -73,16 +109,11 @@ export class TronHttpClient {
         const wait = Math.max(this.random() * cap, Math.min(last?.retryAfterMs ?? 0, this.max));
         await this.sleep(wait);
       }
-      const start = this.preferred;
-      for (let k = 0; k < n; k++) {
-        const i = (start + k) % n;
+      for (const i of this.health.order()) {
         if (permanentlyFailed.has(i)) continue;
         attempts++;
-        const r = await this.gated(i, () => this.attempt(this.urls[i]!, path, body, parse));
-        if (r.ok) {
-          this.preferred = i;
-          return r.value;
-        }
+        const r = await this.timed(i, path, body, parse);
+        if (r.ok) return r.value;
         last = r;
         if (r.failure === 'node_error') throw new TronRpcError('node_error', path, attempts, r.message);
         if (!r.retryable) permanentlyFailed.add(i);
@@ -93,13 +124,13 @@ export class TronHttpClient {
   }
 
   /** Runs `attempt` once the gate admitted URL `i`; a refused node fails this call over (not retried in it). */
-  private async gated<T>(i: number, attempt: () => Promise<Attempt<T>>): Promise<Attempt<T>> {
+  private async gated<T>(i: number, attempt: () => Promise<Attempt<T>>, round = false): Promise<Attempt<T>> {
     if (this.opts.gate) {
       try {
-        await this.opts.gate.admit(this.urls[i]!, i !== this.preferred);
+        await this.opts.gate.admit(this.urls[i]!, i !== this.health.order()[0], round);
       } catch (e) {
-        if (e instanceof WrongChainError) return { ok: false, retryable: false, failure: 'unavailable', message: e.message };
-        return { ok: false, retryable: true, failure: 'unavailable', message: `${this.urls[i]}: ${(e as Error).message ?? String(e)}` };
+        if (e instanceof WrongChainError) return { ok: false, retryable: false, failure: 'unavailable', reason: 'wrong_chain', message: e.message };
+        return { ok: false, retryable: true, failure: 'unavailable', reason: 'network', message: `${this.urls[i]}: ${(e as Error).message ?? String(e)}` };
       }
     }
     return attempt();
@@ -126,8 +157,9 @@ export class TronHttpClient {
       text = await res.text();
     } catch (e) {
       const name = (e as { name?: string }).name;
-      const why = name === 'TimeoutError' || name === 'AbortError' ? `timeout after ${this.opts.timeoutMs} ms` : String((e as Error).message ?? e);
-      return { ok: false, retryable: true, failure: 'unavailable', message: `${url}: ${why}` };
+      const timedOut = name === 'TimeoutError' || name === 'AbortError';
+      const why = timedOut ? `timeout after ${this.opts.timeoutMs} ms` : String((e as Error).message ?? e);
+      return { ok: false, retryable: true, failure: 'unavailable', reason: timedOut ? 'timeout' : 'network', message: `${url}: ${why}` };
     }
     if (res.status !== 200) {
       const retryable = res.status === 408 || res.status === 429 || res.status >= 500;
@@ -136,6 +168,7 @@ export class TronHttpClient {
         ok: false,
         retryable,
         failure: 'unavailable',
+        reason: res.status === 429 ? 'rate_limited' : 'http_5xx',
         message: `${url}: HTTP ${res.status}`,
         retryAfterMs: Number.isFinite(retryAfter) && retryAfter > 0 ? retryAfter * 1000 : undefined,
       };
@@ -144,16 +177,19 @@ export class TronHttpClient {
     try {
       json = JSON.parse(text);
     } catch {
-      return { ok: false, retryable: true, failure: 'bad_response', message: `${url}: body is not JSON` };
+      return { ok: false, retryable: true, failure: 'bad_response', reason: 'malformed', message: `${url}: body is not JSON` };
     }
     if (json && typeof json === 'object' && !Array.isArray(json) && typeof (json as { Error?: unknown }).Error === 'string') {
-      return { ok: false, retryable: false, failure: 'node_error', message: `${url}: ${(json as { Error: string }).Error}` };
+      const error = (json as { Error: string }).Error;
+      // TronGrid's quota answer is a 200 with an Error body: the node's limit, not the request's fault
+      if (RATE_LIMIT_MESSAGE.test(error)) return { ok: false, retryable: true, failure: 'unavailable', reason: 'rate_limited', message: `${url}: ${error}` };
+      return { ok: false, retryable: false, failure: 'node_error', reason: null, message: `${url}: ${error}` };
     }
     try {
       return { ok: true, value: parse(json) };
     } catch (e) {
       // any parse failure is this node's answer being wrong, never a reason to crash the caller
-      return { ok: false, retryable: true, failure: 'bad_response', message: `${url}: ${(e as Error).message ?? String(e)}` };
+      return { ok: false, retryable: true, failure: 'bad_response', reason: 'malformed', message: `${url}: ${(e as Error).message ?? String(e)}` };
     }
   }
 }

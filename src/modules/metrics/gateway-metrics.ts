@@ -21,6 +21,13 @@ export interface WatcherLagSource {
   providers?(): { provider: string; state: string }[];
 }
 
+/** An adapter's provider scores (ChainAdapter.providerHealth), read at scrape time. */
+export interface ProviderHealthSource {
+  environment: Environment;
+  network: Network;
+  snapshot(): { provider: string; state: 'healthy' | 'demoted'; rank: number; errorRate: number; latencyMs: number | null }[];
+}
+
 /** Figures read from the database at scrape time (the same for every process of a deployment). */
 export interface DatabaseSample {
   openDeposits: { environment: string; network: string; count: number }[];
@@ -54,7 +61,7 @@ export class GatewayMetrics {
   readonly rateLimitHits: Counter<string>;
   readonly ordersPaid: Counter<'environment'>;
   readonly orderTransitions: Counter<'environment' | 'from' | 'to'>;
-  readonly rpcErrors: Counter<'environment' | 'network' | 'provider' | 'kind'>;
+  readonly rpcErrors: Counter<'environment' | 'network' | 'provider' | 'reason'>;
   readonly watcherTickFailures: Counter<'environment' | 'network'>;
   /** Providers refused for serving another chain (chain id / genesis), per provider host. */
   readonly providersRefused: Counter<'environment' | 'network' | 'provider'>;
@@ -65,6 +72,7 @@ export class GatewayMetrics {
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
   private readonly sampleFailures: Counter<string>;
   private readonly watchers = new Set<WatcherLagSource>();
+  private readonly providerSources = new Set<ProviderHealthSource>();
 
   constructor(private readonly opts: GatewayMetricsOptions = {}) {
     const registers = [this.registry];
@@ -75,7 +83,12 @@ export class GatewayMetrics {
     this.rateLimitHits = new Counter({ name: 'cpg_rate_limit_hits_total', help: 'Rate-limit hits settled on the shared PostgreSQL store', registers });
     this.ordersPaid = new Counter({ name: 'cpg_orders_paid_total', help: 'Orders that became Success in this process', labelNames: ['environment'], registers });
     this.orderTransitions = new Counter({ name: 'cpg_order_transitions_total', help: 'Order status transitions written by this process', labelNames: ['environment', 'from', 'to'], registers });
-    this.rpcErrors = new Counter({ name: 'cpg_rpc_errors_total', help: 'Failed chain RPC attempts, per provider host', labelNames: ['environment', 'network', 'provider', 'kind'], registers });
+    this.rpcErrors = new Counter({
+      name: 'cpg_rpc_errors_total',
+      help: 'Failed chain RPC attempts, per provider host and reason (rate_limited, timeout, malformed, http_5xx, network, behind, wrong_chain)',
+      labelNames: ['environment', 'network', 'provider', 'reason'],
+      registers,
+    });
     this.watcherTickFailures = new Counter({ name: 'cpg_watcher_tick_failures_total', help: 'Chain watcher polls that failed (RPC or database), retried on the next poll', labelNames: ['environment', 'network'], registers });
     this.providersRefused = new Counter({ name: 'cpg_rpc_provider_refused_total', help: 'RPC providers refused for serving another chain than the watched one (chain id or genesis hash), per provider host', labelNames: ['environment', 'network', 'provider'], registers });
     this.chainIdentityChanges = new Counter({ name: 'cpg_chain_identity_changes_total', help: 'Sandbox watchers that found every provider on a new chain (restarted dev chain) and restarted their cursor on it', labelNames: ['environment', 'network'], registers });
@@ -119,6 +132,27 @@ export class GatewayMetrics {
         }
       },
     });
+    const sources = this.providerSources;
+    const providerGauge = (name: string, help: string, value: (p: ReturnType<ProviderHealthSource['snapshot']>[number]) => number | null) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['environment', 'network', 'provider'],
+        registers,
+        collect() {
+          this.reset();
+          for (const src of sources) {
+            for (const p of src.snapshot()) {
+              const v = value(p);
+              if (v !== null) this.set({ environment: src.environment, network: src.network, provider: p.provider }, v);
+            }
+          }
+        },
+      });
+    providerGauge('cpg_rpc_provider_demoted', 'RPC providers demoted by their health score (1: skipped until their backoff ends, then retried; 0: in use by rank)', (p) => (p.state === 'demoted' ? 1 : 0));
+    providerGauge('cpg_rpc_provider_rank', 'Order in which calls try the RPC providers (0: tried first)', (p) => p.rank);
+    providerGauge('cpg_rpc_provider_error_rate', 'Recent share of failed attempts per RPC provider (exponentially weighted, 0-1)', (p) => p.errorRate);
+    providerGauge('cpg_rpc_provider_latency_seconds', 'Recent answer time per RPC provider (exponentially weighted)', (p) => (p.latencyMs === null ? null : p.latencyMs / 1000));
     lagGauge('cpg_watcher_lag_seconds', 'Seconds since the watcher last had everything up to the chain head scanned (0 while caught up)', (s, now) =>
       Math.max(0, (now - (s.caughtUpAt ?? s.startedAt)) / 1000),
     );
@@ -139,6 +173,11 @@ export class GatewayMetrics {
   /** Watchers report their lag at scrape time. */
   trackWatcher(watcher: WatcherLagSource): void {
     this.watchers.add(watcher);
+  }
+
+  /** An adapter's provider scores, reported at scrape time. */
+  trackProviders(source: ProviderHealthSource): void {
+    this.providerSources.add(source);
   }
 
   observeHttp(method: string, route: string, status: number, seconds: number): void {
