@@ -1,0 +1,322 @@
+/**
+ * Issue 31, the cluster drills, on the topology of docs/deploy.md built from the Debian engines
+ * (test/support/cluster.ts): PostgreSQL primary + synchronous streaming standby, PgBouncer
+ * (transaction pool for the pools, session pool for DATABASE_SESSION_URL), HAProxy with /readyz
+ * checks in front of three built ROLE=api processes, two built ROLE=worker processes, the local EVM
+ * chain. One topology, the drills in sequence (the failover last: it ends with the standby alone).
+ * Figures each drill measures are printed (`[drill] …`) and kept on docs/benchmarks.md.
+ */
+import { getAddress, id as topicOf, Wallet, zeroPadValue } from 'ethers';
+import { print } from 'graphql';
+import type { Client } from 'graphql-ws';
+import { MerchantEventsDocument, type MerchantEventsSubscription } from '../generated/graphql';
+import { createMerchant } from '../support/fixtures';
+import { placeOrder, sql, type Merchant, type PlacedOrder } from '../support/evm-harness';
+import { wsClient } from '../support/graphql';
+import { requireDist } from '../support/process';
+import { setUrl } from '../support/webhooks';
+import { WebhookReceiver } from '../support/webhook-receiver';
+import { pgQuery, startCluster, stopProcess, USDT, type Cluster } from '../support/cluster';
+
+jest.setTimeout(600_000);
+
+let c: Cluster;
+let m: Merchant;
+let receiver: WebhookReceiver;
+const settlement = Wallet.createRandom().address;
+const TRANSFER_TOPIC = topicOf('Transfer(address,address,uint256)');
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+async function until(probe: () => Promise<boolean>, what: string, timeoutMs = 120_000): Promise<number> {
+  const t0 = Date.now();
+  for (;;) {
+    let ok = false;
+    try {
+      ok = await probe();
+    } catch {
+      ok = false; // a probe through the database may fail while it fails over
+    }
+    if (ok) return Date.now() - t0;
+    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(100);
+  }
+}
+const T = '/api/v2/testnet';
+const figure = (line: string) => process.stdout.write(`[drill] ${line}\n`);
+
+type FeedEvent = MerchantEventsSubscription['merchantEvents'];
+/** A merchantEvents subscriber on one API process (directly, not through the balancer). */
+interface Feed {
+  api: string;
+  events: Map<string, FeedEvent>;
+  client: Client;
+  close(): Promise<void>;
+}
+function openFeed(api: string, base: string): Promise<Feed> {
+  const client = wsClient(base, { 'api-key': m.sandboxKey });
+  const events = new Map<string, FeedEvent>();
+  let failure: unknown;
+  return new Promise((ok, fail) => {
+    const unsubscribe = client.subscribe<MerchantEventsSubscription>(
+      { query: print(MerchantEventsDocument), variables: {} },
+      {
+        next: (v) => {
+          if (v.errors) failure = v.errors;
+          if (v.data) events.set(v.data.merchantEvents.eventId, v.data.merchantEvents);
+        },
+        error: (e) => (failure = e),
+        complete: () => undefined,
+      },
+    );
+    // subscribed once the server acknowledged the connection (graphql-ws `connected`)
+    client.on('connected', () =>
+      ok({
+        api,
+        events,
+        client,
+        close: async () => {
+          unsubscribe();
+          await client.dispose();
+        },
+      }),
+    );
+    setTimeout(() => fail(new Error(`feed on ${api} did not connect: ${JSON.stringify(failure)}`)), 60_000).unref();
+  });
+}
+
+const eventIdsOf = async (orderIds: string[]) =>
+  (await sql<{ id: string }>(c.app, `select id from order_events where order_id = any(?::uuid[]) order by seq`, [orderIds])).map((r) => r.id);
+
+/** Every USDT transfer to or from `address` on the whole chain, as the chain reports it. */
+async function transfers(address: string, side: 'to' | 'from'): Promise<{ from: string; to: string; amount: bigint; tx: string }[]> {
+  const topics = side === 'to' ? [TRANSFER_TOPIC, null, zeroPadValue(address, 32)] : [TRANSFER_TOPIC, zeroPadValue(address, 32)];
+  const logs = await c.eth.rpc.call<{ topics: string[]; data: string; transactionHash: string }[]>('eth_getLogs', [{ address: USDT, fromBlock: '0x0', toBlock: 'latest', topics }]);
+  return logs.map((l) => ({ from: getAddress(`0x${l.topics[1]!.slice(26)}`), to: getAddress(`0x${l.topics[2]!.slice(26)}`), amount: BigInt(l.data), tx: l.transactionHash }));
+}
+
+const successCount = async (ids: string[]) => (await sql<{ n: number }>(c.app, `select count(*)::int as n from orders where id = any(?::uuid[]) and status = 'Success'`, [ids]))[0]!.n;
+
+/**
+ * Nothing missed or doubled for these paid orders: one payment each (the chain's one transfer), one
+ * `transaction.success` webhook delivery each, received by the merchant (at least once: a resend
+ * carries the same idempotency key); and each deposit swept once, on chain and in the gateway.
+ */
+async function expectNothingLostOrDoubled(orders: PlacedOrder[]): Promise<void> {
+  const ids = orders.map((o) => o.orderId);
+  for (const o of orders) {
+    const onChain = await transfers(o.address, 'to');
+    expect(onChain).toHaveLength(1);
+    const payments = await sql<{ tx_hash: string; status: string }>(c.app, `select tx_hash, status from payments where order_id = ?`, [o.orderId]);
+    expect(payments).toEqual([{ tx_hash: onChain[0]!.tx, status: 'confirmed' }]);
+  }
+  const deliveries = await sql<{ order_id: string; idempotency_key: string }>(c.app, `select order_id, idempotency_key from webhook_deliveries where order_id = any(?::uuid[]) and event = 'transaction.success'`, [ids]);
+  expect(deliveries.map((d) => d.order_id).sort()).toEqual([...ids].sort());
+  await until(
+    async () => deliveries.every((d) => receiver.received.some((w) => w.headers['x-service-idempotency-key'] === d.idempotency_key)),
+    'the merchant to receive every transaction.success webhook',
+  );
+  // Sweeps: each deposit's funds leave once, to the settlement wallet, and the gateway records one confirmed sweep.
+  await until(async () => (await sql<{ n: number }>(c.app, `select count(distinct deposit_id)::int as n from sweeps where deposit_id = any(?::uuid[]) and status = 'confirmed'`, [orders.map((o) => o.depositId)]))[0]!.n === orders.length, 'every deposit swept');
+  for (const o of orders) {
+    expect((await transfers(o.address, 'from')).map((t) => ({ to: t.to, amount: t.amount }))).toEqual([{ to: getAddress(settlement), amount: o.total }]);
+    expect((await sql<{ n: number }>(c.app, `select count(*)::int as n from sweeps where deposit_id = ? and status = 'confirmed'`, [o.depositId]))[0]!.n).toBe(1);
+  }
+}
+
+async function watcherOwner(): Promise<string | null> {
+  const [row] = await sql<{ owner: string | null }>(c.app, `select last_modified_by as owner from agenda_jobs where name = 'watch-chain:sandbox:ETHEREUM' and locked_at is not null`);
+  return row?.owner ?? null;
+}
+
+beforeAll(async () => {
+  requireDist();
+  c = await startCluster();
+  m = await createMerchant(c.app);
+  receiver = await WebhookReceiver.start();
+  await setUrl(c.app, m.merchantId, 'sandbox', receiver.url);
+  // Deposits are swept to this wallet as soon as their payment is confirmed (SWEEP_DUST_PERCENT=100).
+  await sql(c.app, `insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', 'ETHEREUM', ?, now())`, [m.merchantId, settlement]);
+}, 600_000);
+afterAll(async () => {
+  await c?.stop();
+  await receiver?.close();
+});
+
+describe('cluster drills', () => {
+  it('1. across nodes: subscribers on every API process get every event of every order, whichever worker detected it', async () => {
+    const feeds = await Promise.all(c.apis.map((a) => openFeed(a.name, a.url!)));
+    try {
+      const orders: PlacedOrder[] = [];
+      for (let i = 0; i < 6; i++) orders.push(await placeOrder(c.haproxy.url, c.app, m, 'ETHEREUM'));
+      for (const o of orders) await c.pay(o.address, o.total);
+      const ids = orders.map((o) => o.orderId);
+      await until(async () => (await sql<{ n: number }>(c.app, `select count(*)::int as n from orders where id = any(?::uuid[]) and status = 'Success'`, [ids]))[0]!.n === ids.length, 'every order paid');
+      const expected = await eventIdsOf(ids);
+      expect(expected.length).toBeGreaterThanOrEqual(ids.length * 2);
+      for (const f of feeds) await until(async () => expected.every((id) => f.events.has(id)), `${f.api}'s subscriber to have every event`, 60_000);
+      // the events were written by a worker (not by this process or an API): name who detected them
+      const owner = await watcherOwner();
+      await expectNothingLostOrDoubled(orders);
+      figure(`across nodes: ${orders.length} orders, ${expected.length} events on each of ${feeds.length} API processes; watcher held by ${owner}`);
+    } finally {
+      await Promise.all(feeds.map((f) => f.close()));
+    }
+  });
+
+  it('5. LISTEN lost: with every API process’s LISTEN connection terminated, subscribers miss nothing', async () => {
+    const feeds = await Promise.all(c.apis.map((a) => openFeed(a.name, a.url!)));
+    try {
+      const orders: PlacedOrder[] = [];
+      for (let i = 0; i < 4; i++) orders.push(await placeOrder(c.haproxy.url, c.app, m, 'ETHEREUM'));
+      const resumed = () => c.apis.map((a) => (a.proc.stdout().match(/listening again; handlers catch up/g) ?? []).length);
+      const before = resumed();
+      // On the server (PgBouncer's session pool keeps one server connection per LISTEN client).
+      const killed = await pgQuery<{ pid: number }>(c.primary.url('postgres'), `select pid from pg_stat_activity where application_name = 'cpg-api-events' and pg_terminate_backend(pid)`);
+      expect(killed.length).toBeGreaterThanOrEqual(c.apis.length);
+      // The events happen while the connections are down or coming back.
+      for (const o of orders) await c.pay(o.address, o.total);
+      const ids = orders.map((o) => o.orderId);
+      await until(async () => (await successCount(ids)) === ids.length, 'every order paid');
+      await until(async () => resumed().every((n, i) => n > before[i]!), 'every API process to LISTEN again and catch up');
+      const expected = await eventIdsOf(ids);
+      for (const f of feeds) await until(async () => expected.every((id) => f.events.has(id)), `${f.api}'s subscriber to have every event`, 60_000);
+      figure(`LISTEN lost: ${killed.length} LISTEN backends terminated; ${expected.length} events reached each of ${feeds.length} API processes' subscribers`);
+    } finally {
+      await Promise.all(feeds.map((f) => f.close()));
+    }
+  });
+
+  it('2. worker death: kill -9 of the worker holding the watcher; the other takes over within the lock lifetime, nothing missed or doubled', async () => {
+    const owner = await until(async () => (await watcherOwner()) !== null, 'a worker to hold the watcher').then(watcherOwner);
+    const victim = c.workers.find((w) => owner!.includes(`:${w.proc.child.pid}:`))!;
+    const survivor = c.workers.find((w) => w !== victim)!;
+    expect(victim).toBeDefined();
+    const orders: PlacedOrder[] = [];
+    for (let i = 0; i < 6; i++) orders.push(await placeOrder(c.haproxy.url, c.app, m, 'ETHEREUM'));
+    const ids = orders.map((o) => o.orderId);
+    // Mid-work: the first payments are detected (and their sweeps start) when the worker dies.
+    for (const o of orders.slice(0, 3)) await c.pay(o.address, o.total);
+    await until(async () => (await sql<{ n: number }>(c.app, `select count(*)::int as n from payments where order_id = any(?::uuid[])`, [ids]))[0]!.n >= 1, 'the first payment detected');
+    const sweepOwner = (await sql<{ owner: string | null }>(c.app, `select last_modified_by as owner from agenda_jobs where name = 'sweep:sandbox:ETHEREUM'`))[0]?.owner;
+    const killedAt = Date.now();
+    victim.proc.child.kill('SIGKILL');
+    await victim.proc.exited;
+    for (const o of orders.slice(3)) await c.pay(o.address, o.total);
+    const takeoverMs = await until(async () => ((await watcherOwner()) ?? '').includes(`:${survivor.proc.child.pid}:`), 'the surviving worker to run the watcher', 120_000).then(() => Date.now() - killedAt);
+    await until(async () => (await successCount(ids)) === ids.length, 'every order paid', 180_000);
+    const lockMs = Number(survivor.env.WATCH_LOCK_MS);
+    expect(takeoverMs).toBeLessThan(lockMs + 60_000); // bounded: the lock lifetime plus a loaded machine's polls
+    await expectNothingLostOrDoubled(orders);
+    figure(`worker death: watcher taken over ${takeoverMs} ms after kill -9 (WATCH_LOCK_MS ${lockMs}); sweep lock was ${sweepOwner === owner ? 'also' : 'not'} the killed worker's; ${orders.length} orders, each paid, swept and notified once`);
+    // Two workers again for the drills that follow.
+    await c.start(victim);
+  });
+
+  it('3. rolling restart: the API processes restarted one by one under a steady order load, zero failed requests', async () => {
+    let running = true;
+    let requests = 0;
+    const failures: string[] = [];
+    const created: string[] = [];
+    const client = async (n: number) => {
+      for (let i = 0; running; i++) {
+        const orderNo = `ROLL-${n}-${i}-${Date.now()}`;
+        for (const [path, body, headers] of [
+          ['merchant/fiat/order', { merchant_id: m.merchantId, order_no: orderNo, amount: '150000' }, { 'idempotency-key': `roll-${orderNo}` }],
+          ['merchant/fiat/getOrder', { merchant_id: m.merchantId, order_no: orderNo }, {}],
+        ] as const) {
+          requests++;
+          try {
+            const res = await fetch(`${c.haproxy.url}${T}/${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'api-key': m.sandboxKey, ...headers }, body: JSON.stringify(body) });
+            const text = await res.text();
+            if (res.status >= 300) failures.push(`${path} ${res.status} ${text.slice(0, 200)}`);
+            else if (path === 'merchant/fiat/order') created.push(orderNo);
+          } catch (e) {
+            failures.push(`${path} ${(e as Error).message} ${String((e as { cause?: unknown }).cause ?? '')}`);
+          }
+        }
+      }
+    };
+    const load = Promise.all([1, 2, 3, 4].map(client));
+    const t0 = Date.now();
+    for (const api of c.apis) {
+      const before = requests;
+      await until(async () => requests > before + 20, 'requests flowing');
+      const exit = await stopProcess(api);
+      expect(exit).toEqual({ code: 0, signal: null });
+      expect(api.proc.stdout()).toMatch(/draining: \/readyz answers 503 before the port closes/);
+      await c.start(api);
+      await until(async () => (await c.haproxy.states())[api.name] === 'UP', `HAProxy to see ${api.name} up again`);
+    }
+    running = false;
+    await load;
+    const seconds = (Date.now() - t0) / 1000;
+    figure(`rolling restart: 3 API processes restarted in ${seconds.toFixed(1)} s under 4 clients; ${requests} requests, ${failures.length} failed`);
+    expect(failures).toEqual([]);
+    const stored = await sql<{ n: number }>(c.app, `select count(*)::int as n from orders where merchant_id = ? and order_no = any(?::text[])`, [m.merchantId, created]);
+    expect(stored[0]!.n).toBe(created.length);
+  });
+
+  it('4. database failover: the standby promoted under load; no acknowledged order, payment or webhook lost; processes resume', async () => {
+    const [rep] = await pgQuery<{ sync_state: string }>(c.primary.url('postgres'), `select sync_state from pg_stat_replication where application_name = 'standby1'`);
+    expect(rep?.sync_state).toBe('sync');
+    const paidBefore: PlacedOrder[] = [];
+    for (let i = 0; i < 3; i++) paidBefore.push(await placeOrder(c.haproxy.url, c.app, m, 'ETHEREUM'));
+    const paidAfter: PlacedOrder[] = [];
+    for (let i = 0; i < 3; i++) paidAfter.push(await placeOrder(c.haproxy.url, c.app, m, 'ETHEREUM'));
+
+    let running = true;
+    const acknowledged: string[] = [];
+    let failedAttempts = 0;
+    let lastFailure = '';
+    const client = async (n: number) => {
+      for (let i = 0; running; i++) {
+        const orderNo = `FAIL-${n}-${i}-${Date.now()}`;
+        // A client retries a failed create with the same Idempotency-Key until it is acknowledged.
+        for (;;) {
+          try {
+            const res = await fetch(`${c.haproxy.url}${T}/merchant/fiat/order`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', 'api-key': m.sandboxKey, 'idempotency-key': `fo-${orderNo}` },
+              body: JSON.stringify({ merchant_id: m.merchantId, order_no: orderNo, amount: '150000' }),
+              signal: AbortSignal.timeout(30_000),
+            });
+            const text = await res.text();
+            if (res.status === 201) {
+              acknowledged.push(orderNo);
+              break;
+            }
+            lastFailure = `${res.status} ${text.slice(0, 200)}`;
+          } catch (e) {
+            lastFailure = (e as Error).message;
+          }
+          failedAttempts++;
+          if (!running) break;
+          await sleep(200);
+        }
+      }
+    };
+    const load = Promise.all([1, 2, 3].map(client));
+    for (const o of paidBefore) await c.pay(o.address, o.total);
+    await until(async () => (await successCount(paidBefore.map((o) => o.orderId))) === paidBefore.length, 'the orders paid before the failover settled');
+    await until(async () => acknowledged.length >= 10, 'orders acknowledged before the failover');
+
+    // The primary dies (no shutdown checkpoint); the standby is promoted; PgBouncer is pointed at it.
+    const t0 = Date.now();
+    const ackedBefore = acknowledged.length;
+    await c.primary.stop('immediate');
+    await c.promoteStandby();
+    await c.bouncer.repoint(c.standby);
+    for (const o of paidAfter) await c.pay(o.address, o.total);
+    await until(async () => acknowledged.length > ackedBefore + 10, 'orders acknowledged again after the failover', 180_000);
+    const recoveredMs = Date.now() - t0;
+    await until(async () => (await successCount(paidAfter.map((o) => o.orderId))) === paidAfter.length, 'the orders paid after the failover settled (the workers resumed)', 240_000);
+    running = false;
+    await load;
+
+    // Nothing acknowledged is missing on the new primary.
+    const stored = await pgQuery<{ order_no: string }>(c.standby.url(), `select order_no from orders where merchant_id = $1 and order_no = any($2::text[])`, [m.merchantId, acknowledged]);
+    expect(new Set(stored.map((r) => r.order_no))).toEqual(new Set(acknowledged));
+    await expectNothingLostOrDoubled([...paidBefore, ...paidAfter]);
+    figure(`failover: service back ${recoveredMs} ms after the primary died; ${acknowledged.length} orders acknowledged, all on the new primary; ${failedAttempts} create attempts failed during the failover (retried with the same Idempotency-Key; last: ${lastFailure.slice(0, 80)})`);
+  });
+});
