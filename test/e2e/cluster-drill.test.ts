@@ -11,7 +11,7 @@ import { print } from 'graphql';
 import type { Client } from 'graphql-ws';
 import { MerchantEventsDocument, type MerchantEventsSubscription } from '../generated/graphql';
 import { createMerchant } from '../support/fixtures';
-import { placeOrder, sql, type Merchant, type PlacedOrder } from '../support/evm-harness';
+import { placeOrder, type Merchant, type PlacedOrder } from '../support/evm-harness';
 import { wsClient } from '../support/graphql';
 import { requireDist } from '../support/process';
 import { setUrl } from '../support/webhooks';
@@ -29,19 +29,26 @@ const TRANSFER_TOPIC = topicOf('Transfer(address,address,uint256)');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function until(probe: () => Promise<boolean>, what: string, timeoutMs = 120_000): Promise<number> {
   const t0 = Date.now();
+  let lastError = '';
   for (;;) {
     let ok = false;
     try {
       ok = await probe();
-    } catch {
+    } catch (e) {
       ok = false; // a probe through the database may fail while it fails over
+      lastError = (e as Error).message;
     }
     if (ok) return Date.now() - t0;
-    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    if (Date.now() - t0 > timeoutMs) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${lastError ? ` (last error: ${lastError})` : ''}`);
     await sleep(100);
   }
 }
 const T = '/api/v2/testnet';
+/** A query through PgBouncer's transaction pool (so across the failover too); `?` placeholders, arrays as arrays. */
+function q<R>(text: string, params: unknown[] = []): Promise<R[]> {
+  let i = 0;
+  return pgQuery<R>(c.bouncer.url, text.replace(/\?/g, () => `$${++i}`), params);
+}
 const figure = (line: string) => process.stdout.write(`[drill] ${line}\n`);
 
 type FeedEvent = MerchantEventsSubscription['merchantEvents'];
@@ -85,7 +92,7 @@ function openFeed(api: string, base: string): Promise<Feed> {
 }
 
 const eventIdsOf = async (orderIds: string[]) =>
-  (await sql<{ id: string }>(c.app, `select id from order_events where order_id = any(?::uuid[]) order by seq`, [orderIds])).map((r) => r.id);
+  (await q<{ id: string }>(`select id from order_events where order_id = any(?::uuid[]) order by seq`, [orderIds])).map((r) => r.id);
 
 /** Every USDT transfer to or from `address` on the whole chain, as the chain reports it. */
 async function transfers(address: string, side: 'to' | 'from'): Promise<{ from: string; to: string; amount: bigint; tx: string }[]> {
@@ -94,7 +101,7 @@ async function transfers(address: string, side: 'to' | 'from'): Promise<{ from: 
   return logs.map((l) => ({ from: getAddress(`0x${l.topics[1]!.slice(26)}`), to: getAddress(`0x${l.topics[2]!.slice(26)}`), amount: BigInt(l.data), tx: l.transactionHash }));
 }
 
-const successCount = async (ids: string[]) => (await sql<{ n: number }>(c.app, `select count(*)::int as n from orders where id = any(?::uuid[]) and status = 'Success'`, [ids]))[0]!.n;
+const successCount = async (ids: string[]) => (await q<{ n: number }>(`select count(*)::int as n from orders where id = any(?::uuid[]) and status = 'Success'`, [ids]))[0]!.n;
 
 /**
  * Nothing missed or doubled for these paid orders: one payment each (the chain's one transfer), one
@@ -106,25 +113,25 @@ async function expectNothingLostOrDoubled(orders: PlacedOrder[]): Promise<void> 
   for (const o of orders) {
     const onChain = await transfers(o.address, 'to');
     expect(onChain).toHaveLength(1);
-    const payments = await sql<{ tx_hash: string; status: string }>(c.app, `select tx_hash, status from payments where order_id = ?`, [o.orderId]);
+    const payments = await q<{ tx_hash: string; status: string }>(`select tx_hash, status from payments where order_id = ?`, [o.orderId]);
     expect(payments).toEqual([{ tx_hash: onChain[0]!.tx, status: 'confirmed' }]);
   }
-  const deliveries = await sql<{ order_id: string; idempotency_key: string }>(c.app, `select order_id, idempotency_key from webhook_deliveries where order_id = any(?::uuid[]) and event = 'transaction.success'`, [ids]);
+  const deliveries = await q<{ order_id: string; idempotency_key: string }>(`select order_id, idempotency_key from webhook_deliveries where order_id = any(?::uuid[]) and event = 'transaction.success'`, [ids]);
   expect(deliveries.map((d) => d.order_id).sort()).toEqual([...ids].sort());
   await until(
     async () => deliveries.every((d) => receiver.received.some((w) => w.headers['x-service-idempotency-key'] === d.idempotency_key)),
     'the merchant to receive every transaction.success webhook',
   );
   // Sweeps: each deposit's funds leave once, to the settlement wallet, and the gateway records one confirmed sweep.
-  await until(async () => (await sql<{ n: number }>(c.app, `select count(distinct deposit_id)::int as n from sweeps where deposit_id = any(?::uuid[]) and status = 'confirmed'`, [orders.map((o) => o.depositId)]))[0]!.n === orders.length, 'every deposit swept');
+  await until(async () => (await q<{ n: number }>(`select count(distinct deposit_id)::int as n from sweeps where deposit_id = any(?::uuid[]) and status = 'confirmed'`, [orders.map((o) => o.depositId)]))[0]!.n === orders.length, 'every deposit swept');
   for (const o of orders) {
     expect((await transfers(o.address, 'from')).map((t) => ({ to: t.to, amount: t.amount }))).toEqual([{ to: getAddress(settlement), amount: o.total }]);
-    expect((await sql<{ n: number }>(c.app, `select count(*)::int as n from sweeps where deposit_id = ? and status = 'confirmed'`, [o.depositId]))[0]!.n).toBe(1);
+    expect((await q<{ n: number }>(`select count(*)::int as n from sweeps where deposit_id = ? and status = 'confirmed'`, [o.depositId]))[0]!.n).toBe(1);
   }
 }
 
 async function watcherOwner(): Promise<string | null> {
-  const [row] = await sql<{ owner: string | null }>(c.app, `select last_modified_by as owner from agenda_jobs where name = 'watch-chain:sandbox:ETHEREUM' and locked_at is not null`);
+  const [row] = await q<{ owner: string | null }>(`select last_modified_by as owner from agenda_jobs where name = 'watch-chain:sandbox:ETHEREUM' and locked_at is not null`);
   return row?.owner ?? null;
 }
 
@@ -135,7 +142,7 @@ beforeAll(async () => {
   receiver = await WebhookReceiver.start();
   await setUrl(c.app, m.merchantId, 'sandbox', receiver.url);
   // Deposits are swept to this wallet as soon as their payment is confirmed (SWEEP_DUST_PERCENT=100).
-  await sql(c.app, `insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', 'ETHEREUM', ?, now())`, [m.merchantId, settlement]);
+  await q(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', 'ETHEREUM', ?, now())`, [m.merchantId, settlement]);
 }, 600_000);
 afterAll(async () => {
   await c?.stop();
@@ -150,7 +157,7 @@ describe('cluster drills', () => {
       for (let i = 0; i < 6; i++) orders.push(await placeOrder(c.haproxy.url, c.app, m, 'ETHEREUM'));
       for (const o of orders) await c.pay(o.address, o.total);
       const ids = orders.map((o) => o.orderId);
-      await until(async () => (await sql<{ n: number }>(c.app, `select count(*)::int as n from orders where id = any(?::uuid[]) and status = 'Success'`, [ids]))[0]!.n === ids.length, 'every order paid');
+      await until(async () => (await q<{ n: number }>(`select count(*)::int as n from orders where id = any(?::uuid[]) and status = 'Success'`, [ids]))[0]!.n === ids.length, 'every order paid');
       const expected = await eventIdsOf(ids);
       expect(expected.length).toBeGreaterThanOrEqual(ids.length * 2);
       for (const f of feeds) await until(async () => expected.every((id) => f.events.has(id)), `${f.api}'s subscriber to have every event`, 60_000);
@@ -171,7 +178,7 @@ describe('cluster drills', () => {
       const resumed = () => c.apis.map((a) => (a.proc.stdout().match(/listening again; handlers catch up/g) ?? []).length);
       const before = resumed();
       // On the server (PgBouncer's session pool keeps one server connection per LISTEN client).
-      const killed = await pgQuery<{ pid: number }>(c.primary.url('postgres'), `select pid from pg_stat_activity where application_name = 'cpg-api-events' and pg_terminate_backend(pid)`);
+      const killed = await pgQuery<{ pid: number }>(c.primary.url('postgres'), `with listeners as materialized (select pid from pg_stat_activity where application_name = 'cpg-api-events') select pid, pg_terminate_backend(pid) from listeners`);
       expect(killed.length).toBeGreaterThanOrEqual(c.apis.length);
       // The events happen while the connections are down or coming back.
       for (const o of orders) await c.pay(o.address, o.total);
@@ -196,8 +203,8 @@ describe('cluster drills', () => {
     const ids = orders.map((o) => o.orderId);
     // Mid-work: the first payments are detected (and their sweeps start) when the worker dies.
     for (const o of orders.slice(0, 3)) await c.pay(o.address, o.total);
-    await until(async () => (await sql<{ n: number }>(c.app, `select count(*)::int as n from payments where order_id = any(?::uuid[])`, [ids]))[0]!.n >= 1, 'the first payment detected');
-    const sweepOwner = (await sql<{ owner: string | null }>(c.app, `select last_modified_by as owner from agenda_jobs where name = 'sweep:sandbox:ETHEREUM'`))[0]?.owner;
+    await until(async () => (await q<{ n: number }>(`select count(*)::int as n from payments where order_id = any(?::uuid[])`, [ids]))[0]!.n >= 1, 'the first payment detected');
+    const sweepOwner = (await q<{ owner: string | null }>(`select last_modified_by as owner from agenda_jobs where name = 'sweep:sandbox:ETHEREUM'`))[0]?.owner;
     const killedAt = Date.now();
     victim.proc.child.kill('SIGKILL');
     await victim.proc.exited;
@@ -252,7 +259,7 @@ describe('cluster drills', () => {
     const seconds = (Date.now() - t0) / 1000;
     figure(`rolling restart: 3 API processes restarted in ${seconds.toFixed(1)} s under 4 clients; ${requests} requests, ${failures.length} failed`);
     expect(failures).toEqual([]);
-    const stored = await sql<{ n: number }>(c.app, `select count(*)::int as n from orders where merchant_id = ? and order_no = any(?::text[])`, [m.merchantId, created]);
+    const stored = await q<{ n: number }>(`select count(*)::int as n from orders where merchant_id = ? and order_no = any(?::text[])`, [m.merchantId, created]);
     expect(stored[0]!.n).toBe(created.length);
   });
 

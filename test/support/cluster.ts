@@ -6,7 +6,7 @@
  * processes, and the local EVM chain. Everything lives in a temp folder on ports of its own: the
  * machine's shared PostgreSQL is never touched. As root, PostgreSQL and PgBouncer run as `postgres`.
  */
-import { chmodSync, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
@@ -193,6 +193,9 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
         WATCH_RUN_MS: '5000',
         WATCH_LOCK_MS: '6000',
         EXPIRY_INTERVAL_S: '1',
+        // every paid deposit is swept (no dust rule on the local chain's fees), promptly
+        SWEEP_DUST_PERCENT: '100',
+        SWEEP_POLL_MS: '500',
         ...opts.workerEnv,
       },
     }));
@@ -234,6 +237,10 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       },
       stop: async () => {
         await cleanup();
+        // The processes' output, kept for a failed run: <tmp>/cpg-cluster-logs/<name>.log
+        const logs = join(tmpdir(), 'cpg-cluster-logs');
+        mkdirSync(logs, { recursive: true });
+        for (const p of [...apis, ...workers]) if (p.proc) writeFileSync(join(logs, `${p.name}.log`), p.proc.stdout() + p.proc.stderr());
         rmSync(dir, { recursive: true, force: true });
       },
     };
