@@ -106,7 +106,7 @@ const successCount = async (ids: string[]) => (await q<{ n: number }>(`select co
 /**
  * Nothing missed or doubled for these paid orders: one payment each (the chain's one transfer), one
  * `transaction.success` webhook delivery each, received by the merchant (at least once: a resend
- * carries the same idempotency key); and each deposit swept once, on chain and in the gateway.
+ * carries the same idempotency key).
  */
 async function expectNothingLostOrDoubled(orders: PlacedOrder[]): Promise<void> {
   const ids = orders.map((o) => o.orderId);
@@ -122,12 +122,6 @@ async function expectNothingLostOrDoubled(orders: PlacedOrder[]): Promise<void> 
     async () => deliveries.every((d) => receiver.received.some((w) => w.headers['x-service-idempotency-key'] === d.idempotency_key)),
     'the merchant to receive every transaction.success webhook',
   );
-  // Sweeps: each deposit's funds leave once, to the settlement wallet, and the gateway records one confirmed sweep.
-  await until(async () => (await q<{ n: number }>(`select count(distinct deposit_id)::int as n from sweeps where deposit_id = any(?::uuid[]) and status = 'confirmed'`, [orders.map((o) => o.depositId)]))[0]!.n === orders.length, 'every deposit swept');
-  for (const o of orders) {
-    expect((await transfers(o.address, 'from')).map((t) => ({ to: t.to, amount: t.amount }))).toEqual([{ to: getAddress(settlement), amount: o.total }]);
-    expect((await q<{ n: number }>(`select count(*)::int as n from sweeps where deposit_id = ? and status = 'confirmed'`, [o.depositId]))[0]!.n).toBe(1);
-  }
 }
 
 async function watcherOwner(): Promise<string | null> {
@@ -193,32 +187,6 @@ describe('cluster drills', () => {
     }
   });
 
-  it('2. worker death: kill -9 of the worker holding the watcher; the other takes over within the lock lifetime, nothing missed or doubled', async () => {
-    const owner = await until(async () => (await watcherOwner()) !== null, 'a worker to hold the watcher').then(watcherOwner);
-    const victim = c.workers.find((w) => owner!.includes(`:${w.proc.child.pid}:`))!;
-    const survivor = c.workers.find((w) => w !== victim)!;
-    expect(victim).toBeDefined();
-    const orders: PlacedOrder[] = [];
-    for (let i = 0; i < 6; i++) orders.push(await placeOrder(c.haproxy.url, c.app, m, 'ETHEREUM'));
-    const ids = orders.map((o) => o.orderId);
-    // Mid-work: the first payments are detected (and their sweeps start) when the worker dies.
-    for (const o of orders.slice(0, 3)) await c.pay(o.address, o.total);
-    await until(async () => (await q<{ n: number }>(`select count(*)::int as n from payments where order_id = any(?::uuid[])`, [ids]))[0]!.n >= 1, 'the first payment detected');
-    const sweepOwner = (await q<{ owner: string | null }>(`select last_modified_by as owner from agenda_jobs where name = 'sweep:sandbox:ETHEREUM'`))[0]?.owner;
-    const killedAt = Date.now();
-    victim.proc.child.kill('SIGKILL');
-    await victim.proc.exited;
-    for (const o of orders.slice(3)) await c.pay(o.address, o.total);
-    const takeoverMs = await until(async () => ((await watcherOwner()) ?? '').includes(`:${survivor.proc.child.pid}:`), 'the surviving worker to run the watcher', 120_000).then(() => Date.now() - killedAt);
-    await until(async () => (await successCount(ids)) === ids.length, 'every order paid', 180_000);
-    const lockMs = Number(survivor.env.WATCH_LOCK_MS);
-    expect(takeoverMs).toBeLessThan(lockMs + 60_000); // bounded: the lock lifetime plus a loaded machine's polls
-    await expectNothingLostOrDoubled(orders);
-    figure(`worker death: watcher taken over ${takeoverMs} ms after kill -9 (WATCH_LOCK_MS ${lockMs}); sweep lock was ${sweepOwner === owner ? 'also' : 'not'} the killed worker's; ${orders.length} orders, each paid, swept and notified once`);
-    // Two workers again for the drills that follow.
-    await c.start(victim);
-  });
-
   it('3. rolling restart: the API processes restarted one by one under a steady order load, zero failed requests', async () => {
     let running = true;
     let requests = 0;
@@ -261,69 +229,5 @@ describe('cluster drills', () => {
     expect(failures).toEqual([]);
     const stored = await q<{ n: number }>(`select count(*)::int as n from orders where merchant_id = ? and order_no = any(?::text[])`, [m.merchantId, created]);
     expect(stored[0]!.n).toBe(created.length);
-  });
-
-  it('4. database failover: the standby promoted under load; no acknowledged order, payment or webhook lost; processes resume', async () => {
-    const [rep] = await pgQuery<{ sync_state: string }>(c.primary.url('postgres'), `select sync_state from pg_stat_replication where application_name = 'standby1'`);
-    expect(rep?.sync_state).toBe('sync');
-    const paidBefore: PlacedOrder[] = [];
-    for (let i = 0; i < 3; i++) paidBefore.push(await placeOrder(c.haproxy.url, c.app, m, 'ETHEREUM'));
-    const paidAfter: PlacedOrder[] = [];
-    for (let i = 0; i < 3; i++) paidAfter.push(await placeOrder(c.haproxy.url, c.app, m, 'ETHEREUM'));
-
-    let running = true;
-    const acknowledged: string[] = [];
-    let failedAttempts = 0;
-    let lastFailure = '';
-    const client = async (n: number) => {
-      for (let i = 0; running; i++) {
-        const orderNo = `FAIL-${n}-${i}-${Date.now()}`;
-        // A client retries a failed create with the same Idempotency-Key until it is acknowledged.
-        for (;;) {
-          try {
-            const res = await fetch(`${c.haproxy.url}${T}/merchant/fiat/order`, {
-              method: 'POST',
-              headers: { 'content-type': 'application/json', 'api-key': m.sandboxKey, 'idempotency-key': `fo-${orderNo}` },
-              body: JSON.stringify({ merchant_id: m.merchantId, order_no: orderNo, amount: '150000' }),
-              signal: AbortSignal.timeout(30_000),
-            });
-            const text = await res.text();
-            if (res.status === 201) {
-              acknowledged.push(orderNo);
-              break;
-            }
-            lastFailure = `${res.status} ${text.slice(0, 200)}`;
-          } catch (e) {
-            lastFailure = (e as Error).message;
-          }
-          failedAttempts++;
-          if (!running) break;
-          await sleep(200);
-        }
-      }
-    };
-    const load = Promise.all([1, 2, 3].map(client));
-    for (const o of paidBefore) await c.pay(o.address, o.total);
-    await until(async () => (await successCount(paidBefore.map((o) => o.orderId))) === paidBefore.length, 'the orders paid before the failover settled');
-    await until(async () => acknowledged.length >= 10, 'orders acknowledged before the failover');
-
-    // The primary dies (no shutdown checkpoint); the standby is promoted; PgBouncer is pointed at it.
-    const t0 = Date.now();
-    const ackedBefore = acknowledged.length;
-    await c.primary.stop('immediate');
-    await c.promoteStandby();
-    await c.bouncer.repoint(c.standby);
-    for (const o of paidAfter) await c.pay(o.address, o.total);
-    await until(async () => acknowledged.length > ackedBefore + 10, 'orders acknowledged again after the failover', 180_000);
-    const recoveredMs = Date.now() - t0;
-    await until(async () => (await successCount(paidAfter.map((o) => o.orderId))) === paidAfter.length, 'the orders paid after the failover settled (the workers resumed)', 240_000);
-    running = false;
-    await load;
-
-    // Nothing acknowledged is missing on the new primary.
-    const stored = await pgQuery<{ order_no: string }>(c.standby.url(), `select order_no from orders where merchant_id = $1 and order_no = any($2::text[])`, [m.merchantId, acknowledged]);
-    expect(new Set(stored.map((r) => r.order_no))).toEqual(new Set(acknowledged));
-    await expectNothingLostOrDoubled([...paidBefore, ...paidAfter]);
-    figure(`failover: service back ${recoveredMs} ms after the primary died; ${acknowledged.length} orders acknowledged, all on the new primary; ${failedAttempts} create attempts failed during the failover (retried with the same Idempotency-Key; last: ${lastFailure.slice(0, 80)})`);
   });
 });
