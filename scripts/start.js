@@ -1,6 +1,6 @@
 #!/usr/bin/env node
 /**
- * `npm start`'s launcher. Ctrl-C in a terminal signals the whole foreground process group; the
+ * The launcher of `npm start` and `npm run start:dist`. Ctrl-C in a terminal signals the whole foreground process group; the
  * embedded PostgreSQL that the gateway spawns would get it too and shut down at once, while requests
  * still drain. So the gateway runs in its own process group (with its PostgreSQL and chains), and
  * this launcher relays the signal to it alone: the gateway then stops everything in order.
@@ -16,7 +16,10 @@
 const { spawn } = require('node:child_process');
 const { join } = require('node:path');
 
-const child = spawn(process.execPath, ['--enable-source-maps', join(__dirname, '..', '.build', 'src', 'main.js'), ...process.argv.slice(2)], {
+// `npm start` runs the dev build (.build/); `npm run start:dist` passes --dist for the release build (dist/).
+const dist = process.argv[2] === '--dist';
+const main = join(__dirname, '..', dist ? 'dist' : '.build', 'src', 'main.js');
+const child = spawn(process.execPath, ['--enable-source-maps', main, ...process.argv.slice(dist ? 3 : 2)], {
   stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   detached: true,
 });

@@ -174,7 +174,12 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
     log,
   });
   const faucet = new FaucetService(config, networks, tokens);
-  const exports = new CsvExportService({ databaseUrl: orm.config.get('clientUrl')!, maxConcurrent: config.EXPORT_MAX_CONCURRENT });
+  const exports = new CsvExportService({
+    // Its connections set session parameters (timeout, read-only) and are destroyed after each export:
+    // a session of their own, never a transaction pool's server connection shared with others.
+    databaseUrl: config.DATABASE_SESSION_URL ?? orm.config.get('clientUrl')!,
+    maxConcurrent: config.EXPORT_MAX_CONCURRENT,
+  });
   const sweepStatus = new SweepStatusService(sweepEventsHook(merchantEvents));
   const gasTanks = new GasTankService({
     mnemonics: { sandbox: config.GAS_TANK_MNEMONIC_SANDBOX, production: config.GAS_TANK_MNEMONIC_PRODUCTION },

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { createApp, type App } from './app.js';
 import type { Config } from './config/index.js';
 import { openDatabase } from './db/open-database.js';
+import { useNamedStatements } from './db/prepared.js';
 import { assertSchemaCurrent, connectOrm, migrate } from './db/orm.js';
 import { createGatewayPubSub } from './graphql/pubsub.js';
 import { ListenClient } from './db/listen.client.js';
@@ -78,10 +79,14 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
     const db = await openDatabase(config, log);
     cleanups.push(() => db.release());
     const databaseUrl = db.url;
+    // LISTEN, the job store (its lock owners' presence) and the migration lock keep session state: with
+    // DATABASE_URL through PgBouncer in transaction mode they go to DATABASE_SESSION_URL (docs/deploy.md).
+    const sessionUrl = (db.embedded ? undefined : config.DATABASE_SESSION_URL) ?? databaseUrl;
+    useNamedStatements(config.DATABASE_PREPARED_STATEMENTS);
     const orm = await connectOrm(databaseUrl, config.DATABASE_POOL_MAX);
     cleanups.push(() => orm.close(true));
     if (config.MIGRATE_ON_START) {
-      const applied = await migrate(orm);
+      const applied = await migrate(orm, sessionUrl);
       if (applied.length) log.info({ applied }, 'migrations applied');
     } else {
       await assertSchemaCurrent(orm); // migrations are a deploy step (`npm run migrate`): serve only the schema this code knows
@@ -101,7 +106,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       // Order status changes from every process (NOTIFY on commit) → this process's subscriptions.
       const pubSub = createGatewayPubSub();
       // The same LISTEN connection carries API-key rotations, so this process may cache key lookups.
-      const listen = new ListenClient({ connectionString: databaseUrl, log, name: 'cpg-api-events' })
+      const listen = new ListenClient({ connectionString: sessionUrl, log, name: 'cpg-api-events' })
         .on(ORDER_EVENTS_CHANNEL, orderEventsChannel(pubSub, log, orderEventLoader(orm)))
         .on(API_KEY_REVOKED_CHANNEL, app.apiKeys.revocationChannel());
       cleanups.push(() => listen.close());
@@ -111,7 +116,9 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       cleanups.push(() => keyUsage.stop());
       gateway.listen = listen;
       const schema = await buildGatewaySchema(pubSub);
+      let draining = false;
       const http = await buildServer(app, {
+        draining: () => draining,
         schema,
         envRoutes: environmentRoutes(app),
         extra: (f) => registerCheckoutPage(f, app),
@@ -119,7 +126,16 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
         readiness: config.ROLE === 'all' ? () => ({ watchers: gateway.scheduler !== undefined }) : undefined,
       });
       await http.fastify.listen({ host: config.HOST, port: config.PORT });
-      cleanups.push(() => http.close());
+      cleanups.push(async () => {
+        // Out of the balancer first: /readyz fails while requests are still served, then the port closes
+        // and in-flight requests drain. A balancer that has not noticed retries the refused connection.
+        draining = true;
+        if (config.SHUTDOWN_DRAIN_MS > 0) {
+          log.info({ ms: config.SHUTDOWN_DRAIN_MS }, 'draining: /readyz answers 503 before the port closes');
+          await new Promise((r) => setTimeout(r, config.SHUTDOWN_DRAIN_MS));
+        }
+        await http.close();
+      });
       const addr = http.fastify.server.address();
       const port = typeof addr === 'object' && addr ? addr.port : config.PORT;
       gateway.http = http;
@@ -193,11 +209,11 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       const jobs = [pruneSessionsJob, expireOrdersJob(config.EXPIRY_INTERVAL_S), compactOrderStatsJob(10), ...watchChainJobs(networks, config.WATCH_LOCK_MS), ...sweepJobs(networks, config.WATCH_LOCK_MS), ...webhookJobs(config), ...(config.RECONCILE_INTERVAL_S > 0 ? [reconcileJob(networks, config.RECONCILE_INTERVAL_S)] : [])];
       const mailJob = customerMailJob(app);
       if (mailJob) jobs.push(mailJob);
-      const scheduler = await startScheduler(app, databaseUrl, jobs, opts.scheduler);
+      const scheduler = await startScheduler(app, sessionUrl, jobs, opts.scheduler);
       cleanups.push(() => scheduler.stop());
       gateway.scheduler = scheduler;
       // Webhook delivery loop (stops first: in-flight attempts finish and are recorded).
-      const webhookRunner = startWebhookDelivery(app, databaseUrl);
+      const webhookRunner = startWebhookDelivery(app, sessionUrl);
       await webhookRunner.start();
       cleanups.push(() => webhookRunner.stop());
       gateway.webhooks = webhookRunner;

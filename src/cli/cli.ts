@@ -26,7 +26,7 @@ async function withApp<T>(fn: (app: App, config: Config, applied: string[]) => P
   try {
     // With MIGRATE_ON_START=false, migrating is the `migrate` command's job alone: other commands check.
     let applied: string[] = [];
-    if (opts.migrate || config.MIGRATE_ON_START) applied = await migrate(orm);
+    if (opts.migrate || config.MIGRATE_ON_START) applied = await migrate(orm, config.DATABASE_SESSION_URL);
     else await assertSchemaCurrent(orm);
     return await fn(createApp(config, orm, log), config, applied);
   } finally {

@@ -115,7 +115,25 @@ export const CONFIG_VARS = {
   DATA_DIR: { schema: z.string().min(1), default: '.data', description: 'Folder for the embedded database, development secrets and dev-chain caches (git-ignored)' },
   DATABASE_URL: { schema: url.optional(), secret: true, description: 'PostgreSQL URL; unset → an embedded PostgreSQL under `DATA_DIR` (not allowed in production)' },
   DATABASE_POOL_MAX: { schema: int(1, 500), default: '20', description: 'PostgreSQL connection pool size per process' },
+  DATABASE_SESSION_URL: {
+    schema: url.optional(),
+    secret: true,
+    description:
+      'PostgreSQL URL for the connections that need a session of their own (LISTEN, the job store and its lock owners\' presence, the migration lock): a direct connection or a PgBouncer pool in `session` mode, when `DATABASE_URL` goes through PgBouncer in `transaction` mode (docs/deploy.md); unset → `DATABASE_URL`',
+  },
   MIGRATE_ON_START: { schema: bool, default: 'true', description: 'Apply pending migrations when the process starts. `false` (recommended for clusters): run `npm run migrate` (or `cli.js migrate`) once per deploy, and every process refuses to start on a schema older or newer than its code knows' },
+  DATABASE_PREPARED_STATEMENTS: {
+    schema: bool,
+    default: 'true',
+    description:
+      'Prepare the hottest statements (API-key lookup, order insert) by name on each pooled connection. Set `false` when `DATABASE_URL` goes through PgBouncer in `transaction` mode before 1.21 (or without `max_prepared_statements`): a statement prepared on one server connection does not exist on the next',
+  },
+  SHUTDOWN_DRAIN_MS: {
+    schema: int(0, 120_000),
+    default: '0',
+    description:
+      'API and all roles: on SIGTERM/SIGINT `/readyz` answers 503 (`shutting_down`) for this long while requests are still served, and only then does the port close; set it above the load balancer\'s health-check interval × fall count so the balancer takes the process out before it stops accepting (docs/deploy.md). 0 → close at once',
+  },
   ANALYTICS_DB_ROLE: { schema: z.string().regex(/^(?!pg_)[a-z_][a-z0-9_]{0,62}$/, 'must be a lower-case PostgreSQL identifier not starting with pg_'), default: 'cpg_analyst', description: 'Read-only PostgreSQL role for analysts, created or updated by `npm run cli -- analytics:role`: it may read the `analytics` views only (docs/analytics.md)' },
   ANALYTICS_DB_PASSWORD: { schema: z.string().min(12).max(200).optional(), secret: true, description: 'Password of `ANALYTICS_DB_ROLE` (≥ 12 characters); unset → the role is created NOLOGIN' },
   EXPORT_MAX_CONCURRENT: { schema: int(1, 100), default: '2', description: 'CSV exports streaming at once per API process, each on its own database connection (outside the main pool); one per merchant; more are refused with `RATE_LIMITED`' },

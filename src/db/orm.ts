@@ -38,8 +38,9 @@ const MIGRATION_LOCK = 'crypto-payment-gateway:migrations';
  * held on a connection of its own while the migrator runs on the ORM's, makes the others wait and
  * then find nothing left to apply. The lock goes with the session, so a crashed holder frees it.
  */
-export async function migrate(orm: Orm): Promise<string[]> {
-  const lock = new pg.Client({ connectionString: orm.config.get('clientUrl'), application_name: 'cpg-migrate' });
+export async function migrate(orm: Orm, sessionUrl?: string): Promise<string[]> {
+  // A session lock: on DATABASE_SESSION_URL when the pool goes through PgBouncer in transaction mode.
+  const lock = new pg.Client({ connectionString: sessionUrl ?? orm.config.get('clientUrl'), application_name: 'cpg-migrate' });
   // A connection lost while waiting or migrating fails the query below; this only keeps the event handled.
   lock.on('error', () => undefined);
   await lock.connect();

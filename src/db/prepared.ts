@@ -16,6 +16,16 @@ function toDollar(sql: string): string {
   return out;
 }
 
+let named = true;
+/**
+ * Whether statements are prepared by name (DATABASE_PREPARED_STATEMENTS). A pooler in transaction
+ * mode (PgBouncer before 1.21) hands each transaction any server connection, where a statement
+ * prepared on another one does not exist: there, every statement is sent unnamed.
+ */
+export function useNamedStatements(on: boolean): void {
+  named = on;
+}
+
 /**
  * Runs a statement as a named (server-side prepared) statement, so PostgreSQL parses and plans it
  * once per connection instead of on every call — for the merchants' hot path (API-key lookup, order
@@ -24,7 +34,7 @@ function toDollar(sql: string): string {
  * `?` other than placeholders.
  */
 export async function prepared<T>(em: EntityManager, name: string, sql: string, params: unknown[]): Promise<T[]> {
-  if (em.isInTransaction()) return em.execute<T[]>(sql, params);
+  if (!named || em.isInTransaction()) return em.execute<T[]>(sql, params);
   const client = em.getConnection().getKnex().client as unknown as { acquireConnection(): Promise<PgConnection>; releaseConnection(c: PgConnection): Promise<void> };
   const conn = await client.acquireConnection();
   try {

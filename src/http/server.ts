@@ -48,6 +48,8 @@ export interface ServerParts {
   extra?: (fastify: FastifyInstance) => void;
   /** More readiness checks for `/readyz` (e.g. local chains and watchers running). */
   readiness?: () => Record<string, boolean>;
+  /** True once the process is stopping: `/readyz` answers 503 so load balancers take it out first. */
+  draining?: () => boolean;
 }
 
 const asString = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
@@ -199,6 +201,13 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
   // level as probes have always read them (`status`, `database`, `migrations`, `watchers`).
   // Gas tanks are details in `data`, never a check: a low tank makes sweeps wait (an operator alarm), not an outage.
   fastify.get('/readyz', async (_req, reply) => {
+    if (parts.draining?.()) {
+      return reply
+        .code(503)
+        .header('cache-control', 'no-store')
+        .header('connection', 'close')
+        .send({ status_code: 503, message: 'Not ready: shutting down', data: { status: 'shutting_down' }, status: 'shutting_down' });
+    }
     const db = await isReady(app.orm);
     const r = { ...db, ...parts.readiness?.() };
     const waiting = Object.entries(r)

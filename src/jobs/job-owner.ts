@@ -45,6 +45,12 @@ export class JobOwner {
       this.schedule();
     });
     await client.connect();
+    // Through a PgBouncer pool in session mode the server connection (and the application_name it
+    // shows in pg_stat_activity) is assigned at the first query, not at login.
+    await client.query('select 1').catch(async (err: unknown) => {
+      await client.end().catch(() => undefined);
+      throw err;
+    });
     if (this.closed) {
       await client.end().catch(() => undefined);
       return;

@@ -1,5 +1,5 @@
 /**
- * Ctrl-C on `npm start`, as a terminal sends it: SIGINT to the whole foreground process group (npm,
+ * Ctrl-C on `npm start` and on `npm run start:dist` (the built program), as a terminal sends it: SIGINT to the whole foreground process group (npm,
  * the launcher `scripts/start.js`, and whatever did not leave the group). The gateway, its embedded
  * PostgreSQL and the four local chains run in their own group, so the signal reaches them only through
  * the launcher: the gateway drains, stops in order and says "stopped cleanly"; nothing is left behind
@@ -10,26 +10,31 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { freePort } from '../../src/db/embedded-postgres';
-import { processesMatching, ROOT, waitForHttp } from '../support/process';
+import { processesMatching, requireDist, ROOT, waitForHttp } from '../support/process';
 
 jest.setTimeout(240_000);
 
-const dataDir = mkdtempSync(join(tmpdir(), 'cpg-ctrlc-'));
+const dataDirs: string[] = [];
 afterAll(() => {
-  for (const pid of processesMatching(dataDir)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // already gone
+  for (const dataDir of dataDirs) {
+    for (const pid of processesMatching(dataDir)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
     }
+    rmSync(dataDir, { recursive: true, force: true });
   }
-  rmSync(dataDir, { recursive: true, force: true });
 });
 
-it('SIGINT to the process group of `npm start`: drains, stops in order, "stopped cleanly", nothing crashes or is left behind', async () => {
+it.each([['start'], ['start:dist']])('SIGINT to the process group of `npm run %s`: drains, stops in order, "stopped cleanly", nothing crashes or is left behind', async (script) => {
+  if (script === 'start:dist') requireDist();
+  const dataDir = mkdtempSync(join(tmpdir(), 'cpg-ctrlc-'));
+  dataDirs.push(dataDir);
   const port = await freePort();
   // A process group of its own (detached), as a terminal's foreground job is.
-  const child = spawn('npm', ['start', '--silent'], {
+  const child = spawn('npm', ['run', script, '--silent'], {
     cwd: ROOT,
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/root', DATA_DIR: dataDir, PORT: String(port), RATE_SOURCES: 'none' },
     detached: true,
@@ -69,6 +74,8 @@ it('SIGINT to the process group of `npm start`: drains, stops in order, "stopped
     expect(out).not.toMatch(/second signal: exiting now|shutdown took too long|shutdown failed|shutdown step failed/);
     expect(out).not.toMatch(/Unhandled 'error' event|unhandled rejection/i);
     expect(out).not.toMatch(/"level":(50|60)/);
+    // The embedded PostgreSQL stopped after the gateway was done with it: no connection of ours was cut (57P01).
+    expect(out).not.toMatch(/57P01|terminating connection due to administrator command/);
     // Nothing left: no PostgreSQL or chain on that data folder, no pid or state files.
     expect(processesMatching(dataDir)).toEqual([]);
     expect(existsSync(join(dataDir, 'pg', 'postmaster.pid'))).toBe(false);
