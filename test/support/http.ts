@@ -105,5 +105,13 @@ export async function rawHttp(base: string, req: RawRequest, timeoutMs = 15_000)
   } catch {
     /* not JSON */
   }
+  // The contract holds for hostile requests too: whatever the target, a documented path answers as documented.
+  let target: string | null = null;
+  try {
+    target = new URL(req.path, base).href;
+  } catch {
+    /* a target no URL parser accepts routes nowhere in the document */
+  }
+  if (target) checkRestResponse(req.method.toUpperCase(), target, status, rawHeaders['content-type'] ?? null, parsed);
   return { status, headers: new Headers(Object.entries(rawHeaders).filter(([, v]) => /^[\t\x20-\x7e\x80-\xff]*$/.test(v))), body: parsed, text, rawHeaders };
 }

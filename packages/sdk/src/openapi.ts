@@ -3119,6 +3119,25 @@ export interface components {
                 };
             };
         };
+        /** @description REQUEST_TIMEOUT */
+        LoginError408: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 408;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "REQUEST_TIMEOUT";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
         /** @description PAYLOAD_TOO_LARGE */
         LoginError413: {
             headers: {
@@ -3173,6 +3192,25 @@ export interface components {
                     data: {
                         /** @enum {string} */
                         code: "RATE_LIMITED";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        /** @description HEADERS_TOO_LARGE */
+        LoginError431: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 431;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "HEADERS_TOO_LARGE";
                     } & {
                         [key: string]: unknown;
                     };
@@ -3625,9 +3663,11 @@ export interface operations {
             400: components["responses"]["LoginError400"];
             401: components["responses"]["LoginError401"];
             403: components["responses"]["LoginError403"];
+            408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -3660,9 +3700,11 @@ export interface operations {
             400: components["responses"]["LoginError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
+            408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -3696,7 +3738,9 @@ export interface operations {
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
             404: components["responses"]["MeError404"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -3729,7 +3773,9 @@ export interface operations {
             400: components["responses"]["MeError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -3766,9 +3812,11 @@ export interface operations {
             400: components["responses"]["LoginError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["ReauthenticateError403"];
+            408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -3804,9 +3852,11 @@ export interface operations {
             };
             400: components["responses"]["LoginError400"];
             401: components["responses"]["RefreshTokenError401"];
+            408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -3843,9 +3893,11 @@ export interface operations {
             400: components["responses"]["LoginError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["SwitchMerchantError403"];
+            408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -3881,10 +3933,12 @@ export interface operations {
             };
             400: components["responses"]["LoginError400"];
             404: components["responses"]["FaucetError404"];
+            408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             422: components["responses"]["FaucetError422"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -3917,7 +3971,9 @@ export interface operations {
             400: components["responses"]["MeError400"];
             401: components["responses"]["CheckOrderRateError401"];
             403: components["responses"]["MerchantMeError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -3956,7 +4012,9 @@ export interface operations {
             400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -3991,7 +4049,9 @@ export interface operations {
             400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4029,11 +4089,13 @@ export interface operations {
             401: components["responses"]["CheckOrderRateError401"];
             403: components["responses"]["CreateOrderError403"];
             404: components["responses"]["CheckOrderRateError404"];
+            408: components["responses"]["LoginError408"];
             409: components["responses"]["CheckOrderRateError409"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             422: components["responses"]["CheckOrderRateError422"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["CheckOrderRateError503"];
         };
@@ -4071,9 +4133,11 @@ export interface operations {
             401: components["responses"]["CheckOrderRateError401"];
             403: components["responses"]["CreateOrderError403"];
             404: components["responses"]["GetOrderError404"];
+            408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4115,11 +4179,13 @@ export interface operations {
             400: components["responses"]["LoginError400"];
             401: components["responses"]["MerchantMeError401"];
             403: components["responses"]["CreateOrderError403"];
+            408: components["responses"]["LoginError408"];
             409: components["responses"]["CreateOrderError409"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             422: components["responses"]["CreateOrderError422"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4153,7 +4219,9 @@ export interface operations {
             401: components["responses"]["MerchantMeError401"];
             403: components["responses"]["MerchantMeError403"];
             404: components["responses"]["MeError404"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4189,7 +4257,9 @@ export interface operations {
             400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4227,10 +4297,12 @@ export interface operations {
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["CreatePaymentLinkError403"];
             404: components["responses"]["GetPaymentLinkError404"];
+            408: components["responses"]["LoginError408"];
             409: components["responses"]["UpdatePaymentLinkError409"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4267,9 +4339,11 @@ export interface operations {
             400: components["responses"]["LoginError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["CreatePaymentLinkError403"];
+            408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4305,7 +4379,9 @@ export interface operations {
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["CreatePaymentLinkError403"];
             404: components["responses"]["GetPaymentLinkError404"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4341,7 +4417,9 @@ export interface operations {
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["CreatePaymentLinkError403"];
             404: components["responses"]["GetPaymentLinkError404"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4374,7 +4452,9 @@ export interface operations {
             400: components["responses"]["MeError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4409,7 +4489,9 @@ export interface operations {
             400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4448,10 +4530,12 @@ export interface operations {
             400: components["responses"]["LoginError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["ReauthenticateError403"];
+            408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             422: components["responses"]["SetSettlementWalletError422"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4489,7 +4573,9 @@ export interface operations {
             400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["SweepNowError401"];
             403: components["responses"]["SweepNowError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4527,9 +4613,11 @@ export interface operations {
             401: components["responses"]["SweepNowError401"];
             403: components["responses"]["SweepNowError403"];
             404: components["responses"]["SweepNowError404"];
+            408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4562,7 +4650,9 @@ export interface operations {
             400: components["responses"]["MeError400"];
             401: components["responses"]["SweepNowError401"];
             403: components["responses"]["SweepNowError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4598,7 +4688,9 @@ export interface operations {
             400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["SweepNowError401"];
             403: components["responses"]["SweepNowError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4631,7 +4723,9 @@ export interface operations {
             400: components["responses"]["MeError400"];
             401: components["responses"]["SweepNowError401"];
             403: components["responses"]["SweepNowError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4668,9 +4762,11 @@ export interface operations {
             400: components["responses"]["LoginError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
+            408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4701,7 +4797,9 @@ export interface operations {
                 };
             };
             400: components["responses"]["MeError400"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4737,11 +4835,13 @@ export interface operations {
             };
             400: components["responses"]["LoginError400"];
             404: components["responses"]["OpenPaymentLinkError404"];
+            408: components["responses"]["LoginError408"];
             409: components["responses"]["OpenPaymentLinkError409"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             422: components["responses"]["OpenPaymentLinkError422"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4775,7 +4875,9 @@ export interface operations {
             };
             400: components["responses"]["RemoveTeamMemberError400"];
             404: components["responses"]["OpenPaymentLinkError404"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4813,11 +4915,13 @@ export interface operations {
             401: components["responses"]["CheckOrderRateError401"];
             403: components["responses"]["CreateOrderError403"];
             404: components["responses"]["CheckOrderRateError404"];
+            408: components["responses"]["LoginError408"];
             409: components["responses"]["CreateQrError409"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             422: components["responses"]["CreateQrError422"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["CheckOrderRateError503"];
         };
@@ -4855,9 +4959,11 @@ export interface operations {
             401: components["responses"]["CheckOrderRateError401"];
             403: components["responses"]["CreateOrderError403"];
             404: components["responses"]["CheckOrderRateError404"];
+            408: components["responses"]["LoginError408"];
             409: components["responses"]["CreateQrError409"];
             422: components["responses"]["CreateQrError422"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["CheckOrderRateError503"];
         };
@@ -4895,9 +5001,11 @@ export interface operations {
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
             404: components["responses"]["MeError404"];
+            408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4930,7 +5038,9 @@ export interface operations {
             400: components["responses"]["MeError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -4967,10 +5077,12 @@ export interface operations {
             400: components["responses"]["LoginError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
+            408: components["responses"]["LoginError408"];
             409: components["responses"]["InviteTeamMemberError409"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             502: components["responses"]["InviteTeamMemberError502"];
             503: components["responses"]["InviteTeamMemberError503"];
@@ -5007,7 +5119,9 @@ export interface operations {
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
             404: components["responses"]["RevokeTeamInviteError404"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5044,10 +5158,12 @@ export interface operations {
             400: components["responses"]["LoginError400"];
             403: components["responses"]["AcceptTeamInviteError403"];
             404: components["responses"]["AcceptTeamInviteError404"];
+            408: components["responses"]["LoginError408"];
             410: components["responses"]["AcceptTeamInviteError410"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5080,7 +5196,9 @@ export interface operations {
             400: components["responses"]["MeError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5120,10 +5238,12 @@ export interface operations {
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
             404: components["responses"]["ChangeTeamMemberRoleError404"];
+            408: components["responses"]["LoginError408"];
             409: components["responses"]["ChangeTeamMemberRoleError409"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5159,8 +5279,10 @@ export interface operations {
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
             404: components["responses"]["ChangeTeamMemberRoleError404"];
+            408: components["responses"]["LoginError408"];
             409: components["responses"]["ChangeTeamMemberRoleError409"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5196,10 +5318,12 @@ export interface operations {
             };
             400: components["responses"]["LoginError400"];
             404: components["responses"]["FaucetError404"];
+            408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             422: components["responses"]["FaucetError422"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5232,7 +5356,9 @@ export interface operations {
             400: components["responses"]["MeError400"];
             401: components["responses"]["CheckOrderRateError401"];
             403: components["responses"]["MerchantMeError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5271,7 +5397,9 @@ export interface operations {
             400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5306,7 +5434,9 @@ export interface operations {
             400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5344,11 +5474,13 @@ export interface operations {
             401: components["responses"]["CheckOrderRateError401"];
             403: components["responses"]["CreateOrderError403"];
             404: components["responses"]["CheckOrderRateError404"];
+            408: components["responses"]["LoginError408"];
             409: components["responses"]["CheckOrderRateError409"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             422: components["responses"]["CheckOrderRateError422"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["CheckOrderRateError503"];
         };
@@ -5386,9 +5518,11 @@ export interface operations {
             401: components["responses"]["CheckOrderRateError401"];
             403: components["responses"]["CreateOrderError403"];
             404: components["responses"]["GetOrderError404"];
+            408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5430,11 +5564,13 @@ export interface operations {
             400: components["responses"]["LoginError400"];
             401: components["responses"]["MerchantMeError401"];
             403: components["responses"]["CreateOrderError403"];
+            408: components["responses"]["LoginError408"];
             409: components["responses"]["CreateOrderError409"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             422: components["responses"]["CreateOrderError422"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5468,7 +5604,9 @@ export interface operations {
             401: components["responses"]["MerchantMeError401"];
             403: components["responses"]["MerchantMeError403"];
             404: components["responses"]["MeError404"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5504,7 +5642,9 @@ export interface operations {
             400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5542,10 +5682,12 @@ export interface operations {
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["CreatePaymentLinkError403"];
             404: components["responses"]["GetPaymentLinkError404"];
+            408: components["responses"]["LoginError408"];
             409: components["responses"]["UpdatePaymentLinkError409"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5582,9 +5724,11 @@ export interface operations {
             400: components["responses"]["LoginError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["CreatePaymentLinkError403"];
+            408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5620,7 +5764,9 @@ export interface operations {
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["CreatePaymentLinkError403"];
             404: components["responses"]["GetPaymentLinkError404"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5656,7 +5802,9 @@ export interface operations {
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["CreatePaymentLinkError403"];
             404: components["responses"]["GetPaymentLinkError404"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5689,7 +5837,9 @@ export interface operations {
             400: components["responses"]["MeError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5724,7 +5874,9 @@ export interface operations {
             400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5763,10 +5915,12 @@ export interface operations {
             400: components["responses"]["LoginError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["ReauthenticateError403"];
+            408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             422: components["responses"]["SetSettlementWalletError422"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5804,7 +5958,9 @@ export interface operations {
             400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["SweepNowError401"];
             403: components["responses"]["SweepNowError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5842,9 +5998,11 @@ export interface operations {
             401: components["responses"]["SweepNowError401"];
             403: components["responses"]["SweepNowError403"];
             404: components["responses"]["SweepNowError404"];
+            408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5877,7 +6035,9 @@ export interface operations {
             400: components["responses"]["MeError400"];
             401: components["responses"]["SweepNowError401"];
             403: components["responses"]["SweepNowError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5913,7 +6073,9 @@ export interface operations {
             400: components["responses"]["RemoveTeamMemberError400"];
             401: components["responses"]["SweepNowError401"];
             403: components["responses"]["SweepNowError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5946,7 +6108,9 @@ export interface operations {
             400: components["responses"]["MeError400"];
             401: components["responses"]["SweepNowError401"];
             403: components["responses"]["SweepNowError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -5983,9 +6147,11 @@ export interface operations {
             400: components["responses"]["LoginError400"];
             401: components["responses"]["LogoutError401"];
             403: components["responses"]["LogoutError403"];
+            408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -6016,7 +6182,9 @@ export interface operations {
                 };
             };
             400: components["responses"]["MeError400"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -6052,11 +6220,13 @@ export interface operations {
             };
             400: components["responses"]["LoginError400"];
             404: components["responses"]["OpenPaymentLinkError404"];
+            408: components["responses"]["LoginError408"];
             409: components["responses"]["OpenPaymentLinkError409"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             422: components["responses"]["OpenPaymentLinkError422"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -6090,7 +6260,9 @@ export interface operations {
             };
             400: components["responses"]["RemoveTeamMemberError400"];
             404: components["responses"]["OpenPaymentLinkError404"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["LoginError503"];
         };
@@ -6128,11 +6300,13 @@ export interface operations {
             401: components["responses"]["CheckOrderRateError401"];
             403: components["responses"]["CreateOrderError403"];
             404: components["responses"]["CheckOrderRateError404"];
+            408: components["responses"]["LoginError408"];
             409: components["responses"]["CreateQrError409"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             422: components["responses"]["CreateQrError422"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["CheckOrderRateError503"];
         };
@@ -6170,9 +6344,11 @@ export interface operations {
             401: components["responses"]["CheckOrderRateError401"];
             403: components["responses"]["CreateOrderError403"];
             404: components["responses"]["CheckOrderRateError404"];
+            408: components["responses"]["LoginError408"];
             409: components["responses"]["CreateQrError409"];
             422: components["responses"]["CreateQrError422"];
             429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
             503: components["responses"]["CheckOrderRateError503"];
         };

@@ -48,8 +48,9 @@ export function rateBudgets(config: Pick<Config, `RATE_LIMIT_${string}` & keyof 
   };
 }
 
-// Codes every route may answer: crafted requests, the rate limit, the server's own trouble.
-const ANY_ROUTE: ErrorCode[] = ['BAD_REQUEST', 'RATE_LIMITED', 'INTERNAL', 'SERVICE_UNAVAILABLE'];
+// Codes every route may answer: crafted requests (the HTTP parser's own refusals: headers too large,
+// a request that never finishes), the rate limit, the server's own trouble.
+const ANY_ROUTE: ErrorCode[] = ['BAD_REQUEST', 'HEADERS_TOO_LARGE', 'REQUEST_TIMEOUT', 'RATE_LIMITED', 'INTERNAL', 'SERVICE_UNAVAILABLE'];
 const WITH_BODY: ErrorCode[] = ['MALFORMED_JSON', 'VALIDATION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];
 const API_KEY: ErrorCode[] = ['UNAUTHENTICATED', 'INVALID_API_KEY', 'IP_NOT_ALLOWED', 'WRONG_ENVIRONMENT', 'SCOPE_DENIED', 'FORBIDDEN'];
 // REAUTHENTICATION_REQUIRED: the sensitive operations (docs/security.md) want the password again on the session.
