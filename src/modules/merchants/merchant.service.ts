@@ -1,5 +1,5 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { requireDashboard, requireFreshAuth, requireMerchant, requireOwner } from '../../common/access.js';
+import { requireDashboardSession, requireFreshAuth, requireMerchant, requireOwner } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
 import { ENVIRONMENTS, type Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
@@ -73,7 +73,8 @@ export class MerchantService {
 
   /** The signed-in dashboard user and their merchant. */
   async profile(ctx: RequestContext): Promise<{ user: DashboardUser; merchant: Merchant }> {
-    const caller = requireDashboard(ctx);
+    // Who am I: also for a session that must still enrol a second factor (the merchant's policy).
+    const caller = requireDashboardSession(ctx);
     const user = await ctx.em.findOneOrFail(DashboardUser, caller.userId, { populate: ['merchant'] });
     return { user, merchant: user.merchant };
   }
