@@ -146,7 +146,10 @@ it('register a passkey, sign in with it as the second step, re-authenticate with
   const listed = (await gql(gw.url, PasskeysDocument, {}, session)).data!.passkeys;
   expect(listed).toHaveLength(1);
   expect(listed[0]!.lastUsedAt).not.toBeNull();
-  // Removal needs a fresh session: the first session's password-only freshness stopped counting when the passkey was added.
+  // Removal needs a fresh session. The registering session proved password and passkey; once its window
+  // passes (moved back in the database rather than waited for) it must re-authenticate first.
+  const sid = (JSON.parse(Buffer.from(token.split('.')[1]!, 'base64url').toString()) as { sid: string }).sid;
+  await gw.app.orm.em.fork().getConnection().execute(`update sessions set reauthenticated_at = now() - interval '301 seconds' where id = ?`, [sid]);
   expect(code(await gql(gw.url, RemovePasskeyDocument, { id: listed[0]!.id }, auth))).toBe('REAUTHENTICATION_REQUIRED');
   expect((await gql(gw.url, RemovePasskeyDocument, { id: listed[0]!.id }, session)).errors).toBeUndefined();
   expect((await gql(gw.url, SecondFactorStatusDocument, {}, session)).data!.secondFactorStatus).toMatchObject({ passkeys: [], recoveryCodesRemaining: 0 });

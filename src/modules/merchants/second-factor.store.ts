@@ -121,9 +121,10 @@ export const secondFactorStore = {
   ): Promise<PasskeyRow> {
     const [row] = await em.execute<PasskeyRow[]>(
       `insert into user_passkeys (id, user_id, credential_id, public_key, counter, transports, name, device_type, backed_up)
-       values (?, ?, ?, ?, ?, ?::text[], ?, ?, ?)
+       values (?, ?, ?, ?, ?, string_to_array(?, ','), ?, ?, ?)
        returning id, credential_id, public_key, counter::text as counter, transports, name, device_type, backed_up, created_at, last_used_at`,
-      [randomUUID(), p.userId, p.credentialId, p.publicKey, p.counter, p.transports, p.name, p.deviceType, p.backedUp],
+      // Transports as one comma-joined text (names like "internal", "hybrid"): an array binding would be expanded into a list.
+      [randomUUID(), p.userId, p.credentialId, p.publicKey, p.counter, p.transports?.length ? p.transports.join(',') : null, p.name, p.deviceType, p.backedUp],
     );
     return row!;
   },
