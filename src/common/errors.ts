@@ -21,7 +21,7 @@ export const ErrorCodes = {
   FORBIDDEN: 403,
   INVALID_PASSWORD: 403,
   REAUTHENTICATION_REQUIRED: 403,
-  // Second factor (docs/api.md "Dashboard sign-in"): the login or re-authentication needs one; the
+  // Second factor (docs/api.md "Second factor (TOTP, passkeys, recovery codes)"): the login or re-authentication needs one; the
   // one given is wrong, or was used already; the merchant's policy wants one enrolled first.
   SECOND_FACTOR_REQUIRED: 403,
   INVALID_SECOND_FACTOR: 403,

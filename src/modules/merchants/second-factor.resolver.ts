@@ -7,7 +7,7 @@ import { AuthPayload } from './merchant.types.js';
 import { PasskeyRegistered, Passkey, SecondFactorEnrolled, SecondFactorInput, SecondFactorStatus, TotpEnrolment, toPasskey } from './second-factor.types.js';
 
 /**
- * Second factors over GraphQL (docs/api.md "Dashboard sign-in"): the login's second step, enrolment
+ * Second factors over GraphQL (docs/api.md "Second factor (TOTP, passkeys, recovery codes)"): the login's second step, enrolment
  * (authenticator app, passkeys, recovery codes) and the merchant's policy. Every field a session may
  * use before it has enrolled under the policy carries the ENROLMENT role.
  */
