@@ -69,23 +69,23 @@ afterAll(async () => {
   await gw?.close();
 });
 
-/** navigator.credentials.create in the page with the server's creation options; the credential as JSON. */
-function browserCreate(options: unknown): Promise<Record<string, unknown>> {
-  return page.evaluate(async (json) => {
-    const publicKey = PublicKeyCredential.parseCreationOptionsFromJSON(json as PublicKeyCredentialCreationOptionsJSON);
-    const cred = (await navigator.credentials.create({ publicKey })) as PublicKeyCredential;
-    return cred.toJSON() as unknown as Record<string, unknown>;
-  }, options);
+/**
+ * Runs in the page (a string, as the project's TypeScript has no DOM types): the options JSON through
+ * PublicKeyCredential.parse…OptionsFromJSON, the ceremony, the credential back as `toJSON()`.
+ */
+function inPage(call: 'create' | 'get', options: unknown): Promise<Record<string, unknown>> {
+  const parse = call === 'create' ? 'parseCreationOptionsFromJSON' : 'parseRequestOptionsFromJSON';
+  return page.evaluate(`(async () => {
+    const publicKey = PublicKeyCredential.${parse}(${JSON.stringify(options)});
+    const cred = await navigator.credentials.${call}({ publicKey });
+    return cred.toJSON();
+  })()`) as Promise<Record<string, unknown>>;
 }
 
+/** navigator.credentials.create in the page with the server's creation options; the credential as JSON. */
+const browserCreate = (options: unknown) => inPage('create', options);
 /** navigator.credentials.get in the page with the server's request options; the assertion as JSON. */
-function browserGet(options: unknown): Promise<Record<string, unknown>> {
-  return page.evaluate(async (json) => {
-    const publicKey = PublicKeyCredential.parseRequestOptionsFromJSON(json as PublicKeyCredentialRequestOptionsJSON);
-    const cred = (await navigator.credentials.get({ publicKey })) as PublicKeyCredential;
-    return cred.toJSON() as unknown as Record<string, unknown>;
-  }, options);
-}
+const browserGet = (options: unknown) => inPage('get', options);
 
 it('register a passkey, sign in with it as the second step, re-authenticate with it, remove it', async () => {
   const m = await createMerchant(gw.app);
