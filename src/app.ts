@@ -9,6 +9,7 @@ import { DepositService } from './modules/deposits/deposit.service.js';
 import { HdWalletService } from './modules/deposits/hd-wallet.service.js';
 import { ApiKeyService } from './modules/merchants/api-key.service.js';
 import { AuthService } from './modules/merchants/auth.service.js';
+import { SecondFactorService } from './modules/merchants/second-factor.service.js';
 import { MerchantService } from './modules/merchants/merchant.service.js';
 import { CheckoutKeyService } from './modules/orders/checkout-key.service.js';
 import { OrderStatusService } from './modules/orders/order-status.service.js';
@@ -49,6 +50,7 @@ export interface App {
   rateLimits: RateLimits;
   apiKeys: ApiKeyService;
   auth: AuthService;
+  secondFactors: SecondFactorService;
   merchants: MerchantService;
   checkoutKeys: CheckoutKeyService;
   tokens: TokenService;
@@ -116,11 +118,24 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
     metrics.rateLimitBatches.inc();
     metrics.rateLimitHits.inc(hits);
   });
+  const throttleAccount = async (account: string) => void (await rateLimits.consume('account', account));
+  const secondFactors = new SecondFactorService({
+    box,
+    // Read per use: a test server's PUBLIC_BASE_URL gets its port after listen.
+    relyingParty: () => {
+      const u = new URL(config.PUBLIC_BASE_URL);
+      return { id: u.hostname, origin: u.origin, name: 'Crypto Payment Gateway' };
+    },
+    challengeTtlS: 300,
+    maxAttempts: 5,
+    throttleAccount,
+  });
   const auth = new AuthService({
+    secondFactors,
     jwtSecret: config.JWT_SECRET,
     accessTtlS: config.ACCESS_TOKEN_TTL_S,
     refreshTtlS: config.REFRESH_TOKEN_TTL_S,
-    throttleAccount: async (account) => void (await rateLimits.consume('account', account)),
+    throttleAccount,
     reauthWindowS: config.REAUTH_WINDOW_S,
   });
   const merchants = new MerchantService(apiKeys, { httpsLogos: config.NODE_ENV === 'production' });
@@ -204,5 +219,5 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
     throttleAccount: async (account) => void (await rateLimits.consume('account', account)),
     log,
   });
-  return { teams, sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics };
+  return { teams, sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, secondFactors, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics };
 }

@@ -13,10 +13,21 @@ export type MerchantCaller = Exclude<Caller, { kind: 'anonymous' }>;
 export type DashboardCaller = Extract<Caller, { kind: 'dashboard' }>;
 export type ApiKeyCaller = Extract<Caller, { kind: 'apiKey' }>;
 
+/**
+ * The merchant requires a second factor and this user has none yet: the session may only enrol one
+ * (and read who it is, re-authenticate, log out). Every other check below refuses it.
+ */
+function refuseEnrolmentPending(caller: Caller): void {
+  if (caller.kind === 'dashboard' && caller.enrolmentRequired) {
+    throw new DomainError('SECOND_FACTOR_ENROLMENT_REQUIRED', 'Your merchant requires a second factor: set up an authenticator app or a passkey first');
+  }
+}
+
 /** Any credential that names a merchant (API key, checkout key, dashboard session). */
 export function requireMerchant(ctx: Pick<RequestContext, 'caller'>): MerchantCaller {
   const { caller } = ctx;
   if (caller.kind === 'anonymous') throw new DomainError('UNAUTHENTICATED', 'Authentication required');
+  refuseEnrolmentPending(caller);
   return caller;
 }
 
@@ -27,6 +38,7 @@ export function requireMerchant(ctx: Pick<RequestContext, 'caller'>): MerchantCa
 export function requireMerchantWide(ctx: Pick<RequestContext, 'caller'>, what: string, permission?: Permission): Exclude<MerchantCaller, { kind: 'checkout' }> {
   const { caller } = ctx;
   if (caller.kind === 'anonymous' || caller.kind === 'checkout') throw new DomainError('FORBIDDEN', `${what} needs a merchant credential`);
+  refuseEnrolmentPending(caller);
   if (permission && caller.kind === 'dashboard') refuseRole(caller, permission);
   return caller;
 }
@@ -44,10 +56,36 @@ export function requireApiKey(ctx: Pick<RequestContext, 'caller'>): ApiKeyCaller
  * feature that exists only in the dashboard); without it any other caller is simply not signed in.
  */
 export function requireDashboard(ctx: Pick<RequestContext, 'caller'>, elsewhere?: string): DashboardCaller {
+  const caller = requireDashboardSession(ctx, elsewhere);
+  refuseEnrolmentPending(caller);
+  return caller;
+}
+
+/**
+ * Any dashboard session, including one that must still enrol a second factor (the merchant's policy):
+ * only for the user's own sign-in matters (who am I, re-authenticate, log out, manage second factors).
+ */
+export function requireDashboardSession(ctx: Pick<RequestContext, 'caller'>, elsewhere?: string): DashboardCaller {
   const { caller } = ctx;
   if (caller.kind === 'dashboard') return caller;
   if (elsewhere && caller.kind !== 'anonymous') throw new DomainError('FORBIDDEN', elsewhere);
   throw new DomainError('UNAUTHENTICATED', 'Dashboard login required');
+}
+
+/**
+ * The user's own second factors (enrol, remove, regenerate recovery codes): any role, on a session
+ * fresh from `reauthenticate` — password, and the second factor when the user has one.
+ */
+export function requireFreshSession(ctx: Pick<RequestContext, 'caller'>, action: string): DashboardCaller {
+  const caller = requireDashboardSession(ctx);
+  refuseStale(caller, action);
+  return caller;
+}
+
+function refuseStale(caller: DashboardCaller, action: string): void {
+  if (!caller.reauthUntil || caller.reauthUntil <= Date.now()) {
+    throw new DomainError('REAUTHENTICATION_REQUIRED', `To ${action}, confirm your password (and your second factor, when you have one) first (reauthenticate); it counts for a few minutes`);
+  }
 }
 
 /**
@@ -70,15 +108,14 @@ function refuseRole(caller: DashboardCaller, permission: Permission): void {
 /**
  * A sensitive operation (rotating an API key, the notification URL, the sweep schedule, team
  * changes): a member whose role has `permission` and whose session proved the password again
- * (`reauthenticate`) within `REAUTH_WINDOW_S`. A stolen access token alone — valid for its 15
- * minutes — cannot do these. The role is checked first, so a viewer or another credential gets the
- * same code as before. `action` completes "To …, confirm your password first".
+ * (`reauthenticate`) within `REAUTH_WINDOW_S` — and, when the user has a second factor, that factor
+ * too (AuthService.authenticate computes `reauthUntil` from both). A stolen access token alone —
+ * valid for its 15 minutes — cannot do these. The role is checked first, so a viewer or another
+ * credential gets the same code as before. `action` completes "To …, confirm your password first".
  */
 export function requireFreshAuth(ctx: Pick<RequestContext, 'caller'>, permission: Permission, action: string, elsewhere?: string): DashboardCaller {
   const caller = requirePermission(ctx, permission, elsewhere);
-  if (!caller.reauthUntil || caller.reauthUntil <= Date.now()) {
-    throw new DomainError('REAUTHENTICATION_REQUIRED', `To ${action}, confirm your password first (reauthenticate); it counts for a few minutes`);
-  }
+  refuseStale(caller, action);
   return caller;
 }
 

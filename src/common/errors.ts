@@ -21,6 +21,13 @@ export const ErrorCodes = {
   FORBIDDEN: 403,
   INVALID_PASSWORD: 403,
   REAUTHENTICATION_REQUIRED: 403,
+  // Second factor (docs/api.md "Second factor (TOTP, passkeys, recovery codes)"): the login or re-authentication needs one; the
+  // one given is wrong, or was used already; the merchant's policy wants one enrolled first.
+  SECOND_FACTOR_REQUIRED: 403,
+  INVALID_SECOND_FACTOR: 403,
+  SECOND_FACTOR_REUSED: 403,
+  SECOND_FACTOR_ENROLMENT_REQUIRED: 403,
+  CHALLENGE_EXPIRED: 401,
   WRONG_ENVIRONMENT: 403,
   MERCHANT_MISMATCH: 403,
   SCOPE_DENIED: 403,
@@ -41,6 +48,9 @@ export const ErrorCodes = {
   REQUEST_TIMEOUT: 408,
   CONFLICT: 409,
   EMAIL_TAKEN: 409,
+  SECOND_FACTOR_STATE: 409,
+  SECOND_FACTOR_REQUIRED_BY_POLICY: 409,
+  PASSKEY_NOT_FOUND: 404,
   DUPLICATE_ORDER_NO: 409,
   ORDER_CLOSED: 409,
   ORDER_EXPIRED: 409,

@@ -34,6 +34,7 @@ export const PERMISSIONS = {
   'webhooks.manage': { roles: ['owner', 'admin', 'developer'], action: 'change the notification URL, see or rotate webhook signing secrets, redeliver or test webhooks' },
   'settlement.read': { roles: ['owner', 'admin', 'finance', 'viewer'], action: 'see settlement addresses, sweeps, sweep balances and holds' },
   'settlement.manage': { roles: ['owner'], action: 'change settlement addresses' },
+  'security.manage': { roles: ['owner', 'admin'], action: 'require a second factor of every member (the two-factor policy)' },
   'sweeps.manage': { roles: ['owner', 'admin'], action: 'change the sweep schedule or ask for a sweep' },
   'team.read': { roles: ['owner', 'admin'], action: 'see team members and pending invites' },
   'team.manage': { roles: ['owner', 'admin'], action: 'invite, re-role or remove members (not owners) and revoke invites' },

@@ -2,6 +2,7 @@ import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphq
 import 'reflect-metadata';
 import { buildSchema, type NonEmptyArray } from 'type-graphql';
 import { MerchantResolver } from '../modules/merchants/merchant.resolver.js';
+import { SecondFactorResolver } from '../modules/merchants/second-factor.resolver.js';
 import { PaymentLinkConnectionResolver, PaymentLinkResolver } from '../modules/payment-links/payment-link.resolver.js';
 import { OrderConnectionResolver, OrderResolver } from '../modules/orders/order.resolver.js';
 import { MerchantEventResolver } from '../modules/orders/merchant-event.resolver.js';
@@ -18,7 +19,7 @@ import { DateTimeScalar } from './scalars.js';
 import { createGatewayPubSub, registerSchemaPubSub, type GatewayPubSub } from './pubsub.js';
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-export const resolvers: NonEmptyArray<Function> = [MerchantResolver, OrderResolver, OrderConnectionResolver, PaymentLinkResolver,
+export const resolvers: NonEmptyArray<Function> = [MerchantResolver, SecondFactorResolver, OrderResolver, OrderConnectionResolver, PaymentLinkResolver,
   PaymentLinkConnectionResolver,
   PaymentResolver,
   PaymentConnectionResolver,

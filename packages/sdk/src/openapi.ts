@@ -13,8 +13,28 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Dashboard sign-in: an access token (JWT) and a refresh token */
+        /**
+         * Dashboard sign-in: an access token (JWT) and a refresh token
+         * @description A user with a second factor gets no tokens here: 403 SECOND_FACTOR_REQUIRED whose `data` carries `challenge_token` (valid 5 minutes, 5 wrong answers), `challenge_expired_at` (Unix seconds) and `methods` (totp, passkey, recovery_code); POST /auth/login/second-factor finishes the sign-in.
+         */
         post: operations["login"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/auth/login/second-factor": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** The login’s second step: the challenge token and one of totp_code, recovery_code or passkey (a WebAuthn assertion; its options come from GraphQL loginPasskeyOptions) */
+        post: operations["loginSecondFactor"];
         delete?: never;
         options?: never;
         head?: never;
@@ -81,7 +101,7 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Give the password again: sensitive operations on this session (rotate an API key, notification URL, sweep schedule, …) for REAUTH_WINDOW_S */
+        /** Give the password again — and the second factor, when the user has one: sensitive operations on this session (rotate an API key, notification URL, sweep schedule, …) for REAUTH_WINDOW_S */
         post: operations["reauthenticate"];
         delete?: never;
         options?: never;
@@ -2131,6 +2151,23 @@ export interface components {
             expired_at: number;
             refresh_expired_at: number;
         };
+        LoginSecondFactorBody: {
+            totp_code?: string;
+            recovery_code?: string;
+            passkey?: {
+                [key: string]: unknown;
+            };
+            challenge_token: string;
+        };
+        LoginSecondFactorData: {
+            /** @description Access token (JWT): `Authorization: Bearer <token>` */
+            token: string;
+            refresh_token: string;
+            token_type: string;
+            expires_in: number;
+            expired_at: number;
+            refresh_expired_at: number;
+        };
         LogoutData: Record<string, never>;
         MeData: {
             user: {
@@ -2274,11 +2311,18 @@ export interface components {
             updated_at: number;
         };
         ReauthenticateBody: {
+            totp_code?: string;
+            recovery_code?: string;
+            passkey?: {
+                [key: string]: unknown;
+            };
             password: string;
         };
         ReauthenticateData: {
             /** @description Unix seconds */
             reauthenticated_until: number;
+            /** @description The second factor given, or null for a user without one */
+            second_factor: ("totp" | "recovery_code" | "passkey") | null;
         };
         RefreshTokenBody: {
             refresh_token: string;
@@ -2872,7 +2916,7 @@ export interface components {
                 };
             };
         };
-        /** @description FORBIDDEN, REAUTHENTICATION_REQUIRED, WRONG_ENVIRONMENT, MERCHANT_MISMATCH */
+        /** @description FORBIDDEN, REAUTHENTICATION_REQUIRED, SECOND_FACTOR_ENROLMENT_REQUIRED, WRONG_ENVIRONMENT, MERCHANT_MISMATCH */
         CreatePaymentLinkError403: {
             headers: {
                 [name: string]: unknown;
@@ -2884,7 +2928,7 @@ export interface components {
                     message: string;
                     data: {
                         /** @enum {string} */
-                        code: "FORBIDDEN" | "REAUTHENTICATION_REQUIRED" | "WRONG_ENVIRONMENT" | "MERCHANT_MISMATCH";
+                        code: "FORBIDDEN" | "REAUTHENTICATION_REQUIRED" | "SECOND_FACTOR_ENROLMENT_REQUIRED" | "WRONG_ENVIRONMENT" | "MERCHANT_MISMATCH";
                     } & {
                         [key: string]: unknown;
                     };
@@ -3100,7 +3144,7 @@ export interface components {
                 };
             };
         };
-        /** @description NO_MEMBERSHIP */
+        /** @description NO_MEMBERSHIP, SECOND_FACTOR_REQUIRED */
         LoginError403: {
             headers: {
                 [name: string]: unknown;
@@ -3112,7 +3156,7 @@ export interface components {
                     message: string;
                     data: {
                         /** @enum {string} */
-                        code: "NO_MEMBERSHIP";
+                        code: "NO_MEMBERSHIP" | "SECOND_FACTOR_REQUIRED";
                     } & {
                         [key: string]: unknown;
                     };
@@ -3255,6 +3299,44 @@ export interface components {
                 };
             };
         };
+        /** @description CHALLENGE_EXPIRED */
+        LoginSecondFactorError401: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 401;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "CHALLENGE_EXPIRED";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        /** @description INVALID_SECOND_FACTOR, SECOND_FACTOR_REUSED, NO_MEMBERSHIP */
+        LoginSecondFactorError403: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 403;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "INVALID_SECOND_FACTOR" | "SECOND_FACTOR_REUSED" | "NO_MEMBERSHIP";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
         /** @description UNAUTHENTICATED, INVALID_TOKEN, SESSION_REVOKED */
         LogoutError401: {
             headers: {
@@ -3274,7 +3356,7 @@ export interface components {
                 };
             };
         };
-        /** @description FORBIDDEN, REAUTHENTICATION_REQUIRED, WRONG_ENVIRONMENT */
+        /** @description FORBIDDEN, REAUTHENTICATION_REQUIRED, SECOND_FACTOR_ENROLMENT_REQUIRED, WRONG_ENVIRONMENT */
         LogoutError403: {
             headers: {
                 [name: string]: unknown;
@@ -3286,7 +3368,7 @@ export interface components {
                     message: string;
                     data: {
                         /** @enum {string} */
-                        code: "FORBIDDEN" | "REAUTHENTICATION_REQUIRED" | "WRONG_ENVIRONMENT";
+                        code: "FORBIDDEN" | "REAUTHENTICATION_REQUIRED" | "SECOND_FACTOR_ENROLMENT_REQUIRED" | "WRONG_ENVIRONMENT";
                     } & {
                         [key: string]: unknown;
                     };
@@ -3426,7 +3508,26 @@ export interface components {
                 };
             };
         };
-        /** @description FORBIDDEN, REAUTHENTICATION_REQUIRED, WRONG_ENVIRONMENT, INVALID_PASSWORD */
+        /** @description UNAUTHENTICATED, INVALID_TOKEN, SESSION_REVOKED, CHALLENGE_EXPIRED */
+        ReauthenticateError401: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 401;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_TOKEN" | "SESSION_REVOKED" | "CHALLENGE_EXPIRED";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        /** @description FORBIDDEN, REAUTHENTICATION_REQUIRED, SECOND_FACTOR_ENROLMENT_REQUIRED, WRONG_ENVIRONMENT, INVALID_PASSWORD, SECOND_FACTOR_REQUIRED, INVALID_SECOND_FACTOR, SECOND_FACTOR_REUSED */
         ReauthenticateError403: {
             headers: {
                 [name: string]: unknown;
@@ -3438,7 +3539,7 @@ export interface components {
                     message: string;
                     data: {
                         /** @enum {string} */
-                        code: "FORBIDDEN" | "REAUTHENTICATION_REQUIRED" | "WRONG_ENVIRONMENT" | "INVALID_PASSWORD";
+                        code: "FORBIDDEN" | "REAUTHENTICATION_REQUIRED" | "SECOND_FACTOR_ENROLMENT_REQUIRED" | "WRONG_ENVIRONMENT" | "INVALID_PASSWORD" | "SECOND_FACTOR_REQUIRED" | "INVALID_SECOND_FACTOR" | "SECOND_FACTOR_REUSED";
                     } & {
                         [key: string]: unknown;
                     };
@@ -3502,6 +3603,25 @@ export interface components {
                 };
             };
         };
+        /** @description FORBIDDEN, REAUTHENTICATION_REQUIRED, SECOND_FACTOR_ENROLMENT_REQUIRED, WRONG_ENVIRONMENT, INVALID_PASSWORD */
+        SetSettlementWalletError403: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 403;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "FORBIDDEN" | "REAUTHENTICATION_REQUIRED" | "SECOND_FACTOR_ENROLMENT_REQUIRED" | "WRONG_ENVIRONMENT" | "INVALID_PASSWORD";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
         /** @description INVALID_SETTLEMENT_ADDRESS, SETTLEMENT_ADDRESS_REFUSED */
         SetSettlementWalletError422: {
             headers: {
@@ -3540,7 +3660,7 @@ export interface components {
                 };
             };
         };
-        /** @description IP_NOT_ALLOWED, WRONG_ENVIRONMENT, SCOPE_DENIED, FORBIDDEN, REAUTHENTICATION_REQUIRED */
+        /** @description IP_NOT_ALLOWED, WRONG_ENVIRONMENT, SCOPE_DENIED, FORBIDDEN, REAUTHENTICATION_REQUIRED, SECOND_FACTOR_ENROLMENT_REQUIRED */
         SweepNowError403: {
             headers: {
                 [name: string]: unknown;
@@ -3552,7 +3672,7 @@ export interface components {
                     message: string;
                     data: {
                         /** @enum {string} */
-                        code: "IP_NOT_ALLOWED" | "WRONG_ENVIRONMENT" | "SCOPE_DENIED" | "FORBIDDEN" | "REAUTHENTICATION_REQUIRED";
+                        code: "IP_NOT_ALLOWED" | "WRONG_ENVIRONMENT" | "SCOPE_DENIED" | "FORBIDDEN" | "REAUTHENTICATION_REQUIRED" | "SECOND_FACTOR_ENROLMENT_REQUIRED";
                     } & {
                         [key: string]: unknown;
                     };
@@ -3578,7 +3698,7 @@ export interface components {
                 };
             };
         };
-        /** @description FORBIDDEN, REAUTHENTICATION_REQUIRED, WRONG_ENVIRONMENT, NOT_A_MEMBER */
+        /** @description FORBIDDEN, REAUTHENTICATION_REQUIRED, SECOND_FACTOR_ENROLMENT_REQUIRED, WRONG_ENVIRONMENT, NOT_A_MEMBER */
         SwitchMerchantError403: {
             headers: {
                 [name: string]: unknown;
@@ -3590,7 +3710,7 @@ export interface components {
                     message: string;
                     data: {
                         /** @enum {string} */
-                        code: "FORBIDDEN" | "REAUTHENTICATION_REQUIRED" | "WRONG_ENVIRONMENT" | "NOT_A_MEMBER";
+                        code: "FORBIDDEN" | "REAUTHENTICATION_REQUIRED" | "SECOND_FACTOR_ENROLMENT_REQUIRED" | "WRONG_ENVIRONMENT" | "NOT_A_MEMBER";
                     } & {
                         [key: string]: unknown;
                     };
@@ -3663,6 +3783,47 @@ export interface operations {
             400: components["responses"]["LoginError400"];
             401: components["responses"]["LoginError401"];
             403: components["responses"]["LoginError403"];
+            408: components["responses"]["LoginError408"];
+            413: components["responses"]["LoginError413"];
+            415: components["responses"]["LoginError415"];
+            429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
+            500: components["responses"]["LoginError500"];
+            503: components["responses"]["LoginError503"];
+        };
+    };
+    loginSecondFactor: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LoginSecondFactorBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status_code: 200;
+                        message: string;
+                        data: components["schemas"]["LoginSecondFactorData"];
+                    };
+                };
+            };
+            400: components["responses"]["LoginError400"];
+            401: components["responses"]["LoginSecondFactorError401"];
+            403: components["responses"]["LoginSecondFactorError403"];
             408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
@@ -3810,7 +3971,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["LoginError400"];
-            401: components["responses"]["LogoutError401"];
+            401: components["responses"]["ReauthenticateError401"];
             403: components["responses"]["ReauthenticateError403"];
             408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
@@ -4529,7 +4690,7 @@ export interface operations {
             };
             400: components["responses"]["LoginError400"];
             401: components["responses"]["LogoutError401"];
-            403: components["responses"]["ReauthenticateError403"];
+            403: components["responses"]["SetSettlementWalletError403"];
             408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
@@ -5914,7 +6075,7 @@ export interface operations {
             };
             400: components["responses"]["LoginError400"];
             401: components["responses"]["LogoutError401"];
-            403: components["responses"]["ReauthenticateError403"];
+            403: components["responses"]["SetSettlementWalletError403"];
             408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { errors as joseErrors, jwtVerify, SignJWT } from 'jose';
-import { requireDashboard, type DashboardCaller } from '../../common/access.js';
+import { requireDashboardSession, type DashboardCaller } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
 import { randomToken, sha256Hex } from '../../common/crypto.js';
 import { DomainError } from '../../common/errors.js';
@@ -9,6 +9,7 @@ import { parseInput } from '../../common/validation.js';
 import { DashboardUser } from './dashboard-user.entity.js';
 import { loginCommand, refreshCommand, type LoginCommand, type RefreshCommand } from './merchant.commands.js';
 import { verifyPassword } from './password.js';
+import type { LoginChallenge, SecondFactorMethod, SecondFactorProof, SecondFactorService } from './second-factor.service.js';
 import { RefreshToken, Session } from './session.entity.js';
 
 export interface TokenPair {
@@ -36,6 +37,19 @@ export interface MembershipView {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/**
+ * What a right password gets: the session, or — when the user has a second factor — a short-lived
+ * challenge that `completeLogin` exchanges for the session with a TOTP code, a recovery code or a passkey.
+ */
+export type LoginOutcome = { kind: 'session'; pair: TokenPair; userId: string } | { kind: 'second_factor'; challenge: LoginChallenge; userId: string };
+
+/** What `reauthenticate` proved, and until when the session counts as fresh. */
+export interface Reauthentication {
+  until: Date;
+  /** The second factor used, when the user has one. */
+  secondFactor: SecondFactorMethod | null;
+}
+
 export interface AuthOptions {
   jwtSecret: string;
   accessTtlS: number;
@@ -44,6 +58,8 @@ export interface AuthOptions {
   throttleAccount?: (accountHash: string) => Promise<void>;
   /** How long a `reauthenticate` makes the session fresh for sensitive operations (REAUTH_WINDOW_S). */
   reauthWindowS?: number;
+  /** Second factors (TOTP, recovery codes, passkeys); without it login is password-only. */
+  secondFactors?: SecondFactorService;
 }
 
 const ISSUER = 'crypto-payment-gateway';
@@ -62,7 +78,11 @@ export class AuthService {
     this.key = new TextEncoder().encode(opts.jwtSecret);
   }
 
-  async login(ctx: RequestContext, cmd: LoginCommand): Promise<TokenPair> {
+  /**
+   * Password sign-in. A user with a second factor gets a challenge instead of the session (the
+   * transports turn it into SECOND_FACTOR_REQUIRED carrying the challenge token).
+   */
+  async login(ctx: RequestContext, cmd: LoginCommand): Promise<LoginOutcome> {
     const { em } = ctx;
     const { email, password } = parseInput(loginCommand, cmd);
     const normalised = email.trim().toLowerCase();
@@ -73,6 +93,26 @@ export class AuthService {
     const ok = await verifyPassword(user?.passwordHash ?? null, password);
     if (!user || !ok) throw new DomainError('INVALID_CREDENTIALS', 'Invalid email or password');
     const merchantId = await this.defaultMerchant(em, user.id);
+    const sf = this.opts.secondFactors;
+    if (sf && (await sf.hasFactor(em, user.id))) return { kind: 'second_factor', challenge: await sf.loginChallenge(em, user.id), userId: user.id };
+    return { kind: 'session', pair: await this.openSession(em, user, merchantId), userId: user.id };
+  }
+
+  /**
+   * The login's second step: the challenge from `login` and one second factor → the session, acting
+   * for the user's oldest membership (as a login without a second factor).
+   */
+  async completeLogin(ctx: RequestContext, challengeToken: unknown, proof: SecondFactorProof): Promise<{ pair: TokenPair; userId: string; method: SecondFactorMethod }> {
+    const sf = this.opts.secondFactors;
+    if (!sf) throw new DomainError('CHALLENGE_EXPIRED', 'Unknown or expired sign-in step; log in again');
+    const { userId, method } = await sf.completeLogin(ctx, challengeToken, proof);
+    const user = await ctx.em.findOne(DashboardUser, { id: userId });
+    if (!user) throw new DomainError('CHALLENGE_EXPIRED', 'Unknown or expired sign-in step; log in again');
+    const merchantId = await this.defaultMerchant(ctx.em, user.id);
+    return { pair: await this.openSession(ctx.em, user, merchantId), userId, method };
+  }
+
+  private openSession(em: EntityManager, user: DashboardUser, merchantId: string): Promise<TokenPair> {
     return em.transactional(async (tx) => {
       const session = tx.create(Session, { user: user.id, merchant: merchantId, expiresAt: new Date(Date.now() + this.opts.refreshTtlS * 1000) });
       const pair = await this.issue(tx, session, user);
@@ -112,29 +152,38 @@ export class AuthService {
   }
 
   async logout(ctx: RequestContext): Promise<void> {
-    const caller = requireDashboard(ctx);
+    const caller = requireDashboardSession(ctx);
     await ctx.em.nativeUpdate(Session, { id: caller.sessionId, revokedAt: null }, { revokedAt: new Date(), revokedReason: 'logout' });
   }
 
   /**
-   * The password again, on the current session: for `REAUTH_WINDOW_S` the session may do sensitive
-   * operations (access.ts requireFreshAuth). Counted against the account's login budget, checked in
-   * constant time (a dummy hash when the user is gone). Returns until when it counts.
+   * The password again — and the second factor, when the user has one — on the current session: for
+   * `REAUTH_WINDOW_S` the session may do sensitive operations (access.ts requireFreshAuth). Counted
+   * against the account's login budget, checked in constant time (a dummy hash when the user is gone).
+   * A right password without the second factor is SECOND_FACTOR_REQUIRED and makes nothing fresh.
    */
-  async reauthenticate(ctx: RequestContext, password: unknown): Promise<Date> {
-    const caller = requireDashboard(ctx);
+  async reauthenticate(ctx: RequestContext, password: unknown, proof?: SecondFactorProof | null): Promise<Reauthentication> {
+    const caller = requireDashboardSession(ctx);
     if (typeof password !== 'string' || password.length === 0 || password.length > 1024) {
       throw new DomainError('VALIDATION_FAILED', 'Invalid request: password: required', { fields: { password: 'required' } });
     }
     const user = await ctx.em.findOne(DashboardUser, { id: caller.userId });
     await this.opts.throttleAccount?.(sha256Hex(user?.email ?? caller.userId));
     if (!(await verifyPassword(user?.passwordHash ?? null, password)) || !user) throw new DomainError('INVALID_PASSWORD', 'The password is not correct');
+    const sf = this.opts.secondFactors;
+    let method: SecondFactorMethod | null = null;
+    if (sf && (await sf.hasFactor(ctx.em, user.id))) {
+      const given = proof && (proof.totpCode != null || proof.recoveryCode != null || proof.passkey != null);
+      if (!given) throw new DomainError('SECOND_FACTOR_REQUIRED', 'Give your second factor too (secondFactor: totpCode, recoveryCode or passkey)');
+      method = await sf.verifyForReauth(ctx, user.id, caller.sessionId, proof);
+    }
     const rows = await ctx.em.execute<{ at: Date }[]>(
-      `update sessions set reauthenticated_at = now() where id = ? and revoked_at is null and expires_at > now() returning reauthenticated_at as at`,
-      [caller.sessionId],
+      `update sessions set reauthenticated_at = now(), reauth_second_factor_at = case when ? then now() else reauth_second_factor_at end
+        where id = ? and revoked_at is null and expires_at > now() returning reauthenticated_at as at`,
+      [method !== null, caller.sessionId],
     );
     if (!rows[0]) throw new DomainError('SESSION_REVOKED', 'Session revoked; log in again');
-    return new Date(new Date(rows[0].at).getTime() + this.reauthWindowS * 1000);
+    return { until: new Date(new Date(rows[0].at).getTime() + this.reauthWindowS * 1000), secondFactor: method };
   }
 
   /**
@@ -142,7 +191,7 @@ export class AuthService {
    * which one this session acts for.
    */
   async memberships(ctx: RequestContext): Promise<MembershipView[]> {
-    const caller = requireDashboard(ctx);
+    const caller = requireDashboardSession(ctx);
     const rows = await ctx.em.execute<{ merchant_id: string; merchant_name: string; role: string; created_at: Date }[]>(
       `select m.merchant_id, x.name as merchant_name, m.role, m.created_at
          from memberships m join merchants x on x.id = m.merchant_id
@@ -157,7 +206,7 @@ export class AuthService {
    * session stays as it is (another tab may use it). Not a member: NOT_A_MEMBER, nothing created.
    */
   async switchMerchant(ctx: RequestContext, merchantId: unknown): Promise<TokenPair> {
-    const caller = requireDashboard(ctx);
+    const caller = requireDashboardSession(ctx);
     if (typeof merchantId !== 'string' || !UUID.test(merchantId)) {
       throw new DomainError('VALIDATION_FAILED', 'Invalid request: merchantId: must be a UUID', { fields: { merchantId: 'must be a UUID' } });
     }
@@ -183,7 +232,13 @@ export class AuthService {
     return this.opts.reauthWindowS ?? 300;
   }
 
-  /** Transports, before a context has a caller: verifies a Bearer token and that its session is still on the allowlist. */
+  /**
+   * Transports, before a context has a caller: verifies a Bearer token and that its session is still
+   * on the allowlist. The session is fresh (`reauthUntil`) from its last `reauthenticate` — when the
+   * user has a second factor, only if that re-authentication proved it too (so a password-only one
+   * from before the factor was added no longer counts); `enrolmentRequired` when the merchant demands
+   * a second factor the user lacks.
+   */
   async authenticate(em: EntityManager, token: string): Promise<DashboardCaller> {
     let payload;
     try {
@@ -194,12 +249,20 @@ export class AuthService {
     }
     const sid = typeof payload.sid === 'string' ? payload.sid : '';
     const rows = await em
-      .execute<{ user_id: string; merchant_id: string; role: string | null; reauth_until: string | null }[]>(
+      .execute<{ user_id: string; merchant_id: string; role: string | null; reauth_until: string | null; enrolment_required: boolean }[]>(
         // The role is the membership's now, not the token's: a changed role applies to the next
-        // request, and a removed member (no membership row) is refused at once.
+        // request, and a removed member (no membership row) is refused at once. The second-factor
+        // policy is that of the merchant this session acts for (login's oldest membership, or the
+        // one `switchMerchant` chose).
         `select s.user_id, s.merchant_id, m.role,
-                (extract(epoch from s.reauthenticated_at) * 1000 + ? * 1000)::bigint::text as reauth_until
+                (extract(epoch from case when not f.has then s.reauthenticated_at
+                                         when s.reauthenticated_at is null or s.reauth_second_factor_at is null then null
+                                         else least(s.reauthenticated_at, s.reauth_second_factor_at) end) * 1000 + ? * 1000)::bigint::text as reauth_until,
+                (x.require_second_factor and not f.has) as enrolment_required
            from sessions s left join memberships m on m.user_id = s.user_id and m.merchant_id = s.merchant_id
+           join merchants x on x.id = s.merchant_id
+           cross join lateral (select exists(select 1 from user_totp t where t.user_id = s.user_id and t.confirmed_at is not null)
+                                   or exists(select 1 from user_passkeys p where p.user_id = s.user_id) as has) f
           where s.id = ? and s.revoked_at is null and s.expires_at > now()`,
         [this.reauthWindowS, sid],
       );
@@ -207,7 +270,15 @@ export class AuthService {
     // Tokens issued before teams carry no `mid`; their session's merchant is the one they always had.
     if (!row || row.user_id !== payload.sub || (payload.mid !== undefined && row.merchant_id !== payload.mid)) throw new DomainError('SESSION_REVOKED', 'Session revoked; log in again');
     if (row.role === null) throw new DomainError('SESSION_REVOKED', 'You are no longer a member of this merchant; log in again');
-    return { kind: 'dashboard', userId: row.user_id, merchantId: row.merchant_id, sessionId: sid, role: row.role, reauthUntil: row.reauth_until === null ? null : Number(row.reauth_until) };
+    return {
+      kind: 'dashboard',
+      userId: row.user_id,
+      merchantId: row.merchant_id,
+      sessionId: sid,
+      role: row.role,
+      reauthUntil: row.reauth_until === null ? null : Number(row.reauth_until),
+      enrolmentRequired: row.enrolment_required,
+    };
   }
 
   private async issue(em: EntityManager, session: Session, user: DashboardUser): Promise<TokenPair> {

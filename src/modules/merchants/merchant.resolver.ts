@@ -6,10 +6,12 @@ import { RateLimited } from '../../graphql/request.middleware.js';
 import { EnvironmentEnum } from '../../graphql/scalars.js';
 import type { TokenPair } from './auth.service.js';
 import { MembershipType, TeamRoleEnum } from '../teams/team.types.js';
+import { DomainError } from '../../common/errors.js';
+import { SecondFactorInput } from './second-factor.types.js';
 import { ApiKeyInfo, AuthPayload, DashboardUserType, IssuedApiKeyType, MerchantSettingsInput, MerchantType, toMerchantType } from './merchant.types.js';
 
 /** GraphQL times are DateTime; the REST login keeps the spec's Unix seconds (TokenPair). */
-const toPayload = (p: TokenPair): AuthPayload => ({
+export const toPayload = (p: TokenPair): AuthPayload => ({
   token: p.token,
   refreshToken: p.refreshToken,
   tokenType: p.tokenType,
@@ -21,9 +23,20 @@ const toPayload = (p: TokenPair): AuthPayload => ({
 @Resolver()
 export class MerchantResolver {
   @RateLimited('login')
-  @Mutation(() => AuthPayload, { description: 'Dashboard login (user_type merchant)' })
+  @Mutation(() => AuthPayload, {
+    description:
+      'Dashboard login (user_type merchant). A user with a second factor gets no session here: the error SECOND_FACTOR_REQUIRED carries ' +
+      '`extensions.challengeToken`, `challengeExpiresAt` and `methods` (TOTP, PASSKEY, RECOVERY_CODE); completeLogin finishes the sign-in.',
+  })
   async login(@Arg('email') email: string, @Arg('password') password: string, @Ctx() ctx: GqlContext): Promise<AuthPayload> {
-    return toPayload(await ctx.app.auth.login(ctx, { email, password }));
+    const outcome = await ctx.app.auth.login(ctx, { email, password });
+    if (outcome.kind === 'session') return toPayload(outcome.pair);
+    const { challenge } = outcome;
+    throw new DomainError('SECOND_FACTOR_REQUIRED', 'Password accepted; complete the sign-in with your second factor (completeLogin)', {
+      challengeToken: challenge.token,
+      challengeExpiresAt: challenge.expiresAt.toISOString(),
+      methods: challenge.methods.map((m) => m.toUpperCase()),
+    });
   }
 
   @RateLimited('auth')
@@ -32,7 +45,7 @@ export class MerchantResolver {
     return toPayload(await ctx.app.auth.refresh(ctx, { refreshToken }));
   }
 
-  @Authorized('DASHBOARD')
+  @Authorized('DASHBOARD', 'ENROLMENT')
   @Mutation(() => Boolean, { description: 'Revokes the current session: its access and refresh tokens stop working at once' })
   async logout(@Ctx() ctx: GqlContext): Promise<boolean> {
     await ctx.app.auth.logout(ctx);
@@ -40,29 +53,34 @@ export class MerchantResolver {
   }
 
   @RateLimited('auth')
-  @Authorized('DASHBOARD')
+  @Authorized('DASHBOARD', 'ENROLMENT')
   @Mutation(() => Date, {
     description:
-      'The password again, on this session: until the returned time (REAUTH_WINDOW_S, 5 minutes by default) it may rotate API keys, change the notification URL or the sweep schedule and change the team. ' +
-      'Counted against the account’s login budget; a wrong password is INVALID_PASSWORD.',
+      'The password again — and, when you have one, your second factor (secondFactor) — on this session: until the returned time (REAUTH_WINDOW_S, 5 minutes by default) it may rotate API keys, ' +
+      'change the notification URL, the sweep schedule, settlement wallets, webhook secrets, IP allowlists, the team and your second factors. ' +
+      'Counted against the account’s login budget; a wrong password is INVALID_PASSWORD, a missing second factor SECOND_FACTOR_REQUIRED.',
   })
-  async reauthenticate(@Arg('password') password: string, @Ctx() ctx: GqlContext): Promise<Date> {
-    return ctx.app.auth.reauthenticate(ctx, password);
+  async reauthenticate(
+    @Arg('password') password: string,
+    @Arg('secondFactor', () => SecondFactorInput, { nullable: true }) secondFactor: SecondFactorInput | null,
+    @Ctx() ctx: GqlContext,
+  ): Promise<Date> {
+    return (await ctx.app.auth.reauthenticate(ctx, password, secondFactor ? { ...secondFactor } : null)).until;
   }
 
-  @Authorized('DASHBOARD')
+  @Authorized('DASHBOARD', 'ENROLMENT')
   @Query(() => [MembershipType], { description: 'The merchants the signed-in user belongs to, with the role in each; `active` is the one this session acts for' })
   async memberships(@Ctx() ctx: GqlContext): Promise<MembershipType[]> {
     return (await ctx.app.auth.memberships(ctx)).map((m) => ({ ...m, role: m.role as TeamRoleEnum }));
   }
 
-  @Authorized('DASHBOARD')
+  @Authorized('DASHBOARD', 'ENROLMENT')
   @Mutation(() => AuthPayload, { description: 'A new session acting for another of the user’s merchants (see `memberships`); the current session stays valid. Not a member: NOT_A_MEMBER' })
   async switchMerchant(@Arg('merchantId') merchantId: string, @Ctx() ctx: GqlContext): Promise<AuthPayload> {
     return toPayload(await ctx.app.auth.switchMerchant(ctx, merchantId));
   }
 
-  @Authorized('DASHBOARD')
+  @Authorized('DASHBOARD', 'ENROLMENT')
   @Query(() => DashboardUserType)
   async me(@Ctx() ctx: GqlContext): Promise<DashboardUserType> {
     const { user, merchant, role } = await ctx.app.merchants.profile(ctx);

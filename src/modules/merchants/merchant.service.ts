@@ -1,5 +1,5 @@
 import { UniqueConstraintViolationException } from '@mikro-orm/core';
-import { requireFreshAuth, requireMerchant, requirePermission } from '../../common/access.js';
+import { requireDashboardSession, requireFreshAuth, requireMerchant, requirePermission } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
 import { ENVIRONMENTS, type Environment } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
@@ -75,7 +75,9 @@ export class MerchantService {
 
   /** The signed-in dashboard user, the merchant the session acts for and the user's role in it. */
   async profile(ctx: RequestContext): Promise<{ user: DashboardUser; merchant: Merchant; role: string }> {
-    const caller = requirePermission(ctx, 'merchant.read');
+    // Who am I: also for a session that must still enrol a second factor (the merchant's policy).
+    // Every role has `merchant.read`, so no role check is lost.
+    const caller = requireDashboardSession(ctx);
     const user = await ctx.em.findOneOrFail(DashboardUser, caller.userId);
     return { user, merchant: await this.get(ctx, caller.merchantId), role: caller.role };
   }

@@ -33,7 +33,7 @@ export class UnattributedReceipt {
   @Property({ type: 'bigint' }) blockNumber!: string;
   @Property({ type: 'text' }) blockHash!: string;
   /** The token that arrived (a registry token of `network`); null for `native_coin` (the network's native coin). */
-  @ManyToOne(() => Token, { fieldName: 'token_id', nullable: true }) token!: Rel<Token> | null;
+  @ManyToOne(() => Token, { fieldName: 'token_id', nullable: true, deleteRule: 'no action' }) token!: Rel<Token> | null;
   @ManyToOne(() => Deposit, { fieldName: 'deposit_id' }) deposit!: Rel<Deposit>;
   @ManyToOne(() => Order, { fieldName: 'order_id' }) order!: Rel<Order>;
   @Property({ type: 'text' }) fromAddress!: string;

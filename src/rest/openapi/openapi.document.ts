@@ -53,8 +53,9 @@ export function rateBudgets(config: Pick<Config, `RATE_LIMIT_${string}` & keyof 
 const ANY_ROUTE: ErrorCode[] = ['BAD_REQUEST', 'HEADERS_TOO_LARGE', 'REQUEST_TIMEOUT', 'RATE_LIMITED', 'INTERNAL', 'SERVICE_UNAVAILABLE'];
 const WITH_BODY: ErrorCode[] = ['MALFORMED_JSON', 'VALIDATION_FAILED', 'PAYLOAD_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'];
 const API_KEY: ErrorCode[] = ['UNAUTHENTICATED', 'INVALID_API_KEY', 'IP_NOT_ALLOWED', 'WRONG_ENVIRONMENT', 'SCOPE_DENIED', 'FORBIDDEN'];
-// REAUTHENTICATION_REQUIRED: the sensitive operations (docs/security.md) want the password again on the session.
-const DASHBOARD: ErrorCode[] = ['UNAUTHENTICATED', 'INVALID_TOKEN', 'SESSION_REVOKED', 'FORBIDDEN', 'REAUTHENTICATION_REQUIRED', 'WRONG_ENVIRONMENT'];
+// REAUTHENTICATION_REQUIRED: the sensitive operations (docs/security.md) want the password (and second factor) again on the session.
+// SECOND_FACTOR_ENROLMENT_REQUIRED: the merchant requires a second factor this user has not set up yet.
+const DASHBOARD: ErrorCode[] = ['UNAUTHENTICATED', 'INVALID_TOKEN', 'SESSION_REVOKED', 'FORBIDDEN', 'REAUTHENTICATION_REQUIRED', 'SECOND_FACTOR_ENROLMENT_REQUIRED', 'WRONG_ENVIRONMENT'];
 const AUTH_ERRORS: Record<RouteAuth, ErrorCode[]> = {
   public: [],
   apiKey: API_KEY,

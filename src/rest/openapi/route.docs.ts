@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { ErrorCode } from '../../common/errors.js';
 import { NETWORKS } from '../../common/environment.js';
-import { loginBody, refreshBody } from '../auth.mappers.js';
+import { loginBody, refreshBody, secondFactorBody, secondStepBody } from '../auth.mappers.js';
 import { settingsBody } from '../merchant.mappers.js';
 import { checkOrderRateBody, createOrderBody, createQrBody, getOrderBody } from '../order.mappers.js';
 import { createPaymentLinkBody, openPaymentLinkBody, updatePaymentLinkBody } from '../payment-link.mappers.js';
@@ -48,15 +48,35 @@ const LINK_ERRORS: ErrorCode[] = ['PAYMENT_LINK_NOT_FOUND', 'MERCHANT_MISMATCH',
 export function routeDocs(limits: DocLimits): Record<string, RouteDoc> {
   return {
     // --- auth (global) ---
-    'POST /auth/login': { operationId: 'login', tag: 'Auth', summary: 'Dashboard sign-in: an access token (JWT) and a refresh token', body: loginBody, data: v.tokenPairSchema, errors: ['INVALID_CREDENTIALS', 'NO_MEMBERSHIP'] },
+    'POST /auth/login': {
+      operationId: 'login',
+      tag: 'Auth',
+      summary: 'Dashboard sign-in: an access token (JWT) and a refresh token',
+      description:
+        'A user with a second factor gets no tokens here: 403 SECOND_FACTOR_REQUIRED whose `data` carries `challenge_token` (valid 5 minutes, 5 wrong answers), `challenge_expired_at` (Unix seconds) and `methods` (totp, passkey, recovery_code); POST /auth/login/second-factor finishes the sign-in.',
+      body: loginBody,
+      data: v.tokenPairSchema,
+      errors: ['INVALID_CREDENTIALS', 'NO_MEMBERSHIP', 'SECOND_FACTOR_REQUIRED'],
+    },
+    'POST /auth/login/second-factor': {
+      operationId: 'loginSecondFactor',
+      tag: 'Auth',
+      summary: 'The login’s second step: the challenge token and one of totp_code, recovery_code or passkey (a WebAuthn assertion; its options come from GraphQL loginPasskeyOptions)',
+      body: secondStepBody,
+      data: v.tokenPairSchema,
+      errors: ['CHALLENGE_EXPIRED', 'INVALID_SECOND_FACTOR', 'SECOND_FACTOR_REUSED', 'NO_MEMBERSHIP'],
+    },
     'POST /auth/refresh': { operationId: 'refreshToken', tag: 'Auth', summary: 'Rotate the refresh token (a reused one revokes the session)', body: refreshBody, data: v.tokenPairSchema, errors: ['INVALID_TOKEN', 'SESSION_REVOKED', 'REFRESH_TOKEN_REUSED'] },
     'POST /auth/reauthenticate': {
       operationId: 'reauthenticate',
       tag: 'Auth',
-      summary: 'Give the password again: sensitive operations on this session (rotate an API key, notification URL, sweep schedule, …) for REAUTH_WINDOW_S',
-      body: z.object({ password: z.string() }),
-      data: z.object({ reauthenticated_until: z.number().int().meta({ description: 'Unix seconds' }) }),
-      errors: ['INVALID_PASSWORD'],
+      summary: 'Give the password again — and the second factor, when the user has one: sensitive operations on this session (rotate an API key, notification URL, sweep schedule, …) for REAUTH_WINDOW_S',
+      body: secondFactorBody.extend({ password: z.string() }),
+      data: z.object({
+        reauthenticated_until: z.number().int().meta({ description: 'Unix seconds' }),
+        second_factor: z.enum(['totp', 'recovery_code', 'passkey']).nullable().meta({ description: 'The second factor given, or null for a user without one' }),
+      }),
+      errors: ['INVALID_PASSWORD', 'SECOND_FACTOR_REQUIRED', 'INVALID_SECOND_FACTOR', 'SECOND_FACTOR_REUSED', 'CHALLENGE_EXPIRED'],
     },
     'POST /auth/logout': { operationId: 'logout', tag: 'Auth', summary: 'Revoke the session server-side', data: z.object({}), errors: [] },
     'GET /auth/me': { operationId: 'me', tag: 'Auth', summary: 'The signed-in user and their merchant', data: v.meSchema, errors: ['MERCHANT_NOT_FOUND'] },
