@@ -36,6 +36,7 @@ import { Migration20261128110000_payment_link_clients } from './Migration2026112
 import { Migration20261128110100_session_reauth } from './Migration20261128110100_session_reauth.js';
 import { Migration20261128110200_revenue_received_and_rollup_deltas } from './Migration20261128110200_revenue_received_and_rollup_deltas.js';
 import { Migration20261128120000_chain_identity } from './Migration20261128120000_chain_identity.js';
+import { Migration20261128221500_audit_events } from './Migration20261128221500_audit_events.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -76,4 +77,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261128110100_session_reauth', class: Migration20261128110100_session_reauth },
   { name: 'Migration20261128110200_revenue_received_and_rollup_deltas', class: Migration20261128110200_revenue_received_and_rollup_deltas },
   { name: 'Migration20261128120000_chain_identity', class: Migration20261128120000_chain_identity },
+  { name: 'Migration20261128221500_audit_events', class: Migration20261128221500_audit_events },
 ];

@@ -1,3 +1,4 @@
+import { AuditService } from './modules/audit/audit.service.js';
 import { ENVIRONMENTS, NETWORKS } from './common/environment.js';
 import type { Logger } from 'pino';
 import type { Config } from './config/index.js';
@@ -76,6 +77,8 @@ export interface App {
   networks: NetworkCatalog;
   /** Sandbox faucet. */
   faucet: FaucetService;
+  /** The audit trail: listing, CSV export, chain verification (recording is `recordAudit`, in each service's transaction). */
+  audit: AuditService;
   /** Streamed CSV exports of orders and payments (own small connection pool). */
   exports: CsvExportService;
   /** This process's Prometheus registry (served at `/metrics`). */
@@ -186,5 +189,5 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
     ENVIRONMENTS.flatMap((environment) => gasTanks.address(environment, network) ?? []),
   );
   const sweeps = new SweepService({ throttleSweepNow: async (merchantId) => void (await rateLimits.consume('sweepNow', merchantId)) });
-  return { sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics };
+  return { sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics, audit: new AuditService() };
 }

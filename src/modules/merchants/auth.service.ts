@@ -6,6 +6,7 @@ import { randomToken, sha256Hex } from '../../common/crypto.js';
 import { DomainError } from '../../common/errors.js';
 import { unix } from '../../common/time.js';
 import { parseInput } from '../../common/validation.js';
+import { recordAudit } from '../audit/audit.service.js';
 import { DashboardUser } from './dashboard-user.entity.js';
 import { loginCommand, refreshCommand, type LoginCommand, type RefreshCommand } from './merchant.commands.js';
 import { verifyPassword } from './password.js';
@@ -58,11 +59,16 @@ export class AuthService {
     await this.opts.throttleAccount?.(sha256Hex(normalised));
     const user = await em.findOne(DashboardUser, { email: normalised });
     const ok = await verifyPassword(user?.passwordHash ?? null, password);
-    if (!user || !ok) throw new DomainError('INVALID_CREDENTIALS', 'Invalid email or password');
+    if (!user || !ok) {
+      // Recorded on the user's merchant when the email is known, else on the operators' chain.
+      await recordAudit(em, ctx, 'auth.login_failed', { merchantId: user?.merchant.id ?? null, userId: user?.id ?? null, after: { email: normalised } });
+      throw new DomainError('INVALID_CREDENTIALS', 'Invalid email or password');
+    }
     return em.transactional(async (tx) => {
       const session = tx.create(Session, { user: user.id, expiresAt: new Date(Date.now() + this.opts.refreshTtlS * 1000) });
       const pair = await this.issue(tx, session, user);
       await tx.flush();
+      await recordAudit(tx, ctx, 'auth.login', { merchantId: user.merchant.id, userId: user.id, after: { email: normalised, sessionId: session.id } });
       return pair;
     });
   }
@@ -99,7 +105,10 @@ export class AuthService {
 
   async logout(ctx: RequestContext): Promise<void> {
     const caller = requireDashboard(ctx);
-    await ctx.em.nativeUpdate(Session, { id: caller.sessionId, revokedAt: null }, { revokedAt: new Date(), revokedReason: 'logout' });
+    await ctx.em.transactional(async (tx) => {
+      await tx.nativeUpdate(Session, { id: caller.sessionId, revokedAt: null }, { revokedAt: new Date(), revokedReason: 'logout' });
+      await recordAudit(tx, ctx, 'auth.logout', { after: { sessionId: caller.sessionId } });
+    });
   }
 
   /**
@@ -114,13 +123,20 @@ export class AuthService {
     }
     const user = await ctx.em.findOne(DashboardUser, { id: caller.userId });
     await this.opts.throttleAccount?.(sha256Hex(user?.email ?? caller.userId));
-    if (!(await verifyPassword(user?.passwordHash ?? null, password)) || !user) throw new DomainError('INVALID_PASSWORD', 'The password is not correct');
-    const rows = await ctx.em.execute<{ at: Date }[]>(
-      `update sessions set reauthenticated_at = now() where id = ? and revoked_at is null and expires_at > now() returning reauthenticated_at as at`,
-      [caller.sessionId],
-    );
-    if (!rows[0]) throw new DomainError('SESSION_REVOKED', 'Session revoked; log in again');
-    return new Date(new Date(rows[0].at).getTime() + this.reauthWindowS * 1000);
+    if (!(await verifyPassword(user?.passwordHash ?? null, password)) || !user) {
+      await recordAudit(ctx.em, ctx, 'auth.reauthentication_failed', { after: { sessionId: caller.sessionId } });
+      throw new DomainError('INVALID_PASSWORD', 'The password is not correct');
+    }
+    return ctx.em.transactional(async (tx) => {
+      const rows = await tx.execute<{ at: Date }[]>(
+        `update sessions set reauthenticated_at = now() where id = ? and revoked_at is null and expires_at > now() returning reauthenticated_at as at`,
+        [caller.sessionId],
+      );
+      if (!rows[0]) throw new DomainError('SESSION_REVOKED', 'Session revoked; log in again');
+      const until = new Date(new Date(rows[0].at).getTime() + this.reauthWindowS * 1000);
+      await recordAudit(tx, ctx, 'auth.reauthenticated', { after: { sessionId: caller.sessionId, until } });
+      return until;
+    });
   }
 
   private get reauthWindowS(): number {
