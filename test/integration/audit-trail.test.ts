@@ -100,7 +100,7 @@ it('records a failed login, the login, re-authentication and each sensitive chan
 
   // CSV: the same rows, formula-guarded, and the export itself recorded.
   await recordAudit(gw.app.orm.em.fork(), { ...internalContext(gw.app.orm.em.fork()), caller: { kind: 'dashboard', userId: ok.userId!, merchantId: m.merchantId, sessionId: 'x', role: 'owner' }, userAgent: '=HYPERLINK("http://evil")' }, 'auth.logout');
-  const csv = await http(gw.url, '/api/v2/merchant/export/audit.csv', { headers: auth });
+  const csv = await http(gw.url, '/api/v2/testnet/merchant/export/audit.csv', { headers: auth });
   expect(csv.status).toBe(200);
   const text = String(csv.body);
   expect(text.split('\n')[0]).toBe('occurred_at,action,user_id,api_key_id,operator,subject,ip,user_agent,before,after,chain_seq,hash,id');
@@ -109,7 +109,7 @@ it('records a failed login, the login, re-authentication and each sensitive chan
   expect(text).not.toContain(other.merchantId);
   const latest = await gql(gw.url, AuditEventsDocument, { first: 1 }, auth);
   expect(latest.data!.auditEvents.edges[0]!.node.action).toBe('export.audit_csv');
-  const badCsv = await http(gw.url, '/api/v2/merchant/export/audit.csv?from=yesterday', { headers: auth });
+  const badCsv = await http(gw.url, '/api/v2/testnet/merchant/export/audit.csv?from=yesterday', { headers: auth });
   expect(badCsv.status).toBe(400);
   expect(badCsv.body).toMatchObject({ status_code: 400, data: { code: 'VALIDATION_FAILED' } });
 
