@@ -6,7 +6,7 @@ import { canonicalJson, chainFault, GENESIS_HASH, rowHash, type ChainedFields } 
 it('every GraphQL mutation records an audit action or says why not (a new mutation cannot forget the trail)', () => {
   const sdl = readFileSync(join(__dirname, '../../schema/schema.graphql'), 'utf8');
   const body = /type Mutation \{([\s\S]*?)\n\}/.exec(sdl)![1]!.replace(/"""[\s\S]*?"""/g, '').replace(/^\s*"[^\n]*"$/gm, '');
-  const names = [...body.matchAll(/^  (\w+)[(:]/gm)].map((m) => m[1]!);
+  const names = [...body.matchAll(/^ {2}(\w+)[(:]/gm)].map((m) => m[1]!);
   expect(names.length).toBeGreaterThan(10);
   expect(names.filter((n) => !(n in MUTATION_AUDIT))).toEqual([]);
 });
