@@ -2,6 +2,7 @@ import { lexicographicSortSchema, printSchema, type GraphQLSchema } from 'graphq
 import 'reflect-metadata';
 import { buildSchema, type NonEmptyArray } from 'type-graphql';
 import { MerchantResolver } from '../modules/merchants/merchant.resolver.js';
+import { AuditEventConnectionResolver, AuditResolver } from '../modules/audit/audit.resolver.js';
 import { PaymentLinkConnectionResolver, PaymentLinkResolver } from '../modules/payment-links/payment-link.resolver.js';
 import { OrderConnectionResolver, OrderResolver } from '../modules/orders/order.resolver.js';
 import { MerchantEventResolver } from '../modules/orders/merchant-event.resolver.js';
@@ -29,6 +30,8 @@ export const resolvers: NonEmptyArray<Function> = [MerchantResolver, OrderResolv
   ReconciliationResolver,
   SettlementWalletResolver,
   GasTankResolver,
+  AuditResolver,
+  AuditEventConnectionResolver,
   SweepResolver,
   SweepConnectionResolver,
   TeamResolver,
