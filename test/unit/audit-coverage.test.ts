@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { MUTATION_AUDIT, redactAudit } from '../../src/modules/audit/audit.catalogue';
+import { MUTATION_AUDIT, redactAudit, storableText } from '../../src/modules/audit/audit.catalogue';
 import { canonicalJson, chainFault, GENESIS_HASH, rowHash, type ChainedFields } from '../../src/modules/audit/audit.chain';
 
 it('every GraphQL mutation records an audit action or says why not (a new mutation cannot forget the trail)', () => {
@@ -27,4 +27,11 @@ it('hashes canonically (key order does not matter) and names an edit and a gap',
   expect(chainFault(null, { ...f(1, { a: 1, b: 2 }), prevHash: GENESIS_HASH, hash: h1 })).toBeNull();
   expect(chainFault(null, { ...f(1, { a: 9, b: 2 }), prevHash: GENESIS_HASH, hash: h1 })).toMatch(/edited/);
   expect(chainFault({ chainSeq: 1, hash: h1 }, { ...f(3, null), prevHash: 'x', hash: 'y' })).toMatch(/gap/);
+});
+
+it('stores what a client sent as PostgreSQL can hold it: lone surrogates and NUL become U+FFFD, pairs stay', () => {
+  expect(storableText('a\udfffb\ud800')).toBe('a\ufffdb\ufffd');
+  expect(storableText('x\u0000y')).toBe('x\ufffdy');
+  expect(storableText('emoji \ud83d\ude00 ok')).toBe('emoji \ud83d\ude00 ok');
+  expect(redactAudit({ email: 'e\udfff@x' })).toEqual({ email: 'e\ufffd@x' });
 });

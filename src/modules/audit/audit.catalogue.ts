@@ -64,17 +64,27 @@ export const AUDIT_VISIBLE_FIELDS: ReadonlySet<string> = new Set([
 
 export const REDACTED = '[redacted]';
 
+/**
+ * `s` as PostgreSQL can store it, unchanged otherwise: a lone UTF-16 surrogate (jsonb refuses it, text
+ * would silently store U+FFFD and break the row's hash) and NUL (refused by both) become U+FFFD. A
+ * login's email or a User-Agent is whatever a client sent.
+ */
+export function storableText(s: string): string {
+  return s.replace(/[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g, '\ufffd').replaceAll('\u0000', '\ufffd');
+}
+
 /** `value` with every member outside AUDIT_VISIBLE_FIELDS replaced by REDACTED, at every depth. */
 export function redactAudit(value: unknown): unknown {
   if (value === null || value === undefined) return null;
   if (Array.isArray(value)) return value.map(redactAudit);
   if (value instanceof Date) return value.toISOString();
   if (typeof value === 'bigint') return value.toString();
+  if (typeof value === 'string') return storableText(value);
   if (typeof value === 'object') {
     const out: Record<string, unknown> = {};
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
       if (v === undefined) continue;
-      out[k] = AUDIT_VISIBLE_FIELDS.has(k) ? redactAudit(v) : REDACTED;
+      out[storableText(k)] = AUDIT_VISIBLE_FIELDS.has(k) ? redactAudit(v) : REDACTED;
     }
     return out;
   }

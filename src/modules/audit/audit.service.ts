@@ -5,7 +5,7 @@ import { requirePermission } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
 import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
-import { AUDIT_ACTIONS, redactAudit, type AuditAction } from './audit.catalogue.js';
+import { AUDIT_ACTIONS, redactAudit, storableText, type AuditAction } from './audit.catalogue.js';
 import { chainFault, GENESIS_HASH, rowHash, type ChainedFields } from './audit.chain.js';
 
 /**
@@ -58,10 +58,10 @@ export async function recordAudit(em: EntityManager, source: AuditSource, action
     userId: detail.userId !== undefined ? detail.userId : caller.kind === 'dashboard' ? caller.userId : null,
     apiKeyId: caller.kind === 'apiKey' ? caller.apiKeyId : null,
     operator: source.operatorName ?? null,
-    subject: detail.subject ?? null,
-    ip: source.ip || null,
-    userAgent: source.userAgent ?? null,
-    requestId: source.requestId || null,
+    subject: textOrNull(detail.subject),
+    ip: textOrNull(source.ip),
+    userAgent: textOrNull(source.userAgent),
+    requestId: textOrNull(source.requestId),
     before: redactAudit(detail.before),
     after: redactAudit(detail.after),
   };
@@ -75,6 +75,8 @@ export async function recordAudit(em: EntityManager, source: AuditSource, action
     ],
   );
 }
+
+const textOrNull = (s: string | null | undefined): string | null => (s ? storableText(s) : null);
 
 /**
  * Flushes the changes made through `em` (entities loaded and changed, `em.create`d) and records the
