@@ -6,8 +6,14 @@
  */
 import pg from 'pg';
 import {
+  AcceptTeamInviteDocument,
   AuditEventsDocument,
+  ChangeTeamMemberRoleDocument,
+  InviteTeamMemberDocument,
   LoginDocument,
+  RemoveTeamMemberDocument,
+  RevokeTeamInviteDocument,
+  SwitchMerchantDocument,
   ReauthenticateDocument,
   RotateApiKeyDocument,
   SetApiKeyIpAllowlistDocument,
@@ -19,6 +25,7 @@ import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { bearer, gql } from '../support/graphql';
 import { http } from '../support/http';
+import { freshLogin } from '../support/reauth';
 
 let gw: TestGateway;
 beforeAll(async () => (gw = await startTestGateway({ ROLE: 'api', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' })));
@@ -154,4 +161,45 @@ it('verify names the first row edited past the trigger, and a deleted row (a gap
   const nRows = await db().execute<{ id: string }[]>('select id::text from audit_events where chain = ? order by chain_seq', [n.merchantId]);
   await asSuperuserWithoutTriggers(`delete from audit_events where id = $1`, [nRows[1]!.id]);
   expect((await gw.app.audit.verify(gw.app.orm.em.fork(), { chain: n.merchantId })).fault).toEqual({ id: nRows[2]!.id, chain: n.merchantId, chainSeq: 3, reason: expect.stringMatching(/gap/) });
+});
+
+it('records team changes and merchant switches on the merchant concerned; a failed login on every merchant of the account; finance cannot read the trail', async () => {
+  const a = await createMerchant(gw.app);
+  const b = await createMerchant(gw.app);
+  const owner = bearer(await freshLogin(gw.url, b));
+  const invite = async (email: string, role: 'FINANCE' | 'DEVELOPER') => {
+    const r = await gql(gw.url, InviteTeamMemberDocument, { email, role }, owner);
+    expect(r.errors).toBeUndefined();
+    return { id: r.data!.inviteTeamMember.invite.id, token: /#token=(.+)$/.exec(r.data!.inviteTeamMember.inviteUrl!)![1]! };
+  };
+  const revoked = await invite(`gone-${b.merchantId}@team.test`, 'DEVELOPER');
+  expect((await gql(gw.url, RevokeTeamInviteDocument, { inviteId: revoked.id }, owner)).errors).toBeUndefined();
+  const { token } = await invite(a.email, 'FINANCE');
+  expect((await gql(gw.url, AcceptTeamInviteDocument, { token, password: a.password })).errors).toBeUndefined();
+  const underA = bearer(await login(a));
+  const switched = await gql(gw.url, SwitchMerchantDocument, { merchantId: b.merchantId }, underA);
+  expect(switched.errors).toBeUndefined();
+  // Finance in b: the trail is owners' and admins' (permission audit.read).
+  expect((await gql(gw.url, AuditEventsDocument, { first: 5 }, bearer(switched.data!.switchMerchant.token))).errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN', permission: 'audit.read' });
+  const [{ id: aUser }] = await db().execute<{ id: string }[]>(`select id from dashboard_users where email = ?`, [a.email]);
+  expect((await gql(gw.url, ChangeTeamMemberRoleDocument, { userId: aUser!, role: 'DEVELOPER' }, owner)).errors).toBeUndefined();
+  expect((await gql(gw.url, LoginDocument, { email: a.email, password: 'wrong password!' }, UA)).errors?.[0]?.extensions?.code).toBe('INVALID_CREDENTIALS');
+  expect((await gql(gw.url, RemoveTeamMemberDocument, { userId: aUser! }, owner)).errors).toBeUndefined();
+
+  const trail = async (merchantId: string) =>
+    (await db().execute<{ action: string; user_id: string | null; after: Record<string, unknown> | null; before: Record<string, unknown> | null }[]>(
+      `select action, user_id, after, before from audit_events where merchant_id = ? and action like any (array['team.%', 'auth.merchant_switched', 'auth.login_failed']) order by id`,
+      [merchantId],
+    ));
+  const inB = await trail(b.merchantId);
+  expect(inB.map((e) => e.action)).toEqual([
+    'team.invited', 'team.invite_revoked', 'team.invited', 'team.invite_accepted', 'auth.merchant_switched', 'team.role_changed', 'auth.login_failed', 'team.member_removed',
+  ]);
+  expect(inB[3]).toMatchObject({ user_id: aUser, after: { email: a.email, role: 'finance', accountCreated: false } });
+  expect(inB[4]).toMatchObject({ user_id: aUser, after: { fromMerchantId: a.merchantId } });
+  expect(inB[5]).toMatchObject({ before: { role: 'finance' }, after: { role: 'developer' } });
+  expect(inB[7]).toMatchObject({ before: { userId: aUser, role: 'developer' } });
+  // The failed login is on a's own merchant too (the account belonged to both then).
+  expect((await trail(a.merchantId)).map((e) => e.action)).toEqual(['auth.login_failed']);
+  expect(JSON.stringify(inB)).not.toContain(token);
 });
