@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import 'reflect-metadata';
-import { internalContext } from '../src/common/context.js';
+import { internalContext, operatorContext } from '../src/common/context.js';
 import { createApp, type App } from '../src/app.js';
 import { loadConfig } from '../src/config/index.js';
 import type { Orm } from '../src/db/orm.js';
@@ -132,13 +132,13 @@ async function main(): Promise<void> {
   const merchants: string[] = [];
   for (const [i, r] of receivers.entries()) {
     const m = await app.merchants.create(internalContext(orm.em.fork()), { name: `Bench ${i}`, email: `bench${i}@webhooks.test`, password: 'bench-password' });
-    await app.webhooks.settings.setForMerchant(orm.em.fork(), m.merchant.id, { environment: 'sandbox', url: r.url });
+    await app.webhooks.settings.setForMerchant(orm.em.fork(), m.merchant.id, { environment: 'sandbox', url: r.url }, operatorContext(orm.em, 'bench'));
     merchants.push(m.merchant.id);
   }
   const deadMerchant = (await app.merchants.create(internalContext(orm.em.fork()), { name: 'Dead', email: 'dead@webhooks.test', password: 'bench-password' })).merchant.id;
-  await app.webhooks.settings.setForMerchant(orm.em.fork(), deadMerchant, { environment: 'sandbox', url: dead.url });
+  await app.webhooks.settings.setForMerchant(orm.em.fork(), deadMerchant, { environment: 'sandbox', url: dead.url }, operatorContext(orm.em, 'bench'));
   const spareMerchant = (await app.merchants.create(internalContext(orm.em.fork()), { name: 'Spare', email: 'spare@webhooks.test', password: 'bench-password' })).merchant.id;
-  await app.webhooks.settings.setForMerchant(orm.em.fork(), spareMerchant, { environment: 'sandbox', url: spare.url });
+  await app.webhooks.settings.setForMerchant(orm.em.fork(), spareMerchant, { environment: 'sandbox', url: spare.url }, operatorContext(orm.em, 'bench'));
   log(`${MERCHANTS} receivers and one dead endpoint on 127.0.0.1; database ${new URL(db.url).host}`);
 
   // Order fixtures, round-robin over the healthy merchants (the dead one gets its own).

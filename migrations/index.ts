@@ -37,6 +37,7 @@ import { Migration20261128110100_session_reauth } from './Migration2026112811010
 import { Migration20261128110200_revenue_received_and_rollup_deltas } from './Migration20261128110200_revenue_received_and_rollup_deltas.js';
 import { Migration20261128120000_chain_identity } from './Migration20261128120000_chain_identity.js';
 import { Migration20261128220000_unique_codes_uncapped } from './Migration20261128220000_unique_codes_uncapped.js';
+import { Migration20261128221500_audit_events } from './Migration20261128221500_audit_events.js';
 import { Migration20261128223000_teams } from './Migration20261128223000_teams.js';
 import { Migration20261128223017_second_factor } from './Migration20261128223017_second_factor.js';
 import { Migration20261128223710_order_created_events } from './Migration20261128223710_order_created_events.js';
@@ -82,6 +83,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261128110200_revenue_received_and_rollup_deltas', class: Migration20261128110200_revenue_received_and_rollup_deltas },
   { name: 'Migration20261128120000_chain_identity', class: Migration20261128120000_chain_identity },
   { name: 'Migration20261128220000_unique_codes_uncapped', class: Migration20261128220000_unique_codes_uncapped },
+  { name: 'Migration20261128221500_audit_events', class: Migration20261128221500_audit_events },
   { name: 'Migration20261128223000_teams', class: Migration20261128223000_teams },
   { name: 'Migration20261128223017_second_factor', class: Migration20261128223017_second_factor },
   { name: 'Migration20261128223710_order_created_events', class: Migration20261128223710_order_created_events },

@@ -1,5 +1,6 @@
 import { smtpTransport } from './modules/customer-mail/customer-mail.service.js';
 import { TeamService } from './modules/teams/team.service.js';
+import { AuditService } from './modules/audit/audit.service.js';
 import { ENVIRONMENTS, NETWORKS } from './common/environment.js';
 import type { Logger } from 'pino';
 import type { Config } from './config/index.js';
@@ -80,6 +81,8 @@ export interface App {
   networks: NetworkCatalog;
   /** Sandbox faucet. */
   faucet: FaucetService;
+  /** The audit trail: listing, CSV export, chain verification (recording is `recordAudit`, in each service's transaction). */
+  audit: AuditService;
   /** Streamed CSV exports of orders and payments (own small connection pool). */
   exports: CsvExportService;
   /** This process's Prometheus registry (served at `/metrics`). */
@@ -219,5 +222,5 @@ export function createApp(config: Config, orm: Orm, log: Logger): App {
     throttleAccount: async (account) => void (await rateLimits.consume('account', account)),
     log,
   });
-  return { teams, sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, secondFactors, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics };
+  return { teams, sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, secondFactors, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics, audit: new AuditService() };
 }

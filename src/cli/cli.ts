@@ -8,7 +8,7 @@ import 'reflect-metadata';
 import { ConfigError, configMarkdownTable, loadConfig, type Config } from '../config/index.js';
 import type { App } from '../app.js';
 import { ENVIRONMENTS, NETWORKS, type Environment, type Network } from '../common/environment.js';
-import { internalContext } from '../common/context.js';
+import { operatorContext } from '../common/context.js';
 import { isDomainError } from '../common/errors.js';
 
 /**
@@ -76,7 +76,7 @@ merchant
   .action(async (o: { name: string; email: string; password: string; feePercent: string; feeMode: string; json?: boolean }) => {
     await withApp(async (app) => {
       const em = app.orm.em.fork();
-      const created = await app.merchants.create(internalContext(em, 'cli'), { name: o.name, email: o.email, password: o.password, platformFeePercent: o.feePercent, feeIncluded: o.feeMode === 'included' });
+      const created = await app.merchants.create(operatorContext(em, 'cli merchant create'), { name: o.name, email: o.email, password: o.password, platformFeePercent: o.feePercent, feeIncluded: o.feeMode === 'included' });
       print(
         !!o.json,
         {
@@ -103,7 +103,8 @@ merchant
   .option('--json', 'print one JSON object')
   .action(async (o: { merchant: string; environment: Environment; json?: boolean }) => {
     await withApp(async (app) => {
-      const k = await app.apiKeys.rotate(app.orm.em.fork(), o.merchant, o.environment);
+      const em = app.orm.em.fork();
+      const k = await app.apiKeys.rotate(em, o.merchant, o.environment, operatorContext(em, 'cli merchant rotate-key'));
       print(!!o.json, { merchant_id: o.merchant, environment: o.environment, api_key: k.apiKey }, `new ${o.environment} API key: ${k.apiKey}`);
     });
   });
@@ -117,7 +118,8 @@ merchant
   .option('--json', 'print one JSON object')
   .action(async (o: { merchant: string; environment: Environment; url: string; json?: boolean }) => {
     await withApp(async (app) => {
-      const m = await app.webhooks.settings.setForMerchant(app.orm.em.fork(), o.merchant, { environment: o.environment, url: o.url || null });
+      const em = app.orm.em.fork();
+      const m = await app.webhooks.settings.setForMerchant(em, o.merchant, { environment: o.environment, url: o.url || null }, operatorContext(em, 'cli merchant set-webhook'));
       const url = o.environment === 'production' ? m.notificationUrlProduction : m.notificationUrlSandbox;
       print(!!o.json, { merchant_id: m.id, environment: o.environment, notification_url: url }, url ? `${o.environment} notification_url: ${url}` : `${o.environment} notification_url cleared`);
     });
@@ -131,7 +133,7 @@ merchant
   .option('--json', 'print one JSON object')
   .action(async (o: { merchant: string; percent: string; json?: boolean }) => {
     await withApp(async (app) => {
-      const m = await app.merchants.setPlatformFee(internalContext(app.orm.em.fork(), 'cli'), o.merchant, o.percent);
+      const m = await app.merchants.setPlatformFee(operatorContext(app.orm.em.fork(), 'cli merchant set-fee'), o.merchant, o.percent);
       print(!!o.json, { merchant_id: m.id, platform_fee_percent: m.platformFeePercent }, `platform fee of ${m.id}: ${m.platformFeePercent} %`);
     });
   });
@@ -155,6 +157,9 @@ program
         await t.adapter.close();
       }
       const bad = runs.reduce((n, r) => n + r.mismatches.length, 0);
+      const { recordAudit } = await import('../modules/audit/audit.service.js');
+      const em = app.orm.em.fork();
+      await recordAudit(em, operatorContext(em, 'cli reconcile'), 'operator.reconcile_run', { after: { networks: runs.map((r) => `${r.environment}:${r.network}`), count: bad } });
       const human = runs
         .map((r) => `${r.environment}:${r.network} at block ${r.atBlock ?? '-'}: ${r.error ? `not compared (${r.error})` : `${r.checked} checked, ${r.mismatches.length} mismatches`}` +
           r.mismatches.map((m) => `\n  ${m.address} ${m.tokenSymbol} (${m.tokenAddress}): on chain ${m.onChain}, ledger ${m.ledger}; recorded tx ${m.txHashes.join(', ') || '-'}; unrecorded ${m.failedTxHashes.join(', ') || '-'}; in flight ${m.inFlightTxHashes.join(', ') || '-'}`).join('') +
@@ -329,14 +334,35 @@ secrets
   .action(async (o: { json?: boolean }) => {
     const { reencryptSecrets } = await import('../common/secret-reencrypt.js');
     await withApp(async (app) => {
-      const results = await reencryptSecrets(app.orm.em.fork(), app.box);
+      const em = app.orm.em.fork();
+      const results = await reencryptSecrets(em, app.box);
       const total = results.reduce((n, r) => n + r.resealed, 0);
+      const { recordAudit } = await import('../modules/audit/audit.service.js');
+      await recordAudit(em, operatorContext(em, 'cli secrets reencrypt'), 'operator.secrets_reencrypted', { after: { key: app.box.currentKid, resealed: total, tables: results } });
       print(
         !!o.json,
         { key: app.box.currentKid, resealed: total, tables: results },
         results.map((r) => `${r.table}: ${r.resealed} re-sealed, ${r.current} already under key ${app.box.currentKid}`).join('\n') +
           `\nEvery secret is now sealed under key ${app.box.currentKid}: MASTER_KEY_PREVIOUS can be removed.`,
       );
+    });
+  });
+
+const audit = program.command('audit').description('The audit trail (docs/security.md "Audit trail")');
+audit
+  .command('verify')
+  .description('Walk every hash chain of the audit trail; exit 1 naming the first row edited, or missing before a row')
+  .option('--merchant <id>', 'only this merchant’s chain')
+  .option('--json', 'print one JSON object')
+  .action(async (o: { merchant?: string; json?: boolean }) => {
+    const { AuditService } = await import('../modules/audit/audit.service.js');
+    await withApp(async (app) => {
+      const r = await new AuditService().verify(app.orm.em.fork(), o.merchant ? { chain: o.merchant } : {});
+      const human = r.fault
+        ? `audit trail BROKEN at row ${r.fault.id} (chain ${r.fault.chain}, position ${r.fault.chainSeq}): ${r.fault.reason}`
+        : `audit trail intact: ${r.rows} rows in ${r.chains} chain${r.chains === 1 ? '' : 's'}`;
+      print(!!o.json, { ok: !r.fault, ...r }, human);
+      if (r.fault) process.exitCode = 1;
     });
   });
 

@@ -17,11 +17,20 @@ export interface RequestContext {
   environment: Environment | null;
   ip: string;
   requestId: string;
+  /** The client's User-Agent header, when it sent one (the audit trail records it). */
+  userAgent?: string | null;
+  /** Set when an operator acts (`cli merchant set-fee`, `operator-token`): the audit trail's "who". */
+  operatorName?: string;
 }
 
 /** The context of work no client asked for (operator CLI, jobs, test setup): no caller, no environment. */
 export function internalContext(em: EntityManager, requestId = 'internal'): RequestContext {
   return { em, caller: { kind: 'anonymous' }, environment: null, ip: '127.0.0.1', requestId };
+}
+
+/** An operator's command (the CLI): no caller; the audit trail records `operator` as who. */
+export function operatorContext(em: EntityManager, operator: string): RequestContext {
+  return { ...internalContext(em, 'cli'), operatorName: operator };
 }
 
 /**
@@ -40,6 +49,7 @@ class LazyRequestContext implements RequestContext {
   environment: Environment | null;
   ip: string;
   requestId: string;
+  userAgent: string | null;
 
   constructor(fork: () => EntityManager, fields: Omit<RequestContext, 'em'>) {
     this.#fork = fork;
@@ -47,6 +57,7 @@ class LazyRequestContext implements RequestContext {
     this.environment = fields.environment;
     this.ip = fields.ip;
     this.requestId = fields.requestId;
+    this.userAgent = fields.userAgent ?? null;
   }
 
   get em(): EntityManager {

@@ -39,6 +39,9 @@ export const PERMISSIONS = {
   'team.read': { roles: ['owner', 'admin'], action: 'see team members and pending invites' },
   'team.manage': { roles: ['owner', 'admin'], action: 'invite, re-role or remove members (not owners) and revoke invites' },
   'team.ownership': { roles: ['owner'], action: 'make, demote or remove owners (ownership transfer)' },
+  // Not finance: the trail holds every member's logins, IP addresses and user agents and the security
+  // changes (keys, webhooks, team) — account oversight, not bookkeeping; finance's money data is in the exports.
+  'audit.read': { roles: ['owner', 'admin'], action: 'read and export the audit trail' },
 } as const satisfies Record<string, PermissionRule>;
 
 export type Permission = keyof typeof PERMISSIONS;

@@ -32,7 +32,7 @@ export interface Credentials {
 }
 
 /** Resolves whichever credential is present. Bad credentials do not fail public operations (like `login`). */
-export async function buildGqlContext(app: App, creds: Credentials, meta: { ip: string; requestId: string }, opts: { subscription?: boolean } = {}): Promise<GqlContext> {
+export async function buildGqlContext(app: App, creds: Credentials, meta: { ip: string; requestId: string; userAgent?: string | null }, opts: { subscription?: boolean } = {}): Promise<GqlContext> {
   let em: GqlContext['em'] | undefined = app.orm.em.fork();
   let caller: Caller = { kind: 'anonymous' };
   let authError: DomainError | null = null;
@@ -67,6 +67,8 @@ export async function buildGqlContext(app: App, creds: Credentials, meta: { ip: 
     environment,
     ip: meta.ip,
     requestId: meta.requestId,
+    userAgent: meta.userAgent ?? null,
+    ...(operator && { operatorName: 'operator-token' }),
     authError,
     operator,
     reauthenticate: () => reauthenticate(app, creds, meta.ip),

@@ -3,6 +3,7 @@ import 'reflect-metadata';
 import { buildSchema, type NonEmptyArray } from 'type-graphql';
 import { MerchantResolver } from '../modules/merchants/merchant.resolver.js';
 import { SecondFactorResolver } from '../modules/merchants/second-factor.resolver.js';
+import { AuditEventConnectionResolver, AuditResolver } from '../modules/audit/audit.resolver.js';
 import { PaymentLinkConnectionResolver, PaymentLinkResolver } from '../modules/payment-links/payment-link.resolver.js';
 import { OrderConnectionResolver, OrderResolver } from '../modules/orders/order.resolver.js';
 import { MerchantEventResolver } from '../modules/orders/merchant-event.resolver.js';
@@ -30,6 +31,8 @@ export const resolvers: NonEmptyArray<Function> = [MerchantResolver, SecondFacto
   ReconciliationResolver,
   SettlementWalletResolver,
   GasTankResolver,
+  AuditResolver,
+  AuditEventConnectionResolver,
   SweepResolver,
   SweepConnectionResolver,
   TeamResolver,

@@ -21,7 +21,7 @@ import { errorEnvelope } from '../rest/envelope.js';
 import { registerExplorer, registerGraphqlBrowserGet } from './explorer.js';
 import { containsNul, frameworkError, installErrorHandling, NUL_MESSAGE } from '../rest/plugin.js';
 import { RateLimitStoreError } from '../modules/limits/rate-limit.service.js';
-import { registerRoutes, type RestRoute } from '../rest/routes.js';
+import { registerRoutes, userAgentOf, type RestRoute } from '../rest/routes.js';
 import { registerOpenApi } from './openapi.route.js';
 import { registerMetrics } from './metrics.route.js';
 import { requestLogger } from './logger.js';
@@ -285,7 +285,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
       buildGqlContext(
         app,
         { authorization: asString(req.headers.authorization), apiKey: asString(req.headers['api-key']), checkoutKey: asString(req.headers['x-checkout-key']), operatorToken: asString(req.headers['x-operator-token']) },
-        { ip: req.ip, requestId: req.id },
+        { ip: req.ip, requestId: req.id, userAgent: userAgentOf(req.headers['user-agent']) },
       ),
   });
 
@@ -324,7 +324,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
     return buildGqlContext(
       app,
       { authorization: asString(p.authorization) ?? asString(p.Authorization), apiKey: asString(p['api-key']) ?? asString(p.apiKey), checkoutKey: asString(p.key) ?? asString(p.checkoutKey) },
-      { ip: wsIp(ctx.extra.request), requestId: randomUUID() },
+      { ip: wsIp(ctx.extra.request), requestId: randomUUID(), userAgent: userAgentOf(ctx.extra.request.headers['user-agent']) },
       { subscription },
     );
   };

@@ -1,5 +1,6 @@
 import type { App } from '../app.js';
 import { parseTimeParam, type ExportOrdersCommand, type ExportPaymentsCommand } from '../modules/analytics/csv-export.commands.js';
+import type { AuditFilter } from '../modules/audit/audit.service.js';
 import type { CsvExport } from '../modules/analytics/csv-export.service.js';
 import type { RestResult, RestRoute } from './routes.js';
 
@@ -82,5 +83,24 @@ export function exportRoutes(app: App): RestRoute[] {
       limit: 'merchant',
       handler: async (ctx, req) => csv(await app.exports.payments(ctx, toPaymentExportCommand(req.query))),
     },
+    {
+      method: 'GET',
+      url: '/merchant/export/audit.csv',
+      auth: 'dashboard',
+      limit: 'merchant',
+      handler: async (ctx, req) => csv(await app.audit.exportCsv(ctx, toAuditExportFilter(req.query))),
+    },
   ];
+}
+
+/** `action` (comma-separated or repeated), `from`, `to` (ISO-8601 or Unix seconds) → the audit listing's filter. */
+function toAuditExportFilter(query: unknown): AuditFilter {
+  const q = { ...((query ?? {}) as Record<string, unknown>) };
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(q)) {
+    if (k === 'action' || k === 'actions') out.actions = commaList(v);
+    else if (k === 'from' || k === 'to') out[k] = typeof v === 'string' ? parseTimeParam(v) : v;
+    else out[k] = v;
+  }
+  return out as AuditFilter;
 }

@@ -81,7 +81,7 @@ export function registerRoutes(fastify: FastifyInstance, app: App, routes: RestR
         url: mount.prefix + route.url,
         handler: async (req: FastifyRequest, reply: FastifyReply) => {
           // The EntityManager is forked only when the route first uses it (lazyRequestContext).
-          const ctx = lazyRequestContext(() => app.orm.em.fork(), { caller: { kind: 'anonymous' }, environment: mount.environment, ip: req.ip, requestId: req.id });
+          const ctx = lazyRequestContext(() => app.orm.em.fork(), { caller: { kind: 'anonymous' }, environment: mount.environment, ip: req.ip, requestId: req.id, userAgent: userAgentOf(req.headers['user-agent']) });
           let limit: LimitState | null = route.limit !== 'merchant' ? await app.rateLimits.consume(route.limit, req.ip) : null;
           try {
             ctx.caller = await authenticate(app, req, ctx, route.auth);
@@ -102,4 +102,11 @@ export function registerRoutes(fastify: FastifyInstance, app: App, routes: RestR
       });
     }
   }
+}
+
+/** The User-Agent as the audit trail stores it: at most 512 characters, control characters removed. */
+export function userAgentOf(header: unknown): string | null {
+  if (typeof header !== 'string' || header === '') return null;
+  // eslint-disable-next-line no-control-regex
+  return header.replace(/[\u0000-\u001f\u007f]/g, '').slice(0, 512);
 }

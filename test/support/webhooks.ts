@@ -4,7 +4,7 @@ import type { Environment } from '../../src/common/environment';
 import type { OrderStatus } from '../../src/modules/orders/order.transitions';
 import { http } from './http';
 import type { ReceivedWebhook } from './webhook-receiver';
-import { internalContext } from '../../src/common/context';
+import { internalContext, operatorContext } from '../../src/common/context';
 
 /** Fast webhook settings for tests: retries after 0.3 s (no jitter), 1.5 s timeouts, quick polls and sweeps. */
 export const FAST_WEBHOOKS: Record<string, string> = {
@@ -46,7 +46,7 @@ export async function newOrder(app: App, merchantId: string, environment: Enviro
 /** A status change through OrderStatusService, in its own transaction (writes the outbox row). */
 export const transition = (app: App, orderId: string, to: OrderStatus) => app.orm.em.fork().transactional((em) => app.orderStatus.transition(em, orderId, to, { kind: 'test' }));
 
-export const setUrl = (app: App, merchantId: string, environment: Environment, url: string | null) => app.webhooks.settings.setForMerchant(app.orm.em.fork(), merchantId, { environment, url });
+export const setUrl = (app: App, merchantId: string, environment: Environment, url: string | null) => app.webhooks.settings.setForMerchant(app.orm.em.fork(), merchantId, { environment, url }, operatorContext(app.orm.em, 'test'));
 
 /** Deliveries of a merchant, straight from the table. */
 export async function deliveriesOf(app: App, merchantId: string) {

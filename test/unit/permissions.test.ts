@@ -16,9 +16,13 @@ it('an admin has everything but ownership and the settlement addresses', () => {
   expect(all.filter((p) => !can('admin', p))).toEqual(['settlement.manage', 'team.ownership']);
 });
 
-it('a viewer only reads, and reads neither the team nor exports', () => {
+it('a viewer only reads, and reads neither the team, the audit trail nor exports', () => {
   expect(permissionsOf('viewer').every((p) => p.endsWith('.read'))).toBe(true);
-  expect(reads.filter((p) => !can('viewer', p))).toEqual(['team.read']);
+  expect(reads.filter((p) => !can('viewer', p))).toEqual(['team.read', 'audit.read']);
+});
+
+it('the audit trail: owners and admins only (not finance, developer or viewer)', () => {
+  expect(TEAM_ROLES.filter((r) => can(r, 'audit.read'))).toEqual(['owner', 'admin']);
 });
 
 it('finance: orders, payments, CSV export, settlement view — no API keys, webhooks, team or changes', () => {

@@ -177,6 +177,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/mainnet/merchant/export/audit.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The merchant’s audit trail as CSV (owners and admins), newest first; `action` (comma-separated), `from`, `to` (ISO-8601 or Unix seconds) (production) */
+        get: operations["exportAuditTrailMainnet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/mainnet/merchant/export/orders.csv": {
         parameters: {
             query?: never;
@@ -639,6 +656,23 @@ export interface paths {
         };
         /** The tokens an order can be paid in (sandbox) */
         get: operations["listTokenTestnet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/testnet/merchant/export/audit.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The merchant’s audit trail as CSV (owners and admins), newest first; `action` (comma-separated), `from`, `to` (ISO-8601 or Unix seconds) (sandbox) */
+        get: operations["exportAuditTrailTestnet"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4139,6 +4173,40 @@ export interface operations {
             503: components["responses"]["LoginError503"];
         };
     };
+    exportAuditTrailMainnet: {
+        parameters: {
+            query?: {
+                action?: string;
+                from?: string;
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success (not enveloped) */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["RemoveTeamMemberError400"];
+            401: components["responses"]["LogoutError401"];
+            403: components["responses"]["LogoutError403"];
+            408: components["responses"]["LoginError408"];
+            429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
+            500: components["responses"]["LoginError500"];
+            503: components["responses"]["LoginError503"];
+        };
+    };
     exportOrdersMainnet: {
         parameters: {
             query?: {
@@ -5517,6 +5585,40 @@ export interface operations {
             400: components["responses"]["MeError400"];
             401: components["responses"]["CheckOrderRateError401"];
             403: components["responses"]["MerchantMeError403"];
+            408: components["responses"]["LoginError408"];
+            429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
+            500: components["responses"]["LoginError500"];
+            503: components["responses"]["LoginError503"];
+        };
+    };
+    exportAuditTrailTestnet: {
+        parameters: {
+            query?: {
+                action?: string;
+                from?: string;
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success (not enveloped) */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["RemoveTeamMemberError400"];
+            401: components["responses"]["LogoutError401"];
+            403: components["responses"]["LogoutError403"];
             408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
             431: components["responses"]["LoginError431"];

@@ -1,6 +1,7 @@
 import type { Readable } from 'node:stream';
 import pg from 'pg';
 import { to as copyTo } from 'pg-copy-streams';
+import { recordAudit } from '../audit/audit.service.js';
 import { requireEnvironment, requireMerchantWide } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
 import { DomainError } from '../../common/errors.js';
@@ -106,7 +107,9 @@ export class CsvExportService {
         where ${listing.where.join(' and ')}
         order by ${listing.orderBy}
       ) x`;
-    return this.open(caller.merchantId, `orders-${env}`, sql);
+    const out = await this.open(caller.merchantId, `orders-${env}`, sql);
+    await recordAudit(ctx.em, ctx, 'export.orders_csv', { subject: env, after: { environment: env, filters: f } });
+    return out;
   }
 
   /**
@@ -135,7 +138,9 @@ export class CsvExportService {
       left join ${PAYMENT_REVENUE_LATERAL} c on true
       where ${where.join(' and ')}
       order by ${PAYMENT_LISTING_ORDER}`;
-    return this.open(caller.merchantId, `payments-${env}`, sql);
+    const out = this.open(caller.merchantId, `payments-${env}`, sql);
+    await recordAudit(ctx.em, ctx, 'export.payments_csv', { subject: env, after: { environment: env, filters: f } });
+    return out;
   }
 
   async close(): Promise<void> {

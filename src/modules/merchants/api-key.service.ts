@@ -1,3 +1,4 @@
+import { recordAudit, type AuditSource } from '../audit/audit.service.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { cidrMatcher } from '../../common/ip.js';
@@ -97,7 +98,7 @@ export class ApiKeyService {
    * the old key stops working the moment this commits. The partial unique index makes two
    * concurrent rotations fail rather than leave two live keys.
    */
-  async rotate(em: EntityManager, merchantId: string, environment: Environment): Promise<IssuedApiKey> {
+  async rotate(em: EntityManager, merchantId: string, environment: Environment, audit?: AuditSource): Promise<IssuedApiKey> {
     return em.transactional(async (tx) => {
       const merchant = await tx.findOne(Merchant, merchantId);
       if (!merchant) throw new DomainError('MERCHANT_NOT_FOUND', 'Merchant not found');
@@ -116,6 +117,7 @@ export class ApiKeyService {
       key.keyCiphertext = this.box.seal(plaintext, `api-key:${key.id}`);
       await tx.flush();
       await tx.execute('select pg_notify(?, ?)', [API_KEY_REVOKED_CHANNEL, JSON.stringify({ merchantId, environment } satisfies ApiKeyRevokedNotification)]);
+      if (audit) await recordAudit(tx, audit, 'api_key.rotated', { merchantId, subject: environment, before: previous && { id: previous.id }, after: { id: key.id, environment } });
       return { id: key.id, environment, apiKey: plaintext, hint: key.hint, createdAt: key.createdAt, ipAllowlist: key.ipAllowlist };
     }).finally(() => this.evict(merchantId, environment));
   }
@@ -176,13 +178,15 @@ export class ApiKeyService {
    * Sets (or clears, with null or []) the allowlist of the live key of an environment. Announced like a
    * rotation, so every API process drops its cached lookup of that merchant's keys at commit.
    */
-  async setIpAllowlist(em: EntityManager, merchantId: string, environment: Environment, cidrs: string[] | null): Promise<ApiKey> {
+  async setIpAllowlist(em: EntityManager, merchantId: string, environment: Environment, cidrs: string[] | null, audit?: AuditSource): Promise<ApiKey> {
     return em
       .transactional(async (tx) => {
         const key = await tx.findOne(ApiKey, { merchant: merchantId, environment, revokedAt: null });
         if (!key) throw new DomainError('NOT_FOUND', `No live ${environment} API key: create one first`);
+        const before = key.ipAllowlist;
         key.ipAllowlist = cidrs?.length ? [...new Set(cidrs)] : null;
         await tx.flush();
+        if (audit) await recordAudit(tx, audit, 'api_key.allowlist_changed', { merchantId, subject: environment, before: { cidrs: before }, after: { cidrs: key.ipAllowlist } });
         await tx.execute('select pg_notify(?, ?)', [API_KEY_REVOKED_CHANNEL, JSON.stringify({ merchantId, environment } satisfies ApiKeyRevokedNotification)]);
         return key;
       })

@@ -6,6 +6,7 @@ import { randomToken, sha256Hex } from '../../common/crypto.js';
 import { DomainError } from '../../common/errors.js';
 import { unix } from '../../common/time.js';
 import { parseInput } from '../../common/validation.js';
+import { recordAudit, type AuditSource } from '../audit/audit.service.js';
 import { DashboardUser } from './dashboard-user.entity.js';
 import { loginCommand, refreshCommand, type LoginCommand, type RefreshCommand } from './merchant.commands.js';
 import { verifyPassword } from './password.js';
@@ -91,11 +92,16 @@ export class AuthService {
     await this.opts.throttleAccount?.(sha256Hex(normalised));
     const user = await em.findOne(DashboardUser, { email: normalised });
     const ok = await verifyPassword(user?.passwordHash ?? null, password);
-    if (!user || !ok) throw new DomainError('INVALID_CREDENTIALS', 'Invalid email or password');
+    if (!user || !ok) {
+      // Recorded on every merchant the user belongs to when the email is known (each team sees attempts
+      // on its members' accounts), else on the operators' chain.
+      await this.recordLoginFailed(em, ctx, normalised, user?.id ?? null);
+      throw new DomainError('INVALID_CREDENTIALS', 'Invalid email or password');
+    }
     const merchantId = await this.defaultMerchant(em, user.id);
     const sf = this.opts.secondFactors;
     if (sf && (await sf.hasFactor(em, user.id))) return { kind: 'second_factor', challenge: await sf.loginChallenge(em, user.id), userId: user.id };
-    return { kind: 'session', pair: await this.openSession(em, user, merchantId), userId: user.id };
+    return { kind: 'session', pair: await this.openSession(em, ctx, user, merchantId, null), userId: user.id };
   }
 
   /**
@@ -109,14 +115,16 @@ export class AuthService {
     const user = await ctx.em.findOne(DashboardUser, { id: userId });
     if (!user) throw new DomainError('CHALLENGE_EXPIRED', 'Unknown or expired sign-in step; log in again');
     const merchantId = await this.defaultMerchant(ctx.em, user.id);
-    return { pair: await this.openSession(ctx.em, user, merchantId), userId, method };
+    return { pair: await this.openSession(ctx.em, ctx, user, merchantId, method), userId, method };
   }
 
-  private openSession(em: EntityManager, user: DashboardUser, merchantId: string): Promise<TokenPair> {
+  /** Opens the session (the login's last step, with or without a second factor) and records the login. */
+  private openSession(em: EntityManager, ctx: AuditSource, user: DashboardUser, merchantId: string, secondFactor: SecondFactorMethod | null): Promise<TokenPair> {
     return em.transactional(async (tx) => {
       const session = tx.create(Session, { user: user.id, merchant: merchantId, expiresAt: new Date(Date.now() + this.opts.refreshTtlS * 1000) });
       const pair = await this.issue(tx, session, user);
       await tx.flush();
+      await recordAudit(tx, ctx, 'auth.login', { merchantId, userId: user.id, after: { email: user.email, sessionId: session.id, secondFactor } });
       return pair;
     });
   }
@@ -153,7 +161,10 @@ export class AuthService {
 
   async logout(ctx: RequestContext): Promise<void> {
     const caller = requireDashboardSession(ctx);
-    await ctx.em.nativeUpdate(Session, { id: caller.sessionId, revokedAt: null }, { revokedAt: new Date(), revokedReason: 'logout' });
+    await ctx.em.transactional(async (tx) => {
+      await tx.nativeUpdate(Session, { id: caller.sessionId, revokedAt: null }, { revokedAt: new Date(), revokedReason: 'logout' });
+      await recordAudit(tx, ctx, 'auth.logout', { after: { sessionId: caller.sessionId } });
+    });
   }
 
   /**
@@ -169,7 +180,10 @@ export class AuthService {
     }
     const user = await ctx.em.findOne(DashboardUser, { id: caller.userId });
     await this.opts.throttleAccount?.(sha256Hex(user?.email ?? caller.userId));
-    if (!(await verifyPassword(user?.passwordHash ?? null, password)) || !user) throw new DomainError('INVALID_PASSWORD', 'The password is not correct');
+    if (!(await verifyPassword(user?.passwordHash ?? null, password)) || !user) {
+      await recordAudit(ctx.em, ctx, 'auth.reauthentication_failed', { after: { sessionId: caller.sessionId } });
+      throw new DomainError('INVALID_PASSWORD', 'The password is not correct');
+    }
     const sf = this.opts.secondFactors;
     let method: SecondFactorMethod | null = null;
     if (sf && (await sf.hasFactor(ctx.em, user.id))) {
@@ -177,13 +191,17 @@ export class AuthService {
       if (!given) throw new DomainError('SECOND_FACTOR_REQUIRED', 'Give your second factor too (secondFactor: totpCode, recoveryCode or passkey)');
       method = await sf.verifyForReauth(ctx, user.id, caller.sessionId, proof);
     }
-    const rows = await ctx.em.execute<{ at: Date }[]>(
-      `update sessions set reauthenticated_at = now(), reauth_second_factor_at = case when ? then now() else reauth_second_factor_at end
-        where id = ? and revoked_at is null and expires_at > now() returning reauthenticated_at as at`,
-      [method !== null, caller.sessionId],
-    );
-    if (!rows[0]) throw new DomainError('SESSION_REVOKED', 'Session revoked; log in again');
-    return { until: new Date(new Date(rows[0].at).getTime() + this.reauthWindowS * 1000), secondFactor: method };
+    return ctx.em.transactional(async (tx) => {
+      const rows = await tx.execute<{ at: Date }[]>(
+        `update sessions set reauthenticated_at = now(), reauth_second_factor_at = case when ? then now() else reauth_second_factor_at end
+          where id = ? and revoked_at is null and expires_at > now() returning reauthenticated_at as at`,
+        [method !== null, caller.sessionId],
+      );
+      if (!rows[0]) throw new DomainError('SESSION_REVOKED', 'Session revoked; log in again');
+      const until = new Date(new Date(rows[0].at).getTime() + this.reauthWindowS * 1000);
+      await recordAudit(tx, ctx, 'auth.reauthenticated', { after: { sessionId: caller.sessionId, until, secondFactor: method } });
+      return { until, secondFactor: method };
+    });
   }
 
   /**
@@ -217,7 +235,17 @@ export class AuthService {
       const session = tx.create(Session, { user, merchant: merchantId, expiresAt: new Date(Date.now() + this.opts.refreshTtlS * 1000) });
       const pair = await this.issue(tx, session, user);
       await tx.flush();
+      // On the merchant switched to (the one the new session acts for).
+      await recordAudit(tx, ctx, 'auth.merchant_switched', { merchantId, userId: caller.userId, after: { fromMerchantId: caller.merchantId, sessionId: session.id } });
       return pair;
+    });
+  }
+
+  private async recordLoginFailed(em: EntityManager, ctx: AuditSource, email: string, userId: string | null): Promise<void> {
+    const rows = userId ? await em.execute<{ merchant_id: string }[]>(`select merchant_id from memberships where user_id = ? order by created_at, merchant_id`, [userId]) : [];
+    const merchants = rows.length > 0 ? rows.map((r) => r.merchant_id) : [null];
+    await em.transactional(async (tx) => {
+      for (const merchantId of merchants) await recordAudit(tx, ctx, 'auth.login_failed', { merchantId, userId, after: { email } });
     });
   }
 

@@ -20,6 +20,10 @@ import {
   type UpdateMerchantSettingsCommand,
 } from './merchant.commands.js';
 import { hashPassword } from './password.js';
+import { recordAudit } from '../audit/audit.service.js';
+
+/** The settings a merchant changes itself, as the audit trail shows them. */
+const settingsOf = (m: Merchant) => ({ feeIncluded: m.feeIncluded, orderTtlSeconds: m.orderTtlSeconds, paymentToleranceBps: m.settings.paymentToleranceBps ?? null, logoUrl: m.settings.logoUrl ?? null });
 
 export interface CreatedMerchant {
   merchant: Merchant;
@@ -51,6 +55,7 @@ export class MerchantService {
         const u = tx.create(DashboardUser, { email: data.email, passwordHash });
         tx.create(Membership, { user: u, merchant: m, role: 'owner' });
         await tx.flush();
+        await recordAudit(tx, ctx, 'merchant.created', { merchantId: m.id, subject: m.id, after: { name: m.name, email: u.email, platformFeePercent: m.platformFeePercent, feeIncluded: m.feeIncluded } });
         return { merchant: m, user: u };
       }));
     } catch (e) {
@@ -58,7 +63,7 @@ export class MerchantService {
       throw e;
     }
     const apiKeys = {} as Record<Environment, IssuedApiKey>;
-    for (const env of ENVIRONMENTS) apiKeys[env] = await this.apiKeys.rotate(em, merchant.id, env);
+    for (const env of ENVIRONMENTS) apiKeys[env] = await this.apiKeys.rotate(em, merchant.id, env, ctx);
     return { merchant, user, apiKeys };
   }
 
@@ -95,37 +100,45 @@ export class MerchantService {
     if (this.opts.httpsLogos && data.logoUrl && !data.logoUrl.startsWith('https://')) {
       throw new DomainError('VALIDATION_FAILED', 'Invalid request: logoUrl: must be an https URL in production', { fields: { logoUrl: 'must be an https URL in production' } });
     }
-    const { em } = ctx;
-    const m = await this.get(ctx, caller.merchantId);
-    if (data.feeIncluded !== undefined) m.feeIncluded = data.feeIncluded;
-    if (data.orderTtlSeconds !== undefined) m.orderTtlSeconds = data.orderTtlSeconds;
-    if (data.paymentToleranceBps !== undefined) m.settings = { ...m.settings, paymentToleranceBps: data.paymentToleranceBps };
-    if (data.logoUrl !== undefined) {
-      const { logoUrl: _old, ...rest } = m.settings;
-      m.settings = data.logoUrl === null ? rest : { ...rest, logoUrl: data.logoUrl };
-    }
-    await em.flush();
-    return m;
+    return ctx.em.transactional(async (tx) => {
+      const m = await this.get({ ...ctx, em: tx }, caller.merchantId);
+      const before = settingsOf(m);
+      if (data.feeIncluded !== undefined) m.feeIncluded = data.feeIncluded;
+      if (data.orderTtlSeconds !== undefined) m.orderTtlSeconds = data.orderTtlSeconds;
+      if (data.paymentToleranceBps !== undefined) m.settings = { ...m.settings, paymentToleranceBps: data.paymentToleranceBps };
+      if (data.logoUrl !== undefined) {
+        const { logoUrl: _old, ...rest } = m.settings;
+        m.settings = data.logoUrl === null ? rest : { ...rest, logoUrl: data.logoUrl };
+      }
+      await tx.flush();
+      await recordAudit(tx, ctx, 'merchant.settings_changed', { before, after: settingsOf(m) });
+      return m;
+    });
   }
 
   /** Operator (CLI): the merchant's platform fee percent. Applies to quotes locked from now on. */
   async setPlatformFee(ctx: RequestContext, merchantId: string, percent: string): Promise<Merchant> {
-    const m = await this.get(ctx, merchantId);
-    m.platformFeePercent = parseInput(platformFeeInput, percent);
-    await ctx.em.flush();
-    return m;
+    const platformFeePercent = parseInput(platformFeeInput, percent);
+    return ctx.em.transactional(async (tx) => {
+      const m = await this.get({ ...ctx, em: tx }, merchantId);
+      const before = { platformFeePercent: m.platformFeePercent };
+      m.platformFeePercent = platformFeePercent;
+      await tx.flush();
+      await recordAudit(tx, ctx, 'merchant.platform_fee_changed', { merchantId, subject: merchantId, before, after: { platformFeePercent: m.platformFeePercent } });
+      return m;
+    });
   }
 
   /** Dashboard: rotate the caller's API key for one environment (shown once). */
   async rotateApiKey(ctx: RequestContext, environment: Environment): Promise<IssuedApiKey> {
     const caller = requireFreshAuth(ctx, 'apiKeys.manage', 'rotate API keys');
-    return this.apiKeys.rotate(ctx.em, caller.merchantId, parseInput(environmentInput, environment));
+    return this.apiKeys.rotate(ctx.em, caller.merchantId, parseInput(environmentInput, environment), ctx);
   }
 
   /** apiKeys.manage (owner, admin, developer): where the live key of an environment may be used from (null or [] = anywhere). */
   async setApiKeyIpAllowlist(ctx: RequestContext, cmd: SetIpAllowlistCommand): Promise<ApiKey> {
     const caller = requireFreshAuth(ctx, 'apiKeys.manage', 'change API key allowlists');
     const { environment, cidrs } = parseInput(setIpAllowlistInput, cmd);
-    return this.apiKeys.setIpAllowlist(ctx.em, caller.merchantId, environment, cidrs);
+    return this.apiKeys.setIpAllowlist(ctx.em, caller.merchantId, environment, cidrs, ctx);
   }
 }

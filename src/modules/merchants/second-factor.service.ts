@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { recordAudit } from '../audit/audit.service.js';
 import {
   generateAuthenticationOptions,
   generateRegistrationOptions,
@@ -123,6 +124,7 @@ export class SecondFactorService {
       if (!(await store.confirmTotp(tx, caller.userId, step))) throw new DomainError('SECOND_FACTOR_STATE', 'The enrolment changed meanwhile; start again');
       // The session just proved this factor.
       await store.markSessionSecondFactor(tx, caller.sessionId);
+      await recordAudit(tx, ctx, 'second_factor.totp_enabled', { userId: caller.userId, after: { sessionId: caller.sessionId } });
       return { recoveryCodes: hadFactor ? null : await this.issueRecoveryCodes(tx, caller.userId) };
     });
   }
@@ -136,6 +138,7 @@ export class SecondFactorService {
       if (!totp) throw new DomainError('SECOND_FACTOR_STATE', 'No authenticator app is set up');
       await store.deleteTotp(tx, caller.userId);
       await this.afterRemoval(tx, caller.userId, caller.merchantId);
+      await recordAudit(tx, ctx, 'second_factor.totp_disabled', { userId: caller.userId, after: { sessionId: caller.sessionId } });
     });
   }
 
@@ -145,6 +148,7 @@ export class SecondFactorService {
     return ctx.em.transactional(async (tx) => {
       await this.lockUser(tx, caller.userId);
       if (!(await store.hasFactor(tx, caller.userId))) throw new DomainError('SECOND_FACTOR_STATE', 'Recovery codes exist only with an authenticator app or a passkey');
+      await recordAudit(tx, ctx, 'second_factor.recovery_codes_regenerated', { userId: caller.userId, after: { sessionId: caller.sessionId } });
       return this.issueRecoveryCodes(tx, caller.userId);
     });
   }
@@ -207,6 +211,7 @@ export class SecondFactorService {
         backedUp: info.credentialBackedUp,
       });
       await store.markSessionSecondFactor(tx, caller.sessionId);
+      await recordAudit(tx, ctx, 'second_factor.passkey_registered', { userId: caller.userId, subject: passkey.id, after: { id: passkey.id, name: label } });
       return { passkey, recoveryCodes: hadFactor ? null : await this.issueRecoveryCodes(tx, caller.userId) };
     });
   }
@@ -223,6 +228,7 @@ export class SecondFactorService {
       await this.lockUser(tx, caller.userId);
       if (!(await store.deletePasskey(tx, caller.userId, id))) throw new DomainError('PASSKEY_NOT_FOUND', 'No such passkey');
       await this.afterRemoval(tx, caller.userId, caller.merchantId);
+      await recordAudit(tx, ctx, 'second_factor.passkey_removed', { userId: caller.userId, subject: id, after: { id } });
     });
   }
 
@@ -295,7 +301,10 @@ export class SecondFactorService {
     if (required && !(await store.hasFactor(ctx.em, caller.userId))) {
       throw new DomainError('SECOND_FACTOR_STATE', 'Set up a second factor for yourself before requiring one from everybody');
     }
-    await store.setMerchantRequiresFactor(ctx.em, caller.merchantId, required);
+    await ctx.em.transactional(async (tx) => {
+      await store.setMerchantRequiresFactor(tx, caller.merchantId, required);
+      await recordAudit(tx, ctx, 'merchant.second_factor_policy_changed', { after: { required } });
+    });
     return required;
   }
 

@@ -1,3 +1,4 @@
+import { flushAudited } from '../audit/audit.service.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requireEnvironment, requirePermission, type DashboardCaller } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
@@ -96,7 +97,7 @@ export class PaymentLinkService {
       cancelUrl: data.cancelUrl ?? null,
       autoRedirect: data.autoRedirect ?? false,
     });
-    await ctx.em.flush();
+    await flushAudited(ctx.em, ctx, 'payment_link.created', { subject: link.id, after: linkAudit(link) });
     return link;
   }
 
@@ -145,6 +146,7 @@ export class PaymentLinkService {
     const caller = requireEditor(ctx);
     const data = parseInput(updatePaymentLinkCommand, cmd);
     const link = await this.findOwned(ctx.em, caller.merchantId, requireEnvironment(ctx), data.id);
+    const before = linkAudit(link);
     const now = Date.now();
     if (data.title !== undefined) link.title = data.title;
     if (data.expirationTime !== undefined) {
@@ -158,7 +160,7 @@ export class PaymentLinkService {
       link.status = data.status;
     }
     // Only the changed columns are written, so a concurrent open's usage_count increment is never overwritten.
-    await ctx.em.flush();
+    await flushAudited(ctx.em, ctx, 'payment_link.updated', { subject: link.id, before, after: linkAudit(link) });
     return link;
   }
 
@@ -167,8 +169,9 @@ export class PaymentLinkService {
     const caller = requireEditor(ctx);
     const link = await this.findOwned(ctx.em, caller.merchantId, requireEnvironment(ctx), id);
     if (link.status !== 'Inactive') {
+      const before = linkAudit(link);
       link.status = 'Inactive';
-      await ctx.em.flush();
+      await flushAudited(ctx.em, ctx, 'payment_link.deleted', { subject: link.id, before, after: linkAudit(link) });
     }
     return link;
   }
@@ -282,3 +285,6 @@ const requireViewer = (ctx: RequestContext): DashboardCaller => requirePermissio
 /** Owners and admins change them. */
 const requireEditor = (ctx: RequestContext): DashboardCaller => requirePermission(ctx, 'paymentLinks.manage', DASHBOARD_ONLY);
 
+
+/** A link as the audit trail shows it. */
+const linkAudit = (l: PaymentLink) => ({ environment: l.environment, title: l.title, amountIdr: l.totalPrice, maxUsage: l.maxUsage, expiresAt: l.expiresAt, status: l.status });

@@ -1,3 +1,4 @@
+import { recordAudit } from '../audit/audit.service.js';
 import { Arg, Ctx, Field, Int, ObjectType, Query, Resolver } from 'type-graphql';
 import type { Environment, Network } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
@@ -47,6 +48,7 @@ export class ReconciliationResolver {
   @Query(() => [ReconciliationRunType], { description: 'Operators (x-operator-token): the newest reconciliation run per network of an environment' })
   async reconciliation(@Ctx() ctx: GqlContext, @Arg('environment', () => EnvironmentEnum) environment: Environment): Promise<ReconciliationRunType[]> {
     if (!ctx.operator) throw new DomainError('FORBIDDEN', 'Operator token required (x-operator-token)');
+    await recordAudit(ctx.em, ctx, 'operator.reconciliation_viewed', { merchantId: null, subject: environment });
     const runs = await ctx.app.reconciliation.latest(ctx.em, environment);
     return runs.map((r) => ({ ...r, held: r.held.map((h) => ({ ...h, checkedAt: new Date(h.checkedAt) })) }));
   }

@@ -1,3 +1,4 @@
+import { recordAudit } from '../audit/audit.service.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { requirePermission } from '../../common/access.js';
@@ -158,6 +159,11 @@ export class SettlementWalletService {
           at: new Date(inserted!.created_at).toISOString(),
         },
         idempotencyKey: `${SETTLEMENT_WALLET_CHANGED}:${inserted!.id}`,
+      });
+      await recordAudit(tx, ctx, 'settlement_wallet.changed', {
+        subject: `${environment}:${network}`,
+        before: { address: active?.address ?? null, pendingAddress: pendingReplaced },
+        after: { environment, network, address, activeFrom: new Date(inserted!.active_from) },
       });
       this.opts.log.info(
         { merchantId: caller.merchantId, environment, network, previousAddress: active?.address ?? null, replacedPendingAddress: pendingReplaced, address, activeFrom: inserted!.active_from, userId: user.id, requestId: ctx.requestId },

@@ -1,3 +1,4 @@
+import { recordAudit } from '../audit/audit.service.js';
 import { Ctx, Field, ObjectType, Query, registerEnumType, Resolver } from 'type-graphql';
 import type { Environment, Network } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
@@ -32,6 +33,7 @@ export class GasTankResolver {
   @Query(() => [GasTankType], { description: 'Operators (x-operator-token): every gas tank with its last known balance and low state' })
   async gasTanks(@Ctx() ctx: GqlContext): Promise<GasTankType[]> {
     if (!ctx.operator) throw new DomainError('FORBIDDEN', 'Operator token required (x-operator-token)');
+    await recordAudit(ctx.em, ctx, 'operator.gas_tanks_viewed', { merchantId: null });
     const tanks = await ctx.app.gasTanks.states(ctx.em);
     return tanks.map((t) => ({ ...t, balance: t.balance?.toString() ?? null, lowThreshold: t.lowThreshold.toString(), state: gasTankHealth(t), needed: t.needed.toString() }));
   }

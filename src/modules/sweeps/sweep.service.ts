@@ -1,3 +1,4 @@
+import { recordAudit } from '../audit/audit.service.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { requireFreshAuth, requireMerchantWide } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
@@ -240,6 +241,7 @@ export class SweepService {
         );
         out.push({ id: row!.id, network: g.network, depositIds: g.depositIds, createdAt: new Date(row!.created_at) });
       }
+      await recordAudit(tx, ctx, 'sweep.requested', { subject: environment, after: { environment, networks: groups.map((g) => g.network), depositIds: depositIds } });
       return out;
     });
     return rows;
@@ -340,12 +342,18 @@ export class SweepService {
     const input = parseInput(setSweepSettingsInput, cmd);
     const interval = input.intervalSeconds ?? null;
     const enabled = input.enabled ?? null;
-    await ctx.em.execute(
-      `insert into sweep_settings (merchant_id, environment, interval_s, enabled) values (?, ?, coalesce(?::int, ${DEFAULT_INTERVAL_S}), coalesce(?::boolean, true))
-       on conflict (merchant_id, environment) do update set interval_s = coalesce(?::int, sweep_settings.interval_s), enabled = coalesce(?::boolean, sweep_settings.enabled), updated_at = now()`,
-      [caller.merchantId, input.environment, interval, enabled, interval, enabled],
-    );
-    return this.readSettings(ctx.em, caller.merchantId, input.environment);
+    return ctx.em.transactional(async (tx) => {
+      const before = await this.readSettings(tx, caller.merchantId, input.environment);
+      await tx.execute(
+        `insert into sweep_settings (merchant_id, environment, interval_s, enabled) values (?, ?, coalesce(?::int, ${DEFAULT_INTERVAL_S}), coalesce(?::boolean, true))
+         on conflict (merchant_id, environment) do update set interval_s = coalesce(?::int, sweep_settings.interval_s), enabled = coalesce(?::boolean, sweep_settings.enabled), updated_at = now()`,
+        [caller.merchantId, input.environment, interval, enabled, interval, enabled],
+      );
+      const after = await this.readSettings(tx, caller.merchantId, input.environment);
+      const shown = (x: SweepSettings) => ({ enabled: x.enabled, intervalSeconds: x.intervalSeconds });
+      await recordAudit(tx, ctx, 'sweep.settings_changed', { subject: input.environment, before: shown(before), after: shown(after) });
+      return after;
+    });
   }
 
   /** An API key acts in its own environment only. */

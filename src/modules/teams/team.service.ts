@@ -7,6 +7,7 @@ import { randomToken, sha256Hex } from '../../common/crypto.js';
 import { DomainError } from '../../common/errors.js';
 import { can, type TeamRole } from '../../common/permissions.js';
 import { parseInput } from '../../common/validation.js';
+import { recordAudit } from '../audit/audit.service.js';
 import type { MailTransport } from '../customer-mail/customer-mail.service.js';
 import { hashPassword, verifyPassword } from '../merchants/password.js';
 import {
@@ -158,6 +159,7 @@ export class TeamService {
         [inserted!.id],
       );
       const [m] = await tx.execute<{ name: string }[]>(`select name from merchants where id = ?`, [caller.merchantId]);
+      await recordAudit(tx, ctx, 'team.invited', { subject: email, after: { inviteId: r!.id, email, role, expiresAt: r!.expires_at } });
       return { row: r!, merchantName: m!.name };
     });
     const url = `${this.opts.inviteUrl()}#token=${token}`;
@@ -174,7 +176,11 @@ export class TeamService {
       });
     } catch (e) {
       // Never delivered: the invite must not exist (nobody could use it, and a retry should not find it pending).
-      await ctx.em.execute(`delete from team_invites where id = ?`, [row.id]);
+      // The trail keeps the invite it recorded, and says it was withdrawn.
+      await ctx.em.transactional(async (tx) => {
+        await tx.execute(`delete from team_invites where id = ?`, [row.id]);
+        await recordAudit(tx, ctx, 'team.invite_revoked', { subject: email, after: { inviteId: row.id, email, reason: 'mail_failed' } });
+      });
       this.opts.log.warn({ err: String((e as Error).message ?? e), merchantId: caller.merchantId }, 'team invite mail failed');
       throw new DomainError('MAIL_FAILED', 'The invitation mail could not be sent; try again later');
     }
@@ -193,6 +199,7 @@ export class TeamService {
       if (!row || row.accepted_at || row.revoked_at) throw new DomainError('INVITE_NOT_FOUND', 'No pending invite with this id');
       if (row.role === 'owner') this.requireOwnership(caller, 'revoke an owner invite');
       const [r] = await tx.execute<{ revoked_at: Date }[]>(`update team_invites set revoked_at = now() where id = ? returning revoked_at`, [row.id]);
+      await recordAudit(tx, ctx, 'team.invite_revoked', { subject: row.email, after: { inviteId: row.id, email: row.email, role: row.role } });
       return inviteView({ ...row, revoked_at: r!.revoked_at });
     });
   }
@@ -241,6 +248,13 @@ export class TeamService {
         [userId, row.merchant_id, row.role],
       );
       await tx.execute(`update team_invites set accepted_at = now(), accepted_user_id = ? where id = ?`, [userId, row.id]);
+      // No session yet: the merchant and the user are the invite's.
+      await recordAudit(tx, ctx, 'team.invite_accepted', {
+        merchantId: row.merchant_id,
+        userId,
+        subject: row.email,
+        after: { inviteId: row.id, email: row.email, role: row.role, accountCreated: !existing },
+      });
       return { merchantId: row.merchant_id, merchantName: row.merchant_name, email: row.email, role: row.role, accountCreated: !existing };
     });
   }
@@ -258,6 +272,7 @@ export class TeamService {
         throw new DomainError('LAST_OWNER', 'The last owner cannot be demoted; make another member owner first');
       }
       await tx.execute(`update memberships set role = ? where user_id = ? and merchant_id = ?`, [role, userId, caller.merchantId]);
+      await recordAudit(tx, ctx, 'team.role_changed', { subject: userId, before: { userId, email: target.email, role: target.role }, after: { userId, email: target.email, role } });
       return { ...target, role };
     });
   }
@@ -283,6 +298,7 @@ export class TeamService {
         `update sessions set revoked_at = now(), revoked_reason = 'member_removed' where user_id = ? and merchant_id = ? and revoked_at is null`,
         [userId, caller.merchantId],
       );
+      await recordAudit(tx, ctx, 'team.member_removed', { subject: userId, before: { userId, email: target.email, role: target.role } });
       return target;
     });
   }

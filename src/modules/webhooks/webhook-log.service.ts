@@ -1,3 +1,4 @@
+import { recordAudit } from '../audit/audit.service.js';
 import { requirePermission } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
 import { DomainError } from '../../common/errors.js';
@@ -77,6 +78,7 @@ export class WebhookLogService {
       );
       if (!rows.length) return null;
       await notifyDeliveries(tx);
+      await recordAudit(tx, ctx, 'webhook.redelivered', { subject: id, after: { deliveryId: id, url } });
       // Read inside the transaction: once it commits, the NOTIFY lets a worker claim the delivery at
       // once, and the answer must show the new series as queued, not as the worker's first attempt.
       return this.view({ ...ctx, em: tx }, merchantId, id);

@@ -1,3 +1,4 @@
+import { recordAudit } from '../audit/audit.service.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { requireFreshAuth } from '../../common/access.js';
@@ -54,6 +55,7 @@ export class WebhookSecretService {
     const merchantId = requireFreshAuth(ctx, 'webhooks.manage', 'see webhook signing secrets').merchantId;
     const { environment } = parseInput(revealSecretInput, cmd);
     await this.ensureLive(ctx.em, merchantId, environment);
+    await recordAudit(ctx.em, ctx, 'webhook.signing_secret_viewed', { subject: environment, after: { environment } });
     return this.view(ctx.em, merchantId, environment);
   }
 
@@ -73,6 +75,7 @@ export class WebhookSecretService {
         [overlapHours, merchantId, environment],
       );
       await this.insertLive(tx, merchantId, environment);
+      await recordAudit(tx, ctx, 'webhook.signing_secret_rotated', { subject: environment, after: { environment, overlapHours } });
     });
     return this.view(ctx.em, merchantId, environment);
   }

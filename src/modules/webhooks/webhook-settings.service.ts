@@ -1,3 +1,4 @@
+import { recordAudit, type AuditSource } from '../audit/audit.service.js';
 import { requireFreshAuth, requirePermission } from '../../common/access.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
@@ -60,23 +61,25 @@ export class WebhookSettingsService {
   /** Dashboard: sets or clears the URL of the caller's merchant (owners and admins only). */
   async setNotificationUrl(ctx: RequestContext, cmd: SetNotificationUrlCommand): Promise<Merchant> {
     const merchantId = requireFreshAuth(ctx, 'webhooks.manage', 'change webhooks').merchantId;
-    return this.setForMerchant(ctx.em, merchantId, cmd);
+    return this.setForMerchant(ctx.em, merchantId, cmd, ctx);
   }
 
   /**
    * Operator (CLI) and internal path, no caller to check: sets or clears (null / "") the URL of one
    * environment. Pending deliveries follow the new URL; clearing it fails them (nothing is sent to a
-   * URL the merchant removed).
+   * URL the merchant removed). `audit`: who, for the audit trail (the dashboard's context, or the CLI's).
    */
-  async setForMerchant(em: EntityManager, merchantId: string, cmd: SetNotificationUrlCommand): Promise<Merchant> {
+  async setForMerchant(em: EntityManager, merchantId: string, cmd: SetNotificationUrlCommand, audit: AuditSource): Promise<Merchant> {
     const data = parseInput(setNotificationUrlInput, cmd);
     const url = data.url ? await this.checkUrl(data.environment, data.url) : null;
     return em.transactional(async (tx) => {
       const merchant = await tx.findOne(Merchant, merchantId);
       if (!merchant) throw new DomainError('MERCHANT_NOT_FOUND', 'Merchant not found');
+      const before = data.environment === 'production' ? merchant.notificationUrlProduction : merchant.notificationUrlSandbox;
       if (data.environment === 'production') merchant.notificationUrlProduction = url;
       else merchant.notificationUrlSandbox = url;
       await tx.flush();
+      await recordAudit(tx, audit, 'webhook.notification_url_changed', { merchantId, subject: data.environment, before: { url: before }, after: { url } });
       if (url) {
         await tx.execute(`update webhook_deliveries set url = ?, endpoint = ?, updated_at = now() where merchant_id = ? and environment = ? and state = 'pending'`, [url, endpointOf(url), merchantId, data.environment]);
       } else {
@@ -110,6 +113,7 @@ export class WebhookSettingsService {
     const body = buildTestBody(id, merchantId, environment, new Date());
     const claimed = await this.queue.insertClaimed(ctx.em, { id, merchantId, environment, kind: body.event, idempotencyKey: body.idempotency_key, url, payload: JSON.stringify(body) });
     await this.queue.record(ctx.em, [await this.queue.attempt(claimed)]);
+    await recordAudit(ctx.em, ctx, 'webhook.test_sent', { subject: environment, after: { environment, url, deliveryId: id } });
     const [view] = await deliveryViews(ctx.em, 'w.id = ?', [id]);
     return view!;
   }

@@ -237,5 +237,13 @@ export function routeDocs(limits: DocLimits): Record<string, RouteDoc> {
       raw: ['text/csv'],
       errors: ['VALIDATION_FAILED'],
     },
+    'GET /merchant/export/audit.csv': {
+      operationId: 'exportAuditTrail',
+      tag: 'Exports',
+      summary: 'The merchant’s audit trail as CSV (owners and admins), newest first; `action` (comma-separated), `from`, `to` (ISO-8601 or Unix seconds)',
+      query: z.object({ action: z.string().optional(), from: z.string().optional(), to: z.string().optional() }),
+      raw: ['text/csv'],
+      errors: ['VALIDATION_FAILED', 'FORBIDDEN'],
+    },
   };
 }
