@@ -203,13 +203,20 @@ export async function startHookedRpc(upstream: string): Promise<HookedRpc> {
     req.on('end', () => {
       void (async () => {
         const body = Buffer.concat(chunks).toString('utf8');
-        const call = JSON.parse(body) as RpcCall;
-        if (hooked.beforeUpstream) await hooked.beforeUpstream(call);
+        // A JSON-RPC batch is hooked call by call, as the node runs them (the adapter batches
+        // eth_getLogs with the range's last block).
+        const parsedBody = JSON.parse(body) as RpcCall | RpcCall[];
+        const calls = Array.isArray(parsedBody) ? parsedBody : [parsedBody];
+        if (hooked.beforeUpstream) for (const call of calls) await hooked.beforeUpstream(call);
         const up = await fetch(upstream, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
         const text = await up.text();
         if (hooked.afterUpstream) {
-          const parsed = JSON.parse(text) as { result?: unknown };
-          await hooked.afterUpstream(call, parsed.result);
+          const parsed = JSON.parse(text) as { id?: unknown; result?: unknown } | { id?: unknown; result?: unknown }[];
+          const answers = Array.isArray(parsed) ? parsed : [parsed];
+          for (const call of calls) {
+            const answer = Array.isArray(parsed) ? answers.find((a) => a.id === (call as { id?: unknown }).id) : answers[0];
+            await hooked.afterUpstream(call, answer?.result);
+          }
         }
         res.writeHead(up.status, { 'content-type': 'application/json' }).end(text);
       })().catch(() => res.destroy());
