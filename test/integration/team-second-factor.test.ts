@@ -17,12 +17,13 @@ import {
   SwitchMerchantDocument,
 } from '../generated/graphql';
 import { addMember, createMerchant } from '../support/fixtures';
-import { startTestGateway, type TestGateway } from '../support/gateway';
+import type { TestGateway } from '../support/gateway';
 import { bearer, gql } from '../support/graphql';
 import { http } from '../support/http';
 import { eventually } from '../support/order-watch';
 import { enrolTotp, forgetSpentStep, totpNow } from '../support/second-factor';
-import { startSmtp, type TestSmtp } from '../support/smtp';
+import type { TestSmtp } from '../support/smtp';
+import { errorCode, startTeamGateway, stopTeamGateway } from '../support/teams';
 
 jest.setTimeout(120_000);
 
@@ -31,21 +32,11 @@ let smtp: TestSmtp;
 let gw: TestGateway;
 
 beforeAll(async () => {
-  smtp = await startSmtp();
-  gw = await startTestGateway({
-    ROLE: 'api',
-    SMTP_HOST: '127.0.0.1',
-    SMTP_PORT: String(smtp.port),
-    SMTP_FROM: 'Gateway <team@gateway.test>',
-    TEAM_INVITE_URL: 'https://dashboard.gateway.test/invite',
-  });
+  ({ gw, smtp } = await startTeamGateway());
 });
-afterAll(async () => {
-  await gw?.close();
-  await smtp?.close();
-});
+afterAll(() => stopTeamGateway({ gw, smtp }));
 
-const code = (r: { errors?: { extensions?: { code?: string } }[] }) => r.errors?.[0]?.extensions?.code;
+const code = errorCode;
 const sql = <R = Record<string, unknown>>(q: string, params: unknown[] = []) => gw.app.orm.em.fork().getConnection().execute<R[]>(q, params);
 
 async function order(m: { merchantId: string; sandboxKey: string }, orderNo: string) {

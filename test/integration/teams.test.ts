@@ -27,12 +27,13 @@ import {
   UpdateMerchantSettingsDocument,
 } from '../generated/graphql';
 import { addMember, createMerchant } from '../support/fixtures';
-import { startTestGateway, type TestGateway } from '../support/gateway';
+import type { TestGateway } from '../support/gateway';
 import { bearer, gql, wsClient } from '../support/graphql';
 import { http } from '../support/http';
 import { eventually } from '../support/order-watch';
 import { freshLogin } from '../support/reauth';
-import { startSmtp, type TestSmtp } from '../support/smtp';
+import type { TestSmtp } from '../support/smtp';
+import { errorCode, startTeamGateway, stopTeamGateway } from '../support/teams';
 
 jest.setTimeout(120_000);
 
@@ -41,23 +42,14 @@ let smtp: TestSmtp;
 let gw: TestGateway;
 
 beforeAll(async () => {
-  smtp = await startSmtp();
-  gw = await startTestGateway({
-    ROLE: 'api',
-    SMTP_HOST: '127.0.0.1',
-    SMTP_PORT: String(smtp.port),
-    SMTP_FROM: 'Gateway <team@gateway.test>',
-    TEAM_INVITE_URL: 'https://dashboard.gateway.test/invite',
+  ({ gw, smtp } = await startTeamGateway({
     // Subscriptions re-check their credential often, so a removed member's stream ends promptly.
     SUBSCRIPTION_AUTH_RECHECK_MS: '200',
-  });
+  }));
 });
-afterAll(async () => {
-  await gw?.close();
-  await smtp?.close();
-});
+afterAll(() => stopTeamGateway({ gw, smtp }));
 
-const code = (r: { errors?: { extensions?: { code?: string } }[] }) => r.errors?.[0]?.extensions?.code;
+const code = errorCode;
 const sql = <T = Record<string, unknown>>(q: string, params: unknown[] = []) => gw.app.orm.em.fork().getConnection().execute<T[]>(q, params);
 let seq = 0;
 const newEmail = (what: string) => `${what}-${++seq}-${Date.now()}@team.test`;
