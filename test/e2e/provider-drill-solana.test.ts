@@ -11,7 +11,7 @@ import { startSolanaFacade, type SolanaFacade } from '../../src/devchain/solana.
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { checkout } from '../support/order-watch';
-import { providerDrill } from '../support/provider-drill';
+import { DRILL_MODES, providerDrill } from '../support/provider-drill';
 import { startProviderProxy, type ProviderProxy } from '../support/provider-proxy';
 
 jest.setTimeout(900_000);
@@ -57,18 +57,5 @@ providerDrill({
   newOrder: () => checkout(gw.url, apiKey, { amountIdr: '150000', tokenAddress: mint.toBase58(), network: 'SOLANA', walletType: 'PHANTOM' }),
   pay: async (o) => void (await facade.transfer(customer, new PublicKey(o.address), mint, o.total)),
   ordersPerMode: 3,
-  modes: [
-    ['rpc-rate-limit'],
-    ['http429'],
-    ['http429-bare'],
-    ['rps-limit', { rps: 5 }],
-    ['http503'],
-    ['down'],
-    ['hang'],
-    ['truncated'],
-    ['malformed'],
-    ['trickle'],
-    ['behind', { lag: 6 }],
-    ['split-heights', { lag: 3 }],
-  ],
+  modes: DRILL_MODES,
 });

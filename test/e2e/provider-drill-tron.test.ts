@@ -11,7 +11,7 @@ import { startTronEmulator, type TronEmulator } from '../../src/devchain/tron.em
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { checkout } from '../support/order-watch';
-import { providerDrill } from '../support/provider-drill';
+import { DRILL_MODES, providerDrill } from '../support/provider-drill';
 import { startProviderProxy, type ProviderProxy } from '../support/provider-proxy';
 import { tronCustomer, tronTransfer } from '../support/tron-wallet';
 
@@ -62,18 +62,5 @@ providerDrill({
   newOrder: () => checkout(gw.url, apiKey, { amountIdr: '150000', tokenAddress: usdt, network: 'TRON', walletType: 'TRUSTWALLET' }),
   pay: async (o) => void (await tronTransfer(emu, wallet, customer, usdt, o.address, o.total)),
   ordersPerMode: 3,
-  modes: [
-    ['rpc-rate-limit'],
-    ['http429'],
-    ['http429-bare'],
-    ['rps-limit', { rps: 5 }],
-    ['http503'],
-    ['down'],
-    ['hang'],
-    ['truncated'],
-    ['malformed'],
-    ['trickle'],
-    ['behind', { lag: 6 }],
-    ['split-heights', { lag: 3 }],
-  ],
+  modes: DRILL_MODES,
 });

@@ -11,27 +11,13 @@ import { CUSTOMER_PRIVATE_KEYS, startDevChains, type DevChains } from '../../src
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { fundedCustomer, pay, placeOrder, WATCH_ENV, type EvmNet, type Merchant } from '../support/evm-harness';
-import { providerDrill } from '../support/provider-drill';
-import { startProviderProxy, type ModeOptions, type ProviderMode, type ProviderProxy } from '../support/provider-proxy';
+import { DRILL_MODES, EVM_ONLY_MODES, providerDrill } from '../support/provider-drill';
+import { startProviderProxy, type ProviderProxy } from '../support/provider-proxy';
 
 jest.setTimeout(420_000);
 
-const MODES: [ProviderMode, ModeOptions?][] = [
-  ['rpc-rate-limit'],
-  ['http429'],
-  ['http429-bare'],
-  ['rps-limit', { rps: 5 }],
-  ['logs-span', { maxSpan: 2 }],
-  ['logs-results'],
-  ['http503'],
-  ['down'],
-  ['hang'],
-  ['truncated'],
-  ['malformed'],
-  ['trickle'],
-  ['behind', { lag: 6 }],
-  ['split-heights', { lag: 3 }],
-];
+// The common modes, with EVM's eth_getLogs limits after the rate limits.
+const MODES = [...DRILL_MODES.slice(0, 4), ...EVM_ONLY_MODES, ...DRILL_MODES.slice(4)];
 
 let chains: DevChains;
 let gw: TestGateway;

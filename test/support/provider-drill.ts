@@ -12,6 +12,26 @@
 import type { App } from '../../src/app';
 import type { ModeOptions, ProviderMode, ProviderProxy } from './provider-proxy';
 
+/**
+ * The failure modes every network's drill runs, in order (test/support/provider-proxy.ts); EVM adds
+ * its `eth_getLogs` limits (`EVM_ONLY_MODES`).
+ */
+export const DRILL_MODES: [ProviderMode, ModeOptions?][] = [
+  ['rpc-rate-limit'],
+  ['http429'],
+  ['http429-bare'],
+  ['rps-limit', { rps: 5 }],
+  ['http503'],
+  ['down'],
+  ['hang'],
+  ['truncated'],
+  ['malformed'],
+  ['trickle'],
+  ['behind', { lag: 6 }],
+  ['split-heights', { lag: 3 }],
+];
+export const EVM_ONLY_MODES: [ProviderMode, ModeOptions?][] = [['logs-span', { maxSpan: 2 }], ['logs-results']];
+
 export interface DrillOrder {
   orderId: string;
   address: string;
