@@ -2,10 +2,12 @@
  * Teams with a second factor (issue 30's "done when"): an owner with TOTP invites a finance member
  * over GraphQL — the team change needs the password and the TOTP code on that session — the member
  * accepts by the mailed link (a real SMTP server), exports orders as CSV and cannot rotate the API
- * key. The merchant's "second factor required" policy applies to the merchant a session acts for.
+ * key; the owner sees each step in the audit trail. The merchant's "second factor required" policy
+ * applies to the merchant a session acts for.
  */
 import {
   AcceptTeamInviteDocument,
+  AuditEventsDocument,
   CompleteLoginDocument,
   InviteTeamMemberDocument,
   LoginDocument,
@@ -103,6 +105,23 @@ describe('an owner with TOTP builds a team', () => {
     const rotate = await gql(gw.url, RotateApiKeyDocument, { environment: 'PRODUCTION' }, fin);
     expect(rotate.errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN', permission: 'apiKeys.manage', role: 'finance' });
     expect((await http(gw.url, '/api/v2/mainnet/merchant/me', { headers: { 'api-key': m.productionKey } })).status).toBe(200);
+
+    // The owner sees each of those steps in the audit trail, in order, with who did it; the refused
+    // rotation changed nothing, so it recorded nothing.
+    const trail = await gql(gw.url, AuditEventsDocument, { first: 100 }, owner);
+    expect(trail.errors).toBeUndefined();
+    const rows = trail.data!.auditEvents.edges.map((e) => e.node).sort((x, y) => x.chainSeq - y.chainSeq);
+    const steps = ['second_factor.totp_enabled', 'auth.login', 'auth.reauthenticated', 'team.invited', 'team.invite_accepted', 'export.orders_csv'];
+    let at = -1;
+    for (const step of steps) {
+      const next = rows.findIndex((r, i) => i > at && r.action === step);
+      expect([step, next > at]).toEqual([step, true]);
+      at = next;
+    }
+    const joined = rows.find((r) => r.action === 'team.invite_accepted')!;
+    const exported = rows.find((r) => r.action === 'export.orders_csv')!;
+    expect(exported.userId).toBe(joined.userId); // the finance member, not the owner
+    expect(rows.filter((r) => r.action === 'api_key.rotated' && r.userId === joined.userId)).toEqual([]);
   });
 
   it("the merchant's policy binds the sessions acting for it, not the member's sessions for another merchant", async () => {
