@@ -76,6 +76,9 @@ export async function batchCounters(gatewayUrl: string): Promise<{ batches: numb
 
 export async function cpuMeter(dbUrl: string, gatewayPid: number, gatewayUrl: string) {
   const c = new pg.Client({ connectionString: dbUrl });
+  // The bench's clean-up drops the database WITH (FORCE): a meter still connected then must not turn
+  // that into an unhandled 'error' that hides the error which sent the bench to its clean-up.
+  c.on('error', () => undefined);
   await c.connect();
   const backends = (await c.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()')).rows.map((r) => r.pid);
   const walLsn = async () => (await c.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn')).rows[0]!.lsn;
@@ -309,6 +312,9 @@ export async function startOrderGateway(dbUrl: string, env: Record<string, strin
       RATE_LIMIT_STORE: process.env.BENCH_RATE_LIMIT_STORE ?? 'postgres',
       RATE_LIMIT_MERCHANT_PER_MIN: '10000000',
       DEV_CHAINS: 'false',
+      // No chain is watched here: orders must still be accepted (they are refused with
+      // NO_NETWORK_WATCHED otherwise), as a merchant's are while a watcher is being set up.
+      OFFER_UNWATCHED_NETWORKS: 'true',
       RATE_SOURCES: 'none',
       ...env,
     },
