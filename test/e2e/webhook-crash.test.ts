@@ -50,7 +50,7 @@ it('a crash between sending and recording: delivered again after the lease, same
   r.reply = (_w, n) => (n === 1 ? 'hang' : { status: 200 });
   const order = await newOrder(api.app, m.merchantId);
   await transition(api.app, order.id, 'Success');
-  await r.waitFor(1, 20_000);
+  await r.waitFor(1, 60_000);
 
   // The receiver has the request; the worker dies before any answer (so before recording).
   worker.child.kill('SIGKILL');
@@ -62,7 +62,7 @@ it('a crash between sending and recording: delivered again after the lease, same
   // A surviving worker: its sweeper re-queues the expired lease (timeout 1.5 s → lease 5 s), its loop resends.
   const t0 = Date.now();
   survivor = await startTestGateway({ ...FAST_WEBHOOKS, ROLE: 'worker' }, { db });
-  await r.waitFor(2, 20_000);
+  await r.waitFor(2, 90_000);
   const [done] = await eventually(async () => {
     const rows = await deliveriesOf(api.app, m.merchantId);
     return rows[0]?.state === 'delivered' ? rows : null;
@@ -80,4 +80,4 @@ it('a crash between sending and recording: delivered again after the lease, same
   ]);
   await new Promise((ok) => setTimeout(ok, 1000));
   expect(r.received).toHaveLength(2);
-});
+}, 240_000); // a survivor's start and the lease on a loaded machine
