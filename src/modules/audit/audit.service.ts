@@ -190,22 +190,11 @@ const fieldsOf = (r: Row): ChainedFields => ({
   after: r.after,
 });
 
-const viewOf = (r: Row): AuditEventView => ({
-  id: r.id,
-  occurredAt: new Date(r.occurred_at),
-  action: r.action,
-  merchantId: r.merchant_id,
-  userId: r.user_id,
-  apiKeyId: r.api_key_id,
-  operator: r.operator,
-  subject: r.subject,
-  ip: r.ip,
-  userAgent: r.user_agent,
-  before: r.before,
-  after: r.after,
-  chainSeq: Number(r.chain_seq),
-  hash: r.hash,
-});
+/** What a reader sees of a row: the hashed fields (less the chain's own bookkeeping), its id and hash. */
+const viewOf = (r: Row): AuditEventView => {
+  const { chain: _chain, requestId: _requestId, occurredAtMs, ...fields } = fieldsOf(r);
+  return { id: r.id, occurredAt: new Date(occurredAtMs), hash: r.hash, ...fields };
+};
 
 const encodeCursor = (id: string): string => Buffer.from(`audit:${id}`).toString('base64url');
 function decodeCursor(cursor: string): string {
