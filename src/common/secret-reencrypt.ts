@@ -1,15 +1,19 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { SecretBox } from './crypto.js';
 
+/** The associated data a dashboard user's TOTP secret is sealed with. */
+export const TOTP_AAD = (userId: string) => `user_totp:${userId}`;
+
 /**
  * Every column holding a secret sealed under the master key, with the associated data each row's
  * ciphertext is bound to. A new sealed column is added here, or `secrets reencrypt` would leave it
  * under the old key (test/integration/master-key-rotation.test.ts checks every `*_ciphertext` column is listed).
  */
 export const SEALED_COLUMNS = [
-  { table: 'merchant_wallets', column: 'mnemonic_ciphertext', aad: (id: string) => `wallet:${id}` },
-  { table: 'api_keys', column: 'key_ciphertext', aad: (id: string) => `api-key:${id}` },
-  { table: 'webhook_secrets', column: 'secret_ciphertext', aad: (id: string) => `webhook-secret:${id}` },
+  { table: 'merchant_wallets', key: 'id', column: 'mnemonic_ciphertext', aad: (id: string) => `wallet:${id}` },
+  { table: 'api_keys', key: 'id', column: 'key_ciphertext', aad: (id: string) => `api-key:${id}` },
+  { table: 'webhook_secrets', key: 'id', column: 'secret_ciphertext', aad: (id: string) => `webhook-secret:${id}` },
+  { table: 'user_totp', key: 'user_id', column: 'secret_ciphertext', aad: TOTP_AAD },
 ] as const;
 
 export interface ReencryptResult {
@@ -28,19 +32,19 @@ export interface ReencryptResult {
  */
 export async function reencryptSecrets(em: EntityManager, box: SecretBox, batch = 500): Promise<ReencryptResult[]> {
   const out: ReencryptResult[] = [];
-  for (const { table, column, aad } of SEALED_COLUMNS) {
+  for (const { table, key, column, aad } of SEALED_COLUMNS) {
     let resealed = 0;
     let after = '00000000-0000-0000-0000-000000000000';
     for (;;) {
       const rows = await em.execute<{ id: string; c: string }[]>(
-        `select id, ${column} as c from ${table} where id > ? and ${column} not like ? order by id limit ${batch}`,
+        `select ${key} as id, ${column} as c from ${table} where ${key} > ? and ${column} not like ? order by ${key} limit ${batch}`,
         [after, `v2.${box.currentKid}.%`],
       );
       if (!rows.length) break;
       const updates = rows.map((r) => ({ id: r.id, old: r.c, c: box.seal(box.open(r.c, aad(r.id)), aad(r.id)) }));
       const done = await em.execute<{ id: string }[]>(
         `update ${table} t set ${column} = u.c from jsonb_to_recordset(?::jsonb) as u(id uuid, old text, c text)
-          where t.id = u.id and t.${column} = u.old returning t.id`,
+          where t.${key} = u.id and t.${column} = u.old returning t.${key}`,
         [JSON.stringify(updates)],
       );
       resealed += done.length;

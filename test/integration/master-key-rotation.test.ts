@@ -7,7 +7,10 @@ import { randomBytes } from 'node:crypto';
 import { SecretBox } from '../../src/common/crypto';
 import { internalContext } from '../../src/common/context';
 import { reencryptSecrets, SEALED_COLUMNS } from '../../src/common/secret-reencrypt';
+import { CompleteLoginDocument, LoginDocument } from '../generated/graphql';
 import { createMerchant } from '../support/fixtures';
+import { gql } from '../support/graphql';
+import { enrolTotp, forgetSpentStep, totpNow } from '../support/second-factor';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { FAST_WEBHOOKS, setUrl, verifies } from '../support/webhooks';
@@ -31,22 +34,34 @@ afterAll(async () => {
   await receiver?.close();
 });
 
-/** Uses every kind of sealed secret: the API key (webhook HMAC), the Standard Webhooks secret, the HD wallet's mnemonic. */
-async function useSecrets(gw: TestGateway, m: { merchantId: string; sandboxKey: string; email: string; password: string }) {
+type Owner = { merchantId: string; sandboxKey: string; email: string; password: string; userId: string; totpSecret: string };
+
+/** Uses every kind of sealed secret: the API key (webhook HMAC), the Standard Webhooks secret, the HD wallet's mnemonic, the owner's TOTP secret (a two-step sign-in). */
+async function useSecrets(gw: TestGateway, m: Owner) {
   const em = gw.app.orm.em.fork();
   const before = receiver.received.length;
-  await gw.app.webhooks.settings.sendTest({ ...internalContext(em), caller: { kind: 'dashboard', merchantId: m.merchantId, userId: 'test', role: 'owner', sessionId: 'test' } }, { environment: 'sandbox' });
+  const [session] = await em.execute<{ id: string }[]>(`select id from sessions where user_id = ? order by created_at desc limit 1`, [m.userId]);
+  await gw.app.webhooks.settings.sendTest({ ...internalContext(em), caller: { kind: 'dashboard', merchantId: m.merchantId, userId: m.userId, role: 'owner', sessionId: session!.id } }, { environment: 'sandbox' });
   await receiver.waitFor(before + 1);
   expect(verifies(m.sandboxKey, receiver.received[before]!)).toBe(true);
   const [secret] = await gw.app.webhooks.secrets.signing(em, m.merchantId, 'sandbox');
   expect(secret).toMatch(/^whsec_/);
   const wallet = await gw.app.wallets.walletFor(em, m.merchantId, 'sandbox');
   expect(gw.app.wallets.seed(wallet)).toHaveLength(64);
+  const first = await gql(gw.url, LoginDocument, { email: m.email, password: m.password });
+  expect(first.errors?.[0]?.extensions?.code).toBe('SECOND_FACTOR_REQUIRED');
+  await forgetSpentStep(gw.app, m.email);
+  const challengeToken = (first.errors![0]!.extensions as { challengeToken: string }).challengeToken;
+  const done = await gql(gw.url, CompleteLoginDocument, { challengeToken, secondFactor: { totpCode: await totpNow(m.totpSecret) } });
+  expect(done.errors).toBeUndefined();
 }
 
 it('the old key keeps working beside the new one, reencrypt moves every secret, then the old key can go', async () => {
   const a = await start({ MASTER_KEY: hex(k1) });
-  const m = await createMerchant(a.app);
+  const created = await createMerchant(a.app);
+  const totpSecret = (await enrolTotp(a.url, created)).secret;
+  const [user] = await a.app.orm.em.fork().execute<{ id: string }[]>(`select id from dashboard_users where email = ?`, [created.email]);
+  const m: Owner = { ...created, userId: user!.id, totpSecret };
   await setUrl(a.app, m.merchantId, 'sandbox', receiver.url);
   await useSecrets(a, m);
   const oldKid = new SecretBox(k1).currentKid;
@@ -58,8 +73,10 @@ it('the old key keeps working beside the new one, reencrypt moves every secret, 
   const em = b.app.orm.em.fork();
   const first = await reencryptSecrets(em, b.app.box, 2);
   expect(first.map((r) => r.table).sort()).toEqual(SEALED_COLUMNS.map((c) => c.table).sort());
-  expect(first.reduce((n, r) => n + r.resealed, 0)).toBeGreaterThanOrEqual(4); // 2 API keys, a wallet, a webhook secret at least
+  expect(first.reduce((n, r) => n + r.resealed, 0)).toBeGreaterThanOrEqual(5); // 2 API keys, a wallet, a webhook secret, a TOTP secret at least
   for (const { table, column } of SEALED_COLUMNS) {
+    const [{ all }] = (await em.execute<{ all: number }[]>(`select count(*)::int as all from ${table}`)) as [{ all: number }];
+    expect(all).toBeGreaterThan(0); // every kind was exercised
     const [{ n }] = (await em.execute<{ n: number }[]>(`select count(*)::int as n from ${table} where ${column} not like ?`, [`v2.${b.app.box.currentKid}.%`])) as [{ n: number }];
     expect(n).toBe(0);
     const [{ o }] = (await em.execute<{ o: number }[]>(`select count(*)::int as o from ${table} where ${column} like ?`, [`v2.${oldKid}.%`])) as [{ o: number }];

@@ -14,6 +14,7 @@ import { requireDashboardSession, requireFreshAuth, requireFreshSession } from '
 import type { RequestContext } from '../../common/context.js';
 import { randomToken, sha256Hex, type SecretBox } from '../../common/crypto.js';
 import { DomainError } from '../../common/errors.js';
+import { TOTP_AAD } from '../../common/secret-reencrypt.js';
 import { DashboardUser } from './dashboard-user.entity.js';
 import { secondFactorStore as store, type ChallengeRow, type PasskeyRow } from './second-factor.store.js';
 import { generateRecoveryCodes, newTotpSecret, normaliseRecoveryCode, totpUri, verifyTotp } from './totp.js';
@@ -60,7 +61,6 @@ export interface SecondFactorOptions {
   throttleAccount?: (accountHash: string) => Promise<void>;
 }
 
-const TOTP_AAD = (userId: string) => `user_totp:${userId}`;
 
 /**
  * Second factors of dashboard users: TOTP (RFC 6238, sealed with MASTER_KEY), single-use recovery
