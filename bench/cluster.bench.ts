@@ -1,5 +1,5 @@
 /**
- * `npm run bench:cluster` (issue 31, drill 6): REST order creation through HAProxy and PgBouncer
+ * `npm run bench:cluster` (docs/deploy.md, the commit-lock drill): REST order creation through HAProxy and PgBouncer
  * (transaction pool, `DATABASE_PREPARED_STATEMENTS=false`) on one PostgreSQL 15 primary of the
  * Debian engines (bench/cluster-engines.ts), with 1 and then 3 built `ROLE=api` processes. Each
  * configuration is warmed up, then measured for BENCH_SECONDS (15) with BENCH_CONNECTIONS (50)

@@ -23,7 +23,7 @@ import {
 import { benchDatabase, percentile, startGatewayProcess } from './support.js';
 
 /**
- * `npm run bench:fuzz`: 10,000 generated malformed requests (issue 9) against the built gateway in
+ * `npm run bench:fuzz`: 10,000 generated malformed requests against the built gateway in
  * its own process: REST (auth routes, unknown paths, payment flow), GraphQL over HTTP (auth and
  * payment operations), and graphql-ws (operations on sockets with generated credentials, plus
  * messages outside the protocol). Every answer must be a 4xx envelope / an error with

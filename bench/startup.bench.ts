@@ -3,7 +3,7 @@
  * migrations, the four local chains and their watchers), first on a fresh data folder with no
  * `.build/` (what a fresh clone does after `npm install`), then a second start on the same folder;
  * then one CLI call. Each start is stopped with SIGINT to its process group, as Ctrl-C does, and must
- * log "stopped cleanly". Prints one JSON object. Targets (issue 11): fresh ≤ 30 s, second ≤ 10 s,
+ * log "stopped cleanly". Prints one JSON object. Targets: fresh ≤ 30 s, second ≤ 10 s,
  * CLI ≤ 3 s. Runs on a new database on DATABASE_URL's server, else on an embedded PostgreSQL.
  */
 import { spawn, spawnSync } from 'node:child_process';

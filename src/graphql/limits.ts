@@ -1,6 +1,6 @@
 /**
- * Bounds on one GraphQL operation, the same over HTTP and graphql-ws (issue 9.4: 100 aliases of
- * `orders(first:100)` held one request 52 s and slowed every other merchant).
+ * Bounds on one GraphQL operation, the same over HTTP and graphql-ws: unbounded, 100 aliases of
+ * `orders(first:100)` held one request 52 s and slowed every other merchant.
  *
  * Checked right after parsing, before graphql-js validation and execution, so a hostile document
  * costs one parse and one walk:
@@ -149,7 +149,7 @@ export function subscriptionKey(caller: Caller, ip: string): string {
 }
 
 /**
- * Active graphql-ws subscriptions per socket and per credential (issue 9.4: 20,000 on one socket
+ * Active graphql-ws subscriptions per socket and per credential (unbounded, 20,000 on one socket
  * took the process from 394 MB to 1.45 GB). In-process counts: each API process holds its own sockets.
  * `release` is idempotent, so the operation's end and the socket's close may both call it.
  */

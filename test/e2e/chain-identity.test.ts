@@ -1,5 +1,5 @@
 /**
- * Another chain behind the same URL (issue 27): the dev chains are restarted fresh while the database
+ * Another chain behind the same URL: the dev chains are restarted fresh while the database
  * keeps the old cursor. The watcher knows which chain it watches (chain id + genesis hash, stored
  * with the cursor): the new chain is a new chain identity, never a reorg of the old one. Paid orders
  * stay Success with no reorg event (no `transaction.reorged` / `transaction.underpaid` webhook), and a

@@ -1,5 +1,5 @@
 /**
- * Issue 31, the cluster drills, on the topology of docs/deploy.md built from the Debian engines
+ * The cluster drills, on the topology of docs/deploy.md built from the Debian engines
  * (test/support/cluster.ts): PostgreSQL primary + synchronous streaming standby, PgBouncer
  * (transaction pool for the pools, session pool for DATABASE_SESSION_URL), HAProxy with /readyz
  * checks in front of three built ROLE=api processes, two built ROLE=worker processes, the local EVM

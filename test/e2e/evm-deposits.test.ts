@@ -1,5 +1,5 @@
 /**
- * Money correctness on the local anvil chains (issue 10, items 4 and 6), with a real gateway, real
+ * Money correctness on the local anvil chains, with a real gateway, real
  * PostgreSQL and a real webhook receiver:
  *
  * - Several deposits of one order: an order with a 6-decimal deposit (ETHEREUM stand-in) and an

@@ -1,5 +1,5 @@
 /**
- * Job locks across stops and crashes (issue 31). Locks carry their owner (the scheduler's name in
+ * Job locks across stops and crashes. Locks carry their owner (the scheduler's name in
  * `last_modified_by`), and each scheduler keeps a presence connection to PostgreSQL:
  * - a clean stop leaves no locked job, even a run that did not return within the drain timeout;
  * - a worker killed with SIGKILL leaves its watcher locked, and the next scheduler to start takes it

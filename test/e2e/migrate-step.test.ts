@@ -1,5 +1,5 @@
 /**
- * Migrations as the operator's choice (issue 31). `MIGRATE_ON_START=true` (the default, `npm start`)
+ * Migrations as the operator's choice. `MIGRATE_ON_START=true` (the default, `npm start`)
  * migrates at boot; with `false`, `migrate` is one step per deploy and every process refuses, with a
  * clear message, a schema older or newer than the migrations its code knows.
  */

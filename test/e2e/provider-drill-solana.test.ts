@@ -1,5 +1,5 @@
 /**
- * Provider drill on SOLANA (issue 27): the watcher's two providers are real HTTP proxies in front of
+ * Provider drill on SOLANA: the watcher's two providers are real HTTP proxies in front of
  * Solana RPC facades — the first in front of the gateway's cluster, put through every failure mode in
  * turn (JSON-RPC 429 answers, a sustained requests-per-second limit, 5xx, resets, a frozen node, cut,
  * malformed and trickling bodies, a lagging node, two nodes at different slots behind one URL); the

@@ -1,5 +1,5 @@
 /**
- * Provider drill on TRON (issue 27): the watcher's two providers are real HTTP proxies in front of
+ * Provider drill on TRON: the watcher's two providers are real HTTP proxies in front of
  * java-tron HTTP emulators — the first in front of the gateway's chain, put through every failure
  * mode in turn (quota answers, a sustained requests-per-second limit, 5xx, resets, a frozen node, cut,
  * malformed and trickling bodies, a lagging node, two nodes at different heights behind one URL); the

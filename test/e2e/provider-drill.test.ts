@@ -1,5 +1,5 @@
 /**
- * Provider drill on the EVM networks (issue 27): each network's watcher has two providers, both real
+ * Provider drill on the EVM networks: each network's watcher has two providers, both real
  * HTTP proxies in front of the local chains — the first serves ANOTHER chain (the other EVM network,
  * refused by chain id), the second is honest but is put through every failure mode in turn: quota
  * answers (HTTP 429 with and without Retry-After, JSON-RPC -32005 in a 200), a sustained

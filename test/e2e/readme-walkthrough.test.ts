@@ -1,5 +1,5 @@
 /**
- * Issue 28.2: the README's walkthrough, run as written. The `sh` block after `<!-- walkthrough -->`
+ * The README's walkthrough, run as written. The `sh` block after `<!-- walkthrough -->`
  * in README.md is handed to bash unchanged (so README and test cannot drift) against a started
  * gateway with the sandbox's local chains; only what the README says a reader may vary differs
  * (`GATEWAY`, `HOOK_PORT`), plus the environment that points the CLI at this gateway's database,

@@ -1,5 +1,5 @@
 /**
- * Issue 12, crash safety with the BUILT worker on SOLANA: the kill scenarios every chain runs
+ * Crash safety with the BUILT worker on SOLANA: the kill scenarios every chain runs
  * (test/support/sweep-kill-scenarios.ts) on the litesvm JSON-RPC facade the dev chains run. The gas
  * tank is the fee payer: no top-up (planned → funded once the tank can pay), then one transfer per
  * deposit signed by the deposit and the tank, which also pays the settlement wallet's token account.

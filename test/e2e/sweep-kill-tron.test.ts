@@ -1,5 +1,5 @@
 /**
- * Issue 12, crash safety with the BUILT worker on TRON: the kill scenarios every chain runs
+ * Crash safety with the BUILT worker on TRON: the kill scenarios every chain runs
  * (test/support/sweep-kill-scenarios.ts) on the java-tron emulator the dev chains run, here with its
  * resource model on (accounts must be activated, energy and bandwidth are paid), so the top-up path is
  * the real one: the gas tank activates each deposit and either delegates ENERGY from its stake or sends

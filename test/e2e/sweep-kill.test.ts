@@ -1,5 +1,5 @@
 /**
- * Issue 12, crash safety with the BUILT worker on ETHEREUM (anvil): the kill scenarios every chain runs
+ * Crash safety with the BUILT worker on ETHEREUM (anvil): the kill scenarios every chain runs
  * (test/support/sweep-kill-scenarios.ts) — the worker dies right after each sweep step, and once from a
  * real `kill -9` — on both EVM gas paths, chosen by the worker's configuration: the EIP-7702 batch (a
  * Sweeper for the tank) and the Disperse top-up (no Sweeper). Besides the shared checks, the gas tank's

@@ -1,5 +1,5 @@
 /**
- * `/readyz` details show each network's watcher health (issue 27): a node that stops answering shows
+ * `/readyz` details show each network's watcher health: a node that stops answering shows
  * as stalled / provider down within seconds, while the API stays in rotation (HTTP 200) and the other
  * networks stay fresh; it recovers when the node answers again. A production provider serving
  * another chain is refused, named by host and alarmed (metric, readiness detail).

@@ -1,5 +1,5 @@
 /**
- * What anonymous callers can spend (issue 9, items 1, 5 and 6), on the real gateway and PostgreSQL:
+ * What anonymous callers can spend, on the real gateway and PostgreSQL:
  *  - opening public payment links is bounded per IP and per link (each open is an order whose
  *    checkout key can allocate deposits and unique codes) — 429 in the envelope with Retry-After,
  *    while the merchant's own server keeps working;

@@ -1,5 +1,5 @@
 /**
- * The audit trail (issue 30): logins, failed logins and sensitive operations are recorded with who,
+ * The audit trail: logins, failed logins and sensitive operations are recorded with who,
  * what (secrets never), when, IP and user agent, in the change's transaction; a merchant reads only
  * its own over GraphQL and CSV; the table is append-only for the application's role; each merchant's
  * hash chain has no forks under concurrency, and an edit or a gap made past the trigger is found.

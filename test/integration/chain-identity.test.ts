@@ -1,5 +1,5 @@
 /**
- * Chain identity on all four networks (issue 27), against the local chains through real HTTP: each
+ * Chain identity on all four networks, against the local chains through real HTTP: each
  * adapter learns which chain its provider serves (EVM chain id + block 0 hash, TRON block 0 id,
  * SOLANA genesis hash); with `verifyIdentity`, a provider serving another chain is refused before it
  * answers a single call, named by host, reported once, and the calls fail over to a provider on the

@@ -1,5 +1,5 @@
 /**
- * Issue 9, lows: crafted dates and cursors are the caller's mistake (BAD_USER_INPUT / 400), never a
+ * Crafted dates and cursors are the caller's mistake (BAD_USER_INPUT / 400), never a
  * 500, on every date or cursor input of the order listing.
  */
 import { createMerchant } from '../support/fixtures';

@@ -124,7 +124,7 @@ it('20 concurrent requests for one address send exactly one set', async () => {
   expect(await balanceOf('BINANCE', 'USDT', w.address)).toBe(units('BINANCE', 'USDT', 1000n));
 });
 
-it('a token not offered on the network is refused before the grant: nothing sent, and the address can still ask (issue 28.7)', async () => {
+it('a token not offered on the network is refused before the grant: nothing sent, and the address can still ask', async () => {
   const w = newWallet('SOLANA');
   const before = await grants();
   const res = await faucet({ address: w.address, network: 'SOLANA', tokens: ['USDC', 'DAI'] });
@@ -175,7 +175,7 @@ it('tokens of networks nothing watches are neither listed nor accepted', async (
   await expect(gw.app.tokens.resolve(internalContext(em), 'production', 'ETHEREUM', '0xdAC17F958D2ee523a2206206994597C13D831ec7')).rejects.toMatchObject({ code: 'NETWORK_NOT_WATCHED' });
 });
 
-it('a production order is refused at creation when no production network is watched (issue 28.7): NO_NETWORK_WATCHED, nothing stored', async () => {
+it('a production order is refused at creation when no production network is watched: NO_NETWORK_WATCHED, nothing stored', async () => {
   const m = await createMerchant(gw.app);
   const res = await http(gw.url, '/api/v2/mainnet/merchant/fiat/order', { body: { merchant_id: m.merchantId, order_no: 'PROD-1', amount: '150000' }, headers: { 'api-key': m.productionKey } });
   expect(res.status).toBe(422);

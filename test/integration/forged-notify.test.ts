@@ -1,5 +1,5 @@
 /**
- * Finding 1 of issue 30: PostgreSQL has no privilege for NOTIFY, so any role that can connect to the
+ * PostgreSQL has no privilege for NOTIFY, so any role that can connect to the
  * database (the read-only analytics role, a leaked reporting login) can send
  * `pg_notify('order_events', '{…"status":"Success"…}')`. The live feeds treat a notification as a hint
  * naming an event id and read the event back from `order_events`: a forged one shows nothing.

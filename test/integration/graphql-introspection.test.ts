@@ -1,5 +1,5 @@
 /**
- * Issue 9, lows: introspection answered in production. With GRAPHQL_INTROSPECTION off (the production
+ * Introspection never answers in production. With GRAPHQL_INTROSPECTION off (the production
  * default, test/unit/config.test.ts) neither HTTP nor graphql-ws answers `__schema` / `__type`, and
  * ordinary operations are unaffected.
  */

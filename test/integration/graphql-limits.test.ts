@@ -1,5 +1,5 @@
 /**
- * Issue 9.4: GraphQL operations are bounded (aliases, depth, cost) on HTTP and graphql-ws alike,
+ * GraphQL operations are bounded (aliases, depth, cost) on HTTP and graphql-ws alike,
  * graphql-ws connections and operations take the same per-IP and per-merchant budgets as HTTP, and
  * subscriptions are capped per socket and per credential. Real gateway, real PostgreSQL.
  */

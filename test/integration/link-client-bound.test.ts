@@ -1,5 +1,5 @@
 /**
- * Finding 3 of issue 30: one address opening a small payment link again and again reserved all of
+ * One address opening a small payment link again and again reserved all of
  * its uses for the orders' lifetime, and a paying customer elsewhere got PAYMENT_LINK_EXHAUSTED.
  * Unpaid orders per client (address; IPv6 by its /64) per link are bounded by
  * PAYMENT_LINK_UNPAID_PER_CLIENT (default 2). Client addresses come from X-Forwarded-For (TRUST_PROXY).

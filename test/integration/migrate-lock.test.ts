@@ -3,8 +3,8 @@ import { connectOrm, migrate, type Orm } from '../../src/db/orm';
 import { createEmptyDatabase, type TestDatabase } from '../support/db';
 import { adminQuery } from '../support/pg-admin';
 
-// Issue 9.8: processes starting together on a fresh database raced the migrations and one failed to
-// start. Each ORM here has its own pool, so the three run as separate sessions, as processes would.
+// Processes starting together on a fresh database must not race the migrations (one used to fail
+// to start). Each ORM here has its own pool, so the three run as separate sessions, as processes would.
 describe('migrate() on an empty database from several processes at once', () => {
   let db: TestDatabase;
   const orms: Orm[] = [];

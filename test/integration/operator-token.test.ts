@@ -1,5 +1,5 @@
 /**
- * Finding 4 of issue 30: docs/configuration.md said operators send `Authorization: Bearer <token>`
+ * docs/configuration.md said operators send `Authorization: Bearer <token>`
  * while the gateway reads `x-operator-token`. The header stays `x-operator-token` (`Authorization`
  * carries dashboard sessions; one header meaning two kinds of caller would be ambiguous), and the
  * generated documentation says so.

@@ -7,7 +7,7 @@ import { http } from '../support/http';
 import { eventually } from '../support/webhooks';
 
 /**
- * `order.created` on the merchantEvents feed (issue 28 item 7: a dashboard wants new orders live).
+ * `order.created` on the merchantEvents feed (a dashboard wants new orders live).
  * The event is written by the statement that inserts the order (one statement per group-committed
  * batch) and announced in its transaction; the feed reads it back from `order_events` by id. Every
  * creation path: REST (one order, and many at once, which the group commit batches), GraphQL

@@ -7,7 +7,7 @@ import { http } from '../support/http';
 // Every REST answer of this suite must match schema/openapi.json.
 
 /**
- * Idempotency-Key on order creation (issue 9, item 9): a merchant whose first answer was lost (crash
+ * Idempotency-Key on order creation: a merchant whose first answer was lost (crash
  * between commit and response, timeout) retries with the same key and gets the same order back with a
  * usable checkout key, instead of DUPLICATE_ORDER_NO and no way to recover the checkout `url`/`key`.
  */

@@ -106,7 +106,7 @@ describe.each([
 
     // getOrder shows quote and deposit.
     const got = await http(gw.url, `${T}/merchant/fiat/getOrder`, { body: { merchant_id: m.merchantId, order_no: no }, headers: { 'api-key': m.sandboxKey } });
-    // issue 28.2: the envelope's message names the order's real status, never "Success" for a Created order.
+    // The envelope's message names the order's real status, never "Success" for a Created order.
     expect(got.body.message).toBe('Order found (status Created)');
     expect(got.body.data).toMatchObject({ request: { order_no: no, status: 'Created' }, quotes: [{ total_amount_crypto: totalCrypto }], deposits: [{ destination_address: r.destinationAddress, total_amount: r.totalAmount }] });
   });

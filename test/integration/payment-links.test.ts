@@ -313,7 +313,7 @@ describe('public REST', () => {
     }
     expect((await sql(`select usage_count, max_usage from payment_links where id = ?`, [id]))[0]).toEqual({ usage_count: 1, max_usage: 1 });
     expect(await count(`orders where payment_link_id = ?`, [id])).toBe(1);
-    expect((await http(gw.url, `${T}/payment-links/${id}/validate`)).body.data).toMatchObject({ status: 'Active', remaining: 0, valid: false, unusable: 'exhausted' }); // issue 28.7: says why
+    expect((await http(gw.url, `${T}/payment-links/${id}/validate`)).body.data).toMatchObject({ status: 'Active', remaining: 0, valid: false, unusable: 'exhausted' }); // says why
     console.log(`100 concurrent opens of a single-use link: ${ms} ms`);
   });
 

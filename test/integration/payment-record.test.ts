@@ -104,7 +104,7 @@ it('status writes follow the payment transition table: an orphaned payment is no
 });
 
 /**
- * Issue 9, item 11 (state flapping): `Processing` means "a payment was detected and the order is not
+ * State flapping: `Processing` means "a payment was detected and the order is not
  * final". A confirmed partial payment used to move the order Processing → Created, so a checkout page
  * saw Created, Processing, Created, … The statuses a subscribed checkout sees for partial → top-up
  * must never go backwards; the only way back to Created is a reorg that orphans every payment seen.

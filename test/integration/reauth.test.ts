@@ -1,5 +1,5 @@
 /**
- * Finding 2 of issue 30: a stolen 15-minute dashboard access token could rotate the production API
+ * A stolen 15-minute dashboard access token could rotate the production API
  * key (also the webhook signing key, outliving the session) and change the notification URL without
  * the password. Sensitive operations now need `reauthenticate` (the password again) on the same
  * session within REAUTH_WINDOW_S, checked in one place (access.ts requireFreshAuth) for every transport.

@@ -1,5 +1,5 @@
 /**
- * The second factor (issue 30) over GraphQL and the legacy REST login: TOTP enrolment (sealed secret,
+ * The second factor over GraphQL and the legacy REST login: TOTP enrolment (sealed secret,
  * otpauth URI and QR, confirmed by a first code), recovery codes, the login's second step and each of
  * its refusals (wrong code, reused code, used recovery code, expired or spent challenge, too many
  * wrong answers), re-authentication that needs the second factor, and the merchant's policy.

@@ -12,7 +12,7 @@ import { WebhookReceiver } from '../support/webhook-receiver';
 import { bodyOf, FAST_WEBHOOKS, payOrder, SEPOLIA_USDT, verifies } from '../support/webhooks';
 
 /**
- * Settlement wallets (issue 12): owner + password, per-family address checks, the gateway's own
+ * Settlement wallets: owner + password, per-family address checks, the gateway's own
  * addresses refused, the hold, the settlement_wallet.changed webhook and the history — through
  * GraphQL and REST on a real gateway and PostgreSQL.
  */

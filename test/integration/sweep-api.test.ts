@@ -9,7 +9,7 @@ import { http } from '../support/http';
 import { freshLogin } from '../support/reauth';
 
 /**
- * The merchant-facing sweep API (issue 12; docs/sweeps.md "API"): sweep now, balances, history and
+ * The merchant-facing sweep API (docs/sweeps.md "API"): sweep now, balances, history and
  * the schedule, over GraphQL (dashboard JWT) and REST (API key or dashboard JWT), on a real gateway
  * and PostgreSQL. Sweep rows are SQL fixtures consistent with the schema (the engine is tested
  * elsewhere); payments go through the real payment services.

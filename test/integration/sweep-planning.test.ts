@@ -1,5 +1,5 @@
 /**
- * Sweep planning (issue 26, docs/sweeps.md "Planning"): which deposits a tick looks at.
+ * Sweep planning (docs/sweeps.md "Planning"): which deposits a tick looks at.
  * - Held deposits (dust, below the minimum) take no planning slot: 201 dust deposits at the default
  *   batch size, then a paid order — planned in the next schedule tick.
  * - Fair across merchants: 10,000 eligible deposits of one merchant never push out another's first.

@@ -1,5 +1,5 @@
 /**
- * Teams with a second factor (issue 30's "done when"): an owner with TOTP invites a finance member
+ * Teams with a second factor: an owner with TOTP invites a finance member
  * over GraphQL — the team change needs the password and the TOTP code on that session — the member
  * accepts by the mailed link (a real SMTP server), exports orders as CSV and cannot rotate the API
  * key; the owner sees each step in the audit trail. The merchant's "second factor required" policy

@@ -1,5 +1,5 @@
 /**
- * Teams (issue 30): users distinct from merchants, roles enforced by one permission table for
+ * Teams: users distinct from merchants, roles enforced by one permission table for
  * GraphQL and REST, invites by a mailed single-use link (a real SMTP server: smtp-server on
  * loopback), removal that ends the member's sessions at once, one user in two merchants.
  */

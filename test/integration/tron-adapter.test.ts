@@ -243,7 +243,7 @@ describe('TRON adapter against the java-tron emulator', () => {
     });
     // The timeout must end only the hanging URL's requests, never the emulator's: on a loaded machine
     // the emulator took over 200 ms, the adapter left it too, and the hanging URL was tried again and
-    // again (issue 28.7: "expected 2, received 10"). 5 s is far beyond any answer the emulator gives.
+    // again ("expected 2, received 10"). 5 s is far beyond any answer the emulator gives.
     const failing = createTronAdapter(config([await deadUrl(), hanging, emu.url], 5000), { backoffBaseMs: 5 });
     const before = await emu.latestBlock();
     const head = await failing.getHead();

@@ -43,11 +43,11 @@ describe('WEBHOOK_ALLOW_PRIVATE_URLS defaults', () => {
   };
   const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://db.example/gateway', DEV_CHAINS: 'false' };
 
-  it('every deployment refuses private addresses unless explicitly allowed (issue 9: development too)', async () => {
+  it('every deployment refuses private addresses unless explicitly allowed (development too)', async () => {
     await expect(service(production).checkUrl('sandbox', 'http://127.0.0.1:8080/hook')).rejects.toMatchObject({ code: 'NOTIFICATION_URL_REJECTED' });
     await expect(service({ ...production, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).checkUrl('sandbox', 'http://127.0.0.1:8080/hook')).resolves.toBe('http://127.0.0.1:8080/hook');
     for (const NODE_ENV of ['development', 'test']) {
-      // issue 28.2: the refusal names the switch a local receiver needs.
+      // The refusal names the switch a local receiver needs.
       await expect(service({ NODE_ENV }).checkUrl('sandbox', 'http://localhost:8080/hook')).rejects.toMatchObject({
         code: 'NOTIFICATION_URL_REJECTED',
         message: expect.stringMatching(/non-public address.*needs WEBHOOK_ALLOW_PRIVATE_URLS=true/),

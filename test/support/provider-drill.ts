@@ -1,5 +1,5 @@
 /**
- * The provider drill of one network (issue 27), shared by the EVM, TRON and SOLANA drills: the
+ * The provider drill of one network, shared by the EVM, TRON and SOLANA drills: the
  * network's watcher has two providers, both real HTTP proxies (provider-proxy.ts) — one is honest but
  * is put through every failure mode in turn, the other serves ANOTHER chain (it answers 503 until the
  * watcher has learnt its chain from the honest one: a sandbox watcher follows the first chain it

@@ -1,5 +1,5 @@
 /**
- * Receipts at deposit addresses that must never be ignored nor counted (issue 10, items 2 and 3),
+ * Receipts at deposit addresses that must never be ignored nor counted,
  * written once and run on every chain where the harness can send them:
  *
  * - a transfer after the deposit closed (the late window is over) is recorded as an unattributed

@@ -1,5 +1,5 @@
 /**
- * The reconciliation (issue 10) on a chain whose balances are read at the latest state (TRON, SOLANA),
+ * The reconciliation on a chain whose balances are read at the latest state (TRON, SOLANA),
  * written once and run per chain, with the gateway's watcher running meanwhile:
  *
  * - a clean run (after everything the file did before: payments, splits, late receipts, self-transfers,

@@ -1,5 +1,5 @@
 /**
- * Crash-safety scenarios of the sweep engine, written once for every chain (issue 12): paid deposits
+ * Crash-safety scenarios of the sweep engine, written once for every chain: paid deposits
  * (fixture rows for the order side, real tokens on the real local chain at real HD deposit addresses)
  * are swept while
  * - the engine dies right after each step in turn (the step's crash point throws a fatal error and the
@@ -245,7 +245,7 @@ export function sweepCrashScenarios(chain: SweepCrashChain, timeoutMs = 120_000)
 }
 
 /**
- * "Confirmations and re-orgs as for payments" (issue 12), on every chain whose harness can replace
+ * "Confirmations and re-orgs as for payments", on every chain whose harness can replace
  * blocks: the block holding a sweep's transfer is replaced before the sweep is final. The engine sees
  * the block hash change, moves the sweep back to `sending`, broadcasts the transaction it stored (not
  * a new signature: the same hash), and confirms the sweep once it is included again; the settlement

@@ -1,5 +1,5 @@
 /**
- * Issue 12, crash safety with the BUILT worker (`dist/src/main.js`, ROLE=worker), written once for
+ * Crash safety with the BUILT worker (`dist/src/main.js`, ROLE=worker), written once for
  * every chain: paid deposits are swept while the worker dies right after each sweep step its gas path
  * goes through (`SWEEP_CRASH_AFTER=<step>`: the process SIGKILLs itself), and once killed from here
  * with a real `kill -9` while sweeps are in flight. A fresh worker without the hook is started each

@@ -200,7 +200,7 @@ export function sweepScenarios(chain: SweepChainUnderTest, timeoutMs = 120_000):
   }, timeoutMs);
 
   /**
-   * The books close (issue 26): after payments, an overpayment, an underpayment, another token, dust
+   * The books close: after payments, an overpayment, an underpayment, another token, dust
    * and a payment after a sweep — every deposit of this file swept or held — every deposit address's
    * balance equals received − swept, and the held one is listed with its reason. A seeded defect (a
    * confirmed sweep whose record says it failed: the ledger then expects the tokens still there) is

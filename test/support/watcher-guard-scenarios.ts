@@ -1,5 +1,5 @@
 /**
- * What no transfer may do to a watcher, written once and run on every chain (issue 10, items 1 and 5):
+ * What no transfer may do to a watcher, written once and run on every chain:
  *
  * - A zero-amount transfer to a deposit address (anyone can send one for the price of gas, and a
  *   payment link hands out deposit addresses) is not a payment: it is skipped, and it must not stop

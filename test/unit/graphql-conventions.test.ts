@@ -4,7 +4,7 @@ import { buildSchema, getNamedType, isObjectType, type GraphQLField, type GraphQ
 
 /*
  * Conventions of the GraphQL API, checked on the committed SDL (schema-drift.test.ts proves it is the
- * one the code builds): one time format and one pagination style everywhere (issue 14).
+ * one the code builds): one time format and one pagination style everywhere.
  */
 
 const schema = buildSchema(readFileSync(join(__dirname, '../../schema/schema.graphql'), 'utf8'));

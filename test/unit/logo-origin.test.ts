@@ -2,7 +2,7 @@ import { cspFor, pageLogo } from '../../src/checkout/checkout.page';
 import { cspImageOrigin, logoUrl } from '../../src/modules/merchants/merchant.commands';
 
 /**
- * Finding 4 of issue 30: the checkout's CSP allows exactly the logo's origin. WHATWG URL parsing gives
+ * The checkout's CSP allows exactly the logo's origin. WHATWG URL parsing gives
  * `https://*` as the origin of a logo at host `*`, which CSP reads as every https host; `;` and `,` in
  * a host would be CSP syntax. Only a DNS name or an IPv4 address is a logo host.
  */

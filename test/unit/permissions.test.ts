@@ -1,7 +1,7 @@
 import { can, PERMISSIONS, permissionsOf, permissionTableMarkdown, TEAM_ROLES, type Permission } from '../../src/common/permissions.js';
 
 /*
- * The permission table (src/common/permissions.ts) keeps the rules issue 30 set for the roles; the
+ * The permission table (src/common/permissions.ts) keeps the rules set for the roles; the
  * docs/teams.md copy of it is checked by test/unit/docs.test.ts (generated section "permission-table").
  */
 

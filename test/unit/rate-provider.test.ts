@@ -396,7 +396,7 @@ describe('RateProviderRegistry', () => {
   });
 });
 
-describe('rate sanity (issue 9.7: one source answered 99,000 IDR/USDT)', () => {
+describe('rate sanity (one source answered 99,000 IDR/USDT)', () => {
   const unavailable = { code: 'RATE_UNAVAILABLE' };
   let indodaxLast: string;
   let coingeckoIdr: number | null;

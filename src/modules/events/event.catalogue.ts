@@ -126,7 +126,7 @@ export const ORDER_EVENT_TYPES = Object.keys(ORDER_EVENT_WEBHOOKS) as OrderEvent
 // (docs/webhooks.md "Merchant events"); the payload below is the webhook's `data` with its keys in
 // snake_case, next to `merchant_id` and `environment`.
 
-/** A settlement address was set or replaced (issue 12): sent in the transaction that writes it. */
+/** A settlement address was set or replaced: sent in the transaction that writes it. */
 export const SETTLEMENT_WALLET_CHANGED = 'settlement_wallet.changed';
 /** A sweep's transaction confirmed: the tokens are at the settlement address. */
 export const SWEEP_COMPLETED = 'sweep.completed';

@@ -1,5 +1,5 @@
 /**
- * Payment-link uses follow their orders (issue 9, item 6): a use is *reserved* when an order is
+ * Payment-link uses follow their orders: a use is *reserved* when an order is
  * opened from the link (PaymentLinkService.open, one conditional UPDATE, so usage_count never passes
  * max_usage) and *released* when that order expires unpaid, so anonymous opens that never pay cannot
  * burn a link's uses for good. `orders.link_use_held` says whether an order holds one, which makes

@@ -22,7 +22,7 @@ export interface UnattributedTransfer {
 const sourcesSql = (to: PaymentStatus) => paymentSourcesOf(to).map((s) => `'${s}'`).join(',');
 
 /**
- * Records receipts that never count toward an order (issue 10 items 2 and 3) and reports each once it
+ * Records receipts that never count toward an order (RECEIPT_REASONS: late, wrong token or network, native coin) and reports each once it
  * is confirmed (`payment.unattributed` event → `transaction.unattributed` webhook). Same idempotency and
  * reorg rules as PaymentService: unique per (environment, network, tx hash, index), re-inclusion in
  * another block moves it back to pending. A transfer already recorded as a payment (re-scanned after

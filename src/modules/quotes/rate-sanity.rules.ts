@@ -1,6 +1,6 @@
 /**
- * Rate sanity: which market answer may be locked into a quote (issue 9.7: one source answering
- * 99,000 IDR/USDT, 6× the market, was locked into a quote). Pure rules over scaled rates
+ * Rate sanity: which market answer may be locked into a quote (one source answering
+ * 99,000 IDR/USDT, 6× the market, must never be locked into a quote). Pure rules over scaled rates
  * (IDR per token × 10^8, bigint); RateService (rate-provider.ts) asks the sources and applies them.
  *
  * 1. Reference. The last live rate accepted for the token in this process; before the first one,

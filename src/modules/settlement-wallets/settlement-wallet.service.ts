@@ -68,7 +68,7 @@ const becameActive = (r: Row) => r.active_from <= r.now && (r.replaced_at === nu
 const record = (r: Row): SettlementWalletRecord => ({ id: r.id, address: r.address, activeFrom: r.active_from, setAt: r.created_at, setBy: r.set_by, replacedAt: r.replaced_at });
 
 /**
- * Settlement wallets (issue 12): one address per merchant, environment and network, where the sweep
+ * Settlement wallets: one address per merchant, environment and network, where the sweep
  * engine sends paid deposits. A change never updates an address: the latest row gets `replaced_at`
  * and a new row is inserted (the history). A new address is active from `now + hold`
  * (SETTLEMENT_HOLD_SECONDS_*); until then sweeps keep going to the previously active one. Changing it

@@ -3,7 +3,7 @@ import { pageArgs } from '../../common/cursor.js';
 import { ENVIRONMENTS, NETWORKS } from '../../common/environment.js';
 import { SWEEP_STATUSES } from './sweep.transitions.js';
 
-/* SweepService's commands (issue 12, merchant-facing), validated once at the service boundary (GraphQL and REST alike). */
+/* SweepService's commands (merchant-facing), validated once at the service boundary (GraphQL and REST alike). */
 
 const environment = z.enum(ENVIRONMENTS, { message: `must be one of ${ENVIRONMENTS.join(', ')}` });
 const network = z.enum(NETWORKS, { message: `must be one of ${NETWORKS.join(', ')}` });

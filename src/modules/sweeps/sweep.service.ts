@@ -187,7 +187,7 @@ const SWEEP_COLUMNS = `s.id, s.environment, s.network, s.deposit_id, s.token_id,
   s.status, s.failure_reason, s.trigger, s.tx_hash, s.fee_paid::text as fee_paid, s.fee_asset, s.created_at, s.updated_at, s.sent_at, s.confirmed_at`;
 
 /**
- * The merchant-facing side of sweeps (issue 12; docs/sweeps.md "API"): ask for a sweep now, read
+ * The merchant-facing side of sweeps (docs/sweeps.md "API"): ask for a sweep now, read
  * balances and history, set the schedule. It never moves money: "sweep now" writes a `sweep_requests`
  * row that the engine (sweep.engine.ts) consumes on its next tick; the engine alone writes sweeps.
  *
