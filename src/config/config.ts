@@ -237,7 +237,7 @@ export const CONFIG_VARS = {
   WEBHOOK_CONCURRENCY: { schema: int(1, 10_000), default: '64', description: 'Webhook deliveries in progress per worker process, all endpoints together (sending, or sent and not yet recorded)' },
   WEBHOOK_CONCURRENCY_PER_ENDPOINT: { schema: int(1, 1000), default: '4', description: 'Webhook HTTP requests in flight per endpoint (scheme://host:port) per worker: a slow or dead endpoint holds at most this many slots' },
   WEBHOOK_POLL_MS: { schema: int(10, 60_000), default: '1000', description: 'How often a worker looks for due webhook retries (new deliveries wake it at once through LISTEN)' },
-  WEBHOOK_SWEEP_INTERVAL_MS: { schema: int(100, 3_600_000), default: '30000', description: 'Webhook sweeper period: re-queues deliveries whose worker died mid-attempt (expired lease) and drains the outbox' },
+  WEBHOOK_SWEEP_INTERVAL_MS: { schema: int(100, 3_600_000), default: '30000', description: 'Period of the webhook lease requeue: re-queues deliveries whose worker died mid-attempt (expired lease) and drains the outbox' },
   SMTP_HOST: { schema: z.string().min(1).max(253).optional(), description: 'SMTP server for customer mails (the receipt on Success, a notice on Underpaid/Expired, to the order\'s `email`); unset → no mail is sent (docs/configuration.md "Customer mail")' },
   SMTP_PORT: { schema: int(1, 65535), default: '587', description: 'SMTP server port (587 submission with STARTTLS, 465 with `SMTP_SECURE=true`)' },
   SMTP_SECURE: { schema: bool, default: 'false', description: '`true` → TLS from the first byte (port 465); `false` → STARTTLS when the server offers it' },

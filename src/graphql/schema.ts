@@ -6,7 +6,7 @@ import { SecondFactorResolver } from '../modules/merchants/second-factor.resolve
 import { AuditEventConnectionResolver, AuditResolver } from '../modules/audit/audit.resolver.js';
 import { PaymentLinkConnectionResolver, PaymentLinkResolver } from '../modules/payment-links/payment-link.resolver.js';
 import { OrderConnectionResolver, OrderResolver } from '../modules/orders/order.resolver.js';
-import { MerchantEventResolver } from '../modules/orders/merchant-event.resolver.js';
+import { OrderFeedResolver } from '../modules/orders/order-feed.resolver.js';
 import { OrderSubscriptionResolver } from '../modules/orders/order-subscription.resolver.js';
 import { WebhookDeliveryPageResolver, WebhookResolver } from '../modules/webhooks/webhook.resolver.js';
 import { PaymentConnectionResolver, PaymentResolver } from '../modules/payments/payment.resolver.js';
@@ -25,7 +25,7 @@ export const resolvers: NonEmptyArray<Function> = [MerchantResolver, SecondFacto
   PaymentResolver,
   PaymentConnectionResolver,
   OrderSubscriptionResolver,
-  MerchantEventResolver,
+  OrderFeedResolver,
   WebhookResolver,
   WebhookDeliveryPageResolver,
   ReconciliationResolver,

@@ -3,11 +3,11 @@ import type { Config } from '../config/index.js';
 import { WebhookRunner } from '../modules/webhooks/webhook.runner.js';
 import { outboxDispatchJob } from './outbox-dispatch.job.js';
 import type { JobDefinition } from './scheduler.js';
-import { webhookSweeperJob } from './webhook-sweeper.job.js';
+import { webhookLeaseRequeueJob } from './webhook-lease-requeue.job.js';
 
 /**
  * Webhook delivery in the worker role: an in-process delivery loop (WebhookRunner, woken by LISTEN
- * after each commit) in every worker, plus two periodic Agenda jobs (outbox drain, lease sweeper).
+ * after each commit) in every worker, plus two periodic Agenda jobs (outbox drain, lease requeue).
  * The loop is not an Agenda job per delivery: see WebhookRunner for the measured reason.
  */
 export function startWebhookDelivery(app: App, databaseUrl: string): WebhookRunner {
@@ -24,4 +24,4 @@ export function startWebhookDelivery(app: App, databaseUrl: string): WebhookRunn
 }
 
 /** The periodic webhook jobs for the worker's scheduler. */
-export const webhookJobs = (config: Config): JobDefinition[] => [outboxDispatchJob(config.WEBHOOK_SWEEP_INTERVAL_MS), webhookSweeperJob(config.WEBHOOK_SWEEP_INTERVAL_MS)];
+export const webhookJobs = (config: Config): JobDefinition[] => [outboxDispatchJob(config.WEBHOOK_SWEEP_INTERVAL_MS), webhookLeaseRequeueJob(config.WEBHOOK_SWEEP_INTERVAL_MS)];

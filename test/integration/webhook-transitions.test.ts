@@ -9,7 +9,7 @@ import { FAST_WEBHOOKS, newOrder, setUrl, transition } from '../support/webhooks
 
 /**
  * The delivery transition table checked against the code: every operation that writes a delivery's
- * state (claim, record, sweep, redelivery, clearing the URL, …) is run, through the real services and
+ * state (claim, record, lease requeue, redelivery, clearing the URL, …) is run, through the real services and
  * SQL, on a delivery in each state. Every move observed must be in the table, and every move in the
  * table must be made by some operation — so neither the code nor the table can drift alone.
  */
@@ -18,7 +18,7 @@ let r: WebhookReceiver;
 let merchantId: string;
 
 beforeAll(async () => {
-  // API role: no delivery loop or sweeper job runs, so only this test moves deliveries.
+  // API role: no delivery loop or lease requeue job runs, so only this test moves deliveries.
   gw = await startTestGateway({ ...FAST_WEBHOOKS, ROLE: 'api' });
   r = await WebhookReceiver.start();
   merchantId = (await createMerchant(gw.app)).merchantId;
@@ -75,8 +75,8 @@ const OPERATIONS: Record<string, { lastAttempt?: boolean; run: (row: Row) => Pro
   'record delivered': { run: (row) => gw.app.webhooks.queue.record(em(), [recordOf(row, 'delivered')]) },
   'record retry': { run: (row) => gw.app.webhooks.queue.record(em(), [recordOf(row, 'retry')]) },
   'record failed': { run: (row) => gw.app.webhooks.queue.record(em(), [recordOf(row, 'failed')]) },
-  'sweep (attempts left)': { run: () => gw.app.webhooks.queue.sweep(em()) },
-  'sweep (last attempt)': { lastAttempt: true, run: () => gw.app.webhooks.queue.sweep(em()) },
+  'lease requeue (attempts left)': { run: () => gw.app.webhooks.queue.requeueExpiredLeases(em()) },
+  'lease requeue (last attempt)': { lastAttempt: true, run: () => gw.app.webhooks.queue.requeueExpiredLeases(em()) },
   redeliver: { run: (row) => gw.app.webhooks.log.redeliver(dashboard(), { id: row.id }).catch((e: { code?: string }) => expect(e.code).toBe('CONFLICT')) },
   're-point the URL': { run: () => setUrl(gw.app, merchantId, 'sandbox', r.url) },
   'clear the URL': {

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { createGatewayPubSub } from '../../src/graphql/pubsub';
 import pino from 'pino';
 import type { OrderFeedNotification } from '../../src/modules/events/event.catalogue';
-import { merchantEventStream } from '../../src/modules/orders/merchant-event.resolver';
+import { merchantEventStream } from '../../src/modules/orders/order-feed.resolver';
 import { orderEventsChannel, orderUpdateStream } from '../../src/modules/orders/order-update.stream';
 import type { OrderStatusUpdate } from '../../src/modules/orders/order-status.service';
 import type { OrderStatus } from '../../src/modules/orders/order.transitions';

@@ -5,7 +5,7 @@ import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
 import { deliveryViews, type WebhookDeliveryView } from './webhook-delivery.view.js';
 import type { WebhookSettingsService } from './webhook-settings.service.js';
-import { deliveryRefInput, listDeliveriesInput, type DeliveryRefCommand, type ListDeliveriesCommand } from './webhook.inputs.js';
+import { deliveryRefInput, listDeliveriesInput, type DeliveryRefCommand, type ListDeliveriesCommand } from './webhook.commands.js';
 import type { RetrySchedule } from './webhook.schedule.js';
 import { endpointOf, notifyDeliveries } from './webhook.sql.js';
 import { deliveryMove } from './webhook.transitions.js';

@@ -85,7 +85,7 @@ interface ClaimRow {
 
 /**
  * The delivery queue of the worker processes: claim (a lease) → attempt (no transaction open) →
- * record, and the sweeper for leases whose worker died. Every state change is one conditional UPDATE
+ * record, and the lease requeue for leases whose worker died. Every state change is one conditional UPDATE
  * built by `deliveryMove` (webhook.transitions.ts); no transaction is held across an HTTP call.
  */
 export class WebhookQueueService {
@@ -237,7 +237,7 @@ export class WebhookQueueService {
   /**
    * Records attempts in one statement: the delivery moves on (`sending → delivered | pending | failed`)
    * only if its lease is still ours (same lock token); the attempt is logged either way (it happened).
-   * Returns the ids whose lease had been lost (the sweeper gave them to another attempt).
+   * Returns the ids whose lease had been lost (the lease requeue gave them to another attempt).
    */
   async record(em: EntityManager, records: AttemptRecord[]): Promise<string[]> {
     if (!records.length) return [];
@@ -282,12 +282,12 @@ export class WebhookQueueService {
   }
 
   /**
-   * The sweeper: leases that expired with no outcome recorded (the worker died between sending and
+   * The lease requeue: leases that expired with no outcome recorded (the worker died between sending and
    * recording, or hung) go back to `pending` — due at once, same body and idempotency key, so the
    * receiver may see the request twice (at-least-once) — or to `failed` when no attempts are left.
    * Each is logged as a `lost` attempt. Returns how many were re-queued or failed.
    */
-  async sweep(em: EntityManager): Promise<number> {
+  async requeueExpiredLeases(em: EntityManager): Promise<number> {
     const rows = await em.execute<{ id: string }[]>(
       `with s as (
          select id, locked_at from webhook_deliveries where state = 'sending' and locked_until < now() for update skip locked

@@ -6,7 +6,7 @@ import type { RequestContext } from '../../common/context.js';
 import type { SecretBox } from '../../common/crypto.js';
 import type { Environment } from '../../common/environment.js';
 import { parseInput } from '../../common/validation.js';
-import { revealSecretInput, rotateSecretInput, type RevealSecretCommand, type RotateSecretCommand } from './webhook.inputs.js';
+import { revealSecretInput, rotateSecretInput, type RevealSecretCommand, type RotateSecretCommand } from './webhook.commands.js';
 import { SECRET_PREFIX } from './webhook.signer.js';
 
 /** A sealed secret as read with a delivery claim (`webhook_secrets` row). */

@@ -8,7 +8,7 @@ import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
 import { Merchant } from '../merchants/merchant.entity.js';
 import { assertPublicHost, SsrfError, urlHost } from './ssrf.js';
-import { sendTestInput, setNotificationUrlInput, type SendTestCommand, type SetNotificationUrlCommand } from './webhook.inputs.js';
+import { sendTestInput, setNotificationUrlInput, type SendTestCommand, type SetNotificationUrlCommand } from './webhook.commands.js';
 import { deliveryViews, type WebhookDeliveryView } from './webhook-delivery.view.js';
 import { buildTestBody } from './webhook.payload.js';
 import type { WebhookQueueService } from './webhook-queue.service.js';

@@ -65,7 +65,7 @@ export class WebhookRunner {
 
   /**
    * Stops claiming, waits for the requests in flight (each bounded by its timeout) and records them.
-   * Nothing is abandoned mid-attempt; a process killed instead leaves leases that the sweeper re-queues.
+   * Nothing is abandoned mid-attempt; a process killed instead leaves leases that the lease requeue re-queues.
    */
   async stop(): Promise<void> {
     this.stopped = true;
@@ -172,14 +172,14 @@ export class WebhookRunner {
 
   /**
    * Records a batch in one statement. If that fails, each record is tried alone, so one bad row cannot
-   * make the others' receivers get their webhooks twice. What still fails stays leased: the sweeper
+   * make the others' receivers get their webhooks twice. What still fails stays leased: the lease requeue
    * re-queues it when the lease expires (at-least-once).
    */
   private async record(batch: AttemptRecord[]): Promise<void> {
     const t0 = performance.now();
     try {
       const lost = await this.opts.service.queue.record(this.opts.em(), batch);
-      if (lost.length) this.opts.log.warn({ deliveries: lost }, 'webhooks: lease expired before the outcome was recorded; the sweeper had re-queued them');
+      if (lost.length) this.opts.log.warn({ deliveries: lost }, 'webhooks: lease expired before the outcome was recorded; the lease requeue had re-queued them');
       this.recorded += batch.length;
     } catch (err) {
       if (batch.length > 1) {

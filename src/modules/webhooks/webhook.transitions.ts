@@ -10,8 +10,8 @@
  * sending    → delivered  the endpoint answered 2xx (final: never sent again)
  * sending    → pending    a retryable failure (network error, timeout, 408, 429, 5xx) with attempts left
  * sending    → failed     a permanent failure (other 3xx/4xx) or no attempts left
- * sending    → pending    the sweeper: the lease expired with no outcome recorded (worker crashed)
- * sending    → failed     the sweeper, when that lost attempt was the last one
+ * sending    → pending    lease requeue: the lease expired with no outcome recorded (worker crashed)
+ * sending    → failed     lease requeue, when that lost attempt was the last one
  * delivered  → pending    redeliverWebhook: a new attempt series, same body and idempotency key
  * failed     → pending    redeliverWebhook (as above)
  *
@@ -32,7 +32,7 @@ export const WEBHOOK_DELIVERY_MOVES: readonly WebhookDeliveryMove[] = [
   { from: 'pending', to: 'sending', when: 'claimed by a delivery worker: due, not leased, endpoint below its concurrency limit (attempts + 1)' },
   { from: 'pending', to: 'failed', when: 'the merchant cleared notification_url: nothing is sent to a URL they removed' },
   { from: 'sending', to: 'delivered', when: 'the endpoint answered 2xx (final: never sent again unless redelivered)' },
-  { from: 'sending', to: 'pending', when: 'a retryable failure (network error, timeout, 408, 429, 5xx) with attempts left, or the sweeper found the lease expired with no outcome recorded' },
+  { from: 'sending', to: 'pending', when: 'a retryable failure (network error, timeout, 408, 429, 5xx) with attempts left, or the lease requeue found the lease expired with no outcome recorded' },
   { from: 'sending', to: 'failed', when: 'a permanent failure (other 3xx/4xx), or no attempts left (after an answer or a lost attempt)' },
   { from: 'delivered', to: 'pending', when: 'redeliverWebhook: a new attempt series, same body and idempotency key' },
   { from: 'failed', to: 'pending', when: 'redeliverWebhook: a new attempt series, same body and idempotency key' },
@@ -96,7 +96,7 @@ export function deliveryBirth(state: WebhookDeliveryState): string {
   return literal(state);
 }
 
-/** What one attempt led to (the delivery log's `outcome`). `lost`: the sweeper found an expired lease. */
+/** What one attempt led to (the delivery log's `outcome`). `lost`: the lease requeue found an expired lease. */
 export type AttemptOutcome = 'delivered' | 'retry' | 'failed' | 'lost';
 
 /** The HTTP result of one attempt: a status, or an error before any status (DNS, connect, timeout, refused address). */

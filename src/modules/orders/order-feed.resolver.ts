@@ -148,7 +148,7 @@ async function subscribeMerchantEvents({ args, context: ctx, info }: SubscribeRe
 }
 
 @Resolver()
-export class MerchantEventResolver {
+export class OrderFeedResolver {
   @Authorized('API_KEY', 'DASHBOARD')
   @Subscription(() => MerchantEvent, {
     description:
