@@ -82,7 +82,7 @@ describe('config validation', () => {
     const a = loadConfig({ DATA_DIR: dir });
     expect(a.generatedSecrets.sort()).toEqual(['JWT_SECRET', 'MASTER_KEY']);
     const b = loadConfig({ DATA_DIR: dir });
-    expect(b.MASTER_KEY.equals(a.MASTER_KEY)).toBe(true);
+    expect(b.MASTER_KEY!.equals(a.MASTER_KEY!)).toBe(true);
     expect(b.JWT_SECRET).toBe(a.JWT_SECRET);
     // only the start that wrote the file may say it generated them (main.ts's boot warning)
     expect([a.devSecretsCreated, b.devSecretsCreated]).toEqual([true, false]);
