@@ -7,17 +7,13 @@
  */
 import { randomBytes } from 'node:crypto';
 import { SecretBox } from '../../src/common/crypto';
-import { internalContext } from '../../src/common/context';
 import { rewrapDataKeys } from '../../src/common/data-keys';
 import { LocalKeyEncryptionKey } from '../../src/common/key-encryption';
 import { reencryptSecrets, SEALED_COLUMNS } from '../../src/common/secret-reencrypt';
-import { CompleteLoginDocument, LoginDocument } from '../generated/graphql';
-import { createMerchant } from '../support/fixtures';
-import { gql } from '../support/graphql';
-import { enrolTotp, forgetSpentStep, totpNow } from '../support/second-factor';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { dataKeys, merchantWithSecrets, sealAsLegacy, sealedKids, useSecrets as useSecretsWith, type Owner } from '../support/sealed-secrets';
 import { WebhookReceiver } from '../support/webhook-receiver';
-import { FAST_WEBHOOKS, setUrl, verifies } from '../support/webhooks';
+import { FAST_WEBHOOKS } from '../support/webhooks';
 
 const k1 = randomBytes(32);
 const k2 = randomBytes(32);
@@ -33,61 +29,19 @@ const start = async (env: Record<string, string>, db?: TestGateway['db']) => {
 beforeAll(async () => {
   receiver = await WebhookReceiver.start();
 });
+// Each test's gateways share its first one's database: closed newest first, that one (dropping it) last.
+afterEach(async () => {
+  for (const gw of gateways.splice(0).reverse()) await gw.close();
+}, 180_000);
 afterAll(async () => {
-  for (const gw of gateways.reverse()) await gw.close();
   await receiver?.close();
 });
 
-type Owner = { merchantId: string; sandboxKey: string; email: string; password: string; userId: string; totpSecret: string };
-
-/** Uses every kind of sealed secret: the API key (webhook HMAC), the Standard Webhooks secret, the HD wallet's mnemonic, the owner's TOTP secret (a two-step sign-in). */
-async function useSecrets(gw: TestGateway, m: Owner) {
-  const em = gw.app.orm.em.fork();
-  const before = receiver.received.length;
-  const [session] = await em.execute<{ id: string }[]>(`select id from sessions where user_id = ? order by created_at desc limit 1`, [m.userId]);
-  await gw.app.webhooks.settings.sendTest({ ...internalContext(em), caller: { kind: 'dashboard', merchantId: m.merchantId, userId: m.userId, role: 'owner', sessionId: session!.id } }, { environment: 'sandbox' });
-  await receiver.waitFor(before + 1);
-  expect(verifies(m.sandboxKey, receiver.received[before]!)).toBe(true);
-  const [secret] = await gw.app.webhooks.secrets.signing(em, m.merchantId, 'sandbox');
-  expect(secret).toMatch(/^whsec_/);
-  const wallet = await gw.app.wallets.walletFor(em, m.merchantId, 'sandbox');
-  expect(gw.app.wallets.seed(wallet)).toHaveLength(64);
-  const first = await gql(gw.url, LoginDocument, { email: m.email, password: m.password });
-  expect(first.errors?.[0]?.extensions?.code).toBe('SECOND_FACTOR_REQUIRED');
-  await forgetSpentStep(gw.app, m.email);
-  const challengeToken = (first.errors![0]!.extensions as { challengeToken: string }).challengeToken;
-  const done = await gql(gw.url, CompleteLoginDocument, { challengeToken, secondFactor: { totpCode: await totpNow(m.totpSecret) } });
-  expect(done.errors).toBeUndefined();
-}
-
-/** The owner's merchant on a gateway under `key`, every kind of secret written (TOTP enrolled, webhook URL set). */
-async function merchantWithSecrets(gw: TestGateway): Promise<Owner> {
-  const created = await createMerchant(gw.app);
-  const totpSecret = (await enrolTotp(gw.url, created)).secret;
-  const [user] = await gw.app.orm.em.fork().execute<{ id: string }[]>(`select id from dashboard_users where email = ?`, [created.email]);
-  const m: Owner = { ...created, userId: user!.id, totpSecret };
-  await setUrl(gw.app, m.merchantId, 'sandbox', receiver.url);
-  await useSecrets(gw, m);
-  return m;
-}
-
-/** Rows of every sealed column, by column, as `kid` of their ciphertext. */
-async function sealedKids(gw: TestGateway): Promise<Record<string, string[]>> {
-  const em = gw.app.orm.em.fork();
-  const out: Record<string, string[]> = {};
-  for (const { table, column } of SEALED_COLUMNS) {
-    const rows = await em.execute<{ c: string }[]>(`select ${column} as c from ${table}`);
-    expect(rows.length).toBeGreaterThan(0); // every kind was exercised
-    out[table] = [...new Set(rows.map((r) => r.c.split('.')[1]!))];
-  }
-  return out;
-}
-
-const dataKeys = (gw: TestGateway) => gw.app.orm.em.fork().execute<{ id: string; kek_id: string; wrapped: string }[]>(`select id, kek_id, wrapped from data_keys order by position`);
+const useSecrets = (gw: TestGateway, m: Owner) => useSecretsWith(gw, m, receiver);
 
 it('a KEK rotation re-wraps the data key alone: secrets stay as stored, old and new processes keep working, then the old key can go', async () => {
   const a = await start({ MASTER_KEY: hex(k1) });
-  const m = await merchantWithSecrets(a);
+  const m = await merchantWithSecrets(a, receiver);
   const [dek] = await dataKeys(a);
   expect(dek).toMatchObject({ id: a.app.box.currentKid, kek_id: new LocalKeyEncryptionKey(k1).id });
   const before = await sealedKids(a);
@@ -120,15 +74,10 @@ it('a KEK rotation re-wraps the data key alone: secrets stay as stored, old and 
 
 it('secrets sealed directly under MASTER_KEY (before envelope encryption) open, and reencrypt moves every one under the data key', async () => {
   const a = await start({ MASTER_KEY: hex(k1) });
-  const m = await merchantWithSecrets(a);
+  const m = await merchantWithSecrets(a, receiver);
   // What the previous release wrote: every secret sealed with the master key itself.
   const legacy = new SecretBox(k1);
-  const em = a.app.orm.em.fork();
-  for (const { table, key, column, aad } of SEALED_COLUMNS) {
-    for (const r of await em.execute<{ id: string; c: string }[]>(`select ${key} as id, ${column} as c from ${table}`)) {
-      await em.execute(`update ${table} set ${column} = ? where ${key} = ?`, [legacy.seal(a.app.box.open(r.c, aad(r.id)), aad(r.id)), r.id]);
-    }
-  }
+  await sealAsLegacy(a, legacy);
   for (const kids of Object.values(await sealedKids(a))) expect(kids).toEqual([legacy.currentKid]);
 
   // The upgrade, with a KEK rotation on top: new KEK current, old one previous; legacy rows still open.
@@ -144,7 +93,7 @@ it('secrets sealed directly under MASTER_KEY (before envelope encryption) open, 
   const c = await start({ MASTER_KEY: hex(k2) }, a.db);
   await useSecrets(c, m);
   // The master key alone no longer opens any stored secret.
-  const [row] = await em.execute<{ id: string; c: string }[]>(`select id, key_ciphertext as c from api_keys where merchant_id = ? limit 1`, [m.merchantId]);
+  const [row] = await a.app.orm.em.fork().execute<{ id: string; c: string }[]>(`select id, key_ciphertext as c from api_keys where merchant_id = ? limit 1`, [m.merchantId]);
   expect(() => new SecretBox(k1).open(row!.c, `api-key:${row!.id}`)).toThrow(/neither MASTER_KEY nor in MASTER_KEY_PREVIOUS/);
 }, 240_000);
 
