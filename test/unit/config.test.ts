@@ -52,6 +52,14 @@ describe('config validation', () => {
     expect(err.problems.map((p) => p.variable).sort()).toEqual(['LOG_LEVEL', 'MASTER_KEY', 'PORT']);
   });
 
+  it('MASTER_KEY_FILE stands for MASTER_KEY (production accepts it, nothing is generated); both at once are refused', () => {
+    const file = { MASTER_KEY_FILE: '/run/secrets/master.key', JWT_SECRET: SECRETS.JWT_SECRET };
+    const prod = loadConfig({ NODE_ENV: 'production', ...file, DATABASE_URL: 'postgres://u@h/db' });
+    expect(prod).toMatchObject({ MASTER_KEY: undefined, MASTER_KEY_FILE: '/run/secrets/master.key', generatedSecrets: [] });
+    expect(loadConfig({ ...file, DATA_DIR: tmp() }).generatedSecrets).toEqual([]);
+    expect(configError({ ...SECRETS, MASTER_KEY_FILE: '/run/secrets/master.key', DATA_DIR: tmp() }).message).toMatch(/MASTER_KEY_FILE: set MASTER_KEY or MASTER_KEY_FILE, not both/);
+  });
+
   it('production refuses missing secrets and the embedded database, naming each', () => {
     const err = configError({ NODE_ENV: 'production' });
     expect(err.problems.map((p) => p.variable)).toEqual(expect.arrayContaining(['MASTER_KEY', 'JWT_SECRET', 'DATABASE_URL']));
