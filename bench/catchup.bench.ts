@@ -3,7 +3,7 @@ import { Keypair, PublicKey } from '@solana/web3.js';
 import { getAddress } from 'ethers';
 import pino from 'pino';
 import { fromHex } from 'tronweb/utils';
-import { createApp, type App } from '../src/app.js';
+import { openApp, type App } from '../src/app.js';
 import { watchedNetworks, type WatchedNetwork } from '../src/chains/networks.js';
 import type { Network } from '../src/common/environment.js';
 import { mintTo, SANDBOX_TOKENS, startSandboxChains, type SandboxChains } from '../src/devchain/index.js';
@@ -162,7 +162,7 @@ async function main(): Promise<void> {
   const confirmations = { SANDBOX_ETHEREUM_CONFIRMATIONS: '1', SANDBOX_BINANCE_CONFIRMATIONS: '1', SANDBOX_TRON_CONFIRMATIONS: '1', SANDBOX_SOLANA_CONFIRMATIONS: '1' };
   const config = benchConfig(db.url, confirmations);
   const orm = await benchOrm(db.url, 10);
-  const app = createApp(config, orm, pino({ level: config.LOG_LEVEL }));
+  const app = await openApp(config, orm, pino({ level: config.LOG_LEVEL }));
   const results: Result[] = [];
   try {
     const c = orm.em.getConnection();

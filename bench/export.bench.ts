@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import pg from 'pg';
 import pino from 'pino';
 import 'reflect-metadata';
-import { createApp } from '../src/app.js';
+import { openApp } from '../src/app.js';
 import { internalContext } from '../src/common/context.js';
 import { loadConfig } from '../src/config/index.js';
 import { exportFixtureSql } from './export.fixture.js';
@@ -38,7 +38,7 @@ async function main(): Promise<void> {
   try {
     const orm = await benchOrm(db.url, 2);
     const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: db.url, MASTER_KEY: '22'.repeat(32), JWT_SECRET: 'bench-export-jwt-secret-0123456789abcdef', DEV_CHAINS: 'false', LOG_LEVEL: 'warn' });
-    const app = createApp(config, orm, pino({ level: 'warn' }));
+    const app = await openApp(config, orm, pino({ level: 'warn' }));
     const email = keep ? 'bench-export-kept@bench.test' : `bench-export-${Date.now()}@bench.test`;
     const password = 'bench-export-password';
     const c = new pg.Client({ connectionString: db.url });

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import pino from 'pino';
-import { createApp, type App } from '../src/app.js';
+import { openApp, type App } from '../src/app.js';
 import { watchedNetworks, type WatchedNetwork } from '../src/chains/networks.js';
 import type { Orm } from '../src/db/orm.js';
 import { DEV_TOKEN_ADDRESSES, startDevChains, type DevChain } from '../src/devchain/index.js';
@@ -124,7 +124,7 @@ interface Case {
 async function prepareCase(databaseUrl: string, rpcUrl: string, block: bigint, n: number): Promise<Case> {
   const config = benchConfig(databaseUrl, { SANDBOX_ETHEREUM_CONFIRMATIONS: '1' });
   const orm = await benchOrm(databaseUrl, 5);
-  const app = createApp(config, orm, pino({ level: config.LOG_LEVEL }));
+  const app = await openApp(config, orm, pino({ level: config.LOG_LEVEL }));
   const target = watchedNetworks(config, { 'sandbox:ETHEREUM': [rpcUrl] }).find((t) => t.environment === 'sandbox' && t.network === 'ETHEREUM')!;
   const t0 = performance.now();
   await fixture(orm, n);

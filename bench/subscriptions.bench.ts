@@ -3,7 +3,7 @@ import { createClient, type Client } from 'graphql-ws';
 import pino from 'pino';
 import 'reflect-metadata';
 import WebSocket from 'ws';
-import { createApp } from '../src/app.js';
+import { openApp } from '../src/app.js';
 import { internalContext } from '../src/common/context.js';
 import { loadConfig } from '../src/config/index.js';
 import { benchDatabase, benchOrm, percentile, startGatewayProcess } from './support.js';
@@ -45,7 +45,7 @@ async function main() {
     RATE_LIMIT_MERCHANT_PER_MIN: '10000000',
   };
   const orm = await benchOrm(db.url, 4);
-  const app = createApp(loadConfig({ ...env, LOG_LEVEL: 'warn' }), orm, pino({ level: 'warn' }));
+  const app = await openApp(loadConfig({ ...env, LOG_LEVEL: 'warn' }), orm, pino({ level: 'warn' }));
   const gw = await startGatewayProcess(env);
   const clients: Client[] = [];
   try {

@@ -1,6 +1,6 @@
 import { Interface, Wallet, toQuantity } from 'ethers';
 import pino from 'pino';
-import { createApp } from '../src/app.js';
+import { openApp } from '../src/app.js';
 import { watchedNetworks } from '../src/chains/networks.js';
 import { DEPLOYER_ADDRESS, DEV_GAS_TANK_EVM_KEY, DEV_TOKEN_ADDRESSES, startDevChains, type DevChain } from '../src/devchain/index.js';
 import { createSweepEngine } from '../src/jobs/sweep.job.js';
@@ -68,7 +68,7 @@ async function main(): Promise<void> {
     const chain = chains.ETHEREUM;
     const config = benchConfig(db.url, { SANDBOX_ETHEREUM_CONFIRMATIONS: '1', SWEEP_BATCH_SIZE: '1000' });
     const orm = await benchOrm(db.url, 10);
-    const app = createApp(config, orm, pino({ level: config.LOG_LEVEL }));
+    const app = await openApp(config, orm, pino({ level: config.LOG_LEVEL }));
     const target = watchedNetworks(config, { 'sandbox:ETHEREUM': [chain.rpcUrl] }).find((t) => t.environment === 'sandbox' && t.network === 'ETHEREUM')!;
     const em = orm.em.fork();
     const c = em.getConnection();

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import 'reflect-metadata';
 import { internalContext, operatorContext } from '../src/common/context.js';
-import { createApp, type App } from '../src/app.js';
+import { openApp, type App } from '../src/app.js';
 import { loadConfig } from '../src/config/index.js';
 import type { Orm } from '../src/db/orm.js';
 import { BenchCleanup, benchDatabase, benchOrm, percentile, runBench } from './support.js';
@@ -110,7 +110,7 @@ async function main(): Promise<void> {
   const config = loadConfig({ ...env, LOG_LEVEL: 'warn' });
   const orm: Orm = await benchOrm(db.url, 8);
   cleanup.add(() => orm.close(true));
-  const app: App = createApp(config, orm, pino({ level: 'warn' }));
+  const app: App = await openApp(config, orm, pino({ level: 'warn' }));
   cleanup.add(() => app.webhooks.queue.close());
   const conn = orm.em.getConnection();
 

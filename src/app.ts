@@ -4,7 +4,9 @@ import { AuditService } from './modules/audit/audit.service.js';
 import { ENVIRONMENTS, NETWORKS } from './common/environment.js';
 import type { Logger } from 'pino';
 import type { Config } from './config/index.js';
-import { SecretBox } from './common/crypto.js';
+import type { SecretBox } from './common/crypto.js';
+import { openSecretBox } from './common/data-keys.js';
+import { keyEncryptionKeys } from './common/key-encryption.js';
 import type { Orm } from './db/orm.js';
 import { DepositService } from './modules/deposits/deposit.service.js';
 import { HdWalletService } from './modules/deposits/hd-wallet.service.js';
@@ -113,9 +115,14 @@ export function createRateService(config: Config, log: Logger): RateService {
   });
 }
 
-export function createApp(config: Config, orm: Orm, log: Logger): App {
+/** The app with its key ring read from the database (the schema must be current): what the processes run. */
+export async function openApp(config: Config, orm: Orm, log: Logger): Promise<App> {
+  return createApp(config, orm, log, await openSecretBox(orm.em.fork(), keyEncryptionKeys(config)));
+}
+
+/** `box`: the key ring of secrets at rest, from `openSecretBox` (src/common/data-keys.ts) once the schema is current. */
+export function createApp(config: Config, orm: Orm, log: Logger, box: SecretBox): App {
   const metrics = new GatewayMetrics({ sample: () => sampleDatabase(orm.em.fork()), processMetrics: config.NODE_ENV !== 'test' });
-  const box = new SecretBox(config.MASTER_KEY, config.MASTER_KEY_PREVIOUS ?? []);
   const apiKeys = new ApiKeyService(box, config.API_KEY_PREFIX);
   const rateLimits = new RateLimits(config, orm.em.getConnection().getKnex(), (hits) => {
     metrics.rateLimitBatches.inc();

@@ -1,6 +1,6 @@
 import type { Environment } from './common/environment.js';
 import type { Logger } from 'pino';
-import { createApp, type App } from './app.js';
+import { openApp, type App } from './app.js';
 import type { Config } from './config/index.js';
 import { openDatabase } from './db/open-database.js';
 import { useNamedStatements } from './db/prepared.js';
@@ -92,7 +92,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       await assertSchemaCurrent(orm); // migrations are a deploy step (`npm run migrate`): serve only the schema this code knows
     }
 
-    const app = createApp(config, orm, log);
+    const app = await openApp(config, orm, log);
     cleanups.push(() => app.exports.close());
     const gateway: Gateway = { app, databaseUrl, stop };
     // A worker alone has no HTTP server: its metrics get their own listener when METRICS_PORT is set.

@@ -20,7 +20,7 @@ import { isDomainError } from '../common/errors.js';
 async function withApp<T>(fn: (app: App, config: Config, applied: string[]) => Promise<T>, opts: { migrate?: boolean } = {}): Promise<T> {
   const config = loadConfig();
   const log = pino({ level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL }, pino.destination(2));
-  const [{ openDatabase }, { assertSchemaCurrent, connectOrm, migrate }, { createApp }] = await Promise.all([import('../db/open-database.js'), import('../db/orm.js'), import('../app.js')]);
+  const [{ openDatabase }, { assertSchemaCurrent, connectOrm, migrate }, { openApp }] = await Promise.all([import('../db/open-database.js'), import('../db/orm.js'), import('../app.js')]);
   const db = await openDatabase(config, log);
   const orm = await connectOrm(db.url, 2);
   try {
@@ -28,7 +28,7 @@ async function withApp<T>(fn: (app: App, config: Config, applied: string[]) => P
     let applied: string[] = [];
     if (opts.migrate || config.MIGRATE_ON_START) applied = await migrate(orm, config.DATABASE_SESSION_URL);
     else await assertSchemaCurrent(orm);
-    return await fn(createApp(config, orm, log), config, applied);
+    return await fn(await openApp(config, orm, log), config, applied);
   } finally {
     await orm.close(true);
     await db.release();
@@ -326,24 +326,33 @@ gasTankCommand
     if (!ok) process.exitCode = 1;
   });
 
-const secrets = program.command('secrets').description('Secrets at rest (docs/security.md "Rotating MASTER_KEY")');
+const secrets = program.command('secrets').description('Secrets at rest (docs/security.md "Keys at rest")');
 secrets
   .command('reencrypt')
-  .description('Re-seal every stored secret under MASTER_KEY (run with the old key in MASTER_KEY_PREVIOUS; online, idempotent)')
+  .description('After a MASTER_KEY rotation (old key in MASTER_KEY_PREVIOUS): re-wrap the data key under MASTER_KEY and re-seal under the data key every secret it does not seal yet; online, idempotent')
   .option('--json', 'print JSON')
   .action(async (o: { json?: boolean }) => {
-    const { reencryptSecrets } = await import('../common/secret-reencrypt.js');
-    await withApp(async (app) => {
+    const [{ reencryptSecrets }, { rewrapDataKeys }, { keyEncryptionKeys }] = await Promise.all([
+      import('../common/secret-reencrypt.js'),
+      import('../common/data-keys.js'),
+      import('../common/key-encryption.js'),
+    ]);
+    await withApp(async (app, config) => {
       const em = app.orm.em.fork();
+      const kek = keyEncryptionKeys(config).current.id;
+      const rewrapped = await rewrapDataKeys(em, keyEncryptionKeys(config));
       const results = await reencryptSecrets(em, app.box);
       const total = results.reduce((n, r) => n + r.resealed, 0);
       const { recordAudit } = await import('../modules/audit/audit.service.js');
-      await recordAudit(em, operatorContext(em, 'cli secrets reencrypt'), 'operator.secrets_reencrypted', { after: { key: app.box.currentKid, resealed: total, tables: results } });
+      await recordAudit(em, operatorContext(em, 'cli secrets reencrypt'), 'operator.secrets_reencrypted', { after: { kek, key: app.box.currentKid, rewrapped, resealed: total, tables: results } });
       print(
         !!o.json,
-        { key: app.box.currentKid, resealed: total, tables: results },
-        results.map((r) => `${r.table}: ${r.resealed} re-sealed, ${r.current} already under key ${app.box.currentKid}`).join('\n') +
-          `\nEvery secret is now sealed under key ${app.box.currentKid}: MASTER_KEY_PREVIOUS can be removed.`,
+        { kek, key: app.box.currentKid, rewrapped, resealed: total, tables: results },
+        [
+          `data keys: ${rewrapped} re-wrapped under key-encryption key ${kek}`,
+          ...results.map((r) => `${r.table}: ${r.resealed} re-sealed, ${r.current} already under data key ${app.box.currentKid}`),
+          `Every data key is wrapped by ${kek} and every secret sealed under data key ${app.box.currentKid}: MASTER_KEY_PREVIOUS can be removed.`,
+        ].join('\n'),
       );
     });
   });

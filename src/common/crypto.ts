@@ -30,19 +30,19 @@ export function randomToken(bytes = 32): string {
 }
 
 /**
- * AES-256-GCM under the master key, with a key ring for rotation. Output: `v2.<kid>.<iv>.<tag>.<ciphertext>`
- * (base64url parts; `kid` = the first 8 hex digits of the key's SHA-256, which tells keys apart and
- * reveals nothing of them). `aad` binds a ciphertext to its row/purpose so a copied blob cannot be
- * replayed elsewhere. `open` takes what any key of the ring sealed, including the older `v1.<iv>.<tag>.<ct>`
- * (no key id: each key is tried); `seal` always uses the current key. A rotation
- * (docs/security.md "Rotating MASTER_KEY") runs with the new key current and the old one in
- * `MASTER_KEY_PREVIOUS`, then `secrets reencrypt` re-seals every stored secret under the new key.
+ * AES-256-GCM with a key ring. Output: `v2.<kid>.<iv>.<tag>.<ciphertext>` (base64url parts; `kid` = the
+ * first 8 hex digits of the key's SHA-256, which tells keys apart and reveals nothing of them). `aad`
+ * binds a ciphertext to its row/purpose so a copied blob cannot be replayed elsewhere. `open` takes what
+ * any key of the ring sealed, including the older `v1.<iv>.<tag>.<ct>` (no key id: each key is tried);
+ * `seal` always uses the first key. The gateway's ring (src/common/data-keys.ts) is its data key first,
+ * then any older data key and the raw master keys that sealed secrets before envelope encryption
+ * (docs/security.md "Keys at rest").
  */
 export class SecretBox {
   private readonly ring: { kid: string; key: Buffer }[];
 
   constructor(key: Buffer, previous: readonly Buffer[] = []) {
-    for (const k of [key, ...previous]) if (k.length !== 32) throw new Error('master key must be 32 bytes');
+    for (const k of [key, ...previous]) if (k.length !== 32) throw new Error('a key must be 32 bytes');
     this.ring = [key, ...previous].map((k) => ({ kid: keyId(k), key: k }));
   }
 
@@ -65,7 +65,7 @@ export class SecretBox {
     const parts = sealed.split('.');
     if (parts[0] === 'v2' && parts.length === 5) {
       const entry = this.ring.find((r) => r.kid === parts[1]);
-      if (!entry) throw new Error(`secret sealed under key ${parts[1]}, which is neither MASTER_KEY nor in MASTER_KEY_PREVIOUS`);
+      if (!entry) throw new Error(`secret sealed under key ${parts[1]}, which is no data key of this database and neither MASTER_KEY nor in MASTER_KEY_PREVIOUS`);
       return decrypt(entry.key, parts[2]!, parts[3]!, parts[4]!, aad);
     }
     if (parts[0] === 'v1' && parts.length === 4) {
@@ -87,7 +87,8 @@ export class SecretBox {
   }
 }
 
-function keyId(key: Buffer): string {
+/** A key's public id: the first 8 hex digits of its SHA-256. */
+export function keyId(key: Buffer): string {
   return hash('sha256', key, 'hex').slice(0, 8);
 }
 

@@ -5,7 +5,7 @@ import type { SecretBox } from './crypto.js';
 export const TOTP_AAD = (userId: string) => `user_totp:${userId}`;
 
 /**
- * Every column holding a secret sealed under the master key, with the associated data each row's
+ * Every column holding a secret sealed at rest (under the data key), with the associated data each row's
  * ciphertext is bound to. A new sealed column is added here, or `secrets reencrypt` would leave it
  * under the old key (test/integration/master-key-rotation.test.ts checks every `*_ciphertext` column is listed).
  */
@@ -18,17 +18,18 @@ export const SEALED_COLUMNS = [
 
 export interface ReencryptResult {
   table: string;
-  /** Rows re-sealed under the current key by this run. */
+  /** Rows re-sealed under the current data key by this run. */
   resealed: number;
-  /** Rows already under the current key. */
+  /** Rows already under the current data key. */
   current: number;
 }
 
 /**
- * Re-seals every stored secret under the box's current key, online: in batches, each row updated only
- * if its ciphertext is still the one read (a concurrent writer wins and is sealed with the current key
- * anyway). Idempotent: a second run re-seals nothing. The processes keep serving meanwhile, opening
- * old rows with MASTER_KEY_PREVIOUS.
+ * Re-seals under the box's current (data) key every stored secret some other key sealed — a secret
+ * sealed directly under a master key before envelope encryption, or under an older data key — online:
+ * in batches, each row updated only if its ciphertext is still the one read (a concurrent writer wins
+ * and seals with the current key anyway). Idempotent: a second run re-seals nothing. The processes keep
+ * serving meanwhile: their key ring opens both.
  */
 export async function reencryptSecrets(em: EntityManager, box: SecretBox, batch = 500): Promise<ReencryptResult[]> {
   const out: ReencryptResult[] = [];

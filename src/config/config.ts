@@ -140,11 +140,15 @@ export const CONFIG_VARS = {
   METRICS_TOKEN: { schema: z.string().min(16).max(200).optional(), secret: true, description: 'Bearer token for `/metrics` (≥ 16 characters). Set → required in every environment; unset → `/metrics` is open in development and test and refused in production' },
   METRICS_PORT: { schema: int(0, 65535).optional(), description: 'Worker role: port of its own `/metrics` listener on `HOST` (api and all roles serve `/metrics` on `PORT`); unset → a worker exposes no metrics; 0 → any free port' },
   MONGODB_URL: { schema: url.optional(), secret: true, description: 'MongoDB URL for the Agenda job store; unset → Agenda on PostgreSQL' },
-  MASTER_KEY: { schema: key32.optional(), secret: true, description: '32-byte key (hex or base64) encrypting secrets at rest (AES-256-GCM); generated into `DATA_DIR` in development' },
+  MASTER_KEY: { schema: key32.optional(), secret: true, description: 'The key-encryption key: 32 bytes (hex or base64) wrapping the data key that seals secrets at rest (AES-256-GCM; docs/security.md "Keys at rest"); generated into `DATA_DIR` in development. Or `MASTER_KEY_FILE`' },
+  MASTER_KEY_FILE: {
+    schema: z.string().min(1).optional(),
+    description: 'Instead of `MASTER_KEY`: a file holding it (64 hex characters or base64; a mounted secret), refused unless group and others have no access (mode 0600 or 0400)',
+  },
   MASTER_KEY_PREVIOUS: {
     schema: key32List.optional(),
     secret: true,
-    description: 'During a MASTER_KEY rotation: the previous key(s), comma-separated, still accepted to open secrets until `npm run cli -- secrets reencrypt` has re-sealed them all under MASTER_KEY (docs/security.md)',
+    description: 'During a MASTER_KEY rotation: the previous key(s), comma-separated, still accepted to unwrap the data key (and to open secrets sealed before envelope encryption) until `npm run cli -- secrets reencrypt` has re-wrapped and re-sealed them under MASTER_KEY (docs/security.md)',
   },
   JWT_SECRET: { schema: z.string().min(32).optional(), secret: true, description: 'HMAC key for dashboard access tokens (≥ 32 chars); generated into `DATA_DIR` in development' },
   ACCESS_TOKEN_TTL_S: { schema: int(60, 86400), default: '900', description: 'Dashboard access-token lifetime (seconds)' },
@@ -279,7 +283,8 @@ type Parsed = { [K in ConfigVar]: z.output<(typeof CONFIG_VARS)[K]['schema']> };
 
 export interface Config extends Omit<Parsed, 'MASTER_KEY' | 'JWT_SECRET' | 'DEV_CHAINS' | 'GRAPHQL_INTROSPECTION' | 'EXPLORER_ENABLED' | 'PUBLIC_BASE_URL'> {
   EXPLORER_ENABLED: boolean;
-  MASTER_KEY: Buffer;
+  /** Unset when MASTER_KEY_FILE names the key (read by `keyEncryptionKeys`). */
+  MASTER_KEY: Buffer | undefined;
   JWT_SECRET: string;
   DEV_CHAINS: boolean;
   /** Introspection answered (GRAPHQL_INTROSPECTION; default off in production). */
@@ -339,7 +344,7 @@ export function finalizeConfig(parsed: Parsed, devSecrets: () => DevSecrets): Co
   const isProduction = parsed.NODE_ENV === 'production';
   if (isProduction) {
     const problems: { variable: string; message: string }[] = [];
-    if (!parsed.MASTER_KEY) problems.push({ variable: 'MASTER_KEY', message: 'required in production' });
+    if (!parsed.MASTER_KEY && !parsed.MASTER_KEY_FILE) problems.push({ variable: 'MASTER_KEY', message: 'required in production (or MASTER_KEY_FILE)' });
     if (!parsed.JWT_SECRET) problems.push({ variable: 'JWT_SECRET', message: 'required in production' });
     if (!parsed.DATABASE_URL) problems.push({ variable: 'DATABASE_URL', message: 'required in production (no embedded database)' });
     if (parsed.SWEEP_CRASH_AFTER) problems.push({ variable: 'SWEEP_CRASH_AFTER', message: 'a test-only crash hook; not allowed in production' });
@@ -349,6 +354,7 @@ export function finalizeConfig(parsed: Parsed, devSecrets: () => DevSecrets): Co
     }
     if (problems.length) throw new ConfigError(problems);
   }
+  if (parsed.MASTER_KEY && parsed.MASTER_KEY_FILE) throw new ConfigError([{ variable: 'MASTER_KEY_FILE', message: 'set MASTER_KEY or MASTER_KEY_FILE, not both' }]);
   const generatedSecrets: string[] = [];
   let dev: DevSecrets | undefined;
   const fromDev = <K extends keyof DevSecrets>(k: K): DevSecrets[K] => {
@@ -356,7 +362,7 @@ export function finalizeConfig(parsed: Parsed, devSecrets: () => DevSecrets): Co
     generatedSecrets.push(k);
     return dev[k];
   };
-  const MASTER_KEY = parsed.MASTER_KEY ?? fromDev('MASTER_KEY');
+  const MASTER_KEY = parsed.MASTER_KEY ?? (parsed.MASTER_KEY_FILE ? undefined : fromDev('MASTER_KEY'));
   const JWT_SECRET = parsed.JWT_SECRET ?? fromDev('JWT_SECRET');
   // Not a warning-worthy secret (it only pays sandbox fees): taken from the file without the loud notice.
   const GAS_TANK_MNEMONIC_SANDBOX = parsed.GAS_TANK_MNEMONIC_SANDBOX ?? (isProduction ? undefined : (dev ??= devSecrets()).GAS_TANK_MNEMONIC_SANDBOX);

@@ -2,6 +2,7 @@ import { buildSchema as buildSdlSchema } from 'graphql';
 import pino from 'pino';
 import WebSocket from 'ws';
 import { createApp } from '../../src/app';
+import { SecretBox } from '../../src/common/crypto';
 import { DomainError } from '../../src/common/errors';
 import { loadConfig } from '../../src/config';
 import { connectOrm } from '../../src/db/orm';
@@ -215,7 +216,7 @@ describe('server', () => {
     const orm = await connectOrm(db.url, 2);
     let server: Awaited<ReturnType<typeof startTestServer>> | undefined;
     try {
-      server = await startTestServer(createApp(config, orm, pino({ level: 'silent' })), { schema: await buildGatewaySchema() });
+      server = await startTestServer(createApp(config, orm, pino({ level: 'silent' }), new SecretBox(config.MASTER_KEY!)), { schema: await buildGatewaySchema() });
       const base = server.url;
       const res = await http(base, '/readyz');
       expect(res.status).toBe(503);

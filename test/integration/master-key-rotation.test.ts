@@ -1,19 +1,19 @@
 /**
- * MASTER_KEY rotation, online (docs/security.md "Rotating MASTER_KEY"): processes start with the new key
- * and the old one in MASTER_KEY_PREVIOUS and keep working; `secrets reencrypt` re-seals every stored
- * secret under the new key; then the old key can go. Real PostgreSQL, real webhook deliveries.
+ * Keys at rest (docs/security.md "Keys at rest"): secrets sealed under a data key wrapped by MASTER_KEY
+ * (the key-encryption key). A rotation starts processes with the new key and the old one in
+ * MASTER_KEY_PREVIOUS, re-wraps the data key, and the old key can go; secrets sealed under the master
+ * key itself (before envelope encryption) still open and are moved by `secrets reencrypt`. Real
+ * PostgreSQL, real webhook deliveries.
  */
 import { randomBytes } from 'node:crypto';
 import { SecretBox } from '../../src/common/crypto';
-import { internalContext } from '../../src/common/context';
+import { rewrapDataKeys } from '../../src/common/data-keys';
+import { LocalKeyEncryptionKey } from '../../src/common/key-encryption';
 import { reencryptSecrets, SEALED_COLUMNS } from '../../src/common/secret-reencrypt';
-import { CompleteLoginDocument, LoginDocument } from '../generated/graphql';
-import { createMerchant } from '../support/fixtures';
-import { gql } from '../support/graphql';
-import { enrolTotp, forgetSpentStep, totpNow } from '../support/second-factor';
 import { startTestGateway, type TestGateway } from '../support/gateway';
+import { dataKeys, merchantWithSecrets, sealAsLegacy, sealedKids, useSecrets as useSecretsWith, type Owner } from '../support/sealed-secrets';
 import { WebhookReceiver } from '../support/webhook-receiver';
-import { FAST_WEBHOOKS, setUrl, verifies } from '../support/webhooks';
+import { FAST_WEBHOOKS } from '../support/webhooks';
 
 const k1 = randomBytes(32);
 const k2 = randomBytes(32);
@@ -29,67 +29,71 @@ const start = async (env: Record<string, string>, db?: TestGateway['db']) => {
 beforeAll(async () => {
   receiver = await WebhookReceiver.start();
 });
+// Each test's gateways share its first one's database: closed newest first, that one (dropping it) last.
+afterEach(async () => {
+  for (const gw of gateways.splice(0).reverse()) await gw.close();
+}, 180_000);
 afterAll(async () => {
-  for (const gw of gateways.reverse()) await gw.close();
   await receiver?.close();
 });
 
-type Owner = { merchantId: string; sandboxKey: string; email: string; password: string; userId: string; totpSecret: string };
+const useSecrets = (gw: TestGateway, m: Owner) => useSecretsWith(gw, m, receiver);
 
-/** Uses every kind of sealed secret: the API key (webhook HMAC), the Standard Webhooks secret, the HD wallet's mnemonic, the owner's TOTP secret (a two-step sign-in). */
-async function useSecrets(gw: TestGateway, m: Owner) {
-  const em = gw.app.orm.em.fork();
-  const before = receiver.received.length;
-  const [session] = await em.execute<{ id: string }[]>(`select id from sessions where user_id = ? order by created_at desc limit 1`, [m.userId]);
-  await gw.app.webhooks.settings.sendTest({ ...internalContext(em), caller: { kind: 'dashboard', merchantId: m.merchantId, userId: m.userId, role: 'owner', sessionId: session!.id } }, { environment: 'sandbox' });
-  await receiver.waitFor(before + 1);
-  expect(verifies(m.sandboxKey, receiver.received[before]!)).toBe(true);
-  const [secret] = await gw.app.webhooks.secrets.signing(em, m.merchantId, 'sandbox');
-  expect(secret).toMatch(/^whsec_/);
-  const wallet = await gw.app.wallets.walletFor(em, m.merchantId, 'sandbox');
-  expect(gw.app.wallets.seed(wallet)).toHaveLength(64);
-  const first = await gql(gw.url, LoginDocument, { email: m.email, password: m.password });
-  expect(first.errors?.[0]?.extensions?.code).toBe('SECOND_FACTOR_REQUIRED');
-  await forgetSpentStep(gw.app, m.email);
-  const challengeToken = (first.errors![0]!.extensions as { challengeToken: string }).challengeToken;
-  const done = await gql(gw.url, CompleteLoginDocument, { challengeToken, secondFactor: { totpCode: await totpNow(m.totpSecret) } });
-  expect(done.errors).toBeUndefined();
-}
-
-it('the old key keeps working beside the new one, reencrypt moves every secret, then the old key can go', async () => {
+it('a KEK rotation re-wraps the data key alone: secrets stay as stored, old and new processes keep working, then the old key can go', async () => {
   const a = await start({ MASTER_KEY: hex(k1) });
-  const created = await createMerchant(a.app);
-  const totpSecret = (await enrolTotp(a.url, created)).secret;
-  const [user] = await a.app.orm.em.fork().execute<{ id: string }[]>(`select id from dashboard_users where email = ?`, [created.email]);
-  const m: Owner = { ...created, userId: user!.id, totpSecret };
-  await setUrl(a.app, m.merchantId, 'sandbox', receiver.url);
-  await useSecrets(a, m);
-  const oldKid = new SecretBox(k1).currentKid;
+  const m = await merchantWithSecrets(a, receiver);
+  const [dek] = await dataKeys(a);
+  expect(dek).toMatchObject({ id: a.app.box.currentKid, kek_id: new LocalKeyEncryptionKey(k1).id });
+  const before = await sealedKids(a);
+  for (const kids of Object.values(before)) expect(kids).toEqual([dek!.id]); // sealed under the data key, not under MASTER_KEY
+  const snapshot = await a.app.orm.em.fork().execute<{ c: string }[]>(`select key_ciphertext as c from api_keys order by id`);
 
-  // Rotation starts: new key current, old key previous. Everything still opens.
+  // Rotation starts: new KEK current, old one previous. Everything still opens.
   const b = await start({ MASTER_KEY: hex(k2), MASTER_KEY_PREVIOUS: hex(k1) }, a.db);
+  expect(b.app.box.currentKid).toBe(dek!.id);
   await useSecrets(b, m);
 
   const em = b.app.orm.em.fork();
-  const first = await reencryptSecrets(em, b.app.box, 2);
-  expect(first.map((r) => r.table).sort()).toEqual(SEALED_COLUMNS.map((c) => c.table).sort());
-  expect(first.reduce((n, r) => n + r.resealed, 0)).toBeGreaterThanOrEqual(5); // 2 API keys, a wallet, a webhook secret, a TOTP secret at least
-  for (const { table, column } of SEALED_COLUMNS) {
-    const [{ all }] = (await em.execute<{ all: number }[]>(`select count(*)::int as all from ${table}`)) as [{ all: number }];
-    expect(all).toBeGreaterThan(0); // every kind was exercised
-    const [{ n }] = (await em.execute<{ n: number }[]>(`select count(*)::int as n from ${table} where ${column} not like ?`, [`v2.${b.app.box.currentKid}.%`])) as [{ n: number }];
-    expect(n).toBe(0);
-    const [{ o }] = (await em.execute<{ o: number }[]>(`select count(*)::int as o from ${table} where ${column} like ?`, [`v2.${oldKid}.%`])) as [{ o: number }];
-    expect(o).toBe(0);
-  }
-  // Idempotent.
-  expect((await reencryptSecrets(em, b.app.box)).reduce((n, r) => n + r.resealed, 0)).toBe(0);
+  const keks = { current: new LocalKeyEncryptionKey(k2), previous: [new LocalKeyEncryptionKey(k1)] };
+  expect(await rewrapDataKeys(em, keks)).toBe(1);
+  expect(await rewrapDataKeys(em, keks)).toBe(0); // idempotent
+  const [rewrapped] = await dataKeys(b);
+  expect(rewrapped).toMatchObject({ id: dek!.id, kek_id: keks.current.id });
+  expect(rewrapped!.wrapped).not.toBe(dek!.wrapped);
+  expect((await reencryptSecrets(em, b.app.box, 2)).reduce((n, r) => n + r.resealed, 0)).toBe(0); // nothing to re-seal
+  expect(await a.app.orm.em.fork().execute<{ c: string }[]>(`select key_ciphertext as c from api_keys order by id`)).toEqual(snapshot);
 
-  // The old key is gone: a process with the new key alone works.
+  // A process started before the rotation holds the data key: it keeps serving.
+  await useSecrets(a, m);
+  // The old KEK is gone: a process with the new key alone works.
   const c = await start({ MASTER_KEY: hex(k2) }, a.db);
   await useSecrets(c, m);
-  // And a process still on the old key alone is refused by name.
-  const [row] = await em.execute<{ id: string; c: string }[]>(`select id, key_ciphertext as c from api_keys where merchant_id = ? limit 1`, [m.merchantId]);
+  // A process with the old key alone cannot unwrap the data key, and says so at start.
+  await expect(start({ MASTER_KEY: hex(k1) }, a.db)).rejects.toThrow(new RegExp(`data key ${dek!.id} is wrapped by key-encryption key ${keks.current.id}, which is neither`));
+}, 240_000);
+
+it('secrets sealed directly under MASTER_KEY (before envelope encryption) open, and reencrypt moves every one under the data key', async () => {
+  const a = await start({ MASTER_KEY: hex(k1) });
+  const m = await merchantWithSecrets(a, receiver);
+  // What the previous release wrote: every secret sealed with the master key itself.
+  const legacy = new SecretBox(k1);
+  await sealAsLegacy(a, legacy);
+  for (const kids of Object.values(await sealedKids(a))) expect(kids).toEqual([legacy.currentKid]);
+
+  // The upgrade, with a KEK rotation on top: new KEK current, old one previous; legacy rows still open.
+  const b = await start({ MASTER_KEY: hex(k2), MASTER_KEY_PREVIOUS: hex(k1) }, a.db);
+  await useSecrets(b, m);
+  const first = await reencryptSecrets(b.app.orm.em.fork(), b.app.box, 2);
+  expect(first.map((r) => r.table).sort()).toEqual(SEALED_COLUMNS.map((c) => c.table).sort());
+  expect(first.reduce((n, r) => n + r.resealed, 0)).toBeGreaterThanOrEqual(5); // 2 API keys, a wallet, a webhook secret, a TOTP secret at least
+  for (const kids of Object.values(await sealedKids(b))) expect(kids).toEqual([b.app.box.currentKid]);
+  expect((await reencryptSecrets(b.app.orm.em.fork(), b.app.box)).reduce((n, r) => n + r.resealed, 0)).toBe(0); // idempotent
+  await rewrapDataKeys(b.app.orm.em.fork(), { current: new LocalKeyEncryptionKey(k2), previous: [new LocalKeyEncryptionKey(k1)] });
+
+  const c = await start({ MASTER_KEY: hex(k2) }, a.db);
+  await useSecrets(c, m);
+  // The master key alone no longer opens any stored secret.
+  const [row] = await a.app.orm.em.fork().execute<{ id: string; c: string }[]>(`select id, key_ciphertext as c from api_keys where merchant_id = ? limit 1`, [m.merchantId]);
   expect(() => new SecretBox(k1).open(row!.c, `api-key:${row!.id}`)).toThrow(/neither MASTER_KEY nor in MASTER_KEY_PREVIOUS/);
 }, 240_000);
 

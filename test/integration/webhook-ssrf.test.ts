@@ -38,7 +38,7 @@ describe('WEBHOOK_ALLOW_PRIVATE_URLS defaults', () => {
   const base = { MASTER_KEY: TEST_MASTER_KEY, JWT_SECRET: TEST_JWT_SECRET };
   const service = (env: Record<string, string>) => {
     const config = loadConfig({ ...base, ...env });
-    const box = new SecretBox(config.MASTER_KEY);
+    const box = new SecretBox(config.MASTER_KEY!);
     return createWebhookServices(config, new ApiKeyService(box, config.API_KEY_PREFIX), box).settings;
   };
   const production = { NODE_ENV: 'production', DATABASE_URL: 'postgres://db.example/gateway', DEV_CHAINS: 'false' };

@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { Interface, Wallet } from 'ethers';
 import { CUSTOMER_PRIVATE_KEYS, DEPLOYER_ADDRESS, DEV_SWEEP_CONTRACTS, DEV_TOKEN_ADDRESSES, startDevChains, type DevChain, type DevChains } from '../../src/devchain';
-import { createApp, type App } from '../../src/app';
+import { openApp, type App } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { connectOrm } from '../../src/db/orm';
 import { useNamedStatements } from '../../src/db/prepared';
@@ -166,7 +166,7 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     useNamedStatements(false); // this process's own statements go through the transaction pool too
     const orm = await connectOrm(bouncer.url, 4);
     undo.push(() => orm.close(true));
-    const app = createApp(config, orm, pino({ level: 'silent' }));
+    const app = await openApp(config, orm, pino({ level: 'silent' }));
     await app.tokens.upsert(app.orm.em.fork(), { environment: 'sandbox', network: 'ETHEREUM', symbol: 'USDT', name: 'Tether USD (local)', address: USDT, decimals: 6 });
 
     // The sandbox gas tank pays the sweeps' fees (the Disperse top-up path).

@@ -52,6 +52,14 @@ describe('config validation', () => {
     expect(err.problems.map((p) => p.variable).sort()).toEqual(['LOG_LEVEL', 'MASTER_KEY', 'PORT']);
   });
 
+  it('MASTER_KEY_FILE stands for MASTER_KEY (production accepts it, nothing is generated); both at once are refused', () => {
+    const file = { MASTER_KEY_FILE: '/run/secrets/master.key', JWT_SECRET: SECRETS.JWT_SECRET };
+    const prod = loadConfig({ NODE_ENV: 'production', ...file, DATABASE_URL: 'postgres://u@h/db' });
+    expect(prod).toMatchObject({ MASTER_KEY: undefined, MASTER_KEY_FILE: '/run/secrets/master.key', generatedSecrets: [] });
+    expect(loadConfig({ ...file, DATA_DIR: tmp() }).generatedSecrets).toEqual([]);
+    expect(configError({ ...SECRETS, MASTER_KEY_FILE: '/run/secrets/master.key', DATA_DIR: tmp() }).message).toMatch(/MASTER_KEY_FILE: set MASTER_KEY or MASTER_KEY_FILE, not both/);
+  });
+
   it('production refuses missing secrets and the embedded database, naming each', () => {
     const err = configError({ NODE_ENV: 'production' });
     expect(err.problems.map((p) => p.variable)).toEqual(expect.arrayContaining(['MASTER_KEY', 'JWT_SECRET', 'DATABASE_URL']));
@@ -82,7 +90,7 @@ describe('config validation', () => {
     const a = loadConfig({ DATA_DIR: dir });
     expect(a.generatedSecrets.sort()).toEqual(['JWT_SECRET', 'MASTER_KEY']);
     const b = loadConfig({ DATA_DIR: dir });
-    expect(b.MASTER_KEY.equals(a.MASTER_KEY)).toBe(true);
+    expect(b.MASTER_KEY!.equals(a.MASTER_KEY!)).toBe(true);
     expect(b.JWT_SECRET).toBe(a.JWT_SECRET);
     // only the start that wrote the file may say it generated them (main.ts's boot warning)
     expect([a.devSecretsCreated, b.devSecretsCreated]).toEqual([true, false]);

@@ -62,7 +62,7 @@ export const AUDIT_VISIBLE_FIELDS: ReadonlySet<string> = new Set([
   'environment', 'network', 'address', 'previousAddress', 'pendingAddress', 'activeFrom', 'url', 'cidrs', 'email', 'role', 'reason', 'code',
   'enabled', 'schedule', 'intervalSeconds', 'minAmountIdr', 'overlapHours', 'retiresAt', 'keyPrefix', 'feeIncluded',
   'orderTtlSeconds', 'paymentToleranceBps', 'logoUrl', 'platformFeePercent', 'name', 'title', 'amountIdr', 'maxUsage',
-  'expiresAt', 'status', 'filters', 'deliveryId', 'paymentLinkId', 'reauthUntil', 'tables', 'resealed', 'key', 'count',
+  'expiresAt', 'status', 'filters', 'deliveryId', 'paymentLinkId', 'reauthUntil', 'tables', 'resealed', 'key', 'count', 'kek', 'rewrapped',
   'networks', 'tokens', 'settings', 'id', 'sessionId', 'until', 'depositIds', 'statuses', 'createdFrom', 'createdTo', 'paidFrom', 'paidTo',
   'detectedFrom', 'detectedTo', 'timeZone', 'actions', 'from', 'to',
   'userId', 'inviteId', 'merchantId', 'fromMerchantId', 'accountCreated', 'secondFactor', 'required',

@@ -24,7 +24,7 @@ export class SigningKeyCache {
 }
 
 /**
- * Each merchant has one BIP-39 wallet per environment, generated here and sealed under MASTER_KEY.
+ * Each merchant has one BIP-39 wallet per environment, generated here and sealed at rest under the data key (docs/security.md "Keys at rest").
  * Deposit indexes come from a per-(wallet, family) counter bumped atomically in the database.
  */
 export class HdWalletService {

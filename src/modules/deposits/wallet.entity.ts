@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Environment } from '../../common/environment.js';
 import { Merchant } from '../merchants/merchant.entity.js';
 
-/** The merchant's HD wallet for one environment: a BIP-39 seed generated here, sealed under MASTER_KEY. */
+/** The merchant's HD wallet for one environment: a BIP-39 seed generated here, sealed at rest (the data key, docs/security.md "Keys at rest"). */
 @Entity({ tableName: 'merchant_wallets' })
 @Unique({ properties: ['merchant', 'environment'] })
 export class MerchantWallet {

@@ -63,7 +63,7 @@ export interface SecondFactorOptions {
 
 
 /**
- * Second factors of dashboard users: TOTP (RFC 6238, sealed with MASTER_KEY), single-use recovery
+ * Second factors of dashboard users: TOTP (RFC 6238, sealed at rest under the data key), single-use recovery
  * codes, WebAuthn passkeys; the login second step; the merchant's policy. AuthService asks it
  * `loginChallenge` after a right password and `verify` on re-authentication. Every proof is spent
  * atomically (store), so a code, a recovery code or a challenge works once.
