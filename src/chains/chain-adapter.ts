@@ -194,6 +194,12 @@ export interface AccountPollObservation {
   readonly kind: 'account-poll';
   /** Transfers into the token accounts of these deposit owners, plus the newest signature seen per owner (the cursor to store). */
   pollDeposits(deposits: PolledDeposit[]): Promise<{ transfers: ObservedTransfer[]; cursors: Record<string, string | null> }>;
+  /**
+   * Optional: native coin sent to these deposit owners since the last call (`token` = `NATIVE_TOKEN`,
+   * `index` -1), with RPC calls per poll that grow with the owners whose native balance changed,
+   * not with every open deposit (SOLANA: balances read 100 owners per call, only changed ones listed).
+   */
+  pollNative?(owners: string[]): Promise<ObservedTransfer[]>;
 }
 
 /** How the watcher learns about transfers on this chain. */
