@@ -320,6 +320,49 @@ export function sweepScenarios(chain: SweepChainUnderTest, timeoutMs = 120_000):
     expect(tokensOnly(await reconcile())).toEqual([]);
   }, Math.max(timeoutMs, 240_000));
 
+  if (chain.tankBalanceExact !== false)
+    it('the gas tank reconciles with the chain: funded − spent after sweeps is its balance; an unrecorded refill is a mismatch', async () => {
+      const { m } = await merchantWithSettlement();
+      const o = await chain.newOrder(m);
+      const tankAddress = chain.app().gasTanks.address('sandbox', chain.network)!;
+      const tankMismatches = (r: ReconciliationRun) => r.mismatches.filter((x) => x.address === tankAddress);
+      // Opened with nothing of the tank in flight (an earlier scenario's transactions may still be finishing).
+      await eventually(async () => {
+        const t = chain.target();
+        try {
+          await chain.app().reconciliation.tanks.open(chain.app().orm.em.fork(), t);
+          return true;
+        } catch (err) {
+          if (!/in flight/.test(String(err))) throw err;
+          await chain.makeFinal();
+          return false;
+        } finally {
+          await t.adapter.close();
+        }
+      }, 'tank ledger opened', 90_000);
+      try {
+        const before = await tankBook();
+        await paid(o, [o.total]);
+        await sql(`insert into sweep_requests (merchant_id, environment, network) values (?, 'sandbox', ?)`, [m.merchantId, chain.network]);
+        await swept(o);
+        const after = await tankBook();
+        expect(after.spent).toBeGreaterThan(before.spent); // the tank paid for this sweep
+        const clean = await reconcile();
+        expect({ error: clean.error, tank: tankMismatches(clean) }).toEqual({ error: null, tank: [] });
+        const [opening] = await sql<{ amount: string }>(`select amount::text from gas_tank_fundings where environment = 'sandbox' and network = ? and kind = 'opening'`, [chain.network]);
+        expect(after.onChain).toBe(BigInt(opening!.amount) - after.spent);
+
+        // Seeded defect: a refill recorded that never reached the tank.
+        await chain.app().reconciliation.tanks.refill(chain.app().orm.em.fork(), 'sandbox', chain.network, 1n, null, 'seeded');
+        const bad = await reconcile();
+        expect(tankMismatches(bad)).toEqual([expect.objectContaining({ address: tankAddress, tokenAddress: 'native', onChainBaseUnits: after.onChain.toString(), ledgerBaseUnits: (after.onChain + 1n).toString() })]);
+        await sql(`delete from gas_tank_fundings where environment = 'sandbox' and network = ? and note = 'seeded'`, [chain.network]);
+        expect(tankMismatches(await reconcile())).toEqual([]);
+      } finally {
+        await sql(`delete from gas_tank_fundings where environment = 'sandbox' and network = ?`, [chain.network]);
+      }
+    }, Math.max(timeoutMs, 240_000));
+
   const native = chain.native;
   if (native)
     it('native coin at a deposit is swept to the settlement wallet when it pays for itself, held native_dust when not, and the books close', async () => {

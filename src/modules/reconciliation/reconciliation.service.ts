@@ -7,6 +7,7 @@ import type { Environment, Network } from '../../common/environment.js';
 import { gauge } from '../../common/metrics.js';
 import { formatDecimal } from '../../common/money.js';
 import type { TokenService } from '../tokens/token.service.js';
+import { TankLedger } from './tank-ledger.js';
 
 /** One (address, token) whose on-chain balance differs from what the ledger says it holds. */
 export interface ReconciliationMismatch {
@@ -165,6 +166,9 @@ const MAX_IN_FLIGHT_BLOCKS = 5_000n;
  * `reconciliation` query), each mismatch logged at error level, and the counts exported as gauges.
  */
 export class ReconciliationService {
+  /** The gas tanks' side of the books (`tank-ledger.ts`): also what the CLI opens and records refills with. */
+  readonly tanks = new TankLedger();
+
   constructor(
     private readonly tokens: TokenService,
     private readonly log: Logger,
@@ -197,17 +201,20 @@ export class ReconciliationService {
         let onChain: bigint[];
         let inFlight: Map<string, Movement[]> = new Map();
         const owners = addresses.map((a) => a.address);
+        // The gas tank's native balance is read with the deposits' (same block or fence), last.
+        const tank = await this.tanks.address(em, environment, network);
+        const nativeOwners = tank ? [...owners, tank] : owners;
         let nativeOnChain: bigint[];
         if (balances.atBlock && cursor !== null) {
           lo = hi = cursor;
           onChain = await balances.tokenBalances(queries, cursor, this.concurrency);
-          nativeOnChain = await balances.nativeBalances(owners, cursor, this.concurrency);
+          nativeOnChain = await balances.nativeBalances(nativeOwners, cursor, this.concurrency);
         } else {
           // Latest state, fenced by the head before and after the reads; then what the watcher has
           // not recorded yet, from its cursor(s) read now (the ledger is read after them).
           lo = (await adapter.getHead()).latest;
           onChain = await balances.tokenBalances(queries, null, this.concurrency);
-          nativeOnChain = await balances.nativeBalances(owners, null, this.concurrency);
+          nativeOnChain = await balances.nativeBalances(nativeOwners, null, this.concurrency);
           hi = (await adapter.getHead()).latest;
           inFlight = await this.inFlight(em, target, tokens, hi, key);
         }
@@ -243,9 +250,18 @@ export class ReconciliationService {
             },
           ];
         });
-        const native = await this.nativeMismatches(em, target, owners, nativeOnChain, lo, hi);
+        const native = await this.nativeMismatches(em, target, owners, nativeOnChain.slice(0, owners.length), lo, hi);
         checked += native.checked;
         mismatches = [...mismatches, ...native.mismatches];
+        if (tank) {
+          // The tank: on chain = funded − spent (compared once its ledger is opened, with nothing in flight).
+          const book = await this.tanks.book(em, target, tank, lo, hi);
+          const tankOnChain = nativeOnChain[owners.length]!;
+          if (book.funded !== null && !book.inFlight) {
+            checked++;
+            if (!balanceMatches(tankOnChain, book.funded, book.after, lo, hi, book.spentUpToLo)) mismatches.push(this.tanks.mismatch(network, book, tankOnChain));
+          }
+        }
         held = await this.held(em, environment, network);
       }
     } catch (err) {
