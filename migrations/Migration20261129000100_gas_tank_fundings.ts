@@ -1,7 +1,7 @@
 import { Migration } from '@mikro-orm/migrations';
 
 /**
- * The gas tank's side of the books (docs/sweeps.md "The tank's balance"): what operators put into a
+ * The gas tank's side of the books (docs/sweeps.md "The tank's balance against the chain"): what operators put into a
  * tank (or took out), so the reconciliation can hold its balance on chain to funded − spent.
  *
  * - `opening`: the tank's balance when its ledger was opened, plus what it had spent by then (so that
