@@ -18,7 +18,9 @@ import { benchDatabase, benchOrm } from './support.js';
  * engine signed (`sweep_txs`) per deposit; gas used by them (receipts) per deposit. The naive figure
  * is measured in the same run on NAIVE other deposits: one top-up transaction from the tank per
  * deposit (just the transfer's gas at the current fee) plus the deposit's own token transfer.
- * Last line JSON: {"deposits","seconds","deposits_per_s","txs_per_deposit","gas_per_deposit","naive_gas_per_deposit"}.
+ * The tank's native spend per deposit is its ledger (`sweep_txs.spent`: everything each included
+ * transaction it paid for cost it) over the deposits swept.
+ * Last line JSON: {"deposits","seconds","deposits_per_s","txs_per_deposit","gas_per_deposit","naive_gas_per_deposit","tank_wei_per_deposit"}.
  * Takes about 1–2 minutes (most of it minting the fixture).
  */
 const DEPOSITS = Number(process.env.BENCH_DEPOSITS ?? 1000);
@@ -127,6 +129,7 @@ async function main(): Promise<void> {
     let gas = 0n;
     for (const t of txs) gas += (await receipt(chain, t.tx_hash)).gasUsed;
     const swept = BigInt((await c.execute<{ s: string }[]>(`select sum(amount)::text as s from sweeps where status = 'confirmed'`))[0]!.s);
+    const tankSpent = BigInt((await c.execute<{ s: string }[]>(`select coalesce(sum(spent), 0)::text as s from sweep_txs where state = 'included'`))[0]!.s);
     const onChain = BigInt(await chain.rpc.call<string>('eth_call', [{ to: usdt, data: new Interface(['function balanceOf(address) view returns (uint256)']).encodeFunctionData('balanceOf', [settlement]) }, 'latest']));
     if (swept !== AMOUNT * BigInt(DEPOSITS) || onChain !== swept) throw new Error(`swept ${swept}, settlement holds ${onChain}, expected ${AMOUNT * BigInt(DEPOSITS)}`);
     console.log(`  ${DEPOSITS} sweeps confirmed in ${seconds.toFixed(1)} s with ${all[0]!.n} transactions (${txs.length} included), settlement holds ${onChain}`);
@@ -143,6 +146,7 @@ async function main(): Promise<void> {
         txs_per_deposit: Math.round((all[0]!.n / DEPOSITS) * 1000) / 1000,
         gas_per_deposit: Number(gas / BigInt(DEPOSITS)),
         naive_gas_per_deposit: Number(naive),
+        tank_wei_per_deposit: (tankSpent / BigInt(DEPOSITS)).toString(),
       }),
     );
   } finally {

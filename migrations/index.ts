@@ -42,6 +42,8 @@ import { Migration20261128223000_teams } from './Migration20261128223000_teams.j
 import { Migration20261128223017_second_factor } from './Migration20261128223017_second_factor.js';
 import { Migration20261128223710_order_created_events } from './Migration20261128223710_order_created_events.js';
 import { Migration20261128225000_native_receipts } from './Migration20261128225000_native_receipts.js';
+import { Migration20261129000000_native_sweeps } from './Migration20261129000000_native_sweeps.js';
+import { Migration20261129000100_gas_tank_fundings } from './Migration20261129000100_gas_tank_fundings.js';
 import { Migration20261129020000_data_keys } from './Migration20261129020000_data_keys.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
@@ -89,5 +91,7 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261128223017_second_factor', class: Migration20261128223017_second_factor },
   { name: 'Migration20261128223710_order_created_events', class: Migration20261128223710_order_created_events },
   { name: 'Migration20261128225000_native_receipts', class: Migration20261128225000_native_receipts },
+  { name: 'Migration20261129000000_native_sweeps', class: Migration20261129000000_native_sweeps },
+  { name: 'Migration20261129000100_gas_tank_fundings', class: Migration20261129000100_gas_tank_fundings },
   { name: 'Migration20261129020000_data_keys', class: Migration20261129020000_data_keys },
 ];

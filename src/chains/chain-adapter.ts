@@ -164,6 +164,9 @@ export function pollEveryToken(deposits: { owner: string; cursor: string | null 
  */
 export const NATIVE_TOKEN = 'native';
 
+/** Whether a transfer moves the network's native coin (a sweep of native coin) rather than a token. */
+export const isNativeIntent = (intent: { token: { address: string } }): boolean => intent.token.address === NATIVE_TOKEN;
+
 /**
  * EVM/TRON: the chain has a log of token transfers to scan by block range, so one query covers every
  * deposit and the cost grows with the transfers on chain, not with the number of open orders.
@@ -191,6 +194,12 @@ export interface AccountPollObservation {
   readonly kind: 'account-poll';
   /** Transfers into the token accounts of these deposit owners, plus the newest signature seen per owner (the cursor to store). */
   pollDeposits(deposits: PolledDeposit[]): Promise<{ transfers: ObservedTransfer[]; cursors: Record<string, string | null> }>;
+  /**
+   * Optional: native coin sent to these deposit owners since the last call (`token` = `NATIVE_TOKEN`,
+   * `index` -1), with RPC calls per poll that grow with the owners whose native balance changed,
+   * not with every open deposit (SOLANA: balances read 100 owners per call, only changed ones listed).
+   */
+  pollNative?(owners: string[]): Promise<ObservedTransfer[]>;
 }
 
 /** How the watcher learns about transfers on this chain. */
@@ -198,6 +207,7 @@ export type Observation = LogScanObservation | AccountPollObservation;
 
 /** A token transfer out of a deposit address (sweeps). */
 export interface TransferIntent {
+  /** The token moved; `NATIVE_TOKEN` as its address: the network's native coin (`isNativeIntent`). */
   token: WatchedToken;
   /** Deposit address the tokens leave (its key signs). */
   from: string;

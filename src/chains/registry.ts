@@ -53,3 +53,11 @@ const NATIVE: Record<Network, { symbol: string; decimals: number }> = {
   SOLANA: { symbol: 'SOL', decimals: 9 },
 };
 export const nativeAsset = (network: Network): { symbol: string; decimals: number } => NATIVE[network];
+
+/** SQL of the native coin's symbol of the network in column `networkColumn` (for rows with no token: native receipts and sweeps). */
+export const nativeSymbolSql = (networkColumn: string): string =>
+  `(case ${networkColumn} ${Object.entries(NATIVE).map(([n, a]) => `when '${n}' then '${a.symbol}'`).join(' ')} end)`;
+
+/** SQL of the native coin's decimals of the network in column `networkColumn`. */
+export const nativeDecimalsSql = (networkColumn: string): string =>
+  `(case ${networkColumn} ${Object.entries(NATIVE).map(([n, a]) => `when '${n}' then ${a.decimals}`).join(' ')} end)`;

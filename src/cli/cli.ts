@@ -326,6 +326,48 @@ gasTankCommand
     if (!ok) process.exitCode = 1;
   });
 
+gasTankCommand
+  .command('ledger-open')
+  .description('Open the gas tank\'s ledger: its balance now plus what it has spent so far becomes its opening funding; from then on `reconcile` holds its balance to funded − spent')
+  .addOption(new Option('--network <network>', 'network').choices([...NETWORKS]).makeOptionMandatory())
+  .addOption(new Option('--environment <env>', 'environment').choices([...ENVIRONMENTS]).makeOptionMandatory())
+  .option('--json', 'print one JSON object')
+  .action(async (o: { network: Network; environment: Environment; json?: boolean }) => {
+    await withApp(async (app, config) => {
+      const { watchedNetworks } = await import('../chains/networks.js');
+      const target = watchedNetworks(config, devChainOverrides(config)).find((t) => t.environment === o.environment && t.network === o.network);
+      if (!target) throw new Error(`${o.environment}:${o.network} has no RPC URLs configured`);
+      try {
+        const em = app.orm.em.fork();
+        const r = await app.reconciliation.tanks.open(em, target);
+        const { recordAudit } = await import('../modules/audit/audit.service.js');
+        await recordAudit(em, operatorContext(em, 'cli gas-tank ledger-open'), 'operator.gas_tank_ledger_recorded', { after: { network: o.network, environment: o.environment, kind: 'opening', amount: r.opening.toString() } });
+        print(!!o.json, { address: r.address, balance: r.balance.toString(), opening: r.opening.toString() }, `${o.environment}:${o.network} gas tank ${r.address}: ledger opened at ${r.opening} (balance ${r.balance} + spent so far)`);
+      } finally {
+        await target.adapter.close();
+      }
+    });
+  });
+
+gasTankCommand
+  .command('ledger-refill')
+  .description('Record coin sent to the gas tank (negative: taken out), in native base units, so `reconcile` expects it')
+  .addOption(new Option('--network <network>', 'network').choices([...NETWORKS]).makeOptionMandatory())
+  .addOption(new Option('--environment <env>', 'environment').choices([...ENVIRONMENTS]).makeOptionMandatory())
+  .requiredOption('--amount <base-units>', 'native base units (wei, sun, lamports), e.g. 1000000000000000000')
+  .option('--tx <hash>', 'the transaction that moved it')
+  .option('--json', 'print one JSON object')
+  .action(async (o: { network: Network; environment: Environment; amount: string; tx?: string; json?: boolean }) => {
+    if (!/^-?\d+$/.test(o.amount) || BigInt(o.amount) === 0n) throw new Error('--amount must be a non-zero whole number of base units');
+    await withApp(async (app) => {
+      const em = app.orm.em.fork();
+      await app.reconciliation.tanks.refill(em, o.environment, o.network, BigInt(o.amount), o.tx ?? null, null);
+      const { recordAudit } = await import('../modules/audit/audit.service.js');
+      await recordAudit(em, operatorContext(em, 'cli gas-tank ledger-refill'), 'operator.gas_tank_ledger_recorded', { after: { network: o.network, environment: o.environment, kind: 'refill', amount: o.amount, tx: o.tx ?? null } });
+      print(!!o.json, { network: o.network, environment: o.environment, amount: o.amount }, `${o.environment}:${o.network} gas tank: refill of ${o.amount} recorded`);
+    });
+  });
+
 const secrets = program.command('secrets').description('Secrets at rest (docs/security.md "Keys at rest")');
 secrets
   .command('reencrypt')

@@ -57,6 +57,17 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
     txHash: /^0x[0-9a-f]{64}$/,
     target: () => watchedNetworks(gw.app.config, { [`sandbox:${network}`]: [chain().rpcUrl] }).find((t) => t.environment === 'sandbox' && t.network === network)!,
     payWrongToken: async (to, amount) => (await pay(chain(), customer, to, amount, 'USDC')).txHash,
+    native: {
+      async send(to, amount) {
+        const wallet = new Wallet(customer, chain().provider);
+        const gas = network === 'BINANCE' ? { type: 0, gasPrice: BigInt(await chain().rpc.call<string>('eth_gasPrice', [])) } : {};
+        const receipt = await (await wallet.sendTransaction({ to, value: amount, ...gas })).wait();
+        if (receipt?.status !== 1) throw new Error('native transfer failed');
+      },
+      balance: async (owner) => BigInt(await chain().rpc.call<string>('eth_getBalance', [owner, 'latest'])),
+      worth: 10n ** 16n, // 0.01 ETH/BNB: a transfer costs 21,000 gas at a few gwei
+      dust: 10n ** 9n,
+    },
   });
 });
 

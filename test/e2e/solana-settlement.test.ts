@@ -178,7 +178,7 @@ reconciliationScenarios({
   symbol: 'USDC',
   // SOL sent to a deposit owner: not seen by the watcher (it polls token accounts); the balance check reports it.
   payNative: (to, lamports) => sendAndConfirmTransaction(wallet, new Transaction().add(SystemProgram.transfer({ fromPubkey: customer.publicKey, toPubkey: new PublicKey(to), lamports })), [customer], { commitment: 'confirmed' }),
-  native: { symbol: 'SOL', detected: false, amount: 2_000_000n },
+  native: { symbol: 'SOL', detected: true, amount: 2_000_000n },
   target: () => watchedNetworks(gw.app.config, { 'sandbox:SOLANA': [facade.url] }).find((t) => t.environment === 'sandbox' && t.network === 'SOLANA')!,
   cliEnv: () => ({ SANDBOX_SOLANA_RPC_URLS: facade.url }),
 });

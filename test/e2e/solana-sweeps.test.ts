@@ -109,4 +109,11 @@ sweepScenarios({
   // a base58 signature (64 bytes)
   txHash: /^[1-9A-HJ-NP-Za-km-z]{86,88}$/,
   target: () => watchedNetworks(gw.app.config, { 'sandbox:SOLANA': [facade.url] }).find((t) => t.environment === 'sandbox' && t.network === 'SOLANA')!,
+  native: {
+    send: (to, lamports) => send(new Transaction().add(SystemProgram.transfer({ fromPubkey: customer.publicKey, toPubkey: new PublicKey(to), lamports })), customer),
+    balance: async (owner) => BigInt(await wallet.getBalance(new PublicKey(owner), 'confirmed')),
+    worth: BigInt(LAMPORTS_PER_SOL) / 10n,
+    // above the rent-exempt minimum (it must open the deposit's account), below what opening the settlement address costs
+    dust: 1_000_000n,
+  },
 });

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { pbkdf2Sync } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { Keypair, PublicKey, type VersionedTransactionResponse } from '@solana/web3.js';
+import { Keypair, PublicKey, SystemProgram, type VersionedTransactionResponse } from '@solana/web3.js';
 import {
   TOKEN_2022_PROGRAM_ID,
   TOKEN_PROGRAM_ID,
@@ -410,6 +410,29 @@ describe('createSolanaAdapter against litesvm behind the RPC facade', () => {
     const r = await a.pollDeposits!([{ owner: owner0, token: usdc }]);
     expect(r.transfers.some((t) => t.txHash === sig && t.amount === 42n)).toBe(true);
     expect((await a.getHead()).latest).toBe(BigInt(f.slot()));
+  });
+
+  test('SOL sent to a deposit owner: every owner read 100 per call, only the one whose balance changed is listed, reported once', async () => {
+    const a = adapter();
+    const pollNative = (a.observation as { pollNative?: (owners: string[]) => Promise<unknown[]> }).pollNative!;
+    const owners = Array.from({ length: 250 }, (_, i) => solanaDriver.deriveAddress(SEED, 1000 + i));
+    const count = (from: number, m: string) => f.calls.slice(from).filter((c) => c === m).length;
+    let from = f.calls.length;
+    expect(await pollNative(owners)).toEqual([]);
+    expect({ accounts: count(from, 'getMultipleAccounts'), listed: count(from, 'getSignaturesForAddress') }).toEqual({ accounts: 3, listed: 0 });
+
+    const to = owners[137]!;
+    const sig = await f.send([SystemProgram.transfer({ fromPubkey: customer.publicKey, toPubkey: new PublicKey(to), lamports: 5_000_000 })], [customer]);
+    const slot = await slotOf(sig);
+    from = f.calls.length;
+    expect(await pollNative(owners)).toEqual([
+      { txHash: sig, index: -1, blockNumber: BigInt(slot), blockHash: await blockhashOf(slot), token: 'native', from: customer.publicKey.toBase58(), to, amount: 5_000_000n },
+    ]);
+    expect({ accounts: count(from, 'getMultipleAccounts'), listed: count(from, 'getSignaturesForAddress') }).toEqual({ accounts: 3, listed: 1 });
+    // Unchanged balances: nothing listed, nothing reported again.
+    from = f.calls.length;
+    expect(await pollNative(owners)).toEqual([]);
+    expect(count(from, 'getSignaturesForAddress')).toBe(0);
   });
 
   test('retries 429 / 500 / RPC errors and per-call timeouts', async () => {

@@ -1,6 +1,6 @@
 import { getBytes, Mnemonic } from 'ethers';
 
-import { TxRejectedError, type ChainNetworkConfig, type SignedTx, type TransferIntent, type TxState, type WatchedToken } from '../../src/chains/chain-adapter';
+import { NATIVE_TOKEN, TxRejectedError, type ChainNetworkConfig, type SignedTx, type TransferIntent, type TxState, type WatchedToken } from '../../src/chains/chain-adapter';
 import { createTronAdapter, tronDriver, type TronAdapter } from '../../src/chains/tron';
 import { startTronEmulator, type TronEmulator } from '../../src/devchain/tron.emulator';
 
@@ -149,6 +149,28 @@ describe('TRON sweeps (emulator with the resource model)', () => {
     expect(await emu.trxBalance(d.address)).toBe(sent - state.feePaid);
     expect(await emu.balanceOf(usdt.address, d.address)).toBe(0n);
     console.log(`TRON sweep, TRX burnt for energy: fee ${state.feePaid} sun for ${state.resourceUsage!.energy} energy (top-up ${fee} sun, activation ${topup.feePaid} sun)`);
+  });
+
+  it('native TRX at a deposit: the quote is the bandwidth it would burn and the creation of the recipient; the transfer of the rest lands exactly', async () => {
+    const native = { address: NATIVE_TOKEN, decimals: 6, symbol: 'TRX' };
+    const fresh = tronDriver.deriveAddress(seed, 951);
+    const d = deposit(16);
+    await emu.setTrx(d.address, 50n * TRX); // exists, with its free bandwidth
+    const held = await emu.trxBalance(d.address);
+    const trxIntent = (to: string, amount: bigint): TransferIntent => ({ token: native, from: d.address, to, amount });
+    // the recipient does not exist yet: its creation is the cost (free bandwidth covers the bytes)
+    const fee = await adapter.sweeps.quoteTransferFee(trxIntent(fresh, held));
+    expect(fee).toBe(1_100_000n);
+    const amount = held - fee;
+    const state = await send(await adapter.sweeps.signTransfer(trxIntent(fresh, amount), { deposit: d.key }, {}));
+    expect(state.success).toBe(true);
+    expect(state.feePaid).toBeLessThanOrEqual(fee);
+    expect(await emu.trxBalance(fresh)).toBe(amount);
+    expect(await emu.trxBalance(d.address)).toBe(held - amount - state.feePaid);
+    // once the recipient exists and the deposit has free bandwidth, a TRX transfer costs nothing
+    const e = deposit(17);
+    await emu.setTrx(e.address, 3n * TRX);
+    expect(await adapter.sweeps.quoteTransferFee({ token: native, from: e.address, to: fresh, amount: 3n * TRX })).toBe(0n);
   });
 
   it('fails a transfer with OUT_OF_ENERGY when neither energy nor TRX suffice (fee still charged, tokens stay)', async () => {

@@ -11,9 +11,9 @@
  *   with a made-up transaction). Each defect is undone afterwards, and the run is clean again;
  * - the operator CLI (`reconcile`, the built dist/ run as a process) exits 0 on a clean run and 2 with
  *   the mismatch printed;
- * - native coin (TRX, SOL) at a deposit address is reconciled too: recorded by the watcher (TRON) it is
- *   clean, and its receipt missing is a native mismatch; where the watcher does not see native coin
- *   (SOLANA) the balance check is what reports it.
+ * - native coin (TRX, SOL) at a deposit address is reconciled too: recorded by the watcher it is
+ *   clean, and its receipt missing is a native mismatch; where a watcher did not see native coin, the
+ *   balance check is what reports it.
  */
 import type { WatchedNetwork } from '../../src/chains/networks';
 import type { ReconciliationRun } from '../../src/modules/reconciliation/reconciliation.service';

@@ -52,6 +52,12 @@ export interface SweepChainUnderTest {
   depositNativeExact?: boolean;
   /** Another watched token of the network sent to `to` (a `wrong_token` receipt); absent where the harness has one token. */
   payWrongToken?(to: string, amount: bigint): Promise<unknown>;
+  /**
+   * Native coin sent to a deposit, where the watcher records it (`native_coin` receipts): `send`
+   * pays `amount` base units to `to`; `balance` reads any address's native balance; `worth` is an
+   * amount well above the cost of its transfer, `dust` one below it.
+   */
+  native?: { send(to: string, amount: bigint): Promise<unknown>; balance(owner: string): Promise<bigint>; worth: bigint; dust: bigint };
 }
 
 export function sweepScenarios(chain: SweepChainUnderTest, timeoutMs = 120_000): void {
@@ -313,4 +319,113 @@ export function sweepScenarios(chain: SweepChainUnderTest, timeoutMs = 120_000):
     }
     expect(tokensOnly(await reconcile())).toEqual([]);
   }, Math.max(timeoutMs, 240_000));
+
+  if (chain.tankBalanceExact !== false)
+    it('the gas tank reconciles with the chain: funded − spent after sweeps is its balance; an unrecorded refill is a mismatch', async () => {
+      const { m } = await merchantWithSettlement();
+      const o = await chain.newOrder(m);
+      const tankAddress = chain.app().gasTanks.address('sandbox', chain.network)!;
+      const tankMismatches = (r: ReconciliationRun) => r.mismatches.filter((x) => x.address === tankAddress);
+      // Opened with nothing of the tank in flight (an earlier scenario's transactions may still be finishing).
+      await eventually(async () => {
+        const t = chain.target();
+        try {
+          await chain.app().reconciliation.tanks.open(chain.app().orm.em.fork(), t);
+          return true;
+        } catch (err) {
+          if (!/in flight/.test(String(err))) throw err;
+          await chain.makeFinal();
+          return false;
+        } finally {
+          await t.adapter.close();
+        }
+      }, 'tank ledger opened', 90_000);
+      try {
+        const before = await tankBook();
+        await paid(o, [o.total]);
+        await sql(`insert into sweep_requests (merchant_id, environment, network) values (?, 'sandbox', ?)`, [m.merchantId, chain.network]);
+        await swept(o);
+        const after = await tankBook();
+        expect(after.spent).toBeGreaterThan(before.spent); // the tank paid for this sweep
+        const clean = await reconcile();
+        expect({ error: clean.error, tank: tankMismatches(clean) }).toEqual({ error: null, tank: [] });
+        const [opening] = await sql<{ amount: string }>(`select amount::text from gas_tank_fundings where environment = 'sandbox' and network = ? and kind = 'opening'`, [chain.network]);
+        expect(after.onChain).toBe(BigInt(opening!.amount) - after.spent);
+
+        // Seeded defect: a refill recorded that never reached the tank.
+        await chain.app().reconciliation.tanks.refill(chain.app().orm.em.fork(), 'sandbox', chain.network, 1n, null, 'seeded');
+        const bad = await reconcile();
+        expect(tankMismatches(bad)).toEqual([expect.objectContaining({ address: tankAddress, tokenAddress: 'native', onChainBaseUnits: after.onChain.toString(), ledgerBaseUnits: (after.onChain + 1n).toString() })]);
+        await sql(`delete from gas_tank_fundings where environment = 'sandbox' and network = ? and note = 'seeded'`, [chain.network]);
+        expect(tankMismatches(await reconcile())).toEqual([]);
+      } finally {
+        await sql(`delete from gas_tank_fundings where environment = 'sandbox' and network = ?`, [chain.network]);
+      }
+    }, Math.max(timeoutMs, 240_000));
+
+  const native = chain.native;
+  if (native)
+    it('native coin at a deposit is swept to the settlement wallet when it pays for itself, held native_dust when not, and the books close', async () => {
+      const { m, settlement } = await merchantWithSettlement();
+      const rich = await chain.newOrder(m);
+      const poor = await chain.newOrder(m);
+      await paid(rich, [rich.total]);
+      await native.send(rich.address, native.worth);
+      await native.send(poor.address, native.dust);
+      const nativeReceipts = (depositId: string) => sql(`select 1 from unattributed_receipts where deposit_id = ? and reason = 'native_coin' and status = 'confirmed'`, [depositId]);
+      await eventually(async () => {
+        await chain.makeFinal();
+        return (await nativeReceipts(rich.depositId)).length === 1 && (await nativeReceipts(poor.depositId)).length === 1;
+      }, 'native receipts confirmed', 60_000);
+      await sql(`insert into sweep_requests (merchant_id, environment, network) values (?, 'sandbox', ?)`, [m.merchantId, chain.network]);
+      const nativeSweepOf = async (depositId: string) =>
+        (await sql<{ id: string; status: string; amount: string | null; tx_hash: string | null; failure_reason: string | null }>(
+          `select id, status, amount::text, tx_hash, failure_reason from sweeps where deposit_id = ? and token_id is null order by created_at`,
+          [depositId],
+        ))[0];
+      // The token and the native coin of one deposit, one after the other: both end confirmed.
+      await eventually(async () => {
+        const s = await nativeSweepOf(rich.depositId);
+        if (s?.status === 'failed') throw new Error(`native sweep failed: ${s.failure_reason}`);
+        if (s?.status === 'confirmed') return true;
+        await chain.makeFinal();
+        return false;
+      }, 'native sweep confirmed', 120_000);
+      const s = (await nativeSweepOf(rich.depositId))!;
+      const tokenSweep = (await sweepsOf(rich.depositId)).find((x) => x.id !== s.id)!;
+      expect(tokenSweep).toEqual(expect.objectContaining({ status: 'confirmed', amount: rich.total.toString() }));
+      expect(s.tx_hash).toMatch(chain.txHash);
+      // The settlement wallet holds exactly what the sweep records; the fee left the deposit (or the tank paid it).
+      const moved = BigInt(s.amount!);
+      expect(await native.balance(settlement)).toBe(moved);
+      expect(moved).toBeGreaterThan((native.worth * 9n) / 10n);
+      expect(moved).toBeLessThanOrEqual(native.worth);
+      // What stayed at the deposit (the fee's unspent margin) is the reconciliation's to check, below.
+      // The dust stays where it is, held with its reason, never swept.
+      await eventually(async () => (await sql(`select 1 from sweep_holds where deposit_id = ? and token_id is null and reason = 'native_dust'`, [poor.depositId])).length === 1, 'native dust held', 30_000);
+      expect(await nativeSweepOf(poor.depositId)).toBeUndefined();
+      expect(await native.balance(poor.address)).toBe(native.dust);
+      // Reported like any sweep, with the native coin as its asset.
+      await eventually(async () => (await sweepEvents(m.merchantId)).some((e) => e.payload.sweepId === s.id), 'native sweep.completed recorded');
+      const ev = (await sweepEvents(m.merchantId)).find((e) => e.payload.sweepId === s.id)!;
+      expect(ev).toEqual(expect.objectContaining({ type: 'sweep.completed', payload: expect.objectContaining({ tokenAddress: 'native', amount: s.amount, toAddress: settlement, txHash: s.tx_hash }) }));
+      const [view] = await sql<{ token_address: string; amount_base: string }>(`select token_address, amount_base::text from analytics.sweeps where sweep_id = ?`, [s.id]);
+      expect(view).toEqual({ token_address: 'native', amount_base: s.amount });
+
+      // The books close: every deposit's tokens and native coin match the ledger; the dust is listed held.
+      const run = await reconcile();
+      expect({ error: run.error, mismatches: run.mismatches }).toEqual({ error: null, mismatches: [] });
+      expect(run.held).toContainEqual(expect.objectContaining({ depositId: poor.depositId, address: poor.address, tokenAddress: 'native', reason: 'native_dust', balanceBaseUnits: native.dust.toString() }));
+
+      // Seeded defect: the native sweep recorded as failed (the ledger expects the coin still at the deposit).
+      await sql(`update sweeps set status = 'failed', failure_reason = 'transfer_reverted' where id = ?`, [s.id]);
+      try {
+        const bad = await reconcile();
+        expect(bad.mismatches).toEqual([expect.objectContaining({ address: rich.address, tokenAddress: 'native', onChainBaseUnits: (await native.balance(rich.address)).toString() })]);
+        expect(BigInt(bad.mismatches[0]!.ledgerBaseUnits) - BigInt(bad.mismatches[0]!.onChainBaseUnits)).toBe(moved);
+      } finally {
+        await sql(`update sweeps set status = 'confirmed', failure_reason = null where id = ?`, [s.id]);
+      }
+      expect((await reconcile()).mismatches).toEqual([]);
+    }, Math.max(timeoutMs, 240_000));
 }

@@ -1,4 +1,4 @@
-import { bumpPercent, dustVerdict, feeShare } from '../../src/modules/sweeps/sweep.rules.js';
+import { bumpPercent, dustVerdict, feeShare, nativeDustVerdict, nativeSweepAmount } from '../../src/modules/sweeps/sweep.rules.js';
 
 describe('sweep rules', () => {
   const base = { tokenDecimals: 6, nativeDecimals: 18, nativePriceUsd: 3000, dustPercent: 5, minAmount: 0n };
@@ -30,5 +30,22 @@ describe('sweep rules', () => {
 
   it('rule 3: +25 % per replacement, capped', () => {
     expect([1, 2, 3, 10].map((a) => bumpPercent(a, 200))).toEqual([125, 150, 175, 200]);
+  });
+
+  it('rule 4: native coin pays for itself or is held native_dust (the deposit paying its fee, or the tank)', () => {
+    const n = { fee: 1_000n, dustPercent: 5 };
+    // the deposit pays: 20_000 arrive for a 1_000 fee (5 %, not above): swept; 19_999 arrive: held
+    expect(nativeSweepAmount(21_000n, 1_000n, true)).toBe(20_000n);
+    expect(nativeDustVerdict({ ...n, balance: 21_000n, depositPays: true })).toBe('sweep');
+    expect(nativeDustVerdict({ ...n, balance: 20_999n, depositPays: true })).toBe('native_dust');
+    // nothing or less than the fee would arrive: held, never a negative amount
+    expect(nativeSweepAmount(900n, 1_000n, true)).toBe(0n);
+    expect(nativeDustVerdict({ ...n, balance: 900n, depositPays: true })).toBe('native_dust');
+    expect(nativeDustVerdict({ ...n, balance: 2_000n, depositPays: true, dustPercent: 100 })).toBe('native_dust');
+    // the tank pays (fee payer): the whole balance arrives
+    expect(nativeSweepAmount(20_000n, 1_000n, false)).toBe(20_000n);
+    expect(nativeDustVerdict({ ...n, balance: 20_000n, depositPays: false })).toBe('sweep');
+    expect(nativeDustVerdict({ ...n, balance: 19_999n, depositPays: false })).toBe('native_dust');
+    expect(nativeDustVerdict({ ...n, balance: 0n, depositPays: false })).toBe('empty');
   });
 });

@@ -17,7 +17,7 @@
  * `docs/sweeps-evm.md` has the figures measured on anvil.
  */
 import { getAddress, hexlify, Interface, Transaction, Wallet, type Authorization, type TransactionLike } from 'ethers';
-import { SweepGasShortError, type BatchSweepCapability, type BatchSweepItem, type GasNeed, type SignedTx, type SignOptions, type SweepCapability, type TransferIntent, type TxState } from '../chain-adapter.js';
+import { isNativeIntent, SweepGasShortError, type BatchSweepCapability, type BatchSweepItem, type GasNeed, type SignedTx, type SignOptions, type SweepCapability, type TransferIntent, type TxState } from '../chain-adapter.js';
 import { EvmRpcError, hexToBigInt, toQuantity, type EvmRpcClient } from './evm.rpc.js';
 
 export const ERC20_TRANSFER = new Interface(['function transfer(address to, uint256 amount) returns (bool)']);
@@ -132,6 +132,8 @@ export function createEvmSweeps(rpc: EvmRpcClient, settings: EvmSweepSettings): 
   }
 
   async function estimateTransferGas(intent: TransferIntent): Promise<bigint> {
+    // native coin: a plain value transfer, estimated with 1 wei (the balance itself leaves no room for the gas)
+    if (isNativeIntent(intent)) return estimate({ from: getAddress(intent.from), to: getAddress(intent.to), value: toQuantity(1n) });
     const data = ERC20_TRANSFER.encodeFunctionData('transfer', [getAddress(intent.to), intent.amount]);
     return estimate({ from: getAddress(intent.from), to: getAddress(intent.token.address), data });
   }
@@ -170,7 +172,27 @@ export function createEvmSweeps(rpc: EvmRpcClient, settings: EvmSweepSettings): 
     return gas * feeCap(f);
   }
 
+  /**
+   * Native coin: `intent.amount` as the transaction's value, the fee on top of it from the same
+   * balance; a fee that no longer fits beside the amount is `SweepGasShortError` (the engine reads
+   * the balance again and sends less, or tops up a stuck transfer's bump).
+   */
+  async function signNativeTransfer(intent: TransferIntent, deposit: Uint8Array, options: SignOptions): Promise<SignedTx> {
+    const wallet = signerOf(deposit, intent.from, 'deposit');
+    const [gasLimit, nonce, id, f, balance] = await Promise.all([
+      estimateTransferGas(intent),
+      options.nonce ?? pendingNonce(wallet.address),
+      getChainId(),
+      fees(options.feeBumpPercent ?? 100),
+      nativeBalance(wallet.address),
+    ]);
+    const needed = intent.amount + gasLimit * feeCap(f);
+    if (balance < needed) throw new SweepGasShortError(getAddress(intent.from), needed, balance);
+    return signed(await wallet.signTransaction({ ...feeFields(f), chainId: id, nonce: Number(nonce), gasLimit, to: getAddress(intent.to), value: intent.amount }));
+  }
+
   async function signTransfer(intent: TransferIntent, keys: { deposit: Uint8Array; tank?: Uint8Array }, options: SignOptions): Promise<SignedTx> {
+    if (isNativeIntent(intent)) return signNativeTransfer(intent, keys.deposit, options);
     const wallet = signerOf(keys.deposit, intent.from, 'deposit');
     const [gasLimit, nonce, id] = await Promise.all([estimateTransferGas(intent), options.nonce ?? pendingNonce(wallet.address), getChainId()]);
     const f = await affordableFees(wallet.address, gasLimit, options.feeBumpPercent);

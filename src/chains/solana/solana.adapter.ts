@@ -7,6 +7,7 @@ import type { AccountPollObservation, BalanceQuery, ChainAdapter, ChainHead, Cha
 import { mapLimit } from '../../common/map-limit.js';
 import { associatedTokenAddress, solanaDriver } from './solana.driver.js';
 import { SolanaRpcPool } from './solana.rpc.js';
+import { createSolanaNativeWatch } from './solana.native.js';
 import { createSolanaSweeps } from './solana.sweeps.js';
 import { extractTransfersInto } from './solana.transfers.js';
 
@@ -396,13 +397,21 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     return out.flat();
   }
 
+  const pollNative = createSolanaNativeWatch({
+    pool,
+    nativeBalances: (owners) => nativeBalances(owners, null, options.concurrency ?? 8),
+    listSignatures: (address, until) => listSignatures(address, until, null),
+    getBlockHash,
+    maxTxPerOwner,
+  });
+
   return {
     network: config.network,
     family: 'solana',
     driver: solanaDriver,
     // Everything is read at `confirmed`, which a minority fork can still drop: wait for `finalized` too.
     finality: 'depth-and-chain-final',
-    observation: { kind: 'account-poll', pollDeposits },
+    observation: { kind: 'account-poll', pollDeposits, pollNative },
     sweeps: createSolanaSweeps(pool, mintProgram),
     balances: { atBlock: false, tokenBalances, nativeBalances },
     identity: pool.gate,

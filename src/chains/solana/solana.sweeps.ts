@@ -1,8 +1,8 @@
-import { Keypair, PublicKey, SendTransactionError, Transaction, type Connection } from '@solana/web3.js';
+import { Keypair, PublicKey, SendTransactionError, SystemProgram, Transaction, type Connection } from '@solana/web3.js';
 import { ACCOUNT_SIZE, createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, TOKEN_2022_PROGRAM_ID } from '@solana/spl-token';
 import { encodeBase58 } from 'ethers';
 
-import { TxRejectedError, type SignedTx, type SweepCapability, type TransferIntent, type TxState } from '../chain-adapter.js';
+import { isNativeIntent, TxRejectedError, type SignedTx, type SweepCapability, type TransferIntent, type TxState } from '../chain-adapter.js';
 import { associatedTokenAddress } from './solana.driver.js';
 import type { SolanaRpcPool } from './solana.rpc.js';
 
@@ -12,6 +12,9 @@ import type { SolanaRpcPool } from './solana.rpc.js';
  *  1. `createAssociatedTokenAccountIdempotent` of the settlement wallet's token account, paid by the
  *     tank (a no-op when it exists; the rent is spent only the first time);
  *  2. `transferChecked` of the amount from the deposit's token account, the deposit owner signing.
+ *
+ * Native coin (SOL sent to the deposit's own address) leaves in one `SystemProgram.transfer` of its
+ * whole balance, the tank again the fee payer (the deposit's system account may go to zero).
  *
  * The deposit's token account is left open on purpose: the customer's wallet paid its rent, a later
  * payment to the same deposit then lands without the payer creating it again, and closing it in the
@@ -52,6 +55,12 @@ export function createSolanaSweeps(pool: SolanaRpcPool, mintProgram: (mint: stri
   }
 
   async function build(intent: TransferIntent, payer: PublicKey) {
+    if (isNativeIntent(intent)) {
+      const latest = await call('getLatestBlockhash', (c) => c.getLatestBlockhash('confirmed'));
+      const transfer = SystemProgram.transfer({ fromPubkey: new PublicKey(intent.from), toPubkey: new PublicKey(intent.to), lamports: intent.amount });
+      const tx = new Transaction({ feePayer: payer, blockhash: latest.blockhash, lastValidBlockHeight: latest.lastValidBlockHeight }).add(transfer);
+      return { tx, dest: new PublicKey(intent.to), programId: null, lastValidBlockHeight: latest.lastValidBlockHeight };
+    }
     const programId = await mintProgram(intent.token.address);
     const { dest, list } = instructions(intent, payer, programId);
     const latest = await call('getLatestBlockhash', (c) => c.getLatestBlockhash('confirmed'));
@@ -75,7 +84,11 @@ export function createSolanaSweeps(pool: SolanaRpcPool, mintProgram: (mint: stri
       ]);
       if (fee.value === null) throw new Error('the node no longer knows the blockhash it just gave');
       let rent = 0n;
-      if (!destInfo) {
+      if (!destInfo && programId === null) {
+        // native coin to an account that does not exist yet: less than its rent-exempt minimum cannot
+        // open it (the transfer fails), so that minimum counts as the cost of the transfer
+        rent = BigInt(await call('getMinimumBalanceForRentExemption', (c) => c.getMinimumBalanceForRentExemption(0, 'confirmed')));
+      } else if (!destInfo && programId !== null) {
         const size = programId === TOKEN_2022_PROGRAM_ID.toBase58() ? TOKEN_2022_ATA_SIZE : ACCOUNT_SIZE;
         rent = BigInt(await call('getMinimumBalanceForRentExemption', (c) => c.getMinimumBalanceForRentExemption(size, 'confirmed')));
       }

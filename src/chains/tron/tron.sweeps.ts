@@ -3,6 +3,7 @@ import { TronWeb } from 'tronweb';
 import { signTransaction } from 'tronweb/utils';
 
 import {
+  isNativeIntent,
   TxRejectedError,
   type GasNeed,
   type SignedTx,
@@ -226,6 +227,25 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
     return built.transaction as unknown as TronTx;
   }
 
+  async function buildTrxTransfer(intent: TransferIntent, header: Awaited<ReturnType<typeof blockHeader>>): Promise<TronTx> {
+    const tx = await tronWeb.transactionBuilder.sendTrx(toTronBase58(intent.to)!, Number(intent.amount), toTronBase58(intent.from)!, { blockHeader: header } as never);
+    return tx as unknown as TronTx;
+  }
+
+  /**
+   * Sun a deposit's TRX transfer (a native sweep) burns: its bandwidth when the deposit's free or
+   * staked bandwidth cannot cover it, and the creation of the recipient's account when it does not
+   * exist yet. No energy: a TransferContract uses none.
+   */
+  async function quoteTrxTransfer(intent: TransferIntent): Promise<bigint> {
+    const [params, res, account, to, header] = await Promise.all([chainParams(), resources(intent.from), getAccount(intent.from), getAccount(intent.to), blockHeader()]);
+    const bandwidth = txBytes(await buildTrxTransfer({ ...intent, amount: 1n }, header));
+    const netLeft = (limit: bigint, used: bigint) => (limit > used ? limit - used : 0n);
+    const exists = Object.keys(account).length > 0;
+    const covered = exists && (netLeft(res.netLimit, res.netUsed) >= bandwidth || netLeft(res.freeNetLimit, res.freeNetUsed) >= bandwidth);
+    return (covered ? 0n : bandwidth * params.transactionFee) + (Object.keys(to).length > 0 ? 0n : params.activationFee);
+  }
+
   const txBytes = (tx: TronTx, signatures = 1) => BigInt(tx.raw_data_hex.length / 2) + SIGNATURE_SIZE * BigInt(signatures) + RESULT_SIZE;
 
   /** TRX a stored transaction sends (a TransferContract's `amount`: activation, top-up); 0 for anything else. */
@@ -313,6 +333,7 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
     },
 
     async quoteTransferFee(intent) {
+      if (isNativeIntent(intent)) return quoteTrxTransfer(intent);
       return (await quoteTransfer(intent)).burnNow;
     },
 
@@ -381,6 +402,7 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
     },
 
     async signTransfer(intent, keys) {
+      if (isNativeIntent(intent)) return signed(await buildTrxTransfer(intent, await blockHeader()), keys.deposit);
       return signed(await buildTransfer(intent, await blockHeader()), keys.deposit);
     },
 

@@ -32,6 +32,7 @@ export const AUDIT_ACTIONS = [
   'operator.reconciliation_viewed',
   'operator.gas_tanks_viewed',
   'operator.reconcile_run',
+  'operator.gas_tank_ledger_recorded',
   'operator.secrets_reencrypted',
   'team.invited',
   'team.invite_revoked',

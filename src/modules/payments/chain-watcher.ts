@@ -447,6 +447,8 @@ export class ChainWatcher {
     if (!deposits.length) return 0;
     const { transfers, cursors } = await poll.pollDeposits(deposits);
     const matched = this.match(transfers);
+    // Native coin at the same owners (`native_coin` receipts), where the chain can tell without a call per deposit.
+    if (poll.pollNative) matched.receipts.push(...(await this.matchNative(em, await poll.pollNative([...new Set(entries.map((e) => e.owner))]))));
     return em.transactional(async (tx) => {
       const recorded = await this.recordAll(tx, matched, touched);
       for (const e of entries) {

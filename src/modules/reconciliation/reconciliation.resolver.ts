@@ -25,7 +25,7 @@ export class ReconciliationHeldType {
   @Field() tokenAddress!: string;
   @Field() tokenSymbol!: string;
   @Field({ description: 'Balance the engine read, token units' }) balance!: string;
-  @Field({ description: 'below_minimum (under the token’s minimum) or fee_too_high (the dust rule)' }) reason!: string;
+  @Field({ description: 'below_minimum (under the token’s minimum), fee_too_high (the dust rule) or native_dust (native coin that would not pay for its own transfer)' }) reason!: string;
   @Field({ description: 'What the sweep would have cost, native base units' }) fee!: string;
   @Field({ description: 'When the engine last looked' }) checkedAt!: Date;
 }

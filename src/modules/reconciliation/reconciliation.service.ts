@@ -7,6 +7,7 @@ import type { Environment, Network } from '../../common/environment.js';
 import { gauge } from '../../common/metrics.js';
 import { formatDecimal } from '../../common/money.js';
 import type { TokenService } from '../tokens/token.service.js';
+import { TankLedger } from './tank-ledger.js';
 
 /** One (address, token) whose on-chain balance differs from what the ledger says it holds. */
 export interface ReconciliationMismatch {
@@ -43,7 +44,7 @@ export interface ReconciliationHeld {
   /** Token units the engine read when it held the deposit. */
   balance: string;
   balanceBaseUnits: string;
-  /** `below_minimum` (under the token's minimum) or `fee_too_high` (the dust rule). */
+  /** `below_minimum` (under the token's minimum), `fee_too_high` (the dust rule) or `native_dust` (native coin that would not pay for its transfer). */
   reason: string;
   /** Native base units the sweep would have cost. */
   fee: string;
@@ -165,6 +166,9 @@ const MAX_IN_FLIGHT_BLOCKS = 5_000n;
  * `reconciliation` query), each mismatch logged at error level, and the counts exported as gauges.
  */
 export class ReconciliationService {
+  /** The gas tanks' side of the books (`tank-ledger.ts`): also what the CLI opens and records refills with. */
+  readonly tanks = new TankLedger();
+
   constructor(
     private readonly tokens: TokenService,
     private readonly log: Logger,
@@ -197,17 +201,20 @@ export class ReconciliationService {
         let onChain: bigint[];
         let inFlight: Map<string, Movement[]> = new Map();
         const owners = addresses.map((a) => a.address);
+        // The gas tank's native balance is read with the deposits' (same block or fence), last.
+        const tank = await this.tanks.address(em, environment, network);
+        const nativeOwners = tank ? [...owners, tank] : owners;
         let nativeOnChain: bigint[];
         if (balances.atBlock && cursor !== null) {
           lo = hi = cursor;
           onChain = await balances.tokenBalances(queries, cursor, this.concurrency);
-          nativeOnChain = await balances.nativeBalances(owners, cursor, this.concurrency);
+          nativeOnChain = await balances.nativeBalances(nativeOwners, cursor, this.concurrency);
         } else {
           // Latest state, fenced by the head before and after the reads; then what the watcher has
           // not recorded yet, from its cursor(s) read now (the ledger is read after them).
           lo = (await adapter.getHead()).latest;
           onChain = await balances.tokenBalances(queries, null, this.concurrency);
-          nativeOnChain = await balances.nativeBalances(owners, null, this.concurrency);
+          nativeOnChain = await balances.nativeBalances(nativeOwners, null, this.concurrency);
           hi = (await adapter.getHead()).latest;
           inFlight = await this.inFlight(em, target, tokens, hi, key);
         }
@@ -243,9 +250,18 @@ export class ReconciliationService {
             },
           ];
         });
-        const native = await this.nativeMismatches(em, target, owners, nativeOnChain, lo, hi);
+        const native = await this.nativeMismatches(em, target, owners, nativeOnChain.slice(0, owners.length), lo, hi);
         checked += native.checked;
         mismatches = [...mismatches, ...native.mismatches];
+        if (tank) {
+          // The tank: on chain = funded − spent (compared once its ledger is opened, with nothing in flight).
+          const book = await this.tanks.book(em, target, tank, lo, hi);
+          const tankOnChain = nativeOnChain[owners.length]!;
+          if (book.funded !== null && !book.inFlight) {
+            checked++;
+            if (!balanceMatches(tankOnChain, book.funded, book.after, lo, hi, book.spentUpToLo)) mismatches.push(this.tanks.mismatch(network, book, tankOnChain));
+          }
+        }
         held = await this.held(em, environment, network);
       }
     } catch (err) {
@@ -329,8 +345,9 @@ export class ReconciliationService {
 
   /**
    * Native coin of every deposit address of the family on this network: on chain = native received
-   * (`native_coin` receipts not orphaned) + gas top-ups received − fees the address paid itself (its own included
-   * transfers, failed ones too: `fee_paid`). Counted up to the block the balances were read at, like
+   * (`native_coin` receipts not orphaned) + gas top-ups received − native coin swept out (native
+   * sweeps in a block: their `amount`) − fees the address paid itself (its own included transfers,
+   * failed ones too: `fee_paid`). Counted up to the block the balances were read at, like
    * the tokens (rows in (lo, hi] one by one; native transfers the watcher has not recorded yet are
    * allowed for). Top-ups are what each funding transaction sent to each address, decoded from the
    * stored transaction (`SweepCapability.coinSent`: a plain send, a Disperse call, a TRON
@@ -346,8 +363,12 @@ export class ReconciliationService {
          from unattributed_receipts where environment = ? and network = ? and reason = 'native_coin' and status <> 'orphaned' and block_number <= ?::bigint
        union all
        select signer, 'out', tx_hash, block_number::text, fee_paid::text
-         from sweep_txs where environment = ? and network = ? and kind = 'transfer' and state = 'included' and spent is null and fee_paid > 0 and block_number <= ?::bigint`,
-      [environment, network, hi.toString(), environment, network, hi.toString()],
+         from sweep_txs where environment = ? and network = ? and kind = 'transfer' and state = 'included' and spent is null and fee_paid > 0 and block_number <= ?::bigint
+       union all
+       select d.address, 'out', s.tx_hash, s.block_number::text, s.amount::text
+         from sweeps s join deposits d on d.id = s.deposit_id
+         where s.environment = ? and s.network = ? and s.token_id is null and s.status in ('sent','confirmed') and s.block_number <= ?::bigint`,
+      [environment, network, hi.toString(), environment, network, hi.toString(), environment, network, hi.toString()],
     );
     // Top-ups: what each funding transaction of the tank sent to each deposit, decoded from the stored transaction.
     const funding = await em.execute<{ tx_hash: string; raw: string; state: string; success: boolean | null; block_number: string | null }[]>(
@@ -421,18 +442,19 @@ export class ReconciliationService {
 
   /** Deposits the sweep engine holds on this network, with the reason (`sweep_holds`). */
   private async held(em: EntityManager, environment: Environment, network: Network): Promise<ReconciliationHeld[]> {
-    const rows = await em.execute<{ deposit_id: string; address: string; token_address: string; symbol: string; decimals: number; balance: string; reason: string; fee: string; checked_at: Date }[]>(
+    const native = nativeAsset(network);
+    const rows = await em.execute<{ deposit_id: string; address: string; token_address: string | null; symbol: string | null; decimals: number | null; balance: string; reason: string; fee: string; checked_at: Date }[]>(
       `select h.deposit_id, d.address, t.address as token_address, t.symbol, t.decimals, h.balance::text as balance, h.reason, h.fee::text as fee, h.checked_at
-       from sweep_holds h join deposits d on d.id = h.deposit_id join tokens t on t.id = h.token_id
+       from sweep_holds h join deposits d on d.id = h.deposit_id left join tokens t on t.id = h.token_id
        where h.environment = ? and h.network = ? order by h.checked_at, h.deposit_id`,
       [environment, network],
     );
     return rows.map((r) => ({
       depositId: r.deposit_id,
       address: r.address,
-      tokenAddress: r.token_address,
-      tokenSymbol: r.symbol,
-      balance: formatDecimal(BigInt(r.balance), r.decimals),
+      tokenAddress: r.token_address ?? NATIVE_TOKEN,
+      tokenSymbol: r.symbol ?? native.symbol,
+      balance: formatDecimal(BigInt(r.balance), r.decimals ?? native.decimals),
       balanceBaseUnits: r.balance,
       reason: r.reason,
       fee: r.fee,

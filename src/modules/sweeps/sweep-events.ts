@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { NATIVE_TOKEN } from '../../chains/chain-adapter.js';
 import { nativeAsset } from '../../chains/registry.js';
 import type { Environment, Network } from '../../common/environment.js';
 import { SWEEP_COMPLETED, SWEEP_FAILED } from '../events/event.catalogue.js';
@@ -22,10 +23,11 @@ export function decimalString(units: bigint, decimals: number): string {
  */
 export function sweepEventsHook(writer: MerchantEventWriter): SweepFinalHook {
   return async (em: EntityManager, sweeps: SweepRow[]) => {
-    const rows = await em.execute<{ sweep_id: string; token_address: string; symbol: string; decimals: number; address: string; order_no: string }[]>(
+    // No token: the sweep moved the network's native coin (address `native`, its symbol and decimals).
+    const rows = await em.execute<{ sweep_id: string; token_address: string | null; symbol: string | null; decimals: number | null; address: string; order_no: string }[]>(
       `select x.sweep_id::text as sweep_id, t.address as token_address, t.symbol, t.decimals, d.address, o.order_no
        from jsonb_to_recordset(?::jsonb) as x(sweep_id uuid, deposit_id uuid, token_id uuid)
-       join deposits d on d.id = x.deposit_id join orders o on o.id = d.order_id join tokens t on t.id = x.token_id`,
+       join deposits d on d.id = x.deposit_id join orders o on o.id = d.order_id left join tokens t on t.id = x.token_id`,
       [JSON.stringify(sweeps.map((s) => ({ sweep_id: s.id, deposit_id: s.depositId, token_id: s.tokenId })))],
     );
     const factsOf = new Map(rows.map((r) => [r.sweep_id, r]));
@@ -34,16 +36,17 @@ export function sweepEventsHook(writer: MerchantEventWriter): SweepFinalHook {
       if (!facts) throw new Error(`sweep ${sweep.id}: deposit ${sweep.depositId} not found`);
       const network = sweep.network as Network;
       const native = nativeAsset(network);
+      const decimals = facts.decimals ?? native.decimals;
       const amount = BigInt(sweep.amount ?? '0');
       const fee = BigInt(sweep.feePaid);
       const payload = {
         sweepId: sweep.id,
         network,
-        tokenAddress: facts.token_address,
-        tokenSymbol: facts.symbol,
-        decimals: facts.decimals,
+        tokenAddress: facts.token_address ?? NATIVE_TOKEN,
+        tokenSymbol: facts.symbol ?? native.symbol,
+        decimals,
         amount: amount.toString(),
-        amountDecimal: decimalString(amount, facts.decimals),
+        amountDecimal: decimalString(amount, decimals),
         fromAddress: facts.address,
         toAddress: sweep.toAddress,
         txHash: sweep.status === 'confirmed' ? sweep.txHash : null,

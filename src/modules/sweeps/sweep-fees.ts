@@ -71,14 +71,15 @@ export class SweepFees {
     const native = sweepIds.length ? await this.nativeRate() : null;
     const amountIdr = new Map<string, string | null>();
     if (amounts && sweepIds.length) {
-      const rows = await em.execute<{ id: string; amount: string | null; symbol: string; decimals: number }[]>(
-        `select s.id::text as id, s.amount::text as amount, t.symbol, t.decimals from sweeps s join tokens t on t.id = s.token_id where s.id = any(?::uuid[])`,
+      // A sweep without a token moves the native coin: valued at the native rate.
+      const rows = await em.execute<{ id: string; amount: string | null; symbol: string | null; decimals: number | null }[]>(
+        `select s.id::text as id, s.amount::text as amount, t.symbol, t.decimals from sweeps s left join tokens t on t.id = s.token_id where s.id = any(?::uuid[])`,
         [`{${sweepIds.join(',')}}`],
       );
-      const rates = new Map<string, bigint | null>();
+      const rates = new Map<string | null, bigint | null>([[null, native]]);
       for (const r of rows) {
-        if (!rates.has(r.symbol)) rates.set(r.symbol, await this.tokenRate(r.symbol));
-        amountIdr.set(r.id, r.amount === null ? null : idr(BigInt(r.amount), r.decimals, rates.get(r.symbol)!));
+        if (!rates.has(r.symbol)) rates.set(r.symbol, await this.tokenRate(r.symbol!));
+        amountIdr.set(r.id, r.amount === null ? null : idr(BigInt(r.amount), r.decimals ?? this.o.native.decimals, rates.get(r.symbol)!));
       }
     }
     return new Map(

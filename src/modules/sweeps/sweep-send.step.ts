@@ -4,7 +4,8 @@ import { mapLimit } from '../../common/map-limit.js';
 import { SigningKeyCache } from '../deposits/hd-wallet.service.js';
 import { tokenOf, type SweepContext } from './sweep-step.context.js';
 import { SweepRace } from './sweep-tx.store.js';
-import type { SweepJoin } from './sweep.store.js';
+import { isNative, type SweepJoin } from './sweep.store.js';
+import { nativeSweepAmount } from './sweep.rules.js';
 
 /** Empty reads at send time (on separate ticks) before a funded sweep fails `nothing_to_sweep` (see `emptyAtSend`). */
 export const EMPTY_READS_TO_FAIL = 3;
@@ -14,13 +15,18 @@ export const EMPTY_READS_TO_FAIL = 3;
  * deposit, or batches the tank pays for), stored before broadcast with the sweep moved to `sending`.
  */
 export async function send(ctx: SweepContext, em: EntityManager): Promise<void> {
-  const funded = await ctx.store.inStatus(em, 'funded', ctx.o.batchSize);
-  if (!funded.length) return;
+  const all = await ctx.store.inStatus(em, 'funded', ctx.o.batchSize);
+  if (!all.length) return;
+  const funded = all.filter((s) => !isNative(s));
+  const native = all.filter(isNative);
   // The amount is the deposit's whole balance as the chain says it now (not the order amount).
-  const balances = await ctx.balances(funded.map((s) => ({ owner: s.address, token: tokenOf(s) })));
-  await emptyAtSend(ctx, em, funded.filter((_, i) => balances[i] === 0n));
+  const balances = funded.length ? await ctx.balances(funded.map((s) => ({ owner: s.address, token: tokenOf(s) }))) : [];
+  const nativeAmounts = await mapLimit(native, ctx.concurrency, (s) => nativeAmount(ctx, s));
+  await emptyAtSend(ctx, em, [...funded.filter((_, i) => balances[i] === 0n), ...native.filter((_, i) => nativeAmounts[i] === 0n)]);
   const keys = new SigningKeyCache();
   try {
+    // Native coin always leaves in the deposit's own transaction (the tank as fee payer where there is one).
+    await mapLimit(native, ctx.concurrency, (s, i) => sendOne(ctx, em.fork(), s, nativeAmounts[i]!, keys));
     if (ctx.sweeps.batch) await sendBatches(ctx, em, funded, balances, keys);
     else await mapLimit(funded, ctx.concurrency, (s, i) => sendOne(ctx, em.fork(), s, balances[i]!, keys));
   } finally {
@@ -28,12 +34,23 @@ export async function send(ctx: SweepContext, em: EntityManager): Promise<void> 
   }
 }
 
+/** What a native sweep sends now: the deposit's balance, less its transfer's fee where the deposit pays it. */
+async function nativeAmount(ctx: SweepContext, s: SweepJoin): Promise<bigint> {
+  const balance = await ctx.sweeps.nativeBalance(s.address);
+  if (balance === 0n) return 0n;
+  const fee = await ctx.sweeps.quoteTransferFee({ token: tokenOf(s), from: s.address, to: s.to_address, amount: balance });
+  return nativeSweepAmount(balance, fee, ctx.sweeps.gas !== 'fee-payer');
+}
+
 async function sendOne(ctx: SweepContext, em: EntityManager, s: SweepJoin, amount: bigint, keys: SigningKeyCache): Promise<void> {
   if (amount === 0n) return; // emptyAtSend
   try {
-    const nonce = await ctx.txs.nonceHint(em, s.address);
+    // Native coin: the deposit's nonce as the chain counts it (a batch sweep's authorization may have
+    // used one; the deposit has no other transaction in flight: one open sweep per deposit at a time).
+    const nonce = isNative(s) ? undefined : await ctx.txs.nonceHint(em, s.address);
     const signed = await ctx.signTransfer(em, s, amount, nonce === undefined ? {} : { nonce }, keys);
     const [id] = await em.transactional(async (t) => {
+      if (isNative(s)) await ctx.txs.catchUpNonce(t, s.address, signed.nonce);
       await ctx.txs.takeNonces(t, s.address, [signed]);
       if (!(await ctx.o.status.transition(t, s.id, 'sending', { amount })).changed) throw new SweepRace(`sweep ${s.id} moved meanwhile`);
       return ctx.txs.store(t, 'transfer', s.address, [signed], [s.id]);

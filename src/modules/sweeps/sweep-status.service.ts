@@ -25,7 +25,8 @@ export interface SweepRow {
   environment: string;
   network: string;
   depositId: string;
-  tokenId: string;
+  /** Null: the sweep moves the network's native coin. */
+  tokenId: string | null;
   toAddress: string;
   amount: string | null;
   status: SweepStatus;
@@ -148,7 +149,7 @@ function toRow(r: Record<string, unknown>): SweepRow {
     environment: r.environment as string,
     network: r.network as string,
     depositId: r.deposit_id as string,
-    tokenId: r.token_id as string,
+    tokenId: (r.token_id as string | null) ?? null,
     toAddress: r.to_address as string,
     amount: (r.amount as string | null) ?? null,
     status: r.status as SweepStatus,

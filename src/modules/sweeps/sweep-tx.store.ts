@@ -71,6 +71,16 @@ export class SweepTxStore {
     await em.execute(`update signer_nonces set next_nonce = ?, updated_at = now() where environment = ? and network = ? and signer = ?`, [(nonces.at(-1)! + 1n).toString(), ...this.where, signer]);
   }
 
+  /**
+   * Inside the store transaction, before `takeNonces`: a deposit's next nonce as the chain counts it
+   * (`nonce`, its pending count) when the chain is ahead — an EIP-7702 authorization of a batch sweep
+   * used one of the deposit's nonces without a transaction of its own. Never moves backwards.
+   */
+  async catchUpNonce(em: EntityManager, signer: string, nonce: bigint | null): Promise<void> {
+    if (nonce === null) return;
+    await em.execute(`update signer_nonces set next_nonce = greatest(next_nonce, ?::numeric), updated_at = now() where environment = ? and network = ? and signer = ?`, [nonce.toString(), ...this.where, signer]);
+  }
+
   // --- transactions ---------------------------------------------------------------------------------
 
   /** Inside the store transaction: stores signed transactions (before any broadcast) linked to `sweepIds`; returns their ids. */

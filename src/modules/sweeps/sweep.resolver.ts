@@ -49,7 +49,7 @@ export class SweepHoldType {
   @Field() tokenSymbol!: string;
   @Field() tokenAddress!: string;
   @Field(() => TokenAmountType, { description: 'The deposit’s token balance read from the chain at checkedAt' }) amount!: TokenAmountType;
-  @Field({ description: 'below_minimum or fee_too_high' }) reason!: string;
+  @Field({ description: 'below_minimum, fee_too_high, or native_dust (native coin that would not pay for its own transfer; tokenAddress is native)' }) reason!: string;
   @Field(() => TokenAmountType, { description: 'The network fee its sweep was quoted at, in feeAsset' }) estimatedFee!: TokenAmountType;
   @Field({ description: 'Native asset of the fee (ETH, BNB, TRX, SOL)' }) feeAsset!: string;
   @Field() checkedAt!: Date;

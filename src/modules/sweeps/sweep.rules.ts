@@ -8,6 +8,10 @@
  * 2. Funding share: a funding transaction serving n sweeps costs each `fee / n`; the remainder goes to
  *    the first sweep (by id), so the shares add up to the fee exactly.
  * 3. Fee bump: a stuck transaction is replaced at +25 % per attempt over the network fee, capped.
+ * 4. Native coin at a deposit pays for itself or is held (`native_dust`): where the deposit pays its
+ *    transfer's fee (EVM, TRON) it sends its balance less that fee, and only when what arrives is
+ *    more than the fee and the fee at most `dustPercent` % of it; where the tank pays (SOLANA fee
+ *    payer) it sends its whole balance, under the same percentage. Same units on both sides: no price.
  */
 
 export interface DustInput {
@@ -34,6 +38,32 @@ export function dustVerdict(i: DustInput): DustVerdict {
   const feeSide = i.fee * priceMicros * 10n ** BigInt(i.tokenDecimals) * 10_000n;
   const amountSide = bps * i.balance * 10n ** BigInt(i.nativeDecimals) * 1_000_000n;
   return feeSide > amountSide ? 'fee_too_high' : 'sweep';
+}
+
+export interface NativeDustInput {
+  /** Native base units at the deposit. */
+  balance: bigint;
+  /** Native units the transfer of it costs. */
+  fee: bigint;
+  /** The deposit pays the fee out of the balance (else the tank pays it: fee payer). */
+  depositPays: boolean;
+  dustPercent: number;
+}
+
+export type NativeDustVerdict = 'sweep' | 'empty' | 'native_dust';
+
+/** What a native sweep sends to the settlement wallet: the balance, less the fee where the deposit pays it (0: nothing worth sending). */
+export function nativeSweepAmount(balance: bigint, fee: bigint, depositPays: boolean): bigint {
+  const amount = depositPays ? balance - fee : balance;
+  return amount > 0n ? amount : 0n;
+}
+
+export function nativeDustVerdict(i: NativeDustInput): NativeDustVerdict {
+  if (i.balance <= 0n) return 'empty';
+  const amount = nativeSweepAmount(i.balance, i.fee, i.depositPays);
+  if (amount <= i.fee) return 'native_dust';
+  const bps = BigInt(Math.round(i.dustPercent * 100));
+  return i.fee * 10_000n > bps * amount ? 'native_dust' : 'sweep';
 }
 
 /** This sweep's share of a transaction fee paid for `count` sweeps (`first`: it is the first of them by id). */

@@ -5,7 +5,8 @@ import type { RequestContext } from '../../common/context.js';
 import { NETWORKS, type Environment, type Network } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { formatDecimal } from '../../common/money.js';
-import { nativeAsset } from '../../chains/registry.js';
+import { NATIVE_TOKEN } from '../../chains/chain-adapter.js';
+import { nativeAsset, nativeDecimalsSql, nativeSymbolSql } from '../../chains/registry.js';
 import { parseInput } from '../../common/validation.js';
 import { newestFirstIds } from '../../db/keyset.js';
 import {
@@ -63,7 +64,7 @@ export interface SweepBalance {
 }
 
 /** Why the engine did not sweep a deposit (docs/sweeps.md "Dust rule"). */
-export type SweepHoldReason = 'below_minimum' | 'fee_too_high';
+export type SweepHoldReason = 'below_minimum' | 'fee_too_high' | 'native_dust';
 
 /** A deposit the engine looked at and did not sweep (`sweep_holds`), with what it read and quoted then. */
 export interface SweepHold {
@@ -87,7 +88,8 @@ export interface SweepRecord {
   environment: Environment;
   network: Network;
   depositId: string;
-  tokenId: string;
+  /** Null: the sweep moved the network's native coin (`tokenAddress` is `native`). */
+  tokenId: string | null;
   tokenSymbol: string;
   tokenAddress: string;
   decimals: number;
@@ -183,7 +185,10 @@ const sweepRecord = (r: SweepRow): SweepRecord => ({
   confirmedAt: date(r.confirmed_at),
 });
 
-const SWEEP_COLUMNS = `s.id, s.environment, s.network, s.deposit_id, s.token_id, t.symbol, t.address as token_address, t.decimals, s.to_address, s.amount::text as amount,
+/** The swept asset's columns from `tokens t` (left-joined), or the network's native coin where the sweep has no token. */
+const ASSET = `coalesce(t.symbol, ${nativeSymbolSql('s.network')}) as symbol, coalesce(t.address, '${NATIVE_TOKEN}') as token_address, coalesce(t.decimals, ${nativeDecimalsSql('s.network')}) as decimals`;
+
+const SWEEP_COLUMNS = `s.id, s.environment, s.network, s.deposit_id, s.token_id, ${ASSET}, s.to_address, s.amount::text as amount,
   s.status, s.failure_reason, s.trigger, s.tx_hash, s.fee_paid::text as fee_paid, s.fee_asset, s.created_at, s.updated_at, s.sent_at, s.confirmed_at`;
 
 /**
@@ -275,8 +280,9 @@ export class SweepService {
     const rows = await ctx.em.execute<
       { deposit_id: string; order_no: string; network: Network; symbol: string; address: string; decimals: number; balance: string; reason: SweepHoldReason; fee: string; checked_at: Date }[]
     >(
-      `select h.deposit_id, o.order_no, h.network, t.symbol, t.address, t.decimals, h.balance::text as balance, h.reason, h.fee::text as fee, h.checked_at
-       from sweep_holds h join deposits d on d.id = h.deposit_id join orders o on o.id = d.order_id join tokens t on t.id = h.token_id
+      `select h.deposit_id, o.order_no, h.network, coalesce(t.symbol, ${nativeSymbolSql('h.network')}) as symbol, coalesce(t.address, '${NATIVE_TOKEN}') as address,
+              coalesce(t.decimals, ${nativeDecimalsSql('h.network')}) as decimals, h.balance::text as balance, h.reason, h.fee::text as fee, h.checked_at
+       from sweep_holds h join deposits d on d.id = h.deposit_id join orders o on o.id = d.order_id left join tokens t on t.id = h.token_id
        where h.merchant_id = ? and h.environment = ?${input.network ? ' and h.network = ?' : ''} and ${HOLD_CURRENT}
        order by h.checked_at desc, h.deposit_id limit ?`,
       [caller.merchantId, environment, ...(input.network ? [input.network] : []), input.limit],
@@ -318,7 +324,7 @@ export class SweepService {
     const environment = this.environmentOf(caller, input.environment);
     const { where, params } = historyFilter(caller.merchantId, environment, input);
     const rows = await ctx.em.execute<(SweepRow & { total: string })[]>(
-      `select ${SWEEP_COLUMNS}, count(*) over () as total from sweeps s join tokens t on t.id = s.token_id
+      `select ${SWEEP_COLUMNS}, count(*) over () as total from sweeps s left join tokens t on t.id = s.token_id
        where ${where.join(' and ')} order by s.created_at desc, s.id desc limit ? offset ?`,
       [...params, input.limit, input.offset],
     );
@@ -363,7 +369,7 @@ export class SweepService {
   }
 
   private async byIds(em: EntityManager, ids: string[]): Promise<SweepRecord[]> {
-    const rows = await em.execute<SweepRow[]>(`select ${SWEEP_COLUMNS} from sweeps s join tokens t on t.id = s.token_id where s.id = any(?::uuid[])`, [`{${ids.join(',')}}`]);
+    const rows = await em.execute<SweepRow[]>(`select ${SWEEP_COLUMNS} from sweeps s left join tokens t on t.id = s.token_id where s.id = any(?::uuid[])`, [`{${ids.join(',')}}`]);
     return rows.map(sweepRecord);
   }
 
@@ -391,7 +397,7 @@ function historyFilter(merchantId: string, environment: Environment, f: { networ
  * A hold still stands: no sweep of its deposit is open or was confirmed after it was written (a second
  * engine racing the one that planned the sweep may write it late; the next look of the deposit fixes it).
  */
-const HOLD_CURRENT = `not exists (select 1 from sweeps x where x.deposit_id = h.deposit_id and x.token_id = h.token_id
+const HOLD_CURRENT = `not exists (select 1 from sweeps x where x.deposit_id = h.deposit_id and x.token_id is not distinct from h.token_id
   and (x.status not in ('confirmed','failed') or x.confirmed_at > h.checked_at))`;
 
 interface BalanceRow {

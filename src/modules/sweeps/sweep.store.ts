@@ -1,11 +1,14 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { ChainFamily } from '../../chains/chain-adapter.js';
+import { NATIVE_TOKEN } from '../../chains/chain-adapter.js';
+import { nativeAsset } from '../../chains/registry.js';
 import type { Environment, Network } from '../../common/environment.js';
 
-/** A sweep with its deposit and token, as the fund and send steps use it. */
+/** A sweep with its deposit and token, as the fund and send steps use it (`token_id` null: the network's native coin). */
 export interface SweepJoin {
   id: string;
   deposit_id: string;
+  token_id: string | null;
   address: string;
   wallet_id: string;
   family: ChainFamily;
@@ -17,10 +20,13 @@ export interface SweepJoin {
   amount: string | null;
 }
 
-/** A deposit and token with something to sweep, its merchant's settlement wallet, and whether a "sweep now" asks for it. */
+/**
+ * A deposit and asset with something to sweep, its merchant's settlement wallet, and whether a "sweep
+ * now" asks for it. `token_id` null: the network's native coin (`token_address` is `NATIVE_TOKEN`).
+ */
 export interface SweepCandidate {
   deposit_id: string;
-  token_id: string;
+  token_id: string | null;
   token_address: string;
   decimals: number;
   symbol: string;
@@ -30,8 +36,14 @@ export interface SweepCandidate {
   sw_address: string;
   manual: boolean;
   min_amount: string | null;
-  /** Token base units the deposit received (payments and attributable receipts). */
+  /** Base units the deposit received (payments and attributable receipts; native: `native_coin` receipts). */
   received: string;
+  /**
+   * The deposit's native coin and its tokens are never swept at once: true when a sweep of the other
+   * kind (native vs token) of this deposit is open. Such a candidate is not looked at now, and keeps
+   * its merchant's schedule and requests open until it can be.
+   */
+  busy: boolean;
   /** The merchant's candidates in all (this batch and beyond). */
   merchant_total: number;
   /** When the candidates were read (a hold's `checked_at`). */
@@ -47,7 +59,11 @@ export interface SweepRequestRow {
   created_at: Date;
 }
 
-export type HoldReason = 'below_minimum' | 'fee_too_high';
+/** `native_dust`: the native coin at the deposit would not pay for its own transfer (the dust rule, for native coin). */
+export type HoldReason = 'below_minimum' | 'fee_too_high' | 'native_dust';
+
+/** Whether a sweep or candidate moves the network's native coin rather than a token. */
+export const isNative = (s: { token_id: string | null }): boolean => s.token_id === null;
 
 export interface SweepHoldInput {
   c: SweepCandidate;
@@ -56,11 +72,15 @@ export interface SweepHoldInput {
   fee: bigint;
 }
 
-const SWEEP_SELECT = `select s.id, s.deposit_id, d.address, d.wallet_id, d.family, d.derivation_index, t.address as token_address, t.decimals, t.symbol,
-  s.to_address, s.amount::text as amount
-  from sweeps s join deposits d on d.id = s.deposit_id join tokens t on t.id = s.token_id`;
+/** Columns of the swept asset: the token's, or (no token) the native coin's, given as parameters. */
+const ASSET_COLUMNS = `coalesce(t.address, ?) as token_address, coalesce(t.decimals, ?) as decimals, coalesce(t.symbol, ?) as symbol`;
 
-const uuids = (ids: readonly string[]) => `{${ids.join(',')}}`;
+const SWEEP_SELECT = `select s.id, s.deposit_id, s.token_id, d.address, d.wallet_id, d.family, d.derivation_index, ${ASSET_COLUMNS},
+  s.to_address, s.amount::text as amount
+  from sweeps s join deposits d on d.id = s.deposit_id left join tokens t on t.id = s.token_id`;
+
+/** A PostgreSQL uuid[] literal (null: the native coin's missing token id). */
+const uuids = (ids: readonly (string | null)[]) => `{${ids.map((id) => id ?? 'NULL').join(',')}}`;
 
 /**
  * The sweep engine's store of one environment and network: what to sweep (candidates), what it holds
@@ -78,16 +98,22 @@ export class SweepStore {
     return [this.environment, this.network] as const;
   }
 
+  /** Parameters of ASSET_COLUMNS: the native coin's address key, decimals and symbol. */
+  private get nativeParams() {
+    const n = nativeAsset(this.network);
+    return [NATIVE_TOKEN, n.decimals, n.symbol] as const;
+  }
+
   // --- sweeps ---------------------------------------------------------------------------------------
 
   /** Sweeps in `status`, oldest first, at most `limit`. */
   async inStatus(em: EntityManager, status: 'planned' | 'funded', limit: number): Promise<SweepJoin[]> {
-    return em.execute<SweepJoin[]>(`${SWEEP_SELECT} where s.environment = ? and s.network = ? and s.status = ? order by s.created_at, s.id limit ?`, [...this.where, status, limit]);
+    return em.execute<SweepJoin[]>(`${SWEEP_SELECT} where s.environment = ? and s.network = ? and s.status = ? order by s.created_at, s.id limit ?`, [...this.nativeParams, ...this.where, status, limit]);
   }
 
   /** The sweeps linked to a transaction and in `status`, by id. */
   async linkedTo(em: EntityManager, txId: string, status: string): Promise<SweepJoin[]> {
-    return em.execute<SweepJoin[]>(`${SWEEP_SELECT} join sweep_tx_links l on l.sweep_id = s.id where l.tx_id = ? and s.status = ? order by s.id`, [txId, status]);
+    return em.execute<SweepJoin[]>(`${SWEEP_SELECT} join sweep_tx_links l on l.sweep_id = s.id where l.tx_id = ? and s.status = ? order by s.id`, [...this.nativeParams, txId, status]);
   }
 
   /** Sent sweeps with their block, by block number. */
@@ -117,7 +143,7 @@ export class SweepStore {
     return em.execute(`update sweeps set empty_reads = empty_reads + 1 where id = any(?::uuid[]) and status = 'funded' returning id, empty_reads`, [uuids(ids)]);
   }
 
-  /** Inserts planned sweeps in one statement (in the given order); a deposit with an open sweep is skipped. */
+  /** Inserts planned sweeps in one statement (in the given order); a deposit with an open sweep of the asset is skipped. */
   async insertPlanned(em: EntityManager, planned: SweepCandidate[]): Promise<void> {
     if (!planned.length) return;
     await em.execute(
@@ -149,11 +175,16 @@ export class SweepStore {
   }
 
   /**
-   * Deposits and tokens with more received (confirmed payments and attributable receipts) than swept,
+   * Deposits and assets with more received (confirmed payments and attributable receipts) than swept,
    * no open sweep, a current settlement wallet (`current_settlement_wallets`: during a change's hold,
    * the previous address), and a due schedule or one of `requests` asking for it. A held deposit
    * (`sweep_holds`) takes no slot until its hold is older than `recheckS`, it received more since,
    * or a request newer than the check asks for it.
+   *
+   * Native coin (`token_id` null) is an asset like a token: received = its `native_coin` receipts,
+   * swept = what its sweeps moved plus the fee each paid from the deposit (what left the address for
+   * it). A deposit's native coin and its tokens are never swept at once (`busy`): the native coin's
+   * sweep would take the gas a token's sweep was topped up with, and both sign with the deposit's nonce.
    *
    * Fair across merchants: each merchant's deposits are numbered (requested ones first, then oldest
    * first) and the batch takes every merchant's first, then every merchant's second, … so one
@@ -173,26 +204,34 @@ export class SweepStore {
            select deposit_id, token_id, amount from unattributed_receipts where environment = ? and network = ? and status = 'confirmed' and reason <> 'wrong_network'
          ) x group by 1, 2
        ), swept as (
-         select deposit_id, token_id, sum(amount) as swept from sweeps where environment = ? and network = ? and status = 'confirmed' group by 1, 2
+         select x.deposit_id, x.token_id, sum(x.amount + case when x.token_id is null then coalesce(own.fee, 0) else 0 end) as swept
+         from sweeps x
+         left join lateral (
+           select sum(tx.fee_paid) as fee from sweep_tx_links l join sweep_txs tx on tx.id = l.tx_id
+           where l.sweep_id = x.id and tx.kind = 'transfer' and tx.state = 'included' and tx.spent is null
+         ) own on true
+         where x.environment = ? and x.network = ? and x.status = 'confirmed' group by 1, 2
        ), eligible as (
-         select d.id as deposit_id, r.token_id, r.received::text as received, t.address as token_address, t.decimals, t.symbol, d.address, d.created_at, o.merchant_id,
-                sw.id as sw_id, sw.address as sw_address, m.min_amount::text as min_amount, rq.manual
+         select d.id as deposit_id, r.token_id, r.received::text as received, ${ASSET_COLUMNS}, d.address, d.created_at, o.merchant_id,
+                sw.id as sw_id, sw.address as sw_address, m.min_amount::text as min_amount, rq.manual,
+                exists (select 1 from sweeps x where x.deposit_id = d.id and x.status not in ('confirmed','failed') and (x.token_id is null) <> (r.token_id is null)) as busy
          from recv r
          join deposits d on d.id = r.deposit_id
          join orders o on o.id = d.order_id
-         join tokens t on t.id = r.token_id and t.network = d.network
+         left join tokens t on t.id = r.token_id
          join current_settlement_wallets sw on sw.merchant_id = o.merchant_id and sw.environment = d.environment and sw.network = d.network
-         left join swept s on s.deposit_id = r.deposit_id and s.token_id = r.token_id
+         left join swept s on s.deposit_id = r.deposit_id and s.token_id is not distinct from r.token_id
          left join sweep_settings ss on ss.merchant_id = o.merchant_id and ss.environment = d.environment
          left join sweep_schedule_runs sr on sr.merchant_id = o.merchant_id and sr.environment = d.environment and sr.network = d.network
          left join sweep_token_minimums m on m.token_id = r.token_id
-         left join sweep_holds h on h.deposit_id = d.id and h.token_id = r.token_id
+         left join sweep_holds h on h.deposit_id = d.id and h.token_id is not distinct from r.token_id
          cross join lateral (
            select count(*) > 0 as manual, max(q.created_at) as newest
            from req q where q.merchant_id = o.merchant_id and (q.deposit_ids is null or d.id = any(q.deposit_ids))
          ) rq
-         where r.received > coalesce(s.swept, 0)
-           and not exists (select 1 from sweeps x where x.deposit_id = d.id and x.token_id = r.token_id and x.status not in ('confirmed','failed'))
+         where (r.token_id is null or t.network = d.network)
+           and r.received > coalesce(s.swept, 0)
+           and not exists (select 1 from sweeps x where x.deposit_id = d.id and x.token_id is not distinct from r.token_id and x.status not in ('confirmed','failed'))
            and (rq.manual or (coalesce(ss.enabled, true) and (sr.last_run_at is null or sr.last_run_at <= now() - make_interval(secs => coalesce(ss.interval_s, 3600)))))
            and not (h.deposit_id is not null and h.received = r.received and h.checked_at > now() - make_interval(secs => ?) and (rq.newest is null or rq.newest <= h.checked_at))
        ), turns as (
@@ -200,9 +239,9 @@ export class SweepStore {
                 count(*) over (partition by e.merchant_id)::int as merchant_total
          from eligible e
        )
-       select deposit_id, token_id, received, token_address, decimals, symbol, address, merchant_id, sw_id, sw_address, min_amount, manual, merchant_total, statement_timestamp() as read_at
+       select deposit_id, token_id, received, token_address, decimals, symbol, address, merchant_id, sw_id, sw_address, min_amount, manual, busy, merchant_total, statement_timestamp() as read_at
        from turns order by turn, created_at, deposit_id limit ?`,
-      [reqs, ...this.where, ...this.where, ...this.where, recheckS, limit],
+      [reqs, ...this.where, ...this.where, ...this.where, ...this.nativeParams, recheckS, limit],
     );
   }
 
@@ -222,7 +261,10 @@ export class SweepStore {
   /** Clears the hold records of these deposits (planned now, or empty). */
   async clearHolds(em: EntityManager, cleared: Pick<SweepCandidate, 'deposit_id' | 'token_id'>[]): Promise<void> {
     if (!cleared.length) return;
-    await em.execute(`delete from sweep_holds where (deposit_id, token_id) in (select * from unnest(?::uuid[], ?::uuid[]))`, [uuids(cleared.map((c) => c.deposit_id)), uuids(cleared.map((c) => c.token_id))]);
+    await em.execute(`delete from sweep_holds h using unnest(?::uuid[], ?::uuid[]) as c(deposit_id, token_id) where h.deposit_id = c.deposit_id and h.token_id is not distinct from c.token_id`, [
+      uuids(cleared.map((c) => c.deposit_id)),
+      uuids(cleared.map((c) => c.token_id)),
+    ]);
   }
 
   // --- schedules and requests -----------------------------------------------------------------------
