@@ -1,0 +1,28 @@
+/** The dashboard's typed operations (generated from ./graphql/*.graphql by `npm run codegen`), short names. */
+export {
+  DashLoginDocument as LoginDocument,
+  DashCompleteLoginDocument as CompleteLoginDocument,
+  DashRefreshDocument as RefreshDocument,
+  DashLogoutDocument as LogoutDocument,
+  DashReauthenticateDocument as ReauthenticateDocument,
+  DashMeDocument as MeDocument,
+  DashOrdersDocument as OrdersDocument,
+  DashOrderDocument as OrderDocument,
+  DashTokensDocument as TokensDocument,
+  DashMerchantEventsDocument as MerchantEventsDocument,
+  DashOrderStatsDocument as OrderStatsDocument,
+  DashApiKeysDocument as ApiKeysDocument,
+  DashRotateApiKeyDocument as RotateApiKeyDocument,
+  DashSetNotificationUrlDocument as SetNotificationUrlDocument,
+  DashSendTestWebhookDocument as SendTestWebhookDocument,
+  DashWebhookDeliveriesDocument as WebhookDeliveriesDocument,
+  DashRedeliverWebhookDocument as RedeliverWebhookDocument,
+  DashPaymentLinksDocument as PaymentLinksDocument,
+  DashCreatePaymentLinkDocument as CreatePaymentLinkDocument,
+  DashUpdatePaymentLinkDocument as UpdatePaymentLinkDocument,
+  DashSettlementDocument as SettlementDocument,
+  DashSetSettlementWalletDocument as SetSettlementWalletDocument,
+  DashSweepNowDocument as SweepNowDocument,
+  DashUpdateSettingsDocument as UpdateSettingsDocument,
+} from './generated/graphql';
+export type { Environment, Network, OrderStatus, DashOrdersQuery, DashOrderQuery, DashLinkFragment, DashSettlementQuery, DashMeQuery } from './generated/graphql';
