@@ -10,6 +10,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { tmpdir } from 'node:os';
 import { Wallet } from 'ethers';
+import jsQR from 'jsqr';
+import { PNG } from 'pngjs';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { buildDashboard } from '../../scripts/dashboard-build.js';
 import { balanceOf, CUSTOMER_PRIVATE_KEYS, startDevChains, type DevChains } from '../../src/devchain';
@@ -101,6 +103,10 @@ it('sign in → new sandbox API key → payment link → a customer pays → Suc
     await page.locator('#link-create').click();
     const link = await page.locator('#links .link-url').first().getAttribute('href');
     expect(link).toMatch(/\/pay\/[0-9a-f-]{36}/);
+    // Its QR, drawn in the page, reads back as the link.
+    await page.locator('#links .qr-toggle').first().click();
+    const png = PNG.sync.read(await page.locator('#links img.qr').first().screenshot());
+    expect(jsQR(new Uint8ClampedArray(png.data), png.width, png.height)?.data).toBe(link);
     await dashboardSnap(page, 'links');
 
     // Orders, live: no order yet, and the subscription is up.

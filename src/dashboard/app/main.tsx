@@ -138,4 +138,6 @@ function App() {
   );
 }
 
-render(<App />, document.getElementById('app')!);
+const root = document.getElementById('app')!;
+root.textContent = ''; // the shell's placeholder
+render(<App />, root);

@@ -2,12 +2,14 @@ import { useState } from 'preact/hooks';
 import { gql } from '../api';
 import { CreatePaymentLinkDocument, PaymentLinksDocument, UpdatePaymentLinkDocument } from '../documents';
 import { idr, when } from '../i18n';
+import { Qr } from '../qr';
 import { Copy, Empty, ErrorLine, Show, useAction, useApp, useLoad } from '../ui';
 
 /** Payment links: create (one product line, usage limit, validity), list, rename, (de)activate, copy the link. */
 export function Links() {
   const { t, env, lang } = useApp();
   const [links, reload] = useLoad(() => gql(PaymentLinksDocument, { environment: env, first: 50 }), [env]);
+  const [qr, setQr] = useState<string | null>(null);
   const [form, setForm] = useState({ title: '', product: '', price: '', quantity: '1', maxUsage: '10', minutes: '1440' });
   const action = useAction();
   const field = (k: keyof typeof form) => (e: Event) => setForm({ ...form, [k]: (e.currentTarget as HTMLInputElement).value });
@@ -81,6 +83,9 @@ export function Links() {
                       {l.link}
                     </a>
                     <Copy text={l.link} />
+                    <button type="button" class="secondary small qr-toggle" aria-expanded={qr === l.id} onClick={() => setQr(qr === l.id ? null : l.id)}>
+                      QR
+                    </button>
                     {l.status === 'ACTIVE' ? (
                       <button type="button" class="secondary small" onClick={() => setStatus(l.id, 'INACTIVE')}>
                         {t.deactivate}
@@ -91,6 +96,7 @@ export function Links() {
                       </button>
                     )}
                   </p>
+                  {qr === l.id && <Qr text={l.link} id={`qr-${l.id}`} label={`QR: ${l.link}`} />}
                 </li>
               ))}
             </ul>
