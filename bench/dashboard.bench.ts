@@ -57,13 +57,15 @@ async function main() {
   for (let i = 0; i < RUNS; i++) {
     const ctx = await browser.newContext({ viewport: { width: 1280, height: 900 } });
     const page = await ctx.newPage();
+    page.setDefaultTimeout(120_000); // a loaded machine: a slow answer is a figure, not a failure
     await page.goto(`${gw.url}/dashboard`);
     await page.locator('#sign-in-submit:enabled').waitFor();
     signIn.push(await page.evaluate<number>('performance.now()'));
     await page.locator('#email').fill(account.email);
     await page.locator('#password').fill(account.password);
     await page.locator('#sign-in-submit').click();
-    await page.locator('#nav-orders').waitFor();
+    await page.locator('#nav-orders, #sign-in .error').first().waitFor();
+    if (await page.locator('#sign-in .error').count()) throw new Error(`sign-in failed: ${await page.locator('#sign-in .error').innerText()}`);
     // Signed in (this tab's session): a reload of the Orders screen.
     await page.goto(`${gw.url}/dashboard#/orders`);
     await page.reload();

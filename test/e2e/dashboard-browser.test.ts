@@ -210,10 +210,40 @@ it('empty, loading and error states; a reload keeps the session; Indonesian', as
   try {
     await signIn(page, m);
     await page.locator('#nav-orders').click();
-    await page.locator('#orders-empty, .empty').first().waitFor();
+    await page.locator('main .empty', { hasText: 'No orders match these filters yet.' }).waitFor();
     expect(await text(page, '#total-count')).toBe('0 orders');
+    await page.locator('#nav-home').click();
+    await expect(text(page, '#attention')).resolves.toContain('Nothing needs your attention.');
     await page.locator('#nav-links').click();
-    await page.locator('.empty').waitFor();
+    await page.locator('main h1', { hasText: 'Payment links' }).waitFor();
+    await page.locator('main .empty').waitFor();
+
+    // A link edited (title) and deactivated: the customer's page says it is unavailable.
+    await page.locator('#link-title').fill('Draft');
+    await page.locator('#link-price').fill('50000');
+    await page.locator('#link-create').click();
+    const card = page.locator('#links li').first();
+    await card.locator('.edit-toggle').click();
+    await card.locator('input[name="title"]').fill('Kaos Polos');
+    await card.locator('.edit-link button[type="submit"]').click();
+    await card.locator('strong', { hasText: 'Kaos Polos' }).waitFor();
+    await card.locator('button', { hasText: 'Deactivate' }).click();
+    await card.locator('.status', { hasText: 'INACTIVE' }).waitFor();
+    const shopper = await ctx.newPage();
+    await shopper.goto((await card.locator('.link-url').getAttribute('href'))!);
+    await shopper.locator('#link-unavailable').waitFor();
+    await shopper.close();
+
+    // The sweep schedule, after the password again.
+    await page.locator('#nav-settlement').click();
+    await page.locator('#sweep-schedule input[name="enabled"]').uncheck();
+    await page.locator('#sweep-schedule button[type="submit"]').click();
+    await page.locator('#reauth-password').fill(m.password);
+    await page.locator('#reauth-submit').click();
+    await page.locator('#sweep-schedule', { hasText: 'Saved' }).waitFor();
+    await page.locator('#nav-home').click();
+    await page.locator('#nav-settlement').click();
+    expect(await page.locator('#sweep-schedule input[name="enabled"]').isChecked()).toBe(false);
 
     // Loading: the orders answer is held back until the test lets it go.
     let release!: () => void;
@@ -232,9 +262,12 @@ it('empty, loading and error states; a reload keeps the session; Indonesian', as
     await page.route('**/graphql', (route) => route.abort('connectionrefused'));
     await page.locator('#nav-home').click();
     await page.locator('[role="alert"]').first().waitFor();
-    expect(await page.locator('[role="alert"] button').count()).toBe(1);
+    // Home's two parts (what needs attention, the figures) each say so and offer a retry.
+    await eventually(async () => (await page.locator('[role="alert"] button').count()) === 2, 'both parts of Home in error', 30_000);
     await dashboardSnap(page, 'error');
     await page.unroute('**/graphql');
+    await page.locator('[role="alert"] button').first().click();
+    await page.locator('#attention').waitFor();
     await page.locator('[role="alert"] button').click();
     await page.locator('#figures').waitFor();
 
@@ -272,18 +305,23 @@ it('the second sign-in step where the account has TOTP', async () => {
   }
 });
 
-it('usable at 390 px: no sideways scrolling on any screen, the menu opens, production is one tap away', async () => {
+it.each([
+  ['390 px (phone: the menu button)', MOBILE],
+  ['1280 px (desktop: the side bar)', DESKTOP],
+])('usable at %s: no sideways scrolling on any screen, production is one tap away', async (_width, viewport) => {
   const m = await createMerchant(gw.app);
-  const { ctx, page, scripts } = await openDashboard(MOBILE);
+  const { ctx, page, scripts } = await openDashboard(viewport);
+  const phone = viewport === MOBILE;
   try {
     await dashboardSnap(page, 'sign-in');
     await signIn(page, m);
-    await page.locator('#menu').waitFor();
+    await page.locator('#nav-home').waitFor({ state: 'attached' });
+    expect(await page.locator('#menu').isVisible()).toBe(phone);
     for (const s of ['home', 'orders', 'links', 'settlement', 'developers', 'settings']) {
-      await page.locator('#menu').click();
+      if (phone) await page.locator('#menu').click();
       await page.locator(`#nav-${s}`).click();
-      await page.locator('main h1').waitFor();
-      await page.locator('.loading').waitFor({ state: 'detached' });
+      await page.locator(`#nav-${s}[aria-current="page"]`).waitFor({ state: 'attached' });
+      await eventually(async () => (await page.locator('.loading').count()) === 0, `${s} loaded`, 60_000);
       const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
       expect({ screen: s, overflow }).toEqual({ screen: s, overflow: 0 });
       await dashboardSnap(page, s);

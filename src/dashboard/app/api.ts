@@ -47,7 +47,8 @@ export function setSession(s: Session | null): void {
   session = s;
   if (s) sessionStorage.setItem(KEY, JSON.stringify(s));
   else sessionStorage.removeItem(KEY);
-  resetSocket();
+  // A rotated token keeps the socket (its reconnects read the current token); signing out closes it.
+  if (!s) resetSocket();
   for (const l of listeners) l(s);
 }
 

@@ -24,5 +24,8 @@ export {
   DashSetSettlementWalletDocument as SetSettlementWalletDocument,
   DashSweepNowDocument as SweepNowDocument,
   DashUpdateSettingsDocument as UpdateSettingsDocument,
+  DashAttentionDocument as AttentionDocument,
+  DashSweepSettingsDocument as SweepSettingsDocument,
+  DashSetSweepSettingsDocument as SetSweepSettingsDocument,
 } from './generated/graphql';
 export type { Environment, Network, OrderStatus, DashOrdersQuery, DashOrderQuery, DashLinkFragment, DashSettlementQuery, DashMeQuery } from './generated/graphql';

@@ -95,6 +95,15 @@ const id = {
   logo: 'URL logo',
   error: 'Terjadi kesalahan',
   lang: 'English',
+  attention: 'Perlu perhatian',
+  allClear: 'Tidak ada yang perlu ditindaklanjuti.',
+  heldSweeps: (n: number) => `${n} deposit ditahan dari penyapuan`,
+  failingWebhooks: (n: number) => `${n} webhook gagal terkirim`,
+  pendingWallet: (network: string) => `Perubahan dompet penyelesaian ${network} sedang dalam masa tahan`,
+  schedule: 'Jadwal penyapuan',
+  automatic: 'Penyapuan otomatis',
+  everySeconds: 'Setiap (detik)',
+  edit: 'Ubah',
 };
 
 export type Words = typeof id;
@@ -193,6 +202,15 @@ const en: Words = {
   logo: 'Logo URL',
   error: 'Something went wrong',
   lang: 'Bahasa Indonesia',
+  attention: 'Needs attention',
+  allClear: 'Nothing needs your attention.',
+  heldSweeps: (n: number) => `${n} deposit${n === 1 ? '' : 's'} held back from sweeping`,
+  failingWebhooks: (n: number) => `${n} webhook${n === 1 ? '' : 's'} failed to deliver`,
+  pendingWallet: (network: string) => `A ${network} settlement wallet change is on hold`,
+  schedule: 'Sweep schedule',
+  automatic: 'Sweep automatically',
+  everySeconds: 'Every (seconds)',
+  edit: 'Edit',
 };
 
 export const WORDS: Record<Lang, Words> = { id, en };

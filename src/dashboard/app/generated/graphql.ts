@@ -81,6 +81,12 @@ export type SecondFactorInput = {
   totpCode?: string | null | undefined;
 };
 
+export type SweepSettingsInput = {
+  enabled?: boolean | null | undefined;
+  /** 300 (5 min) … 604800 (7 days) */
+  intervalSeconds?: number | null | undefined;
+};
+
 /** planned → (funding → funded →) sending → sent → confirmed, or failed (docs/sweeps.md) */
 export type SweepStatus =
   | 'confirmed'
@@ -155,6 +161,13 @@ export type DashRedeliverWebhookMutationVariables = Exact<{
 
 
 export type DashRedeliverWebhookMutation = { redeliverWebhook: { id: string, state: WebhookDeliveryState } };
+
+export type DashAttentionQueryVariables = Exact<{
+  environment: Environment;
+}>;
+
+
+export type DashAttentionQuery = { sweepHolds: Array<{ depositId: string, orderNo: string, network: Network, tokenSymbol: string, reason: string, amount: { decimal: string } }>, webhookDeliveries: { totalCount: number }, settlementWallets: Array<{ network: Network, pending: { address: string, activeFrom: string } | null }> };
 
 export type DashLinkFragment = { id: string, title: string, link: string, status: PaymentLinkStatus, totalPrice: string, currency: string, maxUsage: number, usageCount: number, remaining: number, expirationTime: number, expiresAt: string, products: Array<{ name: string, price: string, quantity: number }> };
 
@@ -303,6 +316,21 @@ export type DashUpdateSettingsMutationVariables = Exact<{
 
 export type DashUpdateSettingsMutation = { updateMerchantSettings: { id: string, feeIncluded: boolean, orderTtlSeconds: number | null, paymentToleranceBps: number, logoUrl: string | null } };
 
+export type DashSweepSettingsQueryVariables = Exact<{
+  environment: Environment;
+}>;
+
+
+export type DashSweepSettingsQuery = { sweepSettings: { enabled: boolean, intervalSeconds: number, updatedAt: string | null } };
+
+export type DashSetSweepSettingsMutationVariables = Exact<{
+  environment: Environment;
+  input: SweepSettingsInput;
+}>;
+
+
+export type DashSetSweepSettingsMutation = { setSweepSettings: { enabled: boolean, intervalSeconds: number, updatedAt: string | null } };
+
 export class TypedDocumentString<TResult, TVariables>
   extends String
   implements DocumentTypeDecoration<TResult, TVariables>
@@ -406,6 +434,30 @@ export const DashRedeliverWebhookDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<DashRedeliverWebhookMutation, DashRedeliverWebhookMutationVariables>;
+export const DashAttentionDocument = new TypedDocumentString(`
+    query DashAttention($environment: Environment!) {
+  sweepHolds(environment: $environment) {
+    depositId
+    orderNo
+    network
+    tokenSymbol
+    reason
+    amount {
+      decimal
+    }
+  }
+  webhookDeliveries(environment: $environment, status: FAILED, first: 1) {
+    totalCount
+  }
+  settlementWallets(environment: $environment) {
+    network
+    pending {
+      address
+      activeFrom
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<DashAttentionQuery, DashAttentionQueryVariables>;
 export const DashPaymentLinksDocument = new TypedDocumentString(`
     query DashPaymentLinks($environment: Environment!, $first: Int) {
   paymentLinks(environment: $environment, first: $first) {
@@ -761,3 +813,21 @@ export const DashUpdateSettingsDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<DashUpdateSettingsMutation, DashUpdateSettingsMutationVariables>;
+export const DashSweepSettingsDocument = new TypedDocumentString(`
+    query DashSweepSettings($environment: Environment!) {
+  sweepSettings(environment: $environment) {
+    enabled
+    intervalSeconds
+    updatedAt
+  }
+}
+    `) as unknown as TypedDocumentString<DashSweepSettingsQuery, DashSweepSettingsQueryVariables>;
+export const DashSetSweepSettingsDocument = new TypedDocumentString(`
+    mutation DashSetSweepSettings($environment: Environment!, $input: SweepSettingsInput!) {
+  setSweepSettings(environment: $environment, input: $input) {
+    enabled
+    intervalSeconds
+    updatedAt
+  }
+}
+    `) as unknown as TypedDocumentString<DashSetSweepSettingsMutation, DashSetSweepSettingsMutationVariables>;

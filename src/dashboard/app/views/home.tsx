@@ -1,5 +1,5 @@
 import { gql } from '../api';
-import { OrderStatsDocument } from '../documents';
+import { AttentionDocument, OrderStatsDocument } from '../documents';
 import { idr } from '../i18n';
 import { Empty, Show, useApp, useLoad } from '../ui';
 
@@ -20,11 +20,37 @@ export function Home() {
     ]);
     return { byDay: byDay.orderStats, byNetwork: byNetwork.orderStats };
   }, [env]);
+  const [attention, reloadAttention] = useLoad(() => gql(AttentionDocument, { environment: env }), [env]);
   const todayKey = today.toLocaleDateString('en-CA');
 
   return (
     <section>
       <h1>{t.home}</h1>
+      <Show value={attention} retry={reloadAttention}>
+        {(a) => {
+          const items = [
+            a.sweepHolds.length > 0 && { text: t.heldSweeps(a.sweepHolds.length), href: '#/settlement' },
+            a.webhookDeliveries.totalCount > 0 && { text: t.failingWebhooks(a.webhookDeliveries.totalCount), href: '#/developers' },
+            ...a.settlementWallets.filter((w) => w.pending).map((w) => ({ text: t.pendingWallet(w.network), href: '#/settlement' })),
+          ].filter((x): x is { text: string; href: string } => Boolean(x));
+          return (
+            <div class="card" id="attention">
+              <h2>{t.attention}</h2>
+              {items.length === 0 ? (
+                <p class="muted">{t.allClear}</p>
+              ) : (
+                <ul class="plain">
+                  {items.map((i) => (
+                    <li>
+                      <a href={i.href}>{i.text}</a>
+                    </li>
+                  ))}
+                </ul>
+              )}
+            </div>
+          );
+        }}
+      </Show>
       <Show value={stats} retry={reload}>
         {({ byDay, byNetwork }) => {
           const m = sum(byDay);

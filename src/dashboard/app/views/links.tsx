@@ -5,7 +5,7 @@ import { idr, when } from '../i18n';
 import { Qr } from '../qr';
 import { Copy, Empty, ErrorLine, Show, useAction, useApp, useLoad } from '../ui';
 
-/** Payment links: create (one product line, usage limit, validity), list, rename, (de)activate, copy the link. */
+/** Payment links: create (one product line, usage limit, validity), list, edit (title, validity), (de)activate, copy the link, its QR. */
 export function Links() {
   const { t, env, lang } = useApp();
   const [links, reload] = useLoad(() => gql(PaymentLinksDocument, { environment: env, first: 50 }), [env]);
@@ -27,6 +27,18 @@ export function Links() {
         },
       });
       setForm({ ...form, title: '', product: '', price: '' });
+      reload();
+    });
+  };
+  const [editing, setEditing] = useState<string | null>(null);
+  // A new validity restarts the window from now, so it is sent only when it changed.
+  const saveEdit = (id: string, seconds: number) => (e: Event) => {
+    e.preventDefault();
+    const f = new FormData(e.currentTarget as HTMLFormElement);
+    const expirationTime = Number(f.get('minutes')) * 60;
+    void action.run(async () => {
+      await gql(UpdatePaymentLinkDocument, { environment: env, input: { id, title: String(f.get('title')), expirationTime: expirationTime === seconds ? undefined : expirationTime } });
+      setEditing(null);
       reload();
     });
   };
@@ -96,6 +108,23 @@ export function Links() {
                       </button>
                     )}
                   </p>
+                  {editing === l.id ? (
+                    <form class="grid edit-link" onSubmit={saveEdit(l.id, Math.round(l.expirationTime / 60) * 60)}>
+                      <label>
+                        {t.linkTitle}
+                        <input name="title" required defaultValue={l.title} />
+                      </label>
+                      <label>
+                        {t.expiryMinutes}
+                        <input name="minutes" type="number" min="1" required defaultValue={String(Math.round(l.expirationTime / 60))} />
+                      </label>
+                      <button type="submit">{t.save}</button>
+                    </form>
+                  ) : (
+                    <button type="button" class="link edit-toggle" onClick={() => setEditing(l.id)}>
+                      {t.edit}
+                    </button>
+                  )}
                   {qr === l.id && <Qr text={l.link} id={`qr-${l.id}`} label={`QR: ${l.link}`} />}
                 </li>
               ))}

@@ -3,6 +3,7 @@ import { gql } from '../api';
 import { SetSettlementWalletDocument, SettlementDocument, SweepNowDocument, type Network } from '../documents';
 import { when } from '../i18n';
 import { Empty, ErrorLine, NETWORKS, Show, useAction, useApp, useLoad } from '../ui';
+import { SweepSchedule } from './sweep-schedule';
 
 /** Time left until `iso`, as h:mm:ss, ticking. */
 function Countdown({ until }: { until: string }) {
@@ -15,7 +16,7 @@ function Countdown({ until }: { until: string }) {
   return <span class="mono">{`${Math.floor(s / 3600)}:${String(Math.floor(s / 60) % 60).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`}</span>;
 }
 
-/** Settlement wallets per network (a change waits out its hold), balances, sweep history, sweep now. */
+/** Settlement wallets per network (a change waits out its hold), balances, sweep now, the schedule, sweep history. */
 export function Settlement() {
   const { t, env, lang } = useApp();
   const [data, reload] = useLoad(() => gql(SettlementDocument, { environment: env }), [env]);
@@ -121,6 +122,7 @@ export function Settlement() {
               </button>
               {requested && <span id="sweep-requested">{t.sweepRequested}</span>}
             </p>
+            <SweepSchedule />
             <h2>{t.sweeps}</h2>
             {d.sweeps.edges.length === 0 ? (
               <Empty />
