@@ -41,6 +41,9 @@ async function main() {
     DEV_CHAINS: 'false',
     RATE_SOURCES: 'none',
     ROLE: 'api',
+    // one merchant signs in once per run, from one address
+    RATE_LIMIT_LOGIN_PER_MIN: '1000',
+    RATE_LIMIT_LOGIN_ACCOUNT_PER_MIN: '1000',
   };
   const orm = await benchOrm(db.url, 2);
   cleanup.add(() => orm.close());

@@ -95,6 +95,9 @@ it('sign in → new sandbox API key → payment link → a customer pays → Suc
     const old = await http(gw.url, '/graphql', { body: { query: '{ orders(first: 1) { totalCount } }' }, headers: { 'api-key': m.sandboxKey } });
     expect(old.body.errors?.[0]?.extensions?.code).toBe('INVALID_API_KEY');
     await dashboardSnap(page, 'developers');
+    await page.setViewportSize(MOBILE);
+    await dashboardSnap(page, 'developers');
+    await page.setViewportSize(DESKTOP);
 
     // Payment links: create one.
     await page.locator('#nav-links').click();
@@ -108,6 +111,9 @@ it('sign in → new sandbox API key → payment link → a customer pays → Suc
     const png = PNG.sync.read(await page.locator('#links img.qr').first().screenshot());
     expect(jsQR(new Uint8ClampedArray(png.data), png.width, png.height)?.data).toBe(link);
     await dashboardSnap(page, 'links');
+    await page.setViewportSize(MOBILE);
+    await dashboardSnap(page, 'links');
+    await page.setViewportSize(DESKTOP);
 
     // Orders, live: no order yet, and the subscription is up.
     await page.locator('#nav-orders').click();
@@ -143,6 +149,9 @@ it('sign in → new sandbox API key → payment link → a customer pays → Suc
       expect(navigations).toBe(0);
       expect(await text(page, '#total-count')).toBe('1 order');
       await dashboardSnap(page, 'orders');
+      await page.setViewportSize(MOBILE);
+      await dashboardSnap(page, 'orders');
+      await page.setViewportSize(DESKTOP);
 
       // The order page: its payment with the transaction.
       await row.locator('a').click();
@@ -179,6 +188,17 @@ it('sign in → new sandbox API key → payment link → a customer pays → Suc
         60_000,
       );
       await dashboardSnap(page, 'settlement');
+      await page.setViewportSize(MOBILE);
+      await dashboardSnap(page, 'settlement');
+      await page.setViewportSize(DESKTOP);
+
+      // Home: today's and this month's figures count the paid order.
+      await page.locator('#nav-home').click();
+      await page.locator('#figures').waitFor();
+      const figures = await page.locator('#figures .card').allInnerTexts();
+      expect(figures).toHaveLength(2);
+      for (const f of figures) expect(f).toMatch(/IDR 150,000[\s\S]*Paid orders: 1\b/);
+      await dashboardSnap(page, 'home');
 
       // Export: the CSV of the current filter (Success) holds the order.
       await page.locator('#nav-orders').click();
@@ -322,13 +342,14 @@ it.each([
       await page.locator(`#nav-${s}`).click();
       await page.locator(`#nav-${s}[aria-current="page"]`).waitFor({ state: 'attached' });
       await eventually(async () => (await page.locator('.loading').count()) === 0, `${s} loaded`, 60_000);
+      expect({ screen: s, errors: await page.locator('[role="alert"]').allInnerTexts() }).toEqual({ screen: s, errors: [] });
       const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
       expect({ screen: s, overflow }).toEqual({ screen: s, overflow: 0 });
-      await dashboardSnap(page, s);
+      await dashboardSnap(page, `empty-${s}`);
     }
     await page.locator('#env-PRODUCTION').click();
-    expect(await page.locator('#env-PRODUCTION').getAttribute('aria-pressed')).toBe('true');
-    expect(await page.title()).toMatch(/Production/);
+    await page.locator('#env-PRODUCTION[aria-pressed="true"]').waitFor();
+    await eventually(async () => /Production/.test(await page.title()), 'the title names production', 30_000);
     expect(scripts.cspViolations).toEqual([]);
   } finally {
     await ctx.close();

@@ -238,6 +238,7 @@ export type DashOrderStatsQueryVariables = Exact<{
   from: string;
   to: string;
   groupBy?: Array<OrderStatsGroup> | OrderStatsGroup | null | undefined;
+  timeZone?: string | null | undefined;
 }>;
 
 
@@ -651,8 +652,14 @@ export const DashMerchantEventsDocument = new TypedDocumentString(`
 }
     `) as unknown as TypedDocumentString<DashMerchantEventsSubscription, DashMerchantEventsSubscriptionVariables>;
 export const DashOrderStatsDocument = new TypedDocumentString(`
-    query DashOrderStats($environment: Environment!, $from: DateTime!, $to: DateTime!, $groupBy: [OrderStatsGroup!]) {
-  orderStats(environment: $environment, from: $from, to: $to, groupBy: $groupBy) {
+    query DashOrderStats($environment: Environment!, $from: DateTime!, $to: DateTime!, $groupBy: [OrderStatsGroup!], $timeZone: String) {
+  orderStats(
+    environment: $environment
+    from: $from
+    to: $to
+    groupBy: $groupBy
+    timeZone: $timeZone
+  ) {
     day
     network
     count

@@ -6,7 +6,7 @@ import { Empty, Show, useApp, useLoad } from '../ui';
 const sum = (rows: { paidAmount: string; fee: string; paidCount: number }[]) =>
   rows.reduce((a, r) => ({ paid: a.paid + Number(r.paidAmount), fee: a.fee + Number(r.fee), count: a.count + r.paidCount }), { paid: 0, fee: 0, count: 0 });
 
-/** Today's and this month's paid amount, count and fees (orderStats), by day and by network. */
+/** What needs attention; today's and this month's paid amount, count and fees (orderStats), by day and by network. */
 export function Home() {
   const { t, env, lang } = useApp();
   const now = new Date();
@@ -14,9 +14,11 @@ export function Home() {
   const today = new Date(now.getFullYear(), now.getMonth(), now.getDate());
   const [stats, reload] = useLoad(async () => {
     const to = new Date().toISOString();
+    // Days as the merchant's browser counts them, like "today" above.
+    const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
     const [byDay, byNetwork] = await Promise.all([
-      gql(OrderStatsDocument, { environment: env, from: month.toISOString(), to, groupBy: ['DAY'] }),
-      gql(OrderStatsDocument, { environment: env, from: month.toISOString(), to, groupBy: ['NETWORK'] }),
+      gql(OrderStatsDocument, { environment: env, from: month.toISOString(), to, groupBy: ['DAY'], timeZone }),
+      gql(OrderStatsDocument, { environment: env, from: month.toISOString(), to, groupBy: ['NETWORK'], timeZone }),
     ]);
     return { byDay: byDay.orderStats, byNetwork: byNetwork.orderStats };
   }, [env]);
