@@ -2,7 +2,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', '.build/', 'test-artifacts/', 'node_modules/', 'test/generated/', '.data/', 'coverage/', 'jest.config.js'] },
+  { ignores: ['dist/', '.build/', 'test-artifacts/', 'node_modules/', 'test/generated/', 'src/dashboard/app/generated/', '.data/', 'coverage/', 'jest.config.js'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

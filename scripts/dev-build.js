@@ -39,8 +39,11 @@ const stamp = createHash('sha256')
   .digest('hex');
 const fresh = existsSync(STAMP) && readFileSync(STAMP, 'utf8') === stamp;
 
+// The dashboard's browser code is bundled by esbuild (scripts/dashboard-build.js), not run by Node.
+const BROWSER = join(ROOT, 'src', 'dashboard', 'app');
+
 function* tsFiles(dir) {
-  if (!existsSync(dir)) return;
+  if (!existsSync(dir) || dir === BROWSER) return;
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
     if (e.isDirectory()) yield* tsFiles(p);
@@ -67,12 +70,14 @@ for (const dir of DIRS) {
     built++;
   }
 }
-// a deleted or renamed source must not leave a stale module behind
+// a deleted or renamed source must not leave a stale module behind (the dashboard bundle is not one)
+const DASHBOARD_OUT = join(OUT, 'dashboard-app');
 let removed = 0;
 function prune(dir) {
   if (!existsSync(dir)) return;
   for (const e of readdirSync(dir, { withFileTypes: true })) {
     const p = join(dir, e.name);
+    if (e.isDirectory() && p === DASHBOARD_OUT) continue;
     if (e.isDirectory()) prune(p);
     else if (p.endsWith('.js') && !expected.has(p)) {
       rmSync(p);
@@ -86,3 +91,5 @@ if (!fresh) {
   writeFileSync(STAMP, stamp);
 }
 if (built || removed) process.stderr.write(`dev-build: ${built} file(s) transpiled, ${removed} removed in ${Date.now() - t0} ms\n`);
+// `npm start` also serves the merchant dashboard: bundled again only when its sources changed.
+if (process.argv.includes('--dashboard')) require('./dashboard-build.js').buildDashboard({ out: DASHBOARD_OUT });
