@@ -231,7 +231,7 @@ export interface PgBouncer {
   url: string;
   /** The session pool (DATABASE_SESSION_URL). */
   sessionUrl: string;
-  /** Points both pools at `server` and reloads (SIGHUP): the repointing of a failover. */
+  /** Points both pools at `server` on the admin console (RELOAD, RECONNECT): the repointing of a failover. */
   repoint(server: PgServer): Promise<void>;
   stop(): Promise<void>;
 }
@@ -275,10 +275,12 @@ export async function startPgBouncer(dir: string, server: PgServer): Promise<PgB
     sessionUrl: `postgres://postgres@127.0.0.1:${port}/gateway_session`,
     repoint: async (target) => {
       write(target);
-      const before = p.output().length;
-      // runuser forwards the signal to pgbouncer, which logs the reload
-      p.child.kill('SIGHUP');
-      for (let i = 0; i < 200 && p.output().length === before; i++) await sleep(50);
+      // On the admin console (a signal to `runuser` would not reach PgBouncer): RELOAD reads the new
+      // [databases], RECONNECT closes every server connection as it is released, so each pool's next
+      // one goes to the new server. (PAUSE first would wait for the session pool's clients to leave:
+      // LISTEN connections never do.)
+      const admin = `postgres://postgres@127.0.0.1:${port}/pgbouncer`;
+      for (const command of ['RELOAD', 'RECONNECT']) await pgQuery(admin, command);
     },
     stop: async () => {
       p.child.kill('SIGINT');
