@@ -231,7 +231,7 @@ export interface PgBouncer {
   url: string;
   /** The session pool (DATABASE_SESSION_URL). */
   sessionUrl: string;
-  /** Points both pools at `server` and reloads (SIGHUP): the repointing of a failover. */
+  /** Points both pools at `server` on the admin console (RELOAD, RECONNECT): the repointing of a failover. */
   repoint(server: PgServer): Promise<void>;
   stop(): Promise<void>;
 }
@@ -266,8 +266,9 @@ export async function startPgBouncer(dir: string, server: PgServer): Promise<PgB
     );
   write(server);
   for (const f of [ini, users]) ownByPostgres(f);
-  const [c, a] = asPostgres('/usr/sbin/pgbouncer', [ini]);
-  const p = startEngine(c, a, bareEnv(), '/');
+  // PgBouncer drops root itself (`-u`): run under `runuser`, the stop signal reached only the wrapper,
+  // and a PgBouncer left behind kept the output pipes open (the test process never ended).
+  const p = startEngine('/usr/sbin/pgbouncer', asRoot ? ['-u', 'postgres', ini] : [ini], bareEnv(), '/');
   await p.waitForOutput(/process up|listening on/, 30_000);
   return {
     port,
@@ -275,10 +276,11 @@ export async function startPgBouncer(dir: string, server: PgServer): Promise<PgB
     sessionUrl: `postgres://postgres@127.0.0.1:${port}/gateway_session`,
     repoint: async (target) => {
       write(target);
-      const before = p.output().length;
-      // runuser forwards the signal to pgbouncer, which logs the reload
-      p.child.kill('SIGHUP');
-      for (let i = 0; i < 200 && p.output().length === before; i++) await sleep(50);
+      // On the admin console: RELOAD reads the new [databases], RECONNECT closes every server
+      // connection as it is released, so each pool's next one goes to the new server. (PAUSE first
+      // would wait for the session pool's clients to leave: LISTEN connections never do.)
+      const admin = `postgres://postgres@127.0.0.1:${port}/pgbouncer`;
+      for (const command of ['RELOAD', 'RECONNECT']) await pgQuery(admin, command);
     },
     stop: async () => {
       p.child.kill('SIGINT');

@@ -16,7 +16,7 @@ import { wsClient } from '../support/graphql';
 import { requireDist } from '../support/process';
 import { setUrl } from '../support/webhooks';
 import { WebhookReceiver } from '../support/webhook-receiver';
-import { pgQuery, startCluster, stopProcess, USDT, type Cluster } from '../support/cluster';
+import { pgQuery, startCluster, stopProcess, USDT, type Cluster, type GatewayProcess } from '../support/cluster';
 
 jest.setTimeout(600_000);
 
@@ -129,6 +129,16 @@ async function watcherOwner(): Promise<string | null> {
   return row?.owner ?? null;
 }
 
+/** The worker process whose job scheduler is named `owner` (`host:pid:random`). */
+const workerOf = (owner: string) => c.workers.find((w) => String(w.proc.child.pid) === owner.split(':').at(-2));
+
+/** The jobs locked now, and by whom. */
+const lockedJobs = () => q<{ name: string; owner: string }>(`select name, last_modified_by as owner from agenda_jobs where locked_at is not null and last_modified_by is not null`);
+
+async function sweepsOf(orders: PlacedOrder[]): Promise<{ deposit_id: string; status: string; amount: string }[]> {
+  return q(`select deposit_id, status, amount::text as amount from sweeps where deposit_id = any(?::uuid[])`, [orders.map((o) => o.depositId)]);
+}
+
 beforeAll(async () => {
   requireDist();
   c = await startCluster();
@@ -230,4 +240,168 @@ describe('cluster drills', () => {
     const stored = await q<{ n: number }>(`select count(*)::int as n from orders where merchant_id = ? and order_no = any(?::text[])`, [m.merchantId, created]);
     expect(stored[0]!.n).toBe(created.length);
   });
+
+  it('2. worker death: kill -9 of the worker running the watcher and the sweeps, mid-sweep; the other takes over; no payment, webhook or sweep missed or doubled', async () => {
+    // A merchant of its own: its sweep schedule has not run yet, so its first plan sweeps every
+    // deposit paid by then (a schedule that ran waits its interval, an hour by default; the deposits
+    // paid later are swept on a "sweep now" request, as the dashboard makes).
+    const m2 = await createMerchant(c.app);
+    await setUrl(c.app, m2.merchantId, 'sandbox', receiver.url);
+    const wallet = Wallet.createRandom().address;
+    const first: PlacedOrder[] = [];
+    const later: PlacedOrder[] = [];
+    for (let i = 0; i < 3; i++) first.push(await placeOrder(c.haproxy.url, c.app, m2, 'ETHEREUM'));
+    for (let i = 0; i < 3; i++) later.push(await placeOrder(c.haproxy.url, c.app, m2, 'ETHEREUM'));
+    for (const o of first) await c.pay(o.address, o.total);
+    await until(async () => (await successCount(first.map((o) => o.orderId))) === first.length, 'the first orders paid');
+    // The chain stops mining as the wallet is set: the sweeps planned now stay in flight (signed and
+    // broadcast, not included) until the worker running both the watcher and the sweeps is found.
+    await c.eth.rpc.call('evm_setIntervalMining', [0]);
+    await q(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', 'ETHEREUM', ?, now())`, [m2.merchantId, wallet]);
+    const jobs = ['watch-chain:sandbox:ETHEREUM', 'sweep:sandbox:ETHEREUM'];
+    let victim: GatewayProcess | undefined;
+    try {
+      await until(async () => {
+        const inFlight = await q<{ n: number }>(`select count(*)::int as n from sweeps where deposit_id = any(?::uuid[]) and status in ('funding','funded','sending','sent')`, [first.map((o) => o.depositId)]);
+        const locks = await lockedJobs();
+        const owners = jobs.map((name) => locks.find((j) => j.name === name)?.owner);
+        victim = owners[0] && owners[0] === owners[1] ? workerOf(owners[0]) : undefined;
+        return inFlight[0]!.n > 0 && victim !== undefined;
+      }, 'a sweep in flight while one worker holds the watcher and the sweeps');
+      victim!.proc.child.kill('SIGKILL');
+    } finally {
+      await c.eth.rpc.call('evm_setIntervalMining', [1]);
+    }
+    const killedAt = Date.now();
+    const survivor = c.workers.find((w) => w !== victim)!;
+    expect(await victim!.proc.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    const open = await q<{ n: number }>(`select count(*)::int as n from sweeps where deposit_id = any(?::uuid[]) and status <> 'confirmed'`, [first.map((o) => o.depositId)]);
+    expect(open[0]!.n).toBeGreaterThan(0);
+
+    // Payments arrive while the dead worker's locks still stand.
+    for (const o of later) await c.pay(o.address, o.total);
+    await until(async () => {
+      const locks = await lockedJobs();
+      return jobs.every((name) => locks.some((j) => j.name === name && workerOf(j.owner) === survivor));
+    }, `${survivor.name} to hold the watcher and the sweeps`);
+    const takeoverMs = Date.now() - killedAt;
+    await until(async () => (await successCount(later.map((o) => o.orderId))) === later.length, 'the later orders paid');
+    await q(`insert into sweep_requests (merchant_id, environment, network) values (?, 'sandbox', 'ETHEREUM')`, [m2.merchantId]);
+    const all = [...first, ...later];
+    await until(async () => {
+      const rows = await sweepsOf(all);
+      const failed = rows.find((r) => r.status === 'failed');
+      if (failed) throw new Error(`a sweep failed: ${JSON.stringify(failed)}`);
+      return rows.length === all.length && rows.every((r) => r.status === 'confirmed');
+    }, 'every deposit swept', 180_000);
+
+    await expectNothingLostOrDoubled(all);
+    // Each deposit swept once: one confirmed sweep of what was paid, one transfer out on chain, to the settlement wallet.
+    const rows = await sweepsOf(all);
+    for (const o of all) {
+      expect(rows.filter((r) => r.deposit_id === o.depositId).map((r) => ({ status: r.status, amount: r.amount }))).toEqual([{ status: 'confirmed', amount: o.total.toString() }]);
+      expect((await transfers(o.address, 'from')).map((t) => ({ to: t.to, amount: t.amount }))).toEqual([{ to: getAddress(wallet), amount: o.total }]);
+    }
+    expect((await transfers(wallet, 'to')).reduce((sum, t) => sum + t.amount, 0n)).toBe(all.reduce((sum, o) => sum + o.total, 0n));
+    const completed = await q<{ n: number }>(`select count(*)::int as n from merchant_events where merchant_id = ? and type = 'sweep.completed'`, [m2.merchantId]);
+    expect(completed[0]!.n).toBe(all.length);
+    const unsettled = await q<{ n: number }>(`select count(*)::int as n from sweep_txs where network = 'ETHEREUM' and state in ('signed','broadcast')`);
+    expect(unsettled[0]!.n).toBe(0);
+    const reused = await q<{ n: number }>(`select count(*)::int as n from (select signer, nonce from sweep_txs where state = 'included' and nonce is not null group by 1, 2 having count(*) > 1) x`);
+    expect(reused[0]!.n).toBe(0);
+    figure(`worker death: ${victim!.name} (holding the watcher and the sweeps) killed mid-sweep; ${survivor.name} held the watcher and the sweeps ${(takeoverMs / 1000).toFixed(1)} s later (WATCH_LOCK_MS ${survivor.env.WATCH_LOCK_MS}); ${all.length} payments, ${all.length} webhooks, ${all.length} sweeps, each once (${Date.now() - killedAt} ms from the kill to the last check)`);
+  });
+
+  it('4. database failover: the standby promoted under load; no acknowledged order, payment or webhook lost; the processes resume through PgBouncer', async () => {
+    const paidBefore: PlacedOrder[] = [];
+    const paidDuring: PlacedOrder[] = [];
+    for (let i = 0; i < 2; i++) paidBefore.push(await placeOrder(c.haproxy.url, c.app, m, 'ETHEREUM'));
+    for (let i = 0; i < 2; i++) paidDuring.push(await placeOrder(c.haproxy.url, c.app, m, 'ETHEREUM'));
+    for (const o of paidBefore) await c.pay(o.address, o.total);
+    await until(async () => (await successCount(paidBefore.map((o) => o.orderId))) === paidBefore.length, 'the orders paid before the failover');
+
+    // A steady load of order creations; what the gateway acknowledged (201) must survive.
+    let running = true;
+    let requests = 0;
+    let failed = 0;
+    const acknowledged: string[] = [];
+    const acknowledgedAt: number[] = [];
+    const client = async (n: number) => {
+      for (let i = 0; running; i++) {
+        const orderNo = `FAIL-${n}-${i}-${Date.now()}`;
+        requests++;
+        let ok = false;
+        try {
+          const res = await fetch(`${c.haproxy.url}${T}/merchant/fiat/order`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'api-key': m.sandboxKey, 'idempotency-key': `fail-${orderNo}` },
+            body: JSON.stringify({ merchant_id: m.merchantId, order_no: orderNo, amount: '150000' }),
+            signal: AbortSignal.timeout(30_000),
+          });
+          await res.arrayBuffer();
+          ok = res.status === 201;
+          if (ok) {
+            acknowledged.push(orderNo);
+            acknowledgedAt.push(Date.now());
+          }
+        } catch {
+          ok = false;
+        }
+        if (!ok) {
+          failed++;
+          await sleep(50); // no busy loop on a balancer answering 503 at once
+        }
+      }
+    };
+    const listeningAgain = () => c.apis.map((a) => (a.proc.stdout().match(/listening again; handlers catch up/g) ?? []).length);
+    let listened: number[] = [];
+    const load = Promise.all([1, 2, 3].map(client));
+    try {
+      await until(async () => acknowledged.length >= 20, 'orders flowing before the failover');
+      listened = listeningAgain();
+      const crashAt = Date.now();
+      const ackedBeforeCrash = acknowledged.length;
+      const { promotedMs, repointedMs } = await c.failover();
+      // Customers keep paying while the gateway is without its database or just back.
+      for (const o of paidDuring) await c.pay(o.address, o.total);
+      await until(async () => acknowledgedAt.some((t) => t > crashAt + repointedMs), 'an order acknowledged after the repointing', 180_000);
+      const before = acknowledged.length;
+      await until(async () => acknowledged.length >= before + 20, 'orders flowing after the failover');
+      running = false;
+      await load;
+      // The outage as the clients saw it: the longest time without an acknowledged order.
+      const sorted = [...acknowledgedAt].sort((a, b) => a - b);
+      const gapMs = Math.max(...sorted.slice(1).map((t, i) => t - sorted[i]!));
+      figure(
+        `failover: primary killed, standby promoted ${(promotedMs / 1000).toFixed(1)} s and PgBouncer repointed ${(repointedMs / 1000).toFixed(1)} s after; longest time without an acknowledged order ${(gapMs / 1000).toFixed(1)} s; ${requests} requests under 3 clients, ${acknowledged.length} acknowledged (${ackedBeforeCrash} before the crash), ${failed} failed`,
+      );
+    } finally {
+      running = false;
+      await load;
+    }
+
+    // Every acknowledged order is on the new primary (read there directly, not through PgBouncer).
+    const stored = await pgQuery<{ n: number }>(c.standby.url(), `select count(*)::int as n from orders where merchant_id = $1 and order_no = any($2::text[])`, [m.merchantId, acknowledged]);
+    expect(stored[0]!.n).toBe(acknowledged.length);
+    // The payments, before and during the failover: each recorded once, each webhook delivered.
+    const paid = [...paidBefore, ...paidDuring];
+    await until(async () => (await successCount(paid.map((o) => o.orderId))) === paid.length, 'the orders paid during the failover', 180_000);
+    await expectNothingLostOrDoubled(paid);
+    // And the cluster works on: every API process LISTENs again (its session connection, through
+    // PgBouncer's session pool, on the new primary), and a new order is paid end to end, each
+    // subscriber seeing all of its events.
+    await until(async () => listeningAgain().every((n, i) => n > listened[i]!), 'every API process to LISTEN again');
+    const feeds = await Promise.all(c.apis.map((a) => openFeed(a.name, a.url!)));
+    try {
+      const after = await placeOrder(c.haproxy.url, c.app, m, 'ETHEREUM');
+      await c.pay(after.address, after.total);
+      await until(async () => (await successCount([after.orderId])) === 1, 'an order paid after the failover');
+      await expectNothingLostOrDoubled([after]);
+      const expected = await eventIdsOf([after.orderId]);
+      for (const f of feeds) await until(async () => expected.every((id) => f.events.has(id)), `${f.api}'s subscriber to have the new order's events`, 60_000);
+    } finally {
+      await Promise.all(feeds.map((f) => f.close()));
+    }
+  });
+
 });

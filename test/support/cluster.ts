@@ -54,8 +54,12 @@ export interface Cluster {
   app: App;
   /** Starts (again) a gateway process with its environment (same port for an API). */
   start(p: GatewayProcess): Promise<void>;
-  /** `pg_ctl promote` of the standby (waits until it accepts writes). */
-  promoteStandby(): Promise<void>;
+  /**
+   * The failover of docs/deploy.md: the primary dies (`pg_ctl stop -m immediate`, as a crash), the
+   * standby is promoted, and PgBouncer's two pools (transaction and session) are repointed at it on
+   * the admin console. Returns when each step was done (ms since the primary died).
+   */
+  failover(): Promise<{ promotedMs: number; repointedMs: number }>;
   /** The customer pays `amount` of USDT to `to` (signed here for the chain's id). */
   pay(to: string, amount: bigint): Promise<void>;
   stop(): Promise<void>;
@@ -232,8 +236,13 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       app,
       start,
       pay,
-      promoteStandby: async () => {
+      failover: async () => {
+        const t0 = Date.now();
+        await primary.stop('immediate');
         await promote(standby);
+        const promotedMs = Date.now() - t0;
+        await bouncer.repoint(standby);
+        return { promotedMs, repointedMs: Date.now() - t0 };
       },
       stop: async () => {
         await cleanup();

@@ -88,7 +88,7 @@ describe('orderEventsChannel: order.created hints of feeds nobody here watches a
     await new Promise((r) => setImmediate(r));
     expect(asked.flat()).toEqual([id(2)]);
 
-    const stream = merchantEventStream(pubSub, FEED, async () => []);
+    const stream = merchantEventStream(pubSub, FEED, { head: async () => 0, since: async () => [] });
     const it = stream[Symbol.asyncIterator]();
     const next = it.next(); // the stream starts (and watches its feed) on its first next()
     await new Promise((r) => setImmediate(r));
@@ -101,5 +101,28 @@ describe('orderEventsChannel: order.created hints of feeds nobody here watches a
     channel.notify(JSON.stringify({ eventId: id(5), feed: FEED }));
     await new Promise((r) => setImmediate(r));
     expect(asked.flat()).toEqual([id(2), id(3)]);
+  });
+});
+
+describe('merchantEventStream: catch-up after the LISTEN connection came back', () => {
+  const FEED = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa:sandbox';
+  const event = (seq: number): OrderFeedNotification => ({ ...update(seq, 'Success', 'Created'), merchantId: FEED.split(':')[0]!, type: 'order.status_changed', reason: {} });
+
+  it('a feed that has seen no event yet catches up from the head it subscribed at', async () => {
+    const pubSub = createGatewayPubSub();
+    const asked: number[] = [];
+    const stream = merchantEventStream(pubSub, FEED, {
+      head: async () => 41,
+      // committed while the LISTEN connection was down: never published here
+      since: async (seq) => (asked.push(seq), [event(42), event(43)].filter((e) => e.seq > seq)),
+    });
+    const it = stream[Symbol.asyncIterator]();
+    const first = it.next(); // the stream subscribes (and reads the head) on its first next()
+    await new Promise((r) => setTimeout(r, 10));
+    pubSub.publish('ORDER_EVENTS_RESYNC');
+    expect((await first).value).toMatchObject({ eventId: 'e42', seq: 42 });
+    expect((await it.next()).value).toMatchObject({ eventId: 'e43', seq: 43 });
+    expect(asked).toEqual([41]);
+    await it.return?.();
   });
 });

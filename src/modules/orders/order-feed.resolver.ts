@@ -2,6 +2,7 @@ import { Repeater } from '@graphql-yoga/subscription';
 import { Arg, Authorized, Field, ObjectType, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
 import type { Environment, Network } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
+import type { App } from '../../app.js';
 import type { GqlContext } from '../../graphql/context.js';
 import { SharedFeed } from '../../graphql/fan-out.js';
 import { pubSubOf } from '../../graphql/pubsub.js';
@@ -63,16 +64,19 @@ export function feedPayment(type: string, reason: Record<string, unknown> | null
   };
 }
 
-/** Events of the merchant environment after `seq` (catch-up after the LISTEN connection came back). */
-export type MerchantEventsSince = (seq: number) => Promise<OrderFeedNotification[]>;
+/** Where a feed reads what it may have missed: the table's newest `seq` now, and the merchant environment's events after one. */
+export interface MerchantEventsSource {
+  head(): Promise<number>;
+  since(seq: number): Promise<OrderFeedNotification[]>;
+}
 
 /**
  * One subscriber's feed: each committed event (status change or payment.*) of any order of the merchant environment, as
  * published by the process's LISTEN connection (order-update.stream.ts). After a LISTEN reconnect it
- * reads the events it may have missed from `order_events` (seq above the last one it sent), skipping
- * ones already sent.
+ * reads the events it may have missed from `order_events` (seq above the last one it sent or, before
+ * it sent any, above the table's head when it subscribed), skipping ones already sent.
  */
-export function merchantEventStream(pubSub: OrderEventsPubSub, topic: string, since: MerchantEventsSince): Repeater<OrderFeedNotification> {
+export function merchantEventStream(pubSub: OrderEventsPubSub, topic: string, source: MerchantEventsSource): Repeater<OrderFeedNotification> {
   return new Repeater<OrderFeedNotification>(async (push, stop) => {
     // Before subscribing: from now on this process reads the feed's order.created hints back.
     const unwatch = watchFeed(pubSub, topic);
@@ -80,7 +84,9 @@ export function merchantEventStream(pubSub: OrderEventsPubSub, topic: string, si
     const resyncs = pubSub.subscribe('ORDER_EVENTS_RESYNC');
     let nextEvent = events.next();
     let nextResync = resyncs.next();
-    let lastSeq = 0;
+    // Read once subscribed: an event committed from now on is either published here or above the head.
+    // Unreadable (the database is down as the feed opens), the feed catches up only after its first event.
+    let lastSeq = await source.head().catch(() => 0);
     const sent = new Set<string>();
     const emit = async (e: OrderFeedNotification) => {
       if (sent.has(e.eventId)) return;
@@ -99,7 +105,7 @@ export function merchantEventStream(pubSub: OrderEventsPubSub, topic: string, si
           await emit(r.v.value);
         } else {
           nextResync = resyncs.next();
-          if (lastSeq > 0) for (const e of await since(lastSeq)) await emit(e);
+          if (lastSeq > 0) for (const e of await source.since(lastSeq)) await emit(e);
         }
       }
     } finally {
@@ -111,6 +117,18 @@ export function merchantEventStream(pubSub: OrderEventsPubSub, topic: string, si
 }
 
 type Args = { environment?: EnvironmentEnum | null };
+
+/** The merchant environment's events after `seq`, oldest first (a feed's catch-up). */
+async function merchantEventsSince(app: App, merchantId: string, environment: Environment, seq: number): Promise<OrderFeedNotification[]> {
+  const rows = await app.orm.em.fork().execute<(Omit<OrderFeedNotification, 'seq'> & { seq: string })[]>(
+    `select e.id as "eventId", e.seq, e.type, e.order_id as "orderId", o.order_no as "orderNo", e.merchant_id as "merchantId", e.environment,
+            e.to_status as status, e.from_status as "previousStatus", to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at, e.reason
+     from order_events e join orders o on o.id = e.order_id
+     where e.merchant_id = ? and e.environment = ? and e.seq > ? order by e.seq limit 1000`,
+    [merchantId, environment, seq],
+  );
+  return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
+}
 
 /**
  * Authorised at subscribe time: a dashboard session of the merchant (naming the environment) or an
@@ -129,15 +147,12 @@ async function subscribeMerchantEvents({ args, context: ctx, info }: SubscribeRe
     throw new DomainError('FORBIDDEN', 'The merchant feed needs a dashboard session or an API key');
   }
   const merchantId = caller.merchantId;
-  const openStream = () => merchantEventStream(pubSubOf(info.schema), merchantTopic(merchantId, environment), async (seq) => {
-    const rows = await app.orm.em.fork().execute<(Omit<OrderFeedNotification, 'seq'> & { seq: string })[]>(
-      `select e.id as "eventId", e.seq, e.type, e.order_id as "orderId", o.order_no as "orderNo", e.merchant_id as "merchantId", e.environment,
-              e.to_status as status, e.from_status as "previousStatus", to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at, e.reason
-       from order_events e join orders o on o.id = e.order_id
-       where e.merchant_id = ? and e.environment = ? and e.seq > ? order by e.seq limit 1000`,
-      [merchantId, environment, seq],
-    );
-    return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
+  const openStream = () => merchantEventStream(pubSubOf(info.schema), merchantTopic(merchantId, environment), {
+    head: async () => {
+      const [row] = await app.orm.em.fork().execute<{ seq: string }[]>(`select coalesce(max(seq), 0)::text as seq from order_events`);
+      return Number(row!.seq);
+    },
+    since: (seq) => merchantEventsSince(app, merchantId, environment, seq),
   });
   // A revoked session or a rotated API key ends the feed (with its error), not just new subscriptions.
   // The scope (feed + credential) lets every subscriber with the same credential and selection share
