@@ -42,6 +42,7 @@ import { Migration20261128223000_teams } from './Migration20261128223000_teams.j
 import { Migration20261128223017_second_factor } from './Migration20261128223017_second_factor.js';
 import { Migration20261128223710_order_created_events } from './Migration20261128223710_order_created_events.js';
 import { Migration20261128225000_native_receipts } from './Migration20261128225000_native_receipts.js';
+import { Migration20261129021500_deposit_watch_snapshot } from './Migration20261129021500_deposit_watch_snapshot.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -88,4 +89,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261128223017_second_factor', class: Migration20261128223017_second_factor },
   { name: 'Migration20261128223710_order_created_events', class: Migration20261128223710_order_created_events },
   { name: 'Migration20261128225000_native_receipts', class: Migration20261128225000_native_receipts },
+  { name: 'Migration20261129021500_deposit_watch_snapshot', class: Migration20261129021500_deposit_watch_snapshot },
 ];

@@ -147,6 +147,22 @@ export interface PolledDeposit {
   owner: string;
   token: WatchedToken;
   untilSignature?: string | null;
+  /**
+   * What the owner's accounts looked like at the last full listing (an opaque string the poll
+   * returned in `seen`; null: never listed). When given, the poll reads the accounts first and
+   * lists the history only of owners whose accounts changed; when absent, every owner is listed.
+   */
+  seen?: string | null;
+  /** List this owner's history even if its accounts look unchanged (money of ours left it since `seen`). */
+  recheck?: boolean;
+}
+
+/** What an account poll found: transfers, the cursor per owner, and per owner whose accounts were verified this poll, the `seen` to store. */
+export interface AccountPollResult {
+  transfers: ObservedTransfer[];
+  cursors: Record<string, string | null>;
+  /** Only owners whose history is known complete up to their current accounts; an owner absent here keeps its old `seen` (and any recheck). */
+  seen: Record<string, string>;
 }
 
 /**
@@ -154,8 +170,10 @@ export interface PolledDeposit {
  * cursor. Not only the deposit's own token: another watched token sent to the owner lands in another
  * account, and must be observed too (a `wrong_token` receipt), as a log scan of every token observes it.
  */
-export function pollEveryToken(deposits: { owner: string; cursor: string | null }[], tokens: WatchedToken[]): PolledDeposit[] {
-  return deposits.flatMap((d) => tokens.map((token) => ({ owner: d.owner, token, untilSignature: d.cursor })));
+export function pollEveryToken(deposits: { owner: string; cursor: string | null; seen?: string | null; recheck?: boolean }[], tokens: WatchedToken[]): PolledDeposit[] {
+  return deposits.flatMap((d) =>
+    tokens.map((token) => ({ owner: d.owner, token, untilSignature: d.cursor, ...(d.seen !== undefined ? { seen: d.seen, recheck: d.recheck === true } : {}) })),
+  );
 }
 
 /**
@@ -190,7 +208,7 @@ export interface LogScanObservation {
 export interface AccountPollObservation {
   readonly kind: 'account-poll';
   /** Transfers into the token accounts of these deposit owners, plus the newest signature seen per owner (the cursor to store). */
-  pollDeposits(deposits: PolledDeposit[]): Promise<{ transfers: ObservedTransfer[]; cursors: Record<string, string | null> }>;
+  pollDeposits(deposits: PolledDeposit[]): Promise<AccountPollResult>;
 }
 
 /** How the watcher learns about transfers on this chain. */
