@@ -118,6 +118,8 @@ export interface ChainNetworkConfig {
   verifyIdentity?: boolean;
   /** Called once each time a provider is refused for serving another chain (metrics, alarm). */
   onWrongChain?: (error: WrongChainError) => void;
+  /** Called for every request sent to a provider (the RPC budget in metrics): host only, and the method (each item of a batch counts). */
+  onRpcCall?: (call: { provider: string; method: string }) => void;
   /** Called on every failed provider attempt (metrics, logs): host only, with why (`reason`). */
   onProviderFailure?: (failure: { provider: string; reason: ProviderFailureReason; consecutiveFailures: number }) => void;
   /** EVM sweeps: the Disperse contract funding many deposits in one transaction; absent → one top-up transaction per deposit. */

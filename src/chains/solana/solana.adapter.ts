@@ -110,6 +110,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     concurrency: options.concurrency ?? 8,
     sleep: options.sleep,
     random: options.random,
+    onCall: config.onRpcCall,
     // 150 slots is about a minute of Solana: an endpoint further behind is demoted
     health: new ProviderHealth({ urls: config.rpcUrls, maxLagBlocks: 150, onFailure: config.onProviderFailure }),
     gate: new ProviderGate({
