@@ -157,6 +157,11 @@ export interface PolledDeposit {
   seen?: string | null;
   /** List this owner's history even if its accounts look unchanged (money of ours left it since `seen`). */
   recheck?: boolean;
+  /**
+   * With `seen`: false leaves this token's account unread this poll (it is still listed whenever
+   * the owner is). The watcher reads the deposit's own token every poll and the others less often.
+   */
+  readAccount?: boolean;
 }
 
 /** What an account poll found: transfers, the cursor per owner, and per owner whose accounts were verified this poll, the `seen` to store. */
@@ -172,9 +177,17 @@ export interface AccountPollResult {
  * cursor. Not only the deposit's own token: another watched token sent to the owner lands in another
  * account, and must be observed too (a `wrong_token` receipt), as a log scan of every token observes it.
  */
-export function pollEveryToken(deposits: { owner: string; cursor: string | null; seen?: string | null; recheck?: boolean }[], tokens: WatchedToken[]): PolledDeposit[] {
+export function pollEveryToken(
+  deposits: { owner: string; cursor: string | null; seen?: string | null; recheck?: boolean; reads?: (token: WatchedToken) => boolean }[],
+  tokens: WatchedToken[],
+): PolledDeposit[] {
   return deposits.flatMap((d) =>
-    tokens.map((token) => ({ owner: d.owner, token, untilSignature: d.cursor, ...(d.seen !== undefined ? { seen: d.seen, recheck: d.recheck === true } : {}) })),
+    tokens.map((token) => ({
+      owner: d.owner,
+      token,
+      untilSignature: d.cursor,
+      ...(d.seen !== undefined ? { seen: d.seen, recheck: d.recheck === true, readAccount: d.reads?.(token) ?? true } : {}),
+    })),
   );
 }
 

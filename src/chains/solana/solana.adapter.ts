@@ -36,6 +36,8 @@ interface OwnerPoll {
   owner: string;
   until: string | null;
   tokens: WatchedToken[];
+  /** Mints whose account is left unread this poll (see PolledDeposit.readAccount). */
+  unread: Set<string>;
   /** The snapshot stored at the last full listing (null: none yet); undefined: list without reading the accounts first. */
   seen: string | null | undefined;
   recheck: boolean;
@@ -240,22 +242,32 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
    * recheck is asked for); the listing then starts from the slot the accounts were read at, so a
    * lagging node cannot answer with a history older than the snapshot stored after it.
    */
+  /** The accounts read this poll: all of an owner never listed, otherwise those not left unread. */
+  function readable(o: OwnerPoll, watches: TokenAccountWatch[]): TokenAccountWatch[] {
+    return o.seen === null ? watches : watches.filter((w) => !o.unread.has(w.mint));
+  }
+
   async function pollOwner(o: OwnerPoll, watches: TokenAccountWatch[], reads: Map<string, AccountRead | Error>): Promise<OwnerResult> {
     if (o.seen === undefined) return listOwner(o, watches, undefined);
     const now: Snapshot = new Map();
     let slot = 0;
-    for (const w of watches) {
+    for (const w of readable(o, watches)) {
       const read = reads.get(w.ata)!;
       if (read instanceof Error) throw read;
       now.set(w.mint, read.fingerprint);
       slot = Math.max(slot, read.slot);
     }
-    if (!o.recheck && !changedSince(parseSnapshot(o.seen), now)) return { transfers: [], cursor: o.until, seen: o.seen! };
+    const stored = parseSnapshot(o.seen);
+    if (!o.recheck && !changedSince(stored, now)) return { transfers: [], cursor: o.until, seen: o.seen! };
     // Never listed and no account exists: nothing ever arrived (a token account only disappears when
     // its owner, the gateway, closes it, and it closes only accounts whose payments it has listed).
-    if (!o.recheck && o.until === null && allAbsent(now)) return { transfers: [], cursor: null, seen: formatSnapshot(now) };
+    if (!o.recheck && o.until === null && stored === null && allAbsent(now)) return { transfers: [], cursor: null, seen: formatSnapshot(now) };
     const listed = await listOwner(o, watches, slot || undefined);
-    return { transfers: listed.transfers, cursor: listed.cursor, ...(listed.complete ? { seen: formatSnapshot(now) } : {}) };
+    if (!listed.complete) return { transfers: listed.transfers, cursor: listed.cursor };
+    // An account left unread keeps its older fingerprint: the next read of it lists once more (finding nothing new).
+    const next: Snapshot = new Map(stored ?? []);
+    for (const [mint, fp] of now) next.set(mint, fp);
+    return { transfers: listed.transfers, cursor: listed.cursor, seen: formatSnapshot(next) };
   }
 
   /** Lists the owner's token accounts since its cursor and decodes the transfers into them; `complete`: nothing newer was left for the next poll. */
@@ -386,7 +398,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
       const until = d.untilSignature ?? null;
       let o = owners.get(owner);
       if (!o) {
-        o = { owner, until, tokens: [], seen: d.seen, recheck: d.recheck === true };
+        o = { owner, until, tokens: [], unread: new Set(), seen: d.seen, recheck: d.recheck === true };
         owners.set(owner, o);
       } else {
         // Entries of one owner should carry the one cursor and snapshot we returned; if they disagree,
@@ -396,6 +408,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
         o.recheck ||= d.recheck === true;
       }
       if (!o.tokens.some((t) => t.address === d.token.address)) o.tokens.push(d.token);
+      if (d.readAccount === false) o.unread.add(d.token.address);
     }
 
     const polls = await Promise.all(
@@ -407,7 +420,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
       ),
     );
     // One batched read of every snapshot-mode account, then histories only where something changed.
-    const reads = await readAccounts(polls.flatMap(({ o, watches, error }) => (error === null && o.seen !== undefined ? watches.map((w) => w.ata) : [])));
+    const reads = await readAccounts(polls.flatMap(({ o, watches, error }) => (error === null && o.seen !== undefined ? readable(o, watches).map((w) => w.ata) : [])));
     const results = await Promise.all(
       polls.map(({ o, watches, error }) =>
         error !== null

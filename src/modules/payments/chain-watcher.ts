@@ -463,8 +463,9 @@ export class ChainWatcher {
     const entries = [...this.watch.values()].filter((e) => e.network === this.network && (slowTurn || e.closesAt > now));
     if (!entries.length) return 0;
     // Every watched token at every owner: the deposit's own (payments) and the others (`wrong_token`).
+    // The deposit's own token's account every poll; the others (`wrong_token` receipts) on the slow turn.
     const deposits = pollEveryToken(
-      entries.map((e) => ({ owner: e.owner, cursor: e.cursor, seen: e.seen, recheck: e.recheck })),
+      entries.map((e) => ({ owner: e.owner, cursor: e.cursor, seen: e.seen, recheck: e.recheck, reads: (t: WatchedToken) => slowTurn || this.key(t.address) === this.key(e.tokenAddress) })),
       this.tokens,
     );
     if (!deposits.length) return 0;
