@@ -1,6 +1,7 @@
 import { Keypair, PublicKey } from '@solana/web3.js';
 import pino from 'pino';
 import { createApp, type App } from '../src/app.js';
+import type { PolledDeposit } from '../src/chains/chain-adapter.js';
 import { watchedNetworks, type WatchedNetwork } from '../src/chains/networks.js';
 import { startSolanaFacade, type SolanaFacade } from '../src/devchain/solana.facade.js';
 import { createChainWatcher } from '../src/jobs/chain-watcher.factory.js';
@@ -27,10 +28,13 @@ import { benchDatabase, benchOrm } from './support.js';
  * payment must be detected (checked). Printed per case: calls per poll (mean and max, by method),
  * the latency p50/p99/max; last line JSON, with the goals: calls per poll at 1,000 open ≤ 2,002 / 50
  * (the per-deposit listing's cost) and ≤ 1.2 × the calls at 10 open + one per 100 deposits.
+ * BENCH_PER_DEPOSIT=1 measures the per-deposit listing itself in the same conditions (2 × N + 2 calls).
  */
 const CASES = (process.env.BENCH_CASES ?? '10,1000,10000').split(',').map(Number);
 const PAYMENTS = Number(process.env.BENCH_PAYMENTS ?? 50);
 const IDLE_POLLS = Number(process.env.BENCH_IDLE_POLLS ?? 100);
+/** BENCH_PER_DEPOSIT=1: every deposit's history listed every poll (no account reads), the cost before, measured alike. */
+const PER_DEPOSIT = process.env.BENCH_PER_DEPOSIT === '1';
 const MERCHANT = '00000000-0000-4000-8000-0000000000d1';
 const WALLET_ID = '00000000-0000-4000-8000-0000000000d2';
 
@@ -231,7 +235,13 @@ async function main(): Promise<void> {
     const target = watchedNetworks(config, { 'sandbox:SOLANA': [f.url] }, undefined, undefined, (call) => counter.count(call.method)).find(
       (t) => t.environment === 'sandbox' && t.network === 'SOLANA',
     )!;
-    console.log(`WATCH_POLL_MS ${config.WATCH_POLL_MS}, CLOSED_DEPOSIT_POLL_EVERY ${config.CLOSED_DEPOSIT_POLL_EVERY}, ${IDLE_POLLS} idle polls, ${PAYMENTS} payments per case`);
+    if (PER_DEPOSIT) {
+      // The listing of every deposit's history each poll, as before account reads (the adapter's mode without snapshots), for comparison.
+      const observation = target.adapter.observation as { pollDeposits: (d: PolledDeposit[]) => Promise<unknown> };
+      const listEvery = observation.pollDeposits.bind(observation);
+      observation.pollDeposits = (deposits) => listEvery(deposits.map(({ owner, token, untilSignature }) => ({ owner, token, untilSignature })));
+    }
+    console.log(`${PER_DEPOSIT ? 'PER-DEPOSIT LISTING (before), ' : ''}WATCH_POLL_MS ${config.WATCH_POLL_MS}, CLOSED_DEPOSIT_POLL_EVERY ${config.CLOSED_DEPOSIT_POLL_EVERY}, ${IDLE_POLLS} idle polls, ${PAYMENTS} payments per case`);
     for (const n of CASES) {
       const r = await runCase(app, f, target, counter, customer, n, tokens);
       results.push(r);

@@ -680,7 +680,7 @@ export class ChainWatcher {
   /**
    * Sandbox only: when EVERY provider serves another chain than the stored one (the dev chains were
    * restarted, a testnet was reset), that chain is followed from now on: a new chain identity, the
-   * cursor restarts on it and SOLANA's per-deposit cursors are cleared. Payments recorded on the
+   * cursor restarts on it and SOLANA's per-deposit cursors and account snapshots are cleared. Payments recorded on the
    * earlier chain keep their status. Production never follows: the providers stay refused and alarmed.
    */
   private async adoptNewChain(em: EntityManager): Promise<boolean> {
@@ -691,7 +691,7 @@ export class ChainWatcher {
     const head = await this.adapter.getHead();
     const since = await this.storeIdentity(em, identity, head, true);
     this.chain = { identity, since };
-    this.lastFullReload = 0; // the watch set's SOLANA cursors were cleared: read them again
+    this.lastFullReload = 0; // the watch set's SOLANA cursors and snapshots were cleared: read them again
     this.unsettled = new Set();
     this.headBlock = head.latest;
     this.scannedBlock = null;
@@ -716,7 +716,13 @@ export class ChainWatcher {
          returning identity_since`,
         [this.environment, this.network, start.toString(), identity.chainId, identity.genesis],
       );
-      if (restart) await tx.execute(`update deposits set cursor = null where environment = ? and network = ? and cursor is not null`, [this.environment, this.network]);
+      // SOLANA: the cursors and account snapshots belong to the earlier chain (an account there can look like one here)
+      if (restart) {
+        await tx.execute(`update deposits set cursor = null, watch_seen = null, watch_seen_at = null where environment = ? and network = ? and (cursor is not null or watch_seen is not null)`, [
+          this.environment,
+          this.network,
+        ]);
+      }
       return new Date(row!.identity_since);
     });
   }
