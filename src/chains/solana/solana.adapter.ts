@@ -68,6 +68,8 @@ const NO_BLOCK_CODES = new Set([-32004, -32007, -32009, -32014]);
 const TOKEN_PROGRAMS = new Set([TOKEN_PROGRAM_ID.toBase58(), TOKEN_2022_PROGRAM_ID.toBase58()]);
 /** Cursor slots remembered at most (one per polled owner; past this the memo starts over). */
 const MAX_CURSOR_SLOTS = 200_000;
+/** Associated token addresses remembered at most (one per polled owner and mint; past this the memo starts over). */
+const MAX_TOKEN_ACCOUNTS = 400_000;
 /** getMultipleAccounts takes at most 100 keys per call. */
 const ACCOUNTS_PER_CALL = 100;
 
@@ -208,12 +210,28 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     throw new Error(`more than ${maxPages * pageSize} new signatures for token account ${ata}; raise maxSignaturePages`);
   }
 
+  /**
+   * (owner, mint) → its associated token account. A program-address derivation costs about a
+   * millisecond of CPU (curve checks): every poll would spend that per deposit and mint.
+   */
+  const tokenAccountMemo = new Map<string, string>();
+  function tokenAccountOf(owner: string, mint: string, programId: string): string {
+    const key = `${owner}:${mint}`;
+    let ata = tokenAccountMemo.get(key);
+    if (ata === undefined) {
+      ata = associatedTokenAddress(owner, mint, programId);
+      if (tokenAccountMemo.size >= MAX_TOKEN_ACCOUNTS) tokenAccountMemo.clear();
+      tokenAccountMemo.set(key, ata);
+    }
+    return ata;
+  }
+
   /** The owner's token accounts of the watched mints. A registry mint absent from the cluster has none: skipped, not a failure of the owner's other accounts. */
   async function tokenAccounts(o: OwnerPoll): Promise<TokenAccountWatch[]> {
     const watches = await Promise.all(
       o.tokens.map(async (t) => {
         const programId = await mintProgramOrNull(t.address);
-        return programId ? [{ mint: t.address, ata: associatedTokenAddress(o.owner, t.address, programId), programId }] : [];
+        return programId ? [{ mint: t.address, ata: tokenAccountOf(o.owner, t.address, programId), programId }] : [];
       }),
     );
     return watches.flat();
