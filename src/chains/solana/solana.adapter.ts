@@ -277,8 +277,8 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     }
     const stored = parseSnapshot(o.seen);
     if (!o.recheck && !changedSince(stored, now)) return { transfers: [], cursor: o.until, seen: o.seen! };
-    // Never listed and no account exists: nothing ever arrived (a token account only disappears when
-    // its owner, the gateway, closes it, and it closes only accounts whose payments it has listed).
+    // Never listed and no account exists: nothing ever arrived (only the owner's key can close a
+    // token account, and the gateway never closes a deposit's).
     if (!o.recheck && o.until === null && stored === null && allAbsent(now)) return { transfers: [], cursor: null, seen: formatSnapshot(now) };
     const listed = await listOwner(o, watches, slot || undefined);
     if (!listed.complete) return { transfers: listed.transfers, cursor: listed.cursor };

@@ -10,7 +10,7 @@ import type { AccountInfo } from '@solana/web3.js';
  * program, lamports and the whole data (amount, state, Token-2022 extensions such as withheld
  * fees). Nobody but the owner's key can move tokens out of a deposit's account, and the gateway
  * holds that key: an account read that matches the last listing therefore proves that nothing
- * arrived, unless one of our own sweeps (or rent reclaim) moved money out meanwhile and a payment
+ * arrived, unless one of our own sweeps moved money out meanwhile and a payment
  * brought the balance back to where it was. The watcher asks for a listing in that case (`recheck`).
  */
 export type Snapshot = Map<string, string>;
