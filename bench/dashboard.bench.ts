@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import 'reflect-metadata';
 import { chromium } from 'playwright-core';
-import { createApp } from '../src/app.js';
+import { openApp } from '../src/app.js';
 import { internalContext } from '../src/common/context.js';
 import { loadConfig } from '../src/config/index.js';
 import { BenchCleanup, benchDatabase, benchOrm, percentile, runBench, startGatewayProcess } from './support.js';
@@ -47,7 +47,7 @@ async function main() {
   };
   const orm = await benchOrm(db.url, 2);
   cleanup.add(() => orm.close());
-  const app = createApp(loadConfig({ ...env, LOG_LEVEL: 'warn' }), orm, pino({ level: 'warn' }));
+  const app = await openApp(loadConfig({ ...env, LOG_LEVEL: 'warn' }), orm, pino({ level: 'warn' }));
   const account = { email: 'bench@dashboard.test', password: 'bench-dashboard-password' };
   await app.merchants.create(internalContext(orm.em.fork()), { name: 'Bench dashboard', ...account });
   const gw = await startGatewayProcess(env);

@@ -45,6 +45,7 @@ import { Migration20261128225000_native_receipts } from './Migration202611282250
 import { Migration20261129000000_native_sweeps } from './Migration20261129000000_native_sweeps.js';
 import { Migration20261129000100_gas_tank_fundings } from './Migration20261129000100_gas_tank_fundings.js';
 import { Migration20261129020000_data_keys } from './Migration20261129020000_data_keys.js';
+import { Migration20261129021500_deposit_watch_snapshot } from './Migration20261129021500_deposit_watch_snapshot.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -94,4 +95,5 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261129000000_native_sweeps', class: Migration20261129000000_native_sweeps },
   { name: 'Migration20261129000100_gas_tank_fundings', class: Migration20261129000100_gas_tank_fundings },
   { name: 'Migration20261129020000_data_keys', class: Migration20261129020000_data_keys },
+  { name: 'Migration20261129021500_deposit_watch_snapshot', class: Migration20261129021500_deposit_watch_snapshot },
 ];

@@ -207,6 +207,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
           app.metrics.providersRefused.inc({ environment: r.environment, network: r.network, provider: r.provider });
           log.error({ environment: r.environment, network: r.network, provider: r.provider, reason: r.message }, 'RPC provider refused: it serves another chain');
         },
+        (c) => app.metrics.rpcCalls.inc({ environment: c.environment, network: c.network, provider: c.provider, method: c.method }),
       );
       log.info({ networks: networks.map((n) => `${n.environment}:${n.network}`) }, 'watching networks');
       for (const n of networks) app.metrics.trackProviders({ environment: n.environment, network: n.network, snapshot: () => n.adapter.providerHealth.snapshot() });

@@ -118,6 +118,8 @@ export interface ChainNetworkConfig {
   verifyIdentity?: boolean;
   /** Called once each time a provider is refused for serving another chain (metrics, alarm). */
   onWrongChain?: (error: WrongChainError) => void;
+  /** Called for every request sent to a provider (the RPC budget in metrics): host only, and the method (each item of a batch counts). */
+  onRpcCall?: (call: { provider: string; method: string }) => void;
   /** Called on every failed provider attempt (metrics, logs): host only, with why (`reason`). */
   onProviderFailure?: (failure: { provider: string; reason: ProviderFailureReason; consecutiveFailures: number }) => void;
   /** EVM sweeps: the Disperse contract funding many deposits in one transaction; absent → one top-up transaction per deposit. */
@@ -147,6 +149,27 @@ export interface PolledDeposit {
   owner: string;
   token: WatchedToken;
   untilSignature?: string | null;
+  /**
+   * What the owner's accounts looked like at the last full listing (an opaque string the poll
+   * returned in `seen`; null: never listed). When given, the poll reads the accounts first and
+   * lists the history only of owners whose accounts changed; when absent, every owner is listed.
+   */
+  seen?: string | null;
+  /** List this owner's history even if its accounts look unchanged (money of ours left it since `seen`). */
+  recheck?: boolean;
+  /**
+   * With `seen`: false leaves this token's account unread this poll (it is still listed whenever
+   * the owner is). The watcher reads the deposit's own token every poll and the others less often.
+   */
+  readAccount?: boolean;
+}
+
+/** What an account poll found: transfers, the cursor per owner, and per owner whose accounts were verified this poll, the `seen` to store. */
+export interface AccountPollResult {
+  transfers: ObservedTransfer[];
+  cursors: Record<string, string | null>;
+  /** Only owners whose history is known complete up to their current accounts; an owner absent here keeps its old `seen` (and any recheck). */
+  seen: Record<string, string>;
 }
 
 /**
@@ -154,8 +177,18 @@ export interface PolledDeposit {
  * cursor. Not only the deposit's own token: another watched token sent to the owner lands in another
  * account, and must be observed too (a `wrong_token` receipt), as a log scan of every token observes it.
  */
-export function pollEveryToken(deposits: { owner: string; cursor: string | null }[], tokens: WatchedToken[]): PolledDeposit[] {
-  return deposits.flatMap((d) => tokens.map((token) => ({ owner: d.owner, token, untilSignature: d.cursor })));
+export function pollEveryToken(
+  deposits: { owner: string; cursor: string | null; seen?: string | null; recheck?: boolean; reads?: (token: WatchedToken) => boolean }[],
+  tokens: WatchedToken[],
+): PolledDeposit[] {
+  return deposits.flatMap((d) =>
+    tokens.map((token) => ({
+      owner: d.owner,
+      token,
+      untilSignature: d.cursor,
+      ...(d.seen !== undefined ? { seen: d.seen, recheck: d.recheck === true, readAccount: d.reads?.(token) ?? true } : {}),
+    })),
+  );
 }
 
 /**
@@ -193,7 +226,7 @@ export interface LogScanObservation {
 export interface AccountPollObservation {
   readonly kind: 'account-poll';
   /** Transfers into the token accounts of these deposit owners, plus the newest signature seen per owner (the cursor to store). */
-  pollDeposits(deposits: PolledDeposit[]): Promise<{ transfers: ObservedTransfer[]; cursors: Record<string, string | null> }>;
+  pollDeposits(deposits: PolledDeposit[]): Promise<AccountPollResult>;
   /**
    * Optional: native coin sent to these deposit owners since the last call (`token` = `NATIVE_TOKEN`,
    * `index` -1), with RPC calls per poll that grow with the owners whose native balance changed,

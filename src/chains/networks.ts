@@ -27,6 +27,9 @@ export type WrongChainHook = (refusal: { environment: Environment; network: Netw
  * Called on every failed RPC attempt, every family (metrics, logs). `provider` is the URL's host only:
  * paths and queries may carry API keys. `consecutiveFailures` 1 starts a streak (the provider is demoted).
  */
+/** Every request sent to an RPC provider (host only), by method: the RPC budget. */
+export type RpcCallHook = (call: { environment: Environment; network: Network; provider: string; method: string }) => void;
+
 export type RpcFailureHook = (failure: { environment: Environment; network: Network; provider: string; reason: ProviderFailureReason; consecutiveFailures: number }) => void;
 
 /** The adapter of a family. */
@@ -54,7 +57,7 @@ function sweepContracts(config: Config, environment: Environment, network: Netwo
 }
 
 /** Every (environment, network) that has RPC URLs, with its adapter. Networks without URLs are not watched. */
-export function watchedNetworks(config: Config, overrides: RpcOverrides = {}, onRpcFailure?: RpcFailureHook, onWrongChain?: WrongChainHook): WatchedNetwork[] {
+export function watchedNetworks(config: Config, overrides: RpcOverrides = {}, onRpcFailure?: RpcFailureHook, onWrongChain?: WrongChainHook, onRpcCall?: RpcCallHook): WatchedNetwork[] {
   const out: WatchedNetwork[] = [];
   for (const environment of ENVIRONMENTS) {
     for (const network of NETWORKS) {
@@ -74,6 +77,7 @@ export function watchedNetworks(config: Config, overrides: RpcOverrides = {}, on
         verifyIdentity: true,
         onWrongChain: onWrongChain && ((e) => onWrongChain({ environment, network, provider: e.provider, message: e.message })),
         onProviderFailure: onRpcFailure && ((f) => onRpcFailure({ environment, network, ...f })),
+        onRpcCall: onRpcCall && ((c) => onRpcCall({ environment, network, ...c })),
         ...sweepContracts(config, environment, network),
       };
       out.push({ environment, network, config: chainConfig, adapter: createAdapter(chainConfig) });

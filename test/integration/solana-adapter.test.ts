@@ -225,7 +225,7 @@ describe('createSolanaAdapter against litesvm behind the RPC facade', () => {
   test('a transfer to a derived deposit owner is reported once, with exact fields; the cursor stops repeats', async () => {
     const a = adapter();
     // Before any transfer the ATA does not exist: nothing, cursor stays null.
-    expect(await a.pollDeposits!([{ owner: owner0, token: usdc, untilSignature: null }])).toEqual({ transfers: [], cursors: { [owner0]: null } });
+    expect(await a.pollDeposits!([{ owner: owner0, token: usdc, untilSignature: null }])).toEqual({ transfers: [], cursors: { [owner0]: null }, seen: {} });
 
     const sig = await f.transfer(customer, new PublicKey(owner0), usdcMint, 12_500_000n);
     const slot = await slotOf(sig);
@@ -247,7 +247,7 @@ describe('createSolanaAdapter against litesvm behind the RPC facade', () => {
 
     const before = f.calls.length;
     const again = await a.pollDeposits!([{ owner: owner0, token: usdc, untilSignature: first.cursors[owner0] }]);
-    expect(again).toEqual({ transfers: [], cursors: { [owner0]: sig } });
+    expect(again).toEqual({ transfers: [], cursors: { [owner0]: sig }, seen: {} });
     expect(f.calls.slice(before)).toEqual(['getSignaturesForAddress']);
   });
 
@@ -371,7 +371,7 @@ describe('createSolanaAdapter against litesvm behind the RPC facade', () => {
     // Next poll from the cursor this adapter returned: one signature list per existing token account,
     // no getSignatureStatuses for the cursor's slot (the absent mint is asked for again: not cached).
     const before = f.calls.length;
-    expect(await a.pollDeposits!(deps(s1))).toEqual({ transfers: [], cursors: { [owner]: s1 } });
+    expect(await a.pollDeposits!(deps(s1))).toEqual({ transfers: [], cursors: { [owner]: s1 }, seen: {} });
     expect(f.calls.slice(before).sort()).toEqual(['getAccountInfo', 'getSignaturesForAddress', 'getSignaturesForAddress']);
   });
 

@@ -88,7 +88,7 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
   });
   // a few blocks of lag: more means the node serves a chain the others have left behind
   const health = new ProviderHealth({ urls: config.rpcUrls, maxLagBlocks: EVM_MAX_LAG_BLOCKS, onFailure: config.onProviderFailure });
-  const rpc = new EvmRpcClient({ ...options.rpc, urls: config.rpcUrls, timeoutMs: config.timeoutMs, gate, health });
+  const rpc = new EvmRpcClient({ ...options.rpc, urls: config.rpcUrls, timeoutMs: config.timeoutMs, gate, health, onCall: config.onRpcCall });
   const maxRange = BigInt(config.maxBlockRange);
   const concurrency = Math.max(1, options.scanConcurrency ?? 3);
   // learnt once: a node that rejects the `finalized` tag will keep rejecting it

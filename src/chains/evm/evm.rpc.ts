@@ -5,7 +5,7 @@
  */
 
 import { mapLimit } from '../../common/map-limit.js';
-import { WrongChainError, type ProviderGate } from '../chain-identity.js';
+import { providerHost, WrongChainError, type ProviderGate } from '../chain-identity.js';
 import { headRound, ProviderHealth, type ProviderFailureReason } from '../provider-health.js';
 
 export type RpcFailureKind =
@@ -72,6 +72,8 @@ export interface EvmRpcOptions {
   /** First backoff delay; doubles per round, full jitter. */
   baseDelayMs?: number;
   maxDelayMs?: number;
+  /** Every request sent, per JSON-RPC method in it, provider host only (the RPC budget). */
+  onCall?: (call: { provider: string; method: string }) => void;
   /** For tests and instrumentation: called on every failed attempt. */
   onAttemptFailed?: (failure: RpcAttemptFailure & { method: string; attempt: number }) => void;
   fetch?: typeof fetch;
@@ -337,6 +339,10 @@ export class EvmRpcClient {
 
   /** POSTs `payload` to `url`; the parsed JSON body, or AttemptFailed for transport and HTTP failures. */
   private async post(url: string, payload: unknown): Promise<{ res: Response; body: unknown }> {
+    if (this.opts.onCall) {
+      const provider = providerHost(url);
+      for (const r of Array.isArray(payload) ? payload : [payload]) this.opts.onCall({ provider, method: String((r as { method?: unknown })?.method ?? 'unknown') });
+    }
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.timeoutMs);
     try {

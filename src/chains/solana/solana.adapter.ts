@@ -3,13 +3,14 @@ import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import { DomainError } from '../../common/errors.js';
 import { ProviderHealth } from '../provider-health.js';
 import { ProviderGate, type ChainIdentity } from '../chain-identity.js';
-import type { AccountPollObservation, BalanceQuery, ChainAdapter, ChainHead, ChainNetworkConfig, ObservedTransfer, PolledDeposit, SweepCapability, WatchedToken } from '../chain-adapter.js';
+import type { AccountPollObservation, AccountPollResult, BalanceQuery, ChainAdapter, ChainHead, ChainNetworkConfig, ObservedTransfer, PolledDeposit, SweepCapability, WatchedToken } from '../chain-adapter.js';
 import { mapLimit } from '../../common/map-limit.js';
 import { associatedTokenAddress, solanaDriver } from './solana.driver.js';
 import { SolanaRpcPool } from './solana.rpc.js';
 import { createSolanaNativeWatch } from './solana.native.js';
 import { createSolanaSweeps } from './solana.sweeps.js';
 import { extractTransfersInto } from './solana.transfers.js';
+import { allAbsent, changedSince, fingerprint, formatSnapshot, parseSnapshot, type Snapshot } from './solana.snapshots.js';
 
 export interface SolanaAdapterOptions {
   /** Full passes over all RPC URLs per call before giving up (default 3). */
@@ -36,6 +37,24 @@ interface OwnerPoll {
   owner: string;
   until: string | null;
   tokens: WatchedToken[];
+  /** Mints whose account is left unread this poll (see PolledDeposit.readAccount). */
+  unread: Set<string>;
+  /** The snapshot stored at the last full listing (null: none yet); undefined: list without reading the accounts first. */
+  seen: string | null | undefined;
+  recheck: boolean;
+}
+
+interface OwnerResult {
+  transfers: ObservedTransfer[];
+  cursor: string | null;
+  /** The snapshot to store: set only when the history is known complete up to the accounts as read this poll. */
+  seen?: string;
+}
+
+/** An account read: its fingerprint and the slot the answer was read at. */
+interface AccountRead {
+  fingerprint: string;
+  slot: number;
 }
 
 interface TokenAccountWatch {
@@ -50,6 +69,8 @@ const NO_BLOCK_CODES = new Set([-32004, -32007, -32009, -32014]);
 const TOKEN_PROGRAMS = new Set([TOKEN_PROGRAM_ID.toBase58(), TOKEN_2022_PROGRAM_ID.toBase58()]);
 /** Cursor slots remembered at most (one per polled owner; past this the memo starts over). */
 const MAX_CURSOR_SLOTS = 200_000;
+/** Associated token addresses remembered at most (one per polled owner and mint; past this the memo starts over). */
+const MAX_TOKEN_ACCOUNTS = 400_000;
 /** getMultipleAccounts takes at most 100 keys per call. */
 const ACCOUNTS_PER_CALL = 100;
 
@@ -94,6 +115,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     concurrency: options.concurrency ?? 8,
     sleep: options.sleep,
     random: options.random,
+    onCall: config.onRpcCall,
     // 150 slots is about a minute of Solana: an endpoint further behind is demoted
     health: new ProviderHealth({ urls: config.rpcUrls, maxLagBlocks: 150, onFailure: config.onProviderFailure }),
     gate: new ProviderGate({
@@ -165,13 +187,13 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
   }
 
   /** Signatures touching `ata` newer than `until` (newest first), paging with `before`. */
-  async function listSignatures(ata: string, until: string | null, untilSlot: number | null): Promise<ConfirmedSignatureInfo[]> {
+  async function listSignatures(ata: string, until: string | null, untilSlot: number | null, minContextSlot: number | undefined): Promise<ConfirmedSignatureInfo[]> {
     const out: ConfirmedSignatureInfo[] = [];
     const address = new PublicKey(ata);
     let before: string | undefined;
     for (let page = 0; page < maxPages; page++) {
       const batch = await pool.call('getSignaturesForAddress', (c) =>
-        c.getSignaturesForAddress(address, { until: until ?? undefined, before, limit: pageSize }, 'confirmed'),
+        c.getSignaturesForAddress(address, { until: until ?? undefined, before, limit: pageSize, minContextSlot }, 'confirmed'),
       );
       let done = batch.length < pageSize;
       for (const s of batch) {
@@ -189,18 +211,91 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     throw new Error(`more than ${maxPages * pageSize} new signatures for token account ${ata}; raise maxSignaturePages`);
   }
 
-  async function pollOwner(o: OwnerPoll): Promise<{ transfers: ObservedTransfer[]; cursor: string | null }> {
-    // A registry mint absent from the cluster has no token account to poll: skipped, not a failure
-    // of the owner's other accounts.
-    const watches: TokenAccountWatch[] = (
-      await Promise.all(
-        o.tokens.map(async (t) => {
-          const programId = await mintProgramOrNull(t.address);
-          return programId ? [{ mint: t.address, ata: associatedTokenAddress(o.owner, t.address, programId), programId }] : [];
-        }),
-      )
-    ).flat();
-    if (watches.length === 0) return { transfers: [], cursor: o.until };
+  /**
+   * (owner, mint) → its associated token account. A program-address derivation costs about a
+   * millisecond of CPU (curve checks): every poll would spend that per deposit and mint.
+   */
+  const tokenAccountMemo = new Map<string, string>();
+  function tokenAccountOf(owner: string, mint: string, programId: string): string {
+    const key = `${owner}:${mint}`;
+    let ata = tokenAccountMemo.get(key);
+    if (ata === undefined) {
+      ata = associatedTokenAddress(owner, mint, programId);
+      if (tokenAccountMemo.size >= MAX_TOKEN_ACCOUNTS) tokenAccountMemo.clear();
+      tokenAccountMemo.set(key, ata);
+    }
+    return ata;
+  }
+
+  /** The owner's token accounts of the watched mints. A registry mint absent from the cluster has none: skipped, not a failure of the owner's other accounts. */
+  async function tokenAccounts(o: OwnerPoll): Promise<TokenAccountWatch[]> {
+    const watches = await Promise.all(
+      o.tokens.map(async (t) => {
+        const programId = await mintProgramOrNull(t.address);
+        return programId ? [{ mint: t.address, ata: tokenAccountOf(o.owner, t.address, programId), programId }] : [];
+      }),
+    );
+    return watches.flat();
+  }
+
+  /** Fingerprints of these accounts, 100 per getMultipleAccounts; an account whose read failed maps to its error. */
+  async function readAccounts(atas: string[]): Promise<Map<string, AccountRead | Error>> {
+    const out = new Map<string, AccountRead | Error>();
+    const chunks: string[][] = [];
+    for (let i = 0; i < atas.length; i += ACCOUNTS_PER_CALL) chunks.push(atas.slice(i, i + ACCOUNTS_PER_CALL));
+    await mapLimit(chunks, options.concurrency ?? 8, async (chunk) => {
+      try {
+        const { context, value } = await pool.call('getMultipleAccounts', (c) =>
+          c.getMultipleAccountsInfoAndContext(chunk.map((a) => new PublicKey(a)), 'confirmed'),
+        );
+        chunk.forEach((ata, k) => out.set(ata, { fingerprint: fingerprint(value[k] ?? null), slot: context.slot }));
+      } catch (e) {
+        for (const ata of chunk) out.set(ata, e instanceof Error ? e : new Error(String(e)));
+      }
+    });
+    return out;
+  }
+
+  /**
+   * One owner: with a stored snapshot, list its history only when its accounts changed since (or a
+   * recheck is asked for); the listing then starts from the slot the accounts were read at, so a
+   * lagging node cannot answer with a history older than the snapshot stored after it.
+   */
+  /** The accounts read this poll: all of an owner never listed, otherwise those not left unread. */
+  function readable(o: OwnerPoll, watches: TokenAccountWatch[]): TokenAccountWatch[] {
+    return o.seen === null ? watches : watches.filter((w) => !o.unread.has(w.mint));
+  }
+
+  async function pollOwner(o: OwnerPoll, watches: TokenAccountWatch[], reads: Map<string, AccountRead | Error>): Promise<OwnerResult> {
+    if (o.seen === undefined) return listOwner(o, watches, undefined);
+    const now: Snapshot = new Map();
+    let slot = 0;
+    for (const w of readable(o, watches)) {
+      const read = reads.get(w.ata)!;
+      if (read instanceof Error) throw read;
+      now.set(w.mint, read.fingerprint);
+      slot = Math.max(slot, read.slot);
+    }
+    const stored = parseSnapshot(o.seen);
+    if (!o.recheck && !changedSince(stored, now)) return { transfers: [], cursor: o.until, seen: o.seen! };
+    // Never listed and no account exists: nothing ever arrived (only the owner's key can close a
+    // token account, and the gateway never closes a deposit's).
+    if (!o.recheck && o.until === null && stored === null && allAbsent(now)) return { transfers: [], cursor: null, seen: formatSnapshot(now) };
+    const listed = await listOwner(o, watches, slot || undefined);
+    if (!listed.complete) return { transfers: listed.transfers, cursor: listed.cursor };
+    // An account left unread keeps its older fingerprint: the next read of it lists once more (finding nothing new).
+    const next: Snapshot = new Map(stored ?? []);
+    for (const [mint, fp] of now) next.set(mint, fp);
+    return { transfers: listed.transfers, cursor: listed.cursor, seen: formatSnapshot(next) };
+  }
+
+  /** Lists the owner's token accounts since its cursor and decodes the transfers into them; `complete`: nothing newer was left for the next poll. */
+  async function listOwner(
+    o: OwnerPoll,
+    watches: TokenAccountWatch[],
+    minContextSlot: number | undefined,
+  ): Promise<{ transfers: ObservedTransfer[]; cursor: string | null; complete: boolean }> {
+    if (watches.length === 0) return { transfers: [], cursor: o.until, complete: true };
 
     // One cursor per owner (interface contract) but one signature list per token account: with
     // several accounts, the cursor signature belongs to only one of them, so `until` alone would
@@ -220,7 +315,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
       }
     }
 
-    const lists = await Promise.all(watches.map((w) => listSignatures(w.ata, o.until, untilSlot)));
+    const lists = await Promise.all(watches.map((w) => listSignatures(w.ata, o.until, untilSlot, minContextSlot)));
     // Chronological order (oldest first); stable sort keeps each list's in-slot order.
     const seen = new Set<string>();
     const entries: ConfirmedSignatureInfo[] = [];
@@ -232,7 +327,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
       }
     }
     entries.sort((a, b) => a.slot - b.slot);
-    if (entries.length === 0) return { transfers: [], cursor: o.until };
+    if (entries.length === 0) return { transfers: [], cursor: o.until, complete: true };
 
     // Budget: failed transactions cost nothing to skip (they moved no tokens), successful ones need a fetch.
     let budget = maxTxPerOwner;
@@ -293,6 +388,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     const transfers: ObservedTransfer[] = [];
     let cursor = o.until;
     let cursorSlot: number | null = null;
+    let processed = 0;
     for (const f of found) {
       if (f.decoded.length) {
         const hash = hashes.get(f.tx!.slot) ?? null;
@@ -301,12 +397,13 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
       }
       cursor = f.sig.signature;
       cursorSlot = f.sig.slot;
+      processed++;
     }
     if (cursor !== null && cursorSlot !== null) rememberCursorSlot(o.owner, cursor, cursorSlot);
-    return { transfers, cursor };
+    return { transfers, cursor, complete: processed === entries.length };
   }
 
-  async function pollDeposits(deposits: PolledDeposit[]): Promise<{ transfers: ObservedTransfer[]; cursors: Record<string, string | null> }> {
+  async function pollDeposits(deposits: PolledDeposit[]): Promise<AccountPollResult> {
     const owners = new Map<string, OwnerPoll>();
     const invalid: { owner: string; error: unknown }[] = [];
     for (const d of deposits) {
@@ -320,27 +417,43 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
       const until = d.untilSignature ?? null;
       let o = owners.get(owner);
       if (!o) {
-        o = { owner, until, tokens: [] };
+        o = { owner, until, tokens: [], unread: new Set(), seen: d.seen, recheck: d.recheck === true };
         owners.set(owner, o);
-      } else if (o.until !== until) {
-        // Entries of one owner should carry the one cursor we returned; if they disagree, rescan
-        // the owner's history (safe: payments are inserted idempotently).
-        o.until = null;
+      } else {
+        // Entries of one owner should carry the one cursor and snapshot we returned; if they disagree,
+        // rescan the owner's history (safe: payments are inserted idempotently).
+        if (o.until !== until) o.until = null;
+        if (o.seen !== d.seen) o.seen = o.seen === undefined || d.seen === undefined ? undefined : null;
+        o.recheck ||= d.recheck === true;
       }
       if (!o.tokens.some((t) => t.address === d.token.address)) o.tokens.push(d.token);
+      if (d.readAccount === false) o.unread.add(d.token.address);
     }
 
-    const results = await Promise.all(
+    const polls = await Promise.all(
       [...owners.values()].map((o) =>
-        pollOwner(o).then(
-          (r) => ({ o, r, error: null as unknown }),
-          (error: unknown) => ({ o, r: null, error }),
+        tokenAccounts(o).then(
+          (watches) => ({ o, watches, error: null as unknown }),
+          (error: unknown) => ({ o, watches: [] as TokenAccountWatch[], error }),
         ),
+      ),
+    );
+    // One batched read of every snapshot-mode account, then histories only where something changed.
+    const reads = await readAccounts(polls.flatMap(({ o, watches, error }) => (error === null && o.seen !== undefined ? readable(o, watches).map((w) => w.ata) : [])));
+    const results = await Promise.all(
+      polls.map(({ o, watches, error }) =>
+        error !== null
+          ? { o, r: null, error }
+          : pollOwner(o, watches, reads).then(
+              (r) => ({ o, r, error: null as unknown }),
+              (e: unknown) => ({ o, r: null, error: e }),
+            ),
       ),
     );
 
     const transfers: ObservedTransfer[] = [];
     const cursors: Record<string, string | null> = {};
+    const seen: Record<string, string> = {};
     const failures: unknown[] = [];
     for (const { owner, error } of invalid) {
       failures.push(error);
@@ -350,6 +463,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
       if (r) {
         transfers.push(...r.transfers);
         cursors[o.owner] = r.cursor;
+        if (r.seen !== undefined) seen[o.owner] = r.seen;
       } else {
         cursors[o.owner] = o.until;
         failures.push(error);
@@ -359,7 +473,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     // Nothing at all succeeded (typically every endpoint down): surface the typed error to the job.
     if (failures.length > 0 && failures.length === invalid.length + owners.size) throw failures[0];
     transfers.sort((a, b) => (a.blockNumber === b.blockNumber ? 0 : a.blockNumber < b.blockNumber ? -1 : 1));
-    return { transfers, cursors };
+    return { transfers, cursors, seen };
   }
 
   /**
@@ -400,7 +514,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
   const pollNative = createSolanaNativeWatch({
     pool,
     nativeBalances: (owners) => nativeBalances(owners, null, options.concurrency ?? 8),
-    listSignatures: (address, until) => listSignatures(address, until, null),
+    listSignatures: (address, until) => listSignatures(address, until, null, undefined),
     getBlockHash,
     maxTxPerOwner,
   });

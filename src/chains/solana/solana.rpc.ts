@@ -2,6 +2,7 @@ import { Connection, SolanaJSONRPCError } from '@solana/web3.js';
 import type { Network } from '../../common/environment.js';
 import { WrongChainError, type ProviderGate } from '../chain-identity.js';
 import { headRound, ProviderHealth, type ProviderFailureReason } from '../provider-health.js';
+import { providerHost } from '../chain-identity.js';
 import { SolanaRpcError } from './solana.errors.js';
 
 export interface RpcPoolOptions {
@@ -21,6 +22,18 @@ export interface RpcPoolOptions {
   gate?: ProviderGate;
   /** Scores the endpoints and orders the attempts (default: a scorer of its own, 150 slots ≈ 1 min of lag allowed). */
   health?: ProviderHealth;
+  /** Every HTTP request sent, per JSON-RPC method in it (the RPC budget). */
+  onCall?: (call: { provider: string; method: string }) => void;
+}
+
+/** The JSON-RPC method names in a request body (one, or each item of a batch). */
+function methodsOf(body: unknown): string[] {
+  try {
+    const json = JSON.parse(typeof body === 'string' ? body : String(body)) as { method?: unknown } | { method?: unknown }[];
+    return (Array.isArray(json) ? json : [json]).map((r) => (typeof r?.method === 'string' ? r.method : 'unknown'));
+  } catch {
+    return ['unknown'];
+  }
 }
 
 /** The scorer's (and the metrics') name for a failed call: web3.js reports everything as an Error with a message. */
@@ -109,17 +122,20 @@ export class SolanaRpcPool {
     this.sleep = opts.sleep ?? defaultSleep;
     this.random = opts.random ?? Math.random;
     this.health = opts.health ?? new ProviderHealth({ urls: opts.urls, maxLagBlocks: 150 });
-    this.connections = opts.urls.map(
-      (url) =>
-        new Connection(url, {
+    this.connections = opts.urls.map((url) => {
+      const provider = providerHost(url);
+      return new Connection(url, {
           commitment: 'confirmed',
           // We retry 429s ourselves (with failover); web3.js would otherwise sleep up to ~8 s per call on its own.
           disableRetryOnRateLimit: true,
           // Node's global fetch ignores web3.js's keep-alive agent anyway; not creating it avoids idle sockets/timers.
           httpAgent: false,
-          fetch: (input, init) => timedFetch(input, init, opts.timeoutMs),
-        }),
-    );
+          fetch: (input, init) => {
+            if (opts.onCall) for (const method of methodsOf(init?.body)) opts.onCall({ provider, method });
+            return timedFetch(input, init, opts.timeoutMs);
+          },
+        });
+    });
   }
 
   /** The identity gate (the adapter's `identity`). */

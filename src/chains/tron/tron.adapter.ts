@@ -228,7 +228,7 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
   });
   // 20 blocks is a minute of TRON: a node further behind is demoted
   const health = new ProviderHealth({ urls: config.rpcUrls.map((u) => u.replace(/\/+$/, '')), maxLagBlocks: 20, onFailure: config.onProviderFailure });
-  const client = new TronHttpClient({ ...clientOpts, urls: config.rpcUrls, timeoutMs: config.timeoutMs, gate, health });
+  const client = new TronHttpClient({ ...clientOpts, urls: config.rpcUrls, timeoutMs: config.timeoutMs, gate, health, onCall: config.onRpcCall });
 
   const getBlock = (num: bigint) => client.post('/wallet/getblockbynum', { num: Number(num) }, parseBlock);
   /**

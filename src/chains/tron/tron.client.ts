@@ -1,4 +1,4 @@
-import { WrongChainError, type ProviderGate } from '../chain-identity.js';
+import { providerHost, WrongChainError, type ProviderGate } from '../chain-identity.js';
 import { headRound, ProviderHealth, type ProviderFailureReason } from '../provider-health.js';
 import { TronRpcError, type TronRpcFailure } from './tron.errors.js';
 
@@ -18,6 +18,8 @@ export interface TronHttpClientOptions {
   gate?: ProviderGate;
   /** Scores the nodes and orders the attempts (default: a scorer of its own, 20 blocks = 1 min of lag allowed). */
   health?: ProviderHealth;
+  /** Every request sent, its path as the method, provider host only (the RPC budget). */
+  onCall?: (call: { provider: string; method: string }) => void;
   /** Injection points for tests. */
   fetch?: typeof fetch;
   sleep?: (ms: number) => Promise<void>;
@@ -145,6 +147,7 @@ export class TronHttpClient {
 
   private async attempt<T>(base: string, path: string, body: Record<string, unknown>, parse: (json: unknown) => T): Promise<Attempt<T>> {
     const url = `${base}${path}`;
+    this.opts.onCall?.({ provider: providerHost(base), method: path });
     let res: Response;
     let text: string;
     try {

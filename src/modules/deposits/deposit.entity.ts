@@ -21,7 +21,7 @@ export type { DepositStatus };
 @Unique({ properties: ['wallet', 'family', 'derivationIndex'] })
 @Index({ properties: ['environment', 'network', 'status'] })
 export class Deposit {
-  [OptionalProps]?: 'status' | 'createdAt' | 'watchAddress' | 'cursor' | 'amountReceived';
+  [OptionalProps]?: 'status' | 'createdAt' | 'watchAddress' | 'cursor' | 'watchSeen' | 'watchSeenAt' | 'amountReceived';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();
@@ -82,6 +82,14 @@ export class Deposit {
   /** Watcher cursor for per-address polling (SOLANA newest signature). */
   @Property({ type: 'text', nullable: true })
   cursor: string | null = null;
+
+  /** Account-polling watchers: the deposit's token accounts as last listed in full (opaque to all but the adapter). */
+  @Property({ type: 'text', nullable: true })
+  watchSeen: string | null = null;
+
+  /** When `watchSeen` was read (a sweep that moved after it asks for another listing). */
+  @Property({ type: 'timestamptz', nullable: true })
+  watchSeenAt: Date | null = null;
 
   @Property({ type: 'timestamptz' })
   expiresAt!: Date;

@@ -62,6 +62,8 @@ export class GatewayMetrics {
   readonly ordersPaid: Counter<'environment'>;
   readonly orderTransitions: Counter<'environment' | 'from' | 'to'>;
   readonly rpcErrors: Counter<'environment' | 'network' | 'provider' | 'reason'>;
+  /** Requests sent to chain RPC providers: the RPC budget (host only, by method; each item of a batch counts). */
+  readonly rpcCalls: Counter<'environment' | 'network' | 'provider' | 'method'>;
   readonly watcherTickFailures: Counter<'environment' | 'network'>;
   /** Providers refused for serving another chain (chain id / genesis), per provider host. */
   readonly providersRefused: Counter<'environment' | 'network' | 'provider'>;
@@ -87,6 +89,12 @@ export class GatewayMetrics {
       name: 'cpg_rpc_errors_total',
       help: 'Failed chain RPC attempts, per provider host and reason (rate_limited, timeout, malformed, http_5xx, network, behind, wrong_chain)',
       labelNames: ['environment', 'network', 'provider', 'reason'],
+      registers,
+    });
+    this.rpcCalls = new Counter({
+      name: 'cpg_rpc_calls_total',
+      help: 'Requests sent to chain RPC providers (the RPC budget), per provider host and method; each item of a JSON-RPC batch counts, retries and failover attempts too',
+      labelNames: ['environment', 'network', 'provider', 'method'],
       registers,
     });
     this.watcherTickFailures = new Counter({ name: 'cpg_watcher_tick_failures_total', help: 'Chain watcher polls that failed (RPC or database), retried on the next poll', labelNames: ['environment', 'network'], registers });

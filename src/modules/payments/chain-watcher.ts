@@ -21,7 +21,15 @@ interface WatchEntry {
   network: Network;
   /** When the order's late window ends (ms): the deposit closes then, and per-address polling slows down. */
   closesAt: number;
+  /** Account polling: the adapter's snapshot of the deposit's accounts at their last full listing (null: none yet), and when it was read (ms, 0: never). */
+  seen: string | null;
+  seenAt: number;
+  /** Account polling: a sweep out of the deposit moved since `seenAt`; list its history even if its accounts look unchanged. */
+  recheck: boolean;
 }
+
+/** Clock difference allowed between this process and the database when comparing a sweep's update with a snapshot's time. */
+const SWEEP_CLOCK_SLACK_MS = 60_000;
 
 export interface WatcherDeps {
   payments: PaymentService;
@@ -249,13 +257,14 @@ export class ChainWatcher {
     const now = Date.now();
     const full = now - this.lastFullReload > FULL_RELOAD_MS;
     const oldest = new Date(now - (this.deps.lateWindowS + this.deps.closedWatchS) * 1000);
-    const rows = await em.execute<{ id: string; order_id: string; token_id: string; network: Network; address: string; token_address: string; cursor: string | null; created_at: Date; expires_at: Date }[]>(
-      `select d.id, d.order_id, d.token_id, d.network, d.address, t.address as token_address, d.cursor, d.created_at, o.expires_at
+    const rows = await em.execute<{ id: string; order_id: string; token_id: string; network: Network; address: string; token_address: string; cursor: string | null; watch_seen: string | null; watch_seen_at: Date | null; created_at: Date; expires_at: Date }[]>(
+      `select d.id, d.order_id, d.token_id, d.network, d.address, t.address as token_address, d.cursor, d.watch_seen, d.watch_seen_at, d.created_at, o.expires_at
        from deposits d join tokens t on t.id = d.token_id join orders o on o.id = d.order_id
        where d.environment = ? and d.family = ? and o.expires_at > ? ${full ? '' : 'and d.created_at > ?'}
        order by d.created_at`,
       full ? [this.environment, this.adapter.family, oldest] : [this.environment, this.adapter.family, oldest, new Date(this.lastDepositSeen.getTime() - COMMIT_SLACK_MS)],
     );
+    const before = this.watch;
     if (full) {
       this.watch = new Map();
       this.lastFullReload = now;
@@ -267,7 +276,11 @@ export class ChainWatcher {
     this.tokenByKey = new Map(this.tokens.map((t) => [this.key(t.address), t]));
     for (const r of rows) {
       const closesAt = new Date(r.expires_at).getTime() + this.deps.lateWindowS * 1000;
-      this.watch.set(this.key(r.address), { depositId: r.id, orderId: r.order_id, tokenId: r.token_id, tokenAddress: r.token_address, owner: r.address, cursor: r.cursor, network: r.network, closesAt });
+      const key = this.key(r.address);
+      // A recheck not yet done survives a reload (the sweep that asked for it may be older than the next sweep query reaches).
+      const recheck = before.get(key)?.recheck === true;
+      const seenAt = r.watch_seen_at ? new Date(r.watch_seen_at).getTime() : 0;
+      this.watch.set(key, { depositId: r.id, orderId: r.order_id, tokenId: r.token_id, tokenAddress: r.token_address, owner: r.address, cursor: r.cursor, network: r.network, closesAt, seen: r.watch_seen, seenAt, recheck });
       if (new Date(r.created_at) > this.lastDepositSeen) this.lastDepositSeen = new Date(r.created_at);
     }
   }
@@ -434,8 +447,15 @@ export class ChainWatcher {
     return stale;
   }
 
-  /** Account-polling chains: poll each watched deposit's token accounts (one per watched token) since its own cursor. */
+  /**
+   * Account-polling chains: read every watched deposit's token accounts (one per watched token) and
+   * list the history, since the deposit's own cursor, only of those that changed since their last
+   * listing or that a sweep of ours left since (balance back where it was is no proof then).
+   */
   private async pollDeposits(em: EntityManager, poll: AccountPollObservation, touched: Set<string>): Promise<number> {
+    // Sweeps first, accounts after: a sweep that landed before the accounts are read is in flight or moved since the last query.
+    await this.markSwept(em);
+    const startedAt = Date.now();
     // Open deposits every tick; closed ones (kept for `late` receipts) once every `closedPollEvery`
     // ticks, so a month of closed deposits does not multiply the per-address RPC calls.
     const now = Date.now();
@@ -443,23 +463,84 @@ export class ChainWatcher {
     const entries = [...this.watch.values()].filter((e) => e.network === this.network && (slowTurn || e.closesAt > now));
     if (!entries.length) return 0;
     // Every watched token at every owner: the deposit's own (payments) and the others (`wrong_token`).
-    const deposits = pollEveryToken(entries, this.tokens);
+    // The deposit's own token's account every poll; the others (`wrong_token` receipts) on the slow turn.
+    const deposits = pollEveryToken(
+      entries.map((e) => ({ owner: e.owner, cursor: e.cursor, seen: e.seen, recheck: e.recheck, reads: (t: WatchedToken) => slowTurn || this.key(t.address) === this.key(e.tokenAddress) })),
+      this.tokens,
+    );
     if (!deposits.length) return 0;
-    const { transfers, cursors } = await poll.pollDeposits(deposits);
+    const { transfers, cursors, seen } = await poll.pollDeposits(deposits);
     const matched = this.match(transfers);
-    // Native coin at the same owners (`native_coin` receipts), where the chain can tell without a call per deposit.
-    if (poll.pollNative) matched.receipts.push(...(await this.matchNative(em, await poll.pollNative([...new Set(entries.map((e) => e.owner))]))));
-    return em.transactional(async (tx) => {
-      const recorded = await this.recordAll(tx, matched, touched);
-      for (const e of entries) {
-        const next = cursors[e.owner];
-        if (next !== undefined && next !== e.cursor) {
-          await tx.execute(`update deposits set cursor = ? where id = ?`, [next, e.depositId]);
-          e.cursor = next;
-        }
+    // Native coin at the same owners (`native_coin` receipts, never an order's payment, so no checkout
+    // waits on it): read on the slow turn, which keeps a poll's calls flat in open deposits.
+    if (poll.pollNative && slowTurn) matched.receipts.push(...(await this.matchNative(em, await poll.pollNative([...new Set(entries.map((e) => e.owner))]))));
+    const updates: { id: string; set_cursor: boolean; cursor: string | null; set_seen: boolean; seen: string | null; seen_at: string }[] = [];
+    for (const e of entries) {
+      const next = cursors[e.owner];
+      const snapshot = seen[e.owner];
+      const setCursor = next !== undefined && next !== e.cursor;
+      const setSeen = snapshot !== undefined && (snapshot !== e.seen || e.recheck);
+      if (setCursor || setSeen) {
+        updates.push({ id: e.depositId, set_cursor: setCursor, cursor: setCursor ? next! : null, set_seen: setSeen, seen: setSeen ? snapshot! : null, seen_at: new Date(startedAt).toISOString() });
       }
-      return recorded;
+    }
+    const recorded = await em.transactional(async (tx) => {
+      const n = await this.recordAll(tx, matched, touched);
+      if (updates.length) {
+        await tx.execute(
+          `update deposits d set
+             cursor = case when u.set_cursor then u.cursor else d.cursor end,
+             watch_seen = case when u.set_seen then u.seen else d.watch_seen end,
+             watch_seen_at = case when u.set_seen then u.seen_at else d.watch_seen_at end
+           from jsonb_to_recordset(?::jsonb) as u(id uuid, set_cursor boolean, cursor text, set_seen boolean, seen text, seen_at timestamptz)
+           where d.id = u.id`,
+          [JSON.stringify(updates)],
+        );
+      }
+      return n;
     });
+    // Committed: the watch set follows.
+    for (const e of entries) {
+      const next = cursors[e.owner];
+      const snapshot = seen[e.owner];
+      if (next !== undefined) e.cursor = next;
+      if (snapshot !== undefined) {
+        if (snapshot !== e.seen || e.recheck) e.seenAt = startedAt;
+        e.seen = snapshot;
+        e.recheck = false;
+      }
+    }
+    return recorded;
+  }
+
+  /** Until when the last sweep query reached (ms); null: not asked yet, reach back to the oldest stored snapshot. */
+  private sweepsQueriedAt: number | null = null;
+
+  /**
+   * Flags the deposits a sweep left since their snapshot: every sweep still in flight, and every one
+   * updated since the previous query (or, first, since the oldest snapshot) later than the deposit's
+   * snapshot. The flag stays until a full listing clears it.
+   */
+  private async markSwept(em: EntityManager): Promise<void> {
+    let floor = this.sweepsQueriedAt;
+    if (floor === null) {
+      floor = Date.now();
+      for (const e of this.watch.values()) if (e.seen !== null && e.seenAt < floor) floor = e.seenAt;
+    }
+    const queriedAt = Date.now();
+    const rows = await em.execute<{ deposit_id: string; last: Date; open: boolean }[]>(
+      `select deposit_id, max(updated_at) as last, bool_or(status not in ('confirmed','failed')) as open from sweeps
+       where environment = ? and network = ? and (status not in ('confirmed','failed') or updated_at > ?)
+       group by deposit_id`,
+      [this.environment, this.network, new Date(floor - SWEEP_CLOCK_SLACK_MS)],
+    );
+    this.sweepsQueriedAt = queriedAt;
+    if (!rows.length) return;
+    const swept = new Map(rows.map((r) => [r.deposit_id, r]));
+    for (const e of this.watch.values()) {
+      const s = swept.get(e.depositId);
+      if (s && (s.open || new Date(s.last).getTime() > e.seenAt - SWEEP_CLOCK_SLACK_MS)) e.recheck = true;
+    }
   }
 
   /** Pending payments count once final under the adapter's finality rule and still in the canonical chain. */
@@ -602,7 +683,7 @@ export class ChainWatcher {
   /**
    * Sandbox only: when EVERY provider serves another chain than the stored one (the dev chains were
    * restarted, a testnet was reset), that chain is followed from now on: a new chain identity, the
-   * cursor restarts on it and SOLANA's per-deposit cursors are cleared. Payments recorded on the
+   * cursor restarts on it and SOLANA's per-deposit cursors and account snapshots are cleared. Payments recorded on the
    * earlier chain keep their status. Production never follows: the providers stay refused and alarmed.
    */
   private async adoptNewChain(em: EntityManager): Promise<boolean> {
@@ -613,7 +694,7 @@ export class ChainWatcher {
     const head = await this.adapter.getHead();
     const since = await this.storeIdentity(em, identity, head, true);
     this.chain = { identity, since };
-    this.lastFullReload = 0; // the watch set's SOLANA cursors were cleared: read them again
+    this.lastFullReload = 0; // the watch set's SOLANA cursors and snapshots were cleared: read them again
     this.unsettled = new Set();
     this.headBlock = head.latest;
     this.scannedBlock = null;
@@ -638,7 +719,13 @@ export class ChainWatcher {
          returning identity_since`,
         [this.environment, this.network, start.toString(), identity.chainId, identity.genesis],
       );
-      if (restart) await tx.execute(`update deposits set cursor = null where environment = ? and network = ? and cursor is not null`, [this.environment, this.network]);
+      // SOLANA: the cursors and account snapshots belong to the earlier chain (an account there can look like one here)
+      if (restart) {
+        await tx.execute(`update deposits set cursor = null, watch_seen = null, watch_seen_at = null where environment = ? and network = ? and (cursor is not null or watch_seen is not null)`, [
+          this.environment,
+          this.network,
+        ]);
+      }
       return new Date(row!.identity_since);
     });
   }
