@@ -20,9 +20,7 @@ export function tronCustomer(emu: TronEmulator): { address: string; wallet: Tron
 
 /** A TRC-20 transfer of `token` from `from`, signed by `signer`'s key; resolves with its id once it is mined and succeeded. */
 export async function tronTransfer(emu: TronEmulator, signer: TronWeb, from: string, token: string, to: string, amount: bigint): Promise<string> {
-  // referenced to the current head (TronWeb's own reference can be a cached older block: expired
-  // once many blocks were mined since, e.g. a batch of payments)
-  const built = await signer.transactionBuilder.triggerSmartContract(token, 'transfer(address,uint256)', { feeLimit: 100_000_000, blockHeader: await headerOf(emu) } as never, [
+  const built = await signer.transactionBuilder.triggerSmartContract(token, 'transfer(address,uint256)', { feeLimit: 100_000_000 }, [
     { type: 'address', value: to },
     { type: 'uint256', value: amount.toString() },
   ], from);
@@ -35,15 +33,10 @@ export async function tronTransfer(emu: TronEmulator, signer: TronWeb, from: str
 }
 
 /** A TRX transfer (TransferContract) of `sun` from `from`, signed by `signer`'s key; resolves with its id once it is mined and succeeded. */
-/** TaPoS reference to the emulator's head block, expiring a minute after it. */
-async function headerOf(emu: TronEmulator) {
+export async function tronSendTrx(emu: TronEmulator, signer: TronWeb, from: string, to: string, sun: bigint): Promise<string> {
   const head = (await (await fetch(`${emu.url}/wallet/getnowblock`, { method: 'POST', body: '{}' })).json()) as { blockID: string; block_header: { raw_data: { timestamp: number } } };
   const ts = head.block_header.raw_data.timestamp;
-  return { ref_block_bytes: head.blockID.slice(12, 16), ref_block_hash: head.blockID.slice(16, 32), expiration: ts + 60_000, timestamp: ts };
-}
-
-export async function tronSendTrx(emu: TronEmulator, signer: TronWeb, from: string, to: string, sun: bigint): Promise<string> {
-  const blockHeader = await headerOf(emu);
+  const blockHeader = { ref_block_bytes: head.blockID.slice(12, 16), ref_block_hash: head.blockID.slice(16, 32), expiration: ts + 60_000, timestamp: ts };
   const built = await signer.transactionBuilder.sendTrx(to, Number(sun), from, { blockHeader } as never);
   const res = await signer.trx.sendRawTransaction(await signer.trx.sign(built));
   if (!res.result) throw new Error(`broadcast failed: ${JSON.stringify(res)}`);
