@@ -7,9 +7,9 @@
  * proxy has seen the watcher's calls in it), then the provider recovers and the next mode starts:
  * 50 orders in the modes where a provider's answer can hide a payment (`MISSED_PAYMENT_MODES`:
  * quotas, lagging and split nodes, `eth_getLogs` limits), a few in the modes where it can only fail
- * loudly (docs/watchers.md "Provider drills"). At the end: every paid order found exactly once (one
- * payment row), Success once (one Success event, so one webhook), no unpaid order touched, and the
- * wrong-chain provider answered identity probes only.
+ * loudly (docs/watchers.md "Provider drills: how many orders per mode"). At the end: every paid order
+ * found exactly once (one payment row), Success once (one Success event, so one webhook), no unpaid
+ * order touched, and the wrong-chain provider answered identity probes only.
  */
 import type { App } from '../../src/app';
 import type { ModeOptions, ProviderMode, ProviderProxy } from './provider-proxy';
