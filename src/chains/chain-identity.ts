@@ -194,7 +194,8 @@ export class ProviderGate implements ChainIdentityCapability {
       await entry.probing;
     }
     if (entry.status.state === 'refused') throw this.refusal(url, entry.status.identity!);
-    if (!round) this.last = url;
+    // a round does not switch providers, unless the one used last is refused (then this verified one is)
+    if (!round || this.entries.get(this.last)?.status.state === 'refused') this.last = url;
   }
 
   private entryOf(url: string): Entry {

@@ -112,6 +112,12 @@ describe('ProviderGate', () => {
     expect(refused).toEqual(['wrong:1']);
   });
 
+  it('a head round that finds the provider used last refused makes a verified one current', async () => {
+    const { g } = gate({ 'http://wrong:1': B, 'http://right:2': A }, { genesis: A.genesis });
+    await Promise.allSettled([g.admit('http://wrong:1', false, true), g.admit('http://right:2', false, true)]);
+    expect(await g.current()).toEqual(A);
+  });
+
   it('establish with nothing expected: the majority chain is pinned and the minority refused; a tie trusts nobody', async () => {
     const three = gate({ 'http://wrong:1': B, 'http://right:2': A, 'http://right:3': A });
     expect(await three.g.establish()).toEqual(A);
