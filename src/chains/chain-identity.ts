@@ -73,8 +73,42 @@ export interface ChainIdentityCapability {
   pin(identity: ChainIdentity): void;
   /** Every configured provider's state (host only). */
   providers(): ProviderStatus[];
-  /** The identity of the first provider when EVERY provider was refused for serving another chain, else null. */
+  /** When EVERY provider was refused for serving another chain: the identity more than half of them serve, else null. */
   allRefused(): ChainIdentity | null;
+  /**
+   * The chain to watch when nothing is stored yet: the expected one when it is known (production's
+   * mainnet, a configured sandbox genesis), else the one more than half of the providers serve.
+   * Probes every provider and pins the result, so a provider on another chain is refused from now on,
+   * whichever answered first. Throws `ChainDisagreementError` when no chain has a majority.
+   */
+  establish(): Promise<ChainIdentity>;
+}
+
+/** No chain is expected yet and the providers serve different chains, none of them by a majority: none is trusted. */
+export class ChainDisagreementError extends Error {
+  override readonly name = 'ChainDisagreementError';
+  readonly code = 'CHAIN_DISAGREEMENT';
+  constructor(
+    readonly network: Network,
+    readonly served: { provider: string; identity: ChainIdentity }[],
+  ) {
+    super(
+      `${network} providers serve different chains (${served.map((s) => `${s.provider}: ${describeIdentity(s.identity)}`).join('; ')}); none is watched until a majority agrees or the expected genesis is configured`,
+    );
+  }
+}
+
+const identityKey = (i: ChainIdentity): string => `${i.chainId ?? ''}/${i.genesis.toLowerCase()}`;
+
+/** The identity more than half of `served` share, else null. */
+function majority(served: ChainIdentity[]): ChainIdentity | null {
+  const counts = new Map<string, { identity: ChainIdentity; n: number }>();
+  for (const i of served) {
+    const c = counts.get(identityKey(i)) ?? { identity: i, n: 0 };
+    c.n++;
+    counts.set(identityKey(i), c);
+  }
+  return [...counts.values()].find((c) => c.n * 2 > served.length)?.identity ?? null;
 }
 
 export interface ProviderGateOptions {
@@ -104,6 +138,8 @@ interface Entry {
   status: ProviderStatus;
   /** A probe in flight: callers share it. */
   probing?: Promise<void>;
+  /** The identity it was last refused for: the same refusal found again is not alarmed twice. */
+  refusedFor?: string;
 }
 
 /**
@@ -158,7 +194,8 @@ export class ProviderGate implements ChainIdentityCapability {
       await entry.probing;
     }
     if (entry.status.state === 'refused') throw this.refusal(url, entry.status.identity!);
-    if (!round) this.last = url;
+    // a round does not switch providers, unless the one used last is refused (then this verified one is)
+    if (!round || this.entries.get(this.last)?.status.state === 'refused') this.last = url;
   }
 
   private entryOf(url: string): Entry {
@@ -185,12 +222,13 @@ export class ProviderGate implements ChainIdentityCapability {
     const wrongId = this.chainId !== null && identity.chainId !== this.chainId;
     const wrongGenesis = this.genesis !== null && identity.genesis.toLowerCase() !== this.genesis.toLowerCase();
     if (wrongId || wrongGenesis) {
-      const before = entry.status.state;
       const error = this.refusal(url, identity);
       entry.status = { provider: providerHost(url), state: 'refused', identity, reason: error.message, checkedAt: this.now() };
-      if (before !== 'refused') this.opts.onRefused?.(error);
+      if (entry.refusedFor !== identityKey(identity)) this.opts.onRefused?.(error);
+      entry.refusedFor = identityKey(identity);
       return;
     }
+    entry.refusedFor = undefined;
     entry.status = { provider: providerHost(url), state: 'ok', identity, reason: null, checkedAt: this.now() };
   }
 
@@ -202,14 +240,40 @@ export class ProviderGate implements ChainIdentityCapability {
     return entry.status.identity!;
   }
 
-  /** Whether every provider is refused, each with the identity it serves (the sandbox then follows the new chain). */
+  /** Whether every provider is refused; the identity a majority of them serve (the sandbox then follows that new chain). */
   allRefused(): ChainIdentity | null {
     const all = [...this.entries.values()].map((e) => e.status);
     if (!all.length || !all.every((s) => s.state === 'refused' && s.identity)) return null;
-    return all[0]!.identity;
+    return majority(all.map((s) => s.identity!));
+  }
+
+  async establish(): Promise<ChainIdentity> {
+    const urls = [...this.entries.keys()];
+    // every provider verified now against the current expectation (unreachable ones are left out):
+    // what one served a while ago does not count
+    for (const e of this.entries.values()) if (!e.probing) e.status = { ...e.status, checkedAt: null, state: e.status.state === 'ok' ? 'unknown' : e.status.state };
+    await Promise.allSettled(urls.map((url) => this.check(url, false, true)));
+    const answered = urls.map((url) => this.entries.get(url)!.status).filter((s) => s.identity && s.state !== 'unknown');
+    const ok = answered.filter((s) => s.state === 'ok');
+    if (!ok.length) {
+      // nobody serves the expected chain (or nobody answered): the refusals (or the probe failure) say why
+      const first = answered[0];
+      if (first) throw this.refusal(urls.find((u) => this.entries.get(u)!.status === first)!, first.identity!);
+      throw new Error(`${this.opts.network}: no provider answered its chain identity (${this.providers().map((p) => `${p.provider}: ${p.reason}`).join('; ')})`);
+    }
+    // An expected genesis: every provider on it serves the expected chain (the others were refused).
+    const chosen = this.genesis !== null ? ok[0]!.identity! : majority(ok.map((s) => s.identity!));
+    if (!chosen) throw new ChainDisagreementError(this.opts.network, ok.map((s) => ({ provider: s.provider, identity: s.identity! })));
+    if (this.genesis === null) {
+      this.pin(chosen);
+      // the minority is refused at once (named, alarmed), not at its next use
+      await Promise.allSettled(urls.map((url) => this.check(url, false, true)));
+    }
+    return chosen;
   }
 
   pin(identity: ChainIdentity): void {
+    if (this.genesis?.toLowerCase() === identity.genesis.toLowerCase() && (identity.chainId === null || identity.chainId === this.chainId)) return; // expected already
     this.genesis = identity.genesis;
     if (identity.chainId !== null) this.chainId = identity.chainId;
     // every verification so far was against the old expectation

@@ -71,8 +71,9 @@ export function watchedNetworks(config: Config, overrides: RpcOverrides = {}, on
         confirmations: config[`${key}_CONFIRMATIONS`] as number,
         maxBlockRange: config.WATCH_MAX_BLOCK_RANGE,
         timeoutMs: config.RPC_TIMEOUT_MS,
-        // production serves the mainnets only: a provider on anything else is refused from its first answer
-        genesisHash: environment === 'production' ? MAINNET_GENESIS[network] : undefined,
+        // production serves the mainnets only: a provider on anything else is refused from its first answer;
+        // the sandbox's chain is configured, or the one most of its providers agree on
+        genesisHash: environment === 'production' ? MAINNET_GENESIS[network] : config[`SANDBOX_${network}_GENESIS`],
         identityRecheckMs: config.CHAIN_IDENTITY_RECHECK_MS,
         verifyIdentity: true,
         onWrongChain: onWrongChain && ((e) => onWrongChain({ environment, network, provider: e.provider, message: e.message })),

@@ -77,6 +77,18 @@ function chainVars(): Record<ChainVarName, ChainVarSpec> {
   return out as Record<ChainVarName, ChainVarSpec>;
 }
 
+const genesisVar = (net: string) => ({
+  schema: z
+    .string()
+    .regex(net === 'SOLANA' ? /^[1-9A-HJ-NP-Za-km-z]{32,44}$/ : net === 'TRON' ? /^[0-9a-fA-F]{64}$/ : /^0x[0-9a-fA-F]{64}$/, `must be the ${net === 'SOLANA' ? 'base58 genesis hash' : net === 'TRON' ? 'block 0 blockID (64 hex digits)' : "block 0 hash (0x + 64 hex digits)"}`)
+    .optional(),
+  description: `The genesis hash of the chain the sandbox watches on ${net}: a provider serving another one is refused by name, whichever answers first (docs/watchers.md "Chain identity"). Unset → the chain most providers agree on (production always expects the mainnet's)`,
+});
+/** `SANDBOX_<NETWORK>_GENESIS` for every network. */
+function genesisVars(): Record<`SANDBOX_${(typeof NETWORK_KEYS)[number]}_GENESIS`, ReturnType<typeof genesisVar>> {
+  return Object.fromEntries(NETWORK_KEYS.map((net) => [`SANDBOX_${net}_GENESIS`, genesisVar(net)])) as Record<`SANDBOX_${(typeof NETWORK_KEYS)[number]}_GENESIS`, ReturnType<typeof genesisVar>>;
+}
+
 const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
 type EvmSweepVarName = `${(typeof ENV_KEYS)[number]}_${'ETHEREUM' | 'BINANCE'}_${'DISPERSE_ADDRESS' | 'SWEEPER_ADDRESS'}`;
 /** `<ENV>_<ETHEREUM|BINANCE>_DISPERSE_ADDRESS` / `_SWEEPER_ADDRESS`: the EVM sweep contracts (docs/sweeps-evm.md). */
@@ -265,6 +277,7 @@ export const CONFIG_VARS = {
   SWEEP_MAX_FEE_BUMP_PERCENT: { schema: int(100, 1000), default: '300', description: 'Highest fee of a replacement, in percent of the network fee at signing' },
   SWEEP_CRASH_AFTER: { schema: z.enum(['plan', 'fund-sign', 'fund-broadcast', 'funded', 'send-sign', 'send-broadcast', 'sent']).optional(), description: 'TESTS ONLY (refused in production): the sweep engine exits the process hard (SIGKILL-like) right after this step, to prove crash safety' },
   ...chainVars(),
+  ...genesisVars(),
   EVM_SWEEP_BATCH_MAX: { schema: int(1, 1000), default: '100', description: 'Most deposits one EIP-7702 batch sweep transaction carries (ETHEREUM/BINANCE with a Sweeper)' },
   ...evmSweepVars(),
 } satisfies Record<string, VarSpec>;

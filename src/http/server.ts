@@ -146,7 +146,7 @@ async function gasTankDetails(app: App) {
  * Every watcher's health as the worker running it last stored it (`watcher_health`; no RPC from a
  * probe): state (fresh, lagging, stalled, provider_down), head and scanned block, when it last polled
  * and why its last poll failed, its chain identity, and its providers by host with their state
- * (`refused`: another chain). Undefined when the table cannot be read.
+ * (`refused`: another chain) and health score (`healthy` / `demoted`, error rate, latency, lag). Undefined when the table cannot be read.
  */
 async function watcherDetails(app: App) {
   try {
@@ -163,7 +163,21 @@ async function watcherDetails(app: App) {
       last_error: h.lastError,
       caught_up_at: h.caughtUpAt && unix(h.caughtUpAt),
       chain: h.genesisHash ? { chain_id: h.chainId, genesis: h.genesisHash } : null,
-      providers: h.providers.map((p) => ({ provider: p.provider, state: p.state, reason: p.reason })),
+      providers: h.providers.map((p) => ({
+        provider: p.provider,
+        state: p.state,
+        reason: p.reason,
+        ...(p.health && {
+          health: p.health,
+          rank: p.rank,
+          error_rate: p.errorRate,
+          latency_ms: p.latencyMs,
+          head_block: p.head,
+          lag_blocks: p.lagBlocks,
+          last_failure: p.lastFailure,
+          retry_at: p.retryAt ? unix(new Date(p.retryAt)) : null,
+        }),
+      })),
     }));
   } catch (err) {
     app.log.warn({ err: err instanceof Error ? err.message : String(err) }, '/readyz: watcher health unreadable');

@@ -3,7 +3,7 @@
  * Solana RPC facades — the first in front of the gateway's cluster, put through every failure mode in
  * turn (JSON-RPC 429 answers, a sustained requests-per-second limit, 5xx, resets, a frozen node, cut,
  * malformed and trickling bodies, a lagging node, two nodes at different slots behind one URL); the
- * second in front of ANOTHER facade (another genesis hash: refused once the watcher knows its cluster).
+ * second in front of ANOTHER facade (another genesis hash: refused by name, the sandbox's genesis configured).
  * See test/support/provider-drill.ts for what is asserted.
  */
 import { PublicKey, type Keypair } from '@solana/web3.js';
@@ -33,9 +33,8 @@ beforeAll(async () => {
   flaky = await startProviderProxy(facade.url);
   expect(await other.connection.getGenesisHash()).not.toBe(await facade.connection.getGenesisHash());
   wrong = await startProviderProxy(other.url);
-  wrong.setMode('http503'); // until the watcher knows its chain (test/support/provider-drill.ts)
   gw = await startTestGateway(
-    { SANDBOX_SOLANA_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000', RPC_TIMEOUT_MS: '3000', WATCH_LOCK_MS: '8000' },
+    { SANDBOX_SOLANA_GENESIS: await facade.connection.getGenesisHash(), SANDBOX_SOLANA_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000', RPC_TIMEOUT_MS: '3000', WATCH_LOCK_MS: '8000' },
     { rpcOverrides: { 'sandbox:SOLANA': [flaky.url, wrong.url] } },
   );
   await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'SOLANA', symbol: 'USDC', name: 'USD Coin (litesvm)', address: mint.toBase58(), decimals: 6 });

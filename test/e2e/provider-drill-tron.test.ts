@@ -3,7 +3,7 @@
  * java-tron HTTP emulators — the first in front of the gateway's chain, put through every failure
  * mode in turn (quota answers, a sustained requests-per-second limit, 5xx, resets, a frozen node, cut,
  * malformed and trickling bodies, a lagging node, two nodes at different heights behind one URL); the
- * second in front of ANOTHER emulator (another genesis: refused once the watcher knows its chain).
+ * second in front of ANOTHER emulator (another genesis: refused by name, the sandbox's genesis configured).
  * See test/support/provider-drill.ts for what is asserted.
  */
 import { TronWeb } from 'tronweb';
@@ -38,9 +38,8 @@ beforeAll(async () => {
     ((await (await fetch(`${url}/wallet/getblockbynum`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"num":0}' })).json()) as { blockID: string }).blockID;
   expect(await genesis(other.url)).not.toBe(await genesis(emu.url));
   wrong = await startProviderProxy(other.url);
-  wrong.setMode('http503'); // until the watcher knows its chain (test/support/provider-drill.ts)
   gw = await startTestGateway(
-    { SANDBOX_TRON_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000', RPC_TIMEOUT_MS: '3000', WATCH_LOCK_MS: '8000' },
+    { SANDBOX_TRON_GENESIS: await genesis(emu.url), SANDBOX_TRON_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000', RPC_TIMEOUT_MS: '3000', WATCH_LOCK_MS: '8000' },
     { rpcOverrides: { 'sandbox:TRON': [flaky.url, wrong.url] } },
   );
   await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDT', name: 'Tether USD (emulator)', address: usdt, decimals: 6 });
@@ -61,6 +60,12 @@ providerDrill({
   wrong: () => wrong,
   newOrder: () => checkout(gw.url, apiKey, { amountIdr: '150000', tokenAddress: usdt, network: 'TRON', walletType: 'TRUSTWALLET' }),
   pay: async (o) => void (await tronTransfer(emu, wallet, customer, usdt, o.address, o.total)),
+  // one after another: the emulator sends each sender's transactions through anvil (concurrent ones
+  // race for a nonce), and each is built against the head the previous one mined (a reference block
+  // older than a minute would have expired)
+  payMany: async (orders) => {
+    for (const o of orders) await tronTransfer(emu, wallet, customer, usdt, o.address, o.total);
+  },
   ordersPerMode: 3,
   modes: DRILL_MODES,
 });

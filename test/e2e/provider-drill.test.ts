@@ -10,11 +10,11 @@
 import { CUSTOMER_PRIVATE_KEYS, startDevChains, type DevChains } from '../../src/devchain';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
-import { fundedCustomer, pay, placeOrder, WATCH_ENV, type EvmNet, type Merchant } from '../support/evm-harness';
+import { fundedCustomer, pay, payMany, placeOrder, WATCH_ENV, type EvmNet, type Merchant } from '../support/evm-harness';
 import { DRILL_MODES, EVM_ONLY_MODES, providerDrill } from '../support/provider-drill';
 import { startProviderProxy, type ProviderProxy } from '../support/provider-proxy';
 
-jest.setTimeout(420_000);
+jest.setTimeout(900_000);
 
 // The common modes, with EVM's eth_getLogs limits after the rate limits.
 const MODES = [...DRILL_MODES.slice(0, 4), ...EVM_ONLY_MODES, ...DRILL_MODES.slice(4)];
@@ -30,9 +30,6 @@ beforeAll(async () => {
   chains = await startDevChains();
   wrong.ETHEREUM = await startProviderProxy(chains.BINANCE.rpcUrl);
   wrong.BINANCE = await startProviderProxy(chains.ETHEREUM.rpcUrl);
-  // until the watchers know their chains (test/support/provider-drill.ts)
-  wrong.ETHEREUM.setMode('http503');
-  wrong.BINANCE.setMode('http503');
   flaky.ETHEREUM = await startProviderProxy(chains.ETHEREUM.rpcUrl);
   flaky.BINANCE = await startProviderProxy(chains.BINANCE.rpcUrl);
   gw = await startTestGateway(
@@ -58,7 +55,8 @@ for (const network of ['ETHEREUM', 'BINANCE'] as EvmNet[]) {
       wrong: () => wrong[network],
       newOrder: () => placeOrder(gw.url, gw.app, m, network),
       pay: async (o) => void (await pay(chains[network], customers[network], o.address, o.total)),
-      ordersPerMode: 4,
+      payMany: (orders) => payMany(chains[network], customers[network], orders.map((o) => ({ to: o.address, amount: o.total }))),
+      ordersPerMode: 3,
       modes: MODES,
     });
   });

@@ -2,7 +2,9 @@
  * `/readyz` details show each network's watcher health: a node that stops answering shows
  * as stalled / provider down within seconds, while the API stays in rotation (HTTP 200) and the other
  * networks stay fresh; it recovers when the node answers again. A production provider serving
- * another chain is refused, named by host and alarmed (metric, readiness detail).
+ * another chain is refused, named by host and alarmed (metric, readiness detail). Each provider shows
+ * its health score: a failing one is `demoted` with its error rate and last failure, while its
+ * network stays fresh on the other provider.
  */
 import { startDevChains, type DevChains } from '../../src/devchain';
 import { startTestGateway, type TestGateway } from '../support/gateway';
@@ -17,24 +19,26 @@ interface ChainDetail {
   state: string;
   head_block: string | null;
   last_error: string | null;
-  providers: { provider: string; state: string; reason: string | null }[];
+  providers: { provider: string; state: string; reason: string | null; health?: string; error_rate?: number; lag_blocks?: string | null; last_failure?: string | null; head_block?: string | null }[];
 }
 
 let chains: DevChains;
 let gw: TestGateway;
-const proxies = {} as Record<EvmNet | 'WRONG', ProviderProxy>;
+const proxies = {} as Record<EvmNet | 'WRONG' | 'BINANCE_SPARE', ProviderProxy>;
 
 beforeAll(async () => {
   chains = await startDevChains();
   proxies.ETHEREUM = await startProviderProxy(chains.ETHEREUM.rpcUrl);
   proxies.BINANCE = await startProviderProxy(chains.BINANCE.rpcUrl);
+  // a second BINANCE provider, same chain: failed on purpose below
+  proxies.BINANCE_SPARE = await startProviderProxy(chains.BINANCE.rpcUrl);
   // production ETHEREUM pointed at a local chain: another chain than Ethereum mainnet
   proxies.WRONG = await startProviderProxy(chains.BINANCE.rpcUrl);
   gw = await startTestGateway(
     { ...WATCH_ENV, WATCHER_STALL_S: '3', WATCHER_LAG_S: '30', RPC_TIMEOUT_MS: '1500' },
     {
       devChains: chains,
-      rpcOverrides: { 'sandbox:ETHEREUM': [proxies.ETHEREUM.url], 'sandbox:BINANCE': [proxies.BINANCE.url], 'production:ETHEREUM': [proxies.WRONG.url] },
+      rpcOverrides: { 'sandbox:ETHEREUM': [proxies.ETHEREUM.url], 'sandbox:BINANCE': [proxies.BINANCE_SPARE.url, proxies.BINANCE.url], 'production:ETHEREUM': [proxies.WRONG.url] },
     },
   );
 });
@@ -55,14 +59,15 @@ const hostOf = (url: string) => new URL(url).host;
 it('every watched network is listed, fresh, with its providers by host', async () => {
   await eventually(async () => (await detail('sandbox', 'ETHEREUM'))?.state === 'fresh' && (await detail('sandbox', 'BINANCE'))?.state === 'fresh', 'both sandbox watchers fresh', 60_000);
   const eth = (await detail('sandbox', 'ETHEREUM'))!;
-  expect(eth.providers).toEqual([{ provider: hostOf(proxies.ETHEREUM.url), state: 'ok', reason: null }]);
+  expect(eth.providers).toEqual([expect.objectContaining({ provider: hostOf(proxies.ETHEREUM.url), state: 'ok', reason: null, health: 'healthy', error_rate: 0, lag_blocks: '0' })]);
   expect(BigInt(eth.head_block!)).toBeGreaterThan(0n);
 });
 
 it('a production provider on another chain is refused, named by host and alarmed; the API stays ready', async () => {
   await eventually(async () => (await detail('production', 'ETHEREUM'))?.state === 'provider_down', 'production ETHEREUM to show provider_down', 60_000);
   const d = (await detail('production', 'ETHEREUM'))!;
-  expect(d.providers).toEqual([{ provider: hostOf(proxies.WRONG.url), state: 'refused', reason: expect.stringContaining('serves another chain') }]);
+  expect(d.providers).toEqual([expect.objectContaining({ provider: hostOf(proxies.WRONG.url), state: 'refused', reason: expect.stringContaining('serves another chain'), last_failure: 'wrong_chain' })]);
+  expect(d.providers[0]!.error_rate).toBeGreaterThan(0);
   expect(JSON.stringify(d)).not.toContain(proxies.WRONG.url + '/'); // host only
   const metrics = await gw.app.metrics.registry.metrics();
   expect(metrics).toContain(`cpg_rpc_provider_refused_total{environment="production",network="ETHEREUM",provider="${hostOf(proxies.WRONG.url)}"} 1`);
@@ -86,4 +91,24 @@ it('a frozen node (no answer at all) shows as stalled / provider down within sec
     proxies.ETHEREUM.setMode('pass');
   }
   await eventually(async () => (await detail('sandbox', 'ETHEREUM'))?.state === 'fresh', 'the network to be fresh again', 60_000);
+});
+
+it('a failing provider is shown demoted with its error rate and failure; its network stays fresh on the other one', async () => {
+  const spare = hostOf(proxies.BINANCE_SPARE.url);
+  const main = hostOf(proxies.BINANCE.url);
+  proxies.BINANCE_SPARE.setMode('http503');
+  try {
+    await eventually(async () => (await detail('sandbox', 'BINANCE'))?.providers.find((p) => p.provider === spare)?.health === 'demoted', 'the failing BINANCE provider to show demoted', 60_000);
+    const d = (await detail('sandbox', 'BINANCE'))!;
+    expect(d.providers.map((p) => p.provider)).toEqual([spare, main]);
+    const [bad, good] = d.providers;
+    expect(bad).toEqual(expect.objectContaining({ state: 'ok', health: 'demoted', last_failure: 'http_5xx' }));
+    expect(bad!.error_rate).toBeGreaterThan(0);
+    expect(good).toEqual(expect.objectContaining({ state: 'ok', health: 'healthy', lag_blocks: '0' }));
+    expect(BigInt(good!.head_block!)).toBeGreaterThan(0n);
+    await eventually(async () => (await detail('sandbox', 'BINANCE'))?.state === 'fresh', 'BINANCE fresh on its other provider', 60_000);
+    expect((await readyz()).status).toBe(200);
+  } finally {
+    proxies.BINANCE_SPARE.setMode('pass');
+  }
 });

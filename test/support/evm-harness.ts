@@ -3,9 +3,9 @@
  * wallet on a local anvil chain, the `orderUpdated` subscription, and direct reads of the rows the
  * watcher and settlement write. Nothing here is mocked: real gateway, real PostgreSQL, real anvil.
  */
-import { computeAddress } from 'ethers';
+import { computeAddress, getAddress, Interface } from 'ethers';
 import { print } from 'graphql';
-import { DEV_TOKEN_ADDRESSES, mintTo, transferToken, type DevChain, type DevChains, type SentTransfer } from '../../src/devchain';
+import { DEV_TOKEN_ADDRESSES, mintTo, transferToken, waitForReceipt, type DevChain, type DevChains, type SentTransfer } from '../../src/devchain';
 import type { App } from '../../src/app';
 import { OrderUpdatedDocument, type OrderUpdatedSubscription } from '../generated/graphql';
 import type { createMerchant } from './fixtures';
@@ -232,3 +232,21 @@ export async function startHookedRpc(upstream: string): Promise<HookedRpc> {
     });
   return hooked;
 }
+
+/**
+ * Many USDT payments from one anvil account at once: sent back to back with explicit nonces (no wait
+ * between them), then every receipt awaited. Anvil's dev accounts are unlocked (`eth_sendTransaction`).
+ */
+export async function payMany(chain: DevChain, customerKey: string, payments: { to: string; amount: bigint }[]): Promise<void> {
+  const from = computeAddress(customerKey);
+  const token = DEV_TOKEN_ADDRESSES[chain.network].USDT;
+  let nonce = BigInt(await chain.rpc.call<string>('eth_getTransactionCount', [from, 'pending']));
+  const hashes: string[] = [];
+  for (const p of payments) {
+    const data = tokenInterface.encodeFunctionData('transfer', [getAddress(p.to), p.amount]);
+    hashes.push(await chain.rpc.call<string>('eth_sendTransaction', [{ from, to: token, data, nonce: `0x${(nonce++).toString(16)}`, gas: '0x30d40' }]));
+  }
+  // waitForReceipt throws on a reverted payment
+  for (const h of hashes) await waitForReceipt(chain, h);
+}
+const tokenInterface = new Interface(['function transfer(address to, uint256 amount) returns (bool)']);

@@ -1,4 +1,4 @@
-import { ProviderGate, WrongChainError, type ChainIdentity } from '../../src/chains/chain-identity';
+import { ChainDisagreementError, ProviderGate, WrongChainError, type ChainIdentity } from '../../src/chains/chain-identity';
 import { watcherState } from '../../src/modules/payments/watcher-health';
 
 const A: ChainIdentity = { chainId: '1', genesis: '0xaaa' };
@@ -101,6 +101,42 @@ describe('ProviderGate', () => {
     await expect(g.admit('http://down:1')).rejects.toThrow('ECONNREFUSED');
     expect(g.providers()).toEqual([expect.objectContaining({ provider: 'down:1', state: 'unknown', reason: expect.stringContaining('ECONNREFUSED') })]);
     expect(refused).toEqual([]);
+  });
+
+  it('establish: the expected chain wins whichever provider is first; the other is refused once, by host', async () => {
+    const { g, refused } = gate({ 'http://wrong:1': B, 'http://right:2': A }, { genesis: A.genesis });
+    expect(await g.establish()).toEqual(A);
+    expect(g.providers().map((p) => p.state)).toEqual(['refused', 'ok']);
+    g.pin(A); // the watcher pins what it stored: the same expectation, no second alarm
+    await g.establish();
+    expect(refused).toEqual(['wrong:1']);
+  });
+
+  it('a head round that finds the provider used last refused makes a verified one current', async () => {
+    const { g } = gate({ 'http://wrong:1': B, 'http://right:2': A }, { genesis: A.genesis });
+    await Promise.allSettled([g.admit('http://wrong:1', false, true), g.admit('http://right:2', false, true)]);
+    expect(await g.current()).toEqual(A);
+  });
+
+  it('establish with nothing expected: the majority chain is pinned and the minority refused; a tie trusts nobody', async () => {
+    const three = gate({ 'http://wrong:1': B, 'http://right:2': A, 'http://right:3': A });
+    expect(await three.g.establish()).toEqual(A);
+    expect(three.g.providers().map((p) => p.state)).toEqual(['refused', 'ok', 'ok']);
+    expect(three.refused).toEqual(['wrong:1']);
+
+    const two = gate({ 'http://right:2': A, 'http://wrong:1': B });
+    await expect(two.g.establish()).rejects.toThrow(ChainDisagreementError);
+    await expect(two.g.establish()).rejects.toThrow(/right:2: chain id 1, genesis 0xaaa; wrong:1: chain id 1, genesis 0xbbb/);
+    // one of them unreachable: the one that answers is the majority of those that did
+    const down = gate({ 'http://right:2': A, 'http://wrong:1': new Error('ECONNREFUSED') });
+    expect(await down.g.establish()).toEqual(A);
+  });
+
+  it('allRefused: the chain most providers moved to, none when they moved to different ones', async () => {
+    const C: ChainIdentity = { chainId: '1', genesis: '0xccc' };
+    const split = gate({ 'http://one:1': B, 'http://two:2': C }, { genesis: A.genesis });
+    await Promise.allSettled([split.g.admit('http://one:1'), split.g.admit('http://two:2')]);
+    expect(split.g.allRefused()).toBeNull();
   });
 });
 

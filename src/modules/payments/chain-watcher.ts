@@ -2,12 +2,13 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { isFinal, pollEveryToken, type AccountPollObservation, type ChainAdapter, type ChainHead, type LogScanObservation, type ObservedTransfer, type WatchedToken } from '../../chains/chain-adapter.js';
 import type { WatchedNetwork } from '../../chains/networks.js';
-import { describeIdentity, sameChain, WrongChainError, type ChainIdentity, type ProviderStatus } from '../../chains/chain-identity.js';
+import { ChainDisagreementError, describeIdentity, sameChain, WrongChainError, type ChainIdentity, type ProviderStatus } from '../../chains/chain-identity.js';
 import type { Environment, Network } from '../../common/environment.js';
 import type { TokenService } from '../tokens/token.service.js';
 import type { MatchedTransfer, PaymentService, RecordResult } from './payment.service.js';
 import type { SettlementService } from './settlement.service.js';
 import type { WatcherLagSnapshot } from '../metrics/gateway-metrics.js';
+import type { WatcherProvider } from './watcher-health.js';
 import type { UnattributedReceiptService, UnattributedTransfer } from './unattributed-receipt.service.js';
 
 interface WatchEntry {
@@ -65,7 +66,7 @@ export interface WatcherHealthSnapshot {
   caughtUpAt: number | null;
   startedAt: number;
   identity: ChainIdentity | null;
-  providers: ProviderStatus[];
+  providers: WatcherProvider[];
 }
 
 /** Thrown inside a tick when the provider turned out to serve another chain mid-tick: the tick ends, nothing of it is kept. */
@@ -173,8 +174,29 @@ export class ChainWatcher {
       caughtUpAt: this.caughtUpAt,
       startedAt: this.startedAt,
       identity: this.chain?.identity ?? null,
-      providers: this.adapter.identity.providers(),
+      providers: this.providerDetails(),
     };
+  }
+
+  /** Each provider's chain identity and health score, in configured order (host only). */
+  private providerDetails(): WatcherProvider[] {
+    const scores = this.adapter.providerHealth.snapshot();
+    const best = scores.reduce<bigint | null>((m, p) => (p.head === null ? m : m === null || p.head > m ? p.head : m), null);
+    return this.adapter.identity.providers().map((p, i) => {
+      const score = scores[i];
+      if (!score) return p;
+      return {
+        ...p,
+        health: score.state,
+        rank: score.rank,
+        errorRate: score.errorRate,
+        latencyMs: score.latencyMs,
+        head: score.head?.toString() ?? null,
+        lagBlocks: score.head !== null && best !== null ? (best - score.head).toString() : null,
+        lastFailure: score.lastReason,
+        retryAt: score.retryAt,
+      };
+    });
   }
 
   /** One pass: refresh the watch set, scan new blocks (or poll deposits), confirm, settle. */
@@ -198,6 +220,9 @@ export class ChainWatcher {
       this.lastError = (err instanceof Error ? err.message : String(err)).replace(/\b(https?|wss?):\/\/([^/\s"'@]*@)?([^/\s"']+)[^\s"']*/g, '$1://$3');
       if (err instanceof WrongChainError) {
         this.deps.log.error({ network: this.network, environment: this.environment, provider: err.provider, got: describeIdentity(err.got) }, 'no provider serves the expected chain; the watcher waits');
+      }
+      if (err instanceof ChainDisagreementError) {
+        this.deps.log.error({ network: this.network, environment: this.environment, served: err.served.map((s) => `${s.provider}: ${describeIdentity(s.identity)}`) }, 'providers serve different chains and none is expected; the watcher waits');
       }
       throw err;
     }
@@ -668,6 +693,11 @@ export class ChainWatcher {
     }
     if (this.chain === undefined) await this.loadChain(em);
     if (!this.chain) {
+      // The first identity is never just the answer of whichever provider came first: every provider
+      // is asked, the expected chain (or the majority's) is pinned, the others are refused by name.
+      const agreed = await this.adapter.identity.establish();
+      // this tick's head came from a provider on another chain: dropped; the next one is gated
+      if (!sameChain(agreed, identity)) throw new ChainSwitched();
       // the first identity: everything recorded before belongs to it (since the epoch)
       const since = await this.storeIdentity(em, identity, head, false);
       this.chain = { identity, since };

@@ -14,6 +14,23 @@ import type { WatcherHealthSnapshot } from './chain-watcher.js';
  */
 export type WatcherState = 'fresh' | 'lagging' | 'stalled' | 'provider_down';
 
+/**
+ * One provider of a watcher as `/readyz` shows it (host only): its chain identity (`state`: `ok`,
+ * `refused` for another chain, `unknown`) and its health score (src/chains/provider-health.ts):
+ * `healthy` or `demoted` (skipped until `retryAt`), the recent error rate (0–1), latency, head and how
+ * many blocks (slots) it lags behind the best head its watcher's providers reported.
+ */
+export interface WatcherProvider extends ProviderStatus {
+  health?: 'healthy' | 'demoted';
+  rank?: number;
+  errorRate?: number;
+  latencyMs?: number | null;
+  head?: string | null;
+  lagBlocks?: string | null;
+  lastFailure?: string | null;
+  retryAt?: number | null;
+}
+
 export interface WatcherHealthRow {
   environment: Environment;
   network: Network;
@@ -26,7 +43,7 @@ export interface WatcherHealthRow {
   startedAt: Date;
   chainId: string | null;
   genesisHash: string | null;
-  providers: ProviderStatus[];
+  providers: WatcherProvider[];
   updatedAt: Date;
 }
 
@@ -84,7 +101,7 @@ export async function readWatcherHealth(em: EntityManager): Promise<WatcherHealt
       started_at: Date;
       chain_id: string | null;
       genesis_hash: string | null;
-      providers: ProviderStatus[];
+      providers: WatcherProvider[];
       updated_at: Date;
     }[]
   >(`select * from watcher_health order by environment, network`);
