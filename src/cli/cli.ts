@@ -141,7 +141,7 @@ merchant
 
 program
   .command('reconcile')
-  .description('Compare every deposit address\'s on-chain token balances with the ledger, per watched network; exit 2 when any differs')
+  .description('Compare every deposit address\'s on-chain balances with the ledger, per watched network; exit 2 when any differs, 3 when a network could not be compared')
   .addOption(new Option('--environment <env>', 'only this environment').choices([...ENVIRONMENTS]))
   .addOption(new Option('--network <network>', 'only this network').choices([...NETWORKS]))
   .option('--json', 'print one JSON object')
@@ -166,7 +166,9 @@ program
           (r.held.length ? `\n  held (not swept): ${r.held.length}` + r.held.map((h) => `\n  ${h.address} ${h.tokenSymbol}: ${h.balance} held, ${h.reason}`).join('') : ''))
         .join('\n');
       print(!!o.json, { runs, mismatches: bad }, human || 'no watched networks');
+      // 2: something differs; 3: nothing differs, but a network could not be compared (its books are not known to close).
       if (bad) process.exitCode = 2;
+      else if (runs.some((r) => r.error)) process.exitCode = 3;
     });
   });
 

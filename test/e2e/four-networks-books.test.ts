@@ -205,4 +205,9 @@ it('payments and native coin on ETHEREUM, BINANCE, TRON and SOLANA, all swept: t
   const text = await runProcess(process.execPath, [CLI_JS, 'reconcile', '--environment', 'sandbox'], env, 120_000);
   expect(text.code).toBe(0);
   for (const n of ['ETHEREUM', 'BINANCE', 'TRON', 'SOLANA']) expect(text.stdout).toMatch(new RegExp(`^sandbox:${n} at block \\d+: \\d+ checked, 0 mismatches$`, 'm'));
+  // A network that cannot be compared (here ETHEREUM's URL serves BINANCE's chain) is no clean bill: exit 3, named.
+  const blind = await runProcess(process.execPath, [CLI_JS, 'reconcile', '--environment', 'sandbox'], { ...env, SANDBOX_ETHEREUM_RPC_URLS: chains.BINANCE.rpcUrl }, 120_000);
+  expect(blind.code).toBe(3);
+  expect(blind.stdout).toMatch(/^sandbox:ETHEREUM at block -: not compared \(.+\)$/m);
+  expect(blind.stdout).toMatch(/^sandbox:BINANCE at block \d+: \d+ checked, 0 mismatches$/m);
 }, 600_000);
