@@ -1,6 +1,6 @@
 -- Primary-key cost of random (v4) vs time-ordered (v7) order ids at 5M rows, load-independent:
 -- buffers read/dirtied by 20,000 new ids. psql -X <url of a scratch database> -f bench/order-id-pk.sql
--- (≈ 8 minutes under heavy load; docs/benchmarks.md, Time-ordered ids).
+-- (≈ 8 minutes under heavy load; docs/benchmarks/orders.md, Time-ordered ids).
 \timing off
 drop table if exists probe_v4, probe_v7;
 create table probe_v4 (id uuid primary key);

@@ -11,7 +11,7 @@ import type { Config } from './config.js';
  * strings were pretenured: ≈ 3.6 KB per order went to old space and died there, a mark-compact ran
  * every ≈ 9 s, and each scavenge took 6–12 ms (it scans old-to-young references) instead of
  * 1.5–3 ms. Without it they die young, the heap stays flat under load, and the gateway spends ≈ 11 %
- * less CPU per order (docs/benchmarks.md, *Pretenuring*). The flag only steers where new objects
+ * less CPU per order (docs/benchmarks/orders.md, *Pretenuring*). The flag only steers where new objects
  * are placed, which is why it may be set after the VM has started.
  */
 export function v8Flags(config: Pick<Config, 'V8_ALLOCATION_SITE_PRETENURING'>): string[] {

@@ -4,7 +4,7 @@
  * (transaction pool for the pools, session pool for DATABASE_SESSION_URL), HAProxy with /readyz
  * checks in front of three built ROLE=api processes, two built ROLE=worker processes, the local EVM
  * chain. One topology, the drills in sequence (the failover last: it ends with the standby alone).
- * Figures each drill measures are printed (`[drill] …`) and kept on docs/benchmarks.md.
+ * Figures each drill measures are printed (`[drill] …`) and kept on docs/benchmarks.md (every run: docs/benchmarks/cluster.md).
  */
 import { getAddress, id as topicOf, Wallet, zeroPadValue } from 'ethers';
 import { print } from 'graphql';

@@ -178,7 +178,7 @@ export class OrderStatsService {
     // token sums as a JSON list. Both levels in SQL; nothing is summed in JavaScript.
     // JIT off for this statement: its cost estimates (generate_series, ranges bound by other rows)
     // are far above its real size, and PostgreSQL's JIT compilation alone took 0.7–1.5 s of a
-    // query that runs in milliseconds (EXPLAIN ANALYZE in docs/benchmarks.md).
+    // query that runs in milliseconds (EXPLAIN ANALYZE in docs/benchmarks/dashboards.md).
     const sql = `with w as not materialized (select ?::uuid as m, ?::text as env, ?::timestamptz as f, ?::timestamptz as t, ?::text as tz),
        ${statsSource(time, daily)},
        b as (
