@@ -1,44 +1,8 @@
 /**
- * Solana JSON-RPC facade: litesvm 1.5.0 (in-process SVM, kit API) behind a loopback HTTP + WebSocket
- * server that unmodified `@solana/web3.js` 1.x `Connection` and `@solana/spl-token` talk to.
- *
- * What it models: real program execution (System, SPL Token, Token-2022, ATA programs), signatures
- * and their verification, per-slot blocks with synthetic blockhashes, transaction history per
- * address (`getSignaturesForAddress` newest-first with before/until/limit), `getTransaction` in
- * `json`/`base64` encoding with pre/post (token) balances, inner instructions and logs, failed
- * transactions that land (instruction errors, fee charged by litesvm) vs. ones rejected up front,
- * preflight simulation, confirmed vs finalized commitment with a configurable slot lag, and
- * `signatureSubscribe` over WebSocket (so `sendAndConfirmTransaction` works). Faults (HTTP 429/500,
- * JSON-RPC errors, hangs) can be injected per method.
- *
- * What it does NOT model:
- *   - consensus, leaders, votes, competing forks or skipped slots: every slot has a block;
- *     "processed" = "confirmed" = the current slot, "finalized" = current − finalityLag (only
- *     commitment for history/blocks/slots, see next point). The one exception is `rollback(slot)`, a
- *     test's stand-in for a minority fork that loses: the confirmed slots above `slot` (never a
- *     finalized one) disappear with their transactions, the accounts those wrote get their state from
- *     before them back, and the next slots get other blockhashes; a dropped transaction may land again
- *     (as one the cluster never saw would) while its recent blockhash is still kept;
- *   - account state per commitment: getAccountInfo/getBalance/getTokenAccountBalance always read
- *     the latest state, whatever commitment is asked for;
- *   - blockhash expiry in wall-clock time: a transaction whose recent blockhash is not one of the
- *     facade's blocks, or is more than 150 blocks older than the block it would land in, is refused
- *     (`BlockhashNotFound`, like a validator), and `isBlockhashValid` says so; but block height
- *     advances only with transactions, `advanceSlots` or `slotIntervalMs`, never by itself.
- *     getLatestBlockhash returns the newest block's hash at every commitment. With
- *     `slotPerTransaction: false`, re-sending an identical transaction needs `advanceSlots(1)` first
- *     (web3.js waits for a new blockhash, ~10 s timeout). web3.js caches the blockhash it signs
- *     with for 30 s: after `advanceSlots` of more than 150, a Connection other than the facade's
- *     own (which is reset) can sign with an expired one;
- *   - fees beyond the flat 5000 lamports per signature (what `getFeeForMessage` answers too): no
- *     priority fees, no compute-unit pricing, no getRecentPrioritizationFees semantics;
- *   - rent collection, epochs, inflation, rewards, staking;
- *   - address lookup tables (v0 messages with lookups are rejected), durable nonces;
- *   - `jsonParsed` encoding (getParsedTransaction, getParsedAccountInfo, …), getProgramAccounts,
- *     getTokenAccountsByOwner and other index-backed queries;
- *   - WebSocket subscriptions other than signatureSubscribe (no account/logs/slot/program);
- *   - memos (`memo` is always null), `minContextSlot`, rate limits and auth (except injected faults);
- *   - persistence: state lives as long as the process.
+ * Solana JSON-RPC facade: litesvm (in-process SVM) behind a loopback HTTP + WebSocket server that
+ * unmodified `@solana/web3.js` 1.x `Connection` and `@solana/spl-token` talk to, with faults injectable
+ * per method. What it models and what it does not (forks, commitment, blockhash expiry, fees, …):
+ * docs/watchers.md "Local chains and harnesses → Solana facade".
  */
 import { createHash } from 'node:crypto';
 import http from 'node:http';

@@ -1,68 +1,9 @@
 /**
- * Loopback emulator of the java-tron HTTP API whose contract execution runs on anvil.
- *
- * Why: no TRON node can run on these machines (docs/watchers.md "Local chains and harnesses"). A TRON address's
- * 20-byte body is an EVM address, and TRC-20 contracts are EVM bytecode with the same events, so a
- * TriggerSmartContract can be replayed on anvil (`--auto-impersonate`) from that body.
- *
- * Served (POST JSON body or GET query, `visible: false` hex addresses; `visible: true` accepted on input):
- *   /wallet/getnowblock, /walletsolidity/getnowblock, /wallet/getblock (latest, header only or detail),
- *   /wallet/getblockbynum, /walletsolidity/getblockbynum,
- *   /wallet/gettransactioninfobyblocknum, /walletsolidity/gettransactioninfobyblocknum,
- *   /wallet/gettransactioninfobyid, /wallet/gettransactionbyid,
- *   /wallet/triggersmartcontract (builds the unsigned tx exactly as tronweb checks it),
- *   /wallet/triggerconstantcontract (eth_call; `energy_used` = eth_estimateGas − 21,000),
- *   /wallet/getaccount, /walletsolidity/getaccount (TRX balance, ENERGY stake, delegations),
- *   /wallet/getaccountresource, /wallet/getchainparameters, /wallet/getdelegatedresourcev2,
- *   /wallet/broadcasttransaction (TriggerSmartContract; TransferContract as an anvil value transfer;
- *   FreezeBalanceV2Contract, DelegateResourceContract, UnDelegateResourceContract for ENERGY, each
- *   included as an empty anvil transaction so it has a block and an info).
- * Blocks are anvil blocks: same numbers; blockID = 8-byte number + the last 24 bytes of anvil's block
- * hash, so a re-org on anvil changes the TRON block id too. Solidified head = latest − `solidityLag`.
- * Re-orgs: `snapshot()` / `revert(id)` take anvil's evm_snapshot/evm_revert together with the
- * emulator's own state (the txID ↔ anvil hash index, activations, stakes, delegations, resource use,
- * charges), so the blocks after the snapshot are gone with everything they did, and their
- * transactions can be broadcast again (java-tron puts a lost fork's transactions back to pending;
- * here the client re-broadcasts them). Mining after `revert` makes other blocks at the same heights.
- * Like java-tron, nothing at or below the solidified head may be reverted (`revert` refuses it).
- *
- * Checked on broadcast: txID = sha256(raw_data_hex), raw_data_hex matches the raw_data JSON,
- * the signature recovers to owner_address, expiration after the head block's time, no duplicate txID.
- *
- * Resource model (`resources: true`; off by default, where fees are 0, calls run with a fixed gas
- * limit and a sender's first transaction tops it up with 10^12 TRX, as before):
- * - TRX balance = anvil balance (1 sun = 10^12 wei; anvil runs with base fee and gas price 0, so it
- *   burns nothing itself). An account exists once it received TRX (`setTrx` or a TransferContract);
- *   one that does not exist cannot send anything or be delegated to (CONTRACT_VALIDATE_ERROR).
- * - Bandwidth: bytes = raw data + 65 per signature + 64, taken from the free allowance
- *   (`getFreeNetLimit`, 600) or burnt at `getTransactionFee` (1000 sun/byte); not enough TRX →
- *   broadcast refused with BANDWITH_ERROR. A TransferContract that creates its recipient burns
- *   0.1 TRX instead of bandwidth plus the 1 TRX system fee (info `fee` 1,100,000 sun).
- * - Energy of a TriggerSmartContract = anvil gasUsed − 21,000 (so calldata gas counts, storage is
- *   EVM-priced: a TestToken transfer costs ~25.7k energy to a new holder and ~8.6k to an existing one,
- *   not mainnet USDT's ~130k/~65k). Paid from the sender's energy (own stake − delegated out +
- *   delegated in, × TotalEnergyLimit / TotalEnergyWeight), the rest burnt at `getEnergyFee`
- *   (100 sun), at most `fee_limit` and the balance: the call runs with that energy as its gas budget,
- *   and running out is included as FAILED / receipt OUT_OF_ENERGY with everything spent charged.
- * - Stake 2.0: freezebalancev2 (ENERGY only) moves TRX from balance to stake; delegateresource and
- *   undelegateresource (ENERGY only, no lock) move stake between accounts at once.
- * - Infos carry `fee`, `receipt.net_usage/net_fee/energy_usage/energy_fee/energy_usage_total/result`.
- * Still NOT modelled by the resource model: the 24 h recovery of used energy and free bandwidth (usage
- * only grows), staked BANDWIDTH and its delegation, unfreezing (unfreezebalancev2, the 14-day wait,
- * withdrawexpireunfreeze), delegation locks, TRON_POWER and votes, the dynamic energy model (energy
- * factor of popular contracts), energy shared with the contract owner (consume_user_resource_percent,
- * origin_energy_limit), memo fees, multi-signature fees, and automine off (fees are settled from the
- * receipt at broadcast, so `setAutomine(false)` is refused in this mode).
- *
- * NOT modelled in either mode:
- * - TRC-10 transfers, call_value/call_token_value (ignored), contract types other than the five above;
- * - TaPoS: ref_block_bytes/ref_block_hash are not checked against the chain;
- * - multi-signature / Permission_id (only the owner's single signature is checked);
- * - TRON's contract address derivation (contracts get anvil's CREATE address, prefixed with 41);
- * - `contractResult` return data, internal_transactions; `energy_used` of a constant call is an upper bound (eth_estimateGas), not java-tron's exact figure;
- * - TVM differences from the EVM (TRON's own opcodes and precompiles);
- * - real block timing (3 s blocks): anvil automines a block per transaction unless `setAutomine(false)`;
- * - pending/unconfirmed pool endpoints and the event server (`/v1/...` TronGrid REST API).
+ * Loopback emulator of the java-tron HTTP API whose contract execution runs on anvil: no TRON node can
+ * run on these machines, and a TRON address's 20-byte body is an EVM address, so TRC-20 calls replay on
+ * anvil from that body. The endpoints served, blocks and re-orgs, what a broadcast checks, the optional
+ * resource model (energy, bandwidth, Stake 2.0) and what is not modelled:
+ * docs/watchers.md "Local chains and harnesses → TRON emulator".
  */
 import { createHash } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
