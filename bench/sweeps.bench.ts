@@ -119,7 +119,7 @@ async function evmCase(app: App, orm: Orm, chain: DevChain, network: 'ETHEREUM' 
   let gas = 0n;
   for (const t of txs) gas += (await receipt(chain, t.tx_hash)).gasUsed;
   const swept = BigInt((await c.execute<{ s: string }[]>(`select sum(amount)::text as s from sweeps where network = ? and status = 'confirmed'`, [network]))[0]!.s);
-  const spend = tankSpend(network, deposits, seconds, (await tankLedger(c, network)).spent, before - (await tankBalance()));
+  const spend = tankSpend(network, deposits, seconds, await tankLedger(c, network), before - (await tankBalance()));
   const onChain = BigInt(await chain.rpc.call<string>('eth_call', [{ to: usdt, data: new Interface(['function balanceOf(address) view returns (uint256)']).encodeFunctionData('balanceOf', [settlement]) }, 'latest']));
   if (swept !== amount * BigInt(deposits) || onChain !== swept) throw new Error(`${network}: swept ${swept}, settlement holds ${onChain}, expected ${amount * BigInt(deposits)}`);
   console.log(`  ${network}: ${deposits} sweeps confirmed in ${seconds.toFixed(1)} s with ${all[0]!.n} transactions (${txs.length} included), settlement holds ${onChain}`);
@@ -135,7 +135,8 @@ async function evmCase(app: App, orm: Orm, chain: DevChain, network: 'ETHEREUM' 
 const printSpend = (s: TankSpend) =>
   console.log(
     `  tank spend ${s.network}${s.path ? ` (${s.path})` : ''}: ${s.coin_per_deposit} ${s.coin} per deposit (${s.ledger_per_deposit} base units by the ledger, ` +
-      `${s.chain_per_deposit} by the tank's balance on chain${s.ledger_equals_chain ? ', equal' : ', DIFFERENT'}) over ${s.deposits} deposits in ${s.seconds} s`,
+      `${s.chain_per_deposit} by the tank's balance on chain${s.ledger_equals_chain ? ', equal' : ', DIFFERENT'}) over ${s.deposits} deposits in ${s.seconds} s; ` +
+      `by kind ${Object.entries(s.ledger_per_deposit_by_kind).map(([k, v]) => `${k} ${v}`).join(', ')}`,
   );
 
 async function main(): Promise<void> {

@@ -4,12 +4,12 @@ import type { App } from '../src/app.js';
 import { watchedNetworks } from '../src/chains/networks.js';
 import { tronDriver, type TronAdapter } from '../src/chains/tron/index.js';
 import { getAssociatedTokenAddressSync } from '@solana/spl-token';
-import { startSolanaFacade } from '../src/devchain/solana.facade.js';
+import { startSolanaFacade, type SolanaFacade } from '../src/devchain/solana.facade.js';
 import { startTronEmulator, type TronEmulator } from '../src/devchain/tron.emulator.js';
 import type { Orm } from '../src/db/orm.js';
 import type { MerchantWallet } from '../src/modules/deposits/wallet.entity.js';
 import { createSweepEngine } from '../src/jobs/sweep.job.js';
-import { seedPaidDeposits, sweepUntilConfirmed, tankLedger, tankSpend, tokenId, type TankSpend } from './sweeps.fixture.js';
+import { ledgerDelta, seedPaidDeposits, sweepUntilConfirmed, tankLedger, tankSpend, tokenId, type TankSpend } from './sweeps.fixture.js';
 
 /**
  * The TRON and SOLANA cases of `bench:sweeps`: paid deposits on the project's emulator / facade swept
@@ -72,7 +72,7 @@ export async function tronCase(ctx: CaseContext, deposits: number): Promise<Tank
       await sweepUntilConfirmed(orm, engine, 'TRON', swept + deposits, () => emu.mine(1).then(() => undefined), reclaimed);
       const seconds = (performance.now() - t0) / 1000;
       swept += deposits;
-      const ledger = (await tankLedger(c, 'TRON')).spent - ledgerBefore.spent;
+      const ledger = ledgerDelta(ledgerBefore, await tankLedger(c, 'TRON'));
       out.push(tankSpend('TRON', deposits, seconds, ledger, balanceBefore - (await emu.trxBalance(tank)), path));
     }
     const held = BigInt((await c.execute<{ s: string }[]>(`select coalesce(sum(amount), 0)::text as s from sweeps where network = 'TRON' and status = 'confirmed'`))[0]!.s);
@@ -86,6 +86,19 @@ export async function tronCase(ctx: CaseContext, deposits: number): Promise<Tank
 
 async function mintEach(emu: TronEmulator, token: string, to: string[]): Promise<void> {
   for (const a of to) await emu.mint(token, a, AMOUNT);
+}
+
+/** The facade sometimes refuses a blockhash read a moment before: a new slot, a new blockhash, once more. */
+async function mintRetrying(facade: SolanaFacade, owner: PublicKey, mint: PublicKey): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await facade.mintTo(owner, mint, AMOUNT);
+      return;
+    } catch (err) {
+      if (attempt >= 5 || !String(err).includes('Blockhash not found')) throw err;
+      facade.advanceSlots(1);
+    }
+  }
 }
 
 /** SOLANA on the litesvm facade: the tank is every sweep's fee payer and opens the settlement's token account once. */
@@ -106,7 +119,7 @@ export async function solanaCase(ctx: CaseContext, deposits: number): Promise<Ta
     const settlement = Keypair.generate().publicKey.toBase58();
     await c.execute(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', 'SOLANA', ?, now())`, [ctx.merchantId, settlement]);
     const addresses = Array.from({ length: deposits }, (_, i) => app.wallets.deriveAddress(ctx.wallet, 'solana', 20_000 + i));
-    for (const a of addresses) await facade.mintTo(new PublicKey(a), mint, AMOUNT);
+    for (const a of addresses) await mintRetrying(facade, new PublicKey(a), mint);
     await seedPaidDeposits(c, { merchantId: ctx.merchantId, walletId: ctx.wallet.id, network: 'SOLANA', family: 'solana', walletType: 'PHANTOM', tokenId: tok, decimals: 6, addresses, firstIndex: 20_000, amount: AMOUNT, payer: tank.toBase58(), tag: 'solana' });
     await c.execute(`insert into sweep_requests (merchant_id, environment, network) values (?, 'sandbox', 'SOLANA')`, [ctx.merchantId]);
     const engine = createSweepEngine(app, target, undefined);
@@ -115,7 +128,7 @@ export async function solanaCase(ctx: CaseContext, deposits: number): Promise<Ta
     const t0 = performance.now();
     await sweepUntilConfirmed(orm, engine, 'SOLANA', deposits, async () => facade.advanceSlots(2));
     const seconds = (performance.now() - t0) / 1000;
-    const ledger = (await tankLedger(c, 'SOLANA')).spent;
+    const ledger = await tankLedger(c, 'SOLANA');
     const spend = tankSpend('SOLANA', deposits, seconds, ledger, before - (await balance()));
     const onChain = BigInt((await conn.getTokenAccountBalance(getAssociatedTokenAddressSync(mint, new PublicKey(settlement)))).value.amount);
     if (onChain !== AMOUNT * BigInt(deposits)) throw new Error(`SOLANA: settlement holds ${onChain}, expected ${AMOUNT * BigInt(deposits)}`);

@@ -87,12 +87,25 @@ const settled = async (c: Conn, network: Network): Promise<boolean> =>
   (await c.execute<{ n: number }[]>(`select count(*)::int as n from sweep_txs where environment = 'sandbox' and network = ? and state in ('signed','broadcast')`, [network]))[0]!.n === 0;
 
 /** The tank's ledger: what every included transaction it paid for cost it (`sweep_txs.spent`, base units), in total and in transactions. */
-export async function tankLedger(c: Conn, network: Network): Promise<{ spent: bigint; txs: number }> {
-  const [r] = await c.execute<{ s: string; n: number }[]>(
-    `select coalesce(sum(spent), 0)::text as s, count(*)::int as n from sweep_txs where environment = 'sandbox' and network = ? and state = 'included' and spent is not null`,
+export interface Ledger {
+  spent: bigint;
+  /** The same by kind of transaction (funding, transfer, batch, reclaim). */
+  byKind: Record<string, bigint>;
+}
+
+export async function tankLedger(c: Conn, network: Network): Promise<Ledger> {
+  const rows = await c.execute<{ kind: string; s: string }[]>(
+    `select kind, sum(spent)::text as s from sweep_txs where environment = 'sandbox' and network = ? and state = 'included' and spent is not null group by kind order by kind`,
     [network],
   );
-  return { spent: BigInt(r!.s), txs: r!.n };
+  const byKind = Object.fromEntries(rows.map((r) => [r.kind, BigInt(r.s)]));
+  return { spent: Object.values(byKind).reduce((a, b) => a + b, 0n), byKind };
+}
+
+/** What the ledger grew by between two reads. */
+export function ledgerDelta(before: Ledger, after: Ledger): Ledger {
+  const byKind = Object.fromEntries(Object.entries(after.byKind).map(([k, v]) => [k, v - (before.byKind[k] ?? 0n)]).filter(([, v]) => v !== 0n));
+  return { spent: after.spent - before.spent, byKind };
 }
 
 /** One network's figure: the tank's native spend per swept deposit, from its ledger, cross-checked with its balance on chain. */
@@ -107,11 +120,13 @@ export interface TankSpend {
   coin_per_deposit: string;
   coin: string;
   ledger_equals_chain: boolean;
+  /** The ledger's figure split by the kind of transaction the tank paid for, per deposit (base units). */
+  ledger_per_deposit_by_kind: Record<string, string>;
 }
 
-export function tankSpend(network: Network, deposits: number, seconds: number, ledger: bigint, chain: bigint, path?: string): TankSpend {
+export function tankSpend(network: Network, deposits: number, seconds: number, ledger: Ledger, chain: bigint, path?: string): TankSpend {
   const [coin, decimals] = ({ ETHEREUM: ['ETH', 18], BINANCE: ['BNB', 18], TRON: ['TRX', 6], SOLANA: ['SOL', 9] } as const)[network];
-  const per = ledger / BigInt(deposits);
+  const per = ledger.spent / BigInt(deposits);
   const coinPer = Number(per) / 10 ** decimals;
   return {
     network,
@@ -122,6 +137,7 @@ export function tankSpend(network: Network, deposits: number, seconds: number, l
     chain_per_deposit: (chain / BigInt(deposits)).toString(),
     coin_per_deposit: coinPer.toPrecision(6),
     coin,
-    ledger_equals_chain: ledger === chain,
+    ledger_equals_chain: ledger.spent === chain,
+    ledger_per_deposit_by_kind: Object.fromEntries(Object.entries(ledger.byKind).map(([k, v]) => [k, (v / BigInt(deposits)).toString()])),
   };
 }
