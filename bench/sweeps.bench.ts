@@ -34,7 +34,7 @@ import { benchDatabase, benchOrm } from './support.js';
  *
  * One line per network (`tank spend`), then the last line JSON:
  * {"deposits","seconds","deposits_per_s","txs_per_deposit","gas_per_deposit","naive_gas_per_deposit","tank_wei_per_deposit","tank_spend":[…]}.
- * Takes about 3–6 minutes on a loaded machine (most of it minting the fixtures).
+ * Takes about 2 minutes at load 6–8 on 2 cores.
  */
 const DEPOSITS = Number(process.env.BENCH_DEPOSITS ?? 1000);
 const NAIVE = Number(process.env.BENCH_NAIVE ?? 20);
