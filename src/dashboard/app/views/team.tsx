@@ -8,10 +8,10 @@ import { SettingsTabs } from './settings-tabs';
 
 const ROLES: TeamRole[] = ['OWNER', 'ADMIN', 'DEVELOPER', 'FINANCE', 'VIEWER'];
 
-function RoleSelect({ name, value, onChange, id }: { name?: string; value?: TeamRole; onChange?: (r: TeamRole) => void; id?: string }) {
+function RoleSelect({ name, value, initial, onChange, id }: { name?: string; value?: TeamRole; initial?: TeamRole; onChange?: (r: TeamRole) => void; id?: string }) {
   const { t } = useApp();
   return (
-    <select name={name} id={id} value={value} aria-label={t.role} onChange={onChange && ((e) => onChange(e.currentTarget.value as TeamRole))}>
+    <select name={name} id={id} value={value} defaultValue={initial} aria-label={t.role} onChange={onChange && ((e) => onChange(e.currentTarget.value as TeamRole))}>
       {ROLES.map((r) => (
         <option value={r}>{t.roles[r]}</option>
       ))}
@@ -61,7 +61,7 @@ export function Team() {
         </label>
         <label>
           {t.role}
-          <RoleSelect name="role" id="invite-role" value="VIEWER" />
+          <RoleSelect name="role" id="invite-role" initial="VIEWER" />
         </label>
         <button type="submit" id="invite-submit" disabled={action.busy}>
           {t.invite}
