@@ -325,6 +325,14 @@ async function reauthIfAsked(page: Page, m: { email: string; password: string },
   await page.locator(ready).first().waitFor();
 }
 
+/** Resolves when the page's `operation` (a dashboard mutation) has answered with data, not an error. */
+function answered(page: Page, operation: string, field: string): Promise<unknown> {
+  return page.waitForResponse(
+    async (r) => r.url().endsWith('/graphql') && (r.request().postData() ?? '').includes(operation) && (((await r.json()) as { data?: Record<string, unknown> | null }).data?.[field] ?? null) !== null,
+    { timeout: 90_000 },
+  );
+}
+
 it('Settings → Two-factor: TOTP enrolled through the screen (QR, code, recovery codes once), the merchant policy; Settings → Team: a finance member invited by mail, role changed, removed', async () => {
   const m = await createMerchant(gw.app);
   const { ctx, page, scripts } = await openDashboard();
@@ -357,8 +365,11 @@ it('Settings → Two-factor: TOTP enrolled through the screen (QR, code, recover
     expect(login.errors?.[0]?.extensions?.code).toBe('SECOND_FACTOR_REQUIRED');
 
     // The policy: every dashboard user of the merchant needs a second factor; it holds after a reload.
+    const policySet = answered(page, 'DashSetSecondFactorPolicy', 'setSecondFactorPolicy');
     await page.locator('#require-2fa').click();
     await reauthIfAsked(page, m, '#require-2fa:checked', secret);
+    await policySet;
+    await page.locator('#require-2fa:checked:enabled').waitFor();
     await dashboardSnap(page, 'two-factor');
     await page.setViewportSize(MOBILE);
     await dashboardSnap(page, 'two-factor');
@@ -394,8 +405,10 @@ it('Settings → Two-factor: TOTP enrolled through the screen (QR, code, recover
     const member = page.locator(`#members li[data-member="${email}"]`);
     await member.waitFor();
     expect(await member.locator('select').inputValue()).toBe('FINANCE');
+    const roleChanged = answered(page, 'DashChangeTeamMemberRole', 'changeTeamMemberRole');
     await member.locator('select').selectOption('VIEWER');
     await reauthIfAsked(page, m, `#members li[data-member="${email}"] select`, secret);
+    await roleChanged;
     // The server's answer after a reload says viewer.
     await page.reload();
     await member.waitFor();
