@@ -401,6 +401,16 @@ it('Settings → Two-factor: TOTP enrolled through the screen (QR, code, recover
     // The invitee accepts; the owner sees them, makes them a viewer, then removes them.
     const accepted = await gql(gw.url, AcceptTeamInviteDocument, { token: token!, password: 'finance password 1' });
     expect(accepted.data?.acceptTeamInvite).toMatchObject({ email, role: 'FINANCE' });
+    // The policy holds for them: signed in, the dashboard sends them to set up their second factor.
+    const invitee = await openDashboard(MOBILE);
+    try {
+      await signIn(invitee.page, { email, password: 'finance password 1' });
+      await invitee.page.locator('#enrolment-required').waitFor();
+      expect(new URL(invitee.page.url()).hash).toBe('#/settings/two-factor');
+      await invitee.page.locator('#totp-begin').waitFor();
+    } finally {
+      await invitee.ctx.close();
+    }
     await page.reload();
     const member = page.locator(`#members li[data-member="${email}"]`);
     await member.waitFor();
