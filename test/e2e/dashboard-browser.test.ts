@@ -23,11 +23,15 @@ import { DESKTOP, launchBrowser, MOBILE, watchForScripts } from '../support/brow
 import { eventually } from '../support/order-watch';
 import { enrolTotp, forgetSpentStep, totpNow } from '../support/second-factor';
 import { dashboardSnap } from '../support/dashboard';
+import { startSmtp, type TestSmtp } from '../support/smtp';
+import { gql } from '../support/graphql';
+import { AcceptTeamInviteDocument, LoginDocument } from '../generated/graphql';
 
 let chains: DevChains;
 let gw: TestGateway;
 let browser: Browser;
 let customer: string;
+let smtp: TestSmtp;
 
 jest.setTimeout(240_000);
 
@@ -37,13 +41,16 @@ beforeAll(async () => {
   const cacheDir = path.join(tmpdir(), 'cpg-dashboard-solc-cache');
   chains = await startDevChains({ cacheDir }).catch(() => startDevChains({ cacheDir }));
   browser = await launchBrowser();
-  gw = await startTestGateway({ ...WATCH_ENV, SANDBOX_ETHEREUM_CONFIRMATIONS: '1', SWEEP_POLL_MS: '200', LATE_PAYMENT_WINDOW_S: '3600' }, { devChains: chains });
+  smtp = await startSmtp();
+  const mail = { SMTP_HOST: '127.0.0.1', SMTP_PORT: String(smtp.port), SMTP_FROM: 'Gateway <team@gateway.test>', TEAM_INVITE_URL: 'https://dashboard.gateway.test/invite' };
+  gw = await startTestGateway({ ...WATCH_ENV, ...mail, SANDBOX_ETHEREUM_CONFIRMATIONS: '1', SWEEP_POLL_MS: '200', LATE_PAYMENT_WINDOW_S: '3600' }, { devChains: chains });
   customer = await fundedCustomer(chains, CUSTOMER_PRIVATE_KEYS[3]!);
 }, 240_000);
 afterAll(async () => {
   await browser?.close();
   await gw?.close();
   await chains?.stop();
+  await smtp?.close();
 });
 
 async function openDashboard(viewport = DESKTOP, locale = 'en-US'): Promise<{ ctx: BrowserContext; page: Page; scripts: ReturnType<typeof watchForScripts> }> {
@@ -305,6 +312,127 @@ it('empty, loading and error states; a reload keeps the session; Indonesian', as
   }
 });
 
+/** Gives the password (and the app's current code, once TOTP is on) when the screen asks again. */
+async function reauthIfAsked(page: Page, m: { email: string; password: string }, ready: string, secret?: string) {
+  await page.locator(`#reauth, ${ready}`).first().waitFor();
+  if (!(await page.locator('#reauth').isVisible())) return;
+  await page.locator('#reauth-password').fill(m.password);
+  if (secret) {
+    await forgetSpentStep(gw.app, m.email);
+    await page.locator('#reauth-code').fill(await totpNow(secret));
+  }
+  await page.locator('#reauth-submit').click();
+  await page.locator(ready).first().waitFor();
+}
+
+/** Resolves when the page's `operation` (a dashboard mutation) has answered with data, not an error. */
+function answered(page: Page, operation: string, field: string): Promise<unknown> {
+  return page.waitForResponse(
+    async (r) => r.url().endsWith('/graphql') && (r.request().postData() ?? '').includes(operation) && (((await r.json()) as { data?: Record<string, unknown> | null }).data?.[field] ?? null) !== null,
+    { timeout: 90_000 },
+  );
+}
+
+it('Settings → Two-factor: TOTP enrolled through the screen (QR, code, recovery codes once), the merchant policy; Settings → Team: a finance member invited by mail, role changed, removed', async () => {
+  const m = await createMerchant(gw.app);
+  const { ctx, page, scripts } = await openDashboard();
+  try {
+    await signIn(page, m);
+    await page.locator('#nav-settings').click();
+    await page.locator('#tab-twoFactor').click();
+    await page.locator('#totp-status', { hasText: 'Authenticator app is off' }).waitFor();
+
+    // Enrol: the QR holds the otpauth URI with the secret shown beside it; the app's code confirms.
+    await page.locator('#totp-begin').click();
+    await reauthIfAsked(page, m, '#totp-enrol');
+    const secret = (await text(page, '#totp-secret')).trim();
+    expect(secret).toMatch(/^[A-Z2-7]{16,}$/);
+    const png = PNG.sync.read(await page.locator('#totp-qr').screenshot());
+    const uri = jsQR(new Uint8ClampedArray(png.data), png.width, png.height)?.data ?? '';
+    expect(uri).toMatch(/^otpauth:\/\/totp\//);
+    expect(new URL(uri).searchParams.get('secret')).toBe(secret);
+    await page.locator('#totp-code').fill('000000');
+    await page.locator('#totp-confirm').click();
+    await page.locator('#totp-enrol .error').waitFor();
+    await page.locator('#totp-code').fill(await totpNow(secret));
+    await page.locator('#totp-confirm').click();
+    await page.locator('#totp-status', { hasText: 'Authenticator app is on' }).waitFor();
+    const codes = await page.locator('#recovery-codes li').allInnerTexts();
+    expect(codes).toHaveLength(10);
+    await expect(text(page, '#totp-status')).resolves.toContain('10 recovery codes left');
+    // The gateway agrees: a password alone no longer signs in.
+    const login = await gql(gw.url, LoginDocument, { email: m.email, password: m.password });
+    expect(login.errors?.[0]?.extensions?.code).toBe('SECOND_FACTOR_REQUIRED');
+
+    // The policy: every dashboard user of the merchant needs a second factor; it holds after a reload.
+    const policySet = answered(page, 'DashSetSecondFactorPolicy', 'setSecondFactorPolicy');
+    await page.locator('#require-2fa').click();
+    await reauthIfAsked(page, m, '#require-2fa:checked', secret);
+    await policySet;
+    await page.locator('#require-2fa:checked:enabled').waitFor();
+    await dashboardSnap(page, 'two-factor');
+    await page.setViewportSize(MOBILE);
+    await dashboardSnap(page, 'two-factor');
+    await page.setViewportSize(DESKTOP);
+    await page.reload();
+    await page.locator('#totp-status').waitFor();
+    expect(await page.locator('#require-2fa').isChecked()).toBe(true);
+    // Recovery codes are shown once: not after a reload.
+    expect(await page.locator('#recovery-codes').count()).toBe(0);
+
+    // Team: invite a finance member; the mail with the link reaches the SMTP server.
+    const email = `finance-${Date.now()}@team.test`;
+    await page.locator('#tab-team').click();
+    await page.locator('#members li', { hasText: m.email }).waitFor();
+    await page.locator('#invite-email').fill(email);
+    await page.locator('#invite-role').selectOption('FINANCE');
+    await page.locator('#invite-submit').click();
+    await reauthIfAsked(page, m, '#invite-sent', secret);
+    await page.locator(`#invites li[data-invite="${email}"]`, { hasText: 'Finance' }).waitFor();
+    await eventually(async () => smtp.mails.some((x) => x.to.includes(email)), `the invite mail to ${email}`, 60_000);
+    const mailText = smtp.mails.find((x) => x.to.includes(email))!.parsed.text ?? '';
+    const token = mailText.match(/invite#token=([A-Za-z0-9_-]+)/)?.[1];
+    expect(token).toBeDefined();
+    await dashboardSnap(page, 'team');
+    await page.setViewportSize(MOBILE);
+    await dashboardSnap(page, 'team');
+    await page.setViewportSize(DESKTOP);
+
+    // The invitee accepts; the owner sees them, makes them a viewer, then removes them.
+    const accepted = await gql(gw.url, AcceptTeamInviteDocument, { token: token!, password: 'finance password 1' });
+    expect(accepted.data?.acceptTeamInvite).toMatchObject({ email, role: 'FINANCE' });
+    // The policy holds for them: signed in, the dashboard sends them to set up their second factor.
+    const invitee = await openDashboard(MOBILE);
+    try {
+      await signIn(invitee.page, { email, password: 'finance password 1' });
+      await invitee.page.locator('#enrolment-required').waitFor();
+      expect(new URL(invitee.page.url()).hash).toBe('#/settings/two-factor');
+      await invitee.page.locator('#totp-begin').waitFor();
+    } finally {
+      await invitee.ctx.close();
+    }
+    await page.reload();
+    const member = page.locator(`#members li[data-member="${email}"]`);
+    await member.waitFor();
+    expect(await member.locator('select').inputValue()).toBe('FINANCE');
+    const roleChanged = answered(page, 'DashChangeTeamMemberRole', 'changeTeamMemberRole');
+    await member.locator('select').selectOption('VIEWER');
+    await reauthIfAsked(page, m, `#members li[data-member="${email}"] select`, secret);
+    await roleChanged;
+    // The server's answer after a reload says viewer.
+    await page.reload();
+    await member.waitFor();
+    expect(await member.locator('select').inputValue()).toBe('VIEWER');
+    await member.locator('.remove').click();
+    await reauthIfAsked(page, m, '#members', secret);
+    await eventually(async () => (await page.locator(`#members li[data-member="${email}"]`).count()) === 0, 'the member removed from the list', 30_000);
+    expect(scripts.cspViolations).toEqual([]);
+    expect(scripts.dialogs).toEqual([]);
+  } finally {
+    await ctx.close();
+  }
+});
+
 it('the second sign-in step where the account has TOTP', async () => {
   const m = await createMerchant(gw.app);
   const { secret } = await enrolTotp(gw.url, m);
@@ -346,6 +474,16 @@ it.each([
       const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
       expect({ screen: s, overflow }).toEqual({ screen: s, overflow: 0 });
       await dashboardSnap(page, `empty-${s}`);
+    }
+    for (const tab of ['team', 'twoFactor']) {
+      if (phone) await page.locator('#menu').click();
+      await page.locator('#nav-settings').click();
+      await page.locator(`#tab-${tab}`).click();
+      await page.locator(`#tab-${tab}[aria-current="page"]`).waitFor();
+      await eventually(async () => (await page.locator('.loading').count()) === 0, `${tab} loaded`, 60_000);
+      expect({ screen: tab, errors: await page.locator('[role="alert"]').allInnerTexts() }).toEqual({ screen: tab, errors: [] });
+      const overflow = await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
+      expect({ screen: tab, overflow }).toEqual({ screen: tab, overflow: 0 });
     }
     await page.locator('#env-PRODUCTION').click();
     await page.locator('#env-PRODUCTION[aria-pressed="true"]').waitFor();

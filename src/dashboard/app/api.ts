@@ -96,15 +96,21 @@ export function refresh(): Promise<boolean> {
   return refreshing;
 }
 
+/** The merchant requires a second factor this user has not set up: everything else waits for it. */
+const ENROLMENT_REQUIRED = 'SECOND_FACTOR_ENROLMENT_REQUIRED';
+const ENROLMENT_ROUTE = '#/settings/two-factor';
+
 /**
  * Runs a typed operation over HTTP with the session's access token. An expired token is refreshed
- * once and the operation retried; any other error is thrown as a GqlError with its code.
+ * once and the operation retried; any other error is thrown as a GqlError with its code (and
+ * SECOND_FACTOR_ENROLMENT_REQUIRED also opens Settings → Two-factor).
  */
 export async function gql<T, V>(doc: TypedDocumentString<T, V>, variables?: V): Promise<T> {
   let answer = await post<T>(String(doc), variables ?? {}, session?.token ?? null);
   const code = String(answer.errors?.[0]?.extensions?.code ?? '');
   if (session && SESSION_ENDED.has(code) && (await refresh())) answer = await post<T>(String(doc), variables ?? {}, session?.token ?? null);
   const e = answer.errors?.[0];
+  if (e?.extensions?.code === ENROLMENT_REQUIRED && location.hash !== ENROLMENT_ROUTE) location.hash = ENROLMENT_ROUTE;
   if (e) throw new GqlError(e.message, String(e.extensions?.code ?? 'ERROR'), e.extensions);
   return answer.data as T;
 }

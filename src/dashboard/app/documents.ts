@@ -27,5 +27,16 @@ export {
   DashAttentionDocument as AttentionDocument,
   DashSweepSettingsDocument as SweepSettingsDocument,
   DashSetSweepSettingsDocument as SetSweepSettingsDocument,
+  DashTeamDocument as TeamDocument,
+  DashInviteTeamMemberDocument as InviteTeamMemberDocument,
+  DashRevokeTeamInviteDocument as RevokeTeamInviteDocument,
+  DashChangeTeamMemberRoleDocument as ChangeTeamMemberRoleDocument,
+  DashRemoveTeamMemberDocument as RemoveTeamMemberDocument,
+  DashSecondFactorStatusDocument as SecondFactorStatusDocument,
+  DashBeginTotpEnrolmentDocument as BeginTotpEnrolmentDocument,
+  DashConfirmTotpEnrolmentDocument as ConfirmTotpEnrolmentDocument,
+  DashRegenerateRecoveryCodesDocument as RegenerateRecoveryCodesDocument,
+  DashDisableTotpDocument as DisableTotpDocument,
+  DashSetSecondFactorPolicyDocument as SetSecondFactorPolicyDocument,
 } from './generated/graphql';
-export type { Environment, Network, OrderStatus, DashOrdersQuery, DashOrderQuery, DashLinkFragment, DashSettlementQuery, DashMeQuery } from './generated/graphql';
+export type { Environment, Network, OrderStatus, DashOrdersQuery, DashOrderQuery, DashLinkFragment, DashSettlementQuery, DashMeQuery, TeamRole } from './generated/graphql';

@@ -12,6 +12,8 @@ import { Orders } from './views/orders';
 import { Settings } from './views/settings';
 import { Settlement } from './views/settlement';
 import { SignIn } from './views/sign-in';
+import { Team } from './views/team';
+import { TwoFactor } from './views/two-factor';
 
 const SECTIONS = ['home', 'orders', 'links', 'settlement', 'developers', 'settings'] as const;
 
@@ -41,7 +43,7 @@ function Screen({ route }: { route: string }) {
     case 'developers':
       return <Developers />;
     case 'settings':
-      return <Settings />;
+      return rest[0] === 'team' ? <Team /> : rest[0] === 'two-factor' ? <TwoFactor /> : <Settings />;
     default:
       return <Home />;
   }

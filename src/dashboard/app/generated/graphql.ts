@@ -97,6 +97,20 @@ export type SweepStatus =
   | 'sending'
   | 'sent';
 
+export type TeamInviteStatus =
+  | 'ACCEPTED'
+  | 'EXPIRED'
+  | 'PENDING'
+  | 'REVOKED';
+
+/** A member’s role in a merchant’s team; what each may do is the permission table (docs/teams.md) */
+export type TeamRole =
+  | 'ADMIN'
+  | 'DEVELOPER'
+  | 'FINANCE'
+  | 'OWNER'
+  | 'VIEWER';
+
 export type UpdatePaymentLinkInput = {
   /** Restarts the validity window from now */
   expirationTime?: number | null | undefined;
@@ -331,6 +345,75 @@ export type DashSetSweepSettingsMutationVariables = Exact<{
 
 
 export type DashSetSweepSettingsMutation = { setSweepSettings: { enabled: boolean, intervalSeconds: number, updatedAt: string | null } };
+
+export type DashTeamQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type DashTeamQuery = { teamMembers: Array<{ userId: string, email: string, role: TeamRole, joinedAt: string }>, teamInvites: Array<{ id: string, email: string, role: TeamRole, status: TeamInviteStatus, invitedBy: string | null, expiresAt: string }>, me: { id: string, email: string } };
+
+export type DashInviteTeamMemberMutationVariables = Exact<{
+  email: string;
+  role: TeamRole;
+}>;
+
+
+export type DashInviteTeamMemberMutation = { inviteTeamMember: { inviteUrl: string | null, invite: { id: string, email: string, role: TeamRole, status: TeamInviteStatus } } };
+
+export type DashRevokeTeamInviteMutationVariables = Exact<{
+  inviteId: string;
+}>;
+
+
+export type DashRevokeTeamInviteMutation = { revokeTeamInvite: { id: string, status: TeamInviteStatus } };
+
+export type DashChangeTeamMemberRoleMutationVariables = Exact<{
+  userId: string;
+  role: TeamRole;
+}>;
+
+
+export type DashChangeTeamMemberRoleMutation = { changeTeamMemberRole: { userId: string, role: TeamRole } };
+
+export type DashRemoveTeamMemberMutationVariables = Exact<{
+  userId: string;
+}>;
+
+
+export type DashRemoveTeamMemberMutation = { removeTeamMember: { userId: string } };
+
+export type DashSecondFactorStatusQueryVariables = Exact<{ [key: string]: never; }>;
+
+
+export type DashSecondFactorStatusQuery = { secondFactorStatus: { totpEnabled: boolean, totpPending: boolean, recoveryCodesRemaining: number, requiredByMerchant: boolean, enrolmentRequired: boolean, passkeys: Array<{ id: string, name: string, createdAt: string, lastUsedAt: string | null }> } };
+
+export type DashBeginTotpEnrolmentMutationVariables = Exact<{ [key: string]: never; }>;
+
+
+export type DashBeginTotpEnrolmentMutation = { beginTotpEnrolment: { secret: string, qrCodeDataUrl: string } };
+
+export type DashConfirmTotpEnrolmentMutationVariables = Exact<{
+  code: string;
+}>;
+
+
+export type DashConfirmTotpEnrolmentMutation = { confirmTotpEnrolment: { recoveryCodes: Array<string> | null } };
+
+export type DashRegenerateRecoveryCodesMutationVariables = Exact<{ [key: string]: never; }>;
+
+
+export type DashRegenerateRecoveryCodesMutation = { regenerateRecoveryCodes: Array<string> };
+
+export type DashDisableTotpMutationVariables = Exact<{ [key: string]: never; }>;
+
+
+export type DashDisableTotpMutation = { disableTotp: boolean };
+
+export type DashSetSecondFactorPolicyMutationVariables = Exact<{
+  required: boolean;
+}>;
+
+
+export type DashSetSecondFactorPolicyMutation = { setSecondFactorPolicy: boolean };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -838,3 +921,108 @@ export const DashSetSweepSettingsDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<DashSetSweepSettingsMutation, DashSetSweepSettingsMutationVariables>;
+export const DashTeamDocument = new TypedDocumentString(`
+    query DashTeam {
+  teamMembers {
+    userId
+    email
+    role
+    joinedAt
+  }
+  teamInvites {
+    id
+    email
+    role
+    status
+    invitedBy
+    expiresAt
+  }
+  me {
+    id
+    email
+  }
+}
+    `) as unknown as TypedDocumentString<DashTeamQuery, DashTeamQueryVariables>;
+export const DashInviteTeamMemberDocument = new TypedDocumentString(`
+    mutation DashInviteTeamMember($email: String!, $role: TeamRole!) {
+  inviteTeamMember(email: $email, role: $role) {
+    invite {
+      id
+      email
+      role
+      status
+    }
+    inviteUrl
+  }
+}
+    `) as unknown as TypedDocumentString<DashInviteTeamMemberMutation, DashInviteTeamMemberMutationVariables>;
+export const DashRevokeTeamInviteDocument = new TypedDocumentString(`
+    mutation DashRevokeTeamInvite($inviteId: String!) {
+  revokeTeamInvite(inviteId: $inviteId) {
+    id
+    status
+  }
+}
+    `) as unknown as TypedDocumentString<DashRevokeTeamInviteMutation, DashRevokeTeamInviteMutationVariables>;
+export const DashChangeTeamMemberRoleDocument = new TypedDocumentString(`
+    mutation DashChangeTeamMemberRole($userId: String!, $role: TeamRole!) {
+  changeTeamMemberRole(userId: $userId, role: $role) {
+    userId
+    role
+  }
+}
+    `) as unknown as TypedDocumentString<DashChangeTeamMemberRoleMutation, DashChangeTeamMemberRoleMutationVariables>;
+export const DashRemoveTeamMemberDocument = new TypedDocumentString(`
+    mutation DashRemoveTeamMember($userId: String!) {
+  removeTeamMember(userId: $userId) {
+    userId
+  }
+}
+    `) as unknown as TypedDocumentString<DashRemoveTeamMemberMutation, DashRemoveTeamMemberMutationVariables>;
+export const DashSecondFactorStatusDocument = new TypedDocumentString(`
+    query DashSecondFactorStatus {
+  secondFactorStatus {
+    totpEnabled
+    totpPending
+    recoveryCodesRemaining
+    requiredByMerchant
+    enrolmentRequired
+    passkeys {
+      id
+      name
+      createdAt
+      lastUsedAt
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<DashSecondFactorStatusQuery, DashSecondFactorStatusQueryVariables>;
+export const DashBeginTotpEnrolmentDocument = new TypedDocumentString(`
+    mutation DashBeginTotpEnrolment {
+  beginTotpEnrolment {
+    secret
+    qrCodeDataUrl
+  }
+}
+    `) as unknown as TypedDocumentString<DashBeginTotpEnrolmentMutation, DashBeginTotpEnrolmentMutationVariables>;
+export const DashConfirmTotpEnrolmentDocument = new TypedDocumentString(`
+    mutation DashConfirmTotpEnrolment($code: String!) {
+  confirmTotpEnrolment(code: $code) {
+    recoveryCodes
+  }
+}
+    `) as unknown as TypedDocumentString<DashConfirmTotpEnrolmentMutation, DashConfirmTotpEnrolmentMutationVariables>;
+export const DashRegenerateRecoveryCodesDocument = new TypedDocumentString(`
+    mutation DashRegenerateRecoveryCodes {
+  regenerateRecoveryCodes
+}
+    `) as unknown as TypedDocumentString<DashRegenerateRecoveryCodesMutation, DashRegenerateRecoveryCodesMutationVariables>;
+export const DashDisableTotpDocument = new TypedDocumentString(`
+    mutation DashDisableTotp {
+  disableTotp
+}
+    `) as unknown as TypedDocumentString<DashDisableTotpMutation, DashDisableTotpMutationVariables>;
+export const DashSetSecondFactorPolicyDocument = new TypedDocumentString(`
+    mutation DashSetSecondFactorPolicy($required: Boolean!) {
+  setSecondFactorPolicy(required: $required)
+}
+    `) as unknown as TypedDocumentString<DashSetSecondFactorPolicyMutation, DashSetSecondFactorPolicyMutationVariables>;

@@ -2,6 +2,7 @@ import { useState } from 'preact/hooks';
 import { gql } from '../api';
 import { MeDocument, UpdateSettingsDocument } from '../documents';
 import { ErrorLine, Show, useAction, useApp, useLoad } from '../ui';
+import { SettingsTabs } from './settings-tabs';
 
 /** Fee mode, order lifetime, payment tolerance and logo (updateMerchantSettings). */
 export function Settings() {
@@ -12,6 +13,7 @@ export function Settings() {
   return (
     <section>
       <h1>{t.settings}</h1>
+      <SettingsTabs current="settings" />
       <Show value={me} retry={reload}>
         {({ me: { merchant: m, email } }) => {
           const submit = (e: Event) => {
