@@ -872,6 +872,9 @@ export async function startSolanaFacade(opts: SolanaFacadeOptions = {}): Promise
 
   const url = `http://127.0.0.1:${port}`;
   const connection = new Connection(url, { commitment: 'confirmed', disableRetryOnRateLimit: true });
+  // Every send asks for a fresh blockhash, as a wallet does. web3.js otherwise reuses one for 30 s, and
+  // here slots advance with every transaction: 150 of them in 30 s make it expire (BlockhashNotFound).
+  (connection as unknown as { _disableBlockhashCaching: boolean })._disableBlockhashCaching = true;
   const payer = opts.payer ?? Keypair.generate();
   seedFunds(payer.publicKey, 1000n);
   const ticker = opts.slotIntervalMs ? setInterval(() => chain.advance(1), opts.slotIntervalMs) : undefined;

@@ -27,7 +27,8 @@ import type { AddressInfo } from 'node:net';
  *   - `malformed`: HTTP 200 with a body that is not JSON (a proxy's error page, a broken node);
  *   - `trickle`: headers at once, then the body a few bytes every 400 ms (longer than any timeout);
  *   - `behind`: the node is `lag` blocks (slots) behind the chain: its head is lower, blocks,
- *     receipts, transaction infos and signatures above that are missing, logs stop there;
+ *     receipts, transaction infos and signatures above that are missing, logs stop there; a SOLANA
+ *     call whose `minContextSlot` is above it is refused (-32016), as a real node refuses it;
  *   - `split-heights`: two upstream nodes behind one URL, taking turns per request: one current, one
  *     `lag` blocks behind (the head goes backwards between calls; a block or receipt the previous
  *     call announced is missing from the next).
@@ -158,6 +159,9 @@ export async function startProviderProxy(upstream: string): Promise<ProviderProx
     // SOLANA
     const slot = Number(await rpc('getSlot', [{ commitment: 'processed' }]));
     const limit = slot - Number(lag);
+    // A node honours `minContextSlot` (every Solana RPC node does): asked for a state it has not reached, it refuses.
+    const minContextSlot = p.map((x) => (x && typeof x === 'object' ? (x as { minContextSlot?: unknown }).minContextSlot : undefined)).find((x) => typeof x === 'number');
+    if (typeof minContextSlot === 'number' && minContextSlot > limit) return rpcError(item.id, -32016, 'Minimum context slot has not been reached');
     if (m === 'getSlot' || m === 'getBlockHeight') {
       const r = (await pass()) as { result?: number };
       return typeof r.result === 'number' ? ok(Math.max(0, Math.min(r.result, limit))) : r;
