@@ -55,6 +55,5 @@ providerDrill({
   wrong: () => wrong,
   newOrder: () => checkout(gw.url, apiKey, { amountIdr: '150000', tokenAddress: mint.toBase58(), network: 'SOLANA', walletType: 'PHANTOM' }),
   pay: async (o) => void (await facade.transfer(customer, new PublicKey(o.address), mint, o.total)),
-  ordersPerMode: 3,
   modes: DRILL_MODES,
 });

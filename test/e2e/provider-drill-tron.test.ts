@@ -66,6 +66,5 @@ providerDrill({
   payMany: async (orders) => {
     for (const o of orders) await tronTransfer(emu, wallet, customer, usdt, o.address, o.total);
   },
-  ordersPerMode: 3,
   modes: DRILL_MODES,
 });

@@ -56,7 +56,6 @@ for (const network of ['ETHEREUM', 'BINANCE'] as EvmNet[]) {
       newOrder: () => placeOrder(gw.url, gw.app, m, network),
       pay: async (o) => void (await pay(chains[network], customers[network], o.address, o.total)),
       payMany: (orders) => payMany(chains[network], customers[network], orders.map((o) => ({ to: o.address, amount: o.total }))),
-      ordersPerMode: 3,
       modes: MODES,
     });
   });

@@ -5,9 +5,8 @@
  * start, whichever answers first: the sandbox knows its chain from `SANDBOX_<NETWORK>_GENESIS`, EVM
  * from its chain id). Per mode, a batch of orders is paid at once while the mode holds (until the
  * proxy has seen the watcher's calls in it), then the provider recovers and the next mode starts:
- * 50 orders in the modes where a provider's answer can hide a payment (`MISSED_PAYMENT_MODES`:
- * quotas, lagging and split nodes, `eth_getLogs` limits), a few in the modes where it can only fail
- * loudly (docs/watchers.md "Provider drills: how many orders per mode"). At the end: every paid order
+ * `DRILL_BATCH` (50) orders in every mode (docs/watchers.md "Provider drills: how many orders per
+ * mode"). At the end: every paid order
  * found exactly once (one payment row), Success once (one Success event, so one webhook), no unpaid
  * order touched, and the wrong-chain provider answered identity probes only.
  */
@@ -34,13 +33,7 @@ export const DRILL_MODES: [ProviderMode, ModeOptions?][] = [
 ];
 export const EVM_ONLY_MODES: [ProviderMode, ModeOptions?][] = [['logs-span', { maxSpan: 2 }], ['logs-results']];
 
-/**
- * The modes where a provider answers successfully but incompletely (a quota answer read as "nothing
- * there", a head ahead of the logs, an empty or cut log range): where payments go missing on mainnet.
- * Each is drilled with `DRILL_BATCH` orders; the others (errors a watcher cannot mistake for an
- * answer: 5xx, resets, hangs, cut or malformed bodies) with a few.
- */
-export const MISSED_PAYMENT_MODES: readonly ProviderMode[] = ['rpc-rate-limit', 'http429', 'behind', 'split-heights', 'logs-span', 'logs-results'];
+/** Orders paid in one batch per mode. */
 export const DRILL_BATCH = 50;
 
 export interface DrillOrder {
@@ -61,8 +54,6 @@ export interface DrillOptions {
   /** After the payments of a mode: make them final where the chain needs it (more blocks, slots). */
   settle?(): Promise<void>;
   modes: [ProviderMode, ModeOptions?][];
-  /** Orders paid per mode outside `MISSED_PAYMENT_MODES` (those get `DRILL_BATCH`). */
-  ordersPerMode: number;
 }
 
 /** Runs `fn` over `items`, `width` at a time. */
@@ -88,9 +79,7 @@ async function until(probe: () => Promise<boolean>, what: string, timeoutMs: num
 }
 
 export function providerDrill(o: DrillOptions): void {
-  const ordersFor = (mode: ProviderMode) => (MISSED_PAYMENT_MODES.includes(mode) ? DRILL_BATCH : o.ordersPerMode);
-  const described = o.modes.map(([m]) => `${m} ×${ordersFor(m)}`).join(', ');
-  it(`${o.network}: orders paid under each of ${o.modes.length} provider modes (${described}): each found once, Success once; none unpaid marked paid`, async () => {
+  it(`${o.network}: ${DRILL_BATCH} orders paid under each of ${o.modes.length} provider modes (${o.modes.map(([m]) => m).join(', ')}): each found once, Success once; none unpaid marked paid`, async () => {
     const app = o.app();
     const paid: DrillOrder[] = [];
     const unpaid: DrillOrder[] = [];
@@ -117,7 +106,7 @@ export function providerDrill(o: DrillOptions): void {
     // DRILL_MODES=a,b runs only those modes (investigating one)
     const only = process.env.DRILL_MODES?.split(',');
     for (const [mode, options] of o.modes.filter(([m]) => !only || only.includes(m))) {
-      const batch = await inParallel(Array.from({ length: ordersFor(mode) }), 6, () => o.newOrder());
+      const batch = await inParallel(Array.from({ length: DRILL_BATCH }), 6, () => o.newOrder());
       unpaid.push(await o.newOrder());
       const flaky = o.flaky();
       flaky.setMode(mode, options);
