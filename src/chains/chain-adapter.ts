@@ -477,6 +477,15 @@ export interface ChainAdapter {
   /** How the adapter scores its providers (src/chains/provider-health.ts): host only. */
   readonly providerHealth: { snapshot(): ProviderHealthStatus[] };
   getHead(): Promise<ChainHead>;
+  /**
+   * Optional push: calls `onHead` whenever the provider announces a new block or slot (EVM
+   * `eth_subscribe("newHeads")`, SOLANA `slotSubscribe`/account subscriptions over the provider's
+   * WebSocket). A hint only: the watcher then runs its normal poll at once, so a dropped socket costs
+   * latency, never a payment (polling stays the fallback and the catch-up). The adapter reconnects
+   * with backoff and reports its state through `onState`; `close()` ends the subscription. Absent
+   * (TRON's HTTP API, a provider without WebSocket): the watcher polls at the network's cadence.
+   */
+  subscribeHeads?(onHead: (head: { number: bigint }) => void, onState?: (state: 'open' | 'down') => void): { close(): Promise<void> };
   /** Hash of block `n`, or null when the node does not have it (yet). */
   getBlockHash(n: bigint): Promise<string | null>;
   /** Releases connections; the adapter is not used afterwards. */
