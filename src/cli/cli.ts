@@ -51,6 +51,12 @@ function devChainOverrides(config: Config): Record<string, string[]> {
   return Object.fromEntries(Object.entries(runningDevChains(config) ?? {}).map(([n, u]) => [`sandbox:${n}`, [u!]]));
 }
 
+/** The watched networks as the worker builds them: with the local dev chains' EVM sweep contracts when DEV_CHAINS is on. */
+async function cliWatchedNetworks(config: Config, overrides: Record<string, string[]>) {
+  const [{ watchedNetworks }, local] = await Promise.all([import('../chains/networks.js'), config.DEV_CHAINS ? import('../devchain/devchain.js') : undefined]);
+  return watchedNetworks(config, overrides, { localSweepContracts: local?.DEV_SWEEP_CONTRACTS });
+}
+
 const program = new Command('gateway').description('Crypto payment gateway operator CLI');
 
 program
@@ -145,10 +151,9 @@ program
   .option('--json', 'print one JSON object')
   .action(async (o: { environment?: Environment; network?: Network; json?: boolean }) => {
     await withApp(async (app, config) => {
-      const { watchedNetworks } = await import('../chains/networks.js');
       // The local sandbox chains of a running gateway (npm start) are found the way `dev pay` finds them.
       const overrides = devChainOverrides(config);
-      const targets = watchedNetworks(config, overrides).filter((t) => (!o.environment || t.environment === o.environment) && (!o.network || t.network === o.network));
+      const targets = (await cliWatchedNetworks(config, overrides)).filter((t) => (!o.environment || t.environment === o.environment) && (!o.network || t.network === o.network));
       const runs = [];
       for (const t of targets) {
         runs.push(await app.reconciliation.reconcile(app.orm.em.fork(), t));
@@ -278,9 +283,8 @@ gasTankCommand
     if (!/^\d+$/.test(o.trx) || BigInt(o.trx) <= 0n) throw new Error('--trx must be a positive whole number');
     const key = readFileSync(o.keyFile === '-' ? 0 : o.keyFile, 'utf8').trim().replace(/^0x/, '');
     if (!/^[0-9a-fA-F]{64}$/.test(key)) throw new Error('--key-file must hold a 32-byte key as 64 hex characters');
-    const { watchedNetworks } = await import('../chains/networks.js');
     const overrides = devChainOverrides(config);
-    const target = watchedNetworks(config, overrides).find((t) => t.environment === o.environment && t.network === o.network);
+    const target = (await cliWatchedNetworks(config, overrides)).find((t) => t.environment === o.environment && t.network === o.network);
     if (!target) throw new Error(`${o.environment}:${o.network} has no RPC URLs configured`);
     const sweeps = target.adapter.sweeps;
     if (!sweeps?.signStake) throw new Error(`${o.network} gas tanks do not stake (nothing to lend on this chain)`);
@@ -306,8 +310,7 @@ gasTankCommand
   .option('--json', 'print one JSON object')
   .action(async (o: { network: Network; environment: Environment; json?: boolean }) => {
     await withApp(async (app, config) => {
-      const { watchedNetworks } = await import('../chains/networks.js');
-      const target = watchedNetworks(config, devChainOverrides(config)).find((t) => t.environment === o.environment && t.network === o.network);
+      const target = (await cliWatchedNetworks(config, devChainOverrides(config))).find((t) => t.environment === o.environment && t.network === o.network);
       if (!target) throw new Error(`${o.environment}:${o.network} has no RPC URLs configured`);
       try {
         const em = app.orm.em.fork();
