@@ -50,4 +50,31 @@ describe('eslint.config.mjs: layering rules', () => {
     const outcome = cases.map(([s, rule], i) => `${s.file} ${s.code.trim().split('\n')[0]} → ${rule}: ${found[i].includes(rule)}`);
     expect(outcome).toEqual(cases.map(([s, rule, expected]) => `${s.file} ${s.code.trim().split('\n')[0]} → ${rule}: ${expected}`));
   });
+
+  it('chain client libraries only in src/chains and src/devchain; src/devchain only in the composition root (import() too)', () => {
+    const dynamic = (target: string) => `export const load = () => import('${target}');\n`;
+    const cases: [Sample, string, boolean][] = [
+      [{ file: 'src/modules/faucet/x.service.ts', code: importing('ethers') }, 'no-restricted-imports', true],
+      [{ file: 'src/modules/faucet/x.service.ts', code: importing('@solana/spl-token') }, 'no-restricted-imports', true],
+      [{ file: 'src/modules/orders/order.resolver.ts', code: importing('tronweb/utils') }, 'no-restricted-imports', true],
+      [{ file: 'src/checkout/x.ts', code: importing('@solana/web3.js') }, 'no-restricted-imports', true],
+      [{ file: 'src/common/x.ts', code: dynamic('ethers') }, 'no-restricted-syntax', true],
+      [{ file: 'src/cli/x.ts', code: importing('tronweb') }, 'no-restricted-imports', true],
+      [{ file: 'src/cli/x.ts', code: dynamic('@solana/web3.js') }, 'no-restricted-syntax', true],
+      [{ file: 'src/chains/evm/x.ts', code: importing('ethers') }, 'no-restricted-imports', false],
+      [{ file: 'src/devchain/x.ts', code: importing('@solana/web3.js') }, 'no-restricted-imports', false],
+      [{ file: 'test/integration/x.test.ts', code: importing('ethers') }, 'no-restricted-imports', false],
+      [{ file: 'bench/x.bench.ts', code: importing('tronweb') }, 'no-restricted-imports', false],
+      [{ file: 'src/modules/faucet/x.service.ts', code: importing('../../devchain/dev-keys.js') }, 'no-restricted-imports', true],
+      [{ file: 'src/chains/networks.ts', code: importing('../devchain/devchain.js') }, 'no-restricted-imports', true],
+      [{ file: 'src/chains/x.ts', code: dynamic('../devchain/index.js') }, 'no-restricted-syntax', true],
+      [{ file: 'src/http/x.ts', code: dynamic('../devchain/index.js') }, 'no-restricted-syntax', true],
+      [{ file: 'src/runtime.ts', code: dynamic('./devchain/index.js') }, 'no-restricted-syntax', false],
+      [{ file: 'src/app.ts', code: importing('./devchain/dev-keys.js') }, 'no-restricted-imports', false],
+      [{ file: 'src/cli/cli.ts', code: importing('../devchain/index.js') }, 'no-restricted-imports', false],
+    ];
+    const found = ruleIds(cases.map(([s]) => s));
+    const outcome = cases.map(([s, rule], i) => `${s.file} ${s.code.trim().split('\n')[0]} → ${rule}: ${found[i].includes(rule)}`);
+    expect(outcome).toEqual(cases.map(([s, rule, expected]) => `${s.file} ${s.code.trim().split('\n')[0]} → ${rule}: ${expected}`));
+  });
 });
