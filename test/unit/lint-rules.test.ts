@@ -26,6 +26,13 @@ function ruleIds(samples: Sample[]): string[][] {
   return JSON.parse(execFileSync(process.execPath, ['-e', script, JSON.stringify(samples)], { cwd: ROOT, encoding: 'utf8' })) as string[][];
 }
 
+/** Each sample's file and first line → whether eslint reported the rule, against what was expected. */
+function expectRules(cases: [Sample, string, boolean][]): void {
+  const found = ruleIds(cases.map(([s]) => s));
+  const outcome = cases.map(([s, rule], i) => `${s.file} ${s.code.trim().split('\n')[0]} → ${rule}: ${found[i].includes(rule)}`);
+  expect(outcome).toEqual(cases.map(([s, rule, expected]) => `${s.file} ${s.code.trim().split('\n')[0]} → ${rule}: ${expected}`));
+}
+
 const readsEnv = 'export const port = process.env.PORT;\n';
 const importing = (target: string) => `import { x } from '${target}';\nexport const y = x;\n`;
 
@@ -46,9 +53,7 @@ describe('eslint.config.mjs: layering rules', () => {
       [{ file: 'src/modules/orders/x.service.ts', code: importing('../../common/errors.js') }, 'no-restricted-imports', false],
       [{ file: 'src/modules/orders/x.service.ts', code: importing('../merchants/merchant.entity.js') }, 'no-restricted-imports', false],
     ];
-    const found = ruleIds(cases.map(([s]) => s));
-    const outcome = cases.map(([s, rule], i) => `${s.file} ${s.code.trim().split('\n')[0]} → ${rule}: ${found[i].includes(rule)}`);
-    expect(outcome).toEqual(cases.map(([s, rule, expected]) => `${s.file} ${s.code.trim().split('\n')[0]} → ${rule}: ${expected}`));
+    expectRules(cases);
   });
 
   it('chain client libraries only in src/chains and src/devchain; src/devchain only in the composition root (import() too)', () => {
@@ -73,8 +78,6 @@ describe('eslint.config.mjs: layering rules', () => {
       [{ file: 'src/app.ts', code: importing('./devchain/dev-keys.js') }, 'no-restricted-imports', false],
       [{ file: 'src/cli/cli.ts', code: importing('../devchain/index.js') }, 'no-restricted-imports', false],
     ];
-    const found = ruleIds(cases.map(([s]) => s));
-    const outcome = cases.map(([s, rule], i) => `${s.file} ${s.code.trim().split('\n')[0]} → ${rule}: ${found[i].includes(rule)}`);
-    expect(outcome).toEqual(cases.map(([s, rule, expected]) => `${s.file} ${s.code.trim().split('\n')[0]} → ${rule}: ${expected}`));
+    expectRules(cases);
   });
 });
