@@ -9,7 +9,7 @@ import { OrderConnectionResolver, OrderResolver } from '../modules/orders/order.
 import { OrderFeedResolver } from '../modules/orders/order-feed.resolver.js';
 import { OrderSubscriptionResolver } from '../modules/orders/order-subscription.resolver.js';
 import { WebhookDeliveryPageResolver, WebhookResolver } from '../modules/webhooks/webhook.resolver.js';
-import { PaymentConnectionResolver, PaymentResolver } from '../modules/payments/payment.resolver.js';
+import { PaymentConnectionResolver, PaymentFieldsResolver, PaymentResolver } from '../modules/payments/payment.resolver.js';
 import { ReconciliationResolver } from '../modules/reconciliation/reconciliation.resolver.js';
 import { SettlementWalletResolver } from '../modules/settlement-wallets/settlement-wallet.resolver.js';
 import { GasTankResolver } from '../modules/sweeps/gas-tank.resolver.js';
@@ -24,6 +24,7 @@ export const resolvers: NonEmptyArray<Function> = [MerchantResolver, SecondFacto
   PaymentLinkConnectionResolver,
   PaymentResolver,
   PaymentConnectionResolver,
+  PaymentFieldsResolver,
   OrderSubscriptionResolver,
   OrderFeedResolver,
   WebhookResolver,

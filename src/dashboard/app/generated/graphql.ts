@@ -231,7 +231,7 @@ export type DashOrderQueryVariables = Exact<{
 }>;
 
 
-export type DashOrderQuery = { order: { id: string, orderNo: string, status: OrderStatus, amount: string, currency: string, fee: string | null, netAmount: string | null, receivedAmount: string | null, paidAmount: string | null, createdAt: string, expiresAt: string, paidAt: string | null, paidNetwork: Network | null, paidTokenSymbol: string | null, overpaid: boolean, late: boolean, source: string, customerName: string | null, customerEmail: string | null, quotes: Array<{ network: Network, tokenSymbol: string, amountCrypto: string, totalAmountCrypto: string, cryptoRate: string, totalAmount: string, totalFeeAmount: string, lockedAt: string }>, deposits: Array<{ network: Network, tokenName: string, walletType: WalletType, destinationAddress: string, totalAmount: string, amountReceived: string, status: string, expiresAt: string }>, payments: Array<{ id: string, network: Network, tokenSymbol: string, amount: string, txHash: string, from: string, status: string, detectedAt: string, confirmedAt: string | null, late: boolean }> } };
+export type DashOrderQuery = { order: { id: string, orderNo: string, status: OrderStatus, amount: string, currency: string, fee: string | null, netAmount: string | null, receivedAmount: string | null, paidAmount: string | null, createdAt: string, expiresAt: string, paidAt: string | null, paidNetwork: Network | null, paidTokenSymbol: string | null, overpaid: boolean, late: boolean, source: string, customerName: string | null, customerEmail: string | null, quotes: Array<{ network: Network, tokenSymbol: string, amountCrypto: string, totalAmountCrypto: string, cryptoRate: string, totalAmount: string, totalFeeAmount: string, lockedAt: string }>, deposits: Array<{ network: Network, tokenName: string, walletType: WalletType, destinationAddress: string, totalAmount: string, amountReceived: string, status: string, expiresAt: string }>, payments: Array<{ id: string, network: Network, tokenSymbol: string, amount: string, txHash: string, explorerUrl: string | null, from: string, status: string, detectedAt: string, confirmedAt: string | null, late: boolean }> } };
 
 export type DashTokensQueryVariables = Exact<{
   environment: Environment;
@@ -704,6 +704,7 @@ export const DashOrderDocument = new TypedDocumentString(`
       tokenSymbol
       amount
       txHash
+      explorerUrl
       from
       status
       detectedAt
