@@ -185,7 +185,7 @@ it('an invite link opens the invite screen: the teammate sets a password and sig
       await again.page.locator('#invite-password').fill('developer password 1');
       await again.page.locator('#invite-accept').click();
       await expect(again.page.locator('#invite .error').innerText()).resolves.toContain('INVITE_USED');
-      await dashboardSnap(again.page, 'invite');
+      await dashboardSnap(again.page, 'invite-used');
     } finally {
       await again.ctx.close();
     }
