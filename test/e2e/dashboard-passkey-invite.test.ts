@@ -182,6 +182,8 @@ it('an invite link opens the invite screen: the teammate sets a password and sig
     // The same link again: the gateway's refusal, in the page.
     const again = await openDashboard(DESKTOP, link);
     try {
+      await again.page.locator('#invite-password').waitFor();
+      await dashboardSnap(again.page, 'invite');
       await again.page.locator('#invite-password').fill('developer password 1');
       await again.page.locator('#invite-accept').click();
       await expect(again.page.locator('#invite .error').innerText()).resolves.toContain('INVITE_USED');
@@ -235,6 +237,10 @@ it('Home: the networks card shows a watcher down and a gas tank low as stored, w
     expect(card).toContain('providers: 0 up, 1 down');
     expect(card).not.toMatch(/tron-node|10\.9\.8\.7|ECONNREFUSED|TTank/);
     await dashboardSnap(page, 'home-networks');
+    await page.setViewportSize(MOBILE);
+    await dashboardSnap(page, 'home-networks');
+    expect(await page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth')).toBe(0);
+    await page.setViewportSize(DESKTOP);
     // Production has none of it: the card's empty state.
     await page.locator('#env-PRODUCTION').click();
     await page.locator('#network-health .empty').waitFor();
