@@ -236,6 +236,8 @@ it('Home: the networks card shows a watcher down and a gas tank low as stored, w
     expect(card).toContain('last block 4990');
     expect(card).toContain('providers: 0 up, 1 down');
     expect(card).not.toMatch(/tron-node|10\.9\.8\.7|ECONNREFUSED|TTank/);
+    // A network down needs attention.
+    await page.locator('#attention li', { hasText: 'TRON: the gateway is not following the chain' }).waitFor();
     await dashboardSnap(page, 'home-networks');
     await page.setViewportSize(MOBILE);
     await dashboardSnap(page, 'home-networks');

@@ -50,7 +50,7 @@ function NetworkHealth({ value, retry }: { value: Loaded<DashNetworkHealthQuery>
   );
 }
 
-/** What needs attention; the networks' health; today's and this month's paid amount, count and fees (orderStats), by day and by network. */
+/** What needs attention (with a network down or sweeps waiting for gas); the networks' health; today's and this month's paid amount, count and fees (orderStats), by day and by network. */
 export function Home() {
   const { t, env, lang } = useApp();
   const now = new Date();
@@ -66,8 +66,8 @@ export function Home() {
     ]);
     return { byDay: byDay.orderStats, byNetwork: byNetwork.orderStats };
   }, [env]);
-  const [attention, reloadAttention] = useLoad(() => gql(AttentionDocument, { environment: env }), [env]);
   const [health, reloadHealth] = useLoad(() => gql(NetworkHealthDocument, { environment: env }), [env]);
+  const [attention, reloadAttention] = useLoad(() => gql(AttentionDocument, { environment: env }), [env]);
   const todayKey = today.toLocaleDateString('en-CA');
 
   return (
@@ -79,6 +79,11 @@ export function Home() {
             a.sweepHolds.length > 0 && { text: t.heldSweeps(a.sweepHolds.length), href: '#/settlement' },
             a.webhookDeliveries.totalCount > 0 && { text: t.failingWebhooks(a.webhookDeliveries.totalCount), href: '#/developers' },
             ...a.settlementWallets.filter((w) => w.pending).map((w) => ({ text: t.pendingWallet(w.network), href: '#/settlement' })),
+            // From the networks card's answer, once it is in: a network down, sweeps waiting for gas.
+            ...(health.state === 'ok' ? health.data.networkHealth : []).flatMap((h) => [
+              h.watcher === 'DOWN' && { text: t.networkDown(h.network), href: '#/home' },
+              (h.sweepsWaitingForGas ?? 0) > 0 && { text: t.sweepsWaitingGasOn(h.network, h.sweepsWaitingForGas!), href: '#/settlement' },
+            ]),
           ].filter((x): x is { text: string; href: string } => Boolean(x));
           return (
             <div class="card" id="attention">
