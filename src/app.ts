@@ -228,7 +228,7 @@ export function createApp(config: Config, orm: Orm, log: Logger, box: SecretBox)
   const sweeps = new SweepService({ throttleSweepNow: async (merchantId) => void (await rateLimits.consume('sweepNow', merchantId)) });
   const teams = new TeamService({
     inviteTtlS: config.TEAM_INVITE_TTL_S,
-    inviteUrl: () => (config.TEAM_INVITE_URL ?? `${config.PUBLIC_BASE_URL}/invite`).replace(/#.*$/, ''),
+    inviteUrl: () => (config.TEAM_INVITE_URL ?? `${config.PUBLIC_BASE_URL}/dashboard/invite`).replace(/#.*$/, ''),
     transport: smtpTransport(config),
     from: config.SMTP_FROM,
     returnLinkWithoutMail: config.NODE_ENV !== 'production',

@@ -17,6 +17,7 @@ import { SweepResolver, SweepConnectionResolver } from '../modules/sweeps/sweep.
 import { TeamResolver } from '../modules/teams/team.resolver.js';
 import { authChecker } from './auth-checker.js';
 import { DateTimeScalar } from './scalars.js';
+import { NetworkHealthResolver } from '../modules/payments/network-health.resolver.js';
 import { createGatewayPubSub, registerSchemaPubSub, type GatewayPubSub } from './pubsub.js';
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
@@ -32,6 +33,7 @@ export const resolvers: NonEmptyArray<Function> = [MerchantResolver, SecondFacto
   ReconciliationResolver,
   SettlementWalletResolver,
   GasTankResolver,
+  NetworkHealthResolver,
   AuditResolver,
   AuditEventConnectionResolver,
   SweepResolver,
