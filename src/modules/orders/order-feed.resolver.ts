@@ -1,6 +1,7 @@
 import { Repeater } from '@graphql-yoga/subscription';
 import { Arg, Authorized, Field, ObjectType, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
 import type { Environment, Network } from '../../common/environment.js';
+import { resolveEnvironment } from '../../common/access.js';
 import { DomainError } from '../../common/errors.js';
 import type { GqlContext } from '../../graphql/context.js';
 import { SharedFeed } from '../../graphql/fan-out.js';
@@ -125,15 +126,8 @@ type Args = { environment?: EnvironmentEnum | null };
  */
 async function subscribeMerchantEvents({ args, context: ctx, info }: SubscribeResolverData<unknown, Args, GqlContext>) {
   const { caller, app } = ctx;
-  let environment: Environment;
-  if (caller.kind === 'dashboard') {
-    if (!args.environment) throw new DomainError('VALIDATION_FAILED', 'environment is required for dashboard calls');
-    environment = args.environment as Environment;
-  } else if (caller.kind === 'apiKey') {
-    environment = caller.environment;
-  } else {
-    throw new DomainError('FORBIDDEN', 'The merchant feed needs a dashboard session or an API key');
-  }
+  if (caller.kind !== 'dashboard' && caller.kind !== 'apiKey') throw new DomainError('FORBIDDEN', 'The merchant feed needs a dashboard session or an API key');
+  const environment = resolveEnvironment(caller, args.environment as Environment | null | undefined);
   const merchantId = caller.merchantId;
   const openStream = () => merchantEventStream(pubSubOf(info.schema), merchantTopic(merchantId, environment), {
     head: () => feedHead(app.orm.em.fork()),
