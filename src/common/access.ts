@@ -149,7 +149,7 @@ export function resolveEnvironment(caller: Caller, named: Environment | null | u
   if ('environment' in caller) {
     if (mismatch === 'refuse' && named && named !== caller.environment) {
       const what = caller.kind === 'apiKey' ? 'API key' : 'checkout key';
-      throw new DomainError('WRONG_ENVIRONMENT', `This ${what} belongs to ${caller.environment} (/api/v2/${ENV_PATH[caller.environment]}/), not ${named}`);
+      throw new DomainError('WRONG_ENVIRONMENT', `A ${caller.environment} ${what} cannot be used in ${named} (its paths are /api/v2/${ENV_PATH[caller.environment]}/)`);
     }
     return caller.environment;
   }
