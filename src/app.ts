@@ -21,7 +21,6 @@ import { OrderStatsService } from './modules/orders/order-stats.service.js';
 import { PaymentLinkService } from './modules/payment-links/payment-link.service.js';
 import { PaymentService } from './modules/payments/payment.service.js';
 import { SettlementService } from './modules/payments/settlement.service.js';
-import { paymentsReorgedTotal } from './common/metrics.js';
 import { UnattributedReceiptService } from './modules/payments/unattributed-receipt.service.js';
 import { ReconciliationService } from './modules/reconciliation/reconciliation.service.js';
 import { CoinGeckoRateProvider } from './modules/quotes/providers/coingecko.rate-provider.js';
@@ -184,12 +183,15 @@ export function createApp(config: Config, orm: Orm, log: Logger, box: SecretBox)
     lateWindowS: config.LATE_PAYMENT_WINDOW_S,
     // The deep-reorg alarm: next to the payment.reorged event and webhook, a log line at error and a metric.
     onPaymentReorged: (a) => {
-      paymentsReorgedTotal.inc({ environment: a.environment, network: a.network });
+      metrics.paymentsReorged.inc({ environment: a.environment, network: a.network });
       log.error({ alarm: 'payment.reorged', ...a }, 'a confirmed payment was reorganised away (reorg deeper than the confirmation depth)');
     },
   });
   const receipts = new UnattributedReceiptService();
-  const reconciliation = new ReconciliationService(tokens, log, config.RECONCILE_CONCURRENCY, config.LATE_PAYMENT_WINDOW_S + config.CLOSED_DEPOSIT_WATCH_S);
+  const reconciliation = new ReconciliationService(tokens, log, config.RECONCILE_CONCURRENCY, config.LATE_PAYMENT_WINDOW_S + config.CLOSED_DEPOSIT_WATCH_S, (r) => {
+    metrics.reconciliationMismatches.set({ environment: r.environment, network: r.network }, r.mismatches);
+    metrics.reconciliationChecked.set({ environment: r.environment, network: r.network }, r.checked);
+  });
   const webhooks = createWebhookServices(config, apiKeys, box);
   const merchantEvents = new MerchantEventWriter();
   const settlementWallets = new SettlementWalletService({

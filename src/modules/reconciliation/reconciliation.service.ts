@@ -4,7 +4,6 @@ import { NATIVE_TOKEN, pollEveryToken, type BalanceQuery, type ObservedTransfer 
 import { nativeAsset } from '../../chains/registry.js';
 import type { WatchedNetwork } from '../../chains/networks.js';
 import type { Environment, Network } from '../../common/environment.js';
-import { gauge } from '../../common/metrics.js';
 import { formatDecimal } from '../../common/money.js';
 import type { TokenService } from '../tokens/token.service.js';
 import { TankLedger } from './tank-ledger.js';
@@ -141,9 +140,6 @@ export function balanceMatches(onChain: bigint, receivedUpToLo: bigint, after: M
   });
 }
 
-const mismatchGauge = gauge('gateway_reconciliation_mismatches', 'Deposit (address, token) pairs whose on-chain balance differs from the ledger at the last reconciliation');
-const checkedGauge = gauge('gateway_reconciliation_checked', 'Deposit (address, token) pairs compared at the last reconciliation');
-
 /** In-flight scans longer than this many blocks fail the run (the watcher is far behind: reconcile later). */
 const MAX_IN_FLIGHT_BLOCKS = 5_000n;
 
@@ -175,6 +171,8 @@ export class ReconciliationService {
     private readonly concurrency: number,
     /** How long after its order's expiry a deposit address stays watched (late window + closed-deposit retention). */
     private readonly watchRetentionS: number,
+    /** Observability hook (metrics): each run that could compare its network, with its counts. */
+    private readonly onCompared?: (r: { environment: Environment; network: Network; mismatches: number; checked: number }) => void,
   ) {}
 
   async reconcile(em: EntityManager, target: WatchedNetwork): Promise<ReconciliationRun> {
@@ -272,11 +270,7 @@ export class ReconciliationService {
       `insert into reconciliation_runs (environment, network, at_block, checked, mismatches, held, error, started_at) values (?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?) returning id, finished_at`,
       [environment, network, atBlock?.toString() ?? null, checked, JSON.stringify(mismatches), JSON.stringify(held), error, startedAt],
     );
-    const labels = { environment, network };
-    if (!error) {
-      mismatchGauge.set(labels, mismatches.length);
-      checkedGauge.set(labels, checked);
-    }
+    if (!error) this.onCompared?.({ environment, network, mismatches: mismatches.length, checked });
     for (const m of mismatches) this.log.error({ environment, network, ...m }, 'reconciliation: on-chain balance differs from the ledger');
     // The error object carries the RPC detail for the log (adapter errors keep it out of their message).
     if (error) this.log.warn({ environment, network, err: caught }, 'reconciliation could not compare this network');
