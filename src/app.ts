@@ -14,6 +14,7 @@ import { ApiKeyService } from './modules/merchants/api-key.service.js';
 import { AuthService } from './modules/merchants/auth.service.js';
 import { SecondFactorService } from './modules/merchants/second-factor.service.js';
 import { MerchantService } from './modules/merchants/merchant.service.js';
+import { CheckoutViewService } from './modules/checkout/checkout-view.service.js';
 import { CheckoutKeyService } from './modules/orders/checkout-key.service.js';
 import { OrderStatusService } from './modules/orders/order-status.service.js';
 import { OrderService } from './modules/orders/order.service.js';
@@ -55,6 +56,8 @@ export interface App {
   secondFactors: SecondFactorService;
   merchants: MerchantService;
   checkoutKeys: CheckoutKeyService;
+  /** What the hosted checkout page and the customer's mails show of an order (read model only). */
+  checkoutView: CheckoutViewService;
   tokens: TokenService;
   orders: OrderService;
   /** Order aggregates for dashboards (orders table only, computed in SQL). */
@@ -231,5 +234,6 @@ export function createApp(config: Config, orm: Orm, log: Logger, box: SecretBox)
     throttleAccount: async (account) => void (await rateLimits.consume('account', account)),
     log,
   });
-  return { teams, sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, secondFactors, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics, audit: new AuditService() };
+  const checkoutView = new CheckoutViewService({ checkoutKeys, tokens, networks, lateWindowS: config.LATE_PAYMENT_WINDOW_S, devChains: config.DEV_CHAINS });
+  return { teams, sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, secondFactors, merchants, checkoutKeys, checkoutView, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics, audit: new AuditService() };
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { NATIVE_TOKEN, pollEveryToken, type BalanceQuery, type ObservedTransfer } from '../../chains/chain-adapter.js';
 import { nativeAsset } from '../../chains/registry.js';
 import type { WatchedNetwork } from '../../chains/networks.js';
+import { scannedBlock } from '../payments/chain-cursor.store.js';
 import type { Environment, Network } from '../../common/environment.js';
 import { formatDecimal } from '../../common/money.js';
 import type { TokenService } from '../tokens/token.service.js';
@@ -187,7 +188,7 @@ export class ReconciliationService {
     try {
       const balances = adapter.balances;
       if (!balances) throw new Error(`balance reads are not implemented for ${network} yet`);
-      const cursor = await this.chainCursor(em, environment, network);
+      const cursor = await scannedBlock(em, environment, network);
       // A log-scanning watcher that has not scanned anything yet: nothing to compare against.
       if (cursor !== null || adapter.observation.kind === 'account-poll') {
         const tokens = await this.tokens.listActive(em, environment, network);
@@ -288,11 +289,6 @@ export class ReconciliationService {
     return rows.map((r) => ({ id: r.id, environment: r.environment, network: r.network, atBlock: r.at_block, checked: r.checked, mismatches: r.mismatches.map((m) => ({ ...m, inFlight: m.inFlight ?? '0', inFlightTxHashes: m.inFlight ? m.inFlightTxHashes : [] })), held: r.held, error: r.error, startedAt: new Date(r.started_at), finishedAt: new Date(r.finished_at) }));
   }
 
-  private async chainCursor(em: EntityManager, environment: Environment, network: Network): Promise<bigint | null> {
-    const [c] = await em.execute<{ block_number: string }[]>('select block_number from chain_cursors where environment = ? and network = ?', [environment, network]);
-    return c ? BigInt(c.block_number) : null;
-  }
-
   /**
    * What the ledger says per (address, token) on this network: received and swept up to block `lo`,
    * the rows in (lo, hi] one by one (receipts in, sweeps out), and the sweeps broadcast but not seen in
@@ -387,7 +383,7 @@ export class ReconciliationService {
     const pending = new Map<string, Movement[]>();
     const observation = adapter.observation;
     if (lo !== hi && observation.kind === 'log-scan' && observation.scanNative) {
-      const cursor = (await this.chainCursor(em, environment, network)) ?? hi;
+      const cursor = (await scannedBlock(em, environment, network)) ?? hi;
       const mine = new Set(owners.map(k));
       const seen = cursor < hi ? await observation.scanNative(cursor + 1n, hi, (to) => mine.has(k(to))) : [];
       const recorded = await this.recordedKeys(em, environment, network, seen.map((t) => ({ txHash: t.txHash, index: t.index, block: t.blockNumber, amount: t.amount })));
@@ -475,7 +471,7 @@ export class ReconciliationService {
     let observed: ObservedTransfer[];
     const observation = adapter.observation;
     if (observation.kind === 'log-scan') {
-      const cursor = (await this.chainCursor(em, environment, network)) ?? hi;
+      const cursor = (await scannedBlock(em, environment, network)) ?? hi;
       if (hi - cursor > MAX_IN_FLIGHT_BLOCKS) throw new Error(`the watcher is ${hi - cursor} blocks behind the head: reconcile once it has caught up`);
       observed = cursor < hi ? await observation.scanTransfers(cursor + 1n, hi, tokens, (to) => watched.has(adapter.driver.addressKey(to))) : [];
     } else {
