@@ -39,4 +39,4 @@ export {
   DashDisableTotpDocument as DisableTotpDocument,
   DashSetSecondFactorPolicyDocument as SetSecondFactorPolicyDocument,
 } from './generated/graphql';
-export type { Environment, Network, OrderStatus, DashOrdersQuery, DashOrderQuery, DashLinkFragment, DashSettlementQuery, DashMeQuery, TeamRole } from './generated/graphql';
+export type { Environment, Network, OrderStatus, DashOrdersQuery, TeamRole } from './generated/graphql';

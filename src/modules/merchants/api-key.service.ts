@@ -26,8 +26,6 @@ export interface IssuedApiKey {
   ipAllowlist: string[] | null;
 }
 
-// PostgreSQL channel on which a rotation is announced (delivered on commit) to every API process.
-export { API_KEY_REVOKED_CHANNEL };
 const CACHE_MAX = 50_000;
 
 export interface ApiKeyCacheOptions {

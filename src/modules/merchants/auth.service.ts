@@ -24,8 +24,6 @@ export interface TokenPair {
   refreshExpiredAt: number;
 }
 
-export type { DashboardCaller };
-
 /** One of the signed-in user's merchants (`memberships`). */
 export interface MembershipView {
   merchantId: string;
