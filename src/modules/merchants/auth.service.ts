@@ -157,6 +157,11 @@ export class AuthService {
     return outcome.pair;
   }
 
+  /** Deletes sessions that expired or were revoked more than a day ago (their refresh tokens cascade). */
+  async pruneSessions(em: EntityManager): Promise<void> {
+    await em.execute(`delete from sessions where expires_at < now() - interval '1 day' or revoked_at < now() - interval '1 day'`);
+  }
+
   async logout(ctx: RequestContext): Promise<void> {
     const caller = requireDashboardSession(ctx);
     await ctx.em.transactional(async (tx) => {

@@ -226,6 +226,11 @@ export class OrderStore {
     return rows[0] ?? null;
   }
 
+  /** Deletes idempotency keys past their lifetime (an expired key is free for reuse anyway). */
+  async pruneIdempotencyKeys(em: EntityManager): Promise<void> {
+    await em.execute(`delete from idempotency_keys where expires_at < now()`);
+  }
+
   /** Replaces an order's checkout key (only its hash is stored). */
   async replaceCheckoutKey(em: EntityManager, orderId: string, keyHash: string, expiresAt: Date): Promise<void> {
     await em.execute('update orders set checkout_key_hash = ?, checkout_key_expires_at = ? where id = ?', [keyHash, expiresAt, orderId]);
