@@ -14,6 +14,7 @@ import { ApiKeyService } from './modules/merchants/api-key.service.js';
 import { AuthService } from './modules/merchants/auth.service.js';
 import { SecondFactorService } from './modules/merchants/second-factor.service.js';
 import { MerchantService } from './modules/merchants/merchant.service.js';
+import { CheckoutViewService } from './modules/checkout/checkout-view.service.js';
 import { CheckoutKeyService } from './modules/orders/checkout-key.service.js';
 import { OrderStatusService } from './modules/orders/order-status.service.js';
 import { OrderService } from './modules/orders/order.service.js';
@@ -21,7 +22,6 @@ import { OrderStatsService } from './modules/orders/order-stats.service.js';
 import { PaymentLinkService } from './modules/payment-links/payment-link.service.js';
 import { PaymentService } from './modules/payments/payment.service.js';
 import { SettlementService } from './modules/payments/settlement.service.js';
-import { paymentsReorgedTotal } from './common/metrics.js';
 import { UnattributedReceiptService } from './modules/payments/unattributed-receipt.service.js';
 import { ReconciliationService } from './modules/reconciliation/reconciliation.service.js';
 import { CoinGeckoRateProvider } from './modules/quotes/providers/coingecko.rate-provider.js';
@@ -56,6 +56,8 @@ export interface App {
   secondFactors: SecondFactorService;
   merchants: MerchantService;
   checkoutKeys: CheckoutKeyService;
+  /** What the hosted checkout page and the customer's mails show of an order (read model only). */
+  checkoutView: CheckoutViewService;
   tokens: TokenService;
   orders: OrderService;
   /** Order aggregates for dashboards (orders table only, computed in SQL). */
@@ -184,12 +186,15 @@ export function createApp(config: Config, orm: Orm, log: Logger, box: SecretBox)
     lateWindowS: config.LATE_PAYMENT_WINDOW_S,
     // The deep-reorg alarm: next to the payment.reorged event and webhook, a log line at error and a metric.
     onPaymentReorged: (a) => {
-      paymentsReorgedTotal.inc({ environment: a.environment, network: a.network });
+      metrics.paymentsReorged.inc({ environment: a.environment, network: a.network });
       log.error({ alarm: 'payment.reorged', ...a }, 'a confirmed payment was reorganised away (reorg deeper than the confirmation depth)');
     },
   });
   const receipts = new UnattributedReceiptService();
-  const reconciliation = new ReconciliationService(tokens, log, config.RECONCILE_CONCURRENCY, config.LATE_PAYMENT_WINDOW_S + config.CLOSED_DEPOSIT_WATCH_S);
+  const reconciliation = new ReconciliationService(tokens, log, config.RECONCILE_CONCURRENCY, config.LATE_PAYMENT_WINDOW_S + config.CLOSED_DEPOSIT_WATCH_S, (r) => {
+    metrics.reconciliationMismatches.set({ environment: r.environment, network: r.network }, r.mismatches);
+    metrics.reconciliationChecked.set({ environment: r.environment, network: r.network }, r.checked);
+  });
   const webhooks = createWebhookServices(config, apiKeys, box);
   const merchantEvents = new MerchantEventWriter();
   const settlementWallets = new SettlementWalletService({
@@ -235,5 +240,6 @@ export function createApp(config: Config, orm: Orm, log: Logger, box: SecretBox)
     throttleAccount: async (account) => void (await rateLimits.consume('account', account)),
     log,
   });
-  return { teams, sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, secondFactors, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics, audit: new AuditService() };
+  const checkoutView = new CheckoutViewService({ checkoutKeys, tokens, networks, lateWindowS: config.LATE_PAYMENT_WINDOW_S, devChains: config.DEV_CHAINS });
+  return { teams, sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, secondFactors, merchants, checkoutKeys, checkoutView, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics, audit: new AuditService() };
 }

@@ -12,8 +12,8 @@ import { orderEventLoader, orderEventsChannel } from './modules/orders/order-upd
 import { buildGatewaySchema } from './graphql/schema.js';
 import { buildServer, type HttpServer } from './http/server.js';
 import { environmentRoutes } from './rest/route-table.js';
-import { registerCheckoutPage } from './checkout/checkout.page.js';
-import { registerDashboardPage } from './dashboard/dashboard.page.js';
+import { checkoutPageRoutes } from './checkout/checkout.page.js';
+import { dashboardPageRoutes } from './dashboard/dashboard.page.js';
 import { startMetricsServer } from './http/metrics.route.js';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -122,10 +122,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
         draining: () => draining,
         schema,
         envRoutes: environmentRoutes(app),
-        extra: (f) => {
-          registerCheckoutPage(f, app);
-          registerDashboardPage(f);
-        },
+        pages: [...checkoutPageRoutes(app), ...dashboardPageRoutes()],
         // all role: ready once the local chains and their watchers run, not merely once HTTP answers
         readiness: config.ROLE === 'all' ? () => ({ watchers: gateway.scheduler !== undefined }) : undefined,
       });

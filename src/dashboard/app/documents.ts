@@ -46,4 +46,4 @@ export {
   DashReauthPasskeyOptionsDocument as ReauthPasskeyOptionsDocument,
   DashAcceptTeamInviteDocument as AcceptTeamInviteDocument,
 } from './generated/graphql';
-export type { Environment, Network, OrderStatus, DashOrdersQuery, DashOrderQuery, DashLinkFragment, DashSettlementQuery, DashMeQuery, DashNetworkHealthQuery, TeamRole } from './generated/graphql';
+export type { Environment, Network, OrderStatus, DashOrdersQuery, DashNetworkHealthQuery, TeamRole } from './generated/graphql';
