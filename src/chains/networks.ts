@@ -86,3 +86,16 @@ export function watchedNetworks(config: Config, overrides: RpcOverrides = {}, on
   }
   return out;
 }
+
+/**
+ * Whether an address holds code, through the network's adapter (created on first use, kept for the
+ * process); null when the network is not watched here or its chain cannot tell.
+ */
+export function contractProbe(config: Config): (environment: Environment, network: Network, address: string) => Promise<boolean | null> {
+  let targets: WatchedNetwork[] | undefined;
+  return async (environment, network, address) => {
+    targets ??= watchedNetworks(config);
+    const adapter = targets.find((t) => t.environment === environment && t.network === network)?.adapter;
+    return adapter?.accounts ? adapter.accounts.isContract(address) : null;
+  };
+}
