@@ -42,7 +42,7 @@ import { SweepService } from './modules/sweeps/sweep.service.js';
 import { SweepStatusService } from './modules/sweeps/sweep-status.service.js';
 import { DEV_GAS_TANK_EVM_ADDRESS, DEV_GAS_TANK_EVM_KEY } from './devchain/dev-keys.js';
 import { sweepEventsHook } from './modules/sweeps/sweep-events.js';
-import { contractProbe } from './chains/networks.js';
+import { adapterLookup } from './chains/networks.js';
 import { RefundService } from './modules/refunds/refund.service.js';
 import { RefundStatusService } from './modules/refunds/refund-status.service.js';
 import { refundEventsHook } from './modules/refunds/refund-events.js';
@@ -244,7 +244,8 @@ export function createApp(config: Config, orm: Orm, log: Logger, box: SecretBox)
     wallets,
     publicBaseUrl: () => config.PUBLIC_BASE_URL,
     tankAddresses: (network) => ENVIRONMENTS.flatMap((environment) => gasTanks.address(environment, network) ?? []),
-    isContract: contractProbe(config),
+    adapter: adapterLookup(config),
+    activeTokens: (em, environment) => tokens.listActive(em, environment),
   });
   return { refundStatus, refunds, teams, sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, secondFactors, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics, audit: new AuditService() };
 }

@@ -88,14 +88,14 @@ export function watchedNetworks(config: Config, overrides: RpcOverrides = {}, on
 }
 
 /**
- * Whether an address holds code, through the network's adapter (created on first use, kept for the
- * process); null when the network is not watched here or its chain cannot tell.
+ * The adapter of a watched (environment, network), created on first use and kept for the process
+ * (API-side chain reads: refund claims' contract check, refund wallet balances); null when the
+ * network has no RPC URLs here.
  */
-export function contractProbe(config: Config): (environment: Environment, network: Network, address: string) => Promise<boolean | null> {
+export function adapterLookup(config: Config): (environment: Environment, network: Network) => ChainAdapter | null {
   let targets: WatchedNetwork[] | undefined;
-  return async (environment, network, address) => {
+  return (environment, network) => {
     targets ??= watchedNetworks(config);
-    const adapter = targets.find((t) => t.environment === environment && t.network === network)?.adapter;
-    return adapter?.accounts ? adapter.accounts.isContract(address) : null;
+    return targets.find((t) => t.environment === environment && t.network === network)?.adapter ?? null;
   };
 }

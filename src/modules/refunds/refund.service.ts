@@ -5,6 +5,7 @@ import { randomToken, sha256Hex } from '../../common/crypto.js';
 import { NETWORKS, type Environment, type Network } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
+import type { ChainAdapter } from '../../chains/chain-adapter.js';
 import { driverFor, familyOf } from '../../chains/registry.js';
 import { recordAudit } from '../audit/audit.service.js';
 import { REFUND_CREATED } from '../events/event.catalogue.js';
@@ -103,8 +104,10 @@ export interface RefundSettings {
 
 export interface RefundWalletInfo {
   network: Network;
-  /** Where the merchant sends tokens (and, where gas is not lent by the tank, native coin) to fund refunds. */
+  /** Where the merchant sends tokens to fund refunds (the gas tank pays the network fees). */
   address: string;
+  /** Token balances read from the chain now (base units); null when the network is not watched here or no node answered. */
+  balances: { tokenSymbol: string; tokenAddress: string; decimals: number; units: string }[] | null;
 }
 
 export interface RefundServiceOptions {
@@ -114,8 +117,10 @@ export interface RefundServiceOptions {
   publicBaseUrl: () => string;
   /** Every gas tank address of the network (any environment): never a refund's destination. */
   tankAddresses: (network: Network) => readonly string[];
-  /** Whether an address holds code (EVM `eth_getCode`); null where the chain cannot tell or no node answers. */
-  isContract?: (environment: Environment, network: Network, address: string) => Promise<boolean | null>;
+  /** The chain of a watched network (contract check, refund wallet balances); null where it is not watched here. */
+  adapter?: (environment: Environment, network: Network) => ChainAdapter | null;
+  /** The environment's active tokens (refund wallet balances). */
+  activeTokens?: (em: EntityManager, environment: Environment) => Promise<{ network: Network; address: string; symbol: string; decimals: number }[]>;
 }
 
 const COLUMNS = `r.id, r.environment, r.network, r.order_id, o.order_no, r.receipt_id, r.deposit_id, r.kind, r.reason, r.status, r.failure_reason,
@@ -291,6 +296,13 @@ export class RefundService {
     return rows.map(refundRecord);
   }
 
+  /** The refunds of some unattributed receipts, one list per id in order. */
+  async ofReceipts(em: EntityManager, receiptIds: string[]): Promise<RefundRecord[][]> {
+    if (!receiptIds.length) return [];
+    const rows = (await em.execute<Record<string, unknown>[]>(`select ${COLUMNS} ${FROM} where r.receipt_id = any(?::uuid[]) order by r.created_at, r.id`, [`{${receiptIds.join(',')}}`])).map(refundRecord);
+    return receiptIds.map((id) => rows.filter((r) => r.receiptId === id));
+  }
+
   async settings(ctx: RequestContext, cmd: RefundSettingsCommand): Promise<RefundSettings> {
     const caller = requireMerchantWide(ctx, 'Refunds', 'refunds.read');
     const environment = this.environmentOf(caller, parseInput(refundSettingsInput, cmd).environment);
@@ -322,8 +334,15 @@ export class RefundService {
   async refundWallets(ctx: RequestContext, cmd: RefundSettingsCommand): Promise<RefundWalletInfo[]> {
     const caller = requireMerchantWide(ctx, 'Refunds', 'refunds.read');
     const environment = this.environmentOf(caller, parseInput(refundSettingsInput, cmd).environment);
+    const tokens = this.o.activeTokens ? await this.o.activeTokens(ctx.em, environment) : [];
     const out: RefundWalletInfo[] = [];
-    for (const network of NETWORKS) out.push({ network, address: (await this.refundWallet(ctx.em, caller.merchantId, environment, network)).address });
+    for (const network of NETWORKS) {
+      const address = (await this.refundWallet(ctx.em, caller.merchantId, environment, network)).address;
+      const own = tokens.filter((t) => t.network === network);
+      const reader = this.o.adapter?.(environment, network)?.balances;
+      const read = reader && own.length ? await reader.tokenBalances(own.map((t) => ({ owner: address, token: { address: t.address, decimals: t.decimals, symbol: t.symbol } })), null, 4).catch(() => null) : null;
+      out.push({ network, address, balances: read && own.map((t, i) => ({ tokenSymbol: t.symbol, tokenAddress: t.address, decimals: t.decimals, units: read[i]!.toString() })) });
+    }
     return out;
   }
 
@@ -389,7 +408,9 @@ export class RefundService {
     if (ours[0]!.n > 0 || this.o.tankAddresses(network).some((t) => driverFor(network).addressKey(t) === key)) {
       throw refuse('This address belongs to the payment gateway (a deposit or gas address): give an address of your own wallet');
     }
-    const contract = await this.o.isContract?.(environment, network, address).catch(() => null);
+    // Where the chain can tell (EVM code at the address); a node that does not answer does not block the claim.
+    const accounts = this.o.adapter?.(environment, network)?.accounts;
+    const contract = accounts ? await accounts.isContract(address).catch(() => null) : null;
     if (contract) throw refuse('This address is a smart contract: give the address of a wallet you control');
     return address;
   }
