@@ -50,6 +50,7 @@ export class Migration20261129060000_refunds extends Migration {
         "funding_raw" text null,
         "funding_nonce" numeric(78,0) null,
         "funding_expires_at" numeric(78,0) null,
+        "funding_block_number" bigint null,
         "tx_hash" text null,
         "raw_tx" text null,
         "tx_nonce" numeric(78,0) null,
