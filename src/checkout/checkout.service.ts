@@ -66,6 +66,12 @@ function explorerUrl(base: string, hash: string): string {
   return q < 0 ? base + hash : base.slice(0, q) + hash + base.slice(q);
 }
 
+/** A transaction's page on the network's public explorer; null for a local dev chain (no explorer sees it). */
+export function txExplorerUrl(config: App['config'], environment: Environment, network: Network, hash: string): string | null {
+  const local = environment === 'sandbox' && config.DEV_CHAINS && networkProfile(environment, network, true).profile === 'local';
+  return local ? null : explorerUrl(EXPLORERS[environment][network], hash);
+}
+
 /**
  * What the hosted checkout page shows, read for the holder of the order's checkout key: the order,
  * the merchant's display name, each deposit with what was received and what remains (and a QR for
@@ -97,10 +103,7 @@ export class CheckoutService {
       heads.set(r.network, BigInt(r.block_number));
     }
     const needed = (n: Network) => config[`${order.environment === 'production' ? 'PRODUCTION' : 'SANDBOX'}_${n}_CONFIRMATIONS` as const] as number;
-    const explorer = (n: Network, hash: string) => {
-      const local = order.environment === 'sandbox' && config.DEV_CHAINS && networkProfile(order.environment, n, true).profile === 'local';
-      return local ? null : explorerUrl(EXPLORERS[order.environment][n], hash);
-    };
+    const explorer = (n: Network, hash: string) => txExplorerUrl(config, order.environment, n, hash);
     const link = order.paymentLinkId ? await em.findOne(PaymentLink, order.paymentLinkId) : null;
     // Before a deposit exists the page offers the tokens, each with the wallets that can pay it.
     const choices = deposits.length

@@ -182,6 +182,8 @@ export const CONFIG_VARS = {
   RATE_LIMIT_CHECKOUT_IP_PER_MIN: { schema: int(1, 1_000_000), default: '600', description: 'Checkout-key requests per minute per IP, whatever the key (many keys from one address share it)' },
   RATE_LIMIT_LINK_OPENS_PER_IP_PER_HOUR: { schema: int(1, 1_000_000), default: '30', description: 'Orders one IP may open from public payment links per hour (all links together): bounds what an anonymous caller can allocate' },
   RATE_LIMIT_LINK_OPENS_PER_LINK_PER_HOUR: { schema: int(1, 10_000_000), default: '600', description: 'Orders one payment link may open per hour, whatever the IP' },
+  RATE_LIMIT_CLAIM_IP_PER_MIN: { schema: int(1, 1_000_000), default: '120', description: 'Refund claim page requests per minute per IP (its status reads and address submissions, all links together); the anonymous claim page never spends a merchant\'s quota' },
+  RATE_LIMIT_CLAIM_TOKEN_PER_MIN: { schema: int(1, 1_000_000), default: '10', description: 'Addresses submitted per minute for one refund claim link (counted by the token\'s hash), on top of the per-IP limit' },
   REAUTH_WINDOW_S: { schema: int(30, 3600), default: '300', description: 'How long `reauthenticate` (the password given again) lets a dashboard session rotate API keys, change the notification URL or the sweep schedule and change the team; a stolen access token alone cannot' },
   TEAM_INVITE_TTL_S: { schema: int(300, 2_592_000), default: '604800', description: 'How long a team invite link works (single use; docs/teams.md)' },
   TEAM_INVITE_URL: { schema: z.url({ protocol: /^https?$/ }).optional(), description: 'The dashboard page that accepts team invites; the mailed link is this URL with `#token=<invite token>` (default `PUBLIC_BASE_URL/invite`)' },
