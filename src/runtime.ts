@@ -13,6 +13,7 @@ import { buildGatewaySchema } from './graphql/schema.js';
 import { buildServer, type HttpServer } from './http/server.js';
 import { environmentRoutes } from './rest/route-table.js';
 import { registerCheckoutPage } from './checkout/checkout.page.js';
+import { registerRefundClaimPage } from './checkout/refund-claim.page.js';
 import { registerDashboardPage } from './dashboard/dashboard.page.js';
 import { startMetricsServer } from './http/metrics.route.js';
 import { rmSync, writeFileSync } from 'node:fs';
@@ -124,6 +125,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
         envRoutes: environmentRoutes(app),
         extra: (f) => {
           registerCheckoutPage(f, app);
+          registerRefundClaimPage(f, app);
           registerDashboardPage(f);
         },
         // all role: ready once the local chains and their watchers run, not merely once HTTP answers

@@ -1035,7 +1035,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
@@ -1101,7 +1101,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
@@ -1167,7 +1167,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
@@ -1233,7 +1233,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
@@ -1299,7 +1299,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
@@ -1365,7 +1365,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
@@ -1431,7 +1431,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
@@ -1497,7 +1497,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
@@ -1563,7 +1563,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
@@ -1629,7 +1629,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
@@ -1675,6 +1675,336 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "refund.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Webhook refund.created
+         * @description Sent to the merchant’s notification URL of the environment. Answer 2xx within the timeout; other answers, timeouts and network errors are retried with backoff. Verify the signature over the exact raw body before parsing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
+                    "X-Service-Signature": string;
+                    /** @description The event kind (the body’s `event`) */
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
+                    /** @description Stable per event: de-duplicate on it */
+                    "X-Service-Idempotency-Key": string;
+                    /** @description This delivery attempt’s series id */
+                    "X-Service-Delivery-Id": string;
+                    /** @description Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        version: "2026-11-01";
+                        id: string;
+                        /** @constant */
+                        event: "refund.created";
+                        /** @description Unix seconds */
+                        created_at: number;
+                        idempotency_key: string;
+                        data: components["schemas"]["WebhookData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.claimed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Webhook refund.claimed
+         * @description Sent to the merchant’s notification URL of the environment. Answer 2xx within the timeout; other answers, timeouts and network errors are retried with backoff. Verify the signature over the exact raw body before parsing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
+                    "X-Service-Signature": string;
+                    /** @description The event kind (the body’s `event`) */
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
+                    /** @description Stable per event: de-duplicate on it */
+                    "X-Service-Idempotency-Key": string;
+                    /** @description This delivery attempt’s series id */
+                    "X-Service-Delivery-Id": string;
+                    /** @description Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        version: "2026-11-01";
+                        id: string;
+                        /** @constant */
+                        event: "refund.claimed";
+                        /** @description Unix seconds */
+                        created_at: number;
+                        idempotency_key: string;
+                        data: components["schemas"]["WebhookData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.sent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Webhook refund.sent
+         * @description Sent to the merchant’s notification URL of the environment. Answer 2xx within the timeout; other answers, timeouts and network errors are retried with backoff. Verify the signature over the exact raw body before parsing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
+                    "X-Service-Signature": string;
+                    /** @description The event kind (the body’s `event`) */
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
+                    /** @description Stable per event: de-duplicate on it */
+                    "X-Service-Idempotency-Key": string;
+                    /** @description This delivery attempt’s series id */
+                    "X-Service-Delivery-Id": string;
+                    /** @description Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        version: "2026-11-01";
+                        id: string;
+                        /** @constant */
+                        event: "refund.sent";
+                        /** @description Unix seconds */
+                        created_at: number;
+                        idempotency_key: string;
+                        data: components["schemas"]["WebhookData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.confirmed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Webhook refund.confirmed
+         * @description Sent to the merchant’s notification URL of the environment. Answer 2xx within the timeout; other answers, timeouts and network errors are retried with backoff. Verify the signature over the exact raw body before parsing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
+                    "X-Service-Signature": string;
+                    /** @description The event kind (the body’s `event`) */
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
+                    /** @description Stable per event: de-duplicate on it */
+                    "X-Service-Idempotency-Key": string;
+                    /** @description This delivery attempt’s series id */
+                    "X-Service-Delivery-Id": string;
+                    /** @description Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        version: "2026-11-01";
+                        id: string;
+                        /** @constant */
+                        event: "refund.confirmed";
+                        /** @description Unix seconds */
+                        created_at: number;
+                        idempotency_key: string;
+                        data: components["schemas"]["WebhookData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Webhook refund.failed
+         * @description Sent to the merchant’s notification URL of the environment. Answer 2xx within the timeout; other answers, timeouts and network errors are retried with backoff. Verify the signature over the exact raw body before parsing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
+                    "X-Service-Signature": string;
+                    /** @description The event kind (the body’s `event`) */
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
+                    /** @description Stable per event: de-duplicate on it */
+                    "X-Service-Idempotency-Key": string;
+                    /** @description This delivery attempt’s series id */
+                    "X-Service-Delivery-Id": string;
+                    /** @description Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        version: "2026-11-01";
+                        id: string;
+                        /** @constant */
+                        event: "refund.failed";
+                        /** @description Unix seconds */
+                        created_at: number;
+                        idempotency_key: string;
+                        data: components["schemas"]["WebhookData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -1695,7 +2025,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
