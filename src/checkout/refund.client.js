@@ -154,7 +154,7 @@
       else if (k === 'value') e.value = v;
       else e.setAttribute(k, v === true ? '' : v);
     }
-    for (const kid of kids.flat()) if (kid !== null && kid !== undefined && kid !== false) e.append(typeof kid === 'string' ? document.createTextNode(kid) : kid);
+    for (const kid of kids.flat(Infinity)) if (kid !== null && kid !== undefined && kid !== false) e.append(typeof kid === 'string' ? document.createTextNode(kid) : kid);
     return e;
   }
   const view = document.getElementById('view');
