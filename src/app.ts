@@ -244,7 +244,7 @@ export function createApp(config: Config, orm: Orm, log: Logger, box: SecretBox)
     wallets,
     publicBaseUrl: () => config.PUBLIC_BASE_URL,
     tankAddresses: (network) => ENVIRONMENTS.flatMap((environment) => gasTanks.address(environment, network) ?? []),
-    adapter: adapterLookup(config),
+    adapter: adapterLookup(config, (environment, network) => networks.rpcUrls(environment, network)),
     activeTokens: (em, environment) => tokens.listActive(em, environment),
   });
   return { refundStatus, refunds, teams, sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, secondFactors, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics, audit: new AuditService() };
