@@ -3,8 +3,8 @@ import { refundView, toCreateRefund, toListRefunds, toRefundId } from './refund.
 import type { RestRoute } from './routes.js';
 
 /**
- * Refunds for merchants' servers (environment-scoped, legacy style like the order routes; docs/api.md
- * "Refunds"): create, get, list, cancel. Approval is a dashboard member's, re-authenticated (GraphQL
+ * Refunds for merchants' servers (environment-scoped, legacy style like the order routes; docs/refunds.md
+ * "API"): create, get, list, cancel. Approval is a dashboard member's, re-authenticated (GraphQL
  * `approveRefund`), never an API key's.
  */
 export function refundRoutes(app: App): RestRoute[] {
