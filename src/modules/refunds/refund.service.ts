@@ -555,7 +555,9 @@ function filterOf(merchantId: string, environment: Environment, f: { network?: s
   const where = [`r.merchant_id = ?`, `r.environment = ?`];
   const params: unknown[] = [merchantId, environment];
   for (const [col, v] of [['r.network', f.network], ['r.status', f.status], ['r.kind', f.kind], ['r.order_id', f.orderId]] as const) {
-    if (v !== undefined) (where.push(`${col} = ?`), params.push(v));
+    if (v === undefined) continue;
+    where.push(`${col} = ?`);
+    params.push(v);
   }
   return { where, params };
 }
