@@ -88,30 +88,18 @@ export function watchedNetworks(config: Config, overrides: RpcOverrides = {}, on
 }
 
 /**
- * The adapter of a watched (environment, network), created on first use and kept for the process
- * (API-side chain reads: refund claims' contract check, refund wallet balances); null when the
- * network has no RPC URLs here. `rpcUrls`: where this process reaches each network, URLs given at
- * start (local dev chains, the sandbox) included, not only config's; the adapters are made again when
- * they change.
+ * The adapter of a watched (environment, network), created on first use over the URLs `rpcUrls`
+ * gives then (config, or the chains this process was started with) and kept for the process: API-side
+ * chain reads (refund claims' contract check, refund wallet balances). Null when none are known.
  */
-export function adapterLookup(config: Config, rpcUrls?: (environment: Environment, network: Network) => string[]): (environment: Environment, network: Network) => ChainAdapter | null {
-  let targets: WatchedNetwork[] | undefined;
-  let seen = '';
+export function adapterLookup(config: Config, rpcUrls: (environment: Environment, network: Network) => string[]): (environment: Environment, network: Network) => ChainAdapter | null {
+  const made = new Map<string, ChainAdapter | null>();
   return (environment, network) => {
-    const overrides: RpcOverrides = {};
-    if (rpcUrls) {
-      for (const e of ENVIRONMENTS) {
-        for (const n of NETWORKS) {
-          const urls = rpcUrls(e, n);
-          if (urls.length) overrides[`${e}:${n}`] = urls;
-        }
-      }
+    const key = `${environment}:${network}`;
+    if (!made.has(key)) {
+      const urls = rpcUrls(environment, network);
+      made.set(key, urls.length ? (watchedNetworks(config, { [key]: urls }).find((t) => t.environment === environment && t.network === network)?.adapter ?? null) : null);
     }
-    const key = JSON.stringify(overrides);
-    if (!targets || key !== seen) {
-      targets = watchedNetworks(config, overrides);
-      seen = key;
-    }
-    return targets.find((t) => t.environment === environment && t.network === network)?.adapter ?? null;
+    return made.get(key)!;
   };
 }

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { pageArgs } from '../../common/cursor.js';
 import { ENVIRONMENTS, NETWORKS } from '../../common/environment.js';
 import { FEE_MODES, REFUND_KINDS, REFUND_STATUSES } from './refund.transitions.js';
 
@@ -45,6 +46,10 @@ export const listRefundsInput = z.object({
   offset: z.coerce.number({ message: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(100_000, 'must be at most 100000').default(0),
 });
 export type ListRefundsCommand = z.input<typeof listRefundsInput>;
+
+/** GraphQL's connection: newest first, keyset cursor, the same filters. */
+export const pageRefundsInput = listRefundsInput.omit({ limit: true, offset: true }).extend(pageArgs);
+export type PageRefundsCommand = z.input<typeof pageRefundsInput>;
 
 export const refundSettingsInput = z.object({ environment });
 export type RefundSettingsCommand = z.input<typeof refundSettingsInput>;

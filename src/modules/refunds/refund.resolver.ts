@@ -1,6 +1,7 @@
 import DataLoader from 'dataloader';
 import { Arg, Authorized, Ctx, Field, FieldResolver, ID, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver, Root } from 'type-graphql';
 import { can } from '../../common/permissions.js';
+import { PageInfo, pageInfoOf, totalCountResolver } from '../../graphql/connection.js';
 import type { Network } from '../../common/environment.js';
 import type { GqlContext } from '../../graphql/context.js';
 import { EnvironmentEnum, NetworkEnum } from '../../graphql/scalars.js';
@@ -62,12 +63,17 @@ export class CreatedRefundType {
   @Field(() => String, { nullable: true, description: 'The claim link for the customer (shown once; only its hash is stored); null when the merchant gave the address' }) claimUrl!: string | null;
 }
 
-@ObjectType('RefundPage')
-export class RefundPageType {
-  @Field(() => [RefundType]) items!: RefundType[];
-  @Field(() => Int) total!: number;
-  @Field(() => Int) limit!: number;
-  @Field(() => Int) offset!: number;
+@ObjectType()
+export class RefundEdge {
+  @Field() cursor!: string;
+  @Field(() => RefundType) node!: RefundType;
+}
+
+@ObjectType({ description: 'A page of refunds, newest first (Relay connection)' })
+export class RefundConnection {
+  @Field(() => [RefundEdge]) edges!: RefundEdge[];
+  @Field(() => PageInfo) pageInfo!: PageInfo;
+  count!: () => Promise<number>;
 }
 
 @ObjectType('RefundSettings')
@@ -156,7 +162,7 @@ export class RefundResolver {
   }
 
   @Authorized('DASHBOARD', 'API_KEY')
-  @Query(() => RefundPageType, { description: 'Refunds, newest first, filtered' })
+  @Query(() => RefundConnection, { description: 'Refunds, newest first, filtered; cursor pagination (REST keeps limit/offset)' })
   async refunds(
     @Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum,
     @Ctx() ctx: GqlContext,
@@ -164,19 +170,20 @@ export class RefundResolver {
     @Arg('status', () => RefundStatusEnum, { nullable: true }) status?: RefundStatus | null,
     @Arg('kind', () => RefundKindEnum, { nullable: true }) kind?: RefundKind | null,
     @Arg('orderId', () => ID, { nullable: true }) orderId?: string | null,
-    @Arg('limit', () => Int, { nullable: true, description: '1-100, default 20' }) limit?: number | null,
-    @Arg('offset', () => Int, { nullable: true }) offset?: number | null,
-  ): Promise<RefundPageType> {
-    const page = await ctx.app.refunds.list(ctx, {
+    @Arg('first', () => Int, { nullable: true, description: '1-100, default 20; larger is refused' }) first?: number | null,
+    @Arg('after', () => String, { nullable: true }) after?: string | null,
+  ): Promise<RefundConnection> {
+    const page = await ctx.app.refunds.page(ctx, {
       environment,
       network: network ?? undefined,
       status: status ?? undefined,
       kind: kind ?? undefined,
       orderId: orderId ?? undefined,
-      limit: limit ?? undefined,
-      offset: offset ?? undefined,
+      first: first ?? undefined,
+      after: after ?? undefined,
     });
-    return { ...page, items: page.items.map(toRefundType) };
+    const edges = page.edges.map((e) => ({ cursor: e.cursor, node: toRefundType(e.node) }));
+    return { edges, pageInfo: pageInfoOf(edges, page.hasNextPage, after), count: page.totalCount };
   }
 
   @Authorized('DASHBOARD', 'API_KEY')
@@ -237,3 +244,5 @@ export class ReceiptRefundsResolver {
     return (r ?? []).map(toRefundType);
   }
 }
+
+export const RefundConnectionResolver = totalCountResolver(RefundConnection, 'Refunds');

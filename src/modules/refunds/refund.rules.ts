@@ -15,7 +15,8 @@
  *      late_receipt        an unattributed receipt of reason `late`: its amount
  *      wrong_token         an unattributed receipt of reason `wrong_token`: its amount
  *    `merchant` (a full or partial refund of what a paid order received) is the merchant's decision.
- *    An offered kind's amount is at most its offer, and at most rule 1's.
+ *    An offered kind's amount is at most its offer less the source's earlier refunds of that kind
+ *    (not cancelled or failed), and at most rule 1's.
  * 3. Auto-approval: a gateway-offered kind whose amount ≤ the merchant's limit (token units, × 10^decimals)
  *    is approved without a person once its address is known. No limit (null): never. `merchant`: never.
  * 4. Fee mode `deduct`: the network fee's worth in the token, rounded UP to a base unit, is taken off
@@ -36,12 +37,23 @@ export function refundable(received: bigint, refunds: { amount: bigint; status: 
 
 export type AmountVerdict = 'ok' | 'not_positive' | 'exceeds_received' | 'exceeds_offer';
 
-/** Rules 1 and 2: whether `amount` may be refunded (`offer`: the kind's largest amount, null for `merchant`). */
-export function checkRefundAmount(amount: bigint, left: bigint, offer: bigint | null): AmountVerdict {
+/**
+ * Rules 1 and 2: whether `amount` may be refunded. `offer`: the kind's largest amount (null for
+ * `merchant`); `offerLeft`: the offer less earlier refunds of the kind (an amount the offer allows
+ * but earlier refunds used up is `exceeds_received`: it was refunded already).
+ */
+export function checkRefundAmount(amount: bigint, left: bigint, offer: bigint | null, offerLeft: bigint | null = offer): AmountVerdict {
   if (amount <= 0n) return 'not_positive';
   if (amount > left) return 'exceeds_received';
   if (offer !== null && amount > offer) return 'exceeds_offer';
+  if (offerLeft !== null && amount > offerLeft) return 'exceeds_received';
   return 'ok';
+}
+
+/** Rule 2: an offer less the earlier refunds of its kind that are not cancelled or failed. */
+export function offerLeft(offer: bigint, kind: RefundKind, refunds: { amount: bigint; status: RefundStatus; kind: string }[]): bigint {
+  const used = refunds.filter((r) => r.kind === kind && !VOID_REFUND_STATUSES.includes(r.status)).reduce((s, r) => s + r.amount, 0n);
+  return used >= offer ? 0n : offer - used;
 }
 
 /** What the order's state says about one of its deposits (rule 2). */

@@ -5,6 +5,7 @@ import { randomToken, sha256Hex } from '../../common/crypto.js';
 import { NETWORKS, type Environment, type Network } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { parseInput } from '../../common/validation.js';
+import { inPageOrder, newestFirstIds } from '../../db/keyset.js';
 import type { ChainAdapter } from '../../chains/chain-adapter.js';
 import { driverFor, familyOf } from '../../chains/registry.js';
 import { recordAudit } from '../audit/audit.service.js';
@@ -15,17 +16,19 @@ import {
   claimRefundInput,
   createRefundInput,
   listRefundsInput,
+  pageRefundsInput,
   refundIdInput,
   refundSettingsInput,
   setRefundSettingsInput,
   type CreateRefundCommand,
   type ListRefundsCommand,
+  type PageRefundsCommand,
   type RefundIdCommand,
   type RefundSettingsCommand,
   type SetRefundSettingsCommand,
 } from './refund.commands.js';
 import { refundEvent } from './refund-events.js';
-import { autoApproves, checkRefundAmount, isGatewayOffered, offerForDeposit, offerForReceipt, refundable, refundSource } from './refund.rules.js';
+import { autoApproves, checkRefundAmount, isGatewayOffered, offerForDeposit, offerForReceipt, offerLeft, refundable, refundSource } from './refund.rules.js';
 import type { RefundStatusService } from './refund-status.service.js';
 import type { RefundFeeMode, RefundKind, RefundStatus } from './refund.transitions.js';
 
@@ -198,10 +201,14 @@ export class RefundService {
       if (!order) throw new DomainError('ORDER_NOT_FOUND', 'Order not found');
       const src = input.receiptId ? await this.receiptSource(tx, order.id, input.receiptId, input.kind) : await this.depositSource(tx, order, input.depositId, input.kind);
       const left = refundable(src.received, src.refunds);
-      const amount = input.amount !== undefined ? BigInt(input.amount) : isGatewayOffered(input.kind) ? (src.offer! < left ? src.offer! : left) : left;
-      const verdict = checkRefundAmount(amount, left, isGatewayOffered(input.kind) ? src.offer : null);
+      const offered = isGatewayOffered(input.kind) ? offerLeft(src.offer!, input.kind, src.refunds) : null;
+      const amount = input.amount !== undefined ? BigInt(input.amount) : offered !== null ? (offered < left ? offered : left) : left;
+      const verdict = checkRefundAmount(amount, left, isGatewayOffered(input.kind) ? src.offer : null, offered);
       if (verdict === 'not_positive') throw new DomainError(left === 0n ? 'REFUND_EXCEEDS_RECEIVED' : 'VALIDATION_FAILED', left === 0n ? 'Nothing is left to refund: everything received was refunded (or is being refunded) already' : 'amount must be positive');
-      if (verdict === 'exceeds_received') throw new DomainError('REFUND_EXCEEDS_RECEIVED', `At most ${left} base units can be refunded (received ${src.received}, less refunds already made or open)`, { refundable: left.toString(), received: src.received.toString() });
+      if (verdict === 'exceeds_received') {
+        const most = offered !== null && offered < left ? offered : left;
+        throw new DomainError('REFUND_EXCEEDS_RECEIVED', `At most ${most} base units can be refunded (received ${src.received}, less refunds already made or open)`, { refundable: most.toString(), received: src.received.toString() });
+      }
       if (verdict === 'exceeds_offer') throw new DomainError('REFUND_NOT_OFFERED', `A ${input.kind} refund is at most ${src.offer} base units; a larger refund is the merchant's own (kind merchant)`, { offer: src.offer!.toString() });
       const address = input.address !== undefined ? await this.checkAddress(tx, environment, src.network, input.address) : null;
       const settings = await this.readSettings(tx, caller.merchantId, environment);
@@ -277,16 +284,25 @@ export class RefundService {
     return refundRecord(rows[0]);
   }
 
-  /** Newest first, filtered by network, status, kind, order. */
+  /** GraphQL's history: newest first, keyset cursor, the same filters as `list`. */
+  async page(ctx: RequestContext, cmd: PageRefundsCommand): Promise<{ edges: { node: RefundRecord; cursor: string }[]; hasNextPage: boolean; totalCount: () => Promise<number> }> {
+    const caller = requireMerchantWide(ctx, 'Refunds', 'refunds.read');
+    const input = parseInput(pageRefundsInput, cmd);
+    const environment = this.environmentOf(caller, input.environment);
+    const { where, params } = filterOf(caller.merchantId, environment, input);
+    const page = await newestFirstIds(ctx.em, { kind: 'refunds', from: 'refunds r', id: 'r.id', key: 'r.created_at', where, params, first: input.first, after: input.after });
+    const found = page.rows.length
+      ? (await ctx.em.execute<Record<string, unknown>[]>(`select ${COLUMNS} ${FROM} where r.id = any(?::uuid[])`, [`{${page.rows.map((r) => r.id).join(',')}}`])).map(refundRecord)
+      : [];
+    return { edges: inPageOrder(page.rows, found), hasNextPage: page.hasNextPage, totalCount: page.totalCount };
+  }
+
+  /** REST's history: newest first, limit/offset, filtered by network, status, kind, order. */
   async list(ctx: RequestContext, cmd: ListRefundsCommand): Promise<{ items: RefundRecord[]; total: number; limit: number; offset: number }> {
     const caller = requireMerchantWide(ctx, 'Refunds', 'refunds.read');
     const input = parseInput(listRefundsInput, cmd);
     const environment = this.environmentOf(caller, input.environment);
-    const where = [`r.merchant_id = ?`, `r.environment = ?`];
-    const params: unknown[] = [caller.merchantId, environment];
-    for (const [col, v] of [['r.network', input.network], ['r.status', input.status], ['r.kind', input.kind], ['r.order_id', input.orderId]] as const) {
-      if (v !== undefined) (where.push(`${col} = ?`), params.push(v));
-    }
+    const { where, params } = filterOf(caller.merchantId, environment, input);
     const rows = await ctx.em.execute<Record<string, unknown>[]>(
       `select ${COLUMNS}, count(*) over () as total ${FROM} where ${where.join(' and ')} order by r.created_at desc, r.id desc limit ? offset ?`,
       [...params, input.limit, input.offset],
@@ -449,7 +465,7 @@ export class RefundService {
     const offer = offerForDeposit({ orderStatus: order.status, due: BigInt(d.total_amount), confirmed: received });
     if (isGatewayOffered(kind) && offer?.kind !== kind) throw new DomainError('REFUND_NOT_OFFERED', `This order does not offer a ${kind} refund${offer ? ` (it offers ${offer.kind})` : ''}`);
     if (kind === 'merchant' && received === 0n) throw new DomainError('REFUND_EXCEEDS_RECEIVED', 'This deposit received nothing to refund');
-    const refunds = await em.execute<{ amount: string; status: RefundStatus }[]>(`select amount::text as amount, status from refunds where deposit_id = ? and receipt_id is null`, [d.id]);
+    const refunds = await em.execute<{ amount: string; status: RefundStatus; kind: string }[]>(`select amount::text as amount, status, kind from refunds where deposit_id = ? and receipt_id is null`, [d.id]);
     return {
       depositId: d.id,
       tokenId: d.token_id,
@@ -458,7 +474,7 @@ export class RefundService {
       decimals: Number(d.decimals),
       received,
       offer: offer?.kind === kind ? offer.amount : null,
-      refunds: refunds.map((r) => ({ amount: BigInt(r.amount), status: r.status })),
+      refunds: refunds.map((r) => ({ amount: BigInt(r.amount), status: r.status, kind: r.kind })),
     };
   }
 
@@ -472,7 +488,7 @@ export class RefundService {
     if (!r) throw new DomainError('NOT_FOUND', 'Receipt not found on this order');
     const offered = offerForReceipt(r.reason);
     if (r.status !== 'confirmed' || offered !== kind || r.token_id === null) throw new DomainError('REFUND_NOT_OFFERED', `This receipt does not offer a ${kind} refund`);
-    const refunds = await em.execute<{ amount: string; status: RefundStatus }[]>(`select amount::text as amount, status from refunds where receipt_id = ?`, [r.id]);
+    const refunds = await em.execute<{ amount: string; status: RefundStatus; kind: string }[]>(`select amount::text as amount, status, kind from refunds where receipt_id = ?`, [r.id]);
     return {
       depositId: r.deposit_id,
       tokenId: r.token_id,
@@ -481,7 +497,7 @@ export class RefundService {
       decimals: Number(r.decimals),
       received: BigInt(r.amount),
       offer: BigInt(r.amount),
-      refunds: refunds.map((x) => ({ amount: BigInt(x.amount), status: x.status })),
+      refunds: refunds.map((x) => ({ amount: BigInt(x.amount), status: x.status, kind: x.kind })),
     };
   }
 
@@ -541,6 +557,17 @@ export class RefundService {
     if (caller.environment && caller.environment !== environment) throw new DomainError('WRONG_ENVIRONMENT', `This API key belongs to ${caller.environment}, not ${environment}`);
     return environment;
   }
+}
+
+function filterOf(merchantId: string, environment: Environment, f: { network?: string; status?: string; kind?: string; orderId?: string }): { where: string[]; params: unknown[] } {
+  const where = [`r.merchant_id = ?`, `r.environment = ?`];
+  const params: unknown[] = [merchantId, environment];
+  for (const [col, v] of [['r.network', f.network], ['r.status', f.status], ['r.kind', f.kind], ['r.order_id', f.orderId]] as const) {
+    if (v === undefined) continue;
+    where.push(`${col} = ?`);
+    params.push(v);
+  }
+  return { where, params };
 }
 
 const trimZeros = (v: string) => (v.includes('.') ? v.replace(/0+$/, '').replace(/\.$/, '') : v);

@@ -256,7 +256,7 @@ export function buildOpenApiDocument(table: RouteTable, opts: OpenApiOptions): J
         'Merchants’ servers create IDR orders, lock a USDT/USDC rate and issue deposit QRs. Every answer is the envelope `{status_code, message, data}`; errors carry `data.code`. `/api/v2/testnet` is the sandbox (local chains), `/api/v2/mainnet` production: each has its own API key. See docs/api.md for what this reference cannot say.',
     },
     servers: [{ url: '/', description: 'This gateway' }],
-    tags: ['Auth', 'Merchant', 'Orders', 'Payment links', 'Settlement wallets', 'Sweeps', 'Sandbox', 'Exports'].map((name) => ({ name })),
+    tags: ['Auth', 'Merchant', 'Orders', 'Refunds', 'Payment links', 'Settlement wallets', 'Sweeps', 'Sandbox', 'Exports'].map((name) => ({ name })),
     paths: sortedPaths,
     webhooks: hooks,
     components: {
