@@ -4,7 +4,8 @@ import { sha256Hex } from '../common/crypto.js';
 import { DomainError, isDomainError } from '../common/errors.js';
 import { formatDecimal } from '../common/money.js';
 import type { ClaimInfo } from '../modules/refunds/refund.service.js';
-import { envelope, errorEnvelope } from '../rest/envelope.js';
+import { envelope } from '../rest/envelope.js';
+import { sendError } from '../rest/plugin.js';
 import { cspFor, escapeHtml, jsonForHtml, pickLang, type Lang } from './checkout.page.js';
 import { NETWORK_NAMES, txExplorerUrl } from './checkout.service.js';
 
@@ -115,7 +116,7 @@ export function registerRefundClaimPage(fastify: FastifyInstance, app: App): voi
       return reply.send(envelope(200, 'OK', claimView(info, app.config)));
     } catch (e) {
       if (!isDomainError(e)) throw e;
-      return reply.code(e.httpStatus).send(errorEnvelope(e));
+      return sendError(req, reply, e);
     }
   });
 
@@ -132,7 +133,7 @@ export function registerRefundClaimPage(fastify: FastifyInstance, app: App): voi
       return reply.send(envelope(200, 'OK', claimView(info, app.config)));
     } catch (e) {
       if (!isDomainError(e)) throw e;
-      return reply.code(e.httpStatus).send(errorEnvelope(e));
+      return sendError(req, reply, e);
     }
   });
 }
