@@ -2,7 +2,8 @@
  * The refund claim page's anonymous endpoints, on the real gateway and PostgreSQL: they spend their own
  * budgets (per IP for every call, per link for address submissions), answer 429 in the envelope with
  * Retry-After, leave the merchant's API and the public pages untouched, and never write the token to
- * the logs. Client IPs are set with X-Forwarded-For (TRUST_PROXY), as a load balancer would.
+ * the logs; the page itself carries the checkout's security headers. Client IPs are set with
+ * X-Forwarded-For (TRUST_PROXY), as a load balancer would.
  */
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/http/logger';
@@ -75,4 +76,25 @@ it('the token is never logged: not from the header, the body, nor the page URL',
   expect(all).toContain('/refund/claim');
   // ... and the token appears nowhere.
   expect(all).not.toContain(token);
+});
+
+it('the page: its security headers, no inline script, HTML + CSS + script at most 40 KB uncompressed', async () => {
+  const page = await http(gw.url, '/refund?lang=en');
+  expect(page.status).toBe(200);
+  const csp = page.headers.get('content-security-policy')!;
+  expect(csp).toContain("frame-ancestors 'none'");
+  expect(csp).toContain("script-src 'self'");
+  expect(csp).not.toMatch(/unsafe-inline|unsafe-eval|https?:/);
+  expect(page.headers.get('referrer-policy')).toBe('no-referrer');
+  expect(page.headers.get('x-frame-options')).toBe('DENY');
+  expect(page.headers.get('cache-control')).toBe('no-store');
+  expect(page.text).toContain('<html lang="en">');
+  expect(page.text).not.toMatch(/<script>(?!<\/script>)|<script\s+(?!src=|type="application\/json")/);
+  let total = Buffer.byteLength(page.text);
+  for (const src of page.text.match(/(?:src|href)="(\/checkout\/assets\/[^"]+)"/g)!.map((s) => s.split('"')[1]!)) {
+    const a = await http(gw.url, src);
+    expect(a.status).toBe(200);
+    total += Buffer.byteLength(a.text);
+  }
+  expect(total).toBeLessThanOrEqual(40 * 1024);
 });
