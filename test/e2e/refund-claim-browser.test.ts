@@ -11,7 +11,7 @@ import { Wallet } from 'ethers';
 import type { Browser, Page } from 'playwright-core';
 import { balanceOf, CUSTOMER_PRIVATE_KEYS, DEV_TOKEN_ADDRESSES, startDevChains, type DevChains } from '../../src/devchain';
 import { ApproveRefundForClaimDocument, CreateRefundForClaimDocument, LoginDocument, ReauthenticateDocument, RefundForClaimDocument } from '../generated/graphql';
-import { launchBrowser, MOBILE, DESKTOP, snap, watchForScripts } from '../support/browser';
+import { DESKTOP, launchBrowser, LOW_CONTRAST, MOBILE, snap, watchForScripts } from '../support/browser';
 import { fundedCustomer, pay, placeOrder, sql, waitForStatus, WATCH_ENV } from '../support/evm-harness';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
@@ -101,6 +101,7 @@ it('the customer claims an overpayment refund: bad, contract and deposit address
     await expect(text(page, '#reason')).resolves.toBe('Kelebihan pembayaran');
     await expect(text(page, '#order-no')).resolves.toBe(r.order.orderNo);
     expect(await noSideScroll(page)).toBe(true);
+    expect(await page.evaluate<string[]>(LOW_CONTRAST)).toEqual([]);
     await snap(page, 'refund-claim-address');
 
     // Empty, then a mistyped confirmation: refused in the page, nothing sent.
@@ -120,6 +121,7 @@ it('the customer claims an overpayment refund: bad, contract and deposit address
     // A contract (the token itself): refused.
     await typeAddress(page, DEV_TOKEN_ADDRESSES.ETHEREUM.USDT);
     await page.locator('#claim-error', { hasText: 'smart contract' }).waitFor();
+    expect(await page.evaluate<string[]>(LOW_CONTRAST)).toEqual([]);
     await snap(page, 'refund-claim-refused');
     const [still] = await sql<{ status: string; to_address: string | null }>(gw.app, `select status, to_address from refunds where id = ?`, [r.refundId]);
     expect(still).toEqual({ status: 'requested', to_address: null });
@@ -162,6 +164,7 @@ it('the customer claims an overpayment refund: bad, contract and deposit address
     expect(await balanceOf(chains.ETHEREUM, 'USDT', to)).toBe(2_500_000n);
     expect(await page.locator('#updates').count()).toBe(0);
     expect(await noSideScroll(page)).toBe(true);
+    expect(await page.evaluate<string[]>(LOW_CONTRAST)).toEqual([]);
     await snap(page, 'refund-claim-confirmed');
 
     // English, by the language button: the same refund, the fragment kept.
