@@ -42,6 +42,10 @@ import { SweepService } from './modules/sweeps/sweep.service.js';
 import { SweepStatusService } from './modules/sweeps/sweep-status.service.js';
 import { DEV_GAS_TANK_EVM_ADDRESS, DEV_GAS_TANK_EVM_KEY, SANDBOX_FAUCET_SECP256K1_KEY, SANDBOX_FAUCET_SOLANA_SEED } from './devchain/dev-keys.js';
 import { sweepEventsHook } from './modules/sweeps/sweep-events.js';
+import { adapterLookup } from './chains/networks.js';
+import { RefundService } from './modules/refunds/refund.service.js';
+import { RefundStatusService } from './modules/refunds/refund-status.service.js';
+import { refundEventsHook } from './modules/refunds/refund-events.js';
 import { sampleDatabase } from './modules/metrics/metrics.sample.js';
 
 /** The service graph, built once per process and shared by every transport and job. */
@@ -99,6 +103,10 @@ export interface App {
   sweeps: SweepService;
   /** A merchant's team: members, roles, email invites (docs/teams.md). */
   teams: TeamService;
+  /** The only writer of `refunds.status` (refund.* webhooks in the move's transaction). */
+  refundStatus: RefundStatusService;
+  /** Refunds: create, claim link, approve, cancel, list, settings, refund wallets (docs/refunds.md). */
+  refunds: RefundService;
 }
 
 export function createRateService(config: Config, log: Logger): RateService {
@@ -241,5 +249,15 @@ export function createApp(config: Config, orm: Orm, log: Logger, box: SecretBox)
     log,
   });
   const checkoutView = new CheckoutViewService({ checkoutKeys, tokens, networks, lateWindowS: config.LATE_PAYMENT_WINDOW_S, devChains: config.DEV_CHAINS });
-  return { teams, sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, secondFactors, merchants, checkoutKeys, checkoutView, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics, audit: new AuditService() };
+  const refundStatus = new RefundStatusService(refundEventsHook(merchantEvents));
+  const refunds = new RefundService({
+    events: merchantEvents,
+    status: refundStatus,
+    wallets,
+    publicBaseUrl: () => config.PUBLIC_BASE_URL,
+    tankAddresses: (network) => ENVIRONMENTS.flatMap((environment) => gasTanks.address(environment, network) ?? []),
+    adapter: adapterLookup(config, (environment, network) => networks.rpcUrls(environment, network)),
+    activeTokens: (em, environment) => tokens.listActive(em, environment),
+  });
+  return { refundStatus, refunds, teams, sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, secondFactors, merchants, checkoutKeys, checkoutView, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics, audit: new AuditService() };
 }

@@ -13,6 +13,7 @@ import { buildGatewaySchema } from './graphql/schema.js';
 import { buildServer, type HttpServer } from './http/server.js';
 import { environmentRoutes } from './rest/route-table.js';
 import { checkoutPageRoutes } from './checkout/checkout.page.js';
+import { refundClaimPageRoutes } from './checkout/refund-claim.page.js';
 import { dashboardPageRoutes } from './dashboard/dashboard.page.js';
 import { startMetricsServer } from './http/metrics.route.js';
 import { rmSync, writeFileSync } from 'node:fs';
@@ -122,7 +123,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
         draining: () => draining,
         schema,
         envRoutes: environmentRoutes(app),
-        pages: [...checkoutPageRoutes(app), ...dashboardPageRoutes()],
+        pages: [...checkoutPageRoutes(app), ...refundClaimPageRoutes(app), ...dashboardPageRoutes()],
         // all role: ready once the local chains and their watchers run, not merely once HTTP answers
         readiness: config.ROLE === 'all' ? () => ({ watchers: gateway.scheduler !== undefined }) : undefined,
       });
@@ -147,7 +148,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       // The worker's modules load here, not at the top: the chain adapters, sweeps and local chains bring
       // the chains' client libraries (ethers providers, TronWeb, web3.js connections), and the scheduler
       // its job store; an API process (ROLE=api) runs none of them and does not carry them.
-      const [{ watchedNetworks }, { DEV_SWEEP_CONTRACTS, fundSandboxGasTanks, SANDBOX_TOKENS }, { expireOrdersJob }, { pruneSessionsJob }, { reconcileJob }, { watchChainJobs }, { sweepJobs }, { startScheduler }, { startWebhookDelivery, webhookJobs }, { customerMailJob }, { compactOrderStatsJob }] =
+      const [{ watchedNetworks }, { DEV_SWEEP_CONTRACTS, fundSandboxGasTanks, SANDBOX_TOKENS }, { expireOrdersJob }, { pruneSessionsJob }, { reconcileJob }, { watchChainJobs }, { sweepJobs }, { refundJobs }, { startScheduler }, { startWebhookDelivery, webhookJobs }, { customerMailJob }, { compactOrderStatsJob }] =
         await Promise.all([
           import('./chains/networks.js'),
           import('./devchain/index.js'),
@@ -156,6 +157,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
           import('./jobs/reconcile.job.js'),
           import('./jobs/watch-chain.job.js'),
           import('./jobs/sweep.job.js'),
+          import('./jobs/refund.job.js'),
           import('./jobs/scheduler.js'),
           import('./jobs/webhook-deliver.job.js'),
           import('./jobs/customer-mail.job.js'),
@@ -208,7 +210,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       });
       log.info({ networks: networks.map((n) => `${n.environment}:${n.network}`) }, 'watching networks');
       for (const n of networks) app.metrics.trackProviders({ environment: n.environment, network: n.network, snapshot: () => n.adapter.providerHealth.snapshot() });
-      const jobs = [pruneSessionsJob, expireOrdersJob(config.EXPIRY_INTERVAL_S), compactOrderStatsJob(10), ...watchChainJobs(networks, config.WATCH_LOCK_MS), ...sweepJobs(networks, config.WATCH_LOCK_MS), ...webhookJobs(config), ...(config.RECONCILE_INTERVAL_S > 0 ? [reconcileJob(networks, config.RECONCILE_INTERVAL_S)] : [])];
+      const jobs = [pruneSessionsJob, expireOrdersJob(config.EXPIRY_INTERVAL_S), compactOrderStatsJob(10), ...watchChainJobs(networks, config.WATCH_LOCK_MS), ...sweepJobs(networks, config.WATCH_LOCK_MS), ...(config.REFUND_POLL_MS > 0 ? refundJobs(networks, config.WATCH_LOCK_MS) : []), ...webhookJobs(config), ...(config.RECONCILE_INTERVAL_S > 0 ? [reconcileJob(networks, config.RECONCILE_INTERVAL_S)] : [])];
       const mailJob = customerMailJob(app);
       if (mailJob) jobs.push(mailJob);
       const scheduler = await startScheduler(app, sessionUrl, jobs, opts.scheduler);

@@ -482,6 +482,12 @@ export interface BalanceCapability {
   nativeBalances(owners: string[], at: bigint | null, concurrency: number): Promise<bigint[]>;
 }
 
+/** What an address is, where the chain can tell (refund claims refuse contracts). */
+export interface AccountCapability {
+  /** Whether code lives at the address (EVM `eth_getCode`). */
+  isContract(address: string): Promise<boolean>;
+}
+
 /**
  * RPC-backed view of one network in one environment. Implementations retry, fail over and back off
  * internally. What differs between chains is declared here as capabilities (observation kind,
@@ -497,6 +503,8 @@ export interface ChainAdapter {
   readonly sweeps: SweepCapability | null;
   /** Token balance reads (reconciliation): every family implements them (EVM at a block; TRON and SOLANA at the latest state). */
   readonly balances?: BalanceCapability;
+  /** Optional: account facts (contract or not); absent where the chain cannot tell (TRON, SOLANA: refund claims skip the check). */
+  readonly accounts?: AccountCapability;
   /** Which chain the providers serve; providers on another chain are refused (see `ProviderGate`). */
   readonly identity: ChainIdentityCapability;
   /** How the adapter scores its providers (src/chains/provider-health.ts): host only. */

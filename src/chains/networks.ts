@@ -100,3 +100,20 @@ export function watchedNetworks(config: Config, overrides: RpcOverrides = {}, op
   }
   return out;
 }
+
+/**
+ * The adapter of a watched (environment, network), created on first use over the URLs `rpcUrls`
+ * gives then (config, or the chains this process was started with) and kept for the process: API-side
+ * chain reads (refund claims' contract check, refund wallet balances). Null when none are known.
+ */
+export function adapterLookup(config: Config, rpcUrls: (environment: Environment, network: Network) => string[]): (environment: Environment, network: Network) => ChainAdapter | null {
+  const made = new Map<string, ChainAdapter | null>();
+  return (environment, network) => {
+    const key = `${environment}:${network}`;
+    if (!made.has(key)) {
+      const urls = rpcUrls(environment, network);
+      made.set(key, urls.length ? (watchedNetworks(config, { [key]: urls }).find((t) => t.environment === environment && t.network === network)?.adapter ?? null) : null);
+    }
+    return made.get(key)!;
+  };
+}

@@ -100,6 +100,7 @@ export function cspFor(logoUrl?: string | null): string {
     const gqlWs = path.join(path.dirname(require.resolve('graphql-ws')), '..', 'umd', 'graphql-ws.min.js');
     return {
       'checkout.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(dir, 'checkout.client.js')) },
+      'refund.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(dir, 'refund.client.js')) },
       'checkout.css': { type: 'text/css; charset=utf-8', body: readFileSync(path.join(dir, 'checkout.css')) },
       'graphql-ws.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(gqlWs) },
     };

@@ -4,6 +4,7 @@ import { ErrorCodes, type ErrorCode } from '../common/errors.js';
 import { permissionTableMarkdown } from '../common/permissions.js';
 import { configMarkdownTable } from '../config/index.js';
 import { ORDER_TRANSITIONS } from '../modules/orders/order.transitions.js';
+import { REFUND_TRANSITIONS } from '../modules/refunds/refund.transitions.js';
 import { SWEEP_TRANSITIONS } from '../modules/sweeps/sweep.transitions.js';
 import { WEBHOOK_DELIVERY_TRANSITIONS } from '../modules/webhooks/webhook.transitions.js';
 
@@ -80,6 +81,7 @@ export const GENERATED_SECTIONS: readonly GeneratedSection[] = [
   { file: 'docs/order-lifecycle.md', marker: 'order-transitions', render: () => transitionTable(ORDER_TRANSITIONS) },
   { file: 'docs/order-lifecycle.md', marker: 'webhook-delivery-transitions', render: () => transitionTable(WEBHOOK_DELIVERY_TRANSITIONS) },
   { file: 'docs/sweeps.md', marker: 'sweep-transitions', render: () => transitionTable(SWEEP_TRANSITIONS) },
+  { file: 'docs/refunds.md', marker: 'refund-transitions', render: () => transitionTable(REFUND_TRANSITIONS) },
   { file: 'docs/teams.md', marker: 'permission-table', render: permissionTableMarkdown },
 ];
 

@@ -40,6 +40,9 @@ export const ErrorCodes = {
   ORDER_NOT_FOUND: 404,
   TOKEN_NOT_FOUND: 404,
   PAYMENT_LINK_NOT_FOUND: 404,
+  REFUND_NOT_FOUND: 404,
+  // A claim link that is unknown, or whose refund no longer takes an address (claimed, sent, cancelled).
+  CLAIM_NOT_FOUND: 404,
   WEBHOOK_DELIVERY_NOT_FOUND: 404,
   MEMBER_NOT_FOUND: 404,
   INVITE_NOT_FOUND: 404,
@@ -75,6 +78,12 @@ export const ErrorCodes = {
   INVALID_SETTLEMENT_ADDRESS: 422,
   SETTLEMENT_ADDRESS_REFUSED: 422,
   IDEMPOTENCY_KEY_REUSED: 422,
+  // Refunds (docs/refunds.md): more than the source received (less what was refunded before), a kind
+  // the source does not offer, an address refused (format, ours, a contract), a move the state table refuses.
+  REFUND_EXCEEDS_RECEIVED: 422,
+  REFUND_NOT_OFFERED: 422,
+  REFUND_ADDRESS_REFUSED: 422,
+  REFUND_STATE: 409,
   // A second request with an Idempotency-Key whose first request has not finished yet (retry after it).
   IDEMPOTENCY_KEY_IN_FLIGHT: 409,
   RATE_LIMITED: 429,

@@ -35,6 +35,8 @@ export const PERMISSIONS = {
   'settlement.read': { roles: ['owner', 'admin', 'finance', 'viewer'], action: 'see settlement addresses, sweeps, sweep balances and holds' },
   'settlement.manage': { roles: ['owner'], action: 'change settlement addresses' },
   'security.manage': { roles: ['owner', 'admin'], action: 'require a second factor of every member (the two-factor policy)' },
+  'refunds.read': { roles: ['owner', 'admin', 'finance', 'viewer'], action: 'see refunds, refund settings and refund wallets' },
+  'refunds.manage': { roles: ['owner', 'admin', 'finance'], action: 'request, approve or cancel refunds and change refund settings' },
   'sweeps.manage': { roles: ['owner', 'admin'], action: 'change the sweep schedule or ask for a sweep' },
   'team.read': { roles: ['owner', 'admin'], action: 'see team members and pending invites' },
   'team.manage': { roles: ['owner', 'admin'], action: 'invite, re-role or remove members (not owners) and revoke invites' },

@@ -14,6 +14,7 @@ import { ReconciliationResolver } from '../modules/reconciliation/reconciliation
 import { SettlementWalletResolver } from '../modules/settlement-wallets/settlement-wallet.resolver.js';
 import { GasTankResolver } from '../modules/sweeps/gas-tank.resolver.js';
 import { SweepResolver, SweepConnectionResolver } from '../modules/sweeps/sweep.resolver.js';
+import { OrderRefundsResolver, ReceiptRefundsResolver, RefundConnectionResolver, RefundResolver } from '../modules/refunds/refund.resolver.js';
 import { TeamResolver } from '../modules/teams/team.resolver.js';
 import { authChecker } from './auth-checker.js';
 import { DateTimeScalar } from './scalars.js';
@@ -37,6 +38,10 @@ export const resolvers: NonEmptyArray<Function> = [MerchantResolver, SecondFacto
   AuditResolver,
   AuditEventConnectionResolver,
   SweepResolver,
+  RefundResolver,
+  RefundConnectionResolver,
+  OrderRefundsResolver,
+  ReceiptRefundsResolver,
   SweepConnectionResolver,
   TeamResolver,
 ];

@@ -6,15 +6,17 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, RouteGenericInterfa
  * (rest/route-table.ts); the server registers every table in one place (`ServerParts.pages`).
  */
 export interface PageRoute {
+  /** GET unless a page takes a form post of its own (the refund claim). */
+  method?: 'GET' | 'POST';
   url: string;
   handler: (req: FastifyRequest, reply: FastifyReply) => Promise<unknown>;
 }
 
 /** A typed page route (its params and query as fastify types them). */
-export function pageRoute<T extends RouteGenericInterface>(url: string, handler: (req: FastifyRequest<T>, reply: FastifyReply) => Promise<unknown>): PageRoute {
-  return { url, handler: handler as PageRoute['handler'] };
+export function pageRoute<T extends RouteGenericInterface>(url: string, handler: (req: FastifyRequest<T>, reply: FastifyReply) => Promise<unknown>, method: 'GET' | 'POST' = 'GET'): PageRoute {
+  return { method, url, handler: handler as PageRoute['handler'] };
 }
 
 export function registerPages(fastify: FastifyInstance, routes: readonly PageRoute[]): void {
-  for (const r of routes) fastify.get(r.url, r.handler);
+  for (const r of routes) fastify.route({ method: r.method ?? 'GET', url: r.url, handler: r.handler });
 }

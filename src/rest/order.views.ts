@@ -92,6 +92,7 @@ export function paymentView(p: Payment) {
 /** A transfer into one of the order's deposit addresses that never counts toward it (not reorganised away). */
 export function receiptView(r: UnattributedReceipt) {
   return {
+    receipt_id: r.id,
     address: r.toAddress,
     network: r.network,
     token_address: r.token?.address ?? null,

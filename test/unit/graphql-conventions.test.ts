@@ -25,7 +25,7 @@ it('every time argument is a DateTime too', () => {
 
 it('one pagination style: every paged field is a Relay connection (edges, pageInfo, totalCount) paged by first/after, never limit/offset', () => {
   const paged = fields.filter(({ field }) => field.args.some((a) => ['first', 'after', 'limit', 'offset'].includes(a.name)));
-  expect(paged.map(({ field }) => field.name).sort()).toEqual(['auditEvents', 'orders', 'paymentLinks', 'payments', 'sweeps', 'webhookDeliveries']);
+  expect(paged.map(({ field }) => field.name).sort()).toEqual(['auditEvents', 'orders', 'paymentLinks', 'payments', 'refunds', 'sweeps', 'webhookDeliveries']);
   for (const { field } of paged) {
     expect(field.args.map((a) => a.name)).toEqual(expect.arrayContaining(['first', 'after']));
     expect(field.args.map((a) => a.name)).not.toEqual(expect.arrayContaining(['limit']));

@@ -25,8 +25,8 @@ it('the audit trail: owners and admins only (not finance, developer or viewer)',
   expect(TEAM_ROLES.filter((r) => can(r, 'audit.read'))).toEqual(['owner', 'admin']);
 });
 
-it('finance: orders, payments, CSV export, settlement view — no API keys, webhooks, team or changes', () => {
-  expect(permissionsOf('finance')).toEqual(['merchant.read', 'orders.read', 'payments.read', 'exports.csv', 'paymentLinks.read', 'settlement.read']);
+it('finance: orders, payments, CSV export, settlement view, refunds — no API keys, webhooks, team or other changes', () => {
+  expect(permissionsOf('finance')).toEqual(['merchant.read', 'orders.read', 'payments.read', 'exports.csv', 'paymentLinks.read', 'settlement.read', 'refunds.read', 'refunds.manage']);
 });
 
 it('developer: API keys, webhooks and the notification URL, orders read — no money views or team', () => {

@@ -228,6 +228,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/mainnet/merchant/fiat/cancelRefund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a refund not yet signed (production) */
+        post: operations["cancelRefundMainnet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/mainnet/merchant/fiat/checkOrderRate": {
         parameters: {
             query?: never;
@@ -262,6 +279,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/mainnet/merchant/fiat/getRefund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** One refund (production) */
+        post: operations["getRefundMainnet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/mainnet/merchant/fiat/order": {
         parameters: {
             query?: never;
@@ -276,6 +310,43 @@ export interface paths {
          * @description Amount between 1000 and 1000000000 IDR. Answers the order, its hosted checkout URL and its scoped checkout key. With `Idempotency-Key` a retry of the same body answers the same order (`Idempotent-Replayed: true`); the same key with another body is IDEMPOTENCY_KEY_REUSED; a second request with a key whose first request is still being processed is IDEMPOTENCY_KEY_IN_FLIGHT (409, retry later).
          */
         post: operations["createOrderMainnet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/mainnet/merchant/fiat/refund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Request a refund of an order (its payments in one deposit) or of one of its unattributed receipts (production)
+         * @description Never more than received less earlier refunds (REFUND_EXCEEDS_RECEIVED). Without `address`, `claim_url` is the customer’s claim link (shown once). Approval is a dashboard member’s, re-authenticated (docs/refunds.md).
+         */
+        post: operations["createRefundMainnet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/mainnet/merchant/fiat/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Refunds, newest first (production) */
+        get: operations["listRefundsMainnet"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -715,6 +786,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/testnet/merchant/fiat/cancelRefund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a refund not yet signed (sandbox) */
+        post: operations["cancelRefundTestnet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/testnet/merchant/fiat/checkOrderRate": {
         parameters: {
             query?: never;
@@ -749,6 +837,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/testnet/merchant/fiat/getRefund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** One refund (sandbox) */
+        post: operations["getRefundTestnet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/testnet/merchant/fiat/order": {
         parameters: {
             query?: never;
@@ -763,6 +868,43 @@ export interface paths {
          * @description Amount between 1000 and 1000000000 IDR. Answers the order, its hosted checkout URL and its scoped checkout key. With `Idempotency-Key` a retry of the same body answers the same order (`Idempotent-Replayed: true`); the same key with another body is IDEMPOTENCY_KEY_REUSED; a second request with a key whose first request is still being processed is IDEMPOTENCY_KEY_IN_FLIGHT (409, retry later).
          */
         post: operations["createOrderTestnet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/testnet/merchant/fiat/refund": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Request a refund of an order (its payments in one deposit) or of one of its unattributed receipts (sandbox)
+         * @description Never more than received less earlier refunds (REFUND_EXCEEDS_RECEIVED). Without `address`, `claim_url` is the customer’s claim link (shown once). Approval is a dashboard member’s, re-authenticated (docs/refunds.md).
+         */
+        post: operations["createRefundTestnet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/testnet/merchant/fiat/refunds": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Refunds, newest first (sandbox) */
+        get: operations["listRefundsTestnet"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1035,7 +1177,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
@@ -1101,7 +1243,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
@@ -1167,7 +1309,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
@@ -1233,7 +1375,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
@@ -1299,7 +1441,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
@@ -1365,7 +1507,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
@@ -1431,7 +1573,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
@@ -1497,7 +1639,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
@@ -1563,7 +1705,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
@@ -1629,7 +1771,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
@@ -1675,6 +1817,336 @@ export interface webhooks {
         patch?: never;
         trace?: never;
     };
+    "refund.created": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Webhook refund.created
+         * @description Sent to the merchant’s notification URL of the environment. Answer 2xx within the timeout; other answers, timeouts and network errors are retried with backoff. Verify the signature over the exact raw body before parsing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
+                    "X-Service-Signature": string;
+                    /** @description The event kind (the body’s `event`) */
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
+                    /** @description Stable per event: de-duplicate on it */
+                    "X-Service-Idempotency-Key": string;
+                    /** @description This delivery attempt’s series id */
+                    "X-Service-Delivery-Id": string;
+                    /** @description Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        version: "2026-11-01";
+                        id: string;
+                        /** @constant */
+                        event: "refund.created";
+                        /** @description Unix seconds */
+                        created_at: number;
+                        idempotency_key: string;
+                        data: components["schemas"]["WebhookData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.claimed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Webhook refund.claimed
+         * @description Sent to the merchant’s notification URL of the environment. Answer 2xx within the timeout; other answers, timeouts and network errors are retried with backoff. Verify the signature over the exact raw body before parsing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
+                    "X-Service-Signature": string;
+                    /** @description The event kind (the body’s `event`) */
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
+                    /** @description Stable per event: de-duplicate on it */
+                    "X-Service-Idempotency-Key": string;
+                    /** @description This delivery attempt’s series id */
+                    "X-Service-Delivery-Id": string;
+                    /** @description Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        version: "2026-11-01";
+                        id: string;
+                        /** @constant */
+                        event: "refund.claimed";
+                        /** @description Unix seconds */
+                        created_at: number;
+                        idempotency_key: string;
+                        data: components["schemas"]["WebhookData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.sent": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Webhook refund.sent
+         * @description Sent to the merchant’s notification URL of the environment. Answer 2xx within the timeout; other answers, timeouts and network errors are retried with backoff. Verify the signature over the exact raw body before parsing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
+                    "X-Service-Signature": string;
+                    /** @description The event kind (the body’s `event`) */
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
+                    /** @description Stable per event: de-duplicate on it */
+                    "X-Service-Idempotency-Key": string;
+                    /** @description This delivery attempt’s series id */
+                    "X-Service-Delivery-Id": string;
+                    /** @description Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        version: "2026-11-01";
+                        id: string;
+                        /** @constant */
+                        event: "refund.sent";
+                        /** @description Unix seconds */
+                        created_at: number;
+                        idempotency_key: string;
+                        data: components["schemas"]["WebhookData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.confirmed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Webhook refund.confirmed
+         * @description Sent to the merchant’s notification URL of the environment. Answer 2xx within the timeout; other answers, timeouts and network errors are retried with backoff. Verify the signature over the exact raw body before parsing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
+                    "X-Service-Signature": string;
+                    /** @description The event kind (the body’s `event`) */
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
+                    /** @description Stable per event: de-duplicate on it */
+                    "X-Service-Idempotency-Key": string;
+                    /** @description This delivery attempt’s series id */
+                    "X-Service-Delivery-Id": string;
+                    /** @description Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        version: "2026-11-01";
+                        id: string;
+                        /** @constant */
+                        event: "refund.confirmed";
+                        /** @description Unix seconds */
+                        created_at: number;
+                        idempotency_key: string;
+                        data: components["schemas"]["WebhookData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "refund.failed": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Webhook refund.failed
+         * @description Sent to the merchant’s notification URL of the environment. Answer 2xx within the timeout; other answers, timeouts and network errors are retried with backoff. Verify the signature over the exact raw body before parsing.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header: {
+                    /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
+                    "X-Service-Signature": string;
+                    /** @description The event kind (the body’s `event`) */
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
+                    /** @description Stable per event: de-duplicate on it */
+                    "X-Service-Idempotency-Key": string;
+                    /** @description This delivery attempt’s series id */
+                    "X-Service-Delivery-Id": string;
+                    /** @description Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries */
+                    "webhook-id": string;
+                    /** @description Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays) */
+                    "webhook-timestamp": string;
+                    /** @description Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap) */
+                    "webhook-signature": string;
+                };
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        version: "2026-11-01";
+                        id: string;
+                        /** @constant */
+                        event: "refund.failed";
+                        /** @description Unix seconds */
+                        created_at: number;
+                        idempotency_key: string;
+                        data: components["schemas"]["WebhookData"];
+                    };
+                };
+            };
+            responses: {
+                /** @description Received (any 2xx) */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "webhook.test": {
         parameters: {
             query?: never;
@@ -1695,7 +2167,7 @@ export interface webhooks {
                     /** @description `sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>` */
                     "X-Service-Signature": string;
                     /** @description The event kind (the body’s `event`) */
-                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "webhook.test";
+                    "X-Service-Event": "transaction.success" | "transaction.underpaid" | "transaction.expired" | "transaction.late_payment" | "transaction.overpaid" | "transaction.reorged" | "transaction.unattributed" | "settlement_wallet.changed" | "sweep.completed" | "sweep.failed" | "refund.created" | "refund.claimed" | "refund.sent" | "refund.confirmed" | "refund.failed" | "webhook.test";
                     /** @description Stable per event: de-duplicate on it */
                     "X-Service-Idempotency-Key": string;
                     /** @description This delivery attempt’s series id */
@@ -1755,6 +2227,14 @@ export interface components {
             /** @enum {string} */
             role: "owner" | "admin" | "developer" | "finance" | "viewer";
             account_created: boolean;
+        };
+        CancelRefundBody: {
+            /** Format: uuid */
+            merchant_id: string;
+            refund_id: string;
+        };
+        CancelRefundData: {
+            request: components["schemas"]["Refund"];
         };
         ChangeTeamMemberRoleBody: {
             /** @enum {string} */
@@ -1924,6 +2404,22 @@ export interface components {
             /** @description The payment URI shown as the QR (EIP-681 on EVM, the address on TRON, a Solana Pay URI on SOLANA) */
             qrValue: string;
         };
+        CreateRefundBody: {
+            /** Format: uuid */
+            merchant_id: string;
+            order_no: string;
+            kind: string;
+            amount?: string;
+            receipt_id?: string;
+            deposit_id?: string;
+            reason?: string;
+            address?: string;
+        };
+        CreateRefundData: {
+            request: components["schemas"]["Refund"];
+            /** @description The customer’s claim link (shown once); null when the address was given */
+            claim_url: string | null;
+        };
         DeactivatePaymentLinkData: {
             payment_link_id: string;
             /** Format: uuid */
@@ -2031,6 +2527,8 @@ export interface components {
             payments: components["schemas"]["Payment"][];
             /** @description Transfers into the order’s addresses that never count toward it */
             unattributed_receipts: {
+                /** @description Names the receipt in a refund (POST /merchant/fiat/refund receipt_id) */
+                receipt_id: string;
                 address: string;
                 /** @enum {string} */
                 network: "ETHEREUM" | "BINANCE" | "TRON" | "SOLANA";
@@ -2083,6 +2581,14 @@ export interface components {
             created_at: number;
             /** @description Unix seconds */
             updated_at: number;
+        };
+        GetRefundBody: {
+            /** Format: uuid */
+            merchant_id: string;
+            refund_id: string;
+        };
+        GetRefundData: {
+            request: components["schemas"]["Refund"];
         };
         GetSettlementWalletData: {
             /** @enum {string} */
@@ -2156,6 +2662,12 @@ export interface components {
         ListPaymentLinksData: {
             items: components["schemas"]["PaymentLink"][];
             /** @description Links matching, across pages */
+            total: number;
+            limit: number;
+            offset: number;
+        };
+        ListRefundsData: {
+            items: components["schemas"]["Refund"][];
             total: number;
             limit: number;
             offset: number;
@@ -2369,6 +2881,48 @@ export interface components {
             expires_in: number;
             expired_at: number;
             refresh_expired_at: number;
+        };
+        Refund: {
+            refund_id: string;
+            order_no: string;
+            /** @description The unattributed receipt refunded; null: the order’s payments */
+            receipt_id: string | null;
+            deposit_id: string;
+            /** @enum {string} */
+            network: "ETHEREUM" | "BINANCE" | "TRON" | "SOLANA";
+            /** @description overpayment_excess | late_receipt | wrong_token | partial_payment | merchant */
+            kind: string;
+            reason: string | null;
+            /** @description requested → claimed → approved → sending → confirmed, or cancelled / failed */
+            status: string;
+            failure_reason: string | null;
+            token_symbol: string;
+            token_address: string;
+            decimals: number;
+            /** @description A decimal number as a string (token units or IDR) */
+            amount: string;
+            amount_units: string;
+            /** @description What the customer receives (amount less a deducted fee); null until signed */
+            sent_amount_units: string | null;
+            /** @description tank | deduct */
+            fee_mode: string;
+            fee_deducted_units: string;
+            to_address: string | null;
+            /** @description claim | merchant */
+            address_source: string | null;
+            /** @description deposit | refund_wallet */
+            source: string | null;
+            from_address: string | null;
+            tx_hash: string | null;
+            requested_by: string;
+            approved_by: string | null;
+            /** @description Unix seconds */
+            created_at: number;
+            claimed_at: number | null;
+            approved_at: number | null;
+            sent_at: number | null;
+            confirmed_at: number | null;
+            cancelled_at: number | null;
         };
         RemoveTeamMemberData: {
             user_id: string;
@@ -2760,6 +3314,25 @@ export interface components {
                 };
             };
         };
+        /** @description REFUND_STATE */
+        CancelRefundError409: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 409;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "REFUND_STATE";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
         /** @description MEMBER_NOT_FOUND */
         ChangeTeamMemberRoleError404: {
             headers: {
@@ -3007,6 +3580,82 @@ export interface components {
                 };
             };
         };
+        /** @description UNAUTHENTICATED, INVALID_API_KEY, INVALID_TOKEN, SESSION_REVOKED */
+        CreateRefundError401: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 401;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "INVALID_TOKEN" | "SESSION_REVOKED";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        /** @description IP_NOT_ALLOWED, WRONG_ENVIRONMENT, SCOPE_DENIED, FORBIDDEN, REAUTHENTICATION_REQUIRED, SECOND_FACTOR_ENROLMENT_REQUIRED, MERCHANT_MISMATCH */
+        CreateRefundError403: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 403;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "IP_NOT_ALLOWED" | "WRONG_ENVIRONMENT" | "SCOPE_DENIED" | "FORBIDDEN" | "REAUTHENTICATION_REQUIRED" | "SECOND_FACTOR_ENROLMENT_REQUIRED" | "MERCHANT_MISMATCH";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        /** @description ORDER_NOT_FOUND, NOT_FOUND */
+        CreateRefundError404: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 404;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "ORDER_NOT_FOUND" | "NOT_FOUND";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        /** @description REFUND_EXCEEDS_RECEIVED, REFUND_NOT_OFFERED, REFUND_ADDRESS_REFUSED */
+        CreateRefundError422: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 422;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "REFUND_EXCEEDS_RECEIVED" | "REFUND_NOT_OFFERED" | "REFUND_ADDRESS_REFUSED";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
         /** @description ROUTE_NOT_FOUND, TOKEN_NOT_FOUND */
         FaucetError404: {
             headers: {
@@ -3083,6 +3732,25 @@ export interface components {
                 };
             };
         };
+        /** @description REFUND_NOT_FOUND */
+        GetRefundError404: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 404;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "REFUND_NOT_FOUND";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
         /** @description ALREADY_A_MEMBER */
         InviteTeamMemberError409: {
             headers: {
@@ -3134,6 +3802,25 @@ export interface components {
                     data: {
                         /** @enum {string} */
                         code: "SERVICE_UNAVAILABLE" | "MAIL_UNAVAILABLE";
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+        };
+        /** @description IP_NOT_ALLOWED, WRONG_ENVIRONMENT, SCOPE_DENIED, FORBIDDEN, REAUTHENTICATION_REQUIRED, SECOND_FACTOR_ENROLMENT_REQUIRED */
+        ListRefundsError403: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/json": {
+                    /** @constant */
+                    status_code: 403;
+                    message: string;
+                    data: {
+                        /** @enum {string} */
+                        code: "IP_NOT_ALLOWED" | "WRONG_ENVIRONMENT" | "SCOPE_DENIED" | "FORBIDDEN" | "REAUTHENTICATION_REQUIRED" | "SECOND_FACTOR_ENROLMENT_REQUIRED";
                     } & {
                         [key: string]: unknown;
                     };
@@ -3669,44 +4356,6 @@ export interface components {
                     data: {
                         /** @enum {string} */
                         code: "INVALID_SETTLEMENT_ADDRESS" | "SETTLEMENT_ADDRESS_REFUSED";
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-        };
-        /** @description UNAUTHENTICATED, INVALID_API_KEY, INVALID_TOKEN, SESSION_REVOKED */
-        SweepNowError401: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": {
-                    /** @constant */
-                    status_code: 401;
-                    message: string;
-                    data: {
-                        /** @enum {string} */
-                        code: "UNAUTHENTICATED" | "INVALID_API_KEY" | "INVALID_TOKEN" | "SESSION_REVOKED";
-                    } & {
-                        [key: string]: unknown;
-                    };
-                };
-            };
-        };
-        /** @description IP_NOT_ALLOWED, WRONG_ENVIRONMENT, SCOPE_DENIED, FORBIDDEN, REAUTHENTICATION_REQUIRED, SECOND_FACTOR_ENROLMENT_REQUIRED */
-        SweepNowError403: {
-            headers: {
-                [name: string]: unknown;
-            };
-            content: {
-                "application/json": {
-                    /** @constant */
-                    status_code: 403;
-                    message: string;
-                    data: {
-                        /** @enum {string} */
-                        code: "IP_NOT_ALLOWED" | "WRONG_ENVIRONMENT" | "SCOPE_DENIED" | "FORBIDDEN" | "REAUTHENTICATION_REQUIRED" | "SECOND_FACTOR_ENROLMENT_REQUIRED";
                     } & {
                         [key: string]: unknown;
                     };
@@ -4285,6 +4934,49 @@ export interface operations {
             503: components["responses"]["LoginError503"];
         };
     };
+    cancelRefundMainnet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CancelRefundBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status_code: 200;
+                        message: string;
+                        data: components["schemas"]["CancelRefundData"];
+                    };
+                };
+            };
+            400: components["responses"]["LoginError400"];
+            401: components["responses"]["CreateRefundError401"];
+            403: components["responses"]["CreateRefundError403"];
+            404: components["responses"]["GetRefundError404"];
+            408: components["responses"]["LoginError408"];
+            409: components["responses"]["CancelRefundError409"];
+            413: components["responses"]["LoginError413"];
+            415: components["responses"]["LoginError415"];
+            429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
+            500: components["responses"]["LoginError500"];
+            503: components["responses"]["LoginError503"];
+        };
+    };
     checkOrderRateMainnet: {
         parameters: {
             query?: never;
@@ -4371,6 +5063,48 @@ export interface operations {
             503: components["responses"]["LoginError503"];
         };
     };
+    getRefundMainnet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GetRefundBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status_code: 200;
+                        message: string;
+                        data: components["schemas"]["GetRefundData"];
+                    };
+                };
+            };
+            400: components["responses"]["LoginError400"];
+            401: components["responses"]["CreateRefundError401"];
+            403: components["responses"]["CreateRefundError403"];
+            404: components["responses"]["GetRefundError404"];
+            408: components["responses"]["LoginError408"];
+            413: components["responses"]["LoginError413"];
+            415: components["responses"]["LoginError415"];
+            429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
+            500: components["responses"]["LoginError500"];
+            503: components["responses"]["LoginError503"];
+        };
+    };
     createOrderMainnet: {
         parameters: {
             query?: never;
@@ -4413,6 +5147,91 @@ export interface operations {
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             422: components["responses"]["CreateOrderError422"];
+            429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
+            500: components["responses"]["LoginError500"];
+            503: components["responses"]["LoginError503"];
+        };
+    };
+    createRefundMainnet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRefundBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status_code: 200;
+                        message: string;
+                        data: components["schemas"]["CreateRefundData"];
+                    };
+                };
+            };
+            400: components["responses"]["LoginError400"];
+            401: components["responses"]["CreateRefundError401"];
+            403: components["responses"]["CreateRefundError403"];
+            404: components["responses"]["CreateRefundError404"];
+            408: components["responses"]["LoginError408"];
+            413: components["responses"]["LoginError413"];
+            415: components["responses"]["LoginError415"];
+            422: components["responses"]["CreateRefundError422"];
+            429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
+            500: components["responses"]["LoginError500"];
+            503: components["responses"]["LoginError503"];
+        };
+    };
+    listRefundsMainnet: {
+        parameters: {
+            query?: {
+                network?: "ETHEREUM" | "BINANCE" | "TRON" | "SOLANA";
+                status?: string;
+                kind?: string;
+                order_id?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status_code: 200;
+                        message: string;
+                        data: components["schemas"]["ListRefundsData"];
+                    };
+                };
+            };
+            400: components["responses"]["RemoveTeamMemberError400"];
+            401: components["responses"]["CreateRefundError401"];
+            403: components["responses"]["ListRefundsError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
             431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
@@ -4800,8 +5619,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["RemoveTeamMemberError400"];
-            401: components["responses"]["SweepNowError401"];
-            403: components["responses"]["SweepNowError403"];
+            401: components["responses"]["CreateRefundError401"];
+            403: components["responses"]["ListRefundsError403"];
             408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
             431: components["responses"]["LoginError431"];
@@ -4839,8 +5658,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["LoginError400"];
-            401: components["responses"]["SweepNowError401"];
-            403: components["responses"]["SweepNowError403"];
+            401: components["responses"]["CreateRefundError401"];
+            403: components["responses"]["ListRefundsError403"];
             404: components["responses"]["SweepNowError404"];
             408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
@@ -4877,8 +5696,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["MeError400"];
-            401: components["responses"]["SweepNowError401"];
-            403: components["responses"]["SweepNowError403"];
+            401: components["responses"]["CreateRefundError401"];
+            403: components["responses"]["ListRefundsError403"];
             408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
             431: components["responses"]["LoginError431"];
@@ -4915,8 +5734,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["RemoveTeamMemberError400"];
-            401: components["responses"]["SweepNowError401"];
-            403: components["responses"]["SweepNowError403"];
+            401: components["responses"]["CreateRefundError401"];
+            403: components["responses"]["ListRefundsError403"];
             408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
             431: components["responses"]["LoginError431"];
@@ -4950,8 +5769,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["MeError400"];
-            401: components["responses"]["SweepNowError401"];
-            403: components["responses"]["SweepNowError403"];
+            401: components["responses"]["CreateRefundError401"];
+            403: components["responses"]["ListRefundsError403"];
             408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
             431: components["responses"]["LoginError431"];
@@ -5704,6 +6523,49 @@ export interface operations {
             503: components["responses"]["LoginError503"];
         };
     };
+    cancelRefundTestnet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CancelRefundBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status_code: 200;
+                        message: string;
+                        data: components["schemas"]["CancelRefundData"];
+                    };
+                };
+            };
+            400: components["responses"]["LoginError400"];
+            401: components["responses"]["CreateRefundError401"];
+            403: components["responses"]["CreateRefundError403"];
+            404: components["responses"]["GetRefundError404"];
+            408: components["responses"]["LoginError408"];
+            409: components["responses"]["CancelRefundError409"];
+            413: components["responses"]["LoginError413"];
+            415: components["responses"]["LoginError415"];
+            429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
+            500: components["responses"]["LoginError500"];
+            503: components["responses"]["LoginError503"];
+        };
+    };
     checkOrderRateTestnet: {
         parameters: {
             query?: never;
@@ -5790,6 +6652,48 @@ export interface operations {
             503: components["responses"]["LoginError503"];
         };
     };
+    getRefundTestnet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GetRefundBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status_code: 200;
+                        message: string;
+                        data: components["schemas"]["GetRefundData"];
+                    };
+                };
+            };
+            400: components["responses"]["LoginError400"];
+            401: components["responses"]["CreateRefundError401"];
+            403: components["responses"]["CreateRefundError403"];
+            404: components["responses"]["GetRefundError404"];
+            408: components["responses"]["LoginError408"];
+            413: components["responses"]["LoginError413"];
+            415: components["responses"]["LoginError415"];
+            429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
+            500: components["responses"]["LoginError500"];
+            503: components["responses"]["LoginError503"];
+        };
+    };
     createOrderTestnet: {
         parameters: {
             query?: never;
@@ -5832,6 +6736,91 @@ export interface operations {
             413: components["responses"]["LoginError413"];
             415: components["responses"]["LoginError415"];
             422: components["responses"]["CreateOrderError422"];
+            429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
+            500: components["responses"]["LoginError500"];
+            503: components["responses"]["LoginError503"];
+        };
+    };
+    createRefundTestnet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRefundBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status_code: 200;
+                        message: string;
+                        data: components["schemas"]["CreateRefundData"];
+                    };
+                };
+            };
+            400: components["responses"]["LoginError400"];
+            401: components["responses"]["CreateRefundError401"];
+            403: components["responses"]["CreateRefundError403"];
+            404: components["responses"]["CreateRefundError404"];
+            408: components["responses"]["LoginError408"];
+            413: components["responses"]["LoginError413"];
+            415: components["responses"]["LoginError415"];
+            422: components["responses"]["CreateRefundError422"];
+            429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
+            500: components["responses"]["LoginError500"];
+            503: components["responses"]["LoginError503"];
+        };
+    };
+    listRefundsTestnet: {
+        parameters: {
+            query?: {
+                network?: "ETHEREUM" | "BINANCE" | "TRON" | "SOLANA";
+                status?: string;
+                kind?: string;
+                order_id?: string;
+                limit?: number;
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status_code: 200;
+                        message: string;
+                        data: components["schemas"]["ListRefundsData"];
+                    };
+                };
+            };
+            400: components["responses"]["RemoveTeamMemberError400"];
+            401: components["responses"]["CreateRefundError401"];
+            403: components["responses"]["ListRefundsError403"];
+            408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
             431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];
@@ -6219,8 +7208,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["RemoveTeamMemberError400"];
-            401: components["responses"]["SweepNowError401"];
-            403: components["responses"]["SweepNowError403"];
+            401: components["responses"]["CreateRefundError401"];
+            403: components["responses"]["ListRefundsError403"];
             408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
             431: components["responses"]["LoginError431"];
@@ -6258,8 +7247,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["LoginError400"];
-            401: components["responses"]["SweepNowError401"];
-            403: components["responses"]["SweepNowError403"];
+            401: components["responses"]["CreateRefundError401"];
+            403: components["responses"]["ListRefundsError403"];
             404: components["responses"]["SweepNowError404"];
             408: components["responses"]["LoginError408"];
             413: components["responses"]["LoginError413"];
@@ -6296,8 +7285,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["MeError400"];
-            401: components["responses"]["SweepNowError401"];
-            403: components["responses"]["SweepNowError403"];
+            401: components["responses"]["CreateRefundError401"];
+            403: components["responses"]["ListRefundsError403"];
             408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
             431: components["responses"]["LoginError431"];
@@ -6334,8 +7323,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["RemoveTeamMemberError400"];
-            401: components["responses"]["SweepNowError401"];
-            403: components["responses"]["SweepNowError403"];
+            401: components["responses"]["CreateRefundError401"];
+            403: components["responses"]["ListRefundsError403"];
             408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
             431: components["responses"]["LoginError431"];
@@ -6369,8 +7358,8 @@ export interface operations {
                 };
             };
             400: components["responses"]["MeError400"];
-            401: components["responses"]["SweepNowError401"];
-            403: components["responses"]["SweepNowError403"];
+            401: components["responses"]["CreateRefundError401"];
+            403: components["responses"]["ListRefundsError403"];
             408: components["responses"]["LoginError408"];
             429: components["responses"]["LoginError429"];
             431: components["responses"]["LoginError431"];

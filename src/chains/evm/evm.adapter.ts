@@ -247,6 +247,8 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
       sweepBatchMax: config.sweepBatchMax,
     }),
     balances: { atBlock: true, tokenBalances, nativeBalances },
+    // Code at the address: a contract (an EIP-7702 delegated account's code counts too; it may not accept tokens as a wallet would).
+    accounts: { isContract: async (address: string) => ((await rpc.call<string>('eth_getCode', [getAddress(address), 'latest'])) ?? '0x') !== '0x' },
     identity: gate,
     providerHealth: health,
     rpc,

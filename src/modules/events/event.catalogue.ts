@@ -162,6 +162,43 @@ export interface SweepEventPayload {
   at: string;
 }
 
+/** A refund was requested (by the merchant, its server, or automatically for a gateway-offered kind). */
+export const REFUND_CREATED = 'refund.created';
+/** The refund's destination is known (the customer claimed it, or the merchant entered it). */
+export const REFUND_CLAIMED = 'refund.claimed';
+/** The refund's transaction is signed, stored and broadcast (`txHash` set; not final yet). */
+export const REFUND_SENT = 'refund.sent';
+/** The refund's transaction is final on chain: the customer has the tokens. */
+export const REFUND_CONFIRMED = 'refund.confirmed';
+/** The refund ended without sending (`reason`); a cancelled refund sends no webhook. */
+export const REFUND_FAILED = 'refund.failed';
+
+/** What every `refund.*` event carries. Amounts in base units as decimal strings, with their decimal rendering. */
+export interface RefundEventPayload {
+  refundId: string;
+  orderId: string;
+  orderNo: string;
+  /** The unattributed receipt refunded (null: the order's payments). */
+  receiptId: string | null;
+  kind: string;
+  status: string;
+  network: Network;
+  tokenAddress: string;
+  tokenSymbol: string;
+  decimals: number;
+  amount: string;
+  amountDecimal: string;
+  /** What the customer receives (the amount less a deducted fee); null until signed. */
+  sentAmount: string | null;
+  toAddress: string | null;
+  fromAddress: string | null;
+  txHash: string | null;
+  /** Why it failed (refund.failed only). */
+  reason: string | null;
+  /** ISO 8601 time of the event. */
+  at: string;
+}
+
 export interface MerchantEventPayloads {
   [SETTLEMENT_WALLET_CHANGED]: {
     settlementWalletId: string;
@@ -181,11 +218,16 @@ export interface MerchantEventPayloads {
   };
   [SWEEP_COMPLETED]: SweepEventPayload;
   [SWEEP_FAILED]: SweepEventPayload & { reason: string };
+  [REFUND_CREATED]: RefundEventPayload;
+  [REFUND_CLAIMED]: RefundEventPayload;
+  [REFUND_SENT]: RefundEventPayload;
+  [REFUND_CONFIRMED]: RefundEventPayload;
+  [REFUND_FAILED]: RefundEventPayload;
 }
 export type MerchantEventType = keyof MerchantEventPayloads;
 
 /** Every merchant event type; each is sent as the webhook of the same name. */
-export const MERCHANT_EVENT_TYPES = [SETTLEMENT_WALLET_CHANGED, SWEEP_COMPLETED, SWEEP_FAILED] as const satisfies readonly MerchantEventType[];
+export const MERCHANT_EVENT_TYPES = [SETTLEMENT_WALLET_CHANGED, SWEEP_COMPLETED, SWEEP_FAILED, REFUND_CREATED, REFUND_CLAIMED, REFUND_SENT, REFUND_CONFIRMED, REFUND_FAILED] as const satisfies readonly MerchantEventType[];
 
 // --- PostgreSQL NOTIFY channels (sent inside the writing transaction, so delivered on commit) -------
 

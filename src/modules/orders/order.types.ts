@@ -96,6 +96,7 @@ export class PaymentType {
 
 @ObjectType('UnattributedReceipt', { description: 'A transfer into a deposit address that never counts toward the order' })
 export class UnattributedReceiptType {
+  @Field(() => ID, { description: 'The receipt (a refund of it names it: createRefund receiptId)' }) id!: string;
   @Field({ description: 'Deposit address it arrived at' }) address!: string;
   @Field(() => NetworkEnum, { description: 'Network it happened on' }) network!: Network;
   @Field(() => String, { nullable: true, description: 'Token that arrived; null for the network’s native coin (reason native_coin)' }) tokenAddress!: string | null;
@@ -259,6 +260,7 @@ export const toPaymentType = (p: Payment, orderNo: string): PaymentType => ({
 });
 
 export const toReceiptType = (r: UnattributedReceipt): UnattributedReceiptType => ({
+  id: r.id,
   address: r.toAddress,
   network: r.network,
   tokenAddress: r.token?.address ?? null,

@@ -339,18 +339,21 @@ export class ChainWatcher {
   /**
    * Native coin sent to deposit addresses (any deposit of the family, like a token): `native_coin`
    * receipts. Not a receipt: a zero amount, an address paying itself, and the gas tank's own funding
-   * transactions (top-ups and activations are in `sweep_txs`, stored before they were broadcast).
+   * transactions (top-ups and activations are in `sweep_txs`, and a refund's top-up on its refund,
+   * each stored before it was broadcast).
    */
   private async matchNative(em: EntityManager, transfers: ObservedTransfer[]): Promise<UnattributedTransfer[]> {
     const seen = transfers.filter((t) => t.amount > 0n && this.key(t.from) !== this.key(t.to) && this.watch.has(this.key(t.to)));
     if (!seen.length) return [];
     const ours = new Set(
       (
-        await em.execute<{ tx_hash: string }[]>(`select tx_hash from sweep_txs where environment = ? and network = ? and tx_hash in (${seen.map(() => '?').join(',')})`, [
-          this.environment,
-          this.network,
-          ...seen.map((t) => t.txHash),
-        ])
+        await em.execute<{ tx_hash: string }[]>(
+          `select tx_hash from sweep_txs where environment = ? and network = ? and tx_hash in (${seen.map(() => '?').join(',')})
+           union all
+           select f.value->>'txHash' from refunds r cross join lateral jsonb_array_elements(r.funding_raw::jsonb) f
+           where r.environment = ? and r.network = ? and r.funding_raw is not null and f.value->>'txHash' in (${seen.map(() => '?').join(',')})`,
+          [this.environment, this.network, ...seen.map((t) => t.txHash), this.environment, this.network, ...seen.map((t) => t.txHash)],
+        )
       ).map((r) => r.tx_hash.toLowerCase()),
     );
     return seen

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { parseFunding } from '../refunds/refund.store.js';
 import type { Logger } from 'pino';
 import { NATIVE_TOKEN, pollEveryToken, type BalanceQuery, type ObservedTransfer } from '../../chains/chain-adapter.js';
 import { nativeAsset } from '../../chains/registry.js';
@@ -278,6 +279,34 @@ export class ReconciliationService {
     return { id: row!.id, environment, network, atBlock: atBlock?.toString() ?? null, checked, mismatches, held, error, startedAt, finishedAt: new Date(row!.finished_at) };
   }
 
+  /**
+   * Refunds paid from deposits, in the deposits' native books: the gas tank's top-up of the deposit
+   * (decoded from the stored top-up, counted at the block it was included in) in, and the fee the
+   * deposit paid for its transfer out (topup chains only: a fee payer's fee is the tank's). A top-up
+   * or transfer signed and not in a block yet leaves its deposit uncompared this run.
+   */
+  private async refundNative(em: EntityManager, target: WatchedNetwork, hi: bigint, rows: { address: string; dir: 'in' | 'out'; tx_hash: string; block_number: string; amount: string }[], skip: { address: string }[]): Promise<void> {
+    const { environment, network, adapter } = target;
+    const refunds = await em.execute<{ from_address: string; funding_raw: string | null; funding_block_number: string | null; tx_hash: string | null; raw_tx: string | null; block_number: string | null; fee_paid: string; status: string }[]>(
+      `select from_address, funding_raw, funding_block_number::text as funding_block_number, tx_hash, raw_tx, block_number::text as block_number, fee_paid::text as fee_paid, status
+       from refunds where environment = ? and network = ? and source = 'deposit' and (funding_raw is not null or raw_tx is not null)`,
+      [environment, network],
+    );
+    const coinSent = adapter.sweeps?.coinSent?.bind(adapter.sweeps);
+    const depositPays = adapter.sweeps?.gas === 'topup';
+    for (const r of refunds) {
+      if (r.funding_raw) {
+        if (r.funding_block_number === null) skip.push({ address: r.from_address });
+        else if (BigInt(r.funding_block_number) <= hi) {
+          for (const f of parseFunding(r.funding_raw)) for (const c of coinSent?.(f) ?? []) rows.push({ address: c.to, dir: 'in', tx_hash: f.txHash, block_number: r.funding_block_number, amount: c.amount.toString() });
+        }
+      }
+      if (!r.raw_tx || !depositPays) continue;
+      if (r.status === 'sending' && r.block_number === null) skip.push({ address: r.from_address });
+      else if (r.block_number !== null && BigInt(r.block_number) <= hi && BigInt(r.fee_paid) > 0n) rows.push({ address: r.from_address, dir: 'out', tx_hash: r.tx_hash!, block_number: r.block_number, amount: r.fee_paid });
+    }
+  }
+
   /** The newest run per network of `environment` (operators' query). */
   async latest(em: EntityManager, environment: Environment): Promise<ReconciliationRun[]> {
     const rows = await em.execute<{ id: string; environment: Environment; network: Network; at_block: string | null; checked: number; mismatches: ReconciliationMismatch[]; held: ReconciliationHeld[]; error: string | null; started_at: string; finished_at: string }[]>(
@@ -311,11 +340,16 @@ export class ReconciliationService {
              select d.address, s.token_id, s.amount, s.tx_hash, -1, s.block_number, 'out', s.status = 'sending'
              from sweeps s join deposits d on d.id = s.deposit_id
              where s.environment = ? and s.network = ? and s.amount is not null
-               and (s.status = 'sending' or (s.status in ('sent','confirmed') and s.block_number is not null))) r
+               and (s.status = 'sending' or (s.status in ('sent','confirmed') and s.block_number is not null))
+             union all
+             -- refunds paid from the deposit: out at the block of their transfer, or in flight while signed and not in a block
+             select f.from_address, f.token_id, f.sent_amount, f.tx_hash, -1, f.block_number, 'out', f.block_number is null
+             from refunds f
+             where f.environment = ? and f.network = ? and f.source = 'deposit' and f.raw_tx is not null and f.sent_amount is not null and f.status in ('sending','confirmed')) r
        join tokens t on t.id = r.token_id
        where r.sending or r.block_number <= ?::bigint
        group by r.to_address, t.address, r.dir`,
-      [lo.toString(), lo.toString(), environment, network, environment, network, environment, network, hi.toString()],
+      [lo.toString(), lo.toString(), environment, network, environment, network, environment, network, environment, network, hi.toString()],
     );
     const out = new Map<string, LedgerPair>();
     for (const r of rows) {
@@ -371,6 +405,7 @@ export class ReconciliationService {
       `select signer as address from sweep_txs where environment = ? and network = ? and kind = 'transfer' and state in ('signed','broadcast')`,
       [environment, network],
     );
+    await this.refundNative(em, target, hi, rows, skip);
     for (const f of funding) {
       for (const c of coinSent?.(f) ?? []) {
         // in flight: the amount may or may not have arrived yet

@@ -19,16 +19,22 @@ export async function send(ctx: SweepContext, em: EntityManager): Promise<void> 
   if (!all.length) return;
   const funded = all.filter((s) => !isNative(s));
   const native = all.filter(isNative);
-  // The amount is the deposit's whole balance as the chain says it now (not the order amount).
-  const balances = funded.length ? await ctx.balances(funded.map((s) => ({ owner: s.address, token: tokenOf(s) }))) : [];
+  // The amount is the deposit's whole balance as the chain says it now (not the order amount), less
+  // what open refunds paid from the deposit keep there (re-checked under the sweep's lock when stored).
+  const reserved = await ctx.store.reservedByRefunds(em, funded);
+  const read = funded.length ? await ctx.balances(funded.map((s) => ({ owner: s.address, token: tokenOf(s) }))) : [];
+  const balances = read.map((b, i) => {
+    const keep = reserved.get(`${funded[i]!.deposit_id}|${funded[i]!.token_id}`) ?? 0n;
+    return b > keep ? b - keep : 0n;
+  });
   const nativeAmounts = await mapLimit(native, ctx.concurrency, (s) => nativeAmount(ctx, s));
   await emptyAtSend(ctx, em, [...funded.filter((_, i) => balances[i] === 0n), ...native.filter((_, i) => nativeAmounts[i] === 0n)]);
   const keys = new SigningKeyCache();
   try {
     // Native coin always leaves in the deposit's own transaction (the tank as fee payer where there is one).
     await mapLimit(native, ctx.concurrency, (s, i) => sendOne(ctx, em.fork(), s, nativeAmounts[i]!, keys));
-    if (ctx.sweeps.batch) await sendBatches(ctx, em, funded, balances, keys);
-    else await mapLimit(funded, ctx.concurrency, (s, i) => sendOne(ctx, em.fork(), s, balances[i]!, keys));
+    if (ctx.sweeps.batch) await sendBatches(ctx, em, funded, balances, keys, reserved);
+    else await mapLimit(funded, ctx.concurrency, (s, i) => sendOne(ctx, em.fork(), s, balances[i]!, keys, reserved));
   } finally {
     keys.wipe();
   }
@@ -42,7 +48,20 @@ async function nativeAmount(ctx: SweepContext, s: SweepJoin): Promise<bigint> {
   return nativeSweepAmount(balance, fee, ctx.sweeps.gas !== 'fee-payer');
 }
 
-async function sendOne(ctx: SweepContext, em: EntityManager, s: SweepJoin, amount: bigint, keys: SigningKeyCache): Promise<void> {
+/**
+ * Inside the store transaction, after the sweeps' rows are locked by their move to `sending`: a refund
+ * created since the balances were read (it locks the open sweep rows of its deposit before it decides
+ * to be paid from there) would find its tokens swept. Roll back; the next tick reads again.
+ */
+async function refundsUnchanged(ctx: SweepContext, t: EntityManager, sweeps: SweepJoin[], before: Map<string, bigint>): Promise<void> {
+  const now = await ctx.store.reservedByRefunds(t, sweeps);
+  for (const s of sweeps) {
+    const k = `${s.deposit_id}|${s.token_id}`;
+    if ((now.get(k) ?? 0n) > (before.get(k) ?? 0n)) throw new SweepRace(`a refund now reserves tokens at deposit ${s.deposit_id}`);
+  }
+}
+
+async function sendOne(ctx: SweepContext, em: EntityManager, s: SweepJoin, amount: bigint, keys: SigningKeyCache, reserved: Map<string, bigint> = new Map()): Promise<void> {
   if (amount === 0n) return; // emptyAtSend
   try {
     // Native coin: the deposit's nonce as the chain counts it (a batch sweep's authorization may have
@@ -53,6 +72,7 @@ async function sendOne(ctx: SweepContext, em: EntityManager, s: SweepJoin, amoun
       if (isNative(s)) await ctx.txs.catchUpNonce(t, s.address, signed.nonce);
       await ctx.txs.takeNonces(t, s.address, [signed]);
       if (!(await ctx.o.status.transition(t, s.id, 'sending', { amount })).changed) throw new SweepRace(`sweep ${s.id} moved meanwhile`);
+      await refundsUnchanged(ctx, t, [s], reserved);
       return ctx.txs.store(t, 'transfer', s.address, [signed], [s.id]);
     });
     ctx.crash('send-sign');
@@ -91,7 +111,7 @@ async function emptyAtSend(ctx: SweepContext, em: EntityManager, empty: SweepJoi
 }
 
 /** Batch chains (EVM EIP-7702): the tank sweeps up to `maxBatch` deposits in one transaction it pays for. */
-async function sendBatches(ctx: SweepContext, em: EntityManager, funded: SweepJoin[], balances: bigint[], keys: SigningKeyCache): Promise<void> {
+async function sendBatches(ctx: SweepContext, em: EntityManager, funded: SweepJoin[], balances: bigint[], keys: SigningKeyCache, reserved: Map<string, bigint>): Promise<void> {
   const batch = ctx.sweeps.batch!;
   const items = funded.map((s, i) => ({ s, amount: balances[i]! })).filter((x) => x.amount > 0n);
   const tankAddress = ctx.tankAddress;
@@ -126,6 +146,7 @@ async function sendBatches(ctx: SweepContext, em: EntityManager, funded: SweepJo
           const moved = await ctx.o.status.transitionMany(t, chunk.map((x) => ({ id: x.s.id, facts: { amount: x.amount } })), 'sending');
           const lost = moved.findIndex((m) => !m.changed);
           if (lost >= 0) throw new SweepRace(`sweep ${chunk[lost]!.s.id} moved meanwhile`);
+          await refundsUnchanged(ctx, t, chunk.map((x) => x.s), reserved);
           return ctx.txs.store(t, 'batch', tankAddress, [signed], chunk.map((x) => x.s.id));
         });
       } catch (err) {

@@ -162,6 +162,23 @@ export class SweepStore {
     );
   }
 
+  /**
+   * Token units open refunds keep at these deposits (docs/refunds.md "Where the money comes from"):
+   * not yet signed, their amount; signed and not seen in a block, what they send. A sweep sends the
+   * balance less this. Keyed `deposit_id|token_id`.
+   */
+  async reservedByRefunds(em: EntityManager, sweeps: Pick<SweepJoin, 'deposit_id' | 'token_id'>[]): Promise<Map<string, bigint>> {
+    const pairs = sweeps.filter((s) => s.token_id !== null);
+    if (!pairs.length) return new Map();
+    const rows = await em.execute<{ deposit_id: string; token_id: string; reserved: string }[]>(
+      `select deposit_id, token_id, sum(case when status = 'sending' then coalesce(sent_amount, amount) else amount end)::text as reserved
+       from refunds where deposit_id = any(?::uuid[]) and source = 'deposit'
+         and (status in ('requested','claimed','approved') or (status = 'sending' and block_number is null)) group by 1, 2`,
+      [uuids(pairs.map((p) => p.deposit_id))],
+    );
+    return new Map(rows.map((r) => [`${r.deposit_id}|${r.token_id}`, BigInt(r.reserved)]));
+  }
+
   // --- candidates -----------------------------------------------------------------------------------
 
   /**
@@ -212,6 +229,10 @@ export class SweepStore {
            where l.sweep_id = x.id and tx.kind = 'transfer' and tx.state = 'included' and tx.spent is null
          ) own on true
          where x.environment = ? and x.network = ? and x.status = 'confirmed' group by 1, 2
+       ), refunded as (
+         -- refunds paid from the deposit: what they reserve while open, what they sent once confirmed (docs/refunds.md)
+         select deposit_id, token_id, sum(case when status = 'confirmed' then coalesce(sent_amount, amount) else amount end) as refunded
+         from refunds where environment = ? and network = ? and source = 'deposit' and status not in ('cancelled','failed') group by 1, 2
        ), eligible as (
          select d.id as deposit_id, r.token_id, r.received::text as received, ${ASSET_COLUMNS}, d.address, d.created_at, o.merchant_id,
                 sw.id as sw_id, sw.address as sw_address, m.min_amount::text as min_amount, rq.manual,
@@ -222,6 +243,7 @@ export class SweepStore {
          left join tokens t on t.id = r.token_id
          join ${CURRENT_SETTLEMENT_WALLETS} sw on sw.merchant_id = o.merchant_id and sw.environment = d.environment and sw.network = d.network
          left join swept s on s.deposit_id = r.deposit_id and s.token_id is not distinct from r.token_id
+         left join refunded rf on rf.deposit_id = r.deposit_id and rf.token_id = r.token_id
          left join sweep_settings ss on ss.merchant_id = o.merchant_id and ss.environment = d.environment
          left join sweep_schedule_runs sr on sr.merchant_id = o.merchant_id and sr.environment = d.environment and sr.network = d.network
          left join sweep_token_minimums m on m.token_id = r.token_id
@@ -231,7 +253,7 @@ export class SweepStore {
            from req q where q.merchant_id = o.merchant_id and (q.deposit_ids is null or d.id = any(q.deposit_ids))
          ) rq
          where (r.token_id is null or t.network = d.network)
-           and r.received > coalesce(s.swept, 0)
+           and r.received > coalesce(s.swept, 0) + coalesce(rf.refunded, 0)
            and not exists (select 1 from sweeps x where x.deposit_id = d.id and x.token_id is not distinct from r.token_id and x.status not in ('confirmed','failed'))
            and (rq.manual or (coalesce(ss.enabled, true) and (sr.last_run_at is null or sr.last_run_at <= now() - make_interval(secs => coalesce(ss.interval_s, 3600)))))
            and not (h.deposit_id is not null and h.received = r.received and h.checked_at > now() - make_interval(secs => ?) and (rq.newest is null or rq.newest <= h.checked_at))
@@ -242,7 +264,7 @@ export class SweepStore {
        )
        select deposit_id, token_id, received, token_address, decimals, symbol, address, merchant_id, sw_id, sw_address, min_amount, manual, busy, merchant_total, statement_timestamp() as read_at
        from turns order by turn, created_at, deposit_id limit ?`,
-      [reqs, ...this.where, ...this.where, ...this.where, ...this.nativeParams, recheckS, limit],
+      [reqs, ...this.where, ...this.where, ...this.where, ...this.where, ...this.nativeParams, recheckS, limit],
     );
   }
 

@@ -45,6 +45,8 @@ export function rateBudgets(config: Pick<Config, `RATE_LIMIT_${string}` & keyof 
     linkOpenIp: hour(c.RATE_LIMIT_LINK_OPENS_PER_IP_PER_HOUR!),
     linkOpen: hour(c.RATE_LIMIT_LINK_OPENS_PER_LINK_PER_HOUR!),
     sweepNow: min(c.RATE_LIMIT_SWEEP_NOW_PER_MIN!),
+    claimIp: min(c.RATE_LIMIT_CLAIM_IP_PER_MIN!),
+    claimToken: min(c.RATE_LIMIT_CLAIM_TOKEN_PER_MIN!),
   };
 }
 
@@ -254,7 +256,7 @@ export function buildOpenApiDocument(table: RouteTable, opts: OpenApiOptions): J
         'Merchants’ servers create IDR orders, lock a USDT/USDC rate and issue deposit QRs. Every answer is the envelope `{status_code, message, data}`; errors carry `data.code`. `/api/v2/testnet` is the sandbox (local chains), `/api/v2/mainnet` production: each has its own API key. See docs/api.md for what this reference cannot say.',
     },
     servers: [{ url: '/', description: 'This gateway' }],
-    tags: ['Auth', 'Merchant', 'Orders', 'Payment links', 'Settlement wallets', 'Sweeps', 'Sandbox', 'Exports'].map((name) => ({ name })),
+    tags: ['Auth', 'Merchant', 'Orders', 'Refunds', 'Payment links', 'Settlement wallets', 'Sweeps', 'Sandbox', 'Exports'].map((name) => ({ name })),
     paths: sortedPaths,
     webhooks: hooks,
     components: {

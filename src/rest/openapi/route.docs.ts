@@ -5,6 +5,7 @@ import { loginBody, refreshBody, secondFactorBody, secondStepBody } from '../aut
 import { settingsBody } from '../merchant.mappers.js';
 import { checkOrderRateBody, createOrderBody, createQrBody, getOrderBody } from '../order.mappers.js';
 import { createPaymentLinkBody, openPaymentLinkBody, updatePaymentLinkBody } from '../payment-link.mappers.js';
+import { createRefundBody, refundIdBody } from '../refund.mappers.js';
 import { setSettlementWalletBody } from '../settlement-wallet.mappers.js';
 import { acceptInviteBody, changeRoleBody, inviteBody, switchMerchantBody } from '../team.mappers.js';
 import * as v from './view.schemas.js';
@@ -176,6 +177,35 @@ export function routeDocs(limits: DocLimits): Record<string, RouteDoc> {
       body: setSettlementWalletBody,
       data: v.settlementWalletSchema.extend({ changed: z.boolean() }),
       errors: ['INVALID_PASSWORD', 'INVALID_SETTLEMENT_ADDRESS', 'SETTLEMENT_ADDRESS_REFUSED'],
+    },
+
+    // --- refunds ---
+    'POST /merchant/fiat/refund': {
+      operationId: 'createRefund',
+      tag: 'Refunds',
+      summary: 'Request a refund of an order (its payments in one deposit) or of one of its unattributed receipts',
+      description:
+        'Never more than received less earlier refunds (REFUND_EXCEEDS_RECEIVED). Without `address`, `claim_url` is the customer’s claim link (shown once). Approval is a dashboard member’s, re-authenticated (docs/refunds.md).',
+      body: createRefundBody,
+      data: v.createdRefundSchema,
+      errors: ['ORDER_NOT_FOUND', 'NOT_FOUND', 'REFUND_EXCEEDS_RECEIVED', 'REFUND_NOT_OFFERED', 'REFUND_ADDRESS_REFUSED', 'MERCHANT_MISMATCH', 'WRONG_ENVIRONMENT'],
+    },
+    'POST /merchant/fiat/getRefund': { operationId: 'getRefund', tag: 'Refunds', summary: 'One refund', body: refundIdBody, data: z.object({ request: v.refundSchema }), errors: ['REFUND_NOT_FOUND', 'MERCHANT_MISMATCH'] },
+    'GET /merchant/fiat/refunds': {
+      operationId: 'listRefunds',
+      tag: 'Refunds',
+      summary: 'Refunds, newest first',
+      query: z.object({ network: network.optional(), status: z.string().optional(), kind: z.string().optional(), order_id: z.string().optional(), ...page }),
+      data: v.refundPageSchema,
+      errors: ['VALIDATION_FAILED'],
+    },
+    'POST /merchant/fiat/cancelRefund': {
+      operationId: 'cancelRefund',
+      tag: 'Refunds',
+      summary: 'Cancel a refund not yet signed',
+      body: refundIdBody,
+      data: z.object({ request: v.refundSchema }),
+      errors: ['REFUND_NOT_FOUND', 'REFUND_STATE', 'MERCHANT_MISMATCH'],
     },
 
     // --- sweeps ---

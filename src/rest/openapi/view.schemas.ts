@@ -143,6 +143,7 @@ const paymentSchema = z
   .meta({ id: 'Payment' });
 
 const receiptSchema = z.object({
+  receipt_id: z.string().describe('Names the receipt in a refund (POST /merchant/fiat/refund receipt_id)'),
   address: z.string(),
   network,
   token_address: z.string().nullable().describe('Null for the network’s native coin (reason native_coin)'),
@@ -361,3 +362,40 @@ export const faucetSchema = z.object({ address: z.string(), network, transfers: 
 
 /** `data` of every error answer: the stable code plus details (field messages, retry hints). */
 export const errorDataSchema = (codes: readonly string[]) => z.object({ code: z.enum(codes as [string, ...string[]]) }).loose();
+
+export const refundSchema = z
+  .object({
+    refund_id: z.string(),
+    order_no: z.string(),
+    receipt_id: z.string().nullable().describe('The unattributed receipt refunded; null: the order’s payments'),
+    deposit_id: z.string(),
+    network,
+    kind: z.string().describe('overpayment_excess | late_receipt | wrong_token | partial_payment | merchant'),
+    reason: z.string().nullable(),
+    status: z.string().describe('requested → claimed → approved → sending → confirmed, or cancelled / failed'),
+    failure_reason: z.string().nullable(),
+    token_symbol: z.string(),
+    token_address: z.string(),
+    decimals: z.number().int(),
+    amount: decimal,
+    amount_units: z.string(),
+    sent_amount_units: z.string().nullable().describe('What the customer receives (amount less a deducted fee); null until signed'),
+    fee_mode: z.string().describe('tank | deduct'),
+    fee_deducted_units: z.string(),
+    to_address: z.string().nullable(),
+    address_source: z.string().nullable().describe('claim | merchant'),
+    source: z.string().nullable().describe('deposit | refund_wallet'),
+    from_address: z.string().nullable(),
+    tx_hash: z.string().nullable(),
+    requested_by: z.string(),
+    approved_by: z.string().nullable(),
+    created_at: unixTime,
+    claimed_at: unixOrNull,
+    approved_at: unixOrNull,
+    sent_at: unixOrNull,
+    confirmed_at: unixOrNull,
+    cancelled_at: unixOrNull,
+  })
+  .meta({ id: 'Refund' });
+export const createdRefundSchema = z.object({ request: refundSchema, claim_url: z.string().nullable().describe('The customer’s claim link (shown once); null when the address was given') });
+export const refundPageSchema = z.object({ items: z.array(refundSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() });

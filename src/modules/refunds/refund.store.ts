@@ -1,0 +1,97 @@
+import type { EntityManager } from '@mikro-orm/postgresql';
+import type { ChainFamily, SignedTx } from '../../chains/chain-adapter.js';
+import type { Environment, Network } from '../../common/environment.js';
+
+/** An approved or sending refund with what signing it needs (the source's key position and the token). */
+export interface RefundJob {
+  id: string;
+  status: 'approved' | 'sending';
+  amount: string;
+  fee_mode: 'tank' | 'deduct';
+  to_address: string;
+  from_address: string;
+  source: 'deposit' | 'refund_wallet';
+  wallet_id: string;
+  family: ChainFamily;
+  derivation_index: number;
+  token_address: string;
+  decimals: number;
+  symbol: string;
+  tx_hash: string | null;
+  raw_tx: string | null;
+  tx_nonce: string | null;
+  tx_expires_at: string | null;
+  sent_amount: string | null;
+  block_number: string | null;
+  block_hash: string | null;
+  funding_raw: string | null;
+}
+
+export const storedTx = (r: Pick<RefundJob, 'tx_hash' | 'raw_tx' | 'tx_nonce' | 'tx_expires_at'>): SignedTx => ({
+  txHash: r.tx_hash!,
+  raw: r.raw_tx!,
+  nonce: r.tx_nonce === null ? null : BigInt(r.tx_nonce),
+  expiresAt: r.tx_expires_at === null ? null : BigInt(r.tx_expires_at),
+});
+
+/**
+ * The refund engine's reads and its non-status writes (block of the transfer, the stored gas top-up)
+ * for one environment and network. Statuses are written only by RefundStatusService.
+ */
+export class RefundStore {
+  constructor(
+    private readonly environment: Environment,
+    private readonly network: Network,
+  ) {}
+
+  /** Refunds in `status`, oldest first: the source's key position joined from the deposit or the refund wallet. */
+  async inStatus(em: EntityManager, status: 'approved' | 'sending', limit: number): Promise<RefundJob[]> {
+    return em.execute<RefundJob[]>(
+      `select r.id, r.status, r.amount::text as amount, r.fee_mode, r.to_address, r.from_address, r.source,
+              coalesce(w.wallet_id, d.wallet_id) as wallet_id, coalesce(w.family, d.family) as family, coalesce(w.derivation_index, d.derivation_index) as derivation_index,
+              t.address as token_address, t.decimals, t.symbol, r.tx_hash, r.raw_tx, r.tx_nonce::text as tx_nonce, r.tx_expires_at::text as tx_expires_at,
+              r.sent_amount::text as sent_amount, r.block_number::text as block_number, r.block_hash, r.funding_raw
+       from refunds r join tokens t on t.id = r.token_id join deposits d on d.id = r.deposit_id
+       left join refund_wallets w on r.source = 'refund_wallet' and w.merchant_id = r.merchant_id and w.environment = r.environment and w.network = r.network
+       where r.environment = ? and r.network = ? and r.status = ? order by r.approved_at, r.id limit ?`,
+      [this.environment, this.network, status, limit],
+    );
+  }
+
+  /** The block the transfer was seen in (null: not in a block, e.g. after a reorg). */
+  async setBlock(em: EntityManager, id: string, block: { number: bigint; hash: string } | null, feePaid?: bigint): Promise<void> {
+    await em.execute(`update refunds set block_number = ?, block_hash = ?, fee_paid = coalesce(?, fee_paid), updated_at = now() where id = ? and status = 'sending'`, [
+      block?.number.toString() ?? null,
+      block?.hash ?? null,
+      feePaid?.toString() ?? null,
+      id,
+    ]);
+  }
+
+  /** Stores the gas top-up of an approved refund's source, signed, before it is broadcast. */
+  async storeFunding(em: EntityManager, id: string, signed: SignedTx[]): Promise<boolean> {
+    const rows = await em.execute<{ id: string }[]>(
+      `update refunds set funding_raw = ?, funding_tx_hash = ?, funding_nonce = ?, updated_at = now() where id = ? and status = 'approved' and funding_raw is null returning id`,
+      [JSON.stringify(signed.map((s) => ({ ...s, nonce: s.nonce?.toString() ?? null, expiresAt: s.expiresAt?.toString() ?? null }))), signed.at(-1)!.txHash, signed[0]!.nonce?.toString() ?? null, id],
+    );
+    return rows.length > 0;
+  }
+
+  /** The stored top-up is included (its block: what the reconciliation counts it at). */
+  async fundingIncluded(em: EntityManager, id: string, block: bigint): Promise<void> {
+    await em.execute(`update refunds set funding_block_number = ?, updated_at = now() where id = ? and funding_block_number is distinct from ?`, [block.toString(), id, block.toString()]);
+  }
+
+  /** Forgets a top-up that can never be included (dead): a new one is signed next. */
+  async clearFunding(em: EntityManager, id: string): Promise<void> {
+    await em.execute(`update refunds set funding_raw = null, funding_tx_hash = null, funding_nonce = null, funding_block_number = null, updated_at = now() where id = ?`, [id]);
+  }
+}
+
+export const parseFunding = (raw: string): SignedTx[] =>
+  (JSON.parse(raw) as { txHash: string; raw: string; nonce: string | null; expiresAt: string | null }[]).map((s) => ({
+    txHash: s.txHash,
+    raw: s.raw,
+    nonce: s.nonce === null ? null : BigInt(s.nonce),
+    expiresAt: s.expiresAt === null ? null : BigInt(s.expiresAt),
+  }));
