@@ -15,7 +15,7 @@ import { startSolanaFacade, type SolanaFacade } from '../../src/devchain/solana.
 import { startTronEmulator, type TronEmulator } from '../../src/devchain/tron.emulator';
 import { createRefundEngine } from '../../src/jobs/refund.job';
 import type { RefundStep } from '../../src/modules/refunds/refund.engine';
-import { internalContext } from '../../src/common/context';
+import { http } from '../support/http';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { checkout, eventually } from '../support/order-watch';
@@ -85,7 +85,7 @@ interface Net {
   network: 'TRON' | 'SOLANA';
   token: () => string;
   newAddress(): string;
-  order(m: { merchantId: string; sandboxKey: string }): Promise<{ orderId: string; address: string; total: bigint }>;
+  order(m: { merchantId: string; sandboxKey: string }): Promise<{ orderId: string; orderNo: string; address: string; total: bigint }>;
   pay(to: string, amount: bigint): Promise<unknown>;
   makeFinal(): Promise<unknown>;
 }
@@ -122,7 +122,9 @@ const NETS: Net[] = [
 describe.each(NETS)('$network', (net) => {
   const target = () => targets.get(net.network)!;
   const balance = async (owner: string) => (await target().adapter.balances!.tokenBalances([{ owner, token: { address: net.token(), decimals: 6, symbol: 'T' } }], null, 1))[0]!;
-  const ctxOf = (m: { merchantId: string; sandboxKey: string }) => ({ ...internalContext(gw.app.orm.em.fork()), caller: { kind: 'apiKey' as const, merchantId: m.merchantId, environment: 'sandbox' as const, apiKeyId: 'test' } });
+  /** The merchant's server asks over REST (legacy style, `api-key`). */
+  const requestRefund = (m: { merchantId: string; sandboxKey: string }, body: Record<string, unknown>) =>
+    http(gw.url, '/api/v2/testnet/merchant/fiat/refund', { body: { merchant_id: m.merchantId, ...body }, headers: { 'api-key': m.sandboxKey } });
 
   it('an overpayment’s excess reaches the given address exactly, through a crash between storing and broadcasting (the same transaction); above received is refused; the books close', async () => {
     const m = await createMerchant(gw.app); // no settlement wallet: nothing is swept
@@ -135,13 +137,20 @@ describe.each(NETS)('$network', (net) => {
       await net.makeFinal();
       return (await sql<{ status: string }>(`select status from orders where id = ?`, [o.orderId]))[0]!.status === 'Success';
     }, `${net.network}: order paid`, 90_000);
-    await expect(gw.app.refunds.create(ctxOf(m), { environment: 'sandbox', orderId: o.orderId, kind: 'merchant', amount: (o.total + excess + 1n).toString(), address: net.newAddress() })).rejects.toMatchObject({
-      code: 'REFUND_EXCEEDS_RECEIVED',
-    });
-    await expect(gw.app.refunds.create(ctxOf(m), { environment: 'sandbox', orderId: o.orderId, kind: 'overpayment_excess', address: o.address })).rejects.toMatchObject({ code: 'REFUND_ADDRESS_REFUSED' });
+    const above = await requestRefund(m, { order_no: o.orderNo, kind: 'merchant', amount: (o.total + excess + 1n).toString(), address: net.newAddress() });
+    expect([above.status, above.body.status_code, above.body.data.code]).toEqual([422, 422, 'REFUND_EXCEEDS_RECEIVED']);
+    const ours = await requestRefund(m, { order_no: o.orderNo, kind: 'overpayment_excess', address: o.address });
+    expect([ours.status, ours.body.data.code]).toEqual([422, 'REFUND_ADDRESS_REFUSED']);
+    const bad = await requestRefund(m, { order_no: o.orderNo, kind: 'overpayment_excess', address: 'nope' });
+    expect([bad.status, bad.body.data.code]).toEqual([422, 'REFUND_ADDRESS_REFUSED']);
     const to = net.newAddress();
-    const { refund } = await gw.app.refunds.create(ctxOf(m), { environment: 'sandbox', orderId: o.orderId, kind: 'overpayment_excess', address: to });
-    expect(refund).toEqual(expect.objectContaining({ status: 'approved', source: 'deposit', amount: excess.toString(), approvedBy: 'auto' }));
+    const created = await requestRefund(m, { order_no: o.orderNo, kind: 'overpayment_excess', address: to });
+    expect(created.status).toBe(201);
+    const refund = { id: created.body.data.request.refund_id as string };
+    expect(created.body.data.request).toEqual(expect.objectContaining({ status: 'approved', source: 'deposit', amount_units: excess.toString(), approved_by: 'auto', to_address: to }));
+    expect(created.body.data.claim_url).toBeNull();
+    const listed = await http(gw.url, `/api/v2/testnet/merchant/fiat/refunds?network=${net.network}`, { method: 'GET', headers: { 'api-key': m.sandboxKey } });
+    expect(listed.body.data.items.map((r: { refund_id: string }) => r.refund_id)).toEqual([refund.id]);
 
     const crash = (step: RefundStep) => {
       if (step === 'send-sign') throw Object.assign(new Error('simulated crash after send-sign'), { fatal: true });
