@@ -76,4 +76,3 @@ export const claimRefundInput = z
     confirmAddress: z.string({ message: 'must be an address (string)' }).trim().min(1, 'must not be empty').max(128, 'must be at most 128 characters'),
   })
   .refine((c) => c.address === c.confirmAddress, { message: 'the two addresses differ: type the same address twice', path: ['confirmAddress'] });
-export type ClaimRefundCommand = z.input<typeof claimRefundInput>;

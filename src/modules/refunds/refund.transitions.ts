@@ -35,9 +35,6 @@ export const canRefundTransition = (from: RefundStatus, to: RefundStatus): boole
 /** Statuses a refund may move to `to` from: the guard of a status write. */
 export const refundSourcesOf = (to: RefundStatus): RefundStatus[] => REFUND_STATUSES.filter((from) => canRefundTransition(from, to));
 
-/** Final statuses. */
-export const FINAL_REFUND_STATUSES: readonly RefundStatus[] = ['confirmed', 'cancelled', 'failed'];
-
 /** Statuses whose amount does not count against what may still be refunded. */
 export const VOID_REFUND_STATUSES: readonly RefundStatus[] = ['cancelled', 'failed'];
 
