@@ -48,6 +48,8 @@ export interface EvmAdapter extends ChainAdapter {
   scanTransfers: LogScanObservation['scanTransfers'];
   /** The native coin scan (also reachable as `observation.scanNative`). */
   scanNative: NonNullable<LogScanObservation['scanNative']>;
+  /** One block by hash (also reachable as `observation.scanBlock`). */
+  scanBlock: NonNullable<LogScanObservation['scanBlock']>;
 }
 
 // Providers word "range too large" in many ways; any of these means: ask for fewer blocks.
@@ -275,6 +277,7 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
     rpc,
     scanTransfers,
     scanNative,
+    scanBlock,
     subscribeHeads: config.wsUrls?.length ? (onHead, onState) => subscribeNewHeads({ network: config.network, urls: config.wsUrls!, onCall: config.onRpcCall, onHead, onState }) : undefined,
 
     /**

@@ -505,6 +505,12 @@ export class ChainWatcher {
     const { transfers, native } = await scanBlock(block, this.tokens, (addr) => watch.has(this.key(addr)));
     const matched = this.match(transfers);
     matched.receipts.push(...(await this.matchNative(em, native)));
+    // The block may have been replaced since it was read (its logs are still its own): nothing is
+    // committed over a block that is no longer canonical; the next tick sees the new tip.
+    if ((matched.payments.length || matched.receipts.length) && (await this.adapter.getBlockHash(block.number)) !== block.hash) {
+      this.deps.log.warn({ network: this.network, environment: this.environment, block: block.number.toString() }, 'chain changed during the scan; rescanning');
+      return 0;
+    }
     const recorded = await em.transactional(async (tx) => {
       const n = await this.recordAll(tx, matched, touched);
       await this.saveCursor(tx, block.number, block.hash);
