@@ -10,7 +10,7 @@ import type { JobDefinition } from './scheduler.js';
  * head) during the pause or since the last one. The abort listener is removed after a normal
  * wake-up: `signal` lives as long as the scheduler, and a listener left behind per poll would pile up.
  */
-function pauser(signal: AbortSignal): { sleep(ms: number): Promise<void>; wake(): void } {
+export function pauser(signal: AbortSignal): { sleep(ms: number): Promise<void>; wake(): void } {
   let pending = false;
   let done: (() => void) | null = null;
   return {
