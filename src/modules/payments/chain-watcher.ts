@@ -517,6 +517,9 @@ export class ChainWatcher {
       return n;
     });
     this.scanned(block.number, head.latest);
+    // The provider served a block on top of the cursor's: it is on the watched chain (the periodic
+    // identity probe is spared while the hash chain continues).
+    this.adapter.identity.vouch?.();
     return recorded;
   }
 
