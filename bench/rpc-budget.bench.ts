@@ -42,6 +42,7 @@ const OPEN = (process.env.BENCH_OPEN ?? '0,10000').split(',').map(Number);
 const WINDOW_S = Number(process.env.BENCH_WINDOW_S ?? 60);
 const WARM_S = Number(process.env.BENCH_WARM_S ?? 8);
 const NETWORKS = (process.env.BENCH_NETWORKS ?? 'ETHEREUM,BINANCE,TRON,SOLANA').split(',') as Network[];
+const NETWORKS_ALL: Network[] = ['ETHEREUM', 'BINANCE', 'TRON', 'SOLANA'];
 const LOCAL_BLOCK_MS: Record<Network, number> = { ETHEREUM: 2000, BINANCE: 1000, TRON: 3000, SOLANA: 400 };
 const PROD_BLOCKS_PER_HOUR: Record<Network, number> = { ETHEREUM: 300, BINANCE: 4800, TRON: 1200, SOLANA: 9000 };
 /** Calls made on a clock, not per block: the chain-identity re-checks. */
@@ -100,10 +101,12 @@ async function fixture(app: App, network: Network, n: number): Promise<void> {
   const family = network === 'TRON' ? 'tron' : network === 'SOLANA' ? 'solana' : 'evm';
   const address = () =>
     family === 'evm' ? getAddress(`0x${randomBytes(20).toString('hex')}`) : family === 'tron' ? tronDriver.deriveAddress(randomBytes(64), 0) : Keypair.generate().publicKey.toBase58();
-  const rows = Array.from({ length: n }, (_, i) => ({ i, address: address(), code: (i % 999) + 1 }));
+  // derivation indexes are unique per wallet and family: each network its own range
+  const offset = NETWORKS_ALL.indexOf(network) * 1_000_000;
+  const rows = Array.from({ length: n }, (_, i) => ({ i, index: offset + i, address: address(), code: (i % 999) + 1 }));
   for (let at = 0; at < rows.length; at += 5000) {
     await c.execute(
-      `with r as (select * from jsonb_to_recordset(?::jsonb) as r(i int, address text, code int))
+      `with r as (select * from jsonb_to_recordset(?::jsonb) as r(i int, index int, address text, code int))
        , o as (insert into orders (id, merchant_id, environment, order_no, amount, expires_at, created_at, updated_at)
                select md5('bo${network}' || i)::uuid, '${MERCHANT}', 'sandbox', 'BUDGET-${network}-' || i, 150000, now() + interval '1 day', now(), now() from r returning id)
        , q as (insert into quotes (id, order_id, token_id, network, decimals, rate_source, crypto_rate, amount_idr, amount_crypto, fee_percent, fee_included,
@@ -112,7 +115,7 @@ async function fixture(app: App, network: Network, n: number): Promise<void> {
                       150000, 9230769, 148500, 9138461 from r returning id)
        insert into deposits (id, order_id, token_id, quote_id, wallet_id, environment, network, family, derivation_index, address, wallet_type,
                              unique_code, unique_code_amount, total_amount, total_amount_fiat, expires_at, created_at)
-       select md5('bd${network}' || i)::uuid, md5('bo${network}' || i)::uuid, '${token.id}', md5('bq${network}' || i)::uuid, '${WALLET_ID}', 'sandbox', '${network}', '${family}', i,
+       select md5('bd${network}' || i)::uuid, md5('bo${network}' || i)::uuid, '${token.id}', md5('bq${network}' || i)::uuid, '${WALLET_ID}', 'sandbox', '${network}', '${family}', index,
               address, 'METAMASK', code, code * 10, 9230769 + code * 10, 150000, now() + interval '1 day', now()
        from r`,
       [JSON.stringify(rows.slice(at, at + 5000))],
@@ -155,8 +158,9 @@ async function measure(app: App, target: WatchedNetwork, proxy: { counts: Map<st
   let failures = 0;
   const loop = (async () => {
     while (!stop.signal.aborted) {
+      const startedAt = Date.now();
       await watcher.tick(app.orm.em.fork()).catch(() => failures++);
-      await pause.sleep(pushOpen ? pushPollMs : pollMs);
+      await pause.sleep(Math.max(0, (pushOpen ? pushPollMs : pollMs) - (Date.now() - startedAt)));
     }
   })();
   await new Promise((r) => setTimeout(r, WARM_S * 1000));

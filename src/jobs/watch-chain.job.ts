@@ -82,6 +82,7 @@ export function watchChainJobs(targets: WatchedNetwork[], lockMs: number): JobDe
         };
         try {
           while (!signal.aborted && Date.now() < until) {
+            const startedAt = Date.now();
             try {
               await w.tick(app.orm.em.fork());
               await saveHealth(failures > 0);
@@ -94,8 +95,9 @@ export function watchChainJobs(targets: WatchedNetwork[], lockMs: number): JobDe
             }
             await job.touch().catch(() => undefined);
             // Back off while the node is failing, staying well inside the lock lifetime.
-            const every = pushOpen ? pushPollMs : pollMs;
-            await pause.sleep(failures ? Math.min(lockMs / 4, pollMs * 2 ** failures) : Math.min(every, Math.max(0, until - Date.now())));
+            // The cadence counts from the poll's start: a poll every block time, however long each took.
+            const every = (pushOpen ? pushPollMs : pollMs) - (Date.now() - startedAt);
+            await pause.sleep(failures ? Math.min(lockMs / 4, pollMs * 2 ** failures) : Math.max(0, Math.min(every, until - Date.now())));
           }
         } finally {
           await push?.close();
