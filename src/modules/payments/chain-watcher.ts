@@ -651,7 +651,8 @@ export class ChainWatcher {
     const pending = await this.deps.payments.pending(em, this.environment, this.network, this.chainSince());
     if (!pending.length) return [];
     const deepEnough = (bn: bigint) => isFinal(this.adapter.finality, bn, head, this.confirmations);
-    const hashes = new Map<bigint, string | null>();
+    // the head block's hash came with this tick's head: no read for a payment in it
+    const hashes = new Map<bigint, string | null>(head.tip ? [[head.latest, head.tip.hash]] : []);
     const confirmed: string[] = [];
     const orphaned: string[] = [];
     const touched = new Set<string>();
