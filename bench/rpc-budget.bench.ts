@@ -256,7 +256,7 @@ runBench('bench:rpc-budget', 3600, cleanup, async () => {
   const targets = (push: boolean) => {
     const config = benchConfig(db.url, env(push));
     const overrides = Object.fromEntries(NETWORKS.map((n) => [`sandbox:${n}`, [proxies[n]!.url]]));
-    return { config, list: watchedNetworks(config, overrides, undefined, undefined, (call) => hooks.get(call.network)?.set(call.method, (hooks.get(call.network)!.get(call.method) ?? 0) + 1)) };
+    return { config, list: watchedNetworks(config, overrides, { onRpcCall: (call) => hooks.get(call.network)?.set(call.method, (hooks.get(call.network)!.get(call.method) ?? 0) + 1) }) };
   };
   const rows: Row[] = [];
   // the networks run side by side (each has its own chain and proxy); cases one after another
