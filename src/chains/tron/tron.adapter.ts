@@ -36,8 +36,8 @@ export interface TronAdapterOptions extends Partial<Omit<TronHttpClientOptions, 
   sweep?: TronSweepOptions;
   /**
    * Longest the solidified head is left unread while nothing of ours waits for it (default 60 s):
-   * it is read at once, on the next new head, when a transfer this adapter returned or a sweep
-   * transaction it saw included is above the known solidified head.
+   * it is read with every head while a transfer this adapter returned or a sweep transaction it saw
+   * included is above the known solidified head.
    */
   solidRefreshMs?: number;
 }
@@ -300,10 +300,11 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
    *   hash of the block it scans to, read before the logs as before. After a scan (the watcher's
    *   check that the blocks holding matches are still canonical) and for any other block, the hash
    *   is read from the node.
-   * - The solidified head is read on the first head, then on a new head only when something of ours
+   * - The solidified head is read on the first head, then with every head while something of ours
    *   waits for it (`wantFinal`: a transfer returned by a scan, a sweep transaction seen included,
-   *   above the known solidified head) or when it was last read `solidRefreshMs` ago. A stale
-   *   solidified head is a lower one: it delays a confirmation, never confirms a block early.
+   *   above the known solidified head), else on a new head once `solidRefreshMs` passed since it was
+   *   last read. A stale solidified head is a lower one: it delays a confirmation, never confirms a
+   *   block early.
    */
   let seq = 0;
   let snap: { block: ParsedBlock; seq: number } | null = null;
@@ -461,7 +462,7 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
       snap = { block: latest, seq: ++seq };
       const moved = lastHead === null || lastHead.number !== latest.number || lastHead.hash !== latest.hash;
       lastHead = { number: latest.number, hash: latest.hash };
-      if (solid === null || (moved && (wantFinal > solid.number || Date.now() - solid.at >= solidRefreshMs))) {
+      if (solid === null || wantFinal > solid.number || (moved && Date.now() - solid.at >= solidRefreshMs)) {
         const s = await client.post('/walletsolidity/getnowblock', {}, requireBlock);
         // never lower than what a node already said is solidified (another URL may lag)
         if (solid === null || s.number >= solid.number) solid = { number: s.number, at: Date.now() };
