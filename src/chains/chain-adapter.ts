@@ -34,6 +34,12 @@ export interface ChainHead {
   latest: bigint;
   /** Newest block the chain itself considers final (EVM `finalized` tag when available, TRON solidified, SOLANA finalized). */
   finalized: bigint;
+  /**
+   * The head block's own hash and its parent's, when the head read tells them (EVM): a watcher whose
+   * cursor is the parent needs no other read to know the new block continues its chain, and one
+   * whose cursor is the head with this hash knows nothing changed.
+   */
+  tip?: { hash: string; parentHash: string };
 }
 
 /** Params to build a wallet payment URI (QR content). */
@@ -95,6 +101,8 @@ export type SettlementAddressCheck = { ok: true; address: string } | { ok: false
 export interface ChainNetworkConfig {
   network: Network;
   rpcUrls: string[];
+  /** WebSocket URLs for push (`subscribeHeads`), tried in order; absent or empty: no push, the watcher polls. */
+  wsUrls?: string[];
   /** EVM chain id (EVM only). */
   chainId?: number;
   /** Blocks a payment must be buried under before it counts (EVM); TRON/SOLANA use chain finality. */
@@ -217,6 +225,13 @@ export interface LogScanObservation {
    * reconciliation's native balance check is what finds it.
    */
   scanNative?(from: bigint, to: bigint, isWatched: (to: string) => boolean): Promise<ObservedTransfer[]>;
+  /**
+   * One block read by its hash (`block` is the head tip the watcher checked against its cursor): the
+   * Transfer logs of `tokens` and the native coin transfers to recipients `isWatched` accepts, both
+   * exactly of that block (logs asked by block hash, so they cannot straddle a reorg). A node that
+   * does not know the hash fails the call. Absent: the watcher scans one-block ranges.
+   */
+  scanBlock?(block: { number: bigint; hash: string }, tokens: WatchedToken[], isWatched: (to: string) => boolean): Promise<{ transfers: ObservedTransfer[]; native: ObservedTransfer[] }>;
 }
 
 /**
@@ -485,7 +500,7 @@ export interface ChainAdapter {
    * with backoff and reports its state through `onState`; `close()` ends the subscription. Absent
    * (TRON's HTTP API, a provider without WebSocket): the watcher polls at the network's cadence.
    */
-  subscribeHeads?(onHead: (head: { number: bigint }) => void, onState?: (state: 'open' | 'down') => void): { close(): Promise<void> };
+  subscribeHeads?(onHead: (head: { number: bigint; hash?: string; parentHash?: string }) => void, onState?: (state: 'open' | 'down') => void): { close(): Promise<void> };
   /** Hash of block `n`, or null when the node does not have it (yet). */
   getBlockHash(n: bigint): Promise<string | null>;
   /** Releases connections; the adapter is not used afterwards. */

@@ -71,6 +71,12 @@ export interface ChainIdentityCapability {
   current(force?: boolean): Promise<ChainIdentity>;
   /** From now on providers on another chain than `identity` are refused (the watcher's stored identity, production). */
   pin(identity: ChainIdentity): void;
+  /**
+   * The provider used last just served a block whose parent is a block of the watched chain (the
+   * watcher's cursor): it is on that chain, so its verification counts as renewed now, without the
+   * periodic probe. Never clears a refusal nor verifies a provider that was not verified.
+   */
+  vouch?(): void;
   /** Every configured provider's state (host only). */
   providers(): ProviderStatus[];
   /** When EVERY provider was refused for serving another chain: the identity more than half of them serve, else null. */
@@ -140,6 +146,8 @@ interface Entry {
   probing?: Promise<void>;
   /** The identity it was last refused for: the same refusal found again is not alarmed twice. */
   refusedFor?: string;
+  /** When it was last actually probed (a vouch renews `checkedAt`, never this). */
+  probedAt?: number;
 }
 
 /**
@@ -149,6 +157,9 @@ interface Entry {
  * old verification probes it (one call per family). A refused provider counts as a failed attempt
  * (`wrong-chain`), so the client fails over to the next one.
  */
+/** A vouched provider is still probed once every this many re-check intervals (a fork of the watched chain chains on from its cursor). */
+const VOUCH_LIMIT = 10;
+
 export class ProviderGate implements ChainIdentityCapability {
   private readonly entries = new Map<string, Entry>();
   private readonly recheckMs: number;
@@ -229,7 +240,14 @@ export class ProviderGate implements ChainIdentityCapability {
       return;
     }
     entry.refusedFor = undefined;
+    entry.probedAt = this.now();
     entry.status = { provider: providerHost(url), state: 'ok', identity, reason: null, checkedAt: this.now() };
+  }
+
+  vouch(): void {
+    const e = this.entries.get(this.last);
+    // a chain that forked off ours at the cursor would chain on too: a real probe still every VOUCH_LIMIT re-checks
+    if (e?.status.state === 'ok' && e.status.checkedAt !== null && e.probedAt !== undefined && this.now() - e.probedAt < VOUCH_LIMIT * this.recheckMs) e.status.checkedAt = this.now();
   }
 
   async current(force = false): Promise<ChainIdentity> {

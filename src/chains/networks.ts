@@ -1,4 +1,4 @@
-import type { Config } from '../config/index.js';
+import { BLOCK_TIME_MS, type Config } from '../config/index.js';
 import { ENVIRONMENTS, NETWORKS, type Environment, type Network } from '../common/environment.js';
 import type { ChainAdapter, ChainNetworkConfig } from './chain-adapter.js';
 import { MAINNET_GENESIS } from './chain-identity.js';
@@ -56,6 +56,27 @@ function sweepContracts(config: Config, environment: Environment, network: Netwo
   };
 }
 
+/**
+ * WebSocket URLs for push (EVM `eth_subscribe("newHeads")`): configured, else the local dev chain's
+ * (anvil serves WebSocket on its HTTP port). None when `WATCH_PUSH` is off or the family has no push here.
+ */
+export function pushUrls(config: Config, environment: Environment, network: Network, rpcUrls: string[]): string[] | undefined {
+  if (!config.WATCH_PUSH || familyOf(network) !== 'evm') return undefined;
+  const configured = config[`${environment === 'sandbox' ? 'SANDBOX' : 'PRODUCTION'}_${network as 'ETHEREUM' | 'BINANCE'}_WS_URLS`] as string[] | undefined;
+  if (configured?.length) return configured;
+  if (networkProfile(environment, network, config.DEV_CHAINS).profile !== 'local') return undefined;
+  return rpcUrls.filter((u) => /^https?:\/\//.test(u)).map((u) => u.replace(/^http/, 'ws'));
+}
+
+/**
+ * How often a network's watcher polls: `WATCH_POLL_MS_<NETWORK>`, else production at the chain's
+ * block time and the sandbox at `WATCH_POLL_MS`. While push is open: `WATCH_PUSH_POLL_MS`, never faster.
+ */
+export function pollCadence(config: Config, environment: Environment, network: Network): { pollMs: number; pushPollMs: number } {
+  const pollMs = (config[`WATCH_POLL_MS_${network}`] as number | undefined) ?? (environment === 'production' ? BLOCK_TIME_MS[network] : config.WATCH_POLL_MS);
+  return { pollMs, pushPollMs: Math.max(pollMs, config.WATCH_PUSH_POLL_MS) };
+}
+
 /** Every (environment, network) that has RPC URLs, with its adapter. Networks without URLs are not watched. */
 export function watchedNetworks(config: Config, overrides: RpcOverrides = {}, onRpcFailure?: RpcFailureHook, onWrongChain?: WrongChainHook, onRpcCall?: RpcCallHook): WatchedNetwork[] {
   const out: WatchedNetwork[] = [];
@@ -67,6 +88,7 @@ export function watchedNetworks(config: Config, overrides: RpcOverrides = {}, on
       const chainConfig: ChainNetworkConfig = {
         network,
         rpcUrls,
+        wsUrls: pushUrls(config, environment, network, rpcUrls),
         chainId: networkProfile(environment, network, config.DEV_CHAINS).chainId,
         confirmations: config[`${key}_CONFIRMATIONS`] as number,
         maxBlockRange: config.WATCH_MAX_BLOCK_RANGE,

@@ -91,6 +91,30 @@ function genesisVars(): Record<`SANDBOX_${(typeof NETWORK_KEYS)[number]}_GENESIS
 
 const evmAddress = z.string().regex(/^0x[0-9a-fA-F]{40}$/, 'must be a 0x-prefixed 20-byte hex address');
 type EvmSweepVarName = `${(typeof ENV_KEYS)[number]}_${'ETHEREUM' | 'BINANCE'}_${'DISPERSE_ADDRESS' | 'SWEEPER_ADDRESS'}`;
+const wsUrls = z
+  .string()
+  .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
+  .pipe(z.array(z.url({ protocol: /^wss?$/ })).min(1));
+/** `<ENV>_<ETHEREUM|BINANCE>_WS_URLS`: the providers' WebSocket endpoints for push (`eth_subscribe("newHeads")`). */
+function evmWsVars(): Record<`${(typeof ENV_KEYS)[number]}_${'ETHEREUM' | 'BINANCE'}_WS_URLS`, VarSpec> {
+  const out = {} as Record<string, VarSpec>;
+  for (const env of ENV_KEYS) {
+    for (const net of ['ETHEREUM', 'BINANCE'] as const) {
+      out[`${env}_${net}_WS_URLS`] = {
+        schema: wsUrls.optional(),
+        secret: true,
+        description: `Comma-separated WebSocket URLs (ws:// or wss://) of the ${net} providers in ${env.toLowerCase()}: the watcher subscribes to new heads there and polls the moment one is announced (polling stays the fallback; may carry provider keys). Unset → poll only${env === 'SANDBOX' ? ' (the local dev chain’s WebSocket when DEV_CHAINS is on)' : ''}`,
+      };
+    }
+  }
+  return out as Record<`${(typeof ENV_KEYS)[number]}_${'ETHEREUM' | 'BINANCE'}_WS_URLS`, VarSpec>;
+}
+
+/** The networks' block (slot) times in ms: production watchers poll at this cadence unless `WATCH_POLL_MS_<NETWORK>` says otherwise. */
+export const BLOCK_TIME_MS: Record<(typeof NETWORK_KEYS)[number], number> = { ETHEREUM: 12_000, BINANCE: 750, TRON: 3_000, SOLANA: 400 };
+
+const pollMsVar = int(20, 600_000).optional();
+
 /** `<ENV>_<ETHEREUM|BINANCE>_DISPERSE_ADDRESS` / `_SWEEPER_ADDRESS`: the EVM sweep contracts (docs/sweeps-evm.md). */
 function evmSweepVars(): Record<EvmSweepVarName, VarSpec> {
   const out = {} as Record<string, VarSpec>;
@@ -221,7 +245,15 @@ export const CONFIG_VARS = {
   RECONCILE_INTERVAL_S: { schema: int(0, 7 * 86400), default: '3600', description: 'How often the reconciliation job compares deposit addresses’ on-chain balances with the ledger (0 → never; `npm run cli -- reconcile` runs it by hand)' },
   RECONCILE_CONCURRENCY: { schema: int(1, 64), default: '8', description: 'Balance reads a reconciliation keeps in flight per network' },
   OPERATOR_TOKEN: { schema: z.string().min(32).optional(), secret: true, description: 'Token of operators (≥ 32 chars), sent in the `x-operator-token` header (not `Authorization`, which carries dashboard sessions): the GraphQL `reconciliation` and `gasTanks` queries need it; unset → no operator access' },
-  WATCH_POLL_MS: { schema: int(20, 60_000), default: '200', description: 'How often a chain watcher polls its node (an EVM or TRON poll reads the head, the `finalized` block and the cursor block; a SOLANA poll costs 2 calls plus one per 100 open deposits: docs/watchers.md *Detection path, cost and latency*). Raise it for rate-limited RPC providers' },
+  WATCH_POLL_MS: { schema: int(20, 60_000), default: '200', description: 'How often a sandbox chain watcher polls its node (production: each network’s block time, `WATCH_POLL_MS_<NETWORK>`). An EVM poll reads the head block (one call); a new block adds its logs (one call); a SOLANA poll costs 2 calls plus one per 100 open deposits: docs/watchers.md *Detection path, cost and latency*' },
+  ...(Object.fromEntries(
+    NETWORK_KEYS.map((n) => [
+      `WATCH_POLL_MS_${n}`,
+      { schema: pollMsVar, description: `How often the ${n} watcher polls its node. Unset → production polls at the chain’s block time (${BLOCK_TIME_MS[n]} ms), the sandbox at \`WATCH_POLL_MS\`; while a push subscription is open the poll slows to \`WATCH_PUSH_POLL_MS\` (docs/watchers.md)` },
+    ]),
+  ) as Record<`WATCH_POLL_MS_${(typeof NETWORK_KEYS)[number]}`, { schema: typeof pollMsVar; description: string }>),
+  WATCH_PUSH: { schema: bool, default: 'true', description: 'Subscribe to new heads where a network has WebSocket URLs (`<ENV>_<NETWORK>_WS_URLS`): a head wakes the watcher at once. Off → poll only' },
+  WATCH_PUSH_POLL_MS: { schema: int(100, 600_000), default: '5000', description: 'While a network’s push subscription is open, its watcher polls this often at most (the fallback and catch-up: a dropped socket’s gap is scanned by the next poll); never faster than the network’s own poll cadence' },
   WATCH_RUN_MS: { schema: int(1000, 600_000), default: '30000', description: 'How long one watcher job run keeps its lock before handing over (Agenda reschedules it)' },
   WATCH_LOCK_MS: { schema: int(3000, 600_000), default: '60000', description: 'Lock lifetime of a watcher run: another worker takes a network over this long after its worker died' },
   WATCH_MAX_BLOCK_RANGE: { schema: int(1, 100_000), default: '500', description: 'Largest block span per log query (providers cap eth_getLogs)' },
@@ -280,6 +312,7 @@ export const CONFIG_VARS = {
   ...genesisVars(),
   EVM_SWEEP_BATCH_MAX: { schema: int(1, 1000), default: '100', description: 'Most deposits one EIP-7702 batch sweep transaction carries (ETHEREUM/BINANCE with a Sweeper)' },
   ...evmSweepVars(),
+  ...evmWsVars(),
 } satisfies Record<string, VarSpec>;
 
 export type ConfigVar = keyof typeof CONFIG_VARS;

@@ -197,12 +197,12 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
   });
 
   it('a deposit created and paid while the watcher reads the chain head is not scanned past', async () => {
-    // The tick reads the head; just before the node answers, a checkout creates a deposit and the
+    // The tick reads the head (the head block); just before the node answers, a checkout creates a deposit and the
     // customer's payment is mined: the head the watcher gets already holds that payment.
     let placed: Awaited<ReturnType<typeof placeOrder>> | undefined;
     let paidBlock = 0n;
     proxies[network].beforeUpstream = async (call) => {
-      if (placed || call.method !== 'eth_blockNumber') return;
+      if (placed || call.method !== 'eth_getBlockByNumber' || call.params[0] !== 'latest') return;
       placed = await placeOrder(gw.url, gw.app, m, network);
       paidBlock = (await pay(chain(), customer, placed.address, placed.total)).blockNumber;
     };

@@ -290,18 +290,37 @@ describe('dev chains + evm adapter (real anvil)', () => {
     expect(got).toEqual(want);
   });
 
-  it('falls back to latest − confirmations when the node does not know the finalized tag', async () => {
+  it('reads the head in one call (the head block with its hash and parent), finality by depth, never the finalized tag', async () => {
     const chain = chains.BINANCE;
-    const proxy = await startRpcProxy(chain.rpcUrl, (req) =>
-      req.method === 'eth_getBlockByNumber' && req.params[0] === 'finalized' ? { error: { code: -32602, message: 'invalid block tag finalized' } } : undefined,
-    );
+    const proxy = await startRpcProxy(chain.rpcUrl, () => undefined);
     faulty.push(proxy);
     const adapter = createEvmAdapter(devChainNetworkConfig(chain, { rpcUrls: [proxy.url], confirmations: 2 }));
     const head = await adapter.getHead();
     expect(head.finalized).toBe(head.latest >= 2n ? head.latest - 2n : 0n);
+    expect(head.tip?.hash).toBe(await adapter.getBlockHash(head.latest));
+    expect(head.tip?.parentHash).toBe(await adapter.getBlockHash(head.latest - 1n));
+    const before = proxy.requests.length;
     await adapter.getHead();
-    // learnt once, not asked again
-    expect(proxy.requests.filter((r) => r.params[0] === 'finalized')).toHaveLength(1);
+    expect(proxy.requests.slice(before).map((r) => r.method)).toEqual(['eth_getBlockByNumber']);
+    expect(proxy.requests.filter((r) => r.params[0] === 'finalized')).toHaveLength(0);
+  });
+
+  it('scanBlock reads one block by its hash: the same transfers as a one-block range scan, in two calls at most', async () => {
+    const chain = chains.ETHEREUM;
+    const proxy = await startRpcProxy(chain.rpcUrl, () => undefined);
+    faulty.push(proxy);
+    const adapter = createEvmAdapter(devChainNetworkConfig(chain, { rpcUrls: [proxy.url] }));
+    const head = await adapter.getHead();
+    // the newest block holding a token transfer of the dev chain's setup
+    const all = await adapter.scanTransfers(0n, head.latest, [...DEV_TOKENS.ETHEREUM], () => true);
+    const last = all.at(-1)!;
+    const ranged = await adapter.scanTransfers(last.blockNumber, last.blockNumber, [...DEV_TOKENS.ETHEREUM], () => true);
+    const before = proxy.requests.length;
+    const byHash = await adapter.scanBlock({ number: last.blockNumber, hash: last.blockHash }, [...DEV_TOKENS.ETHEREUM], () => true);
+    expect(byHash.transfers).toEqual(ranged);
+    expect(proxy.requests.length - before).toBeLessThanOrEqual(2);
+    // a hash the node does not know fails the call (never an empty answer taken for "no transfers")
+    await expect(adapter.scanBlock({ number: last.blockNumber, hash: `0x${'ab'.repeat(32)}` }, [...DEV_TOKENS.ETHEREUM], () => true)).rejects.toThrow();
   });
 
   it.each(['http500', 'http429', 'rpcRateLimit', 'hangup'] as const)('fails over when the first RPC URL answers %s', async (mode) => {

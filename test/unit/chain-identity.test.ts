@@ -27,6 +27,28 @@ function gate(serving: Record<string, ChainIdentity | Error>, opts: { genesis?: 
 }
 
 describe('ProviderGate', () => {
+  it('a vouched provider is not probed at recheckMs, but still every 10 intervals; a vouch never verifies an unverified or refused provider', async () => {
+    let now = 0;
+    const { g, probes } = gate({ 'http://one:1': A }, { genesis: A.genesis, now: () => now });
+    g.vouch(); // not verified yet: nothing to renew
+    await g.admit('http://one:1');
+    expect(probes).toHaveLength(1);
+    for (let t = 0; t < 9; t++) {
+      now += 900;
+      g.vouch(); // served a block on top of the cursor
+      await g.admit('http://one:1');
+    }
+    expect(probes).toHaveLength(1); // 8.1 s without a probe at recheckMs 1 s
+    now += 2000; // past 10 intervals since the real probe: vouching no longer renews
+    g.vouch();
+    await g.admit('http://one:1');
+    expect(probes).toHaveLength(2);
+    const refused = gate({ 'http://two:2': B }, { genesis: A.genesis, now: () => now });
+    await expect(refused.g.admit('http://two:2')).rejects.toThrow(WrongChainError);
+    refused.g.vouch();
+    await expect(refused.g.admit('http://two:2')).rejects.toThrow(WrongChainError);
+  });
+
   it('probes a provider on first use, on a switch and after recheckMs; not on every call', async () => {
     let now = 0;
     const { g, probes } = gate({ 'http://one:1/key': A, 'http://two:2': A }, { genesis: A.genesis, now: () => now });

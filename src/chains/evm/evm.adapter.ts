@@ -6,6 +6,7 @@ import { ProviderHealth } from '../provider-health.js';
 import { createEvmSweeps, type EvmSweepCapability } from './evm.sweeps.js';
 import { mapLimit } from '../../common/map-limit.js';
 import { ProviderGate } from '../chain-identity.js';
+import { subscribeNewHeads } from './evm.heads.js';
 
 /** keccak256("Transfer(address,address,uint256)"): ERC-20 and TRC-20 share it. */
 export const TRANSFER_TOPIC = id('Transfer(address,address,uint256)');
@@ -47,6 +48,8 @@ export interface EvmAdapter extends ChainAdapter {
   scanTransfers: LogScanObservation['scanTransfers'];
   /** The native coin scan (also reachable as `observation.scanNative`). */
   scanNative: NonNullable<LogScanObservation['scanNative']>;
+  /** One block by hash (also reachable as `observation.scanBlock`). */
+  scanBlock: NonNullable<LogScanObservation['scanBlock']>;
 }
 
 // Providers word "range too large" in many ways; any of these means: ask for fewer blocks.
@@ -91,25 +94,30 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
   const rpc = new EvmRpcClient({ ...options.rpc, urls: config.rpcUrls, timeoutMs: config.timeoutMs, gate, health, onCall: config.onRpcCall });
   const maxRange = BigInt(config.maxBlockRange);
   const concurrency = Math.max(1, options.scanConcurrency ?? 3);
-  // learnt once: a node that rejects the `finalized` tag will keep rejecting it
-  let finalizedTagSupported = true;
 
-  async function latestBlock(): Promise<bigint> {
-    return rpc.blockNumber();
-  }
+  /** The head block last read (`getHead`): `scanBlock` reads its transactions from it when it is the block asked. */
+  let lastHead: (RpcFullBlock & { parentHash: string }) | null = null;
 
-  async function finalizedBlock(): Promise<bigint | null> {
-    if (!finalizedTagSupported) return null;
-    try {
-      const block = await rpc.call<RpcBlock | null>('eth_getBlockByNumber', ['finalized', false]);
-      if (block) return hexToBigInt(block.number, 'finalized block number');
-      // pre-merge style nodes may answer null instead of an error
-      finalizedTagSupported = false;
-    } catch (err) {
-      if (!(err instanceof EvmRpcError)) throw err;
-      finalizedTagSupported = false;
-    }
-    return null;
+  const depthFinal = (latest: bigint): bigint => (latest > BigInt(config.confirmations) ? latest - BigInt(config.confirmations) : 0n);
+
+  /**
+   * One block by hash: its Transfer logs (`eth_getLogs` with `blockHash`, EIP-234: a node that does
+   * not know the hash answers an error, never an empty list) and its native transfers (from the head
+   * block `getHead` read when it is this one, else `eth_getBlockByHash` with transactions).
+   */
+  async function scanBlock(block: { number: bigint; hash: string }, tokens: WatchedToken[], isWatched: (to: string) => boolean): Promise<{ transfers: ObservedTransfer[]; native: ObservedTransfer[] }> {
+    const canonicalToken = new Map<string, string>();
+    for (const t of tokens) canonicalToken.set(t.address.toLowerCase(), t.address);
+    const cached = lastHead?.hash === block.hash ? lastHead : null;
+    const [logs, full] = await Promise.all([
+      canonicalToken.size ? rpc.call<RpcLog[]>('eth_getLogs', [{ blockHash: block.hash, address: [...canonicalToken.keys()], topics: [TRANSFER_TOPIC] }]) : Promise.resolve([]),
+      cached ?? rpc.call<RpcFullBlock | null>('eth_getBlockByHash', [block.hash, true]),
+    ]);
+    if (!full) throw new Error(`${config.network}: block ${block.hash} is not available from the node`);
+    if (!Array.isArray(logs)) throw new Error(`${config.network}: eth_getLogs answered no list`);
+    // logs of another block would mean the node ignored the hash filter: never recorded against this one
+    for (const log of logs) if (log.blockHash.toLowerCase() !== block.hash.toLowerCase()) throw new Error(`${config.network}: eth_getLogs by block hash answered logs of block ${log.blockHash}`);
+    return { transfers: transfersOf(logs, canonicalToken, isWatched), native: await successful(nativeOf(full, isWatched)) };
   }
 
   async function getLogs(from: bigint, to: bigint, addresses: string[]): Promise<RpcLog[]> {
@@ -123,6 +131,28 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
       }
       throw err;
     }
+  }
+
+  /** The watched Transfer logs of `logs` as observed transfers (`canonicalToken`: lower-case address → configured spelling). */
+  function transfersOf(logs: RpcLog[], canonicalToken: Map<string, string>, isWatched: (to: string) => boolean): ObservedTransfer[] {
+    const found: ObservedTransfer[] = [];
+    for (const log of logs) {
+      const decoded = decodeTransferLog(log);
+      if (!decoded || !isWatched(decoded.to)) continue;
+      const token = canonicalToken.get(decoded.tokenLower);
+      if (token === undefined) continue;
+      found.push({
+        txHash: log.transactionHash,
+        index: Number(hexToBigInt(log.logIndex, 'logIndex')),
+        blockNumber: hexToBigInt(log.blockNumber, 'blockNumber'),
+        blockHash: log.blockHash,
+        token,
+        from: getAddress(`0x${decoded.fromTopic.slice(26)}`),
+        to: decoded.to,
+        amount: decoded.amount,
+      });
+    }
+    return found;
   }
 
   async function scanTransfers(from: bigint, to: bigint, tokens: WatchedToken[], isWatched: (to: string) => boolean): Promise<ObservedTransfer[]> {
@@ -151,24 +181,7 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
           failed = true;
           throw err;
         }
-        const found: ObservedTransfer[] = [];
-        for (const log of logs) {
-          const decoded = decodeTransferLog(log);
-          if (!decoded || !isWatched(decoded.to)) continue;
-          const token = canonicalToken.get(decoded.tokenLower);
-          if (token === undefined) continue;
-          found.push({
-            txHash: log.transactionHash,
-            index: Number(hexToBigInt(log.logIndex, 'logIndex')),
-            blockNumber: hexToBigInt(log.blockNumber, 'blockNumber'),
-            blockHash: log.blockHash,
-            token,
-            from: getAddress(`0x${decoded.fromTopic.slice(26)}`),
-            to: decoded.to,
-            amount: decoded.amount,
-          });
-        }
-        results[i] = found;
+        results[i] = transfersOf(logs, canonicalToken, isWatched);
       }
     };
     // a failed span rejects the whole scan: the watcher keeps its cursor and retries later
@@ -194,13 +207,25 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
     blocks.forEach((block, i) => {
       // a node that does not have a block of the range yet: the scan must not skip past it
       if (!block) throw new Error(`${config.network}: block ${from + BigInt(i)} is not available from the node yet`);
-      for (const tx of block.transactions) {
-        if (!tx.to || hexToBigInt(tx.value, 'value') <= 0n) continue;
-        const recipient = getAddress(tx.to);
-        if (!isWatched(recipient)) continue;
-        found.push({ txHash: tx.hash, index: -1, blockNumber: hexToBigInt(block.number, 'blockNumber'), blockHash: block.hash, token: NATIVE_TOKEN, from: getAddress(tx.from), to: recipient, amount: hexToBigInt(tx.value, 'value') });
-      }
+      found.push(...nativeOf(block, isWatched));
     });
+    return successful(found);
+  }
+
+  /** Native coin sent by `block`'s transactions' own value to watched recipients (before the receipt check). */
+  function nativeOf(block: RpcFullBlock, isWatched: (to: string) => boolean): ObservedTransfer[] {
+    const found: ObservedTransfer[] = [];
+    for (const tx of block.transactions) {
+      if (!tx.to || hexToBigInt(tx.value, 'value') <= 0n) continue;
+      const recipient = getAddress(tx.to);
+      if (!isWatched(recipient)) continue;
+      found.push({ txHash: tx.hash, index: -1, blockNumber: hexToBigInt(block.number, 'blockNumber'), blockHash: block.hash, token: NATIVE_TOKEN, from: getAddress(tx.from), to: recipient, amount: hexToBigInt(tx.value, 'value') });
+    }
+    return found;
+  }
+
+  /** The native transfers whose transaction succeeded (a receipt per matching transaction only). */
+  async function successful(found: ObservedTransfer[]): Promise<ObservedTransfer[]> {
     const receipts = await mapLimit(found, concurrency, (t) => rpc.call<{ status?: string; blockHash: string } | null>('eth_getTransactionReceipt', [t.txHash]));
     return found.filter((t, i) => {
       const r = receipts[i];
@@ -239,7 +264,7 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
     driver: evmDriver,
     // The finalized tag lags ~15 min behind the head: far too slow for a checkout, so depth decides.
     finality: 'depth',
-    observation: { kind: 'log-scan', scanTransfers, scanNative },
+    observation: { kind: 'log-scan', scanTransfers, scanNative, scanBlock },
     sweeps: createEvmSweeps(rpc, {
       chainId: config.chainId,
       disperseAddress: config.disperseAddress,
@@ -252,13 +277,20 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
     rpc,
     scanTransfers,
     scanNative,
+    scanBlock,
+    subscribeHeads: config.wsUrls?.length ? (onHead, onState) => subscribeNewHeads({ network: config.network, urls: config.wsUrls!, onCall: config.onRpcCall, onHead, onState }) : undefined,
 
+    /**
+     * One call per provider asked: the head block with its transactions (`eth_getBlockByNumber
+     * ("latest", true)`), kept for `scanBlock` so one new block costs this read and its logs. The
+     * `finalized` tag is not read: EVM finality is depth (`finality: 'depth'`), so `finalized` is the
+     * depth rule's block.
+     */
     async getHead(): Promise<ChainHead> {
-      const [latest, finalized] = await Promise.all([latestBlock(), finalizedBlock()]);
-      const fallback = latest > BigInt(config.confirmations) ? latest - BigInt(config.confirmations) : 0n;
-      // after a failover the two answers may come from different nodes: never report finalized > latest
-      const f = finalized ?? fallback;
-      return { latest, finalized: f > latest ? latest : f };
+      const block = await rpc.latestBlock<RpcFullBlock & { parentHash: string }>(true);
+      const latest = hexToBigInt(block.number, 'latest block number');
+      lastHead = block;
+      return { latest, finalized: depthFinal(latest), tip: { hash: block.hash, parentHash: block.parentHash } };
     },
 
     async getBlockHash(n: bigint): Promise<string | null> {

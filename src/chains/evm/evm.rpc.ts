@@ -215,6 +215,38 @@ export class EvmRpcClient {
   }
 
   /**
+   * The head block itself (`eth_getBlockByNumber("latest", full)`) as a head round, like
+   * `blockNumber`: one call per provider asked tells the head's number, hash and parent hash (and,
+   * `full`, its transactions), so a watcher that finds exactly one new block needs no other read to
+   * check it continues the cursor. Null when no provider answered with a block.
+   */
+  async latestBlock<T extends { number: string }>(full: boolean): Promise<T> {
+    const blocks = new Map<number, T>();
+    const { answers } = await headRound(this.health, async (i) => {
+      const url = this.urls[i]!;
+      const started = Date.now();
+      try {
+        await this.opts.gate?.admit(url, false, true);
+        const block = (await this.attempt(url, 'eth_getBlockByNumber', ['latest', full])) as T | null;
+        if (!block) throw new AttemptFailed({ kind: 'bad-response', message: 'no latest block' });
+        const head = hexToBigInt(block.number, 'latest block number');
+        this.health.succeeded(i, Date.now() - started);
+        blocks.set(i, block);
+        return head;
+      } catch (err) {
+        if (err instanceof EvmRpcError) throw err;
+        this.recordFailure(i, 'eth_getBlockByNumber', 0, err);
+        throw err;
+      }
+    });
+    const chosen = this.health.settleHeads(answers);
+    if (chosen !== null) return blocks.get(chosen)!;
+    const block = await this.call<T | null>('eth_getBlockByNumber', ['latest', full]);
+    if (!block) throw new EvmRpcUnavailableError('eth_getBlockByNumber', []);
+    return block;
+  }
+
+  /**
    * `eth_getLogs` over `[fromBlock, toBlock]`, asked in ONE batch request with block `toBlock`: a node
    * that has not reached `toBlock` answers an empty log list, indistinguishable from "no transfers";
    * the block's absence in the same answer proves it, and counts as a `behind` failure (the next

@@ -128,6 +128,10 @@ export class ChainWatcher {
   /** When the head was last seen below the cursor and the chain identity probed for it (throttle). */
   private lastBelowCursorCheck = 0;
   private lastOkAt: number | null = null;
+  /** The newest head a push subscription announced and no tick has used yet. */
+  private pushed: { number: bigint; hash: string; parentHash: string } | null = null;
+  /** Pending payments and receipts whose block hash was checked at head tip `tip` (unchanged tip: nothing to read again). */
+  private checkedAt: { tip: string; ids: Set<string> } | null = null;
   private lastErrorAt: number | null = null;
   private lastError: string | null = null;
 
@@ -199,6 +203,33 @@ export class ChainWatcher {
     });
   }
 
+  /**
+   * Push: subscribes to the adapter's new heads (where it has them); each head is kept for the next
+   * tick (EVM: its hash and parent hash spare the head read) and `wake` is called so the job polls at
+   * once. Returns null when the adapter has no push. A hint only: polling stays the fallback.
+   */
+  subscribe(wake: () => void, onState?: (state: 'open' | 'down') => void): { close(): Promise<void> } | null {
+    if (!this.adapter.subscribeHeads) return null;
+    return this.adapter.subscribeHeads((head) => {
+      if (head.hash && head.parentHash && (this.pushed === null || head.number >= this.pushed.number)) this.pushed = { number: head.number, hash: head.hash, parentHash: head.parentHash };
+      wake();
+    }, onState);
+  }
+
+  /**
+   * The head for this tick: the pushed one when it is new (depth finality only: it tells no
+   * `finalized` block), else read from the node.
+   */
+  private async head(): Promise<ChainHead> {
+    const pushed = this.pushed;
+    this.pushed = null;
+    if (pushed && this.adapter.finality === 'depth' && (this.headBlock === null || pushed.number > this.headBlock)) {
+      const depth = BigInt(this.confirmations);
+      return { latest: pushed.number, finalized: pushed.number > depth ? pushed.number - depth : 0n, tip: { hash: pushed.hash, parentHash: pushed.parentHash } };
+    }
+    return this.adapter.getHead();
+  }
+
   /** One pass: refresh the watch set, scan new blocks (or poll deposits), confirm, settle. */
   async tick(em: EntityManager): Promise<{ recorded: number; settled: number }> {
     try {
@@ -235,7 +266,7 @@ export class ChainWatcher {
     // Head first, then the watch set: a transfer in a block up to this head was mined before the head
     // was read, so its deposit (committed before the payer could see the address) is in the set loaded
     // next. The other way round, a deposit committed and paid between the two reads was scanned past.
-    const head = await this.adapter.getHead();
+    const head = await this.head();
     this.headBlock = head.latest;
     // The head's provider serves the chain the cursor belongs to (or, sandbox, a new chain: restarted there).
     await this.followChain(em, head, false);
@@ -413,6 +444,15 @@ export class ChainWatcher {
       this.lastBelowCursorCheck = Date.now();
       await this.followChain(em, head, true);
     }
+    // The head tip proves the cursor still canonical without a read: the cursor IS the head (nothing
+    // new), or the head's parent (one new block, read by its hash: its logs cannot straddle a reorg).
+    if (head.tip && cursor.hash && this.tokens.length) {
+      if (head.latest === cursor.block && head.tip.hash === cursor.hash) {
+        this.scanned(cursor.block, head.latest);
+        return 0;
+      }
+      if (head.latest === cursor.block + 1n && head.tip.parentHash === cursor.hash && scan.scanBlock) return this.scanTip(em, head, { number: head.latest, hash: head.tip.hash }, scan.scanBlock, touched);
+    }
     if (cursor.hash) {
       const canonical = await this.adapter.getBlockHash(cursor.block);
       // Another chain is never a reorg: its identity is checked before anything is rewound.
@@ -438,7 +478,7 @@ export class ChainWatcher {
     // keeps the old hash and the next tick's check above rewinds and rescans. (Read after, it would
     // carry the new chain's hash over logs of the old one: a transfer re-included in another block
     // would be orphaned by confirm() and never scanned again.)
-    const toHash = await this.adapter.getBlockHash(to);
+    const toHash = to === head.latest && head.tip ? head.tip.hash : await this.adapter.getBlockHash(to);
     if (!toHash) return 0; // the node does not serve `to` yet (lagging node behind a failover): next tick
     const transfers = await scan.scanTransfers(cursor.block + 1n, to, this.tokens, (addr) => watch.has(this.key(addr)));
     const matched = this.match(transfers);
@@ -456,6 +496,30 @@ export class ChainWatcher {
       return n;
     });
     this.scanned(to, head.latest);
+    return recorded;
+  }
+
+  /** One new block on top of the cursor, read by its hash; payments and the cursor commit together. */
+  private async scanTip(em: EntityManager, head: ChainHead, block: { number: bigint; hash: string }, scanBlock: NonNullable<LogScanObservation['scanBlock']>, touched: Set<string>): Promise<number> {
+    const watch = this.watch;
+    const { transfers, native } = await scanBlock(block, this.tokens, (addr) => watch.has(this.key(addr)));
+    const matched = this.match(transfers);
+    matched.receipts.push(...(await this.matchNative(em, native)));
+    // The block may have been replaced since it was read (its logs are still its own): nothing is
+    // committed over a block that is no longer canonical; the next tick sees the new tip.
+    if ((matched.payments.length || matched.receipts.length) && (await this.adapter.getBlockHash(block.number)) !== block.hash) {
+      this.deps.log.warn({ network: this.network, environment: this.environment, block: block.number.toString() }, 'chain changed during the scan; rescanning');
+      return 0;
+    }
+    const recorded = await em.transactional(async (tx) => {
+      const n = await this.recordAll(tx, matched, touched);
+      await this.saveCursor(tx, block.number, block.hash);
+      return n;
+    });
+    this.scanned(block.number, head.latest);
+    // The provider served a block on top of the cursor's: it is on the watched chain (the periodic
+    // identity probe is spared while the hash chain continues).
+    this.adapter.identity.vouch?.();
     return recorded;
   }
 
@@ -568,6 +632,20 @@ export class ChainWatcher {
     }
   }
 
+  /**
+   * The ids already checked at `head`'s tip (same head hash: same chain, same depth, so the same
+   * verdict); empty when the head moved or tells no tip. A new tip starts a new set.
+   */
+  private unchangedSince(head: ChainHead): Set<string> {
+    if (!head.tip) return new Set();
+    if (this.checkedAt?.tip !== head.tip.hash) this.checkedAt = { tip: head.tip.hash, ids: new Set() };
+    return new Set(this.checkedAt.ids);
+  }
+
+  private checked(head: ChainHead, id: string): void {
+    if (head.tip && this.checkedAt?.tip === head.tip.hash) this.checkedAt.ids.add(id);
+  }
+
   /** Pending payments count once final under the adapter's finality rule and still in the canonical chain. */
   private async confirm(em: EntityManager, head: ChainHead): Promise<string[]> {
     const pending = await this.deps.payments.pending(em, this.environment, this.network, this.chainSince());
@@ -577,7 +655,11 @@ export class ChainWatcher {
     const confirmed: string[] = [];
     const orphaned: string[] = [];
     const touched = new Set<string>();
+    const unchanged = this.unchangedSince(head);
     for (const p of pending) {
+      // checked at this very tip already, and neither confirmed nor orphaned then: still neither
+      if (unchanged.has(p.id)) continue;
+      this.checked(head, p.id);
       if (!hashes.has(p.blockNumber)) hashes.set(p.blockNumber, await this.adapter.getBlockHash(p.blockNumber));
       const canonical = hashes.get(p.blockNumber);
       if (canonical && canonical !== p.blockHash) {
@@ -643,7 +725,10 @@ export class ChainWatcher {
     const hashes = new Map<bigint, string | null>();
     const confirmed: string[] = [];
     const orphaned: string[] = [];
+    const unchanged = this.unchangedSince(head);
     for (const p of pending) {
+      if (unchanged.has(p.id)) continue;
+      this.checked(head, p.id);
       if (!hashes.has(p.blockNumber)) hashes.set(p.blockNumber, await this.adapter.getBlockHash(p.blockNumber));
       const canonical = hashes.get(p.blockNumber);
       if (canonical && canonical !== p.blockHash) orphaned.push(p.id);
