@@ -30,8 +30,9 @@ export interface SolanaAdapterOptions {
   /** Called for each owner whose poll failed; its cursor is returned unchanged. */
   onDepositError?: (owner: string, error: unknown) => void;
   /**
-   * `subscribeHeads`: the providers' WebSocket endpoints (default: each RPC URL as web3.js derives
-   * it, `solanaWsUrl`), and the slot subscription's settings (coalescing, backoff, silence).
+   * `subscribeHeads`: the providers' WebSocket endpoints (default: `config.wsUrls` when given, else
+   * each RPC URL as web3.js derives it, `solanaWsUrl`; `wsUrls: []`: no push), and the slot
+   * subscription's settings (coalescing, backoff, silence).
    */
   wsUrls?: string[];
   heads?: Omit<SlotSubscriptionOptions, 'urls' | 'onCall'>;
@@ -137,6 +138,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     }),
   });
   const subscriptions = new Set<SlotSubscription>();
+  const wsUrls = options.wsUrls ?? (config.wsUrls?.length ? config.wsUrls : config.rpcUrls.map(solanaWsUrl));
   const pageSize = Math.min(1000, Math.max(1, options.signaturePageSize ?? 1000));
   const maxPages = options.maxSignaturePages ?? 100;
   const maxTxPerOwner = Math.max(1, options.maxTransactionsPerOwner ?? 250);
@@ -562,16 +564,20 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
      * New slots over the providers' WebSocket (`slotSubscribe`), coalesced to one head per
      * `heads.minIntervalMs` (default 400 ms, a slot): a hint for the watcher to poll now.
      */
-    subscribeHeads(onHead, onState) {
-      const sub = subscribeSlots({ ...options.heads, urls: options.wsUrls ?? config.rpcUrls.map(solanaWsUrl), onCall: config.onRpcCall }, onHead, onState);
-      subscriptions.add(sub);
-      return {
-        async close() {
-          subscriptions.delete(sub);
-          await sub.close();
-        },
-      };
-    },
+    ...(wsUrls.length
+      ? {
+          subscribeHeads(onHead: (head: { number: bigint }) => void, onState?: (state: 'open' | 'down') => void) {
+            const sub = subscribeSlots({ ...options.heads, urls: wsUrls, onCall: config.onRpcCall }, onHead, onState);
+            subscriptions.add(sub);
+            return {
+              async close() {
+                subscriptions.delete(sub);
+                await sub.close();
+              },
+            };
+          },
+        }
+      : {}),
 
     async close() {
       // Connections hold no sockets between calls (no keep-alive agent); head subscriptions end here.
