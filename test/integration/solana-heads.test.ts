@@ -35,7 +35,7 @@ describe('SOLANA subscribeHeads against the facade', () => {
   let f: SolanaFacade;
   const adapters: SolanaAdapter[] = [];
   const adapter = (opts: Parameters<typeof createSolanaAdapter>[1] = {}) => {
-    const a = createSolanaAdapter({ network: 'SOLANA', rpcUrls: [f.url], confirmations: 0, maxBlockRange: 0, timeoutMs: 5000 }, opts);
+    const a = createSolanaAdapter({ network: 'SOLANA', rpcUrls: [f.url], wsUrls: [solanaWsUrl(f.url)], confirmations: 0, maxBlockRange: 0, timeoutMs: 5000 }, opts);
     adapters.push(a);
     return a;
   };
@@ -48,7 +48,8 @@ describe('SOLANA subscribeHeads against the facade', () => {
     await f?.stop();
   });
 
-  it('derives the WebSocket URL as web3.js does (port + 1, ws/wss)', () => {
+  it('derives the WebSocket URL as web3.js does (port + 1, ws/wss); no URL, no push', () => {
+    expect(createSolanaAdapter({ network: 'SOLANA', rpcUrls: [f.url], confirmations: 0, maxBlockRange: 0, timeoutMs: 5000 }).subscribeHeads).toBeUndefined();
     expect(solanaWsUrl('http://127.0.0.1:8899')).toBe('ws://127.0.0.1:8900/');
     expect(solanaWsUrl('https://mainnet.helius-rpc.com/?api-key=k')).toBe('wss://mainnet.helius-rpc.com/?api-key=k');
   });
@@ -146,7 +147,7 @@ describe('SOLANA watcher woken by heads, a polling timer only while the socket i
     }
     const [base] = watchedNetworks(gw.app.config, { 'sandbox:SOLANA': [f.url] }).filter((t) => t.environment === 'sandbox' && t.network === 'SOLANA');
     // a fast backoff ceiling keeps the test short; the rules are the production ones
-    target = { ...base!, adapter: createSolanaAdapter(base!.config, { heads: { backoffBaseMs: 50, backoffMaxMs: 500 } }) };
+    target = { ...base!, adapter: createSolanaAdapter(base!.config, { wsUrls: [solanaWsUrl(f.url)], heads: { backoffBaseMs: 50, backoffMaxMs: 500 } }) };
   });
 
   afterAll(async () => {

@@ -1,5 +1,5 @@
 import { PublicKey, type Connection, SolanaJSONRPCError, type ConfirmedSignatureInfo, type VersionedTransactionResponse } from '@solana/web3.js';
-import { solanaWsUrl, subscribeSlots, type SlotSubscription, type SlotSubscriptionOptions } from './solana.heads.js';
+import { subscribeSlots, type SlotSubscription, type SlotSubscriptionOptions } from './solana.heads.js';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import { DomainError } from '../../common/errors.js';
 import { ProviderHealth } from '../provider-health.js';
@@ -30,9 +30,9 @@ export interface SolanaAdapterOptions {
   /** Called for each owner whose poll failed; its cursor is returned unchanged. */
   onDepositError?: (owner: string, error: unknown) => void;
   /**
-   * `subscribeHeads`: the providers' WebSocket endpoints (default: `config.wsUrls` when given, else
-   * each RPC URL as web3.js derives it, `solanaWsUrl`; `wsUrls: []`: no push), and the slot
-   * subscription's settings (coalescing, backoff, silence).
+   * `subscribeHeads`: the providers' WebSocket endpoints (default `config.wsUrls`; none: no push,
+   * `subscribeHeads` is absent; `solanaWsUrl` gives the one web3.js derives from an RPC URL), and
+   * the slot subscription's settings (coalescing, backoff, silence).
    */
   wsUrls?: string[];
   heads?: Omit<SlotSubscriptionOptions, 'urls' | 'onCall'>;
@@ -138,7 +138,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     }),
   });
   const subscriptions = new Set<SlotSubscription>();
-  const wsUrls = options.wsUrls ?? (config.wsUrls?.length ? config.wsUrls : config.rpcUrls.map(solanaWsUrl));
+  const wsUrls = options.wsUrls ?? config.wsUrls ?? [];
   const pageSize = Math.min(1000, Math.max(1, options.signaturePageSize ?? 1000));
   const maxPages = options.maxSignaturePages ?? 100;
   const maxTxPerOwner = Math.max(1, options.maxTransactionsPerOwner ?? 250);
