@@ -116,6 +116,12 @@ export interface SolanaFacade {
   clearFaults(): void;
   /** Drops every request a `hang` fault holds (the client sees the connection close and may ask again). */
   releaseHangs(): void;
+  /** Cuts every WebSocket connection at once, without a close frame (subscriptions end with them). */
+  dropSockets(): void;
+  /** On: WebSocket upgrades are refused (HTTP 503) while the HTTP API still answers; off: accepted again. */
+  setSocketsRefused(on: boolean): void;
+  /** Live `slotSubscribe` subscriptions. */
+  slotSubscribers(): number;
   /** A fresh keypair with `sol` SOL, funded through requestAirdrop. */
   fundedKeypair(sol?: number): Promise<Keypair>;
   /** A "USDC"-like mint (6 decimals, payer is mint authority) under the classic Token program unless told otherwise. */
@@ -808,10 +814,13 @@ export async function startSolanaFacade(opts: SolanaFacadeOptions = {}): Promise
     });
   };
 
-  // --- WebSocket: signatureSubscribe only (what sendAndConfirmTransaction needs).
+  // --- WebSocket: signatureSubscribe (what sendAndConfirmTransaction needs) and slotSubscribe (a
+  // watcher's head hint), on the validator's pubsub wire protocol.
   const wss = new WebSocketServer({ noServer: true });
   let nextSub = 1;
   const subs = new Map<number, { ws: WebSocket; signature: string; commitment: Commitment }>();
+  const slotSubs = new Map<number, WebSocket>();
+  let refuseSockets = false;
   const notifyReady = () => {
     for (const [id, s] of subs) {
       const rec = chain.txs.get(s.signature);
@@ -820,7 +829,19 @@ export async function startSolanaFacade(opts: SolanaFacadeOptions = {}): Promise
       s.ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'signatureNotification', params: { result: { context: { slot: rec.slot }, value: { err: rec.err } }, subscription: id } }));
     }
   };
-  chain.onSlot = notifyReady;
+  /** One `slotNotification` per subscriber for the newest slot ({ parent, root, slot } as a validator sends). */
+  const notifySlot = () => {
+    const slot = chain.current;
+    const parent = chain.blocks.get(slot)?.parentSlot ?? slot - 1;
+    for (const [id, ws] of slotSubs) {
+      if (ws.readyState !== ws.OPEN) continue;
+      ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'slotNotification', params: { result: { parent, root: chain.finalizedSlot(), slot }, subscription: id } }));
+    }
+  };
+  chain.onSlot = () => {
+    notifyReady();
+    notifySlot();
+  };
   wss.on('connection', (ws) => {
     ws.on('message', (raw) => {
       let msg: { id?: Json; method?: string; params?: unknown[] };
@@ -840,12 +861,22 @@ export async function startSolanaFacade(opts: SolanaFacadeOptions = {}): Promise
       } else if (msg.method === 'signatureUnsubscribe') {
         subs.delete(Number(msg.params?.[0]));
         reply({ result: true });
+      } else if (msg.method === 'slotSubscribe') {
+        const id = nextSub++;
+        slotSubs.set(id, ws);
+        reply({ result: id });
+      } else if (msg.method === 'slotUnsubscribe') {
+        const id = Number(msg.params?.[0]);
+        const known = slotSubs.get(id) === ws;
+        if (known) slotSubs.delete(id);
+        reply(known ? { result: true } : { error: { code: -32602, message: 'Invalid subscription id.' } });
       } else {
         reply({ error: { code: -32601, message: `facade: ${msg.method} is not supported over WebSocket` } });
       }
     });
     ws.on('close', () => {
       for (const [id, s] of subs) if (s.ws === ws) subs.delete(id);
+      for (const [id, w] of slotSubs) if (w === ws) slotSubs.delete(id);
     });
   });
 
@@ -867,7 +898,11 @@ export async function startSolanaFacade(opts: SolanaFacadeOptions = {}): Promise
   }
   for (const s of [main, side]) {
     s.keepAliveTimeout = 1000;
-    s.on('upgrade', (req, socket, head) => wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req)));
+    s.on('upgrade', (req, socket, head) => {
+      // a provider whose WebSocket is down: the HTTP API still answers, the upgrade is refused
+      if (refuseSockets) return void socket.end('HTTP/1.1 503 Service Unavailable\r\nconnection: close\r\ncontent-length: 0\r\n\r\n');
+      wss.handleUpgrade(req, socket, head, (ws) => wss.emit('connection', ws, req));
+    });
   }
 
   const url = `http://127.0.0.1:${port}`;
@@ -918,6 +953,14 @@ export async function startSolanaFacade(opts: SolanaFacadeOptions = {}): Promise
     clearFaults() {
       faults.length = 0;
     },
+    dropSockets() {
+      // no close frame: what a client sees when a proxy or the network cuts the connection
+      for (const c of wss.clients) c.terminate();
+    },
+    setSocketsRefused(on) {
+      refuseSockets = on;
+    },
+    slotSubscribers: () => slotSubs.size,
     async fundedKeypair(sol = 1) {
       const kp = Keypair.generate();
       const sig = await connection.requestAirdrop(kp.publicKey, sol * LAMPORTS_PER_SOL);

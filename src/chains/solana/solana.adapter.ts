@@ -1,4 +1,5 @@
 import { PublicKey, type Connection, SolanaJSONRPCError, type ConfirmedSignatureInfo, type VersionedTransactionResponse } from '@solana/web3.js';
+import { subscribeSlots, type SlotSubscription, type SlotSubscriptionOptions } from './solana.heads.js';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import { DomainError } from '../../common/errors.js';
 import { ProviderHealth } from '../provider-health.js';
@@ -28,6 +29,13 @@ export interface SolanaAdapterOptions {
   maxTransactionsPerOwner?: number;
   /** Called for each owner whose poll failed; its cursor is returned unchanged. */
   onDepositError?: (owner: string, error: unknown) => void;
+  /**
+   * `subscribeHeads`: the providers' WebSocket endpoints (default `config.wsUrls`; none: no push,
+   * `subscribeHeads` is absent; `solanaWsUrl` gives the one web3.js derives from an RPC URL), and
+   * the slot subscription's settings (coalescing, backoff, silence).
+   */
+  wsUrls?: string[];
+  heads?: Omit<SlotSubscriptionOptions, 'urls' | 'onCall'>;
   /** Test seams. */
   sleep?: (ms: number) => Promise<void>;
   random?: () => number;
@@ -129,6 +137,8 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
       probe: async (url): Promise<ChainIdentity> => ({ chainId: null, genesis: await pool.callOn(url, (c: Connection) => c.getGenesisHash()) }),
     }),
   });
+  const subscriptions = new Set<SlotSubscription>();
+  const wsUrls = options.wsUrls ?? config.wsUrls ?? [];
   const pageSize = Math.min(1000, Math.max(1, options.signaturePageSize ?? 1000));
   const maxPages = options.maxSignaturePages ?? 100;
   const maxTxPerOwner = Math.max(1, options.maxTransactionsPerOwner ?? 250);
@@ -550,8 +560,30 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     getBlockHash,
 
 
+    /**
+     * New slots over the providers' WebSocket (`slotSubscribe`), coalesced to one head per
+     * `heads.minIntervalMs` (default 400 ms, a slot): a hint for the watcher to poll now.
+     */
+    ...(wsUrls.length
+      ? {
+          subscribeHeads(onHead: (head: { number: bigint }) => void, onState?: (state: 'open' | 'down') => void) {
+            const sub = subscribeSlots({ ...options.heads, urls: wsUrls, onCall: config.onRpcCall }, onHead, onState);
+            subscriptions.add(sub);
+            return {
+              async close() {
+                subscriptions.delete(sub);
+                await sub.close();
+              },
+            };
+          },
+        }
+      : {}),
+
     async close() {
-      // Connections hold no sockets between calls (no keep-alive agent, no websocket subscriptions).
+      // Connections hold no sockets between calls (no keep-alive agent); head subscriptions end here.
+      const subs = [...subscriptions];
+      subscriptions.clear();
+      await Promise.all(subs.map((s) => s.close()));
     },
   };
 }

@@ -34,11 +34,17 @@ export interface TronAdapterOptions extends Partial<Omit<TronHttpClientOptions, 
   consistencyRetries?: number;
   /** Sweep signing settings (transaction lifetime, fee limit, energy margin). */
   sweep?: TronSweepOptions;
+  /**
+   * Longest the solidified head is left unread while nothing of ours waits for it (default 60 s):
+   * it is read with every head while a transfer this adapter returned or a sweep transaction it saw
+   * included is above the known solidified head.
+   */
+  solidRefreshMs?: number;
 }
 
 interface BlockJson {
   blockID?: unknown;
-  block_header?: { raw_data?: { number?: unknown } };
+  block_header?: { raw_data?: { number?: unknown; parentHash?: unknown } };
   transactions?: {
     txID?: unknown;
     ret?: { contractRet?: unknown }[];
@@ -65,9 +71,43 @@ interface TxInfoJson {
 interface ParsedBlock {
   number: bigint;
   hash: string;
+  /** The parent's blockID as the header states it (null when absent or malformed). */
+  parentHash: string | null;
   txIds: Set<string>;
   /** Successful TRX transfers of the block (`TransferContract`, result SUCCESS). */
   trx: TrxTransfer[];
+  /**
+   * Whether a transaction of the block may have run the TVM (and so emitted event logs): any
+   * transaction whose contract is not of a type known to run no contract code, an empty or unreadable
+   * contract list included. False: the block's transaction infos hold no log, and need not be read.
+   */
+  mayLog: boolean;
+}
+
+/** System contract types that run no TVM code, so emit no event log (java-tron `ContractType`). */
+const NO_VM_TYPES = new Set([
+  'TransferContract',
+  'TransferAssetContract',
+  'AccountCreateContract',
+  'AccountUpdateContract',
+  'AccountPermissionUpdateContract',
+  'VoteWitnessContract',
+  'WithdrawBalanceContract',
+  'FreezeBalanceContract',
+  'UnfreezeBalanceContract',
+  'FreezeBalanceV2Contract',
+  'UnfreezeBalanceV2Contract',
+  'WithdrawExpireUnfreezeContract',
+  'DelegateResourceContract',
+  'UnDelegateResourceContract',
+  'CancelAllUnfreezeV2Contract',
+]);
+
+function mayLogOf(b: BlockJson): boolean {
+  return (b.transactions ?? []).some((tx) => {
+    const c = tx.raw_data?.contract;
+    return !Array.isArray(c) || c.length === 0 || c.some((x) => typeof x?.type !== 'string' || !NO_VM_TYPES.has(x.type));
+  });
 }
 
 const HEX41 = /^41[0-9a-f]{40}$/;
@@ -107,7 +147,10 @@ function parseBlock(json: unknown): ParsedBlock | null {
   }
   const txIds = new Set<string>();
   for (const tx of b.transactions ?? []) if (typeof tx.txID === 'string') txIds.add(tx.txID.toLowerCase());
-  return { number: fromId, hash, txIds, trx: trxTransfersOf(b) };
+  const parent = typeof b.block_header?.raw_data?.parentHash === 'string' ? b.block_header.raw_data.parentHash.toLowerCase() : '';
+  // the parent of block n carries n - 1 in its first 8 bytes, like every blockID
+  const parentHash = fromId > 0n && HASH.test(parent) && BigInt(`0x${parent.slice(0, 16)}`) === fromId - 1n ? parent : null;
+  return { number: fromId, hash, parentHash, txIds, trx: trxTransfersOf(b), mayLog: mayLogOf(b) };
 }
 
 function requireBlock(json: unknown): ParsedBlock {
@@ -211,7 +254,7 @@ export interface TronAdapter extends ChainAdapter {
 /** `ChainAdapter` for TRON mainnet/testnet over the java-tron HTTP API (plain fetch; see endpoint list above). */
 export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapterOptions = {}): TronAdapter {
   if (config.network !== 'TRON') throw new Error(`createTronAdapter cannot serve network ${config.network}`);
-  const { concurrency = 4, consistencyRetries = 2, sweep, ...clientOpts } = options;
+  const { concurrency = 4, consistencyRetries = 2, sweep, solidRefreshMs = 60_000, ...clientOpts } = options;
   const gate: ProviderGate = new ProviderGate({
     network: 'TRON',
     urls: config.rpcUrls.map((u) => u.replace(/\/+$/, '')),
@@ -230,6 +273,16 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
   const health = new ProviderHealth({ urls: config.rpcUrls.map((u) => u.replace(/\/+$/, '')), maxLagBlocks: 20, onFailure: config.onProviderFailure });
   const client = new TronHttpClient({ ...clientOpts, urls: config.rpcUrls, timeoutMs: config.timeoutMs, gate, health, onCall: config.onRpcCall });
 
+  const tronSweeps = createTronSweeps(client, config.rpcUrls[0]!, sweep);
+  // A sweep transaction seen included waits for the solidified head like a payment does.
+  const sweeps: TronSweeps = {
+    ...tronSweeps,
+    async txState(tx, from) {
+      const state = await tronSweeps.txState(tx, from);
+      if (state.state === 'included') want(state.blockNumber);
+      return state;
+    },
+  };
   const getBlock = (num: bigint) => client.post('/wallet/getblockbynum', { num: Number(num) }, parseBlock);
   /**
    * The blocks the last `scanTransfers` read (it needs each block anyway): `scanNative` over the same
@@ -237,30 +290,63 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
    */
   let lastScanned = new Map<bigint, ParsedBlock>();
 
+  /*
+   * The RPC budget (TRON's HTTP API has no push, so the watcher polls at block cadence): a poll whose
+   * head did not move costs one `getnowblock`; a new head costs that call and, per new block, the
+   * transaction infos only when the block holds a contract call (`mayLog`), and a `getblockbynum`
+   * only for blocks other than the head. What makes that safe:
+   * - The head block `getnowblock` returned (`snap`) answers `getBlockHash` of itself and of its
+   *   parent (its header's parentHash) until the next scan starts: the watcher's cursor check and the
+   *   hash of the block it scans to, read before the logs as before. After a scan (the watcher's
+   *   check that the blocks holding matches are still canonical) and for any other block, the hash
+   *   is read from the node.
+   * - The solidified head is read on the first head, then with every head while something of ours
+   *   waits for it (`wantFinal`: a transfer returned by a scan, a sweep transaction seen included,
+   *   above the known solidified head), else on a new head once `solidRefreshMs` passed since it was
+   *   last read. A stale solidified head is a lower one: it delays a confirmation, never confirms a
+   *   block early.
+   */
+  let seq = 0;
+  let snap: { block: ParsedBlock; seq: number } | null = null;
+  let lastScanEnd = 0;
+  let scansInFlight = 0;
+  let solid: { number: bigint; at: number } | null = null;
+  let wantFinal = -1n;
+  let lastHead: { number: bigint; hash: string } | null = null;
+  const want = (n: bigint) => {
+    if (n > wantFinal) wantFinal = n;
+  };
+  /** The head snapshot, while no scan started since it was taken. */
+  const currentSnap = (): ParsedBlock | null => (snap && scansInFlight === 0 && snap.seq > lastScanEnd ? snap.block : null);
+
   async function scanBlock(
     num: bigint,
     tokenByBody: Map<string, string>,
     isWatched: (to: string) => boolean,
+    head: ParsedBlock | null,
   ): Promise<ObservedTransfer[]> {
     for (let attempt = 0; ; attempt++) {
-      // Both answers are needed for every block, not only those that pay us: an empty info list is
-      // indistinguishable from a node that does not have the block yet (a lagging failover node),
-      // and treating that as "no transfers" would let the cursor skip real payments.
-      const [infos, block] = await Promise.all([
-        client.post('/wallet/gettransactioninfobyblocknum', { num: Number(num) }, (j) => parseInfos(j, num)),
-        getBlock(num),
-      ]);
+      // The head block `getnowblock` just returned is this block: not read again (first attempt only).
+      let block = attempt === 0 && head?.number === num ? head : null;
+      // Both answers are needed for every block that holds a contract call, not only those that pay
+      // us: an empty info list is indistinguishable from a node that does not have the block yet (a
+      // lagging failover node), and treating that as "no transfers" would let the cursor skip real
+      // payments. A block without any (`mayLog` false) has no event log: its infos are not read.
+      block ??= await getBlock(num);
+      if (block && block.number === num && !block.mayLog) {
+        lastScanned.set(num, block);
+        return [];
+      }
+      const infos = block ? await client.post('/wallet/gettransactioninfobyblocknum', { num: Number(num) }, (j) => parseInfos(j, num)) : [];
       // The block's tx ids prove the infos belong to the block whose hash we record (a fork switch or
       // another node answering between the two calls is caught here). Only "infos missing" and
       // "info not in block" are checked, not equal counts, so an info-less tx type cannot wedge the scan.
+      const b = block;
       const consistent =
-        block !== null &&
-        block.number === num &&
-        !(infos.length === 0 && block.txIds.size > 0) &&
-        infos.every((i) => block.txIds.has((i.id as string).toLowerCase()));
+        b !== null && b.number === num && !(infos.length === 0 && b.txIds.size > 0) && infos.every((i) => b.txIds.has((i.id as string).toLowerCase()));
       if (consistent) {
-        lastScanned.set(num, block);
-        return matchTransfers(infos, num, tokenByBody, isWatched).map((m) => ({ ...m, blockHash: block.hash }));
+        lastScanned.set(num, b);
+        return matchTransfers(infos, num, tokenByBody, isWatched).map((m) => ({ ...m, blockHash: b.hash }));
       }
       if (attempt >= consistencyRetries) {
         const why = block === null ? 'is not available from the node' : 'does not match its transaction infos';
@@ -281,23 +367,32 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
     // One request per block (java-tron has no ranged log query over HTTP), so `maxBlockRange` does not
     // apply; a small worker pool bounds the load on the node instead.
     lastScanned = new Map();
-    const count = Number(to - from + 1n);
-    const results: ObservedTransfer[][] = new Array(count);
-    let next = 0;
-    let failed = false;
-    const worker = async () => {
-      while (next < count && !failed) {
-        const i = next++;
-        try {
-          results[i] = await scanBlock(from + BigInt(i), tokenByBody, isWatched);
-        } catch (e) {
-          failed = true; // the range fails as a whole: stop the other workers from fetching more
-          throw e;
+    const head = currentSnap();
+    scansInFlight++;
+    try {
+      const count = Number(to - from + 1n);
+      const results: ObservedTransfer[][] = new Array(count);
+      let next = 0;
+      let failed = false;
+      const worker = async () => {
+        while (next < count && !failed) {
+          const i = next++;
+          try {
+            results[i] = await scanBlock(from + BigInt(i), tokenByBody, isWatched, head);
+          } catch (e) {
+            failed = true; // the range fails as a whole: stop the other workers from fetching more
+            throw e;
+          }
         }
-      }
-    };
-    await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, count)) }, worker));
-    return results.flat();
+      };
+      await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, count)) }, worker));
+      const found = results.flat();
+      for (const t of found) want(t.blockNumber);
+      return found;
+    } finally {
+      scansInFlight--;
+      lastScanEnd = ++seq;
+    }
   }
 
   /**
@@ -314,9 +409,11 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
       if (!b || b.number !== n) throw new TronRpcError('inconsistent', '/wallet/getblockbynum', 1, `block ${n} is not available from the node`);
       return b;
     });
-    return blocks.flatMap((b) =>
+    const found = blocks.flatMap((b) =>
       b.trx.filter((t) => isWatched(t.to)).map((t) => ({ txHash: t.txId, index: -1, blockNumber: b.number, blockHash: b.hash, token: NATIVE_TOKEN, from: t.from, to: t.to, amount: t.amount })),
     );
+    for (const t of found) want(t.blockNumber);
+    return found;
   }
 
   /**
@@ -353,7 +450,7 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
     // Solidified blocks cannot be reverted; depth alone could count a block a fork still replaces.
     finality: 'depth-and-chain-final',
     observation: { kind: 'log-scan', scanTransfers, scanNative },
-    sweeps: createTronSweeps(client, config.rpcUrls[0]!, sweep),
+    sweeps,
     balances: { atBlock: false, tokenBalances, nativeBalances },
     identity: gate,
     providerHealth: health,
@@ -361,16 +458,25 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
     scanNative,
 
     async getHead(): Promise<ChainHead> {
-      const [latest, solid] = await Promise.all([
-        client.head('/wallet/getnowblock', {}, requireBlock, (b) => b.number),
-        client.post('/walletsolidity/getnowblock', {}, requireBlock),
-      ]);
+      const latest = await client.head('/wallet/getnowblock', {}, requireBlock, (b) => b.number);
+      snap = { block: latest, seq: ++seq };
+      const moved = lastHead === null || lastHead.number !== latest.number || lastHead.hash !== latest.hash;
+      lastHead = { number: latest.number, hash: latest.hash };
+      if (solid === null || wantFinal > solid.number || (moved && Date.now() - solid.at >= solidRefreshMs)) {
+        const s = await client.post('/walletsolidity/getnowblock', {}, requireBlock);
+        // never lower than what a node already said is solidified (another URL may lag)
+        if (solid === null || s.number >= solid.number) solid = { number: s.number, at: Date.now() };
+        else solid.at = Date.now();
+      }
       // two URLs may answer the two calls; a final block can never be ahead of the head
       return { latest: latest.number, finalized: solid.number < latest.number ? solid.number : latest.number };
     },
 
     async getBlockHash(n: bigint): Promise<string | null> {
       if (n < 0n) return null;
+      const head = currentSnap();
+      if (head && n === head.number) return head.hash;
+      if (head && n === head.number - 1n && head.parentHash) return head.parentHash;
       return (await getBlock(n))?.hash ?? null;
     },
 
