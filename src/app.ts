@@ -40,7 +40,7 @@ import { GatewayMetrics } from './modules/metrics/gateway-metrics.js';
 import { GasTankService } from './modules/sweeps/gas-tank.service.js';
 import { SweepService } from './modules/sweeps/sweep.service.js';
 import { SweepStatusService } from './modules/sweeps/sweep-status.service.js';
-import { DEV_GAS_TANK_EVM_ADDRESS, DEV_GAS_TANK_EVM_KEY } from './devchain/dev-keys.js';
+import { DEV_GAS_TANK_EVM_ADDRESS, DEV_GAS_TANK_EVM_KEY, SANDBOX_FAUCET_SECP256K1_KEY, SANDBOX_FAUCET_SOLANA_SEED } from './devchain/dev-keys.js';
 import { sweepEventsHook } from './modules/sweeps/sweep-events.js';
 import { adapterLookup } from './chains/networks.js';
 import { RefundService } from './modules/refunds/refund.service.js';
@@ -206,7 +206,13 @@ export function createApp(config: Config, orm: Orm, log: Logger, box: SecretBox)
     throttleAccount: async (account) => void (await rateLimits.consume('account', account)),
     log,
   });
-  const faucet = new FaucetService(config, networks, tokens);
+  // The local dev keys are the faucet's default only where they are funded: on the chains `npm start` runs.
+  const faucet = new FaucetService(
+    config,
+    networks,
+    tokens,
+    config.DEV_CHAINS ? { secp256k1Evm: SANDBOX_FAUCET_SECP256K1_KEY, secp256k1Tron: SANDBOX_FAUCET_SECP256K1_KEY, solanaSeedHex: SANDBOX_FAUCET_SOLANA_SEED } : undefined,
+  );
   const exports = new CsvExportService({
     // Its connections set session parameters (timeout, read-only) and are destroyed after each export:
     // a session of their own, never a transaction pool's server connection shared with others.
@@ -230,7 +236,7 @@ export function createApp(config: Config, orm: Orm, log: Logger, box: SecretBox)
   const sweeps = new SweepService({ throttleSweepNow: async (merchantId) => void (await rateLimits.consume('sweepNow', merchantId)) });
   const teams = new TeamService({
     inviteTtlS: config.TEAM_INVITE_TTL_S,
-    inviteUrl: () => (config.TEAM_INVITE_URL ?? `${config.PUBLIC_BASE_URL}/invite`).replace(/#.*$/, ''),
+    inviteUrl: () => (config.TEAM_INVITE_URL ?? `${config.PUBLIC_BASE_URL}/dashboard/invite`).replace(/#.*$/, ''),
     transport: smtpTransport(config),
     from: config.SMTP_FROM,
     returnLinkWithoutMail: config.NODE_ENV !== 'production',

@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { App } from '../app.js';
-import { driverFor, networkProfile } from '../chains/registry.js';
-import { ENV_PATH, type Environment, type Network, type WalletType } from '../common/environment.js';
+import { driverFor, explorerTxUrl, networkDisplayName, networkProfile } from '../chains/registry.js';
+import { ENV_PATH, type Network, type WalletType } from '../common/environment.js';
 import { formatDecimal } from '../common/money.js';
 import { Deposit } from '../modules/deposits/deposit.entity.js';
 import { renderQrSvg } from '../modules/deposits/qr-image.js';
@@ -11,23 +11,6 @@ import { Payment } from '../modules/payments/payment.entity.js';
 import { PaymentLink } from '../modules/payment-links/payment-link.entity.js';
 
 const unix = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : null);
-
-/** Names a shopper recognises (the enum values are API words). */
-export const NETWORK_NAMES: Record<Network, string> = { ETHEREUM: 'Ethereum', BINANCE: 'BNB Smart Chain', TRON: 'TRON', SOLANA: 'Solana' };
-
-/**
- * Public block explorers per environment. Sandbox EVM networks run on local dev chains when DEV_CHAINS
- * is on, which no explorer can see: no link then (a dead link is worse than none).
- */
-const EXPLORERS: Record<Environment, Record<Network, string>> = {
-  production: { ETHEREUM: 'https://etherscan.io/tx/', BINANCE: 'https://bscscan.com/tx/', TRON: 'https://tronscan.org/#/transaction/', SOLANA: 'https://solscan.io/tx/' },
-  sandbox: {
-    ETHEREUM: 'https://sepolia.etherscan.io/tx/',
-    BINANCE: 'https://testnet.bscscan.com/tx/',
-    TRON: 'https://nile.tronscan.org/#/transaction/',
-    SOLANA: 'https://solscan.io/tx/?cluster=devnet',
-  },
-};
 
 const WALLETS: readonly WalletType[] = ['METAMASK', 'TRUSTWALLET', 'PHANTOM', 'WALLETCONNECT'];
 
@@ -58,12 +41,6 @@ export function returnUrlFor(url: string | null, orderNo: string, status: string
   u.searchParams.set('order_no', orderNo);
   u.searchParams.set('status', status);
   return u.toString();
-}
-
-/** `https://solscan.io/tx/?cluster=devnet` + hash → hash before the query. */
-function explorerUrl(base: string, hash: string): string {
-  const q = base.indexOf('?');
-  return q < 0 ? base + hash : base.slice(0, q) + hash + base.slice(q);
 }
 
 /**
@@ -97,10 +74,6 @@ export class CheckoutService {
       heads.set(r.network, BigInt(r.block_number));
     }
     const needed = (n: Network) => config[`${order.environment === 'production' ? 'PRODUCTION' : 'SANDBOX'}_${n}_CONFIRMATIONS` as const] as number;
-    const explorer = (n: Network, hash: string) => {
-      const local = order.environment === 'sandbox' && config.DEV_CHAINS && networkProfile(order.environment, n, true).profile === 'local';
-      return local ? null : explorerUrl(EXPLORERS[order.environment][n], hash);
-    };
     const link = order.paymentLinkId ? await em.findOne(PaymentLink, order.paymentLinkId) : null;
     // Before a deposit exists the page offers the tokens, each with the wallets that can pay it.
     const choices = deposits.length
@@ -108,7 +81,7 @@ export class CheckoutService {
       : (await this.app.tokens.listActive(em, order.environment)).map((t) => ({
           symbol: t.symbol,
           network: t.network,
-          network_name: NETWORK_NAMES[t.network],
+          network_name: networkDisplayName(t.network),
           token_address: t.address,
           wallets: walletsFor(t, networkProfile(order.environment, t.network, config.DEV_CHAINS).chainId),
         }));
@@ -137,7 +110,7 @@ export class CheckoutService {
         return {
           id: d.id,
           network: d.network,
-          network_name: NETWORK_NAMES[d.network],
+          network_name: networkDisplayName(d.network),
           token_symbol: d.token.symbol,
           token_address: d.token.address,
           wallet_type: d.walletType,
@@ -194,7 +167,7 @@ export class CheckoutService {
         const depth = p.status === 'confirmed' ? needed(p.network) : head !== undefined && head >= BigInt(p.blockNumber) ? Number(head - BigInt(p.blockNumber)) + 1 : 0;
         return {
           network: p.network,
-          network_name: NETWORK_NAMES[p.network],
+          network_name: networkDisplayName(p.network),
           token_symbol: p.token.symbol,
           tx_hash: p.txHash,
           amount: formatDecimal(p.amount, p.token.decimals),
@@ -202,7 +175,7 @@ export class CheckoutService {
           late: p.late,
           confirmations: Math.min(depth, needed(p.network)),
           confirmations_needed: needed(p.network),
-          explorer_url: explorer(p.network, p.txHash),
+          explorer_url: explorerTxUrl(order.environment, p.network, p.txHash, config.DEV_CHAINS),
           detected_at: unix(p.detectedAt),
           confirmed_at: unix(p.confirmedAt),
         };

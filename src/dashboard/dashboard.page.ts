@@ -84,7 +84,8 @@ function sendPage(reply: FastifyReply, status: number, html: string) {
 }
 
 /**
- * `/dashboard` (and `/dashboard/`, the sections live in the URL fragment) and its assets. Without a
+ * `/dashboard` (and `/dashboard/`, the sections live in the URL fragment; `/dashboard/invite`, the
+ * invite links) and its assets. Without a
  * built bundle the page says how to build it (503) instead of failing the gateway's start.
  */
 export function registerDashboardPage(fastify: FastifyInstance, dir: string | null = dashboardAssetDir()): void {
@@ -97,6 +98,8 @@ export function registerDashboardPage(fastify: FastifyInstance, dir: string | nu
       : sendPage(reply, 503, '<!doctype html><html lang="en"><meta charset="utf-8"><title>Dashboard not built</title><p>The dashboard is not built: run <code>npm run build</code> (or <code>npm start</code>).</p></html>');
   fastify.get('/dashboard', serve);
   fastify.get('/dashboard/', serve);
+  // The invite link (TEAM_INVITE_URL's default): the same page, which shows the invite screen.
+  fastify.get('/dashboard/invite', serve);
 
   fastify.get<{ Params: { file: string }; Querystring: { v?: string } }>('/dashboard/assets/:file', async (req, reply) => {
     const a = Object.hasOwn(assets, req.params.file) ? assets[req.params.file] : undefined;
