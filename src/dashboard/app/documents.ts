@@ -45,5 +45,27 @@ export {
   DashLoginPasskeyOptionsDocument as LoginPasskeyOptionsDocument,
   DashReauthPasskeyOptionsDocument as ReauthPasskeyOptionsDocument,
   DashAcceptTeamInviteDocument as AcceptTeamInviteDocument,
-} from './generated/graphql';
-export type { Environment, Network, OrderStatus, DashOrdersQuery, DashOrderQuery, DashLinkFragment, DashSettlementQuery, DashMeQuery, DashNetworkHealthQuery, TeamRole } from './generated/graphql';
+  DashOrderRefundsDocument as OrderRefundsDocument,
+  DashCreateRefundDocument as CreateRefundDocument,
+  DashApproveRefundDocument as ApproveRefundDocument,
+  DashCancelRefundDocument as CancelRefundDocument,
+  DashRefundsDocument as RefundsDocument,
+  DashRefundSetupDocument as RefundSetupDocument,
+  DashSetRefundSettingsDocument as SetRefundSettingsDocument,
+} from "./generated/graphql";
+export type {
+  Environment,
+  Network,
+  OrderStatus,
+  DashOrdersQuery,
+  DashOrderQuery,
+  DashLinkFragment,
+  DashSettlementQuery,
+  DashMeQuery,
+  DashNetworkHealthQuery,
+  TeamRole,
+  DashRefundFragment,
+  RefundStatus,
+  RefundKind,
+  RefundFeeMode,
+} from "./generated/graphql";
