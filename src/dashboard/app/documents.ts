@@ -52,20 +52,5 @@ export {
   DashRefundsDocument as RefundsDocument,
   DashRefundSetupDocument as RefundSetupDocument,
   DashSetRefundSettingsDocument as SetRefundSettingsDocument,
-} from "./generated/graphql";
-export type {
-  Environment,
-  Network,
-  OrderStatus,
-  DashOrdersQuery,
-  DashOrderQuery,
-  DashLinkFragment,
-  DashSettlementQuery,
-  DashMeQuery,
-  DashNetworkHealthQuery,
-  TeamRole,
-  DashRefundFragment,
-  RefundStatus,
-  RefundKind,
-  RefundFeeMode,
-} from "./generated/graphql";
+} from './generated/graphql';
+export type { Environment, Network, OrderStatus, DashOrdersQuery, DashOrderQuery, DashLinkFragment, DashSettlementQuery, DashMeQuery, DashNetworkHealthQuery, TeamRole, DashRefundFragment, RefundStatus, RefundKind, RefundFeeMode } from './generated/graphql';

@@ -1,47 +1,22 @@
-import { gql } from "../api";
-import {
-  AttentionDocument,
-  NetworkHealthDocument,
-  OrderStatsDocument,
-  type DashNetworkHealthQuery,
-} from "../documents";
-import { idr } from "../i18n";
-import { Empty, Show, useApp, useLoad, type Loaded } from "../ui";
+import { gql } from '../api';
+import { AttentionDocument, NetworkHealthDocument, OrderStatsDocument, type DashNetworkHealthQuery } from '../documents';
+import { idr } from '../i18n';
+import { Empty, Show, useApp, useLoad, type Loaded } from '../ui';
 
 const sum = (rows: { paidAmount: string; fee: string; paidCount: number }[]) =>
-  rows.reduce(
-    (a, r) => ({
-      paid: a.paid + Number(r.paidAmount),
-      fee: a.fee + Number(r.fee),
-      count: a.count + r.paidCount,
-    }),
-    { paid: 0, fee: 0, count: 0 },
-  );
+  rows.reduce((a, r) => ({ paid: a.paid + Number(r.paidAmount), fee: a.fee + Number(r.fee), count: a.count + r.paidCount }), { paid: 0, fee: 0, count: 0 });
 
-type Health = DashNetworkHealthQuery["networkHealth"][number];
+type Health = DashNetworkHealthQuery['networkHealth'][number];
 
 /**
  * Each network as it affects the merchant: is the gateway following the chain (payments are seen),
  * its providers up and down (no host), and the gas tank paying sweep fees (sweeps waiting for it).
  */
-function NetworkHealth({
-  value,
-  retry,
-}: {
-  value: Loaded<DashNetworkHealthQuery>;
-  retry: () => void;
-}) {
+function NetworkHealth({ value, retry }: { value: Loaded<DashNetworkHealthQuery>; retry: () => void }) {
   const { t } = useApp();
   const watcher = (h: Health) =>
-    h.watcher === "FOLLOWING"
-      ? t.healthFollowing
-      : h.watcher === "LAGGING"
-        ? t.healthLagging(h.blocksBehind ?? null)
-        : h.watcher === "DOWN"
-          ? t.healthDown
-          : t.healthUnknown;
-  const tone = (h: Health) =>
-    h.watcher === "FOLLOWING" ? "ok" : h.watcher === "DOWN" ? "bad" : "warn";
+    h.watcher === 'FOLLOWING' ? t.healthFollowing : h.watcher === 'LAGGING' ? t.healthLagging(h.blocksBehind ?? null) : h.watcher === 'DOWN' ? t.healthDown : t.healthUnknown;
+  const tone = (h: Health) => (h.watcher === 'FOLLOWING' ? 'ok' : h.watcher === 'DOWN' ? 'bad' : 'warn');
   return (
     <div class="card" id="network-health">
       <h2>{t.networkHealth}</h2>
@@ -52,31 +27,18 @@ function NetworkHealth({
           ) : (
             <ul class="plain health">
               {networkHealth.map((h) => (
-                <li
-                  data-network={h.network}
-                  data-watcher={h.watcher}
-                  data-gas={h.gasTank ?? ""}
-                >
-                  <strong>{h.network}</strong>{" "}
-                  <span class={`badge ${tone(h)}`}>{watcher(h)}</span>
+                <li data-network={h.network} data-watcher={h.watcher} data-gas={h.gasTank ?? ''}>
+                  <strong>{h.network}</strong> <span class={`badge ${tone(h)}`}>{watcher(h)}</span>
                   {h.gasTank && (
-                    <span
-                      class={`badge ${h.gasTank === "OK" ? "ok" : h.gasTank === "LOW" ? "warn" : "bad"}`}
-                    >
-                      {h.gasTank === "OK"
-                        ? t.gasOk
-                        : h.gasTank === "LOW"
-                          ? t.gasLow
-                          : t.gasUnfunded}
+                    <span class={`badge ${h.gasTank === 'OK' ? 'ok' : h.gasTank === 'LOW' ? 'warn' : 'bad'}`}>
+                      {h.gasTank === 'OK' ? t.gasOk : h.gasTank === 'LOW' ? t.gasLow : t.gasUnfunded}
                     </span>
                   )}
                   <br />
                   <span class="muted">
-                    {h.lastBlock !== null &&
-                      `${t.lastBlock(h.lastBlock, h.secondsSincePoll ?? null)} · `}
+                    {h.lastBlock !== null && `${t.lastBlock(h.lastBlock, h.secondsSincePoll ?? null)} · `}
                     {t.providers(h.providersUp, h.providersDown)}
-                    {(h.sweepsWaitingForGas ?? 0) > 0 &&
-                      ` · ${t.sweepsWaitingGas(h.sweepsWaitingForGas!)}`}
+                    {(h.sweepsWaitingForGas ?? 0) > 0 && ` · ${t.sweepsWaitingGas(h.sweepsWaitingForGas!)}`}
                   </span>
                 </li>
               ))}
@@ -99,32 +61,14 @@ export function Home() {
     // Days as the merchant's browser counts them, like "today" above.
     const timeZone = Intl.DateTimeFormat().resolvedOptions().timeZone;
     const [byDay, byNetwork] = await Promise.all([
-      gql(OrderStatsDocument, {
-        environment: env,
-        from: month.toISOString(),
-        to,
-        groupBy: ["DAY"],
-        timeZone,
-      }),
-      gql(OrderStatsDocument, {
-        environment: env,
-        from: month.toISOString(),
-        to,
-        groupBy: ["NETWORK"],
-        timeZone,
-      }),
+      gql(OrderStatsDocument, { environment: env, from: month.toISOString(), to, groupBy: ['DAY'], timeZone }),
+      gql(OrderStatsDocument, { environment: env, from: month.toISOString(), to, groupBy: ['NETWORK'], timeZone }),
     ]);
     return { byDay: byDay.orderStats, byNetwork: byNetwork.orderStats };
   }, [env]);
-  const [health, reloadHealth] = useLoad(
-    () => gql(NetworkHealthDocument, { environment: env }),
-    [env],
-  );
-  const [attention, reloadAttention] = useLoad(
-    () => gql(AttentionDocument, { environment: env }),
-    [env],
-  );
-  const todayKey = today.toLocaleDateString("en-CA");
+  const [health, reloadHealth] = useLoad(() => gql(NetworkHealthDocument, { environment: env }), [env]);
+  const [attention, reloadAttention] = useLoad(() => gql(AttentionDocument, { environment: env }), [env]);
+  const todayKey = today.toLocaleDateString('en-CA');
 
   return (
     <section>
@@ -132,33 +76,14 @@ export function Home() {
       <Show value={attention} retry={reloadAttention}>
         {(a) => {
           const items = [
-            a.sweepHolds.length > 0 && {
-              text: t.heldSweeps(a.sweepHolds.length),
-              href: "#/settlement",
-            },
-            a.webhookDeliveries.totalCount > 0 && {
-              text: t.failingWebhooks(a.webhookDeliveries.totalCount),
-              href: "#/developers",
-            },
-            ...a.settlementWallets
-              .filter((w) => w.pending)
-              .map((w) => ({
-                text: t.pendingWallet(w.network),
-                href: "#/settlement",
-              })),
+            a.sweepHolds.length > 0 && { text: t.heldSweeps(a.sweepHolds.length), href: '#/settlement' },
+            a.webhookDeliveries.totalCount > 0 && { text: t.failingWebhooks(a.webhookDeliveries.totalCount), href: '#/developers' },
+            ...a.settlementWallets.filter((w) => w.pending).map((w) => ({ text: t.pendingWallet(w.network), href: '#/settlement' })),
             // From the networks card's answer, once it is in: a network down, sweeps waiting for gas.
-            ...(health.state === "ok" ? health.data.networkHealth : []).flatMap(
-              (h) => [
-                h.watcher === "DOWN" && {
-                  text: t.networkDown(h.network),
-                  href: "#/home",
-                },
-                (h.sweepsWaitingForGas ?? 0) > 0 && {
-                  text: t.sweepsWaitingGasOn(h.network, h.sweepsWaitingForGas!),
-                  href: "#/settlement",
-                },
-              ],
-            ),
+            ...(health.state === 'ok' ? health.data.networkHealth : []).flatMap((h) => [
+              h.watcher === 'DOWN' && { text: t.networkDown(h.network), href: '#/home' },
+              (h.sweepsWaitingForGas ?? 0) > 0 && { text: t.sweepsWaitingGasOn(h.network, h.sweepsWaitingForGas!), href: '#/settlement' },
+            ]),
           ].filter((x): x is { text: string; href: string } => Boolean(x));
           return (
             <div class="card" id="attention">
@@ -195,8 +120,7 @@ export function Home() {
                     <h2>{label as string}</h2>
                     <p class="big">{idr(String((f as typeof d).paid), lang)}</p>
                     <p class="muted">
-                      {t.paidCount}: {(f as typeof d).count} · {t.fee}:{" "}
-                      {idr(String((f as typeof d).fee), lang)}
+                      {t.paidCount}: {(f as typeof d).count} · {t.fee}: {idr(String((f as typeof d).fee), lang)}
                     </p>
                   </div>
                 ))}
@@ -207,13 +131,7 @@ export function Home() {
               ) : (
                 <div class="bars" role="img" aria-label={t.byDay}>
                   {byDay.map((r) => (
-                    <div
-                      class="bar"
-                      title={`${r.day}: ${idr(r.paidAmount, lang)}`}
-                      style={{
-                        height: `${(Number(r.paidAmount) / max) * 100}%`,
-                      }}
-                    />
+                    <div class="bar" title={`${r.day}: ${idr(r.paidAmount, lang)}`} style={{ height: `${(Number(r.paidAmount) / max) * 100}%` }} />
                   ))}
                 </div>
               )}
@@ -224,8 +142,7 @@ export function Home() {
                 <ul class="plain">
                   {byNetwork.map((r) => (
                     <li>
-                      {r.network ?? "—"}: {idr(r.paidAmount, lang)} (
-                      {r.paidCount})
+                      {r.network ?? '—'}: {idr(r.paidAmount, lang)} ({r.paidCount})
                     </li>
                   ))}
                 </ul>

@@ -1,22 +1,18 @@
-import { useState } from "preact/hooks";
-import { GqlError, gql } from "../api";
-import {
-  CreateRefundDocument,
-  OrderRefundsDocument,
-  type RefundKind,
-} from "../documents";
-import { decimalsOf, fromUnits, toUnits } from "../money";
-import { Empty, ErrorLine, Show, useAction, useApp, useLoad } from "../ui";
-import { RefundList } from "./refund-list";
+import { useEffect, useState } from 'preact/hooks';
+import { GqlError, gql } from '../api';
+import { CreateRefundDocument, OrderRefundsDocument, type RefundKind } from '../documents';
+import { decimalsOf, fromUnits, toUnits } from '../money';
+import { Empty, ErrorLine, Show, useAction, useApp, useLoad } from '../ui';
+import { RefundList } from './refund-list';
 
-const CLOSED = new Set(["cancelled", "failed"]);
+const CLOSED = new Set(['cancelled', 'failed']);
+const FINAL = new Set(['confirmed', 'cancelled', 'failed']);
+const POLL_MS = 4000;
 
 /** The kinds of refund an order's payments offer, by the order's status (docs/refunds.md "What can be refunded"). */
 function kindsFor(status: string, overpaid: boolean): RefundKind[] {
-  if (status === "Success")
-    return overpaid ? ["merchant", "overpayment_excess"] : ["merchant"];
-  if (status === "Underpaid" || status === "Expired")
-    return ["partial_payment"];
+  if (status === 'Success') return overpaid ? ['merchant', 'overpayment_excess'] : ['merchant'];
+  if (status === 'Underpaid' || status === 'Expired') return ['partial_payment'];
   return [];
 }
 
@@ -24,23 +20,17 @@ function kindsFor(status: string, overpaid: boolean): RefundKind[] {
  * An order's refunds and the "Refund" form: full or partial, a reason; before confirming, the most that
  * can be refunded (what the deposit received less the refunds of it not cancelled or failed) and the fee rule.
  */
-export function OrderRefunds({
-  orderNo,
-  version,
-  claims,
-}: {
-  orderNo: string;
-  version: string;
-  claims: [
-    Record<string, string>,
-    (f: (c: Record<string, string>) => Record<string, string>) => void,
-  ];
-}) {
+export function OrderRefunds({ orderNo, version, claims }: { orderNo: string; version: string; claims: [Record<string, string>, (f: (c: Record<string, string>) => Record<string, string>) => void] }) {
   const { t, env } = useApp();
-  const [data, reload] = useLoad(
-    () => gql(OrderRefundsDocument, { environment: env, orderNo }),
-    [env, orderNo, version],
-  );
+  const [data, reload, set] = useLoad(() => gql(OrderRefundsDocument, { environment: env, orderNo }), [env, orderNo, version]);
+  // The merchant feed carries order and payment events only: while a refund is open, its state is re-read
+  // every few seconds, in place (no loading state, the form stays as it is).
+  const waiting = data.state === 'ok' && (data.data.order.refunds ?? []).some((r) => !FINAL.has(r.status));
+  useEffect(() => {
+    if (!waiting) return;
+    const i = setInterval(() => void gql(OrderRefundsDocument, { environment: env, orderNo }).then(set, () => {}), POLL_MS);
+    return () => clearInterval(i);
+  }, [waiting, env, orderNo]);
   const [claimUrls, setClaimUrls] = claims;
   const [open, setOpen] = useState(false);
   return (
@@ -48,61 +38,28 @@ export function OrderRefunds({
       <h2>{t.refunds}</h2>
       <Show value={data} retry={reload}>
         {({ order: o, refundSettings }) => {
-          if (o.refunds === null || o.refunds === undefined)
-            return <Empty text={t.readOnlySettings} />;
+          if (o.refunds === null || o.refunds === undefined) return <Empty text={t.noRefundAccess} />;
           const d = o.deposits.find((x) => Number(x.amountReceived) > 0);
-          const decimals = d
-            ? decimalsOf(d.totalAmount, d.totalAmountBaseUnits)
-            : null;
+          const decimals = d ? decimalsOf(d.totalAmount, d.totalAmountBaseUnits) : null;
           const kinds = kindsFor(o.status, o.overpaid);
-          const ofDeposit = d
-            ? o.refunds.filter(
-                (r) =>
-                  r.receiptId === null &&
-                  r.network === d.network &&
-                  !CLOSED.has(r.status),
-              )
-            : [];
-          const received =
-            d && decimals !== null
-              ? (toUnits(d.amountReceived, decimals) ?? 0n)
-              : 0n;
-          const used = ofDeposit.reduce(
-            (s, r) => s + BigInt(r.amount.units),
-            0n,
-          );
-          const usedExcess = ofDeposit
-            .filter((r) => r.kind === "overpayment_excess")
-            .reduce((s, r) => s + BigInt(r.amount.units), 0n);
+          const ofDeposit = d ? o.refunds.filter((r) => r.receiptId === null && r.network === d.network && !CLOSED.has(r.status)) : [];
+          const received = d && decimals !== null ? (toUnits(d.amountReceived, decimals) ?? 0n) : 0n;
+          const used = ofDeposit.reduce((s, r) => s + BigInt(r.amount.units), 0n);
+          const usedExcess = ofDeposit.filter((r) => r.kind === 'overpayment_excess').reduce((s, r) => s + BigInt(r.amount.units), 0n);
           const maxOf = (kind: RefundKind): bigint => {
             const left = received - used;
-            if (kind !== "overpayment_excess" || !d)
-              return left > 0n ? left : 0n;
-            const excess =
-              received - BigInt(d.totalAmountBaseUnits) - usedExcess;
+            if (kind !== 'overpayment_excess' || !d) return left > 0n ? left : 0n;
+            const excess = received - BigInt(d.totalAmountBaseUnits) - usedExcess;
             const m = excess < left ? excess : left;
             return m > 0n ? m : 0n;
           };
           return (
             <>
-              {o.refunds.length === 0 ? (
-                <Empty text={t.noRefunds} />
-              ) : (
-                <RefundList
-                  refunds={o.refunds}
-                  claimUrls={claimUrls}
-                  payments={o.payments}
-                  onChange={reload}
-                />
-              )}
+              {o.refunds.length === 0 ? <Empty text={t.noRefunds} /> : <RefundList refunds={o.refunds} claimUrls={claimUrls} payments={o.payments} onChange={reload} />}
               {d && decimals !== null && kinds.length > 0 && (
                 <>
                   {!open && (
-                    <button
-                      type="button"
-                      id="refund-open"
-                      onClick={() => setOpen(true)}
-                    >
+                    <button type="button" id="refund-open" onClick={() => setOpen(true)}>
                       {t.refund}
                     </button>
                   )}
@@ -147,8 +104,8 @@ function RefundForm(p: {
   const { t, env } = useApp();
   const [kind, setKind] = useState<RefundKind>(p.kinds[0]!);
   const [full, setFull] = useState(true);
-  const [amount, setAmount] = useState("");
-  const [reason, setReason] = useState("");
+  const [amount, setAmount] = useState('');
+  const [reason, setReason] = useState('');
   const [review, setReview] = useState(false);
   const action = useAction();
   const max = p.maxOf(kind);
@@ -159,8 +116,7 @@ function RefundForm(p: {
     e.preventDefault();
     action.setError(null);
     if (max === 0n) return action.setError(t.refundNothing);
-    if (units === null || units <= 0n)
-      return action.setError(t.refundBadAmount);
+    if (units === null || units <= 0n) return action.setError(t.refundBadAmount);
     if (units > max) return action.setError(t.refundTooMuch(maxText, p.symbol));
     setReview(true);
   };
@@ -180,62 +136,34 @@ function RefundForm(p: {
       } catch (e) {
         setReview(false);
         // The gateway's own limit (it counts what this page may not see yet): said the same way.
-        if (e instanceof GqlError && e.code === "REFUND_EXCEEDS_RECEIVED")
-          throw new Error(`${t.refundTooMuch(maxText, p.symbol)} (${e.code})`);
+        if (e instanceof GqlError && e.code === 'REFUND_EXCEEDS_RECEIVED') throw new Error(`${t.refundTooMuch(maxText, p.symbol)} (${e.code})`);
         throw e;
       }
     });
 
   return (
     <form class="card grid" id="refund-form" onSubmit={check}>
-      <p id="refund-max">
-        {max === 0n ? t.refundNothing : t.refundMax(maxText, p.symbol)}
-      </p>
+      <p id="refund-max">{max === 0n ? t.refundNothing : t.refundMax(maxText, p.symbol)}</p>
       <label>
         {t.refundKind}
-        <select
-          id="refund-kind"
-          value={kind}
-          disabled={review}
-          onChange={(e) => setKind(e.currentTarget.value as RefundKind)}
-        >
+        <select id="refund-kind" value={kind} disabled={review} onChange={(e) => setKind(e.currentTarget.value as RefundKind)}>
           {p.kinds.map((k) => (
             <option value={k}>{t.kinds[k] ?? k}</option>
           ))}
         </select>
       </label>
       <label class="check">
-        <input
-          type="checkbox"
-          id="refund-full"
-          checked={full}
-          disabled={review}
-          onChange={(e) => setFull(e.currentTarget.checked)}
-        />{" "}
-        {t.refundFull}
+        <input type="checkbox" id="refund-full" checked={full} disabled={review} onChange={(e) => setFull(e.currentTarget.checked)} /> {t.refundFull}
       </label>
       {!full && (
         <label>
           {t.refundAmount(p.symbol)}
-          <input
-            id="refund-amount"
-            inputMode="decimal"
-            required
-            disabled={review}
-            value={amount}
-            onInput={(e) => setAmount(e.currentTarget.value)}
-          />
+          <input id="refund-amount" inputMode="decimal" required disabled={review} value={amount} onInput={(e) => setAmount(e.currentTarget.value)} />
         </label>
       )}
       <label>
         {t.refundReason}
-        <input
-          id="refund-reason"
-          maxLength={500}
-          disabled={review}
-          value={reason}
-          onInput={(e) => setReason(e.currentTarget.value)}
-        />
+        <input id="refund-reason" maxLength={500} disabled={review} value={reason} onInput={(e) => setReason(e.currentTarget.value)} />
       </label>
       <p class="muted" id="refund-fee-rule">
         {t.feeMode}: {t.feeRule(p.feeMode)}
@@ -244,19 +172,14 @@ function RefundForm(p: {
         <p id="refund-summary">
           <strong>
             {fromUnits(units, p.decimals)} {p.symbol}
-          </strong>{" "}
+          </strong>{' '}
           · {p.network} · {t.kinds[kind] ?? kind}
         </p>
       )}
       <ErrorLine error={action.error} />
       <div class="row">
         {review ? (
-          <button
-            type="button"
-            id="refund-confirm"
-            disabled={action.busy}
-            onClick={confirm}
-          >
+          <button type="button" id="refund-confirm" disabled={action.busy} onClick={confirm}>
             {t.refundConfirm}
           </button>
         ) : (
@@ -264,11 +187,7 @@ function RefundForm(p: {
             {t.refundReview}
           </button>
         )}
-        <button
-          type="button"
-          class="secondary"
-          onClick={() => (review ? setReview(false) : p.onCancel())}
-        >
+        <button type="button" class="secondary" onClick={() => (review ? setReview(false) : p.onCancel())}>
           {t.cancel}
         </button>
       </div>

@@ -1,30 +1,19 @@
-import { useEffect, useState } from "preact/hooks";
-import { gql, subscribe } from "../api";
-import {
-  MerchantEventsDocument,
-  OrderDocument,
-  WebhookDeliveriesDocument,
-} from "../documents";
-import { idr, when } from "../i18n";
-import { Empty, Show, useApp, useLoad } from "../ui";
-import { OrderRefunds } from "./order-refunds";
+import { useEffect, useState } from 'preact/hooks';
+import { gql, subscribe } from '../api';
+import { MerchantEventsDocument, OrderDocument, WebhookDeliveriesDocument } from '../documents';
+import { idr, when } from '../i18n';
+import { Empty, Show, useApp, useLoad } from '../ui';
+import { OrderRefunds } from './order-refunds';
 
 /** One order: its figures, quotes, deposits, payments (explorer links where one exists), refunds and webhooks sent; live. */
 export function OrderPage({ orderNo }: { orderNo: string }) {
   const { t, env, lang, go } = useApp();
   const [events, setEvents] = useState(0);
-  const [order, reload] = useLoad(
-    () => gql(OrderDocument, { environment: env, orderNo }),
-    [env, orderNo],
-  );
-  const [hooks] = useLoad(
-    () =>
-      gql(WebhookDeliveriesDocument, { environment: env, orderNo, first: 50 }),
-    [env, orderNo, order.state === "ok" ? order.data.order.status : "", events],
-  );
   // Claim links are shown once by the API: kept here, above the parts that reload.
   const claims = useState<Record<string, string>>({});
-  // Every event of this order (payments, refunds) reloads the page's parts.
+  const [order, reload] = useLoad(() => gql(OrderDocument, { environment: env, orderNo }), [env, orderNo]);
+  const [hooks] = useLoad(() => gql(WebhookDeliveriesDocument, { environment: env, orderNo, first: 50 }), [env, orderNo, order.state === 'ok' ? order.data.order.status : '', events]);
+  // Every event of this order reloads the page's parts.
   useEffect(
     () =>
       subscribe(MerchantEventsDocument, { environment: env }, (e) => {
@@ -37,17 +26,14 @@ export function OrderPage({ orderNo }: { orderNo: string }) {
 
   return (
     <section>
-      <button type="button" class="link" onClick={() => go("orders")}>
+      <button type="button" class="link" onClick={() => go('orders')}>
         ← {t.back}
       </button>
       <Show value={order} retry={reload}>
         {({ order: o }) => (
           <>
             <h1>
-              {o.orderNo}{" "}
-              <span class={`status s-${o.status}`} id="order-status">
-                {o.status}
-              </span>
+              {o.orderNo} <span class={`status s-${o.status}`} id="order-status">{o.status}</span>
             </h1>
             <dl class="facts">
               <dt>{t.amount}</dt>
@@ -66,7 +52,7 @@ export function OrderPage({ orderNo }: { orderNo: string }) {
                 <>
                   <dt>👤</dt>
                   <dd>
-                    {o.customerName} {o.customerEmail ?? ""}
+                    {o.customerName} {o.customerEmail ?? ''}
                   </dd>
                 </>
               )}
@@ -78,9 +64,7 @@ export function OrderPage({ orderNo }: { orderNo: string }) {
               <ul class="plain">
                 {o.quotes.map((q) => (
                   <li>
-                    {q.totalAmountCrypto} {q.tokenSymbol} · {q.network} ·{" "}
-                    {idr(q.totalAmount, lang)} · 1 {q.tokenSymbol} ={" "}
-                    {idr(q.cryptoRate, lang)} · {when(q.lockedAt, lang)}
+                    {q.totalAmountCrypto} {q.tokenSymbol} · {q.network} · {idr(q.totalAmount, lang)} · 1 {q.tokenSymbol} = {idr(q.cryptoRate, lang)} · {when(q.lockedAt, lang)}
                   </li>
                 ))}
               </ul>
@@ -92,9 +76,7 @@ export function OrderPage({ orderNo }: { orderNo: string }) {
               <ul class="plain">
                 {o.deposits.map((d) => (
                   <li>
-                    {d.totalAmount} {d.tokenName} · {d.network} ·{" "}
-                    <code class="mono">{d.destinationAddress}</code> ·{" "}
-                    {d.status}
+                    {d.totalAmount} {d.tokenName} · {d.network} · <code class="mono">{d.destinationAddress}</code> · {d.status}
                   </li>
                 ))}
               </ul>
@@ -108,8 +90,7 @@ export function OrderPage({ orderNo }: { orderNo: string }) {
                   const href = p.explorerUrl;
                   return (
                     <li>
-                      {p.amount} {p.tokenSymbol} · {p.network} · {p.status} ·{" "}
-                      <code class="mono">{p.txHash}</code>{" "}
+                      {p.amount} {p.tokenSymbol} · {p.network} · {p.status} · <code class="mono">{p.txHash}</code>{' '}
                       {href && (
                         <a href={href} target="_blank" rel="noreferrer">
                           {t.explorer}
@@ -120,11 +101,7 @@ export function OrderPage({ orderNo }: { orderNo: string }) {
                 })}
               </ul>
             )}
-            <OrderRefunds
-              orderNo={o.orderNo}
-              version={`${o.status}:${events}`}
-              claims={claims}
-            />
+            <OrderRefunds orderNo={o.orderNo} version={`${o.status}:${events}`} claims={claims} />
             <h2>{t.webhooks}</h2>
             <Show value={hooks}>
               {({ webhookDeliveries: w }) =>
@@ -134,8 +111,7 @@ export function OrderPage({ orderNo }: { orderNo: string }) {
                   <ul class="plain">
                     {w.edges.map(({ node: d }) => (
                       <li>
-                        {d.event} · {d.state} · {d.lastStatus ?? "—"} ·{" "}
-                        {when(d.createdAt, lang)}
+                        {d.event} · {d.state} · {d.lastStatus ?? '—'} · {when(d.createdAt, lang)}
                       </li>
                     ))}
                   </ul>

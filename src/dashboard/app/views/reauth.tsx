@@ -1,11 +1,8 @@
-import { useState } from "preact/hooks";
-import { GqlError, gql } from "../api";
-import {
-  ReauthenticateDocument,
-  ReauthPasskeyOptionsDocument,
-} from "../documents";
-import { ErrorLine, useAction, useApp } from "../ui";
-import { answerWithPasskey, passkeysSupported } from "../webauthn";
+import { useState } from 'preact/hooks';
+import { GqlError, gql } from '../api';
+import { ReauthenticateDocument, ReauthPasskeyOptionsDocument } from '../documents';
+import { ErrorLine, useAction, useApp } from '../ui';
+import { answerWithPasskey, passkeysSupported } from '../webauthn';
 
 /**
  * Runs a sensitive action; when the gateway answers REAUTHENTICATION_REQUIRED it asks for the password
@@ -17,54 +14,30 @@ export function useReauth() {
     try {
       await fn();
     } catch (e) {
-      if (e instanceof GqlError && e.code === "REAUTHENTICATION_REQUIRED")
-        setPending(() => fn);
+      if (e instanceof GqlError && e.code === 'REAUTHENTICATION_REQUIRED') setPending(() => fn);
       else throw e;
     }
   };
-  const dialog = pending ? (
-    <ReauthDialog
-      onDone={async () => {
-        const fn = pending;
-        setPending(null);
-        await fn();
-      }}
-      onCancel={() => setPending(null)}
-    />
-  ) : null;
+  const dialog = pending ? <ReauthDialog onDone={async () => { const fn = pending; setPending(null); await fn(); }} onCancel={() => setPending(null)} /> : null;
   return { guarded, dialog };
 }
 
-function ReauthDialog({
-  onDone,
-  onCancel,
-}: {
-  onDone: () => Promise<void>;
-  onCancel: () => void;
-}) {
+function ReauthDialog({ onDone, onCancel }: { onDone: () => Promise<void>; onCancel: () => void }) {
   const { t } = useApp();
-  const [password, setPassword] = useState("");
-  const [code, setCode] = useState("");
+  const [password, setPassword] = useState('');
+  const [code, setCode] = useState('');
   const { busy, error, run } = useAction();
   const submit = (e: Event) => {
     e.preventDefault();
     void run(async () => {
-      await gql(ReauthenticateDocument, {
-        password,
-        secondFactor: code ? { totpCode: code } : undefined,
-      });
+      await gql(ReauthenticateDocument, { password, secondFactor: code ? { totpCode: code } : undefined });
       await onDone();
     });
   };
   const withPasskey = () =>
     void run(async () => {
-      const passkey = await answerWithPasskey(
-        (await gql(ReauthPasskeyOptionsDocument)).reauthPasskeyOptions,
-      );
-      await gql(ReauthenticateDocument, {
-        password,
-        secondFactor: { passkey },
-      });
+      const passkey = await answerWithPasskey((await gql(ReauthPasskeyOptionsDocument)).reauthPasskeyOptions);
+      await gql(ReauthenticateDocument, { password, secondFactor: { passkey } });
       await onDone();
     });
   return (
@@ -72,23 +45,11 @@ function ReauthDialog({
       <p>{t.reauth}</p>
       <label>
         {t.password}
-        <input
-          id="reauth-password"
-          type="password"
-          autocomplete="current-password"
-          required
-          value={password}
-          onInput={(e) => setPassword(e.currentTarget.value)}
-        />
+        <input id="reauth-password" type="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
       </label>
       <label>
         {t.totpCode}
-        <input
-          id="reauth-code"
-          autocomplete="one-time-code"
-          value={code}
-          onInput={(e) => setCode(e.currentTarget.value)}
-        />
+        <input id="reauth-code" autocomplete="one-time-code" value={code} onInput={(e) => setCode(e.currentTarget.value)} />
       </label>
       <ErrorLine error={error} />
       <div class="row">
@@ -96,13 +57,7 @@ function ReauthDialog({
           {t.confirm}
         </button>
         {passkeysSupported() && (
-          <button
-            type="button"
-            id="reauth-passkey"
-            class="secondary"
-            disabled={busy || !password}
-            onClick={withPasskey}
-          >
+          <button type="button" id="reauth-passkey" class="secondary" disabled={busy || !password} onClick={withPasskey}>
             {t.usePasskey}
           </button>
         )}

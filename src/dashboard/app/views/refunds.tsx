@@ -1,52 +1,20 @@
-import { useEffect, useState } from "preact/hooks";
-import { gql } from "../api";
-import {
-  RefundSetupDocument,
-  RefundsDocument,
-  SetRefundSettingsDocument,
-  type DashRefundFragment,
-  type Network,
-  type RefundFeeMode,
-  type RefundKind,
-  type RefundStatus,
-} from "../documents";
-import { Qr } from "../qr";
-import {
-  Copy,
-  Empty,
-  ErrorLine,
-  NETWORKS,
-  Show,
-  useAction,
-  useApp,
-  useLoad,
-} from "../ui";
-import { useReauth } from "./reauth";
-import { RefundList } from "./refund-list";
+import { useEffect, useState } from 'preact/hooks';
+import { gql } from '../api';
+import { RefundSetupDocument, RefundsDocument, SetRefundSettingsDocument, type DashRefundFragment, type Network, type RefundFeeMode, type RefundKind, type RefundStatus } from '../documents';
+import { Qr } from '../qr';
+import { Copy, Empty, ErrorLine, NETWORKS, Show, useAction, useApp, useLoad } from '../ui';
+import { useReauth } from './reauth';
+import { RefundList } from './refund-list';
 
-const STATUSES: RefundStatus[] = [
-  "requested",
-  "claimed",
-  "approved",
-  "sending",
-  "confirmed",
-  "cancelled",
-  "failed",
-];
-const KINDS: RefundKind[] = [
-  "merchant",
-  "overpayment_excess",
-  "partial_payment",
-  "late_receipt",
-  "wrong_token",
-];
+const STATUSES: RefundStatus[] = ['requested', 'claimed', 'approved', 'sending', 'confirmed', 'cancelled', 'failed'];
+const KINDS: RefundKind[] = ['merchant', 'overpayment_excess', 'partial_payment', 'late_receipt', 'wrong_token'];
 
 /** Every refund of the environment with the filters `refunds` has; the refund settings; the refund wallets to fund. */
 export function Refunds() {
   const { t, env } = useApp();
-  const [network, setNetwork] = useState<Network | "">("");
-  const [status, setStatus] = useState<RefundStatus | "">("");
-  const [kind, setKind] = useState<RefundKind | "">("");
+  const [network, setNetwork] = useState<Network | ''>('');
+  const [status, setStatus] = useState<RefundStatus | ''>('');
+  const [kind, setKind] = useState<RefundKind | ''>('');
   const vars = {
     environment: env,
     network: network || undefined,
@@ -54,10 +22,7 @@ export function Refunds() {
     kind: kind || undefined,
     first: 20,
   };
-  const [page, reload] = useLoad(
-    () => gql(RefundsDocument, vars),
-    [env, network, status, kind],
-  );
+  const [page, reload] = useLoad(() => gql(RefundsDocument, vars), [env, network, status, kind]);
   const [more, setMore] = useState<DashRefundFragment[]>([]);
   const [after, setAfter] = useState<string | null>(null);
   const loadMore = useAction();
@@ -72,25 +37,14 @@ export function Refunds() {
         after: cursor ?? undefined,
       });
       setMore((m) => [...m, ...r.refunds.edges.map((e) => e.node)]);
-      setAfter(
-        r.refunds.pageInfo.hasNextPage
-          ? (r.refunds.pageInfo.endCursor ?? null)
-          : "",
-      );
+      setAfter(r.refunds.pageInfo.hasNextPage ? (r.refunds.pageInfo.endCursor ?? null) : '');
     });
 
   return (
     <section>
       <h1>{t.refunds}</h1>
       <div class="filters" id="refund-filters">
-        <select
-          id="rf-status"
-          aria-label={t.status}
-          value={status}
-          onChange={(e) =>
-            setStatus(e.currentTarget.value as RefundStatus | "")
-          }
-        >
+        <select id="rf-status" aria-label={t.status} value={status} onChange={(e) => setStatus(e.currentTarget.value as RefundStatus | '')}>
           <option value="">
             {t.status}: {t.all}
           </option>
@@ -98,12 +52,7 @@ export function Refunds() {
             <option value={s}>{s}</option>
           ))}
         </select>
-        <select
-          id="rf-network"
-          aria-label={t.network}
-          value={network}
-          onChange={(e) => setNetwork(e.currentTarget.value as Network | "")}
-        >
+        <select id="rf-network" aria-label={t.network} value={network} onChange={(e) => setNetwork(e.currentTarget.value as Network | '')}>
           <option value="">
             {t.network}: {t.all}
           </option>
@@ -111,12 +60,7 @@ export function Refunds() {
             <option value={n}>{n}</option>
           ))}
         </select>
-        <select
-          id="rf-kind"
-          aria-label={t.refundKind}
-          value={kind}
-          onChange={(e) => setKind(e.currentTarget.value as RefundKind | "")}
-        >
+        <select id="rf-kind" aria-label={t.refundKind} value={kind} onChange={(e) => setKind(e.currentTarget.value as RefundKind | '')}>
           <option value="">
             {t.refundKind}: {t.all}
           </option>
@@ -128,28 +72,14 @@ export function Refunds() {
       <Show value={page} retry={reload}>
         {({ refunds: r }) => {
           const all = [...r.edges.map((e) => e.node), ...more];
-          const cursor =
-            after === null
-              ? r.pageInfo.hasNextPage
-                ? r.pageInfo.endCursor
-                : ""
-              : after;
+          const cursor = after === null ? (r.pageInfo.hasNextPage ? r.pageInfo.endCursor : '') : after;
           return (
             <div id="refund-list">
               <p class="muted">{r.totalCount}</p>
-              {all.length === 0 ? (
-                <Empty text={t.noRefunds} />
-              ) : (
-                <RefundList refunds={all} showOrder onChange={reload} />
-              )}
+              {all.length === 0 ? <Empty text={t.noRefunds} /> : <RefundList refunds={all} showOrder onChange={reload} />}
               <ErrorLine error={loadMore.error} />
               {cursor && (
-                <button
-                  type="button"
-                  class="secondary"
-                  disabled={loadMore.busy}
-                  onClick={() => next(cursor)}
-                >
+                <button type="button" class="secondary" disabled={loadMore.busy} onClick={() => next(cursor)}>
                   {t.more}
                 </button>
               )}
@@ -165,19 +95,16 @@ export function Refunds() {
 /** The auto-approve limit and fee mode (changed re-authenticated), and each network's refund wallet with its balances, address and QR. */
 function RefundSetup() {
   const { t, env } = useApp();
-  const [setup, reload] = useLoad(
-    () => gql(RefundSetupDocument, { environment: env }),
-    [env],
-  );
-  const [limit, setLimit] = useState("");
-  const [feeMode, setFeeMode] = useState<RefundFeeMode>("tank");
+  const [setup, reload] = useLoad(() => gql(RefundSetupDocument, { environment: env }), [env]);
+  const [limit, setLimit] = useState('');
+  const [feeMode, setFeeMode] = useState<RefundFeeMode>('tank');
   const [saved, setSaved] = useState(false);
   const [qr, setQr] = useState<string | null>(null);
   const action = useAction();
   const reauth = useReauth();
   useEffect(() => {
-    if (setup.state !== "ok") return;
-    setLimit(setup.data.refundSettings.autoApproveLimit ?? "");
+    if (setup.state !== 'ok') return;
+    setLimit(setup.data.refundSettings.autoApproveLimit ?? '');
     setFeeMode(setup.data.refundSettings.feeMode);
   }, [setup]);
   const save = (e: Event) => {
@@ -201,23 +128,12 @@ function RefundSetup() {
           <form class="card grid" id="refund-settings" onSubmit={save}>
             <label>
               {t.autoApproveLimit}
-              <input
-                id="rs-limit"
-                inputMode="decimal"
-                value={limit}
-                onInput={(e) => setLimit(e.currentTarget.value)}
-              />
+              <input id="rs-limit" inputMode="decimal" value={limit} onInput={(e) => setLimit(e.currentTarget.value)} />
             </label>
             <label>
               {t.feeMode}
-              <select
-                id="rs-fee-mode"
-                value={feeMode}
-                onChange={(e) =>
-                  setFeeMode(e.currentTarget.value as RefundFeeMode)
-                }
-              >
-                {(["tank", "deduct"] as const).map((m) => (
+              <select id="rs-fee-mode" value={feeMode} onChange={(e) => setFeeMode(e.currentTarget.value as RefundFeeMode)}>
+                {(['tank', 'deduct'] as const).map((m) => (
                   <option value={m}>{t.feeModes[m]}</option>
                 ))}
               </select>
@@ -228,7 +144,7 @@ function RefundSetup() {
               <button type="submit" id="rs-save" disabled={action.busy}>
                 {t.save}
               </button>
-              {saved && <span class="muted">{t.saved}</span>}
+              {saved && <span class="muted saved">{t.saved}</span>}
             </div>
           </form>
           {reauth.dialog}
@@ -244,27 +160,14 @@ function RefundSetup() {
                     <strong>{w.network}</strong>
                     <code class="mono wallet-address">{w.address}</code>
                     <Copy text={w.address} />
-                    <button
-                      type="button"
-                      class="secondary small qr-toggle"
-                      aria-expanded={qr === w.network}
-                      onClick={() => setQr(qr === w.network ? null : w.network)}
-                    >
+                    <button type="button" class="secondary small qr-toggle" aria-expanded={qr === w.network} onClick={() => setQr(qr === w.network ? null : w.network)}>
                       {t.qr}
                     </button>
                   </div>
                   <p class="balances">
-                    {w.balances === null || w.balances === undefined
-                      ? t.balanceUnknown
-                      : w.balances.length === 0
-                        ? "0"
-                        : w.balances
-                            .map((b) => `${b.amount.decimal} ${b.tokenSymbol}`)
-                            .join(" · ")}
+                    {w.balances === null || w.balances === undefined ? t.balanceUnknown : w.balances.length === 0 ? '0' : w.balances.map((b) => `${b.amount.decimal} ${b.tokenSymbol}`).join(' · ')}
                   </p>
-                  {qr === w.network && (
-                    <Qr text={w.address} label={`QR: ${w.address}`} />
-                  )}
+                  {qr === w.network && <Qr text={w.address} label={`QR: ${w.address}`} />}
                 </li>
               ))}
             </ul>

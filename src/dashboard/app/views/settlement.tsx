@@ -1,22 +1,9 @@
-import { useEffect, useState } from "preact/hooks";
-import { gql } from "../api";
-import {
-  SetSettlementWalletDocument,
-  SettlementDocument,
-  SweepNowDocument,
-  type Network,
-} from "../documents";
-import { when } from "../i18n";
-import {
-  Empty,
-  ErrorLine,
-  NETWORKS,
-  Show,
-  useAction,
-  useApp,
-  useLoad,
-} from "../ui";
-import { SweepSchedule } from "./sweep-schedule";
+import { useEffect, useState } from 'preact/hooks';
+import { gql } from '../api';
+import { SetSettlementWalletDocument, SettlementDocument, SweepNowDocument, type Network } from '../documents';
+import { when } from '../i18n';
+import { Empty, ErrorLine, NETWORKS, Show, useAction, useApp, useLoad } from '../ui';
+import { SweepSchedule } from './sweep-schedule';
 
 /** Time left until `iso`, as h:mm:ss, ticking. */
 function Countdown({ until }: { until: string }) {
@@ -26,34 +13,24 @@ function Countdown({ until }: { until: string }) {
     return () => clearInterval(i);
   }, []);
   const s = Math.max(0, Math.round((new Date(until).getTime() - now) / 1000));
-  return (
-    <span class="mono">{`${Math.floor(s / 3600)}:${String(Math.floor(s / 60) % 60).padStart(2, "0")}:${String(s % 60).padStart(2, "0")}`}</span>
-  );
+  return <span class="mono">{`${Math.floor(s / 3600)}:${String(Math.floor(s / 60) % 60).padStart(2, '0')}:${String(s % 60).padStart(2, '0')}`}</span>;
 }
 
 /** Settlement wallets per network (a change waits out its hold), balances, sweep now, the schedule, sweep history. */
 export function Settlement() {
   const { t, env, lang } = useApp();
-  const [data, reload] = useLoad(
-    () => gql(SettlementDocument, { environment: env }),
-    [env],
-  );
-  const [network, setNetwork] = useState<Network>("BINANCE");
-  const [address, setAddress] = useState("");
-  const [password, setPassword] = useState("");
+  const [data, reload] = useLoad(() => gql(SettlementDocument, { environment: env }), [env]);
+  const [network, setNetwork] = useState<Network>('BINANCE');
+  const [address, setAddress] = useState('');
+  const [password, setPassword] = useState('');
   const [requested, setRequested] = useState(false);
   const action = useAction();
 
   const save = (e: Event) => {
     e.preventDefault();
     void action.run(async () => {
-      await gql(SetSettlementWalletDocument, {
-        environment: env,
-        network,
-        address: address.trim(),
-        password,
-      });
-      setPassword("");
+      await gql(SetSettlementWalletDocument, { environment: env, network, address: address.trim(), password });
+      setPassword('');
       reload();
     });
   };
@@ -79,12 +56,11 @@ export function Settlement() {
                   return (
                     <tr data-network={n}>
                       <td>{n}</td>
-                      <td class="mono">{w?.current?.address ?? "—"}</td>
+                      <td class="mono">{w?.current?.address ?? '—'}</td>
                       <td>
                         {w?.pending && (
                           <span class="badge warn">
-                            {w.pending.address.slice(0, 10)}… {t.pendingUntil}{" "}
-                            <Countdown until={w.pending.activeFrom} />
+                            {w.pending.address.slice(0, 10)}… {t.pendingUntil} <Countdown until={w.pending.activeFrom} />
                           </span>
                         )}
                       </td>
@@ -94,35 +70,18 @@ export function Settlement() {
               </tbody>
             </table>
             <form class="card grid" id="wallet-form" onSubmit={save}>
-              <select
-                id="wallet-network"
-                value={network}
-                onChange={(e) => setNetwork(e.currentTarget.value as Network)}
-              >
+              <select id="wallet-network" value={network} onChange={(e) => setNetwork(e.currentTarget.value as Network)}>
                 {NETWORKS.map((n) => (
                   <option value={n}>{n}</option>
                 ))}
               </select>
               <label>
                 {t.address}
-                <input
-                  id="wallet-address"
-                  required
-                  class="mono"
-                  value={address}
-                  onInput={(e) => setAddress(e.currentTarget.value)}
-                />
+                <input id="wallet-address" required class="mono" value={address} onInput={(e) => setAddress(e.currentTarget.value)} />
               </label>
               <label>
                 {t.password}
-                <input
-                  id="wallet-password"
-                  type="password"
-                  autocomplete="current-password"
-                  required
-                  value={password}
-                  onInput={(e) => setPassword(e.currentTarget.value)}
-                />
+                <input id="wallet-password" type="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
               </label>
               <button type="submit" id="wallet-save" disabled={action.busy}>
                 {t.setWallet}
@@ -158,17 +117,10 @@ export function Settlement() {
               </table>
             )}
             <p class="row">
-              <button
-                type="button"
-                id="sweep-now"
-                disabled={action.busy}
-                onClick={sweep}
-              >
+              <button type="button" id="sweep-now" disabled={action.busy} onClick={sweep}>
                 {t.sweepNow}
               </button>
-              {requested && (
-                <span id="sweep-requested">{t.sweepRequested}</span>
-              )}
+              {requested && <span id="sweep-requested">{t.sweepRequested}</span>}
             </p>
             <SweepSchedule />
             <h2>{t.sweeps}</h2>
@@ -180,10 +132,10 @@ export function Settlement() {
                   {d.sweeps.edges.map(({ node: s }) => (
                     <tr>
                       <td>
-                        {s.amount?.decimal ?? "—"} {s.tokenSymbol} {s.network}
+                        {s.amount?.decimal ?? '—'} {s.tokenSymbol} {s.network}
                       </td>
                       <td>{s.status}</td>
-                      <td class="mono wide">{s.txHash ?? "—"}</td>
+                      <td class="mono wide">{s.txHash ?? '—'}</td>
                       <td class="wide">{when(s.createdAt, lang)}</td>
                     </tr>
                   ))}

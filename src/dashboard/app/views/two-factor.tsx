@@ -1,5 +1,5 @@
-import { useState } from "preact/hooks";
-import { gql } from "../api";
+import { useState } from 'preact/hooks';
+import { gql } from '../api';
 import {
   BeginTotpEnrolmentDocument,
   ConfirmTotpEnrolmentDocument,
@@ -10,12 +10,12 @@ import {
   RemovePasskeyDocument,
   SecondFactorStatusDocument,
   SetSecondFactorPolicyDocument,
-} from "../documents";
-import { when } from "../i18n";
-import { Copy, ErrorLine, Show, useAction, useApp, useLoad } from "../ui";
-import { createPasskey, passkeysSupported } from "../webauthn";
-import { useReauth } from "./reauth";
-import { SettingsTabs } from "./settings-tabs";
+} from '../documents';
+import { when } from '../i18n';
+import { Copy, ErrorLine, Show, useAction, useApp, useLoad } from '../ui';
+import { createPasskey, passkeysSupported } from '../webauthn';
+import { useReauth } from './reauth';
+import { SettingsTabs } from './settings-tabs';
 
 /** Recovery codes, shown once (after enrolment or regeneration) until the screen is left. */
 function RecoveryCodes({ codes }: { codes: string[] }) {
@@ -28,57 +28,30 @@ function RecoveryCodes({ codes }: { codes: string[] }) {
           <li>{c}</li>
         ))}
       </ul>
-      <Copy text={codes.join("\n")} />
+      <Copy text={codes.join('\n')} />
     </div>
   );
 }
 
 /** Confirms a started enrolment with the app's current code. */
-function Enrol({
-  secret,
-  qr,
-  onDone,
-}: {
-  secret: string;
-  qr: string;
-  onDone: (codes: string[] | null) => void;
-}) {
+function Enrol({ secret, qr, onDone }: { secret: string; qr: string; onDone: (codes: string[] | null) => void }) {
   const { t } = useApp();
-  const [code, setCode] = useState("");
+  const [code, setCode] = useState('');
   const action = useAction();
   const submit = (e: Event) => {
     e.preventDefault();
-    void action.run(async () =>
-      onDone(
-        (await gql(ConfirmTotpEnrolmentDocument, { code: code.trim() }))
-          .confirmTotpEnrolment.recoveryCodes ?? null,
-      ),
-    );
+    void action.run(async () => onDone((await gql(ConfirmTotpEnrolmentDocument, { code: code.trim() })).confirmTotpEnrolment.recoveryCodes ?? null));
   };
   return (
     <form class="card dialog" id="totp-enrol" onSubmit={submit}>
       <p>{t.scanQr}</p>
-      <img
-        class="qr"
-        id="totp-qr"
-        src={qr}
-        width={180}
-        height={180}
-        alt="otpauth QR"
-      />
+      <img class="qr" id="totp-qr" src={qr} width={180} height={180} alt="otpauth QR" />
       <code class="mono" id="totp-secret">
         {secret}
       </code>
       <label>
         {t.totpCode}
-        <input
-          id="totp-code"
-          autocomplete="one-time-code"
-          inputMode="numeric"
-          required
-          value={code}
-          onInput={(e) => setCode(e.currentTarget.value)}
-        />
+        <input id="totp-code" autocomplete="one-time-code" inputMode="numeric" required value={code} onInput={(e) => setCode(e.currentTarget.value)} />
       </label>
       <ErrorLine error={action.error} />
       <button type="submit" id="totp-confirm" disabled={action.busy}>
@@ -97,17 +70,13 @@ function Enrol({
 export function TwoFactor() {
   const { t, lang } = useApp();
   const [status, reload] = useLoad(() => gql(SecondFactorStatusDocument), []);
-  const [enrolment, setEnrolment] = useState<{
-    secret: string;
-    qr: string;
-  } | null>(null);
+  const [enrolment, setEnrolment] = useState<{ secret: string; qr: string } | null>(null);
   const [codes, setCodes] = useState<string[] | null>(null);
-  const [passkeyName, setPasskeyName] = useState("");
+  const [passkeyName, setPasskeyName] = useState('');
   const [added, setAdded] = useState<string | null>(null);
   const action = useAction();
   const { guarded, dialog } = useReauth();
-  const act = (fn: () => Promise<unknown>) =>
-    void action.run(() => guarded(fn));
+  const act = (fn: () => Promise<unknown>) => void action.run(() => guarded(fn));
 
   const begin = () =>
     act(async () => {
@@ -122,9 +91,7 @@ export function TwoFactor() {
   };
   const regenerate = () =>
     act(async () => {
-      setCodes(
-        (await gql(RegenerateRecoveryCodesDocument)).regenerateRecoveryCodes,
-      );
+      setCodes((await gql(RegenerateRecoveryCodesDocument)).regenerateRecoveryCodes);
       reload();
     });
   const disable = () =>
@@ -138,16 +105,10 @@ export function TwoFactor() {
     e.preventDefault();
     act(async () => {
       setAdded(null);
-      const options = (await gql(PasskeyRegistrationOptionsDocument))
-        .passkeyRegistrationOptions;
-      const r = (
-        await gql(RegisterPasskeyDocument, {
-          name: passkeyName.trim() || null,
-          response: await createPasskey(options),
-        })
-      ).registerPasskey;
+      const options = (await gql(PasskeyRegistrationOptionsDocument)).passkeyRegistrationOptions;
+      const r = (await gql(RegisterPasskeyDocument, { name: passkeyName.trim() || null, response: await createPasskey(options) })).registerPasskey;
       setAdded(r.passkey.name);
-      setPasskeyName("");
+      setPasskeyName('');
       if (r.recoveryCodes) setCodes(r.recoveryCodes);
       reload();
     });
@@ -171,9 +132,7 @@ export function TwoFactor() {
       {dialog}
       <ErrorLine error={action.error} />
       {codes && <RecoveryCodes codes={codes} />}
-      {enrolment && (
-        <Enrol secret={enrolment.secret} qr={enrolment.qr} onDone={enrolled} />
-      )}
+      {enrolment && <Enrol secret={enrolment.secret} qr={enrolment.qr} onDone={enrolled} />}
       <Show value={status} retry={reload}>
         {({ secondFactorStatus: s }) => (
           <>
@@ -184,59 +143,29 @@ export function TwoFactor() {
             )}
             <div class="card" id="totp-status">
               <p>
-                <span class={`badge ${s.totpEnabled ? "ok" : "warn"}`}>
-                  {s.totpEnabled ? t.totpOn : t.totpOff}
-                </span>{" "}
-                {(s.totpEnabled || s.passkeys.length > 0) && (
-                  <span class="muted">
-                    {t.recoveryLeft(s.recoveryCodesRemaining)}
-                  </span>
-                )}
+                <span class={`badge ${s.totpEnabled ? 'ok' : 'warn'}`}>{s.totpEnabled ? t.totpOn : t.totpOff}</span>{' '}
+                {(s.totpEnabled || s.passkeys.length > 0) && <span class="muted">{t.recoveryLeft(s.recoveryCodesRemaining)}</span>}
               </p>
               <div class="row">
                 {!s.totpEnabled && !enrolment && (
-                  <button
-                    type="button"
-                    id="totp-begin"
-                    disabled={action.busy}
-                    onClick={begin}
-                  >
+                  <button type="button" id="totp-begin" disabled={action.busy} onClick={begin}>
                     {t.enrolTotp}
                   </button>
                 )}
                 {(s.totpEnabled || s.passkeys.length > 0) && (
-                  <button
-                    type="button"
-                    id="regenerate-codes"
-                    class="secondary"
-                    disabled={action.busy}
-                    onClick={regenerate}
-                  >
+                  <button type="button" id="regenerate-codes" class="secondary" disabled={action.busy} onClick={regenerate}>
                     {t.regenerateCodes}
                   </button>
                 )}
                 {s.totpEnabled && (
-                  <button
-                    type="button"
-                    id="totp-disable"
-                    class="secondary"
-                    disabled={action.busy}
-                    onClick={disable}
-                  >
+                  <button type="button" id="totp-disable" class="secondary" disabled={action.busy} onClick={disable}>
                     {t.disableTotp}
                   </button>
                 )}
               </div>
             </div>
             <label class="inline card">
-              <input
-                type="checkbox"
-                id="require-2fa"
-                checked={s.requiredByMerchant}
-                disabled={action.busy}
-                onChange={(e) => policy(e.currentTarget.checked)}
-              />{" "}
-              {t.requirePolicy}
+              <input type="checkbox" id="require-2fa" checked={s.requiredByMerchant} disabled={action.busy} onChange={(e) => policy(e.currentTarget.checked)} /> {t.requirePolicy}
             </label>
             <h2>{t.passkeys}</h2>
             <div class="card" id="passkey-section">
@@ -244,14 +173,8 @@ export function TwoFactor() {
                 <ul class="plain" id="passkeys">
                   {s.passkeys.map((p) => (
                     <li data-passkey={p.name}>
-                      {p.name}{" "}
-                      <span class="muted">{when(p.createdAt, lang)}</span>{" "}
-                      <button
-                        type="button"
-                        class="secondary small remove-passkey"
-                        disabled={action.busy}
-                        onClick={() => removePasskey(p.id)}
-                      >
+                      {p.name} <span class="muted">{when(p.createdAt, lang)}</span>{' '}
+                      <button type="button" class="secondary small remove-passkey" disabled={action.busy} onClick={() => removePasskey(p.id)}>
                         {t.removePasskey}
                       </button>
                     </li>
@@ -265,19 +188,8 @@ export function TwoFactor() {
               )}
               {passkeysSupported() ? (
                 <form class="row" id="passkey-add" onSubmit={addPasskey}>
-                  <input
-                    id="passkey-name"
-                    maxLength={64}
-                    aria-label={t.passkeyName}
-                    placeholder={t.passkeyName}
-                    value={passkeyName}
-                    onInput={(e) => setPasskeyName(e.currentTarget.value)}
-                  />
-                  <button
-                    type="submit"
-                    id="passkey-add-submit"
-                    disabled={action.busy}
-                  >
+                  <input id="passkey-name" maxLength={64} aria-label={t.passkeyName} placeholder={t.passkeyName} value={passkeyName} onInput={(e) => setPasskeyName(e.currentTarget.value)} />
+                  <button type="submit" id="passkey-add-submit" disabled={action.busy}>
                     {t.addPasskey}
                   </button>
                 </form>
