@@ -75,7 +75,7 @@ export function Refunds() {
           const cursor = after === null ? (r.pageInfo.hasNextPage ? r.pageInfo.endCursor : '') : after;
           return (
             <div id="refund-list">
-              <p class="muted">{r.totalCount}</p>
+              <p class="muted" id="refund-count">{t.refundCount(r.totalCount)}</p>
               {all.length === 0 ? <Empty text={t.noRefunds} /> : <RefundList refunds={all} showOrder onChange={reload} />}
               <ErrorLine error={loadMore.error} />
               {cursor && (
