@@ -96,9 +96,28 @@ export class Migration20261129060000_refunds extends Migration {
         primary key ("merchant_id", "environment", "network"),
         constraint "refund_wallets_address_unique" unique ("family", "address", "network")
       );`);
+    // Refunds for analysts (docs/analytics.md): one row per refund, token units and base units, the IDR
+    // worth at the deposit's locked rate when the refund is in the deposit's own token.
+    this.addSql(`
+      create or replace view "analytics"."refunds" as
+      select r.id as refund_id, r.merchant_id, r.environment, r.network, r.order_id, o.order_no, r.receipt_id, r.deposit_id, r.kind, r.reason, r.status, r.failure_reason,
+             t.symbol as token_symbol, t.address as token_address, t.decimals,
+             analytics.token_units(r.amount, t.decimals) as amount, r.amount as amount_base,
+             analytics.token_units(r.sent_amount, t.decimals) as sent_amount, r.sent_amount as sent_amount_base,
+             case when t.id = d.token_id then round(analytics.token_units(r.amount, t.decimals) * q.crypto_rate::numeric) end as amount_idr,
+             r.fee_mode, analytics.token_units(r.fee_deducted, t.decimals) as fee_deducted,
+             analytics.token_units(r.fee_paid, analytics.native_decimals(r.network)) as network_fee,
+             r.source, r.from_address, r.to_address, r.address_source, r.tx_hash, r.block_number,
+             r.created_at, r.approved_at, r.sent_at, r.confirmed_at, (r.confirmed_at at time zone 'Asia/Jakarta') as confirmed_at_wib, r.cancelled_at
+      from public.refunds r
+      join public.orders o on o.id = r.order_id
+      join public.deposits d on d.id = r.deposit_id
+      join public.tokens t on t.id = r.token_id
+      join public.quotes q on q.id = d.quote_id;`);
   }
 
   override async down(): Promise<void> {
+    this.addSql(`drop view if exists "analytics"."refunds";`);
     this.addSql(`drop table if exists "refund_wallets", "refund_settings", "refunds" cascade;`);
   }
 }

@@ -172,6 +172,13 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (NETWORK) => {
     );
     expect(await tokenBalance(to)).toBe(excess);
     expect(await tokenBalance(o.address)).toBe(o.total);
+    // Revenue nets the refund out: the order received exactly what it asked (its locked IDR total), not the excess.
+    const [rev] = await sql<{ received_idr: string; total_idr: string }>(
+      gw.app,
+      `select o.received_idr::text as received_idr, q.total_idr::text as total_idr from orders o join deposits d on d.order_id = o.id join quotes q on q.id = d.quote_id where o.id = ?`,
+      [o.orderId],
+    );
+    expect(rev!.received_idr).toBe(rev!.total_idr);
     const events = await sql<{ type: string }>(gw.app, `select type from merchant_events where merchant_id = ? and type like 'refund.%' order by seq`, [m.merchantId]);
     expect(events.map((e) => e.type)).toEqual(['refund.created', 'refund.claimed', 'refund.sent', 'refund.confirmed']);
     // The order shows its refund.

@@ -5167,7 +5167,7 @@ export interface operations {
         };
         responses: {
             /** @description Success */
-            200: {
+            201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -5176,7 +5176,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @constant */
-                        status_code: 200;
+                        status_code: 201;
                         message: string;
                         data: components["schemas"]["CreateRefundData"];
                     };
@@ -6756,7 +6756,7 @@ export interface operations {
         };
         responses: {
             /** @description Success */
-            200: {
+            201: {
                 headers: {
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
@@ -6765,7 +6765,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @constant */
-                        status_code: 200;
+                        status_code: 201;
                         message: string;
                         data: components["schemas"]["CreateRefundData"];
                     };

@@ -15,9 +15,10 @@
  *   CSV) the deposit's figure is split in chain order: a payment's share is the deposit's figure at
  *   the running sum after it minus the one before it, so per-payment figures add up to the order's
  *   exactly, with no rounding drift.
- * - A refund, when one exists, is a movement of negative units in the same running sum (or a row
- *   subtracted the same way): it takes back its share of received, fee and net, so every figure nets
- *   out without changing these formulas.
+ * - A confirmed refund of the order's payments (not of an unattributed receipt, which never counted)
+ *   takes its units back out of the deposit's R before the formula: received = ⌊T × (R − refunded) / D⌋,
+ *   and the fee and net likewise, so every figure of an order nets refunds out. The refund's `amount`
+ *   counts (what the merchant gave back), whoever paid its network fee.
  */
 
 /** `⌊value × units / due⌋` in SQL: exact integer division of numerics (no rounding of a quotient). */
@@ -28,10 +29,12 @@ export const shareOf = (value: string, units: string, due: string): string => `d
  * from its deposits' confirmed receipts (deposits.amount_received, which the settlement keeps equal
  * to the sum of their confirmed payments in the same transaction) and their quotes.
  */
-export const ORDER_REVENUE_SQL = `select coalesce(sum(${shareOf('q.total_idr', 'd.amount_received', 'd.total_amount')}), 0) as received,
-         coalesce(sum(${shareOf('q.fee_amount_idr', 'd.amount_received', 'd.total_amount')}), 0) as fee,
+export const ORDER_REVENUE_SQL = `select coalesce(sum(${shareOf('q.total_idr', 'greatest(d.amount_received - rf.refunded, 0)', 'd.total_amount')}), 0) as received,
+         coalesce(sum(${shareOf('q.fee_amount_idr', 'greatest(d.amount_received - rf.refunded, 0)', 'd.total_amount')}), 0) as fee,
          coalesce(bool_or(d.amount_received > 0), false) as any
-  from deposits d join quotes q on q.id = d.quote_id where d.order_id = ?`;
+  from deposits d join quotes q on q.id = d.quote_id
+  cross join lateral (select coalesce(sum(r.amount), 0) as refunded from refunds r where r.deposit_id = d.id and r.receipt_id is null and r.status = 'confirmed') rf
+  where d.order_id = ?`;
 
 /**
  * A LATERAL subquery giving payment `p` (of deposit `d`, quote `q`) its `received_idr`, `fee_idr` and

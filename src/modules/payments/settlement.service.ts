@@ -86,23 +86,7 @@ export class SettlementService {
     for (const d of deposits) await tx.execute(`update deposits set amount_received = ? where id = ?`, [d.confirmed.toString(), d.id]);
     // Revenue follows the confirmed receipts (order-revenue.sql.ts): received, fee and net on what
     // arrived, and the paying deposit's units; the rollups follow in the same statement.
-    await tx.execute(
-      `with f as (${ORDER_REVENUE_SQL}),
-       prev as (select * from orders where id = ?),
-       o as (
-         update orders o set received_idr = case when f.any then f.received end, fee_idr = case when f.any then f.fee end,
-           net_idr = case when f.any then f.received - f.fee end,
-           paid_amount = coalesce((select x.amount_received from deposits x where x.id = o.paid_deposit_id), o.paid_amount)
-         from f where o.id = ?
-           and (o.received_idr, o.fee_idr, o.net_idr, o.paid_amount) is distinct from
-               (case when f.any then f.received end, case when f.any then f.fee end, case when f.any then f.received - f.fee end,
-                coalesce((select x.amount_received from deposits x where x.id = o.paid_deposit_id), o.paid_amount))
-         returning o.*
-       ),
-       ${rollupDelta('r', `${rollupColumns(-1, 'prev')} where exists (select 1 from o) union all ${rollupColumns(1, 'o')}`)}
-       select 1 from o`,
-      [orderId, orderId, orderId],
-    );
+    await writeOrderRevenue(tx, orderId);
 
     // Deep reorgs: each confirmed payment that left the chain is reported once (before the status
     // change it may cause, so a receiver reads the cause first), and the order is flagged.
@@ -202,4 +186,29 @@ export class SettlementService {
   private async event<T extends typeof PAYMENT_LATE | typeof PAYMENT_OVERPAID | typeof PAYMENT_REORGED>(tx: EntityManager, orderId: string, type: T, reason: OrderEventReasons[T]): Promise<void> {
     await recordOrderEvent(tx, orderId, type, reason);
   }
+}
+
+/**
+ * Writes the order's revenue columns from its deposits' confirmed receipts less its confirmed refunds
+ * (order-revenue.sql.ts), with the rollups' deltas in the same statement; nothing when unchanged.
+ * Inside the caller's transaction (settlement, a refund's confirmation).
+ */
+export async function writeOrderRevenue(tx: EntityManager, orderId: string): Promise<void> {
+  await tx.execute(
+    `with f as (${ORDER_REVENUE_SQL}),
+     prev as (select * from orders where id = ?),
+     o as (
+       update orders o set received_idr = case when f.any then f.received end, fee_idr = case when f.any then f.fee end,
+         net_idr = case when f.any then f.received - f.fee end,
+         paid_amount = coalesce((select x.amount_received from deposits x where x.id = o.paid_deposit_id), o.paid_amount)
+       from f where o.id = ?
+         and (o.received_idr, o.fee_idr, o.net_idr, o.paid_amount) is distinct from
+             (case when f.any then f.received end, case when f.any then f.fee end, case when f.any then f.received - f.fee end,
+              coalesce((select x.amount_received from deposits x where x.id = o.paid_deposit_id), o.paid_amount))
+       returning o.*
+     ),
+     ${rollupDelta('r', `${rollupColumns(-1, 'prev')} where exists (select 1 from o) union all ${rollupColumns(1, 'o')}`)}
+     select 1 from o`,
+    [orderId, orderId, orderId],
+  );
 }

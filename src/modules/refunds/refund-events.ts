@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Environment, Network } from '../../common/environment.js';
 import { REFUND_CLAIMED, REFUND_CONFIRMED, REFUND_FAILED, REFUND_SENT, type RefundEventPayload } from '../events/event.catalogue.js';
 import type { MerchantEventInput, MerchantEventWriter } from '../events/merchant-event.writer.js';
+import { writeOrderRevenue } from '../payments/settlement.service.js';
 import { decimalString } from '../sweeps/sweep-events.js';
 import type { RefundTransitionHook } from './refund-status.service.js';
 
@@ -42,11 +43,19 @@ export async function refundEvent<T extends RefundEventType>(em: EntityManager, 
   return { merchantId: r.merchant_id as string, environment: r.environment as Environment, type, payload: payload as never, idempotencyKey: key };
 }
 
-/** The status writer's hook: claimed, sending (sent), confirmed and failed each report their webhook in the move's transaction. */
+/**
+ * The status writer's hook: claimed, sending (sent), confirmed and failed each report their webhook in
+ * the move's transaction; a confirmed refund of an order's payments nets out of the order's revenue
+ * (order-revenue.sql.ts) in the same transaction, the order's row locked first as the settlement does.
+ */
 export function refundEventsHook(writer: MerchantEventWriter): RefundTransitionHook {
   const TYPES: Partial<Record<string, RefundEventType>> = { claimed: REFUND_CLAIMED, sending: REFUND_SENT, confirmed: REFUND_CONFIRMED, failed: REFUND_FAILED };
   return async (em, row) => {
     const type = TYPES[row.status];
     if (type) await writer.record(em, await refundEvent(em, row.id, type));
+    if (row.status === 'confirmed' && row.receiptId === null) {
+      await em.execute(`select id from orders where id = ? for update`, [row.orderId]);
+      await writeOrderRevenue(em, row.orderId);
+    }
   };
 }

@@ -129,7 +129,7 @@ function operation(route: RestRoute, doc: RouteDoc, environment: string | null, 
     'RateLimit-Policy': { $ref: '#/components/headers/RateLimit-Policy' },
   };
   const responses: Json = {};
-  const success = route.method === 'POST' && ['createOrder', 'createQr', 'createPaymentLink', 'openPaymentLink'].includes(doc.operationId) ? 201 : doc.operationId === 'sweepNow' ? 202 : 200;
+  const success = route.method === 'POST' && ['createOrder', 'createQr', 'createPaymentLink', 'openPaymentLink', 'createRefund'].includes(doc.operationId) ? 201 : doc.operationId === 'sweepNow' ? 202 : 200;
   responses[String(success)] = doc.raw
     ? { description: 'Success (not enveloped)', headers: rateHeaders, content: Object.fromEntries(doc.raw.map((t) => [t, { schema: { type: 'string', contentMediaType: t } }])) }
     : {
