@@ -87,6 +87,11 @@ it('a paid order’s page: too much is refused; a partial refund → claim link 
     await page.locator('#refund-reason').fill('one item out of stock');
     await page.locator('#refund-review').click();
     expect(await page.locator('#refund-summary').innerText()).toContain('1.5 USDT · ETHEREUM · Merchant’s decision');
+    await dashboardSnap(page, 'refund-form');
+    await page.setViewportSize(MOBILE);
+    expect(await noSideways(page)).toBeLessThanOrEqual(0);
+    await dashboardSnap(page, 'refund-form');
+    await page.setViewportSize(DESKTOP);
     await page.locator('#refund-confirm').click();
     const claimUrl = (await page.locator('#order-refunds .claim-url').innerText()).trim();
     expect(claimUrl).toMatch(/\/refund#token=[A-Za-z0-9_-]{43}$/);
@@ -168,6 +173,11 @@ it('a paid order’s page: too much is refused; a partial refund → claim link 
     await page.setViewportSize(MOBILE);
     expect(await noSideways(page)).toBeLessThanOrEqual(0);
     await dashboardSnap(page, 'refunds');
+    // In Indonesian.
+    await page.locator('#lang').click();
+    await page.getByText('Pengaturan refund').waitFor();
+    expect(await page.locator('#refund-count').innerText()).toBe('1 refund');
+    expect(await page.locator('#nav-refunds').textContent()).toBe('Refund');
     expect(scripts.cspViolations).toEqual([]);
     expect(scripts.dialogs).toEqual([]);
   } finally {
