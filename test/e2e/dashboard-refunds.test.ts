@@ -40,6 +40,11 @@ afterAll(async () => {
 });
 
 const mine = () => chains.ETHEREUM.rpc.call('anvil_mine', ['0x1']);
+/** A full-page screenshot from the top (the sticky header where it belongs). */
+const snap = async (page: Page, name: string) => {
+  await page.evaluate('scrollTo(0, 0)');
+  await dashboardSnap(page, name);
+};
 const noSideways = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
 
 it('a paid order’s page: too much is refused; a partial refund → claim link → the customer claims → approved after the password → confirmed on chain; the Refunds screen lists it', async () => {
@@ -87,10 +92,10 @@ it('a paid order’s page: too much is refused; a partial refund → claim link 
     await page.locator('#refund-reason').fill('one item out of stock');
     await page.locator('#refund-review').click();
     expect(await page.locator('#refund-summary').innerText()).toContain('1.5 USDT · ETHEREUM · Merchant’s decision');
-    await dashboardSnap(page, 'refund-form');
+    await snap(page, 'refund-form');
     await page.setViewportSize(MOBILE);
     expect(await noSideways(page)).toBeLessThanOrEqual(0);
-    await dashboardSnap(page, 'refund-form');
+    await snap(page, 'refund-form');
     await page.setViewportSize(DESKTOP);
     await page.locator('#refund-confirm').click();
     const claimUrl = (await page.locator('#order-refunds .claim-url').innerText()).trim();
@@ -99,10 +104,10 @@ it('a paid order’s page: too much is refused; a partial refund → claim link 
     expect(row).toEqual({ id: expect.any(String), status: 'requested' });
     const item = page.locator(`#order-refunds li[data-refund="${row!.id}"]`);
     expect(await item.innerText()).toMatch(/1\.5 USDT[\s\S]*ETHEREUM[\s\S]*Merchant’s decision[\s\S]*requested[\s\S]*one item out of stock/);
-    await dashboardSnap(page, 'order-refund');
+    await snap(page, 'order-refund');
     await page.setViewportSize(MOBILE);
     expect(await noSideways(page)).toBeLessThanOrEqual(0);
-    await dashboardSnap(page, 'order-refund');
+    await snap(page, 'order-refund');
     await page.setViewportSize(DESKTOP);
 
     // The customer claims an address (what the claim page calls); the page follows live.
@@ -133,16 +138,24 @@ it('a paid order’s page: too much is refused; a partial refund → claim link 
     expect((await sql<{ tx_hash: string }>(gw.app, `select tx_hash from refunds where id = ?`, [row!.id]))[0]!.tx_hash).toBe(tx);
     expect(await balanceOf(chains.ETHEREUM, o.token, to)).toBe(1_500_000n);
     expect(await done.locator('.approve, .cancel-refund').count()).toBe(0);
-    await dashboardSnap(page, 'order-refund-confirmed');
+    await snap(page, 'order-refund-confirmed');
 
     // The rest cannot be more than what is left: the form now says total − 1.5.
     await page.locator('#refund-open').click();
     expect(await page.locator('#refund-max').innerText()).toBe(`At most ${(Number(o.total - 1_500_000n) / 1e6).toString()} USDT can be refunded`);
+    // All of what is left, requested and then cancelled: nothing was signed, the state says so.
+    await page.locator('#refund-review').click();
+    expect(await page.locator('#refund-summary').innerText()).toContain(`${(Number(o.total - 1_500_000n) / 1e6).toString()} USDT`);
+    await page.locator('#refund-confirm').click();
+    await page.locator('#order-refunds li[data-status="requested"] .claim-url').waitFor();
+    await page.locator('#order-refunds li[data-status="requested"] .cancel-refund').click();
+    await page.locator('#order-refunds li[data-status="cancelled"]').waitFor();
+    expect((await refundRows()).map((r) => r.status).sort()).toEqual(['cancelled', 'confirmed']);
 
     // The Refunds screen: the filters, the settings and the refund wallets.
     await page.locator('#nav-refunds').click();
     await page.locator('#refund-list').waitFor();
-    expect(await page.locator(`#refund-list li[data-refund="${row!.id}"]`).count()).toBe(1);
+    expect(await page.locator('#refund-list li[data-refund]').count()).toBe(2);
     await page.locator('#rf-status').selectOption('requested');
     await page.locator('#refund-list .empty').waitFor();
     await page.locator('#rf-status').selectOption('confirmed');
@@ -169,14 +182,14 @@ it('a paid order’s page: too much is refused; a partial refund → claim link 
     expect(Number(await page.locator('#rs-limit').inputValue())).toBe(5);
     expect(await page.locator('#rs-fee-mode').inputValue()).toBe('deduct');
     await page.locator('#refund-wallets li[data-network="ETHEREUM"] .qr-toggle').click();
-    await dashboardSnap(page, 'refunds');
+    await snap(page, 'refunds');
     await page.setViewportSize(MOBILE);
     expect(await noSideways(page)).toBeLessThanOrEqual(0);
-    await dashboardSnap(page, 'refunds');
+    await snap(page, 'refunds');
     // In Indonesian.
     await page.locator('#lang').click();
     await page.getByText('Pengaturan refund').waitFor();
-    expect(await page.locator('#refund-count').innerText()).toBe('1 refund');
+    expect(await page.locator('#refund-count').innerText()).toBe('2 refund');
     expect(await page.locator('#nav-refunds').textContent()).toBe('Refund');
     expect(scripts.cspViolations).toEqual([]);
     expect(scripts.dialogs).toEqual([]);

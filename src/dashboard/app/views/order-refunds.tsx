@@ -142,7 +142,7 @@ function RefundForm(p: {
     });
 
   return (
-    <form class="card grid" id="refund-form" onSubmit={check}>
+    <form class="card stack" id="refund-form" onSubmit={check}>
       <p id="refund-max">{max === 0n ? t.refundNothing : t.refundMax(maxText, p.symbol)}</p>
       <label>
         {t.refundKind}
