@@ -47,7 +47,7 @@ const snap = async (page: Page, name: string) => {
 };
 const noSideways = (page: Page) => page.evaluate<number>('document.documentElement.scrollWidth - document.documentElement.clientWidth');
 
-it('a paid order’s page: too much is refused; a partial refund → claim link → the customer claims → approved after the password → confirmed on chain; the Refunds screen lists it', async () => {
+it('a paid order’s page: too much is refused; a partial refund → claim link → the customer claims → approved after the password → confirmed on chain; the rest requested and cancelled; the Refunds screen lists them', async () => {
   const m = await createMerchant(gw.app); // no settlement wallet: the funds stay at the deposit
   const o = await placeOrder(gw.url, gw.app, m, 'ETHEREUM');
   await pay(chains.ETHEREUM, customer, o.address, o.total);
