@@ -111,7 +111,7 @@ describe('views after paid orders', () => {
     const bad = cols.filter((c) => /hash|cipher|mnemonic|password|secret|seed|payload|url|lock_token|derivation|refresh|session|wallet_id/.test(c.column_name) && c.column_name !== 'tx_hash');
     expect(bad).toEqual([]);
     const views = (await sql<{ table_name: string }>(gw, `select table_name from information_schema.views where table_schema = 'analytics' order by 1`)).map((v) => v.table_name);
-    expect(views).toEqual(['daily_revenue', 'deposit_balances', 'deposits', 'gas_tank_ledger', 'merchants', 'order_events', 'orders', 'payments', 'sweep_positions', 'sweeps', 'tokens', 'webhook_attempts', 'webhook_deliveries']);
+    expect(views).toEqual(['daily_revenue', 'deposit_balances', 'deposits', 'gas_tank_ledger', 'merchants', 'order_events', 'orders', 'payments', 'refunds', 'sweep_positions', 'sweeps', 'tokens', 'webhook_attempts', 'webhook_deliveries']);
   });
 });
 

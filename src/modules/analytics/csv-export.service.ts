@@ -56,7 +56,7 @@ export const csvCell = (expr: string): string => `(case when ascii(${expr}) in (
 const ORDER_COLUMNS = [
   'order_no', 'status', 'amount_idr', 'currency', 'customer_name', 'customer_email', 'source', 'payment_link_id',
   'created_at', 'expires_at', 'paid_at', 'network', 'token_symbol', 'token_address', 'paid_amount', 'due_amount',
-  'rate_idr', 'received_idr', 'fee_idr', 'net_idr', 'overpaid', 'order_id',
+  'rate_idr', 'received_idr', 'fee_idr', 'net_idr', 'overpaid', 'order_id', 'refunded_idr',
 ] as const;
 
 const PAYMENT_COLUMNS = [
@@ -87,18 +87,22 @@ export class CsvExportService {
     // the deposit that received the largest share of what it asked for (analytics.orders' rule), looked
     // up for those orders only. No sort or scan of the merchant's deposits: one row lookup per paid order.
     // received_idr, fee_idr, net_idr: money actually received and the fee on it (order-revenue.sql.ts),
-    // as orderStats and analytics.orders count them.
+    // as orderStats and analytics.orders count them, confirmed refunds netted out; refunded_idr: about
+    // what the refunds took back (each refund's share of its deposit's IDR total, rounded down).
     // Sorted narrow, formatted after: the inner query sorts raw columns (the sort spills less), the
     // outer one formats each row once in the order it receives (a plain projection keeps it).
     const sql = `select ${selectList(ORDER_COLUMNS, [
         'x.order_no', 'x.status', 'x.amount', 'x.currency', 'x.customer_name', 'x.customer_email', 'x.source', 'x.payment_link_id',
         ts('x.created_at'), ts('x.expires_at'), ts('x.paid_at'), 'x.network', 'x.symbol', 'x.address',
-        'analytics.token_units(x.amount_received, x.decimals)', 'analytics.token_units(x.total_amount, x.decimals)', 'x.crypto_rate', 'x.received_idr', 'x.fee_idr', 'x.net_idr', 'x.overpaid', 'x.id',
+        'analytics.token_units(x.amount_received, x.decimals)', 'analytics.token_units(x.total_amount, x.decimals)', 'x.crypto_rate', 'x.received_idr', 'x.fee_idr', 'x.net_idr', 'x.overpaid', 'x.id', 'x.refunded_idr',
       ], ['x.order_no', 'x.currency', 'x.customer_name', 'x.customer_email', 'x.source', 'x.symbol', 'x.address', 'x.crypto_rate'])}
       from (
         select o.order_no, o.status, o.amount, o.currency, o.customer_name, o.customer_email, o.source, o.payment_link_id, o.created_at, o.expires_at, o.paid_at,
                d.network, t.symbol, t.address, t.decimals, d.amount_received, d.total_amount, q.crypto_rate,
-               coalesce(o.received_idr, 0) as received_idr, coalesce(o.fee_idr, 0) as fee_idr, coalesce(o.net_idr, 0) as net_idr, o.overpaid, o.id
+               coalesce(o.received_idr, 0) as received_idr, coalesce(o.fee_idr, 0) as fee_idr, coalesce(o.net_idr, 0) as net_idr, o.overpaid, o.id,
+               -- what confirmed refunds of the order's payments took back out of received_idr (order-revenue.sql.ts): 0 for most orders
+               coalesce((select sum(div(rq.total_idr * r.amount, rd.total_amount)) from refunds r join deposits rd on rd.id = r.deposit_id join quotes rq on rq.id = rd.quote_id
+                         where r.order_id = o.id and r.receipt_id is null and r.status = 'confirmed'), 0) as refunded_idr
         from orders o
         left join deposits d on d.id = coalesce(o.paid_deposit_id, case when o.status = 'Underpaid' then (
           select u.id from deposits u where u.order_id = o.id and u.amount_received > 0 order by u.amount_received / u.total_amount desc, u.created_at desc limit 1) end)
