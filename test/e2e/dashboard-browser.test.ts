@@ -498,7 +498,7 @@ it.each([
     await signIn(page, m);
     await page.locator('#nav-home').waitFor({ state: 'attached' });
     expect(await page.locator('#menu').isVisible()).toBe(phone);
-    for (const s of ['home', 'orders', 'links', 'settlement', 'developers', 'settings']) {
+    for (const s of ['home', 'orders', 'refunds', 'links', 'settlement', 'developers', 'settings']) {
       if (phone) await page.locator('#menu').click();
       await page.locator(`#nav-${s}`).click();
       await page.locator(`#nav-${s}[aria-current="page"]`).waitFor({ state: 'attached' });

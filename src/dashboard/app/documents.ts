@@ -45,5 +45,12 @@ export {
   DashLoginPasskeyOptionsDocument as LoginPasskeyOptionsDocument,
   DashReauthPasskeyOptionsDocument as ReauthPasskeyOptionsDocument,
   DashAcceptTeamInviteDocument as AcceptTeamInviteDocument,
+  DashOrderRefundsDocument as OrderRefundsDocument,
+  DashCreateRefundDocument as CreateRefundDocument,
+  DashApproveRefundDocument as ApproveRefundDocument,
+  DashCancelRefundDocument as CancelRefundDocument,
+  DashRefundsDocument as RefundsDocument,
+  DashRefundSetupDocument as RefundSetupDocument,
+  DashSetRefundSettingsDocument as SetRefundSettingsDocument,
 } from './generated/graphql';
-export type { Environment, Network, OrderStatus, DashOrdersQuery, DashNetworkHealthQuery, TeamRole } from './generated/graphql';
+export type { Environment, Network, OrderStatus, DashOrdersQuery, DashNetworkHealthQuery, TeamRole, DashRefundFragment, RefundStatus, RefundKind, RefundFeeMode } from './generated/graphql';

@@ -10,13 +10,14 @@ import { Invite } from './views/invite';
 import { Links } from './views/links';
 import { OrderPage } from './views/order';
 import { Orders } from './views/orders';
+import { Refunds } from './views/refunds';
 import { Settings } from './views/settings';
 import { Settlement } from './views/settlement';
 import { SignIn } from './views/sign-in';
 import { Team } from './views/team';
 import { TwoFactor } from './views/two-factor';
 
-const SECTIONS = ['home', 'orders', 'links', 'settlement', 'developers', 'settings'] as const;
+const SECTIONS = ['home', 'orders', 'refunds', 'links', 'settlement', 'developers', 'settings'] as const;
 
 const routeNow = () => location.hash.replace(/^#\/?/, '') || 'home';
 
@@ -37,6 +38,8 @@ function Screen({ route }: { route: string }) {
       return <Orders />;
     case 'order':
       return <OrderPage orderNo={decodeURIComponent(rest.join('/'))} />;
+    case 'refunds':
+      return <Refunds />;
     case 'links':
       return <Links />;
     case 'settlement':

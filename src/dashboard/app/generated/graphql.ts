@@ -20,6 +20,20 @@ export type CreatePaymentLinkInput = {
   title: string;
 };
 
+export type CreateRefundInput = {
+  /** An address you verified yourself; absent: the customer claims one through the claim link */
+  address?: string | null | undefined;
+  /** Base units; absent: all the kind offers, or all that is left */
+  amount?: string | null | undefined;
+  /** The order’s deposit; optional when one deposit received payments */
+  depositId?: string | number | null | undefined;
+  kind: RefundKind;
+  orderId: string | number;
+  reason?: string | null | undefined;
+  /** Refund this unattributed receipt of the order (late_receipt, wrong_token) */
+  receiptId?: string | number | null | undefined;
+};
+
 /** Sandbox (testnets) or production (mainnets) */
 export type Environment =
   | 'PRODUCTION'
@@ -76,6 +90,35 @@ export type PaymentLinkStatus =
   | 'ACTIVE'
   | 'EXPIRED'
   | 'INACTIVE';
+
+/** tank: the gas tank pays the network fee; deduct: the fee’s worth is taken off the amount sent */
+export type RefundFeeMode =
+  | 'deduct'
+  | 'tank';
+
+/** overpayment_excess, late_receipt, wrong_token, partial_payment (offered by the gateway), merchant (the merchant’s decision) */
+export type RefundKind =
+  | 'late_receipt'
+  | 'merchant'
+  | 'overpayment_excess'
+  | 'partial_payment'
+  | 'wrong_token';
+
+export type RefundSettingsInput = {
+  /** Token units; "" or null clears it */
+  autoApproveLimit?: string | null | undefined;
+  feeMode?: RefundFeeMode | null | undefined;
+};
+
+/** requested → claimed → approved → sending → confirmed, or cancelled / failed (docs/refunds.md) */
+export type RefundStatus =
+  | 'approved'
+  | 'cancelled'
+  | 'claimed'
+  | 'confirmed'
+  | 'failed'
+  | 'requested'
+  | 'sending';
 
 /** A second factor: exactly one of a TOTP code, a recovery code or a passkey assertion */
 export type SecondFactorInput = {
@@ -277,6 +320,67 @@ export type DashOrderStatsQueryVariables = Exact<{
 
 
 export type DashOrderStatsQuery = { orderStats: Array<{ day: string | null, network: Network | null, count: number, paidCount: number, paidAmount: string, fee: string, netAmount: string }> };
+
+export type DashRefundFragment = { id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } };
+
+export type DashOrderRefundsQueryVariables = Exact<{
+  environment: Environment;
+  orderNo: string;
+}>;
+
+
+export type DashOrderRefundsQuery = { order: { id: string, status: OrderStatus, overpaid: boolean, deposits: Array<{ network: Network, tokenName: string, tokenAddress: string, totalAmount: string, totalAmountBaseUnits: string, amountReceived: string }>, payments: Array<{ network: Network, txHash: string, explorerUrl: string | null }>, refunds: Array<{ id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } }> | null }, refundSettings: { feeMode: RefundFeeMode, autoApproveLimit: string | null } };
+
+export type DashCreateRefundMutationVariables = Exact<{
+  environment: Environment;
+  input: CreateRefundInput;
+}>;
+
+
+export type DashCreateRefundMutation = { createRefund: { claimUrl: string | null, refund: { id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } } } };
+
+export type DashApproveRefundMutationVariables = Exact<{
+  environment: Environment;
+  id: string | number;
+}>;
+
+
+export type DashApproveRefundMutation = { approveRefund: { id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } } };
+
+export type DashCancelRefundMutationVariables = Exact<{
+  environment: Environment;
+  id: string | number;
+}>;
+
+
+export type DashCancelRefundMutation = { cancelRefund: { id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } } };
+
+export type DashRefundsQueryVariables = Exact<{
+  environment: Environment;
+  network?: Network | null | undefined;
+  status?: RefundStatus | null | undefined;
+  kind?: RefundKind | null | undefined;
+  first?: number | null | undefined;
+  after?: string | null | undefined;
+}>;
+
+
+export type DashRefundsQuery = { refunds: { totalCount: number, edges: Array<{ node: { id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+
+export type DashRefundSetupQueryVariables = Exact<{
+  environment: Environment;
+}>;
+
+
+export type DashRefundSetupQuery = { refundSettings: { autoApproveLimit: string | null, feeMode: RefundFeeMode }, refundWallets: Array<{ network: Network, address: string, balances: Array<{ tokenSymbol: string, amount: { decimal: string } }> | null }> };
+
+export type DashSetRefundSettingsMutationVariables = Exact<{
+  environment: Environment;
+  input: RefundSettingsInput;
+}>;
+
+
+export type DashSetRefundSettingsMutation = { setRefundSettings: { autoApproveLimit: string | null, feeMode: RefundFeeMode } };
 
 export type DashLoginMutationVariables = Exact<{
   email: string;
@@ -513,6 +617,37 @@ export const DashLinkFragmentDoc = new TypedDocumentString(`
   }
 }
     `, {"fragmentName":"DashLink"}) as unknown as TypedDocumentString<DashLinkFragment, unknown>;
+export const DashRefundFragmentDoc = new TypedDocumentString(`
+    fragment DashRefund on Refund {
+  id
+  network
+  orderId
+  orderNo
+  receiptId
+  kind
+  reason
+  status
+  failureReason
+  tokenSymbol
+  decimals
+  amount {
+    units
+    decimal
+  }
+  sentAmount {
+    decimal
+  }
+  feeMode
+  feeDeducted {
+    decimal
+  }
+  toAddress
+  source
+  txHash
+  createdAt
+  confirmedAt
+}
+    `, {"fragmentName":"DashRefund"}) as unknown as TypedDocumentString<DashRefundFragment, unknown>;
 export const DashApiKeysDocument = new TypedDocumentString(`
     query DashApiKeys {
   apiKeys {
@@ -829,6 +964,248 @@ export const DashOrderStatsDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<DashOrderStatsQuery, DashOrderStatsQueryVariables>;
+export const DashOrderRefundsDocument = new TypedDocumentString(`
+    query DashOrderRefunds($environment: Environment!, $orderNo: String!) {
+  order(environment: $environment, orderNo: $orderNo) {
+    id
+    status
+    overpaid
+    deposits {
+      network
+      tokenName
+      tokenAddress
+      totalAmount
+      totalAmountBaseUnits
+      amountReceived
+    }
+    payments {
+      network
+      txHash
+      explorerUrl
+    }
+    refunds {
+      ...DashRefund
+    }
+  }
+  refundSettings(environment: $environment) {
+    feeMode
+    autoApproveLimit
+  }
+}
+    fragment DashRefund on Refund {
+  id
+  network
+  orderId
+  orderNo
+  receiptId
+  kind
+  reason
+  status
+  failureReason
+  tokenSymbol
+  decimals
+  amount {
+    units
+    decimal
+  }
+  sentAmount {
+    decimal
+  }
+  feeMode
+  feeDeducted {
+    decimal
+  }
+  toAddress
+  source
+  txHash
+  createdAt
+  confirmedAt
+}`) as unknown as TypedDocumentString<DashOrderRefundsQuery, DashOrderRefundsQueryVariables>;
+export const DashCreateRefundDocument = new TypedDocumentString(`
+    mutation DashCreateRefund($environment: Environment!, $input: CreateRefundInput!) {
+  createRefund(environment: $environment, input: $input) {
+    refund {
+      ...DashRefund
+    }
+    claimUrl
+  }
+}
+    fragment DashRefund on Refund {
+  id
+  network
+  orderId
+  orderNo
+  receiptId
+  kind
+  reason
+  status
+  failureReason
+  tokenSymbol
+  decimals
+  amount {
+    units
+    decimal
+  }
+  sentAmount {
+    decimal
+  }
+  feeMode
+  feeDeducted {
+    decimal
+  }
+  toAddress
+  source
+  txHash
+  createdAt
+  confirmedAt
+}`) as unknown as TypedDocumentString<DashCreateRefundMutation, DashCreateRefundMutationVariables>;
+export const DashApproveRefundDocument = new TypedDocumentString(`
+    mutation DashApproveRefund($environment: Environment!, $id: ID!) {
+  approveRefund(environment: $environment, id: $id) {
+    ...DashRefund
+  }
+}
+    fragment DashRefund on Refund {
+  id
+  network
+  orderId
+  orderNo
+  receiptId
+  kind
+  reason
+  status
+  failureReason
+  tokenSymbol
+  decimals
+  amount {
+    units
+    decimal
+  }
+  sentAmount {
+    decimal
+  }
+  feeMode
+  feeDeducted {
+    decimal
+  }
+  toAddress
+  source
+  txHash
+  createdAt
+  confirmedAt
+}`) as unknown as TypedDocumentString<DashApproveRefundMutation, DashApproveRefundMutationVariables>;
+export const DashCancelRefundDocument = new TypedDocumentString(`
+    mutation DashCancelRefund($environment: Environment!, $id: ID!) {
+  cancelRefund(environment: $environment, id: $id) {
+    ...DashRefund
+  }
+}
+    fragment DashRefund on Refund {
+  id
+  network
+  orderId
+  orderNo
+  receiptId
+  kind
+  reason
+  status
+  failureReason
+  tokenSymbol
+  decimals
+  amount {
+    units
+    decimal
+  }
+  sentAmount {
+    decimal
+  }
+  feeMode
+  feeDeducted {
+    decimal
+  }
+  toAddress
+  source
+  txHash
+  createdAt
+  confirmedAt
+}`) as unknown as TypedDocumentString<DashCancelRefundMutation, DashCancelRefundMutationVariables>;
+export const DashRefundsDocument = new TypedDocumentString(`
+    query DashRefunds($environment: Environment!, $network: Network, $status: RefundStatus, $kind: RefundKind, $first: Int, $after: String) {
+  refunds(
+    environment: $environment
+    network: $network
+    status: $status
+    kind: $kind
+    first: $first
+    after: $after
+  ) {
+    totalCount
+    edges {
+      node {
+        ...DashRefund
+      }
+    }
+    pageInfo {
+      hasNextPage
+      endCursor
+    }
+  }
+}
+    fragment DashRefund on Refund {
+  id
+  network
+  orderId
+  orderNo
+  receiptId
+  kind
+  reason
+  status
+  failureReason
+  tokenSymbol
+  decimals
+  amount {
+    units
+    decimal
+  }
+  sentAmount {
+    decimal
+  }
+  feeMode
+  feeDeducted {
+    decimal
+  }
+  toAddress
+  source
+  txHash
+  createdAt
+  confirmedAt
+}`) as unknown as TypedDocumentString<DashRefundsQuery, DashRefundsQueryVariables>;
+export const DashRefundSetupDocument = new TypedDocumentString(`
+    query DashRefundSetup($environment: Environment!) {
+  refundSettings(environment: $environment) {
+    autoApproveLimit
+    feeMode
+  }
+  refundWallets(environment: $environment) {
+    network
+    address
+    balances {
+      tokenSymbol
+      amount {
+        decimal
+      }
+    }
+  }
+}
+    `) as unknown as TypedDocumentString<DashRefundSetupQuery, DashRefundSetupQueryVariables>;
+export const DashSetRefundSettingsDocument = new TypedDocumentString(`
+    mutation DashSetRefundSettings($environment: Environment!, $input: RefundSettingsInput!) {
+  setRefundSettings(environment: $environment, input: $input) {
+    autoApproveLimit
+    feeMode
+  }
+}
+    `) as unknown as TypedDocumentString<DashSetRefundSettingsMutation, DashSetRefundSettingsMutationVariables>;
 export const DashLoginDocument = new TypedDocumentString(`
     mutation DashLogin($email: String!, $password: String!) {
   login(email: $email, password: $password) {

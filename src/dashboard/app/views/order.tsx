@@ -1,15 +1,28 @@
-import { useEffect } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { gql, subscribe } from '../api';
 import { MerchantEventsDocument, OrderDocument, WebhookDeliveriesDocument } from '../documents';
 import { idr, when } from '../i18n';
 import { Empty, Show, useApp, useLoad } from '../ui';
+import { OrderRefunds } from './order-refunds';
 
-/** One order: its figures, quotes, deposits, payments (explorer links where one exists) and webhooks sent; live. */
+/** One order: its figures, quotes, deposits, payments (explorer links where one exists), refunds and webhooks sent; live. */
 export function OrderPage({ orderNo }: { orderNo: string }) {
   const { t, env, lang, go } = useApp();
+  const [events, setEvents] = useState(0);
+  // Claim links are shown once by the API: kept here, above the parts that reload.
+  const claims = useState<Record<string, string>>({});
   const [order, reload] = useLoad(() => gql(OrderDocument, { environment: env, orderNo }), [env, orderNo]);
-  const [hooks] = useLoad(() => gql(WebhookDeliveriesDocument, { environment: env, orderNo, first: 50 }), [env, orderNo, order.state === 'ok' ? order.data.order.status : '']);
-  useEffect(() => subscribe(MerchantEventsDocument, { environment: env }, (e) => e.merchantEvents.orderNo === orderNo && reload()), [env, orderNo]);
+  const [hooks] = useLoad(() => gql(WebhookDeliveriesDocument, { environment: env, orderNo, first: 50 }), [env, orderNo, order.state === 'ok' ? order.data.order.status : '', events]);
+  // Every event of this order reloads the page's parts.
+  useEffect(
+    () =>
+      subscribe(MerchantEventsDocument, { environment: env }, (e) => {
+        if (e.merchantEvents.orderNo !== orderNo) return;
+        setEvents((n) => n + 1);
+        reload();
+      }),
+    [env, orderNo],
+  );
 
   return (
     <section>
@@ -88,6 +101,7 @@ export function OrderPage({ orderNo }: { orderNo: string }) {
                 })}
               </ul>
             )}
+            <OrderRefunds orderNo={o.orderNo} version={`${o.status}:${events}`} claims={claims} />
             <h2>{t.webhooks}</h2>
             <Show value={hooks}>
               {({ webhookDeliveries: w }) =>
