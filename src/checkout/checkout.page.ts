@@ -6,7 +6,7 @@ import { ENV_PATH } from '../common/environment.js';
 import { DomainError, isDomainError } from '../common/errors.js';
 import { cspImageOrigin } from '../modules/merchants/merchant.commands.js';
 import type { CheckoutState } from '../modules/checkout/checkout-view.service.js';
-import { pageRoute, type PageRoute } from '../http/page-routes.js';
+import { pageRoute, sendHtmlPage, type PageRoute } from '../http/page-routes.js';
 import { errorEnvelope } from '../rest/envelope.js';
 import { receiptLines, receiptNotes, receiptWords } from './receipt.content.js';
 
@@ -172,17 +172,7 @@ export function cspFor(logoUrl?: string | null): string {
   </body></html>`;
   }
 
-  function send(reply: FastifyReply, status: number, html: string, logoUrl: string | null = null) {
-    return reply
-      .code(status)
-      .type('text/html; charset=utf-8')
-      .header('cache-control', 'no-store')
-      .header('content-security-policy', cspFor(logoUrl))
-      .header('referrer-policy', 'no-referrer')
-      .header('x-content-type-options', 'nosniff')
-      .header('x-frame-options', 'DENY')
-      .send(html);
-  }
+  const send = (reply: FastifyReply, status: number, html: string, logoUrl: string | null = null) => sendHtmlPage(reply, status, html, cspFor(logoUrl));
 
   /**
    * The routes of the hosted pages (registered by the server with every page table): the order checkout behind an order's `url` (`/checkout/:orderId?key=`), the payment

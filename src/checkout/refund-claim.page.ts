@@ -1,6 +1,6 @@
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { explorerTxUrl, networkDisplayName } from '../chains/registry.js';
-import { pageRoute, type PageRoute } from '../http/page-routes.js';
+import { pageRoute, sendHtmlPage, type PageRoute } from '../http/page-routes.js';
 import type { App } from '../app.js';
 import { sha256Hex } from '../common/crypto.js';
 import { DomainError, isDomainError } from '../common/errors.js';
@@ -74,17 +74,7 @@ export function renderClaimShell(lang: Lang): string {
 </body></html>`;
 }
 
-function sendPage(reply: FastifyReply, status: number, html: string) {
-  return reply
-    .code(status)
-    .type('text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('content-security-policy', cspFor(null))
-    .header('referrer-policy', 'no-referrer')
-    .header('x-content-type-options', 'nosniff')
-    .header('x-frame-options', 'DENY')
-    .send(html);
-}
+const sendPage = (reply: FastifyReply, status: number, html: string) => sendHtmlPage(reply, status, html, cspFor(null));
 
 /** The token of a JSON call: a string or nothing (the service answers CLAIM_NOT_FOUND for anything malformed). */
 const tokenOf = (v: unknown): string => (typeof v === 'string' ? v : '');

@@ -2,7 +2,7 @@ import type { FastifyReply } from 'fastify';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
-import { pageRoute, type PageRoute } from '../http/page-routes.js';
+import { pageRoute, sendHtmlPage, type PageRoute } from '../http/page-routes.js';
 
 /**
  * The merchant dashboard at `/dashboard`: a single-page app (src/dashboard/app, bundled by
@@ -72,17 +72,7 @@ export function renderDashboardShell(assets: Record<string, Asset>): string {
 </body></html>`;
 }
 
-function sendPage(reply: FastifyReply, status: number, html: string) {
-  return reply
-    .code(status)
-    .type('text/html; charset=utf-8')
-    .header('cache-control', 'no-store')
-    .header('content-security-policy', DASHBOARD_CSP)
-    .header('referrer-policy', 'no-referrer')
-    .header('x-content-type-options', 'nosniff')
-    .header('x-frame-options', 'DENY')
-    .send(html);
-}
+const sendPage = (reply: FastifyReply, status: number, html: string) => sendHtmlPage(reply, status, html, DASHBOARD_CSP);
 
 /**
  * `/dashboard` (and `/dashboard/`, the sections live in the URL fragment; `/dashboard/invite`, the

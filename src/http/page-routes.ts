@@ -20,3 +20,19 @@ export function pageRoute<T extends RouteGenericInterface>(url: string, handler:
 export function registerPages(fastify: FastifyInstance, routes: readonly PageRoute[]): void {
   for (const r of routes) fastify.route({ method: r.method ?? 'GET', url: r.url, handler: r.handler });
 }
+
+/**
+ * An HTML page's answer, with the headers every hosted page sends: never cached (it may carry an
+ * order's state), its own CSP, no referrer, no sniffing, never framed.
+ */
+export function sendHtmlPage(reply: FastifyReply, status: number, html: string, csp: string) {
+  return reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .header('cache-control', 'no-store')
+    .header('content-security-policy', csp)
+    .header('referrer-policy', 'no-referrer')
+    .header('x-content-type-options', 'nosniff')
+    .header('x-frame-options', 'DENY')
+    .send(html);
+}
