@@ -2,14 +2,8 @@ import type { App } from '../app.js';
 import type { WatchedNetwork } from '../chains/networks.js';
 import type { Network } from '../common/environment.js';
 import { RefundEngine, type RefundStep } from '../modules/refunds/refund.engine.js';
+import { engineJobs } from './engine-jobs.js';
 import type { JobDefinition } from './scheduler.js';
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((ok) => {
-    const onAbort = () => (clearTimeout(t), ok());
-    const t = setTimeout(() => (signal.removeEventListener('abort', onAbort), ok()), ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 
 /** The refund engine of one watched network, wired to the app's services (jobs, tests). `crashPoint`: tests only. */
 export function createRefundEngine(app: App, target: WatchedNetwork, crashPoint?: (step: RefundStep) => void): RefundEngine {
@@ -28,33 +22,7 @@ export function createRefundEngine(app: App, target: WatchedNetwork, crashPoint?
   });
 }
 
-/**
- * One recurring refund job per (environment, network), like the sweep jobs: Agenda's lock gives each
- * to one worker at a time; a run ticks every REFUND_POLL_MS for WATCH_RUN_MS and hands over. Every
- * tick resumes from the database, so a run killed anywhere is finished by the next (any worker's).
- */
+/** The refund jobs, one per (environment, network): `engineJobs` with REFUND_POLL_MS. */
 export function refundJobs(targets: WatchedNetwork[], lockMs: number): JobDefinition[] {
-  return targets.map((target) => {
-    let engine: RefundEngine | undefined;
-    return {
-      name: `refund:${target.environment}:${target.network}`,
-      every: '5 seconds',
-      concurrency: 1,
-      lockLifetimeMs: lockMs,
-      handler: async (app, job, signal) => {
-        engine ??= createRefundEngine(app, target);
-        if (!engine.active) return;
-        const until = Date.now() + app.config.WATCH_RUN_MS;
-        while (!signal.aborted && Date.now() < until) {
-          try {
-            await engine.tick(app.orm.em.fork());
-          } catch (err) {
-            app.log.warn({ err: err instanceof Error ? err.message : String(err), network: target.network, environment: target.environment }, 'refund tick failed; retrying');
-          }
-          await job.touch().catch(() => undefined);
-          await sleep(app.config.REFUND_POLL_MS, signal);
-        }
-      },
-    };
-  });
+  return engineJobs('refund', targets, lockMs, (app, target) => createRefundEngine(app, target), (app) => app.config.REFUND_POLL_MS);
 }

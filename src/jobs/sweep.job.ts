@@ -5,14 +5,8 @@ import type { Network } from '../common/environment.js';
 import { parseDecimal, RATE_SCALE } from '../common/money.js';
 import { RATE_SYMBOLS, type RateSymbol } from '../modules/quotes/rate-provider.js';
 import { SweepEngine, type SweepStep } from '../modules/sweeps/sweep.engine.js';
+import { engineJobs } from './engine-jobs.js';
 import type { JobDefinition } from './scheduler.js';
-
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((ok) => {
-    const onAbort = () => (clearTimeout(t), ok());
-    const t = setTimeout(() => (signal.removeEventListener('abort', onAbort), ok()), ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 
 /** The engine of one watched network, wired to the app's services and configuration (jobs, benchmark). */
 export function createSweepEngine(app: App, target: WatchedNetwork, crashAfter = app.config.SWEEP_CRASH_AFTER): SweepEngine {
@@ -47,33 +41,7 @@ export function createSweepEngine(app: App, target: WatchedNetwork, crashAfter =
   });
 }
 
-/**
- * One recurring sweep job per (environment, network). Agenda's lock gives each to one worker at a
- * time; a run ticks every SWEEP_POLL_MS for WATCH_RUN_MS and hands over. Every tick is idempotent and
- * resumes from the database, so a run killed anywhere is finished by the next (any worker's).
- */
+/** The sweep jobs, one per (environment, network): `engineJobs` with SWEEP_POLL_MS. */
 export function sweepJobs(targets: WatchedNetwork[], lockMs: number): JobDefinition[] {
-  return targets.map((target) => {
-    let engine: SweepEngine | undefined;
-    return {
-      name: `sweep:${target.environment}:${target.network}`,
-      every: '5 seconds',
-      concurrency: 1,
-      lockLifetimeMs: lockMs,
-      handler: async (app, job, signal) => {
-        engine ??= createSweepEngine(app, target);
-        if (!engine.active) return;
-        const until = Date.now() + app.config.WATCH_RUN_MS;
-        while (!signal.aborted && Date.now() < until) {
-          try {
-            await engine.tick(app.orm.em.fork());
-          } catch (err) {
-            app.log.warn({ err: err instanceof Error ? err.message : String(err), network: target.network, environment: target.environment }, 'sweep tick failed; retrying');
-          }
-          await job.touch().catch(() => undefined);
-          await sleep(app.config.SWEEP_POLL_MS, signal);
-        }
-      },
-    };
-  });
+  return engineJobs('sweep', targets, lockMs, (app, target) => createSweepEngine(app, target), (app) => app.config.SWEEP_POLL_MS);
 }
