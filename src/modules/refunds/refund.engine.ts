@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { isFinal, SweepGasShortError, TxRejectedError, type ChainAdapter, type SignedTx, type SweepCapability, type TransferIntent } from '../../chains/chain-adapter.js';
+import { isFinal, SweepGasShortError, TxRejectedError, type ChainAdapter, type SignedTx, type SweepCapability, type TransferIntent, type TxState } from '../../chains/chain-adapter.js';
 import { nativeAsset } from '../../chains/registry.js';
 import type { Environment, Network } from '../../common/environment.js';
 import type { HdWalletService } from '../deposits/hd-wallet.service.js';
@@ -66,11 +66,12 @@ export class RefundEngine {
 
   async tick(em: EntityManager): Promise<void> {
     if (!this.active) return;
+    for (const r of await this.store.fundingUnsettled(em, this.o.batchSize)) await this.guard(r, () => this.settleFunding(em.fork(), r));
     for (const r of await this.store.inStatus(em, 'sending', this.o.batchSize)) await this.guard(r, () => this.track(em.fork(), r));
     for (const r of await this.store.inStatus(em, 'approved', this.o.batchSize)) await this.guard(r, () => this.send(em.fork(), r));
   }
 
-  private async guard(r: RefundJob, step: () => Promise<void>): Promise<void> {
+  private async guard(r: Pick<RefundJob, 'id'>, step: () => Promise<void>): Promise<void> {
     try {
       await step();
     } catch (err) {
@@ -109,10 +110,10 @@ export class RefundEngine {
     switch (st.state) {
       case 'included':
         if (!st.success) {
-          await em.transactional((t) => this.o.status.transition(t, r.id, 'failed', { failureReason: 'transfer_reverted', feePaid: st.feePaid, blockNumber: st.blockNumber, blockHash: st.blockHash }, ['sending']));
+          await em.transactional((t) => this.o.status.transition(t, r.id, 'failed', { failureReason: 'transfer_reverted', feePaid: st.feePaid, tankSpent: this.tankSpent(st), blockNumber: st.blockNumber, blockHash: st.blockHash }, ['sending']));
           return;
         }
-        await this.store.setBlock(em, r.id, { number: st.blockNumber, hash: st.blockHash }, st.feePaid);
+        await this.store.setBlock(em, r.id, { number: st.blockNumber, hash: st.blockHash }, st.feePaid, this.tankSpent(st));
         return;
       case 'pending':
         return;
@@ -126,6 +127,31 @@ export class RefundEngine {
         this.o.log.warn({ ...this.logCtx, refundId: r.id, txHash: r.tx_hash }, 'refund transaction can never be included; signing anew');
         return;
     }
+  }
+
+  /** What the tank's balance lost in an included transfer it paid the fee of (fee-payer chains); null where the source paid. */
+  private tankSpent(st: Extract<TxState, { state: 'included' }>): bigint | null {
+    return this.sweeps!.gas === 'fee-payer' ? (st.signerSpent ?? st.feePaid) : null;
+  }
+
+  /**
+   * A stored top-up not yet seen in a block, whatever the refund's status now (the source may have
+   * used it already, or the refund been cancelled): once every transaction of it is included, its block
+   * and what it cost the tank are recorded (the tank's ledger); one that can never be included is
+   * forgotten (an approved refund signs a new one).
+   */
+  private async settleFunding(em: EntityManager, r: { id: string; funding_raw: string }): Promise<void> {
+    const tankAddress = this.o.tanks.address(this.o.environment, this.o.network)!;
+    let block = 0n;
+    let spent = 0n;
+    for (const f of parseFunding(r.funding_raw)) {
+      const st = await this.sweeps!.txState(f, tankAddress);
+      if (st.state === 'dead') return this.store.clearFunding(em, r.id);
+      if (st.state !== 'included') return;
+      if (st.blockNumber > block) block = st.blockNumber;
+      spent += st.signerSpent ?? st.feePaid;
+    }
+    await this.store.fundingIncluded(em, r.id, block, spent);
   }
 
   private async broadcast(em: EntityManager, r: RefundJob, tx: SignedTx): Promise<void> {
@@ -211,8 +237,8 @@ export class RefundEngine {
         }
         if (st.state === 'unknown') await sweeps.broadcast(f).catch((err: unknown) => this.o.log.warn({ ...this.logCtx, refundId: r.id, err: message(err) }, 'refund top-up broadcast failed; retrying'));
         if (st.state !== 'included') return false;
-        await this.store.fundingIncluded(em, r.id, st.blockNumber);
       }
+      await this.settleFunding(em, { id: r.id, funding_raw: r.funding_raw });
       // Included: the balance read may lag the node that answered txState; read it again next tick. A
       // top-up included long ago yet short (the fee rose past it) is topped up again by a new one.
       return false;

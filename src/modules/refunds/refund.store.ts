@@ -58,14 +58,26 @@ export class RefundStore {
     );
   }
 
-  /** The block the transfer was seen in (null: not in a block, e.g. after a reorg). */
-  async setBlock(em: EntityManager, id: string, block: { number: bigint; hash: string } | null, feePaid?: bigint): Promise<void> {
-    await em.execute(`update refunds set block_number = ?, block_hash = ?, fee_paid = coalesce(?, fee_paid), updated_at = now() where id = ? and status = 'sending'`, [
+  /**
+   * The block the transfer was seen in (null: not in a block, e.g. after a reorg, which also forgets
+   * what it cost the tank), its fee, and what the gas tank lost in it where the tank pays the fee.
+   */
+  async setBlock(em: EntityManager, id: string, block: { number: bigint; hash: string } | null, feePaid?: bigint, tankSpent?: bigint | null): Promise<void> {
+    await em.execute(`update refunds set block_number = ?, block_hash = ?, fee_paid = coalesce(?, fee_paid), tank_spent = ?, updated_at = now() where id = ? and status = 'sending'`, [
       block?.number.toString() ?? null,
       block?.hash ?? null,
       feePaid?.toString() ?? null,
+      block ? (tankSpent?.toString() ?? null) : null,
       id,
     ]);
+  }
+
+  /** Refunds of any status whose stored top-up has not been seen in a block yet (the tank's ledger waits for them). */
+  async fundingUnsettled(em: EntityManager, limit: number): Promise<{ id: string; status: string; funding_raw: string }[]> {
+    return em.execute(
+      `select id, status, funding_raw from refunds where environment = ? and network = ? and funding_raw is not null and funding_block_number is null order by updated_at, id limit ?`,
+      [this.environment, this.network, limit],
+    );
   }
 
   /** Stores the gas top-up of an approved refund's source, signed, before it is broadcast. */
@@ -77,14 +89,17 @@ export class RefundStore {
     return rows.length > 0;
   }
 
-  /** The stored top-up is included (its block: what the reconciliation counts it at). */
-  async fundingIncluded(em: EntityManager, id: string, block: bigint): Promise<void> {
-    await em.execute(`update refunds set funding_block_number = ?, updated_at = now() where id = ? and funding_block_number is distinct from ?`, [block.toString(), id, block.toString()]);
+  /**
+   * The stored top-up is included: its block (what the reconciliation counts it at) and everything the
+   * gas tank's balance lost in it (the coin sent and the fee: the tank's ledger).
+   */
+  async fundingIncluded(em: EntityManager, id: string, block: bigint, spent: bigint): Promise<void> {
+    await em.execute(`update refunds set funding_block_number = ?, funding_spent = ?, updated_at = now() where id = ? and funding_raw is not null`, [block.toString(), spent.toString(), id]);
   }
 
   /** Forgets a top-up that can never be included (dead): a new one is signed next. */
   async clearFunding(em: EntityManager, id: string): Promise<void> {
-    await em.execute(`update refunds set funding_raw = null, funding_tx_hash = null, funding_nonce = null, funding_block_number = null, updated_at = now() where id = ?`, [id]);
+    await em.execute(`update refunds set funding_raw = null, funding_tx_hash = null, funding_nonce = null, funding_block_number = null, funding_spent = null, updated_at = now() where id = ?`, [id]);
   }
 }
 
