@@ -11,7 +11,7 @@ export interface TankBook {
   address: string;
   /** Openings and refills recorded (`gas_tank_fundings`); null: the tank's ledger was never opened (not compared). */
   funded: bigint | null;
-  /** What included transactions the tank paid for cost it (`sweep_txs.spent`, refunds' `funding_spent` and `tank_spent`), up to `lo`. */
+  /** What included transactions the tank paid for cost it (`sweep_txs.spent`, refunds' top-ups and `tank_spent`), up to `lo`. */
   spentUpToLo: bigint;
   /** The same in (lo, hi], one by one (counted only when the balance was read after their block). */
   after: Movement[];
@@ -23,7 +23,7 @@ export interface TankBook {
  * The gas tank's ledger against the chain: its balance = funded (the opening and every refill
  * recorded, `gas_tank_fundings`) − spent (everything each included transaction it paid for cost
  * it: fees, top-ups, activations, rent: sweeps' `sweep_txs.spent`, refunds' top-ups of their source
- * `refunds.funding_spent`, and refunds' transfers on fee-payer chains `refunds.tank_spent`). Read at
+ * (each stored top-up's `spent`, in `refunds.funding_raw`), and refunds' transfers on fee-payer chains `refunds.tank_spent`). Read at
  * the same block or fence as the deposits. Not compared while the tank's ledger was never opened or
  * one of its transactions is in flight (a sweep's, a refund's top-up not seen in a block, a fee-payer
  * refund transfer not in a block).
@@ -47,8 +47,8 @@ export class TankLedger {
       `select tx_hash, block_number::text, spent::text from sweep_txs
          where environment = ? and network = ? and state = 'included' and spent is not null and block_number <= ?::bigint
        union all
-       select funding_tx_hash, funding_block_number::text, funding_spent::text from refunds
-         where environment = ? and network = ? and funding_spent is not null and funding_block_number <= ?::bigint
+       select f.value->>'txHash', f.value->>'block', f.value->>'spent' from refunds r cross join lateral jsonb_array_elements(r.funding_raw::jsonb) f
+         where r.environment = ? and r.network = ? and r.funding_raw is not null and f.value->>'spent' is not null and (f.value->>'block')::bigint <= ?::bigint
        union all
        select tx_hash, block_number::text, tank_spent::text from refunds
          where environment = ? and network = ? and tank_spent is not null and block_number <= ?::bigint`,
