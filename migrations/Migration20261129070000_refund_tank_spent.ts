@@ -2,7 +2,8 @@ import { Migration } from '@mikro-orm/migrations';
 
 /**
  * What refunds cost the gas tank, for its ledger (funded − spent): `funding_spent`, everything the
- * tank's balance lost in the included top-up of the refund's source (the coin sent and the fee), and
+ * tank's balance lost in the top-ups of the refund's source once all are included (the coin sent and
+ * the fees; each top-up's own block and cost are kept in `funding_raw`), and
  * `tank_spent`, what it lost in the refund's own transfer where the tank pays the fee (SOLANA: the
  * fee and the rent of the token account it opens). Null: not included yet, or not the tank's.
  */
