@@ -47,6 +47,8 @@ import { Migration20261129000100_gas_tank_fundings } from './Migration2026112900
 import { Migration20261129020000_data_keys } from './Migration20261129020000_data_keys.js';
 import { Migration20261129021500_deposit_watch_snapshot } from './Migration20261129021500_deposit_watch_snapshot.js';
 import { Migration20261129060000_refunds } from './Migration20261129060000_refunds.js';
+import { Migration20261129070000_refund_tank_spent } from './Migration20261129070000_refund_tank_spent.js';
+import { Migration20261129070100_refund_revenue_views } from './Migration20261129070100_refund_revenue_views.js';
 
 /** Every migration, in order. Listed explicitly so `dist/` and the test runner load the same set. */
 export const migrationsList: MigrationObject[] = [
@@ -98,4 +100,6 @@ export const migrationsList: MigrationObject[] = [
   { name: 'Migration20261129020000_data_keys', class: Migration20261129020000_data_keys },
   { name: 'Migration20261129021500_deposit_watch_snapshot', class: Migration20261129021500_deposit_watch_snapshot },
   { name: 'Migration20261129060000_refunds', class: Migration20261129060000_refunds },
+  { name: 'Migration20261129070000_refund_tank_spent', class: Migration20261129070000_refund_tank_spent },
+  { name: 'Migration20261129070100_refund_revenue_views', class: Migration20261129070100_refund_revenue_views },
 ];

@@ -210,3 +210,51 @@ describe('revenue: money actually received, the fee only on that, the same on ev
     }
   });
 });
+
+describe('revenue net of refunds: the views count a confirmed refund on the day it confirmed, and add up to the order', () => {
+  it('two confirmed refunds of an overpayment’s excess: analytics.refunds carries what each took out, daily_revenue nets them out, the payments stay what arrived', async () => {
+    const m = await createMerchant(gw.app, { platformFeePercent: '1', feeIncluded: true });
+    await sql(gw, `insert into refund_settings (merchant_id, environment, auto_approve_limit) values (?, 'sandbox', 100)`, [m.merchantId]);
+    const paid = await order(m.sandboxKey, '150000');
+    const excess = paid.total / 4n + 7n;
+    await pay(paid, paid.total + excess);
+    await settle(paid);
+    const gross = (await sql<{ r: string; f: string }>(gw, 'select received_idr::text as r, fee_idr::text as f from analytics.orders where order_id = ?', [paid.orderId]))[0]!;
+    // Two refunds of the excess, in odd units (their shares round down), sent and confirmed by the status writer.
+    const ids: string[] = [];
+    for (const amount of [excess / 3n + 1n, excess / 2n]) {
+      const created = await fetch(`${gw.url}/api/v2/testnet/merchant/fiat/refund`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'api-key': m.sandboxKey },
+        body: JSON.stringify({ merchant_id: m.merchantId, order_no: paid.orderNo, kind: 'overpayment_excess', amount: amount.toString(), address: PAYER }),
+      });
+      const body = (await created.json()) as { data: { request: { refund_id: string; status: string } } };
+      expect([created.status, body.data.request.status]).toEqual([201, 'approved']);
+      ids.push(body.data.request.refund_id);
+    }
+    for (const [i, id] of ids.entries()) {
+      await gw.app.orm.em.fork().transactional(async (t) => {
+        const tx = { txHash: (++txSeq).toString(16).padStart(64, 'e'), raw: '{}', nonce: null, expiresAt: null, sentAmount: 1n, feeDeducted: 0n };
+        await gw.app.refundStatus.transition(t, id, 'sending', { tx });
+        await gw.app.refundStatus.transition(t, id, 'confirmed', { blockNumber: block + BigInt(i) + 1n, blockHash: 'f'.repeat(64) });
+      });
+    }
+    const [net] = await sql<{ r: string; f: string; n: string }>(gw, 'select received_idr::text as r, fee_idr::text as f, net_idr::text as n from analytics.orders where order_id = ?', [paid.orderId]);
+    expect(BigInt(net!.r)).toBeLessThan(BigInt(gross.r));
+    // What each refund took out: the order's gross less its net, exactly, split between the two.
+    const refunds = await sql<{ received_idr: string; fee_idr: string; net_idr: string }>(gw, 'select received_idr::text, fee_idr::text, net_idr::text from analytics.refunds where order_id = ? order by confirmed_at, refund_id', [paid.orderId]);
+    expect(refunds).toHaveLength(2);
+    for (const r of refunds) expect(BigInt(r.received_idr)).toBeGreaterThan(0n);
+    expect(String(sum(refunds.map((r) => r.received_idr)))).toBe(String(BigInt(gross.r) - BigInt(net!.r)));
+    expect(String(sum(refunds.map((r) => r.fee_idr)))).toBe(String(BigInt(gross.f) - BigInt(net!.f)));
+    // The payments stay the money that arrived; daily_revenue nets the refunds out on the day they confirmed.
+    const [p] = await sql<{ r: string }>(gw, `select sum(received_idr)::text as r from analytics.payments where order_id = ?`, [paid.orderId]);
+    expect(p!.r).toBe(gross.r);
+    const [daily] = await sql<Record<string, string>>(
+      gw,
+      'select sum(revenue_idr)::text as r, sum(fee_idr)::text as f, sum(net_idr)::text as n, sum(gross_idr)::text as g, sum(refunded_idr)::text as rf, sum(refunds)::text as k, sum(orders_paid)::text as paid from analytics.daily_revenue where merchant_id = ?',
+      [m.merchantId],
+    );
+    expect(daily).toEqual({ r: net!.r, f: net!.f, n: net!.n, g: gross.r, rf: String(BigInt(gross.r) - BigInt(net!.r)), k: '2', paid: '1' });
+  });
+});

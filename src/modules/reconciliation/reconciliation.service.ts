@@ -297,8 +297,12 @@ export class ReconciliationService {
     for (const r of refunds) {
       if (r.funding_raw) {
         if (r.funding_block_number === null) skip.push({ address: r.from_address });
-        else if (BigInt(r.funding_block_number) <= hi) {
-          for (const f of parseFunding(r.funding_raw)) for (const c of coinSent?.(f) ?? []) rows.push({ address: c.to, dir: 'in', tx_hash: f.txHash, block_number: r.funding_block_number, amount: c.amount.toString() });
+        else {
+          // each top-up at its own block (a further one may follow a short first one)
+          for (const f of parseFunding(r.funding_raw)) {
+            const block = f.block ?? BigInt(r.funding_block_number);
+            if (block <= hi) for (const c of coinSent?.(f) ?? []) rows.push({ address: c.to, dir: 'in', tx_hash: f.txHash, block_number: block.toString(), amount: c.amount.toString() });
+          }
         }
       }
       if (!r.raw_tx || !depositPays) continue;

@@ -11,7 +11,7 @@ export interface TankBook {
   address: string;
   /** Openings and refills recorded (`gas_tank_fundings`); null: the tank's ledger was never opened (not compared). */
   funded: bigint | null;
-  /** What included transactions the tank paid for cost it (`sweep_txs.spent`), up to `lo`. */
+  /** What included transactions the tank paid for cost it (`sweep_txs.spent`, refunds' top-ups and `tank_spent`), up to `lo`. */
   spentUpToLo: bigint;
   /** The same in (lo, hi], one by one (counted only when the balance was read after their block). */
   after: Movement[];
@@ -22,9 +22,11 @@ export interface TankBook {
 /**
  * The gas tank's ledger against the chain: its balance = funded (the opening and every refill
  * recorded, `gas_tank_fundings`) − spent (everything each included transaction it paid for cost
- * it: fees, top-ups, activations, rent, `sweep_txs.spent`). Read at the same block or fence as the
- * deposits. Not compared while the tank's ledger was never opened or one of its transactions is in
- * flight.
+ * it: fees, top-ups, activations, rent: sweeps' `sweep_txs.spent`, refunds' top-ups of their source
+ * (each stored top-up's `spent`, in `refunds.funding_raw`), and refunds' transfers on fee-payer chains `refunds.tank_spent`). Read at
+ * the same block or fence as the deposits. Not compared while the tank's ledger was never opened or
+ * one of its transactions is in flight (a sweep's, a refund's top-up not seen in a block, a fee-payer
+ * refund transfer not in a block).
  */
 export class TankLedger {
   /** The tank's address on this network (`gas_tanks`), or null when the engine never looked at one. */
@@ -39,14 +41,24 @@ export class TankLedger {
       `select sum(amount)::text as funded, bool_or(kind = 'opening') as opened from gas_tank_fundings where environment = ? and network = ? and address = ?`,
       [environment, network, address],
     );
+    const feePayer = target.adapter.sweeps?.gas === 'fee-payer';
+    // Sweeps' transactions, refunds' top-ups of their source, and refunds' transfers the tank paid the fee of.
     const spent = await em.execute<{ tx_hash: string; block_number: string; spent: string }[]>(
       `select tx_hash, block_number::text, spent::text from sweep_txs
-       where environment = ? and network = ? and state = 'included' and spent is not null and block_number <= ?::bigint`,
-      [environment, network, hi.toString()],
+         where environment = ? and network = ? and state = 'included' and spent is not null and block_number <= ?::bigint
+       union all
+       select f.value->>'txHash', f.value->>'block', f.value->>'spent' from refunds r cross join lateral jsonb_array_elements(r.funding_raw::jsonb) f
+         where r.environment = ? and r.network = ? and r.funding_raw is not null and f.value->>'spent' is not null and (f.value->>'block')::bigint <= ?::bigint
+       union all
+       select tx_hash, block_number::text, tank_spent::text from refunds
+         where environment = ? and network = ? and tank_spent is not null and block_number <= ?::bigint`,
+      [environment, network, hi.toString(), environment, network, hi.toString(), environment, network, hi.toString()],
     );
     const [flight] = await em.execute<{ n: number }[]>(
-      `select count(*)::int as n from sweep_txs where environment = ? and network = ? and state in ('signed','broadcast') and (signer = ? or ?)`,
-      [environment, network, address, target.adapter.sweeps?.gas === 'fee-payer'],
+      `select (select count(*)::int from sweep_txs where environment = ? and network = ? and state in ('signed','broadcast') and (signer = ? or ?))
+            + (select count(*)::int from refunds where environment = ? and network = ? and funding_raw is not null and funding_block_number is null)
+            + (select count(*)::int from refunds where environment = ? and network = ? and ? and status = 'sending' and block_number is null) as n`,
+      [environment, network, address, feePayer, environment, network, environment, network, feePayer],
     );
     return {
       address,

@@ -11,6 +11,8 @@ export interface RefundFacts {
   blockNumber?: bigint | null;
   blockHash?: string | null;
   feePaid?: bigint;
+  /** What the gas tank's balance lost in the transfer (fee-payer chains: the fee and any rent); null: the tank did not pay. */
+  tankSpent?: bigint | null;
   failureReason?: RefundFailureReason;
 }
 
@@ -80,6 +82,7 @@ export class RefundStatusService {
            block_number = case when ? then ?::bigint else r.block_number end,
            block_hash = case when ? then ? else r.block_hash end,
            fee_paid = coalesce(?::numeric, r.fee_paid),
+           tank_spent = case when ? then ?::numeric else r.tank_spent end,
            failure_reason = coalesce(?, r.failure_reason),
            claimed_at = case when ? = 'claimed' then now() else r.claimed_at end,
            approved_at = case when ? = 'approved' and r.approved_at is null then now() else r.approved_at end,
@@ -116,6 +119,8 @@ export class RefundStatusService {
         'blockHash' in facts,
         facts.blockHash ?? null,
         facts.feePaid?.toString() ?? null,
+        'tankSpent' in facts,
+        facts.tankSpent?.toString() ?? null,
         facts.failureReason ?? null,
         to,
         to,

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { isFinal, SweepGasShortError, TxRejectedError, type ChainAdapter, type SignedTx, type SweepCapability, type TransferIntent } from '../../chains/chain-adapter.js';
+import { isFinal, SweepGasShortError, TxRejectedError, type ChainAdapter, type SignedTx, type SweepCapability, type TransferIntent, type TxState } from '../../chains/chain-adapter.js';
 import { nativeAsset } from '../../chains/registry.js';
 import type { Environment, Network } from '../../common/environment.js';
 import type { HdWalletService } from '../deposits/hd-wallet.service.js';
@@ -8,7 +8,7 @@ import type { GasTankService } from '../sweeps/gas-tank.service.js';
 import { SweepRace, SweepTxStore } from '../sweeps/sweep-tx.store.js';
 import { amountToSend, feeInToken } from './refund.rules.js';
 import type { RefundStatusService } from './refund-status.service.js';
-import { parseFunding, RefundStore, storedTx, type RefundJob } from './refund.store.js';
+import { parseFunding, RefundStore, storedTx, type RefundJob, type StoredFunding } from './refund.store.js';
 
 /** Points after which the test-only crash hook may stop the engine (as a SIGKILL would). */
 export type RefundStep = 'fund-sign' | 'send-sign' | 'send-broadcast';
@@ -66,11 +66,12 @@ export class RefundEngine {
 
   async tick(em: EntityManager): Promise<void> {
     if (!this.active) return;
+    for (const r of await this.store.fundingUnsettled(em, this.o.batchSize)) await this.guard(r, async () => void (await this.settleFunding(em.fork(), r)));
     for (const r of await this.store.inStatus(em, 'sending', this.o.batchSize)) await this.guard(r, () => this.track(em.fork(), r));
     for (const r of await this.store.inStatus(em, 'approved', this.o.batchSize)) await this.guard(r, () => this.send(em.fork(), r));
   }
 
-  private async guard(r: RefundJob, step: () => Promise<void>): Promise<void> {
+  private async guard(r: Pick<RefundJob, 'id'>, step: () => Promise<void>): Promise<void> {
     try {
       await step();
     } catch (err) {
@@ -109,10 +110,10 @@ export class RefundEngine {
     switch (st.state) {
       case 'included':
         if (!st.success) {
-          await em.transactional((t) => this.o.status.transition(t, r.id, 'failed', { failureReason: 'transfer_reverted', feePaid: st.feePaid, blockNumber: st.blockNumber, blockHash: st.blockHash }, ['sending']));
+          await em.transactional((t) => this.o.status.transition(t, r.id, 'failed', { failureReason: 'transfer_reverted', feePaid: st.feePaid, tankSpent: this.tankSpent(st), blockNumber: st.blockNumber, blockHash: st.blockHash }, ['sending']));
           return;
         }
-        await this.store.setBlock(em, r.id, { number: st.blockNumber, hash: st.blockHash }, st.feePaid);
+        await this.store.setBlock(em, r.id, { number: st.blockNumber, hash: st.blockHash }, st.feePaid, this.tankSpent(st));
         return;
       case 'pending':
         return;
@@ -126,6 +127,39 @@ export class RefundEngine {
         this.o.log.warn({ ...this.logCtx, refundId: r.id, txHash: r.tx_hash }, 'refund transaction can never be included; signing anew');
         return;
     }
+  }
+
+  /** What the tank's balance lost in an included transfer it paid the fee of (fee-payer chains); null where the source paid. */
+  private tankSpent(st: Extract<TxState, { state: 'included' }>): bigint | null {
+    return this.sweeps!.gas === 'fee-payer' ? (st.signerSpent ?? st.feePaid) : null;
+  }
+
+  /**
+   * Stored top-ups not yet seen in a block, whatever the refund's status now (the source may have used
+   * them already, or the refund been cancelled): each one included gets its block and what it cost the
+   * tank recorded (the tank's ledger); one that can never be included is dropped (an approved refund
+   * signs a new one). Returns whether every stored top-up is included.
+   */
+  private async settleFunding(em: EntityManager, r: { id: string; funding_raw: string }): Promise<boolean> {
+    const tankAddress = this.o.tanks.address(this.o.environment, this.o.network)!;
+    const stored = parseFunding(r.funding_raw);
+    const next: StoredFunding[] = [];
+    let changed = false;
+    for (const f of stored) {
+      if (f.block !== null) {
+        next.push(f);
+        continue;
+      }
+      const st = await this.sweeps!.txState(f, tankAddress);
+      if (st.state === 'dead') changed = true;
+      else if (st.state === 'included') {
+        next.push({ ...f, block: st.blockNumber, spent: st.signerSpent ?? st.feePaid });
+        changed = true;
+      } else next.push(f);
+    }
+    const done = next.length > 0 && next.every((f) => f.block !== null);
+    if (changed || done) await this.store.settleFunding(em, r.id, r.funding_raw, next);
+    return done;
   }
 
   private async broadcast(em: EntityManager, r: RefundJob, tx: SignedTx): Promise<void> {
@@ -165,7 +199,7 @@ export class RefundEngine {
     try {
       signed = await this.sign(em, r, intent);
     } catch (err) {
-      if (err instanceof SweepGasShortError) return this.o.log.info({ ...this.logCtx, refundId: r.id }, 'refund source short of gas after its top-up (the fee rose); topping up again');
+      if (err instanceof SweepGasShortError) return this.o.log.info({ ...this.logCtx, refundId: r.id }, 'refund source short of gas after its top-up (the fee rose); topped up again next');
       throw err;
     }
     await em.transactional(async (t) => {
@@ -194,28 +228,32 @@ export class RefundEngine {
   /**
    * Topup chains: whether the source holds the gas for its transfer. If not, the tank's top-up is
    * signed, STORED on the refund, then broadcast; later ticks re-broadcast the same stored top-up until
-   * it is included, and sign a new one only when the chain says it is dead.
+   * it is included, and sign a new one only when the chain says it is dead. A source still short after
+   * every stored top-up was included (the fee rose past them) gets a further top-up of the difference,
+   * stored with them the same way.
    */
   private async gasReady(em: EntityManager, r: RefundJob, intent: TransferIntent, fee: bigint): Promise<boolean> {
     const sweeps = this.sweeps!;
     const held = await sweeps.nativeBalance(r.from_address);
     if (held >= fee) return true;
     const tankAddress = this.o.tanks.address(this.o.environment, this.o.network)!;
+    let after: { raw: string; funding: StoredFunding[] } | null = null;
     if (r.funding_raw) {
       const funding = parseFunding(r.funding_raw);
       for (const f of funding) {
+        if (f.block !== null) continue;
         const st = await sweeps.txState(f, tankAddress);
-        if (st.state === 'dead') {
-          await this.store.clearFunding(em, r.id);
-          return false;
-        }
         if (st.state === 'unknown') await sweeps.broadcast(f).catch((err: unknown) => this.o.log.warn({ ...this.logCtx, refundId: r.id, err: message(err) }, 'refund top-up broadcast failed; retrying'));
-        if (st.state !== 'included') return false;
-        await this.store.fundingIncluded(em, r.id, st.blockNumber);
+        if (st.state === 'dead' || st.state === 'included') return (await this.settleFunding(em, { id: r.id, funding_raw: r.funding_raw }), false);
+        return false;
       }
-      // Included: the balance read may lag the node that answered txState; read it again next tick. A
-      // top-up included long ago yet short (the fee rose past it) is topped up again by a new one.
-      return false;
+      // Every top-up included (recorded on an earlier tick), yet the source is short: the fee rose past
+      // them. Once a block after the last one exists (a balance read lagging the node that saw it is
+      // then unlikely), the difference is topped up by a further one, stored with them before broadcast.
+      const last = funding.reduce((m, f) => (f.block! > m ? f.block! : m), 0n);
+      if (r.funding_block_number === null || (await this.o.adapter.getHead()).latest <= last) return false;
+      this.o.log.info({ ...this.logCtx, refundId: r.id, held: held.toString(), fee: fee.toString() }, 'refund source short of gas after its top-up (the fee rose): topping up the difference');
+      after = { raw: r.funding_raw, funding };
     }
     const tankKey = this.o.tanks.signingKey(this.o.environment, this.o.network);
     let signed: SignedTx[];
@@ -228,7 +266,7 @@ export class RefundEngine {
     if (!signed.length) return true;
     const stored = await em.transactional(async (t) => {
       await this.txs.takeNonces(t, tankAddress, signed);
-      return this.store.storeFunding(t, r.id, signed);
+      return this.store.storeFunding(t, r.id, signed, after);
     });
     if (!stored) throw new SweepRace(`refund ${r.id} got its top-up from another worker`);
     this.o.crashPoint?.('fund-sign');
