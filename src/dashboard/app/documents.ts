@@ -49,6 +49,7 @@ export {
   DashCreateRefundDocument as CreateRefundDocument,
   DashApproveRefundDocument as ApproveRefundDocument,
   DashCancelRefundDocument as CancelRefundDocument,
+  DashRenewRefundClaimLinkDocument as RenewRefundClaimLinkDocument,
   DashRefundsDocument as RefundsDocument,
   DashRefundSetupDocument as RefundSetupDocument,
   DashSetRefundSettingsDocument as SetRefundSettingsDocument,

@@ -2,7 +2,8 @@ import DataLoader from 'dataloader';
 import { Arg, Authorized, Ctx, Field, FieldResolver, ID, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver, Root } from 'type-graphql';
 import { can } from '../../common/permissions.js';
 import { PageInfo, pageInfoOf, totalCountResolver } from '../../graphql/connection.js';
-import type { Network } from '../../common/environment.js';
+import type { Environment, Network } from '../../common/environment.js';
+import { explorerTxUrl } from '../../chains/registry.js';
 import type { GqlContext } from '../../graphql/context.js';
 import { EnvironmentEnum, NetworkEnum } from '../../graphql/scalars.js';
 import { OrderType, UnattributedReceiptType } from '../orders/order.types.js';
@@ -55,6 +56,8 @@ export class RefundType {
   @Field(() => Date, { nullable: true }) sentAt!: Date | null;
   @Field(() => Date, { nullable: true }) confirmedAt!: Date | null;
   @Field(() => Date, { nullable: true }) cancelledAt!: Date | null;
+  /** Not a field: where `explorerUrl` looks the transaction up. */
+  environment!: Environment;
 }
 
 @ObjectType('CreatedRefund')
@@ -156,6 +159,15 @@ export class RefundResolver {
   }
 
   @Authorized('DASHBOARD', 'API_KEY')
+  @Mutation(() => CreatedRefundType, {
+    description: 'A new claim link for a refund still waiting for the customer’s address (refunds.manage or an API key, as createRefund); the old link stops working',
+  })
+  async renewRefundClaimLink(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Arg('id', () => ID) id: string, @Ctx() ctx: GqlContext): Promise<CreatedRefundType> {
+    const c = await ctx.app.refunds.renewClaimLink(ctx, { environment, id });
+    return { refund: toRefundType(c.refund), claimUrl: c.claimUrl };
+  }
+
+  @Authorized('DASHBOARD', 'API_KEY')
   @Query(() => RefundType, { description: 'One refund' })
   async refund(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Arg('id', () => ID) id: string, @Ctx() ctx: GqlContext): Promise<RefundType> {
     return toRefundType(await ctx.app.refunds.get(ctx, { environment, id }));
@@ -242,6 +254,14 @@ export class ReceiptRefundsResolver {
     if (!seesRefunds(ctx)) return null;
     const [r] = await ctx.app.refunds.ofReceipts(ctx.em, [receipt.id]);
     return (r ?? []).map(toRefundType);
+  }
+}
+
+@Resolver(() => RefundType)
+export class RefundExplorerResolver {
+  @FieldResolver(() => String, { nullable: true, description: 'The refund transaction’s explorer page; null until sent, and on the local dev chains' })
+  explorerUrl(@Root() refund: RefundType, @Ctx() ctx: GqlContext): string | null {
+    return refund.txHash ? explorerTxUrl(refund.environment, refund.network, refund.txHash, ctx.app.config.DEV_CHAINS) : null;
   }
 }
 

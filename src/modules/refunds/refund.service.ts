@@ -261,6 +261,24 @@ export class RefundService {
     return this.byId(ctx.em, input.id);
   }
 
+  /**
+   * refunds.manage or an API key (as create): a new claim link for a refund still waiting for the
+   * customer's address. The new token's hash replaces the old one, so the old link stops working.
+   */
+  async renewClaimLink(ctx: RequestContext, cmd: RefundIdCommand): Promise<CreatedRefund> {
+    const caller = requireMerchantWide(ctx, 'Refunds', 'refunds.manage');
+    const input = parseInput(refundIdInput, cmd);
+    const environment = this.environmentOf(caller, input.environment);
+    const token = randomToken(32);
+    await ctx.em.transactional(async (tx) => {
+      const r = await this.mine(tx, caller.merchantId, environment, input.id);
+      const moved = await tx.execute<{ id: string }[]>(`update refunds set claim_token_hash = ? where id = ? and status = 'requested' and to_address is null returning id`, [sha256Hex(token), r.id]);
+      if (!moved[0]) throw new DomainError('REFUND_STATE', `A ${r.status} refund has its address already: a claim link is only for a refund waiting for one`, { status: r.status });
+      await recordAudit(tx, ctx, 'refund.claim_link_renewed', { subject: r.id });
+    });
+    return { refund: await this.byId(ctx.em, input.id), claimUrl: this.claimUrl(token) };
+  }
+
   /** refunds.manage or an API key: a refund not yet signed is cancelled (nothing was sent). */
   async cancel(ctx: RequestContext, cmd: RefundIdCommand): Promise<RefundRecord> {
     const caller = requireMerchantWide(ctx, 'Refunds', 'refunds.manage');

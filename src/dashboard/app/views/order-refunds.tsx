@@ -55,7 +55,7 @@ export function OrderRefunds({ orderNo, version, claims }: { orderNo: string; ve
           };
           return (
             <>
-              {o.refunds.length === 0 ? <Empty text={t.noRefunds} /> : <RefundList refunds={o.refunds} claimUrls={claimUrls} payments={o.payments} onChange={reload} />}
+              {o.refunds.length === 0 ? <Empty text={t.noRefunds} /> : <RefundList refunds={o.refunds} claimUrls={claimUrls} onClaimUrl={(id, url) => setClaimUrls((c) => ({ ...c, [id]: url }))} onChange={reload} />}
               {d && decimals !== null && kinds.length > 0 && (
                 <>
                   {!open && (
