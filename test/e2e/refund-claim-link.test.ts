@@ -20,7 +20,7 @@ let customer: string;
 beforeAll(async () => {
   chains = await startDevChains();
   gw = await startTestGateway({ ...WATCH_ENV, SANDBOX_ETHEREUM_CONFIRMATIONS: '1', REFUND_POLL_MS: '0' }, { devChains: chains });
-  customer = await fundedCustomer(chains, CUSTOMER_PRIVATE_KEYS[5]!);
+  customer = await fundedCustomer(chains, CUSTOMER_PRIVATE_KEYS[3]!);
 }, 120_000);
 afterAll(async () => {
   await gw?.close();
