@@ -323,13 +323,15 @@ export type DashOrderStatsQuery = { orderStats: Array<{ day: string | null, netw
 
 export type DashRefundFragment = { id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, explorerUrl: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } };
 
+export type DashRefundableFragment = { decimals: number, amount: { units: string, decimal: string }, offer: { kind: RefundKind, amount: { units: string, decimal: string } } | null };
+
 export type DashOrderRefundsQueryVariables = Exact<{
   environment: Environment;
   orderNo: string;
 }>;
 
 
-export type DashOrderRefundsQuery = { order: { id: string, status: OrderStatus, overpaid: boolean, deposits: Array<{ network: Network, tokenName: string, tokenAddress: string, totalAmount: string, totalAmountBaseUnits: string, amountReceived: string }>, payments: Array<{ network: Network, txHash: string, explorerUrl: string | null }>, refunds: Array<{ id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, explorerUrl: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } }> | null }, refundSettings: { feeMode: RefundFeeMode, autoApproveLimit: string | null } };
+export type DashOrderRefundsQuery = { order: { id: string, status: OrderStatus, overpaid: boolean, deposits: Array<{ id: string, network: Network, tokenName: string, decimals: number, amountReceived: string, refundable: { decimals: number, amount: { units: string, decimal: string }, offer: { kind: RefundKind, amount: { units: string, decimal: string } } | null } | null }>, unattributedReceipts: Array<{ id: string, network: Network, tokenSymbol: string, amount: string, reason: string, refundable: { decimals: number, amount: { units: string, decimal: string }, offer: { kind: RefundKind, amount: { units: string, decimal: string } } | null } | null }>, refunds: Array<{ id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, explorerUrl: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } }> | null }, refundSettings: { feeMode: RefundFeeMode, autoApproveLimit: string | null } };
 
 export type DashCreateRefundMutationVariables = Exact<{
   environment: Environment;
@@ -657,6 +659,22 @@ export const DashRefundFragmentDoc = new TypedDocumentString(`
   confirmedAt
 }
     `, {"fragmentName":"DashRefund"}) as unknown as TypedDocumentString<DashRefundFragment, unknown>;
+export const DashRefundableFragmentDoc = new TypedDocumentString(`
+    fragment DashRefundable on Refundable {
+  decimals
+  amount {
+    units
+    decimal
+  }
+  offer {
+    kind
+    amount {
+      units
+      decimal
+    }
+  }
+}
+    `, {"fragmentName":"DashRefundable"}) as unknown as TypedDocumentString<DashRefundableFragment, unknown>;
 export const DashApiKeysDocument = new TypedDocumentString(`
     query DashApiKeys {
   apiKeys {
@@ -980,17 +998,24 @@ export const DashOrderRefundsDocument = new TypedDocumentString(`
     status
     overpaid
     deposits {
+      id
       network
       tokenName
-      tokenAddress
-      totalAmount
-      totalAmountBaseUnits
+      decimals
       amountReceived
+      refundable {
+        ...DashRefundable
+      }
     }
-    payments {
+    unattributedReceipts {
+      id
       network
-      txHash
-      explorerUrl
+      tokenSymbol
+      amount
+      reason
+      refundable {
+        ...DashRefundable
+      }
     }
     refunds {
       ...DashRefund
@@ -1030,6 +1055,20 @@ export const DashOrderRefundsDocument = new TypedDocumentString(`
   explorerUrl
   createdAt
   confirmedAt
+}
+fragment DashRefundable on Refundable {
+  decimals
+  amount {
+    units
+    decimal
+  }
+  offer {
+    kind
+    amount {
+      units
+      decimal
+    }
+  }
 }`) as unknown as TypedDocumentString<DashOrderRefundsQuery, DashOrderRefundsQueryVariables>;
 export const DashCreateRefundDocument = new TypedDocumentString(`
     mutation DashCreateRefund($environment: Environment!, $input: CreateRefundInput!) {
