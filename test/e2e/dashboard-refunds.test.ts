@@ -2,7 +2,8 @@
  * Refunds in the merchant dashboard, in a real Chromium against the real gateway, PostgreSQL and the
  * local anvil chain (the worker's refund engine runs as in production). A paid order's page: more than
  * was received is refused in the page and nothing is created; a partial refund gives the claim link; the
- * customer claims an address (the service the claim page calls); the merchant approves after the
+ * lost claim link is replaced by a new one (the old stops working); the customer claims an address
+ * with it (the service the claim page calls); the merchant approves after the
  * password again; the refund reaches confirmed on the page and the tokens reach the address. The
  * Refunds screen lists it under its filters, with the settings and the refund wallets, at 1280 and 390 px.
  */
@@ -110,9 +111,17 @@ it('a paid order’s page: too much is refused; a partial refund → claim link 
     await snap(page, 'order-refund');
     await page.setViewportSize(DESKTOP);
 
-    // The customer claims an address (what the claim page calls); the page follows live.
+    // A new claim link (the first was lost): shown in its place; the old one stops working.
+    await item.locator('.renew-claim').click();
+    await eventually(async () => (await item.locator('.claim-url').innerText()).trim() !== claimUrl, 'the new claim link shown', 30_000);
+    const newUrl = (await item.locator('.claim-url').innerText()).trim();
+    expect(newUrl).toMatch(/\/refund#token=[A-Za-z0-9_-]{43}$/);
+    const tokenOf = (url: string) => new URL(url).hash.replace(/^#token=/, '');
+    await expect(gw.app.refunds.claimInfo(gw.app.orm.em.fork(), tokenOf(claimUrl))).rejects.toMatchObject({ code: 'CLAIM_NOT_FOUND' });
+
+    // The customer claims an address (what the claim page calls) with the new link; the page follows live.
     const to = Wallet.createRandom().address;
-    const token = new URL(claimUrl).hash.replace(/^#token=/, '');
+    const token = tokenOf(newUrl);
     await gw.app.refunds.claim(gw.app.orm.em.fork(), token, to, to);
     await item.locator('.approve').waitFor({ timeout: 60_000 });
     expect(await item.getAttribute('data-status')).toBe('claimed');
@@ -137,7 +146,9 @@ it('a paid order’s page: too much is refused; a partial refund → claim link 
     expect(tx).toMatch(/^0x[0-9a-f]{64}$/);
     expect((await sql<{ tx_hash: string }>(gw.app, `select tx_hash from refunds where id = ?`, [row!.id]))[0]!.tx_hash).toBe(tx);
     expect(await balanceOf(chains.ETHEREUM, o.token, to)).toBe(1_500_000n);
-    expect(await done.locator('.approve, .cancel-refund').count()).toBe(0);
+    expect(await done.locator('.approve, .cancel-refund, .renew-claim').count()).toBe(0);
+    // The explorer link is the gateway's (Refund.explorerUrl): none on the local dev chain.
+    expect(await done.locator('a[target="_blank"]').count()).toBe(0);
     await snap(page, 'order-refund-confirmed');
 
     // The rest cannot be more than what is left: the form now says total − 1.5.

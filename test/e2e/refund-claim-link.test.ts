@@ -2,12 +2,13 @@
  * The refund API's own answers to what a dashboard needs, over GraphQL on the real gateway, PostgreSQL
  * and the local anvil chain: a new claim link for a refund still waiting for its address (the old link
  * stops working, the new one claims), refused in the right code for a refund that has its address, an
- * unknown or another merchant's refund and a malformed id (nothing changes, never a 500); and
- * `Refund.explorerUrl`, null on the local dev chains.
+ * unknown or another merchant's refund and a malformed id (nothing changes, never a 500);
+ * `Refund.explorerUrl`, null on the local dev chains; and what the gateway says may still be refunded
+ * of a deposit and of a wrong-token receipt (`refundable`), exactly what createRefund then allows.
  */
 import { Wallet } from 'ethers';
 import { CUSTOMER_PRIVATE_KEYS, startDevChains, type DevChains } from '../../src/devchain';
-import { CreateRefundDocument, RefundDocument, RenewRefundClaimLinkDocument } from '../generated/graphql';
+import { CreateRefundDocument, OrderRefundsDocument, RefundDocument, RenewRefundClaimLinkDocument } from '../generated/graphql';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { gql } from '../support/graphql';
 import { createMerchant } from '../support/fixtures';
@@ -93,4 +94,59 @@ it('a new claim link replaces the old one for a refund waiting for its address; 
   expect(now.data!.refund.toAddress!.toLowerCase()).toBe(to.toLowerCase());
   const audit = await sql<{ action: string }>(gw.app, `select action from audit_events where subject = ? order by id`, [refund.id]);
   expect(audit.map((a) => a.action)).toContain('refund.claim_link_renewed');
+}, 180_000);
+
+it('Deposit.refundable and UnattributedReceipt.refundable: received less live refunds, the offer capped by it; createRefund agrees at the limit', async () => {
+  const m = await createMerchant(gw.app);
+  const o = await overpaidOrder(m);
+  const excess = 3_000_000n;
+  const read = async () => {
+    const r = await gql(gw.url, OrderRefundsDocument, { environment: env, orderNo: o.orderNo }, apiKey(m.sandboxKey));
+    expect(r.errors).toBeUndefined();
+    return r.data!.order;
+  };
+  const paid = (await read()).deposits.find((d) => d.refundable && BigInt(d.refundable.amount.units) > 0n)!;
+  expect(paid).toEqual(
+    expect.objectContaining({
+      decimals: 6,
+      refundable: {
+        decimals: 6,
+        amount: { units: (o.total + excess).toString(), decimal: (Number(o.total + excess) / 1e6).toString() },
+        offer: { kind: 'overpayment_excess', amount: { units: excess.toString(), decimal: '3' } },
+      },
+    }),
+  );
+  // A merchant refund of 1 token: the rest shrinks by it, the offer stays within what is left.
+  const one = await gql(gw.url, CreateRefundDocument, { environment: env, input: { orderId: o.orderId, depositId: paid.id, kind: 'merchant' as never, amount: '1000000' } }, apiKey(m.sandboxKey));
+  expect(one.errors).toBeUndefined();
+  const after = (await read()).deposits.find((d) => d.id === paid.id)!.refundable!;
+  expect(after.amount.units).toBe((o.total + excess - 1_000_000n).toString());
+  expect(after.offer!.amount.units).toBe(excess.toString());
+  // One unit over what it says is refused with the code, and exactly what it says is accepted.
+  const over = await gql(gw.url, CreateRefundDocument, { environment: env, input: { orderId: o.orderId, depositId: paid.id, kind: 'merchant' as never, amount: (BigInt(after.amount.units) + 1n).toString() } }, apiKey(m.sandboxKey));
+  expect(over.status).not.toBe(500);
+  expect(over.errors?.[0]?.extensions?.code).toBe('REFUND_EXCEEDS_RECEIVED');
+  const all = await gql(gw.url, CreateRefundDocument, { environment: env, input: { orderId: o.orderId, depositId: paid.id, kind: 'merchant' as never, amount: after.amount.units } }, apiKey(m.sandboxKey));
+  expect(all.errors).toBeUndefined();
+  expect((await read()).deposits.find((d) => d.id === paid.id)!.refundable).toEqual(expect.objectContaining({ amount: { units: '0', decimal: '0' }, offer: expect.objectContaining({ amount: { units: '0', decimal: '0' } }) }));
+
+  // A wrong-token receipt of the same order: its own figure, in its own token.
+  const wrong = 4_500_000n;
+  await pay(chains.ETHEREUM, customer, o.address, wrong, 'USDC');
+  let receipt: Awaited<ReturnType<typeof read>>['unattributedReceipts'][number] | undefined;
+  await eventually(
+    async () => {
+      await mine();
+      receipt = (await read()).unattributedReceipts.find((u) => u.reason === 'wrong_token' && u.refundable !== null);
+      return receipt !== undefined;
+    },
+    'wrong-token receipt confirmed',
+    60_000,
+  );
+  expect(receipt!.refundable).toEqual({ decimals: 6, amount: { units: wrong.toString(), decimal: '4.5' }, offer: { kind: 'wrong_token', amount: { units: wrong.toString(), decimal: '4.5' } } });
+  const part = await gql(gw.url, CreateRefundDocument, { environment: env, input: { orderId: o.orderId, receiptId: receipt!.id, kind: 'wrong_token' as never, amount: '500000' } }, apiKey(m.sandboxKey));
+  expect(part.errors).toBeUndefined();
+  const left = (await read()).unattributedReceipts.find((u) => u.id === receipt!.id)!.refundable!;
+  expect(left.amount.units).toBe('4000000');
+  expect(left.offer!.amount.units).toBe('4000000');
 }, 180_000);
