@@ -12,7 +12,8 @@ import { CreateRefundDocument, OrderRefundsDocument, RefundDocument, RenewRefund
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { gql } from '../support/graphql';
 import { createMerchant } from '../support/fixtures';
-import { eventually, fundedCustomer, pay, placeOrder, sql, WATCH_ENV } from '../support/evm-harness';
+import { eventually, fundedCustomer, pay, placeOrder, sql, T, WATCH_ENV } from '../support/evm-harness';
+import { http } from '../support/http';
 
 let chains: DevChains;
 let gw: TestGateway;
@@ -82,8 +83,19 @@ it('a new claim link replaces the old one for a refund waiting for its address; 
   const em = () => gw.app.orm.em.fork();
   await expect(gw.app.refunds.claimInfo(em(), claimToken(first))).rejects.toMatchObject({ code: 'CLAIM_NOT_FOUND' });
   expect(await gw.app.refunds.claimInfo(em(), claimToken(second))).toEqual(expect.objectContaining({ open: true }));
+  // REST does the same for a merchant's server: a third link, in the envelope; the second stops working.
+  const rest = await http(gw.url, `${T}/merchant/fiat/renewRefundClaimLink`, { body: { merchant_id: m.merchantId, refund_id: refund.id }, headers: apiKey(m.sandboxKey) });
+  expect(rest.status).toBe(200);
+  expect(rest.body.data.request.status).toBe('requested');
+  const third = rest.body.data.claim_url as string;
+  expect(third).toMatch(/\/refund#token=[A-Za-z0-9_-]{43}$/);
+  await expect(gw.app.refunds.claimInfo(em(), claimToken(second))).rejects.toMatchObject({ code: 'CLAIM_NOT_FOUND' });
+  const restMissing = await http(gw.url, `${T}/merchant/fiat/renewRefundClaimLink`, { body: { merchant_id: m.merchantId, refund_id: '00000000-0000-4000-8000-000000000000' }, headers: apiKey(m.sandboxKey) });
+  expect(restMissing.status).toBe(404);
+  expect(restMissing.body).toMatchObject({ status_code: 404, data: { code: 'REFUND_NOT_FOUND' } });
+
   const to = Wallet.createRandom().address;
-  await gw.app.refunds.claim(em(), claimToken(second), to, to);
+  await gw.app.refunds.claim(em(), claimToken(third), to, to);
 
   // Claimed: it has its address, so no new link; the refund is as it was.
   const late = await gql(gw.url, RenewRefundClaimLinkDocument, { environment: env, id: refund.id }, apiKey(m.sandboxKey));
