@@ -6,6 +6,7 @@
  * with it (the service the claim page calls); the merchant approves after the
  * password again; the refund reaches confirmed on the page and the tokens reach the address. The
  * Refunds screen lists it under its filters, with the settings and the refund wallets, at 1280 and 390 px.
+ * A wrong-token payment to the order is then refunded from the order page, picked as the source.
  */
 import path from 'node:path';
 import { tmpdir } from 'node:os';
@@ -202,6 +203,33 @@ it('a paid order’s page: too much is refused; a partial refund → claim link 
     await page.getByText('Pengaturan refund').waitFor();
     expect(await page.locator('#refund-count').innerText()).toBe('2 refund');
     expect(await page.locator('#nav-refunds').textContent()).toBe('Refund');
+
+    // A wrong-token payment to the same order: the order page offers its refund next to what is left of
+    // the deposit (a choice of source), with the gateway's own figure for each.
+    await pay(chains.ETHEREUM, customer, o.address, 4_500_000n, 'USDC');
+    await eventually(
+      async () => {
+        await mine();
+        return (await sql(gw.app, `select id from unattributed_receipts where order_id = ? and reason = 'wrong_token' and status = 'confirmed'`, [o.orderId])).length === 1;
+      },
+      'wrong-token receipt confirmed',
+      60_000,
+    );
+    await page.setViewportSize(DESKTOP);
+    await page.goto(`${gw.url}/dashboard#/order/${encodeURIComponent(o.orderNo)}`);
+    await page.locator('#refund-open').click();
+    await page.locator('#refund-source').waitFor();
+    expect(await page.locator('#refund-max').innerText()).toContain(`${(Number(o.total - 1_500_000n) / 1e6).toString()} USDT`);
+    const receiptOption = await page.locator('#refund-source option[value^="r:"]').getAttribute('value');
+    await page.locator('#refund-source').selectOption(receiptOption!);
+    await eventually(async () => (await page.locator('#refund-max').innerText()).includes('4.5 USDC'), 'the receipt’s figure shown', 10_000);
+    expect(await page.locator('#refund-kind').inputValue()).toBe('wrong_token');
+    await page.locator('#refund-review').click();
+    await page.locator('#refund-confirm').click();
+    await page.locator('#order-refunds li[data-status="requested"] .claim-url').waitFor();
+    const wrongRefunds = await sql<{ amount: string; receipt_id: string | null }>(gw.app, `select amount::text as amount, receipt_id from refunds where order_id = ? and kind = 'wrong_token'`, [o.orderId]);
+    expect(wrongRefunds).toEqual([{ amount: '4500000', receipt_id: receiptOption!.slice(2) }]);
+
     expect(scripts.cspViolations).toEqual([]);
     expect(scripts.dialogs).toEqual([]);
   } finally {

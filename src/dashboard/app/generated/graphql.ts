@@ -331,7 +331,7 @@ export type DashOrderRefundsQueryVariables = Exact<{
 }>;
 
 
-export type DashOrderRefundsQuery = { order: { id: string, status: OrderStatus, overpaid: boolean, deposits: Array<{ id: string, network: Network, tokenName: string, decimals: number, amountReceived: string, refundable: { decimals: number, amount: { units: string, decimal: string }, offer: { kind: RefundKind, amount: { units: string, decimal: string } } | null } | null }>, unattributedReceipts: Array<{ id: string, network: Network, tokenSymbol: string, amount: string, reason: string, refundable: { decimals: number, amount: { units: string, decimal: string }, offer: { kind: RefundKind, amount: { units: string, decimal: string } } | null } | null }>, refunds: Array<{ id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, explorerUrl: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } }> | null }, refundSettings: { feeMode: RefundFeeMode, autoApproveLimit: string | null } };
+export type DashOrderRefundsQuery = { order: { id: string, status: OrderStatus, deposits: Array<{ id: string, network: Network, tokenName: string, decimals: number, amountReceived: string, refundable: { decimals: number, amount: { units: string, decimal: string }, offer: { kind: RefundKind, amount: { units: string, decimal: string } } | null } | null }>, unattributedReceipts: Array<{ id: string, network: Network, tokenSymbol: string, amount: string, reason: string, refundable: { decimals: number, amount: { units: string, decimal: string }, offer: { kind: RefundKind, amount: { units: string, decimal: string } } | null } | null }>, refunds: Array<{ id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, explorerUrl: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } }> | null }, refundSettings: { feeMode: RefundFeeMode, autoApproveLimit: string | null } };
 
 export type DashCreateRefundMutationVariables = Exact<{
   environment: Environment;
@@ -996,7 +996,6 @@ export const DashOrderRefundsDocument = new TypedDocumentString(`
   order(environment: $environment, orderNo: $orderNo) {
     id
     status
-    overpaid
     deposits {
       id
       network
