@@ -14,7 +14,7 @@ import { ReconciliationResolver } from '../modules/reconciliation/reconciliation
 import { SettlementWalletResolver } from '../modules/settlement-wallets/settlement-wallet.resolver.js';
 import { GasTankResolver } from '../modules/sweeps/gas-tank.resolver.js';
 import { SweepResolver, SweepConnectionResolver } from '../modules/sweeps/sweep.resolver.js';
-import { OrderRefundsResolver, ReceiptRefundsResolver, RefundConnectionResolver, RefundResolver } from '../modules/refunds/refund.resolver.js';
+import { DepositRefundableResolver, OrderRefundsResolver, ReceiptRefundableResolver, ReceiptRefundsResolver, RefundConnectionResolver, RefundExplorerResolver, RefundResolver } from '../modules/refunds/refund.resolver.js';
 import { TeamResolver } from '../modules/teams/team.resolver.js';
 import { authChecker } from './auth-checker.js';
 import { DateTimeScalar } from './scalars.js';
@@ -42,6 +42,9 @@ export const resolvers: NonEmptyArray<Function> = [MerchantResolver, SecondFacto
   RefundConnectionResolver,
   OrderRefundsResolver,
   ReceiptRefundsResolver,
+  RefundExplorerResolver,
+  DepositRefundableResolver,
+  ReceiptRefundableResolver,
   SweepConnectionResolver,
   TeamResolver,
 ];

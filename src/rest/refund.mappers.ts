@@ -45,7 +45,7 @@ export function toCreateRefund(ctx: RequestContext, body: unknown): { orderNo: s
   };
 }
 
-/** `POST /merchant/fiat/getRefund` and `/cancelRefund` `{ merchant_id, refund_id }`. */
+/** `POST /merchant/fiat/getRefund`, `/cancelRefund` and `/renewRefundClaimLink` `{ merchant_id, refund_id }`. */
 export function toRefundId(ctx: RequestContext, body: unknown): RefundIdCommand {
   const b = parseInput(refundIdBody, body);
   requireSameMerchant(ctx, b.merchant_id, 'the API key');

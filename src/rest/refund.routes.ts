@@ -4,7 +4,7 @@ import type { RestRoute } from './routes.js';
 
 /**
  * Refunds for merchants' servers (environment-scoped, legacy style like the order routes; docs/refunds.md
- * "API"): create, get, list, cancel. Approval is a dashboard member's, re-authenticated (GraphQL
+ * "API"): create, get, list, cancel, a new claim link. Approval is a dashboard member's, re-authenticated (GraphQL
  * `approveRefund`), never an API key's.
  */
 export function refundRoutes(app: App): RestRoute[] {
@@ -47,6 +47,16 @@ export function refundRoutes(app: App): RestRoute[] {
       auth: 'merchant',
       limit: 'merchant',
       handler: async (ctx, req) => ({ message: 'Refund cancelled', data: { request: refundView(await app.refunds.cancel(ctx, toRefundId(ctx, req.body))) } }),
+    },
+    {
+      method: 'POST',
+      url: '/merchant/fiat/renewRefundClaimLink',
+      auth: 'merchant',
+      limit: 'merchant',
+      handler: async (ctx, req) => {
+        const c = await app.refunds.renewClaimLink(ctx, toRefundId(ctx, req.body));
+        return { message: 'New claim link issued', data: { request: refundView(c.refund), claim_url: c.claimUrl } };
+      },
     },
   ];
 }

@@ -2,9 +2,11 @@
  * Refunds in the merchant dashboard, in a real Chromium against the real gateway, PostgreSQL and the
  * local anvil chain (the worker's refund engine runs as in production). A paid order's page: more than
  * was received is refused in the page and nothing is created; a partial refund gives the claim link; the
- * customer claims an address (the service the claim page calls); the merchant approves after the
+ * lost claim link is replaced by a new one (the old stops working); the customer claims an address
+ * with it (the service the claim page calls); the merchant approves after the
  * password again; the refund reaches confirmed on the page and the tokens reach the address. The
  * Refunds screen lists it under its filters, with the settings and the refund wallets, at 1280 and 390 px.
+ * A wrong-token payment to the order is then refunded from the order page, picked as the source.
  */
 import path from 'node:path';
 import { tmpdir } from 'node:os';
@@ -110,9 +112,17 @@ it('a paid order’s page: too much is refused; a partial refund → claim link 
     await snap(page, 'order-refund');
     await page.setViewportSize(DESKTOP);
 
-    // The customer claims an address (what the claim page calls); the page follows live.
+    // A new claim link (the first was lost): shown in its place; the old one stops working.
+    await item.locator('.renew-claim').click();
+    await eventually(async () => (await item.locator('.claim-url').innerText()).trim() !== claimUrl, 'the new claim link shown', 30_000);
+    const newUrl = (await item.locator('.claim-url').innerText()).trim();
+    expect(newUrl).toMatch(/\/refund#token=[A-Za-z0-9_-]{43}$/);
+    const tokenOf = (url: string) => new URL(url).hash.replace(/^#token=/, '');
+    await expect(gw.app.refunds.claimInfo(gw.app.orm.em.fork(), tokenOf(claimUrl))).rejects.toMatchObject({ code: 'CLAIM_NOT_FOUND' });
+
+    // The customer claims an address (what the claim page calls) with the new link; the page follows live.
     const to = Wallet.createRandom().address;
-    const token = new URL(claimUrl).hash.replace(/^#token=/, '');
+    const token = tokenOf(newUrl);
     await gw.app.refunds.claim(gw.app.orm.em.fork(), token, to, to);
     await item.locator('.approve').waitFor({ timeout: 60_000 });
     expect(await item.getAttribute('data-status')).toBe('claimed');
@@ -137,7 +147,9 @@ it('a paid order’s page: too much is refused; a partial refund → claim link 
     expect(tx).toMatch(/^0x[0-9a-f]{64}$/);
     expect((await sql<{ tx_hash: string }>(gw.app, `select tx_hash from refunds where id = ?`, [row!.id]))[0]!.tx_hash).toBe(tx);
     expect(await balanceOf(chains.ETHEREUM, o.token, to)).toBe(1_500_000n);
-    expect(await done.locator('.approve, .cancel-refund').count()).toBe(0);
+    expect(await done.locator('.approve, .cancel-refund, .renew-claim').count()).toBe(0);
+    // The explorer link is the gateway's (Refund.explorerUrl): none on the local dev chain.
+    expect(await done.locator('a[target="_blank"]').count()).toBe(0);
     await snap(page, 'order-refund-confirmed');
 
     // The rest cannot be more than what is left: the form now says total − 1.5.
@@ -191,6 +203,33 @@ it('a paid order’s page: too much is refused; a partial refund → claim link 
     await page.getByText('Pengaturan refund').waitFor();
     expect(await page.locator('#refund-count').innerText()).toBe('2 refund');
     expect(await page.locator('#nav-refunds').textContent()).toBe('Refund');
+
+    // A wrong-token payment to the same order: the order page offers its refund next to what is left of
+    // the deposit (a choice of source), with the gateway's own figure for each.
+    await pay(chains.ETHEREUM, customer, o.address, 4_500_000n, 'USDC');
+    await eventually(
+      async () => {
+        await mine();
+        return (await sql(gw.app, `select id from unattributed_receipts where order_id = ? and reason = 'wrong_token' and status = 'confirmed'`, [o.orderId])).length === 1;
+      },
+      'wrong-token receipt confirmed',
+      60_000,
+    );
+    await page.setViewportSize(DESKTOP);
+    await page.goto(`${gw.url}/dashboard#/order/${encodeURIComponent(o.orderNo)}`);
+    await page.locator('#refund-open').click();
+    await page.locator('#refund-source').waitFor();
+    expect(await page.locator('#refund-max').innerText()).toContain(`${(Number(o.total - 1_500_000n) / 1e6).toString()} USDT`);
+    const receiptOption = await page.locator('#refund-source option[value^="r:"]').getAttribute('value');
+    await page.locator('#refund-source').selectOption(receiptOption!);
+    await eventually(async () => (await page.locator('#refund-max').innerText()).includes('4.5 USDC'), 'the receipt’s figure shown', 10_000);
+    expect(await page.locator('#refund-kind').inputValue()).toBe('wrong_token');
+    await page.locator('#refund-review').click();
+    await page.locator('#refund-confirm').click();
+    await page.locator('#order-refunds li[data-status="requested"] .claim-url').waitFor();
+    const wrongRefunds = await sql<{ amount: string; receipt_id: string | null }>(gw.app, `select amount::text as amount, receipt_id from refunds where order_id = ? and kind = 'wrong_token'`, [o.orderId]);
+    expect(wrongRefunds).toEqual([{ amount: '4500000', receipt_id: receiptOption!.slice(2) }]);
+
     expect(scripts.cspViolations).toEqual([]);
     expect(scripts.dialogs).toEqual([]);
   } finally {

@@ -353,6 +353,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v2/mainnet/merchant/fiat/renewRefundClaimLink": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new claim link for a refund still waiting for the customer’s address (the old link stops working) (production) */
+        post: operations["renewRefundClaimLinkMainnet"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v2/mainnet/merchant/me": {
         parameters: {
             query?: never;
@@ -905,6 +922,23 @@ export interface paths {
         get: operations["listRefundsTestnet"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v2/testnet/merchant/fiat/renewRefundClaimLink": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** A new claim link for a refund still waiting for the customer’s address (the old link stops working) (sandbox) */
+        post: operations["renewRefundClaimLinkTestnet"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2930,6 +2964,16 @@ export interface components {
             /** @enum {string} */
             role: "owner" | "admin" | "developer" | "finance" | "viewer";
             joined_at: number;
+        };
+        RenewRefundClaimLinkBody: {
+            /** Format: uuid */
+            merchant_id: string;
+            refund_id: string;
+        };
+        RenewRefundClaimLinkData: {
+            request: components["schemas"]["Refund"];
+            /** @description The customer’s claim link (shown once); null when the address was given */
+            claim_url: string | null;
         };
         RevokeTeamInviteData: {
             invite_id: string;
@@ -5238,6 +5282,49 @@ export interface operations {
             503: components["responses"]["LoginError503"];
         };
     };
+    renewRefundClaimLinkMainnet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RenewRefundClaimLinkBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status_code: 200;
+                        message: string;
+                        data: components["schemas"]["RenewRefundClaimLinkData"];
+                    };
+                };
+            };
+            400: components["responses"]["LoginError400"];
+            401: components["responses"]["CreateRefundError401"];
+            403: components["responses"]["CreateRefundError403"];
+            404: components["responses"]["GetRefundError404"];
+            408: components["responses"]["LoginError408"];
+            409: components["responses"]["CancelRefundError409"];
+            413: components["responses"]["LoginError413"];
+            415: components["responses"]["LoginError415"];
+            429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
+            500: components["responses"]["LoginError500"];
+            503: components["responses"]["LoginError503"];
+        };
+    };
     merchantMeMainnet: {
         parameters: {
             query?: never;
@@ -6821,6 +6908,49 @@ export interface operations {
             401: components["responses"]["CreateRefundError401"];
             403: components["responses"]["ListRefundsError403"];
             408: components["responses"]["LoginError408"];
+            429: components["responses"]["LoginError429"];
+            431: components["responses"]["LoginError431"];
+            500: components["responses"]["LoginError500"];
+            503: components["responses"]["LoginError503"];
+        };
+    };
+    renewRefundClaimLinkTestnet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RenewRefundClaimLinkBody"];
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @constant */
+                        status_code: 200;
+                        message: string;
+                        data: components["schemas"]["RenewRefundClaimLinkData"];
+                    };
+                };
+            };
+            400: components["responses"]["LoginError400"];
+            401: components["responses"]["CreateRefundError401"];
+            403: components["responses"]["CreateRefundError403"];
+            404: components["responses"]["GetRefundError404"];
+            408: components["responses"]["LoginError408"];
+            409: components["responses"]["CancelRefundError409"];
+            413: components["responses"]["LoginError413"];
+            415: components["responses"]["LoginError415"];
             429: components["responses"]["LoginError429"];
             431: components["responses"]["LoginError431"];
             500: components["responses"]["LoginError500"];

@@ -49,8 +49,9 @@ export {
   DashCreateRefundDocument as CreateRefundDocument,
   DashApproveRefundDocument as ApproveRefundDocument,
   DashCancelRefundDocument as CancelRefundDocument,
+  DashRenewRefundClaimLinkDocument as RenewRefundClaimLinkDocument,
   DashRefundsDocument as RefundsDocument,
   DashRefundSetupDocument as RefundSetupDocument,
   DashSetRefundSettingsDocument as SetRefundSettingsDocument,
 } from './generated/graphql';
-export type { Environment, Network, OrderStatus, DashOrdersQuery, DashNetworkHealthQuery, TeamRole, DashRefundFragment, RefundStatus, RefundKind, RefundFeeMode } from './generated/graphql';
+export type { Environment, Network, OrderStatus, DashOrdersQuery, DashNetworkHealthQuery, TeamRole, DashRefundFragment, DashOrderRefundsQuery as OrderRefundsQuery, RefundStatus, RefundKind, RefundFeeMode } from './generated/graphql';

@@ -53,9 +53,11 @@ export class QuoteType {
 
 @ObjectType('Deposit')
 export class DepositType {
+  @Field(() => ID, { description: 'The deposit (a refund of its payments may name it: createRefund depositId)' }) id!: string;
   @Field(() => NetworkEnum) network!: Network;
   @Field() tokenName!: string;
   @Field() tokenAddress!: string;
+  @Field(() => Int, { description: 'Decimals of the token (base units per token unit = 10^decimals)' }) decimals!: number;
   @Field(() => WalletTypeEnum) walletType!: WalletType;
   @Field() destinationAddress!: string;
   @Field({ description: '3 digits' }) uniqueCode!: string;
@@ -218,9 +220,11 @@ export function toQuoteType(q: Quote): QuoteType {
 export function toDepositType(dep: Deposit, q: Quote, token: Token): DepositType {
   const d = token.decimals;
   return {
+    id: dep.id,
     network: dep.network,
     tokenName: token.symbol,
     tokenAddress: token.address,
+    decimals: d,
     walletType: dep.walletType,
     destinationAddress: dep.address,
     uniqueCode: formatUniqueCode(dep.uniqueCode),

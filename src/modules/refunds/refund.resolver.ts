@@ -2,12 +2,13 @@ import DataLoader from 'dataloader';
 import { Arg, Authorized, Ctx, Field, FieldResolver, ID, InputType, Int, Mutation, ObjectType, Query, registerEnumType, Resolver, Root } from 'type-graphql';
 import { can } from '../../common/permissions.js';
 import { PageInfo, pageInfoOf, totalCountResolver } from '../../graphql/connection.js';
-import type { Network } from '../../common/environment.js';
+import type { Environment, Network } from '../../common/environment.js';
+import { explorerTxUrl } from '../../chains/registry.js';
 import type { GqlContext } from '../../graphql/context.js';
 import { EnvironmentEnum, NetworkEnum } from '../../graphql/scalars.js';
-import { OrderType, UnattributedReceiptType } from '../orders/order.types.js';
+import { DepositType, OrderType, UnattributedReceiptType } from '../orders/order.types.js';
 import { decimalString } from '../sweeps/sweep-events.js';
-import type { RefundRecord, RefundSettings } from './refund.service.js';
+import type { Refundable, RefundRecord, RefundSettings } from './refund.service.js';
 import { FEE_MODES, REFUND_KINDS, REFUND_STATUSES, type RefundFeeMode, type RefundKind, type RefundStatus } from './refund.transitions.js';
 
 export const RefundStatusEnum = Object.fromEntries(REFUND_STATUSES.map((s) => [s, s])) as { [K in RefundStatus]: K };
@@ -55,6 +56,21 @@ export class RefundType {
   @Field(() => Date, { nullable: true }) sentAt!: Date | null;
   @Field(() => Date, { nullable: true }) confirmedAt!: Date | null;
   @Field(() => Date, { nullable: true }) cancelledAt!: Date | null;
+  /** Not a field: where `explorerUrl` looks the transaction up. */
+  environment!: Environment;
+}
+
+@ObjectType('RefundOffer', { description: 'The refund the gateway offers itself for a source, and the most it may be now' })
+export class RefundOfferType {
+  @Field(() => RefundKindEnum) kind!: RefundKind;
+  @Field(() => RefundAmountType) amount!: RefundAmountType;
+}
+
+@ObjectType('Refundable', { description: 'What may still be refunded of a source: what it received less its refunds not cancelled or failed (docs/refunds.md)' })
+export class RefundableType {
+  @Field(() => Int, { description: 'Decimals of the token refunded' }) decimals!: number;
+  @Field(() => RefundAmountType, { description: 'The most a refund of kind merchant may be now; zero when nothing is left' }) amount!: RefundAmountType;
+  @Field(() => RefundOfferType, { nullable: true, description: 'The kind the gateway offers and its most now; null when it offers none' }) offer!: RefundOfferType | null;
 }
 
 @ObjectType('CreatedRefund')
@@ -156,6 +172,15 @@ export class RefundResolver {
   }
 
   @Authorized('DASHBOARD', 'API_KEY')
+  @Mutation(() => CreatedRefundType, {
+    description: 'A new claim link for a refund still waiting for the customer’s address (refunds.manage or an API key, as createRefund); the old link stops working',
+  })
+  async renewRefundClaimLink(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Arg('id', () => ID) id: string, @Ctx() ctx: GqlContext): Promise<CreatedRefundType> {
+    const c = await ctx.app.refunds.renewClaimLink(ctx, { environment, id });
+    return { refund: toRefundType(c.refund), claimUrl: c.claimUrl };
+  }
+
+  @Authorized('DASHBOARD', 'API_KEY')
   @Query(() => RefundType, { description: 'One refund' })
   async refund(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Arg('id', () => ID) id: string, @Ctx() ctx: GqlContext): Promise<RefundType> {
     return toRefundType(await ctx.app.refunds.get(ctx, { environment, id }));
@@ -242,6 +267,59 @@ export class ReceiptRefundsResolver {
     if (!seesRefunds(ctx)) return null;
     const [r] = await ctx.app.refunds.ofReceipts(ctx.em, [receipt.id]);
     return (r ?? []).map(toRefundType);
+  }
+}
+
+@Resolver(() => RefundType)
+export class RefundExplorerResolver {
+  @FieldResolver(() => String, { nullable: true, description: 'The refund transaction’s explorer page; null until sent, and on the local dev chains' })
+  explorerUrl(@Root() refund: RefundType, @Ctx() ctx: GqlContext): string | null {
+    return refund.txHash ? explorerTxUrl(refund.environment, refund.network, refund.txHash, ctx.app.config.DEV_CHAINS) : null;
+  }
+}
+
+const refundableOf = (r: Refundable): RefundableType => ({
+  decimals: r.decimals,
+  amount: amount(r.refundable.toString(), r.decimals),
+  offer: r.offer && { kind: r.offer.kind, amount: amount(r.offer.amount.toString(), r.decimals) },
+});
+
+/** A request's loader of what sources may still refund (one query per kind of source for a page). */
+const refundableLoaders = new WeakMap<object, Record<'deposit' | 'receipt', DataLoader<string, Refundable | null>>>();
+function refundableLoader(ctx: GqlContext, of: 'deposit' | 'receipt'): DataLoader<string, Refundable | null> {
+  let l = refundableLoaders.get(ctx);
+  if (!l) {
+    const make = (read: (ids: readonly string[]) => Promise<Map<string, Refundable>>) =>
+      new DataLoader<string, Refundable | null>(async (ids) => {
+        const m = await read(ids);
+        return ids.map((id) => m.get(id) ?? null);
+      });
+    l = { deposit: make((ids) => ctx.app.refunds.depositRefundables(ctx.em, ids)), receipt: make((ids) => ctx.app.refunds.receiptRefundables(ctx.em, ids)) };
+    refundableLoaders.set(ctx, l);
+  }
+  return l[of];
+}
+
+@Resolver(() => DepositType)
+export class DepositRefundableResolver {
+  @FieldResolver(() => RefundableType, { nullable: true, description: 'What may still be refunded of the deposit’s payments, as createRefund decides it; null for a caller who may not see refunds' })
+  async refundable(@Root() deposit: DepositType, @Ctx() ctx: GqlContext): Promise<RefundableType | null> {
+    if (!seesRefunds(ctx)) return null;
+    const r = await refundableLoader(ctx, 'deposit').load(deposit.id);
+    return r && refundableOf(r);
+  }
+}
+
+@Resolver(() => UnattributedReceiptType)
+export class ReceiptRefundableResolver {
+  @FieldResolver(() => RefundableType, {
+    nullable: true,
+    description: 'What may still be refunded of the receipt (createRefund receiptId); null when no refund is offered for it (pending, wrong network, native coin) or for a caller who may not see refunds',
+  })
+  async refundable(@Root() receipt: UnattributedReceiptType, @Ctx() ctx: GqlContext): Promise<RefundableType | null> {
+    if (!seesRefunds(ctx)) return null;
+    const r = await refundableLoader(ctx, 'receipt').load(receipt.id);
+    return r && refundableOf(r);
   }
 }
 

@@ -105,6 +105,15 @@ export interface ClaimInfo {
   txHash: string | null;
 }
 
+/** What a source may still refund: rule 1's amount and the gateway's offer (rule 2), base units of its token. */
+export interface Refundable {
+  decimals: number;
+  refundable: bigint;
+  offer: { kind: RefundKind; amount: bigint } | null;
+}
+
+const min = (a: bigint, b: bigint): bigint => (a < b ? a : b);
+
 export interface RefundSettings {
   environment: Environment;
   autoApproveLimit: string | null;
@@ -261,6 +270,24 @@ export class RefundService {
     return this.byId(ctx.em, input.id);
   }
 
+  /**
+   * refunds.manage or an API key (as create): a new claim link for a refund still waiting for the
+   * customer's address. The new token's hash replaces the old one, so the old link stops working.
+   */
+  async renewClaimLink(ctx: RequestContext, cmd: RefundIdCommand): Promise<CreatedRefund> {
+    const caller = requireMerchantWide(ctx, 'Refunds', 'refunds.manage');
+    const input = parseInput(refundIdInput, cmd);
+    const environment = this.environmentOf(caller, input.environment);
+    const token = randomToken(32);
+    await ctx.em.transactional(async (tx) => {
+      const r = await this.mine(tx, caller.merchantId, environment, input.id);
+      const moved = await tx.execute<{ id: string }[]>(`update refunds set claim_token_hash = ? where id = ? and status = 'requested' and to_address is null returning id`, [sha256Hex(token), r.id]);
+      if (!moved[0]) throw new DomainError('REFUND_STATE', `A ${r.status} refund has its address already: a claim link is only for a refund waiting for one`, { status: r.status });
+      await recordAudit(tx, ctx, 'refund.claim_link_renewed', { subject: r.id });
+    });
+    return { refund: await this.byId(ctx.em, input.id), claimUrl: this.claimUrl(token) };
+  }
+
   /** refunds.manage or an API key: a refund not yet signed is cancelled (nothing was sent). */
   async cancel(ctx: RequestContext, cmd: RefundIdCommand): Promise<RefundRecord> {
     const caller = requireMerchantWide(ctx, 'Refunds', 'refunds.manage');
@@ -323,6 +350,58 @@ export class RefundService {
     if (!receiptIds.length) return [];
     const rows = (await em.execute<Record<string, unknown>[]>(`select ${COLUMNS} ${FROM} where r.receipt_id = any(?::uuid[]) order by r.created_at, r.id`, [`{${receiptIds.join(',')}}`])).map(refundRecord);
     return receiptIds.map((id) => rows.filter((r) => r.receiptId === id));
+  }
+
+  /**
+   * What may still be refunded of each deposit's payments (rule 1) and the kind the gateway offers with
+   * its largest amount now (rule 2, capped by rule 1), as `create` would decide them. The caller reached
+   * the deposits through the merchant's own orders.
+   */
+  async depositRefundables(em: EntityManager, depositIds: readonly string[]): Promise<Map<string, Refundable>> {
+    const out = new Map<string, Refundable>();
+    if (!depositIds.length) return out;
+    const ids = `{${depositIds.join(',')}}`;
+    const rows = await em.execute<{ id: string; total_amount: string; decimals: number; order_status: string; received: string }[]>(
+      `select d.id, d.total_amount::text as total_amount, t.decimals, o.status as order_status,
+              (select coalesce(sum(p.amount), 0) from payments p where p.deposit_id = d.id and p.status = 'confirmed')::text as received
+       from deposits d join tokens t on t.id = d.token_id join orders o on o.id = d.order_id where d.id = any(?::uuid[])`,
+      [ids],
+    );
+    const refunds = await em.execute<{ deposit_id: string; amount: string; status: RefundStatus; kind: string }[]>(
+      `select deposit_id, amount::text as amount, status, kind from refunds where deposit_id = any(?::uuid[]) and receipt_id is null`,
+      [ids],
+    );
+    for (const d of rows) {
+      const mine = refunds.filter((r) => r.deposit_id === d.id).map((r) => ({ amount: BigInt(r.amount), status: r.status, kind: r.kind }));
+      const received = BigInt(d.received);
+      const left = refundable(received, mine);
+      const offer = offerForDeposit({ orderStatus: d.order_status, due: BigInt(d.total_amount), confirmed: received });
+      out.set(d.id, { decimals: Number(d.decimals), refundable: left, offer: offer ? { kind: offer.kind, amount: min(offerLeft(offer.amount, offer.kind, mine), left) } : null });
+    }
+    return out;
+  }
+
+  /** The same for unattributed receipts: only a confirmed late or wrong-token receipt of a known token offers a refund (rule 2). */
+  async receiptRefundables(em: EntityManager, receiptIds: readonly string[]): Promise<Map<string, Refundable>> {
+    const out = new Map<string, Refundable>();
+    if (!receiptIds.length) return out;
+    const ids = `{${receiptIds.join(',')}}`;
+    const rows = await em.execute<{ id: string; amount: string; reason: string; status: string; decimals: number | null }[]>(
+      `select u.id, u.amount::text as amount, u.reason, u.status, t.decimals from unattributed_receipts u left join tokens t on t.id = u.token_id where u.id = any(?::uuid[])`,
+      [ids],
+    );
+    const refunds = await em.execute<{ receipt_id: string; amount: string; status: RefundStatus; kind: string }[]>(
+      `select receipt_id, amount::text as amount, status, kind from refunds where receipt_id = any(?::uuid[])`,
+      [ids],
+    );
+    for (const r of rows) {
+      const kind = offerForReceipt(r.reason);
+      if (r.status !== 'confirmed' || kind === null || r.decimals === null) continue;
+      const mine = refunds.filter((x) => x.receipt_id === r.id).map((x) => ({ amount: BigInt(x.amount), status: x.status, kind: x.kind }));
+      const left = refundable(BigInt(r.amount), mine);
+      out.set(r.id, { decimals: Number(r.decimals), refundable: left, offer: { kind, amount: min(offerLeft(BigInt(r.amount), kind, mine), left) } });
+    }
+    return out;
   }
 
   async settings(ctx: RequestContext, cmd: RefundSettingsCommand): Promise<RefundSettings> {

@@ -207,6 +207,14 @@ export function routeDocs(limits: DocLimits): Record<string, RouteDoc> {
       data: z.object({ request: v.refundSchema }),
       errors: ['REFUND_NOT_FOUND', 'REFUND_STATE', 'MERCHANT_MISMATCH'],
     },
+    'POST /merchant/fiat/renewRefundClaimLink': {
+      operationId: 'renewRefundClaimLink',
+      tag: 'Refunds',
+      summary: 'A new claim link for a refund still waiting for the customer’s address (the old link stops working)',
+      body: refundIdBody,
+      data: v.createdRefundSchema,
+      errors: ['REFUND_NOT_FOUND', 'REFUND_STATE', 'MERCHANT_MISMATCH'],
+    },
 
     // --- sweeps ---
     'POST /merchant/sweeps': {

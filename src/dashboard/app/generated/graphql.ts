@@ -321,7 +321,9 @@ export type DashOrderStatsQueryVariables = Exact<{
 
 export type DashOrderStatsQuery = { orderStats: Array<{ day: string | null, network: Network | null, count: number, paidCount: number, paidAmount: string, fee: string, netAmount: string }> };
 
-export type DashRefundFragment = { id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } };
+export type DashRefundFragment = { id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, explorerUrl: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } };
+
+export type DashRefundableFragment = { decimals: number, amount: { units: string, decimal: string }, offer: { kind: RefundKind, amount: { units: string, decimal: string } } | null };
 
 export type DashOrderRefundsQueryVariables = Exact<{
   environment: Environment;
@@ -329,7 +331,7 @@ export type DashOrderRefundsQueryVariables = Exact<{
 }>;
 
 
-export type DashOrderRefundsQuery = { order: { id: string, status: OrderStatus, overpaid: boolean, deposits: Array<{ network: Network, tokenName: string, tokenAddress: string, totalAmount: string, totalAmountBaseUnits: string, amountReceived: string }>, payments: Array<{ network: Network, txHash: string, explorerUrl: string | null }>, refunds: Array<{ id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } }> | null }, refundSettings: { feeMode: RefundFeeMode, autoApproveLimit: string | null } };
+export type DashOrderRefundsQuery = { order: { id: string, status: OrderStatus, deposits: Array<{ id: string, network: Network, tokenName: string, decimals: number, amountReceived: string, refundable: { decimals: number, amount: { units: string, decimal: string }, offer: { kind: RefundKind, amount: { units: string, decimal: string } } | null } | null }>, unattributedReceipts: Array<{ id: string, network: Network, tokenSymbol: string, amount: string, reason: string, refundable: { decimals: number, amount: { units: string, decimal: string }, offer: { kind: RefundKind, amount: { units: string, decimal: string } } | null } | null }>, refunds: Array<{ id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, explorerUrl: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } }> | null }, refundSettings: { feeMode: RefundFeeMode, autoApproveLimit: string | null } };
 
 export type DashCreateRefundMutationVariables = Exact<{
   environment: Environment;
@@ -337,7 +339,7 @@ export type DashCreateRefundMutationVariables = Exact<{
 }>;
 
 
-export type DashCreateRefundMutation = { createRefund: { claimUrl: string | null, refund: { id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } } } };
+export type DashCreateRefundMutation = { createRefund: { claimUrl: string | null, refund: { id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, explorerUrl: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } } } };
 
 export type DashApproveRefundMutationVariables = Exact<{
   environment: Environment;
@@ -345,7 +347,15 @@ export type DashApproveRefundMutationVariables = Exact<{
 }>;
 
 
-export type DashApproveRefundMutation = { approveRefund: { id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } } };
+export type DashApproveRefundMutation = { approveRefund: { id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, explorerUrl: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } } };
+
+export type DashRenewRefundClaimLinkMutationVariables = Exact<{
+  environment: Environment;
+  id: string | number;
+}>;
+
+
+export type DashRenewRefundClaimLinkMutation = { renewRefundClaimLink: { claimUrl: string | null, refund: { id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, explorerUrl: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } } } };
 
 export type DashCancelRefundMutationVariables = Exact<{
   environment: Environment;
@@ -353,7 +363,7 @@ export type DashCancelRefundMutationVariables = Exact<{
 }>;
 
 
-export type DashCancelRefundMutation = { cancelRefund: { id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } } };
+export type DashCancelRefundMutation = { cancelRefund: { id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, explorerUrl: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } } };
 
 export type DashRefundsQueryVariables = Exact<{
   environment: Environment;
@@ -365,7 +375,7 @@ export type DashRefundsQueryVariables = Exact<{
 }>;
 
 
-export type DashRefundsQuery = { refunds: { totalCount: number, edges: Array<{ node: { id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
+export type DashRefundsQuery = { refunds: { totalCount: number, edges: Array<{ node: { id: string, network: Network, orderId: string, orderNo: string, receiptId: string | null, kind: RefundKind, reason: string | null, status: RefundStatus, failureReason: string | null, tokenSymbol: string, decimals: number, feeMode: RefundFeeMode, toAddress: string | null, source: string | null, txHash: string | null, explorerUrl: string | null, createdAt: string, confirmedAt: string | null, amount: { units: string, decimal: string }, sentAmount: { decimal: string } | null, feeDeducted: { decimal: string } } }>, pageInfo: { hasNextPage: boolean, endCursor: string | null } } };
 
 export type DashRefundSetupQueryVariables = Exact<{
   environment: Environment;
@@ -644,10 +654,27 @@ export const DashRefundFragmentDoc = new TypedDocumentString(`
   toAddress
   source
   txHash
+  explorerUrl
   createdAt
   confirmedAt
 }
     `, {"fragmentName":"DashRefund"}) as unknown as TypedDocumentString<DashRefundFragment, unknown>;
+export const DashRefundableFragmentDoc = new TypedDocumentString(`
+    fragment DashRefundable on Refundable {
+  decimals
+  amount {
+    units
+    decimal
+  }
+  offer {
+    kind
+    amount {
+      units
+      decimal
+    }
+  }
+}
+    `, {"fragmentName":"DashRefundable"}) as unknown as TypedDocumentString<DashRefundableFragment, unknown>;
 export const DashApiKeysDocument = new TypedDocumentString(`
     query DashApiKeys {
   apiKeys {
@@ -969,19 +996,25 @@ export const DashOrderRefundsDocument = new TypedDocumentString(`
   order(environment: $environment, orderNo: $orderNo) {
     id
     status
-    overpaid
     deposits {
+      id
       network
       tokenName
-      tokenAddress
-      totalAmount
-      totalAmountBaseUnits
+      decimals
       amountReceived
+      refundable {
+        ...DashRefundable
+      }
     }
-    payments {
+    unattributedReceipts {
+      id
       network
-      txHash
-      explorerUrl
+      tokenSymbol
+      amount
+      reason
+      refundable {
+        ...DashRefundable
+      }
     }
     refunds {
       ...DashRefund
@@ -1018,8 +1051,23 @@ export const DashOrderRefundsDocument = new TypedDocumentString(`
   toAddress
   source
   txHash
+  explorerUrl
   createdAt
   confirmedAt
+}
+fragment DashRefundable on Refundable {
+  decimals
+  amount {
+    units
+    decimal
+  }
+  offer {
+    kind
+    amount {
+      units
+      decimal
+    }
+  }
 }`) as unknown as TypedDocumentString<DashOrderRefundsQuery, DashOrderRefundsQueryVariables>;
 export const DashCreateRefundDocument = new TypedDocumentString(`
     mutation DashCreateRefund($environment: Environment!, $input: CreateRefundInput!) {
@@ -1056,6 +1104,7 @@ export const DashCreateRefundDocument = new TypedDocumentString(`
   toAddress
   source
   txHash
+  explorerUrl
   createdAt
   confirmedAt
 }`) as unknown as TypedDocumentString<DashCreateRefundMutation, DashCreateRefundMutationVariables>;
@@ -1091,9 +1140,49 @@ export const DashApproveRefundDocument = new TypedDocumentString(`
   toAddress
   source
   txHash
+  explorerUrl
   createdAt
   confirmedAt
 }`) as unknown as TypedDocumentString<DashApproveRefundMutation, DashApproveRefundMutationVariables>;
+export const DashRenewRefundClaimLinkDocument = new TypedDocumentString(`
+    mutation DashRenewRefundClaimLink($environment: Environment!, $id: ID!) {
+  renewRefundClaimLink(environment: $environment, id: $id) {
+    refund {
+      ...DashRefund
+    }
+    claimUrl
+  }
+}
+    fragment DashRefund on Refund {
+  id
+  network
+  orderId
+  orderNo
+  receiptId
+  kind
+  reason
+  status
+  failureReason
+  tokenSymbol
+  decimals
+  amount {
+    units
+    decimal
+  }
+  sentAmount {
+    decimal
+  }
+  feeMode
+  feeDeducted {
+    decimal
+  }
+  toAddress
+  source
+  txHash
+  explorerUrl
+  createdAt
+  confirmedAt
+}`) as unknown as TypedDocumentString<DashRenewRefundClaimLinkMutation, DashRenewRefundClaimLinkMutationVariables>;
 export const DashCancelRefundDocument = new TypedDocumentString(`
     mutation DashCancelRefund($environment: Environment!, $id: ID!) {
   cancelRefund(environment: $environment, id: $id) {
@@ -1126,6 +1215,7 @@ export const DashCancelRefundDocument = new TypedDocumentString(`
   toAddress
   source
   txHash
+  explorerUrl
   createdAt
   confirmedAt
 }`) as unknown as TypedDocumentString<DashCancelRefundMutation, DashCancelRefundMutationVariables>;
@@ -1177,6 +1267,7 @@ export const DashRefundsDocument = new TypedDocumentString(`
   toAddress
   source
   txHash
+  explorerUrl
   createdAt
   confirmedAt
 }`) as unknown as TypedDocumentString<DashRefundsQuery, DashRefundsQueryVariables>;

@@ -1,24 +1,48 @@
 import { useEffect, useState } from 'preact/hooks';
 import { GqlError, gql } from '../api';
-import { CreateRefundDocument, OrderRefundsDocument, type RefundKind } from '../documents';
-import { decimalsOf, fromUnits, toUnits } from '../money';
+import { CreateRefundDocument, OrderRefundsDocument, type OrderRefundsQuery, type RefundKind } from '../documents';
+import { fromUnits, toUnits } from '../money';
 import { Empty, ErrorLine, Show, useAction, useApp, useLoad } from '../ui';
 import { RefundList } from './refund-list';
 
-const CLOSED = new Set(['cancelled', 'failed']);
 const FINAL = new Set(['confirmed', 'cancelled', 'failed']);
 const POLL_MS = 4000;
 
-/** The kinds of refund an order's payments offer, by the order's status (docs/refunds.md "What can be refunded"). */
-function kindsFor(status: string, overpaid: boolean): RefundKind[] {
-  if (status === 'Success') return overpaid ? ['merchant', 'overpayment_excess'] : ['merchant'];
-  if (status === 'Underpaid' || status === 'Expired') return ['partial_payment'];
-  return [];
+type Refundable = NonNullable<OrderRefundsQuery['order']['deposits'][number]['refundable']>;
+
+/** Something the order can still refund: one of its deposits' payments, or one of its late or wrong-token receipts. */
+interface Source {
+  key: string;
+  depositId?: string;
+  receiptId?: string;
+  label: string;
+  symbol: string;
+  network: string;
+  decimals: number;
+  kinds: RefundKind[];
+  /** The gateway's own figure for each kind (what create would allow now). */
+  max: Partial<Record<RefundKind, bigint>>;
+}
+
+/** The kinds a source offers: the gateway's offer, and the merchant's own refund of a paid order's payments. */
+function sourceOf(r: Refundable, base: Omit<Source, 'kinds' | 'max' | 'decimals'>, merchantAllowed: boolean): Source | null {
+  const kinds: RefundKind[] = [];
+  const max: Partial<Record<RefundKind, bigint>> = {};
+  if (merchantAllowed && BigInt(r.amount.units) > 0n) {
+    kinds.push('merchant');
+    max.merchant = BigInt(r.amount.units);
+  }
+  if (r.offer) {
+    kinds.push(r.offer.kind);
+    max[r.offer.kind] = BigInt(r.offer.amount.units);
+  }
+  return kinds.length ? { ...base, kinds, max, decimals: r.decimals } : null;
 }
 
 /**
- * An order's refunds and the "Refund" form: full or partial, a reason; before confirming, the most that
- * can be refunded (what the deposit received less the refunds of it not cancelled or failed) and the fee rule.
+ * An order's refunds and the "Refund" form: full or partial, a reason; which deposit (when several
+ * received money) or which late or wrong-token receipt; before confirming, the most that can be
+ * refunded as the gateway computes it (Deposit.refundable, UnattributedReceipt.refundable) and the fee rule.
  */
 export function OrderRefunds({ orderNo, version, claims }: { orderNo: string; version: string; claims: [Record<string, string>, (f: (c: Record<string, string>) => Record<string, string>) => void] }) {
   const { t, env } = useApp();
@@ -33,44 +57,51 @@ export function OrderRefunds({ orderNo, version, claims }: { orderNo: string; ve
   }, [waiting, env, orderNo]);
   const [claimUrls, setClaimUrls] = claims;
   const [open, setOpen] = useState(false);
+  const [picked, setPicked] = useState<string | null>(null);
   return (
     <section id="order-refunds">
       <h2>{t.refunds}</h2>
       <Show value={data} retry={reload}>
         {({ order: o, refundSettings }) => {
           if (o.refunds === null || o.refunds === undefined) return <Empty text={t.noRefundAccess} />;
-          const d = o.deposits.find((x) => Number(x.amountReceived) > 0);
-          const decimals = d ? decimalsOf(d.totalAmount, d.totalAmountBaseUnits) : null;
-          const kinds = kindsFor(o.status, o.overpaid);
-          const ofDeposit = d ? o.refunds.filter((r) => r.receiptId === null && r.network === d.network && !CLOSED.has(r.status)) : [];
-          const received = d && decimals !== null ? (toUnits(d.amountReceived, decimals) ?? 0n) : 0n;
-          const used = ofDeposit.reduce((s, r) => s + BigInt(r.amount.units), 0n);
-          const usedExcess = ofDeposit.filter((r) => r.kind === 'overpayment_excess').reduce((s, r) => s + BigInt(r.amount.units), 0n);
-          const maxOf = (kind: RefundKind): bigint => {
-            const left = received - used;
-            if (kind !== 'overpayment_excess' || !d) return left > 0n ? left : 0n;
-            const excess = received - BigInt(d.totalAmountBaseUnits) - usedExcess;
-            const m = excess < left ? excess : left;
-            return m > 0n ? m : 0n;
-          };
+          const sources: Source[] = [
+            ...o.deposits.flatMap((d) =>
+              d.refundable ? [sourceOf(d.refundable, { key: `d:${d.id}`, depositId: d.id, label: `${d.amountReceived} ${d.tokenName} · ${d.network}`, symbol: d.tokenName, network: d.network }, o.status === 'Success')] : [],
+            ),
+            ...o.unattributedReceipts.flatMap((u) =>
+              u.refundable ? [sourceOf(u.refundable, { key: `r:${u.id}`, receiptId: u.id, label: `${u.amount} ${u.tokenSymbol} · ${u.network} · ${t.kinds[u.refundable.offer?.kind ?? ''] ?? u.reason}`, symbol: u.tokenSymbol, network: u.network }, false)] : [],
+            ),
+          ].filter((x): x is Source => x !== null);
+          const src = sources.find((x) => x.key === picked) ?? sources[0];
           return (
             <>
-              {o.refunds.length === 0 ? <Empty text={t.noRefunds} /> : <RefundList refunds={o.refunds} claimUrls={claimUrls} payments={o.payments} onChange={reload} />}
-              {d && decimals !== null && kinds.length > 0 && (
+              {o.refunds.length === 0 ? (
+                <Empty text={t.noRefunds} />
+              ) : (
+                <RefundList refunds={o.refunds} claimUrls={claimUrls} onClaimUrl={(id, url) => setClaimUrls((c) => ({ ...c, [id]: url }))} onChange={reload} />
+              )}
+              {src && (
                 <>
                   {!open && (
                     <button type="button" id="refund-open" onClick={() => setOpen(true)}>
                       {t.refund}
                     </button>
                   )}
+                  {open && sources.length > 1 && (
+                    <label>
+                      {t.refundSource}
+                      <select id="refund-source" value={src.key} onChange={(e) => setPicked(e.currentTarget.value)}>
+                        {sources.map((x) => (
+                          <option value={x.key}>{x.label}</option>
+                        ))}
+                      </select>
+                    </label>
+                  )}
                   {open && (
                     <RefundForm
+                      key={src.key}
                       orderId={o.id}
-                      kinds={kinds}
-                      symbol={d.tokenName}
-                      network={d.network}
-                      decimals={decimals}
-                      maxOf={maxOf}
+                      source={src}
                       feeMode={refundSettings.feeMode}
                       onCancel={() => setOpen(false)}
                       onCreated={(id, url) => {
@@ -92,32 +123,29 @@ export function OrderRefunds({ orderNo, version, claims }: { orderNo: string; ve
 
 function RefundForm(p: {
   orderId: string;
-  kinds: RefundKind[];
-  symbol: string;
-  network: string;
-  decimals: number;
-  maxOf: (k: RefundKind) => bigint;
+  source: Source;
   feeMode: string;
   onCancel: () => void;
   onCreated: (id: string, claimUrl: string | null) => void;
 }) {
   const { t, env } = useApp();
-  const [kind, setKind] = useState<RefundKind>(p.kinds[0]!);
+  const { kinds, symbol, network, decimals } = p.source;
+  const [kind, setKind] = useState<RefundKind>(kinds[0]!);
   const [full, setFull] = useState(true);
   const [amount, setAmount] = useState('');
   const [reason, setReason] = useState('');
   const [review, setReview] = useState(false);
   const action = useAction();
-  const max = p.maxOf(kind);
-  const maxText = fromUnits(max, p.decimals);
-  const units = full ? max : toUnits(amount, p.decimals);
+  const max = p.source.max[kind] ?? 0n;
+  const maxText = fromUnits(max, decimals);
+  const units = full ? max : toUnits(amount, decimals);
 
   const check = (e: Event) => {
     e.preventDefault();
     action.setError(null);
     if (max === 0n) return action.setError(t.refundNothing);
     if (units === null || units <= 0n) return action.setError(t.refundBadAmount);
-    if (units > max) return action.setError(t.refundTooMuch(maxText, p.symbol));
+    if (units > max) return action.setError(t.refundTooMuch(maxText, symbol));
     setReview(true);
   };
   const confirm = () =>
@@ -127,6 +155,8 @@ function RefundForm(p: {
           environment: env,
           input: {
             orderId: p.orderId,
+            depositId: p.source.depositId,
+            receiptId: p.source.receiptId,
             kind,
             amount: full ? undefined : units!.toString(),
             reason: reason.trim() || undefined,
@@ -136,18 +166,18 @@ function RefundForm(p: {
       } catch (e) {
         setReview(false);
         // The gateway's own limit (it counts what this page may not see yet): said the same way.
-        if (e instanceof GqlError && e.code === 'REFUND_EXCEEDS_RECEIVED') throw new Error(`${t.refundTooMuch(maxText, p.symbol)} (${e.code})`);
+        if (e instanceof GqlError && e.code === 'REFUND_EXCEEDS_RECEIVED') throw new Error(`${t.refundTooMuch(maxText, symbol)} (${e.code})`);
         throw e;
       }
     });
 
   return (
     <form class="card stack" id="refund-form" onSubmit={check}>
-      <p id="refund-max">{max === 0n ? t.refundNothing : t.refundMax(maxText, p.symbol)}</p>
+      <p id="refund-max">{max === 0n ? t.refundNothing : t.refundMax(maxText, symbol)}</p>
       <label>
         {t.refundKind}
         <select id="refund-kind" value={kind} disabled={review} onChange={(e) => setKind(e.currentTarget.value as RefundKind)}>
-          {p.kinds.map((k) => (
+          {kinds.map((k) => (
             <option value={k}>{t.kinds[k] ?? k}</option>
           ))}
         </select>
@@ -157,7 +187,7 @@ function RefundForm(p: {
       </label>
       {!full && (
         <label>
-          {t.refundAmount(p.symbol)}
+          {t.refundAmount(symbol)}
           <input id="refund-amount" inputMode="decimal" required disabled={review} value={amount} onInput={(e) => setAmount(e.currentTarget.value)} />
         </label>
       )}
@@ -171,9 +201,9 @@ function RefundForm(p: {
       {review && units !== null && (
         <p id="refund-summary">
           <strong>
-            {fromUnits(units, p.decimals)} {p.symbol}
+            {fromUnits(units, decimals)} {symbol}
           </strong>{' '}
-          · {p.network} · {t.kinds[kind] ?? kind}
+          · {network} · {t.kinds[kind] ?? kind}
         </p>
       )}
       <ErrorLine error={action.error} />

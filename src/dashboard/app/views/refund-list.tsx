@@ -1,5 +1,5 @@
 import { gql } from '../api';
-import { ApproveRefundDocument, CancelRefundDocument, type DashRefundFragment } from '../documents';
+import { ApproveRefundDocument, CancelRefundDocument, RenewRefundClaimLinkDocument, type DashRefundFragment } from '../documents';
 import { when } from '../i18n';
 import { Copy, ErrorLine, useAction, useApp } from '../ui';
 import { useReauth } from './reauth';
@@ -8,28 +8,21 @@ import { useReauth } from './reauth';
 const CANCELLABLE = new Set(['requested', 'claimed', 'approved']);
 
 /**
- * A transaction's explorer page on a network, from a payment's explorer link on the same network
- * (the API gives payments theirs; a refund's is the same page with its own hash). Null where none is known.
- */
-export function explorerFor(txHash: string, network: string, payments: { network: string; txHash: string; explorerUrl?: string | null }[]): string | null {
-  const p = payments.find((x) => x.network === network && x.explorerUrl && x.explorerUrl.includes(x.txHash));
-  return p ? p.explorerUrl!.replace(p.txHash, txHash) : null;
-}
-
-/**
  * Refunds as a list: amount, token, network, kind, reason, state; the claim link (when this page made
- * it) while the customer's address is awaited; the transaction once sent; approve (re-authenticated) and cancel.
+ * it) while the customer's address is awaited, and a new one on request (the old one stops working); the
+ * transaction and its explorer page once sent; approve (re-authenticated) and cancel.
  */
 export function RefundList({
   refunds,
   claimUrls = {},
-  payments = [],
+  onClaimUrl,
   showOrder = false,
   onChange,
 }: {
   refunds: DashRefundFragment[];
   claimUrls?: Record<string, string>;
-  payments?: { network: string; txHash: string; explorerUrl?: string | null }[];
+  /** A new claim link was issued for a refund (the page keeps it to show). */
+  onClaimUrl?: (id: string, url: string) => void;
   showOrder?: boolean;
   onChange: () => void;
 }) {
@@ -43,6 +36,12 @@ export function RefundList({
         onChange();
       }),
     );
+  const renew = (id: string) =>
+    void action.run(async () => {
+      const r = await gql(RenewRefundClaimLinkDocument, { environment: env, id });
+      onClaimUrl?.(id, r.renewRefundClaimLink.claimUrl!);
+      onChange();
+    });
   const cancel = (id: string) =>
     void action.run(async () => {
       await gql(CancelRefundDocument, { environment: env, id });
@@ -54,7 +53,7 @@ export function RefundList({
       {reauth.dialog}
       <ul class="plain refunds">
         {refunds.map((r) => {
-          const href = r.txHash ? explorerFor(r.txHash, r.network, payments) : null;
+          const href = r.explorerUrl ?? null;
           const claim = claimUrls[r.id];
           return (
             <li data-refund={r.id} data-status={r.status}>
@@ -104,6 +103,11 @@ export function RefundList({
                 {r.status === 'claimed' && (
                   <button type="button" class="approve" disabled={action.busy} onClick={() => approve(r.id)}>
                     {t.approve}
+                  </button>
+                )}
+                {r.status === 'requested' && !r.toAddress && onClaimUrl && (
+                  <button type="button" class="secondary renew-claim" disabled={action.busy} onClick={() => renew(r.id)}>
+                    {t.newClaimLink}
                   </button>
                 )}
                 {CANCELLABLE.has(r.status) && (

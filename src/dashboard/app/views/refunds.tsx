@@ -26,6 +26,7 @@ export function Refunds() {
   const [more, setMore] = useState<DashRefundFragment[]>([]);
   const [after, setAfter] = useState<string | null>(null);
   const loadMore = useAction();
+  const [claimUrls, setClaimUrls] = useState<Record<string, string>>({});
   useEffect(() => {
     setMore([]);
     setAfter(null);
@@ -76,7 +77,7 @@ export function Refunds() {
           return (
             <div id="refund-list">
               <p class="muted" id="refund-count">{t.refundCount(r.totalCount)}</p>
-              {all.length === 0 ? <Empty text={t.noRefunds} /> : <RefundList refunds={all} showOrder onChange={reload} />}
+              {all.length === 0 ? <Empty text={t.noRefunds} /> : <RefundList refunds={all} claimUrls={claimUrls} onClaimUrl={(id, url) => setClaimUrls((c) => ({ ...c, [id]: url }))} showOrder onChange={reload} />}
               <ErrorLine error={loadMore.error} />
               {cursor && (
                 <button type="button" class="secondary" disabled={loadMore.busy} onClick={() => next(cursor)}>
