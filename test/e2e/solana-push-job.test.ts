@@ -1,6 +1,6 @@
 /**
  * SOLANA push through the gateway's own watcher job: `SANDBOX_SOLANA_WS_URLS` points at the facade's
- * pubsub endpoint, and the poll cadence, the job's run and its lock are ten minutes long, so after
+ * pubsub endpoint, and the poll cadence and the job's run are ten minutes long, so after
  * the run's first poll only a pushed slot (`slotSubscribe`) can make the job poll again within the
  * test. A payment into a deposit created after that first poll reaches Processing, and once the
  * slot is finalized Success: each step needs a poll that only the pushed slot of the transaction
@@ -36,7 +36,8 @@ beforeAll(async () => {
       SANDBOX_SOLANA_WS_URLS: solanaWsUrl(facade.url),
       WATCH_POLL_MS_SOLANA: TEN_MINUTES,
       WATCH_RUN_MS: TEN_MINUTES,
-      WATCH_LOCK_MS: TEN_MINUTES,
+      // the run keeps its lock by heartbeat whatever its pause; a short lock lets jest exit at once
+      WATCH_LOCK_MS: '3000',
       WEBHOOK_SWEEP_INTERVAL_MS: '1000',
     },
     { rpcOverrides: { 'sandbox:SOLANA': [facade.url] } },
