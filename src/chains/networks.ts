@@ -6,6 +6,7 @@ import type { ProviderFailureReason } from './provider-health.js';
 import { createEvmAdapter } from './evm/index.js';
 import { familyOf, networkProfile } from './registry.js';
 import { createSolanaAdapter } from './solana/index.js';
+import { solanaWsUrl } from './solana/solana.heads.js';
 import { createTronAdapter } from './tron/index.js';
 
 /** A network the worker watches in one environment. */
@@ -70,24 +71,29 @@ function sweepContracts(config: Config, environment: Environment, network: Netwo
 }
 
 /**
- * WebSocket URLs for push (EVM `eth_subscribe("newHeads")`): configured, else the local dev chain's
- * (anvil serves WebSocket on its HTTP port). None when `WATCH_PUSH` is off or the family has no push here.
+ * WebSocket URLs for push (EVM `eth_subscribe("newHeads")`, SOLANA `slotSubscribe`): configured, else
+ * the local dev chain's (anvil serves WebSocket on its HTTP port; the SOLANA facade, like a validator,
+ * on its RPC port + 1). None when `WATCH_PUSH` is off or the network has no push (TRON).
  */
 export function pushUrls(config: Config, environment: Environment, network: Network, rpcUrls: string[]): string[] | undefined {
-  if (!config.WATCH_PUSH || familyOf(network) !== 'evm') return undefined;
-  const configured = config[`${environment === 'sandbox' ? 'SANDBOX' : 'PRODUCTION'}_${network as 'ETHEREUM' | 'BINANCE'}_WS_URLS`] as string[] | undefined;
+  if (!config.WATCH_PUSH || network === 'TRON') return undefined;
+  const configured = config[`${environment === 'sandbox' ? 'SANDBOX' : 'PRODUCTION'}_${network}_WS_URLS`] as string[] | undefined;
   if (configured?.length) return configured;
   if (networkProfile(environment, network, config.DEV_CHAINS).profile !== 'local') return undefined;
-  return rpcUrls.filter((u) => /^https?:\/\//.test(u)).map((u) => u.replace(/^http/, 'ws'));
+  const http = rpcUrls.filter((u) => /^https?:\/\//.test(u));
+  return familyOf(network) === 'solana' ? http.map(solanaWsUrl) : http.map((u) => u.replace(/^http/, 'ws'));
 }
 
 /**
  * How often a network's watcher polls: `WATCH_POLL_MS_<NETWORK>`, else production at the chain's
- * block time and the sandbox at `WATCH_POLL_MS`. While push is open: `WATCH_PUSH_POLL_MS`, never faster.
+ * block time and the sandbox at `WATCH_POLL_MS`. While push is open: EVM at `WATCH_PUSH_POLL_MS`,
+ * never faster (a head says everything a poll would find); SOLANA keeps its own cadence (a slot says
+ * nothing about the deposits: a poll reads their token accounts, and its slow turn comes every
+ * `CLOSED_DEPOSIT_POLL_EVERY` polls, so a pushed slot only brings the next poll forward).
  */
 export function pollCadence(config: Config, environment: Environment, network: Network): { pollMs: number; pushPollMs: number } {
   const pollMs = (config[`WATCH_POLL_MS_${network}`] as number | undefined) ?? (environment === 'production' ? BLOCK_TIME_MS[network] : config.WATCH_POLL_MS);
-  return { pollMs, pushPollMs: Math.max(pollMs, config.WATCH_PUSH_POLL_MS) };
+  return { pollMs, pushPollMs: familyOf(network) === 'solana' ? pollMs : Math.max(pollMs, config.WATCH_PUSH_POLL_MS) };
 }
 
 /** Every (environment, network) that has RPC URLs, with its adapter. Networks without URLs are not watched. */

@@ -95,19 +95,27 @@ const wsUrls = z
   .string()
   .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
   .pipe(z.array(z.url({ protocol: /^wss?$/ })).min(1));
-/** `<ENV>_<ETHEREUM|BINANCE>_WS_URLS`: the providers' WebSocket endpoints for push (`eth_subscribe("newHeads")`). */
-function evmWsVars(): Record<`${(typeof ENV_KEYS)[number]}_${'ETHEREUM' | 'BINANCE'}_WS_URLS`, VarSpec> {
+/** The networks whose providers push new heads over WebSocket (TRON's HTTP API has no push). */
+export const PUSH_NETWORKS = ['ETHEREUM', 'BINANCE', 'SOLANA'] as const;
+type PushWsVarName = `${(typeof ENV_KEYS)[number]}_${(typeof PUSH_NETWORKS)[number]}_WS_URLS`;
+/**
+ * `<ENV>_<ETHEREUM|BINANCE|SOLANA>_WS_URLS`: the providers' WebSocket endpoints for push
+ * (EVM `eth_subscribe("newHeads")`, SOLANA `slotSubscribe`).
+ */
+function pushWsVars(): Record<PushWsVarName, VarSpec> {
   const out = {} as Record<string, VarSpec>;
   for (const env of ENV_KEYS) {
-    for (const net of ['ETHEREUM', 'BINANCE'] as const) {
+    for (const net of PUSH_NETWORKS) {
+      const what = net === 'SOLANA' ? 'slots (`slotSubscribe`)' : 'new heads (`eth_subscribe("newHeads")`)';
+      const local = net === 'SOLANA' ? 'the local chain’s WebSocket, its RPC port + 1, when DEV_CHAINS is on' : 'the local dev chain’s WebSocket when DEV_CHAINS is on';
       out[`${env}_${net}_WS_URLS`] = {
         schema: wsUrls.optional(),
         secret: true,
-        description: `Comma-separated WebSocket URLs (ws:// or wss://) of the ${net} providers in ${env.toLowerCase()}: the watcher subscribes to new heads there and polls the moment one is announced (polling stays the fallback; may carry provider keys). Unset → poll only${env === 'SANDBOX' ? ' (the local dev chain’s WebSocket when DEV_CHAINS is on)' : ''}`,
+        description: `Comma-separated WebSocket URLs (ws:// or wss://) of the ${net} providers in ${env.toLowerCase()}: the watcher subscribes to ${what} there and polls the moment one is announced (polling stays the fallback; may carry provider keys). Unset → poll only${env === 'SANDBOX' ? ` (${local})` : ''}`,
       };
     }
   }
-  return out as Record<`${(typeof ENV_KEYS)[number]}_${'ETHEREUM' | 'BINANCE'}_WS_URLS`, VarSpec>;
+  return out as Record<PushWsVarName, VarSpec>;
 }
 
 /** The networks' block (slot) times in ms: production watchers poll at this cadence unless `WATCH_POLL_MS_<NETWORK>` says otherwise. */
@@ -315,7 +323,7 @@ export const CONFIG_VARS = {
   ...genesisVars(),
   EVM_SWEEP_BATCH_MAX: { schema: int(1, 1000), default: '100', description: 'Most deposits one EIP-7702 batch sweep transaction carries (ETHEREUM/BINANCE with a Sweeper)' },
   ...evmSweepVars(),
-  ...evmWsVars(),
+  ...pushWsVars(),
 } satisfies Record<string, VarSpec>;
 
 export type ConfigVar = keyof typeof CONFIG_VARS;

@@ -25,6 +25,7 @@ import { depositPrivateKey, watcherGuardScenarios } from '../support/watcher-gua
 import { receiptScenarios } from '../support/receipt-scenarios';
 import { reconciliationScenarios } from '../support/reconciliation-scenarios';
 import { watchedNetworks } from '../../src/chains/networks';
+import { solanaWsUrl } from '../../src/chains/solana/solana.heads';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { setUrl } from '../support/webhooks';
 
@@ -50,7 +51,8 @@ beforeAll(async () => {
   usdt = await facade.createUsdcMint({ decimals: 6 });
   // A short webhook sweep period: Agenda's per-run keep-alive timer (half a job's lock) would hold jest ~30 s after the run.
   gw = await startTestGateway(
-    { SANDBOX_SOLANA_CONFIRMATIONS: '1', CLOSED_DEPOSIT_POLL_EVERY: '3', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000' },
+    // push on (the facade's slotSubscribe): every case below runs with a pushed slot waking the watcher
+    { SANDBOX_SOLANA_CONFIRMATIONS: '1', CLOSED_DEPOSIT_POLL_EVERY: '3', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000', WATCH_PUSH: 'true', SANDBOX_SOLANA_WS_URLS: solanaWsUrl(facade.url) },
     { rpcOverrides: { 'sandbox:SOLANA': [facade.url] } },
   );
   await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'SOLANA', symbol: 'USDC', name: 'USD Coin (litesvm)', address: mint.toBase58(), decimals: 6 });

@@ -87,8 +87,11 @@ export const FULL_RELOAD_MS = 10 * 60_000;
  */
 const COMMIT_SLACK_MS = 5_000;
 const REORG_REWIND = 64n;
-/** Orders settled in parallel after a tick (each holds one pooled connection while it runs). */
-const SETTLE_CONCURRENCY = 4;
+/**
+ * Orders settled in parallel after a tick (each holds one pooled connection of 20 while it runs; a
+ * busy block's orders settle in one or two waves instead of three: bench:detect).
+ */
+const SETTLE_CONCURRENCY = 8;
 /** Block-hash calls in flight at once during the deep-reorg re-check. */
 const RECHECK_BATCH = 8;
 
@@ -507,10 +510,15 @@ export class ChainWatcher {
     const watch = this.watch;
     const { transfers, native } = await scanBlock(block, this.tokens, (addr) => watch.has(this.key(addr)));
     const matched = this.match(transfers);
-    matched.receipts.push(...(await this.matchNative(em, native)));
     // The block may have been replaced since it was read (its logs are still its own): nothing is
-    // committed over a block that is no longer canonical; the next tick sees the new tip.
-    if ((matched.payments.length || matched.receipts.length) && (await this.adapter.getBlockHash(block.number)) !== block.hash) {
+    // committed over a block that is no longer canonical; the next tick sees the new tip. The hash is
+    // read after the scan, beside the native receipts' database lookup.
+    const [nativeReceipts, canonical] = await Promise.all([
+      this.matchNative(em, native),
+      matched.payments.length || matched.receipts.length || native.length ? this.adapter.getBlockHash(block.number) : Promise.resolve(block.hash),
+    ]);
+    matched.receipts.push(...nativeReceipts);
+    if ((matched.payments.length || matched.receipts.length) && canonical !== block.hash) {
       this.deps.log.warn({ network: this.network, environment: this.environment, block: block.number.toString() }, 'chain changed during the scan; rescanning');
       return 0;
     }
