@@ -6,7 +6,7 @@ import { fromHex } from 'tronweb/utils';
 import { openApp, type App } from '../src/app.js';
 import { watchedNetworks, type WatchedNetwork } from '../src/chains/networks.js';
 import type { Network } from '../src/common/environment.js';
-import { mintTo, SANDBOX_TOKENS, startSandboxChains, type SandboxChains } from '../src/devchain/index.js';
+import { DEV_SWEEP_CONTRACTS, mintTo, SANDBOX_TOKENS, startSandboxChains, type SandboxChains } from '../src/devchain/index.js';
 import { createChainWatcher } from '../src/jobs/chain-watcher.factory.js';
 import type { ChainWatcher } from '../src/modules/payments/chain-watcher.js';
 import { benchConfig, round1 } from './chain-support.js';
@@ -173,7 +173,7 @@ async function main(): Promise<void> {
     for (const network of NETS) for (const t of SANDBOX_TOKENS[network]) await app.tokens.upsert(em, { environment: 'sandbox', network, ...t });
     await em.flush();
     const overrides = Object.fromEntries(NETS.map((n) => [`sandbox:${n}`, [chains.rpcUrls[n]]]));
-    const targets = watchedNetworks(config, overrides).filter((t) => t.environment === 'sandbox');
+    const targets = watchedNetworks(config, overrides, { localSweepContracts: DEV_SWEEP_CONTRACTS }).filter((t) => t.environment === 'sandbox');
     for (const [k, network] of NETS.entries()) {
       const deposits = await fixture(app, network, k * 100_000);
       const target = targets.find((t) => t.network === network)!;

@@ -3,7 +3,7 @@ import pino from 'pino';
 import { openApp, type App } from '../src/app.js';
 import { watchedNetworks, type WatchedNetwork } from '../src/chains/networks.js';
 import type { Orm } from '../src/db/orm.js';
-import { DEV_TOKEN_ADDRESSES, startDevChains, type DevChain } from '../src/devchain/index.js';
+import { DEV_SWEEP_CONTRACTS, DEV_TOKEN_ADDRESSES, startDevChains, type DevChain } from '../src/devchain/index.js';
 import { createChainWatcher } from '../src/jobs/chain-watcher.factory.js';
 import { FULL_RELOAD_MS, type ChainWatcher } from '../src/modules/payments/chain-watcher.js';
 import { benchConfig, fundSenders, median, mineBlock, round1, sendTransfer, SENDERS, setAutomine } from './chain-support.js';
@@ -125,7 +125,7 @@ async function prepareCase(databaseUrl: string, rpcUrl: string, block: bigint, n
   const config = benchConfig(databaseUrl, { SANDBOX_ETHEREUM_CONFIRMATIONS: '1' });
   const orm = await benchOrm(databaseUrl, 5);
   const app = await openApp(config, orm, pino({ level: config.LOG_LEVEL }));
-  const target = watchedNetworks(config, { 'sandbox:ETHEREUM': [rpcUrl] }).find((t) => t.environment === 'sandbox' && t.network === 'ETHEREUM')!;
+  const target = watchedNetworks(config, { 'sandbox:ETHEREUM': [rpcUrl] }, { localSweepContracts: DEV_SWEEP_CONTRACTS }).find((t) => t.environment === 'sandbox' && t.network === 'ETHEREUM')!;
   const t0 = performance.now();
   await fixture(orm, n);
   console.log(`  ${n}: fixture of ${n} open deposits inserted in ${Math.round(performance.now() - t0)} ms`);

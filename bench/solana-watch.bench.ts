@@ -232,7 +232,7 @@ async function main(): Promise<void> {
     const customer = await f.fundedKeypair(100);
     await f.mintTo(customer.publicKey, usdt, 10n ** 15n);
     await f.mintTo(customer.publicKey, usdc, 10n ** 15n);
-    const target = watchedNetworks(config, { 'sandbox:SOLANA': [f.url] }, undefined, undefined, (call) => counter.count(call.method)).find(
+    const target = watchedNetworks(config, { 'sandbox:SOLANA': [f.url] }, { onRpcCall: (call) => counter.count(call.method) }).find(
       (t) => t.environment === 'sandbox' && t.network === 'SOLANA',
     )!;
     if (PER_DEPOSIT) {

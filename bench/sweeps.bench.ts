@@ -2,7 +2,7 @@ import { Interface, Wallet, toQuantity } from 'ethers';
 import pino from 'pino';
 import { openApp, type App } from '../src/app.js';
 import { watchedNetworks } from '../src/chains/networks.js';
-import { DEPLOYER_ADDRESS, DEV_GAS_TANK_EVM_KEY, DEV_TOKEN_ADDRESSES, startDevChains, type DevChain } from '../src/devchain/index.js';
+import { DEPLOYER_ADDRESS, DEV_GAS_TANK_EVM_KEY, DEV_SWEEP_CONTRACTS, DEV_TOKEN_ADDRESSES, startDevChains, type DevChain } from '../src/devchain/index.js';
 import { createSweepEngine } from '../src/jobs/sweep.job.js';
 import { benchConfig } from './chain-support.js';
 import type { Network } from '../src/common/environment.js';
@@ -90,7 +90,7 @@ interface EvmRun {
 
 /** DEPOSITS paid 10-USDT deposits on one anvil chain swept by the engine; with `naive`, that many more swept the naive way. */
 async function evmCase(app: App, orm: Orm, chain: DevChain, network: 'ETHEREUM' | 'BINANCE', wallet: MerchantWallet, deposits: number, firstIndex: number, naive: number): Promise<EvmRun> {
-  const target = watchedNetworks(app.config, { [`sandbox:${network}`]: [chain.rpcUrl] }).find((t) => t.environment === 'sandbox' && t.network === network)!;
+  const target = watchedNetworks(app.config, { [`sandbox:${network}`]: [chain.rpcUrl] }, { localSweepContracts: DEV_SWEEP_CONTRACTS }).find((t) => t.environment === 'sandbox' && t.network === network)!;
   const em = orm.em.fork();
   const c = em.getConnection();
   const usdt = DEV_TOKEN_ADDRESSES[network].USDT;

@@ -14,6 +14,7 @@ import { ApiKeyService } from './modules/merchants/api-key.service.js';
 import { AuthService } from './modules/merchants/auth.service.js';
 import { SecondFactorService } from './modules/merchants/second-factor.service.js';
 import { MerchantService } from './modules/merchants/merchant.service.js';
+import { CheckoutViewService } from './modules/checkout/checkout-view.service.js';
 import { CheckoutKeyService } from './modules/orders/checkout-key.service.js';
 import { OrderStatusService } from './modules/orders/order-status.service.js';
 import { OrderService } from './modules/orders/order.service.js';
@@ -21,7 +22,6 @@ import { OrderStatsService } from './modules/orders/order-stats.service.js';
 import { PaymentLinkService } from './modules/payment-links/payment-link.service.js';
 import { PaymentService } from './modules/payments/payment.service.js';
 import { SettlementService } from './modules/payments/settlement.service.js';
-import { paymentsReorgedTotal } from './common/metrics.js';
 import { UnattributedReceiptService } from './modules/payments/unattributed-receipt.service.js';
 import { ReconciliationService } from './modules/reconciliation/reconciliation.service.js';
 import { CoinGeckoRateProvider } from './modules/quotes/providers/coingecko.rate-provider.js';
@@ -40,7 +40,7 @@ import { GatewayMetrics } from './modules/metrics/gateway-metrics.js';
 import { GasTankService } from './modules/sweeps/gas-tank.service.js';
 import { SweepService } from './modules/sweeps/sweep.service.js';
 import { SweepStatusService } from './modules/sweeps/sweep-status.service.js';
-import { DEV_GAS_TANK_EVM_ADDRESS, DEV_GAS_TANK_EVM_KEY } from './devchain/dev-keys.js';
+import { DEV_GAS_TANK_EVM_ADDRESS, DEV_GAS_TANK_EVM_KEY, SANDBOX_FAUCET_SECP256K1_KEY, SANDBOX_FAUCET_SOLANA_SEED } from './devchain/dev-keys.js';
 import { sweepEventsHook } from './modules/sweeps/sweep-events.js';
 import { adapterLookup } from './chains/networks.js';
 import { RefundService } from './modules/refunds/refund.service.js';
@@ -60,6 +60,8 @@ export interface App {
   secondFactors: SecondFactorService;
   merchants: MerchantService;
   checkoutKeys: CheckoutKeyService;
+  /** What the hosted checkout page and the customer's mails show of an order (read model only). */
+  checkoutView: CheckoutViewService;
   tokens: TokenService;
   orders: OrderService;
   /** Order aggregates for dashboards (orders table only, computed in SQL). */
@@ -192,12 +194,15 @@ export function createApp(config: Config, orm: Orm, log: Logger, box: SecretBox)
     lateWindowS: config.LATE_PAYMENT_WINDOW_S,
     // The deep-reorg alarm: next to the payment.reorged event and webhook, a log line at error and a metric.
     onPaymentReorged: (a) => {
-      paymentsReorgedTotal.inc({ environment: a.environment, network: a.network });
+      metrics.paymentsReorged.inc({ environment: a.environment, network: a.network });
       log.error({ alarm: 'payment.reorged', ...a }, 'a confirmed payment was reorganised away (reorg deeper than the confirmation depth)');
     },
   });
   const receipts = new UnattributedReceiptService();
-  const reconciliation = new ReconciliationService(tokens, log, config.RECONCILE_CONCURRENCY, config.LATE_PAYMENT_WINDOW_S + config.CLOSED_DEPOSIT_WATCH_S);
+  const reconciliation = new ReconciliationService(tokens, log, config.RECONCILE_CONCURRENCY, config.LATE_PAYMENT_WINDOW_S + config.CLOSED_DEPOSIT_WATCH_S, (r) => {
+    metrics.reconciliationMismatches.set({ environment: r.environment, network: r.network }, r.mismatches);
+    metrics.reconciliationChecked.set({ environment: r.environment, network: r.network }, r.checked);
+  });
   const webhooks = createWebhookServices(config, apiKeys, box);
   const merchantEvents = new MerchantEventWriter();
   const settlementWallets = new SettlementWalletService({
@@ -206,7 +211,13 @@ export function createApp(config: Config, orm: Orm, log: Logger, box: SecretBox)
     throttleAccount: async (account) => void (await rateLimits.consume('account', account)),
     log,
   });
-  const faucet = new FaucetService(config, networks, tokens);
+  // The local dev keys are the faucet's default only where they are funded: on the chains `npm start` runs.
+  const faucet = new FaucetService(
+    config,
+    networks,
+    tokens,
+    config.DEV_CHAINS ? { secp256k1Evm: SANDBOX_FAUCET_SECP256K1_KEY, secp256k1Tron: SANDBOX_FAUCET_SECP256K1_KEY, solanaSeedHex: SANDBOX_FAUCET_SOLANA_SEED } : undefined,
+  );
   const exports = new CsvExportService({
     // Its connections set session parameters (timeout, read-only) and are destroyed after each export:
     // a session of their own, never a transaction pool's server connection shared with others.
@@ -230,13 +241,14 @@ export function createApp(config: Config, orm: Orm, log: Logger, box: SecretBox)
   const sweeps = new SweepService({ throttleSweepNow: async (merchantId) => void (await rateLimits.consume('sweepNow', merchantId)) });
   const teams = new TeamService({
     inviteTtlS: config.TEAM_INVITE_TTL_S,
-    inviteUrl: () => (config.TEAM_INVITE_URL ?? `${config.PUBLIC_BASE_URL}/invite`).replace(/#.*$/, ''),
+    inviteUrl: () => (config.TEAM_INVITE_URL ?? `${config.PUBLIC_BASE_URL}/dashboard/invite`).replace(/#.*$/, ''),
     transport: smtpTransport(config),
     from: config.SMTP_FROM,
     returnLinkWithoutMail: config.NODE_ENV !== 'production',
     throttleAccount: async (account) => void (await rateLimits.consume('account', account)),
     log,
   });
+  const checkoutView = new CheckoutViewService({ checkoutKeys, tokens, networks, lateWindowS: config.LATE_PAYMENT_WINDOW_S, devChains: config.DEV_CHAINS });
   const refundStatus = new RefundStatusService(refundEventsHook(merchantEvents));
   const refunds = new RefundService({
     events: merchantEvents,
@@ -247,5 +259,5 @@ export function createApp(config: Config, orm: Orm, log: Logger, box: SecretBox)
     adapter: adapterLookup(config, (environment, network) => networks.rpcUrls(environment, network)),
     activeTokens: (em, environment) => tokens.listActive(em, environment),
   });
-  return { refundStatus, refunds, teams, sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, secondFactors, merchants, checkoutKeys, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics, audit: new AuditService() };
+  return { refundStatus, refunds, teams, sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, secondFactors, merchants, checkoutKeys, checkoutView, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics, audit: new AuditService() };
 }

@@ -12,8 +12,9 @@ import { orderEventLoader, orderEventsChannel } from './modules/orders/order-upd
 import { buildGatewaySchema } from './graphql/schema.js';
 import { buildServer, type HttpServer } from './http/server.js';
 import { environmentRoutes } from './rest/route-table.js';
-import { registerCheckoutPage } from './checkout/checkout.page.js';
-import { registerDashboardPage } from './dashboard/dashboard.page.js';
+import { checkoutPageRoutes } from './checkout/checkout.page.js';
+import { refundClaimPageRoutes } from './checkout/refund-claim.page.js';
+import { dashboardPageRoutes } from './dashboard/dashboard.page.js';
 import { startMetricsServer } from './http/metrics.route.js';
 import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -122,10 +123,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
         draining: () => draining,
         schema,
         envRoutes: environmentRoutes(app),
-        extra: (f) => {
-          registerCheckoutPage(f, app);
-          registerDashboardPage(f);
-        },
+        pages: [...checkoutPageRoutes(app), ...refundClaimPageRoutes(app), ...dashboardPageRoutes()],
         // all role: ready once the local chains and their watchers run, not merely once HTTP answers
         readiness: config.ROLE === 'all' ? () => ({ watchers: gateway.scheduler !== undefined }) : undefined,
       });
@@ -150,7 +148,7 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       // The worker's modules load here, not at the top: the chain adapters, sweeps and local chains bring
       // the chains' client libraries (ethers providers, TronWeb, web3.js connections), and the scheduler
       // its job store; an API process (ROLE=api) runs none of them and does not carry them.
-      const [{ watchedNetworks }, { fundSandboxGasTanks, SANDBOX_TOKENS }, { expireOrdersJob }, { pruneSessionsJob }, { reconcileJob }, { watchChainJobs }, { sweepJobs }, { refundJobs }, { startScheduler }, { startWebhookDelivery, webhookJobs }, { customerMailJob }, { compactOrderStatsJob }] =
+      const [{ watchedNetworks }, { DEV_SWEEP_CONTRACTS, fundSandboxGasTanks, SANDBOX_TOKENS }, { expireOrdersJob }, { pruneSessionsJob }, { reconcileJob }, { watchChainJobs }, { sweepJobs }, { refundJobs }, { startScheduler }, { startWebhookDelivery, webhookJobs }, { customerMailJob }, { compactOrderStatsJob }] =
         await Promise.all([
           import('./chains/networks.js'),
           import('./devchain/index.js'),
@@ -195,21 +193,21 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
         if (urls?.length) app.networks.markWatched(environment, network, { rpcUrls: urls, local: environment === 'sandbox' });
       }
       gateway.devChains = devChains;
-      const networks = watchedNetworks(
-        config,
-        overrides,
-        (f) => {
+      const networks = watchedNetworks(config, overrides, {
+        onRpcFailure: (f) => {
           app.metrics.rpcErrors.inc({ environment: f.environment, network: f.network, provider: f.provider, reason: f.reason });
           // the first failure of a streak demotes the provider: said once, not per attempt
           if (f.consecutiveFailures === 1) log.warn({ environment: f.environment, network: f.network, provider: f.provider, reason: f.reason }, 'RPC provider demoted; retried after a backoff');
         },
         // a provider on another chain: alarmed (metric, error log, `/readyz` details), never used
-        (r) => {
+        onWrongChain: (r) => {
           app.metrics.providersRefused.inc({ environment: r.environment, network: r.network, provider: r.provider });
           log.error({ environment: r.environment, network: r.network, provider: r.provider, reason: r.message }, 'RPC provider refused: it serves another chain');
         },
-        (c) => app.metrics.rpcCalls.inc({ environment: c.environment, network: c.network, provider: c.provider, method: c.method }),
-      );
+        onRpcCall: (c) => app.metrics.rpcCalls.inc({ environment: c.environment, network: c.network, provider: c.provider, method: c.method }),
+        // the sandbox's local EVM chains carry the dev sweep contracts (config may name others)
+        localSweepContracts: DEV_SWEEP_CONTRACTS,
+      });
       log.info({ networks: networks.map((n) => `${n.environment}:${n.network}`) }, 'watching networks');
       for (const n of networks) app.metrics.trackProviders({ environment: n.environment, network: n.network, snapshot: () => n.adapter.providerHealth.snapshot() });
       const jobs = [pruneSessionsJob, expireOrdersJob(config.EXPIRY_INTERVAL_S), compactOrderStatsJob(10), ...watchChainJobs(networks, config.WATCH_LOCK_MS), ...sweepJobs(networks, config.WATCH_LOCK_MS), ...(config.REFUND_POLL_MS > 0 ? refundJobs(networks, config.WATCH_LOCK_MS) : []), ...webhookJobs(config), ...(config.RECONCILE_INTERVAL_S > 0 ? [reconcileJob(networks, config.RECONCILE_INTERVAL_S)] : [])];

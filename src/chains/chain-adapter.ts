@@ -435,6 +435,31 @@ export class SweepGasShortError extends Error {
   }
 }
 
+/**
+ * A hot wallet on one network that sends and waits until the transfer is in a block (one block, the
+ * node's view: finality is the watcher's business): the sandbox faucet and `dev pay`. Sweeps do not
+ * use it (they sign offline and store before broadcasting, `SweepCapability`). Amounts are base units;
+ * the token is a contract (EVM, TRON) or mint (SOLANA).
+ */
+export interface TransferWallet {
+  /** The wallet's address on this network (for operators topping it up). */
+  readonly address: string;
+  nativeBalance(): Promise<bigint>;
+  tokenBalance(token: { address: string; decimals: number }): Promise<bigint>;
+  /** Sends and waits until the transfer is in a block; throws when it fails on chain. Returns the tx hash / id / signature. */
+  sendNative(to: string, amount: bigint): Promise<string>;
+  /** As `sendNative`; SOLANA also creates the recipient's token account (the wallet pays its rent). */
+  sendToken(token: { address: string; decimals: number }, to: string, amount: bigint): Promise<string>;
+}
+
+export interface TransferWalletOptions {
+  rpcUrl: string;
+  /** secp256k1 private key as hex (EVM, TRON) or ed25519 seed as hex (SOLANA). */
+  key: string;
+  /** How long to wait for a transfer to land. */
+  timeoutMs: number;
+}
+
 /** One token balance to read: `owner` is the deposit address (SOLANA: the owner, read at its associated token account). */
 export interface BalanceQuery {
   owner: string;

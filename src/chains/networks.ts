@@ -3,7 +3,6 @@ import { ENVIRONMENTS, NETWORKS, type Environment, type Network } from '../commo
 import type { ChainAdapter, ChainNetworkConfig } from './chain-adapter.js';
 import { MAINNET_GENESIS } from './chain-identity.js';
 import type { ProviderFailureReason } from './provider-health.js';
-import { DEV_SWEEP_CONTRACTS } from '../devchain/devchain.js';
 import { createEvmAdapter } from './evm/index.js';
 import { familyOf, networkProfile } from './registry.js';
 import { createSolanaAdapter } from './solana/index.js';
@@ -32,6 +31,20 @@ export type RpcCallHook = (call: { environment: Environment; network: Network; p
 
 export type RpcFailureHook = (failure: { environment: Environment; network: Network; provider: string; reason: ProviderFailureReason; consecutiveFailures: number }) => void;
 
+/** The EVM sweep contracts of the local dev chains (src/devchain), handed in by the composition root. */
+export interface LocalSweepContracts {
+  disperse: string;
+  sweeper: string;
+}
+
+export interface WatchOptions {
+  onRpcFailure?: RpcFailureHook;
+  onWrongChain?: WrongChainHook;
+  onRpcCall?: RpcCallHook;
+  /** Used on the sandbox's local EVM chains (DEV_CHAINS) where config names no sweep contract. */
+  localSweepContracts?: LocalSweepContracts;
+}
+
 /** The adapter of a family. */
 function createAdapter(config: ChainNetworkConfig): ChainAdapter {
   switch (familyOf(config.network)) {
@@ -45,10 +58,10 @@ function createAdapter(config: ChainNetworkConfig): ChainAdapter {
 }
 
 /** EVM sweep contracts of a network: configured, else the local chain's when the sandbox runs on dev chains. */
-function sweepContracts(config: Config, environment: Environment, network: Network): Pick<ChainNetworkConfig, 'disperseAddress' | 'sweeperAddress' | 'sweepBatchMax'> {
+function sweepContracts(config: Config, environment: Environment, network: Network, localContracts: LocalSweepContracts | undefined): Pick<ChainNetworkConfig, 'disperseAddress' | 'sweeperAddress' | 'sweepBatchMax'> {
   if (network !== 'ETHEREUM' && network !== 'BINANCE') return {};
   const key = `${environment === 'sandbox' ? 'SANDBOX' : 'PRODUCTION'}_${network}` as const;
-  const local = networkProfile(environment, network, config.DEV_CHAINS).profile === 'local' ? DEV_SWEEP_CONTRACTS : undefined;
+  const local = networkProfile(environment, network, config.DEV_CHAINS).profile === 'local' ? localContracts : undefined;
   return {
     disperseAddress: (config[`${key}_DISPERSE_ADDRESS`] as string | undefined) ?? local?.disperse,
     sweeperAddress: (config[`${key}_SWEEPER_ADDRESS`] as string | undefined) ?? local?.sweeper,
@@ -57,7 +70,8 @@ function sweepContracts(config: Config, environment: Environment, network: Netwo
 }
 
 /** Every (environment, network) that has RPC URLs, with its adapter. Networks without URLs are not watched. */
-export function watchedNetworks(config: Config, overrides: RpcOverrides = {}, onRpcFailure?: RpcFailureHook, onWrongChain?: WrongChainHook, onRpcCall?: RpcCallHook): WatchedNetwork[] {
+export function watchedNetworks(config: Config, overrides: RpcOverrides = {}, options: WatchOptions = {}): WatchedNetwork[] {
+  const { onRpcFailure, onWrongChain, onRpcCall } = options;
   const out: WatchedNetwork[] = [];
   for (const environment of ENVIRONMENTS) {
     for (const network of NETWORKS) {
@@ -79,7 +93,7 @@ export function watchedNetworks(config: Config, overrides: RpcOverrides = {}, on
         onWrongChain: onWrongChain && ((e) => onWrongChain({ environment, network, provider: e.provider, message: e.message })),
         onProviderFailure: onRpcFailure && ((f) => onRpcFailure({ environment, network, ...f })),
         onRpcCall: onRpcCall && ((c) => onRpcCall({ environment, network, ...c })),
-        ...sweepContracts(config, environment, network),
+        ...sweepContracts(config, environment, network, options.localSweepContracts),
       };
       out.push({ environment, network, config: chainConfig, adapter: createAdapter(chainConfig) });
     }

@@ -13,8 +13,6 @@ import { providerHost } from './chain-identity.js';
  */
 export type ProviderFailureReason = 'rate_limited' | 'timeout' | 'malformed' | 'http_5xx' | 'network' | 'behind' | 'wrong_chain';
 
-export const PROVIDER_FAILURE_REASONS: readonly ProviderFailureReason[] = ['rate_limited', 'timeout', 'malformed', 'http_5xx', 'network', 'behind', 'wrong_chain'];
-
 export interface ProviderHealthOptions {
   urls: string[];
   /** A provider whose head is more than this many blocks (slots) behind the best head seen in the same round is demoted as `behind`. */

@@ -61,3 +61,32 @@ export const nativeSymbolSql = (networkColumn: string): string =>
 /** SQL of the native coin's decimals of the network in column `networkColumn`. */
 export const nativeDecimalsSql = (networkColumn: string): string =>
   `(case ${networkColumn} ${Object.entries(NATIVE).map(([n, a]) => `when '${n}' then ${a.decimals}`).join(' ')} end)`;
+
+/** Names a person recognises (the enum values are API words): the checkout page, receipts, mails. */
+const DISPLAY_NAMES: Record<Network, string> = { ETHEREUM: 'Ethereum', BINANCE: 'BNB Smart Chain', TRON: 'TRON', SOLANA: 'Solana' };
+export const networkDisplayName = (network: Network): string => DISPLAY_NAMES[network];
+
+/**
+ * Transaction pages of the public block explorers, per token profile. The local dev chains have no
+ * explorer: no link then (a dead link is worse than none). `{hash}` marks where the hash goes.
+ */
+const EXPLORER_TX: Record<Exclude<TokenProfile, 'local'>, Record<Network, string>> = {
+  mainnet: {
+    ETHEREUM: 'https://etherscan.io/tx/{hash}',
+    BINANCE: 'https://bscscan.com/tx/{hash}',
+    TRON: 'https://tronscan.org/#/transaction/{hash}',
+    SOLANA: 'https://solscan.io/tx/{hash}',
+  },
+  testnet: {
+    ETHEREUM: 'https://sepolia.etherscan.io/tx/{hash}',
+    BINANCE: 'https://testnet.bscscan.com/tx/{hash}',
+    TRON: 'https://nile.tronscan.org/#/transaction/{hash}',
+    SOLANA: 'https://solscan.io/tx/{hash}?cluster=devnet',
+  },
+};
+
+/** The explorer page of transaction `hash` on `network` as the environment runs it; null on the local dev chains. */
+export function explorerTxUrl(environment: Environment, network: Network, hash: string, devChains: boolean): string | null {
+  const { profile } = networkProfile(environment, network, devChains);
+  return profile === 'local' ? null : EXPLORER_TX[profile][network].replace('{hash}', encodeURIComponent(hash));
+}

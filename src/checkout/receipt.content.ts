@@ -1,4 +1,4 @@
-import type { CheckoutState } from './checkout.service.js';
+import type { CheckoutState } from '../modules/checkout/checkout-view.service.js';
 
 /**
  * What a customer keeps: the receipt of a paid order (the printable page and the Success mail) and the

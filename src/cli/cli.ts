@@ -1,8 +1,6 @@
 import { Command, Option } from 'commander';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
-import type { ChainFamily } from '../chains/chain-adapter.js';
-import type { DevWallet } from '../devchain/index.js';
 import pino from 'pino';
 import 'reflect-metadata';
 import { ConfigError, configMarkdownTable, loadConfig, type Config } from '../config/index.js';
@@ -51,6 +49,12 @@ function runningDevChains(config: Config): Partial<Record<Network, string>> | nu
 /** The running sandbox chains as `watchedNetworks` overrides (`sandbox:<NETWORK>` → URLs); empty: configured RPC URLs only. */
 function devChainOverrides(config: Config): Record<string, string[]> {
   return Object.fromEntries(Object.entries(runningDevChains(config) ?? {}).map(([n, u]) => [`sandbox:${n}`, [u!]]));
+}
+
+/** The watched networks as the worker builds them: with the local dev chains' EVM sweep contracts when DEV_CHAINS is on. */
+async function cliWatchedNetworks(config: Config, overrides: Record<string, string[]>) {
+  const [{ watchedNetworks }, local] = await Promise.all([import('../chains/networks.js'), config.DEV_CHAINS ? import('../devchain/devchain.js') : undefined]);
+  return watchedNetworks(config, overrides, { localSweepContracts: local?.DEV_SWEEP_CONTRACTS });
 }
 
 const program = new Command('gateway').description('Crypto payment gateway operator CLI');
@@ -147,10 +151,9 @@ program
   .option('--json', 'print one JSON object')
   .action(async (o: { environment?: Environment; network?: Network; json?: boolean }) => {
     await withApp(async (app, config) => {
-      const { watchedNetworks } = await import('../chains/networks.js');
       // The local sandbox chains of a running gateway (npm start) are found the way `dev pay` finds them.
       const overrides = devChainOverrides(config);
-      const targets = watchedNetworks(config, overrides).filter((t) => (!o.environment || t.environment === o.environment) && (!o.network || t.network === o.network));
+      const targets = (await cliWatchedNetworks(config, overrides)).filter((t) => (!o.environment || t.environment === o.environment) && (!o.network || t.network === o.network));
       const runs = [];
       for (const t of targets) {
         runs.push(await app.reconciliation.reconcile(app.orm.em.fork(), t));
@@ -188,27 +191,9 @@ dev
     if (!urls) throw new Error('no local dev chains found: start the gateway first (npm start, with DEV_CHAINS on)');
     const rpcUrl = urls[o.network];
     if (!rpcUrl) throw new Error(`the running gateway has no local ${o.network} chain`);
-    const [{ computeAddress, parseUnits }, { TronWeb }, { CUSTOMER_PRIVATE_KEYS, mintOnSandbox, sandboxToken, SOLANA_DEV_CUSTOMER }, { driverFor, familyOf }, { FAUCET_SENDERS }] =
-      await Promise.all([import('ethers'), import('tronweb'), import('../devchain/index.js'), import('../chains/registry.js'), import('../modules/faucet/faucet.senders.js')]);
-    // the customer wallet on each local chain (public dev keys)
-    const DEV_WALLETS: Record<ChainFamily, DevWallet> = {
-      evm: { key: CUSTOMER_PRIVATE_KEYS[0]!, address: computeAddress(CUSTOMER_PRIVATE_KEYS[0]!) },
-      tron: { key: CUSTOMER_PRIVATE_KEYS[0]!, address: TronWeb.address.fromPrivateKey(CUSTOMER_PRIVATE_KEYS[0]!.slice(2)) as string },
-      solana: { key: Buffer.from(SOLANA_DEV_CUSTOMER.secretKey.subarray(0, 32)).toString('hex'), address: SOLANA_DEV_CUSTOMER.publicKey.toBase58() },
-    };
-    const driver = driverFor(o.network);
-    if (!driver.isValidAddress(o.to)) throw new Error(`--to is not a valid ${o.network} address`);
-    const spec = sandboxToken(o.network, o.token)!;
-    const amount = parseUnits(o.amount, spec.decimals);
-    const family = familyOf(o.network);
-    const own = o.fromKey?.replace(/^0x/, '');
-    if (own !== undefined && !/^[0-9a-fA-F]{64}$/.test(own)) throw new Error('--from-key must be 64 hex characters (the private_key that `dev wallet` printed)');
-    const wallet = own !== undefined ? { key: family === 'solana' ? own : `0x${own}`, address: '' } : DEV_WALLETS[family];
-    // Your own wallet pays with what the faucet gave it; the dev wallet gets the tokens minted first.
-    if (own === undefined) await mintOnSandbox(family, o.network, rpcUrl, spec, wallet, amount);
-    const sender = FAUCET_SENDERS[family]({ rpcUrl, timeoutMs: 30_000, keys: { secp256k1Evm: wallet.key, secp256k1Tron: wallet.key, solanaSeedHex: wallet.key } });
-    const txHash = await sender.sendToken({ address: spec.address, decimals: spec.decimals }, driver.normalizeAddress(o.to), amount);
-    print(!!o.json, { network: o.network, token: spec.address, to: o.to, amount: amount.toString(), tx_hash: txHash }, `sent ${o.amount} ${o.token} to ${o.to} on the local ${o.network} chain: ${txHash}`);
+    const { devPay } = await import('../devchain/index.js');
+    const paid = await devPay({ network: o.network, rpcUrl, to: o.to, amount: o.amount, token: o.token, fromKey: o.fromKey });
+    print(!!o.json, { network: o.network, token: paid.token, to: o.to, amount: paid.amount.toString(), tx_hash: paid.txHash }, `sent ${o.amount} ${o.token} to ${o.to} on the local ${o.network} chain: ${paid.txHash}`);
   });
 dev
   .command('wallet')
@@ -216,17 +201,8 @@ dev
   .addOption(new Option('--network <network>', 'network').choices([...NETWORKS]).makeOptionMandatory())
   .option('--json', 'print one JSON object')
   .action(async (o: { network: Network; json?: boolean }) => {
-    const [{ randomBytes }, { computeAddress }, { TronWeb }, { Keypair }, { familyOf }] = await Promise.all([
-      import('node:crypto'),
-      import('ethers'),
-      import('tronweb'),
-      import('@solana/web3.js'),
-      import('../chains/registry.js'),
-    ]);
-    const key = randomBytes(32).toString('hex');
-    const family = familyOf(o.network);
-    const address =
-      family === 'solana' ? Keypair.fromSeed(Buffer.from(key, 'hex')).publicKey.toBase58() : family === 'tron' ? (TronWeb.address.fromPrivateKey(key) as string) : computeAddress(`0x${key}`);
+    const { newDevWallet } = await import('../devchain/index.js');
+    const { address, privateKey: key } = newDevWallet(o.network);
     print(!!o.json, { network: o.network, address, private_key: key }, `${o.network} wallet\n  address:     ${address}\n  private key: ${key}  (sandbox only: anyone who sees it can spend)`);
   });
 
@@ -248,20 +224,19 @@ interface DeployOpts {
 /** Compiles `contract`, deploys it with the key of `--key-file`, prints the address to put in config. */
 async function deploySweepContract(o: DeployOpts, contract: 'disperse' | 'sweeper'): Promise<void> {
   const config = loadConfig();
-  const [{ getBytes, Wallet, AbiCoder }, { EvmRpcClient, deployEvmContract }, { compileSweepContracts }] = await Promise.all([
-    import('ethers'),
+  const [{ EvmRpcClient, deployEvmContract, evmAddressOfKey, sweepContractCreationCode }, { compileSweepContracts }] = await Promise.all([
     import('../chains/evm/index.js'),
     import('../devchain/devchain.js'),
   ]);
   const text = readFileSync(o.keyFile === '-' ? 0 : o.keyFile, 'utf8').trim().replace(/^0x/, '');
   if (!/^[0-9a-fA-F]{64}$/.test(text)) throw new Error('--key-file must hold a 32-byte key as 64 hex characters');
-  const key = getBytes(`0x${text}`);
+  const key = Uint8Array.from(Buffer.from(text, 'hex'));
   const envKey = o.environment === 'sandbox' ? 'SANDBOX' : 'PRODUCTION';
   const url = o.rpcUrl ?? (config[`${envKey}_${o.network}_RPC_URLS`] as string[] | undefined)?.[0];
   if (!url) throw new Error(`no RPC URL: set ${envKey}_${o.network}_RPC_URLS or pass --rpc-url`);
   const compiled = compileSweepContracts({ cacheDir: join(config.DATA_DIR, 'solc') })[contract];
-  const tank = new Wallet(`0x${text}`).address;
-  const code = contract === 'sweeper' ? compiled.bytecode + AbiCoder.defaultAbiCoder().encode(['address'], [tank]).slice(2) : compiled.bytecode;
+  const tank = evmAddressOfKey(key);
+  const code = sweepContractCreationCode(contract, compiled.bytecode, tank);
   const d = await deployEvmContract(new EvmRpcClient({ urls: [url], timeoutMs: config.RPC_TIMEOUT_MS }), key, code);
   const variable = `${envKey}_${o.network}_${contract === 'sweeper' ? 'SWEEPER' : 'DISPERSE'}_ADDRESS`;
   print(
@@ -308,9 +283,8 @@ gasTankCommand
     if (!/^\d+$/.test(o.trx) || BigInt(o.trx) <= 0n) throw new Error('--trx must be a positive whole number');
     const key = readFileSync(o.keyFile === '-' ? 0 : o.keyFile, 'utf8').trim().replace(/^0x/, '');
     if (!/^[0-9a-fA-F]{64}$/.test(key)) throw new Error('--key-file must hold a 32-byte key as 64 hex characters');
-    const { watchedNetworks } = await import('../chains/networks.js');
     const overrides = devChainOverrides(config);
-    const target = watchedNetworks(config, overrides).find((t) => t.environment === o.environment && t.network === o.network);
+    const target = (await cliWatchedNetworks(config, overrides)).find((t) => t.environment === o.environment && t.network === o.network);
     if (!target) throw new Error(`${o.environment}:${o.network} has no RPC URLs configured`);
     const sweeps = target.adapter.sweeps;
     if (!sweeps?.signStake) throw new Error(`${o.network} gas tanks do not stake (nothing to lend on this chain)`);
@@ -336,8 +310,7 @@ gasTankCommand
   .option('--json', 'print one JSON object')
   .action(async (o: { network: Network; environment: Environment; json?: boolean }) => {
     await withApp(async (app, config) => {
-      const { watchedNetworks } = await import('../chains/networks.js');
-      const target = watchedNetworks(config, devChainOverrides(config)).find((t) => t.environment === o.environment && t.network === o.network);
+      const target = (await cliWatchedNetworks(config, devChainOverrides(config))).find((t) => t.environment === o.environment && t.network === o.network);
       if (!target) throw new Error(`${o.environment}:${o.network} has no RPC URLs configured`);
       try {
         const em = app.orm.em.fork();

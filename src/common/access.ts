@@ -1,5 +1,5 @@
 import type { Caller, RequestContext } from './context.js';
-import type { Environment } from './environment.js';
+import { ENV_PATH, type Environment } from './environment.js';
 import { DomainError } from './errors.js';
 import { can, PERMISSIONS, type Permission } from './permissions.js';
 
@@ -137,10 +137,27 @@ export function requireSameMerchant(ctx: Pick<RequestContext, 'caller'>, merchan
   if (caller.merchantId !== merchantId) throw new DomainError('MERCHANT_MISMATCH', `merchant_id does not match ${credential}`);
 }
 
-/** The environment an operation runs in: an API or checkout key's own, else the one the path or argument named. */
+/**
+ * Which environment an operation runs in: the one rule for REST, GraphQL (queries, mutations,
+ * subscriptions) and services. An API or checkout key belongs to one environment and acts only in it;
+ * an environment the request names besides (a GraphQL argument, an input field, the REST path) is
+ * ignored (`mismatch: 'ignore'`, the default: the key decides) or refused with WRONG_ENVIRONMENT
+ * (`'refuse'`: the request says where it means to act, and a key of the other one must not pass
+ * silently). A dashboard session spans both environments, so the request must name one.
+ */
+export function resolveEnvironment(caller: Caller, named: Environment | null | undefined, mismatch: 'ignore' | 'refuse' = 'ignore'): Environment {
+  if ('environment' in caller) {
+    if (mismatch === 'refuse' && named && named !== caller.environment) {
+      const what = caller.kind === 'apiKey' ? 'API key' : 'checkout key';
+      throw new DomainError('WRONG_ENVIRONMENT', `A ${caller.environment} ${what} cannot be used in ${named} (its paths are /api/v2/${ENV_PATH[caller.environment]}/)`);
+    }
+    return caller.environment;
+  }
+  if (named) return named;
+  throw new DomainError('VALIDATION_FAILED', caller.kind === 'dashboard' ? 'environment is required for dashboard calls' : 'environment is required');
+}
+
+/** The environment of a request's context (resolveEnvironment with the path's or argument's environment). */
 export function requireEnvironment(ctx: Pick<RequestContext, 'caller' | 'environment'>): Environment {
-  const { caller } = ctx;
-  if ('environment' in caller) return caller.environment;
-  if (ctx.environment) return ctx.environment;
-  throw new DomainError('VALIDATION_FAILED', 'environment is required');
+  return resolveEnvironment(ctx.caller, ctx.environment);
 }

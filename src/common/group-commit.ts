@@ -14,7 +14,7 @@
  * - A batch holds at most `maxBatch` items; `run` answers one outcome per item, in order. An item is
  *   settled only when `run` has answered, i.e. after the commit that holds it.
  * - If `run` itself throws (or answers the wrong number of outcomes), every item of that batch is
- *   rejected with that error: `run` owns per-item isolation (see OrderService.insertBatch, which
+ *   rejected with that error: `run` owns per-item isolation (see OrderStore.insertBatch, which
  *   retries a failed batch row by row).
  */
 export type Outcome<R> = { ok: true; value: R } | { ok: false; error: unknown };

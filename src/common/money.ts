@@ -1,5 +1,3 @@
-import { formatUnits, parseUnits } from 'ethers';
-
 /**
  * Money is integer base units (`bigint`) everywhere; decimal strings only at the edges.
  * IDR has no decimals. Rates are decimal strings (IDR per whole token) held as scaled integers.
@@ -19,13 +17,22 @@ export function pow10(n: number): bigint {
 
 /** Parses a decimal string (e.g. a rate "16250.5") into an integer scaled by 10^scale; throws on junk. */
 export function parseDecimal(value: string, scale: number): bigint {
-  return parseUnits(value, scale);
+  // Digits with an optional sign and point ("1.5", "-2", ".5", "1."); excess fraction digits must be zeros.
+  const m = /^(-?)(\d*)\.?(\d*)$/.exec(value);
+  if (!m || m[2]!.length + m[3]!.length === 0) throw new RangeError(`not a decimal number: ${JSON.stringify(value)}`);
+  const fraction = m[3]!.padEnd(scale, '0');
+  if (/[^0]/.test(fraction.slice(scale))) throw new RangeError(`${value} has more than ${scale} decimals`);
+  const units = BigInt((m[2] || '0') + fraction.slice(0, scale));
+  return m[1] ? -units : units;
 }
 
 /** Formats base units as a plain decimal string without trailing zeros ("1.5", "16250"). */
 export function formatDecimal(units: bigint, decimals: number): string {
-  const s = formatUnits(units, decimals);
-  return s.endsWith('.0') ? s.slice(0, -2) : s;
+  const sign = units < 0n ? '-' : '';
+  const digits = (units < 0n ? -units : units).toString().padStart(decimals + 1, '0');
+  const whole = digits.slice(0, digits.length - decimals);
+  const fraction = digits.slice(digits.length - decimals).replace(/0+$/, '');
+  return `${sign}${whole}${fraction ? `.${fraction}` : ''}`;
 }
 
 /**

@@ -1,7 +1,8 @@
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyReply } from 'fastify';
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import path from 'node:path';
+import { pageRoute, type PageRoute } from '../http/page-routes.js';
 
 /**
  * The merchant dashboard at `/dashboard`: a single-page app (src/dashboard/app, bundled by
@@ -84,10 +85,11 @@ function sendPage(reply: FastifyReply, status: number, html: string) {
 }
 
 /**
- * `/dashboard` (and `/dashboard/`, the sections live in the URL fragment) and its assets. Without a
+ * `/dashboard` (and `/dashboard/`, the sections live in the URL fragment; `/dashboard/invite`, the
+ * invite links) and its assets. Without a
  * built bundle the page says how to build it (503) instead of failing the gateway's start.
  */
-export function registerDashboardPage(fastify: FastifyInstance, dir: string | null = dashboardAssetDir()): void {
+export function dashboardPageRoutes(dir: string | null = dashboardAssetDir()): PageRoute[] {
   const assets = dir ? loadAssets(dir) : {};
   const page = renderDashboardShell(assets);
 
@@ -95,18 +97,21 @@ export function registerDashboardPage(fastify: FastifyInstance, dir: string | nu
     assets['dashboard.js']
       ? sendPage(reply, 200, page)
       : sendPage(reply, 503, '<!doctype html><html lang="en"><meta charset="utf-8"><title>Dashboard not built</title><p>The dashboard is not built: run <code>npm run build</code> (or <code>npm start</code>).</p></html>');
-  fastify.get('/dashboard', serve);
-  fastify.get('/dashboard/', serve);
-
-  fastify.get<{ Params: { file: string }; Querystring: { v?: string } }>('/dashboard/assets/:file', async (req, reply) => {
-    const a = Object.hasOwn(assets, req.params.file) ? assets[req.params.file] : undefined;
-    if (!a) return reply.code(404).type('text/plain').send('Not found');
-    const pinned = req.query.v === a.hash;
-    return reply
-      .type(a.type)
-      .header('cache-control', pinned ? 'public, max-age=31536000, immutable' : 'no-cache')
-      .header('etag', `"${a.hash}"`)
-      .header('x-content-type-options', 'nosniff')
-      .send(a.body);
-  });
+  return [
+    pageRoute('/dashboard', serve),
+    pageRoute('/dashboard/', serve),
+    // The invite link (TEAM_INVITE_URL's default): the same page, which shows the invite screen.
+    pageRoute('/dashboard/invite', serve),
+    pageRoute<{ Params: { file: string }; Querystring: { v?: string } }>('/dashboard/assets/:file', async (req, reply) => {
+      const a = Object.hasOwn(assets, req.params.file) ? assets[req.params.file] : undefined;
+      if (!a) return reply.code(404).type('text/plain').send('Not found');
+      const pinned = req.query.v === a.hash;
+      return reply
+        .type(a.type)
+        .header('cache-control', pinned ? 'public, max-age=31536000, immutable' : 'no-cache')
+        .header('etag', `"${a.hash}"`)
+        .header('x-content-type-options', 'nosniff')
+        .send(a.body);
+    }),
+  ];
 }

@@ -3,3 +3,4 @@ export { startAnvil, anvilBinaryPath, type AnvilInstance, type AnvilOptions } fr
 export { compileContract, compileTestToken, type CompiledContract, type CompileResult } from './solc.js';
 export * from './sandbox.chains.js';
 export * from './sandbox.mint.js';
+export * from './dev-wallet.js';

@@ -1,9 +1,6 @@
 import { createPubSub, type PubSub } from '@graphql-yoga/subscription';
 import type { GraphQLSchema } from 'graphql';
-import type { OrderEventNotification, SubscriptionTopics } from '../modules/events/event.catalogue.js';
-
-/** Payloads are plain DTOs (never entities): they outlive any EntityManager. */
-export type OrderUpdatePayload = OrderEventNotification;
+import type { SubscriptionTopics } from '../modules/events/event.catalogue.js';
 
 /** The GraphQL subscription topics (listed with every other event in the event catalogue). */
 export type GatewayTopics = SubscriptionTopics;

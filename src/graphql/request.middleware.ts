@@ -1,6 +1,6 @@
 import { UseMiddleware, type MiddlewareFn } from 'type-graphql';
 import type { Environment } from '../common/environment.js';
-import { DomainError } from '../common/errors.js';
+import { resolveEnvironment } from '../common/access.js';
 import type { LimitKind } from '../modules/limits/rate-limit.service.js';
 import type { GqlContext } from './context.js';
 
@@ -13,15 +13,11 @@ import type { GqlContext } from './context.js';
 const environmentArg = (args: Record<string, unknown>): Environment | null => (args.environment as Environment | null | undefined) ?? null;
 
 /**
- * Merchant fields: a dashboard session spans both environments, so it must name one; API and
- * checkout keys belong to one environment and keep it (the argument is ignored for them).
+ * Merchant fields: the request's environment by the one rule (access.ts `resolveEnvironment`): a
+ * dashboard session must name one, API and checkout keys keep their own (the argument is ignored).
  */
 export const EnvironmentArg: MiddlewareFn<GqlContext> = ({ args, context }, next) => {
-  if (context.caller.kind === 'dashboard') {
-    const environment = environmentArg(args);
-    if (!environment) throw new DomainError('VALIDATION_FAILED', 'environment is required for dashboard calls');
-    context.environment = environment;
-  }
+  if (context.caller.kind !== 'anonymous') context.environment = resolveEnvironment(context.caller, environmentArg(args));
   return next();
 };
 

@@ -9,7 +9,7 @@ import { OrderConnectionResolver, OrderResolver } from '../modules/orders/order.
 import { OrderFeedResolver } from '../modules/orders/order-feed.resolver.js';
 import { OrderSubscriptionResolver } from '../modules/orders/order-subscription.resolver.js';
 import { WebhookDeliveryPageResolver, WebhookResolver } from '../modules/webhooks/webhook.resolver.js';
-import { PaymentConnectionResolver, PaymentResolver } from '../modules/payments/payment.resolver.js';
+import { PaymentConnectionResolver, PaymentFieldsResolver, PaymentResolver } from '../modules/payments/payment.resolver.js';
 import { ReconciliationResolver } from '../modules/reconciliation/reconciliation.resolver.js';
 import { SettlementWalletResolver } from '../modules/settlement-wallets/settlement-wallet.resolver.js';
 import { GasTankResolver } from '../modules/sweeps/gas-tank.resolver.js';
@@ -18,6 +18,7 @@ import { OrderRefundsResolver, ReceiptRefundsResolver, RefundConnectionResolver,
 import { TeamResolver } from '../modules/teams/team.resolver.js';
 import { authChecker } from './auth-checker.js';
 import { DateTimeScalar } from './scalars.js';
+import { NetworkHealthResolver } from '../modules/payments/network-health.resolver.js';
 import { createGatewayPubSub, registerSchemaPubSub, type GatewayPubSub } from './pubsub.js';
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
@@ -25,6 +26,7 @@ export const resolvers: NonEmptyArray<Function> = [MerchantResolver, SecondFacto
   PaymentLinkConnectionResolver,
   PaymentResolver,
   PaymentConnectionResolver,
+  PaymentFieldsResolver,
   OrderSubscriptionResolver,
   OrderFeedResolver,
   WebhookResolver,
@@ -32,6 +34,7 @@ export const resolvers: NonEmptyArray<Function> = [MerchantResolver, SecondFacto
   ReconciliationResolver,
   SettlementWalletResolver,
   GasTankResolver,
+  NetworkHealthResolver,
   AuditResolver,
   AuditEventConnectionResolver,
   SweepResolver,

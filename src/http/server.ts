@@ -22,6 +22,7 @@ import { registerExplorer, registerGraphqlBrowserGet } from './explorer.js';
 import { containsNul, frameworkError, installErrorHandling, NUL_MESSAGE } from '../rest/plugin.js';
 import { RateLimitStoreError } from '../modules/limits/rate-limit.service.js';
 import { registerRoutes, userAgentOf, type RestRoute } from '../rest/routes.js';
+import { registerPages, type PageRoute } from './page-routes.js';
 import { registerOpenApi } from './openapi.route.js';
 import { registerMetrics } from './metrics.route.js';
 import { requestLogger } from './logger.js';
@@ -44,8 +45,8 @@ export interface ServerParts {
   envRoutes?: RestRoute[];
   /** Extra routes under /api/v2 (outside the environment path). */
   globalRoutes?: RestRoute[];
-  /** Non-enveloped routes (checkout page, QR images). */
-  extra?: (fastify: FastifyInstance) => void;
+  /** The hosted pages' routes (checkout pages, the dashboard): HTML and assets outside the envelope. */
+  pages?: readonly PageRoute[];
   /** More readiness checks for `/readyz` (e.g. local chains and watchers running). */
   readiness?: () => Record<string, boolean>;
   /** True once the process is stopping: `/readyz` answers 503 so load balancers take it out first. */
@@ -242,7 +243,7 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
   if (parts.globalRoutes) registerRoutes(fastify, app, parts.globalRoutes, 'global');
   if (parts.envRoutes) registerRoutes(fastify, app, parts.envRoutes, 'environment');
   registerOpenApi(fastify, app, { global: [...authRoutes(app), ...(parts.globalRoutes ?? [])], environment: parts.envRoutes ?? [] });
-  parts.extra?.(fastify);
+  registerPages(fastify, parts.pages ?? []);
   if (config.EXPLORER_ENABLED) registerExplorer(fastify);
   registerGraphqlBrowserGet(fastify, config.EXPLORER_ENABLED);
 

@@ -1,5 +1,4 @@
 import type { App } from '../app.js';
-import { CheckoutService } from '../checkout/checkout.service.js';
 import { CustomerMailService, smtpTransport } from '../modules/customer-mail/customer-mail.service.js';
 import type { JobDefinition } from './scheduler.js';
 
@@ -11,8 +10,7 @@ import type { JobDefinition } from './scheduler.js';
 export function customerMailJob(app: App): JobDefinition | null {
   const transport = smtpTransport(app.config);
   if (!transport) return null;
-  const checkout = new CheckoutService(app);
-  const mail = new CustomerMailService(app.config, (em, orderId) => checkout.state(em, orderId), transport, app.log);
+  const mail = new CustomerMailService(app.config, (em, orderId) => app.checkoutView.state(em, orderId), transport, app.log);
   return {
     name: 'customer-mail',
     every: app.config.SMTP_POLL_MS,

@@ -1,3 +1,4 @@
+import { pruneEndedWindows } from '../modules/limits/postgres-windows.js';
 import type { JobDefinition } from './scheduler.js';
 
 /**
@@ -9,9 +10,9 @@ export const pruneSessionsJob: JobDefinition = {
   name: 'prune-sessions',
   every: '1 hour',
   handler: async (app) => {
-    const db = app.orm.em.fork().getConnection();
-    await db.execute(`delete from sessions where expires_at < now() - interval '1 day' or revoked_at < now() - interval '1 day'`);
-    await db.execute(`delete from idempotency_keys where expires_at < now()`);
-    await db.execute(`delete from rate_limits where expire < ?`, [Date.now() - 3_600_000]);
+    const em = app.orm.em.fork();
+    await app.auth.pruneSessions(em);
+    await app.orders.store.pruneIdempotencyKeys(em);
+    await pruneEndedWindows(em, Date.now() - 3_600_000);
   },
 };

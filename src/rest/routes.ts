@@ -1,6 +1,7 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { Readable } from 'node:stream';
 import type { App } from '../app.js';
+import { resolveEnvironment } from '../common/access.js';
 import { lazyRequestContext, type Caller, type RequestContext } from '../common/context.js';
 import { ENV_PATH, ENVIRONMENTS, type Environment } from '../common/environment.js';
 import { DomainError, isDomainError } from '../common/errors.js';
@@ -53,7 +54,7 @@ export async function authenticate(app: App, req: FastifyRequest, ctx: RequestCo
       const raw = header(req, 'api-key') ?? (req.query as Record<string, string> | undefined)?.key;
       if (raw && app.checkoutKeys.isCheckoutKey(raw)) {
         const caller = await app.checkoutKeys.authenticate(ctx.em, raw);
-        if ('environment' in caller && caller.environment !== ctx.environment) throw new DomainError('WRONG_ENVIRONMENT', 'This checkout key belongs to the other environment');
+        resolveEnvironment(caller, ctx.environment, 'refuse');
         return caller;
       }
       return app.apiKeys.authenticate(ctx, raw, ctx.environment!, req.ip);

@@ -18,7 +18,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway';
 import { bearer } from '../support/graphql';
 import { http } from '../support/http';
 import { expireNow, fundedCustomer, pay, sql, WATCH_ENV, type EvmNet } from '../support/evm-harness';
-import { DESKTOP, launchBrowser, MOBILE, snap, watchForScripts } from '../support/browser';
+import { DESKTOP, launchBrowser, LOW_CONTRAST, MOBILE, snap, watchForScripts } from '../support/browser';
 
 const T = '/api/v2/testnet';
 let chains: DevChains;
@@ -82,25 +82,6 @@ async function depositOf(orderId: string) {
 }
 
 const text = (page: Page, sel: string) => page.locator(sel).innerText();
-
-/**
- * WCAG contrast of every element that shows text of its own, against the first opaque background up
- * its ancestors: returns the ones under 4.5:1.
- */
-const LOW_CONTRAST = `(() => {
-  const rgb = (s) => (s.match(/[\\d.]+/g) || []).map(Number);
-  const lum = ([r, g, b]) => { const f = (c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4); }; return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
-  const bgOf = (el) => { for (let e = el; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor); if (c.length === 3 || c[3] > 0) return c; } return [255, 255, 255]; };
-  const bad = [];
-  for (const el of document.querySelectorAll('body *')) {
-    const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
-    if (!own || !el.getClientRects().length || el.closest('.sr-only')) continue;
-    const fg = lum(rgb(getComputedStyle(el).color)), bg = lum(bgOf(el));
-    const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
-    if (ratio < 4.5) bad.push(el.tagName + '#' + el.id + ' ' + ratio.toFixed(2) + ' ' + el.textContent.slice(0, 30));
-  }
-  return bad;
-})()`;
 
 it('exact payment: choose → pay (QR, amount, address, countdown, copy) → paid, live over graphql-ws within 1 s of the status change', async () => {
   const o = await newOrder({ name: 'Budi', success_url: 'http://127.0.0.1:9/shop/thanks?o=1', cancel_url: 'http://127.0.0.1:9/shop/cart' });

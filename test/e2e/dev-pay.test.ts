@@ -8,7 +8,7 @@ import { getAssociatedTokenAddressSync } from '@solana/spl-token';
 import type { Network } from '../../src/common/environment';
 import { balanceOf, SANDBOX_FAUCET_SECP256K1_KEY, SANDBOX_FAUCET_SOLANA_SEED, sandboxToken, startSandboxChains, type SandboxChains } from '../../src/devchain';
 import { familyOf } from '../../src/chains/registry';
-import { FAUCET_SENDERS } from '../../src/modules/faucet/faucet.senders';
+import { openTransferWallet } from '../../src/chains/transfer-wallet';
 import { CLI_JS, requireDist } from '../support/process';
 
 /** `npm run cli -- dev pay`: how a developer pays a sandbox order on each local chain `npm start` runs. */
@@ -64,10 +64,10 @@ it.each(['ETHEREUM', 'TRON', 'SOLANA'] as const)('dev wallet → funded like the
   const made = JSON.parse((await promisify(execFile)(process.execPath, [CLI_JS, 'dev', 'wallet', '--network', network, '--json'], { env })).stdout.trim()) as { address: string; private_key: string };
   expect(made.private_key).toMatch(/^[0-9a-f]{64}$/);
   const family = familyOf(network);
-  const faucet = FAUCET_SENDERS[family]({
+  const faucet = await openTransferWallet(network, {
     rpcUrl: chains.rpcUrls[network],
     timeoutMs: 30_000,
-    keys: { secp256k1Evm: SANDBOX_FAUCET_SECP256K1_KEY, secp256k1Tron: SANDBOX_FAUCET_SECP256K1_KEY, solanaSeedHex: SANDBOX_FAUCET_SOLANA_SEED },
+    key: family === 'solana' ? SANDBOX_FAUCET_SOLANA_SEED : SANDBOX_FAUCET_SECP256K1_KEY,
   });
   const token = sandboxToken(network, 'USDT')!;
   await faucet.sendNative(made.address, NATIVE[family]);

@@ -10,7 +10,6 @@
  *   more blocks than the confirmation depth and drops it. The re-check of confirmed blocks raises
  *   `payment.reorged` (event, webhook, metric) and the order leaves Success.
  */
-import { register } from 'prom-client';
 import { CUSTOMER_PRIVATE_KEYS, DEV_TOKEN_ADDRESSES, startDevChains, type DevChain, type DevChains } from '../../src/devchain';
 import { toQuantity } from '../../src/chains/evm/evm.rpc';
 import { formatDecimal } from '../../src/common/money';
@@ -148,7 +147,7 @@ describe('several deposits of one order (6- and 18-decimal)', () => {
 
 describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s: a reorg deeper than the confirmation depth after confirmation', (network) => {
   const chain = () => chains[network];
-  const reorgedCount = async () => (await register.getSingleMetric('gateway_payments_reorged_total')?.get())?.values.find((v) => v.labels.network === network)?.value ?? 0;
+  const reorgedCount = async () => (await gw.app.metrics.registry.getSingleMetric('gateway_payments_reorged_total')?.get())?.values.find((v) => v.labels.network === network)?.value ?? 0;
 
   it('is noticed: payment.reorged (event, webhook, metric), the order leaves Success and is flagged reorged', async () => {
     const o = await placeOrder(gw.url, gw.app, m, network);

@@ -3,7 +3,7 @@
  * them: real gateway, real PostgreSQL, real anvil. The other EVM chain's USDT sent to a deposit address
  * is the `wrong_network` case (one HD key space serves ETHEREUM and BINANCE).
  */
-import { DEV_TOKEN_ADDRESSES, startDevChains, type DevChains, CUSTOMER_PRIVATE_KEYS } from '../../src/devchain';
+import { DEV_SWEEP_CONTRACTS, DEV_TOKEN_ADDRESSES, startDevChains, type DevChains, CUSTOMER_PRIVATE_KEYS } from '../../src/devchain';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { checkout, eventually, watchOrder, type OrderWatch } from '../support/order-watch';
@@ -109,7 +109,7 @@ function formatUnits(v: bigint, decimals: number): string {
  */
 describe('reconciliation', () => {
   const targets = () =>
-    watchedNetworks(gw.app.config, { 'sandbox:ETHEREUM': [chains.ETHEREUM.rpcUrl], 'sandbox:BINANCE': [chains.BINANCE.rpcUrl] }).filter(
+    watchedNetworks(gw.app.config, { 'sandbox:ETHEREUM': [chains.ETHEREUM.rpcUrl], 'sandbox:BINANCE': [chains.BINANCE.rpcUrl] }, { localSweepContracts: DEV_SWEEP_CONTRACTS }).filter(
       (t) => t.environment === 'sandbox' && (t.network === 'ETHEREUM' || t.network === 'BINANCE'),
     );
   const reconcileAll = async (): Promise<ReconciliationRun[]> => {

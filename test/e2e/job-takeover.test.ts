@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import pino from 'pino';
 import { Writable } from 'node:stream';
 import { watchedNetworks } from '../../src/chains/networks';
-import { startAnvil, type AnvilInstance } from '../../src/devchain';
+import { DEV_SWEEP_CONTRACTS, startAnvil, type AnvilInstance } from '../../src/devchain';
 import { startScheduler, type JobDefinition, type Scheduler } from '../../src/jobs/scheduler';
 import { watchChainJobs } from '../../src/jobs/watch-chain.job';
 import { startTestGateway, type TestGateway } from '../support/gateway';
@@ -67,7 +67,7 @@ function capturingLog(): { log: pino.Logger; lines: () => string } {
 
 /** The real watcher of sandbox ETHEREUM on the local anvil, its runs counted. */
 function countedWatcher(runs: { n: number }): JobDefinition {
-  const [target] = watchedNetworks(api.app.config, { 'sandbox:ETHEREUM': [anvil.rpcUrl] }).filter((n) => n.environment === 'sandbox' && n.network === 'ETHEREUM');
+  const [target] = watchedNetworks(api.app.config, { 'sandbox:ETHEREUM': [anvil.rpcUrl] }, { localSweepContracts: DEV_SWEEP_CONTRACTS }).filter((n) => n.environment === 'sandbox' && n.network === 'ETHEREUM');
   const [def] = watchChainJobs([target!], LOCK_MS);
   return {
     ...def!,

@@ -6,7 +6,6 @@
  * status writer; a refused recipient fails permanently, a dead server is retried.
  */
 import pino from 'pino';
-import { CheckoutService } from '../../src/checkout/checkout.service';
 import { CustomerMailService, smtpTransport } from '../../src/modules/customer-mail/customer-mail.service';
 import type { OrderStatus } from '../../src/modules/orders/order.transitions';
 import { createTestDatabase, type TestDatabase } from '../support/db';
@@ -120,7 +119,7 @@ it('an order without email queues nothing', async () => {
 it('two senders racing send each mail once', async () => {
   const to = `race.${Date.now()}@example.id`;
   // Two more senders beside the gateway's own job, each with its own SMTP transport.
-  const senders = [0, 1].map(() => new CustomerMailService(gw.app.config, (em, id) => new CheckoutService(gw.app).state(em, id), smtpTransport(gw.app.config), pino({ level: 'silent' })));
+  const senders = [0, 1].map(() => new CustomerMailService(gw.app.config, (em, id) => gw.app.checkoutView.state(em, id), smtpTransport(gw.app.config), pino({ level: 'silent' })));
   const orders = await Promise.all([0, 1, 2, 3, 4].map(() => order(to)));
   await Promise.all(orders.map((o) => move(o.orderId, 'Expired')));
   await Promise.all([...senders.map((s) => s.sendDue(gw.app.orm.em.fork())), ...senders.map((s) => s.sendDue(gw.app.orm.em.fork()))]);

@@ -150,6 +150,8 @@ describe('payments connection', () => {
     expect(nodes[0]!.amount).toMatch(/^\d+\.\d+$/);
     expect(nodes[0]!.detectedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
     expect(nodes[0]!.txHash).toMatch(/^0x[0-9a-f]{64}$/);
+    // the sandbox on the public testnets (no DEV_CHAINS) links their explorers, from the chain registry
+    expect(nodes[0]!.explorerUrl).toBe(`https://sepolia.etherscan.io/tx/${nodes[0]!.txHash}`);
 
     const orderNos = async (vars: DashPaymentsQueryVariables) => {
       const r = await gql(gw.url, DashPayments, vars, key());

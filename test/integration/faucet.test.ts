@@ -12,7 +12,7 @@ import { TronWeb } from 'tronweb';
 import { fromHex } from 'tronweb/utils';
 import type { Network } from '../../src/common/environment';
 import { internalContext } from '../../src/common/context';
-import { FAUCET_SENDERS } from '../../src/modules/faucet/faucet.senders';
+import { openTransferWallet } from '../../src/chains/transfer-wallet';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { http } from '../support/http';
@@ -197,7 +197,7 @@ describe('a new user pays an order from their own faucet-funded wallet and sees 
     const order = await checkout(gw.url, apiKey, { amountIdr: '150000', tokenAddress: usdt.address, network, walletType });
     const w = newWallet(network);
     expect((await faucet({ address: w.address, network, tokens: ['USDT'] })).status).toBe(200);
-    const pay = FAUCET_SENDERS[network === 'TRON' ? 'tron' : 'solana']({ rpcUrl: networks[network]!.rpc_url, timeoutMs: 30_000, keys: { secp256k1Evm: w.key, secp256k1Tron: w.key, solanaSeedHex: w.key } });
+    const pay = await openTransferWallet(network, { rpcUrl: networks[network]!.rpc_url, timeoutMs: 30_000, key: w.key });
     await pay.sendToken({ address: usdt.address, decimals: usdt.decimals }, order.address, order.total);
     const status = async () => (await gw.app.orm.em.fork().execute<{ status: string }[]>('select status from orders where id = ?', [order.orderId]))[0]!.status;
     await eventually(async () => (await status()) === 'Success', `${network} order Success`, 90_000);

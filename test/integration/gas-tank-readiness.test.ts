@@ -10,6 +10,7 @@ import { DEV_GAS_TANK_EVM_ADDRESS, DEV_GAS_TANK_EVM_KEY, startDevChains, type De
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { eventually, WATCH_ENV, type EvmNet } from '../support/evm-harness';
 import { http } from '../support/http';
+import { addMember, createMerchant } from '../support/fixtures';
 
 const OPERATOR_TOKEN = 'operator-token-for-gas-tank-tests-0123456789';
 const THRESHOLD = 10n ** 17n;
@@ -58,6 +59,13 @@ async function readyz() {
 const tankOf = async (network: EvmNet) => (await readyz()).tanks.find((t) => t.network === network);
 const setTank = (network: EvmNet, wei: bigint) => chains[network].rpc.call('anvil_setBalance', [DEV_GAS_TANK_EVM_ADDRESS, `0x${wei.toString(16)}`]);
 const chainBalance = async (network: EvmNet) => BigInt(await chains[network].rpc.call<string>('eth_getBalance', [DEV_GAS_TANK_EVM_ADDRESS, 'latest']));
+/** The merchant-facing `networkHealth` of a dashboard user. */
+async function merchantHealth(user: { email: string; password: string }, environment: 'SANDBOX' | 'PRODUCTION') {
+  const login = await http(gw.url, '/graphql', { body: { query: 'mutation($e: String!, $p: String!) { login(email: $e, password: $p) { token } }', variables: { e: user.email, p: user.password } } });
+  const query = `{ networkHealth(environment: ${environment}) { network watcher lastBlock blocksBehind secondsSincePoll providersUp providersDown gasTank sweepsWaitingForGas } }`;
+  const r = await http(gw.url, '/graphql', { body: { query }, headers: { authorization: `Bearer ${login.body.data.login.token}` } });
+  return { ...r.body, text: r.text };
+}
 const lowWarnings = (network: EvmNet) => logs.filter((l) => l.level === 40 && l.msg.startsWith('gas tank low') && l.network === network);
 
 it('lists every tank per environment and network with its address, balance, threshold and state; the gateway stays ready while a tank is low or empty', async () => {
@@ -85,6 +93,28 @@ it('lists every tank per environment and network with its address, balance, thre
   // Operators read the same state over GraphQL.
   const gql = await http(gw.url, '/graphql', { body: { query: '{ gasTanks { network state } }' }, headers: { 'x-operator-token': OPERATOR_TOKEN } });
   expect(Object.fromEntries(gql.body.data.gasTanks.map((t: { network: string; state: string }) => [t.network, t.state]))).toEqual({ ETHEREUM: 'LOW', BINANCE: 'UNFUNDED' });
+  // Merchants read it as it affects them (networkHealth): the tank's state and the watcher's, no address or host.
+  const m = await createMerchant(gw.app);
+  const health = await merchantHealth(m, 'SANDBOX');
+  expect(health.errors).toBeUndefined();
+  const byNetwork = Object.fromEntries(health.data.networkHealth.map((h: { network: string }) => [h.network, h]));
+  expect(byNetwork.ETHEREUM).toMatchObject({ watcher: 'FOLLOWING', gasTank: 'LOW', sweepsWaitingForGas: 0, providersDown: 0 });
+  expect(byNetwork.ETHEREUM.providersUp).toBeGreaterThan(0);
+  expect(byNetwork.BINANCE).toMatchObject({ gasTank: 'UNFUNDED', sweepsWaitingForGas: 0 });
+  expect(health.text.toLowerCase()).not.toContain(DEV_GAS_TANK_EVM_ADDRESS.toLowerCase());
+  expect(health.text).not.toMatch(/127\.0\.0\.1|localhost|http:/);
+  // A role that cannot see settlement (developer) gets the states, not the count of its sweeps.
+  const dev = await addMember(gw.app, m.merchantId, 'developer');
+  const devHealth = await merchantHealth(dev, 'SANDBOX');
+  expect(devHealth.data.networkHealth.find((h: { network: string }) => h.network === 'ETHEREUM')).toMatchObject({ gasTank: 'LOW', sweepsWaitingForGas: null });
+  // An API key answers for its own environment only; anonymous callers get nothing.
+  const wrongEnv = await http(gw.url, '/graphql', { body: { query: '{ networkHealth(environment: SANDBOX) { network } }' }, headers: { 'api-key': m.productionKey } });
+  expect(wrongEnv.body.errors[0].extensions.code).toBe('WRONG_ENVIRONMENT');
+  const byKey = await http(gw.url, '/graphql', { body: { query: '{ networkHealth(environment: SANDBOX) { network gasTank } }' }, headers: { 'api-key': m.sandboxKey } });
+  expect(byKey.body.data.networkHealth).toEqual(expect.arrayContaining([{ network: 'ETHEREUM', gasTank: 'LOW' }]));
+  const anonymous = await http(gw.url, '/graphql', { body: { query: '{ networkHealth(environment: SANDBOX) { network } }' } });
+  expect(anonymous.body.data).toBeNull();
+  expect(['UNAUTHENTICATED', 'FORBIDDEN']).toContain(anonymous.body.errors[0].extensions.code);
   // The turn to low is logged once at warn, with what to fund, however many ticks see it low.
   await new Promise((r) => setTimeout(r, 1000));
   expect(lowWarnings('ETHEREUM')).toHaveLength(1);

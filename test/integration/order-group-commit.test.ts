@@ -121,11 +121,11 @@ describe('order creation, group-committed', () => {
     const id = randomUUID();
     const no = `GC-LOST-${randomUUID()}`;
     // The row as the lost batch committed it.
-    const [first] = await gw.app.orders.insertBatch([pending(id, newOrder(no))]);
+    const [first] = await gw.app.orders.store.insertBatch([pending(id, newOrder(no))]);
     expect(first).toMatchObject({ ok: true });
     // The retry of that batch (forced row by row by a bad row) meets it again.
     const other = `GC-NEXT-${randomUUID()}`;
-    const out = await gw.app.orders.insertBatch([pending(id, newOrder(no)), pending(randomUUID(), newOrder(`GC-ZERO-${randomUUID()}`, m.merchantId, 0n)), pending(randomUUID(), newOrder(no)), pending(randomUUID(), newOrder(other))]);
+    const out = await gw.app.orders.store.insertBatch([pending(id, newOrder(no)), pending(randomUUID(), newOrder(`GC-ZERO-${randomUUID()}`, m.merchantId, 0n)), pending(randomUUID(), newOrder(no)), pending(randomUUID(), newOrder(other))]);
     expect(out[0]).toMatchObject({ ok: true, value: { id, orderNo: no } });
     expect(out[1]).toMatchObject({ ok: false, error: { code: '23514' } });
     expect(out[2]).toMatchObject({ ok: false, error: { code: 'DUPLICATE_ORDER_NO' } });

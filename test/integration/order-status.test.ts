@@ -2,7 +2,7 @@ import pg from 'pg';
 import { DomainError } from '../../src/common/errors';
 import { PAYMENT_LATE } from '../../src/modules/events/event.catalogue';
 import { recordOrderEvent } from '../../src/modules/events/order-event.writer';
-import type { TransitionReason } from '../../src/modules/orders/order-status.service';
+import type { TransitionReason } from '../../src/modules/events/event.catalogue';
 import { Order } from '../../src/modules/orders/order.entity';
 import { ORDER_STATUSES, canTransition, type OrderStatus } from '../../src/modules/orders/order.transitions';
 import { createMerchant } from '../support/fixtures';

@@ -35,9 +35,9 @@ it('the running watcher\'s calls show per network, provider host and method, wit
 
 it('counts exactly the requests the provider received, each method apart', async () => {
   // An adapter of its own on the same metric under another network label, so the running watcher's calls do not mix in.
-  const [target] = watchedNetworks(gw.app.config, { 'sandbox:SOLANA': [f.url] }, undefined, undefined, (c) =>
-    gw.app.metrics.rpcCalls.inc({ environment: c.environment, network: 'SOLANA-TEST', provider: c.provider, method: c.method }),
-  ).filter((n) => n.network === 'SOLANA');
+  const [target] = watchedNetworks(gw.app.config, { 'sandbox:SOLANA': [f.url] }, {
+    onRpcCall: (c) => gw.app.metrics.rpcCalls.inc({ environment: c.environment, network: 'SOLANA-TEST', provider: c.provider, method: c.method }),
+  }).filter((n) => n.network === 'SOLANA');
   const a = target!.adapter;
   const owners = Array.from({ length: 150 }, () => Keypair.generate().publicKey.toBase58());
   const mint = (await f.createUsdcMint()).toBase58();

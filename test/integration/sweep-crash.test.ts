@@ -28,7 +28,7 @@ let topup: ReturnType<typeof createEvmAdapter>;
 beforeAll(async () => {
   chains = await startDevChains();
   gw = await startTestGateway({ DEV_CHAINS: 'true', SANDBOX_ETHEREUM_CONFIRMATIONS: '1', ROLE: 'api' });
-  target = watchedNetworks(gw.app.config, { 'sandbox:ETHEREUM': [chains.ETHEREUM.rpcUrl] }).find((t) => t.environment === 'sandbox' && t.network === 'ETHEREUM')!;
+  target = watchedNetworks(gw.app.config, { 'sandbox:ETHEREUM': [chains.ETHEREUM.rpcUrl] }, { localSweepContracts: DEV_SWEEP_CONTRACTS }).find((t) => t.environment === 'sandbox' && t.network === 'ETHEREUM')!;
   // The same chain and tank without the Sweeper: what a chain without EIP-7702 (or an operator without the contract) runs.
   topup = createEvmAdapter(devChainNetworkConfig(chains.ETHEREUM, { disperseAddress: DEV_SWEEP_CONTRACTS.disperse }));
 }, 60_000);
@@ -119,7 +119,7 @@ describe('EVM only', () => {
       return undefined;
     });
     try {
-      const late = watchedNetworks(gw.app.config, { 'sandbox:ETHEREUM': [proxy.url] }).find((t) => t.environment === 'sandbox' && t.network === 'ETHEREUM')!;
+      const late = watchedNetworks(gw.app.config, { 'sandbox:ETHEREUM': [proxy.url] }, { localSweepContracts: DEV_SWEEP_CONTRACTS }).find((t) => t.environment === 'sandbox' && t.network === 'ETHEREUM')!;
       await kit.engine(undefined, { adapter: late.adapter }).tick(gw.app.orm.em.fork());
       expect(other).not.toBeNull(); // the race happened: the other worker swept between the late one's balance read and its estimate
       // One batch estimate (the fee estimates of planning are plain transfers) and no broadcast by the late worker.

@@ -7,7 +7,7 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import pino from 'pino';
 import { watchedNetworks } from '../../src/chains/networks';
-import { startAnvil, type AnvilInstance } from '../../src/devchain';
+import { DEV_SWEEP_CONTRACTS, startAnvil, type AnvilInstance } from '../../src/devchain';
 import { expireOrdersJob } from '../../src/jobs/expire-orders.job';
 import { openJobStore } from '../../src/jobs/job-store';
 import { startScheduler, type JobDefinition, type Scheduler } from '../../src/jobs/scheduler';
@@ -56,7 +56,7 @@ const appFor = (mongodbUrl?: string): App => ({ ...api.app, config: { ...api.app
 
 /** The real watcher job of sandbox ETHEREUM (pointed at the slowed anvil), with its runs counted. */
 function countedWatcher(stats: { running: number; max: number; runs: string[] }, who: string): JobDefinition {
-  const [target] = watchedNetworks(api.app.config, { 'sandbox:ETHEREUM': [rpc.url] }).filter((n) => n.environment === 'sandbox' && n.network === 'ETHEREUM');
+  const [target] = watchedNetworks(api.app.config, { 'sandbox:ETHEREUM': [rpc.url] }, { localSweepContracts: DEV_SWEEP_CONTRACTS }).filter((n) => n.environment === 'sandbox' && n.network === 'ETHEREUM');
   const [def] = watchChainJobs([target!], WATCH_LOCK_MS);
   return {
     ...def!,

@@ -51,3 +51,22 @@ export function watchForScripts(page: Page): { dialogs: string[]; cspViolations:
   });
   return seen;
 }
+
+/**
+ * WCAG contrast of every element that shows text of its own, against the first opaque background up
+ * its ancestors: returns the ones under 4.5:1.
+ */
+export const LOW_CONTRAST = `(() => {
+  const rgb = (s) => (s.match(/[\\d.]+/g) || []).map(Number);
+  const lum = ([r, g, b]) => { const f = (c) => { c /= 255; return c <= 0.03928 ? c / 12.92 : Math.pow((c + 0.055) / 1.055, 2.4); }; return 0.2126 * f(r) + 0.7152 * f(g) + 0.0722 * f(b); };
+  const bgOf = (el) => { for (let e = el; e; e = e.parentElement) { const c = rgb(getComputedStyle(e).backgroundColor); if (c.length === 3 || c[3] > 0) return c; } return [255, 255, 255]; };
+  const bad = [];
+  for (const el of document.querySelectorAll('body *')) {
+    const own = [...el.childNodes].some((n) => n.nodeType === 3 && n.textContent.trim());
+    if (!own || !el.getClientRects().length || el.closest('.sr-only')) continue;
+    const fg = lum(rgb(getComputedStyle(el).color)), bg = lum(bgOf(el));
+    const ratio = (Math.max(fg, bg) + 0.05) / (Math.min(fg, bg) + 0.05);
+    if (ratio < 4.5) bad.push(el.tagName + '#' + el.id + ' ' + ratio.toFixed(2) + ' ' + el.textContent.slice(0, 30));
+  }
+  return bad;
+})()`;

@@ -50,23 +50,6 @@ export type ProviderMode =
   | 'behind'
   | 'split-heights';
 
-export const ALL_MODES: readonly ProviderMode[] = [
-  'hang',
-  'down',
-  'http503',
-  'http429',
-  'http429-bare',
-  'rpc-rate-limit',
-  'rps-limit',
-  'logs-span',
-  'logs-results',
-  'truncated',
-  'malformed',
-  'trickle',
-  'behind',
-  'split-heights',
-];
-
 export interface ModeOptions {
   /** `rps-limit`: requests per second (default 5). */
   rps?: number;

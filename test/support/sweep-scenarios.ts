@@ -8,6 +8,7 @@ import type { App } from '../../src/app';
 import type { WatchedNetwork } from '../../src/chains/networks';
 import type { ReconciliationRun } from '../../src/modules/reconciliation/reconciliation.service';
 import { createMerchant } from './fixtures';
+import { http } from './http';
 import { eventually } from './order-watch';
 import { settlementReads } from './settlement-scenarios';
 
@@ -77,6 +78,15 @@ export function sweepScenarios(chain: SweepChainUnderTest, timeoutMs = 120_000):
       await t.adapter.close();
     }
   };
+
+  /** This network's gas tank as the merchant's `networkHealth` shows it (its sandbox API key). */
+  async function gasHealth(m: { sandboxKey: string }): Promise<{ network: string; gasTank: string | null; sweepsWaitingForGas: number | null } | undefined> {
+    const r = await http(chain.app().config.PUBLIC_BASE_URL, '/graphql', {
+      body: { query: '{ networkHealth(environment: SANDBOX) { network gasTank sweepsWaitingForGas } }' },
+      headers: { 'api-key': m.sandboxKey },
+    });
+    return (r.body.data?.networkHealth as { network: string; gasTank: string | null; sweepsWaitingForGas: number | null }[] | undefined)?.find((h) => h.network === chain.network);
+  }
 
   async function merchantWithSettlement() {
     const m = await createMerchant(chain.app());
@@ -197,9 +207,13 @@ export function sweepScenarios(chain: SweepChainUnderTest, timeoutMs = 120_000):
       await eventually(async () => (await sql<{ low: boolean }>(`select low from gas_tanks where environment = 'sandbox' and network = ?`, [chain.network]))[0]?.low === true, 'tank marked low', 30_000);
       await new Promise((r) => setTimeout(r, 1500));
       expect((await sweepsOf(o.depositId))[0]!.status).toBe('planned');
+      // The merchant sees why, through the API: the tank is not OK and one of its sweeps waits for gas.
+      expect(await gasHealth(m)).toEqual({ network: chain.network, gasTank: expect.stringMatching(/^(LOW|UNFUNDED)$/), sweepsWaitingForGas: 1 });
       await refill();
       await swept(o);
       expect(await chain.tokenBalance(settlement)).toBe(o.total);
+      await eventually(async () => (await gasHealth(m))?.gasTank === 'OK', 'the merchant sees the tank refilled', 30_000);
+      expect(await gasHealth(m)).toEqual({ network: chain.network, gasTank: 'OK', sweepsWaitingForGas: 0 });
     } finally {
       await refill();
     }

@@ -8,6 +8,7 @@ import {
   requireFreshAuth,
   requirePermission,
   requireSameMerchant,
+  resolveEnvironment,
 } from '../../src/common/access.js';
 import type { Caller } from '../../src/common/context.js';
 import { DomainError } from '../../src/common/errors.js';
@@ -70,6 +71,21 @@ describe('requireEnvironment', () => {
   it('a dashboard session uses the named environment, and must name one', () => {
     expect(requireEnvironment({ caller: callers.owner!, environment: 'production' })).toBe('production');
     expect(outcome(() => requireEnvironment({ caller: callers.owner!, environment: null }))).toBe('VALIDATION_FAILED');
+  });
+});
+
+describe('resolveEnvironment: the one rule for which environment a request acts in', () => {
+  it('a key acts in its own; a different named one is ignored by default, refused when asked (WRONG_ENVIRONMENT)', () => {
+    expect(resolveEnvironment(callers.apiKey!, 'production')).toBe('sandbox');
+    expect(resolveEnvironment(callers.apiKey!, 'sandbox', 'refuse')).toBe('sandbox');
+    expect(resolveEnvironment(callers.apiKey!, null, 'refuse')).toBe('sandbox');
+    expect(outcome(() => resolveEnvironment(callers.apiKey!, 'production', 'refuse'))).toBe('WRONG_ENVIRONMENT');
+    expect(outcome(() => resolveEnvironment(callers.checkout!, 'sandbox', 'refuse'))).toBe('WRONG_ENVIRONMENT');
+  });
+  it('a dashboard session acts in the one it names and must name one, with or without refusal', () => {
+    expect(resolveEnvironment(callers.viewer!, 'sandbox', 'refuse')).toBe('sandbox');
+    expect(outcome(() => resolveEnvironment(callers.viewer!, undefined))).toBe('VALIDATION_FAILED');
+    expect(outcome(() => resolveEnvironment(callers.anonymous!, null))).toBe('VALIDATION_FAILED');
   });
 });
 

@@ -1,6 +1,6 @@
 import { isFinal, type ChainNetworkConfig } from '../../src/chains/chain-adapter.js';
 import { createEvmAdapter, evmDriver } from '../../src/chains/evm/index.js';
-import { watchAddressFor } from '../../src/chains/registry.js';
+import { explorerTxUrl, networkDisplayName, watchAddressFor } from '../../src/chains/registry.js';
 import { associatedTokenAddress, createSolanaAdapter, solanaDriver } from '../../src/chains/solana/index.js';
 import { createTronAdapter, tronDriver } from '../../src/chains/tron/index.js';
 
@@ -62,5 +62,20 @@ describe('drivers: address key and watched address', () => {
     expect(watchAddressFor('SOLANA', owner, mint)).toBe(associatedTokenAddress(owner, mint, 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA'));
     expect(watchAddressFor('ETHEREUM', evm, evm)).toBeNull();
     expect(watchAddressFor('TRON', tron, tron)).toBeNull();
+  });
+});
+
+describe('registry: names and explorer pages', () => {
+  it('names each network once, as people know it', () => {
+    expect((['ETHEREUM', 'BINANCE', 'TRON', 'SOLANA'] as const).map(networkDisplayName)).toEqual(['Ethereum', 'BNB Smart Chain', 'TRON', 'Solana']);
+  });
+
+  it('links the mainnet explorers in production, the testnets in a sandbox without dev chains, nothing on the local chains', () => {
+    expect(explorerTxUrl('production', 'ETHEREUM', '0xab', true)).toBe('https://etherscan.io/tx/0xab');
+    expect(explorerTxUrl('production', 'TRON', 'cd', false)).toBe('https://tronscan.org/#/transaction/cd');
+    expect(explorerTxUrl('sandbox', 'BINANCE', '0xab', false)).toBe('https://testnet.bscscan.com/tx/0xab');
+    expect(explorerTxUrl('sandbox', 'SOLANA', 'Sig1', false)).toBe('https://solscan.io/tx/Sig1?cluster=devnet');
+    expect(explorerTxUrl('sandbox', 'SOLANA', 'Sig1', true)).toBeNull();
+    expect(explorerTxUrl('sandbox', 'ETHEREUM', '0xab', true)).toBeNull();
   });
 });

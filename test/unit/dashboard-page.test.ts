@@ -3,7 +3,8 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { buildDashboard, firstLoadSize } from '../../scripts/dashboard-build.js';
-import { DASHBOARD_CSP, registerDashboardPage } from '../../src/dashboard/dashboard.page';
+import { DASHBOARD_CSP, dashboardPageRoutes } from '../../src/dashboard/dashboard.page';
+import { registerPages } from '../../src/http/page-routes';
 
 /** The dashboard's page and assets as the gateway serves them, from a bundle built here by the real build. */
 describe('the /dashboard page', () => {
@@ -22,7 +23,7 @@ describe('the /dashboard page', () => {
 
   it('is served with the checkout discipline: strict CSP, no framing, no referrer, never cached', async () => {
     const f = Fastify();
-    registerDashboardPage(f, out);
+    registerPages(f, dashboardPageRoutes(out));
     const res = await f.inject({ url: '/dashboard' });
     expect(res.statusCode).toBe(200);
     expect(res.headers['content-security-policy']).toBe(DASHBOARD_CSP);
@@ -36,11 +37,14 @@ describe('the /dashboard page', () => {
     expect(scripts.length).toBe(1);
     expect(scripts.every((a) => /src="\/dashboard\/assets\//.test(a))).toBe(true);
     expect((await f.inject({ url: '/dashboard/' })).statusCode).toBe(200);
+    // The invite link's page: the same page with the same headers.
+    const invite = await f.inject({ url: '/dashboard/invite' });
+    expect({ status: invite.statusCode, csp: invite.headers['content-security-policy'], referrer: invite.headers['referrer-policy'], body: invite.body }).toEqual({ status: 200, csp: DASHBOARD_CSP, referrer: 'no-referrer', body: res.body });
   });
 
   it('addresses the script by its content: the pinned URL is immutable, anything else revalidates, unknown files 404', async () => {
     const f = Fastify();
-    registerDashboardPage(f, out);
+    registerPages(f, dashboardPageRoutes(out));
     const html = (await f.inject({ url: '/dashboard' })).body;
     const src = /<script src="([^"]+)"/.exec(html)![1]!;
     const pinned = await f.inject({ url: src });
@@ -55,7 +59,7 @@ describe('the /dashboard page', () => {
 
   it('without a built bundle the page says how to build it (503) instead of throwing at registration', async () => {
     const f = Fastify();
-    registerDashboardPage(f, null);
+    registerPages(f, dashboardPageRoutes(null));
     const res = await f.inject({ url: '/dashboard' });
     expect(res.statusCode).toBe(503);
     expect(res.body).toContain('npm run build');

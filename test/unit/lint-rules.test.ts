@@ -26,6 +26,13 @@ function ruleIds(samples: Sample[]): string[][] {
   return JSON.parse(execFileSync(process.execPath, ['-e', script, JSON.stringify(samples)], { cwd: ROOT, encoding: 'utf8' })) as string[][];
 }
 
+/** Each sample's file and first line → whether eslint reported the rule, against what was expected. */
+function expectRules(cases: [Sample, string, boolean][]): void {
+  const found = ruleIds(cases.map(([s]) => s));
+  const outcome = cases.map(([s, rule], i) => `${s.file} ${s.code.trim().split('\n')[0]} → ${rule}: ${found[i].includes(rule)}`);
+  expect(outcome).toEqual(cases.map(([s, rule, expected]) => `${s.file} ${s.code.trim().split('\n')[0]} → ${rule}: ${expected}`));
+}
+
 const readsEnv = 'export const port = process.env.PORT;\n';
 const importing = (target: string) => `import { x } from '${target}';\nexport const y = x;\n`;
 
@@ -46,8 +53,31 @@ describe('eslint.config.mjs: layering rules', () => {
       [{ file: 'src/modules/orders/x.service.ts', code: importing('../../common/errors.js') }, 'no-restricted-imports', false],
       [{ file: 'src/modules/orders/x.service.ts', code: importing('../merchants/merchant.entity.js') }, 'no-restricted-imports', false],
     ];
-    const found = ruleIds(cases.map(([s]) => s));
-    const outcome = cases.map(([s, rule], i) => `${s.file} ${s.code.trim().split('\n')[0]} → ${rule}: ${found[i].includes(rule)}`);
-    expect(outcome).toEqual(cases.map(([s, rule, expected]) => `${s.file} ${s.code.trim().split('\n')[0]} → ${rule}: ${expected}`));
+    expectRules(cases);
+  });
+
+  it('chain client libraries only in src/chains and src/devchain; src/devchain only in the composition root (import() too)', () => {
+    const dynamic = (target: string) => `export const load = () => import('${target}');\n`;
+    const cases: [Sample, string, boolean][] = [
+      [{ file: 'src/modules/faucet/x.service.ts', code: importing('ethers') }, 'no-restricted-imports', true],
+      [{ file: 'src/modules/faucet/x.service.ts', code: importing('@solana/spl-token') }, 'no-restricted-imports', true],
+      [{ file: 'src/modules/orders/order.resolver.ts', code: importing('tronweb/utils') }, 'no-restricted-imports', true],
+      [{ file: 'src/checkout/x.ts', code: importing('@solana/web3.js') }, 'no-restricted-imports', true],
+      [{ file: 'src/common/x.ts', code: dynamic('ethers') }, 'no-restricted-syntax', true],
+      [{ file: 'src/cli/x.ts', code: importing('tronweb') }, 'no-restricted-imports', true],
+      [{ file: 'src/cli/x.ts', code: dynamic('@solana/web3.js') }, 'no-restricted-syntax', true],
+      [{ file: 'src/chains/evm/x.ts', code: importing('ethers') }, 'no-restricted-imports', false],
+      [{ file: 'src/devchain/x.ts', code: importing('@solana/web3.js') }, 'no-restricted-imports', false],
+      [{ file: 'test/integration/x.test.ts', code: importing('ethers') }, 'no-restricted-imports', false],
+      [{ file: 'bench/x.bench.ts', code: importing('tronweb') }, 'no-restricted-imports', false],
+      [{ file: 'src/modules/faucet/x.service.ts', code: importing('../../devchain/dev-keys.js') }, 'no-restricted-imports', true],
+      [{ file: 'src/chains/networks.ts', code: importing('../devchain/devchain.js') }, 'no-restricted-imports', true],
+      [{ file: 'src/chains/x.ts', code: dynamic('../devchain/index.js') }, 'no-restricted-syntax', true],
+      [{ file: 'src/http/x.ts', code: dynamic('../devchain/index.js') }, 'no-restricted-syntax', true],
+      [{ file: 'src/runtime.ts', code: dynamic('./devchain/index.js') }, 'no-restricted-syntax', false],
+      [{ file: 'src/app.ts', code: importing('./devchain/dev-keys.js') }, 'no-restricted-imports', false],
+      [{ file: 'src/cli/cli.ts', code: importing('../devchain/index.js') }, 'no-restricted-imports', false],
+    ];
+    expectRules(cases);
   });
 });

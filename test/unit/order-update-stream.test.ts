@@ -4,7 +4,7 @@ import pino from 'pino';
 import type { OrderFeedNotification } from '../../src/modules/events/event.catalogue';
 import { merchantEventStream } from '../../src/modules/orders/order-feed.resolver';
 import { orderEventsChannel, orderUpdateStream } from '../../src/modules/orders/order-update.stream';
-import type { OrderStatusUpdate } from '../../src/modules/orders/order-status.service';
+import type { OrderStatusUpdate } from '../../src/modules/events/event.catalogue';
 import type { OrderStatus } from '../../src/modules/orders/order.transitions';
 
 const ORDER = '11111111-1111-4111-8111-111111111111';

@@ -3,7 +3,7 @@
  * page and in the mail, explorer links where the network has one, hostile strings kept as text.
  */
 import { renderReceipt } from '../../src/checkout/checkout.page';
-import type { CheckoutState } from '../../src/checkout/checkout.service';
+import type { CheckoutState } from '../../src/modules/checkout/checkout-view.service';
 import { customerMail, receiptLines } from '../../src/checkout/receipt.content';
 
 const evil = `<script>alert(1)</script>"'&`;

@@ -1,4 +1,4 @@
-import { getAddress, getCreateAddress, hexlify, Wallet } from 'ethers';
+import { AbiCoder, getAddress, getCreateAddress, hexlify, Wallet } from 'ethers';
 import { createEvmSweeps } from './evm.sweeps.js';
 import { hexToBigInt, type EvmRpcClient } from './evm.rpc.js';
 
@@ -38,4 +38,12 @@ export async function deployEvmContract(rpc: EvmRpcClient, key: Uint8Array, crea
     if (Date.now() > deadline) throw new Error(`deployment ${txHash} not mined yet: check it later, then set the address in config`);
     await new Promise((res) => setTimeout(res, 2000));
   }
+}
+
+/** The address of a secp256k1 key (the deployer, the gas tank). */
+export const evmAddressOfKey = (key: Uint8Array): string => new Wallet(hexlify(key)).address;
+
+/** Creation code of a sweep contract: the Sweeper takes the one address it obeys (the gas tank) as its constructor argument. */
+export function sweepContractCreationCode(contract: 'disperse' | 'sweeper', bytecode: string, tank: string): string {
+  return contract === 'sweeper' ? bytecode + AbiCoder.defaultAbiCoder().encode(['address'], [tank]).slice(2) : bytecode;
 }

@@ -38,5 +38,12 @@ export {
   DashRegenerateRecoveryCodesDocument as RegenerateRecoveryCodesDocument,
   DashDisableTotpDocument as DisableTotpDocument,
   DashSetSecondFactorPolicyDocument as SetSecondFactorPolicyDocument,
+  DashNetworkHealthDocument as NetworkHealthDocument,
+  DashPasskeyRegistrationOptionsDocument as PasskeyRegistrationOptionsDocument,
+  DashRegisterPasskeyDocument as RegisterPasskeyDocument,
+  DashRemovePasskeyDocument as RemovePasskeyDocument,
+  DashLoginPasskeyOptionsDocument as LoginPasskeyOptionsDocument,
+  DashReauthPasskeyOptionsDocument as ReauthPasskeyOptionsDocument,
+  DashAcceptTeamInviteDocument as AcceptTeamInviteDocument,
 } from './generated/graphql';
-export type { Environment, Network, OrderStatus, DashOrdersQuery, DashOrderQuery, DashLinkFragment, DashSettlementQuery, DashMeQuery, TeamRole } from './generated/graphql';
+export type { Environment, Network, OrderStatus, DashOrdersQuery, DashNetworkHealthQuery, TeamRole } from './generated/graphql';

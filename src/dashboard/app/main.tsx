@@ -6,6 +6,7 @@ import { initialLang, WORDS, type Lang } from './i18n';
 import { AppContext, type Ctx } from './ui';
 import { Developers } from './views/developers';
 import { Home } from './views/home';
+import { Invite } from './views/invite';
 import { Links } from './views/links';
 import { OrderPage } from './views/order';
 import { Orders } from './views/orders';
@@ -51,10 +52,12 @@ function Screen({ route }: { route: string }) {
 
 /**
  * The shell: the environment switch (sandbox ↔ production, always visible), language, sign-out and
- * the sections; the access token is refreshed a minute before it expires.
+ * the sections (or the invite screen, opened from an invite link); the access token is refreshed a minute before it expires.
  */
 function App() {
   const [signedIn, setSignedIn] = useState(currentSession() !== null);
+  // An invite link (/dashboard/invite#token=…) shows the invite screen until its invitee signs in.
+  const [inviting, setInviting] = useState(() => /\/invite\/?$/.test(location.pathname));
   const [lang, setLang] = useState<Lang>(initialLang);
   const [env, setEnv] = useState<Environment>(() => (localStorage.getItem('cpg.dashboard.env') === 'PRODUCTION' ? 'PRODUCTION' : 'SANDBOX'));
   const [route, go] = useRoute();
@@ -62,7 +65,19 @@ function App() {
   const t = WORDS[lang];
   const ctx = useMemo<Ctx>(() => ({ lang, env, t, go }), [lang, env, t]);
 
-  useEffect(() => onSession((s) => setSignedIn(s !== null)), []);
+  useEffect(
+    () =>
+      onSession((s) => {
+        setSignedIn(s !== null);
+        if (s && inviting) {
+          setInviting(false);
+          // Out of the address (and history): the spent token; the hash change routes to Home.
+          history.replaceState(null, '', '/dashboard');
+          go('home');
+        }
+      }),
+    [inviting],
+  );
   useEffect(() => {
     document.documentElement.lang = lang;
     document.title = `${t.title} · ${env === 'SANDBOX' ? t.sandbox : t.production}`;
@@ -107,7 +122,7 @@ function App() {
         <button type="button" id="lang" class="secondary small" onClick={switchLang}>
           {t.lang}
         </button>
-        {signedIn && (
+        {signedIn && !inviting && (
           <>
             <button type="button" id="menu" class="secondary small only-phone" aria-expanded={menu} onClick={() => setMenu(!menu)}>
               ☰
@@ -118,7 +133,11 @@ function App() {
           </>
         )}
       </header>
-      {signedIn ? (
+      {inviting ? (
+        <main id="view">
+          <Invite />
+        </main>
+      ) : signedIn ? (
         <div class="layout">
           <nav class={menu ? 'open' : ''} onClick={() => setMenu(false)}>
             {SECTIONS.map((s) => (

@@ -2,7 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { randomUUID } from 'node:crypto';
 import nodemailer, { type Transporter } from 'nodemailer';
 import type { Logger } from 'pino';
-import type { CheckoutState } from '../../checkout/checkout.service.js';
+import type { CheckoutState } from '../checkout/checkout-view.service.js';
 import { customerMail, type CustomerMailKind } from '../../checkout/receipt.content.js';
 import type { Config } from '../../config/config.js';
 

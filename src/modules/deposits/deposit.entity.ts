@@ -9,9 +9,6 @@ import { Token } from '../tokens/token.entity.js';
 import { MerchantWallet } from './wallet.entity.js';
 import type { DepositStatus } from './deposit.transitions.js';
 
-/** open: awaiting payment, holds its code · lapsed: order expired unpaid, code released, still watched through the late window · settled: order paid, code released, still watched until the late window ends · closed: not watched (see deposit.transitions.ts). */
-export type { DepositStatus };
-
 /**
  * Where one order is paid with one token: an address at a fresh HD index (never reused — unique on
  * wallet, family and index) and the exact amount to send. One per (order, token).

@@ -11,8 +11,6 @@ import { randomInt } from 'node:crypto';
 import { DomainError } from '../../common/errors.js';
 import { UNIQUE_CODE_MAX, UNIQUE_CODE_MIN } from '../quotes/fee.math.js';
 
-export { UNIQUE_CODE_MAX, UNIQUE_CODE_MIN };
-
 /** Returns an integer in [min, max) — `crypto.randomInt`'s contract. */
 export type RandomInt = (min: number, max: number) => number;
 

@@ -276,12 +276,6 @@ export interface ApiKeyRevokedNotification {
   environment: Environment;
 }
 
-export interface ChannelPayloads {
-  [ORDER_EVENTS_CHANNEL]: OrderFeedNotification;
-  [WEBHOOKS_CHANNEL]: 'outbox' | 'deliveries';
-  [API_KEY_REVOKED_CHANNEL]: ApiKeyRevokedNotification;
-}
-
 // --- GraphQL subscription topics (one process's PubSub, fed from ORDER_EVENTS_CHANNEL) --------------
 
 export type SubscriptionTopics = {

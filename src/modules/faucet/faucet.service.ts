@@ -1,24 +1,31 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { z } from 'zod';
-import { driverFor, familyOf } from '../../chains/registry.js';
+import type { TransferWallet } from '../../chains/chain-adapter.js';
+import { driverFor, familyOf, nativeAsset } from '../../chains/registry.js';
+import { openTransferWallet, serialisedWallet } from '../../chains/transfer-wallet.js';
 import type { RequestContext } from '../../common/context.js';
 import { NETWORKS, type Network } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
 import { formatDecimal, parseDecimal } from '../../common/money.js';
 import { parseInput } from '../../common/validation.js';
 import type { Config } from '../../config/index.js';
-import { SANDBOX_FAUCET_SECP256K1_KEY, SANDBOX_FAUCET_SOLANA_SEED } from '../../devchain/dev-keys.js';
 import type { NetworkCatalog } from '../networks/network-catalog.service.js';
 import type { TokenService } from '../tokens/token.service.js';
-import type { FaucetKeys, FaucetSender } from './faucet.senders.js';
 
-/** Native coin of each network: what the faucet sends for gas, and its decimals. */
-const NATIVE: Record<Network, { symbol: string; decimals: number; configKey: 'FAUCET_NATIVE_AMOUNT_EVM' | 'FAUCET_NATIVE_AMOUNT_TRON' | 'FAUCET_NATIVE_AMOUNT_SOLANA' }> = {
-  ETHEREUM: { symbol: 'ETH', decimals: 18, configKey: 'FAUCET_NATIVE_AMOUNT_EVM' },
-  BINANCE: { symbol: 'BNB', decimals: 18, configKey: 'FAUCET_NATIVE_AMOUNT_EVM' },
-  TRON: { symbol: 'TRX', decimals: 6, configKey: 'FAUCET_NATIVE_AMOUNT_TRON' },
-  SOLANA: { symbol: 'SOL', decimals: 9, configKey: 'FAUCET_NATIVE_AMOUNT_SOLANA' },
+/** Config key of the native amount (gas) the faucet sends on each network. */
+const NATIVE_AMOUNT: Record<Network, 'FAUCET_NATIVE_AMOUNT_EVM' | 'FAUCET_NATIVE_AMOUNT_TRON' | 'FAUCET_NATIVE_AMOUNT_SOLANA'> = {
+  ETHEREUM: 'FAUCET_NATIVE_AMOUNT_EVM',
+  BINANCE: 'FAUCET_NATIVE_AMOUNT_EVM',
+  TRON: 'FAUCET_NATIVE_AMOUNT_TRON',
+  SOLANA: 'FAUCET_NATIVE_AMOUNT_SOLANA',
 };
+
+/** The faucet wallet's keys: secp256k1 hex (EVM, TRON) and an ed25519 seed hex (SOLANA); empty = none. */
+export interface FaucetKeys {
+  secp256k1Evm: string;
+  secp256k1Tron: string;
+  solanaSeedHex: string;
+}
 
 const FaucetRequest = z.strictObject({
   address: z.string().min(1).max(128),
@@ -50,20 +57,20 @@ export interface FaucetResult {
  * a retry could otherwise send twice what did land.
  */
 export class FaucetService {
-  private readonly senders = new Map<Network, FaucetSender>();
+  private readonly wallets = new Map<Network, Promise<TransferWallet>>();
   private readonly keys: FaucetKeys;
 
+  /** `devKeys`: the local dev chains' funded faucet keys (the runtime hands them in when DEV_CHAINS is on), the default where config names none. */
   constructor(
     private readonly config: Config,
     private readonly networks: NetworkCatalog,
     private readonly tokens: TokenService,
+    devKeys?: FaucetKeys,
   ) {
-    // The local dev keys are the default only where they are funded: on the chains `npm start` runs.
-    const dev = config.DEV_CHAINS;
     this.keys = {
-      secp256k1Evm: config.FAUCET_EVM_PRIVATE_KEY ?? (dev ? SANDBOX_FAUCET_SECP256K1_KEY : ''),
-      secp256k1Tron: config.FAUCET_TRON_PRIVATE_KEY ?? (dev ? SANDBOX_FAUCET_SECP256K1_KEY : ''),
-      solanaSeedHex: config.FAUCET_SOLANA_SEED ?? (dev ? SANDBOX_FAUCET_SOLANA_SEED : ''),
+      secp256k1Evm: config.FAUCET_EVM_PRIVATE_KEY ?? devKeys?.secp256k1Evm ?? '',
+      secp256k1Tron: config.FAUCET_TRON_PRIVATE_KEY ?? devKeys?.secp256k1Tron ?? '',
+      solanaSeedHex: config.FAUCET_SOLANA_SEED ?? devKeys?.solanaSeedHex ?? '',
     };
   }
 
@@ -87,12 +94,12 @@ export class FaucetService {
         fields: { tokens: `not offered: ${unknown.join(', ')}` },
       });
     }
-    const sender = await this.sender(req.network);
+    const wallet = await this.wallet(req.network);
     await this.takeGrant(ctx.em, req.network, address, ctx.ip);
 
     const warnings: string[] = [];
     const transfers: FaucetTransfer[] = [];
-    const native = NATIVE[req.network];
+    const native = nativeAsset(req.network);
     const send = async (symbol: string, decimals: number, amountText: string, balance: () => Promise<bigint>, go: (units: bigint) => Promise<string>) => {
       const units = parseDecimal(amountText, decimals);
       try {
@@ -106,12 +113,12 @@ export class FaucetService {
         warnings.push(`${symbol}: transfer failed (${err instanceof Error ? err.message.slice(0, 200) : 'unknown error'})`);
       }
     };
-    await send(native.symbol, native.decimals, this.config[native.configKey], () => sender.nativeBalance(), (u) => sender.sendNative(address, u));
+    await send(native.symbol, native.decimals, this.config[NATIVE_AMOUNT[req.network]], () => wallet.nativeBalance(), (u) => wallet.sendNative(address, u));
     for (const asked of req.tokens) {
       const symbol = asked.toUpperCase();
       const token = offered.find((t) => t.symbol === symbol)!; // checked above
       const t = { address: token.address, decimals: token.decimals };
-      await send(symbol, token.decimals, this.config.FAUCET_TOKEN_AMOUNT, () => sender.tokenBalance(t), (u) => sender.sendToken(t, address, u));
+      await send(symbol, token.decimals, this.config.FAUCET_TOKEN_AMOUNT, () => wallet.tokenBalance(t), (u) => wallet.sendToken(t, address, u));
     }
     return { address, network: req.network, transfers, warnings };
   }
@@ -145,21 +152,18 @@ export class FaucetService {
     });
   }
 
-  private async sender(network: Network): Promise<FaucetSender> {
-    let s = this.senders.get(network);
-    if (!s) {
+  /** The faucet wallet on `network`, opened once (its sends serialised: one key, one nonce sequence, one fee payer). */
+  private async wallet(network: Network): Promise<TransferWallet> {
+    let w = this.wallets.get(network);
+    if (!w) {
       const rpcUrl = this.networks.rpcUrls('sandbox', network)[0];
       const key = { evm: this.keys.secp256k1Evm, tron: this.keys.secp256k1Tron, solana: this.keys.solanaSeedHex }[familyOf(network)];
       if (!rpcUrl || !key) throw new DomainError('SERVICE_UNAVAILABLE', `The faucet has no wallet or RPC endpoint on ${network} (set the FAUCET_* key and SANDBOX_${network}_RPC_URLS)`);
-      // The senders bring the chains' full client libraries (TronWeb, web3.js connections, ethers
-      // providers): loaded on the first faucet request, so an API process that never serves one
-      // (every production process) does not carry them.
-      const { FAUCET_SENDERS, serialised } = await import('./faucet.senders.js');
-      const cached = this.senders.get(network);
-      if (cached) return cached;
-      s = serialised(FAUCET_SENDERS[familyOf(network)]({ rpcUrl, keys: this.keys, timeoutMs: this.config.RPC_TIMEOUT_MS * 3 }));
-      this.senders.set(network, s);
+      w = openTransferWallet(network, { rpcUrl, key, timeoutMs: this.config.RPC_TIMEOUT_MS * 3 }).then(serialisedWallet);
+      this.wallets.set(network, w);
+      // a failed open (a bad key) is not kept: the next request tries again
+      w.catch(() => this.wallets.get(network) === w && this.wallets.delete(network));
     }
-    return s;
+    return w;
   }
 }

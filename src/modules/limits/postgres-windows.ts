@@ -1,4 +1,4 @@
-import type { Knex } from '@mikro-orm/postgresql';
+import type { EntityManager, Knex } from '@mikro-orm/postgresql';
 import { GroupCommit, type GroupCommitOptions, type Outcome } from '../../common/group-commit.js';
 
 /**
@@ -140,4 +140,9 @@ export class PostgresWindows {
     for (const [key, mine] of this.local) if (mine.expireMs <= now) this.local.delete(key);
     if (this.local.size > LOCAL_KEYS) this.local.clear();
   }
+}
+
+/** Deletes windows that ended before `endedBeforeMs` (a hit on an ended window starts it again anyway). */
+export async function pruneEndedWindows(em: EntityManager, endedBeforeMs: number): Promise<void> {
+  await em.execute(`delete from rate_limits where expire < ?`, [endedBeforeMs]);
 }

@@ -6,7 +6,7 @@ import { DomainError } from '../../common/errors.js';
 import { PostgresWindows } from './postgres-windows.js';
 
 /** `account`: login attempts per dashboard account (keyed by a hash of the email), on top of `login` per IP. */
-export type LimitKind = 'public' | 'auth' | 'login' | 'account' | 'merchant' | 'graphql' | 'checkoutKey' | 'checkoutIp' | 'linkOpenIp' | 'linkOpen' | 'sweepNow';
+export type LimitKind = 'public' | 'auth' | 'login' | 'account' | 'merchant' | 'graphql' | 'checkoutKey' | 'checkoutIp' | 'linkOpenIp' | 'linkOpen' | 'sweepNow' | 'claimIp' | 'claimToken';
 
 const MESSAGES: Record<LimitKind, string> = {
   public: 'Too many requests from this IP address',
@@ -20,6 +20,8 @@ const MESSAGES: Record<LimitKind, string> = {
   linkOpenIp: 'Too many payment-link orders from this IP address',
   linkOpen: 'Too many orders opened from this payment link',
   sweepNow: 'Too many sweep requests for this merchant',
+  claimIp: 'Too many refund claim requests from this IP address',
+  claimToken: 'Too many addresses tried for this refund link',
 };
 
 type LimitConfig = Pick<
@@ -36,6 +38,8 @@ type LimitConfig = Pick<
   | 'RATE_LIMIT_LINK_OPENS_PER_IP_PER_HOUR'
   | 'RATE_LIMIT_LINK_OPENS_PER_LINK_PER_HOUR'
   | 'RATE_LIMIT_SWEEP_NOW_PER_MIN'
+  | 'RATE_LIMIT_CLAIM_IP_PER_MIN'
+  | 'RATE_LIMIT_CLAIM_TOKEN_PER_MIN'
 >;
 
 /**
@@ -64,6 +68,8 @@ export class RateLimits {
       linkOpenIp: budget(config.RATE_LIMIT_LINK_OPENS_PER_IP_PER_HOUR, HOUR),
       linkOpen: budget(config.RATE_LIMIT_LINK_OPENS_PER_LINK_PER_HOUR, HOUR),
       sweepNow: budget(config.RATE_LIMIT_SWEEP_NOW_PER_MIN, MIN),
+      claimIp: budget(config.RATE_LIMIT_CLAIM_IP_PER_MIN, MIN),
+      claimToken: budget(config.RATE_LIMIT_CLAIM_TOKEN_PER_MIN, MIN),
     };
     this.windows = config.RATE_LIMIT_STORE === 'postgres' && knex ? new PostgresWindows(knex, undefined, onBatch) : null;
     if (!this.windows) {

@@ -2,6 +2,7 @@ import { recordAudit, type AuditSource } from '../audit/audit.service.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
 import { cidrMatcher } from '../../common/ip.js';
+import { resolveEnvironment } from '../../common/access.js';
 import type { Caller } from '../../common/context.js';
 import { randomHex, safeEqual, sha256Hex, type SecretBox } from '../../common/crypto.js';
 import type { Environment } from '../../common/environment.js';
@@ -25,8 +26,6 @@ export interface IssuedApiKey {
   ipAllowlist: string[] | null;
 }
 
-// PostgreSQL channel on which a rotation is announced (delivered on commit) to every API process.
-export { API_KEY_REVOKED_CHANNEL };
 const CACHE_MAX = 50_000;
 
 export interface ApiKeyCacheOptions {
@@ -130,12 +129,7 @@ export class ApiKeyService {
    */
   async authenticate(db: { readonly em: EntityManager }, raw: string | undefined, environment: Environment, ip?: string): Promise<ApiKeyCaller> {
     const caller = await this.authenticateAny(db, raw, ip);
-    if (caller.environment !== environment) {
-      throw new DomainError(
-        'WRONG_ENVIRONMENT',
-        environment === 'production' ? 'A sandbox API key cannot be used on /mainnet/ paths' : 'A production API key cannot be used on /testnet/ paths',
-      );
-    }
+    resolveEnvironment(caller, environment, 'refuse');
     return caller;
   }
 

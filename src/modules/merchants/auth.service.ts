@@ -24,8 +24,6 @@ export interface TokenPair {
   refreshExpiredAt: number;
 }
 
-export type { DashboardCaller };
-
 /** One of the signed-in user's merchants (`memberships`). */
 export interface MembershipView {
   merchantId: string;
@@ -157,6 +155,11 @@ export class AuthService {
     // Thrown after commit: the revocation must persist even though the call fails.
     if (outcome.reused) throw new DomainError('REFRESH_TOKEN_REUSED', 'Refresh token already used; the session has been revoked');
     return outcome.pair;
+  }
+
+  /** Deletes sessions that expired or were revoked more than a day ago (their refresh tokens cascade). */
+  async pruneSessions(em: EntityManager): Promise<void> {
+    await em.execute(`delete from sessions where expires_at < now() - interval '1 day' or revoked_at < now() - interval '1 day'`);
   }
 
   async logout(ctx: RequestContext): Promise<void> {

@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, register } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { Environment, Network } from '../../common/environment.js';
 
 /** Where a chain watcher stands (ChainWatcher.lag()). */
@@ -72,6 +72,11 @@ export class GatewayMetrics {
   readonly jobRuns: Counter<'job' | 'outcome'>;
   readonly jobDuration: Histogram<'job'>;
   readonly httpDuration: Histogram<'method' | 'route' | 'status'>;
+  /** Confirmed payments that left the canonical chain (a reorg deeper than the confirmation depth): each is an alarm. */
+  readonly paymentsReorged: Counter<'environment' | 'network'>;
+  /** The last reconciliation of each network (ReconciliationService): pairs whose balance differs from the ledger, and pairs compared. */
+  readonly reconciliationMismatches: Gauge<'environment' | 'network'>;
+  readonly reconciliationChecked: Gauge<'environment' | 'network'>;
   private readonly sampleFailures: Counter<string>;
   private readonly watchers = new Set<WatcherLagSource>();
   private readonly providerSources = new Set<ProviderHealthSource>();
@@ -103,6 +108,15 @@ export class GatewayMetrics {
     this.jobRuns = new Counter({ name: 'cpg_job_runs_total', help: 'Scheduled job runs finished by this process', labelNames: ['job', 'outcome'], registers });
     this.jobDuration = new Histogram({ name: 'cpg_job_duration_seconds', help: 'Duration of scheduled job runs', labelNames: ['job'], buckets: [0.01, 0.1, 0.5, 1, 5, 15, 30, 60, 120], registers });
     this.httpDuration = new Histogram({ name: 'cpg_http_request_duration_seconds', help: 'HTTP request latency by route pattern', labelNames: ['method', 'route', 'status'], buckets: HTTP_BUCKETS, registers });
+    // The `gateway_` names are the operators' alarms (docs/watchers.md), kept as documented.
+    this.paymentsReorged = new Counter({ name: 'gateway_payments_reorged_total', help: 'Confirmed payments reorganised away after confirmation (deep reorgs)', labelNames: ['environment', 'network'], registers });
+    this.reconciliationMismatches = new Gauge({
+      name: 'gateway_reconciliation_mismatches',
+      help: 'Deposit (address, token) pairs whose on-chain balance differs from the ledger at the last reconciliation',
+      labelNames: ['environment', 'network'],
+      registers,
+    });
+    this.reconciliationChecked = new Gauge({ name: 'gateway_reconciliation_checked', help: 'Deposit (address, token) pairs compared at the last reconciliation', labelNames: ['environment', 'network'], registers });
     this.sampleFailures = new Counter({ name: 'cpg_metrics_sample_failures_total', help: 'Scrapes whose database figures could not be read', registers });
 
     const watchers = this.watchers;
@@ -207,9 +221,7 @@ export class GatewayMetrics {
         this.sampleFailures.inc();
       }
     }
-    // Then the process-wide metrics declared on prom-client's default registry (src/common/metrics.ts:
-    // deep-reorg alarms, reconciliation gauges), shared by every app of the process.
-    return (await this.registry.metrics()) + '\n' + (await register.metrics());
+    return this.registry.metrics();
   }
 
   get contentType(): string {

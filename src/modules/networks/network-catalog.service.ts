@@ -61,13 +61,18 @@ export class NetworkCatalog {
     return this.config.OFFER_UNWATCHED_NETWORKS || this.isWatched(environment, network);
   }
 
+  /** Blocks (slots) a payment on this network needs before it counts as confirmed (`<ENV>_<NETWORK>_CONFIRMATIONS`). */
+  confirmations(environment: Environment, network: Network): number {
+    return this.config[`${envKey(environment)}_${network}_CONFIRMATIONS`] as number;
+  }
+
   async list(em: EntityManager, tokens: TokenService, environment: Environment): Promise<NetworkView[]> {
     const active = await tokens.listActive(em, environment);
     return NETWORKS.filter((n) => this.isWatched(environment, n)).map((network) => ({
       name: network,
       chain_id: networkProfile(environment, network, this.config.DEV_CHAINS).chainId ?? null,
       rpc_url: this.watched.get(`${environment}:${network}`)!.publicRpcUrl,
-      confirmations: this.config[`${envKey(environment)}_${network}_CONFIRMATIONS`] as number,
+      confirmations: this.confirmations(environment, network),
       tokens: active.filter((t) => t.network === network).map((t) => ({ symbol: t.symbol, name: t.name, address: t.address, decimals: t.decimals })),
     }));
   }

@@ -1,8 +1,8 @@
 import { Repeater } from '@graphql-yoga/subscription';
 import { Arg, Authorized, Field, ObjectType, Resolver, Root, Subscription, type SubscribeResolverData } from 'type-graphql';
 import type { Environment, Network } from '../../common/environment.js';
+import { resolveEnvironment } from '../../common/access.js';
 import { DomainError } from '../../common/errors.js';
-import type { App } from '../../app.js';
 import type { GqlContext } from '../../graphql/context.js';
 import { SharedFeed } from '../../graphql/fan-out.js';
 import { pubSubOf } from '../../graphql/pubsub.js';
@@ -11,6 +11,7 @@ import { EnvironmentEnum, NetworkEnum, OrderStatusEnum } from '../../graphql/sca
 import { formatDecimal } from '../../common/money.js';
 import { merchantTopic, ORDER_STATUS_CHANGED, type OrderFeedNotification } from '../events/event.catalogue.js';
 import { watchFeed, type OrderEventsPubSub } from './order-update.stream.js';
+import { feedEventsSince, feedHead } from './order-feed.store.js';
 import type { OrderStatus } from './order.transitions.js';
 
 @ObjectType({ description: 'The payment a payment.* event of the feed is about (fields the event does not record are null)' })
@@ -118,18 +119,6 @@ export function merchantEventStream(pubSub: OrderEventsPubSub, topic: string, so
 
 type Args = { environment?: EnvironmentEnum | null };
 
-/** The merchant environment's events after `seq`, oldest first (a feed's catch-up). */
-async function merchantEventsSince(app: App, merchantId: string, environment: Environment, seq: number): Promise<OrderFeedNotification[]> {
-  const rows = await app.orm.em.fork().execute<(Omit<OrderFeedNotification, 'seq'> & { seq: string })[]>(
-    `select e.id as "eventId", e.seq, e.type, e.order_id as "orderId", o.order_no as "orderNo", e.merchant_id as "merchantId", e.environment,
-            e.to_status as status, e.from_status as "previousStatus", to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at, e.reason
-     from order_events e join orders o on o.id = e.order_id
-     where e.merchant_id = ? and e.environment = ? and e.seq > ? order by e.seq limit 1000`,
-    [merchantId, environment, seq],
-  );
-  return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
-}
-
 /**
  * Authorised at subscribe time: a dashboard session of the merchant (naming the environment) or an
  * API key (its own environment; the argument is ignored, as for queries). The topic is the caller's
@@ -137,22 +126,12 @@ async function merchantEventsSince(app: App, merchantId: string, environment: En
  */
 async function subscribeMerchantEvents({ args, context: ctx, info }: SubscribeResolverData<unknown, Args, GqlContext>) {
   const { caller, app } = ctx;
-  let environment: Environment;
-  if (caller.kind === 'dashboard') {
-    if (!args.environment) throw new DomainError('VALIDATION_FAILED', 'environment is required for dashboard calls');
-    environment = args.environment as Environment;
-  } else if (caller.kind === 'apiKey') {
-    environment = caller.environment;
-  } else {
-    throw new DomainError('FORBIDDEN', 'The merchant feed needs a dashboard session or an API key');
-  }
+  if (caller.kind !== 'dashboard' && caller.kind !== 'apiKey') throw new DomainError('FORBIDDEN', 'The merchant feed needs a dashboard session or an API key');
+  const environment = resolveEnvironment(caller, args.environment as Environment | null | undefined);
   const merchantId = caller.merchantId;
   const openStream = () => merchantEventStream(pubSubOf(info.schema), merchantTopic(merchantId, environment), {
-    head: async () => {
-      const [row] = await app.orm.em.fork().execute<{ seq: string }[]>(`select coalesce(max(seq), 0)::text as seq from order_events`);
-      return Number(row!.seq);
-    },
-    since: (seq) => merchantEventsSince(app, merchantId, environment, seq),
+    head: () => feedHead(app.orm.em.fork()),
+    since: (seq) => feedEventsSince(app.orm.em.fork(), merchantId, environment, seq),
   });
   // A revoked session or a rotated API key ends the feed (with its error), not just new subscriptions.
   // The scope (feed + credential) lets every subscriber with the same credential and selection share

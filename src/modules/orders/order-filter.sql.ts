@@ -8,8 +8,6 @@ import type { OrderFilter, OrderSort } from './order.commands.js';
  * the order's own columns (copied at settlement), so no join is needed.
  */
 
-export { BindParams, InlineLiterals, type SqlValues } from '../../db/sql-values.js';
-
 const SORT_COLUMNS: Record<OrderSort, string> = { CREATED_AT: 'o.created_at', AMOUNT: 'o.amount', PAID_AT: 'o.paid_at' };
 
 export interface OrderListingSql {

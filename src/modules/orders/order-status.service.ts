@@ -1,13 +1,10 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import { DomainError } from '../../common/errors.js';
-import { ORDER_EVENTS_CHANNEL, ORDER_STATUS_CHANGED, type OrderEventNotification, type OrderStatusUpdate, type TransitionReason } from '../events/event.catalogue.js';
+import { ORDER_STATUS_CHANGED, type OrderEventNotification, type OrderStatusUpdate, type TransitionReason } from '../events/event.catalogue.js';
 import { orderEventInsert, orderEventParams } from '../events/order-event.writer.js';
 import { Order } from './order.entity.js';
 import { rollupColumns, rollupDelta } from './order-stats.sql.js';
 import { canTransition, ORDER_STATUSES, type OrderStatus } from './order.transitions.js';
-
-// The event vocabulary lives in the catalogue; re-exported for the callers that import it from here.
-export { ORDER_EVENTS_CHANNEL, ORDER_STATUS_CHANGED, type OrderEventNotification, type OrderStatusUpdate, type TransitionReason };
 
 /** The deposit that completed the order (Success only): its network, token and units received are copied onto the order. */
 export interface PaidBy {

@@ -4,7 +4,7 @@ import { pubSubOf } from '../../graphql/pubsub.js';
 import { throwIfLapsed, untilCredentialLapses, type CredentialLapsed } from '../../graphql/credential-lapse.js';
 import { orderUpdateStream } from './order-update.stream.js';
 import { OrderStatusEnum } from '../../graphql/scalars.js';
-import type { OrderStatusUpdate } from './order-status.service.js';
+import type { OrderStatusUpdate } from '../events/event.catalogue.js';
 import type { OrderStatus } from './order.transitions.js';
 
 @ObjectType({ description: "An order's status: the current one when subscribing, then each committed change" })

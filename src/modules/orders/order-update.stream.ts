@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { MikroORM } from '@mikro-orm/postgresql';
 import type { ChannelHandler } from '../../db/listen.client.js';
+import { feedEventsByIds } from './order-feed.store.js';
 import { merchantTopic, ORDER_STATUS_CHANGED, type OrderFeedNotification, type OrderStatusUpdate, type SubscriptionTopics } from '../events/event.catalogue.js';
 
 export type OrderEventsPubSub = PubSub<SubscriptionTopics>;
@@ -49,16 +50,7 @@ const MAX_PENDING_HINTS = 10_000;
 
 /** The loader over the gateway's database: one query per batch of hints. */
 export function orderEventLoader(orm: MikroORM): OrderEventLoader {
-  return async (ids) => {
-    const rows = await orm.em.fork().getConnection().execute<(Omit<OrderFeedNotification, 'seq'> & { seq: string | number })[]>(
-      `select e.id as "eventId", e.seq, e.type, e.order_id as "orderId", o.order_no as "orderNo", e.merchant_id as "merchantId", e.environment,
-              e.to_status as status, e.from_status as "previousStatus", to_char(e.created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as at, e.reason
-       from order_events e join orders o on o.id = e.order_id
-       where e.id = any(?::uuid[])`,
-      [`{${ids.join(',')}}`], // ids are checked UUIDs; an array literal (an array parameter would expand into a list)
-    );
-    return rows.map((r) => ({ ...r, seq: Number(r.seq) }));
-  };
+  return (ids) => feedEventsByIds(orm.em.fork(), ids);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Field, ID, InputType, Int, ObjectType } from 'type-graphql';
-import type { Network, WalletType } from '../../common/environment.js';
+import type { Environment, Network, WalletType } from '../../common/environment.js';
 import { formatDecimal } from '../../common/money.js';
 import { nativeAsset } from '../../chains/registry.js';
 import { NetworkEnum, OrderStatusEnum, WalletTypeEnum } from '../../graphql/scalars.js';
@@ -90,6 +90,8 @@ export class PaymentType {
   @Field({ description: 'Detected after the order expired' }) late!: boolean;
   @Field() detectedAt!: Date;
   @Field(() => Date, { nullable: true }) confirmedAt!: Date | null;
+  /** Not a field: where `explorerUrl` looks the transaction up. */
+  environment!: Environment;
 }
 
 @ObjectType('UnattributedReceipt', { description: 'A transfer into a deposit address that never counts toward the order' })
@@ -254,6 +256,7 @@ export const toPaymentType = (p: Payment, orderNo: string): PaymentType => ({
   late: p.late,
   detectedAt: p.detectedAt,
   confirmedAt: p.confirmedAt,
+  environment: p.environment,
 });
 
 export const toReceiptType = (r: UnattributedReceipt): UnattributedReceiptType => ({

@@ -7,9 +7,6 @@ import { Order } from '../orders/order.entity.js';
 import { Token } from '../tokens/token.entity.js';
 import type { PaymentStatus } from './payment.transitions.js';
 
-/** pending → confirmed (deep enough, block hash unchanged) or orphaned (its block was reorganised away); see payment.transitions.ts. */
-export type { PaymentStatus };
-
 /** A token transfer into a deposit address, as observed on chain. Recorded once; never deleted. */
 @Entity({ tableName: 'payments' })
 @Unique({ properties: ['environment', 'network', 'txHash', 'logIndex'] })

@@ -1,10 +1,11 @@
-import { Arg, Authorized, Ctx, Int, Query, Resolver, UseMiddleware } from 'type-graphql';
+import { Arg, Authorized, Ctx, FieldResolver, Int, Query, Resolver, Root, UseMiddleware } from 'type-graphql';
+import { explorerTxUrl } from '../../chains/registry.js';
 import type { Network } from '../../common/environment.js';
 import { pageInfoOf, totalCountResolver } from '../../graphql/connection.js';
 import type { GqlContext } from '../../graphql/context.js';
 import { EnvironmentArg } from '../../graphql/request.middleware.js';
 import { EnvironmentEnum, NetworkEnum } from '../../graphql/scalars.js';
-import { toPaymentType } from '../orders/order.types.js';
+import { PaymentType, toPaymentType } from '../orders/order.types.js';
 import { PaymentConnection, PaymentStatusEnum } from './payment.types.js';
 
 @Resolver()
@@ -30,6 +31,14 @@ export class PaymentResolver {
     });
     const edges = page.edges.map((e) => ({ cursor: e.cursor, node: toPaymentType(e.node, e.node.order.orderNo) }));
     return { edges, pageInfo: pageInfoOf(edges, page.hasNextPage, after), count: page.totalCount };
+  }
+}
+
+@Resolver(() => PaymentType)
+export class PaymentFieldsResolver {
+  @FieldResolver(() => String, { nullable: true, description: 'The transaction on a public block explorer; null on the sandbox’s local dev chains, which no explorer sees' })
+  explorerUrl(@Root() payment: PaymentType, @Ctx() ctx: GqlContext): string | null {
+    return explorerTxUrl(payment.environment, payment.network, payment.txHash, ctx.app.config.DEV_CHAINS);
   }
 }
 

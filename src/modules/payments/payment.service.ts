@@ -14,8 +14,6 @@ import { writeOrSetAside, type RecordFailure } from './watcher-failures.js';
 import { PAYMENT_CONFIRMED, PAYMENT_DETECTED } from '../events/event.catalogue.js';
 import { orderEventsInsertFrom } from '../events/order-event.writer.js';
 
-export type { RecordFailure } from './watcher-failures.js';
-
 /** A page of payments, each with its cursor; the total is counted only when called. */
 export interface PaymentPage {
   edges: { node: Payment; cursor: string }[];

@@ -23,9 +23,6 @@ export interface SettlementOptions {
 /** `status in (…)` guard of a write moving deposits to `to`, from the transition table. */
 const depositSourcesSql = (to: DepositStatus) => depositSourcesOf(to).map((s) => `'${s}'`).join(',');
 
-// Extra outbox events besides status changes (webhooks deliver them); defined in the event catalogue.
-export { PAYMENT_LATE, PAYMENT_OVERPAID, PAYMENT_REORGED };
-
 /**
  * Applies the settlement decision (settlement.rules.ts, where the rules are written) to an order:
  * reads its receipts, writes its status, flags, events and deposit states. Watchers only record;

@@ -4,8 +4,8 @@ import type { Logger } from 'pino';
 import { NATIVE_TOKEN, pollEveryToken, type BalanceQuery, type ObservedTransfer } from '../../chains/chain-adapter.js';
 import { nativeAsset } from '../../chains/registry.js';
 import type { WatchedNetwork } from '../../chains/networks.js';
+import { scannedBlock } from '../payments/chain-cursor.store.js';
 import type { Environment, Network } from '../../common/environment.js';
-import { gauge } from '../../common/metrics.js';
 import { formatDecimal } from '../../common/money.js';
 import type { TokenService } from '../tokens/token.service.js';
 import { TankLedger } from './tank-ledger.js';
@@ -142,9 +142,6 @@ export function balanceMatches(onChain: bigint, receivedUpToLo: bigint, after: M
   });
 }
 
-const mismatchGauge = gauge('gateway_reconciliation_mismatches', 'Deposit (address, token) pairs whose on-chain balance differs from the ledger at the last reconciliation');
-const checkedGauge = gauge('gateway_reconciliation_checked', 'Deposit (address, token) pairs compared at the last reconciliation');
-
 /** In-flight scans longer than this many blocks fail the run (the watcher is far behind: reconcile later). */
 const MAX_IN_FLIGHT_BLOCKS = 5_000n;
 
@@ -176,6 +173,8 @@ export class ReconciliationService {
     private readonly concurrency: number,
     /** How long after its order's expiry a deposit address stays watched (late window + closed-deposit retention). */
     private readonly watchRetentionS: number,
+    /** Observability hook (metrics): each run that could compare its network, with its counts. */
+    private readonly onCompared?: (r: { environment: Environment; network: Network; mismatches: number; checked: number }) => void,
   ) {}
 
   async reconcile(em: EntityManager, target: WatchedNetwork): Promise<ReconciliationRun> {
@@ -190,7 +189,7 @@ export class ReconciliationService {
     try {
       const balances = adapter.balances;
       if (!balances) throw new Error(`balance reads are not implemented for ${network} yet`);
-      const cursor = await this.chainCursor(em, environment, network);
+      const cursor = await scannedBlock(em, environment, network);
       // A log-scanning watcher that has not scanned anything yet: nothing to compare against.
       if (cursor !== null || adapter.observation.kind === 'account-poll') {
         const tokens = await this.tokens.listActive(em, environment, network);
@@ -273,11 +272,7 @@ export class ReconciliationService {
       `insert into reconciliation_runs (environment, network, at_block, checked, mismatches, held, error, started_at) values (?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?) returning id, finished_at`,
       [environment, network, atBlock?.toString() ?? null, checked, JSON.stringify(mismatches), JSON.stringify(held), error, startedAt],
     );
-    const labels = { environment, network };
-    if (!error) {
-      mismatchGauge.set(labels, mismatches.length);
-      checkedGauge.set(labels, checked);
-    }
+    if (!error) this.onCompared?.({ environment, network, mismatches: mismatches.length, checked });
     for (const m of mismatches) this.log.error({ environment, network, ...m }, 'reconciliation: on-chain balance differs from the ledger');
     // The error object carries the RPC detail for the log (adapter errors keep it out of their message).
     if (error) this.log.warn({ environment, network, err: caught }, 'reconciliation could not compare this network');
@@ -321,11 +316,6 @@ export class ReconciliationService {
     );
     // Runs stored before in-flight transfers were reported have no such fields: none were allowed for.
     return rows.map((r) => ({ id: r.id, environment: r.environment, network: r.network, atBlock: r.at_block, checked: r.checked, mismatches: r.mismatches.map((m) => ({ ...m, inFlight: m.inFlight ?? '0', inFlightTxHashes: m.inFlight ? m.inFlightTxHashes : [] })), held: r.held, error: r.error, startedAt: new Date(r.started_at), finishedAt: new Date(r.finished_at) }));
-  }
-
-  private async chainCursor(em: EntityManager, environment: Environment, network: Network): Promise<bigint | null> {
-    const [c] = await em.execute<{ block_number: string }[]>('select block_number from chain_cursors where environment = ? and network = ?', [environment, network]);
-    return c ? BigInt(c.block_number) : null;
   }
 
   /**
@@ -428,7 +418,7 @@ export class ReconciliationService {
     const pending = new Map<string, Movement[]>();
     const observation = adapter.observation;
     if (lo !== hi && observation.kind === 'log-scan' && observation.scanNative) {
-      const cursor = (await this.chainCursor(em, environment, network)) ?? hi;
+      const cursor = (await scannedBlock(em, environment, network)) ?? hi;
       const mine = new Set(owners.map(k));
       const seen = cursor < hi ? await observation.scanNative(cursor + 1n, hi, (to) => mine.has(k(to))) : [];
       const recorded = await this.recordedKeys(em, environment, network, seen.map((t) => ({ txHash: t.txHash, index: t.index, block: t.blockNumber, amount: t.amount })));
@@ -516,7 +506,7 @@ export class ReconciliationService {
     let observed: ObservedTransfer[];
     const observation = adapter.observation;
     if (observation.kind === 'log-scan') {
-      const cursor = (await this.chainCursor(em, environment, network)) ?? hi;
+      const cursor = (await scannedBlock(em, environment, network)) ?? hi;
       if (hi - cursor > MAX_IN_FLIGHT_BLOCKS) throw new Error(`the watcher is ${hi - cursor} blocks behind the head: reconcile once it has caught up`);
       observed = cursor < hi ? await observation.scanTransfers(cursor + 1n, hi, tokens, (to) => watched.has(adapter.driver.addressKey(to))) : [];
     } else {

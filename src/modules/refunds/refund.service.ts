@@ -97,6 +97,12 @@ export interface ClaimInfo {
   feeMode: RefundFeeMode;
   /** The address given (once claimed). */
   toAddress: string | null;
+  environment: Environment;
+  /** The merchant's words to the customer. */
+  reason: string | null;
+  /** Base units the transfer carries (amount less a deducted fee); null until signed. */
+  sentAmount: string | null;
+  txHash: string | null;
 }
 
 export interface RefundSettings {
@@ -400,7 +406,8 @@ export class RefundService {
   private async byClaimToken(em: EntityManager, token: string): Promise<Record<string, unknown>> {
     if (typeof token !== 'string' || token.length < 16 || token.length > 128) throw new DomainError('CLAIM_NOT_FOUND', 'This refund link is not valid');
     const rows = await em.execute<Record<string, unknown>[]>(
-      `select r.id, r.merchant_id, r.environment, r.network, r.status, r.kind, r.amount::text as amount, r.fee_mode, r.to_address, o.order_no, t.symbol, t.decimals, m.name as merchant_name
+      `select r.id, r.merchant_id, r.environment, r.network, r.status, r.kind, r.amount::text as amount, r.fee_mode, r.to_address, o.order_no, t.symbol, t.decimals, m.name as merchant_name,
+              r.reason, r.sent_amount::text as sent_amount, r.tx_hash
        from refunds r join orders o on o.id = r.order_id join tokens t on t.id = r.token_id join merchants m on m.id = r.merchant_id where r.claim_token_hash = ?`,
       [sha256Hex(token)],
     );
@@ -410,9 +417,10 @@ export class RefundService {
 
   /** The address in canonical form, or REFUND_ADDRESS_REFUSED (format, ours, a contract). */
   private async checkAddress(em: EntityManager, environment: Environment, network: Network, raw: string): Promise<string> {
-    const refuse = (why: string) => new DomainError('REFUND_ADDRESS_REFUSED', why, { network });
+    // `reason` (format, ours, contract) lets a page say why in its own language.
+    const refuse = (why: string, reason: 'format' | 'ours' | 'contract') => new DomainError('REFUND_ADDRESS_REFUSED', why, { network, reason });
     const checked = driverFor(network).checkSettlementAddress(raw.trim());
-    if (!checked.ok) throw refuse(`Not a valid ${network} address: ${checked.reason}`);
+    if (!checked.ok) throw refuse(`Not a valid ${network} address: ${checked.reason}`, 'format');
     const address = checked.address;
     const key = driverFor(network).addressKey(address);
     const family = familyOf(network);
@@ -422,12 +430,12 @@ export class RefundService {
     );
     // lower() over-matches base58 (case matters there) only toward refusing: a false "ours" is a refused claim, never money sent to us.
     if (ours[0]!.n > 0 || this.o.tankAddresses(network).some((t) => driverFor(network).addressKey(t) === key)) {
-      throw refuse('This address belongs to the payment gateway (a deposit or gas address): give an address of your own wallet');
+      throw refuse('This address belongs to the payment gateway (a deposit or gas address): give an address of your own wallet', 'ours');
     }
     // Where the chain can tell (EVM code at the address); a node that does not answer does not block the claim.
     const accounts = this.o.adapter?.(environment, network)?.accounts;
     const contract = accounts ? await accounts.isContract(address).catch(() => null) : null;
-    if (contract) throw refuse('This address is a smart contract: give the address of a wallet you control');
+    if (contract) throw refuse('This address is a smart contract: give the address of a wallet you control', 'contract');
     return address;
   }
 
@@ -577,5 +585,9 @@ function claimInfo(r: Record<string, unknown>): ClaimInfo {
     amount: r.amount as string,
     feeMode: r.fee_mode as RefundFeeMode,
     toAddress: (r.to_address as string | null) ?? null,
+    environment: r.environment as Environment,
+    reason: (r.reason as string | null) ?? null,
+    sentAmount: (r.sent_amount as string | null) ?? null,
+    txHash: (r.tx_hash as string | null) ?? null,
   };
 }

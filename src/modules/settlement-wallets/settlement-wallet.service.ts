@@ -13,13 +13,7 @@ import type { MerchantEventWriter } from '../events/merchant-event.writer.js';
 import { DashboardUser } from '../merchants/dashboard-user.entity.js';
 import { verifyPassword } from '../merchants/password.js';
 import { listSettlementWalletsInput, setSettlementWalletInput, type ListSettlementWalletsCommand, type SetSettlementWalletCommand } from './settlement-wallet.commands.js';
-
-/** Where the sweep engine sends a deposit's tokens: the address active now (past its hold). */
-export interface ActiveSettlementWallet {
-  id: string;
-  address: string;
-  activeFrom: Date;
-}
+import { SettlementWalletStore, type ActiveSettlementWallet, type SettlementWalletRow } from './settlement-wallet.store.js';
 
 /** One row of the history: an address set by someone at some time. */
 export interface SettlementWalletRecord extends ActiveSettlementWallet {
@@ -52,20 +46,7 @@ export interface SettlementWalletOptions {
   log: Pick<Logger, 'info'>;
 }
 
-interface Row {
-  id: string;
-  address: string;
-  active_from: Date;
-  created_at: Date;
-  replaced_at: Date | null;
-  set_by: string | null;
-  now: Date;
-}
-
-/** A row received sweeps at some point: its hold ended before anything replaced it (the `current_settlement_wallets` view's rule, applied to the history read here). */
-const becameActive = (r: Row) => r.active_from <= r.now && (r.replaced_at === null || r.active_from <= r.replaced_at);
-
-const record = (r: Row): SettlementWalletRecord => ({ id: r.id, address: r.address, activeFrom: r.active_from, setAt: r.created_at, setBy: r.set_by, replacedAt: r.replaced_at });
+const record = (r: SettlementWalletRow): SettlementWalletRecord => ({ id: r.id, address: r.address, activeFrom: r.active_from, setAt: r.created_at, setBy: r.set_by, replacedAt: r.replaced_at });
 
 /**
  * Settlement wallets: one address per merchant, environment and network, where the sweep
@@ -77,6 +58,7 @@ const record = (r: Row): SettlementWalletRecord => ({ id: r.id, address: r.addre
  */
 export class SettlementWalletService {
   private readonly reserved: ReservedAddresses[] = [];
+  private readonly store = new SettlementWalletStore();
 
   constructor(private readonly opts: SettlementWalletOptions) {}
 
@@ -86,18 +68,14 @@ export class SettlementWalletService {
   }
 
   /**
-   * The address sweeps of (merchant, environment, network) go to now — the latest one whose hold has
-   * ended before anything replaced it — or null when none is active (never set, or the first one still
-   * in its hold). During the hold after a change this is the previous address. Read in `em`'s
-   * transaction (`now()` is its start time) from the `current_settlement_wallets` view, the one
-   * definition the sweep engine's planning joins too.
+   * The address sweeps of (merchant, environment, network) go to now, or null when none is active
+   * (never set, or the first one still in its hold). During the hold after a change this is the
+   * previous address. Read in `em`'s transaction (`now()` is its start time) through the store's one
+   * definition of the current wallet (settlement-wallet.store.ts), which the sweep engine's planning
+   * joins too.
    */
-  async current(em: EntityManager, merchantId: string, environment: Environment, network: Network): Promise<ActiveSettlementWallet | null> {
-    const [row] = await em.execute<{ id: string; address: string; active_from: Date }[]>(
-      `select id, address, active_from from current_settlement_wallets where merchant_id = ? and environment = ? and network = ?`,
-      [merchantId, environment, network],
-    );
-    return row ? { id: row.id, address: row.address, activeFrom: new Date(row.active_from) } : null;
+  current(em: EntityManager, merchantId: string, environment: Environment, network: Network): Promise<ActiveSettlementWallet | null> {
+    return this.store.current(em, merchantId, environment, network);
   }
 
   /** The settings of the caller's merchant in an environment: every network, or the one named. */
@@ -131,42 +109,38 @@ export class SettlementWalletService {
     const changed = await ctx.em.transactional(async (tx) => {
       // One change at a time per (merchant, environment, network): the current-row unique index would
       // refuse a racing insert anyway, but the loser should see the winner's row, not an error.
-      await tx.execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`settlement_wallets:${caller.merchantId}:${environment}:${network}`]);
-      const rows = await this.rows(tx, caller.merchantId, environment, network);
+      await this.store.lockNetwork(tx, caller.merchantId, environment, network);
+      const rows = await this.store.history(tx, caller.merchantId, environment, network);
       const latest = rows.find((r) => r.replaced_at === null) ?? null;
       if (latest?.address === address) return false;
-      const active = rows.find(becameActive) ?? null;
+      const active = rows.find((r) => r.current) ?? null;
       const holdS = active?.address === address ? 0 : this.opts.holdSeconds[environment];
-      if (latest) await tx.execute(`update settlement_wallets set replaced_at = now() where id = ? and replaced_at is null`, [latest.id]);
-      const [inserted] = await tx.execute<{ id: string; active_from: Date; created_at: Date }[]>(
-        `insert into settlement_wallets (merchant_id, environment, network, address, active_from, set_by_user_id)
-         values (?, ?, ?, ?, now() + make_interval(secs => ?), ?) returning id, active_from, created_at`,
-        [caller.merchantId, environment, network, address, holdS, caller.userId],
-      );
+      if (latest) await this.store.markReplaced(tx, latest.id);
+      const inserted = await this.store.insert(tx, { merchantId: caller.merchantId, environment, network, address, holdS, userId: caller.userId });
       const pendingReplaced = latest && latest.id !== active?.id ? latest.address : null;
       await this.opts.events.record(tx, {
         merchantId: caller.merchantId,
         environment,
         type: SETTLEMENT_WALLET_CHANGED,
         payload: {
-          settlementWalletId: inserted!.id,
+          settlementWalletId: inserted.id,
           network,
           previousAddress: active?.address ?? null,
           replacedPendingAddress: pendingReplaced,
           address,
-          activeFrom: new Date(inserted!.active_from).toISOString(),
+          activeFrom: new Date(inserted.active_from).toISOString(),
           changedBy: { userId: user.id, email: user.email },
-          at: new Date(inserted!.created_at).toISOString(),
+          at: new Date(inserted.created_at).toISOString(),
         },
-        idempotencyKey: `${SETTLEMENT_WALLET_CHANGED}:${inserted!.id}`,
+        idempotencyKey: `${SETTLEMENT_WALLET_CHANGED}:${inserted.id}`,
       });
       await recordAudit(tx, ctx, 'settlement_wallet.changed', {
         subject: `${environment}:${network}`,
         before: { address: active?.address ?? null, pendingAddress: pendingReplaced },
-        after: { environment, network, address, activeFrom: new Date(inserted!.active_from) },
+        after: { environment, network, address, activeFrom: new Date(inserted.active_from) },
       });
       this.opts.log.info(
-        { merchantId: caller.merchantId, environment, network, previousAddress: active?.address ?? null, replacedPendingAddress: pendingReplaced, address, activeFrom: inserted!.active_from, userId: user.id, requestId: ctx.requestId },
+        { merchantId: caller.merchantId, environment, network, previousAddress: active?.address ?? null, replacedPendingAddress: pendingReplaced, address, activeFrom: inserted.active_from, userId: user.id, requestId: ctx.requestId },
         'settlement wallet changed',
       );
       return true;
@@ -184,13 +158,9 @@ export class SettlementWalletService {
       throw new DomainError('SETTLEMENT_ADDRESS_REFUSED', `This address cannot be a settlement address: it is ${what}`, { network, field: 'address' });
     };
     // Deposits store the canonical form (unique per family); tokens are compared by key (EVM hex is case-insensitive).
-    const [deposit] = await em.execute<{ n: number }[]>(`select 1 as n from deposits where family = ? and address = ? limit 1`, [family, address]);
-    if (deposit) refuse('a deposit address of this gateway');
-    const tokens = await em.execute<{ address: string }[]>(`select address from tokens where network in (select jsonb_array_elements_text(?::jsonb)) and lower(address) = lower(?)`, [
-      JSON.stringify(familyNetworks),
-      address,
-    ]);
-    if (tokens.some((t) => driver.addressKey(t.address) === key)) refuse('a token contract (mint) address');
+    if (await this.store.isDepositAddress(em, family, address)) refuse('a deposit address of this gateway');
+    const tokens = await this.store.tokenAddressesLike(em, familyNetworks, address);
+    if (tokens.some((t) => driver.addressKey(t) === key)) refuse('a token contract (mint) address');
     for (const source of this.reserved) {
       for (const n of familyNetworks) {
         const list = await source(n);
@@ -199,20 +169,9 @@ export class SettlementWalletService {
     }
   }
 
-  private async rows(em: EntityManager, merchantId: string, environment: Environment, network: Network): Promise<Row[]> {
-    const rows = await em.execute<Row[]>(
-      `select s.id, s.address, s.active_from, s.created_at, s.replaced_at, u.email as set_by, now() as now
-       from settlement_wallets s left join dashboard_users u on u.id = s.set_by_user_id
-       where s.merchant_id = ? and s.environment = ? and s.network = ?
-       order by s.created_at desc, s.id desc`,
-      [merchantId, environment, network],
-    );
-    return rows.map((r) => ({ ...r, active_from: new Date(r.active_from), created_at: new Date(r.created_at), replaced_at: r.replaced_at === null ? null : new Date(r.replaced_at), now: new Date(r.now) }));
-  }
-
   private async state(em: EntityManager, merchantId: string, environment: Environment, network: Network): Promise<SettlementWalletState> {
-    const rows = await this.rows(em, merchantId, environment, network);
-    const active = rows.find(becameActive) ?? null;
+    const rows = await this.store.history(em, merchantId, environment, network);
+    const active = rows.find((r) => r.current) ?? null;
     const latest = rows.find((r) => r.replaced_at === null) ?? null;
     const pending = latest && latest.active_from > latest.now ? latest : null;
     return { environment, network, current: active && record(active), pending: pending && record(pending), history: rows.map(record) };

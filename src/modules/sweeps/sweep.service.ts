@@ -1,6 +1,6 @@
 import { recordAudit } from '../audit/audit.service.js';
 import type { EntityManager } from '@mikro-orm/postgresql';
-import { requireFreshAuth, requireMerchantWide } from '../../common/access.js';
+import { requireFreshAuth, requireMerchantWide, resolveEnvironment } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
 import { NETWORKS, type Environment, type Network } from '../../common/environment.js';
 import { DomainError } from '../../common/errors.js';
@@ -211,7 +211,7 @@ export class SweepService {
   async sweepNow(ctx: RequestContext, cmd: SweepNowCommand): Promise<SweepRequestRecord[]> {
     const caller = requireMerchantWide(ctx, 'Sweeps', 'sweeps.manage');
     const input = parseInput(sweepNowInput, cmd);
-    const environment = this.environmentOf(caller, input.environment);
+    const environment = resolveEnvironment(caller, input.environment, 'refuse');
     const depositIds = input.depositIds ? [...new Set(input.depositIds.map((d) => d.toLowerCase()))] : null;
     let groups: { network: Network; depositIds: string[] | null }[];
     if (depositIds) {
@@ -255,7 +255,7 @@ export class SweepService {
   /** Received, swept, waiting and in flight per network and token: one statement. Tokens never received are left out. */
   async balances(ctx: RequestContext, cmd: SweepBalancesCommand): Promise<SweepBalance[]> {
     const caller = requireMerchantWide(ctx, 'Sweeps', 'settlement.read');
-    const environment = this.environmentOf(caller, parseInput(sweepBalancesInput, cmd).environment);
+    const environment = resolveEnvironment(caller, parseInput(sweepBalancesInput, cmd).environment, 'refuse');
     const rows = await balanceRows(ctx.em, caller.merchantId, environment);
     return rows.map((r) => ({
       network: r.network,
@@ -276,7 +276,7 @@ export class SweepService {
   async holds(ctx: RequestContext, cmd: SweepHoldsCommand): Promise<SweepHold[]> {
     const caller = requireMerchantWide(ctx, 'Sweeps', 'settlement.read');
     const input = parseInput(sweepHoldsInput, cmd);
-    const environment = this.environmentOf(caller, input.environment);
+    const environment = resolveEnvironment(caller, input.environment, 'refuse');
     const rows = await ctx.em.execute<
       { deposit_id: string; order_no: string; network: Network; symbol: string; address: string; decimals: number; balance: string; reason: SweepHoldReason; fee: string; checked_at: Date }[]
     >(
@@ -309,7 +309,7 @@ export class SweepService {
   async page(ctx: RequestContext, cmd: PageSweepsCommand): Promise<SweepPage> {
     const caller = requireMerchantWide(ctx, 'Sweeps', 'settlement.read');
     const input = parseInput(pageSweepsInput, cmd);
-    const environment = this.environmentOf(caller, input.environment);
+    const environment = resolveEnvironment(caller, input.environment, 'refuse');
     const { where, params } = historyFilter(caller.merchantId, environment, input);
     const page = await newestFirstIds(ctx.em, { kind: 'sweeps', from: 'sweeps s', id: 's.id', key: 's.created_at', where, params, first: input.first, after: input.after });
     const found = page.rows.length ? await this.byIds(ctx.em, page.rows.map((r) => r.id)) : [];
@@ -321,7 +321,7 @@ export class SweepService {
   async list(ctx: RequestContext, cmd: ListSweepsCommand): Promise<{ items: SweepRecord[]; total: number; limit: number; offset: number }> {
     const caller = requireMerchantWide(ctx, 'Sweeps', 'settlement.read');
     const input = parseInput(listSweepsInput, cmd);
-    const environment = this.environmentOf(caller, input.environment);
+    const environment = resolveEnvironment(caller, input.environment, 'refuse');
     const { where, params } = historyFilter(caller.merchantId, environment, input);
     const rows = await ctx.em.execute<(SweepRow & { total: string })[]>(
       `select ${SWEEP_COLUMNS}, count(*) over () as total from sweeps s left join tokens t on t.id = s.token_id
@@ -338,7 +338,7 @@ export class SweepService {
 
   async settings(ctx: RequestContext, cmd: SweepSettingsCommand): Promise<SweepSettings> {
     const caller = requireMerchantWide(ctx, 'Sweeps', 'settlement.read');
-    const environment = this.environmentOf(caller, parseInput(sweepSettingsInput, cmd).environment);
+    const environment = resolveEnvironment(caller, parseInput(sweepSettingsInput, cmd).environment, 'refuse');
     return this.readSettings(ctx.em, caller.merchantId, environment);
   }
 
@@ -360,12 +360,6 @@ export class SweepService {
       await recordAudit(tx, ctx, 'sweep.settings_changed', { subject: input.environment, before: shown(before), after: shown(after) });
       return after;
     });
-  }
-
-  /** An API key acts in its own environment only. */
-  private environmentOf(caller: { kind: string } & Partial<{ environment: Environment }>, environment: Environment): Environment {
-    if (caller.environment && caller.environment !== environment) throw new DomainError('WRONG_ENVIRONMENT', `This API key belongs to ${caller.environment}, not ${environment}`);
-    return environment;
   }
 
   private async byIds(em: EntityManager, ids: string[]): Promise<SweepRecord[]> {

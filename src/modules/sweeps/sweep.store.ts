@@ -3,6 +3,7 @@ import type { ChainFamily } from '../../chains/chain-adapter.js';
 import { NATIVE_TOKEN } from '../../chains/chain-adapter.js';
 import { nativeAsset } from '../../chains/registry.js';
 import type { Environment, Network } from '../../common/environment.js';
+import { CURRENT_SETTLEMENT_WALLETS } from '../settlement-wallets/settlement-wallet.store.js';
 
 /** A sweep with its deposit and token, as the fund and send steps use it (`token_id` null: the network's native coin). */
 export interface SweepJoin {
@@ -193,7 +194,7 @@ export class SweepStore {
 
   /**
    * Deposits and assets with more received (confirmed payments and attributable receipts) than swept,
-   * no open sweep, a current settlement wallet (`current_settlement_wallets`: during a change's hold,
+   * no open sweep, a current settlement wallet (settlement-wallet.store.ts: during a change's hold,
    * the previous address), and a due schedule or one of `requests` asking for it. A held deposit
    * (`sweep_holds`) takes no slot until its hold is older than `recheckS`, it received more since,
    * or a request newer than the check asks for it.
@@ -240,7 +241,7 @@ export class SweepStore {
          join deposits d on d.id = r.deposit_id
          join orders o on o.id = d.order_id
          left join tokens t on t.id = r.token_id
-         join current_settlement_wallets sw on sw.merchant_id = o.merchant_id and sw.environment = d.environment and sw.network = d.network
+         join ${CURRENT_SETTLEMENT_WALLETS} sw on sw.merchant_id = o.merchant_id and sw.environment = d.environment and sw.network = d.network
          left join swept s on s.deposit_id = r.deposit_id and s.token_id is not distinct from r.token_id
          left join refunded rf on rf.deposit_id = r.deposit_id and rf.token_id = r.token_id
          left join sweep_settings ss on ss.merchant_id = o.merchant_id and ss.environment = d.environment

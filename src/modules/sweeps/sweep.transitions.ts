@@ -38,9 +38,6 @@ export const sweepSourcesOf = (to: SweepStatus): SweepStatus[] => SWEEP_STATUSES
 /** Final statuses: a sweep in one of them is no longer open (the partial unique index `sweeps_open_unique`). */
 export const FINAL_SWEEP_STATUSES: readonly SweepStatus[] = ['confirmed', 'failed'];
 
-/** Open statuses whose tokens are on their way out (balances: "in flight"). */
-export const IN_FLIGHT_SWEEP_STATUSES: readonly SweepStatus[] = ['sending', 'sent'];
-
 /** Why a sweep failed (stable codes in `sweeps.failure_reason` and the `sweep.failed` webhook). */
 export const SWEEP_FAILURE_REASONS = ['transfer_reverted', 'settlement_wallet_removed', 'nothing_to_sweep'] as const;
 export type SweepFailureReason = (typeof SWEEP_FAILURE_REASONS)[number];

@@ -43,8 +43,3 @@ export class RetrySchedule {
     return Math.round(Math.max(jittered, floor) * 1000);
   }
 }
-
-/** Parses `WEBHOOK_RETRY_SCHEDULE_S` ("30,120,600", seconds; decimals allowed for tests). */
-export function parseRetrySchedule(csv: string): number[] {
-  return csv.split(',').map((s) => Number(s.trim()));
-}

@@ -45,6 +45,8 @@ export function rateBudgets(config: Pick<Config, `RATE_LIMIT_${string}` & keyof 
     linkOpenIp: hour(c.RATE_LIMIT_LINK_OPENS_PER_IP_PER_HOUR!),
     linkOpen: hour(c.RATE_LIMIT_LINK_OPENS_PER_LINK_PER_HOUR!),
     sweepNow: min(c.RATE_LIMIT_SWEEP_NOW_PER_MIN!),
+    claimIp: min(c.RATE_LIMIT_CLAIM_IP_PER_MIN!),
+    claimToken: min(c.RATE_LIMIT_CLAIM_TOKEN_PER_MIN!),
   };
 }
 

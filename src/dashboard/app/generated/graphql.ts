@@ -25,6 +25,12 @@ export type Environment =
   | 'PRODUCTION'
   | 'SANDBOX';
 
+/** OK; LOW (below the threshold or short of what waiting sweeps need: they wait, nothing fails); UNFUNDED (holds nothing) */
+export type GasTankState =
+  | 'LOW'
+  | 'OK'
+  | 'UNFUNDED';
+
 export type MerchantSettingsInput = {
   /** true: the merchant bears the fee (MDR); false: the customer pays amount + fee */
   feeIncluded?: boolean | null | undefined;
@@ -126,6 +132,13 @@ export type WalletType =
   | 'TRUSTWALLET'
   | 'WALLETCONNECT';
 
+/** FOLLOWING the chain; LAGGING behind its head (payments are seen late); DOWN (no poll completed lately: payments wait until it recovers, none is lost); UNKNOWN (no watcher reported yet) */
+export type WatcherState =
+  | 'DOWN'
+  | 'FOLLOWING'
+  | 'LAGGING'
+  | 'UNKNOWN';
+
 /** pending → sending → delivered | pending (retry) | failed (docs/webhooks.md) */
 export type WebhookDeliveryState =
   | 'DELIVERED'
@@ -183,6 +196,13 @@ export type DashAttentionQueryVariables = Exact<{
 
 export type DashAttentionQuery = { sweepHolds: Array<{ depositId: string, orderNo: string, network: Network, tokenSymbol: string, reason: string, amount: { decimal: string } }>, webhookDeliveries: { totalCount: number }, settlementWallets: Array<{ network: Network, pending: { address: string, activeFrom: string } | null }> };
 
+export type DashNetworkHealthQueryVariables = Exact<{
+  environment: Environment;
+}>;
+
+
+export type DashNetworkHealthQuery = { networkHealth: Array<{ network: Network, watcher: WatcherState, lastBlock: string | null, blocksBehind: number | null, secondsSincePoll: number | null, providersUp: number, providersDown: number, gasTank: GasTankState | null, sweepsWaitingForGas: number | null }> };
+
 export type DashLinkFragment = { id: string, title: string, link: string, status: PaymentLinkStatus, totalPrice: string, currency: string, maxUsage: number, usageCount: number, remaining: number, expirationTime: number, expiresAt: string, products: Array<{ name: string, price: string, quantity: number }> };
 
 export type DashPaymentLinksQueryVariables = Exact<{
@@ -231,7 +251,7 @@ export type DashOrderQueryVariables = Exact<{
 }>;
 
 
-export type DashOrderQuery = { order: { id: string, orderNo: string, status: OrderStatus, amount: string, currency: string, fee: string | null, netAmount: string | null, receivedAmount: string | null, paidAmount: string | null, createdAt: string, expiresAt: string, paidAt: string | null, paidNetwork: Network | null, paidTokenSymbol: string | null, overpaid: boolean, late: boolean, source: string, customerName: string | null, customerEmail: string | null, quotes: Array<{ network: Network, tokenSymbol: string, amountCrypto: string, totalAmountCrypto: string, cryptoRate: string, totalAmount: string, totalFeeAmount: string, lockedAt: string }>, deposits: Array<{ network: Network, tokenName: string, walletType: WalletType, destinationAddress: string, totalAmount: string, amountReceived: string, status: string, expiresAt: string }>, payments: Array<{ id: string, network: Network, tokenSymbol: string, amount: string, txHash: string, from: string, status: string, detectedAt: string, confirmedAt: string | null, late: boolean }> } };
+export type DashOrderQuery = { order: { id: string, orderNo: string, status: OrderStatus, amount: string, currency: string, fee: string | null, netAmount: string | null, receivedAmount: string | null, paidAmount: string | null, createdAt: string, expiresAt: string, paidAt: string | null, paidNetwork: Network | null, paidTokenSymbol: string | null, overpaid: boolean, late: boolean, source: string, customerName: string | null, customerEmail: string | null, quotes: Array<{ network: Network, tokenSymbol: string, amountCrypto: string, totalAmountCrypto: string, cryptoRate: string, totalAmount: string, totalFeeAmount: string, lockedAt: string }>, deposits: Array<{ network: Network, tokenName: string, walletType: WalletType, destinationAddress: string, totalAmount: string, amountReceived: string, status: string, expiresAt: string }>, payments: Array<{ id: string, network: Network, tokenSymbol: string, amount: string, txHash: string, explorerUrl: string | null, from: string, status: string, detectedAt: string, confirmedAt: string | null, late: boolean }> } };
 
 export type DashTokensQueryVariables = Exact<{
   environment: Environment;
@@ -381,6 +401,14 @@ export type DashRemoveTeamMemberMutationVariables = Exact<{
 
 export type DashRemoveTeamMemberMutation = { removeTeamMember: { userId: string } };
 
+export type DashAcceptTeamInviteMutationVariables = Exact<{
+  token: string;
+  password: string;
+}>;
+
+
+export type DashAcceptTeamInviteMutation = { acceptTeamInvite: { email: string, merchantName: string, role: TeamRole, accountCreated: boolean } };
+
 export type DashSecondFactorStatusQueryVariables = Exact<{ [key: string]: never; }>;
 
 
@@ -414,6 +442,38 @@ export type DashSetSecondFactorPolicyMutationVariables = Exact<{
 
 
 export type DashSetSecondFactorPolicyMutation = { setSecondFactorPolicy: boolean };
+
+export type DashPasskeyRegistrationOptionsMutationVariables = Exact<{ [key: string]: never; }>;
+
+
+export type DashPasskeyRegistrationOptionsMutation = { passkeyRegistrationOptions: Record<string, unknown> };
+
+export type DashRegisterPasskeyMutationVariables = Exact<{
+  name?: string | null | undefined;
+  response: Record<string, unknown>;
+}>;
+
+
+export type DashRegisterPasskeyMutation = { registerPasskey: { recoveryCodes: Array<string> | null, passkey: { id: string, name: string, createdAt: string } } };
+
+export type DashRemovePasskeyMutationVariables = Exact<{
+  id: string;
+}>;
+
+
+export type DashRemovePasskeyMutation = { removePasskey: boolean };
+
+export type DashLoginPasskeyOptionsMutationVariables = Exact<{
+  challengeToken: string;
+}>;
+
+
+export type DashLoginPasskeyOptionsMutation = { loginPasskeyOptions: Record<string, unknown> };
+
+export type DashReauthPasskeyOptionsMutationVariables = Exact<{ [key: string]: never; }>;
+
+
+export type DashReauthPasskeyOptionsMutation = { reauthPasskeyOptions: Record<string, unknown> };
 
 export class TypedDocumentString<TResult, TVariables>
   extends String
@@ -542,6 +602,21 @@ export const DashAttentionDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<DashAttentionQuery, DashAttentionQueryVariables>;
+export const DashNetworkHealthDocument = new TypedDocumentString(`
+    query DashNetworkHealth($environment: Environment!) {
+  networkHealth(environment: $environment) {
+    network
+    watcher
+    lastBlock
+    blocksBehind
+    secondsSincePoll
+    providersUp
+    providersDown
+    gasTank
+    sweepsWaitingForGas
+  }
+}
+    `) as unknown as TypedDocumentString<DashNetworkHealthQuery, DashNetworkHealthQueryVariables>;
 export const DashPaymentLinksDocument = new TypedDocumentString(`
     query DashPaymentLinks($environment: Environment!, $first: Int) {
   paymentLinks(environment: $environment, first: $first) {
@@ -704,6 +779,7 @@ export const DashOrderDocument = new TypedDocumentString(`
       tokenSymbol
       amount
       txHash
+      explorerUrl
       from
       status
       detectedAt
@@ -979,6 +1055,16 @@ export const DashRemoveTeamMemberDocument = new TypedDocumentString(`
   }
 }
     `) as unknown as TypedDocumentString<DashRemoveTeamMemberMutation, DashRemoveTeamMemberMutationVariables>;
+export const DashAcceptTeamInviteDocument = new TypedDocumentString(`
+    mutation DashAcceptTeamInvite($token: String!, $password: String!) {
+  acceptTeamInvite(token: $token, password: $password) {
+    email
+    merchantName
+    role
+    accountCreated
+  }
+}
+    `) as unknown as TypedDocumentString<DashAcceptTeamInviteMutation, DashAcceptTeamInviteMutationVariables>;
 export const DashSecondFactorStatusDocument = new TypedDocumentString(`
     query DashSecondFactorStatus {
   secondFactorStatus {
@@ -1026,3 +1112,35 @@ export const DashSetSecondFactorPolicyDocument = new TypedDocumentString(`
   setSecondFactorPolicy(required: $required)
 }
     `) as unknown as TypedDocumentString<DashSetSecondFactorPolicyMutation, DashSetSecondFactorPolicyMutationVariables>;
+export const DashPasskeyRegistrationOptionsDocument = new TypedDocumentString(`
+    mutation DashPasskeyRegistrationOptions {
+  passkeyRegistrationOptions
+}
+    `) as unknown as TypedDocumentString<DashPasskeyRegistrationOptionsMutation, DashPasskeyRegistrationOptionsMutationVariables>;
+export const DashRegisterPasskeyDocument = new TypedDocumentString(`
+    mutation DashRegisterPasskey($name: String, $response: JSONObject!) {
+  registerPasskey(name: $name, response: $response) {
+    passkey {
+      id
+      name
+      createdAt
+    }
+    recoveryCodes
+  }
+}
+    `) as unknown as TypedDocumentString<DashRegisterPasskeyMutation, DashRegisterPasskeyMutationVariables>;
+export const DashRemovePasskeyDocument = new TypedDocumentString(`
+    mutation DashRemovePasskey($id: String!) {
+  removePasskey(id: $id)
+}
+    `) as unknown as TypedDocumentString<DashRemovePasskeyMutation, DashRemovePasskeyMutationVariables>;
+export const DashLoginPasskeyOptionsDocument = new TypedDocumentString(`
+    mutation DashLoginPasskeyOptions($challengeToken: String!) {
+  loginPasskeyOptions(challengeToken: $challengeToken)
+}
+    `) as unknown as TypedDocumentString<DashLoginPasskeyOptionsMutation, DashLoginPasskeyOptionsMutationVariables>;
+export const DashReauthPasskeyOptionsDocument = new TypedDocumentString(`
+    mutation DashReauthPasskeyOptions {
+  reauthPasskeyOptions
+}
+    `) as unknown as TypedDocumentString<DashReauthPasskeyOptionsMutation, DashReauthPasskeyOptionsMutationVariables>;

@@ -1,7 +1,6 @@
 import { useEffect } from 'preact/hooks';
 import { gql, subscribe } from '../api';
 import { MerchantEventsDocument, OrderDocument, WebhookDeliveriesDocument } from '../documents';
-import { txLink } from '../explorers';
 import { idr, when } from '../i18n';
 import { Empty, Show, useApp, useLoad } from '../ui';
 
@@ -75,7 +74,7 @@ export function OrderPage({ orderNo }: { orderNo: string }) {
             ) : (
               <ul class="plain" id="payments">
                 {o.payments.map((p) => {
-                  const href = txLink(env, p.network, p.txHash);
+                  const href = p.explorerUrl;
                   return (
                     <li>
                       {p.amount} {p.tokenSymbol} · {p.network} · {p.status} · <code class="mono">{p.txHash}</code>{' '}

@@ -1,11 +1,12 @@
 import { useState } from 'preact/hooks';
 import { GqlError, gql } from '../api';
-import { ReauthenticateDocument } from '../documents';
+import { ReauthenticateDocument, ReauthPasskeyOptionsDocument } from '../documents';
 import { ErrorLine, useAction, useApp } from '../ui';
+import { answerWithPasskey, passkeysSupported } from '../webauthn';
 
 /**
  * Runs a sensitive action; when the gateway answers REAUTHENTICATION_REQUIRED it asks for the password
- * (`reauthenticate`, plus a TOTP code where the account has one) and runs it again.
+ * (`reauthenticate`, plus a TOTP code or a passkey where the account has one) and runs it again.
  */
 export function useReauth() {
   const [pending, setPending] = useState<null | (() => Promise<unknown>)>(null);
@@ -33,6 +34,12 @@ function ReauthDialog({ onDone, onCancel }: { onDone: () => Promise<void>; onCan
       await onDone();
     });
   };
+  const withPasskey = () =>
+    void run(async () => {
+      const passkey = await answerWithPasskey((await gql(ReauthPasskeyOptionsDocument)).reauthPasskeyOptions);
+      await gql(ReauthenticateDocument, { password, secondFactor: { passkey } });
+      await onDone();
+    });
   return (
     <form class="card dialog" id="reauth" onSubmit={submit}>
       <p>{t.reauth}</p>
@@ -49,6 +56,11 @@ function ReauthDialog({ onDone, onCancel }: { onDone: () => Promise<void>; onCan
         <button type="submit" id="reauth-submit" disabled={busy}>
           {t.confirm}
         </button>
+        {passkeysSupported() && (
+          <button type="button" id="reauth-passkey" class="secondary" disabled={busy || !password} onClick={withPasskey}>
+            {t.usePasskey}
+          </button>
+        )}
         <button type="button" class="secondary" onClick={onCancel}>
           {t.cancel}
         </button>

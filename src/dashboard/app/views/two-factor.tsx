@@ -4,12 +4,16 @@ import {
   BeginTotpEnrolmentDocument,
   ConfirmTotpEnrolmentDocument,
   DisableTotpDocument,
+  PasskeyRegistrationOptionsDocument,
   RegenerateRecoveryCodesDocument,
+  RegisterPasskeyDocument,
+  RemovePasskeyDocument,
   SecondFactorStatusDocument,
   SetSecondFactorPolicyDocument,
 } from '../documents';
 import { when } from '../i18n';
 import { Copy, ErrorLine, Show, useAction, useApp, useLoad } from '../ui';
+import { createPasskey, passkeysSupported } from '../webauthn';
 import { useReauth } from './reauth';
 import { SettingsTabs } from './settings-tabs';
 
@@ -59,7 +63,8 @@ function Enrol({ secret, qr, onDone }: { secret: string; qr: string; onDone: (co
 
 /**
  * Two-factor sign-in: the authenticator app (enrol with its QR and a code, recovery codes shown once,
- * regenerate, turn off), the merchant's policy requiring it, and the account's passkeys. Changes ask
+ * regenerate, turn off), the merchant's policy requiring it, and the account's passkeys (add one with
+ * the browser's WebAuthn, remove one). Changes ask
  * for the password (and the current code) again when the re-authentication has lapsed.
  */
 export function TwoFactor() {
@@ -67,6 +72,8 @@ export function TwoFactor() {
   const [status, reload] = useLoad(() => gql(SecondFactorStatusDocument), []);
   const [enrolment, setEnrolment] = useState<{ secret: string; qr: string } | null>(null);
   const [codes, setCodes] = useState<string[] | null>(null);
+  const [passkeyName, setPasskeyName] = useState('');
+  const [added, setAdded] = useState<string | null>(null);
   const action = useAction();
   const { guarded, dialog } = useReauth();
   const act = (fn: () => Promise<unknown>) => void action.run(() => guarded(fn));
@@ -91,6 +98,25 @@ export function TwoFactor() {
     act(async () => {
       await gql(DisableTotpDocument);
       setCodes(null);
+      reload();
+    });
+  // The options need a fresh re-authentication: asked first, so a lapsed one brings the dialog before the browser's prompt.
+  const addPasskey = (e: Event) => {
+    e.preventDefault();
+    act(async () => {
+      setAdded(null);
+      const options = (await gql(PasskeyRegistrationOptionsDocument)).passkeyRegistrationOptions;
+      const r = (await gql(RegisterPasskeyDocument, { name: passkeyName.trim() || null, response: await createPasskey(options) })).registerPasskey;
+      setAdded(r.passkey.name);
+      setPasskeyName('');
+      if (r.recoveryCodes) setCodes(r.recoveryCodes);
+      reload();
+    });
+  };
+  const removePasskey = (id: string) =>
+    act(async () => {
+      await gql(RemovePasskeyDocument, { id });
+      setAdded(null);
       reload();
     });
   const policy = (required: boolean) =>
@@ -141,18 +167,36 @@ export function TwoFactor() {
             <label class="inline card">
               <input type="checkbox" id="require-2fa" checked={s.requiredByMerchant} disabled={action.busy} onChange={(e) => policy(e.currentTarget.checked)} /> {t.requirePolicy}
             </label>
-            {s.passkeys.length > 0 && (
-              <>
-                <h2>{t.passkeys}</h2>
+            <h2>{t.passkeys}</h2>
+            <div class="card" id="passkey-section">
+              {s.passkeys.length > 0 && (
                 <ul class="plain" id="passkeys">
                   {s.passkeys.map((p) => (
-                    <li>
-                      {p.name} <span class="muted">{when(p.createdAt, lang)}</span>
+                    <li data-passkey={p.name}>
+                      {p.name} <span class="muted">{when(p.createdAt, lang)}</span>{' '}
+                      <button type="button" class="secondary small remove-passkey" disabled={action.busy} onClick={() => removePasskey(p.id)}>
+                        {t.removePasskey}
+                      </button>
                     </li>
                   ))}
                 </ul>
-              </>
-            )}
+              )}
+              {added && (
+                <p class="ok" id="passkey-added" role="status">
+                  {t.passkeyAdded(added)}
+                </p>
+              )}
+              {passkeysSupported() ? (
+                <form class="row" id="passkey-add" onSubmit={addPasskey}>
+                  <input id="passkey-name" maxLength={64} aria-label={t.passkeyName} placeholder={t.passkeyName} value={passkeyName} onInput={(e) => setPasskeyName(e.currentTarget.value)} />
+                  <button type="submit" id="passkey-add-submit" disabled={action.busy}>
+                    {t.addPasskey}
+                  </button>
+                </form>
+              ) : (
+                <p class="muted">{t.passkeyUnsupported}</p>
+              )}
+            </div>
           </>
         )}
       </Show>

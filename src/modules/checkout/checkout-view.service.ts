@@ -1,33 +1,19 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
-import type { App } from '../app.js';
-import { driverFor, networkProfile } from '../chains/registry.js';
-import { ENV_PATH, type Environment, type Network, type WalletType } from '../common/environment.js';
-import { formatDecimal } from '../common/money.js';
-import { Deposit } from '../modules/deposits/deposit.entity.js';
-import { renderQrSvg } from '../modules/deposits/qr-image.js';
-import type { CheckoutCaller } from '../modules/orders/checkout-key.service.js';
-import { Order } from '../modules/orders/order.entity.js';
-import { Payment } from '../modules/payments/payment.entity.js';
-import { PaymentLink } from '../modules/payment-links/payment-link.entity.js';
+import { driverFor, explorerTxUrl, networkDisplayName, networkProfile } from '../../chains/registry.js';
+import { ENV_PATH, type Environment, type Network, type WalletType } from '../../common/environment.js';
+import { formatDecimal } from '../../common/money.js';
+import { unix } from '../../common/time.js';
+import { Deposit } from '../deposits/deposit.entity.js';
+import { renderQrSvg } from '../deposits/qr-image.js';
+import type { NetworkCatalog } from '../networks/network-catalog.service.js';
+import type { CheckoutCaller, CheckoutKeyService } from '../orders/checkout-key.service.js';
+import { Order } from '../orders/order.entity.js';
+import { scannedBlocks } from '../payments/chain-cursor.store.js';
+import { Payment } from '../payments/payment.entity.js';
+import { PaymentLink } from '../payment-links/payment-link.entity.js';
+import type { TokenService } from '../tokens/token.service.js';
 
-const unix = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : null);
-
-/** Names a shopper recognises (the enum values are API words). */
-export const NETWORK_NAMES: Record<Network, string> = { ETHEREUM: 'Ethereum', BINANCE: 'BNB Smart Chain', TRON: 'TRON', SOLANA: 'Solana' };
-
-/**
- * Public block explorers per environment. Sandbox EVM networks run on local dev chains when DEV_CHAINS
- * is on, which no explorer can see: no link then (a dead link is worse than none).
- */
-const EXPLORERS: Record<Environment, Record<Network, string>> = {
-  production: { ETHEREUM: 'https://etherscan.io/tx/', BINANCE: 'https://bscscan.com/tx/', TRON: 'https://tronscan.org/#/transaction/', SOLANA: 'https://solscan.io/tx/' },
-  sandbox: {
-    ETHEREUM: 'https://sepolia.etherscan.io/tx/',
-    BINANCE: 'https://testnet.bscscan.com/tx/',
-    TRON: 'https://nile.tronscan.org/#/transaction/',
-    SOLANA: 'https://solscan.io/tx/?cluster=devnet',
-  },
-};
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const WALLETS: readonly WalletType[] = ['METAMASK', 'TRUSTWALLET', 'PHANTOM', 'WALLETCONNECT'];
 
@@ -60,24 +46,46 @@ export function returnUrlFor(url: string | null, orderNo: string, status: string
   return u.toString();
 }
 
-/** `https://solscan.io/tx/?cluster=devnet` + hash → hash before the query. */
-function explorerUrl(base: string, hash: string): string {
-  const q = base.indexOf('?');
-  return q < 0 ? base + hash : base.slice(0, q) + hash + base.slice(q);
+/**
+ * Confirmations a payment shows: all it needs once confirmed; otherwise the blocks from its own up to
+ * the watcher's scanned head (its own block counts as one), 0 when the head is unknown or behind it;
+ * never more than it needs.
+ */
+export function paymentConfirmations(p: { status: string; blockNumber: bigint | number | string }, head: bigint | undefined, needed: number): number {
+  if (p.status === 'confirmed') return needed;
+  const block = BigInt(p.blockNumber);
+  const depth = head !== undefined && head >= block ? Number(head - block) + 1 : 0;
+  return Math.min(depth, needed);
+}
+
+export interface CheckoutViewOptions {
+  checkoutKeys: CheckoutKeyService;
+  tokens: TokenService;
+  networks: Pick<NetworkCatalog, 'confirmations'>;
+  /** LATE_PAYMENT_WINDOW_S: how long after expiry a payment still counts (and the page still reads). */
+  lateWindowS: number;
+  /** DEV_CHAINS: sandbox EVM networks run on local chains (chain ids, no explorer links). */
+  devChains: boolean;
 }
 
 /**
  * What the hosted checkout page shows, read for the holder of the order's checkout key: the order,
  * the merchant's display name, each deposit with what was received and what remains (and a QR for
- * exactly that), each transfer with its confirmations. A read model for the page only: it decides
- * nothing (settlement does) and writes nothing.
+ * exactly that), each transfer with its confirmations. A read model for the page (and the customer's
+ * receipt mails) only: it decides nothing (settlement does) and writes nothing.
  */
-export class CheckoutService {
-  constructor(private readonly app: App) {}
+export class CheckoutViewService {
+  constructor(private readonly opts: CheckoutViewOptions) {}
 
   /** The key's caller, accepted after the key's own expiry through the order's late window (reads only). */
   authenticateForStatus(em: EntityManager, key: string): Promise<CheckoutCaller> {
-    return this.app.checkoutKeys.authenticate(em, key, this.app.config.LATE_PAYMENT_WINDOW_S);
+    return this.opts.checkoutKeys.authenticate(em, key, this.opts.lateWindowS);
+  }
+
+  /** What a payment link's page shell shows; null for an unknown or malformed id. */
+  async linkShell(em: EntityManager, id: string): Promise<{ id: string; environment: Environment; title: string; merchant: string; logoUrl: string | null } | null> {
+    const link = UUID.test(id) ? await em.findOne(PaymentLink, id, { populate: ['merchant'] }) : null;
+    return link && { id: link.id, environment: link.environment, title: link.title, merchant: link.merchant.name, logoUrl: link.merchant.settings.logoUrl ?? null };
   }
 
   /** What the page's shell shows before its script runs: the merchant's name and logo setting, the order number. */
@@ -88,29 +96,22 @@ export class CheckoutService {
 
   /** The read model of one order (the page's state read, the printable receipt, the customer's mails). */
   async state(em: EntityManager, orderId: string) {
-    const { config } = this.app;
+    const { lateWindowS, devChains } = this.opts;
     const order = await em.findOneOrFail(Order, orderId, { populate: ['merchant'] });
     const deposits = await em.find(Deposit, { order: order.id }, { populate: ['token', 'quote'], orderBy: { createdAt: 'asc' } });
     const payments = await em.find(Payment, { order: order.id }, { populate: ['token'], orderBy: { detectedAt: 'asc' } });
-    const heads = new Map<string, bigint>();
-    for (const r of await em.execute<{ network: string; block_number: string }[]>(`select network, block_number::text from chain_cursors where environment = ?`, [order.environment])) {
-      heads.set(r.network, BigInt(r.block_number));
-    }
-    const needed = (n: Network) => config[`${order.environment === 'production' ? 'PRODUCTION' : 'SANDBOX'}_${n}_CONFIRMATIONS` as const] as number;
-    const explorer = (n: Network, hash: string) => {
-      const local = order.environment === 'sandbox' && config.DEV_CHAINS && networkProfile(order.environment, n, true).profile === 'local';
-      return local ? null : explorerUrl(EXPLORERS[order.environment][n], hash);
-    };
+    const heads = await scannedBlocks(em, order.environment);
+    const needed = (n: Network) => this.opts.networks.confirmations(order.environment, n);
     const link = order.paymentLinkId ? await em.findOne(PaymentLink, order.paymentLinkId) : null;
     // Before a deposit exists the page offers the tokens, each with the wallets that can pay it.
     const choices = deposits.length
       ? []
-      : (await this.app.tokens.listActive(em, order.environment)).map((t) => ({
+      : (await this.opts.tokens.listActive(em, order.environment)).map((t) => ({
           symbol: t.symbol,
           network: t.network,
-          network_name: NETWORK_NAMES[t.network],
+          network_name: networkDisplayName(t.network),
           token_address: t.address,
-          wallets: walletsFor(t, networkProfile(order.environment, t.network, config.DEV_CHAINS).chainId),
+          wallets: walletsFor(t, networkProfile(order.environment, t.network, devChains).chainId),
         }));
 
     const depositViews = await Promise.all(
@@ -118,7 +119,7 @@ export class CheckoutService {
         const dec = d.token.decimals;
         const pending = payments.filter((p) => p.deposit.id === d.id && p.status === 'pending').reduce((s, p) => s + p.amount, 0n);
         const remaining = d.totalAmount > d.amountReceived ? d.totalAmount - d.amountReceived : 0n;
-        const chainId = networkProfile(order.environment, d.network, config.DEV_CHAINS).chainId;
+        const chainId = networkProfile(order.environment, d.network, devChains).chainId;
         // Once something arrived, the QR asks for the remainder only: scanning the original would pay twice.
         const qrAmount = remaining > 0n ? remaining : d.totalAmount;
         const uri = (w: WalletType) => {
@@ -137,7 +138,7 @@ export class CheckoutService {
         return {
           id: d.id,
           network: d.network,
-          network_name: NETWORK_NAMES[d.network],
+          network_name: networkDisplayName(d.network),
           token_symbol: d.token.symbol,
           token_address: d.token.address,
           wallet_type: d.walletType,
@@ -179,7 +180,7 @@ export class CheckoutService {
         created_at: unix(order.createdAt),
         expired_at: unix(order.expiresAt),
         paid_at: unix(order.paidAt),
-        late_until: unix(new Date(order.expiresAt.getTime() + config.LATE_PAYMENT_WINDOW_S * 1000)),
+        late_until: unix(new Date(order.expiresAt.getTime() + lateWindowS * 1000)),
         success_url: order.successUrl,
         cancel_url: order.cancelUrl,
         auto_redirect: order.autoRedirect,
@@ -190,19 +191,17 @@ export class CheckoutService {
       choices,
       deposits: depositViews,
       payments: payments.map((p) => {
-        const head = heads.get(p.network);
-        const depth = p.status === 'confirmed' ? needed(p.network) : head !== undefined && head >= BigInt(p.blockNumber) ? Number(head - BigInt(p.blockNumber)) + 1 : 0;
         return {
           network: p.network,
-          network_name: NETWORK_NAMES[p.network],
+          network_name: networkDisplayName(p.network),
           token_symbol: p.token.symbol,
           tx_hash: p.txHash,
           amount: formatDecimal(p.amount, p.token.decimals),
           status: p.status,
           late: p.late,
-          confirmations: Math.min(depth, needed(p.network)),
+          confirmations: paymentConfirmations(p, heads.get(p.network), needed(p.network)),
           confirmations_needed: needed(p.network),
-          explorer_url: explorer(p.network, p.txHash),
+          explorer_url: explorerTxUrl(order.environment, p.network, p.txHash, devChains),
           detected_at: unix(p.detectedAt),
           confirmed_at: unix(p.confirmedAt),
         };
@@ -212,4 +211,4 @@ export class CheckoutService {
   }
 }
 
-export type CheckoutState = Awaited<ReturnType<CheckoutService['state']>>;
+export type CheckoutState = Awaited<ReturnType<CheckoutViewService['state']>>;
