@@ -11,7 +11,7 @@ import type { RefundStatusService } from './refund-status.service.js';
 import { parseFunding, RefundStore, storedTx, type RefundJob } from './refund.store.js';
 
 /** Points after which the test-only crash hook may stop the engine (as a SIGKILL would). */
-export type RefundStep = 'fund-sign' | 'send-sign' | 'send-broadcast';
+export type RefundStep = 'fund-sign' | 'fund-broadcast' | 'send-sign' | 'send-broadcast' | 'sent';
 
 export interface RefundEngineOptions {
   environment: Environment;
@@ -113,6 +113,7 @@ export class RefundEngine {
           return;
         }
         await this.store.setBlock(em, r.id, { number: st.blockNumber, hash: st.blockHash }, st.feePaid);
+        this.o.crashPoint?.('sent');
         return;
       case 'pending':
         return;
@@ -233,6 +234,7 @@ export class RefundEngine {
     if (!stored) throw new SweepRace(`refund ${r.id} got its top-up from another worker`);
     this.o.crashPoint?.('fund-sign');
     for (const f of signed) await sweeps.broadcast(f);
+    this.o.crashPoint?.('fund-broadcast');
     return false;
   }
 }
