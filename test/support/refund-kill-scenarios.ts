@@ -138,13 +138,17 @@ export function refundKillScenarios(o: RefundKillOptions): void {
       `select id, network, kind, source, status, failure_reason, tx_hash, funding_tx_hash, block_number, updated_at from refunds where network = any(?::text[]) order by created_at desc limit 12`,
       [`{${o.chains.map((c) => c.network).join(',')}}`],
     );
-    return JSON.stringify(rows, null, 1);
+    const txs = await sql(
+      `select network, kind, state, success, tx_hash, nonce::text, signer, block_number from sweep_txs where network = any(?::text[]) order by created_at desc limit 12`,
+      [`{${o.chains.map((c) => c.network).join(',')}}`],
+    );
+    return JSON.stringify({ refunds: rows, sweepTxs: txs }, null, 1);
   }
 
   const until: Until = async (probe, what, ms = 90_000) => {
     const t0 = Date.now();
     while (!(await probe())) {
-      if (Date.now() - t0 > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}\n--- worker stdout\n${worker?.stdout().slice(-3000)}\n--- stderr\n${worker?.stderr().slice(-2000)}\n--- refunds\n${await refundState()}`);
+      if (Date.now() - t0 > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}\n--- worker stdout\n${worker?.stdout().slice(-6000)}\n--- stderr\n${worker?.stderr().slice(-2000)}\n--- refunds\n${await refundState()}`);
       for (const c of o.chains) await c.advance();
       await sleep(200);
     }
@@ -177,9 +181,7 @@ export function refundKillScenarios(o: RefundKillOptions): void {
       await chain.pay(b.address, WRONG, 'wrong');
       const c = await chain.newOrder(paidOut);
       await chain.pay(c.address, c.total);
-      const settlement = chain.newAddress();
-      await sql(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', ?, ?, now())`, [paidOut.merchantId, chain.network, settlement]);
-      chains.push({ chain, excess: { ...a, excess: EXCESS }, wrong: { ...b, amount: WRONG }, swept: { ...c, part: c.total / 3n, settlement }, refunds: [] });
+      chains.push({ chain, excess: { ...a, excess: EXCESS }, wrong: { ...b, amount: WRONG }, swept: { ...c, part: c.total / 3n, settlement: chain.newAddress() }, refunds: [] });
     }
     return { offered, paidOut, chains };
   }
@@ -197,6 +199,15 @@ export function refundKillScenarios(o: RefundKillOptions): void {
         r.wrong.receiptId = row?.id;
         return row !== undefined;
       }, `${chain.network}: the wrong-token receipt confirmed`);
+      // Once the order is paid, the settlement wallet is set: the next plan tick sweeps it (a look before would restart the merchant's schedule).
+      await until(async () => {
+        const [row] = await sql<{ n: number }>(`select count(*)::int as n from orders where id = ? and status = 'Success'`, [r.swept.orderId]);
+        return row!.n === 1;
+      }, `${chain.network}: the exactly paid order paid`);
+      await sql(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', ?, ?, now())`, [run.paidOut.merchantId, chain.network, r.swept.settlement]);
+    }
+    for (const r of run.chains) {
+      const { chain } = r;
       await until(async () => {
         const [row] = await sql<{ n: number }>(`select count(*)::int as n from sweeps where deposit_id = ? and status = 'confirmed'`, [r.swept.depositId]);
         return row!.n === 1 && (await chain.tokenBalance(r.swept.settlement)) === r.swept.total;
