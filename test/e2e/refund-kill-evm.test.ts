@@ -10,7 +10,7 @@
  * sandbox expects without DEV_CHAINS (Sepolia, BSC testnet), as an operator would run on testnets.
  */
 import { getAddress, id as topicOf, Interface, toQuantity, Wallet, zeroPadValue } from 'ethers';
-import { CUSTOMER_PRIVATE_KEYS, DEPLOYER_ADDRESS, DEV_SWEEP_CONTRACTS, DEV_TOKEN_ADDRESSES, startDevChains, type DevChains } from '../../src/devchain';
+import { CUSTOMER_PRIVATE_KEYS, DEPLOYER_ADDRESS, DEV_SWEEP_CONTRACTS, DEV_TOKEN_ADDRESSES, DEV_TOKENS, startDevChains, type DevChains } from '../../src/devchain';
 import type { RefundStep } from '../../src/modules/refunds/refund.engine';
 import { createTestDatabase, type TestDatabase } from '../support/db';
 import { placeOrder, type EvmNet } from '../support/evm-harness';
@@ -23,6 +23,8 @@ import { KILL_TANK_MNEMONIC } from '../support/sweep-kill-scenarios';
 const CHAIN_IDS: Record<EvmNet, number> = { ETHEREUM: 11155111, BINANCE: 97 };
 const erc20 = new Interface(['function transfer(address to, uint256 value)', 'function mint(address to, uint256 value)', 'function balanceOf(address) view returns (uint256)']);
 const TRANSFER_TOPIC = topicOf('Transfer(address,address,uint256)');
+/** The stand-ins keep mainnet's decimals: 6 on ETHEREUM, 18 on BINANCE. */
+const decimalsOf = (network: EvmNet) => DEV_TOKENS[network][0]!.decimals;
 const STEPS: RefundStep[] = ['fund-sign', 'fund-broadcast', 'send-sign', 'send-broadcast', 'sent'];
 
 let chains: DevChains;
@@ -77,6 +79,7 @@ function evmChain(network: EvmNet): RefundKillChain {
     },
     newAddress: () => Wallet.createRandom().address,
     steps: STEPS,
+    unit: 10n ** BigInt(decimalsOf(network) - 6),
   };
 }
 
@@ -93,8 +96,8 @@ beforeAll(async () => {
     const rpc = <T>(method: string, params: unknown[] = []) => chains[network].rpc.call<T>(method, params);
     // Without DEV_CHAINS the sandbox's tokens are the testnet ones: this chain's are added like an operator would.
     for (const symbol of ['USDT', 'USDC'] as const) {
-      await api.app.tokens.upsert(api.app.orm.em.fork(), { environment: 'sandbox', network, symbol, name: `${symbol} (local)`, address: DEV_TOKEN_ADDRESSES[network][symbol], decimals: 6 });
-      await rpc('eth_sendTransaction', [{ from: DEPLOYER_ADDRESS, to: DEV_TOKEN_ADDRESSES[network][symbol], data: erc20.encodeFunctionData('mint', [customer.address, 10n ** 15n]) }]);
+      await api.app.tokens.upsert(api.app.orm.em.fork(), { environment: 'sandbox', network, symbol, name: `${symbol} (local)`, address: DEV_TOKEN_ADDRESSES[network][symbol], decimals: decimalsOf(network) });
+      await rpc('eth_sendTransaction', [{ from: DEPLOYER_ADDRESS, to: DEV_TOKEN_ADDRESSES[network][symbol], data: erc20.encodeFunctionData('mint', [customer.address, 10n ** 30n]) }]);
     }
     await rpc('anvil_setBalance', [api.app.gasTanks.address('sandbox', network)!, toQuantity(10n ** 21n)]);
     await rpc('anvil_setBalance', [customer.address, toQuantity(10n ** 21n)]);

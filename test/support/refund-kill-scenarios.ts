@@ -63,6 +63,8 @@ export interface RefundKillChain {
   newAddress(): string;
   /** The refund-engine steps this chain goes through (each is one test). */
   steps: RefundStep[];
+  /** Base units of the tokens per micro-token (1 for 6 decimals, 10^12 for 18): scales the test's amounts. */
+  unit?: bigint;
 }
 
 export interface RefundKillOptions {
@@ -142,13 +144,14 @@ export function refundKillScenarios(o: RefundKillOptions): void {
       `select network, kind, state, success, tx_hash, nonce::text, signer, block_number from sweep_txs where network = any(?::text[]) order by created_at desc limit 12`,
       [`{${o.chains.map((c) => c.network).join(',')}}`],
     );
-    return JSON.stringify({ refunds: rows, sweepTxs: txs }, null, 1);
+    const sweeps = await sql(`select network, status, failure_reason, amount::text from sweeps where network = any(?::text[]) order by created_at desc limit 6`, [`{${o.chains.map((c) => c.network).join(',')}}`]);
+    return JSON.stringify({ refunds: rows, sweeps, sweepTxs: txs }, null, 1);
   }
 
   const until: Until = async (probe, what, ms = 90_000) => {
     const t0 = Date.now();
     while (!(await probe())) {
-      if (Date.now() - t0 > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}\n--- worker stdout\n${worker?.stdout().slice(-6000)}\n--- stderr\n${worker?.stderr().slice(-2000)}\n--- refunds\n${await refundState()}`);
+      if (Date.now() - t0 > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}\n--- worker stdout\n${worker?.stdout().slice(-12000)}\n--- stderr\n${worker?.stderr().slice(-2000)}\n--- refunds\n${await refundState()}`);
       for (const c of o.chains) await c.advance();
       await sleep(200);
     }
@@ -175,13 +178,14 @@ export function refundKillScenarios(o: RefundKillOptions): void {
     await sql(`insert into refund_settings (merchant_id, environment, auto_approve_limit) values (?, 'sandbox', 100)`, [offered.merchantId]);
     const chains: ChainRun[] = [];
     for (const chain of o.chains) {
+      const unit = chain.unit ?? 1n;
       const a = await chain.newOrder(offered);
-      await chain.pay(a.address, a.total + EXCESS);
+      await chain.pay(a.address, a.total + EXCESS * unit);
       const b = await chain.newOrder(offered);
-      await chain.pay(b.address, WRONG, 'wrong');
+      await chain.pay(b.address, WRONG * unit, 'wrong');
       const c = await chain.newOrder(paidOut);
       await chain.pay(c.address, c.total);
-      chains.push({ chain, excess: { ...a, excess: EXCESS }, wrong: { ...b, amount: WRONG }, swept: { ...c, part: c.total / 3n, settlement: chain.newAddress() }, refunds: [] });
+      chains.push({ chain, excess: { ...a, excess: EXCESS * unit }, wrong: { ...b, amount: WRONG * unit }, swept: { ...c, part: c.total / 3n, settlement: chain.newAddress() }, refunds: [] });
     }
     return { offered, paidOut, chains };
   }
