@@ -15,6 +15,7 @@ import { bearer, gql } from '../support/graphql';
 import { createMerchant } from '../support/fixtures';
 import { eventually, fundedCustomer, pay, placeOrder, sql, WATCH_ENV, type EvmNet } from '../support/evm-harness';
 import { freshLogin } from '../support/reauth';
+import { csvRecords } from '../support/analytics';
 
 let chains: DevChains;
 let gw: TestGateway;
@@ -104,7 +105,7 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (NETWORK) => {
 
   it('an overpayment’s excess goes back from the deposit to the address the customer claimed, exactly, once; refund.* webhooks recorded', async () => {
     const m = await createMerchant(gw.app); // no settlement wallet: nothing is swept
-    const excess = 7_250_000n;
+    const excess = 7_250_000n * (NETWORK === 'BINANCE' ? 10n ** 12n : 1n); // 7.25 tokens (BSC USDT has 18 decimals)
     const o = await paidOrder(m, excess);
     const created = await gql(
       gw.url,
@@ -179,6 +180,12 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (NETWORK) => {
       [o.orderId],
     );
     expect(rev!.received_idr).toBe(rev!.total_idr);
+    // The orders CSV shows the same netted figure and what the refund took back.
+    const exported = await fetch(`${gw.url}/api/v2/testnet/merchant/export/orders.csv`, { headers: bearer(owner) });
+    const row = csvRecords(await exported.text()).find((r) => r.order_no === o.orderNo)!;
+    expect(row.received_idr).toBe(rev!.total_idr);
+    expect(BigInt(row.refunded_idr!)).toBe((BigInt(rev!.total_idr) * excess) / o.total);
+    expect(BigInt(row.refunded_idr!)).toBeGreaterThan(0n);
     const events = await sql<{ type: string }>(gw.app, `select type from merchant_events where merchant_id = ? and type like 'refund.%' order by seq`, [m.merchantId]);
     expect(events.map((e) => e.type)).toEqual(['refund.created', 'refund.claimed', 'refund.sent', 'refund.confirmed']);
     // The order shows its refund.
