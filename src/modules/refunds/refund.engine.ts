@@ -200,8 +200,10 @@ export class RefundEngine {
   private async gasReady(em: EntityManager, r: RefundJob, intent: TransferIntent, fee: bigint): Promise<boolean> {
     const sweeps = this.sweeps!;
     const held = await sweeps.nativeBalance(r.from_address);
-    if (held >= fee) return true;
     const tankAddress = this.o.tanks.address(this.o.environment, this.o.network)!;
+    // A stored top-up is followed to its block BEFORE the balance lets the transfer go: the
+    // reconciliation counts it into the source at that block (a top-up included at once, as on a
+    // fast chain, would otherwise be in the source's balance and never in its books).
     if (r.funding_raw) {
       const funding = parseFunding(r.funding_raw);
       for (const f of funding) {
@@ -214,10 +216,10 @@ export class RefundEngine {
         if (st.state !== 'included') return false;
         await this.store.fundingIncluded(em, r.id, st.blockNumber);
       }
-      // Included: the balance read may lag the node that answered txState; read it again next tick. A
-      // top-up included long ago yet short (the fee rose past it) is topped up again by a new one.
-      return false;
+      // Included and recorded: the transfer goes once the balance shows it (the read may lag the node that answered txState).
+      return held >= fee;
     }
+    if (held >= fee) return true;
     const tankKey = this.o.tanks.signingKey(this.o.environment, this.o.network);
     let signed: SignedTx[];
     try {
