@@ -343,6 +343,8 @@ export function refundKillScenarios(o: RefundKillOptions): void {
       LOG_LEVEL: 'silent',
       DEV_CHAINS: 'false',
       GAS_TANK_MNEMONIC_SANDBOX: KILL_TANK_MNEMONIC,
+      // as the worker runs (the sweep contracts decode the tank's top-ups into the deposits' books)
+      ...Object.assign({}, ...o.chains.map((c) => c.workerEnv())),
       ...o.cliEnv(),
     });
     const r = await runProcess(process.execPath, [CLI_JS, 'reconcile', '--environment', 'sandbox', '--json'], env, 120_000);
