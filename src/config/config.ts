@@ -318,6 +318,7 @@ export const CONFIG_VARS = {
   SWEEP_HOLD_RECHECK_S: { schema: int(60, 7 * 86_400), default: '3600', description: 'A held deposit (dust, below the token minimum) takes no planning slot until its hold is this old, it receives more, or a "sweep now" made after the check asks for it' },
   SWEEP_STUCK_AFTER_S: { schema: int(1, 86_400), default: '180', description: 'A sweep transaction with a nonce (EVM) still pending (or dropped and refused again) after this long is replaced by the same nonce with a higher fee (+25 % each time)' },
   SWEEP_MAX_FEE_BUMP_PERCENT: { schema: int(100, 1000), default: '300', description: 'Highest fee of a replacement, in percent of the network fee at signing' },
+  REFUND_CRASH_AFTER: { schema: z.enum(['fund-sign', 'fund-broadcast', 'send-sign', 'send-broadcast', 'sent']).optional(), description: 'TESTS ONLY (refused in production): the refund engine exits the process hard (SIGKILL-like) right after this step, to prove crash safety' },
   SWEEP_CRASH_AFTER: { schema: z.enum(['plan', 'fund-sign', 'fund-broadcast', 'funded', 'send-sign', 'send-broadcast', 'sent']).optional(), description: 'TESTS ONLY (refused in production): the sweep engine exits the process hard (SIGKILL-like) right after this step, to prove crash safety' },
   ...chainVars(),
   ...genesisVars(),
@@ -404,6 +405,7 @@ export function finalizeConfig(parsed: Parsed, devSecrets: () => DevSecrets): Co
     if (!parsed.MASTER_KEY && !parsed.MASTER_KEY_FILE) problems.push({ variable: 'MASTER_KEY', message: 'required in production (or MASTER_KEY_FILE)' });
     if (!parsed.JWT_SECRET) problems.push({ variable: 'JWT_SECRET', message: 'required in production' });
     if (!parsed.DATABASE_URL) problems.push({ variable: 'DATABASE_URL', message: 'required in production (no embedded database)' });
+    if (parsed.REFUND_CRASH_AFTER) problems.push({ variable: 'REFUND_CRASH_AFTER', message: 'a test-only crash hook; not allowed in production' });
     if (parsed.SWEEP_CRASH_AFTER) problems.push({ variable: 'SWEEP_CRASH_AFTER', message: 'a test-only crash hook; not allowed in production' });
     if (parsed.DEV_CHAINS) problems.push({ variable: 'DEV_CHAINS', message: 'local dev chains are not allowed in production' });
     if (parsed.RATE_LIMIT_STORE === 'memory' && parsed.ROLE !== 'all') {

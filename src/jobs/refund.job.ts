@@ -1,3 +1,4 @@
+import { writeSync } from 'node:fs';
 import type { App } from '../app.js';
 import type { WatchedNetwork } from '../chains/networks.js';
 import type { Network } from '../common/environment.js';
@@ -5,8 +6,21 @@ import { RefundEngine, type RefundStep } from '../modules/refunds/refund.engine.
 import { engineJobs } from './engine-jobs.js';
 import type { JobDefinition } from './scheduler.js';
 
-/** The refund engine of one watched network, wired to the app's services (jobs, tests). `crashPoint`: tests only. */
-export function createRefundEngine(app: App, target: WatchedNetwork, crashPoint?: (step: RefundStep) => void): RefundEngine {
+/** Test-only (refused in production): dies like SIGKILL right after `crashAfter`, no cleanup at all. */
+function killAfter(crashAfter: RefundStep): (step: RefundStep) => void {
+  return (step) => {
+    if (step !== crashAfter) return;
+    // Written synchronously: pino's buffered stream would lose the line to the SIGKILL below.
+    writeSync(2, `${JSON.stringify({ level: 60, step, msg: 'REFUND_CRASH_AFTER: killing the process' })}\n`);
+    process.kill(process.pid, 'SIGKILL');
+  };
+}
+
+/**
+ * The refund engine of one watched network, wired to the app's services (jobs, tests). `crashPoint`:
+ * tests only; by default the config's REFUND_CRASH_AFTER (refused in production) kills the process.
+ */
+export function createRefundEngine(app: App, target: WatchedNetwork, crashPoint = app.config.REFUND_CRASH_AFTER ? killAfter(app.config.REFUND_CRASH_AFTER) : undefined): RefundEngine {
   return new RefundEngine({
     environment: target.environment,
     network: target.network,

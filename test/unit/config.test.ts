@@ -66,6 +66,9 @@ describe('config validation', () => {
     for (const v of ['MASTER_KEY', 'JWT_SECRET', 'DATABASE_URL']) expect(err.message).toMatch(new RegExp(`${v}: required in production`));
     // Dev chains are refused too, but a complete production config loads.
     expect(configError({ NODE_ENV: 'production', ...SECRETS, DATABASE_URL: 'postgres://u@h/db', DEV_CHAINS: 'true' }).problems.map((p) => p.variable)).toEqual(['DEV_CHAINS']);
+    // The test-only crash hooks too; outside production they load.
+    expect(configError({ NODE_ENV: 'production', ...SECRETS, DATABASE_URL: 'postgres://u@h/db', SWEEP_CRASH_AFTER: 'sent', REFUND_CRASH_AFTER: 'send-sign' }).problems.map((p) => p.variable).sort()).toEqual(['REFUND_CRASH_AFTER', 'SWEEP_CRASH_AFTER']);
+    expect(loadConfig({ ...SECRETS, DATA_DIR: tmp(), REFUND_CRASH_AFTER: 'fund-broadcast' }).REFUND_CRASH_AFTER).toBe('fund-broadcast');
     const ok = loadConfig({ NODE_ENV: 'production', ...SECRETS, DATABASE_URL: 'postgres://u@h/db' });
     expect(ok).toMatchObject({ isProduction: true, DEV_CHAINS: false, generatedSecrets: [] });
     expect(ok.MASTER_KEY).toEqual(Buffer.from(SECRETS.MASTER_KEY, 'hex'));

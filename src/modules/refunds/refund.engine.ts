@@ -11,7 +11,7 @@ import type { RefundStatusService } from './refund-status.service.js';
 import { parseFunding, RefundStore, storedTx, type RefundJob, type StoredFunding } from './refund.store.js';
 
 /** Points after which the test-only crash hook may stop the engine (as a SIGKILL would). */
-export type RefundStep = 'fund-sign' | 'send-sign' | 'send-broadcast';
+export type RefundStep = 'fund-sign' | 'fund-broadcast' | 'send-sign' | 'send-broadcast' | 'sent';
 
 export interface RefundEngineOptions {
   environment: Environment;
@@ -114,6 +114,7 @@ export class RefundEngine {
           return;
         }
         await this.store.setBlock(em, r.id, { number: st.blockNumber, hash: st.blockHash }, st.feePaid, this.tankSpent(st));
+        this.o.crashPoint?.('sent');
         return;
       case 'pending':
         return;
@@ -235,9 +236,11 @@ export class RefundEngine {
   private async gasReady(em: EntityManager, r: RefundJob, intent: TransferIntent, fee: bigint): Promise<boolean> {
     const sweeps = this.sweeps!;
     const held = await sweeps.nativeBalance(r.from_address);
-    if (held >= fee) return true;
     const tankAddress = this.o.tanks.address(this.o.environment, this.o.network)!;
     let after: { raw: string; funding: StoredFunding[] } | null = null;
+    // A stored top-up is followed to its block BEFORE the balance lets the transfer go: the
+    // reconciliation counts it into the source at that block (a top-up included at once, as on a
+    // fast chain, would otherwise be in the source's balance and never in its books).
     if (r.funding_raw) {
       const funding = parseFunding(r.funding_raw);
       for (const f of funding) {
@@ -247,6 +250,7 @@ export class RefundEngine {
         if (st.state === 'dead' || st.state === 'included') return (await this.settleFunding(em, { id: r.id, funding_raw: r.funding_raw }), false);
         return false;
       }
+      if (held >= fee) return true;
       // Every top-up included (recorded on an earlier tick), yet the source is short: the fee rose past
       // them. Once a block after the last one exists (a balance read lagging the node that saw it is
       // then unlikely), the difference is topped up by a further one, stored with them before broadcast.
@@ -255,6 +259,7 @@ export class RefundEngine {
       this.o.log.info({ ...this.logCtx, refundId: r.id, held: held.toString(), fee: fee.toString() }, 'refund source short of gas after its top-up (the fee rose): topping up the difference');
       after = { raw: r.funding_raw, funding };
     }
+    if (held >= fee) return true;
     const tankKey = this.o.tanks.signingKey(this.o.environment, this.o.network);
     let signed: SignedTx[];
     try {
@@ -271,6 +276,7 @@ export class RefundEngine {
     if (!stored) throw new SweepRace(`refund ${r.id} got its top-up from another worker`);
     this.o.crashPoint?.('fund-sign');
     for (const f of signed) await sweeps.broadcast(f);
+    this.o.crashPoint?.('fund-broadcast');
     return false;
   }
 }
