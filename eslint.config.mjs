@@ -1,5 +1,6 @@
 import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
+import prettier from 'eslint-config-prettier';
 
 // The chains' client libraries (and the local chains' tooling) belong to src/chains/<family>/ and
 // src/devchain/; everything else asks the chain registry and the adapters' capabilities.
@@ -85,4 +86,6 @@ export default tseslint.config(
   { files: ['src/**'], ignores: ['src/chains/**', 'src/devchain/**', ...COMPOSITION_ROOT], rules: { 'no-restricted-syntax': dynamicImports([chainLibraries, devchain]) } },
   { files: ['src/chains/**'], rules: { 'no-restricted-syntax': dynamicImports([devchain]) } },
   { files: COMPOSITION_ROOT, rules: { 'no-restricted-syntax': dynamicImports([chainLibraries]) } },
+  // Last: turns off the style rules prettier owns (one formatter, `npm run format`).
+  prettier,
 );
