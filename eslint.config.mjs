@@ -23,7 +23,19 @@ const dynamicImports = (patterns) => [
 const COMPOSITION_ROOT = ['src/runtime.ts', 'src/app.ts', 'src/cli/**'];
 
 export default tseslint.config(
-  { ignores: ['dist/', '.build/', 'test-artifacts/', 'node_modules/', 'test/generated/', 'src/dashboard/app/generated/', '.data/', 'coverage/', 'jest.config.js'] },
+  {
+    ignores: [
+      'dist/',
+      '.build/',
+      'test-artifacts/',
+      'node_modules/',
+      'test/generated/',
+      'src/dashboard/app/generated/',
+      '.data/',
+      'coverage/',
+      'jest.config.js',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
@@ -49,12 +61,7 @@ export default tseslint.config(
     // Modules hold the core; transports call into them, never the other way. A module's GraphQL
     // adapters (*.resolver.ts, *.types.ts, *.inputs.ts, *.args.ts) are transport and may import it.
     files: ['src/modules/**'],
-    ignores: [
-      'src/modules/**/*.resolver.ts',
-      'src/modules/**/*.types.ts',
-      'src/modules/**/*.inputs.ts',
-      'src/modules/**/*.args.ts',
-    ],
+    ignores: ['src/modules/**/*.resolver.ts', 'src/modules/**/*.types.ts', 'src/modules/**/*.inputs.ts', 'src/modules/**/*.args.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
@@ -83,7 +90,11 @@ export default tseslint.config(
     rules: { 'no-restricted-imports': ['error', { patterns: [chainLibraries, devchain] }] },
   },
   // import() too: the runtime and the CLI load heavy modules lazily
-  { files: ['src/**'], ignores: ['src/chains/**', 'src/devchain/**', ...COMPOSITION_ROOT], rules: { 'no-restricted-syntax': dynamicImports([chainLibraries, devchain]) } },
+  {
+    files: ['src/**'],
+    ignores: ['src/chains/**', 'src/devchain/**', ...COMPOSITION_ROOT],
+    rules: { 'no-restricted-syntax': dynamicImports([chainLibraries, devchain]) },
+  },
   { files: ['src/chains/**'], rules: { 'no-restricted-syntax': dynamicImports([devchain]) } },
   { files: COMPOSITION_ROOT, rules: { 'no-restricted-syntax': dynamicImports([chainLibraries]) } },
   // Last: turns off the style rules prettier owns (one formatter, `npm run format`).

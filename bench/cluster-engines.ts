@@ -13,7 +13,9 @@ import pg from 'pg';
 
 /** A minimal environment for the engines: PATH and HOME only, plus `extra`. */
 export const bareEnv = (extra: Record<string, string | undefined> = {}): Record<string, string> =>
-  Object.fromEntries(Object.entries({ PATH: process.env.PATH, HOME: process.env.HOME ?? '/root', ...extra }).filter((e): e is [string, string] => e[1] !== undefined));
+  Object.fromEntries(
+    Object.entries({ PATH: process.env.PATH, HOME: process.env.HOME ?? '/root', ...extra }).filter((e): e is [string, string] => e[1] !== undefined),
+  );
 
 export interface EngineProcess {
   child: ChildProcess;
@@ -51,7 +53,13 @@ export function startEngine(command: string, args: string[], env: Record<string,
   };
 }
 
-async function runProcess(command: string, args: string[], env: Record<string, string>, timeoutMs: number, cwd: string): Promise<{ code: number | null; stdout: string; stderr: string }> {
+async function runProcess(
+  command: string,
+  args: string[],
+  env: Record<string, string>,
+  timeoutMs: number,
+  cwd: string,
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const p = startEngine(command, args, env, cwd);
   const timer = setTimeout(() => void p.kill(), timeoutMs);
   const { code } = await p.exited;
@@ -151,38 +159,38 @@ export async function pgQuery<T>(url: string, sql: string, params: unknown[] = [
 
 /** A primary in `<dir>/primary` with a `gateway` database, ready for streaming replication. */
 export async function startPrimary(dir: string): Promise<PgServer> {
-    const primary = pgServer('primary', join(dir, 'primary'), await freePort());
-    mkdirSync(primary.dir, { mode: 0o700 });
-    ownByPostgres(primary.dir);
-    await runAsPostgres(`${PG_BIN}/initdb`, ['-D', primary.dir, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8']);
-    appendFileSync(
-      join(primary.dir, 'postgresql.conf'),
-      [
-        '',
-        `port = ${primary.port}`,
-        "listen_addresses = '127.0.0.1'",
-        `unix_socket_directories = '${primary.dir}'`,
-        'max_connections = 300',
-        'shared_buffers = 64MB',
-        'wal_level = replica',
-        'max_wal_senders = 5',
-        'wal_keep_size = 256MB',
-        'hot_standby = on',
-        'synchronous_commit = on',
-        // the machine's page cache is the disk here; durability across a promotion is the standby's
-        'fsync = off',
-        'full_page_writes = off',
-        '',
-      ].join('\n'),
-    );
-    await startPg(primary);
-    try {
-      await pgQuery(primary.url('postgres'), 'create database gateway');
-    } catch (err) {
-      await primary.stop('immediate');
-      throw err;
-    }
-    return primary;
+  const primary = pgServer('primary', join(dir, 'primary'), await freePort());
+  mkdirSync(primary.dir, { mode: 0o700 });
+  ownByPostgres(primary.dir);
+  await runAsPostgres(`${PG_BIN}/initdb`, ['-D', primary.dir, '-U', 'postgres', '-A', 'trust', '--no-sync', '-E', 'UTF8']);
+  appendFileSync(
+    join(primary.dir, 'postgresql.conf'),
+    [
+      '',
+      `port = ${primary.port}`,
+      "listen_addresses = '127.0.0.1'",
+      `unix_socket_directories = '${primary.dir}'`,
+      'max_connections = 300',
+      'shared_buffers = 64MB',
+      'wal_level = replica',
+      'max_wal_senders = 5',
+      'wal_keep_size = 256MB',
+      'hot_standby = on',
+      'synchronous_commit = on',
+      // the machine's page cache is the disk here; durability across a promotion is the standby's
+      'fsync = off',
+      'full_page_writes = off',
+      '',
+    ].join('\n'),
+  );
+  await startPg(primary);
+  try {
+    await pgQuery(primary.url('postgres'), 'create database gateway');
+  } catch (err) {
+    await primary.stop('immediate');
+    throw err;
+  }
+  return primary;
 }
 
 /**
@@ -193,31 +201,46 @@ export async function startPrimary(dir: string): Promise<PgServer> {
  * runs alone until a new standby is built.
  */
 export async function startStandby(dir: string, primary: PgServer, name: string): Promise<PgServer> {
-    const standby = pgServer('standby', join(dir, 'standby'), await freePort());
-    mkdirSync(standby.dir, { mode: 0o700 });
-    ownByPostgres(standby.dir);
-    await runAsPostgres(`${PG_BIN}/pg_basebackup`, ['-h', '127.0.0.1', '-p', String(primary.port), '-U', 'postgres', '-D', standby.dir, '-R', '-X', 'stream', '--no-sync']);
-    appendFileSync(
-      join(standby.dir, 'postgresql.auto.conf'),
-      `\nport = ${standby.port}\nunix_socket_directories = '${standby.dir}'\nsynchronous_standby_names = ''\nprimary_conninfo = 'host=127.0.0.1 port=${primary.port} user=postgres application_name=${name}'\n`,
-    );
-    await startPg(standby);
-    let synchronous = false;
-    for (let i = 0; ; i++) {
-      const rows = await pgQuery<{ sync_state: string }>(primary.url('postgres'), `select sync_state from pg_stat_replication where application_name = $1`, [name]);
-      if (rows[0]?.sync_state === 'sync') break;
-      if (rows[0] && !synchronous) {
-        await pgQuery(primary.url('postgres'), `alter system set synchronous_standby_names = '${name}'`);
-        await pgQuery(primary.url('postgres'), 'select pg_reload_conf()');
-        synchronous = true;
-      }
-      if (i > 1200) {
-        await standby.stop('immediate');
-        throw new Error(`the standby ${name} did not become a synchronous standby`);
-      }
-      await sleep(100);
+  const standby = pgServer('standby', join(dir, 'standby'), await freePort());
+  mkdirSync(standby.dir, { mode: 0o700 });
+  ownByPostgres(standby.dir);
+  await runAsPostgres(`${PG_BIN}/pg_basebackup`, [
+    '-h',
+    '127.0.0.1',
+    '-p',
+    String(primary.port),
+    '-U',
+    'postgres',
+    '-D',
+    standby.dir,
+    '-R',
+    '-X',
+    'stream',
+    '--no-sync',
+  ]);
+  appendFileSync(
+    join(standby.dir, 'postgresql.auto.conf'),
+    `\nport = ${standby.port}\nunix_socket_directories = '${standby.dir}'\nsynchronous_standby_names = ''\nprimary_conninfo = 'host=127.0.0.1 port=${primary.port} user=postgres application_name=${name}'\n`,
+  );
+  await startPg(standby);
+  let synchronous = false;
+  for (let i = 0; ; i++) {
+    const rows = await pgQuery<{ sync_state: string }>(primary.url('postgres'), `select sync_state from pg_stat_replication where application_name = $1`, [
+      name,
+    ]);
+    if (rows[0]?.sync_state === 'sync') break;
+    if (rows[0] && !synchronous) {
+      await pgQuery(primary.url('postgres'), `alter system set synchronous_standby_names = '${name}'`);
+      await pgQuery(primary.url('postgres'), 'select pg_reload_conf()');
+      synchronous = true;
     }
-    return standby;
+    if (i > 1200) {
+      await standby.stop('immediate');
+      throw new Error(`the standby ${name} did not become a synchronous standby`);
+    }
+    await sleep(100);
+  }
+  return standby;
 }
 
 /** `pg_ctl promote` (waits until the server accepts writes). */
@@ -354,7 +377,12 @@ export async function startHaProxy(dir: string, apiPorts: number[]): Promise<HaP
       const [header, ...rows] = (await haproxyCommand(join(dir, 'haproxy.sock'), 'show stat')).trim().split('\n');
       const cols = header!.replace(/^# /, '').split(',');
       const [px, sv, st] = ['pxname', 'svname', 'status'].map((n) => cols.indexOf(n));
-      return Object.fromEntries(rows.map((r) => r.split(',')).filter((r) => r[px!] === 'api' && r[sv!] !== 'BACKEND').map((r) => [r[sv!]!, r[st!]!]));
+      return Object.fromEntries(
+        rows
+          .map((r) => r.split(','))
+          .filter((r) => r[px!] === 'api' && r[sv!] !== 'BACKEND')
+          .map((r) => [r[sv!]!, r[st!]!]),
+      );
     },
     stop: async () => {
       p.child.kill('SIGTERM');
@@ -363,4 +391,3 @@ export async function startHaProxy(dir: string, apiPorts: number[]): Promise<HaP
     },
   };
 }
-

@@ -37,9 +37,13 @@ runBench('cluster', 1800, cleanup, async () => {
   cleanup.add(() => bouncer.stop());
   const db = { DATABASE_URL: bouncer.url, DATABASE_SESSION_URL: bouncer.sessionUrl, DATABASE_PREPARED_STATEMENTS: 'false', ...SECRETS };
   execFileSync(process.execPath, [CLI, 'migrate'], { env: { ...process.env, ...db, LOG_LEVEL: 'warn' }, stdio: 'inherit' });
-  const out = execFileSync(process.execPath, [CLI, 'merchant', 'create', '--name', 'Bench', '--email', `bench-${randomUUID()}@x.test`, '--password', 'benchmark-password', '--json'], {
-    env: { ...process.env, ...db, LOG_LEVEL: 'warn' },
-  });
+  const out = execFileSync(
+    process.execPath,
+    [CLI, 'merchant', 'create', '--name', 'Bench', '--email', `bench-${randomUUID()}@x.test`, '--password', 'benchmark-password', '--json'],
+    {
+      env: { ...process.env, ...db, LOG_LEVEL: 'warn' },
+    },
+  );
   const merchant = JSON.parse(out.toString().trim().split('\n').pop()!) as { merchant_id: string; sandbox_api_key: string };
 
   const result: Record<string, { orders_per_s: number; p99_ms: number; errors: number }> = {};
@@ -104,7 +108,11 @@ async function notifyCost(url: string): Promise<{ plain_tx_per_s: number; notify
       clients.map(async (client) => {
         while (Date.now() < until) {
           // one statement: one transaction through the transaction pool
-          await client.query(withNotify ? `with r as (insert into bench_notify default values returning id) select pg_notify('bench_notify', id::text) from r` : 'insert into bench_notify default values');
+          await client.query(
+            withNotify
+              ? `with r as (insert into bench_notify default values returning id) select pg_notify('bench_notify', id::text) from r`
+              : 'insert into bench_notify default values',
+          );
           n++;
         }
       }),

@@ -74,7 +74,9 @@ function main() {
   const busy = counted.reduce((a, [, v]) => a + v, 0);
   const rows = counted.sort((a, b) => b[1] - a[1]);
   for (const [k, v] of rows) console.log(`${((v / busy) * 100).toFixed(1).padStart(5)} %  ${(v / 1000).toFixed(0).padStart(7)} ms  ${k}`);
-  console.log(`busy ${(busy / 1000).toFixed(0)} ms, start-up ${((totals.get('startup') ?? 0) / 1000).toFixed(0)} ms, idle ${((totals.get('idle') ?? 0) / 1000).toFixed(0)} ms`);
+  console.log(
+    `busy ${(busy / 1000).toFixed(0)} ms, start-up ${((totals.get('startup') ?? 0) / 1000).toFixed(0)} ms, idle ${((totals.get('idle') ?? 0) / 1000).toFixed(0)} ms`,
+  );
   console.log(JSON.stringify(Object.fromEntries(rows.map(([k, v]) => [k, Number(((v / busy) * 100).toFixed(1))]))));
 }
 

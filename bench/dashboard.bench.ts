@@ -81,7 +81,16 @@ async function main() {
     return { median_ms: Math.round(percentile(s, 50)), p90_ms: Math.round(percentile(s, 90)) };
   };
   console.log(sizeLine);
-  console.log(JSON.stringify({ runs: RUNS, js_gzip_bytes: size.js.gzip, js_bytes: size.js.raw, css_gzip_bytes: size.css.gzip, sign_in_tti: stat(signIn), orders_tti: stat(orders) }));
+  console.log(
+    JSON.stringify({
+      runs: RUNS,
+      js_gzip_bytes: size.js.gzip,
+      js_bytes: size.js.raw,
+      css_gzip_bytes: size.css.gzip,
+      sign_in_tti: stat(signIn),
+      orders_tti: stat(orders),
+    }),
+  );
 }
 
 runBench('dashboard', 600, cleanup, main);

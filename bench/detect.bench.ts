@@ -41,7 +41,12 @@ async function post<T>(base: string, path: string, body: unknown, headers: Recor
 }
 
 async function checkout(base: string, merchantId: string, apiKey: string, orderNo: string): Promise<Checkout> {
-  const o = await post<{ data: { key: string } }>(base, `${T}/merchant/fiat/order`, { merchant_id: merchantId, order_no: orderNo, amount: '150000' }, { 'api-key': apiKey });
+  const o = await post<{ data: { key: string } }>(
+    base,
+    `${T}/merchant/fiat/order`,
+    { merchant_id: merchantId, order_no: orderNo, amount: '150000' },
+    { 'api-key': apiKey },
+  );
   if (o.status !== 201) throw new Error(`order ${orderNo}: HTTP ${o.status} ${JSON.stringify(o.body)}`);
   const q = await post<{ data: { qrValue: string; request: { destinationAddress: string } } }>(
     base,
@@ -102,7 +107,11 @@ async function run(push: boolean): Promise<{ p50_ms: number; p99_ms: number }> {
     });
     await listener.query('listen order_events');
 
-    const created = await gw.app.merchants.create(internalContext(gw.app.orm.em.fork()), { name: 'Bench detect', email: `bench-detect-${Date.now()}@bench.test`, password: 'benchmark-password' });
+    const created = await gw.app.merchants.create(internalContext(gw.app.orm.em.fork()), {
+      name: 'Bench detect',
+      email: `bench-detect-${Date.now()}@bench.test`,
+      password: 'benchmark-password',
+    });
     const merchantId = created.merchant.id;
     const apiKey = created.apiKeys.sandbox.apiKey;
     const usdt = DEV_TOKEN_ADDRESSES.ETHEREUM.USDT;

@@ -37,14 +37,26 @@ async function main(): Promise<void> {
   const db = await benchDatabase(keep ? `cpg_bench_export_keep_${ORDERS}` : 'cpg_bench_export', { keep });
   try {
     const orm = await benchOrm(db.url, 2);
-    const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: db.url, MASTER_KEY: '22'.repeat(32), JWT_SECRET: 'bench-export-jwt-secret-0123456789abcdef', DEV_CHAINS: 'false', LOG_LEVEL: 'warn' });
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      DATABASE_URL: db.url,
+      MASTER_KEY: '22'.repeat(32),
+      JWT_SECRET: 'bench-export-jwt-secret-0123456789abcdef',
+      DEV_CHAINS: 'false',
+      LOG_LEVEL: 'warn',
+    });
     const app = await openApp(config, orm, pino({ level: 'warn' }));
     const email = keep ? 'bench-export-kept@bench.test' : `bench-export-${Date.now()}@bench.test`;
     const password = 'bench-export-password';
     const c = new pg.Client({ connectionString: db.url });
     await c.connect();
     const existing = keep
-      ? (await c.query<{ merchant_id: string; n: string }>('select m.merchant_id, (select count(*) from orders o where o.merchant_id = m.merchant_id) as n from memberships m join dashboard_users u on u.id = m.user_id where u.email = $1 and m.role = \'owner\'', [email])).rows[0]
+      ? (
+          await c.query<{ merchant_id: string; n: string }>(
+            "select m.merchant_id, (select count(*) from orders o where o.merchant_id = m.merchant_id) as n from memberships m join dashboard_users u on u.id = m.user_id where u.email = $1 and m.role = 'owner'",
+            [email],
+          )
+        ).rows[0]
       : undefined;
     if (existing && Number(existing.n) === ORDERS) {
       log(`fixture: reusing ${ORDERS} orders of the kept database`);
@@ -64,10 +76,24 @@ async function main(): Promise<void> {
     await c.end();
     await orm.close(true);
 
-    const gw = await startGatewayProcess({ ROLE: 'api', DATABASE_URL: db.url, NODE_ENV: 'test', MASTER_KEY: '22'.repeat(32), JWT_SECRET: 'bench-export-jwt-secret-0123456789abcdef', DEV_CHAINS: 'false', RATE_LIMIT_STORE: 'memory', RATE_SOURCES: 'none', ...envPairs(process.env.BENCH_GATEWAY_ENV) });
+    const gw = await startGatewayProcess({
+      ROLE: 'api',
+      DATABASE_URL: db.url,
+      NODE_ENV: 'test',
+      MASTER_KEY: '22'.repeat(32),
+      JWT_SECRET: 'bench-export-jwt-secret-0123456789abcdef',
+      DEV_CHAINS: 'false',
+      RATE_LIMIT_STORE: 'memory',
+      RATE_SOURCES: 'none',
+      ...envPairs(process.env.BENCH_GATEWAY_ENV),
+    });
     try {
       const pid = gw.proc.pid!;
-      const login = await fetch(`${gw.url}/api/v2/auth/login`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ email, password, user_type: 'merchant' }) });
+      const login = await fetch(`${gw.url}/api/v2/auth/login`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ email, password, user_type: 'merchant' }),
+      });
       const token = ((await login.json()) as { data: { token: string } }).data.token;
       const before = rssMb(pid, 'VmRSS');
       let peak = before;

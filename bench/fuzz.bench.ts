@@ -53,7 +53,10 @@ function operations(file: string, names: string[]): string[] {
   });
 }
 const AUTH_DOCS = operations('auth.graphql', ['Login', 'RefreshToken', 'RotateApiKey', 'Me']);
-const PAYMENT_DOCS = [...operations('payments.graphql', ['CreateOrder', 'LockQuote', 'CreateDeposit', 'Order']), ...operations('order-updates.graphql', ['OrderUpdated'])];
+const PAYMENT_DOCS = [
+  ...operations('payments.graphql', ['CreateOrder', 'LockQuote', 'CreateDeposit', 'Order']),
+  ...operations('order-updates.graphql', ['OrderUpdated']),
+];
 
 const sampleCount = (share: number) => Math.round(TOTAL * share);
 
@@ -71,7 +74,13 @@ interface WsResult {
   closeCode?: number;
 }
 
-function wsScripts(keys: FuzzKeys, auth: ReturnType<typeof authFuzzArbitraries>, payment: ReturnType<typeof paymentFuzzArbitraries>, count: number, seed: number): WsScript[] {
+function wsScripts(
+  keys: FuzzKeys,
+  auth: ReturnType<typeof authFuzzArbitraries>,
+  payment: ReturnType<typeof paymentFuzzArbitraries>,
+  count: number,
+  seed: number,
+): WsScript[] {
   const op = (payload: unknown) => ({ type: 'subscribe', payload });
   const authOp = auth.graphqlRequest.map((r) => {
     // The HTTP generator's bodies: an operation when the body is an object, else the raw text as a message.
@@ -85,7 +94,18 @@ function wsScripts(keys: FuzzKeys, auth: ReturnType<typeof authFuzzArbitraries>,
   });
   const paymentOp = fc.record({ query: fc.constantFrom(...PAYMENT_DOCS), variables: payment.gqlVariables }).map(op);
   const notProtocol = fc.oneof(
-    fc.constantFrom('{"type":"connection_init"}', '{"type":"subscribe"}', '{"type":"subscribe","id":1,"payload":{}}', '{"type":"complete","id":"nope"}', '{"type":"ping"}', '{"type":"pong"}', '{"type":"next","id":"x","payload":{}}', '[]', 'null', '{}'),
+    fc.constantFrom(
+      '{"type":"connection_init"}',
+      '{"type":"subscribe"}',
+      '{"type":"subscribe","id":1,"payload":{}}',
+      '{"type":"complete","id":"nope"}',
+      '{"type":"ping"}',
+      '{"type":"pong"}',
+      '{"type":"next","id":"x","payload":{}}',
+      '[]',
+      'null',
+      '{}',
+    ),
     fc.string({ unit: 'binary', maxLength: 60 }),
     fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)),
   );
@@ -103,7 +123,9 @@ function wsScripts(keys: FuzzKeys, auth: ReturnType<typeof authFuzzArbitraries>,
     const message = withKey
       ? fc.oneof({ weight: 9, arbitrary: paymentOp }, { weight: 1, arbitrary: notProtocol })
       : fc.oneof({ weight: 6, arbitrary: authOp }, { weight: 3, arbitrary: paymentOp }, { weight: 1, arbitrary: notProtocol });
-    return fc.array(message, { minLength: 1, maxLength: 12 }).map((ms) => ({ params: p, messages: ms.map((m, i) => (typeof m === 'string' ? m : JSON.stringify({ ...m, id: `op${i}` }))) }));
+    return fc
+      .array(message, { minLength: 1, maxLength: 12 })
+      .map((ms) => ({ params: p, messages: ms.map((m, i) => (typeof m === 'string' ? m : JSON.stringify({ ...m, id: `op${i}` }))) }));
   });
   const out: WsScript[] = [];
   let messages = 0;
@@ -117,7 +139,12 @@ function wsScripts(keys: FuzzKeys, auth: ReturnType<typeof authFuzzArbitraries>,
 }
 
 /** A graphql-ws answer as an Outcome for the GraphQL judge; status 200 stands for "answered". */
-const wsOutcome = (message: string, text: string, problem?: string): Outcome => ({ req: { method: 'WS', path: '/graphql', headers: {}, body: message }, status: 200, text, problem });
+const wsOutcome = (message: string, text: string, problem?: string): Outcome => ({
+  req: { method: 'WS', path: '/graphql', headers: {}, body: message },
+  status: 200,
+  text,
+  problem,
+});
 
 /** Speaks graphql-transport-ws by hand, so messages outside the protocol can be sent as they are. */
 function runWsScript(base: string, script: WsScript): Promise<WsResult> {
@@ -228,8 +255,11 @@ async function main() {
     RATE_SOURCES: 'none',
   });
   try {
-    const cli = (args: string[]) => execFileSync(process.execPath, [join(__dirname, '..', 'src', 'cli', 'cli.js'), ...args], { env: { ...process.env, ...env } }).toString();
-    const merchant = JSON.parse(cli(['merchant', 'create', '--name', 'Fuzz', '--email', OWNER_EMAIL, '--password', 'correct horse battery staple', '--json']).trim().split('\n').pop()!) as {
+    const cli = (args: string[]) =>
+      execFileSync(process.execPath, [join(__dirname, '..', 'src', 'cli', 'cli.js'), ...args], { env: { ...process.env, ...env } }).toString();
+    const merchant = JSON.parse(
+      cli(['merchant', 'create', '--name', 'Fuzz', '--email', OWNER_EMAIL, '--password', 'correct horse battery staple', '--json']).trim().split('\n').pop()!,
+    ) as {
       merchant_id: string;
       sandbox_api_key: string;
     };
@@ -244,13 +274,15 @@ async function main() {
 
     const auth = authFuzzArbitraries(OWNER_EMAIL, AUTH_DOCS);
     const payment = paymentFuzzArbitraries(() => merchant.merchant_id);
-    const paymentGraphql = fc.record({ doc: fc.constantFrom(...PAYMENT_DOCS.slice(0, 4)), variables: payment.gqlVariables, cred: payment.credential }).map(({ doc, variables, cred }): FuzzRequest => {
-      const headers: Record<string, string> = { 'content-type': 'application/json' };
-      if (cred === 'merchant') headers['api-key'] = keys.merchant;
-      if (cred === 'checkout') headers['x-checkout-key'] = keys.checkout;
-      if (cred === 'garbage') headers['api-key'] = 'cpg_' + 'z'.repeat(64);
-      return { method: 'POST', path: '/graphql', headers, body: JSON.stringify({ query: doc, variables }) };
-    });
+    const paymentGraphql = fc
+      .record({ doc: fc.constantFrom(...PAYMENT_DOCS.slice(0, 4)), variables: payment.gqlVariables, cred: payment.credential })
+      .map(({ doc, variables, cred }): FuzzRequest => {
+        const headers: Record<string, string> = { 'content-type': 'application/json' };
+        if (cred === 'merchant') headers['api-key'] = keys.merchant;
+        if (cred === 'checkout') headers['x-checkout-key'] = keys.checkout;
+        if (cred === 'garbage') headers['api-key'] = 'cpg_' + 'z'.repeat(64);
+        return { method: 'POST', path: '/graphql', headers, body: JSON.stringify({ query: doc, variables }) };
+      });
 
     const latencies: number[] = [];
     const send = async (req: FuzzRequest): Promise<Outcome> => {
@@ -268,7 +300,11 @@ async function main() {
       console.log(`  ${r.failures.length} failures in ${Date.now() - t0} ms; ${JSON.stringify(tally(r.all))}`);
     };
     await phase('rest_auth', fc.sample(auth.restRequest, { seed: SEED, numRuns: sampleCount(MIX.restAuth) }), judgeRest);
-    await phase('rest_payment', fc.sample(payment.request, { seed: SEED + 1, numRuns: sampleCount(MIX.restPayment) }).map((r) => paymentRestRequest(r, keys)), judgeRest);
+    await phase(
+      'rest_payment',
+      fc.sample(payment.request, { seed: SEED + 1, numRuns: sampleCount(MIX.restPayment) }).map((r) => paymentRestRequest(r, keys)),
+      judgeRest,
+    );
     await phase('graphql_auth', fc.sample(auth.graphqlRequest, { seed: SEED + 2, numRuns: sampleCount(MIX.graphqlAuth) }), judgeGraphql);
     await phase('graphql_payment', fc.sample(paymentGraphql, { seed: SEED + 3, numRuns: sampleCount(MIX.graphqlPayment) }), judgeGraphql);
 
@@ -293,7 +329,9 @@ async function main() {
     const closeCodes: Record<string, number> = {};
     for (const r of wsResults) closeCodes[String(r.closeCode)] = (closeCodes[String(r.closeCode)] ?? 0) + 1;
     phases.graphql_ws = { requests: wsResults.reduce((n, r) => n + r.sent, 0), failures: wsFailures, all: wsOutcomes, ms: Date.now() - wsStarted };
-    console.log(`  ${wsFailures.length} failures in ${Date.now() - wsStarted} ms; answers ${JSON.stringify(tally(wsOutcomes.filter((o) => o.text !== '')))}; socket close codes ${JSON.stringify(closeCodes)}`);
+    console.log(
+      `  ${wsFailures.length} failures in ${Date.now() - wsStarted} ms; answers ${JSON.stringify(tally(wsOutcomes.filter((o) => o.text !== '')))}; socket close codes ${JSON.stringify(closeCodes)}`,
+    );
 
     const after = await countRows(db.url);
     const rowsWritten = Object.keys({ ...before, ...after }).filter((t) => before[t] !== after[t]);

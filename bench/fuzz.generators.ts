@@ -7,7 +7,8 @@
 import fc from 'fast-check';
 
 /** Library, database or runtime internals that must never reach a client. */
-export const LEAK = /\n\s+at |node_modules|\/src\/|\.(ts|js):\d+|SQLSTATE|syntax error at|relation "|violates|duplicate key|invalid byte sequence|FST_ERR|ZodError|TypeError|ReferenceError|Cannot read prop|stack/i;
+export const LEAK =
+  /\n\s+at |node_modules|\/src\/|\.(ts|js):\d+|SQLSTATE|syntax error at|relation "|violates|duplicate key|invalid byte sequence|FST_ERR|ZodError|TypeError|ReferenceError|Cannot read prop|stack/i;
 
 export interface FuzzRequest {
   method: string;
@@ -21,12 +22,54 @@ export interface FuzzRequest {
 export function authFuzzArbitraries(OWNER_EMAIL: string, DOCS: string[]) {
   const hex = (min: number, max: number) => fc.string({ unit: fc.constantFrom(...'0123456789abcdef'), minLength: min, maxLength: max });
   /** Odd unicode: astral symbols, combining marks, RTL, zero-width, lone surrogates, NUL and control characters. */
-  const oddChar = fc.constantFrom('\u0000', '\u0007', '\u001b', '\u007f', '\u00ad', '\u0301', '\u200b', '\u200e', '\u202e', '\ufeff', '\ufffd', '\ud800', '\udfff', '😀', '👩‍👩‍👧', '𝕏', 'ﷺ', 'Ω', 'ß', 'İ', '\u2028', '"', '\\', "'", '%', '<', '>', '{', '}', '$');
+  const oddChar = fc.constantFrom(
+    '\u0000',
+    '\u0007',
+    '\u001b',
+    '\u007f',
+    '\u00ad',
+    '\u0301',
+    '\u200b',
+    '\u200e',
+    '\u202e',
+    '\ufeff',
+    '\ufffd',
+    '\ud800',
+    '\udfff',
+    '😀',
+    '👩‍👩‍👧',
+    '𝕏',
+    'ﷺ',
+    'Ω',
+    'ß',
+    'İ',
+    '\u2028',
+    '"',
+    '\\',
+    "'",
+    '%',
+    '<',
+    '>',
+    '{',
+    '}',
+    '$',
+  );
   const oddString = fc.oneof(
     fc.string({ unit: 'binary', maxLength: 40 }),
     fc.string({ unit: 'grapheme', maxLength: 40 }),
     fc.string({ unit: oddChar, maxLength: 20 }),
-    fc.constantFrom('', ' ', 'null', 'undefined', 'NaN', '[object Object]', "' or 1=1 --", '"; drop table merchants; --', '${jndi:ldap://x}', '../../etc/passwd'),
+    fc.constantFrom(
+      '',
+      ' ',
+      'null',
+      'undefined',
+      'NaN',
+      '[object Object]',
+      "' or 1=1 --",
+      '"; drop table merchants; --',
+      '${jndi:ldap://x}',
+      '../../etc/passwd',
+    ),
   );
   const hugeString = fc.constantFrom(300, 5_000, 70_000).map((n) => 'A'.repeat(n));
   const anyString = fc.oneof({ weight: 4, arbitrary: oddString }, { weight: 1, arbitrary: hugeString });
@@ -60,7 +103,9 @@ export function authFuzzArbitraries(OWNER_EMAIL: string, DOCS: string[]) {
       { weight: 2, arbitrary: fc.constantFrom(2_000, 20_000).map((n) => 'k'.repeat(n)) },
     ),
   );
-  const jwtLike = fc.tuple(fc.base64String({ maxLength: 40 }), fc.base64String({ maxLength: 80 }), fc.base64String({ maxLength: 43 })).map((p) => p.map((s) => s.replace(/=/g, '').replace(/\+/g, '-').replace(/\//g, '_')).join('.'));
+  const jwtLike = fc
+    .tuple(fc.base64String({ maxLength: 40 }), fc.base64String({ maxLength: 80 }), fc.base64String({ maxLength: 43 }))
+    .map((p) => p.map((s) => s.replace(/=/g, '').replace(/\+/g, '-').replace(/\//g, '_')).join('.'));
   const contentType = fc.constantFrom(
     'application/json',
     'application/json; charset=utf-8',
@@ -85,11 +130,20 @@ export function authFuzzArbitraries(OWNER_EMAIL: string, DOCS: string[]) {
       value.map((t) => `Bearer ${t}`),
       fc.constantFrom('Bearer', 'Bearer ', 'bearer x', 'Basic dXNlcjpwYXNz', 'Bearer eyJhbGciOiJub25lIn0.eyJzdWIiOiJ4In0.', 'Token abc'),
     );
-    const apiKey = fc.oneof(value, hex(64, 64).map((h) => `cpg_${h}`), hex(0, 80).map((h) => `cpg_${h}`), fc.constantFrom('cpg_', 'CPG_' + 'A'.repeat(64), 'sk_live_123'));
+    const apiKey = fc.oneof(
+      value,
+      hex(64, 64).map((h) => `cpg_${h}`),
+      hex(0, 80).map((h) => `cpg_${h}`),
+      fc.constantFrom('cpg_', 'CPG_' + 'A'.repeat(64), 'sk_live_123'),
+    );
     const rest = fc
       .record(
         {
-          'content-type': fc.oneof({ weight: 6, arbitrary: fc.constant('application/json') }, { weight: 3, arbitrary: contentType }, { weight: 1, arbitrary: value }),
+          'content-type': fc.oneof(
+            { weight: 6, arbitrary: fc.constant('application/json') },
+            { weight: 3, arbitrary: contentType },
+            { weight: 1, arbitrary: value },
+          ),
           authorization,
           'api-key': apiKey,
           'x-request-id': value,
@@ -127,7 +181,13 @@ export function authFuzzArbitraries(OWNER_EMAIL: string, DOCS: string[]) {
     fc.jsonValue({ maxDepth: 3 }).map((v) => JSON.stringify(v)),
     fc.record({ email: anyValue, password: anyValue, user_type: anyValue }, { requiredKeys: [] }).map((v) => JSON.stringify(v)),
     // almost right: well-typed login and refresh bodies that still must fail
-    fc.record({ email: fc.oneof(fc.constantFrom(OWNER_EMAIL, OWNER_EMAIL.toUpperCase(), ` ${OWNER_EMAIL} `), fc.emailAddress(), oddString), password: fc.oneof(oddString, fc.string()), user_type: fc.oneof({ weight: 3, arbitrary: fc.constant('merchant') }, { weight: 1, arbitrary: oddString }) }).map((v) => JSON.stringify(v)),
+    fc
+      .record({
+        email: fc.oneof(fc.constantFrom(OWNER_EMAIL, OWNER_EMAIL.toUpperCase(), ` ${OWNER_EMAIL} `), fc.emailAddress(), oddString),
+        password: fc.oneof(oddString, fc.string()),
+        user_type: fc.oneof({ weight: 3, arbitrary: fc.constant('merchant') }, { weight: 1, arbitrary: oddString }),
+      })
+      .map((v) => JSON.stringify(v)),
     fc.record({ refresh_token: fc.oneof(oddString, fc.base64String(), hex(64, 64), hugeString) }).map((v) => JSON.stringify(v)),
     fc.record({ refresh_token: anyValue, extra: anyValue }, { requiredKeys: [] }).map((v) => JSON.stringify(v)),
     fc.tuple(fc.jsonValue({ maxDepth: 3 }), fc.nat()).map(([v, n]) => {
@@ -142,7 +202,7 @@ export function authFuzzArbitraries(OWNER_EMAIL: string, DOCS: string[]) {
       '{"refresh_token": "\\u0000"}',
       '{"__proto__": {"isAdmin": true}, "email": "a@b.c"}',
       '{"constructor": {"prototype": {"x": 1}}}',
-      '[' .repeat(3000) + ']'.repeat(3000),
+      '['.repeat(3000) + ']'.repeat(3000),
       '{"a":'.repeat(2000) + '1' + '}'.repeat(2000),
       '{"email": "a@b.c", "email": "b@c.d"}',
       '1e999999',
@@ -169,16 +229,51 @@ export function authFuzzArbitraries(OWNER_EMAIL: string, DOCS: string[]) {
     { weight: 12, arbitrary: fc.stringMatching(/^[a-z0-9._~-]{1,12}$/) },
     { weight: 9, arbitrary: oddString.map((s) => encodeURIComponent(s.replace(/[\ud800-\udfff]/g, ''))) },
     // raw (unencoded) UTF-8 bytes and characters that should have been percent-encoded
-    { weight: 1, arbitrary: oddString.map((s) => Buffer.from(s, 'utf8').toString('latin1').replace(/[^\x21-\xff]/g, '')) },
+    {
+      weight: 1,
+      arbitrary: oddString.map((s) =>
+        Buffer.from(s, 'utf8')
+          .toString('latin1')
+          .replace(/[^\x21-\xff]/g, ''),
+      ),
+    },
     { weight: 2, arbitrary: fc.constantFrom('a"b', '<script>', '{x}', '|', '\\', '^', '`') },
-    { weight: 9, arbitrary: fc.constantFrom('%', '%zz', '%E0%A4%A', '%00', '..', '.', '', 'api', 'v2', 'v3', 'testnet', 'mainnet', 'merchant', 'me', 'graphql2', 'healthz.json') },
+    {
+      weight: 9,
+      arbitrary: fc.constantFrom(
+        '%',
+        '%zz',
+        '%E0%A4%A',
+        '%00',
+        '..',
+        '.',
+        '',
+        'api',
+        'v2',
+        'v3',
+        'testnet',
+        'mainnet',
+        'merchant',
+        'me',
+        'graphql2',
+        'healthz.json',
+      ),
+    },
   );
   const unknownPath = fc.oneof(
     fc.array(segment, { minLength: 1, maxLength: 5 }).map((s) => '/' + s.join('/')),
-    fc.tuple(fc.constantFrom('/api/v2/', '/api/v2/testnet/', '/api/v2/mainnet/', '/api/v2/auth/', '/api/', '/api/v2/sandbox/'), fc.array(segment, { minLength: 1, maxLength: 3 })).map(([p, s]) => p + s.join('/')),
+    fc
+      .tuple(
+        fc.constantFrom('/api/v2/', '/api/v2/testnet/', '/api/v2/mainnet/', '/api/v2/auth/', '/api/', '/api/v2/sandbox/'),
+        fc.array(segment, { minLength: 1, maxLength: 3 }),
+      )
+      .map(([p, s]) => p + s.join('/')),
     fc.constantFrom(...KNOWN_PATHS).chain((p) => segment.map((s) => `${p}/${s}`)),
   );
-  const query = fc.option(fc.array(fc.tuple(segment, segment), { maxLength: 3 }).map((q) => '?' + q.map(([k, v]) => `${k}=${v}`).join('&')), { nil: '' });
+  const query = fc.option(
+    fc.array(fc.tuple(segment, segment), { maxLength: 3 }).map((q) => '?' + q.map(([k, v]) => `${k}=${v}`).join('&')),
+    { nil: '' },
+  );
   const target = fc.oneof(
     { weight: 6, arbitrary: fc.constantFrom(...ROUTES) },
     { weight: 2, arbitrary: fc.tuple(fc.constantFrom(...METHODS), fc.constantFrom(...KNOWN_PATHS)) },
@@ -190,16 +285,37 @@ export function authFuzzArbitraries(OWNER_EMAIL: string, DOCS: string[]) {
 
   // ---- GraphQL -----------------------------------------------------------------------------------
 
-  const mutatedDoc = fc.tuple(fc.constantFrom(...DOCS), fc.nat(), fc.constantFrom('truncate', 'insert', 'delete', 'swap'), fc.oneof(oddChar, fc.constantFrom('{', '}', '(', ')', '$', ':', '!', '@', '...', '#', '"'))).map(([doc, n, op, ch]) => {
-    const i = n % (doc.length - 2);
-    if (op === 'truncate') return doc.slice(0, i);
-    if (op === 'insert') return doc.slice(0, i) + ch + doc.slice(i);
-    if (op === 'delete') return doc.replace(/[{}()$:!]/g, (c, at: number) => (at >= i ? '' : c));
-    return doc.replace(/[{}]/g, (c) => (c === '{' ? '}' : '{'));
-  });
-  const stringish = fc.oneof({ weight: 3, arbitrary: fc.oneof(oddString, fc.emailAddress(), fc.constantFrom(OWNER_EMAIL, 'A'.repeat(300), 'A'.repeat(600), '')) }, { weight: 1, arbitrary: anyValue });
+  const mutatedDoc = fc
+    .tuple(
+      fc.constantFrom(...DOCS),
+      fc.nat(),
+      fc.constantFrom('truncate', 'insert', 'delete', 'swap'),
+      fc.oneof(oddChar, fc.constantFrom('{', '}', '(', ')', '$', ':', '!', '@', '...', '#', '"')),
+    )
+    .map(([doc, n, op, ch]) => {
+      const i = n % (doc.length - 2);
+      if (op === 'truncate') return doc.slice(0, i);
+      if (op === 'insert') return doc.slice(0, i) + ch + doc.slice(i);
+      if (op === 'delete') return doc.replace(/[{}()$:!]/g, (c, at: number) => (at >= i ? '' : c));
+      return doc.replace(/[{}]/g, (c) => (c === '{' ? '}' : '{'));
+    });
+  const stringish = fc.oneof(
+    { weight: 3, arbitrary: fc.oneof(oddString, fc.emailAddress(), fc.constantFrom(OWNER_EMAIL, 'A'.repeat(300), 'A'.repeat(600), '')) },
+    { weight: 1, arbitrary: anyValue },
+  );
   const variables = fc.oneof(
-    { weight: 3, arbitrary: fc.record({ email: stringish, password: stringish, refreshToken: stringish, environment: fc.oneof(anyValue, fc.constantFrom('SANDBOX', 'PRODUCTION', 'sandbox', 'TESTNET')) }, { requiredKeys: [] }) },
+    {
+      weight: 3,
+      arbitrary: fc.record(
+        {
+          email: stringish,
+          password: stringish,
+          refreshToken: stringish,
+          environment: fc.oneof(anyValue, fc.constantFrom('SANDBOX', 'PRODUCTION', 'sandbox', 'TESTNET')),
+        },
+        { requiredKeys: [] },
+      ),
+    },
     { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 2 }) },
   );
   const ident = fc.stringMatching(/^[_A-Za-z][_0-9A-Za-z]{0,12}$/);
@@ -211,20 +327,40 @@ export function authFuzzArbitraries(OWNER_EMAIL: string, DOCS: string[]) {
     ident.map((f) => `mutation { login(email: "a@b.c", password: "x", ${f}: 1) { token } }`),
     ident.map((f) => `{ me { ...${f} } }`),
     ident.map((v) => `query ($${v}: Int) { me { id } }`),
-    fc.constantFrom('mutation { rotateApiKey(environment: TESTNET) { apiKey } }', 'query { login { token } }', 'mutation { logout { id } }', '{ me }', 'query A { me { id } } query A { me { id } }'),
+    fc.constantFrom(
+      'mutation { rotateApiKey(environment: TESTNET) { apiKey } }',
+      'query { login { token } }',
+      'mutation { logout { id } }',
+      '{ me }',
+      'query A { me { id } } query A { me { id } }',
+    ),
   );
   /** Login with two string variables: reaches the resolver, then the service's own validation. */
-  const loginVars = fc.record({ email: fc.oneof(fc.emailAddress(), oddString, fc.constantFrom(OWNER_EMAIL, `\u0000${OWNER_EMAIL}`, 'A'.repeat(300), '')), password: fc.oneof(oddString, fc.string(), fc.constantFrom('A'.repeat(300), '')) });
+  const loginVars = fc.record({
+    email: fc.oneof(fc.emailAddress(), oddString, fc.constantFrom(OWNER_EMAIL, `\u0000${OWNER_EMAIL}`, 'A'.repeat(300), '')),
+    password: fc.oneof(oddString, fc.string(), fc.constantFrom('A'.repeat(300), '')),
+  });
   const graphqlBody = fc.oneof(
     fc.record({ query: invalidDoc }).map((b) => JSON.stringify(b)),
     loginVars.map((variables) => JSON.stringify({ query: DOCS[0], variables, operationName: 'Login' })),
-    fc.record({ refreshToken: fc.oneof(oddString, hex(64, 64), fc.constantFrom('', 'A'.repeat(600))) }).map((variables) => JSON.stringify({ query: DOCS[1], variables })),
+    fc
+      .record({ refreshToken: fc.oneof(oddString, hex(64, 64), fc.constantFrom('', 'A'.repeat(600))) })
+      .map((variables) => JSON.stringify({ query: DOCS[1], variables })),
     // valid operation, random variables and operationName
     fc
-      .record({ query: fc.constantFrom(...DOCS.slice(0, 3)), variables, operationName: fc.option(fc.oneof(fc.constantFrom('Login', 'RefreshToken', 'RotateApiKey', 'Nope'), oddString), { nil: undefined }) }, { requiredKeys: ['query'] })
+      .record(
+        {
+          query: fc.constantFrom(...DOCS.slice(0, 3)),
+          variables,
+          operationName: fc.option(fc.oneof(fc.constantFrom('Login', 'RefreshToken', 'RotateApiKey', 'Nope'), oddString), { nil: undefined }),
+        },
+        { requiredKeys: ['query'] },
+      )
       .map((b) => JSON.stringify(b)),
     // random or mangled query strings
-    fc.record({ query: fc.oneof(anyString, mutatedDoc), variables: fc.option(variables, { nil: undefined }) }, { requiredKeys: ['query'] }).map((b) => JSON.stringify(b)),
+    fc
+      .record({ query: fc.oneof(anyString, mutatedDoc), variables: fc.option(variables, { nil: undefined }) }, { requiredKeys: ['query'] })
+      .map((b) => JSON.stringify(b)),
     // wrong field types and shapes
     fc.record({ query: anyValue, variables: anyValue, operationName: anyValue, extensions: anyValue }, { requiredKeys: [] }).map((b) => JSON.stringify(b)),
     fc.array(fc.record({ query: fc.constantFrom(...DOCS) }), { minLength: 1, maxLength: 3 }).map((b) => JSON.stringify(b)),
@@ -232,7 +368,12 @@ export function authFuzzArbitraries(OWNER_EMAIL: string, DOCS: string[]) {
   );
   const graphqlHeaders = fc.oneof({ weight: 4, arbitrary: clean.graphql }, { weight: 1, arbitrary: dirty.graphql });
   const graphqlRequest: fc.Arbitrary<FuzzRequest> = fc.oneof(
-    { weight: 9, arbitrary: fc.record({ headers: graphqlHeaders, body: graphqlBody }).map(({ headers: h, body: b }) => ({ method: 'POST', path: '/graphql', headers: h, body: b })) },
+    {
+      weight: 9,
+      arbitrary: fc
+        .record({ headers: graphqlHeaders, body: graphqlBody })
+        .map(({ headers: h, body: b }) => ({ method: 'POST', path: '/graphql', headers: h, body: b })),
+    },
     {
       weight: 1,
       arbitrary: fc.record({ headers: graphqlHeaders, q: fc.oneof(anyString, mutatedDoc, fc.constantFrom(...DOCS)) }).map(({ headers: h, q }) => ({
@@ -258,7 +399,10 @@ export function paymentFuzzArbitraries(merchantId: () => string | undefined) {
     fc.dictionary(fc.string({ maxLength: 5 }), fc.integer(), { maxKeys: 2 }),
     fc.constantFrom('', ' ', '0', '-1', '1.5', '1e9', 'NaN', "' or 1=1 --", 'A'.repeat(5000), '\u0000', '😀'.repeat(50), '0x' + 'g'.repeat(40)),
   );
-  const badMerchant = fc.oneof(junk, fc.uuid().filter((u) => u !== merchantId()));
+  const badMerchant = fc.oneof(
+    junk,
+    fc.uuid().filter((u) => u !== merchantId()),
+  );
   const badAmount = fc.oneof(junk, fc.constantFrom('0', '-5', '00', '1.0', '999', '1000000000000000000000', ' 5000', '5000 '));
   const badOrderNo = fc.oneof(junk, fc.constantFrom('has space', 'x'.repeat(65), '\u00e9t\u00e9', 'tab\t'));
   const badNetwork = fc.oneof(junk, fc.constantFrom('ethereum', 'POLYGON', 'BTC', 'ETHEREUM ', 'SOL'));
@@ -266,9 +410,18 @@ export function paymentFuzzArbitraries(merchantId: () => string | undefined) {
   const badToken = fc.oneof(junk, fc.constantFrom('0x123', 'T'.repeat(34), 'not-an-address'));
 
   const bodies: Record<string, fc.Arbitrary<unknown>> = {
-    '/merchant/fiat/order': fc.record({ merchant_id: badMerchant, order_no: badOrderNo, amount: badAmount, name: junk, email: junk }, { requiredKeys: ['amount'] }),
-    '/merchant/fiat/checkOrderRate': fc.record({ merchant_id: badMerchant, transactionID: badOrderNo, tokenAddress: badToken, network: badNetwork }, { requiredKeys: ['network'] }),
-    '/pgqr/fiat/create': fc.record({ merchant_id: badMerchant, transactionID: badOrderNo, tokenAddress: badToken, network: badNetwork, walletType: badWallet }, { requiredKeys: ['walletType'] }),
+    '/merchant/fiat/order': fc.record(
+      { merchant_id: badMerchant, order_no: badOrderNo, amount: badAmount, name: junk, email: junk },
+      { requiredKeys: ['amount'] },
+    ),
+    '/merchant/fiat/checkOrderRate': fc.record(
+      { merchant_id: badMerchant, transactionID: badOrderNo, tokenAddress: badToken, network: badNetwork },
+      { requiredKeys: ['network'] },
+    ),
+    '/pgqr/fiat/create': fc.record(
+      { merchant_id: badMerchant, transactionID: badOrderNo, tokenAddress: badToken, network: badNetwork, walletType: badWallet },
+      { requiredKeys: ['walletType'] },
+    ),
     '/merchant/fiat/getOrder': fc.record({ merchant_id: badMerchant, order_no: badOrderNo }, { requiredKeys: ['order_no'] }),
   };
   const encoded = fc.oneof(
@@ -278,9 +431,9 @@ export function paymentFuzzArbitraries(merchantId: () => string | undefined) {
   );
   const credential = fc.constantFrom('merchant', 'checkout', 'none', 'garbage');
 
-  const request = fc.record({ route: fc.constantFrom(...Object.keys(bodies)), how: encoded, cred: credential, seed: fc.nat() }).chain(({ route, how, cred }) =>
-    bodies[route]!.map((b) => ({ route, how, cred, body: b })),
-  );
+  const request = fc
+    .record({ route: fc.constantFrom(...Object.keys(bodies)), how: encoded, cred: credential, seed: fc.nat() })
+    .chain(({ route, how, cred }) => bodies[route]!.map((b) => ({ route, how, cred, body: b })));
   const gqlVariables = fc.record(
     {
       input: fc.oneof(junk, fc.record({ orderNo: badOrderNo, amount: badAmount, name: junk, email: junk }, { requiredKeys: [] })),
@@ -407,4 +560,3 @@ export const describeFailure = (o: Outcome) => {
   const bodyText = b === undefined ? '' : typeof b === 'string' ? b : `<${b.length} bytes>`;
   return `${o.problem}: ${o.req.method} ${o.req.path.slice(0, 120)} headers=${JSON.stringify(o.req.headers).slice(0, 200)} body=${JSON.stringify(bodyText.slice(0, 160))} → ${o.status} ${o.text.slice(0, 300)}`;
 };
-

@@ -25,13 +25,22 @@ async function main() {
   try {
     for (const [i, side] of SIDES.entries()) {
       const url = db.urls[i]!;
-      const { gw, merchant } = await startOrderGateway(url, envPairs(process.env[`BENCH_${side}_ENV`]), (process.env[`BENCH_${side}_NODE_ARGS`] ?? '').split(' ').filter(Boolean), process.env[`BENCH_${side}_MAIN`]);
+      const { gw, merchant } = await startOrderGateway(
+        url,
+        envPairs(process.env[`BENCH_${side}_ENV`]),
+        (process.env[`BENCH_${side}_NODE_ARGS`] ?? '').split(' ').filter(Boolean),
+        process.env[`BENCH_${side}_MAIN`],
+      );
       const client = orderClient(gw.url, merchant.sandbox_api_key);
       sides.push({ gw, client, round: restSide(side, client, merchant.merchant_id, url, gw.proc.pid!, gw.url), merchantId: merchant.merchant_id });
     }
     for (const s of sides) await restPhase(s.client, s.merchantId, 2);
     console.log(`${ROUNDS} rounds of ${PHASE_S} s per side, ${CONNECTIONS} connections …`);
-    const totals = await interleave(sides.map((s) => s.round), ROUNDS, PHASE_S);
+    const totals = await interleave(
+      sides.map((s) => s.round),
+      ROUNDS,
+      PHASE_S,
+    );
     const result = Object.fromEntries(
       Object.entries(totals).map(([side, t]) => [
         side,

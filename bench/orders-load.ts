@@ -16,10 +16,14 @@ export const CONNECTIONS = Number(process.env.BENCH_CONNECTIONS ?? 50);
 
 function post(agent: Agent, url: URL, body: string, headers: Record<string, string>): Promise<number> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = request(
+      url,
+      { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     req.end(body);
   });
@@ -80,17 +84,30 @@ export async function cpuMeter(dbUrl: string, gatewayPid: number, gatewayUrl: st
   // that into an unhandled 'error' that hides the error which sent the bench to its clean-up.
   c.on('error', () => undefined);
   await c.connect();
-  const backends = (await c.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()')).rows.map((r) => r.pid);
+  const backends = (await c.query<{ pid: number }>('select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()')).rows.map(
+    (r) => r.pid,
+  );
   const walLsn = async () => (await c.query<{ lsn: string }>('select pg_current_wal_lsn()::text as lsn')).rows[0]!.lsn;
   const walBefore = await walLsn();
   // Autovacuum's runs on `orders` (PostgreSQL's statistics, flushed within about a second of a run's end).
   const maintenance = async () => {
-    const r = (await c.query<{ v: string; a: string }>(`select autovacuum_count::text as v, autoanalyze_count::text as a from pg_stat_user_tables where relname = 'orders'`)).rows[0];
+    const r = (
+      await c.query<{ v: string; a: string }>(
+        `select autovacuum_count::text as v, autoanalyze_count::text as a from pg_stat_user_tables where relname = 'orders'`,
+      )
+    ).rows[0];
     return { vacuums: Number(r?.v ?? 0), analyzes: Number(r?.a ?? 0) };
   };
   const maintenanceBefore = await maintenance();
   // A backend that exits during the phase (the pool retires idle connections) is left out of the sum.
-  const read = () => ({ api: procCpuMs(gatewayPid), apiWait: runQueueWaitMs(gatewayPid), wall: performance.now(), pg: backends.map((pid) => procCpuMs(pid)), self: process.cpuUsage(), machine: machineCpuMs() });
+  const read = () => ({
+    api: procCpuMs(gatewayPid),
+    apiWait: runQueueWaitMs(gatewayPid),
+    wall: performance.now(),
+    pg: backends.map((pid) => procCpuMs(pid)),
+    self: process.cpuUsage(),
+    machine: machineCpuMs(),
+  });
   const batchesBefore = await batchCounters(gatewayUrl);
   const start = read();
   return async (orders: number) => {
@@ -104,13 +121,22 @@ export async function cpuMeter(dbUrl: string, gatewayPid: number, gatewayUrl: st
     const self = (end.self.user - start.self.user + end.self.system - start.self.system) / 1000;
     const pgMs = end.pg.reduce((a, ms, i) => a + (ms > 0 ? ms - start.pg[i]! : 0), 0);
     const machineMs = end.machine.idle - start.machine.idle + end.machine.busy - start.machine.busy;
-    return { api: (end.api - start.api) / orders, pg: pgMs / orders, loadgen: self / orders, backends: backends.length, batches, meanBatch: (batchesAfter.rows - batchesBefore.rows) / batches, walKbPerOrder: walBytes / 1024 / orders,
-      autovacuums: maintenanceAfter.vacuums - maintenanceBefore.vacuums, autoanalyzes: maintenanceAfter.analyzes - maintenanceBefore.analyzes,
+    return {
+      api: (end.api - start.api) / orders,
+      pg: pgMs / orders,
+      loadgen: self / orders,
+      backends: backends.length,
+      batches,
+      meanBatch: (batchesAfter.rows - batchesBefore.rows) / batches,
+      walKbPerOrder: walBytes / 1024 / orders,
+      autovacuums: maintenanceAfter.vacuums - maintenanceBefore.vacuums,
+      autoanalyzes: maintenanceAfter.analyzes - maintenanceBefore.analyzes,
       // Idle share of the machine's two cores over the phase: a slow phase with idle cores waited on something (disk, the host), not on CPU.
       idle: (end.machine.idle - start.machine.idle) / machineMs,
       // Share of the phase the gateway's event loop waited for a core, and the hypervisor's steal (of both cores' time).
       apiWait: (end.apiWait - start.apiWait) / (end.wall - start.wall),
-      steal: (end.machine.steal - start.machine.steal) / machineMs };
+      steal: (end.machine.steal - start.machine.steal) / machineMs,
+    };
   };
 }
 
@@ -243,7 +269,12 @@ class RawConnection {
  * is started when recording starts; its result comes back with the phase. Errors count over the whole
  * phase.
  */
-export async function restPhase<M = undefined>(client: OrderClient, merchantId: string, seconds: number, opts: { leadInS?: number; onRecord?: () => Promise<M> } = {}) {
+export async function restPhase<M = undefined>(
+  client: OrderClient,
+  merchantId: string,
+  seconds: number,
+  opts: { leadInS?: number; onRecord?: () => Promise<M> } = {},
+) {
   const latencies: number[] = [];
   const trace: string[] = [];
   let errors = 0;
@@ -321,9 +352,24 @@ export async function startOrderGateway(dbUrl: string, env: Record<string, strin
     nodeArgs,
     main,
   );
-  const out = execFileSync(process.execPath, [join(__dirname, '..', 'src', 'cli', 'cli.js'), 'merchant', 'create', '--name', 'Bench', '--email', `bench-${randomUUID()}@x.test`, '--password', 'benchmark-password', '--json'], {
-    env: { ...process.env, DATABASE_URL: dbUrl, ...SECRETS, LOG_LEVEL: 'warn' },
-  });
+  const out = execFileSync(
+    process.execPath,
+    [
+      join(__dirname, '..', 'src', 'cli', 'cli.js'),
+      'merchant',
+      'create',
+      '--name',
+      'Bench',
+      '--email',
+      `bench-${randomUUID()}@x.test`,
+      '--password',
+      'benchmark-password',
+      '--json',
+    ],
+    {
+      env: { ...process.env, DATABASE_URL: dbUrl, ...SECRETS, LOG_LEVEL: 'warn' },
+    },
+  );
   const merchant = JSON.parse(out.toString().trim().split('\n').pop()!) as { merchant_id: string; sandbox_api_key: string };
   // Scraped once before any load, as production's Prometheus scrapes from the start. The first scrape
   // runs a MikroORM transaction, whose AsyncLocalStorage switches on node 20's promise hooks for good:
@@ -370,7 +416,9 @@ export interface SideTotals {
  * 39 %). Prints one line per phase.
  */
 export async function interleave(sides: RoundSide[], rounds: number, phaseS: number): Promise<Record<string, SideTotals>> {
-  const acc = new Map(sides.map((s) => [s.name, { orders: 0, latencies: [] as number[], api: 0, pg: 0, loadgen: 0, batches: 0, rows: 0, idle: 0, apiWait: 0, metered: 0 }]));
+  const acc = new Map(
+    sides.map((s) => [s.name, { orders: 0, latencies: [] as number[], api: 0, pg: 0, loadgen: 0, batches: 0, rows: 0, idle: 0, apiWait: 0, metered: 0 }]),
+  );
   for (let round = 0; round < rounds; round++) {
     for (const s of round % 2 ? [...sides].reverse() : sides) {
       const r = await s.run(phaseS);
@@ -398,7 +446,16 @@ export async function interleave(sides: RoundSide[], rounds: number, phaseS: num
         orders: a.orders,
         perS: a.orders / (phaseS * rounds),
         latencies: a.latencies.sort((x, y) => x - y),
-        cpu: a.metered ? { api: a.api / a.orders, pg: a.pg / a.orders, loadgen: a.loadgen / a.orders, meanBatch: a.rows / a.batches, idle: a.idle / a.metered, apiWait: a.apiWait / a.metered } : undefined,
+        cpu: a.metered
+          ? {
+              api: a.api / a.orders,
+              pg: a.pg / a.orders,
+              loadgen: a.loadgen / a.orders,
+              meanBatch: a.rows / a.batches,
+              idle: a.idle / a.metered,
+              apiWait: a.apiWait / a.metered,
+            }
+          : undefined,
       },
     ]),
   );

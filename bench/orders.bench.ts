@@ -102,7 +102,9 @@ async function bulkFixture(url: string, merchantId: string, rows: number, maxS: 
 
 async function pgPhase(url: string, seconds: number) {
   const pool = new pg.Pool({ connectionString: url, max: CONNECTIONS });
-  await pool.query(`create table if not exists bench_inserts (id uuid primary key, merchant_id uuid not null, order_no text not null, amount numeric(78,0) not null, created_at timestamptz not null default now())`);
+  await pool.query(
+    `create table if not exists bench_inserts (id uuid primary key, merchant_id uuid not null, order_no text not null, amount numeric(78,0) not null, created_at timestamptz not null default now())`,
+  );
   let count = 0;
   const merchant = randomUUID();
   // Connected before the clock starts: a phase of 2 s would otherwise count 50 connection set-ups.
@@ -112,7 +114,12 @@ async function pgPhase(url: string, seconds: number) {
     clients.map(async (client) => {
       try {
         while (Date.now() < until) {
-          await client.query('insert into bench_inserts (id, merchant_id, order_no, amount) values ($1, $2, $3, $4)', [randomUUID(), merchant, randomUUID(), '150000']);
+          await client.query('insert into bench_inserts (id, merchant_id, order_no, amount) values ($1, $2, $3, $4)', [
+            randomUUID(),
+            merchant,
+            randomUUID(),
+            '150000',
+          ]);
           count++;
         }
       } finally {
@@ -189,7 +196,10 @@ async function main() {
   const db = await benchDatabases([`cpg_bench_orders_${process.pid}`, `cpg_bench_orders_5m_${process.pid}`]);
   const [emptyUrl, bigUrl] = db.urls as [string, string];
   const env = { DATABASE_POOL_MAX: String(Number(process.env.BENCH_POOL ?? 20)), ...envPairs(process.env.BENCH_GATEWAY_ENV) };
-  const nodeArgs = [...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []), ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean)];
+  const nodeArgs = [
+    ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+    ...(process.env.BENCH_NODE_ARGS ?? '').split(' ').filter(Boolean),
+  ];
   const gateways: { gw: Awaited<ReturnType<typeof startOrderGateway>>['gw']; client: OrderClient }[] = [];
   const start = async (url: string) => {
     const { gw, merchant } = await startOrderGateway(url, env, nodeArgs);
@@ -203,9 +213,14 @@ async function main() {
     console.log(`bulk fixture: ${FIXTURE_ROWS.toLocaleString('en')} orders of the second gateway's merchant …`);
     const dirtyBaselineMb = dirtyMb();
     const fixture = await bulkFixture(bigUrl, big.merchantId, FIXTURE_ROWS, FIXTURE_MAX_S);
-    console.log(`  ${fixture.rows.toLocaleString('en')} rows in ${fixture.seconds.toFixed(0)} s (insert + vacuum analyze)${fixture.rows < FIXTURE_ROWS ? ' — time budget reached' : ''}`);
+    console.log(
+      `  ${fixture.rows.toLocaleString('en')} rows in ${fixture.seconds.toFixed(0)} s (insert + vacuum analyze)${fixture.rows < FIXTURE_ROWS ? ' — time budget reached' : ''}`,
+    );
     const settled = process.env.BENCH_SETTLE === 'false' ? null : await settle(bigUrl, dirtyBaselineMb);
-    if (settled) console.log(`  settled: CHECKPOINT and writeback in ${settled.seconds.toFixed(0)} s (dirty page cache ${settled.dirtyBeforeMb} → ${settled.dirtyAfterMb} MB; ${dirtyBaselineMb} MB before the fixture)`);
+    if (settled)
+      console.log(
+        `  settled: CHECKPOINT and writeback in ${settled.seconds.toFixed(0)} s (dirty page cache ${settled.dirtyBeforeMb} → ${settled.dirtyAfterMb} MB; ${dirtyBaselineMb} MB before the fixture)`,
+      );
     const turns = Math.max(1, Math.round(WARMUP_S / WARMUP_TURN_S));
     console.log(`warm-up: ${WARMUP_S}s per gateway in ${turns} turns each, ${CONNECTIONS} connections, a CHECKPOINT before the last turn …`);
     for (let turn = 0; turn < turns; turn++) {
@@ -213,7 +228,9 @@ async function main() {
       for (const g of [empty, big]) await restPhase(g.client, g.merchantId, WARMUP_S / turns);
     }
     const rowsLabel = `${(fixture.rows / 1e6).toLocaleString('en')}M rows`;
-    console.log(`${ROUNDS} rounds of ${PHASE_S}s: REST order creation on the empty table, on ${rowsLabel}, and the trivial insert, in turn (${CONNECTIONS} connections each) …`);
+    console.log(
+      `${ROUNDS} rounds of ${PHASE_S}s: REST order creation on the empty table, on ${rowsLabel}, and the trivial insert, in turn (${CONNECTIONS} connections each) …`,
+    );
     const t = await interleave(
       [
         restSide('empty table', empty.client, empty.merchantId, empty.url, empty.gw.proc.pid!, empty.gw.url),
@@ -226,14 +243,21 @@ async function main() {
     const e = t['empty table']!;
     const b = t[rowsLabel]!;
     const pgPerS = t['trivial insert']!.perS;
-    for (const [label, x] of [['empty table', e], [rowsLabel, b]] as const) {
+    for (const [label, x] of [
+      ['empty table', e],
+      [rowsLabel, b],
+    ] as const) {
       const c = x.cpu!;
-      console.log(`${label}: ${x.orders} orders, ${x.perS.toFixed(0)}/s, p50 ${percentile(x.latencies, 50).toFixed(2)} ms, p99 ${percentile(x.latencies, 99).toFixed(2)} ms; CPU per order: gateway ${c.api.toFixed(3)} ms, PostgreSQL ${c.pg.toFixed(3)} ms, load generator ${c.loadgen.toFixed(3)} ms; ${c.meanBatch.toFixed(1)} orders per statement; machine idle ${(c.idle * 100).toFixed(0)} %; the gateway waited for a core ${(c.apiWait * 100).toFixed(0)} % of the time`);
+      console.log(
+        `${label}: ${x.orders} orders, ${x.perS.toFixed(0)}/s, p50 ${percentile(x.latencies, 50).toFixed(2)} ms, p99 ${percentile(x.latencies, 99).toFixed(2)} ms; CPU per order: gateway ${c.api.toFixed(3)} ms, PostgreSQL ${c.pg.toFixed(3)} ms, load generator ${c.loadgen.toFixed(3)} ms; ${c.meanBatch.toFixed(1)} orders per statement; machine idle ${(c.idle * 100).toFixed(0)} %; the gateway waited for a core ${(c.apiWait * 100).toFixed(0)} % of the time`,
+      );
     }
     console.log(`trivial insert: ${pgPerS.toFixed(0)}/s`);
     console.log(`context — the API's own INSERT … SELECT into orders, straight from pg: ${CONNECTIONS} connections × ${CONTEXT_S}s …`);
     const orderInserts = await pgOrderPhase(emptyUrl, empty.merchantId, CONTEXT_S);
-    console.log(`  ${orderInserts} inserts, ${(orderInserts / CONTEXT_S).toFixed(0)}/s (REST reaches ${((e.perS / (orderInserts / CONTEXT_S)) * 100).toFixed(0)} % of it)`);
+    console.log(
+      `  ${orderInserts} inserts, ${(orderInserts / CONTEXT_S).toFixed(0)}/s (REST reaches ${((e.perS / (orderInserts / CONTEXT_S)) * 100).toFixed(0)} % of it)`,
+    );
     console.log(
       JSON.stringify({
         orders_per_s: Math.round(e.perS),

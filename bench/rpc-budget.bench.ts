@@ -76,10 +76,13 @@ async function countingProxy(target: string): Promise<{ url: string; counts: Map
         // not JSON: counted by path
       }
       for (const n of names) counts.set(n, (counts.get(n) ?? 0) + 1);
-      const up = http.request({ hostname: base.hostname, port: base.port, path: req.url, method: req.method, headers: { ...req.headers, host: base.host } }, (r) => {
-        res.writeHead(r.statusCode ?? 502, r.headers);
-        r.pipe(res);
-      });
+      const up = http.request(
+        { hostname: base.hostname, port: base.port, path: req.url, method: req.method, headers: { ...req.headers, host: base.host } },
+        (r) => {
+          res.writeHead(r.statusCode ?? 502, r.headers);
+          r.pipe(res);
+        },
+      );
       up.on('error', () => (res.headersSent ? res.destroy() : res.writeHead(502).end()));
       up.end(body);
     });
@@ -96,11 +99,17 @@ async function fixture(app: App, network: Network, n: number): Promise<void> {
   await c.execute(`delete from quotes where network = ? and order_id in (select id from orders where order_no like ?)`, [network, `BUDGET-${network}-%`]);
   await c.execute(`delete from orders where order_no like ?`, [`BUDGET-${network}-%`]);
   if (!n) return;
-  const [token] = await c.execute<{ id: string }[]>(`select id from tokens where environment = 'sandbox' and network = ? and active order by symbol limit 1`, [network]);
+  const [token] = await c.execute<{ id: string }[]>(`select id from tokens where environment = 'sandbox' and network = ? and active order by symbol limit 1`, [
+    network,
+  ]);
   if (!token) throw new Error(`no active sandbox ${network} token`);
   const family = network === 'TRON' ? 'tron' : network === 'SOLANA' ? 'solana' : 'evm';
   const address = () =>
-    family === 'evm' ? getAddress(`0x${randomBytes(20).toString('hex')}`) : family === 'tron' ? tronDriver.deriveAddress(randomBytes(64), 0) : Keypair.generate().publicKey.toBase58();
+    family === 'evm'
+      ? getAddress(`0x${randomBytes(20).toString('hex')}`)
+      : family === 'tron'
+        ? tronDriver.deriveAddress(randomBytes(64), 0)
+        : Keypair.generate().publicKey.toBase58();
   // derivation indexes are unique per wallet and family: each network its own range
   const offset = NETWORKS_ALL.indexOf(network) * 1_000_000;
   const rows = Array.from({ length: n }, (_, i) => ({ i, index: offset + i, address: address(), code: (i % 999) + 1 }));
@@ -140,7 +149,14 @@ interface Row {
 }
 
 /** The watcher of `target`, run as its job runs it, for WARM_S + WINDOW_S seconds; the proxy's counts of the window. */
-async function measure(app: App, target: WatchedNetwork, proxy: { counts: Map<string, number> }, hook: Map<string, number>, mode: 'push' | 'poll', open: number): Promise<Row> {
+async function measure(
+  app: App,
+  target: WatchedNetwork,
+  proxy: { counts: Map<string, number> },
+  hook: Map<string, number>,
+  mode: 'push' | 'poll',
+  open: number,
+): Promise<Row> {
   await fixture(app, target.network, open);
   const watcher = createChainWatcher(app, target);
   const { pollMs, pushPollMs } = pollCadence(app.config, 'sandbox', target.network);
@@ -223,7 +239,12 @@ runBench('bench:rpc-budget', 3600, cleanup, async () => {
     facade = await startSolanaFacade({ slotIntervalMs: LOCAL_BLOCK_MS.SOLANA, finalityLag: 32 });
     cleanup.add(() => facade!.stop());
   }
-  const upstream: Partial<Record<Network, string>> = { ETHEREUM: chains?.ETHEREUM.rpcUrl, BINANCE: chains?.BINANCE.rpcUrl, TRON: emu?.url, SOLANA: facade?.url };
+  const upstream: Partial<Record<Network, string>> = {
+    ETHEREUM: chains?.ETHEREUM.rpcUrl,
+    BINANCE: chains?.BINANCE.rpcUrl,
+    TRON: emu?.url,
+    SOLANA: facade?.url,
+  };
   const proxies: Partial<Record<Network, Awaited<ReturnType<typeof countingProxy>>>> = {};
   for (const n of NETWORKS) {
     proxies[n] = await countingProxy(upstream[n]!);
@@ -232,7 +253,9 @@ runBench('bench:rpc-budget', 3600, cleanup, async () => {
   const hooks = new Map<Network, Map<string, number>>(NETWORKS.map((n) => [n, new Map()]));
   const env = (push: boolean): Record<string, string> => ({
     WATCH_PUSH: String(push),
-    ...(chains ? { SANDBOX_ETHEREUM_WS_URLS: chains.ETHEREUM.rpcUrl.replace(/^http/, 'ws'), SANDBOX_BINANCE_WS_URLS: chains.BINANCE.rpcUrl.replace(/^http/, 'ws') } : {}),
+    ...(chains
+      ? { SANDBOX_ETHEREUM_WS_URLS: chains.ETHEREUM.rpcUrl.replace(/^http/, 'ws'), SANDBOX_BINANCE_WS_URLS: chains.BINANCE.rpcUrl.replace(/^http/, 'ws') }
+      : {}),
     ...Object.fromEntries(NETWORKS.map((n) => [`WATCH_POLL_MS_${n}`, String(LOCAL_BLOCK_MS[n])])),
     SANDBOX_ETHEREUM_CONFIRMATIONS: '12',
     SANDBOX_BINANCE_CONFIRMATIONS: '15',
@@ -242,21 +265,42 @@ runBench('bench:rpc-budget', 3600, cleanup, async () => {
   const app = await openApp(benchConfig(db.url, env(true)), orm, pino({ level: 'warn' }));
   const c = orm.em.getConnection();
   await c.execute(`insert into merchants (id, name) values ('${MERCHANT}', 'RPC budget bench') on conflict do nothing`);
-  await c.execute(`insert into merchant_wallets (id, merchant_id, environment, mnemonic_ciphertext) values ('${WALLET_ID}', '${MERCHANT}', 'sandbox', 'fixture') on conflict do nothing`);
+  await c.execute(
+    `insert into merchant_wallets (id, merchant_id, environment, mnemonic_ciphertext) values ('${WALLET_ID}', '${MERCHANT}', 'sandbox', 'fixture') on conflict do nothing`,
+  );
   const em = orm.em.fork();
   if (emu) {
-    await app.tokens.upsert(em, { environment: 'sandbox', network: 'TRON', symbol: 'USDT', name: 'Tether USD (emulator)', address: await emu.deployToken(), decimals: 6 });
+    await app.tokens.upsert(em, {
+      environment: 'sandbox',
+      network: 'TRON',
+      symbol: 'USDT',
+      name: 'Tether USD (emulator)',
+      address: await emu.deployToken(),
+      decimals: 6,
+    });
   }
   if (facade) {
     await c.execute(`update tokens set active = false where environment = 'sandbox' and network = 'SOLANA'`);
-    await app.tokens.upsert(em, { environment: 'sandbox', network: 'SOLANA', symbol: 'USDT', name: 'Tether USD (facade)', address: (await facade.createUsdcMint()).toBase58(), decimals: 6 });
+    await app.tokens.upsert(em, {
+      environment: 'sandbox',
+      network: 'SOLANA',
+      symbol: 'USDT',
+      name: 'Tether USD (facade)',
+      address: (await facade.createUsdcMint()).toBase58(),
+      decimals: 6,
+    });
   }
   await em.flush();
 
   const targets = (push: boolean) => {
     const config = benchConfig(db.url, env(push));
     const overrides = Object.fromEntries(NETWORKS.map((n) => [`sandbox:${n}`, [proxies[n]!.url]]));
-    return { config, list: watchedNetworks(config, overrides, { onRpcCall: (call) => hooks.get(call.network)?.set(call.method, (hooks.get(call.network)!.get(call.method) ?? 0) + 1) }) };
+    return {
+      config,
+      list: watchedNetworks(config, overrides, {
+        onRpcCall: (call) => hooks.get(call.network)?.set(call.method, (hooks.get(call.network)!.get(call.method) ?? 0) + 1),
+      }),
+    };
   };
   const rows: Row[] = [];
   // the networks run side by side (each has its own chain and proxy); cases one after another
@@ -282,7 +326,14 @@ runBench('bench:rpc-budget', 3600, cleanup, async () => {
   const goal = (r: Row) => (r.network === 'SOLANA' ? null : r.perBlock <= 2);
   console.log(
     JSON.stringify(
-      rows.map((r) => ({ network: r.network, mode: r.mode, open: r.open, calls_per_block: r.perBlock, calls_per_hour_mainnet: r.perHourProd, goal_met: goal(r) })),
+      rows.map((r) => ({
+        network: r.network,
+        mode: r.mode,
+        open: r.open,
+        calls_per_block: r.perBlock,
+        calls_per_hour_mainnet: r.perHourProd,
+        goal_met: goal(r),
+      })),
     ),
   );
 });

@@ -51,7 +51,9 @@ async function buildBlock(chain: DevChain): Promise<bigint> {
     await Promise.all(sends);
     const block = await mineBlock(chain);
     if (block.txCount !== TRANSFERS) throw new Error(`block ${block.number} holds ${block.txCount} transactions, expected ${TRANSFERS}`);
-    const logs = await chain.rpc.call<unknown[]>('eth_getLogs', [{ fromBlock: '0x' + block.number.toString(16), toBlock: '0x' + block.number.toString(16), address: usdt }]);
+    const logs = await chain.rpc.call<unknown[]>('eth_getLogs', [
+      { fromBlock: '0x' + block.number.toString(16), toBlock: '0x' + block.number.toString(16), address: usdt },
+    ]);
     if (logs.length !== TRANSFERS) throw new Error(`block ${block.number} has ${logs.length} token logs, expected ${TRANSFERS}`);
     return block.number;
   } finally {
@@ -65,7 +67,9 @@ async function fixture(orm: Orm, n: number): Promise<void> {
   await c.execute(`truncate payments, deposits, quotes, order_events, orders, merchant_wallets, merchants cascade`);
   await c.execute(`delete from tokens where symbol like 'BENCH%'`);
   await c.execute(`insert into merchants (id, name) values ('00000000-0000-4000-8000-000000000001', 'Bench')`);
-  await c.execute(`insert into merchant_wallets (id, merchant_id, environment, mnemonic_ciphertext) values ('00000000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-000000000001', 'sandbox', 'fixture')`);
+  await c.execute(
+    `insert into merchant_wallets (id, merchant_id, environment, mnemonic_ciphertext) values ('00000000-0000-4000-8000-000000000002', '00000000-0000-4000-8000-000000000001', 'sandbox', 'fixture')`,
+  );
   const extraTokens = Math.ceil(n / CODES_PER_TOKEN);
   await c.execute(
     `insert into tokens (id, environment, network, profile, symbol, name, address, decimals, active)
@@ -130,7 +134,9 @@ async function prepareCase(databaseUrl: string, rpcUrl: string, block: bigint, n
   const config = benchConfig(databaseUrl, { SANDBOX_ETHEREUM_CONFIRMATIONS: '1' });
   const orm = await benchOrm(databaseUrl, 5);
   const app = await openApp(config, orm, pino({ level: config.LOG_LEVEL }));
-  const target = watchedNetworks(config, { 'sandbox:ETHEREUM': [rpcUrl] }, { localSweepContracts: DEV_SWEEP_CONTRACTS }).find((t) => t.environment === 'sandbox' && t.network === 'ETHEREUM')!;
+  const target = watchedNetworks(config, { 'sandbox:ETHEREUM': [rpcUrl] }, { localSweepContracts: DEV_SWEEP_CONTRACTS }).find(
+    (t) => t.environment === 'sandbox' && t.network === 'ETHEREUM',
+  )!;
   const t0 = performance.now();
   await fixture(orm, n);
   console.log(`  ${n}: fixture of ${n} open deposits inserted in ${Math.round(performance.now() - t0)} ms`);
@@ -139,7 +145,13 @@ async function prepareCase(databaseUrl: string, rpcUrl: string, block: bigint, n
   const phases: Record<string, number[]> = {};
   const w = watcher as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
   const a = target.adapter as unknown as Record<string, (...args: unknown[]) => Promise<unknown>>;
-  for (const [obj, name] of [[w, 'refreshWatchSet'], [a, 'getHead'], [w, 'scanRange'], [a, 'scanTransfers'], [w, 'confirm']] as const) {
+  for (const [obj, name] of [
+    [w, 'refreshWatchSet'],
+    [a, 'getHead'],
+    [w, 'scanRange'],
+    [a, 'scanTransfers'],
+    [w, 'confirm'],
+  ] as const) {
     const orig = obj[name]!.bind(obj);
     obj[name] = async (...args: unknown[]) => {
       const s = performance.now();
@@ -170,7 +182,9 @@ async function measuredTick(c: Case, block: bigint): Promise<number> {
   const res = await c.watcher.tick(c.app.orm.em.fork());
   const ms = performance.now() - s;
   if (res.recorded !== 0) throw new Error(`tick recorded ${res.recorded} payments; the block pays no deposit`);
-  const cursor = await c.app.orm.em.getConnection().execute<{ block_number: string }[]>(`select block_number from chain_cursors where environment = 'sandbox' and network = 'ETHEREUM'`);
+  const cursor = await c.app.orm.em
+    .getConnection()
+    .execute<{ block_number: string }[]>(`select block_number from chain_cursors where environment = 'sandbox' and network = 'ETHEREUM'`);
   if (BigInt(cursor[0]!.block_number) !== block) throw new Error('the tick did not scan the block');
   return ms;
 }
@@ -198,14 +212,21 @@ async function main(): Promise<void> {
     for (let r = 0; r < REPS + 1; r++) {
       for (const c of r % 2 ? [...cases].reverse() : cases) {
         const ms = await measuredTick(c, block);
-        if (r > 0) c.ticks.push(ms); // the first round warms connections and caches
+        if (r > 0)
+          c.ticks.push(ms); // the first round warms connections and caches
         else for (const v of Object.values(c.phases)) v.length = 0;
       }
     }
     for (const c of cases) {
       // A full reload (every FULL_RELOAD_MS) must not land inside the measured ticks.
       if (performance.now() - c.loadedAt >= FULL_RELOAD_MS) throw new Error(`the ${c.n} case ran past the full-reload window; lower BENCH_REPS`);
-      console.log(`  ${c.n}: median ${round1(median(c.ticks))} ms (min ${round1(Math.min(...c.ticks))}, max ${round1(Math.max(...c.ticks))}); per phase: ${Object.entries(c.phases).map(([k, v]) => `${k} ${round1(median(v))}`).join(', ')} (scanRange includes scanTransfers)`);
+      console.log(
+        `  ${c.n}: median ${round1(median(c.ticks))} ms (min ${round1(Math.min(...c.ticks))}, max ${round1(Math.max(...c.ticks))}); per phase: ${Object.entries(
+          c.phases,
+        )
+          .map(([k, v]) => `${k} ${round1(median(v))}`)
+          .join(', ')} (scanRange includes scanTransfers)`,
+      );
     }
     const base = median(cases[0]!.ticks);
     const out: Record<string, number> = {};

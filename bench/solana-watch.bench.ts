@@ -51,7 +51,14 @@ async function fixture(app: App, n: number, tokens: { id: string; address: strin
   const rows = Array.from({ length: n }, (_, i) => {
     const token = tokens[i % 2]!;
     const code = (i % 999) + 1;
-    return { i, token_id: token.id, token_address: token.address, address: Keypair.generate().publicKey.toBase58(), code, total: (9_230_769n + BigInt(code) * 10n).toString() };
+    return {
+      i,
+      token_id: token.id,
+      token_address: token.address,
+      address: Keypair.generate().publicKey.toBase58(),
+      code,
+      total: (9_230_769n + BigInt(code) * 10n).toString(),
+    };
   });
   for (let at = 0; at < rows.length; at += 5000) {
     await c.execute(
@@ -141,7 +148,15 @@ interface CaseResult {
   detected: number;
 }
 
-async function runCase(app: App, f: SolanaFacade, target: WatchedNetwork, counter: CallCounter, customer: Keypair, n: number, tokens: { id: string; address: string }[]): Promise<CaseResult> {
+async function runCase(
+  app: App,
+  f: SolanaFacade,
+  target: WatchedNetwork,
+  counter: CallCounter,
+  customer: Keypair,
+  n: number,
+  tokens: { id: string; address: string }[],
+): Promise<CaseResult> {
   const deposits = await fixture(app, n, tokens);
   const watcher = createChainWatcher(app, target);
   const phases = timePhases(watcher);
@@ -219,15 +234,33 @@ async function main(): Promise<void> {
     const c = orm.em.getConnection();
     await c.execute(`truncate payments, deposits, quotes, order_events, orders, merchant_wallets, merchants, chain_cursors cascade`);
     await c.execute(`insert into merchants (id, name) values ('${MERCHANT}', 'Solana watch bench')`);
-    await c.execute(`insert into merchant_wallets (id, merchant_id, environment, mnemonic_ciphertext) values ('${WALLET_ID}', '${MERCHANT}', 'sandbox', 'fixture')`);
+    await c.execute(
+      `insert into merchant_wallets (id, merchant_id, environment, mnemonic_ciphertext) values ('${WALLET_ID}', '${MERCHANT}', 'sandbox', 'fixture')`,
+    );
     const usdt = await f.createUsdcMint();
     const usdc = await f.createUsdcMint();
     const em = orm.em.fork();
     await c.execute(`update tokens set active = false where environment = 'sandbox' and network = 'SOLANA'`);
-    await app.tokens.upsert(em, { environment: 'sandbox', network: 'SOLANA', symbol: 'USDT', name: 'Tether USD (facade)', address: usdt.toBase58(), decimals: 6 });
-    await app.tokens.upsert(em, { environment: 'sandbox', network: 'SOLANA', symbol: 'USDC', name: 'USD Coin (facade)', address: usdc.toBase58(), decimals: 6 });
+    await app.tokens.upsert(em, {
+      environment: 'sandbox',
+      network: 'SOLANA',
+      symbol: 'USDT',
+      name: 'Tether USD (facade)',
+      address: usdt.toBase58(),
+      decimals: 6,
+    });
+    await app.tokens.upsert(em, {
+      environment: 'sandbox',
+      network: 'SOLANA',
+      symbol: 'USDC',
+      name: 'USD Coin (facade)',
+      address: usdc.toBase58(),
+      decimals: 6,
+    });
     await em.flush();
-    const tokens = await c.execute<{ id: string; address: string }[]>(`select id, address from tokens where environment = 'sandbox' and network = 'SOLANA' and active order by symbol`);
+    const tokens = await c.execute<{ id: string; address: string }[]>(
+      `select id, address from tokens where environment = 'sandbox' and network = 'SOLANA' and active order by symbol`,
+    );
     if (tokens.length !== 2) throw new Error(`${tokens.length} active SOLANA tokens, expected 2`);
     const customer = await f.fundedKeypair(100);
     await f.mintTo(customer.publicKey, usdt, 10n ** 15n);
@@ -241,7 +274,9 @@ async function main(): Promise<void> {
       const listEvery = observation.pollDeposits.bind(observation);
       observation.pollDeposits = (deposits) => listEvery(deposits.map(({ owner, token, untilSignature }) => ({ owner, token, untilSignature })));
     }
-    console.log(`${PER_DEPOSIT ? 'PER-DEPOSIT LISTING (before), ' : ''}WATCH_POLL_MS ${config.WATCH_POLL_MS}, CLOSED_DEPOSIT_POLL_EVERY ${config.CLOSED_DEPOSIT_POLL_EVERY}, ${IDLE_POLLS} idle polls, ${PAYMENTS} payments per case`);
+    console.log(
+      `${PER_DEPOSIT ? 'PER-DEPOSIT LISTING (before), ' : ''}WATCH_POLL_MS ${config.WATCH_POLL_MS}, CLOSED_DEPOSIT_POLL_EVERY ${config.CLOSED_DEPOSIT_POLL_EVERY}, ${IDLE_POLLS} idle polls, ${PAYMENTS} payments per case`,
+    );
     for (const n of CASES) {
       const r = await runCase(app, f, target, counter, customer, n, tokens);
       results.push(r);
@@ -260,7 +295,20 @@ async function main(): Promise<void> {
             vs_10_open: at(1000)!.idleMean <= 1.2 * at(10)!.idleMean + 1000 / 100,
           }
         : null;
-    console.log(JSON.stringify({ cases: results.map((r) => ({ open: r.open, idle_calls_per_poll: r.idleMean, idle_max: r.idleMax, traffic_calls_per_poll: r.trafficMean, traffic_max: r.trafficMax, p50_ms: r.p50, p99_ms: r.p99 })), goals }));
+    console.log(
+      JSON.stringify({
+        cases: results.map((r) => ({
+          open: r.open,
+          idle_calls_per_poll: r.idleMean,
+          idle_max: r.idleMax,
+          traffic_calls_per_poll: r.trafficMean,
+          traffic_max: r.trafficMax,
+          p50_ms: r.p50,
+          p99_ms: r.p99,
+        })),
+        goals,
+      }),
+    );
   } finally {
     await orm.close(true);
     await f.stop();

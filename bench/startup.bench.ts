@@ -18,7 +18,14 @@ const ROOT = resolve(__dirname, '..', '..');
 
 async function startOnce(dataDir: string, databaseUrl: string): Promise<{ readyMs: number; stopMs: number; stoppedCleanly: boolean }> {
   const port = await freePort();
-  const env = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: dataDir, PORT: String(port), RATE_SOURCES: 'none', DATABASE_URL: databaseUrl };
+  const env = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    RATE_SOURCES: 'none',
+    DATABASE_URL: databaseUrl,
+  };
   const t0 = performance.now();
   const child = spawn('npm', ['start'], { cwd: ROOT, env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
@@ -27,7 +34,10 @@ async function startOnce(dataDir: string, databaseUrl: string): Promise<{ readyM
   const exited = new Promise<void>((ok) => child.once('exit', () => ok()));
   for (;;) {
     if (child.exitCode !== null) throw new Error(`npm start exited early:\n${out.slice(-3000)}`);
-    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then((r) => r.ok, () => false);
+    const ready = await fetch(`http://127.0.0.1:${port}/readyz`).then(
+      (r) => r.ok,
+      () => false,
+    );
     if (ready) break;
     if (performance.now() - t0 > 180_000) throw new Error(`not ready within 180 s:\n${out.slice(-3000)}`);
     await new Promise((r) => setTimeout(r, 100));
@@ -48,7 +58,11 @@ async function main(): Promise<void> {
   const second = await startOnce(dataDir, db.url);
   await db.release();
   const c0 = performance.now();
-  const cli = spawnSync('npm', ['run', 'cli', '--', 'config:docs'], { cwd: ROOT, env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: dataDir }, encoding: 'utf8' });
+  const cli = spawnSync('npm', ['run', 'cli', '--', 'config:docs'], {
+    cwd: ROOT,
+    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', DATA_DIR: dataDir },
+    encoding: 'utf8',
+  });
   const cliMs = Math.round(performance.now() - c0);
   rmSync(dataDir, { recursive: true, force: true });
   console.log(JSON.stringify({ fresh, second, cli: { ms: cliMs, ok: cli.status === 0 }, targets: { freshMs: 30_000, secondMs: 10_000, cliMs: 3000 } }));

@@ -48,7 +48,11 @@ async function main() {
     console.log(`fixture: ${ORDERS} orders in ${loadS.toFixed(1)} s`);
 
     const stats = new OrderStatsService();
-    const ctx: RequestContext = { ...internalContext(orm.em.fork()), caller: { kind: 'apiKey', merchantId: MERCHANT, environment: 'sandbox', apiKeyId: 'bench' }, environment: 'sandbox' };
+    const ctx: RequestContext = {
+      ...internalContext(orm.em.fork()),
+      caller: { kind: 'apiKey', merchantId: MERCHANT, environment: 'sandbox', apiKeyId: 'bench' },
+      environment: 'sandbox',
+    };
     const to = new Date(Date.now() + 60_000);
     const from = new Date(to.getTime() - 366 * 86_400_000);
     const first = await stats.stats(ctx, { from, to, groupBy: ['DAY'] });

@@ -52,11 +52,15 @@ async function main() {
     const m = await app.merchants.create(internalContext(orm.em.fork()), { name: 'Bench subs', email: 'bench@subscriptions.test', password: 'bench-password' });
     const merchantId = m.merchant.id;
     const apiKey = m.apiKeys.sandbox.apiKey;
-    await orm.em.fork().execute(
-      `insert into orders (id, merchant_id, environment, order_no, amount, expires_at) select gen_random_uuid(), ?, 'sandbox', 'S' || g, 150000, now() + interval '1 day' from generate_series(1, ?) g`,
-      [merchantId, EVENTS + PROBES],
+    await orm.em
+      .fork()
+      .execute(
+        `insert into orders (id, merchant_id, environment, order_no, amount, expires_at) select gen_random_uuid(), ?, 'sandbox', 'S' || g, 150000, now() + interval '1 day' from generate_series(1, ?) g`,
+        [merchantId, EVENTS + PROBES],
+      );
+    const orderIds = (await orm.em.fork().execute<{ id: string }[]>(`select id from orders where merchant_id = ? order by order_no`, [merchantId])).map(
+      (r) => r.id,
     );
-    const orderIds = (await orm.em.fork().execute<{ id: string }[]>(`select id from orders where merchant_id = ? order by order_no`, [merchantId])).map((r) => r.id);
 
     const pid = gw.proc.pid!;
     await sleep(1000);
@@ -66,7 +70,13 @@ async function main() {
     let live = 0;
     const perSocket = Math.ceil(SUBSCRIBERS / SOCKETS);
     for (let s = 0; s < SOCKETS; s++) {
-      const client = createClient({ url: gw.url.replace(/^http/, 'ws') + '/graphql', webSocketImpl: WebSocket, connectionParams: { 'api-key': apiKey }, retryAttempts: 0, lazy: true });
+      const client = createClient({
+        url: gw.url.replace(/^http/, 'ws') + '/graphql',
+        webSocketImpl: WebSocket,
+        connectionParams: { 'api-key': apiKey },
+        retryAttempts: 0,
+        lazy: true,
+      });
       clients.push(client);
       // Paced (CHUNK subscribes, then a pause): 10,000 subscribes at once would each authenticate and
       // take a rate-limit point at the same instant and starve the API's database pool.
@@ -93,7 +103,9 @@ async function main() {
     let probeIndex = 0;
     for (;;) {
       if (probeIndex >= PROBES) throw new Error(`no probe reached all ${SUBSCRIBERS} subscribers (best ${Math.max(0, ...[...got.values()].map((g) => g.n))})`);
-      const probe = await orm.em.fork().transactional((em) => app.orderStatus.transition(em, orderIds[EVENTS + probeIndex++]!, 'Processing', { kind: 'bench' }));
+      const probe = await orm.em
+        .fork()
+        .transactional((em) => app.orderStatus.transition(em, orderIds[EVENTS + probeIndex++]!, 'Processing', { kind: 'bench' }));
       const until = Date.now() + 10_000;
       while ((got.get(probe.eventId!)?.n ?? 0) < SUBSCRIBERS && Date.now() < until) await sleep(50);
       if ((got.get(probe.eventId!)?.n ?? 0) >= SUBSCRIBERS) break;
@@ -113,9 +125,18 @@ async function main() {
       latencies.push(got.get(r.eventId!)!.last - committed);
     }
     latencies.sort((a, b) => a - b);
-    log(`${latencies.length} events, each to all ${SUBSCRIBERS} subscribers: commit → last subscriber p50 ${percentile(latencies, 50).toFixed(0)} ms, max ${latencies[latencies.length - 1]!.toFixed(0)} ms`);
+    log(
+      `${latencies.length} events, each to all ${SUBSCRIBERS} subscribers: commit → last subscriber p50 ${percentile(latencies, 50).toFixed(0)} ms, max ${latencies[latencies.length - 1]!.toFixed(0)} ms`,
+    );
     console.log(`[bench] duration ${((Date.now() - began) / 1000).toFixed(1)} s (fixture included)`);
-    console.log(JSON.stringify({ subscribers: SUBSCRIBERS, p99_ms: Math.round(percentile(latencies, 99)), p50_ms: Math.round(percentile(latencies, 50)), bytes_per_subscriber: Math.round((after - before) / SUBSCRIBERS) }));
+    console.log(
+      JSON.stringify({
+        subscribers: SUBSCRIBERS,
+        p99_ms: Math.round(percentile(latencies, 99)),
+        p50_ms: Math.round(percentile(latencies, 50)),
+        bytes_per_subscriber: Math.round((after - before) / SUBSCRIBERS),
+      }),
+    );
   } finally {
     await Promise.all(clients.map((c) => c.dispose()));
     await gw.stop();

@@ -54,7 +54,12 @@ export async function benchDatabases(names: string[], opts: { keep?: boolean } =
 
 /** `k=v,k=v` (BENCH_GATEWAY_ENV, BENCH_A_ENV, …) as an object: extra variables for a gateway a bench starts. */
 export const envPairs = (s: string | undefined): Record<string, string> =>
-  Object.fromEntries((s ?? '').split(',').filter(Boolean).map((kv) => kv.split('=') as [string, string]));
+  Object.fromEntries(
+    (s ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((kv) => kv.split('=') as [string, string]),
+  );
 
 /** One fresh database for a benchmark (see benchDatabases). */
 export async function benchDatabase(name: string, opts: { keep?: boolean } = {}): Promise<{ url: string; release(): Promise<void> }> {
@@ -70,7 +75,11 @@ export async function benchOrm(url: string, poolMax: number): Promise<Orm> {
 }
 
 /** Starts the built gateway (`dist/src/main.js`, or another build's `main`) as a child process with `nodeArgs`, and waits for /readyz. */
-export async function startGatewayProcess(env: Record<string, string>, nodeArgs: string[] = [], main = join(__dirname, '..', 'src', 'main.js')): Promise<{ url: string; proc: ChildProcess; stop(): Promise<void> }> {
+export async function startGatewayProcess(
+  env: Record<string, string>,
+  nodeArgs: string[] = [],
+  main = join(__dirname, '..', 'src', 'main.js'),
+): Promise<{ url: string; proc: ChildProcess; stop(): Promise<void> }> {
   const port = await freePort();
   const proc = spawn(process.execPath, [...nodeArgs, main], {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
@@ -135,7 +144,10 @@ export class BenchCleanup {
   }
 
   async stopAll(): Promise<void> {
-    for (const step of this.steps.splice(0).reverse()) await Promise.resolve().then(step).catch(() => undefined);
+    for (const step of this.steps.splice(0).reverse())
+      await Promise.resolve()
+        .then(step)
+        .catch(() => undefined);
   }
 }
 

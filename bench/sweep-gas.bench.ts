@@ -66,7 +66,11 @@ async function measure(chain: DevChain): Promise<Record<string, number>> {
     return Number(gas) / deps.length;
   };
   const batch = async (deps: Deposit[]): Promise<number> => {
-    const tx = await batched.sweeps.batch!.signBatchSweep(TANK_KEY, deps.map((d) => ({ intent: intent(d), depositKey: d.key })), {});
+    const tx = await batched.sweeps.batch!.signBatchSweep(
+      TANK_KEY,
+      deps.map((d) => ({ intent: intent(d), depositKey: d.key })),
+      {},
+    );
     return Number(await gasOf(chain, batched, tx, TANK)) / deps.length;
   };
 
@@ -90,7 +94,11 @@ async function main(): Promise<void> {
     for (const network of ['ETHEREUM', 'BINANCE'] as const) {
       const m = await measure(chains[network]);
       out[network] = m;
-      console.log(`${network}: gas per deposit ${Object.entries(m).map(([k, v]) => `${k} ${Math.round(v)}`).join(', ')}`);
+      console.log(
+        `${network}: gas per deposit ${Object.entries(m)
+          .map(([k, v]) => `${k} ${Math.round(v)}`)
+          .join(', ')}`,
+      );
     }
     const eth = out.ETHEREUM!;
     console.log(

@@ -57,7 +57,10 @@ async function receipt(chain: DevChain, hash: string): Promise<{ gasUsed: bigint
 async function mintAll(chain: DevChain, token: string, to: string[], amount: bigint): Promise<void> {
   // One sender: sequential (anvil assigns its nonces; automine mines each at once).
   let last = '';
-  for (const a of to) last = await chain.rpc.call<string>('eth_sendTransaction', [{ from: DEPLOYER_ADDRESS, to: token, data: erc20.encodeFunctionData('mint', [a, amount]), gas: toQuantity(100_000n) }]);
+  for (const a of to)
+    last = await chain.rpc.call<string>('eth_sendTransaction', [
+      { from: DEPLOYER_ADDRESS, to: token, data: erc20.encodeFunctionData('mint', [a, amount]), gas: toQuantity(100_000n) },
+    ]);
   await receipt(chain, last);
 }
 
@@ -71,7 +74,15 @@ async function naiveGas(chain: DevChain, token: string, keys: Uint8Array[], to: 
     const deposit = new Wallet(Buffer.from(key).toString('hex'));
     const data = erc20.encodeFunctionData('transfer', [to, amount]);
     const limit = BigInt(await chain.rpc.call<string>('eth_estimateGas', [{ from: deposit.address, to: token, data }]));
-    const topup = await tank.signTransaction({ to: deposit.address, value: limit * gasPrice, gasLimit: 21_000n, gasPrice, nonce: Number(tankNonce++), chainId: chain.chainId, type: 0 });
+    const topup = await tank.signTransaction({
+      to: deposit.address,
+      value: limit * gasPrice,
+      gasLimit: 21_000n,
+      gasPrice,
+      nonce: Number(tankNonce++),
+      chainId: chain.chainId,
+      type: 0,
+    });
     gas += (await receipt(chain, await chain.rpc.call<string>('eth_sendRawTransaction', [topup]))).gasUsed;
     const transfer = await deposit.signTransaction({ to: token, data, gasLimit: limit, gasPrice, nonce: 0, chainId: chain.chainId, type: 0 });
     gas += (await receipt(chain, await chain.rpc.call<string>('eth_sendRawTransaction', [transfer]))).gasUsed;
@@ -89,8 +100,19 @@ interface EvmRun {
 }
 
 /** DEPOSITS paid 10-USDT deposits on one anvil chain swept by the engine; with `naive`, that many more swept the naive way. */
-async function evmCase(app: App, orm: Orm, chain: DevChain, network: 'ETHEREUM' | 'BINANCE', wallet: MerchantWallet, deposits: number, firstIndex: number, naive: number): Promise<EvmRun> {
-  const target = watchedNetworks(app.config, { [`sandbox:${network}`]: [chain.rpcUrl] }, { localSweepContracts: DEV_SWEEP_CONTRACTS }).find((t) => t.environment === 'sandbox' && t.network === network)!;
+async function evmCase(
+  app: App,
+  orm: Orm,
+  chain: DevChain,
+  network: 'ETHEREUM' | 'BINANCE',
+  wallet: MerchantWallet,
+  deposits: number,
+  firstIndex: number,
+  naive: number,
+): Promise<EvmRun> {
+  const target = watchedNetworks(app.config, { [`sandbox:${network}`]: [chain.rpcUrl] }, { localSweepContracts: DEV_SWEEP_CONTRACTS }).find(
+    (t) => t.environment === 'sandbox' && t.network === network,
+  )!;
   const em = orm.em.fork();
   const c = em.getConnection();
   const usdt = DEV_TOKEN_ADDRESSES[network].USDT;
@@ -102,8 +124,25 @@ async function evmCase(app: App, orm: Orm, chain: DevChain, network: 'ETHEREUM' 
   await mintAll(chain, usdt, addresses, amount);
   console.log(`  ${network}: minted 10 USDT to ${addresses.length} deposit addresses in ${Math.round(performance.now() - t0)} ms`);
   const settlement = Wallet.createRandom().address;
-  await seedPaidDeposits(c, { merchantId: MERCHANT, walletId: wallet.id, network, family: 'evm', walletType: 'METAMASK', tokenId: tok, decimals, addresses: addresses.slice(0, deposits), firstIndex, amount, payer: DEPLOYER_ADDRESS, tag: network.toLowerCase() });
-  await c.execute(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', ?, ?, now())`, [MERCHANT, network, settlement]);
+  await seedPaidDeposits(c, {
+    merchantId: MERCHANT,
+    walletId: wallet.id,
+    network,
+    family: 'evm',
+    walletType: 'METAMASK',
+    tokenId: tok,
+    decimals,
+    addresses: addresses.slice(0, deposits),
+    firstIndex,
+    amount,
+    payer: DEPLOYER_ADDRESS,
+    tag: network.toLowerCase(),
+  });
+  await c.execute(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', ?, ?, now())`, [
+    MERCHANT,
+    network,
+    settlement,
+  ]);
   await c.execute(`insert into sweep_requests (merchant_id, environment, network) values (?, 'sandbox', ?)`, [MERCHANT, network]);
 
   const tank = app.gasTanks.address('sandbox', network)!;
@@ -118,11 +157,21 @@ async function evmCase(app: App, orm: Orm, chain: DevChain, network: 'ETHEREUM' 
   const all = await c.execute<{ n: number }[]>(`select count(*)::int as n from sweep_txs where network = ?`, [network]);
   let gas = 0n;
   for (const t of txs) gas += (await receipt(chain, t.tx_hash)).gasUsed;
-  const swept = BigInt((await c.execute<{ s: string }[]>(`select sum(amount)::text as s from sweeps where network = ? and status = 'confirmed'`, [network]))[0]!.s);
+  const swept = BigInt(
+    (await c.execute<{ s: string }[]>(`select sum(amount)::text as s from sweeps where network = ? and status = 'confirmed'`, [network]))[0]!.s,
+  );
   const spend = tankSpend(network, deposits, seconds, await tankLedger(c, network), before - (await tankBalance()));
-  const onChain = BigInt(await chain.rpc.call<string>('eth_call', [{ to: usdt, data: new Interface(['function balanceOf(address) view returns (uint256)']).encodeFunctionData('balanceOf', [settlement]) }, 'latest']));
-  if (swept !== amount * BigInt(deposits) || onChain !== swept) throw new Error(`${network}: swept ${swept}, settlement holds ${onChain}, expected ${amount * BigInt(deposits)}`);
-  console.log(`  ${network}: ${deposits} sweeps confirmed in ${seconds.toFixed(1)} s with ${all[0]!.n} transactions (${txs.length} included), settlement holds ${onChain}`);
+  const onChain = BigInt(
+    await chain.rpc.call<string>('eth_call', [
+      { to: usdt, data: new Interface(['function balanceOf(address) view returns (uint256)']).encodeFunctionData('balanceOf', [settlement]) },
+      'latest',
+    ]),
+  );
+  if (swept !== amount * BigInt(deposits) || onChain !== swept)
+    throw new Error(`${network}: swept ${swept}, settlement holds ${onChain}, expected ${amount * BigInt(deposits)}`);
+  console.log(
+    `  ${network}: ${deposits} sweeps confirmed in ${seconds.toFixed(1)} s with ${all[0]!.n} transactions (${txs.length} included), settlement holds ${onChain}`,
+  );
   const run: EvmRun = { deposits, seconds, txs: all[0]!.n, gas, spend };
   if (naive > 0) {
     const keys = await Promise.all(Array.from({ length: naive }, (_, i) => app.wallets.signingKey(em, wallet.id, 'evm', firstIndex + deposits + i)));
@@ -136,7 +185,9 @@ const printSpend = (s: TankSpend) =>
   console.log(
     `  tank spend ${s.network}${s.path ? ` (${s.path})` : ''}: ${s.coin_per_deposit} ${s.coin} per deposit (${s.ledger_per_deposit} base units by the ledger, ` +
       `${s.chain_per_deposit} by the tank's balance on chain${s.ledger_equals_chain ? ', equal' : ', DIFFERENT'}) over ${s.deposits} deposits in ${s.seconds} s; ` +
-      `by kind ${Object.entries(s.ledger_per_deposit_by_kind).map(([k, v]) => `${k} ${v}`).join(', ')}`,
+      `by kind ${Object.entries(s.ledger_per_deposit_by_kind)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ')}`,
   );
 
 async function main(): Promise<void> {

@@ -44,7 +44,10 @@ export async function tronCase(ctx: CaseContext, deposits: number): Promise<Tank
     const tank = app.gasTanks.address('sandbox', 'TRON')!;
     await emu.setTrx(tank, 1_000_000n * TRX);
     const settlement = tronDriver.deriveAddress(randomBytes(64), 0);
-    await c.execute(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', 'TRON', ?, now())`, [ctx.merchantId, settlement]);
+    await c.execute(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', 'TRON', ?, now())`, [
+      ctx.merchantId,
+      settlement,
+    ]);
     const engine = createSweepEngine(app, target, undefined);
     const sweeps = (target.adapter as TronAdapter).sweeps;
     const out: TankSpend[] = [];
@@ -62,7 +65,20 @@ export async function tronCase(ctx: CaseContext, deposits: number): Promise<Tank
       const first = 10_000 + swept;
       const addresses = Array.from({ length: deposits }, (_, i) => app.wallets.deriveAddress(ctx.wallet, 'tron', first + i));
       await mintEach(emu, usdt, addresses);
-      await seedPaidDeposits(c, { merchantId: ctx.merchantId, walletId: ctx.wallet.id, network: 'TRON', family: 'tron', walletType: 'TRUSTWALLET', tokenId: tok, decimals: 6, addresses, firstIndex: first, amount: AMOUNT, payer: tank, tag: `tron-${path}` });
+      await seedPaidDeposits(c, {
+        merchantId: ctx.merchantId,
+        walletId: ctx.wallet.id,
+        network: 'TRON',
+        family: 'tron',
+        walletType: 'TRUSTWALLET',
+        tokenId: tok,
+        decimals: 6,
+        addresses,
+        firstIndex: first,
+        amount: AMOUNT,
+        payer: tank,
+        tag: `tron-${path}`,
+      });
       await c.execute(`insert into sweep_requests (merchant_id, environment, network) values (?, 'sandbox', 'TRON')`, [ctx.merchantId]);
       const ledgerBefore = await tankLedger(c, 'TRON');
       const balanceBefore = await emu.trxBalance(tank);
@@ -75,9 +91,12 @@ export async function tronCase(ctx: CaseContext, deposits: number): Promise<Tank
       const ledger = ledgerDelta(ledgerBefore, await tankLedger(c, 'TRON'));
       out.push(tankSpend('TRON', deposits, seconds, ledger, balanceBefore - (await emu.trxBalance(tank)), path));
     }
-    const held = BigInt((await c.execute<{ s: string }[]>(`select coalesce(sum(amount), 0)::text as s from sweeps where network = 'TRON' and status = 'confirmed'`))[0]!.s);
+    const held = BigInt(
+      (await c.execute<{ s: string }[]>(`select coalesce(sum(amount), 0)::text as s from sweeps where network = 'TRON' and status = 'confirmed'`))[0]!.s,
+    );
     const onChain = await emu.balanceOf(usdt, settlement);
-    if (held !== AMOUNT * BigInt(swept) || onChain !== held) throw new Error(`TRON: swept ${held}, settlement holds ${onChain}, expected ${AMOUNT * BigInt(swept)}`);
+    if (held !== AMOUNT * BigInt(swept) || onChain !== held)
+      throw new Error(`TRON: swept ${held}, settlement holds ${onChain}, expected ${AMOUNT * BigInt(swept)}`);
     return out;
   } finally {
     await emu.stop();
@@ -110,17 +129,40 @@ export async function solanaCase(ctx: CaseContext, deposits: number): Promise<Ta
     const mint = await facade.createUsdcMint({ decimals: 6 });
     const em = orm.em.fork();
     const c = em.getConnection();
-    await app.tokens.upsert(em, { environment: 'sandbox', network: 'SOLANA', symbol: 'USDC', name: 'USD Coin (litesvm)', address: mint.toBase58(), decimals: 6 });
+    await app.tokens.upsert(em, {
+      environment: 'sandbox',
+      network: 'SOLANA',
+      symbol: 'USDC',
+      name: 'USD Coin (litesvm)',
+      address: mint.toBase58(),
+      decimals: 6,
+    });
     const tok = await tokenId(c, 'SOLANA', mint.toBase58());
     const conn = new Connection(facade.url, 'confirmed');
     const tank = new PublicKey(app.gasTanks.address('sandbox', 'SOLANA')!);
     const sig = await conn.requestAirdrop(tank, 100 * LAMPORTS_PER_SOL);
     await conn.confirmTransaction({ signature: sig, ...(await conn.getLatestBlockhash('confirmed')) }, 'confirmed');
     const settlement = Keypair.generate().publicKey.toBase58();
-    await c.execute(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', 'SOLANA', ?, now())`, [ctx.merchantId, settlement]);
+    await c.execute(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', 'SOLANA', ?, now())`, [
+      ctx.merchantId,
+      settlement,
+    ]);
     const addresses = Array.from({ length: deposits }, (_, i) => app.wallets.deriveAddress(ctx.wallet, 'solana', 20_000 + i));
     for (const a of addresses) await mintRetrying(facade, new PublicKey(a), mint);
-    await seedPaidDeposits(c, { merchantId: ctx.merchantId, walletId: ctx.wallet.id, network: 'SOLANA', family: 'solana', walletType: 'PHANTOM', tokenId: tok, decimals: 6, addresses, firstIndex: 20_000, amount: AMOUNT, payer: tank.toBase58(), tag: 'solana' });
+    await seedPaidDeposits(c, {
+      merchantId: ctx.merchantId,
+      walletId: ctx.wallet.id,
+      network: 'SOLANA',
+      family: 'solana',
+      walletType: 'PHANTOM',
+      tokenId: tok,
+      decimals: 6,
+      addresses,
+      firstIndex: 20_000,
+      amount: AMOUNT,
+      payer: tank.toBase58(),
+      tag: 'solana',
+    });
     await c.execute(`insert into sweep_requests (merchant_id, environment, network) values (?, 'sandbox', 'SOLANA')`, [ctx.merchantId]);
     const engine = createSweepEngine(app, target, undefined);
     const balance = async () => BigInt(await conn.getBalance(tank, 'confirmed'));

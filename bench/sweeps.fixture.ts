@@ -58,7 +58,10 @@ export async function seedPaidDeposits(c: Conn, p: PaidDeposits): Promise<void> 
 }
 
 export async function tokenId(c: Conn, network: Network, address: string): Promise<string> {
-  const [t] = await c.execute<{ id: string }[]>(`select id from tokens where environment = 'sandbox' and network = ? and address = ? order by profile limit 1`, [network, address]);
+  const [t] = await c.execute<{ id: string }[]>(
+    `select id from tokens where environment = 'sandbox' and network = ? and address = ? order by profile limit 1`,
+    [network, address],
+  );
   if (!t) throw new Error(`no sandbox ${network} token ${address}`);
   return t.id;
 }
@@ -71,7 +74,14 @@ export const confirmedSweeps = async (c: Conn, network: Network): Promise<number
  * `between` runs after each tick (mine a block, advance slots) and `done` (optional) must also hold
  * (reclaims finished).
  */
-export async function sweepUntilConfirmed(orm: Orm, engine: SweepEngine, network: Network, count: number, between: () => Promise<void> = async () => undefined, done: () => Promise<boolean> = async () => true): Promise<number> {
+export async function sweepUntilConfirmed(
+  orm: Orm,
+  engine: SweepEngine,
+  network: Network,
+  count: number,
+  between: () => Promise<void> = async () => undefined,
+  done: () => Promise<boolean> = async () => true,
+): Promise<number> {
   const c = orm.em.getConnection();
   for (let ticks = 1; ; ticks++) {
     await engine.tick(orm.em.fork());
@@ -84,7 +94,12 @@ export async function sweepUntilConfirmed(orm: Orm, engine: SweepEngine, network
 
 /** No transaction of the network is waiting to be seen in a block (the ledger has every one the chain has). */
 const settled = async (c: Conn, network: Network): Promise<boolean> =>
-  (await c.execute<{ n: number }[]>(`select count(*)::int as n from sweep_txs where environment = 'sandbox' and network = ? and state in ('signed','broadcast')`, [network]))[0]!.n === 0;
+  (
+    await c.execute<{ n: number }[]>(
+      `select count(*)::int as n from sweep_txs where environment = 'sandbox' and network = ? and state in ('signed','broadcast')`,
+      [network],
+    )
+  )[0]!.n === 0;
 
 /** The tank's ledger: what every included transaction it paid for cost it (`sweep_txs.spent`, base units), in total and in transactions. */
 export interface Ledger {
@@ -104,7 +119,11 @@ export async function tankLedger(c: Conn, network: Network): Promise<Ledger> {
 
 /** What the ledger grew by between two reads. */
 export function ledgerDelta(before: Ledger, after: Ledger): Ledger {
-  const byKind = Object.fromEntries(Object.entries(after.byKind).map(([k, v]) => [k, v - (before.byKind[k] ?? 0n)]).filter(([, v]) => v !== 0n));
+  const byKind = Object.fromEntries(
+    Object.entries(after.byKind)
+      .map(([k, v]) => [k, v - (before.byKind[k] ?? 0n)])
+      .filter(([, v]) => v !== 0n),
+  );
   return { spent: after.spent - before.spent, byKind };
 }
 

@@ -24,7 +24,8 @@ const p99 = percentile(latencies, 99);
 const ends = rows.map((r) => r[1] + r[2]).sort((a, b) => a - b);
 const first = ends[0]!;
 const windows = new Map<number, number>();
-for (const [, start, ms] of rows) if (ms >= p99) windows.set(Math.floor((start + ms - first) / 50), (windows.get(Math.floor((start + ms - first) / 50)) ?? 0) + 1);
+for (const [, start, ms] of rows)
+  if (ms >= p99) windows.set(Math.floor((start + ms - first) / 50), (windows.get(Math.floor((start + ms - first) / 50)) ?? 0) + 1);
 const gaps = ends.slice(1).map((t, i) => t - ends[i]!);
 const over = (ms: number) => gaps.filter((g) => g > ms).length;
 const longest = [...gaps].sort((a, b) => b - a).slice(0, 5);

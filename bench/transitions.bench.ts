@@ -56,7 +56,9 @@ async function main(): Promise<void> {
   await conn.execute('vacuum analyze orders');
   const paying = ids.slice(0, Math.floor(ids.length * 0.8));
   const expiring = ids.slice(paying.length).reverse();
-  log(`${ids.length} Created orders of one merchant on ${new URL(db.url).host}; ${PARALLEL} callers paying, one expiring in batches of 20, compaction every second`);
+  log(
+    `${ids.length} Created orders of one merchant on ${new URL(db.url).host}; ${PARALLEL} callers paying, one expiring in batches of 20, compaction every second`,
+  );
 
   let next = 0;
   let nextExpiry = 0;
@@ -128,9 +130,18 @@ async function main(): Promise<void> {
   if (next >= paying.length) log(`ran out of orders before the end: raise BENCH_ORDERS`);
 
   // The figures: orderStats (rollups + pending deltas) against the orders table, then after a final compaction.
-  const ctx: RequestContext = { ...internalContext(orm.em.fork()), caller: { kind: 'apiKey', merchantId: MERCHANT, environment: 'sandbox', apiKeyId: 'bench' }, environment: 'sandbox' };
+  const ctx: RequestContext = {
+    ...internalContext(orm.em.fork()),
+    caller: { kind: 'apiKey', merchantId: MERCHANT, environment: 'sandbox', apiKeyId: 'bench' },
+    environment: 'sandbox',
+  };
   const figures = async () => {
-    const buckets = await stats.stats(ctx, { from: new Date(Date.now() - 86_400_000), to: new Date(Date.now() + 3_600_000), groupBy: ['STATUS'], timeZone: 'Asia/Jakarta' });
+    const buckets = await stats.stats(ctx, {
+      from: new Date(Date.now() - 86_400_000),
+      to: new Date(Date.now() + 3_600_000),
+      groupBy: ['STATUS'],
+      timeZone: 'Asia/Jakarta',
+    });
     const service = buckets.map((b) => `${b.status}:${b.count}:${b.amount}`).join(' ');
     const [row] = await conn.execute<{ s: string }[]>(
       `select string_agg(status || ':' || n || ':' || amount, ' ' order by status) as s from (select status, count(*) as n, sum(amount) as amount from orders where merchant_id = ? group by status) x`,
@@ -143,10 +154,22 @@ async function main(): Promise<void> {
   const folded = await stats.compact(orm.em.fork(), 5000, 1000);
   const after = await figures();
   latencies.sort((a, b) => a - b);
-  log(`${done - startDone} transitions in ${seconds.toFixed(1)} s → ${Math.round(rate)}/s; p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms per paying transaction`);
-  log(`deadlocks ${deadlocks}, other errors ${errors.length}${errors.length ? ` (first: ${errors[0]})` : ''}; compaction folded ${compactions} deltas during the run, ${pending!.n} were pending at the end (folded ${folded})`);
+  log(
+    `${done - startDone} transitions in ${seconds.toFixed(1)} s → ${Math.round(rate)}/s; p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${percentile(latencies, 99).toFixed(1)} ms per paying transaction`,
+  );
+  log(
+    `deadlocks ${deadlocks}, other errors ${errors.length}${errors.length ? ` (first: ${errors[0]})` : ''}; compaction folded ${compactions} deltas during the run, ${pending!.n} were pending at the end (folded ${folded})`,
+  );
   log(`orderStats equals the orders table: with deltas pending ${before}, after compaction ${after}`);
-  console.log(JSON.stringify({ transitions_per_s: Math.round(rate), deadlocks, errors: errors.length, p99_ms: Math.round(percentile(latencies, 99) * 10) / 10, sums_exact: before && after }));
+  console.log(
+    JSON.stringify({
+      transitions_per_s: Math.round(rate),
+      deadlocks,
+      errors: errors.length,
+      p99_ms: Math.round(percentile(latencies, 99) * 10) / 10,
+      sums_exact: before && after,
+    }),
+  );
 }
 
 runBench('bench:transitions', DEADLINE_S, cleanup, main);

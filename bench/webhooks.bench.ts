@@ -85,7 +85,6 @@ async function deadEndpoint(): Promise<{ url: string; close(): Promise<void> }> 
 const cleanup = new BenchCleanup();
 
 async function main(): Promise<void> {
-
   // Loopback only: a DATABASE_URL elsewhere is ignored in favour of an embedded PostgreSQL.
   const given = process.env.DATABASE_URL;
   if (given && !['127.0.0.1', 'localhost', '[::1]'].includes(new URL(given).hostname)) delete process.env.DATABASE_URL;
@@ -135,9 +134,12 @@ async function main(): Promise<void> {
     await app.webhooks.settings.setForMerchant(orm.em.fork(), m.merchant.id, { environment: 'sandbox', url: r.url }, operatorContext(orm.em, 'bench'));
     merchants.push(m.merchant.id);
   }
-  const deadMerchant = (await app.merchants.create(internalContext(orm.em.fork()), { name: 'Dead', email: 'dead@webhooks.test', password: 'bench-password' })).merchant.id;
+  const deadMerchant = (await app.merchants.create(internalContext(orm.em.fork()), { name: 'Dead', email: 'dead@webhooks.test', password: 'bench-password' }))
+    .merchant.id;
   await app.webhooks.settings.setForMerchant(orm.em.fork(), deadMerchant, { environment: 'sandbox', url: dead.url }, operatorContext(orm.em, 'bench'));
-  const spareMerchant = (await app.merchants.create(internalContext(orm.em.fork()), { name: 'Spare', email: 'spare@webhooks.test', password: 'bench-password' })).merchant.id;
+  const spareMerchant = (
+    await app.merchants.create(internalContext(orm.em.fork()), { name: 'Spare', email: 'spare@webhooks.test', password: 'bench-password' })
+  ).merchant.id;
   await app.webhooks.settings.setForMerchant(orm.em.fork(), spareMerchant, { environment: 'sandbox', url: spare.url }, operatorContext(orm.em, 'bench'));
   log(`${MERCHANTS} receivers and one dead endpoint on 127.0.0.1; database ${new URL(db.url).host}`);
 
@@ -221,7 +223,9 @@ async function main(): Promise<void> {
     const t1 = await waitReceived(start + good.length, 60_000);
     const rate = good.length / ((t1 - t0) / 1000);
     const cpu = (workerCpuMs() - cpu0) / good.length;
-    log(`burst ${label}: ${good.length} deliveries to the healthy endpoints (+${extra.length} events for the ${withDead ? 'dead endpoint' : 'control endpoint'}) in ${Math.round(t1 - t0)} ms → ${Math.round(rate)}/s (worker CPU ${cpu.toFixed(2)} ms per delivery)`);
+    log(
+      `burst ${label}: ${good.length} deliveries to the healthy endpoints (+${extra.length} events for the ${withDead ? 'dead endpoint' : 'control endpoint'}) in ${Math.round(t1 - t0)} ms → ${Math.round(rate)}/s (worker CPU ${cpu.toFixed(2)} ms per delivery)`,
+    );
     return rate;
   };
 
@@ -253,7 +257,10 @@ async function main(): Promise<void> {
   await waitReceived(start + good.length, 60_000);
   await sleep(300); // let the last outcomes be recorded
   // Enqueued (its transaction committed) → delivered (the merchant's endpoint received it), one clock.
-  const goodEvents = await conn.execute<{ id: string }[]>(`select e.id from order_events e where e.type <> 'order.created' and e.order_id in (select jsonb_array_elements_text(?::jsonb)::uuid)`, [JSON.stringify(good)]);
+  const goodEvents = await conn.execute<{ id: string }[]>(
+    `select e.id from order_events e where e.type <> 'order.created' and e.order_id in (select jsonb_array_elements_text(?::jsonb)::uuid)`,
+    [JSON.stringify(good)],
+  );
   const sorted = goodEvents.map((e) => receivedAt.get(e.id)! - committedAt.get(e.id)!).sort((x, y) => x - y);
   if (sorted.some((x) => !Number.isFinite(x))) throw new Error('an event was not received');
   const p50 = percentile(sorted, 50);
@@ -266,8 +273,12 @@ async function main(): Promise<void> {
   );
   const dispatch = parts.map((x) => x.dispatch_ms).sort((x, y) => x - y);
   const send = parts.map((x) => x.send_ms).sort((x, y) => x - y);
-  log(`steady load: ${good.length} healthy + ${deadOnes.length} dead-endpoint events offered over ${offeredS.toFixed(1)} s (${Math.round(good.length / offeredS)}/s); enqueue (commit) → delivered (received) p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms`);
-  log(`  database view: event transaction start → delivery row p50 ${percentile(dispatch, 50).toFixed(1)} / p99 ${percentile(dispatch, 99).toFixed(1)} ms; delivery row → recorded delivered p50 ${percentile(send, 50).toFixed(1)} / p99 ${percentile(send, 99).toFixed(1)} ms`);
+  log(
+    `steady load: ${good.length} healthy + ${deadOnes.length} dead-endpoint events offered over ${offeredS.toFixed(1)} s (${Math.round(good.length / offeredS)}/s); enqueue (commit) → delivered (received) p50 ${p50.toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${sorted.at(-1)!.toFixed(1)} ms`,
+  );
+  log(
+    `  database view: event transaction start → delivery row p50 ${percentile(dispatch, 50).toFixed(1)} / p99 ${percentile(dispatch, 99).toFixed(1)} ms; delivery row → recorded delivered p50 ${percentile(send, 50).toFixed(1)} / p99 ${percentile(send, 99).toFixed(1)} ms`,
+  );
   const [deadState] = await conn.execute<{ sending: number; pending: number; attempts: number }[]>(
     `select count(*) filter (where state = 'sending')::int as sending, count(*) filter (where state = 'pending')::int as pending,
             (select count(*)::int from webhook_attempts a join webhook_deliveries w on w.id = a.delivery_id where w.merchant_id = ?) as attempts
@@ -278,7 +289,9 @@ async function main(): Promise<void> {
   log(`capacity without the dead endpoint ${a.map(Math.round).join(', ')}/s; with it ${b.map(Math.round).join(', ')}/s`);
 
   // Cleanup (the worker may wait up to one timeout for the dead endpoint's attempts) runs after main.
-  console.log(JSON.stringify({ deliveries_per_s: Math.round(rateB), p99_ms: Math.round(p99 * 10) / 10, dead_endpoint_slowdown: Math.round(slowdown * 1000) / 1000 }));
+  console.log(
+    JSON.stringify({ deliveries_per_s: Math.round(rateB), p99_ms: Math.round(p99 * 10) / 10, dead_endpoint_slowdown: Math.round(slowdown * 1000) / 1000 }),
+  );
 }
 
 runBench('bench:webhooks', DEADLINE_S, cleanup, main);

@@ -13,25 +13,161 @@ interface SeedToken {
 /** The token registry's seed: the spec's testnets, the local dev chains, and the four mainnets. */
 const TOKENS: SeedToken[] = [
   // production — mainnets (BSC's USDT/USDC have 18 decimals)
-  { environment: 'production', network: 'ETHEREUM', profile: 'mainnet', symbol: 'USDT', name: 'Tether USD', address: '0xdAC17F958D2ee523a2206206994597C13D831ec7', decimals: 6 },
-  { environment: 'production', network: 'ETHEREUM', profile: 'mainnet', symbol: 'USDC', name: 'USD Coin', address: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48', decimals: 6 },
-  { environment: 'production', network: 'BINANCE', profile: 'mainnet', symbol: 'USDT', name: 'Tether USD (BSC)', address: '0x55d398326f99059fF775485246999027B3197955', decimals: 18 },
-  { environment: 'production', network: 'BINANCE', profile: 'mainnet', symbol: 'USDC', name: 'USD Coin (BSC)', address: '0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d', decimals: 18 },
-  { environment: 'production', network: 'TRON', profile: 'mainnet', symbol: 'USDT', name: 'Tether USD (TRC-20)', address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t', decimals: 6 },
-  { environment: 'production', network: 'TRON', profile: 'mainnet', symbol: 'USDC', name: 'USD Coin (TRC-20)', address: 'TEkxiTehnzSmSe2XqrBj4w32RUN966rdz8', decimals: 6 },
-  { environment: 'production', network: 'SOLANA', profile: 'mainnet', symbol: 'USDT', name: 'Tether USD (SPL)', address: 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB', decimals: 6 },
-  { environment: 'production', network: 'SOLANA', profile: 'mainnet', symbol: 'USDC', name: 'USD Coin (SPL)', address: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v', decimals: 6 },
+  {
+    environment: 'production',
+    network: 'ETHEREUM',
+    profile: 'mainnet',
+    symbol: 'USDT',
+    name: 'Tether USD',
+    address: '0xdAC17F958D2ee523a2206206994597C13D831ec7',
+    decimals: 6,
+  },
+  {
+    environment: 'production',
+    network: 'ETHEREUM',
+    profile: 'mainnet',
+    symbol: 'USDC',
+    name: 'USD Coin',
+    address: '0xA0b86991c6218b36c1d19D4a2e9Eb0cE3606eB48',
+    decimals: 6,
+  },
+  {
+    environment: 'production',
+    network: 'BINANCE',
+    profile: 'mainnet',
+    symbol: 'USDT',
+    name: 'Tether USD (BSC)',
+    address: '0x55d398326f99059fF775485246999027B3197955',
+    decimals: 18,
+  },
+  {
+    environment: 'production',
+    network: 'BINANCE',
+    profile: 'mainnet',
+    symbol: 'USDC',
+    name: 'USD Coin (BSC)',
+    address: '0x8AC76a51cc950d9822D68b83fE1Ad97B32Cd580d',
+    decimals: 18,
+  },
+  {
+    environment: 'production',
+    network: 'TRON',
+    profile: 'mainnet',
+    symbol: 'USDT',
+    name: 'Tether USD (TRC-20)',
+    address: 'TR7NHqjeKQxGTCi8q8ZY4pL8otSzgjLj6t',
+    decimals: 6,
+  },
+  {
+    environment: 'production',
+    network: 'TRON',
+    profile: 'mainnet',
+    symbol: 'USDC',
+    name: 'USD Coin (TRC-20)',
+    address: 'TEkxiTehnzSmSe2XqrBj4w32RUN966rdz8',
+    decimals: 6,
+  },
+  {
+    environment: 'production',
+    network: 'SOLANA',
+    profile: 'mainnet',
+    symbol: 'USDT',
+    name: 'Tether USD (SPL)',
+    address: 'Es9vMFrzaCERmJfrF4H2FYD4KCoNkY11McCe8BenwNYB',
+    decimals: 6,
+  },
+  {
+    environment: 'production',
+    network: 'SOLANA',
+    profile: 'mainnet',
+    symbol: 'USDC',
+    name: 'USD Coin (SPL)',
+    address: 'EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v',
+    decimals: 6,
+  },
   // sandbox — public testnets
-  { environment: 'sandbox', network: 'ETHEREUM', profile: 'testnet', symbol: 'USDT', name: 'Tether USD (Sepolia)', address: '0x7169D38820dfd117C3FA1f22a697dBA58d90BA06', decimals: 6 },
-  { environment: 'sandbox', network: 'ETHEREUM', profile: 'testnet', symbol: 'USDC', name: 'USD Coin (Sepolia)', address: '0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238', decimals: 6 },
-  { environment: 'sandbox', network: 'BINANCE', profile: 'testnet', symbol: 'USDT', name: 'Tether USD (BNB testnet)', address: '0x337610d27c682E347C9cD60BD4b3b107C9d34dDd', decimals: 18 },
-  { environment: 'sandbox', network: 'TRON', profile: 'testnet', symbol: 'USDT', name: 'Tether USD (Nile)', address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf', decimals: 6 },
-  { environment: 'sandbox', network: 'SOLANA', profile: 'testnet', symbol: 'USDC', name: 'USD Coin (devnet)', address: '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU', decimals: 6 },
+  {
+    environment: 'sandbox',
+    network: 'ETHEREUM',
+    profile: 'testnet',
+    symbol: 'USDT',
+    name: 'Tether USD (Sepolia)',
+    address: '0x7169D38820dfd117C3FA1f22a697dBA58d90BA06',
+    decimals: 6,
+  },
+  {
+    environment: 'sandbox',
+    network: 'ETHEREUM',
+    profile: 'testnet',
+    symbol: 'USDC',
+    name: 'USD Coin (Sepolia)',
+    address: '0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238',
+    decimals: 6,
+  },
+  {
+    environment: 'sandbox',
+    network: 'BINANCE',
+    profile: 'testnet',
+    symbol: 'USDT',
+    name: 'Tether USD (BNB testnet)',
+    address: '0x337610d27c682E347C9cD60BD4b3b107C9d34dDd',
+    decimals: 18,
+  },
+  {
+    environment: 'sandbox',
+    network: 'TRON',
+    profile: 'testnet',
+    symbol: 'USDT',
+    name: 'Tether USD (Nile)',
+    address: 'TXYZopYRdj2D9XRtbG411XZZ3kM5VkAeBf',
+    decimals: 6,
+  },
+  {
+    environment: 'sandbox',
+    network: 'SOLANA',
+    profile: 'testnet',
+    symbol: 'USDC',
+    name: 'USD Coin (devnet)',
+    address: '4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU',
+    decimals: 6,
+  },
   // sandbox — local anvil chains started by `npm start` (deterministic deploy addresses, src/devchain)
-  { environment: 'sandbox', network: 'ETHEREUM', profile: 'local', symbol: 'USDT', name: 'Tether USD (dev)', address: '0x5FbDB2315678afecb367f032d93F642f64180aa3', decimals: 6 },
-  { environment: 'sandbox', network: 'ETHEREUM', profile: 'local', symbol: 'USDC', name: 'USD Coin (dev)', address: '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512', decimals: 6 },
-  { environment: 'sandbox', network: 'BINANCE', profile: 'local', symbol: 'USDT', name: 'Tether USD (dev BSC)', address: '0x5FbDB2315678afecb367f032d93F642f64180aa3', decimals: 18 },
-  { environment: 'sandbox', network: 'BINANCE', profile: 'local', symbol: 'USDC', name: 'USD Coin (dev BSC)', address: '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512', decimals: 18 },
+  {
+    environment: 'sandbox',
+    network: 'ETHEREUM',
+    profile: 'local',
+    symbol: 'USDT',
+    name: 'Tether USD (dev)',
+    address: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
+    decimals: 6,
+  },
+  {
+    environment: 'sandbox',
+    network: 'ETHEREUM',
+    profile: 'local',
+    symbol: 'USDC',
+    name: 'USD Coin (dev)',
+    address: '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512',
+    decimals: 6,
+  },
+  {
+    environment: 'sandbox',
+    network: 'BINANCE',
+    profile: 'local',
+    symbol: 'USDT',
+    name: 'Tether USD (dev BSC)',
+    address: '0x5FbDB2315678afecb367f032d93F642f64180aa3',
+    decimals: 18,
+  },
+  {
+    environment: 'sandbox',
+    network: 'BINANCE',
+    profile: 'local',
+    symbol: 'USDC',
+    name: 'USD Coin (dev BSC)',
+    address: '0xe7f1725E7734CE288F8367e1Bb143E90bb3F0512',
+    decimals: 18,
+  },
 ];
 
 /** Tokens, orders (with scoped checkout keys), locked quotes, HD wallets, deposits. */
@@ -52,7 +188,12 @@ export class Migration20261121000200_payment_flow extends Migration {
         constraint "tokens_environment_network_profile_address_unique" unique ("environment", "network", "profile", "address")
       );`);
     const knex = this.getKnex();
-    this.addSql(knex.insert(TOKENS.map((t) => ({ id: knex.raw('gen_random_uuid()'), ...t }))).into('tokens').toQuery());
+    this.addSql(
+      knex
+        .insert(TOKENS.map((t) => ({ id: knex.raw('gen_random_uuid()'), ...t })))
+        .into('tokens')
+        .toQuery(),
+    );
     this.addSql(`
       create table "orders" (
         "id" uuid not null primary key,

@@ -67,7 +67,9 @@ export class Migration20261121000600_webhooks extends Migration {
     // scanned past); the sweeper reads expired leases; the log pages per merchant.
     this.addSql(`create index "webhook_deliveries_pending_index" on "webhook_deliveries" ("endpoint", "next_attempt_at") where "state" = 'pending';`);
     this.addSql(`create index "webhook_deliveries_lease_index" on "webhook_deliveries" ("locked_until") where "state" = 'sending';`);
-    this.addSql(`create index "webhook_deliveries_merchant_id_environment_created_at_index" on "webhook_deliveries" ("merchant_id", "environment", "created_at", "id");`);
+    this.addSql(
+      `create index "webhook_deliveries_merchant_id_environment_created_at_index" on "webhook_deliveries" ("merchant_id", "environment", "created_at", "id");`,
+    );
     this.addSql(`create index "webhook_deliveries_order_id_index" on "webhook_deliveries" ("order_id");`);
     // Every delivery is updated two or three times: vacuum this table early so claims do not wade through dead index entries.
     this.addSql(`alter table "webhook_deliveries" set (autovacuum_vacuum_scale_factor = 0.02, autovacuum_analyze_scale_factor = 0.02);`);

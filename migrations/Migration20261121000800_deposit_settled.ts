@@ -10,7 +10,9 @@ export class Migration20261121000800_deposit_settled extends Migration {
     this.addSql(`alter table "deposits" drop constraint if exists "deposits_status_check";`);
     this.addSql(`alter table "deposits" add constraint "deposits_status_check" check ("status" in ('open','settled','closed'));`);
     this.addSql(`drop index if exists "deposits_open_created_at_index";`);
-    this.addSql(`create index "deposits_watched_created_at_index" on "deposits" ("environment", "network", "created_at") where "status" in ('open','settled');`);
+    this.addSql(
+      `create index "deposits_watched_created_at_index" on "deposits" ("environment", "network", "created_at") where "status" in ('open','settled');`,
+    );
   }
 
   override async down(): Promise<void> {

@@ -7,7 +7,9 @@ import { Migration } from '@mikro-orm/migrations';
 export class Migration20261123000100_return_urls extends Migration {
   override async up(): Promise<void> {
     for (const table of ['orders', 'payment_links']) {
-      this.addSql(`alter table "${table}" add column "success_url" text null, add column "cancel_url" text null, add column "auto_redirect" boolean not null default false;`);
+      this.addSql(
+        `alter table "${table}" add column "success_url" text null, add column "cancel_url" text null, add column "auto_redirect" boolean not null default false;`,
+      );
     }
   }
 

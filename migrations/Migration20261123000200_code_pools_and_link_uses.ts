@@ -20,9 +20,13 @@ export class Migration20261123000200_code_pools_and_link_uses extends Migration 
     this.addSql(`drop index if exists "deposits_open_unique_code";`);
     this.addSql(`create unique index "deposits_open_unique_code" on "deposits" ("wallet_id", "network", "token_id", "unique_code") where "status" = 'open';`);
     this.addSql(`drop index if exists "deposits_watched_created_at_index";`);
-    this.addSql(`create index "deposits_watched_created_at_index" on "deposits" ("environment", "network", "created_at") where "status" in ('open','lapsed','settled');`);
+    this.addSql(
+      `create index "deposits_watched_created_at_index" on "deposits" ("environment", "network", "created_at") where "status" in ('open','lapsed','settled');`,
+    );
     // Open deposits of orders that already expired unpaid give their codes back now.
-    this.addSql(`update "deposits" d set "status" = 'lapsed' from "orders" o where o."id" = d."order_id" and d."status" = 'open' and o."status" in ('Expired','Underpaid');`);
+    this.addSql(
+      `update "deposits" d set "status" = 'lapsed' from "orders" o where o."id" = d."order_id" and d."status" = 'open' and o."status" in ('Expired','Underpaid');`,
+    );
 
     this.addSql(`alter table "orders" add column "link_use_held" boolean not null default false;`);
     this.addSql(`update "orders" set "link_use_held" = true where "payment_link_id" is not null and "status" <> 'Expired';`);
@@ -35,7 +39,9 @@ export class Migration20261123000200_code_pools_and_link_uses extends Migration 
     this.addSql(`alter table "orders" drop column "link_use_held";`);
     this.addSql(`update "deposits" set "status" = 'closed' where "status" = 'lapsed';`);
     this.addSql(`drop index if exists "deposits_watched_created_at_index";`);
-    this.addSql(`create index "deposits_watched_created_at_index" on "deposits" ("environment", "network", "created_at") where "status" in ('open','settled');`);
+    this.addSql(
+      `create index "deposits_watched_created_at_index" on "deposits" ("environment", "network", "created_at") where "status" in ('open','settled');`,
+    );
     this.addSql(`drop index if exists "deposits_open_unique_code";`);
     this.addSql(`create unique index "deposits_open_unique_code" on "deposits" ("environment", "network", "token_id", "unique_code") where "status" = 'open';`);
     this.addSql(`alter table "deposits" drop constraint if exists "deposits_status_check";`);

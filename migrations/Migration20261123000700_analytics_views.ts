@@ -18,7 +18,9 @@ import { Migration } from '@mikro-orm/migrations';
 export class Migration20261123000700_analytics_views extends Migration {
   override async up(): Promise<void> {
     this.addSql(`create schema if not exists "analytics";`);
-    this.addSql(`comment on schema "analytics" is 'Read-only views for analysts (docs/analytics.md). No secrets: key hashes, seeds, wallets, sessions and webhook URLs are not reachable from here.';`);
+    this.addSql(
+      `comment on schema "analytics" is 'Read-only views for analysts (docs/analytics.md). No secrets: key hashes, seeds, wallets, sessions and webhook URLs are not reachable from here.';`,
+    );
     // Exact: the dividend gets 36 decimals of scale first, so numeric division does not round (18-decimal tokens).
     this.addSql(`
       create function "analytics"."token_units"(base numeric, decimals int) returns numeric

@@ -39,11 +39,15 @@ export class Migration20261123000800_order_paid_facts extends Migration {
         include ("status", "amount", "fee_idr", "net_idr", "paid_network", "paid_token_id", "paid_decimals", "paid_amount");`);
     // Sort / range by payment time, and the paying network filter, within a merchant's environment.
     this.addSql(`create index "orders_paid_at_index" on "orders" ("merchant_id", "environment", "paid_at") where "paid_at" is not null;`);
-    this.addSql(`create index "orders_paid_network_index" on "orders" ("merchant_id", "environment", "paid_network", "created_at") where "paid_network" is not null;`);
+    this.addSql(
+      `create index "orders_paid_network_index" on "orders" ("merchant_id", "environment", "paid_network", "created_at") where "paid_network" is not null;`,
+    );
     this.addSql(`create index "orders_amount_index" on "orders" ("merchant_id", "environment", "amount");`);
     this.addSql(`create index "orders_payment_link_index" on "orders" ("payment_link_id", "created_at") where "payment_link_id" is not null;`);
     // orderStats reads open orders live (few: they expire within the order TTL)…
-    this.addSql(`create index "orders_open_created_at_index" on "orders" ("merchant_id", "environment", "created_at") include ("status", "amount") where "status" in ('Created','Processing');`);
+    this.addSql(
+      `create index "orders_open_created_at_index" on "orders" ("merchant_id", "environment", "created_at") include ("status", "amount") where "status" in ('Created','Processing');`,
+    );
     // …and every other order from this rollup: per merchant, environment, 15-minute bucket of creation
     // (UTC; every time zone's offset is a multiple of 15 minutes, so a bucket lies in one local hour),
     // status and paying token. Kept by the status writer, in its statement, for orders leaving or
@@ -75,8 +79,18 @@ export class Migration20261123000800_order_paid_facts extends Migration {
 
   override async down(): Promise<void> {
     this.addSql(`drop table if exists "order_stats_rollup";`);
-    for (const i of ['orders_open_created_at_index', 'orders_paid_at_index', 'orders_paid_network_index', 'orders_amount_index', 'orders_payment_link_index', 'orders_merchant_id_environment_created_at_index']) this.addSql(`drop index if exists "${i}";`);
+    for (const i of [
+      'orders_open_created_at_index',
+      'orders_paid_at_index',
+      'orders_paid_network_index',
+      'orders_amount_index',
+      'orders_payment_link_index',
+      'orders_merchant_id_environment_created_at_index',
+    ])
+      this.addSql(`drop index if exists "${i}";`);
     this.addSql(`create index "orders_merchant_id_environment_created_at_index" on "orders" ("merchant_id", "environment", "created_at");`);
-    this.addSql(`alter table "orders" drop column "paid_deposit_id", drop column "paid_network", drop column "paid_token_id", drop column "paid_decimals", drop column "paid_amount", drop column "fee_idr", drop column "net_idr";`);
+    this.addSql(
+      `alter table "orders" drop column "paid_deposit_id", drop column "paid_network", drop column "paid_token_id", drop column "paid_decimals", drop column "paid_amount", drop column "fee_idr", drop column "net_idr";`,
+    );
   }
 }

@@ -46,7 +46,9 @@ export class Migration20261127000510_merchant_events extends Migration {
         perform pg_notify('webhooks', 'outbox');
         return null;
       end $$;`);
-    this.addSql(`create trigger "merchant_events_webhook_outbox" after insert on "merchant_events" for each row execute function "merchant_event_outbox_enqueue"();`);
+    this.addSql(
+      `create trigger "merchant_events_webhook_outbox" after insert on "merchant_events" for each row execute function "merchant_event_outbox_enqueue"();`,
+    );
     this.addSql(`alter table "webhook_deliveries" add column "merchant_event_id" uuid null references "merchant_events" ("id") on update cascade;`);
     this.addSql(`alter table "webhook_deliveries" add constraint "webhook_deliveries_merchant_event_id_unique" unique ("merchant_event_id");`);
   }

@@ -143,6 +143,8 @@ export class Migration20261127000600_sweeps extends Migration {
   }
 
   override async down(): Promise<void> {
-    this.addSql(`drop table if exists "sweep_requests", "sweep_token_minimums", "sweep_schedule_runs", "sweep_settings", "gas_tanks", "signer_nonces", "sweep_tx_links", "sweep_txs", "sweeps" cascade;`);
+    this.addSql(
+      `drop table if exists "sweep_requests", "sweep_token_minimums", "sweep_schedule_runs", "sweep_settings", "gas_tanks", "signer_nonces", "sweep_tx_links", "sweep_txs", "sweeps" cascade;`,
+    );
   }
 }

@@ -32,7 +32,9 @@ export class Migration20261128000900_customer_mail extends Migration {
         "created_at" timestamptz not null default now(),
         constraint "customer_mail_outbox_order_kind_unique" unique ("order_id", "kind")
       );`);
-    this.addSql(`create index if not exists "customer_mail_outbox_due_index" on "customer_mail_outbox" ("next_attempt_at") where "state" in ('pending','sending');`);
+    this.addSql(
+      `create index if not exists "customer_mail_outbox_due_index" on "customer_mail_outbox" ("next_attempt_at") where "state" in ('pending','sending');`,
+    );
     this.addSql(`
       create or replace function "customer_mail_enqueue"() returns trigger language plpgsql as $$
       begin

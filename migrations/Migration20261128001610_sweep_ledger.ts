@@ -91,8 +91,10 @@ export class Migration20261128001610_sweep_ledger extends Migration {
       group by 1, 2, 3, 4, 5;`);
 
     const comments: Record<string, string> = {
-      sweeps: 'One row per sweep: amount in token units, IDR at the order’s locked rate (receipt) and at the time of the sweep, the tank’s spend on it in native units and IDR',
-      gas_tank_ledger: 'Every included transaction a gas tank paid for: what the tank spent (fee, coin sent, rent) in native units and IDR, and the running total',
+      sweeps:
+        'One row per sweep: amount in token units, IDR at the order’s locked rate (receipt) and at the time of the sweep, the tank’s spend on it in native units and IDR',
+      gas_tank_ledger:
+        'Every included transaction a gas tank paid for: what the tank spent (fee, coin sent, rent) in native units and IDR, and the running total',
       deposit_balances: 'Per deposit and token: confirmed received, swept, unswept, and state (swept, sweeping, held with its reason, waiting)',
       sweep_positions: 'Swept vs sweeping vs held vs waiting per environment, network and token',
     };

@@ -7,7 +7,9 @@ import { Migration } from '@mikro-orm/migrations';
  */
 export class Migration20261128100100_api_key_allowlist extends Migration {
   override async up(): Promise<void> {
-    this.addSql(`alter table "api_keys" add column if not exists "ip_allowlist" text[] null, add column if not exists "last_used_at" timestamptz null, add column if not exists "last_used_ip" text null;`);
+    this.addSql(
+      `alter table "api_keys" add column if not exists "ip_allowlist" text[] null, add column if not exists "last_used_at" timestamptz null, add column if not exists "last_used_ip" text null;`,
+    );
   }
 
   override async down(): Promise<void> {

@@ -137,9 +137,12 @@ export class Migration20261128110200_revenue_received_and_rollup_deltas extends 
       where p.status = 'confirmed'
       group by 1, 2, 3, 4, 5;`);
     const comments: Record<string, string> = {
-      orders: 'Orders with their paying deposit; received_idr, fee_idr and net_idr count only money actually received (confirmed payments), the fee only on that',
-      payments: 'Observed transfers into deposit addresses: token units, base units, IDR at the order’s locked rate; received_idr, fee_idr, net_idr: the payment’s share of revenue (0 unless confirmed)',
-      daily_revenue: 'Money received per day of confirmation in Asia/Jakarta (WIB), merchant, environment, network and token: confirmed payments only, fee and net on them',
+      orders:
+        'Orders with their paying deposit; received_idr, fee_idr and net_idr count only money actually received (confirmed payments), the fee only on that',
+      payments:
+        'Observed transfers into deposit addresses: token units, base units, IDR at the order’s locked rate; received_idr, fee_idr, net_idr: the payment’s share of revenue (0 unless confirmed)',
+      daily_revenue:
+        'Money received per day of confirmation in Asia/Jakarta (WIB), merchant, environment, network and token: confirmed payments only, fee and net on them',
     };
     for (const [view, text] of Object.entries(comments)) this.addSql(`comment on view "analytics"."${view}" is '${text.replace(/'/g, "''")}';`);
   }

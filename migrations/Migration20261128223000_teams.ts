@@ -53,12 +53,16 @@ export class Migration20261128223000_teams extends Migration {
       );`);
     // Pending invites of a merchant (listings), and one pending invite per merchant and email.
     this.addSql(`create index "team_invites_merchant_id_created_at_index" on "team_invites" ("merchant_id", "created_at" desc);`);
-    this.addSql(`create unique index "team_invites_pending_email_unique" on "team_invites" ("merchant_id", "email") where "accepted_at" is null and "revoked_at" is null;`);
+    this.addSql(
+      `create unique index "team_invites_pending_email_unique" on "team_invites" ("merchant_id", "email") where "accepted_at" is null and "revoked_at" is null;`,
+    );
   }
 
   override async down(): Promise<void> {
     this.addSql(`drop table if exists "team_invites";`);
-    this.addSql(`alter table "dashboard_users" add column "merchant_id" uuid null references "merchants" ("id") on update cascade, add column "role" text not null default 'owner';`);
+    this.addSql(
+      `alter table "dashboard_users" add column "merchant_id" uuid null references "merchants" ("id") on update cascade, add column "role" text not null default 'owner';`,
+    );
     // Each user back to one merchant: the oldest membership (a user of several merchants keeps the first).
     this.addSql(`
       update "dashboard_users" u set "merchant_id" = m."merchant_id", "role" = case when m."role" in ('owner', 'admin', 'viewer') then m."role" else 'viewer' end

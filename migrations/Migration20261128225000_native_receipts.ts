@@ -10,15 +10,21 @@ export class Migration20261128225000_native_receipts extends Migration {
   override async up(): Promise<void> {
     this.addSql(`alter table "unattributed_receipts" alter column "token_id" drop not null;`);
     this.addSql(`alter table "unattributed_receipts" drop constraint if exists "unattributed_receipts_reason_check";`);
-    this.addSql(`alter table "unattributed_receipts" add constraint "unattributed_receipts_reason_check" check ("reason" in ('late','wrong_token','wrong_network','native_coin'));`);
-    this.addSql(`alter table "unattributed_receipts" add constraint "unattributed_receipts_native_check" check (("reason" = 'native_coin') = ("token_id" is null));`);
+    this.addSql(
+      `alter table "unattributed_receipts" add constraint "unattributed_receipts_reason_check" check ("reason" in ('late','wrong_token','wrong_network','native_coin'));`,
+    );
+    this.addSql(
+      `alter table "unattributed_receipts" add constraint "unattributed_receipts_native_check" check (("reason" = 'native_coin') = ("token_id" is null));`,
+    );
   }
 
   override async down(): Promise<void> {
     this.addSql(`delete from "unattributed_receipts" where "reason" = 'native_coin';`);
     this.addSql(`alter table "unattributed_receipts" drop constraint if exists "unattributed_receipts_native_check";`);
     this.addSql(`alter table "unattributed_receipts" drop constraint if exists "unattributed_receipts_reason_check";`);
-    this.addSql(`alter table "unattributed_receipts" add constraint "unattributed_receipts_reason_check" check ("reason" in ('late','wrong_token','wrong_network'));`);
+    this.addSql(
+      `alter table "unattributed_receipts" add constraint "unattributed_receipts_reason_check" check ("reason" in ('late','wrong_token','wrong_network'));`,
+    );
     this.addSql(`alter table "unattributed_receipts" alter column "token_id" set not null;`);
   }
 }

@@ -13,7 +13,9 @@ export class Migration20261129000000_native_sweeps extends Migration {
   override async up(): Promise<void> {
     this.addSql(`alter table "sweeps" alter column "token_id" drop not null;`);
     this.addSql(`drop index if exists "sweeps_open_unique";`);
-    this.addSql(`create unique index "sweeps_open_unique" on "sweeps" ("deposit_id", "token_id") nulls not distinct where "status" not in ('confirmed','failed');`);
+    this.addSql(
+      `create unique index "sweeps_open_unique" on "sweeps" ("deposit_id", "token_id") nulls not distinct where "status" not in ('confirmed','failed');`,
+    );
     this.addSql(`alter table "sweep_holds" drop constraint if exists "sweep_holds_pkey";`);
     this.addSql(`alter table "sweep_holds" alter column "token_id" drop not null;`);
     this.addSql(`create unique index "sweep_holds_deposit_asset_unique" on "sweep_holds" ("deposit_id", "token_id") nulls not distinct;`);

@@ -23,7 +23,9 @@ export class Migration20261129000100_gas_tank_fundings extends Migration {
         "note" text null,
         "recorded_at" timestamptz not null default now()
       );`);
-    this.addSql(`create unique index "gas_tank_fundings_opening_unique" on "gas_tank_fundings" ("environment", "network", "address") where "kind" = 'opening';`);
+    this.addSql(
+      `create unique index "gas_tank_fundings_opening_unique" on "gas_tank_fundings" ("environment", "network", "address") where "kind" = 'opening';`,
+    );
     this.addSql(`create index "gas_tank_fundings_tank_index" on "gas_tank_fundings" ("environment", "network", "address");`);
   }
 

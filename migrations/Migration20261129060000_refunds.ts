@@ -69,7 +69,9 @@ export class Migration20261129060000_refunds extends Migration {
         constraint "refunds_claim_token_hash_unique" unique ("claim_token_hash"),
         constraint "refunds_address_check" check (("to_address" is null) = ("address_source" is null))
       );`);
-    this.addSql(`create index "refunds_open_index" on "refunds" ("environment", "network", "status") where "status" not in ('confirmed','cancelled','failed');`);
+    this.addSql(
+      `create index "refunds_open_index" on "refunds" ("environment", "network", "status") where "status" not in ('confirmed','cancelled','failed');`,
+    );
     this.addSql(`create index "refunds_merchant_history_index" on "refunds" ("merchant_id", "environment", "created_at" desc, "id" desc);`);
     this.addSql(`create index "refunds_order_index" on "refunds" ("order_id");`);
     this.addSql(`create index "refunds_deposit_index" on "refunds" ("deposit_id", "token_id");`);

@@ -63,7 +63,8 @@ export class Migration20261129070100_refund_revenue_views extends Migration {
       from flows f join public.orders o on o.id = f.order_id
       group by 1, 2, 3, 4, 5;`);
     const comments: Record<string, string> = {
-      refunds: 'Refunds: token units, base units, IDR worth at the deposit’s locked rate; received_idr, fee_idr, net_idr: what a confirmed refund of the order’s payments took out of the order’s revenue (0 otherwise)',
+      refunds:
+        'Refunds: token units, base units, IDR worth at the deposit’s locked rate; received_idr, fee_idr, net_idr: what a confirmed refund of the order’s payments took out of the order’s revenue (0 otherwise)',
       daily_revenue:
         'Money received per day of confirmation in Asia/Jakarta (WIB), merchant, environment, network and token, net of refunds confirmed that day: revenue_idr, fee_idr, net_idr = confirmed payments less confirmed refunds; gross_idr and refunded_idr the two sides',
     };

@@ -33,10 +33,7 @@ const OPTIONS = {
 };
 // Output built with other options (or another swc) is stale as a whole.
 const STAMP = join(OUT, '.options');
-const stamp = createHash('sha256')
-  .update(JSON.stringify(OPTIONS))
-  .update(require('@swc/core/package.json').version)
-  .digest('hex');
+const stamp = createHash('sha256').update(JSON.stringify(OPTIONS)).update(require('@swc/core/package.json').version).digest('hex');
 const fresh = existsSync(STAMP) && readFileSync(STAMP, 'utf8') === stamp;
 
 // The dashboard's browser code is bundled by esbuild (scripts/dashboard-build.js), not run by Node.

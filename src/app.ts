@@ -170,7 +170,11 @@ export function createApp(config: Config, orm: Orm, log: Logger, box: SecretBox)
     minIdr: config.ORDER_MIN_IDR,
     maxIdr: config.ORDER_MAX_IDR,
     groupCommit: config.ORDER_GROUP_COMMIT
-      ? { windowMs: config.ORDER_GROUP_COMMIT_WINDOW_MS, maxBatch: config.ORDER_GROUP_COMMIT_MAX, maxInFlight: Math.min(config.ORDER_GROUP_COMMIT_CONNECTIONS, config.DATABASE_POOL_MAX) }
+      ? {
+          windowMs: config.ORDER_GROUP_COMMIT_WINDOW_MS,
+          maxBatch: config.ORDER_GROUP_COMMIT_MAX,
+          maxInFlight: Math.min(config.ORDER_GROUP_COMMIT_CONNECTIONS, config.DATABASE_POOL_MAX),
+        }
       : undefined,
     onCreated: (o) => metrics.ordersCreated.inc({ environment: o.environment, source: o.source }),
     onBatch: (n) => {
@@ -188,7 +192,16 @@ export function createApp(config: Config, orm: Orm, log: Logger, box: SecretBox)
   const quotes = new QuoteService(orders, tokens, rates);
   const wallets = new HdWalletService(box);
   const deposits = new DepositService(orders, tokens, quotes, wallets, config.DEV_CHAINS);
-  const paymentLinks = new PaymentLinkService(orders, { publicBaseUrl: () => config.PUBLIC_BASE_URL, minIdr: config.ORDER_MIN_IDR, maxIdr: config.ORDER_MAX_IDR, unpaidPerClient: config.PAYMENT_LINK_UNPAID_PER_CLIENT }, rateLimits);
+  const paymentLinks = new PaymentLinkService(
+    orders,
+    {
+      publicBaseUrl: () => config.PUBLIC_BASE_URL,
+      minIdr: config.ORDER_MIN_IDR,
+      maxIdr: config.ORDER_MAX_IDR,
+      unpaidPerClient: config.PAYMENT_LINK_UNPAID_PER_CLIENT,
+    },
+    rateLimits,
+  );
   const payments = new PaymentService();
   const settlement = new SettlementService(orderStatus, {
     lateWindowS: config.LATE_PAYMENT_WINDOW_S,
@@ -199,10 +212,16 @@ export function createApp(config: Config, orm: Orm, log: Logger, box: SecretBox)
     },
   });
   const receipts = new UnattributedReceiptService();
-  const reconciliation = new ReconciliationService(tokens, log, config.RECONCILE_CONCURRENCY, config.LATE_PAYMENT_WINDOW_S + config.CLOSED_DEPOSIT_WATCH_S, (r) => {
-    metrics.reconciliationMismatches.set({ environment: r.environment, network: r.network }, r.mismatches);
-    metrics.reconciliationChecked.set({ environment: r.environment, network: r.network }, r.checked);
-  });
+  const reconciliation = new ReconciliationService(
+    tokens,
+    log,
+    config.RECONCILE_CONCURRENCY,
+    config.LATE_PAYMENT_WINDOW_S + config.CLOSED_DEPOSIT_WATCH_S,
+    (r) => {
+      metrics.reconciliationMismatches.set({ environment: r.environment, network: r.network }, r.mismatches);
+      metrics.reconciliationChecked.set({ environment: r.environment, network: r.network }, r.checked);
+    },
+  );
   const webhooks = createWebhookServices(config, apiKeys, box);
   const merchantEvents = new MerchantEventWriter();
   const settlementWallets = new SettlementWalletService({
@@ -216,7 +235,9 @@ export function createApp(config: Config, orm: Orm, log: Logger, box: SecretBox)
     config,
     networks,
     tokens,
-    config.DEV_CHAINS ? { secp256k1Evm: SANDBOX_FAUCET_SECP256K1_KEY, secp256k1Tron: SANDBOX_FAUCET_SECP256K1_KEY, solanaSeedHex: SANDBOX_FAUCET_SOLANA_SEED } : undefined,
+    config.DEV_CHAINS
+      ? { secp256k1Evm: SANDBOX_FAUCET_SECP256K1_KEY, secp256k1Tron: SANDBOX_FAUCET_SECP256K1_KEY, solanaSeedHex: SANDBOX_FAUCET_SOLANA_SEED }
+      : undefined,
   );
   const exports = new CsvExportService({
     // Its connections set session parameters (timeout, read-only) and are destroyed after each export:
@@ -231,13 +252,14 @@ export function createApp(config: Config, orm: Orm, log: Logger, box: SecretBox)
     log,
     // The local EVM chains' Sweeper contract obeys the dev tank key (src/devchain), funded at every start.
     fixed: config.DEV_CHAINS
-      ? { 'sandbox:ETHEREUM': { key: DEV_GAS_TANK_EVM_KEY, address: DEV_GAS_TANK_EVM_ADDRESS }, 'sandbox:BINANCE': { key: DEV_GAS_TANK_EVM_KEY, address: DEV_GAS_TANK_EVM_ADDRESS } }
+      ? {
+          'sandbox:ETHEREUM': { key: DEV_GAS_TANK_EVM_KEY, address: DEV_GAS_TANK_EVM_ADDRESS },
+          'sandbox:BINANCE': { key: DEV_GAS_TANK_EVM_KEY, address: DEV_GAS_TANK_EVM_ADDRESS },
+        }
       : undefined,
   });
   // Sweeps to a gas tank would pay the operator with the merchant's money: tanks are never settlement addresses.
-  settlementWallets.reserveAddresses((network) =>
-    ENVIRONMENTS.flatMap((environment) => gasTanks.address(environment, network) ?? []),
-  );
+  settlementWallets.reserveAddresses((network) => ENVIRONMENTS.flatMap((environment) => gasTanks.address(environment, network) ?? []));
   const sweeps = new SweepService({ throttleSweepNow: async (merchantId) => void (await rateLimits.consume('sweepNow', merchantId)) });
   const teams = new TeamService({
     inviteTtlS: config.TEAM_INVITE_TTL_S,
@@ -259,5 +281,44 @@ export function createApp(config: Config, orm: Orm, log: Logger, box: SecretBox)
     adapter: adapterLookup(config, (environment, network) => networks.rpcUrls(environment, network)),
     activeTokens: (em, environment) => tokens.listActive(em, environment),
   });
-  return { refundStatus, refunds, teams, sweepStatus, gasTanks, sweeps, config, orm, log, box, rateLimits, apiKeys, auth, secondFactors, merchants, checkoutKeys, checkoutView, tokens, orders, orderStats: new OrderStatsService(), orderStatus, rates, quotes, wallets, deposits, paymentLinks, payments, settlement, receipts, reconciliation, merchantEvents, settlementWallets, webhooks, networks, faucet, exports, metrics, audit: new AuditService() };
+  return {
+    refundStatus,
+    refunds,
+    teams,
+    sweepStatus,
+    gasTanks,
+    sweeps,
+    config,
+    orm,
+    log,
+    box,
+    rateLimits,
+    apiKeys,
+    auth,
+    secondFactors,
+    merchants,
+    checkoutKeys,
+    checkoutView,
+    tokens,
+    orders,
+    orderStats: new OrderStatsService(),
+    orderStatus,
+    rates,
+    quotes,
+    wallets,
+    deposits,
+    paymentLinks,
+    payments,
+    settlement,
+    receipts,
+    reconciliation,
+    merchantEvents,
+    settlementWallets,
+    webhooks,
+    networks,
+    faucet,
+    exports,
+    metrics,
+    audit: new AuditService(),
+  };
 }

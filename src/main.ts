@@ -42,16 +42,18 @@ async function main(): Promise<void> {
     }, 30_000);
     force.unref();
     // Waits for a start in progress; a start that fails has already undone itself.
-    starting.then((gateway) => gateway.stop()).then(
-      () => {
-        log.info('stopped cleanly');
-        process.exit(0);
-      },
-      (err) => {
-        log.error({ err }, 'shutdown failed');
-        process.exit(1);
-      },
-    );
+    starting
+      .then((gateway) => gateway.stop())
+      .then(
+        () => {
+          log.info('stopped cleanly');
+          process.exit(0);
+        },
+        (err) => {
+          log.error({ err }, 'shutdown failed');
+          process.exit(1);
+        },
+      );
   };
   process.on('SIGTERM', () => shutdown('SIGTERM'));
   process.on('SIGINT', () => shutdown('SIGINT'));

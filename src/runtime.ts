@@ -148,21 +148,33 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
       // The worker's modules load here, not at the top: the chain adapters, sweeps and local chains bring
       // the chains' client libraries (ethers providers, TronWeb, web3.js connections), and the scheduler
       // its job store; an API process (ROLE=api) runs none of them and does not carry them.
-      const [{ watchedNetworks }, { DEV_SWEEP_CONTRACTS, fundSandboxGasTanks, SANDBOX_TOKENS }, { expireOrdersJob }, { pruneSessionsJob }, { reconcileJob }, { watchChainJobs }, { sweepJobs }, { refundJobs }, { startScheduler }, { startWebhookDelivery, webhookJobs }, { customerMailJob }, { compactOrderStatsJob }] =
-        await Promise.all([
-          import('./chains/networks.js'),
-          import('./devchain/index.js'),
-          import('./jobs/expire-orders.job.js'),
-          import('./jobs/prune-sessions.job.js'),
-          import('./jobs/reconcile.job.js'),
-          import('./jobs/watch-chain.job.js'),
-          import('./jobs/sweep.job.js'),
-          import('./jobs/refund.job.js'),
-          import('./jobs/scheduler.js'),
-          import('./jobs/webhook-deliver.job.js'),
-          import('./jobs/customer-mail.job.js'),
-          import('./jobs/compact-order-stats.job.js'),
-        ]);
+      const [
+        { watchedNetworks },
+        { DEV_SWEEP_CONTRACTS, fundSandboxGasTanks, SANDBOX_TOKENS },
+        { expireOrdersJob },
+        { pruneSessionsJob },
+        { reconcileJob },
+        { watchChainJobs },
+        { sweepJobs },
+        { refundJobs },
+        { startScheduler },
+        { startWebhookDelivery, webhookJobs },
+        { customerMailJob },
+        { compactOrderStatsJob },
+      ] = await Promise.all([
+        import('./chains/networks.js'),
+        import('./devchain/index.js'),
+        import('./jobs/expire-orders.job.js'),
+        import('./jobs/prune-sessions.job.js'),
+        import('./jobs/reconcile.job.js'),
+        import('./jobs/watch-chain.job.js'),
+        import('./jobs/sweep.job.js'),
+        import('./jobs/refund.job.js'),
+        import('./jobs/scheduler.js'),
+        import('./jobs/webhook-deliver.job.js'),
+        import('./jobs/customer-mail.job.js'),
+        import('./jobs/compact-order-stats.job.js'),
+      ]);
       const devChains = opts.devChains;
       let sandbox: SandboxChains | undefined;
       if (sandboxStarting) {
@@ -197,20 +209,37 @@ export async function startGateway(config: Config, log: Logger, opts: StartOptio
         onRpcFailure: (f) => {
           app.metrics.rpcErrors.inc({ environment: f.environment, network: f.network, provider: f.provider, reason: f.reason });
           // the first failure of a streak demotes the provider: said once, not per attempt
-          if (f.consecutiveFailures === 1) log.warn({ environment: f.environment, network: f.network, provider: f.provider, reason: f.reason }, 'RPC provider demoted; retried after a backoff');
+          if (f.consecutiveFailures === 1)
+            log.warn(
+              { environment: f.environment, network: f.network, provider: f.provider, reason: f.reason },
+              'RPC provider demoted; retried after a backoff',
+            );
         },
         // a provider on another chain: alarmed (metric, error log, `/readyz` details), never used
         onWrongChain: (r) => {
           app.metrics.providersRefused.inc({ environment: r.environment, network: r.network, provider: r.provider });
-          log.error({ environment: r.environment, network: r.network, provider: r.provider, reason: r.message }, 'RPC provider refused: it serves another chain');
+          log.error(
+            { environment: r.environment, network: r.network, provider: r.provider, reason: r.message },
+            'RPC provider refused: it serves another chain',
+          );
         },
         onRpcCall: (c) => app.metrics.rpcCalls.inc({ environment: c.environment, network: c.network, provider: c.provider, method: c.method }),
         // the sandbox's local EVM chains carry the dev sweep contracts (config may name others)
         localSweepContracts: DEV_SWEEP_CONTRACTS,
       });
       log.info({ networks: networks.map((n) => `${n.environment}:${n.network}`) }, 'watching networks');
-      for (const n of networks) app.metrics.trackProviders({ environment: n.environment, network: n.network, snapshot: () => n.adapter.providerHealth.snapshot() });
-      const jobs = [pruneSessionsJob, expireOrdersJob(config.EXPIRY_INTERVAL_S), compactOrderStatsJob(10), ...watchChainJobs(networks, config.WATCH_LOCK_MS), ...sweepJobs(networks, config.WATCH_LOCK_MS), ...(config.REFUND_POLL_MS > 0 ? refundJobs(networks, config.WATCH_LOCK_MS) : []), ...webhookJobs(config), ...(config.RECONCILE_INTERVAL_S > 0 ? [reconcileJob(networks, config.RECONCILE_INTERVAL_S)] : [])];
+      for (const n of networks)
+        app.metrics.trackProviders({ environment: n.environment, network: n.network, snapshot: () => n.adapter.providerHealth.snapshot() });
+      const jobs = [
+        pruneSessionsJob,
+        expireOrdersJob(config.EXPIRY_INTERVAL_S),
+        compactOrderStatsJob(10),
+        ...watchChainJobs(networks, config.WATCH_LOCK_MS),
+        ...sweepJobs(networks, config.WATCH_LOCK_MS),
+        ...(config.REFUND_POLL_MS > 0 ? refundJobs(networks, config.WATCH_LOCK_MS) : []),
+        ...webhookJobs(config),
+        ...(config.RECONCILE_INTERVAL_S > 0 ? [reconcileJob(networks, config.RECONCILE_INTERVAL_S)] : []),
+      ];
       const mailJob = customerMailJob(app);
       if (mailJob) jobs.push(mailJob);
       const scheduler = await startScheduler(app, sessionUrl, jobs, opts.scheduler);

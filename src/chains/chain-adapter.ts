@@ -231,7 +231,11 @@ export interface LogScanObservation {
    * exactly of that block (logs asked by block hash, so they cannot straddle a reorg). A node that
    * does not know the hash fails the call. Absent: the watcher scans one-block ranges.
    */
-  scanBlock?(block: { number: bigint; hash: string }, tokens: WatchedToken[], isWatched: (to: string) => boolean): Promise<{ transfers: ObservedTransfer[]; native: ObservedTransfer[] }>;
+  scanBlock?(
+    block: { number: bigint; hash: string },
+    tokens: WatchedToken[],
+    isWatched: (to: string) => boolean,
+  ): Promise<{ transfers: ObservedTransfer[]; native: ObservedTransfer[] }>;
 }
 
 /**
@@ -533,7 +537,10 @@ export interface ChainAdapter {
    * with backoff and reports its state through `onState`; `close()` ends the subscription. Absent
    * (TRON's HTTP API, a provider without WebSocket): the watcher polls at the network's cadence.
    */
-  subscribeHeads?(onHead: (head: { number: bigint; hash?: string; parentHash?: string }) => void, onState?: (state: 'open' | 'down') => void): { close(): Promise<void> };
+  subscribeHeads?(
+    onHead: (head: { number: bigint; hash?: string; parentHash?: string }) => void,
+    onState?: (state: 'open' | 'down') => void,
+  ): { close(): Promise<void> };
   /** Hash of block `n`, or null when the node does not have it (yet). */
   getBlockHash(n: bigint): Promise<string | null>;
   /** Releases connections; the adapter is not used afterwards. */

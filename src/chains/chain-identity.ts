@@ -11,7 +11,8 @@ export interface ChainIdentity {
   genesis: string;
 }
 
-export const sameChain = (a: ChainIdentity, b: ChainIdentity): boolean => a.genesis.toLowerCase() === b.genesis.toLowerCase() && (a.chainId ?? null) === (b.chainId ?? null);
+export const sameChain = (a: ChainIdentity, b: ChainIdentity): boolean =>
+  a.genesis.toLowerCase() === b.genesis.toLowerCase() && (a.chainId ?? null) === (b.chainId ?? null);
 
 export const describeIdentity = (i: ChainIdentity): string => (i.chainId !== null ? `chain id ${i.chainId}, genesis ${i.genesis}` : `genesis ${i.genesis}`);
 
@@ -45,7 +46,9 @@ export class WrongChainError extends Error {
     readonly got: ChainIdentity,
     readonly expected: { chainId: string | null; genesis: string | null },
   ) {
-    const want = [expected.chainId !== null ? `chain id ${expected.chainId}` : null, expected.genesis ? `genesis ${expected.genesis}` : null].filter(Boolean).join(', ');
+    const want = [expected.chainId !== null ? `chain id ${expected.chainId}` : null, expected.genesis ? `genesis ${expected.genesis}` : null]
+      .filter(Boolean)
+      .join(', ');
     super(`${network} provider ${provider} serves another chain (${describeIdentity(got)}; expected ${want})`);
   }
 }
@@ -176,7 +179,8 @@ export class ProviderGate implements ChainIdentityCapability {
     this.now = opts.now ?? Date.now;
     this.chainId = opts.chainId ?? null;
     this.genesis = opts.genesis ?? null;
-    for (const url of opts.urls) this.entries.set(url, { status: { provider: providerHost(url), state: 'unknown', identity: null, reason: 'not checked yet', checkedAt: null } });
+    for (const url of opts.urls)
+      this.entries.set(url, { status: { provider: providerHost(url), state: 'unknown', identity: null, reason: 'not checked yet', checkedAt: null } });
     this.last = opts.urls[0]!;
   }
 
@@ -227,7 +231,12 @@ export class ProviderGate implements ChainIdentityCapability {
     try {
       identity = await this.opts.probe(url);
     } catch (err) {
-      entry.status = { ...entry.status, state: 'unknown', reason: `identity probe failed: ${err instanceof Error ? err.message : String(err)}`, checkedAt: this.now() };
+      entry.status = {
+        ...entry.status,
+        state: 'unknown',
+        reason: `identity probe failed: ${err instanceof Error ? err.message : String(err)}`,
+        checkedAt: this.now(),
+      };
       throw err;
     }
     const wrongId = this.chainId !== null && identity.chainId !== this.chainId;
@@ -247,7 +256,8 @@ export class ProviderGate implements ChainIdentityCapability {
   vouch(): void {
     const e = this.entries.get(this.last);
     // a chain that forked off ours at the cursor would chain on too: a real probe still every VOUCH_LIMIT re-checks
-    if (e?.status.state === 'ok' && e.status.checkedAt !== null && e.probedAt !== undefined && this.now() - e.probedAt < VOUCH_LIMIT * this.recheckMs) e.status.checkedAt = this.now();
+    if (e?.status.state === 'ok' && e.status.checkedAt !== null && e.probedAt !== undefined && this.now() - e.probedAt < VOUCH_LIMIT * this.recheckMs)
+      e.status.checkedAt = this.now();
   }
 
   async current(force = false): Promise<ChainIdentity> {
@@ -269,19 +279,32 @@ export class ProviderGate implements ChainIdentityCapability {
     const urls = [...this.entries.keys()];
     // every provider verified now against the current expectation (unreachable ones are left out):
     // what one served a while ago does not count
-    for (const e of this.entries.values()) if (!e.probing) e.status = { ...e.status, checkedAt: null, state: e.status.state === 'ok' ? 'unknown' : e.status.state };
+    for (const e of this.entries.values())
+      if (!e.probing) e.status = { ...e.status, checkedAt: null, state: e.status.state === 'ok' ? 'unknown' : e.status.state };
     await Promise.allSettled(urls.map((url) => this.check(url, false, true)));
     const answered = urls.map((url) => this.entries.get(url)!.status).filter((s) => s.identity && s.state !== 'unknown');
     const ok = answered.filter((s) => s.state === 'ok');
     if (!ok.length) {
       // nobody serves the expected chain (or nobody answered): the refusals (or the probe failure) say why
       const first = answered[0];
-      if (first) throw this.refusal(urls.find((u) => this.entries.get(u)!.status === first)!, first.identity!);
-      throw new Error(`${this.opts.network}: no provider answered its chain identity (${this.providers().map((p) => `${p.provider}: ${p.reason}`).join('; ')})`);
+      if (first)
+        throw this.refusal(
+          urls.find((u) => this.entries.get(u)!.status === first)!,
+          first.identity!,
+        );
+      throw new Error(
+        `${this.opts.network}: no provider answered its chain identity (${this.providers()
+          .map((p) => `${p.provider}: ${p.reason}`)
+          .join('; ')})`,
+      );
     }
     // An expected genesis: every provider on it serves the expected chain (the others were refused).
     const chosen = this.genesis !== null ? ok[0]!.identity! : majority(ok.map((s) => s.identity!));
-    if (!chosen) throw new ChainDisagreementError(this.opts.network, ok.map((s) => ({ provider: s.provider, identity: s.identity! })));
+    if (!chosen)
+      throw new ChainDisagreementError(
+        this.opts.network,
+        ok.map((s) => ({ provider: s.provider, identity: s.identity! })),
+      );
     if (this.genesis === null) {
       this.pin(chosen);
       // the minority is refused at once (named, alarmed), not at its next use
@@ -295,7 +318,8 @@ export class ProviderGate implements ChainIdentityCapability {
     this.genesis = identity.genesis;
     if (identity.chainId !== null) this.chainId = identity.chainId;
     // every verification so far was against the old expectation
-    for (const e of this.entries.values()) if (e.status.state !== 'unknown') e.status = { ...e.status, checkedAt: null, state: 'unknown', reason: 'identity pinned; not checked again yet' };
+    for (const e of this.entries.values())
+      if (e.status.state !== 'unknown') e.status = { ...e.status, checkedAt: null, state: 'unknown', reason: 'identity pinned; not checked again yet' };
   }
 
   providers(): ProviderStatus[] {

@@ -30,7 +30,13 @@ export type WrongChainHook = (refusal: { environment: Environment; network: Netw
 /** Every request sent to an RPC provider (host only), by method: the RPC budget. */
 export type RpcCallHook = (call: { environment: Environment; network: Network; provider: string; method: string }) => void;
 
-export type RpcFailureHook = (failure: { environment: Environment; network: Network; provider: string; reason: ProviderFailureReason; consecutiveFailures: number }) => void;
+export type RpcFailureHook = (failure: {
+  environment: Environment;
+  network: Network;
+  provider: string;
+  reason: ProviderFailureReason;
+  consecutiveFailures: number;
+}) => void;
 
 /** The EVM sweep contracts of the local dev chains (src/devchain), handed in by the composition root. */
 export interface LocalSweepContracts {
@@ -59,7 +65,12 @@ function createAdapter(config: ChainNetworkConfig): ChainAdapter {
 }
 
 /** EVM sweep contracts of a network: configured, else the local chain's when the sandbox runs on dev chains. */
-function sweepContracts(config: Config, environment: Environment, network: Network, localContracts: LocalSweepContracts | undefined): Pick<ChainNetworkConfig, 'disperseAddress' | 'sweeperAddress' | 'sweepBatchMax'> {
+function sweepContracts(
+  config: Config,
+  environment: Environment,
+  network: Network,
+  localContracts: LocalSweepContracts | undefined,
+): Pick<ChainNetworkConfig, 'disperseAddress' | 'sweeperAddress' | 'sweepBatchMax'> {
   if (network !== 'ETHEREUM' && network !== 'BINANCE') return {};
   const key = `${environment === 'sandbox' ? 'SANDBOX' : 'PRODUCTION'}_${network}` as const;
   const local = networkProfile(environment, network, config.DEV_CHAINS).profile === 'local' ? localContracts : undefined;
@@ -134,13 +145,19 @@ export function watchedNetworks(config: Config, overrides: RpcOverrides = {}, op
  * gives then (config, or the chains this process was started with) and kept for the process: API-side
  * chain reads (refund claims' contract check, refund wallet balances). Null when none are known.
  */
-export function adapterLookup(config: Config, rpcUrls: (environment: Environment, network: Network) => string[]): (environment: Environment, network: Network) => ChainAdapter | null {
+export function adapterLookup(
+  config: Config,
+  rpcUrls: (environment: Environment, network: Network) => string[],
+): (environment: Environment, network: Network) => ChainAdapter | null {
   const made = new Map<string, ChainAdapter | null>();
   return (environment, network) => {
     const key = `${environment}:${network}`;
     if (!made.has(key)) {
       const urls = rpcUrls(environment, network);
-      made.set(key, urls.length ? (watchedNetworks(config, { [key]: urls }).find((t) => t.environment === environment && t.network === network)?.adapter ?? null) : null);
+      made.set(
+        key,
+        urls.length ? (watchedNetworks(config, { [key]: urls }).find((t) => t.environment === environment && t.network === network)?.adapter ?? null) : null,
+      );
     }
     return made.get(key)!;
   };

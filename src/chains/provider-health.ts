@@ -98,7 +98,18 @@ export class ProviderHealth {
 
   constructor(private readonly opts: ProviderHealthOptions) {
     if (opts.urls.length === 0) throw new Error('ProviderHealth needs at least one provider');
-    this.entries = opts.urls.map((url, index) => ({ url, index, errorRate: 0, latencyMs: null, head: null, consecutiveFailures: 0, lastReason: null, retryAt: 0, failedAt: -Infinity, behind: false }));
+    this.entries = opts.urls.map((url, index) => ({
+      url,
+      index,
+      errorRate: 0,
+      latencyMs: null,
+      head: null,
+      consecutiveFailures: 0,
+      lastReason: null,
+      retryAt: 0,
+      failedAt: -Infinity,
+      behind: false,
+    }));
     this.base = opts.baseBackoffMs ?? 2000;
     this.max = opts.maxBackoffMs ?? 60_000;
     this.slowFactor = opts.slowFactor ?? 4;

@@ -56,11 +56,15 @@ export const nativeAsset = (network: Network): { symbol: string; decimals: numbe
 
 /** SQL of the native coin's symbol of the network in column `networkColumn` (for rows with no token: native receipts and sweeps). */
 export const nativeSymbolSql = (networkColumn: string): string =>
-  `(case ${networkColumn} ${Object.entries(NATIVE).map(([n, a]) => `when '${n}' then '${a.symbol}'`).join(' ')} end)`;
+  `(case ${networkColumn} ${Object.entries(NATIVE)
+    .map(([n, a]) => `when '${n}' then '${a.symbol}'`)
+    .join(' ')} end)`;
 
 /** SQL of the native coin's decimals of the network in column `networkColumn`. */
 export const nativeDecimalsSql = (networkColumn: string): string =>
-  `(case ${networkColumn} ${Object.entries(NATIVE).map(([n, a]) => `when '${n}' then ${a.decimals}`).join(' ')} end)`;
+  `(case ${networkColumn} ${Object.entries(NATIVE)
+    .map(([n, a]) => `when '${n}' then ${a.decimals}`)
+    .join(' ')} end)`;
 
 /** Names a person recognises (the enum values are API words): the checkout page, receipts, mails. */
 const DISPLAY_NAMES: Record<Network, string> = { ETHEREUM: 'Ethereum', BINANCE: 'BNB Smart Chain', TRON: 'TRON', SOLANA: 'Solana' };

@@ -33,7 +33,8 @@
       copied: 'Disalin',
       copiedAmount: 'Jumlah disalin',
       copiedAddress: 'Alamat disalin',
-      uniqueCode: 'Jumlah ini sudah termasuk {0} yang ditambahkan sebagai kode unik pesanan ini ({1}): kirim jumlah persis ini agar pembayaran Anda langsung dikenali.',
+      uniqueCode:
+        'Jumlah ini sudah termasuk {0} yang ditambahkan sebagai kode unik pesanan ini ({1}): kirim jumlah persis ini agar pembayaran Anda langsung dikenali.',
       idrEquivalent: 'Setara {0}',
       partOrder: 'harga pesanan {0}',
       partFee: 'biaya layanan {0}',
@@ -47,7 +48,8 @@
       fee: 'Biaya layanan: {0} ({1})',
       feeIncluded: 'sudah termasuk',
       feeAdded: 'ditambahkan',
-      exchangeWarning: 'Bursa (exchange) sering memotong biaya penarikan dari jumlah yang dikirim. Jika membayar dari bursa, pastikan jumlah yang tiba di alamat ini tetap sama persis.',
+      exchangeWarning:
+        'Bursa (exchange) sering memotong biaya penarikan dari jumlah yang dikirim. Jika membayar dari bursa, pastikan jumlah yang tiba di alamat ini tetap sama persis.',
       qrAlt: 'Kode QR untuk membayar {0} {1} ke {2}',
       openIn: 'Buka di {0}',
       walletsHelp: 'Membayar dari ponsel ini? Buka dompet Anda langsung:',
@@ -71,7 +73,8 @@
       overpaid: 'Anda mengirim lebih dari yang diperlukan; hubungi {0} untuk pengembalian kelebihan.',
       expiredTitle: 'Waktu pembayaran habis',
       expiredHelp: 'Tidak ada pembayaran yang diterima sebelum batas waktu.',
-      expiredLate: 'Jika Anda sudah mengirim, biarkan halaman ini terbuka: pembayaran yang tiba sebelum {0} tetap dikenali. Jangan mengirim pembayaran baru ke alamat ini.',
+      expiredLate:
+        'Jika Anda sudah mengirim, biarkan halaman ini terbuka: pembayaran yang tiba sebelum {0} tetap dikenali. Jangan mengirim pembayaran baru ke alamat ini.',
       expiredAgain: 'Untuk membayar, kembali ke {0} dan buat pesanan baru.',
       underpaidTitle: 'Pembayaran kurang',
       underpaidHelp: 'Waktu habis dan jumlah yang diterima belum cukup.',
@@ -136,7 +139,8 @@
       fee: 'Service fee: {0} ({1})',
       feeIncluded: 'included',
       feeAdded: 'added',
-      exchangeWarning: 'Exchanges often deduct a withdrawal fee from the amount sent. If you pay from an exchange, make sure the exact amount arrives at this address.',
+      exchangeWarning:
+        'Exchanges often deduct a withdrawal fee from the amount sent. If you pay from an exchange, make sure the exact amount arrives at this address.',
       qrAlt: 'QR code to pay {0} {1} to {2}',
       openIn: 'Open in {0}',
       walletsHelp: 'Paying from this phone? Open your wallet directly:',
@@ -212,7 +216,8 @@
       else if (k === 'onclick') e.addEventListener('click', v);
       else e.setAttribute(k, v === true ? '' : v);
     }
-    for (const kid of kids.flat()) if (kid !== null && kid !== undefined && kid !== false) e.append(typeof kid === 'string' ? document.createTextNode(kid) : kid);
+    for (const kid of kids.flat())
+      if (kid !== null && kid !== undefined && kid !== false) e.append(typeof kid === 'string' ? document.createTextNode(kid) : kid);
     return e;
   }
   const view = document.getElementById('view');
@@ -332,9 +337,28 @@
       const table = h(
         'table',
         {},
-        h('thead', {}, h('tr', {}, h('th', { scope: 'col', text: S().product }), h('th', { scope: 'col', class: 'num', text: S().qty }), h('th', { scope: 'col', class: 'num', text: S().price }))),
+        h(
+          'thead',
+          {},
+          h(
+            'tr',
+            {},
+            h('th', { scope: 'col', text: S().product }),
+            h('th', { scope: 'col', class: 'num', text: S().qty }),
+            h('th', { scope: 'col', class: 'num', text: S().price }),
+          ),
+        ),
         h('tbody', {}, rows),
-        h('tfoot', {}, h('tr', {}, h('th', { scope: 'row', colspan: '2', text: S().total }), h('td', { class: 'num', id: 'link-total' }, h('strong', { text: idr(link.total_price) })))),
+        h(
+          'tfoot',
+          {},
+          h(
+            'tr',
+            {},
+            h('th', { scope: 'row', colspan: '2', text: S().total }),
+            h('td', { class: 'num', id: 'link-total' }, h('strong', { text: idr(link.total_price) })),
+          ),
+        ),
       );
       let action;
       if (link.valid) {
@@ -391,7 +415,11 @@
   let liveEvents = 0;
   async function loadState() {
     const seen = liveEvents;
-    const r = await fetch('/checkout/' + encodeURIComponent(boot.orderId) + '/state', { headers: { 'x-checkout-key': key }, credentials: 'omit', cache: 'no-store' });
+    const r = await fetch('/checkout/' + encodeURIComponent(boot.orderId) + '/state', {
+      headers: { 'x-checkout-key': key },
+      credentials: 'omit',
+      cache: 'no-store',
+    });
     const j = await r.json();
     if (seen !== liveEvents) return loadState();
     if (j.status_code >= 400) {
@@ -406,7 +434,10 @@
   }
   let refreshing = null;
   const refresh = () => {
-    if (!refreshing) refreshing = loadState().catch(() => announce(S().errors.network)).finally(() => (refreshing = null));
+    if (!refreshing)
+      refreshing = loadState()
+        .catch(() => announce(S().errors.network))
+        .finally(() => (refreshing = null));
     return refreshing;
   };
 
@@ -444,7 +475,12 @@
       h('p', { class: 'muted', id: 'status', text: t('statusNow', S().status[status] || status) }),
     );
 
-  const stepsBar = (i) => h('ol', { class: 'steps', 'aria-label': 'progress' }, S().steps.map((s, n) => h('li', { 'aria-current': n === i ? 'step' : null, text: s })));
+  const stepsBar = (i) =>
+    h(
+      'ol',
+      { class: 'steps', 'aria-label': 'progress' },
+      S().steps.map((s, n) => h('li', { 'aria-current': n === i ? 'step' : null, text: s })),
+    );
 
   function countdown() {
     const left = Math.max(0, Math.round(state.order.expired_at - (Date.now() / 1000 + skew)));
@@ -454,7 +490,12 @@
   }
 
   function qrImage(dep, amount) {
-    return h('img', { class: 'qr', id: 'qr', src: 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(dep.qr_svg), alt: t('qrAlt', amount, dep.token_symbol, dep.address) });
+    return h('img', {
+      class: 'qr',
+      id: 'qr',
+      src: 'data:image/svg+xml;charset=utf-8,' + encodeURIComponent(dep.qr_svg),
+      alt: t('qrAlt', amount, dep.token_symbol, dep.address),
+    });
   }
 
   function walletButtons(dep) {
@@ -463,7 +504,11 @@
       'div',
       {},
       h('p', { class: 'muted', text: S().walletsHelp }),
-      h('div', { class: 'wallets' }, dep.wallets.map((w) => h('a', { class: 'btn secondary', href: w.uri, rel: 'noreferrer', text: t('openIn', WALLET_NAMES[w.wallet] || w.wallet) }))),
+      h(
+        'div',
+        { class: 'wallets' },
+        dep.wallets.map((w) => h('a', { class: 'btn secondary', href: w.uri, rel: 'noreferrer', text: t('openIn', WALLET_NAMES[w.wallet] || w.wallet) })),
+      ),
     );
   }
 
@@ -482,7 +527,11 @@
     };
     const cards = picked
       ? picked.wallets.map((w) =>
-          h('button', { type: 'button', class: 'choice', id: 'wallet-' + w, disabled: creating, onclick: () => choose(picked, w) }, h('strong', { text: WALLET_NAMES[w] || w })),
+          h(
+            'button',
+            { type: 'button', class: 'choice', id: 'wallet-' + w, disabled: creating, onclick: () => choose(picked, w) },
+            h('strong', { text: WALLET_NAMES[w] || w }),
+          ),
         )
       : state.choices.map((tok, i) =>
           h(
@@ -500,7 +549,9 @@
       h('h2', { id: picked ? 'wallet-title' : null, text: title }),
       h('p', { class: 'muted', text: picked ? t('walletHelp', picked.symbol, picked.network_name) : S().chooseHelp }),
       h('div', { class: 'choices', role: 'group', 'aria-label': title }, cards),
-      picked && !creating ? h('button', { type: 'button', class: 'secondary', id: 'change-token', onclick: () => ((picked = null), rerender()), text: S().changeToken }) : null,
+      picked && !creating
+        ? h('button', { type: 'button', class: 'secondary', id: 'change-token', onclick: () => ((picked = null), rerender()), text: S().changeToken })
+        : null,
       creating ? h('p', { class: 'muted', text: S().preparing }) : null,
       h('p', { class: 'error', id: 'choose-error', role: 'alert' }),
       returnButton(),
@@ -531,7 +582,12 @@
         copyButton('copy-amount', amount, S().copyAmount, S().copiedAmount),
       ),
       h('p', { class: 'muted', text: t('toAddress', dep.network_name) }),
-      h('div', { class: 'row' }, h('span', { class: 'mono', id: 'address', text: dep.address }), copyButton('copy-address', dep.address, S().copyAddress, S().copiedAddress)),
+      h(
+        'div',
+        { class: 'row' },
+        h('span', { class: 'mono', id: 'address', text: dep.address }),
+        copyButton('copy-address', dep.address, S().copyAddress, S().copiedAddress),
+      ),
       qrImage(dep, amount),
       walletButtons(dep),
       h('p', { class: 'muted', id: 'unique-code', text: t('uniqueCode', dep.unique_code_amount + ' ' + dep.token_symbol, dep.unique_code) }),
@@ -562,7 +618,10 @@
 
   /** Why the IDR equivalent differs from the order amount: " (order 250,000 + fee … + unique code 3)". */
   function idrParts(dep) {
-    const parts = [Number(dep.fee_added_idr) > 0 && t('partFee', idr(dep.fee_added_idr)), Number(dep.unique_code_idr) > 0 && t('partCode', idr(dep.unique_code_idr))].filter(Boolean);
+    const parts = [
+      Number(dep.fee_added_idr) > 0 && t('partFee', idr(dep.fee_added_idr)),
+      Number(dep.unique_code_idr) > 0 && t('partCode', idr(dep.unique_code_idr)),
+    ].filter(Boolean);
     return parts.length ? ' (' + [t('partOrder', idr(state.order.amount))].concat(parts).join(' + ') + ')' : '';
   }
 
@@ -608,7 +667,11 @@
         h('dt', { text: S().network }),
         h('dd', { text: last ? last.network_name : '' }),
         h('dt', { text: S().txHash }),
-        h('dd', { class: 'mono' }, confirmed.map((p) => h('span', { style: null }, p.tx_hash, ' ', txLink(p)))),
+        h(
+          'dd',
+          { class: 'mono' },
+          confirmed.map((p) => h('span', { style: null }, p.tx_hash, ' ', txLink(p))),
+        ),
         h('dt', { text: S().paidAt }),
         h('dd', { text: state.order.paid_at ? dateTime(state.order.paid_at) : '' }),
       ),
@@ -646,7 +709,12 @@
         h('span', { class: 'big mono', id: 'amount-value', tabindex: '-1' }, dep.remaining + ' ' + dep.token_symbol),
         copyButton('copy-amount', dep.remaining, S().copyAmount, S().copiedAmount),
       ),
-      h('div', { class: 'row' }, h('span', { class: 'mono', id: 'address', text: dep.address }), copyButton('copy-address', dep.address, S().copyAddress, S().copiedAddress)),
+      h(
+        'div',
+        { class: 'row' },
+        h('span', { class: 'mono', id: 'address', text: dep.address }),
+        copyButton('copy-address', dep.address, S().copyAddress, S().copiedAddress),
+      ),
       qrImage(dep, dep.remaining),
       walletButtons(dep),
       returnButton(),

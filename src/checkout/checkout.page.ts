@@ -56,77 +56,77 @@ export function cspFor(logoUrl?: string | null): string {
   // A stored URL whose host is not one plain host (a wildcard, CSP syntax) adds no source at all.
   const logoOrigin = logoUrl ? cspImageOrigin(logoUrl) : null;
   return [
-      "default-src 'none'",
-      "script-src 'self'",
-      "style-src 'self'",
-      `img-src 'self' data:${logoOrigin ? ' ' + logoOrigin : ''}`,
-      "connect-src 'self'",
-      "base-uri 'none'",
-      "form-action 'none'",
-      "frame-ancestors 'none'",
-    ].join('; ');
-  }
+    "default-src 'none'",
+    "script-src 'self'",
+    "style-src 'self'",
+    `img-src 'self' data:${logoOrigin ? ' ' + logoOrigin : ''}`,
+    "connect-src 'self'",
+    "base-uri 'none'",
+    "form-action 'none'",
+    "frame-ancestors 'none'",
+  ].join('; ');
+}
 
-  /**
-   * The logo a page may show: the merchant's setting, for production orders only when https (a logo set
-   * while trying the sandbox with a local http server never reaches a live shopper's page).
-   */
-  export function pageLogo(logoUrl: string | undefined | null, environment: string): string | null {
-    if (!logoUrl) return null;
-    if (environment === 'production' && !logoUrl.startsWith('https://')) return null;
-    return cspImageOrigin(logoUrl) ? logoUrl : null;
-  }
+/**
+ * The logo a page may show: the merchant's setting, for production orders only when https (a logo set
+ * while trying the sandbox with a local http server never reaches a live shopper's page).
+ */
+export function pageLogo(logoUrl: string | undefined | null, environment: string): string | null {
+  if (!logoUrl) return null;
+  if (environment === 'production' && !logoUrl.startsWith('https://')) return null;
+  return cspImageOrigin(logoUrl) ? logoUrl : null;
+}
 
-  /** Finds the static assets next to this file (ts-jest) or, from dist/, back in the source tree. */
-  function assetDir(): string {
-    const candidates = [__dirname];
-    for (let dir = __dirname; ; dir = path.dirname(dir)) {
-      candidates.push(path.join(dir, 'src', 'checkout'));
-      if (path.dirname(dir) === dir) break;
-    }
-    const found = candidates.find((d) => existsSync(path.join(d, 'checkout.client.js')));
-    if (!found) throw new Error(`checkout assets not found (looked in ${candidates.join(', ')})`);
-    return found;
+/** Finds the static assets next to this file (ts-jest) or, from dist/, back in the source tree. */
+function assetDir(): string {
+  const candidates = [__dirname];
+  for (let dir = __dirname; ; dir = path.dirname(dir)) {
+    candidates.push(path.join(dir, 'src', 'checkout'));
+    if (path.dirname(dir) === dir) break;
   }
+  const found = candidates.find((d) => existsSync(path.join(d, 'checkout.client.js')));
+  if (!found) throw new Error(`checkout assets not found (looked in ${candidates.join(', ')})`);
+  return found;
+}
 
-  interface Asset {
-    type: string;
-    body: Buffer;
-  }
+interface Asset {
+  type: string;
+  body: Buffer;
+}
 
-  function loadAssets(): Record<string, Asset> {
-    const dir = assetDir();
-    // The graphql-ws client as its authors ship it for browsers (UMD global `graphqlWs`).
-    const gqlWs = path.join(path.dirname(require.resolve('graphql-ws')), '..', 'umd', 'graphql-ws.min.js');
-    return {
-      'checkout.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(dir, 'checkout.client.js')) },
-      'refund.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(dir, 'refund.client.js')) },
-      'checkout.css': { type: 'text/css; charset=utf-8', body: readFileSync(path.join(dir, 'checkout.css')) },
-      'graphql-ws.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(gqlWs) },
-    };
-  }
+function loadAssets(): Record<string, Asset> {
+  const dir = assetDir();
+  // The graphql-ws client as its authors ship it for browsers (UMD global `graphqlWs`).
+  const gqlWs = path.join(path.dirname(require.resolve('graphql-ws')), '..', 'umd', 'graphql-ws.min.js');
+  return {
+    'checkout.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(dir, 'checkout.client.js')) },
+    'refund.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(path.join(dir, 'refund.client.js')) },
+    'checkout.css': { type: 'text/css; charset=utf-8', body: readFileSync(path.join(dir, 'checkout.css')) },
+    'graphql-ws.js': { type: 'text/javascript; charset=utf-8', body: readFileSync(gqlWs) },
+  };
+}
 
-  export interface PageBoot {
-    kind: 'checkout' | 'link' | 'error' | 'receipt';
-    lang: Lang;
-    env: string;
-    orderId?: string;
-    orderNo?: string;
-    linkId?: string;
-    merchant?: string;
-    /** For `error`: a stable code the script turns into a sentence in the shopper's language. */
-    error?: { code: string; message: string };
-  }
+export interface PageBoot {
+  kind: 'checkout' | 'link' | 'error' | 'receipt';
+  lang: Lang;
+  env: string;
+  orderId?: string;
+  orderNo?: string;
+  linkId?: string;
+  merchant?: string;
+  /** For `error`: a stable code the script turns into a sentence in the shopper's language. */
+  error?: { code: string; message: string };
+}
 
-  /**
-   * The page shell: the header (merchant logo and name, escaped here), an empty main the script fills,
-   * and the data block. The logo is decorative next to the name (empty alt); its URL must be the one
-   * `cspFor` allowed for this response.
-   */
-  export function renderShell(boot: PageBoot, title: string, logoUrl: string | null = null): string {
-    const logo = logoUrl ? `<img class="logo" id="logo" src="${escapeHtml(logoUrl)}" alt="" referrerpolicy="no-referrer">` : '';
-    const merchant = `<span class="brand">${logo}<span class="merchant" id="merchant">${boot.merchant ? escapeHtml(boot.merchant) : ''}</span></span>`;
-    return `<!doctype html>
+/**
+ * The page shell: the header (merchant logo and name, escaped here), an empty main the script fills,
+ * and the data block. The logo is decorative next to the name (empty alt); its URL must be the one
+ * `cspFor` allowed for this response.
+ */
+export function renderShell(boot: PageBoot, title: string, logoUrl: string | null = null): string {
+  const logo = logoUrl ? `<img class="logo" id="logo" src="${escapeHtml(logoUrl)}" alt="" referrerpolicy="no-referrer">` : '';
+  const merchant = `<span class="brand">${logo}<span class="merchant" id="merchant">${boot.merchant ? escapeHtml(boot.merchant) : ''}</span></span>`;
+  return `<!doctype html>
   <html lang="${boot.lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
   <meta name="referrer" content="no-referrer"><title>${escapeHtml(title)}</title>
   <link rel="stylesheet" href="/checkout/assets/checkout.css"></head>
@@ -137,30 +137,35 @@ export function cspFor(logoUrl?: string | null): string {
   <script src="/checkout/assets/graphql-ws.js"></script>
   <script src="/checkout/assets/checkout.js"></script>
   </body></html>`;
-  }
+}
 
-  /**
-   * The printable receipt (`/checkout/:orderId/receipt?key=`): rendered here, readable without script
-   * (the script only wires the Print and language buttons). The paid order's lines with each
-   * transaction hash and its explorer link where one exists, the way back to the merchant and to the
-   * payment page; an unpaid order gets a sentence instead.
-   */
-  export function renderReceipt(state: CheckoutState, lang: Lang, checkoutUrl: string, logoUrl: string | null): string {
-    const w = receiptWords(lang);
-    const lines = receiptLines(state, lang);
-    const body = lines
-      ? `<dl id="receipt">${lines
-          .map((l) => `<dt>${escapeHtml(l.label)}</dt><dd${l.mono ? ' class="mono"' : ''}>${escapeHtml(l.value)}${l.href ? ` <a class="noprint-href" href="${escapeHtml(l.href)}" rel="noreferrer" target="_blank">${escapeHtml(w.explorer)}</a><span class="print-only"> ${escapeHtml(l.href)}</span>` : ''}</dd>`)
-          .join('')}</dl>${receiptNotes(state, lang)
-          .map((n) => `<p class="muted">${escapeHtml(n)}</p>`)
-          .join('')}`
-      : `<p id="not-paid" class="notice">${escapeHtml(w.notPaid)} (${escapeHtml(w.status(state.order.status))})</p>`;
-    const back = state.order.return_url ? `<a class="btn" id="return" href="${escapeHtml(state.order.return_url)}" rel="noreferrer">${escapeHtml(lang === 'id' ? `Kembali ke ${state.merchant.name}` : `Back to ${state.merchant.name}`)}</a>` : '';
-    const page = `<a class="btn secondary" id="to-checkout" href="${escapeHtml(checkoutUrl)}">${lang === 'id' ? 'Halaman pembayaran' : 'Payment page'}</a>`;
-    const print = lines ? `<button type="button" id="print">${lang === 'id' ? 'Cetak' : 'Print'}</button>` : '';
-    const boot: PageBoot = { kind: 'receipt', lang, env: state.environment, merchant: state.merchant.name };
-    const logo = logoUrl ? `<img class="logo" src="${escapeHtml(logoUrl)}" alt="" referrerpolicy="no-referrer">` : '';
-    return `<!doctype html>
+/**
+ * The printable receipt (`/checkout/:orderId/receipt?key=`): rendered here, readable without script
+ * (the script only wires the Print and language buttons). The paid order's lines with each
+ * transaction hash and its explorer link where one exists, the way back to the merchant and to the
+ * payment page; an unpaid order gets a sentence instead.
+ */
+export function renderReceipt(state: CheckoutState, lang: Lang, checkoutUrl: string, logoUrl: string | null): string {
+  const w = receiptWords(lang);
+  const lines = receiptLines(state, lang);
+  const body = lines
+    ? `<dl id="receipt">${lines
+        .map(
+          (l) =>
+            `<dt>${escapeHtml(l.label)}</dt><dd${l.mono ? ' class="mono"' : ''}>${escapeHtml(l.value)}${l.href ? ` <a class="noprint-href" href="${escapeHtml(l.href)}" rel="noreferrer" target="_blank">${escapeHtml(w.explorer)}</a><span class="print-only"> ${escapeHtml(l.href)}</span>` : ''}</dd>`,
+        )
+        .join('')}</dl>${receiptNotes(state, lang)
+        .map((n) => `<p class="muted">${escapeHtml(n)}</p>`)
+        .join('')}`
+    : `<p id="not-paid" class="notice">${escapeHtml(w.notPaid)} (${escapeHtml(w.status(state.order.status))})</p>`;
+  const back = state.order.return_url
+    ? `<a class="btn" id="return" href="${escapeHtml(state.order.return_url)}" rel="noreferrer">${escapeHtml(lang === 'id' ? `Kembali ke ${state.merchant.name}` : `Back to ${state.merchant.name}`)}</a>`
+    : '';
+  const page = `<a class="btn secondary" id="to-checkout" href="${escapeHtml(checkoutUrl)}">${lang === 'id' ? 'Halaman pembayaran' : 'Payment page'}</a>`;
+  const print = lines ? `<button type="button" id="print">${lang === 'id' ? 'Cetak' : 'Print'}</button>` : '';
+  const boot: PageBoot = { kind: 'receipt', lang, env: state.environment, merchant: state.merchant.name };
+  const logo = logoUrl ? `<img class="logo" src="${escapeHtml(logoUrl)}" alt="" referrerpolicy="no-referrer">` : '';
+  return `<!doctype html>
   <html lang="${lang}"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width,initial-scale=1">
   <meta name="referrer" content="no-referrer"><title>${escapeHtml(`${w.title} · ${state.order.order_no} · ${state.merchant.name}`)}</title>
   <link rel="stylesheet" href="/checkout/assets/checkout.css"></head>
@@ -170,20 +175,20 @@ export function cspFor(logoUrl?: string | null): string {
   <script type="application/json" id="boot">${jsonForHtml(boot)}</script>
   <script src="/checkout/assets/checkout.js"></script>
   </body></html>`;
-  }
+}
 
-  const send = (reply: FastifyReply, status: number, html: string, logoUrl: string | null = null) => sendHtmlPage(reply, status, html, cspFor(logoUrl));
+const send = (reply: FastifyReply, status: number, html: string, logoUrl: string | null = null) => sendHtmlPage(reply, status, html, cspFor(logoUrl));
 
-  /**
-   * The routes of the hosted pages (registered by the server with every page table): the order checkout behind an order's `url` (`/checkout/:orderId?key=`), the payment
-   * link page behind a link's `link` (`/pay/:id`), their static assets, and the checkout's read model
-   * (`/checkout/:orderId/state`, key in the `x-checkout-key` header). The pages themselves only call
-   * the public REST flow and the `orderUpdated` subscription with the order's scoped key.
-   */
-  export function checkoutPageRoutes(app: App): PageRoute[] {
-    const assets = loadAssets();
-    const checkout = app.checkoutView;
-    return [
+/**
+ * The routes of the hosted pages (registered by the server with every page table): the order checkout behind an order's `url` (`/checkout/:orderId?key=`), the payment
+ * link page behind a link's `link` (`/pay/:id`), their static assets, and the checkout's read model
+ * (`/checkout/:orderId/state`, key in the `x-checkout-key` header). The pages themselves only call
+ * the public REST flow and the `orderUpdated` subscription with the order's scoped key.
+ */
+export function checkoutPageRoutes(app: App): PageRoute[] {
+  const assets = loadAssets();
+  const checkout = app.checkoutView;
+  return [
     pageRoute<{ Params: { file: string } }>('/checkout/assets/:file', async (req, reply) => {
       const a = Object.hasOwn(assets, req.params.file) ? assets[req.params.file] : undefined;
       if (!a) return reply.code(404).type('text/plain').send('Not found');
@@ -197,10 +202,24 @@ export function cspFor(logoUrl?: string | null): string {
       try {
         await app.rateLimits.consume('public', req.ip);
         const caller = await checkout.authenticateForStatus(em, key);
-        if (caller.orderId !== req.params.orderId) return send(reply, 403, renderShell({ kind: 'error', lang, env: '', error: { code: 'SCOPE_DENIED', message: 'This link is not valid for this order.' } }, 'Checkout'));
+        if (caller.orderId !== req.params.orderId)
+          return send(
+            reply,
+            403,
+            renderShell({ kind: 'error', lang, env: '', error: { code: 'SCOPE_DENIED', message: 'This link is not valid for this order.' } }, 'Checkout'),
+          );
         const { merchant, orderNo, logoUrl } = await checkout.shell(em, caller);
         const logo = pageLogo(logoUrl, caller.environment);
-        return send(reply, 200, renderShell({ kind: 'checkout', lang, env: ENV_PATH[caller.environment], orderId: caller.orderId, orderNo, merchant }, `${orderNo} · ${merchant}`, logo), logo);
+        return send(
+          reply,
+          200,
+          renderShell(
+            { kind: 'checkout', lang, env: ENV_PATH[caller.environment], orderId: caller.orderId, orderNo, merchant },
+            `${orderNo} · ${merchant}`,
+            logo,
+          ),
+          logo,
+        );
       } catch (e) {
         if (!isDomainError(e)) throw e;
         return send(reply, e.httpStatus, renderShell({ kind: 'error', lang, env: '', error: { code: e.code, message: e.message } }, 'Checkout'));
@@ -250,10 +269,20 @@ export function cspFor(logoUrl?: string | null): string {
         return send(reply, e.httpStatus, renderShell({ kind: 'error', lang, env: '', error: { code: e.code, message: e.message } }, 'Payment link'));
       }
       const link = await checkout.linkShell(em, req.params.id);
-      if (!link) return send(reply, 404, renderShell({ kind: 'error', lang, env: '', error: { code: 'PAYMENT_LINK_NOT_FOUND', message: 'Payment link not found' } }, 'Payment link'));
+      if (!link)
+        return send(
+          reply,
+          404,
+          renderShell({ kind: 'error', lang, env: '', error: { code: 'PAYMENT_LINK_NOT_FOUND', message: 'Payment link not found' } }, 'Payment link'),
+        );
       const { merchant } = link;
       const logo = pageLogo(link.logoUrl, link.environment);
-      return send(reply, 200, renderShell({ kind: 'link', lang, env: ENV_PATH[link.environment], linkId: link.id, merchant }, `${link.title} · ${merchant}`, logo), logo);
+      return send(
+        reply,
+        200,
+        renderShell({ kind: 'link', lang, env: ENV_PATH[link.environment], linkId: link.id, merchant }, `${link.title} · ${merchant}`, logo),
+        logo,
+      );
     }),
   ];
 }

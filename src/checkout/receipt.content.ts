@@ -28,7 +28,13 @@ const T = {
     paidAt: 'Waktu pembayaran',
     late: 'Dibayar setelah batas waktu (tetap diterima).',
     overpaid: 'Anda mengirim lebih dari yang diperlukan; hubungi {m} untuk pengembalian kelebihan.',
-    statusNames: { Created: 'Menunggu pembayaran', Processing: 'Pembayaran terdeteksi', Success: 'Lunas', Underpaid: 'Kurang bayar', Expired: 'Kedaluwarsa' } as Record<string, string>,
+    statusNames: {
+      Created: 'Menunggu pembayaran',
+      Processing: 'Pembayaran terdeteksi',
+      Success: 'Lunas',
+      Underpaid: 'Kurang bayar',
+      Expired: 'Kedaluwarsa',
+    } as Record<string, string>,
     notPaid: 'Pesanan ini belum lunas, jadi belum ada bukti pembayaran.',
     subjectReceipt: 'Bukti pembayaran pesanan {o} di {m}',
     subjectUnderpaid: 'Pembayaran pesanan {o} di {m} kurang',
@@ -39,7 +45,8 @@ const T = {
     underpaid: 'Waktu pembayaran habis dan jumlah yang diterima belum cukup: diterima {r} dari {t}.',
     underpaidDo: 'Yang perlu dilakukan: kirim sisa {x} ke alamat {a} di jaringan {n} sebelum {u} untuk menyelesaikan pesanan, atau hubungi {m}.',
     expired: 'Tidak ada pembayaran yang diterima sebelum batas waktu.',
-    expiredLate: 'Jika Anda sudah mengirim pembayaran, tidak perlu melakukan apa pun: pembayaran yang tiba sebelum {u} tetap dikenali. Jangan mengirim pembayaran baru ke alamat ini.',
+    expiredLate:
+      'Jika Anda sudah mengirim pembayaran, tidak perlu melakukan apa pun: pembayaran yang tiba sebelum {u} tetap dikenali. Jangan mengirim pembayaran baru ke alamat ini.',
     expiredDo: 'Untuk membayar, kembali ke {m} dan buat pesanan baru.',
     footer: 'Email ini dikirim karena alamat Anda dicantumkan pada pesanan ini.',
   },
@@ -57,7 +64,10 @@ const T = {
     paidAt: 'Paid at',
     late: 'Paid after the deadline (still accepted).',
     overpaid: 'You sent more than required; contact {m} about a refund of the excess.',
-    statusNames: { Created: 'Awaiting payment', Processing: 'Payment detected', Success: 'Paid', Underpaid: 'Underpaid', Expired: 'Expired' } as Record<string, string>,
+    statusNames: { Created: 'Awaiting payment', Processing: 'Payment detected', Success: 'Paid', Underpaid: 'Underpaid', Expired: 'Expired' } as Record<
+      string,
+      string
+    >,
     notPaid: 'This order is not paid, so there is no receipt yet.',
     subjectReceipt: 'Receipt for order {o} at {m}',
     subjectUnderpaid: 'Payment for order {o} at {m} is incomplete',
@@ -68,7 +78,8 @@ const T = {
     underpaid: 'Payment time ran out and the amount received is not enough: received {r} of {t}.',
     underpaidDo: 'What to do: send the remaining {x} to the address {a} on the {n} network before {u} to complete the order, or contact {m}.',
     expired: 'No payment arrived before the deadline.',
-    expiredLate: 'If you already sent a payment, there is nothing to do: payments arriving before {u} are still recognised. Do not send a new payment to this address.',
+    expiredLate:
+      'If you already sent a payment, there is nothing to do: payments arriving before {u} are still recognised. Do not send a new payment to this address.',
     expiredDo: 'To pay, return to {m} and place a new order.',
     footer: 'You received this email because your address was given with this order.',
   },
@@ -77,10 +88,13 @@ const T = {
 /** `{x}` placeholders filled by split/join (no replacement patterns can apply). */
 const fill = (s: string, v: Record<string, string>) => Object.entries(v).reduce((acc, [k, x]) => acc.split(`{${k}}`).join(x), s);
 
-const idr = (lang: ReceiptLang, n: string) => new Intl.NumberFormat(lang === 'id' ? 'id-ID' : 'en-US', { style: 'currency', currency: 'IDR', maximumFractionDigits: 0 }).format(Number(n));
+const idr = (lang: ReceiptLang, n: string) =>
+  new Intl.NumberFormat(lang === 'id' ? 'id-ID' : 'en-US', { style: 'currency', currency: 'IDR', maximumFractionDigits: 0 }).format(Number(n));
 
 /** Times in UTC, said so: a mail or a printout has no browser time zone to lean on. */
-const when = (lang: ReceiptLang, unix: number) => new Intl.DateTimeFormat(lang === 'id' ? 'id-ID' : 'en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(new Date(unix * 1000)) + ' UTC';
+const when = (lang: ReceiptLang, unix: number) =>
+  new Intl.DateTimeFormat(lang === 'id' ? 'id-ID' : 'en-GB', { dateStyle: 'medium', timeStyle: 'short', timeZone: 'UTC' }).format(new Date(unix * 1000)) +
+  ' UTC';
 
 /** Adds decimal strings exactly (token amounts are decimal strings with at most 18 places). */
 function addDecimals(values: string[]): string {
@@ -132,7 +146,12 @@ export function receiptNotes(state: CheckoutState, lang: ReceiptLang): string[] 
   return notes;
 }
 
-export const receiptWords = (lang: ReceiptLang) => ({ title: T[lang].receipt, notPaid: T[lang].notPaid, explorer: T[lang].explorer, status: (st: string) => T[lang].statusNames[st] ?? st });
+export const receiptWords = (lang: ReceiptLang) => ({
+  title: T[lang].receipt,
+  notPaid: T[lang].notPaid,
+  explorer: T[lang].explorer,
+  status: (st: string) => T[lang].statusNames[st] ?? st,
+});
 
 export interface CustomerMail {
   subject: string;
@@ -151,7 +170,11 @@ function mailPart(kind: CustomerMailKind, state: CheckoutState, lang: ReceiptLan
   const dep = state.deposits[state.deposits.length - 1];
   const lateUntil = when(lang, state.order.late_until ?? 0);
   if (kind === 'receipt') {
-    return { subject: fill(s.subjectReceipt, { o, m }), paragraphs: [hello, fill(s.thanks, { m }), ...receiptNotes(state, lang)], lines: receiptLines(state, lang) ?? [] };
+    return {
+      subject: fill(s.subjectReceipt, { o, m }),
+      paragraphs: [hello, fill(s.thanks, { m }), ...receiptNotes(state, lang)],
+      lines: receiptLines(state, lang) ?? [],
+    };
   }
   if (kind === 'underpaid' && dep) {
     const sym = dep.token_symbol;

@@ -89,44 +89,49 @@ const tokenOf = (v: unknown): string => (typeof v === 'string' ? v : '');
  */
 export function refundClaimPageRoutes(app: App): PageRoute[] {
   return [
-  pageRoute<{ Querystring: { lang?: string } }>('/refund', async (req, reply) => {
-    const lang = pickLang(req.query.lang, req.headers['accept-language']);
-    try {
-      await app.rateLimits.consume('public', req.ip);
-    } catch (e) {
-      if (!isDomainError(e)) throw e;
-      return sendPage(reply, e.httpStatus, renderClaimShell(lang));
-    }
-    return sendPage(reply, 200, renderClaimShell(lang));
-  }),
+    pageRoute<{ Querystring: { lang?: string } }>('/refund', async (req, reply) => {
+      const lang = pickLang(req.query.lang, req.headers['accept-language']);
+      try {
+        await app.rateLimits.consume('public', req.ip);
+      } catch (e) {
+        if (!isDomainError(e)) throw e;
+        return sendPage(reply, e.httpStatus, renderClaimShell(lang));
+      }
+      return sendPage(reply, 200, renderClaimShell(lang));
+    }),
 
-  pageRoute('/refund/claim', async (req: FastifyRequest, reply) => {
-    reply.header('cache-control', 'no-store');
-    try {
-      await app.rateLimits.consume('claimIp', req.ip);
-      const info = await app.refunds.claimInfo(app.orm.em.fork(), tokenOf(req.headers[CLAIM_TOKEN_HEADER]));
-      return reply.send(envelope(200, 'OK', claimView(info, app.config)));
-    } catch (e) {
-      if (!isDomainError(e)) throw e;
-      return sendError(req, reply, e);
-    }
-  }),
+    pageRoute('/refund/claim', async (req: FastifyRequest, reply) => {
+      reply.header('cache-control', 'no-store');
+      try {
+        await app.rateLimits.consume('claimIp', req.ip);
+        const info = await app.refunds.claimInfo(app.orm.em.fork(), tokenOf(req.headers[CLAIM_TOKEN_HEADER]));
+        return reply.send(envelope(200, 'OK', claimView(info, app.config)));
+      } catch (e) {
+        if (!isDomainError(e)) throw e;
+        return sendError(req, reply, e);
+      }
+    }),
 
-  pageRoute<{ Body: unknown }>('/refund/claim', async (req, reply) => {
-    reply.header('cache-control', 'no-store');
-    try {
-      await app.rateLimits.consume('claimIp', req.ip);
-      const body = req.body;
-      if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new DomainError('VALIDATION_FAILED', 'Send a JSON object: {token, address, confirm_address}');
-      const b = body as Record<string, unknown>;
-      const token = tokenOf(b.token);
-      await app.rateLimits.consume('claimToken', sha256Hex(token));
-      const info = await app.refunds.claim(app.orm.em.fork(), token, b.address as string, b.confirm_address as string);
-      return reply.send(envelope(200, 'OK', claimView(info, app.config)));
-    } catch (e) {
-      if (!isDomainError(e)) throw e;
-      return sendError(req, reply, e);
-    }
-  }, 'POST'),
+    pageRoute<{ Body: unknown }>(
+      '/refund/claim',
+      async (req, reply) => {
+        reply.header('cache-control', 'no-store');
+        try {
+          await app.rateLimits.consume('claimIp', req.ip);
+          const body = req.body;
+          if (typeof body !== 'object' || body === null || Array.isArray(body))
+            throw new DomainError('VALIDATION_FAILED', 'Send a JSON object: {token, address, confirm_address}');
+          const b = body as Record<string, unknown>;
+          const token = tokenOf(b.token);
+          await app.rateLimits.consume('claimToken', sha256Hex(token));
+          const info = await app.refunds.claim(app.orm.em.fork(), token, b.address as string, b.confirm_address as string);
+          return reply.send(envelope(200, 'OK', claimView(info, app.config)));
+        } catch (e) {
+          if (!isDomainError(e)) throw e;
+          return sendError(req, reply, e);
+        }
+      },
+      'POST',
+    ),
   ];
 }

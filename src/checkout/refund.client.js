@@ -27,7 +27,8 @@
       feeTank: 'Biaya jaringan ditanggung {0}.',
       feeDeduct: 'Biaya jaringan dipotong dari jumlah ini.',
       addressLabel: 'Alamat dompet {0} Anda di jaringan {1}',
-      addressHelp: 'Tempel alamat dompet milik Anda sendiri yang dapat menerima {0} di jaringan {1}. Jangan gunakan alamat bursa (exchange) yang tidak mendukung jaringan ini.',
+      addressHelp:
+        'Tempel alamat dompet milik Anda sendiri yang dapat menerima {0} di jaringan {1}. Jangan gunakan alamat bursa (exchange) yang tidak mendukung jaringan ini.',
       next: 'Lanjut',
       confirmTitle: 'Periksa alamat Anda',
       confirmHelp: 'Dana akan dikirim ke alamat ini di jaringan {0}. Pengiriman tidak dapat dibatalkan: periksa setiap karakter.',
@@ -89,7 +90,8 @@
       feeTank: 'The network fee is paid by {0}.',
       feeDeduct: 'The network fee is deducted from this amount.',
       addressLabel: 'Your {0} wallet address on {1}',
-      addressHelp: 'Paste an address of your own wallet that can receive {0} on the {1} network. Do not use an exchange address that does not support this network.',
+      addressHelp:
+        'Paste an address of your own wallet that can receive {0} on the {1} network. Do not use an exchange address that does not support this network.',
       next: 'Continue',
       confirmTitle: 'Check your address',
       confirmHelp: 'The refund will be sent to this address on {0}. A transfer cannot be undone: check every character.',
@@ -154,7 +156,8 @@
       else if (k === 'value') e.value = v;
       else e.setAttribute(k, v === true ? '' : v);
     }
-    for (const kid of kids.flat(Infinity)) if (kid !== null && kid !== undefined && kid !== false) e.append(typeof kid === 'string' ? document.createTextNode(kid) : kid);
+    for (const kid of kids.flat(Infinity))
+      if (kid !== null && kid !== undefined && kid !== false) e.append(typeof kid === 'string' ? document.createTextNode(kid) : kid);
     return e;
   }
   const view = document.getElementById('view');
@@ -259,7 +262,11 @@
       h('h1', { id: 'title', text: S().title }),
       h('p', { class: 'muted', text: fmt(S().from, r.merchant) }),
       h('p', { class: 'big', id: 'big-amount', text: r.amount + ' ' + r.token_symbol }),
-      h('dl', {}, rows.map(([k, v, id]) => [h('dt', { text: k }), h('dd', { id, text: v })])),
+      h(
+        'dl',
+        {},
+        rows.map(([k, v, id]) => [h('dt', { text: k }), h('dd', { id, text: v })]),
+      ),
       h('p', { class: 'muted', id: 'fee-note', text: r.fee_mode === 'deduct' ? S().feeDeduct : fmt(S().feeTank, r.merchant) }),
     );
   }
@@ -405,7 +412,8 @@
     const help = S().statusHelp[r.status];
     const rows = [];
     if (r.to_address) rows.push(h('dt', { text: S().toAddress }), h('dd', { class: 'mono', id: 'to-address', text: r.to_address }));
-    if (r.sent_amount && r.sent_amount !== r.amount) rows.push(h('dt', { text: S().sent }), h('dd', { id: 'sent-amount', text: r.sent_amount + ' ' + r.token_symbol }));
+    if (r.sent_amount && r.sent_amount !== r.amount)
+      rows.push(h('dt', { text: S().sent }), h('dd', { id: 'sent-amount', text: r.sent_amount + ' ' + r.token_symbol }));
     if (r.tx_hash) rows.push(h('dt', { text: S().txHash }), h('dd', { class: 'mono', id: 'tx-hash', text: r.tx_hash }));
     const done = good || bad;
     return h(
@@ -422,7 +430,14 @@
   }
 
   function errorScreen(err) {
-    show(h('section', { class: 'card state-bad', role: 'alert' }, h('h1', { text: S().errTitle }), h('p', { class: 'error', id: 'page-error', text: sentence(err) })));
+    show(
+      h(
+        'section',
+        { class: 'card state-bad', role: 'alert' },
+        h('h1', { text: S().errTitle }),
+        h('p', { class: 'error', id: 'page-error', text: sentence(err) }),
+      ),
+    );
     document.title = S().errTitle;
   }
 

@@ -18,7 +18,11 @@ import { isDomainError } from '../common/errors.js';
 async function withApp<T>(fn: (app: App, config: Config, applied: string[]) => Promise<T>, opts: { migrate?: boolean } = {}): Promise<T> {
   const config = loadConfig();
   const log = pino({ level: config.LOG_LEVEL === 'info' ? 'warn' : config.LOG_LEVEL }, pino.destination(2));
-  const [{ openDatabase }, { assertSchemaCurrent, connectOrm, migrate }, { openApp }] = await Promise.all([import('../db/open-database.js'), import('../db/orm.js'), import('../app.js')]);
+  const [{ openDatabase }, { assertSchemaCurrent, connectOrm, migrate }, { openApp }] = await Promise.all([
+    import('../db/open-database.js'),
+    import('../db/orm.js'),
+    import('../app.js'),
+  ]);
   const db = await openDatabase(config, log);
   const orm = await connectOrm(db.url, 2);
   try {
@@ -80,7 +84,13 @@ merchant
   .action(async (o: { name: string; email: string; password: string; feePercent: string; feeMode: string; json?: boolean }) => {
     await withApp(async (app) => {
       const em = app.orm.em.fork();
-      const created = await app.merchants.create(operatorContext(em, 'cli merchant create'), { name: o.name, email: o.email, password: o.password, platformFeePercent: o.feePercent, feeIncluded: o.feeMode === 'included' });
+      const created = await app.merchants.create(operatorContext(em, 'cli merchant create'), {
+        name: o.name,
+        email: o.email,
+        password: o.password,
+        platformFeePercent: o.feePercent,
+        feeIncluded: o.feeMode === 'included',
+      });
       print(
         !!o.json,
         {
@@ -123,9 +133,18 @@ merchant
   .action(async (o: { merchant: string; environment: Environment; url: string; json?: boolean }) => {
     await withApp(async (app) => {
       const em = app.orm.em.fork();
-      const m = await app.webhooks.settings.setForMerchant(em, o.merchant, { environment: o.environment, url: o.url || null }, operatorContext(em, 'cli merchant set-webhook'));
+      const m = await app.webhooks.settings.setForMerchant(
+        em,
+        o.merchant,
+        { environment: o.environment, url: o.url || null },
+        operatorContext(em, 'cli merchant set-webhook'),
+      );
       const url = o.environment === 'production' ? m.notificationUrlProduction : m.notificationUrlSandbox;
-      print(!!o.json, { merchant_id: m.id, environment: o.environment, notification_url: url }, url ? `${o.environment} notification_url: ${url}` : `${o.environment} notification_url cleared`);
+      print(
+        !!o.json,
+        { merchant_id: m.id, environment: o.environment, notification_url: url },
+        url ? `${o.environment} notification_url: ${url}` : `${o.environment} notification_url cleared`,
+      );
     });
   });
 
@@ -142,10 +161,11 @@ merchant
     });
   });
 
-
 program
   .command('reconcile')
-  .description('Compare every deposit address\'s on-chain balances with the ledger, per watched network; exit 2 when any differs, 3 when a network could not be compared')
+  .description(
+    "Compare every deposit address's on-chain balances with the ledger, per watched network; exit 2 when any differs, 3 when a network could not be compared",
+  )
   .addOption(new Option('--environment <env>', 'only this environment').choices([...ENVIRONMENTS]))
   .addOption(new Option('--network <network>', 'only this network').choices([...NETWORKS]))
   .option('--json', 'print one JSON object')
@@ -153,7 +173,9 @@ program
     await withApp(async (app, config) => {
       // The local sandbox chains of a running gateway (npm start) are found the way `dev pay` finds them.
       const overrides = devChainOverrides(config);
-      const targets = (await cliWatchedNetworks(config, overrides)).filter((t) => (!o.environment || t.environment === o.environment) && (!o.network || t.network === o.network));
+      const targets = (await cliWatchedNetworks(config, overrides)).filter(
+        (t) => (!o.environment || t.environment === o.environment) && (!o.network || t.network === o.network),
+      );
       const runs = [];
       for (const t of targets) {
         runs.push(await app.reconciliation.reconcile(app.orm.em.fork(), t));
@@ -162,11 +184,23 @@ program
       const bad = runs.reduce((n, r) => n + r.mismatches.length, 0);
       const { recordAudit } = await import('../modules/audit/audit.service.js');
       const em = app.orm.em.fork();
-      await recordAudit(em, operatorContext(em, 'cli reconcile'), 'operator.reconcile_run', { after: { networks: runs.map((r) => `${r.environment}:${r.network}`), count: bad } });
+      await recordAudit(em, operatorContext(em, 'cli reconcile'), 'operator.reconcile_run', {
+        after: { networks: runs.map((r) => `${r.environment}:${r.network}`), count: bad },
+      });
       const human = runs
-        .map((r) => `${r.environment}:${r.network} at block ${r.atBlock ?? '-'}: ${r.error ? `not compared (${r.error})` : `${r.checked} checked, ${r.mismatches.length} mismatches`}` +
-          r.mismatches.map((m) => `\n  ${m.address} ${m.tokenSymbol} (${m.tokenAddress}): on chain ${m.onChain}, ledger ${m.ledger}; recorded tx ${m.txHashes.join(', ') || '-'}; unrecorded ${m.failedTxHashes.join(', ') || '-'}; in flight ${m.inFlightTxHashes.join(', ') || '-'}`).join('') +
-          (r.held.length ? `\n  held (not swept): ${r.held.length}` + r.held.map((h) => `\n  ${h.address} ${h.tokenSymbol}: ${h.balance} held, ${h.reason}`).join('') : ''))
+        .map(
+          (r) =>
+            `${r.environment}:${r.network} at block ${r.atBlock ?? '-'}: ${r.error ? `not compared (${r.error})` : `${r.checked} checked, ${r.mismatches.length} mismatches`}` +
+            r.mismatches
+              .map(
+                (m) =>
+                  `\n  ${m.address} ${m.tokenSymbol} (${m.tokenAddress}): on chain ${m.onChain}, ledger ${m.ledger}; recorded tx ${m.txHashes.join(', ') || '-'}; unrecorded ${m.failedTxHashes.join(', ') || '-'}; in flight ${m.inFlightTxHashes.join(', ') || '-'}`,
+              )
+              .join('') +
+            (r.held.length
+              ? `\n  held (not swept): ${r.held.length}` + r.held.map((h) => `\n  ${h.address} ${h.tokenSymbol}: ${h.balance} held, ${h.reason}`).join('')
+              : ''),
+        )
         .join('\n');
       print(!!o.json, { runs, mismatches: bad }, human || 'no watched networks');
       // 2: something differs; 3: nothing differs, but a network could not be compared (its books are not known to close).
@@ -183,7 +217,10 @@ dev
   .requiredOption('--to <address>', 'deposit address (destinationAddress)')
   .requiredOption('--amount <amount>', 'token units as shown to the customer, e.g. 9.231614 (totalAmount)')
   .addOption(new Option('--token <symbol>', 'test token').choices(['USDT', 'USDC']).default('USDT'))
-  .option('--from-key <key>', 'pay from your own wallet (a key from `dev wallet`, funded by the faucet) instead of minting to the dev wallet: hex secp256k1 key (ETHEREUM, BINANCE, TRON) or hex ed25519 seed (SOLANA)')
+  .option(
+    '--from-key <key>',
+    'pay from your own wallet (a key from `dev wallet`, funded by the faucet) instead of minting to the dev wallet: hex secp256k1 key (ETHEREUM, BINANCE, TRON) or hex ed25519 seed (SOLANA)',
+  )
   .option('--json', 'print one JSON object')
   .action(async (o: { network: Network; to: string; amount: string; token: 'USDT' | 'USDC'; fromKey?: string; json?: boolean }) => {
     const config = loadConfig();
@@ -193,17 +230,27 @@ dev
     if (!rpcUrl) throw new Error(`the running gateway has no local ${o.network} chain`);
     const { devPay } = await import('../devchain/index.js');
     const paid = await devPay({ network: o.network, rpcUrl, to: o.to, amount: o.amount, token: o.token, fromKey: o.fromKey });
-    print(!!o.json, { network: o.network, token: paid.token, to: o.to, amount: paid.amount.toString(), tx_hash: paid.txHash }, `sent ${o.amount} ${o.token} to ${o.to} on the local ${o.network} chain: ${paid.txHash}`);
+    print(
+      !!o.json,
+      { network: o.network, token: paid.token, to: o.to, amount: paid.amount.toString(), tx_hash: paid.txHash },
+      `sent ${o.amount} ${o.token} to ${o.to} on the local ${o.network} chain: ${paid.txHash}`,
+    );
   });
 dev
   .command('wallet')
-  .description('Make a new wallet for a local sandbox chain: its address (for the faucet) and its key (for `dev pay --from-key`). Sandbox only: the key is printed')
+  .description(
+    'Make a new wallet for a local sandbox chain: its address (for the faucet) and its key (for `dev pay --from-key`). Sandbox only: the key is printed',
+  )
   .addOption(new Option('--network <network>', 'network').choices([...NETWORKS]).makeOptionMandatory())
   .option('--json', 'print one JSON object')
   .action(async (o: { network: Network; json?: boolean }) => {
     const { newDevWallet } = await import('../devchain/index.js');
     const { address, privateKey: key } = newDevWallet(o.network);
-    print(!!o.json, { network: o.network, address, private_key: key }, `${o.network} wallet\n  address:     ${address}\n  private key: ${key}  (sandbox only: anyone who sees it can spend)`);
+    print(
+      !!o.json,
+      { network: o.network, address, private_key: key },
+      `${o.network} wallet\n  address:     ${address}\n  private key: ${key}  (sandbox only: anyone who sees it can spend)`,
+    );
   });
 
 const gasTank = program.command('gas-tank').description('Gas tanks: the EVM sweep contracts (docs/sweeps-evm.md)');
@@ -228,7 +275,9 @@ async function deploySweepContract(o: DeployOpts, contract: 'disperse' | 'sweepe
     import('../chains/evm/index.js'),
     import('../devchain/devchain.js'),
   ]);
-  const text = readFileSync(o.keyFile === '-' ? 0 : o.keyFile, 'utf8').trim().replace(/^0x/, '');
+  const text = readFileSync(o.keyFile === '-' ? 0 : o.keyFile, 'utf8')
+    .trim()
+    .replace(/^0x/, '');
   if (!/^[0-9a-fA-F]{64}$/.test(text)) throw new Error('--key-file must hold a 32-byte key as 64 hex characters');
   const key = Uint8Array.from(Buffer.from(text, 'hex'));
   const envKey = o.environment === 'sandbox' ? 'SANDBOX' : 'PRODUCTION';
@@ -241,22 +290,37 @@ async function deploySweepContract(o: DeployOpts, contract: 'disperse' | 'sweepe
   const variable = `${envKey}_${o.network}_${contract === 'sweeper' ? 'SWEEPER' : 'DISPERSE'}_ADDRESS`;
   print(
     !!o.json,
-    { network: o.network, environment: o.environment, contract, address: d.address, tx_hash: d.txHash, gas_used: d.gasUsed.toString(), ...(contract === 'sweeper' && { tank }), config: variable },
+    {
+      network: o.network,
+      environment: o.environment,
+      contract,
+      address: d.address,
+      tx_hash: d.txHash,
+      gas_used: d.gasUsed.toString(),
+      ...(contract === 'sweeper' && { tank }),
+      config: variable,
+    },
     `${contract === 'sweeper' ? `Sweeper (obeys the tank ${tank})` : 'Disperse'} deployed on ${o.network} (${o.environment}) at ${d.address} in ${d.txHash}\nset ${variable}=${d.address}`,
   );
 }
-deployOptions(gasTank.command('deploy-disperse').description('Deploy the Disperse contract (one transaction tops up many deposits) and print the address for <ENV>_<NETWORK>_DISPERSE_ADDRESS')).action(
-  (o: DeployOpts) => deploySweepContract(o, 'disperse'),
-);
+deployOptions(
+  gasTank
+    .command('deploy-disperse')
+    .description('Deploy the Disperse contract (one transaction tops up many deposits) and print the address for <ENV>_<NETWORK>_DISPERSE_ADDRESS'),
+).action((o: DeployOpts) => deploySweepContract(o, 'disperse'));
 deployOptions(
   gasTank
     .command('deploy-sweeper')
-    .description('Deploy the EIP-7702 Sweeper that obeys this key’s address only (the gas tank) and print the address for <ENV>_<NETWORK>_SWEEPER_ADDRESS; deploy a new one when the tank key changes'),
+    .description(
+      'Deploy the EIP-7702 Sweeper that obeys this key’s address only (the gas tank) and print the address for <ENV>_<NETWORK>_SWEEPER_ADDRESS; deploy a new one when the tank key changes',
+    ),
 ).action((o: DeployOpts) => deploySweepContract(o, 'sweeper'));
 
 program
   .command('analytics:role')
-  .description('Create or update the read-only analytics role (ANALYTICS_DB_ROLE, password ANALYTICS_DB_PASSWORD; NOLOGIN without one): it may read the analytics views only')
+  .description(
+    'Create or update the read-only analytics role (ANALYTICS_DB_ROLE, password ANALYTICS_DB_PASSWORD; NOLOGIN without one): it may read the analytics views only',
+  )
   .option('--json', 'print one JSON object')
   .action(async (o: { json?: boolean }) => {
     await withApp(async (app, config) => {
@@ -264,24 +328,36 @@ program
       const conn = app.orm.em.fork().getConnection();
       const [{ db }] = await conn.execute<{ db: string }[]>('select current_database() as db');
       const r = await ensureAnalyticsRole((sql) => conn.execute(sql), db!, { role: config.ANALYTICS_DB_ROLE, password: config.ANALYTICS_DB_PASSWORD });
-      print(!!o.json, { role: r.role, login: r.login, database: r.database }, `analytics role ${r.role} ${r.login ? 'can log in' : 'is NOLOGIN (set ANALYTICS_DB_PASSWORD to allow logins)'}; it reads only the analytics views of ${r.database}`);
+      print(
+        !!o.json,
+        { role: r.role, login: r.login, database: r.database },
+        `analytics role ${r.role} ${r.login ? 'can log in' : 'is NOLOGIN (set ANALYTICS_DB_PASSWORD to allow logins)'}; it reads only the analytics views of ${r.database}`,
+      );
     });
   });
 
 // `gas-tank` may already hold the EVM contract commands: attach to it rather than make a second one
-const gasTankCommand = program.commands.find((c) => c.name() === 'gas-tank') ?? program.command('gas-tank').description('Gas tanks: the operator wallets that pay sweep fees');
+const gasTankCommand =
+  program.commands.find((c) => c.name() === 'gas-tank') ?? program.command('gas-tank').description('Gas tanks: the operator wallets that pay sweep fees');
 gasTankCommand
   .command('stake')
-  .description('Stake the gas tank\'s native coin for fee resources it lends to deposits (TRON: Stake 2.0 freezebalancev2 for ENERGY); once, then top up as sweeps grow')
+  .description(
+    "Stake the gas tank's native coin for fee resources it lends to deposits (TRON: Stake 2.0 freezebalancev2 for ENERGY); once, then top up as sweeps grow",
+  )
   .addOption(new Option('--network <network>', 'network').choices([...NETWORKS]).makeOptionMandatory())
   .addOption(new Option('--environment <env>', 'environment').choices([...ENVIRONMENTS]).makeOptionMandatory())
   .requiredOption('--trx <amount>', 'amount to stake in whole coins, e.g. 5000')
-  .requiredOption('--key-file <file>', 'file holding the gas tank’s private key as hex (`-` reads stdin); read, never printed. Never pass a key on the command line')
+  .requiredOption(
+    '--key-file <file>',
+    'file holding the gas tank’s private key as hex (`-` reads stdin); read, never printed. Never pass a key on the command line',
+  )
   .option('--json', 'print one JSON object')
   .action(async (o: { network: Network; environment: Environment; trx: string; keyFile: string; json?: boolean }) => {
     const config = loadConfig();
     if (!/^\d+$/.test(o.trx) || BigInt(o.trx) <= 0n) throw new Error('--trx must be a positive whole number');
-    const key = readFileSync(o.keyFile === '-' ? 0 : o.keyFile, 'utf8').trim().replace(/^0x/, '');
+    const key = readFileSync(o.keyFile === '-' ? 0 : o.keyFile, 'utf8')
+      .trim()
+      .replace(/^0x/, '');
     if (!/^[0-9a-fA-F]{64}$/.test(key)) throw new Error('--key-file must hold a 32-byte key as 64 hex characters');
     const overrides = devChainOverrides(config);
     const target = (await cliWatchedNetworks(config, overrides)).find((t) => t.environment === o.environment && t.network === o.network);
@@ -298,13 +374,19 @@ gasTankCommand
     }
     await target.adapter.close();
     const ok = state.state === 'included' && state.success;
-    print(!!o.json, { network: o.network, environment: o.environment, tx_hash: tx.txHash, state: state.state, success: ok }, `${ok ? 'staked' : 'stake NOT confirmed'}: ${o.trx} on ${o.environment}:${o.network}, tx ${tx.txHash} (${state.state})`);
+    print(
+      !!o.json,
+      { network: o.network, environment: o.environment, tx_hash: tx.txHash, state: state.state, success: ok },
+      `${ok ? 'staked' : 'stake NOT confirmed'}: ${o.trx} on ${o.environment}:${o.network}, tx ${tx.txHash} (${state.state})`,
+    );
     if (!ok) process.exitCode = 1;
   });
 
 gasTankCommand
   .command('ledger-open')
-  .description('Open the gas tank\'s ledger: its balance now plus what it has spent so far becomes its opening funding; from then on `reconcile` holds its balance to funded − spent')
+  .description(
+    "Open the gas tank's ledger: its balance now plus what it has spent so far becomes its opening funding; from then on `reconcile` holds its balance to funded − spent",
+  )
   .addOption(new Option('--network <network>', 'network').choices([...NETWORKS]).makeOptionMandatory())
   .addOption(new Option('--environment <env>', 'environment').choices([...ENVIRONMENTS]).makeOptionMandatory())
   .option('--json', 'print one JSON object')
@@ -316,8 +398,14 @@ gasTankCommand
         const em = app.orm.em.fork();
         const r = await app.reconciliation.tanks.open(em, target);
         const { recordAudit } = await import('../modules/audit/audit.service.js');
-        await recordAudit(em, operatorContext(em, 'cli gas-tank ledger-open'), 'operator.gas_tank_ledger_recorded', { after: { network: o.network, environment: o.environment, kind: 'opening', amount: r.opening.toString() } });
-        print(!!o.json, { address: r.address, balance: r.balance.toString(), opening: r.opening.toString() }, `${o.environment}:${o.network} gas tank ${r.address}: ledger opened at ${r.opening} (balance ${r.balance} + spent so far)`);
+        await recordAudit(em, operatorContext(em, 'cli gas-tank ledger-open'), 'operator.gas_tank_ledger_recorded', {
+          after: { network: o.network, environment: o.environment, kind: 'opening', amount: r.opening.toString() },
+        });
+        print(
+          !!o.json,
+          { address: r.address, balance: r.balance.toString(), opening: r.opening.toString() },
+          `${o.environment}:${o.network} gas tank ${r.address}: ledger opened at ${r.opening} (balance ${r.balance} + spent so far)`,
+        );
       } finally {
         await target.adapter.close();
       }
@@ -338,15 +426,23 @@ gasTankCommand
       const em = app.orm.em.fork();
       await app.reconciliation.tanks.refill(em, o.environment, o.network, BigInt(o.amount), o.tx ?? null, null);
       const { recordAudit } = await import('../modules/audit/audit.service.js');
-      await recordAudit(em, operatorContext(em, 'cli gas-tank ledger-refill'), 'operator.gas_tank_ledger_recorded', { after: { network: o.network, environment: o.environment, kind: 'refill', amount: o.amount, tx: o.tx ?? null } });
-      print(!!o.json, { network: o.network, environment: o.environment, amount: o.amount }, `${o.environment}:${o.network} gas tank: refill of ${o.amount} recorded`);
+      await recordAudit(em, operatorContext(em, 'cli gas-tank ledger-refill'), 'operator.gas_tank_ledger_recorded', {
+        after: { network: o.network, environment: o.environment, kind: 'refill', amount: o.amount, tx: o.tx ?? null },
+      });
+      print(
+        !!o.json,
+        { network: o.network, environment: o.environment, amount: o.amount },
+        `${o.environment}:${o.network} gas tank: refill of ${o.amount} recorded`,
+      );
     });
   });
 
 const secrets = program.command('secrets').description('Secrets at rest (docs/security.md "Keys at rest")');
 secrets
   .command('reencrypt')
-  .description('After a MASTER_KEY rotation (old key in MASTER_KEY_PREVIOUS): re-wrap the data key under MASTER_KEY and re-seal under the data key every secret it does not seal yet; online, idempotent')
+  .description(
+    'After a MASTER_KEY rotation (old key in MASTER_KEY_PREVIOUS): re-wrap the data key under MASTER_KEY and re-seal under the data key every secret it does not seal yet; online, idempotent',
+  )
   .option('--json', 'print JSON')
   .action(async (o: { json?: boolean }) => {
     const [{ reencryptSecrets }, { rewrapDataKeys }, { keyEncryptionKeys }] = await Promise.all([
@@ -361,7 +457,9 @@ secrets
       const results = await reencryptSecrets(em, app.box);
       const total = results.reduce((n, r) => n + r.resealed, 0);
       const { recordAudit } = await import('../modules/audit/audit.service.js');
-      await recordAudit(em, operatorContext(em, 'cli secrets reencrypt'), 'operator.secrets_reencrypted', { after: { kek, key: app.box.currentKid, rewrapped, resealed: total, tables: results } });
+      await recordAudit(em, operatorContext(em, 'cli secrets reencrypt'), 'operator.secrets_reencrypted', {
+        after: { kek, key: app.box.currentKid, rewrapped, resealed: total, tables: results },
+      });
       print(
         !!o.json,
         { kek, key: app.box.currentKid, rewrapped, resealed: total, tables: results },
@@ -422,7 +520,7 @@ program
 
 program
   .command('openapi:emit')
-  .description('Write the REST API\'s OpenAPI document to schema/openapi.json')
+  .description("Write the REST API's OpenAPI document to schema/openapi.json")
   .option('--out <file>', 'output file', 'schema/openapi.json')
   .action(async (o: { out: string }) => {
     const { defaultOpenApiDocument, formatOpenApiDocument } = await import('../rest/openapi/openapi.emit.js');

@@ -36,7 +36,8 @@ const ERROR_NOTES: Partial<Record<ErrorCode, string>> = {
   CHECKOUT_KEY_EXPIRED: 'the scoped checkout key outlived its 30 minutes',
   INVALID_PASSWORD: 'the account password given again (settlement address, `reauthenticate`) is wrong',
   FORBIDDEN: 'also: the member’s role lacks the permission (`data.permission`, `data.role`; docs/teams.md)',
-  REAUTHENTICATION_REQUIRED: 'a sensitive operation (rotate an API key, change the notification URL, the sweep schedule or the team, manage second factors) needs `reauthenticate` (the password, and the second factor when the user has one) within the last `REAUTH_WINDOW_S` on this session',
+  REAUTHENTICATION_REQUIRED:
+    'a sensitive operation (rotate an API key, change the notification URL, the sweep schedule or the team, manage second factors) needs `reauthenticate` (the password, and the second factor when the user has one) within the last `REAUTH_WINDOW_S` on this session',
   SECOND_FACTOR_REQUIRED: 'the password was right; the login (with `challengeToken`) or the re-authentication needs the second factor too',
   INVALID_SECOND_FACTOR: 'wrong TOTP code, recovery code or passkey answer',
   SECOND_FACTOR_REUSED: 'that TOTP code or recovery code was used already',

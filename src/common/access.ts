@@ -84,7 +84,10 @@ export function requireFreshSession(ctx: Pick<RequestContext, 'caller'>, action:
 
 function refuseStale(caller: DashboardCaller, action: string): void {
   if (!caller.reauthUntil || caller.reauthUntil <= Date.now()) {
-    throw new DomainError('REAUTHENTICATION_REQUIRED', `To ${action}, confirm your password (and your second factor, when you have one) first (reauthenticate); it counts for a few minutes`);
+    throw new DomainError(
+      'REAUTHENTICATION_REQUIRED',
+      `To ${action}, confirm your password (and your second factor, when you have one) first (reauthenticate); it counts for a few minutes`,
+    );
   }
 }
 
@@ -149,7 +152,10 @@ export function resolveEnvironment(caller: Caller, named: Environment | null | u
   if ('environment' in caller) {
     if (mismatch === 'refuse' && named && named !== caller.environment) {
       const what = caller.kind === 'apiKey' ? 'API key' : 'checkout key';
-      throw new DomainError('WRONG_ENVIRONMENT', `A ${caller.environment} ${what} cannot be used in ${named} (its paths are /api/v2/${ENV_PATH[caller.environment]}/)`);
+      throw new DomainError(
+        'WRONG_ENVIRONMENT',
+        `A ${caller.environment} ${what} cannot be used in ${named} (its paths are /api/v2/${ENV_PATH[caller.environment]}/)`,
+      );
     }
     return caller.environment;
   }

@@ -4,7 +4,16 @@ import type { Environment } from './environment.js';
 /** Who is calling. Transports build it; services authorise against it. */
 export type Caller =
   | { kind: 'anonymous' }
-  | { kind: 'dashboard'; userId: string; merchantId: string; sessionId: string; role: string; /** Epoch ms until which the session counts as freshly re-authenticated (access.ts requireFreshAuth); absent or null: not fresh. */ reauthUntil?: number | null; /** The merchant requires a second factor and this user has none: only enrolment is allowed (access.ts). */ enrolmentRequired?: boolean }
+  | {
+      kind: 'dashboard';
+      userId: string;
+      merchantId: string;
+      sessionId: string;
+      role: string;
+      /** Epoch ms until which the session counts as freshly re-authenticated (access.ts requireFreshAuth); absent or null: not fresh. */ reauthUntil?:
+        number | null;
+      /** The merchant requires a second factor and this user has none: only enrolment is allowed (access.ts). */ enrolmentRequired?: boolean;
+    }
   | { kind: 'apiKey'; merchantId: string; environment: Environment; apiKeyId: string }
   /** Scoped checkout key: one order only, checkout operations only. */
   | { kind: 'checkout'; merchantId: string; environment: Environment; orderId: string };

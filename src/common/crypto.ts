@@ -65,7 +65,8 @@ export class SecretBox {
     const parts = sealed.split('.');
     if (parts[0] === 'v2' && parts.length === 5) {
       const entry = this.ring.find((r) => r.kid === parts[1]);
-      if (!entry) throw new Error(`secret sealed under key ${parts[1]}, which is no data key of this database and neither MASTER_KEY nor in MASTER_KEY_PREVIOUS`);
+      if (!entry)
+        throw new Error(`secret sealed under key ${parts[1]}, which is no data key of this database and neither MASTER_KEY nor in MASTER_KEY_PREVIOUS`);
       return decrypt(entry.key, parts[2]!, parts[3]!, parts[4]!, aad);
     }
     if (parts[0] === 'v1' && parts.length === 4) {

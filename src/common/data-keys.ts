@@ -29,7 +29,11 @@ export async function openSecretBox(em: EntityManager, keks: KeyEncryptionKeys):
   if (!rows.length) {
     const dek = randomBytes(32);
     const id = keyId(dek);
-    await em.execute(`insert into data_keys (position, id, kek_id, wrapped) values (1, ?, ?, ?) on conflict do nothing`, [id, keks.current.id, await keks.current.wrap(dek, context(id))]);
+    await em.execute(`insert into data_keys (position, id, kek_id, wrapped) values (1, ?, ?, ?) on conflict do nothing`, [
+      id,
+      keks.current.id,
+      await keks.current.wrap(dek, context(id)),
+    ]);
     rows = await dataKeys(em);
   }
   const deks = await Promise.all(rows.map((r) => unwrap(r, keks)));
@@ -46,7 +50,10 @@ export async function rewrapDataKeys(em: EntityManager, keks: KeyEncryptionKeys)
   for (const row of await dataKeys(em)) {
     if (row.kek_id === keks.current.id) continue;
     const wrapped = await keks.current.wrap(await unwrap(row, keks), context(row.id));
-    const done = await em.execute<{ position: number }[]>(`update data_keys set kek_id = ?, wrapped = ? where position = ? and wrapped = ? returning position`, [keks.current.id, wrapped, row.position, row.wrapped]);
+    const done = await em.execute<{ position: number }[]>(
+      `update data_keys set kek_id = ?, wrapped = ? where position = ? and wrapped = ? returning position`,
+      [keks.current.id, wrapped, row.position, row.wrapped],
+    );
     n += done.length;
   }
   return n;
@@ -59,7 +66,10 @@ function dataKeys(em: EntityManager): Promise<DataKeyRow[]> {
 
 async function unwrap(row: DataKeyRow, keks: KeyEncryptionKeys): Promise<Buffer> {
   const kek: KeyEncryptionKey | undefined = [keks.current, ...keks.previous].find((k) => k.id === row.kek_id);
-  if (!kek) throw new Error(`data key ${row.id} is wrapped by key-encryption key ${row.kek_id}, which is neither MASTER_KEY (or MASTER_KEY_FILE) nor in MASTER_KEY_PREVIOUS`);
+  if (!kek)
+    throw new Error(
+      `data key ${row.id} is wrapped by key-encryption key ${row.kek_id}, which is neither MASTER_KEY (or MASTER_KEY_FILE) nor in MASTER_KEY_PREVIOUS`,
+    );
   const dek = await kek.unwrap(row.wrapped, context(row.id));
   if (keyId(dek) !== row.id) throw new Error(`data key ${row.id} unwrapped to a different key`);
   return dek;

@@ -31,7 +31,10 @@ export const PERMISSIONS = {
   'apiKeys.read': { roles: ['owner', 'admin', 'developer', 'viewer'], action: 'see API key hints, allowlists and last use' },
   'apiKeys.manage': { roles: ['owner', 'admin', 'developer'], action: 'rotate API keys or change their IP allowlists' },
   'webhooks.read': { roles: ['owner', 'admin', 'developer', 'viewer'], action: 'see the webhook delivery log' },
-  'webhooks.manage': { roles: ['owner', 'admin', 'developer'], action: 'change the notification URL, see or rotate webhook signing secrets, redeliver or test webhooks' },
+  'webhooks.manage': {
+    roles: ['owner', 'admin', 'developer'],
+    action: 'change the notification URL, see or rotate webhook signing secrets, redeliver or test webhooks',
+  },
   'settlement.read': { roles: ['owner', 'admin', 'finance', 'viewer'], action: 'see settlement addresses, sweeps, sweep balances and holds' },
   'settlement.manage': { roles: ['owner'], action: 'change settlement addresses' },
   'security.manage': { roles: ['owner', 'admin'], action: 'require a second factor of every member (the two-factor policy)' },

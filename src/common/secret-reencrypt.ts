@@ -51,7 +51,9 @@ export async function reencryptSecrets(em: EntityManager, box: SecretBox, batch 
       resealed += done.length;
       after = rows[rows.length - 1]!.id;
     }
-    const [{ n }] = (await em.execute<{ n: number }[]>(`select count(*)::int as n from ${table} where ${column} like ?`, [`v2.${box.currentKid}.%`])) as [{ n: number }];
+    const [{ n }] = (await em.execute<{ n: number }[]>(`select count(*)::int as n from ${table} where ${column} like ?`, [`v2.${box.currentKid}.%`])) as [
+      { n: number },
+    ];
     out.push({ table, resealed, current: n - resealed });
   }
   return out;

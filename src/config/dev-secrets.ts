@@ -26,9 +26,18 @@ export function loadOrCreateDevSecrets(dataDir: string): DevSecrets {
     return { MASTER_KEY: Buffer.from(raw.MASTER_KEY, 'hex'), JWT_SECRET: raw.JWT_SECRET, GAS_TANK_MNEMONIC_SANDBOX: raw.GAS_TANK_MNEMONIC_SANDBOX };
   }
   mkdirSync(dataDir, { recursive: true });
-  const secrets = { MASTER_KEY: randomBytes(32).toString('hex'), JWT_SECRET: randomBytes(48).toString('base64url'), GAS_TANK_MNEMONIC_SANDBOX: generateMnemonic(wordlist, 128) };
+  const secrets = {
+    MASTER_KEY: randomBytes(32).toString('hex'),
+    JWT_SECRET: randomBytes(48).toString('base64url'),
+    GAS_TANK_MNEMONIC_SANDBOX: generateMnemonic(wordlist, 128),
+  };
   writeFileSync(file, JSON.stringify(secrets, null, 2), { mode: 0o600 });
-  return { MASTER_KEY: Buffer.from(secrets.MASTER_KEY, 'hex'), JWT_SECRET: secrets.JWT_SECRET, GAS_TANK_MNEMONIC_SANDBOX: secrets.GAS_TANK_MNEMONIC_SANDBOX, created: true };
+  return {
+    MASTER_KEY: Buffer.from(secrets.MASTER_KEY, 'hex'),
+    JWT_SECRET: secrets.JWT_SECRET,
+    GAS_TANK_MNEMONIC_SANDBOX: secrets.GAS_TANK_MNEMONIC_SANDBOX,
+    created: true,
+  };
 }
 
 /**
@@ -36,7 +45,11 @@ export function loadOrCreateDevSecrets(dataDir: string): DevSecrets {
  * only for the start that wrote the file, and "read from" on every later start, so a newcomer is not told
  * twice that new secrets were made (which would suggest their data can no longer be read).
  */
-export function devSecretsNotice(config: { generatedSecrets: string[]; devSecretsCreated: boolean; DATA_DIR: string }): { file: string; message: string } | null {
+export function devSecretsNotice(config: {
+  generatedSecrets: string[];
+  devSecretsCreated: boolean;
+  DATA_DIR: string;
+}): { file: string; message: string } | null {
   if (!config.generatedSecrets.length) return null;
   const how = config.devSecretsCreated ? 'generated into' : 'read from';
   return {

@@ -86,7 +86,11 @@ export function dashboardPageRoutes(dir: string | null = dashboardAssetDir()): P
   const serve = async (_req: unknown, reply: FastifyReply) =>
     assets['dashboard.js']
       ? sendPage(reply, 200, page)
-      : sendPage(reply, 503, '<!doctype html><html lang="en"><meta charset="utf-8"><title>Dashboard not built</title><p>The dashboard is not built: run <code>npm run build</code> (or <code>npm start</code>).</p></html>');
+      : sendPage(
+          reply,
+          503,
+          '<!doctype html><html lang="en"><meta charset="utf-8"><title>Dashboard not built</title><p>The dashboard is not built: run <code>npm run build</code> (or <code>npm start</code>).</p></html>',
+        );
   return [
     pageRoute('/dashboard', serve),
     pageRoute('/dashboard/', serve),

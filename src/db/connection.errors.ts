@@ -3,7 +3,25 @@ import { DomainError } from '../common/errors.js';
 // Socket errors (the server is down or unreachable) and PostgreSQL SQLSTATEs of class 08
 // (connection exception), 57P01–57P03 (admin shutdown, crash shutdown, cannot connect now) and
 // 53300 (too many connections): the database is unavailable, the request itself was fine.
-const CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', '57P01', '57P02', '57P03', '53300', '08000', '08001', '08003', '08004', '08006', '08P01']);
+const CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  '57P01',
+  '57P02',
+  '57P03',
+  '53300',
+  '08000',
+  '08001',
+  '08003',
+  '08004',
+  '08006',
+  '08P01',
+]);
 
 // What pg, pg-pool, knex (tarn) and MikroORM say when a connection is gone or none can be had; they
 // carry no code.
@@ -56,7 +74,10 @@ export function outageLogger(log: { warn(obj: object, msg: string): void }, what
       suppressed++;
       return;
     }
-    log.warn({ err: err instanceof Error ? { message: err.message, code: (err as { code?: unknown }).code } : String(err), suppressed }, `${what}: connection error; reconnecting`);
+    log.warn(
+      { err: err instanceof Error ? { message: err.message, code: (err as { code?: unknown }).code } : String(err), suppressed },
+      `${what}: connection error; reconnecting`,
+    );
     last = now;
     suppressed = 0;
   };

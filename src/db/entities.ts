@@ -16,4 +16,22 @@ import { WebhookDelivery } from '../modules/webhooks/webhook-delivery.entity.js'
 import { Membership } from '../modules/teams/membership.entity.js';
 
 /** Every MikroORM entity. The schema itself is owned by `migrations/`; a test checks they agree. */
-export const entities = [Merchant, DashboardUser, Membership, Session, RefreshToken, ApiKey, Token, Order, Quote, MerchantWallet, Deposit, PaymentLink, OrderEvent, Payment, UnattributedReceipt, WebhookDelivery, WebhookAttempt];
+export const entities = [
+  Merchant,
+  DashboardUser,
+  Membership,
+  Session,
+  RefreshToken,
+  ApiKey,
+  Token,
+  Order,
+  Quote,
+  MerchantWallet,
+  Deposit,
+  PaymentLink,
+  OrderEvent,
+  Payment,
+  UnattributedReceipt,
+  WebhookDelivery,
+  WebhookAttempt,
+];

@@ -147,7 +147,10 @@ export class ListenClient {
         (err: unknown) => {
           this.failures += 1;
           // Once per backoff step is enough to see an outage in the log without flooding it.
-          this.opts.log.warn({ err: err instanceof Error ? err.message : String(err), listener: this.opts.name, attempt: this.failures }, 'LISTEN reconnect failed');
+          this.opts.log.warn(
+            { err: err instanceof Error ? err.message : String(err), listener: this.opts.name, attempt: this.failures },
+            'LISTEN reconnect failed',
+          );
           this.scheduleReconnect();
         },
       );

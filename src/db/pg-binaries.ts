@@ -70,7 +70,10 @@ export function usableBinaries(log?: Logger, cacheRoot = SHARED_ROOT): string | 
   if (!reachableByOthers(join(target, 'native', 'bin'))) {
     throw new Error(`embedded PostgreSQL: the postgres user cannot reach ${target}; set DATABASE_URL or run the gateway from a folder other users can enter`);
   }
-  if (!hooked) register(pathToFileURL(join(__dirname, 'pg-binaries.hook.js')), { data: { specifier: pkg.name, url: pathToFileURL(join(target, 'dist', 'index.js')).href } });
+  if (!hooked)
+    register(pathToFileURL(join(__dirname, 'pg-binaries.hook.js')), {
+      data: { specifier: pkg.name, url: pathToFileURL(join(target, 'dist', 'index.js')).href },
+    });
   hooked = true;
   return target;
 }

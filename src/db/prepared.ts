@@ -35,7 +35,10 @@ export function useNamedStatements(on: boolean): void {
  */
 export async function prepared<T>(em: EntityManager, name: string, sql: string, params: unknown[]): Promise<T[]> {
   if (!named || em.isInTransaction()) return em.execute<T[]>(sql, params);
-  const client = em.getConnection().getKnex().client as unknown as { acquireConnection(): Promise<PgConnection>; releaseConnection(c: PgConnection): Promise<void> };
+  const client = em.getConnection().getKnex().client as unknown as {
+    acquireConnection(): Promise<PgConnection>;
+    releaseConnection(c: PgConnection): Promise<void>;
+  };
   const conn = await client.acquireConnection();
   try {
     const res = await conn.query({ name, text: toDollar(sql), values: params });

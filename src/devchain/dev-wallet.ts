@@ -30,7 +30,8 @@ export function newDevWallet(network: Network): { address: string; privateKey: s
 
 /** The public customer wallet on each local chain (the dev keys). */
 function devCustomer(family: ChainFamily): DevWallet {
-  if (family === 'solana') return { key: Buffer.from(SOLANA_DEV_CUSTOMER.secretKey.subarray(0, 32)).toString('hex'), address: SOLANA_DEV_CUSTOMER.publicKey.toBase58() };
+  if (family === 'solana')
+    return { key: Buffer.from(SOLANA_DEV_CUSTOMER.secretKey.subarray(0, 32)).toString('hex'), address: SOLANA_DEV_CUSTOMER.publicKey.toBase58() };
   const key = CUSTOMER_PRIVATE_KEYS[0]!;
   return { key, address: addressOfKey(family, key) };
 }

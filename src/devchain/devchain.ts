@@ -145,7 +145,11 @@ const running = new Set<DevChains>();
  * Polls the node for a receipt (no block subscription to miss on automine). A revert throws unless
  * `allowRevert` (a test that expects the revert reads the receipt's status).
  */
-export async function waitForReceipt(chain: Pick<DevChain, 'rpc'>, txHash: string, opts: { timeoutMs?: number; allowRevert?: boolean } = {}): Promise<RpcReceipt> {
+export async function waitForReceipt(
+  chain: Pick<DevChain, 'rpc'>,
+  txHash: string,
+  opts: { timeoutMs?: number; allowRevert?: boolean } = {},
+): Promise<RpcReceipt> {
   const timeoutMs = opts.timeoutMs ?? 30_000;
   const deadline = Date.now() + timeoutMs;
   for (let delay = 5; ; delay = Math.min(delay * 2, 200)) {
@@ -179,13 +183,7 @@ export async function mintTo(chain: DevChain, token: DevTokenSymbol | string, to
  * Sends an ERC-20 transfer signed with `privateKey`, the way a customer's wallet would (EIP-1559 on
  * the ETHEREUM stand-in, legacy gas price on the BSC stand-in). Not safe to call concurrently for one key.
  */
-export async function transferToken(
-  chain: DevChain,
-  token: DevTokenSymbol | string,
-  privateKey: string,
-  to: string,
-  amount: bigint,
-): Promise<SentTransfer> {
+export async function transferToken(chain: DevChain, token: DevTokenSymbol | string, privateKey: string, to: string, amount: bigint): Promise<SentTransfer> {
   const wallet = new Wallet(privateKey, chain.provider);
   const tokenAddress = resolveToken(chain, token);
   const data = tokenInterface.encodeFunctionData('transfer', [getAddress(to), amount]);
@@ -231,15 +229,29 @@ async function deployTokens(chain: DevChain, compiled: CompileResult, sweep: Ret
   if (nonce !== 0n) throw new Error(`${chain.network} dev chain is not fresh (deployer nonce ${nonce}): token addresses would differ`);
   const factory = new Interface(compiled.abi as Record<string, unknown>[]);
   const deployments: Deployment[] = [
-    ...chain.tokens.map((t) => ({ name: t.symbol, nonce: t.nonce, data: compiled.bytecode + factory.encodeDeploy([t.name, t.symbol, t.decimals]).slice(2), expected: t.address })),
+    ...chain.tokens.map((t) => ({
+      name: t.symbol,
+      nonce: t.nonce,
+      data: compiled.bytecode + factory.encodeDeploy([t.name, t.symbol, t.decimals]).slice(2),
+      expected: t.address,
+    })),
     { name: 'Disperse', nonce: 2, data: sweep.disperse.bytecode, expected: DEV_SWEEP_CONTRACTS.disperse },
-    { name: 'Sweeper', nonce: 3, data: sweep.sweeper.bytecode + AbiCoder.defaultAbiCoder().encode(['address'], [DEV_GAS_TANK_EVM_ADDRESS]).slice(2), expected: DEV_SWEEP_CONTRACTS.sweeper },
+    {
+      name: 'Sweeper',
+      nonce: 3,
+      data: sweep.sweeper.bytecode + AbiCoder.defaultAbiCoder().encode(['address'], [DEV_GAS_TANK_EVM_ADDRESS]).slice(2),
+      expected: DEV_SWEEP_CONTRACTS.sweeper,
+    },
   ];
   // Sent one after another with explicit nonces, so the order (and thus each address) is fixed. Not
   // concurrently: a higher nonce arriving first would wait queued and could stay unmined on automine.
   const hashes: string[] = [];
   for (const d of deployments) {
-    hashes.push(await chain.rpc.call<string>('eth_sendTransaction', [{ from: DEPLOYER_ADDRESS, nonce: toQuantity(BigInt(d.nonce)), gas: toQuantity(3_000_000n), data: d.data }]));
+    hashes.push(
+      await chain.rpc.call<string>('eth_sendTransaction', [
+        { from: DEPLOYER_ADDRESS, nonce: toQuantity(BigInt(d.nonce)), gas: toQuantity(3_000_000n), data: d.data },
+      ]),
+    );
   }
   const receipts = await Promise.all(hashes.map((h) => waitForReceipt(chain, h)));
   receipts.forEach((r, i) => {

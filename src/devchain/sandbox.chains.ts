@@ -48,7 +48,12 @@ const tronAddressOf = (evm: string) => fromHex(`41${getAddress(evm).slice(2).toL
 export const SANDBOX_TOKENS: Record<Network, readonly SandboxToken[]> = {
   ETHEREUM: DEV_TOKENS.ETHEREUM.map((t) => ({ symbol: t.symbol, name: t.name, address: t.address, decimals: t.decimals })),
   BINANCE: DEV_TOKENS.BINANCE.map((t) => ({ symbol: t.symbol, name: t.name, address: t.address, decimals: t.decimals })),
-  TRON: DEV_TOKENS.ETHEREUM.map((t) => ({ symbol: t.symbol, name: `${t.name.replace(' (dev)', '')} (dev TRON)`, address: tronAddressOf(t.address), decimals: 6 })),
+  TRON: DEV_TOKENS.ETHEREUM.map((t) => ({
+    symbol: t.symbol,
+    name: `${t.name.replace(' (dev)', '')} (dev TRON)`,
+    address: tronAddressOf(t.address),
+    decimals: 6,
+  })),
   SOLANA: (['USDT', 'USDC'] as const).map((symbol) => ({
     symbol,
     name: symbol === 'USDT' ? 'Tether USD (dev SOLANA)' : 'USD Coin (dev SOLANA)',
@@ -93,7 +98,12 @@ async function fundEvmFaucet(chain: DevChains['ETHEREUM'], faucet: string): Prom
   for (const [i, t] of chain.tokens.entries()) {
     hashes.push(
       await chain.rpc.call<string>('eth_sendTransaction', [
-        { from: DEPLOYER_ADDRESS, to: t.address, nonce: toQuantity(nonce + BigInt(i)), data: MINT.encodeFunctionData('mint', [faucet, FAUCET_TOKEN_UNITS * 10n ** BigInt(t.decimals)]) },
+        {
+          from: DEPLOYER_ADDRESS,
+          to: t.address,
+          nonce: toQuantity(nonce + BigInt(i)),
+          data: MINT.encodeFunctionData('mint', [faucet, FAUCET_TOKEN_UNITS * 10n ** BigInt(t.decimals)]),
+        },
       ]),
     );
   }
@@ -189,7 +199,10 @@ export const SANDBOX_TANK_FUNDING = { TRON: 10_000n * 1_000_000n, SOLANA: 100n *
  * emulator's faucet payment, which also activates the account; SOLANA `requestAirdrop`), so sweeps run
  * on all four networks right after `npm start`. Tops up only what a tank lacks, so a restart adds nothing.
  */
-export async function fundSandboxGasTanks(chains: Pick<SandboxChains, 'tron' | 'solana'>, tanks: { TRON?: string | null; SOLANA?: string | null }): Promise<void> {
+export async function fundSandboxGasTanks(
+  chains: Pick<SandboxChains, 'tron' | 'solana'>,
+  tanks: { TRON?: string | null; SOLANA?: string | null },
+): Promise<void> {
   if (tanks.TRON && (await chains.tron.trxBalance(tanks.TRON)) < SANDBOX_TANK_FUNDING.TRON) await chains.tron.setTrx(tanks.TRON, SANDBOX_TANK_FUNDING.TRON);
   if (tanks.SOLANA) {
     const owner = new PublicKey(tanks.SOLANA);

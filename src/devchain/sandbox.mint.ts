@@ -33,10 +33,16 @@ const MINTERS: Record<ChainFamily, Minter> = {
   tron: async (_network, rpcUrl, token, wallet, amount) => {
     const privateKey = wallet.key.replace(/^0x/, '');
     const tron = new TronWeb({ fullHost: rpcUrl, privateKey });
-    const built = await tron.transactionBuilder.triggerSmartContract(token.address, 'mint(address,uint256)', { feeLimit: 100_000_000 }, [
-      { type: 'address', value: wallet.address },
-      { type: 'uint256', value: amount.toString() },
-    ], wallet.address);
+    const built = await tron.transactionBuilder.triggerSmartContract(
+      token.address,
+      'mint(address,uint256)',
+      { feeLimit: 100_000_000 },
+      [
+        { type: 'address', value: wallet.address },
+        { type: 'uint256', value: amount.toString() },
+      ],
+      wallet.address,
+    );
     const res = (await tron.trx.sendRawTransaction(await tron.trx.sign(built.transaction, privateKey))) as { result?: boolean; txid?: string };
     if (!res.result || !res.txid) throw new Error('TRON mint refused by the local chain');
     for (let i = 0; i < 100; i++) {

@@ -154,29 +154,96 @@ class RpcError extends Error {
 // litesvm error → RPC TransactionError JSON
 
 const TX_ERRORS = [
-  'AccountInUse', 'AccountLoadedTwice', 'AccountNotFound', 'ProgramAccountNotFound', 'InsufficientFundsForFee',
-  'InvalidAccountForFee', 'AlreadyProcessed', 'BlockhashNotFound', 'CallChainTooDeep', 'MissingSignatureForFee',
-  'InvalidAccountIndex', 'SignatureFailure', 'InvalidProgramForExecution', 'SanitizeFailure', 'ClusterMaintenance',
-  'AccountBorrowOutstanding', 'WouldExceedMaxBlockCostLimit', 'UnsupportedVersion', 'InvalidWritableAccount',
-  'WouldExceedMaxAccountCostLimit', 'WouldExceedAccountDataBlockLimit', 'TooManyAccountLocks',
-  'AddressLookupTableNotFound', 'InvalidAddressLookupTableOwner', 'InvalidAddressLookupTableData',
-  'InvalidAddressLookupTableIndex', 'InvalidRentPayingAccount', 'WouldExceedMaxVoteCostLimit',
-  'WouldExceedAccountDataTotalLimit', 'MaxLoadedAccountsDataSizeExceeded', 'ResanitizationNeeded',
-  'InvalidLoadedAccountsDataSizeLimit', 'UnbalancedTransaction', 'ProgramCacheHitMaxLimit', 'CommitCancelled',
+  'AccountInUse',
+  'AccountLoadedTwice',
+  'AccountNotFound',
+  'ProgramAccountNotFound',
+  'InsufficientFundsForFee',
+  'InvalidAccountForFee',
+  'AlreadyProcessed',
+  'BlockhashNotFound',
+  'CallChainTooDeep',
+  'MissingSignatureForFee',
+  'InvalidAccountIndex',
+  'SignatureFailure',
+  'InvalidProgramForExecution',
+  'SanitizeFailure',
+  'ClusterMaintenance',
+  'AccountBorrowOutstanding',
+  'WouldExceedMaxBlockCostLimit',
+  'UnsupportedVersion',
+  'InvalidWritableAccount',
+  'WouldExceedMaxAccountCostLimit',
+  'WouldExceedAccountDataBlockLimit',
+  'TooManyAccountLocks',
+  'AddressLookupTableNotFound',
+  'InvalidAddressLookupTableOwner',
+  'InvalidAddressLookupTableData',
+  'InvalidAddressLookupTableIndex',
+  'InvalidRentPayingAccount',
+  'WouldExceedMaxVoteCostLimit',
+  'WouldExceedAccountDataTotalLimit',
+  'MaxLoadedAccountsDataSizeExceeded',
+  'ResanitizationNeeded',
+  'InvalidLoadedAccountsDataSizeLimit',
+  'UnbalancedTransaction',
+  'ProgramCacheHitMaxLimit',
+  'CommitCancelled',
 ];
 const IX_ERRORS = [
-  'GenericError', 'InvalidArgument', 'InvalidInstructionData', 'InvalidAccountData', 'AccountDataTooSmall',
-  'InsufficientFunds', 'IncorrectProgramId', 'MissingRequiredSignature', 'AccountAlreadyInitialized',
-  'UninitializedAccount', 'UnbalancedInstruction', 'ModifiedProgramId', 'ExternalAccountLamportSpend',
-  'ExternalAccountDataModified', 'ReadonlyLamportChange', 'ReadonlyDataModified', 'DuplicateAccountIndex',
-  'ExecutableModified', 'RentEpochModified', 'NotEnoughAccountKeys', 'AccountDataSizeChanged', 'AccountNotExecutable',
-  'AccountBorrowFailed', 'AccountBorrowOutstanding', 'DuplicateAccountOutOfSync', 'InvalidError',
-  'ExecutableDataModified', 'ExecutableLamportChange', 'ExecutableAccountNotRentExempt', 'UnsupportedProgramId',
-  'CallDepth', 'MissingAccount', 'ReentrancyNotAllowed', 'MaxSeedLengthExceeded', 'InvalidSeeds', 'InvalidRealloc',
-  'ComputationalBudgetExceeded', 'PrivilegeEscalation', 'ProgramEnvironmentSetupFailure', 'ProgramFailedToComplete',
-  'ProgramFailedToCompile', 'Immutable', 'IncorrectAuthority', 'AccountNotRentExempt', 'InvalidAccountOwner',
-  'ArithmeticOverflow', 'UnsupportedSysvar', 'IllegalOwner', 'MaxAccountsDataAllocationsExceeded',
-  'MaxAccountsExceeded', 'MaxInstructionTraceLengthExceeded', 'BuiltinProgramsMustConsumeComputeUnits', 'BorshIoError',
+  'GenericError',
+  'InvalidArgument',
+  'InvalidInstructionData',
+  'InvalidAccountData',
+  'AccountDataTooSmall',
+  'InsufficientFunds',
+  'IncorrectProgramId',
+  'MissingRequiredSignature',
+  'AccountAlreadyInitialized',
+  'UninitializedAccount',
+  'UnbalancedInstruction',
+  'ModifiedProgramId',
+  'ExternalAccountLamportSpend',
+  'ExternalAccountDataModified',
+  'ReadonlyLamportChange',
+  'ReadonlyDataModified',
+  'DuplicateAccountIndex',
+  'ExecutableModified',
+  'RentEpochModified',
+  'NotEnoughAccountKeys',
+  'AccountDataSizeChanged',
+  'AccountNotExecutable',
+  'AccountBorrowFailed',
+  'AccountBorrowOutstanding',
+  'DuplicateAccountOutOfSync',
+  'InvalidError',
+  'ExecutableDataModified',
+  'ExecutableLamportChange',
+  'ExecutableAccountNotRentExempt',
+  'UnsupportedProgramId',
+  'CallDepth',
+  'MissingAccount',
+  'ReentrancyNotAllowed',
+  'MaxSeedLengthExceeded',
+  'InvalidSeeds',
+  'InvalidRealloc',
+  'ComputationalBudgetExceeded',
+  'PrivilegeEscalation',
+  'ProgramEnvironmentSetupFailure',
+  'ProgramFailedToComplete',
+  'ProgramFailedToCompile',
+  'Immutable',
+  'IncorrectAuthority',
+  'AccountNotRentExempt',
+  'InvalidAccountOwner',
+  'ArithmeticOverflow',
+  'UnsupportedSysvar',
+  'IllegalOwner',
+  'MaxAccountsDataAllocationsExceeded',
+  'MaxAccountsExceeded',
+  'MaxInstructionTraceLengthExceeded',
+  'BuiltinProgramsMustConsumeComputeUnits',
+  'BorshIoError',
 ];
 
 /** Converts a litesvm error to the RPC JSON shape; `landed` = the transaction is committed (fee charged) despite failing. */
@@ -325,7 +392,7 @@ class FacadeChain {
         this.undo.delete(signature);
         const rec = this.txs.get(signature);
         this.txs.delete(signature);
-        for (const k of new Set(((rec?.message as { accountKeys?: string[] } | undefined)?.accountKeys ?? []))) {
+        for (const k of new Set((rec?.message as { accountKeys?: string[] } | undefined)?.accountKeys ?? [])) {
           const list = this.byAddress.get(k);
           const i = list?.lastIndexOf(signature) ?? -1;
           if (i >= 0) list!.splice(i, 1);
@@ -402,13 +469,21 @@ class FacadeChain {
     if (this.txs.has(signature)) {
       if (skipPreflight) return signature;
       throw new RpcError(-32002, 'Transaction simulation failed: This transaction has already been processed', {
-        err: 'AlreadyProcessed', logs: [], accounts: null, unitsConsumed: 0, returnData: null,
+        err: 'AlreadyProcessed',
+        logs: [],
+        accounts: null,
+        unitsConsumed: 0,
+        returnData: null,
       });
     }
     if (!this.blockhashValid(msg.recentBlockhash)) {
       // a validator drops these whether or not preflight runs; with preflight the RPC says why
       throw new RpcError(-32002, 'Transaction simulation failed: Blockhash not found', {
-        err: 'BlockhashNotFound', logs: [], accounts: null, unitsConsumed: 0, returnData: null,
+        err: 'BlockhashNotFound',
+        logs: [],
+        accounts: null,
+        unitsConsumed: 0,
+        returnData: null,
       });
     }
     if (!skipPreflight) {
@@ -417,7 +492,11 @@ class FacadeChain {
         const { json } = convertTxError(sim.err());
         const m = sim.meta();
         throw new RpcError(-32002, `Transaction simulation failed: ${JSON.stringify(json)}`, {
-          err: json, logs: m.logs(), accounts: null, unitsConsumed: Number(m.computeUnitsConsumed()), returnData: null,
+          err: json,
+          logs: m.logs(),
+          accounts: null,
+          unitsConsumed: Number(m.computeUnitsConsumed()),
+          returnData: null,
         });
       }
     }
@@ -426,7 +505,18 @@ class FacadeChain {
     const undo = keys.flatMap((k, i) => {
       if (!msg.isAccountWritable(i)) return [];
       const a = this.svm.getAccount(k as SvmAddress);
-      return [a.exists ? a : { address: k as SvmAddress, lamports: 0n as never, data: new Uint8Array(), programAddress: SystemProgram.programId.toBase58() as SvmAddress, executable: false, space: 0n }];
+      return [
+        a.exists
+          ? a
+          : {
+              address: k as SvmAddress,
+              lamports: 0n as never,
+              data: new Uint8Array(),
+              programAddress: SystemProgram.programId.toBase58() as SvmAddress,
+              executable: false,
+              space: 0n,
+            },
+      ];
     }) as Parameters<LiteSVM['setAccount']>[0][];
     if (this.slotPerTransaction) this.newSlot();
     const result = this.svm.sendTransaction(ktx);
@@ -569,7 +659,14 @@ function createMethods(chain: FacadeChain, faucet: Keypair) {
     getBlockHeight: (p) => chain.blocks.get(chain.slotAt(cfgOf(p[0]).commitment))!.blockHeight,
     getEpochInfo: (p) => {
       const slot = chain.slotAt(cfgOf(p[0]).commitment);
-      return { absoluteSlot: slot, blockHeight: chain.blocks.get(slot)!.blockHeight, epoch: Math.floor(slot / 432000), slotIndex: slot % 432000, slotsInEpoch: 432000, transactionCount: chain.txs.size };
+      return {
+        absoluteSlot: slot,
+        blockHeight: chain.blocks.get(slot)!.blockHeight,
+        epoch: Math.floor(slot / 432000),
+        slotIndex: slot % 432000,
+        slotsInEpoch: 432000,
+        transactionCount: chain.txs.size,
+      };
     },
     getLatestBlockhash: (p) => {
       // Always the newest block, whatever the commitment: slots here advance only with transactions,
@@ -658,7 +755,14 @@ function createMethods(chain: FacadeChain, faucet: Keypair) {
         const rec = chain.txs.get(all[i]!)!;
         if (rec.signature === cfg.until) break;
         if (!chain.visible(rec, commitment)) continue;
-        out.push({ signature: rec.signature, slot: rec.slot, err: rec.err, memo: null, blockTime: rec.blockTime, confirmationStatus: chain.status(rec).confirmationStatus });
+        out.push({
+          signature: rec.signature,
+          slot: rec.slot,
+          err: rec.err,
+          memo: null,
+          blockTime: rec.blockTime,
+          confirmationStatus: chain.status(rec).confirmationStatus,
+        });
       }
       return out;
     },
@@ -669,7 +773,10 @@ function createMethods(chain: FacadeChain, faucet: Keypair) {
       const rec = chain.txs.get(String(p[0]));
       if (!rec || !chain.visible(rec, commitment)) return null;
       if (rec.version === 0 && cfg.maxSupportedTransactionVersion === undefined) {
-        throw new RpcError(-32015, 'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0');
+        throw new RpcError(
+          -32015,
+          'Transaction version (0) is not supported by the requesting client. Please try the request again with the following configuration parameter: "maxSupportedTransactionVersion": 0',
+        );
       }
       const encoding = cfg.encoding ?? 'json';
       let transaction: Json;
@@ -694,7 +801,13 @@ function createMethods(chain: FacadeChain, faucet: Keypair) {
       const b = chain.blocks.get(slot);
       if (!b) throw new RpcError(-32009, `Slot ${slot} was skipped, or missing in long-term storage`);
       const details = (cfg.transactionDetails as string | undefined) ?? 'full';
-      const base = { blockhash: b.blockhash, previousBlockhash: b.previousBlockhash, parentSlot: b.parentSlot, blockTime: b.blockTime, blockHeight: b.blockHeight };
+      const base = {
+        blockhash: b.blockhash,
+        previousBlockhash: b.previousBlockhash,
+        parentSlot: b.parentSlot,
+        blockTime: b.blockTime,
+        blockHeight: b.blockHeight,
+      };
       const rewards: Record<string, Json> = cfg.rewards === false ? {} : { rewards: [] };
       if (details === 'none') return { ...base, ...rewards };
       if (details === 'signatures') return { ...base, ...rewards, signatures: b.signatures };
@@ -782,7 +895,9 @@ export async function startSolanaFacade(opts: SolanaFacadeOptions = {}): Promise
       try {
         body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
       } catch {
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }));
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32700, message: 'Parse error' } }));
         return;
       }
       const list = Array.isArray(body) ? body : [body];
@@ -805,7 +920,9 @@ export async function startSolanaFacade(opts: SolanaFacadeOptions = {}): Promise
         }
         if (fault === 'rpcError') {
           const id = (list[0] as { id?: Json })?.id ?? null;
-          res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32005, message: 'Node is unhealthy (injected)' } }));
+          res
+            .writeHead(200, { 'content-type': 'application/json' })
+            .end(JSON.stringify({ jsonrpc: '2.0', id, error: { code: -32005, message: 'Node is unhealthy (injected)' } }));
           return;
         }
       }
@@ -826,7 +943,13 @@ export async function startSolanaFacade(opts: SolanaFacadeOptions = {}): Promise
       const rec = chain.txs.get(s.signature);
       if (!rec || !chain.visible(rec, s.commitment)) continue;
       subs.delete(id);
-      s.ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'signatureNotification', params: { result: { context: { slot: rec.slot }, value: { err: rec.err } }, subscription: id } }));
+      s.ws.send(
+        JSON.stringify({
+          jsonrpc: '2.0',
+          method: 'signatureNotification',
+          params: { result: { context: { slot: rec.slot }, value: { err: rec.err } }, subscription: id },
+        }),
+      );
     }
   };
   /** One `slotNotification` per subscriber for the newest slot ({ parent, root, slot } as a validator sends). */
@@ -835,7 +958,9 @@ export async function startSolanaFacade(opts: SolanaFacadeOptions = {}): Promise
     const parent = chain.blocks.get(slot)?.parentSlot ?? slot - 1;
     for (const [id, ws] of slotSubs) {
       if (ws.readyState !== ws.OPEN) continue;
-      ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'slotNotification', params: { result: { parent, root: chain.finalizedSlot(), slot }, subscription: id } }));
+      ws.send(
+        JSON.stringify({ jsonrpc: '2.0', method: 'slotNotification', params: { result: { parent, root: chain.finalizedSlot(), slot }, subscription: id } }),
+      );
     }
   };
   chain.onSlot = () => {
@@ -970,7 +1095,16 @@ export async function startSolanaFacade(opts: SolanaFacadeOptions = {}): Promise
     },
     async createUsdcMint(o = {}) {
       const decimals = o.decimals ?? 6;
-      const mint = await createMint(connection, payer, payer.publicKey, null, decimals, o.keypair ?? Keypair.generate(), confirmOpts, o.programId ?? TOKEN_PROGRAM_ID);
+      const mint = await createMint(
+        connection,
+        payer,
+        payer.publicKey,
+        null,
+        decimals,
+        o.keypair ?? Keypair.generate(),
+        confirmOpts,
+        o.programId ?? TOKEN_PROGRAM_ID,
+      );
       decimalsCache.set(mint.toBase58(), decimals);
       return mint;
     },

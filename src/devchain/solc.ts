@@ -126,7 +126,12 @@ export function contractSourcePath(fromRoot: string): string {
 
 /** Compiles the contract `contractName` of the source file `fromRoot` (path from the package root). */
 export function compileContractFile(fromRoot: string, contractName: string, opts: { cacheDir?: string } = {}): CompileResult {
-  return compileContract({ source: readFileSync(contractSourcePath(fromRoot), 'utf8'), fileName: path.basename(fromRoot), contractName, cacheDir: opts.cacheDir });
+  return compileContract({
+    source: readFileSync(contractSourcePath(fromRoot), 'utf8'),
+    fileName: path.basename(fromRoot),
+    contractName,
+    cacheDir: opts.cacheDir,
+  });
 }
 
 /** The sandbox ERC-20 (name, symbol, decimals in the constructor; open `mint`). */

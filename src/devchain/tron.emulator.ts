@@ -140,7 +140,13 @@ interface TronTxJson {
 type Fault = { count: number; status?: number; body?: string; delayMs?: number; pathIncludes?: string };
 
 const GAS_LIMIT = 3_000_000n;
-const SUPPORTED_CONTRACTS = new Set(['TriggerSmartContract', 'TransferContract', 'FreezeBalanceV2Contract', 'DelegateResourceContract', 'UnDelegateResourceContract']);
+const SUPPORTED_CONTRACTS = new Set([
+  'TriggerSmartContract',
+  'TransferContract',
+  'FreezeBalanceV2Contract',
+  'DelegateResourceContract',
+  'UnDelegateResourceContract',
+]);
 /** TRX (6 decimals) kept as anvil ether (18): 1 sun = 10^12 wei. */
 const WEI_PER_SUN = 10n ** 12n;
 const strip0x = (s: string) => s.replace(/^0x/i, '').toLowerCase();
@@ -166,7 +172,12 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
   const modelled = opts.resources === true;
   // With resources modelled, anvil burns nothing for gas (base fee 0, gas price 0), so an account's
   // anvil balance is exactly its TRX balance and every fee is charged here, in TRON terms.
-  const anvil: AnvilInstance = await startAnvil({ chainId: 31_728, blockTime: opts.blockTime, extraArgs: ['--auto-impersonate'], ...(modelled ? { baseFee: 0 } : {}) });
+  const anvil: AnvilInstance = await startAnvil({
+    chainId: 31_728,
+    blockTime: opts.blockTime,
+    extraArgs: ['--auto-impersonate'],
+    ...(modelled ? { baseFee: 0 } : {}),
+  });
   const params = {
     energyFee: BigInt(opts.energyFee ?? 100),
     transactionFee: BigInt(opts.transactionFee ?? 1000),
@@ -209,7 +220,8 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
   const delegatedOut = (a: string) => sumMap(delegations, (k) => k.startsWith(`${a}>`));
   const delegatedIn = (a: string) => sumMap(delegations, (k) => k.endsWith(`>${a}`));
   const totalEnergyWeight = () => params.baseEnergyWeight + sumMap(frozenEnergy, () => true) / 1_000_000n;
-  const energyLimit = (a: string) => ((frozenEnergy.get(a) ?? 0n) - delegatedOut(a) + delegatedIn(a)) * params.totalEnergyLimit / (totalEnergyWeight() * 1_000_000n);
+  const energyLimit = (a: string) =>
+    (((frozenEnergy.get(a) ?? 0n) - delegatedOut(a) + delegatedIn(a)) * params.totalEnergyLimit) / (totalEnergyWeight() * 1_000_000n);
   const energyLeft = (a: string) => {
     const left = energyLimit(a) - (energyUsed.get(a) ?? 0n);
     return left > 0n ? left : 0n;
@@ -309,7 +321,12 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
       // java-tron's shape: system contracts have only bandwidth in the receipt and no contract fields
       const receipt: Record<string, unknown> = { net_usage: c.netUsage || undefined, net_fee: c.netFee || undefined };
       if (!c.system) {
-        Object.assign(receipt, { energy_usage: c.energyUsage || undefined, energy_fee: c.energyFee || undefined, energy_usage_total: c.energyTotal || undefined, result: c.failure ?? 'SUCCESS' });
+        Object.assign(receipt, {
+          energy_usage: c.energyUsage || undefined,
+          energy_fee: c.energyFee || undefined,
+          energy_usage_total: c.energyTotal || undefined,
+          result: c.failure ?? 'SUCCESS',
+        });
       } else {
         delete info.contractResult;
         delete info.contract_address;
@@ -319,7 +336,7 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
       if (info.fee === undefined) delete info.fee;
       if (c.failure === 'OUT_OF_ENERGY') {
         info.result = 'FAILED';
-        info.resMessage = hexUtf8('Not enough energy for \'SSTORE\' operation executing');
+        info.resMessage = hexUtf8("Not enough energy for 'SSTORE' operation executing");
         delete info.log;
       }
     }
@@ -363,7 +380,18 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
     const value: Record<string, unknown> = { data, owner_address: owner, contract_address: contract };
     const callValue = Number(body.call_value ?? 0);
     if (callValue) value.call_value = callValue;
-    return { txID: '', raw_data_hex: '', raw_data: { contract: [{ parameter: { value, type_url: 'type.googleapis.com/protocol.TriggerSmartContract' }, type: 'TriggerSmartContract' }], ref_block_bytes: '', ref_block_hash: '', expiration: 0, timestamp: 0, fee_limit: Number(body.fee_limit ?? 0) || undefined } };
+    return {
+      txID: '',
+      raw_data_hex: '',
+      raw_data: {
+        contract: [{ parameter: { value, type_url: 'type.googleapis.com/protocol.TriggerSmartContract' }, type: 'TriggerSmartContract' }],
+        ref_block_bytes: '',
+        ref_block_hash: '',
+        expiration: 0,
+        timestamp: 0,
+        fee_limit: Number(body.fee_limit ?? 0) || undefined,
+      },
+    };
   }
 
   async function refBlock() {
@@ -473,7 +501,8 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
         if (amount < 1_000_000n) return validate('delegateBalance must be greater than or equal to 1 TRX');
         if (target === from) return validate('receiverAddress must not be the same as ownerAddress');
         if (!(await exists(target!))) return validate(`Account [${tronOf(target!)}] does not exist`);
-        if ((frozenEnergy.get(from) ?? 0n) - delegatedOut(from) < amount) return validate('delegateBalance must be less than or equal to available FreezeEnergyV2 balance');
+        if ((frozenEnergy.get(from) ?? 0n) - delegatedOut(from) < amount)
+          return validate('delegateBalance must be less than or equal to available FreezeEnergyV2 balance');
         evmTx = { from, to: from, gas: quantity(21_000n) };
         break;
       case 'UnDelegateResourceContract':
@@ -648,7 +677,12 @@ export async function startTronEmulator(opts: TronEmulatorOptions = {}): Promise
       case '/wallet/getaccountresource': {
         // proto3 JSON: zero fields are omitted
         const a = acct(hexAddr(body.address));
-        const out: Record<string, unknown> = { TotalEnergyLimit: Number(params.totalEnergyLimit), TotalEnergyWeight: Number(totalEnergyWeight()), TotalNetLimit: 43_200_000_000, TotalNetWeight: 26_000_000_000 };
+        const out: Record<string, unknown> = {
+          TotalEnergyLimit: Number(params.totalEnergyLimit),
+          TotalEnergyWeight: Number(totalEnergyWeight()),
+          TotalNetLimit: 43_200_000_000,
+          TotalNetWeight: 26_000_000_000,
+        };
         if (await exists(a)) {
           out.freeNetLimit = Number(params.freeNetLimit);
           if (freeNetUsed.has(a)) out.freeNetUsed = Number(freeNetUsed.get(a));

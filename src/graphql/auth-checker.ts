@@ -21,7 +21,10 @@ export const authChecker: AuthChecker<GqlContext, Role> = ({ context }, roles) =
   }
   const role = KIND_ROLE[caller.kind];
   if (roles.length && !roles.includes(role)) {
-    throw new DomainError(caller.kind === 'checkout' ? 'SCOPE_DENIED' : 'FORBIDDEN', `This operation is not available to ${role.toLowerCase().replace('_', ' ')} credentials`);
+    throw new DomainError(
+      caller.kind === 'checkout' ? 'SCOPE_DENIED' : 'FORBIDDEN',
+      `This operation is not available to ${role.toLowerCase().replace('_', ' ')} credentials`,
+    );
   }
   return true;
 };

@@ -32,7 +32,12 @@ export interface Credentials {
 }
 
 /** Resolves whichever credential is present. Bad credentials do not fail public operations (like `login`). */
-export async function buildGqlContext(app: App, creds: Credentials, meta: { ip: string; requestId: string; userAgent?: string | null }, opts: { subscription?: boolean } = {}): Promise<GqlContext> {
+export async function buildGqlContext(
+  app: App,
+  creds: Credentials,
+  meta: { ip: string; requestId: string; userAgent?: string | null },
+  opts: { subscription?: boolean } = {},
+): Promise<GqlContext> {
   let em: GqlContext['em'] | undefined = app.orm.em.fork();
   let caller: Caller = { kind: 'anonymous' };
   let authError: DomainError | null = null;
@@ -72,7 +77,9 @@ export async function buildGqlContext(app: App, creds: Credentials, meta: { ip: 
     authError,
     operator,
     reauthenticate: () => reauthenticate(app, creds, meta.ip),
-    credentialKey: createHash('sha256').update(JSON.stringify([creds.authorization, creds.apiKey, creds.checkoutKey])).digest('base64url'),
+    credentialKey: createHash('sha256')
+      .update(JSON.stringify([creds.authorization, creds.apiKey, creds.checkoutKey]))
+      .digest('base64url'),
   };
   return ctx;
 }
@@ -84,7 +91,8 @@ async function resolveCaller(app: App, em: GqlContext['em'], creds: Credentials,
     return app.auth.authenticate(em, m[1]!);
   }
   // A checkout page may send its scoped key as `x-checkout-key` or, like the REST flow, as `api-key`.
-  if (creds.checkoutKey || (creds.apiKey && app.checkoutKeys.isCheckoutKey(creds.apiKey))) return app.checkoutKeys.authenticate(em, (creds.checkoutKey ?? creds.apiKey)!);
+  if (creds.checkoutKey || (creds.apiKey && app.checkoutKeys.isCheckoutKey(creds.apiKey)))
+    return app.checkoutKeys.authenticate(em, (creds.checkoutKey ?? creds.apiKey)!);
   if (creds.apiKey) return app.apiKeys.authenticateAny({ em }, creds.apiKey, ip);
   return { kind: 'anonymous' };
 }

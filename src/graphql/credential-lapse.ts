@@ -87,7 +87,10 @@ export function untilCredentialLapses<T>(
       unwatch = registry.watch(`${intervalMs}:${share.key}`, recheck, intervalMs, onLapse);
     } else {
       const timer = setInterval(() => {
-        recheck().then((e) => e && onLapse(e), () => {});
+        recheck().then(
+          (e) => e && onLapse(e),
+          () => {},
+        );
       }, intervalMs);
       timer.unref();
       unwatch = () => clearInterval(timer);

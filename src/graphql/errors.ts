@@ -24,7 +24,12 @@ export function formatGraphqlError(log: Logger) {
     const carried = unwrapped instanceof GraphQLError && isDomainError(unwrapped.originalError) ? unwrapped.originalError : unwrapped;
     const original = unavailableError(carried) ?? carried;
     if (isDomainError(original)) {
-      return { message: original.message, path: formatted.path, locations: formatted.locations, extensions: { code: original.code, ...(original.details ?? {}) } };
+      return {
+        message: original.message,
+        path: formatted.path,
+        locations: formatted.locations,
+        extensions: { code: original.code, ...(original.details ?? {}) },
+      };
     }
     if (original instanceof ArgumentValidationError) {
       return { message: 'Invalid arguments', path: formatted.path, extensions: { code: 'BAD_USER_INPUT' } };

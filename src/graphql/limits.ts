@@ -113,10 +113,14 @@ export function operationLimitError(
     return null;
   }
   if (cost > limits.maxCost) {
-    return new DomainError('QUERY_TOO_COMPLEX', `Query too complex: cost ${cost} exceeds the budget of ${limits.maxCost}; ask for smaller pages or fewer fields`, {
-      cost,
-      limit: limits.maxCost,
-    });
+    return new DomainError(
+      'QUERY_TOO_COMPLEX',
+      `Query too complex: cost ${cost} exceeds the budget of ${limits.maxCost}; ask for smaller pages or fewer fields`,
+      {
+        cost,
+        limit: limits.maxCost,
+      },
+    );
   }
   return null;
 }

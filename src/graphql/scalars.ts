@@ -17,12 +17,19 @@ registerEnumType(NetworkEnum, { name: 'Network' });
 export const WalletTypeEnum = asEnum(WALLET_TYPES);
 registerEnumType(WalletTypeEnum, { name: 'WalletType' });
 export const OrderStatusEnum = asEnum(ORDER_STATUSES);
-registerEnumType(OrderStatusEnum, { name: 'OrderStatus', description: 'Created → Processing → Success; Underpaid / Expired at expiry (docs/order-lifecycle.md)' });
+registerEnumType(OrderStatusEnum, {
+  name: 'OrderStatus',
+  description: 'Created → Processing → Success; Underpaid / Expired at expiry (docs/order-lifecycle.md)',
+});
 
 import { GraphQLScalarType } from 'graphql';
 import { GraphQLDateTimeISO } from 'graphql-scalars';
 /** Every time in GraphQL: ISO-8601 in UTC (`2026-11-23T05:06:07.123Z`). REST keeps the spec's Unix seconds. */
-export const DateTimeScalar = new GraphQLScalarType({ ...GraphQLDateTimeISO.toConfig(), name: 'DateTime', description: 'ISO-8601 date-time in UTC, e.g. 2026-11-23T05:06:07.123Z' });
+export const DateTimeScalar = new GraphQLScalarType({
+  ...GraphQLDateTimeISO.toConfig(),
+  name: 'DateTime',
+  description: 'ISO-8601 date-time in UTC, e.g. 2026-11-23T05:06:07.123Z',
+});
 
 import { ORDER_SORTS, SORT_DIRECTIONS, STATS_GROUPS } from '../modules/orders/order.commands.js';
 export const OrderSortEnum = asEnum(ORDER_SORTS);
@@ -30,4 +37,7 @@ registerEnumType(OrderSortEnum, { name: 'OrderSort', description: 'CREATED_AT (d
 export const SortDirectionEnum = asEnum(SORT_DIRECTIONS);
 registerEnumType(SortDirectionEnum, { name: 'SortDirection' });
 export const OrderStatsGroupEnum = asEnum(STATS_GROUPS);
-registerEnumType(OrderStatsGroupEnum, { name: 'OrderStatsGroup', description: 'DAY or HOUR (local to timeZone, by creation time), STATUS, NETWORK / TOKEN (paying)' });
+registerEnumType(OrderStatsGroupEnum, {
+  name: 'OrderStatsGroup',
+  description: 'DAY or HOUR (local to timeZone, by creation time), STATUS, NETWORK / TOKEN (paying)',
+});

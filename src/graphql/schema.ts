@@ -14,7 +14,15 @@ import { ReconciliationResolver } from '../modules/reconciliation/reconciliation
 import { SettlementWalletResolver } from '../modules/settlement-wallets/settlement-wallet.resolver.js';
 import { GasTankResolver } from '../modules/sweeps/gas-tank.resolver.js';
 import { SweepResolver, SweepConnectionResolver } from '../modules/sweeps/sweep.resolver.js';
-import { DepositRefundableResolver, OrderRefundsResolver, ReceiptRefundableResolver, ReceiptRefundsResolver, RefundConnectionResolver, RefundExplorerResolver, RefundResolver } from '../modules/refunds/refund.resolver.js';
+import {
+  DepositRefundableResolver,
+  OrderRefundsResolver,
+  ReceiptRefundableResolver,
+  ReceiptRefundsResolver,
+  RefundConnectionResolver,
+  RefundExplorerResolver,
+  RefundResolver,
+} from '../modules/refunds/refund.resolver.js';
 import { TeamResolver } from '../modules/teams/team.resolver.js';
 import { authChecker } from './auth-checker.js';
 import { DateTimeScalar } from './scalars.js';
@@ -22,7 +30,12 @@ import { NetworkHealthResolver } from '../modules/payments/network-health.resolv
 import { createGatewayPubSub, registerSchemaPubSub, type GatewayPubSub } from './pubsub.js';
 
 // eslint-disable-next-line @typescript-eslint/no-unsafe-function-type
-export const resolvers: NonEmptyArray<Function> = [MerchantResolver, SecondFactorResolver, OrderResolver, OrderConnectionResolver, PaymentLinkResolver,
+export const resolvers: NonEmptyArray<Function> = [
+  MerchantResolver,
+  SecondFactorResolver,
+  OrderResolver,
+  OrderConnectionResolver,
+  PaymentLinkResolver,
   PaymentLinkConnectionResolver,
   PaymentResolver,
   PaymentConnectionResolver,
@@ -51,7 +64,14 @@ export const resolvers: NonEmptyArray<Function> = [MerchantResolver, SecondFacto
 
 /** `pubSub`: the process's PubSub, fed by the LISTEN connection (runtime.ts); a private one if omitted (SDL, tests). */
 export async function buildGatewaySchema(pubSub: GatewayPubSub = createGatewayPubSub()): Promise<GraphQLSchema> {
-  const schema = await buildSchema({ resolvers, authChecker, scalarsMap: [{ type: Date, scalar: DateTimeScalar }], validate: false, pubSub, emitSchemaFile: false });
+  const schema = await buildSchema({
+    resolvers,
+    authChecker,
+    scalarsMap: [{ type: Date, scalar: DateTimeScalar }],
+    validate: false,
+    pubSub,
+    emitSchemaFile: false,
+  });
   registerSchemaPubSub(schema, pubSub);
   return schema;
 }

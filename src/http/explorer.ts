@@ -66,7 +66,8 @@ const PAGE = `<!doctype html>
 `;
 
 // GraphiQL's editors set inline styles; scripts only from here; data only to this origin (HTTP and WebSocket).
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 /**
  * A browser opening `/graphql` (GET, `Accept: text/html`, no `query`): Apollo's landing page is off (it
@@ -78,7 +79,10 @@ export function registerGraphqlBrowserGet(fastify: FastifyInstance, explorerEnab
     if (req.method !== 'GET' || req.url.split('?')[0] !== '/graphql') return;
     if (!String(req.headers.accept ?? '').includes('text/html') || new URLSearchParams(req.url.split('?')[1] ?? '').has('query')) return;
     if (explorerEnabled) return reply.redirect('/explorer', 302);
-    throw new DomainError('ROUTE_NOT_FOUND', 'No GraphQL explorer on this server (EXPLORER_ENABLED is off, the production default): send GraphQL requests as POST /graphql or over graphql-ws');
+    throw new DomainError(
+      'ROUTE_NOT_FOUND',
+      'No GraphQL explorer on this server (EXPLORER_ENABLED is off, the production default): send GraphQL requests as POST /graphql or over graphql-ws',
+    );
   });
 }
 
@@ -93,7 +97,9 @@ export function registerExplorer(fastify: FastifyInstance): void {
     }
     return body;
   };
-  fastify.get('/explorer', async (_req, reply) => reply.header('content-security-policy', CSP).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(PAGE));
+  fastify.get('/explorer', async (_req, reply) =>
+    reply.header('content-security-policy', CSP).header('cache-control', 'no-store').type('text/html; charset=utf-8').send(PAGE),
+  );
   fastify.get('/explorer/assets/start.js', async (_req, reply) => reply.header('cache-control', 'no-cache').type('text/javascript; charset=utf-8').send(START));
   fastify.get<{ Params: { name: string } }>('/explorer/assets/:name', async (req, reply) => {
     const a = Object.hasOwn(ASSETS, req.params.name) ? ASSETS[req.params.name] : undefined;

@@ -29,13 +29,17 @@ export function registerMetrics(fastify: FastifyInstance, app: App): void {
   fastify.get('/metrics', async (req, reply) => {
     const denied = metricsAccessError(app, req.headers.authorization);
     if (denied) throw denied;
-    return reply.header('cache-control', 'no-store').type(app.metrics.contentType).send(await app.metrics.render());
+    return reply
+      .header('cache-control', 'no-store')
+      .type(app.metrics.contentType)
+      .send(await app.metrics.render());
   });
 }
 
 /** The worker role's own `/metrics` listener (it has no API server). */
 export async function startMetricsServer(app: App, host: string, port: number): Promise<{ url: string; close(): Promise<void> }> {
-  const send = (res: ServerResponse, status: number, type: string, body: string) => res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
+  const send = (res: ServerResponse, status: number, type: string, body: string) =>
+    res.writeHead(status, { 'content-type': type, 'cache-control': 'no-store' }).end(body);
   const server = createServer((req: IncomingMessage, res: ServerResponse) => {
     const path = (req.url ?? '').split('?')[0];
     if (req.method !== 'GET' || path !== '/metrics') {

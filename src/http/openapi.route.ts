@@ -40,7 +40,8 @@ const PAGE = `<!doctype html>
 </html>
 `;
 
-const CSP = "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
+const CSP =
+  "default-src 'none'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; font-src 'self' data:; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'";
 
 export function registerOpenApi(fastify: FastifyInstance, app: App, table: RouteTable): void {
   let doc: string | undefined;
@@ -55,7 +56,9 @@ export function registerOpenApi(fastify: FastifyInstance, app: App, table: Route
     await budget(req.ip);
     return reply.header('content-security-policy', CSP).header('cache-control', 'no-cache').type('text/html; charset=utf-8').send(PAGE);
   });
-  fastify.get('/reference/assets/start.js', async (_req, reply) => reply.header('cache-control', 'no-cache').type('text/javascript; charset=utf-8').send(START));
+  fastify.get('/reference/assets/start.js', async (_req, reply) =>
+    reply.header('cache-control', 'no-cache').type('text/javascript; charset=utf-8').send(START),
+  );
   fastify.get<{ Params: { name: string } }>('/reference/assets/:name', async (req, reply) => {
     const a = Object.hasOwn(ASSETS, req.params.name) ? ASSETS[req.params.name] : undefined;
     if (!a) throw new DomainError('ROUTE_NOT_FOUND', 'No such reference asset');

@@ -13,7 +13,11 @@ export interface PageRoute {
 }
 
 /** A typed page route (its params and query as fastify types them). */
-export function pageRoute<T extends RouteGenericInterface>(url: string, handler: (req: FastifyRequest<T>, reply: FastifyReply) => Promise<unknown>, method: 'GET' | 'POST' = 'GET'): PageRoute {
+export function pageRoute<T extends RouteGenericInterface>(
+  url: string,
+  handler: (req: FastifyRequest<T>, reply: FastifyReply) => Promise<unknown>,
+  method: 'GET' | 'POST' = 'GET',
+): PageRoute {
   return { method, url, handler: handler as PageRoute['handler'] };
 }
 

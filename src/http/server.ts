@@ -2,7 +2,16 @@ import { ApolloServer } from '@apollo/server';
 import { ApolloServerPluginLandingPageDisabled } from '@apollo/server/plugin/disabled';
 import fastifyApollo, { fastifyApolloDrainPlugin } from '@as-integrations/fastify';
 import Fastify, { type FastifyBaseLogger, type FastifyInstance, type FastifyRequest } from 'fastify';
-import { getOperationAST, GraphQLError, NoSchemaIntrospectionCustomRule, parse, specifiedRules, validate, type GraphQLFormattedError, type GraphQLSchema } from 'graphql';
+import {
+  getOperationAST,
+  GraphQLError,
+  NoSchemaIntrospectionCustomRule,
+  parse,
+  specifiedRules,
+  validate,
+  type GraphQLFormattedError,
+  type GraphQLSchema,
+} from 'graphql';
 import { useServer } from 'graphql-ws/use/ws';
 import { randomUUID } from 'node:crypto';
 import { STATUS_CODES, type IncomingMessage } from 'node:http';
@@ -56,7 +65,11 @@ export interface ServerParts {
 const asString = (v: unknown): string | undefined => (typeof v === 'string' && v.length > 0 ? v : undefined);
 
 /** `{query, variables, operationName}` of a GraphQL HTTP request (POST body or GET query string); undefined when absent. */
-function graphqlRequest(req: { method: string; body?: unknown; query?: unknown }): { query: string; variables?: Record<string, unknown>; operationName?: string } | undefined {
+function graphqlRequest(req: {
+  method: string;
+  body?: unknown;
+  query?: unknown;
+}): { query: string; variables?: Record<string, unknown>; operationName?: string } | undefined {
   const source = (req.method === 'GET' ? req.query : req.body) as Record<string, unknown> | undefined;
   if (!source || typeof source !== 'object' || Array.isArray(source) || typeof source.query !== 'string') return undefined;
   let variables = source.variables;
@@ -236,7 +249,13 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
     return reply
       .code(ok ? 200 : 503)
       .header('cache-control', 'no-store')
-      .send({ status_code: ok ? 200 : 503, message: ok ? 'Ready' : `Not ready: waiting for ${waiting.join(', ')}`, data: { status, ...r, ...(gasTanks && { gas_tanks: gasTanks }), ...(chains && { chains }) }, status, ...r });
+      .send({
+        status_code: ok ? 200 : 503,
+        message: ok ? 'Ready' : `Not ready: waiting for ${waiting.join(', ')}`,
+        data: { status, ...r, ...(gasTanks && { gas_tanks: gasTanks }), ...(chains && { chains }) },
+        status,
+        ...r,
+      });
   });
 
   registerRoutes(fastify, app, authRoutes(app), 'global');
@@ -299,7 +318,12 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
     context: async (req) =>
       buildGqlContext(
         app,
-        { authorization: asString(req.headers.authorization), apiKey: asString(req.headers['api-key']), checkoutKey: asString(req.headers['x-checkout-key']), operatorToken: asString(req.headers['x-operator-token']) },
+        {
+          authorization: asString(req.headers.authorization),
+          apiKey: asString(req.headers['api-key']),
+          checkoutKey: asString(req.headers['x-checkout-key']),
+          operatorToken: asString(req.headers['x-operator-token']),
+        },
         { ip: req.ip, requestId: req.id, userAgent: userAgentOf(req.headers['user-agent']) },
       ),
   });
@@ -338,7 +362,11 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
     const p = ctx.connectionParams ?? {};
     return buildGqlContext(
       app,
-      { authorization: asString(p.authorization) ?? asString(p.Authorization), apiKey: asString(p['api-key']) ?? asString(p.apiKey), checkoutKey: asString(p.key) ?? asString(p.checkoutKey) },
+      {
+        authorization: asString(p.authorization) ?? asString(p.Authorization),
+        apiKey: asString(p['api-key']) ?? asString(p.apiKey),
+        checkoutKey: asString(p.key) ?? asString(p.checkoutKey),
+      },
       { ip: wsIp(ctx.extra.request), requestId: randomUUID(), userAgent: userAgentOf(ctx.extra.request.headers['user-agent']) },
       { subscription },
     );
@@ -396,7 +424,8 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
       subscribe: (args) => fanOut.subscribe(args),
       onComplete: (ctx, id) => slots.release(ctx.extra.socket, id),
       onClose: (ctx) => slots.releaseAll(ctx.extra.socket),
-      onNext: (_ctx, _id, _payload, _args, result) => (result.errors ? { ...result, errors: formatWsErrors(result.errors, () => 'BAD_USER_INPUT') } : undefined),
+      onNext: (_ctx, _id, _payload, _args, result) =>
+        result.errors ? { ...result, errors: formatWsErrors(result.errors, () => 'BAD_USER_INPUT') } : undefined,
       onError: (_ctx, _id, _payload, errors) => {
         app.log.info({ errors: errors.map((e) => e.message) }, 'graphql-ws operation failed');
         return formatWsErrors(errors, (e) => (e.message.startsWith('Syntax Error') ? 'GRAPHQL_PARSE_FAILED' : 'GRAPHQL_VALIDATION_FAILED'));
@@ -420,7 +449,11 @@ export async function buildServer(app: App, parts: ServerParts): Promise<HttpSer
           ws.close(4400, 'Invalid message received');
           return true;
         }
-        if (event === 'error' && typeof (args[0] as { code?: unknown })?.code === 'string' && String((args[0] as { code: string }).code).startsWith('WS_ERR_')) {
+        if (
+          event === 'error' &&
+          typeof (args[0] as { code?: unknown })?.code === 'string' &&
+          String((args[0] as { code: string }).code).startsWith('WS_ERR_')
+        ) {
           app.log.info({ code: (args[0] as { code: string }).code }, 'graphql-ws client sent an invalid frame');
           return true;
         }

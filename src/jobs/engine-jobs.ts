@@ -45,7 +45,10 @@ export function engineJobs(
           try {
             await engine.tick(app.orm.em.fork());
           } catch (err) {
-            app.log.warn({ err: err instanceof Error ? err.message : String(err), network: target.network, environment: target.environment }, `${kind} tick failed; retrying`);
+            app.log.warn(
+              { err: err instanceof Error ? err.message : String(err), network: target.network, environment: target.environment },
+              `${kind} tick failed; retrying`,
+            );
           }
           await job.touch().catch(() => undefined);
           await abortableSleep(pollMs(app), signal);

@@ -28,7 +28,9 @@ export class JobOwner {
     private readonly log: Logger,
   ) {
     // application_name holds 63 bytes: prefix 10 + host ≤ 24 + pid ≤ 7 + random 8 + separators.
-    this.name = `${hostname().replace(/[^\w.-]/g, '').slice(0, 24)}:${process.pid}:${randomBytes(4).toString('hex')}`;
+    this.name = `${hostname()
+      .replace(/[^\w.-]/g, '')
+      .slice(0, 24)}:${process.pid}:${randomBytes(4).toString('hex')}`;
     this.outage = outageLogger(log, 'job owner presence');
   }
 

@@ -86,10 +86,12 @@ async function openPostgres(url: string, log: Logger): Promise<JobStore> {
       }
     },
     release: async (owner) => {
-      const { rowCount } = await pool.query('update agenda_jobs set locked_at = null where locked_at is not null and last_modified_by = $1', [owner]).catch((err: { code?: string }) => {
-        if (err.code === '42P01') return { rowCount: 0 };
-        throw err;
-      });
+      const { rowCount } = await pool
+        .query('update agenda_jobs set locked_at = null where locked_at is not null and last_modified_by = $1', [owner])
+        .catch((err: { code?: string }) => {
+          if (err.code === '42P01') return { rowCount: 0 };
+          throw err;
+        });
       return rowCount ?? 0;
     },
     close: () => pool.end(),

@@ -12,7 +12,7 @@ export const outboxDispatchJob = (intervalMs: number): JobDefinition => ({
   ...(intervalMs < 30_000 && { lockLifetimeMs: Math.max(1000, intervalMs * 2) }),
   handler: async (app) => {
     let n = 0;
-    for (let batch; (batch = await app.webhooks.outbox.dispatchOutbox(app.orm.em.fork(), 500)) > 0; ) {
+    for (let batch; (batch = await app.webhooks.outbox.dispatchOutbox(app.orm.em.fork(), 500)) > 0;) {
       n += batch;
       if (batch < 500) break;
     }

@@ -12,7 +12,8 @@ export const reconcileJob = (targets: WatchedNetwork[], intervalS: number): JobD
   handler: async (app) => {
     for (const target of targets) {
       const run = await app.reconciliation.reconcile(app.orm.em.fork(), target);
-      if (run.mismatches.length) app.log.error({ environment: run.environment, network: run.network, mismatches: run.mismatches.length }, 'reconciliation found mismatches');
+      if (run.mismatches.length)
+        app.log.error({ environment: run.environment, network: run.network, mismatches: run.mismatches.length }, 'reconciliation found mismatches');
     }
   },
 });

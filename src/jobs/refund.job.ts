@@ -20,7 +20,11 @@ function killAfter(crashAfter: RefundStep): (step: RefundStep) => void {
  * The refund engine of one watched network, wired to the app's services (jobs, tests). `crashPoint`:
  * tests only; by default the config's REFUND_CRASH_AFTER (refused in production) kills the process.
  */
-export function createRefundEngine(app: App, target: WatchedNetwork, crashPoint = app.config.REFUND_CRASH_AFTER ? killAfter(app.config.REFUND_CRASH_AFTER) : undefined): RefundEngine {
+export function createRefundEngine(
+  app: App,
+  target: WatchedNetwork,
+  crashPoint = app.config.REFUND_CRASH_AFTER ? killAfter(app.config.REFUND_CRASH_AFTER) : undefined,
+): RefundEngine {
   return new RefundEngine({
     environment: target.environment,
     network: target.network,
@@ -38,5 +42,11 @@ export function createRefundEngine(app: App, target: WatchedNetwork, crashPoint 
 
 /** The refund jobs, one per (environment, network): `engineJobs` with REFUND_POLL_MS. */
 export function refundJobs(targets: WatchedNetwork[], lockMs: number): JobDefinition[] {
-  return engineJobs('refund', targets, lockMs, (app, target) => createRefundEngine(app, target), (app) => app.config.REFUND_POLL_MS);
+  return engineJobs(
+    'refund',
+    targets,
+    lockMs,
+    (app, target) => createRefundEngine(app, target),
+    (app) => app.config.REFUND_POLL_MS,
+  );
 }

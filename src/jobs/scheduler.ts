@@ -32,7 +32,13 @@ export interface SchedulerOptions {
   drainTimeoutMs?: number;
 }
 
-export async function startScheduler(app: App, databaseUrl: string, jobs: JobDefinition[], opts: SchedulerOptions = {}, log: Logger = app.log): Promise<Scheduler> {
+export async function startScheduler(
+  app: App,
+  databaseUrl: string,
+  jobs: JobDefinition[],
+  opts: SchedulerOptions = {},
+  log: Logger = app.log,
+): Promise<Scheduler> {
   const store = await openJobStore({ databaseUrl, mongodbUrl: app.config.MONGODB_URL, log });
   const shutdown = new AbortController();
   // Locks carry their owner; before taking any job, take back the jobs of owners that are not alive
@@ -41,7 +47,11 @@ export async function startScheduler(app: App, databaseUrl: string, jobs: JobDef
   try {
     await owner.start();
     const reclaimed = await store.reclaim(await owner.alive());
-    if (reclaimed.length) log.warn({ jobs: reclaimed.map((j) => j.name), owners: [...new Set(reclaimed.map((j) => j.owner))] }, 'took back the jobs locked by owners that are no longer alive');
+    if (reclaimed.length)
+      log.warn(
+        { jobs: reclaimed.map((j) => j.name), owners: [...new Set(reclaimed.map((j) => j.owner))] },
+        'took back the jobs locked by owners that are no longer alive',
+      );
   } catch (err) {
     await owner.close();
     await store.close().catch(() => undefined);
@@ -128,9 +138,12 @@ export async function startScheduler(app: App, databaseUrl: string, jobs: JobDef
  */
 function lockHeartbeat(job: Job, lockLifetimeMs: number): { stop(): Promise<void> } {
   let inFlight: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    inFlight = inFlight.then(() => job.touch()).catch(() => undefined); // a failed touch: the next one tries again
-  }, Math.max(100, Math.floor(lockLifetimeMs / 3)));
+  const timer = setInterval(
+    () => {
+      inFlight = inFlight.then(() => job.touch()).catch(() => undefined); // a failed touch: the next one tries again
+    },
+    Math.max(100, Math.floor(lockLifetimeMs / 3)),
+  );
   timer.unref();
   return {
     stop: async () => {
@@ -154,7 +167,10 @@ function drained(running: Set<Job>, agenda: Agenda, timeoutMs: number, log: Logg
       if (!running.size) done();
     };
     const timer = setTimeout(() => {
-      log.warn({ jobs: [...running].map((j) => (j as Job | undefined)?.attrs?.name ?? null), timeoutMs }, 'jobs still running at shutdown; their locks are released with the others');
+      log.warn(
+        { jobs: [...running].map((j) => (j as Job | undefined)?.attrs?.name ?? null), timeoutMs },
+        'jobs still running at shutdown; their locks are released with the others',
+      );
       done();
     }, timeoutMs);
     agenda.on('complete', onComplete);

@@ -27,7 +27,8 @@ export function createSweepEngine(app: App, target: WatchedNetwork, crashAfter =
     stuckAfterS: config.SWEEP_STUCK_AFTER_S,
     maxFeeBumpPercent: config.SWEEP_MAX_FEE_BUMP_PERCENT,
     // IDR values of fees and swept amounts at the time they are recorded (the checkout's rate service: cached, with its fallback).
-    rate: async (symbol) => ((RATE_SYMBOLS as readonly string[]).includes(symbol) ? parseDecimal((await app.rates.getRate(symbol as RateSymbol)).rate, RATE_SCALE) : null),
+    rate: async (symbol) =>
+      (RATE_SYMBOLS as readonly string[]).includes(symbol) ? parseDecimal((await app.rates.getRate(symbol as RateSymbol)).rate, RATE_SCALE) : null,
     // Test-only (refused in production): die like SIGKILL right after the step, no cleanup at all.
     crashPoint: crashAfter
       ? (step: SweepStep) => {
@@ -43,5 +44,11 @@ export function createSweepEngine(app: App, target: WatchedNetwork, crashAfter =
 
 /** The sweep jobs, one per (environment, network): `engineJobs` with SWEEP_POLL_MS. */
 export function sweepJobs(targets: WatchedNetwork[], lockMs: number): JobDefinition[] {
-  return engineJobs('sweep', targets, lockMs, (app, target) => createSweepEngine(app, target), (app) => app.config.SWEEP_POLL_MS);
+  return engineJobs(
+    'sweep',
+    targets,
+    lockMs,
+    (app, target) => createSweepEngine(app, target),
+    (app) => app.config.SWEEP_POLL_MS,
+  );
 }

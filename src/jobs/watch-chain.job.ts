@@ -77,7 +77,10 @@ export function watchChainJobs(targets: WatchedNetwork[], lockMs: number): JobDe
           if (!now && Date.now() - savedAt < 1000) return;
           savedAt = Date.now();
           await saveWatcherHealth(app.orm.em.fork(), w.health()).catch((err: unknown) =>
-            app.log.warn({ err: err instanceof Error ? err.message : String(err), network: target.network, environment: target.environment }, 'watcher health not saved'),
+            app.log.warn(
+              { err: err instanceof Error ? err.message : String(err), network: target.network, environment: target.environment },
+              'watcher health not saved',
+            ),
           );
         };
         try {
@@ -91,7 +94,10 @@ export function watchChainJobs(targets: WatchedNetwork[], lockMs: number): JobDe
               await saveHealth(true);
               failures++;
               app.metrics.watcherTickFailures.inc({ environment: target.environment, network: target.network });
-              app.log.warn({ err: err instanceof Error ? err.message : String(err), network: target.network, environment: target.environment, failures }, 'chain watcher tick failed; retrying');
+              app.log.warn(
+                { err: err instanceof Error ? err.message : String(err), network: target.network, environment: target.environment, failures },
+                'chain watcher tick failed; retrying',
+              );
             }
             await job.touch().catch(() => undefined);
             // Back off while the node is failing, staying well inside the lock lifetime.

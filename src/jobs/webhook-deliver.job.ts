@@ -24,4 +24,7 @@ export function startWebhookDelivery(app: App, databaseUrl: string): WebhookRunn
 }
 
 /** The periodic webhook jobs for the worker's scheduler. */
-export const webhookJobs = (config: Config): JobDefinition[] => [outboxDispatchJob(config.WEBHOOK_SWEEP_INTERVAL_MS), webhookLeaseRequeueJob(config.WEBHOOK_SWEEP_INTERVAL_MS)];
+export const webhookJobs = (config: Config): JobDefinition[] => [
+  outboxDispatchJob(config.WEBHOOK_SWEEP_INTERVAL_MS),
+  webhookLeaseRequeueJob(config.WEBHOOK_SWEEP_INTERVAL_MS),
+];

@@ -18,7 +18,11 @@ export function authRoutes(app: App): RestRoute[] {
         const outcome = await app.auth.login(ctx, toLogin(req.body));
         if (outcome.kind === 'session') return { message: 'Login successful', data: tokenPairView(outcome.pair) };
         // A user with a second factor: no session yet, a challenge for /auth/login/second-factor.
-        throw new DomainError('SECOND_FACTOR_REQUIRED', 'Password accepted; complete the sign-in with your second factor (POST /auth/login/second-factor)', loginChallengeView(outcome.challenge));
+        throw new DomainError(
+          'SECOND_FACTOR_REQUIRED',
+          'Password accepted; complete the sign-in with your second factor (POST /auth/login/second-factor)',
+          loginChallengeView(outcome.challenge),
+        );
       },
     },
     {
@@ -32,7 +36,13 @@ export function authRoutes(app: App): RestRoute[] {
         return { message: 'Login successful', data: tokenPairView((await app.auth.completeLogin(ctx, b.challengeToken, b.proof)).pair) };
       },
     },
-    { method: 'POST', url: '/auth/refresh', auth: 'public', limit: 'auth', handler: async (ctx, req) => ({ message: 'Token refreshed', data: tokenPairView(await app.auth.refresh(ctx, toRefresh(req.body))) }) },
+    {
+      method: 'POST',
+      url: '/auth/refresh',
+      auth: 'public',
+      limit: 'auth',
+      handler: async (ctx, req) => ({ message: 'Token refreshed', data: tokenPairView(await app.auth.refresh(ctx, toRefresh(req.body))) }),
+    },
     {
       method: 'POST',
       url: '/auth/logout',

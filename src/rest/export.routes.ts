@@ -18,11 +18,27 @@ function renamed(query: unknown, names: Record<string, string>): Record<string, 
 }
 
 /** A repeated or comma-separated query value as one list (`a,b` and `x=a&x=b` alike). */
-const commaList = (v: unknown): unknown[] => [v].flat().flatMap((x) => (typeof x === 'string' ? x.split(',').map((s) => s.trim()).filter(Boolean) : [x]));
+const commaList = (v: unknown): unknown[] =>
+  [v].flat().flatMap((x) =>
+    typeof x === 'string'
+      ? x
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean)
+      : [x],
+  );
 
 const ORDER_QUERY_NAMES: Record<string, string> = {
-  status: 'statuses', from: 'createdFrom', to: 'createdTo', created_from: 'createdFrom', created_to: 'createdTo', paid_from: 'paidFrom', paid_to: 'paidTo',
-  token_address: 'tokenAddress', payment_link_id: 'paymentLinkId', tz: 'timeZone',
+  status: 'statuses',
+  from: 'createdFrom',
+  to: 'createdTo',
+  created_from: 'createdFrom',
+  created_to: 'createdTo',
+  paid_from: 'paidFrom',
+  paid_to: 'paidTo',
+  token_address: 'tokenAddress',
+  payment_link_id: 'paymentLinkId',
+  tz: 'timeZone',
 };
 const ORDER_TIMES = ['createdFrom', 'createdTo', 'paidFrom', 'paidTo'];
 
@@ -41,7 +57,13 @@ function toOrderExportCommand(query: unknown): ExportOrdersCommand {
 }
 
 const PAYMENT_QUERY_NAMES: Record<string, string> = {
-  status: 'statuses', from: 'detectedFrom', to: 'detectedTo', detected_from: 'detectedFrom', detected_to: 'detectedTo', token_address: 'tokenAddress', tz: 'timeZone',
+  status: 'statuses',
+  from: 'detectedFrom',
+  to: 'detectedTo',
+  detected_from: 'detectedFrom',
+  detected_to: 'detectedTo',
+  token_address: 'tokenAddress',
+  tz: 'timeZone',
 };
 const PAYMENT_TIMES = ['detectedFrom', 'detectedTo'];
 
@@ -60,7 +82,11 @@ function toPaymentExportCommand(query: unknown): ExportPaymentsCommand {
 }
 
 const csv = (e: CsvExport): RestResult => ({
-  raw: { contentType: 'text/csv; charset=utf-8', body: e.rows, headers: { 'content-disposition': `attachment; filename="${e.filename}"`, 'x-content-type-options': 'nosniff' } },
+  raw: {
+    contentType: 'text/csv; charset=utf-8',
+    body: e.rows,
+    headers: { 'content-disposition': `attachment; filename="${e.filename}"`, 'x-content-type-options': 'nosniff' },
+  },
 });
 
 /**

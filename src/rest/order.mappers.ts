@@ -30,7 +30,16 @@ export const merchantId = z.string().uuid('must be your merchant id');
 export const LEGACY_URL_NAMES = { successUrl: 'success_url', cancelUrl: 'cancel_url' };
 
 export const createOrderBody = (min: number, max: number) =>
-  z.object({ merchant_id: merchantId, order_no: orderNo, amount: orderAmount(min, max), name: customerName, email: customerEmail, success_url: returnUrl, cancel_url: returnUrl, auto_redirect: autoRedirect });
+  z.object({
+    merchant_id: merchantId,
+    order_no: orderNo,
+    amount: orderAmount(min, max),
+    name: customerName,
+    email: customerEmail,
+    success_url: returnUrl,
+    cancel_url: returnUrl,
+    auto_redirect: autoRedirect,
+  });
 export const getOrderBody = z.object({ merchant_id: merchantId, order_no: orderNo });
 export const checkOrderRateBody = z.object({ merchant_id: merchantId, transactionID: orderNo, tokenAddress, network });
 export const createQrBody = checkOrderRateBody.extend({ walletType });

@@ -54,7 +54,13 @@ export function toCreatePaymentLink(ctx: RequestContext, schema: ReturnType<type
   const urls = { successUrl: b.success_url, cancelUrl: b.cancel_url, autoRedirect: b.auto_redirect };
   assertReturnUrls(requireEnvironment(ctx), urls, LEGACY_URL_NAMES);
   const raw = body as Raw;
-  return { title: raw.title as string, expirationTime: raw.expiration_time as number, maxUsage: raw.max_usage as number, products: raw.products as CreatePaymentLinkCommand['products'], ...urls };
+  return {
+    title: raw.title as string,
+    expirationTime: raw.expiration_time as number,
+    maxUsage: raw.max_usage as number,
+    products: raw.products as CreatePaymentLinkCommand['products'],
+    ...urls,
+  };
 }
 
 /** `PUT /merchant/payment-link`. */
@@ -62,7 +68,12 @@ export function toUpdatePaymentLink(ctx: RequestContext, body: unknown): UpdateP
   requirePermission(ctx, 'paymentLinks.manage', 'Payment links are managed from the dashboard');
   parseInput(updatePaymentLinkBody, body);
   const raw = body as Raw;
-  return { id: raw.payment_link_id as string, title: raw.title as string | undefined, expirationTime: raw.expiration_time as number | undefined, status: raw.status as UpdatePaymentLinkCommand['status'] };
+  return {
+    id: raw.payment_link_id as string,
+    title: raw.title as string | undefined,
+    expirationTime: raw.expiration_time as number | undefined,
+    status: raw.status as UpdatePaymentLinkCommand['status'],
+  };
 }
 
 /** `POST /order/payment-link` (public). */

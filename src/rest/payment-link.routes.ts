@@ -21,7 +21,11 @@ export function paymentLinkRoutes(app: App): RestRoute[] {
       url: '/merchant/payment-link',
       auth: 'dashboard',
       limit: 'auth',
-      handler: async (ctx, req) => ({ status: 201, message: 'Payment link created', data: view(await app.paymentLinks.create(ctx, toCreatePaymentLink(ctx, createBody, req.body))) }),
+      handler: async (ctx, req) => ({
+        status: 201,
+        message: 'Payment link created',
+        data: view(await app.paymentLinks.create(ctx, toCreatePaymentLink(ctx, createBody, req.body))),
+      }),
     },
     {
       method: 'GET',
@@ -52,7 +56,10 @@ export function paymentLinkRoutes(app: App): RestRoute[] {
       url: '/merchant/payment-link/:payment_link_id',
       auth: 'dashboard',
       limit: 'auth',
-      handler: async (ctx, req) => ({ message: 'Payment link deactivated', data: view(await app.paymentLinks.deactivate(ctx, (req.params as IdParams).payment_link_id)) }),
+      handler: async (ctx, req) => ({
+        message: 'Payment link deactivated',
+        data: view(await app.paymentLinks.deactivate(ctx, (req.params as IdParams).payment_link_id)),
+      }),
     },
     {
       method: 'POST',

@@ -11,5 +11,14 @@ import { sweepRoutes } from './sweep.routes.js';
 
 /** Every environment-scoped REST route (mounted under `/api/v2/testnet` and `/api/v2/mainnet`); the OpenAPI document is generated from the same list. */
 export function environmentRoutes(app: App): RestRoute[] {
-  return [...merchantRoutes(app), ...paymentRoutes(app), ...refundRoutes(app), ...paymentLinkRoutes(app), ...settlementWalletRoutes(app), ...sweepRoutes(app), ...faucetRoutes(app), ...exportRoutes(app)];
+  return [
+    ...merchantRoutes(app),
+    ...paymentRoutes(app),
+    ...refundRoutes(app),
+    ...paymentLinkRoutes(app),
+    ...settlementWalletRoutes(app),
+    ...sweepRoutes(app),
+    ...faucetRoutes(app),
+    ...exportRoutes(app),
+  ];
 }

@@ -38,7 +38,8 @@ export async function authenticate(app: App, req: FastifyRequest, ctx: RequestCo
       return { kind: 'anonymous' };
     case 'apiKey': {
       const raw = header(req, 'api-key');
-      if (raw && app.checkoutKeys.isCheckoutKey(raw)) throw new DomainError('SCOPE_DENIED', 'A checkout key is valid only for its order’s checkout operations; use the merchant API key');
+      if (raw && app.checkoutKeys.isCheckoutKey(raw))
+        throw new DomainError('SCOPE_DENIED', 'A checkout key is valid only for its order’s checkout operations; use the merchant API key');
       return app.apiKeys.authenticate(ctx, raw, ctx.environment!, req.ip);
     }
     case 'merchant':
@@ -82,7 +83,13 @@ export function registerRoutes(fastify: FastifyInstance, app: App, routes: RestR
         url: mount.prefix + route.url,
         handler: async (req: FastifyRequest, reply: FastifyReply) => {
           // The EntityManager is forked only when the route first uses it (lazyRequestContext).
-          const ctx = lazyRequestContext(() => app.orm.em.fork(), { caller: { kind: 'anonymous' }, environment: mount.environment, ip: req.ip, requestId: req.id, userAgent: userAgentOf(req.headers['user-agent']) });
+          const ctx = lazyRequestContext(() => app.orm.em.fork(), {
+            caller: { kind: 'anonymous' },
+            environment: mount.environment,
+            ip: req.ip,
+            requestId: req.id,
+            userAgent: userAgentOf(req.headers['user-agent']),
+          });
           let limit: LimitState | null = route.limit !== 'merchant' ? await app.rateLimits.consume(route.limit, req.ip) : null;
           try {
             ctx.caller = await authenticate(app, req, ctx, route.auth);
@@ -97,7 +104,13 @@ export function registerRoutes(fastify: FastifyInstance, app: App, routes: RestR
           const status = result.status ?? 200;
           if (limit) void reply.headers(rateLimitHeaders(limit));
           if (result.headers) void reply.headers(result.headers);
-          if (result.raw) return reply.code(status).type(result.raw.contentType).header('cache-control', 'no-store').headers(result.raw.headers ?? {}).send(result.raw.body);
+          if (result.raw)
+            return reply
+              .code(status)
+              .type(result.raw.contentType)
+              .header('cache-control', 'no-store')
+              .headers(result.raw.headers ?? {})
+              .send(result.raw.body);
           return reply.code(status).send(envelope(status, result.message ?? 'Success', result.data));
         },
       });

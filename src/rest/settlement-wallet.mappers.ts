@@ -23,7 +23,12 @@ const networkParam = (params: unknown): string => String((params as { network?: 
 export function toSetSettlementWallet(ctx: RequestContext, params: unknown, body: unknown): SetSettlementWalletCommand {
   requireDashboard(ctx, 'Settlement addresses are managed from the dashboard');
   const b = parseInput(setSettlementWalletBody, body ?? {});
-  return { environment: requireEnvironment(ctx), network: networkParam(params) as SetSettlementWalletCommand['network'], address: b.address, password: b.password };
+  return {
+    environment: requireEnvironment(ctx),
+    network: networkParam(params) as SetSettlementWalletCommand['network'],
+    address: b.address,
+    password: b.password,
+  };
 }
 
 /** `GET /merchant/settlement-wallets[/:network]`. */

@@ -27,7 +27,13 @@ export function toSweepNow(ctx: RequestContext, raw: unknown): SweepNowCommand {
 /** `GET /merchant/sweeps?network=&status=&limit=&offset=`. */
 export function toListSweeps(ctx: RequestContext, query: unknown): ListSweepsCommand {
   const q = (query ?? {}) as Record<string, unknown>;
-  return { environment: requireEnvironment(ctx), network: upper(q.network) as ListSweepsCommand['network'], status: q.status as ListSweepsCommand['status'], limit: q.limit as number | undefined, offset: q.offset as number | undefined };
+  return {
+    environment: requireEnvironment(ctx),
+    network: upper(q.network) as ListSweepsCommand['network'],
+    status: q.status as ListSweepsCommand['status'],
+    limit: q.limit as number | undefined,
+    offset: q.offset as number | undefined,
+  };
 }
 
 /** `PUT /merchant/sweeps/settings` `{ interval_seconds?, enabled? }`. */
@@ -39,7 +45,12 @@ export function toSetSweepSettings(ctx: RequestContext, raw: unknown): SetSweepS
 const units = (a: TokenAmount | null) => (a ? { amount: a.decimal, amount_units: a.units.toString() } : { amount: null, amount_units: null });
 const pair = (name: string, a: TokenAmount) => ({ [name]: a.decimal, [`${name}_units`]: a.units.toString() });
 
-export const sweepRequestView = (r: SweepRequestRecord) => ({ sweep_request_id: r.id, network: r.network, deposit_ids: r.depositIds, created_at: unix(r.createdAt) });
+export const sweepRequestView = (r: SweepRequestRecord) => ({
+  sweep_request_id: r.id,
+  network: r.network,
+  deposit_ids: r.depositIds,
+  created_at: unix(r.createdAt),
+});
 
 export const sweepBalanceView = (b: SweepBalance) => ({
   network: b.network,
@@ -93,4 +104,9 @@ export const sweepView = (s: SweepRecord) => ({
   confirmed_at: unix(s.confirmedAt),
 });
 
-export const sweepSettingsView = (s: SweepSettings) => ({ environment: s.environment, interval_seconds: s.intervalSeconds, enabled: s.enabled, updated_at: unix(s.updatedAt) });
+export const sweepSettingsView = (s: SweepSettings) => ({
+  environment: s.environment,
+  interval_seconds: s.intervalSeconds,
+  enabled: s.enabled,
+  updated_at: unix(s.updatedAt),
+});

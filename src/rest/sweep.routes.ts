@@ -1,6 +1,16 @@
 import type { App } from '../app.js';
 import type { RestRoute } from './routes.js';
-import { sweepBalanceView, sweepHoldView, sweepRequestView, sweepSettingsView, sweepView, toListSweeps, toSetSweepSettings, toSweepHolds, toSweepNow } from './sweep.mappers.js';
+import {
+  sweepBalanceView,
+  sweepHoldView,
+  sweepRequestView,
+  sweepSettingsView,
+  sweepView,
+  toListSweeps,
+  toSetSweepSettings,
+  toSweepHolds,
+  toSweepNow,
+} from './sweep.mappers.js';
 
 /**
  * Sweeps (environment-scoped; docs/api.md "Sweeps"). The merchant's server (API key of the path's
@@ -14,7 +24,11 @@ export function sweepRoutes(app: App): RestRoute[] {
       url: '/merchant/sweeps',
       auth: 'merchant',
       limit: 'merchant',
-      handler: async (ctx, req) => ({ status: 202, message: 'Sweep requested', data: { requests: (await app.sweeps.sweepNow(ctx, toSweepNow(ctx, req.body))).map(sweepRequestView) } }),
+      handler: async (ctx, req) => ({
+        status: 202,
+        message: 'Sweep requested',
+        data: { requests: (await app.sweeps.sweepNow(ctx, toSweepNow(ctx, req.body))).map(sweepRequestView) },
+      }),
     },
     {
       method: 'GET',
@@ -52,7 +66,10 @@ export function sweepRoutes(app: App): RestRoute[] {
       url: '/merchant/sweeps/settings',
       auth: 'dashboard',
       limit: 'auth',
-      handler: async (ctx, req) => ({ message: 'Sweep schedule updated', data: sweepSettingsView(await app.sweeps.setSettings(ctx, toSetSweepSettings(ctx, req.body))) }),
+      handler: async (ctx, req) => ({
+        message: 'Sweep schedule updated',
+        data: sweepSettingsView(await app.sweeps.setSettings(ctx, toSetSweepSettings(ctx, req.body))),
+      }),
     },
   ];
 }

@@ -14,7 +14,13 @@ type InviteParams = { invite_id: string };
  */
 export function teamRoutes(app: App): RestRoute[] {
   return [
-    { method: 'GET', url: '/auth/memberships', auth: 'dashboard', limit: 'auth', handler: async (ctx) => ({ data: (await app.auth.memberships(ctx)).map(membershipView) }) },
+    {
+      method: 'GET',
+      url: '/auth/memberships',
+      auth: 'dashboard',
+      limit: 'auth',
+      handler: async (ctx) => ({ data: (await app.auth.memberships(ctx)).map(membershipView) }),
+    },
     {
       method: 'POST',
       url: '/auth/switch-merchant',
@@ -22,22 +28,40 @@ export function teamRoutes(app: App): RestRoute[] {
       limit: 'auth',
       handler: async (ctx, req) => ({ message: 'Switched merchant', data: tokenPairView(await app.auth.switchMerchant(ctx, toSwitchMerchant(req.body))) }),
     },
-    { method: 'GET', url: '/team/members', auth: 'dashboard', limit: 'merchant', handler: async (ctx) => ({ data: (await app.teams.members(ctx)).map(memberView) }) },
+    {
+      method: 'GET',
+      url: '/team/members',
+      auth: 'dashboard',
+      limit: 'merchant',
+      handler: async (ctx) => ({ data: (await app.teams.members(ctx)).map(memberView) }),
+    },
     {
       method: 'PUT',
       url: '/team/members/:user_id',
       auth: 'dashboard',
       limit: 'merchant',
-      handler: async (ctx, req) => ({ message: 'Role changed', data: memberView(await app.teams.changeRole(ctx, { userId: (req.params as UserParams).user_id, role: toRole(req.body) })) }),
+      handler: async (ctx, req) => ({
+        message: 'Role changed',
+        data: memberView(await app.teams.changeRole(ctx, { userId: (req.params as UserParams).user_id, role: toRole(req.body) })),
+      }),
     },
     {
       method: 'DELETE',
       url: '/team/members/:user_id',
       auth: 'dashboard',
       limit: 'merchant',
-      handler: async (ctx, req) => ({ message: 'Member removed', data: memberView(await app.teams.removeMember(ctx, { userId: (req.params as UserParams).user_id })) }),
+      handler: async (ctx, req) => ({
+        message: 'Member removed',
+        data: memberView(await app.teams.removeMember(ctx, { userId: (req.params as UserParams).user_id })),
+      }),
     },
-    { method: 'GET', url: '/team/invites', auth: 'dashboard', limit: 'merchant', handler: async (ctx) => ({ data: (await app.teams.invites(ctx)).map(inviteView) }) },
+    {
+      method: 'GET',
+      url: '/team/invites',
+      auth: 'dashboard',
+      limit: 'merchant',
+      handler: async (ctx) => ({ data: (await app.teams.invites(ctx)).map(inviteView) }),
+    },
     {
       method: 'POST',
       url: '/team/invites',
@@ -45,7 +69,11 @@ export function teamRoutes(app: App): RestRoute[] {
       limit: 'merchant',
       handler: async (ctx, req) => {
         const r = await app.teams.invite(ctx, toInvite(req.body));
-        return { status: 201, message: r.inviteUrl ? 'Invite created (no SMTP server: the link is returned)' : 'Invite mailed', data: { ...inviteView(r.invite), invite_url: r.inviteUrl } };
+        return {
+          status: 201,
+          message: r.inviteUrl ? 'Invite created (no SMTP server: the link is returned)' : 'Invite mailed',
+          data: { ...inviteView(r.invite), invite_url: r.inviteUrl },
+        };
       },
     },
     {
@@ -53,14 +81,20 @@ export function teamRoutes(app: App): RestRoute[] {
       url: '/team/invites/:invite_id',
       auth: 'dashboard',
       limit: 'merchant',
-      handler: async (ctx, req) => ({ message: 'Invite revoked', data: inviteView(await app.teams.revokeInvite(ctx, { inviteId: (req.params as InviteParams).invite_id })) }),
+      handler: async (ctx, req) => ({
+        message: 'Invite revoked',
+        data: inviteView(await app.teams.revokeInvite(ctx, { inviteId: (req.params as InviteParams).invite_id })),
+      }),
     },
     {
       method: 'POST',
       url: '/team/invites/accept',
       auth: 'public',
       limit: 'auth',
-      handler: async (ctx, req) => ({ message: 'Invite accepted; log in', data: acceptedInviteView(await app.teams.acceptInvite(ctx, toAcceptInvite(req.body))) }),
+      handler: async (ctx, req) => ({
+        message: 'Invite accepted; log in',
+        data: acceptedInviteView(await app.teams.acceptInvite(ctx, toAcceptInvite(req.body))),
+      }),
     },
   ];
 }

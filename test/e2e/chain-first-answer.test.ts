@@ -39,9 +39,14 @@ let solCustomer: Keypair;
 const wrong = {} as Record<'ETHEREUM' | 'BINANCE' | 'TRON' | 'SOLANA', ProviderProxy>;
 const honest = {} as Record<'ETHEREUM' | 'BINANCE' | 'BINANCE2' | 'TRON' | 'SOLANA', ProviderProxy>;
 
-const evmGenesis = async (chains: DevChains, network: EvmNet) => (await chains[network].rpc.call<{ hash: string }>('eth_getBlockByNumber', ['0x0', false])).hash;
+const evmGenesis = async (chains: DevChains, network: EvmNet) =>
+  (await chains[network].rpc.call<{ hash: string }>('eth_getBlockByNumber', ['0x0', false])).hash;
 const tronGenesis = async (url: string) =>
-  ((await (await fetch(`${url}/wallet/getblockbynum`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"num":0}' })).json()) as { blockID: string }).blockID;
+  (
+    (await (await fetch(`${url}/wallet/getblockbynum`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"num":0}' })).json()) as {
+      blockID: string;
+    }
+  ).blockID;
 const hostOf = (url: string) => new URL(url).host;
 
 beforeAll(async () => {
@@ -55,7 +60,12 @@ beforeAll(async () => {
   ]);
   usdt = await tron.deployToken({ name: 'Tether USD (emulator)', symbol: 'USDT', decimals: 6 });
   // the emulator's genesis carries its start second: started again until it differs
-  for (otherTron = await startTronEmulator({ solidityLag: 0 }); (await tronGenesis(otherTron.url)) === (await tronGenesis(tron.url)); otherTron = await startTronEmulator({ solidityLag: 0 })) await otherTron.stop();
+  for (
+    otherTron = await startTronEmulator({ solidityLag: 0 });
+    (await tronGenesis(otherTron.url)) === (await tronGenesis(tron.url));
+    otherTron = await startTronEmulator({ solidityLag: 0 })
+  )
+    await otherTron.stop();
   mint = await solana.createUsdcMint({ decimals: 6 });
   for (const n of ['ETHEREUM', 'BINANCE'] as EvmNet[]) {
     expect(await evmGenesis(otherEvm, n)).not.toBe(await evmGenesis(honestEvm, n));
@@ -89,8 +99,22 @@ beforeAll(async () => {
     },
   );
   m = await createMerchant(gw.app);
-  await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDT', name: 'Tether USD (emulator)', address: usdt, decimals: 6 });
-  await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'SOLANA', symbol: 'USDC', name: 'USD Coin (litesvm)', address: mint.toBase58(), decimals: 6 });
+  await gw.app.tokens.upsert(gw.app.orm.em.fork(), {
+    environment: 'sandbox',
+    network: 'TRON',
+    symbol: 'USDT',
+    name: 'Tether USD (emulator)',
+    address: usdt,
+    decimals: 6,
+  });
+  await gw.app.tokens.upsert(gw.app.orm.em.fork(), {
+    environment: 'sandbox',
+    network: 'SOLANA',
+    symbol: 'USDC',
+    name: 'USD Coin (litesvm)',
+    address: mint.toBase58(),
+    decimals: 6,
+  });
   tronWallet = tronCustomer(tron);
   await tron.mint(usdt, tronWallet.address, 10n ** 12n);
   solCustomer = await solana.fundedKeypair(5);
@@ -115,17 +139,24 @@ const detail = async (network: string): Promise<ChainDetail | undefined> => {
   return body.data.chains?.find((c) => c.environment === 'sandbox' && c.network === network);
 };
 const storedGenesis = async (network: string) =>
-  (await sql<{ g: string | null }>(gw.app, `select genesis_hash as g from chain_cursors where environment = 'sandbox' and network = ?`, [network]))[0]?.g ?? null;
+  (await sql<{ g: string | null }>(gw.app, `select genesis_hash as g from chain_cursors where environment = 'sandbox' and network = ?`, [network]))[0]?.g ??
+  null;
 
 /** The watcher follows the honest chain, the provider on the other one is refused by name and alarmed. */
 async function expectRefused(network: 'ETHEREUM' | 'BINANCE' | 'TRON', genesis: string): Promise<void> {
-  await eventually(async () => (await detail(network))?.providers.find((p) => p.provider === hostOf(wrong[network].url))?.state === 'refused', `${network}: the wrong-chain provider refused`, 120_000);
+  await eventually(
+    async () => (await detail(network))?.providers.find((p) => p.provider === hostOf(wrong[network].url))?.state === 'refused',
+    `${network}: the wrong-chain provider refused`,
+    120_000,
+  );
   expect(await storedGenesis(network)).toBe(genesis);
   const d = (await detail(network))!;
   expect(d.chain?.genesis).toBe(genesis);
   expect(d.providers.find((p) => p.provider === hostOf(wrong[network].url))!.reason).toMatch(/serves another chain/);
   expect(d.providers.filter((p) => p.provider !== hostOf(wrong[network].url)).map((p) => p.state)).toEqual(d.providers.slice(1).map(() => 'ok'));
-  expect(await gw.app.metrics.registry.metrics()).toContain(`cpg_rpc_provider_refused_total{environment="sandbox",network="${network}",provider="${hostOf(wrong[network].url)}"} 1`);
+  expect(await gw.app.metrics.registry.metrics()).toContain(
+    `cpg_rpc_provider_refused_total{environment="sandbox",network="${network}",provider="${hostOf(wrong[network].url)}"} 1`,
+  );
 }
 
 describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
@@ -144,7 +175,11 @@ it('TRON: the node on another chain answers first: refused by name; a payment on
   await expectRefused('TRON', await tronGenesis(tron.url));
   const order = await checkout(gw.url, m.sandboxKey, { amountIdr: '150000', tokenAddress: usdt, network: 'TRON', walletType: 'TRUSTWALLET' });
   await tronTransfer(tron, tronWallet.wallet, tronWallet.address, usdt, order.address, order.total);
-  await eventually(async () => (await sql<{ status: string }>(gw.app, `select status from orders where id = ?`, [order.orderId]))[0]?.status === 'Success', 'the TRON order Success', 120_000);
+  await eventually(
+    async () => (await sql<{ status: string }>(gw.app, `select status from orders where id = ?`, [order.orderId]))[0]?.status === 'Success',
+    'the TRON order Success',
+    120_000,
+  );
   const rows = await sql<{ n: string }>(gw.app, `select count(*)::text as n from payments where order_id = ?`, [order.orderId]);
   expect(rows[0]!.n).toBe('1');
 });
@@ -161,6 +196,14 @@ it('SOLANA: two providers on different clusters and none configured: neither is 
   const order = await checkout(gw.url, m.sandboxKey, { amountIdr: '150000', tokenAddress: mint.toBase58(), network: 'SOLANA', walletType: 'PHANTOM' });
   await solana.transfer(solCustomer, new PublicKey(order.address), mint, order.total);
   wrong.SOLANA.setMode('down');
-  await eventually(async () => (await storedGenesis('SOLANA')) === (await solana.connection.getGenesisHash()), 'SOLANA: the remaining provider’s cluster watched', 120_000);
-  await eventually(async () => (await sql<{ status: string }>(gw.app, `select status from orders where id = ?`, [order.orderId]))[0]?.status === 'Success', 'the SOLANA order Success', 120_000);
+  await eventually(
+    async () => (await storedGenesis('SOLANA')) === (await solana.connection.getGenesisHash()),
+    'SOLANA: the remaining provider’s cluster watched',
+    120_000,
+  );
+  await eventually(
+    async () => (await sql<{ status: string }>(gw.app, `select status from orders where id = ?`, [order.orderId]))[0]?.status === 'Success',
+    'the SOLANA order Success',
+    120_000,
+  );
 });

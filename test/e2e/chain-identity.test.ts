@@ -12,7 +12,22 @@ import { CUSTOMER_PRIVATE_KEYS, startDevChains, type DevChains } from '../../src
 import { toQuantity } from '../../src/chains/evm/evm.rpc';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
-import { eventsOf, eventually, fundedCustomer, headOf, orderStatus, pay, paymentsOf, placeOrder, sleep, sql, waitForStatus, WATCH_ENV, type EvmNet, type Merchant } from '../support/evm-harness';
+import {
+  eventsOf,
+  eventually,
+  fundedCustomer,
+  headOf,
+  orderStatus,
+  pay,
+  paymentsOf,
+  placeOrder,
+  sleep,
+  sql,
+  waitForStatus,
+  WATCH_ENV,
+  type EvmNet,
+  type Merchant,
+} from '../support/evm-harness';
 import { startProviderProxy, type ProviderProxy } from '../support/provider-proxy';
 
 jest.setTimeout(240_000);
@@ -28,7 +43,13 @@ beforeAll(async () => {
   proxies.ETHEREUM = await startProviderProxy(first.ETHEREUM.rpcUrl);
   proxies.BINANCE = await startProviderProxy(first.BINANCE.rpcUrl);
   gw = await startTestGateway(
-    { ...WATCH_ENV, SANDBOX_ETHEREUM_CONFIRMATIONS: '1', SANDBOX_BINANCE_CONFIRMATIONS: '1', REORG_RECHECK_INTERVAL_MS: '300', CHAIN_IDENTITY_RECHECK_MS: '2000' },
+    {
+      ...WATCH_ENV,
+      SANDBOX_ETHEREUM_CONFIRMATIONS: '1',
+      SANDBOX_BINANCE_CONFIRMATIONS: '1',
+      REORG_RECHECK_INTERVAL_MS: '300',
+      CHAIN_IDENTITY_RECHECK_MS: '2000',
+    },
     { devChains: first, rpcOverrides: { 'sandbox:ETHEREUM': [proxies.ETHEREUM.url], 'sandbox:BINANCE': [proxies.BINANCE.url] } },
   );
   m = await createMerchant(gw.app);
@@ -40,7 +61,13 @@ afterAll(async () => {
 });
 
 const cursorOf = async (network: EvmNet) =>
-  (await sql<{ block_number: string; chain_id: string | null; genesis_hash: string | null }>(gw.app, `select block_number::text, chain_id, genesis_hash from chain_cursors where environment = 'sandbox' and network = ?`, [network]))[0];
+  (
+    await sql<{ block_number: string; chain_id: string | null; genesis_hash: string | null }>(
+      gw.app,
+      `select block_number::text, chain_id, genesis_hash from chain_cursors where environment = 'sandbox' and network = ?`,
+      [network],
+    )
+  )[0];
 const genesisOf = async (chains: DevChains, network: EvmNet) => (await chains[network].rpc.call<{ hash: string }>('eth_getBlockByNumber', ['0x0', false])).hash;
 
 describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
@@ -66,7 +93,9 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
     const sent = await pay(second[network], customer2, after.address, after.total);
     expect(sent.blockNumber).toBeLessThan(BigInt(oldCursor!.block_number));
     await waitForStatus(gw.url, m, after.orderNo, 'Success', 90_000);
-    expect(await paymentsOf(gw.app, after.orderId)).toEqual([expect.objectContaining({ tx_hash: sent.txHash, block_number: sent.blockNumber.toString(), status: 'confirmed' })]);
+    expect(await paymentsOf(gw.app, after.orderId)).toEqual([
+      expect.objectContaining({ tx_hash: sent.txHash, block_number: sent.blockNumber.toString(), status: 'confirmed' }),
+    ]);
     const cursor = await cursorOf(network);
     expect(cursor!.genesis_hash).toBe(await genesisOf(second, network));
     expect(cursor!.genesis_hash).not.toBe(oldCursor!.genesis_hash);
@@ -82,9 +111,15 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
     expect((await paymentsOf(gw.app, before.orderId)).map((p) => p.status)).toEqual(['confirmed']);
     expect(await eventsOf(gw.app, before.orderId)).toEqual(eventsBefore);
     expect(await orderStatus(gw.url, m, after.orderNo)).toBe('Success');
-    const reorgEvents = await sql<{ n: string }>(gw.app, `select count(*)::text as n from order_events where order_id in (?, ?) and (type = 'payment.reorged' or to_status = 'Underpaid')`, [before.orderId, after.orderId]);
+    const reorgEvents = await sql<{ n: string }>(
+      gw.app,
+      `select count(*)::text as n from order_events where order_id in (?, ?) and (type = 'payment.reorged' or to_status = 'Underpaid')`,
+      [before.orderId, after.orderId],
+    );
     expect(reorgEvents[0]!.n).toBe('0');
-    const hooks = await sql<{ n: string }>(gw.app, `select count(*)::text as n from order_events where order_id = ? and to_status = 'Success'`, [after.orderId]);
+    const hooks = await sql<{ n: string }>(gw.app, `select count(*)::text as n from order_events where order_id = ? and to_status = 'Success'`, [
+      after.orderId,
+    ]);
     expect(hooks[0]!.n).toBe('1');
   });
 });

@@ -55,13 +55,20 @@ afterAll(async () => {
 
 async function newOrder(over: Record<string, unknown> = {}) {
   const orderNo = (over.order_no as string | undefined) ?? `WEB-${++seq}-${Date.now()}`;
-  const r = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: orderNo, amount: '150000', ...over }, headers: { 'api-key': m.sandboxKey } });
+  const r = await http(gw.url, `${T}/merchant/fiat/order`, {
+    body: { merchant_id: m.merchantId, order_no: orderNo, amount: '150000', ...over },
+    headers: { 'api-key': m.sandboxKey },
+  });
   expect(r.status).toBe(201);
   return { orderNo, url: r.body.data.url as string, key: r.body.data.key as string, orderId: (r.body.data.key as string).split('_')[1]! };
 }
 
 async function open(url: string, opts: { lang?: string; viewport?: { width: number; height: number } } = {}) {
-  const ctx = await browser.newContext({ viewport: opts.viewport ?? MOBILE, locale: opts.lang ? opts.lang.split(/[,;]/)[0]! : 'id-ID', extraHTTPHeaders: opts.lang ? { 'accept-language': opts.lang } : {} });
+  const ctx = await browser.newContext({
+    viewport: opts.viewport ?? MOBILE,
+    locale: opts.lang ? opts.lang.split(/[,;]/)[0]! : 'id-ID',
+    extraHTTPHeaders: opts.lang ? { 'accept-language': opts.lang } : {},
+  });
   const page = await ctx.newPage();
   const scripts = watchForScripts(page);
   const res = await page.goto(url);
@@ -77,7 +84,11 @@ async function choose(page: Page, symbol: string, network: EvmNet) {
 }
 
 async function depositOf(orderId: string) {
-  const [d] = await sql<{ address: string; total: string; network: EvmNet }>(gw.app, `select address, total_amount::text as total, network from deposits where order_id = ?`, [orderId]);
+  const [d] = await sql<{ address: string; total: string; network: EvmNet }>(
+    gw.app,
+    `select address, total_amount::text as total, network from deposits where order_id = ?`,
+    [orderId],
+  );
   return { address: d!.address, total: BigInt(d!.total), network: d!.network };
 }
 
@@ -297,7 +308,9 @@ it('bad and expired keys: a real message with a 401, never a silent freeze', asy
   await snap(bad.page, 'bad-key');
   await bad.close();
   // Past the order's late window the key is dead for reads too.
-  await sql(gw.app, `update orders set checkout_key_expires_at = now() - interval '3 hours', expires_at = now() - interval '2 hours' where id = ?`, [o.orderId]);
+  await sql(gw.app, `update orders set checkout_key_expires_at = now() - interval '3 hours', expires_at = now() - interval '2 hours' where id = ?`, [
+    o.orderId,
+  ]);
   const old = await open(o.url, { lang: 'en' });
   expect(old.res!.status()).toBe(401);
   await expect(old.page.locator('[role=alert]').innerText()).resolves.toMatch(/has expired/);
@@ -406,7 +419,10 @@ it("merchant logo: shown in the header, loaded from exactly the merchant's origi
   const own = await createMerchant(gw.app);
   const login = await http(gw.url, '/api/v2/auth/login', { body: { email: own.email, password: own.password, user_type: 'merchant' } });
   const order = async () => {
-    const r = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: own.merchantId, order_no: `LOGO-${++seq}-${Date.now()}`, amount: '150000' }, headers: { 'api-key': own.sandboxKey } });
+    const r = await http(gw.url, `${T}/merchant/fiat/order`, {
+      body: { merchant_id: own.merchantId, order_no: `LOGO-${++seq}-${Date.now()}`, amount: '150000' },
+      headers: { 'api-key': own.sandboxKey },
+    });
     expect(r.status).toBe(201);
     return r.body.data.url as string;
   };
@@ -435,14 +451,22 @@ it("merchant logo: shown in the header, loaded from exactly the merchant's origi
     }
     expect(served).toEqual([]);
 
-    const set = await http(gw.url, '/api/v2/merchant/settings', { method: 'PUT', body: { logo_url: `${origin}/brand/logo.png?v=2` }, headers: { authorization: `Bearer ${login.body.data.token}` } });
+    const set = await http(gw.url, '/api/v2/merchant/settings', {
+      method: 'PUT',
+      body: { logo_url: `${origin}/brand/logo.png?v=2` },
+      headers: { authorization: `Bearer ${login.body.data.token}` },
+    });
     expect(set.status).toBe(200);
     const withLogo = await visit(await order());
     try {
       const logo = withLogo.page.locator('header img#logo');
       await logo.waitFor();
       // Loaded (decoded) under the page's CSP, next to the merchant's name.
-      await withLogo.page.waitForFunction(`(() => { const i = document.getElementById('logo'); return i && i.complete && i.naturalWidth === 48; })()`, undefined, { timeout: 10_000 });
+      await withLogo.page.waitForFunction(
+        `(() => { const i = document.getElementById('logo'); return i && i.complete && i.naturalWidth === 48; })()`,
+        undefined,
+        { timeout: 10_000 },
+      );
       expect(await logo.getAttribute('alt')).toBe('');
       expect(await text(withLogo.page, '#merchant')).toMatch(/^Merchant \d+$/);
       expect(withLogo.outside).toEqual([`${origin}/brand/logo.png?v=2`]);

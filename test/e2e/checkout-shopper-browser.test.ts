@@ -65,7 +65,10 @@ afterAll(async () => {
 
 async function newOrder(over: Record<string, unknown> = {}) {
   const orderNo = `SHOP-${++seq}-${Date.now()}`;
-  const r = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: orderNo, amount: '150000', ...over }, headers: { 'api-key': m.sandboxKey } });
+  const r = await http(gw.url, `${T}/merchant/fiat/order`, {
+    body: { merchant_id: m.merchantId, order_no: orderNo, amount: '150000', ...over },
+    headers: { 'api-key': m.sandboxKey },
+  });
   expect(r.status).toBe(201);
   return { orderNo, url: r.body.data.url as string, orderId: (r.body.data.key as string).split('_')[1]! };
 }
@@ -84,7 +87,8 @@ async function open(url: string, lang = 'id-ID') {
 }
 
 const text = (page: Page, sel: string) => page.locator(sel).innerText();
-const tokenCard = (page: Page, symbol: string, networkName: string) => page.locator('button.choice', { hasText: symbol }).filter({ hasText: networkName }).first();
+const tokenCard = (page: Page, symbol: string, networkName: string) =>
+  page.locator('button.choice', { hasText: symbol }).filter({ hasText: networkName }).first();
 
 /**
  * Watches the page from now on: records every moment the QR is on screen together with a sign that the
@@ -114,7 +118,11 @@ it('true sentences, one h1, a wallet chosen for the network with one QR request,
     // Token, then a wallet that can pay it on that network (Phantom cannot pay on BNB Smart Chain).
     await tokenCard(page, 'USDT', 'BNB Smart Chain').click();
     await page.locator('#wallet-title').waitFor();
-    expect(await page.locator('button.choice').evaluateAll((els) => els.map((e) => e.id))).toEqual(['wallet-METAMASK', 'wallet-TRUSTWALLET', 'wallet-WALLETCONNECT']);
+    expect(await page.locator('button.choice').evaluateAll((els) => els.map((e) => e.id))).toEqual([
+      'wallet-METAMASK',
+      'wallet-TRUSTWALLET',
+      'wallet-WALLETCONNECT',
+    ]);
     await snap(page, 'choose-wallet');
     await page.locator('#change-token').click();
     await tokenCard(page, 'USDT', 'BNB Smart Chain').click();
@@ -150,7 +158,9 @@ it('true sentences, one h1, a wallet chosen for the network with one QR request,
     // And in Indonesian.
     await page.locator('#lang').click();
     await expect(text(page, '#unique-code')).resolves.toContain(`Jumlah ini sudah termasuk ${codeTokens} USDT yang ditambahkan sebagai kode unik pesanan ini`);
-    await expect(text(page, '#idr-equivalent')).resolves.toMatch(Number(d!.fiat) > 150_000 ? /^Setara Rp\s?[\d.]+ \(harga pesanan Rp\s?150\.000/ : /^Setara Rp\s?150\.000$/);
+    await expect(text(page, '#idr-equivalent')).resolves.toMatch(
+      Number(d!.fiat) > 150_000 ? /^Setara Rp\s?[\d.]+ \(harga pesanan Rp\s?150\.000/ : /^Setara Rp\s?150\.000$/,
+    );
     await page.locator('#lang').click();
     await snap(page, 'pay-truthful');
 
@@ -214,7 +224,9 @@ it('the automatic redirect after payment names the order', async () => {
       await tokenCard(page, 'USDT', 'Ethereum').click();
       await page.locator('#wallet-METAMASK').click();
       await page.locator('#qr').waitFor();
-      const [d] = await sql<{ address: string; total: string }>(gw.app, `select address, total_amount::text as total from deposits where order_id = ?`, [o.orderId]);
+      const [d] = await sql<{ address: string; total: string }>(gw.app, `select address, total_amount::text as total from deposits where order_id = ?`, [
+        o.orderId,
+      ]);
       await pay(chains.ETHEREUM, customer, d!.address, BigInt(d!.total));
       await page.waitForURL(`${origin}/thanks?order_no=${encodeURIComponent(o.orderNo)}&status=Success`, { timeout: 60_000 });
       expect(seen).toContain(`/thanks?order_no=${o.orderNo}&status=Success`);
@@ -229,7 +241,8 @@ it('the automatic redirect after payment names the order', async () => {
 it('each network offers the wallets that can pay there; on TRON and Solana the page asks for the QR once, no 422', async () => {
   // The local sandbox's TRON and Solana tokens (no chain needed to choose and get an address).
   const em = gw.app.orm.em.fork();
-  for (const network of ['TRON', 'SOLANA'] as const) for (const t of SANDBOX_TOKENS[network]) await gw.app.tokens.upsert(em, { environment: 'sandbox', network, ...t });
+  for (const network of ['TRON', 'SOLANA'] as const)
+    for (const t of SANDBOX_TOKENS[network]) await gw.app.tokens.upsert(em, { environment: 'sandbox', network, ...t });
   const first = await newOrder();
   const state = await http(gw.url, `/checkout/${first.orderId}/state`, { headers: { 'x-checkout-key': new URL(first.url).searchParams.get('key')! } });
   const wallets = Object.fromEntries((state.body.data.choices as { network: string; wallets: string[] }[]).map((c) => [c.network, c.wallets]));

@@ -45,7 +45,9 @@ describe('npm run cli -- merchant create … --json', () => {
     expect(production.body).toMatchObject({ status_code: 200, data: { merchant_id: created.merchant_id, environment: 'production' } });
     expect((await merchantMe('mainnet', created.sandbox_api_key)).status).toBe(403);
     // The owner can log in to the dashboard with the password given.
-    const login = await http(harness.gw.url, '/api/v2/auth/login', { body: { email: 'owner@acme.test', password: 'correct horse battery', user_type: 'merchant' } });
+    const login = await http(harness.gw.url, '/api/v2/auth/login', {
+      body: { email: 'owner@acme.test', password: 'correct horse battery', user_type: 'merchant' },
+    });
     expect(login.status).toBe(200);
     // The keys are sealed with the server's MASTER_KEY (webhooks sign with them).
     expect(await harness.gw.app.apiKeys.signingKey(harness.gw.app.orm.em.fork(), created.merchant_id, 'production')).toBe(created.production_api_key);

@@ -47,7 +47,11 @@ const T = '/api/v2/testnet';
 /** A query through PgBouncer's transaction pool (so across the failover too); `?` placeholders, arrays as arrays. */
 function q<R>(text: string, params: unknown[] = []): Promise<R[]> {
   let i = 0;
-  return pgQuery<R>(c.bouncer.url, text.replace(/\?/g, () => `$${++i}`), params);
+  return pgQuery<R>(
+    c.bouncer.url,
+    text.replace(/\?/g, () => `$${++i}`),
+    params,
+  );
 }
 const figure = (line: string) => process.stdout.write(`[drill] ${line}\n`);
 
@@ -97,11 +101,19 @@ const eventIdsOf = async (orderIds: string[]) =>
 /** Every USDT transfer to or from `address` on the whole chain, as the chain reports it. */
 async function transfers(address: string, side: 'to' | 'from'): Promise<{ from: string; to: string; amount: bigint; tx: string }[]> {
   const topics = side === 'to' ? [TRANSFER_TOPIC, null, zeroPadValue(address, 32)] : [TRANSFER_TOPIC, zeroPadValue(address, 32)];
-  const logs = await c.eth.rpc.call<{ topics: string[]; data: string; transactionHash: string }[]>('eth_getLogs', [{ address: USDT, fromBlock: '0x0', toBlock: 'latest', topics }]);
-  return logs.map((l) => ({ from: getAddress(`0x${l.topics[1]!.slice(26)}`), to: getAddress(`0x${l.topics[2]!.slice(26)}`), amount: BigInt(l.data), tx: l.transactionHash }));
+  const logs = await c.eth.rpc.call<{ topics: string[]; data: string; transactionHash: string }[]>('eth_getLogs', [
+    { address: USDT, fromBlock: '0x0', toBlock: 'latest', topics },
+  ]);
+  return logs.map((l) => ({
+    from: getAddress(`0x${l.topics[1]!.slice(26)}`),
+    to: getAddress(`0x${l.topics[2]!.slice(26)}`),
+    amount: BigInt(l.data),
+    tx: l.transactionHash,
+  }));
 }
 
-const successCount = async (ids: string[]) => (await q<{ n: number }>(`select count(*)::int as n from orders where id = any(?::uuid[]) and status = 'Success'`, [ids]))[0]!.n;
+const successCount = async (ids: string[]) =>
+  (await q<{ n: number }>(`select count(*)::int as n from orders where id = any(?::uuid[]) and status = 'Success'`, [ids]))[0]!.n;
 
 /**
  * Nothing missed or doubled for these paid orders: one payment each (the chain's one transfer), one
@@ -116,7 +128,10 @@ async function expectNothingLostOrDoubled(orders: PlacedOrder[]): Promise<void> 
     const payments = await q<{ tx_hash: string; status: string }>(`select tx_hash, status from payments where order_id = ?`, [o.orderId]);
     expect(payments).toEqual([{ tx_hash: onChain[0]!.tx, status: 'confirmed' }]);
   }
-  const deliveries = await q<{ order_id: string; idempotency_key: string }>(`select order_id, idempotency_key from webhook_deliveries where order_id = any(?::uuid[]) and event = 'transaction.success'`, [ids]);
+  const deliveries = await q<{ order_id: string; idempotency_key: string }>(
+    `select order_id, idempotency_key from webhook_deliveries where order_id = any(?::uuid[]) and event = 'transaction.success'`,
+    [ids],
+  );
   expect(deliveries.map((d) => d.order_id).sort()).toEqual([...ids].sort());
   await until(
     async () => deliveries.every((d) => receiver.received.some((w) => w.headers['x-service-idempotency-key'] === d.idempotency_key)),
@@ -125,7 +140,9 @@ async function expectNothingLostOrDoubled(orders: PlacedOrder[]): Promise<void> 
 }
 
 async function watcherOwner(): Promise<string | null> {
-  const [row] = await q<{ owner: string | null }>(`select last_modified_by as owner from agenda_jobs where name = 'watch-chain:sandbox:ETHEREUM' and locked_at is not null`);
+  const [row] = await q<{ owner: string | null }>(
+    `select last_modified_by as owner from agenda_jobs where name = 'watch-chain:sandbox:ETHEREUM' and locked_at is not null`,
+  );
   return row?.owner ?? null;
 }
 
@@ -133,7 +150,8 @@ async function watcherOwner(): Promise<string | null> {
 const workerOf = (owner: string) => c.workers.find((w) => String(w.proc.child.pid) === owner.split(':').at(-2));
 
 /** The jobs locked now, and by whom. */
-const lockedJobs = () => q<{ name: string; owner: string }>(`select name, last_modified_by as owner from agenda_jobs where locked_at is not null and last_modified_by is not null`);
+const lockedJobs = () =>
+  q<{ name: string; owner: string }>(`select name, last_modified_by as owner from agenda_jobs where locked_at is not null and last_modified_by is not null`);
 
 async function sweepsOf(orders: PlacedOrder[]): Promise<{ deposit_id: string; status: string; amount: string }[]> {
   return q(`select deposit_id, status, amount::text as amount from sweeps where deposit_id = any(?::uuid[])`, [orders.map((o) => o.depositId)]);
@@ -146,7 +164,10 @@ beforeAll(async () => {
   receiver = await WebhookReceiver.start();
   await setUrl(c.app, m.merchantId, 'sandbox', receiver.url);
   // Deposits are swept to this wallet as soon as their payment is confirmed (SWEEP_DUST_PERCENT=100).
-  await q(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', 'ETHEREUM', ?, now())`, [m.merchantId, settlement]);
+  await q(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', 'ETHEREUM', ?, now())`, [
+    m.merchantId,
+    settlement,
+  ]);
 }, 600_000);
 afterAll(async () => {
   await c?.stop();
@@ -161,7 +182,11 @@ describe('cluster drills', () => {
       for (let i = 0; i < 6; i++) orders.push(await placeOrder(c.haproxy.url, c.app, m, 'ETHEREUM'));
       for (const o of orders) await c.pay(o.address, o.total);
       const ids = orders.map((o) => o.orderId);
-      await until(async () => (await q<{ n: number }>(`select count(*)::int as n from orders where id = any(?::uuid[]) and status = 'Success'`, [ids]))[0]!.n === ids.length, 'every order paid');
+      await until(
+        async () =>
+          (await q<{ n: number }>(`select count(*)::int as n from orders where id = any(?::uuid[]) and status = 'Success'`, [ids]))[0]!.n === ids.length,
+        'every order paid',
+      );
       const expected = await eventIdsOf(ids);
       expect(expected.length).toBeGreaterThanOrEqual(ids.length * 2);
       for (const f of feeds) await until(async () => expected.every((id) => f.events.has(id)), `${f.api}'s subscriber to have every event`, 60_000);
@@ -182,7 +207,10 @@ describe('cluster drills', () => {
       const resumed = () => c.apis.map((a) => (a.proc.stdout().match(/listening again; handlers catch up/g) ?? []).length);
       const before = resumed();
       // On the server (PgBouncer's session pool keeps one server connection per LISTEN client).
-      const killed = await pgQuery<{ pid: number }>(c.primary.url('postgres'), `with listeners as materialized (select pid from pg_stat_activity where application_name = 'cpg-api-events') select pid, pg_terminate_backend(pid) from listeners`);
+      const killed = await pgQuery<{ pid: number }>(
+        c.primary.url('postgres'),
+        `with listeners as materialized (select pid from pg_stat_activity where application_name = 'cpg-api-events') select pid, pg_terminate_backend(pid) from listeners`,
+      );
       expect(killed.length).toBeGreaterThanOrEqual(c.apis.length);
       // The events happen while the connections are down or coming back.
       for (const o of orders) await c.pay(o.address, o.total);
@@ -211,7 +239,11 @@ describe('cluster drills', () => {
         ] as const) {
           requests++;
           try {
-            const res = await fetch(`${c.haproxy.url}${T}/${path}`, { method: 'POST', headers: { 'content-type': 'application/json', 'api-key': m.sandboxKey, ...headers }, body: JSON.stringify(body) });
+            const res = await fetch(`${c.haproxy.url}${T}/${path}`, {
+              method: 'POST',
+              headers: { 'content-type': 'application/json', 'api-key': m.sandboxKey, ...headers },
+              body: JSON.stringify(body),
+            });
             const text = await res.text();
             if (res.status >= 300) failures.push(`${path} ${res.status} ${text.slice(0, 200)}`);
             else if (path === 'merchant/fiat/order') created.push(orderNo);
@@ -257,12 +289,18 @@ describe('cluster drills', () => {
     // The chain stops mining as the wallet is set: the sweeps planned now stay in flight (signed and
     // broadcast, not included) until the worker running both the watcher and the sweeps is found.
     await c.eth.rpc.call('evm_setIntervalMining', [0]);
-    await q(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', 'ETHEREUM', ?, now())`, [m2.merchantId, wallet]);
+    await q(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', 'ETHEREUM', ?, now())`, [
+      m2.merchantId,
+      wallet,
+    ]);
     const jobs = ['watch-chain:sandbox:ETHEREUM', 'sweep:sandbox:ETHEREUM'];
     let victim: GatewayProcess | undefined;
     try {
       await until(async () => {
-        const inFlight = await q<{ n: number }>(`select count(*)::int as n from sweeps where deposit_id = any(?::uuid[]) and status in ('funding','funded','sending','sent')`, [first.map((o) => o.depositId)]);
+        const inFlight = await q<{ n: number }>(
+          `select count(*)::int as n from sweeps where deposit_id = any(?::uuid[]) and status in ('funding','funded','sending','sent')`,
+          [first.map((o) => o.depositId)],
+        );
         const locks = await lockedJobs();
         const owners = jobs.map((name) => locks.find((j) => j.name === name)?.owner);
         victim = owners[0] && owners[0] === owners[1] ? workerOf(owners[0]) : undefined;
@@ -275,7 +313,9 @@ describe('cluster drills', () => {
     const killedAt = Date.now();
     const survivor = c.workers.find((w) => w !== victim)!;
     expect(await victim!.proc.exited).toEqual({ code: null, signal: 'SIGKILL' });
-    const open = await q<{ n: number }>(`select count(*)::int as n from sweeps where deposit_id = any(?::uuid[]) and status <> 'confirmed'`, [first.map((o) => o.depositId)]);
+    const open = await q<{ n: number }>(`select count(*)::int as n from sweeps where deposit_id = any(?::uuid[]) and status <> 'confirmed'`, [
+      first.map((o) => o.depositId),
+    ]);
     expect(open[0]!.n).toBeGreaterThan(0);
 
     // Payments arrive while the dead worker's locks still stand.
@@ -288,28 +328,40 @@ describe('cluster drills', () => {
     await until(async () => (await successCount(later.map((o) => o.orderId))) === later.length, 'the later orders paid');
     await q(`insert into sweep_requests (merchant_id, environment, network) values (?, 'sandbox', 'ETHEREUM')`, [m2.merchantId]);
     const all = [...first, ...later];
-    await until(async () => {
-      const rows = await sweepsOf(all);
-      const failed = rows.find((r) => r.status === 'failed');
-      if (failed) throw new Error(`a sweep failed: ${JSON.stringify(failed)}`);
-      return rows.length === all.length && rows.every((r) => r.status === 'confirmed');
-    }, 'every deposit swept', 180_000);
+    await until(
+      async () => {
+        const rows = await sweepsOf(all);
+        const failed = rows.find((r) => r.status === 'failed');
+        if (failed) throw new Error(`a sweep failed: ${JSON.stringify(failed)}`);
+        return rows.length === all.length && rows.every((r) => r.status === 'confirmed');
+      },
+      'every deposit swept',
+      180_000,
+    );
 
     await expectNothingLostOrDoubled(all);
     // Each deposit swept once: one confirmed sweep of what was paid, one transfer out on chain, to the settlement wallet.
     const rows = await sweepsOf(all);
     for (const o of all) {
-      expect(rows.filter((r) => r.deposit_id === o.depositId).map((r) => ({ status: r.status, amount: r.amount }))).toEqual([{ status: 'confirmed', amount: o.total.toString() }]);
+      expect(rows.filter((r) => r.deposit_id === o.depositId).map((r) => ({ status: r.status, amount: r.amount }))).toEqual([
+        { status: 'confirmed', amount: o.total.toString() },
+      ]);
       expect((await transfers(o.address, 'from')).map((t) => ({ to: t.to, amount: t.amount }))).toEqual([{ to: getAddress(wallet), amount: o.total }]);
     }
     expect((await transfers(wallet, 'to')).reduce((sum, t) => sum + t.amount, 0n)).toBe(all.reduce((sum, o) => sum + o.total, 0n));
-    const completed = await q<{ n: number }>(`select count(*)::int as n from merchant_events where merchant_id = ? and type = 'sweep.completed'`, [m2.merchantId]);
+    const completed = await q<{ n: number }>(`select count(*)::int as n from merchant_events where merchant_id = ? and type = 'sweep.completed'`, [
+      m2.merchantId,
+    ]);
     expect(completed[0]!.n).toBe(all.length);
     const unsettled = await q<{ n: number }>(`select count(*)::int as n from sweep_txs where network = 'ETHEREUM' and state in ('signed','broadcast')`);
     expect(unsettled[0]!.n).toBe(0);
-    const reused = await q<{ n: number }>(`select count(*)::int as n from (select signer, nonce from sweep_txs where state = 'included' and nonce is not null group by 1, 2 having count(*) > 1) x`);
+    const reused = await q<{ n: number }>(
+      `select count(*)::int as n from (select signer, nonce from sweep_txs where state = 'included' and nonce is not null group by 1, 2 having count(*) > 1) x`,
+    );
     expect(reused[0]!.n).toBe(0);
-    figure(`worker death: ${victim!.name} (holding the watcher and the sweeps) killed mid-sweep; ${survivor.name} held the watcher and the sweeps ${(takeoverMs / 1000).toFixed(1)} s later (WATCH_LOCK_MS ${survivor.env.WATCH_LOCK_MS}); ${all.length} payments, ${all.length} webhooks, ${all.length} sweeps, each once (${Date.now() - killedAt} ms from the kill to the last check)`);
+    figure(
+      `worker death: ${victim!.name} (holding the watcher and the sweeps) killed mid-sweep; ${survivor.name} held the watcher and the sweeps ${(takeoverMs / 1000).toFixed(1)} s later (WATCH_LOCK_MS ${survivor.env.WATCH_LOCK_MS}); ${all.length} payments, ${all.length} webhooks, ${all.length} sweeps, each once (${Date.now() - killedAt} ms from the kill to the last check)`,
+    );
   });
 
   it('4. database failover: the standby promoted under load; no acknowledged order, payment or webhook lost; the processes resume through PgBouncer', async () => {
@@ -381,7 +433,11 @@ describe('cluster drills', () => {
     }
 
     // Every acknowledged order is on the new primary (read there directly, not through PgBouncer).
-    const stored = await pgQuery<{ n: number }>(c.standby.url(), `select count(*)::int as n from orders where merchant_id = $1 and order_no = any($2::text[])`, [m.merchantId, acknowledged]);
+    const stored = await pgQuery<{ n: number }>(
+      c.standby.url(),
+      `select count(*)::int as n from orders where merchant_id = $1 and order_no = any($2::text[])`,
+      [m.merchantId, acknowledged],
+    );
     expect(stored[0]!.n).toBe(acknowledged.length);
     // The payments, before and during the failover: each recorded once, each webhook delivered.
     const paid = [...paidBefore, ...paidDuring];
@@ -403,5 +459,4 @@ describe('cluster drills', () => {
       await Promise.all(feeds.map((f) => f.close()));
     }
   });
-
 });

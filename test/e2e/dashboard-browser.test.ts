@@ -42,8 +42,16 @@ beforeAll(async () => {
   chains = await startDevChains({ cacheDir }).catch(() => startDevChains({ cacheDir }));
   browser = await launchBrowser();
   smtp = await startSmtp();
-  const mail = { SMTP_HOST: '127.0.0.1', SMTP_PORT: String(smtp.port), SMTP_FROM: 'Gateway <team@gateway.test>', TEAM_INVITE_URL: 'https://dashboard.gateway.test/invite' };
-  gw = await startTestGateway({ ...WATCH_ENV, ...mail, SANDBOX_ETHEREUM_CONFIRMATIONS: '1', SWEEP_POLL_MS: '200', LATE_PAYMENT_WINDOW_S: '3600' }, { devChains: chains });
+  const mail = {
+    SMTP_HOST: '127.0.0.1',
+    SMTP_PORT: String(smtp.port),
+    SMTP_FROM: 'Gateway <team@gateway.test>',
+    TEAM_INVITE_URL: 'https://dashboard.gateway.test/invite',
+  };
+  gw = await startTestGateway(
+    { ...WATCH_ENV, ...mail, SANDBOX_ETHEREUM_CONFIRMATIONS: '1', SWEEP_POLL_MS: '200', LATE_PAYMENT_WINDOW_S: '3600' },
+    { devChains: chains },
+  );
   customer = await fundedCustomer(chains, CUSTOMER_PRIVATE_KEYS[3]!);
 }, 240_000);
 afterAll(async () => {
@@ -361,7 +369,10 @@ async function reauthIfAsked(page: Page, m: { email: string; password: string },
 /** Resolves when the page's `operation` (a dashboard mutation) has answered with data, not an error. */
 function answered(page: Page, operation: string, field: string): Promise<unknown> {
   return page.waitForResponse(
-    async (r) => r.url().endsWith('/graphql') && (r.request().postData() ?? '').includes(operation) && (((await r.json()) as { data?: Record<string, unknown> | null }).data?.[field] ?? null) !== null,
+    async (r) =>
+      r.url().endsWith('/graphql') &&
+      (r.request().postData() ?? '').includes(operation) &&
+      (((await r.json()) as { data?: Record<string, unknown> | null }).data?.[field] ?? null) !== null,
     { timeout: 90_000 },
   );
 }

@@ -54,7 +54,10 @@ afterAll(async () => {
   await gw?.close();
 });
 
-async function openDashboard(viewport = DESKTOP, url = `${base}/dashboard`): Promise<{ ctx: BrowserContext; page: Page; scripts: ReturnType<typeof watchForScripts> }> {
+async function openDashboard(
+  viewport = DESKTOP,
+  url = `${base}/dashboard`,
+): Promise<{ ctx: BrowserContext; page: Page; scripts: ReturnType<typeof watchForScripts> }> {
   const ctx = await browser.newContext({ viewport, locale: 'en-US' });
   const page = await ctx.newPage();
   const scripts = watchForScripts(page);
@@ -87,7 +90,14 @@ it('Settings → Two-factor: a passkey added with the browser; the sign-in secon
     const cdp = await ctx.newCDPSession(page);
     await cdp.send('WebAuthn.enable');
     const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-      options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
     });
     await signIn(page, m);
     await page.locator('#nav-settings').click();
@@ -221,7 +231,10 @@ it('Home: the networks card shows a watcher down and a gas tank low as stored, w
     identity: null,
     providers: [{ provider: 'tron-node.internal:50051', state: 'unknown', identity: null, reason: 'unreachable', checkedAt: now }],
   });
-  await sql(gw.app, `insert into gas_tanks (environment, network, address, balance, low_threshold, low, needed, checked_at) values ('sandbox', 'TRON', 'TTankAddressNotForMerchants', 5, 1000000, true, 0, now())`);
+  await sql(
+    gw.app,
+    `insert into gas_tanks (environment, network, address, balance, low_threshold, low, needed, checked_at) values ('sandbox', 'TRON', 'TTankAddressNotForMerchants', 5, 1000000, true, 0, now())`,
+  );
   const { ctx, page, scripts } = await openDashboard(DESKTOP);
   try {
     // Loading first, then the stored state.

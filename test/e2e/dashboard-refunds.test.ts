@@ -210,7 +210,10 @@ it('a paid order’s page: too much is refused; a partial refund → claim link 
     await eventually(
       async () => {
         await mine();
-        return (await sql(gw.app, `select id from unattributed_receipts where order_id = ? and reason = 'wrong_token' and status = 'confirmed'`, [o.orderId])).length === 1;
+        return (
+          (await sql(gw.app, `select id from unattributed_receipts where order_id = ? and reason = 'wrong_token' and status = 'confirmed'`, [o.orderId]))
+            .length === 1
+        );
       },
       'wrong-token receipt confirmed',
       60_000,
@@ -227,7 +230,11 @@ it('a paid order’s page: too much is refused; a partial refund → claim link 
     await page.locator('#refund-review').click();
     await page.locator('#refund-confirm').click();
     await page.locator('#order-refunds li[data-status="requested"] .claim-url').waitFor();
-    const wrongRefunds = await sql<{ amount: string; receipt_id: string | null }>(gw.app, `select amount::text as amount, receipt_id from refunds where order_id = ? and kind = 'wrong_token'`, [o.orderId]);
+    const wrongRefunds = await sql<{ amount: string; receipt_id: string | null }>(
+      gw.app,
+      `select amount::text as amount, receipt_id from refunds where order_id = ? and kind = 'wrong_token'`,
+      [o.orderId],
+    );
     expect(wrongRefunds).toEqual([{ amount: '4500000', receipt_id: receiptOption!.slice(2) }]);
 
     expect(scripts.cspViolations).toEqual([]);

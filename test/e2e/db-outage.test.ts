@@ -94,9 +94,13 @@ const alive = () => gw.child.exitCode === null && gw.child.signalCode === null;
 async function payOrderToSuccess(): Promise<void> {
   const m = await createMerchant(helper.app);
   const o = await placeOrder(base, helper.app, m, 'ETHEREUM');
-  await promisify(execFile)(process.execPath, [CLI_JS, 'dev', 'pay', '--network', 'ETHEREUM', '--to', o.address, '--amount', formatUnits(o.total, 6), '--json'], {
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
-  });
+  await promisify(execFile)(
+    process.execPath,
+    [CLI_JS, 'dev', 'pay', '--network', 'ETHEREUM', '--to', o.address, '--amount', formatUnits(o.total, 6), '--json'],
+    {
+      env: { PATH: process.env.PATH, HOME: process.env.HOME, DATA_DIR: dataDir, LOG_LEVEL: 'warn' },
+    },
+  );
   let status = '';
   for (let i = 0; i < 600 && status !== 'Success'; i++) {
     status = await orderStatus(base, m, o.orderNo);
@@ -123,7 +127,8 @@ it('survives a 10 s PostgreSQL outage under load: 503 in the envelope meanwhile,
     while (!stop && Date.now() < until) {
       n++;
       const path = n % 2 ? '/api/v2/testnet/merchant/fiat/getOrder' : '/api/v2/testnet/merchant/fiat/order';
-      const body = n % 2 ? { merchant_id: m.merchantId, order_no: 'NO-SUCH' } : { merchant_id: m.merchantId, order_no: `OUT-${n}-${Date.now()}`, amount: '150000' };
+      const body =
+        n % 2 ? { merchant_id: m.merchantId, order_no: 'NO-SUCH' } : { merchant_id: m.merchantId, order_no: `OUT-${n}-${Date.now()}`, amount: '150000' };
       try {
         const r = await http(base, path, { body, headers: { 'api-key': m.sandboxKey } });
         statuses.set(r.status, (statuses.get(r.status) ?? 0) + 1);
@@ -142,7 +147,10 @@ it('survives a 10 s PostgreSQL outage under load: 503 in the envelope meanwhile,
   // Mid-outage: the process is up, the API answers, and the answer is a 503 envelope.
   await sleep(OUTAGE_MS / 2);
   expect(alive()).toBe(true);
-  const during = await http(base, '/api/v2/testnet/merchant/fiat/getOrder', { body: { merchant_id: m.merchantId, order_no: 'X' }, headers: { 'api-key': m.sandboxKey } });
+  const during = await http(base, '/api/v2/testnet/merchant/fiat/getOrder', {
+    body: { merchant_id: m.merchantId, order_no: 'X' },
+    headers: { 'api-key': m.sandboxKey },
+  });
   expect(during.status).toBe(503);
   expect(during.body).toMatchObject({ status_code: 503, data: { code: 'SERVICE_UNAVAILABLE' } });
   const gql = await http(base, '/graphql', { body: { query: '{ order(orderNo: "X") { orderNo } }' }, headers: { 'api-key': m.sandboxKey } });
@@ -169,7 +177,10 @@ it('survives a 10 s PostgreSQL outage under load: 503 in the envelope meanwhile,
 }, 240_000);
 
 it('terminating every backend of the process leaves it alive and working', async () => {
-  const [before] = await sql<{ n: string }>(helper.app, `select count(*)::text as n from pg_stat_activity where datname = 'gateway' and application_name like 'cpg-%'`);
+  const [before] = await sql<{ n: string }>(
+    helper.app,
+    `select count(*)::text as n from pg_stat_activity where datname = 'gateway' and application_name like 'cpg-%'`,
+  );
   expect(Number(before!.n)).toBeGreaterThan(0); // the LISTEN connections at least (named cpg-*)
   // Every backend but this query's own: the gateway's pools, Agenda's LISTEN client, our LISTEN clients.
   await sql(helper.app, `select pg_terminate_backend(pid) from pg_stat_activity where datname = 'gateway' and pid <> pg_backend_pid()`);
@@ -179,7 +190,9 @@ it('terminating every backend of the process leaves it alive and working', async
   // The LISTEN connections came back.
   let names: string[] = [];
   for (let i = 0; i < 100; i++) {
-    names = (await sql<{ application_name: string }>(helper.app, `select application_name from pg_stat_activity where datname = 'gateway'`)).map((r) => r.application_name);
+    names = (await sql<{ application_name: string }>(helper.app, `select application_name from pg_stat_activity where datname = 'gateway'`)).map(
+      (r) => r.application_name,
+    );
     if (names.includes('cpg-webhooks') && names.includes('cpg-api-events')) break;
     await sleep(200);
   }

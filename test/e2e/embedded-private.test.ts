@@ -57,20 +57,28 @@ it('reachableByOthers follows every parent folder', () => {
   expect(reachableByOthers(join(priv, 'missing'))).toBe(false);
 });
 
-(asRoot ? it : it.skip)('as root, starts from binaries under a 0700 folder (copied to a shared folder once per version)', async () => {
-  const { app } = privateCheckout();
-  const dataDir = mkdtempSync(join(tmpdir(), 'cpg-private-data-'));
-  dirs.push(dataDir);
-  const r = await startFrom(app, dataDir);
-  expect(r.out).not.toMatch(/EACCES/);
-  expect({ code: r.code, selected: r.selected }).toEqual({ code: 0, selected: true });
-}, 180_000);
+(asRoot ? it : it.skip)(
+  'as root, starts from binaries under a 0700 folder (copied to a shared folder once per version)',
+  async () => {
+    const { app } = privateCheckout();
+    const dataDir = mkdtempSync(join(tmpdir(), 'cpg-private-data-'));
+    dirs.push(dataDir);
+    const r = await startFrom(app, dataDir);
+    expect(r.out).not.toMatch(/EACCES/);
+    expect({ code: r.code, selected: r.selected }).toEqual({ code: 0, selected: true });
+  },
+  180_000,
+);
 
-(asRoot ? it : it.skip)('as root, with DATA_DIR inside the 0700 folder too, the cluster moves where the postgres user can reach it', async () => {
-  const { priv, app } = privateCheckout();
-  const dataDir = join(priv, 'data');
-  const r = await startFrom(app, dataDir);
-  dirs.push(clusterDir(dataDir, true));
-  expect({ code: r.code, selected: r.selected }).toEqual({ code: 0, selected: true });
-  expect(r.out).toMatch(/DATA_DIR is not reachable by the postgres user/);
-}, 180_000);
+(asRoot ? it : it.skip)(
+  'as root, with DATA_DIR inside the 0700 folder too, the cluster moves where the postgres user can reach it',
+  async () => {
+    const { priv, app } = privateCheckout();
+    const dataDir = join(priv, 'data');
+    const r = await startFrom(app, dataDir);
+    dirs.push(clusterDir(dataDir, true));
+    expect({ code: r.code, selected: r.selected }).toEqual({ code: 0, selected: true });
+    expect(r.out).toMatch(/DATA_DIR is not reachable by the postgres user/);
+  },
+  180_000,
+);

@@ -16,7 +16,21 @@ import { formatDecimal } from '../../src/common/money';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { http } from '../support/http';
-import { eventsOf, eventually, fundedCustomer, orderStatus, pay, paymentsOf, placeOrder, sql, T, WATCH_ENV, type EvmNet, type Merchant, type PlacedOrder } from '../support/evm-harness';
+import {
+  eventsOf,
+  eventually,
+  fundedCustomer,
+  orderStatus,
+  pay,
+  paymentsOf,
+  placeOrder,
+  sql,
+  T,
+  WATCH_ENV,
+  type EvmNet,
+  type Merchant,
+  type PlacedOrder,
+} from '../support/evm-harness';
 import { WebhookReceiver } from '../support/webhook-receiver';
 import { bodyOf, setUrl } from '../support/webhooks';
 
@@ -74,7 +88,8 @@ async function addDeposit(o: PlacedOrder, network: EvmNet): Promise<{ depositId:
   return { depositId: d!.id, address, total };
 }
 
-const receivedOf = async (depositId: string) => BigInt((await sql<{ amount_received: string }>(gw.app, `select amount_received::text from deposits where id = ?`, [depositId]))[0]!.amount_received);
+const receivedOf = async (depositId: string) =>
+  BigInt((await sql<{ amount_received: string }>(gw.app, `select amount_received::text from deposits where id = ?`, [depositId]))[0]!.amount_received);
 
 describe('several deposits of one order (6- and 18-decimal)', () => {
   const overpaidEvents = async (orderId: string) => (await eventsOf(gw.app, orderId)).filter((e) => e.type === 'payment.overpaid');
@@ -101,7 +116,12 @@ describe('several deposits of one order (6- and 18-decimal)', () => {
 
     const hook = await hookOf(o.orderNo, 'transaction.success');
     expect(hook.idempotency_key).toBe(eth.txHash);
-    expect(hook.data).toMatchObject({ network: 'ETHEREUM', deposit_address: o.address, amount_due_crypto: formatDecimal(o.total, 6), amount_received_crypto: formatDecimal(o.total, 6) });
+    expect(hook.data).toMatchObject({
+      network: 'ETHEREUM',
+      deposit_address: o.address,
+      amount_due_crypto: formatDecimal(o.total, 6),
+      amount_received_crypto: formatDecimal(o.total, 6),
+    });
 
     // Full value on ETHEREUM plus a thousandth on BSC: overpaid by that thousandth of the order's value.
     const over = await overpaidEvents(o.orderId);
@@ -122,7 +142,10 @@ describe('several deposits of one order (6- and 18-decimal)', () => {
 
     await pay(chains.BINANCE, customer, bsc.address, bsc.total);
     await mine(chains.BINANCE, CONFIRMATIONS);
-    await eventually(async () => (await sql<{ overpaid: boolean }>(gw.app, `select overpaid from orders where id = ?`, [o.orderId]))[0]!.overpaid, 'the order to be flagged overpaid');
+    await eventually(
+      async () => (await sql<{ overpaid: boolean }>(gw.app, `select overpaid from orders where id = ?`, [o.orderId]))[0]!.overpaid,
+      'the order to be flagged overpaid',
+    );
     const over = await overpaidEvents(o.orderId);
     expect(over).toHaveLength(1);
     expect(over[0]!.reason).toMatchObject({
@@ -136,9 +159,16 @@ describe('several deposits of one order (6- and 18-decimal)', () => {
       ]),
     });
     const overHook = await hookOf(o.orderNo, 'transaction.overpaid');
-    expect(overHook.data).toMatchObject({ network: 'ETHEREUM', deposit_address: o.address, overpaid: true, overpayment: { excess_crypto: formatDecimal(o.total, 6) } });
+    expect(overHook.data).toMatchObject({
+      network: 'ETHEREUM',
+      deposit_address: o.address,
+      overpaid: true,
+      overpayment: { excess_crypto: formatDecimal(o.total, 6) },
+    });
     expect(overHook.data.overpayment.deposits).toEqual(
-      expect.arrayContaining([expect.objectContaining({ network: 'BINANCE', deposit_address: bsc.address, amount_received_crypto: formatDecimal(bsc.total, 18) })]),
+      expect.arrayContaining([
+        expect.objectContaining({ network: 'BINANCE', deposit_address: bsc.address, amount_received_crypto: formatDecimal(bsc.total, 18) }),
+      ]),
     );
     expect(await orderStatus(gw.url, m, o.orderNo)).toBe('Success');
     expect(hooksOf(o.orderNo).filter((b) => b.event === 'transaction.success')).toHaveLength(1);
@@ -147,7 +177,8 @@ describe('several deposits of one order (6- and 18-decimal)', () => {
 
 describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s: a reorg deeper than the confirmation depth after confirmation', (network) => {
   const chain = () => chains[network];
-  const reorgedCount = async () => (await gw.app.metrics.registry.getSingleMetric('gateway_payments_reorged_total')?.get())?.values.find((v) => v.labels.network === network)?.value ?? 0;
+  const reorgedCount = async () =>
+    (await gw.app.metrics.registry.getSingleMetric('gateway_payments_reorged_total')?.get())?.values.find((v) => v.labels.network === network)?.value ?? 0;
 
   it('is noticed: payment.reorged (event, webhook, metric), the order leaves Success and is flagged reorged', async () => {
     const o = await placeOrder(gw.url, gw.app, m, network);
@@ -169,19 +200,32 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s: a reorg deeper than the 
     await eventually(async () => (await orderStatus(gw.url, m, o.orderNo)) === 'Underpaid', 'the order to leave Success');
     const [payment] = await paymentsOf(gw.app, o.orderId);
     expect(payment).toMatchObject({ tx_hash: sent.txHash, status: 'orphaned' });
-    const [flags] = await sql<{ reorged: boolean; amount_received: string }>(gw.app, `select o.reorged, d.amount_received::text from orders o join deposits d on d.order_id = o.id where o.id = ?`, [o.orderId]);
+    const [flags] = await sql<{ reorged: boolean; amount_received: string }>(
+      gw.app,
+      `select o.reorged, d.amount_received::text from orders o join deposits d on d.order_id = o.id where o.id = ?`,
+      [o.orderId],
+    );
     expect(flags).toEqual({ reorged: true, amount_received: '0' });
 
     const events = await eventsOf(gw.app, o.orderId);
     const alarm = events.filter((e) => e.type === 'payment.reorged');
     expect(alarm).toHaveLength(1);
-    expect(alarm[0]!.reason).toMatchObject({ paymentId: payment!.id, txHash: sent.txHash, blockNumber: sent.blockNumber.toString(), blockHash: sent.blockHash, paymentStatus: 'orphaned' });
+    expect(alarm[0]!.reason).toMatchObject({
+      paymentId: payment!.id,
+      txHash: sent.txHash,
+      blockNumber: sent.blockNumber.toString(),
+      blockHash: sent.blockHash,
+      paymentStatus: 'orphaned',
+    });
     // (Processing may come first, when a tick saw the transfer before its confirmations.)
     expect(events.flatMap((e) => (e.type === 'order.status_changed' && e.to_status !== 'Processing' ? [e.to_status] : []))).toEqual(['Success', 'Underpaid']);
     expect(events.at(-1)!.reason).toMatchObject({ kind: 'reorged' });
 
     const hook = await hookOf(o.orderNo, 'transaction.reorged');
-    expect(hook.data).toMatchObject({ reorged: true, reorg: { tx_hash: sent.txHash, block_number: sent.blockNumber.toString(), block_hash: sent.blockHash, payment_status: 'orphaned' } });
+    expect(hook.data).toMatchObject({
+      reorged: true,
+      reorg: { tx_hash: sent.txHash, block_number: sent.blockNumber.toString(), block_hash: sent.blockHash, payment_status: 'orphaned' },
+    });
     const underpaid = await hookOf(o.orderNo, 'transaction.underpaid');
     expect(underpaid.data).toMatchObject({ status: 'Underpaid', previous_status: 'Success', reorged: true });
     expect(await reorgedCount()).toBe(before + 1);

@@ -50,7 +50,9 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
     async selfPay(address, amount) {
       await chain().rpc.call('anvil_impersonateAccount', [address]);
       await chain().rpc.call('anvil_setBalance', [address, toQuantity(10n ** 18n)]);
-      const hash = await chain().rpc.call<string>('eth_sendTransaction', [{ from: address, to: token, data: erc20.encodeFunctionData('transfer', [address, amount]) }]);
+      const hash = await chain().rpc.call<string>('eth_sendTransaction', [
+        { from: address, to: token, data: erc20.encodeFunctionData('transfer', [address, amount]) },
+      ]);
       const receipt = await chain().provider.waitForTransaction(hash, 1, 15_000);
       if (receipt?.status !== 1) throw new Error(`self-transfer ${hash} failed`);
       await chain().rpc.call('anvil_stopImpersonatingAccount', [address]);

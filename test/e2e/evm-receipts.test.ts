@@ -25,7 +25,15 @@ const watches: OrderWatch[] = [];
 beforeAll(async () => {
   chains = await startDevChains();
   gw = await startTestGateway(
-    { ...WATCH_ENV, SANDBOX_ETHEREUM_CONFIRMATIONS: '1', SANDBOX_BINANCE_CONFIRMATIONS: '1', LATE_PAYMENT_WINDOW_S: '60', OPERATOR_TOKEN, METRICS_TOKEN: OPERATOR_TOKEN, RECONCILE_INTERVAL_S: '0' },
+    {
+      ...WATCH_ENV,
+      SANDBOX_ETHEREUM_CONFIRMATIONS: '1',
+      SANDBOX_BINANCE_CONFIRMATIONS: '1',
+      LATE_PAYMENT_WINDOW_S: '60',
+      OPERATOR_TOKEN,
+      METRICS_TOKEN: OPERATOR_TOKEN,
+      RECONCILE_INTERVAL_S: '0',
+    },
     { devChains: chains },
   );
   merchant = await createMerchant(gw.app);
@@ -74,17 +82,35 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
     const wrong = await pay(chains[network], customer, o.address, 5n, 'USDC');
     await pay(chains[network], customer, o.address, o.total + 1n);
     await o.watch.until('Success');
-    const read = () => http(gw.url, `${T}/merchant/fiat/getOrder`, { body: { merchant_id: merchant.merchantId, order_no: o.orderNo }, headers: { 'api-key': merchant.sandboxKey } });
-    await eventually(async () => (await read()).body.data.request.overpaid === true && (await read()).body.data.unattributed_receipts.length === 1, 'overpaid and receipt visible');
+    const read = () =>
+      http(gw.url, `${T}/merchant/fiat/getOrder`, {
+        body: { merchant_id: merchant.merchantId, order_no: o.orderNo },
+        headers: { 'api-key': merchant.sandboxKey },
+      });
+    await eventually(
+      async () => (await read()).body.data.request.overpaid === true && (await read()).body.data.unattributed_receipts.length === 1,
+      'overpaid and receipt visible',
+    );
     const data = (await read()).body.data;
     const five = network === 'ETHEREUM' ? '0.000005' : '0.000000000000000005';
     expect(data.deposits[0].amount_received).toBe(formatUnits(o.total + 1n, network === 'ETHEREUM' ? 6 : 18));
     expect(data.unattributed_receipts).toEqual([
-      expect.objectContaining({ address: o.address, network, token_symbol: 'USDC', amount: five, tx_hash: wrong.txHash, reason: 'wrong_token', status: 'confirmed' }),
+      expect.objectContaining({
+        address: o.address,
+        network,
+        token_symbol: 'USDC',
+        amount: five,
+        tx_hash: wrong.txHash,
+        reason: 'wrong_token',
+        status: 'confirmed',
+      }),
     ]);
     // The same through GraphQL (Order type), with the order's checkout key.
     const g = await http(gw.url, '/graphql', {
-      body: { query: `query($n: String!) { order(orderNo: $n) { overpaid deposits { amountReceived } unattributedReceipts { address network tokenSymbol amount txHash reason } } }`, variables: { n: o.orderNo } },
+      body: {
+        query: `query($n: String!) { order(orderNo: $n) { overpaid deposits { amountReceived } unattributedReceipts { address network tokenSymbol amount txHash reason } } }`,
+        variables: { n: o.orderNo },
+      },
       headers: { 'x-checkout-key': o.key },
     });
     expect(g.body.errors).toBeUndefined();
@@ -109,9 +135,11 @@ function formatUnits(v: bigint, decimals: number): string {
  */
 describe('reconciliation', () => {
   const targets = () =>
-    watchedNetworks(gw.app.config, { 'sandbox:ETHEREUM': [chains.ETHEREUM.rpcUrl], 'sandbox:BINANCE': [chains.BINANCE.rpcUrl] }, { localSweepContracts: DEV_SWEEP_CONTRACTS }).filter(
-      (t) => t.environment === 'sandbox' && (t.network === 'ETHEREUM' || t.network === 'BINANCE'),
-    );
+    watchedNetworks(
+      gw.app.config,
+      { 'sandbox:ETHEREUM': [chains.ETHEREUM.rpcUrl], 'sandbox:BINANCE': [chains.BINANCE.rpcUrl] },
+      { localSweepContracts: DEV_SWEEP_CONTRACTS },
+    ).filter((t) => t.environment === 'sandbox' && (t.network === 'ETHEREUM' || t.network === 'BINANCE'));
   const reconcileAll = async (): Promise<ReconciliationRun[]> => {
     const runs = [];
     for (const t of targets()) runs.push(await gw.app.reconciliation.reconcile(gw.app.orm.em.fork(), t));
@@ -120,7 +148,9 @@ describe('reconciliation', () => {
   const sql = <R>(q: string, p: unknown[] = []) => gw.app.orm.em.fork().getConnection().execute<R[]>(q, p);
   const query = (token?: string) =>
     http(gw.url, '/graphql', {
-      body: { query: 'query { reconciliation(environment: SANDBOX) { network atBlock checked error mismatches { address tokenSymbol onChain ledger txHashes } } }' },
+      body: {
+        query: 'query { reconciliation(environment: SANDBOX) { network atBlock checked error mismatches { address tokenSymbol onChain ledger txHashes } } }',
+      },
       headers: token ? { 'x-operator-token': token } : {},
     });
 
@@ -143,7 +173,13 @@ describe('reconciliation', () => {
     try {
       const bsc = (await reconcileAll()).find((r) => r.network === 'BINANCE')!;
       expect(bsc.mismatches).toEqual([
-        expect.objectContaining({ address: receipt!.to_address, tokenAddress: 'native', tokenSymbol: 'BNB', onChainBaseUnits: receipt!.amount, ledgerBaseUnits: '0' }),
+        expect.objectContaining({
+          address: receipt!.to_address,
+          tokenAddress: 'native',
+          tokenSymbol: 'BNB',
+          onChainBaseUnits: receipt!.amount,
+          ledgerBaseUnits: '0',
+        }),
       ]);
     } finally {
       await sql('insert into unattributed_receipts select * from json_populate_record(null::unattributed_receipts, ?::json)', [receipt!.r]);
@@ -158,14 +194,23 @@ describe('reconciliation', () => {
     const [receipt] = await sql<{ id: string; to_address: string; network: string; tx_hash: string }>(
       `select id, to_address, network, tx_hash from unattributed_receipts where reason = 'wrong_token' and network = 'BINANCE' limit 1`,
     );
-    const others = await sql<{ tx_hash: string }>('select tx_hash from payments where to_address = ? and network = ? and id <> ?', [payment!.to_address, payment!.network, payment!.id]);
+    const others = await sql<{ tx_hash: string }>('select tx_hash from payments where to_address = ? and network = ? and id <> ?', [
+      payment!.to_address,
+      payment!.network,
+      payment!.id,
+    ]);
     await sql('delete from payments where id = ?', [payment!.id]);
     await sql('delete from unattributed_receipts where id = ?', [receipt!.id]);
     const runs = await reconcileAll();
     const eth = runs.find((r) => r.network === 'ETHEREUM')!;
     const bsc = runs.find((r) => r.network === 'BINANCE')!;
     expect(eth.mismatches).toEqual([
-      expect.objectContaining({ address: payment!.to_address, tokenSymbol: 'USDT', ledgerBaseUnits: expect.any(String), txHashes: others.map((o) => o.tx_hash) }),
+      expect.objectContaining({
+        address: payment!.to_address,
+        tokenSymbol: 'USDT',
+        ledgerBaseUnits: expect.any(String),
+        txHashes: others.map((o) => o.tx_hash),
+      }),
     ]);
     const m = eth.mismatches[0]!;
     expect(BigInt(m.onChainBaseUnits) - BigInt(m.ledgerBaseUnits)).toBe(BigInt(payment!.amount));

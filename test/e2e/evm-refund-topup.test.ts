@@ -26,7 +26,9 @@ beforeAll(async () => {
   chains = await startDevChains();
   gw = await startTestGateway({ ...WATCH_ENV, SANDBOX_ETHEREUM_CONFIRMATIONS: '2', WATCH_RUN_MS: '4000', REFUND_POLL_MS: '0' }, { devChains: chains });
   customer = await fundedCustomer(chains, CUSTOMER_PRIVATE_KEYS[1]!);
-  target = watchedNetworks(gw.app.config, { 'sandbox:ETHEREUM': [chains.ETHEREUM.rpcUrl] }).find((t) => t.environment === 'sandbox' && t.network === 'ETHEREUM')!;
+  target = watchedNetworks(gw.app.config, { 'sandbox:ETHEREUM': [chains.ETHEREUM.rpcUrl] }).find(
+    (t) => t.environment === 'sandbox' && t.network === 'ETHEREUM',
+  )!;
 }, 120_000);
 afterAll(async () => {
   await target?.adapter.close();
@@ -43,15 +45,29 @@ it('a top-up included but short after a fee rise is topped up by the difference 
   const o = await placeOrder(gw.url, gw.app, m, 'ETHEREUM');
   const excess = 3_000_000n;
   await pay(chain, customer, o.address, o.total + excess);
-  await eventually(async () => {
-    await mine(2);
-    return (await sql<{ status: string }>(gw.app, `select status from orders where id = ?`, [o.orderId]))[0]!.status === 'Success';
-  }, 'order paid', 60_000);
+  await eventually(
+    async () => {
+      await mine(2);
+      return (await sql<{ status: string }>(gw.app, `select status from orders where id = ?`, [o.orderId]))[0]!.status === 'Success';
+    },
+    'order paid',
+    60_000,
+  );
   const to = Wallet.createRandom().address;
-  const created = await http(gw.url, `${T}/merchant/fiat/refund`, { body: { merchant_id: m.merchantId, order_no: o.orderNo, kind: 'overpayment_excess', address: to }, headers: { 'api-key': m.sandboxKey } });
+  const created = await http(gw.url, `${T}/merchant/fiat/refund`, {
+    body: { merchant_id: m.merchantId, order_no: o.orderNo, kind: 'overpayment_excess', address: to },
+    headers: { 'api-key': m.sandboxKey },
+  });
   expect([created.status, created.body.data.request.status]).toEqual([201, 'approved']);
   const id = created.body.data.request.refund_id as string;
-  const row = async () => (await sql<{ status: string; funding_raw: string | null; funding_spent: string | null; failure_reason: string | null }>(gw.app, `select status, funding_raw, funding_spent::text, failure_reason from refunds where id = ?`, [id]))[0]!;
+  const row = async () =>
+    (
+      await sql<{ status: string; funding_raw: string | null; funding_spent: string | null; failure_reason: string | null }>(
+        gw.app,
+        `select status, funding_raw, funding_spent::text, failure_reason from refunds where id = ?`,
+        [id],
+      )
+    )[0]!;
 
   // The first top-up is signed and stored at today's fee (stopped before its broadcast), then broadcast and included.
   const stop = (step: RefundStep) => {
@@ -61,10 +77,14 @@ it('a top-up included but short after a fee rise is topped up by the difference 
   const first = parseFunding((await row()).funding_raw!);
   expect(first).toHaveLength(1);
   const engine = createRefundEngine(gw.app, target);
-  await eventually(async () => {
-    await engine.tick(gw.app.orm.em.fork());
-    return (await chain.provider.getTransactionReceipt(first[0]!.txHash)) !== null;
-  }, 'first top-up included', 60_000);
+  await eventually(
+    async () => {
+      await engine.tick(gw.app.orm.em.fork());
+      return (await chain.provider.getTransactionReceipt(first[0]!.txHash)) !== null;
+    },
+    'first top-up included',
+    60_000,
+  );
   // The fee rises tenfold before the transfer is signed and stays there (every block mined at it): what
   // the first top-up brought is short for good.
   const base = BigInt((await chain.provider.getBlock('latest'))!.baseFeePerGas!);
@@ -73,13 +93,17 @@ it('a top-up included but short after a fee rise is topped up by the difference 
     await mine();
   };
   await mineHigh();
-  await eventually(async () => {
-    await engine.tick(gw.app.orm.em.fork());
-    await mineHigh();
-    const r = await row();
-    if (r.status === 'failed') throw new Error(`refund failed: ${r.failure_reason}`);
-    return r.status === 'confirmed';
-  }, 'refund confirmed after a further top-up', 90_000);
+  await eventually(
+    async () => {
+      await engine.tick(gw.app.orm.em.fork());
+      await mineHigh();
+      const r = await row();
+      if (r.status === 'failed') throw new Error(`refund failed: ${r.failure_reason}`);
+      return r.status === 'confirmed';
+    },
+    'refund confirmed after a further top-up',
+    90_000,
+  );
   const done = await row();
   const funding = parseFunding(done.funding_raw!);
   // The first top-up kept as stored, a second one after it; both in blocks, their cost the tank's.
@@ -90,11 +114,15 @@ it('a top-up included but short after a fee rise is topped up by the difference 
   expect(await balanceOf(chain, DEV_TOKEN_ADDRESSES.ETHEREUM.USDT, to)).toBe(excess);
 
   let run: Awaited<ReturnType<typeof gw.app.reconciliation.reconcile>> | undefined;
-  await eventually(async () => {
-    await mine();
-    run = await gw.app.reconciliation.reconcile(gw.app.orm.em.fork(), target);
-    return run.error === null && run.mismatches.length === 0;
-  }, 'a clean reconciliation', 60_000).catch((err: unknown) => {
+  await eventually(
+    async () => {
+      await mine();
+      run = await gw.app.reconciliation.reconcile(gw.app.orm.em.fork(), target);
+      return run.error === null && run.mismatches.length === 0;
+    },
+    'a clean reconciliation',
+    60_000,
+  ).catch((err: unknown) => {
     throw new Error(`${String(err)}: ${JSON.stringify(run)}`);
   });
   // The tank was compared too: its ledger is open and nothing of it is in flight.

@@ -186,7 +186,9 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (NETWORK) => {
     expect(row.received_idr).toBe(rev!.total_idr);
     expect(BigInt(row.refunded_idr!)).toBe((BigInt(rev!.total_idr) * excess) / o.total);
     expect(BigInt(row.refunded_idr!)).toBeGreaterThan(0n);
-    const events = await sql<{ type: string }>(gw.app, `select type from merchant_events where merchant_id = ? and type like 'refund.%' order by seq`, [m.merchantId]);
+    const events = await sql<{ type: string }>(gw.app, `select type from merchant_events where merchant_id = ? and type like 'refund.%' order by seq`, [
+      m.merchantId,
+    ]);
     expect(events.map((e) => e.type)).toEqual(['refund.created', 'refund.claimed', 'refund.sent', 'refund.confirmed']);
     // The order shows its refund.
     const view = await gql(gw.url, OrderRefundsDocument, { environment: 'SANDBOX' as never, orderNo: o.orderNo }, apiKey(m.sandboxKey));
@@ -308,7 +310,9 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (NETWORK) => {
       message: expect.stringContaining('contract'),
     });
     // The two entries differ: refused before anything is looked up.
-    await expect(gw.app.refunds.claim(gw.app.orm.em.fork(), t, Wallet.createRandom().address, Wallet.createRandom().address)).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+    await expect(gw.app.refunds.claim(gw.app.orm.em.fork(), t, Wallet.createRandom().address, Wallet.createRandom().address)).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+    });
     await expect(gw.app.refunds.claimInfo(gw.app.orm.em.fork(), 'x'.repeat(43))).rejects.toMatchObject({ code: 'CLAIM_NOT_FOUND' });
     expect(await refundRow(created.data!.createRefund.refund.id)).toEqual(expect.objectContaining({ status: 'requested' }));
   }, 120_000);
@@ -316,7 +320,11 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (NETWORK) => {
   it('a partial refund of a paid, already-swept order is paid from the merchant’s refund wallet', async () => {
     const m = await createMerchant(gw.app);
     const settlement = Wallet.createRandom().address;
-    await sql(gw.app, `insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', ?, ?, now())`, [m.merchantId, NETWORK, settlement]);
+    await sql(gw.app, `insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', ?, ?, now())`, [
+      m.merchantId,
+      NETWORK,
+      settlement,
+    ]);
     const o = await paidOrder(m);
     await eventually(
       async () => {
@@ -358,7 +366,9 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (NETWORK) => {
       }),
     );
     expect(created.data!.createRefund.claimUrl).toBeNull();
-    const balances = (await gql(gw.url, RefundWalletsDocument, { environment: 'SANDBOX' as never }, apiKey(m.sandboxKey))).data!.refundWallets.find((w) => w.network === NETWORK)!.balances!;
+    const balances = (await gql(gw.url, RefundWalletsDocument, { environment: 'SANDBOX' as never }, apiKey(m.sandboxKey))).data!.refundWallets.find(
+      (w) => w.network === NETWORK,
+    )!.balances!;
     expect(balances.find((b) => b.tokenSymbol === 'USDT')!.amount.units).toBe(part.toString());
     const owner = await freshLogin(gw.url, m);
     expect((await gql(gw.url, ApproveRefundDocument, { environment: 'SANDBOX' as never, id: refund.id }, bearer(owner))).errors).toBeUndefined();
@@ -432,7 +442,11 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (NETWORK) => {
     await eventually(
       async () => {
         await mine();
-        const [r] = await sql<{ id: string }>(gw.app, `select id from unattributed_receipts where order_id = ? and reason = 'wrong_token' and status = 'confirmed'`, [o.orderId]);
+        const [r] = await sql<{ id: string }>(
+          gw.app,
+          `select id from unattributed_receipts where order_id = ? and reason = 'wrong_token' and status = 'confirmed'`,
+          [o.orderId],
+        );
         receiptId = r?.id ?? '';
         return receiptId !== '';
       },
@@ -466,15 +480,23 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (NETWORK) => {
     expect(await balanceOf(chain(), DEV_TOKEN_ADDRESSES[NETWORK].USDC, to)).toBe(wrong);
     expect(await balanceOf(chain(), DEV_TOKEN_ADDRESSES[NETWORK].USDC, o.address)).toBe(0n);
     const view = await gql(gw.url, OrderRefundsDocument, { environment: 'SANDBOX' as never, orderNo: o.orderNo }, apiKey(m.sandboxKey));
-    expect(view.data!.order.unattributedReceipts.find((r) => r.id === receiptId)!.refunds).toEqual([expect.objectContaining({ id: refund.id, status: 'confirmed' })]);
+    expect(view.data!.order.unattributedReceipts.find((r) => r.id === receiptId)!.refunds).toEqual([
+      expect.objectContaining({ id: refund.id, status: 'confirmed' }),
+    ]);
   }, 180_000);
 
   it('the books close: reconciliation, at a block past every refund, finds no mismatch (refunded deposits included)', async () => {
-    const [last] = await sql<{ block: string; n: string }>(gw.app, `select max(block_number)::text as block, count(*)::text as n from refunds where status = 'confirmed' and source = 'deposit' and network = ?`, [
-      NETWORK,
-    ]);
+    const [last] = await sql<{ block: string; n: string }>(
+      gw.app,
+      `select max(block_number)::text as block, count(*)::text as n from refunds where status = 'confirmed' and source = 'deposit' and network = ?`,
+      [NETWORK],
+    );
     expect(Number(last!.n)).toBeGreaterThanOrEqual(2);
-    const refunded = await sql<{ from_address: string }>(gw.app, `select distinct from_address from refunds where status = 'confirmed' and source = 'deposit' and network = ?`, [NETWORK]);
+    const refunded = await sql<{ from_address: string }>(
+      gw.app,
+      `select distinct from_address from refunds where status = 'confirmed' and source = 'deposit' and network = ?`,
+      [NETWORK],
+    );
     let run: Awaited<ReturnType<typeof gw.app.reconciliation.reconcile>> | undefined;
     await eventually(
       async () => {
@@ -488,9 +510,11 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (NETWORK) => {
     expect(run!.mismatches).toEqual([]);
     expect(run!.checked).toBeGreaterThan(0);
     // Every refunded deposit is among the addresses compared (the family's deposits are all read).
-    const compared = await sql<{ n: string }>(gw.app, `select count(*)::text as n from deposits where environment = 'sandbox' and family = 'evm' and address = any(?)`, [
-      `{${refunded.map((r) => r.from_address).join(',')}}`,
-    ]);
+    const compared = await sql<{ n: string }>(
+      gw.app,
+      `select count(*)::text as n from deposits where environment = 'sandbox' and family = 'evm' and address = any(?)`,
+      [`{${refunded.map((r) => r.from_address).join(',')}}`],
+    );
     expect(Number(compared[0]!.n)).toBe(refunded.length);
   }, 120_000);
 });

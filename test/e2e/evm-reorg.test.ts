@@ -58,13 +58,18 @@ const mine = (chain: DevChain, n: number) => chain.rpc.call('anvil_mine', [toQua
 const reorg = (chain: DevChain, depth: number, txs: [unknown, number][] = []) => chain.rpc.call('anvil_reorg', [depth, txs]);
 const rawTx = (chain: DevChain, hash: string) => chain.rpc.call<string>('eth_getRawTransactionByHash', [hash]);
 const blockHash = async (chain: DevChain, n: bigint) => (await chain.rpc.call<{ hash: string }>('eth_getBlockByNumber', [toQuantity(n), false])).hash;
-const receipt = (chain: DevChain, hash: string) => chain.rpc.call<{ blockNumber: string; blockHash: string; logs: { logIndex: string }[] } | null>('eth_getTransactionReceipt', [hash]);
+const receipt = (chain: DevChain, hash: string) =>
+  chain.rpc.call<{ blockNumber: string; blockHash: string; logs: { logIndex: string }[] } | null>('eth_getTransactionReceipt', [hash]);
 const waitForStatusQuiet = async (orderNo: string, status: string) => {
   await eventually(async () => (await orderStatus(gw.url, m, orderNo)) === status, `order ${orderNo} to become ${status}`, 10_000);
 };
 const mintData = new Interface(['function mint(address to, uint256 value)']);
 /** A token mint sent by the (unlocked) deployer account: one Transfer log. */
-const mintTx = (network: EvmNet) => ({ from: DEPLOYER_ADDRESS, to: DEV_TOKEN_ADDRESSES[network].USDT, data: mintData.encodeFunctionData('mint', [getAddress(DEPLOYER_ADDRESS), 1n]) });
+const mintTx = (network: EvmNet) => ({
+  from: DEPLOYER_ADDRESS,
+  to: DEV_TOKEN_ADDRESSES[network].USDT,
+  data: mintData.encodeFunctionData('mint', [getAddress(DEPLOYER_ADDRESS), 1n]),
+});
 
 describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
   const chain = () => chains[network];
@@ -105,7 +110,11 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
         ...(again.txHash === sent.txHash ? [] : [[sent.txHash, sent.blockHash, 'orphaned']]),
         [again.txHash, again.blockHash, 'confirmed'],
       ]);
-      const [order] = await sql<{ overpaid: boolean; amount_received: string }>(gw.app, `select o.overpaid, d.amount_received::text from orders o join deposits d on d.order_id = o.id where o.id = ?`, [o.orderId]);
+      const [order] = await sql<{ overpaid: boolean; amount_received: string }>(
+        gw.app,
+        `select o.overpaid, d.amount_received::text from orders o join deposits d on d.order_id = o.id where o.id = ?`,
+        [o.orderId],
+      );
       expect(order).toEqual({ overpaid: false, amount_received: o.total.toString() });
     } finally {
       await sub.close();
@@ -124,9 +133,15 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
       await mine(chain(), CONFIRMATIONS - 1);
       await sub.until('Success');
       const rows = await paymentsOf(gw.app, o.orderId);
-      expect(rows).toEqual([expect.objectContaining({ tx_hash: sent.txHash, block_number: BigInt(moved.blockNumber).toString(), block_hash: moved.blockHash, status: 'confirmed' })]);
+      expect(rows).toEqual([
+        expect.objectContaining({ tx_hash: sent.txHash, block_number: BigInt(moved.blockNumber).toString(), block_hash: moved.blockHash, status: 'confirmed' }),
+      ]);
       expect(rows[0]!.block_hash).toBe(await blockHash(chain(), BigInt(moved.blockNumber)));
-      const [order] = await sql<{ overpaid: boolean; amount_received: string }>(gw.app, `select o.overpaid, d.amount_received::text from orders o join deposits d on d.order_id = o.id where o.id = ?`, [o.orderId]);
+      const [order] = await sql<{ overpaid: boolean; amount_received: string }>(
+        gw.app,
+        `select o.overpaid, d.amount_received::text from orders o join deposits d on d.order_id = o.id where o.id = ?`,
+        [o.orderId],
+      );
       expect(order).toEqual({ overpaid: false, amount_received: o.total.toString() });
     } finally {
       await sub.close();
@@ -155,7 +170,11 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
           [sent.txHash, newIndex, moved.blockHash, 'confirmed'],
         ].sort(),
       );
-      const [order] = await sql<{ overpaid: boolean; amount_received: string }>(gw.app, `select o.overpaid, d.amount_received::text from orders o join deposits d on d.order_id = o.id where o.id = ?`, [o.orderId]);
+      const [order] = await sql<{ overpaid: boolean; amount_received: string }>(
+        gw.app,
+        `select o.overpaid, d.amount_received::text from orders o join deposits d on d.order_id = o.id where o.id = ?`,
+        [o.orderId],
+      );
       expect(order).toEqual({ overpaid: false, amount_received: o.total.toString() });
     } finally {
       await sub.close();
@@ -189,7 +208,12 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
       await waitForStatusQuiet(o.orderNo, 'Success');
       // The scan that straddled the reorg committed nothing; the rescan recorded the canonical transfer.
       expect(await paymentsOf(gw.app, o.orderId)).toEqual([
-        expect.objectContaining({ tx_hash: sent.txHash, block_hash: moved.blockHash, log_index: Number(BigInt(moved.logs.at(-1)!.logIndex)), status: 'confirmed' }),
+        expect.objectContaining({
+          tx_hash: sent.txHash,
+          block_hash: moved.blockHash,
+          log_index: Number(BigInt(moved.logs.at(-1)!.logIndex)),
+          status: 'confirmed',
+        }),
       ]);
     } finally {
       proxies[network].afterUpstream = undefined;
@@ -219,7 +243,11 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
   it('after the reorgs the cursor sits on the canonical chain at the head', async () => {
     const head = await headOf(chain());
     await eventually(async () => {
-      const [c] = await sql<{ block_number: string; block_hash: string }>(gw.app, `select block_number::text, block_hash from chain_cursors where environment = 'sandbox' and network = ?`, [network]);
+      const [c] = await sql<{ block_number: string; block_hash: string }>(
+        gw.app,
+        `select block_number::text, block_hash from chain_cursors where environment = 'sandbox' and network = ?`,
+        [network],
+      );
       return !!c && BigInt(c.block_number) >= head && c.block_hash === (await blockHash(chain(), BigInt(c.block_number)));
     }, 'the cursor to reach the canonical head');
   });

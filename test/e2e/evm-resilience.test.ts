@@ -18,7 +18,21 @@ import { createTestDatabase, type TestDatabase } from '../support/db';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, TEST_JWT_SECRET, TEST_MASTER_KEY, type TestGateway } from '../support/gateway';
 import { bareEnv, lockDist, requireDist, ROOT, spawnProcess, type Spawned } from '../support/process';
-import { fundedCustomer, headOf, pay, placeOrder, sleep, sql, startHookedRpc, waitForStatus, WATCH_ENV, type EvmNet, type HookedRpc, type Merchant, type PlacedOrder } from '../support/evm-harness';
+import {
+  fundedCustomer,
+  headOf,
+  pay,
+  placeOrder,
+  sleep,
+  sql,
+  startHookedRpc,
+  waitForStatus,
+  WATCH_ENV,
+  type EvmNet,
+  type HookedRpc,
+  type Merchant,
+  type PlacedOrder,
+} from '../support/evm-harness';
 
 const NETS: EvmNet[] = ['ETHEREUM', 'BINANCE'];
 let chains: DevChains;
@@ -54,7 +68,8 @@ beforeAll(async () => {
       if (req.method === 'eth_getLogs') {
         const { fromBlock, toBlock } = req.params[0] as { fromBlock: string; toBlock: string };
         spans[n].push([BigInt(fromBlock), BigInt(toBlock)]);
-        if (BigInt(toBlock) - BigInt(fromBlock) + 1n > BigInt(MAX_RANGE)) return { error: { code: -32005, message: `query exceeds max block range ${MAX_RANGE}` } };
+        if (BigInt(toBlock) - BigInt(fromBlock) + 1n > BigInt(MAX_RANGE))
+          return { error: { code: -32005, message: `query exceeds max block range ${MAX_RANGE}` } };
       }
       return failing;
     });
@@ -74,7 +89,11 @@ afterAll(async () => {
 });
 
 const startWorker = async () => {
-  const w = await startTestGateway(WORKER_ENV, { db, devChains: chains, rpcOverrides: { 'sandbox:ETHEREUM': [faulty.ETHEREUM.url], 'sandbox:BINANCE': [faulty.BINANCE.url] } });
+  const w = await startTestGateway(WORKER_ENV, {
+    db,
+    devChains: chains,
+    rpcOverrides: { 'sandbox:ETHEREUM': [faulty.ETHEREUM.url], 'sandbox:BINANCE': [faulty.BINANCE.url] },
+  });
   workers.push(w);
   return w;
 };
@@ -93,7 +112,8 @@ const payAll = async (orders: PlacedOrder[]): Promise<{ txHash: string; orderId:
   const perNet = await Promise.all(
     NETS.map(async (n) => {
       const sent: { txHash: string; orderId: string }[] = [];
-      for (const o of orders.filter((x) => x.network === n)) sent.push({ txHash: (await pay(chains[n], customer, o.address, o.total)).txHash, orderId: o.orderId });
+      for (const o of orders.filter((x) => x.network === n))
+        sent.push({ txHash: (await pay(chains[n], customer, o.address, o.total)).txHash, orderId: o.orderId });
       return sent;
     }),
   );
@@ -113,7 +133,9 @@ async function expectSettledOnce(orders: PlacedOrder[], txs: { txHash: string; o
 }
 
 const cursorOf = async (n: EvmNet) =>
-  BigInt((await sql<{ b: string }>(api.app, `select block_number::text as b from chain_cursors where environment = 'sandbox' and network = ?`, [n]))[0]?.b ?? '-1');
+  BigInt(
+    (await sql<{ b: string }>(api.app, `select block_number::text as b from chain_cursors where environment = 'sandbox' and network = ?`, [n]))[0]?.b ?? '-1',
+  );
 
 it('a worker process SIGKILLed mid-scan while payments keep coming: the next worker resumes from the committed cursor, nothing missed or doubled', async () => {
   requireDist();
@@ -194,7 +216,9 @@ it('a worker process SIGKILLed mid-scan while payments keep coming: the next wor
     for (let b = cursorsBefore[n] + 1n; b <= heads[n]; b++) expect(spans[n].some(([x, y]) => x <= b && b <= y)).toBe(true);
     expect(heads[n] - cursorsBefore[n]).toBeGreaterThan(BigInt(MAX_RANGE));
   }
-  console.log(`SIGKILL mid-scan: new worker settled the ${whileDead.length + 1} missed payments ${Date.now() - t0} ms after it started (${t0 - killedAt} ms after the kill; the dead worker's lock lives 4 s)`);
+  console.log(
+    `SIGKILL mid-scan: new worker settled the ${whileDead.length + 1} missed payments ${Date.now() - t0} ms after it started (${t0 - killedAt} ms after the kill; the dead worker's lock lives 4 s)`,
+  );
 });
 
 it('a worker stopped while payments keep coming, restarted later: every payment recorded once, every order settles', async () => {
@@ -218,12 +242,20 @@ it('a worker stopped while payments keep coming, restarted later: every payment 
     }),
   );
   await stopped;
-  const recordedWhileUp = (await sql<{ n: string }>(api.app, `select count(*)::text as n from payments where order_id in (${orders.map(() => '?').join(',')})`, orders.map((o) => o.orderId)))[0]!.n;
+  const recordedWhileUp = (
+    await sql<{ n: string }>(
+      api.app,
+      `select count(*)::text as n from payments where order_id in (${orders.map(() => '?').join(',')})`,
+      orders.map((o) => o.orderId),
+    )
+  )[0]!.n;
   expect(Number(recordedWhileUp)).toBeLessThan(orders.length); // some arrived while no worker ran
   const t0 = Date.now();
   await startWorker();
   await expectSettledOnce(orders, txs);
-  console.log(`stop/restart: ${recordedWhileUp}/${orders.length} recorded before the stop (${Date.now() - stoppedAt} ms ago); the new worker settled the rest in ${Date.now() - t0} ms`);
+  console.log(
+    `stop/restart: ${recordedWhileUp}/${orders.length} recorded before the stop (${Date.now() - stoppedAt} ms ago); the new worker settled the rest in ${Date.now() - t0} ms`,
+  );
 });
 
 it('the node failing for a few seconds (internal errors, then rate limits): the watcher keeps retrying, then catches up', async () => {

@@ -93,7 +93,9 @@ describe.each([
       ]);
       expect(rows[0]!.from_address.toLowerCase()).toBe((await import('ethers')).computeAddress(customer).toLowerCase());
       expect(rows[0]!.to_address.toLowerCase()).toBe(o.address.toLowerCase());
-      const [dep] = await sql<{ amount_received: string; status: string }>(gw.app, `select amount_received::text, status from deposits where id = ?`, [o.depositId]);
+      const [dep] = await sql<{ amount_received: string; status: string }>(gw.app, `select amount_received::text, status from deposits where id = ?`, [
+        o.depositId,
+      ]);
       expect(dep).toEqual({ amount_received: o.total.toString(), status: 'settled' }); // paid: code released, still watched until the late window ends
       const events = await eventsOf(gw.app, o.orderId);
       expect(events.filter((e) => e.type === 'order.status_changed').at(-1)).toMatchObject({ to_status: 'Success' });
@@ -181,7 +183,9 @@ describe.each([
     ]);
     const events = await eventsOf(gw.app, o.orderId);
     expect(events.filter((e) => e.type === 'order.status_changed').map((e) => e.to_status)).toEqual(['Processing', 'Underpaid', 'Success']);
-    expect(events.filter((e) => e.type === 'payment.late')).toEqual([expect.objectContaining({ reason: expect.objectContaining({ txHash: rows[1]!.tx_hash, withinLateWindow: true }) })]);
+    expect(events.filter((e) => e.type === 'payment.late')).toEqual([
+      expect.objectContaining({ reason: expect.objectContaining({ txHash: rows[1]!.tx_hash, withinLateWindow: true }) }),
+    ]);
   });
 
   it('nothing paid → Expired; a full payment after expiry, inside the late window, is recorded, flagged late and completes the order', async () => {
@@ -245,7 +249,9 @@ describe.each([
 
 /** Waits until settlement has counted `amount` into the deposit (written with the order's status, in one transaction). */
 async function settled(depositId: string, amount: bigint): Promise<void> {
-  await waitFor(async () => (await sql<{ r: string }>(gw.app, `select amount_received::text as r from deposits where id = ?`, [depositId]))[0]?.r === amount.toString());
+  await waitFor(
+    async () => (await sql<{ r: string }>(gw.app, `select amount_received::text as r from deposits where id = ?`, [depositId]))[0]?.r === amount.toString(),
+  );
 }
 
 async function waitFor(probe: () => Promise<boolean>, timeoutMs = 15_000): Promise<void> {

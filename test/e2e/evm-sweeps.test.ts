@@ -7,7 +7,15 @@
  */
 import { Wallet } from 'ethers';
 import { watchedNetworks } from '../../src/chains/networks';
-import { balanceOf, CUSTOMER_PRIVATE_KEYS, DEV_GAS_TANK_EVM_ADDRESS, DEV_SWEEP_CONTRACTS, DEV_TOKEN_ADDRESSES, startDevChains, type DevChains } from '../../src/devchain';
+import {
+  balanceOf,
+  CUSTOMER_PRIVATE_KEYS,
+  DEV_GAS_TANK_EVM_ADDRESS,
+  DEV_SWEEP_CONTRACTS,
+  DEV_TOKEN_ADDRESSES,
+  startDevChains,
+  type DevChains,
+} from '../../src/devchain';
 import { http } from '../support/http';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { DECIMALS, eventually, fundedCustomer, pay, placeOrder, WATCH_ENV, type EvmNet } from '../support/evm-harness';
@@ -55,7 +63,10 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
     },
     unit: 10n ** BigInt(DECIMALS[network]),
     txHash: /^0x[0-9a-f]{64}$/,
-    target: () => watchedNetworks(gw.app.config, { [`sandbox:${network}`]: [chain().rpcUrl] }, { localSweepContracts: DEV_SWEEP_CONTRACTS }).find((t) => t.environment === 'sandbox' && t.network === network)!,
+    target: () =>
+      watchedNetworks(gw.app.config, { [`sandbox:${network}`]: [chain().rpcUrl] }, { localSweepContracts: DEV_SWEEP_CONTRACTS }).find(
+        (t) => t.environment === 'sandbox' && t.network === network,
+      )!,
     payWrongToken: async (to, amount) => (await pay(chain(), customer, to, amount, 'USDC')).txHash,
     native: {
       async send(to, amount) {
@@ -73,7 +84,10 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (network) => {
 
 it('operators see every gas tank (address, balance, low) with the operator token; nobody else does', async () => {
   const query = (token?: string) =>
-    http(gw.url, '/graphql', { body: { query: 'query { gasTanks { environment network address balance lowThreshold low needed checkedAt } }' }, headers: token ? { 'x-operator-token': token } : {} });
+    http(gw.url, '/graphql', {
+      body: { query: 'query { gasTanks { environment network address balance lowThreshold low needed checkedAt } }' },
+      headers: token ? { 'x-operator-token': token } : {},
+    });
   const denied = await query();
   expect(denied.body.errors[0].extensions.code).toBe('FORBIDDEN');
   await eventually(async () => (await query(OPERATOR_TOKEN)).body.data.gasTanks.length === 2, 'both EVM tanks checked', 30_000);

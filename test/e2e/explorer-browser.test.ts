@@ -21,7 +21,11 @@ beforeAll(async () => {
   browser = await launchBrowser();
   gw = await startTestGateway({ ROLE: 'api' });
   m = await createMerchant(gw.app);
-  const ctx: RequestContext = { ...internalContext(gw.app.orm.em.fork()), caller: { kind: 'apiKey', merchantId: m.merchantId, environment: 'sandbox', apiKeyId: 'test' }, environment: 'sandbox' };
+  const ctx: RequestContext = {
+    ...internalContext(gw.app.orm.em.fork()),
+    caller: { kind: 'apiKey', merchantId: m.merchantId, environment: 'sandbox', apiKeyId: 'test' },
+    environment: 'sandbox',
+  };
   await gw.app.orders.create(ctx, { orderNo: 'EXPLORER-1', amount: '150000' });
 }, 120_000);
 afterAll(async () => {
@@ -72,7 +76,11 @@ it('a subscription typed in the explorer receives a committed status change over
   const { page, outside } = await offlinePage('subscription { merchantEvents { orderNo status previousStatus } }');
   await page.click('.graphiql-execute-button');
   await new Promise((r) => setTimeout(r, 1500)); // the subscription is live
-  const ctx: RequestContext = { ...internalContext(gw.app.orm.em.fork()), caller: { kind: 'apiKey', merchantId: m.merchantId, environment: 'sandbox', apiKeyId: 'test' }, environment: 'sandbox' };
+  const ctx: RequestContext = {
+    ...internalContext(gw.app.orm.em.fork()),
+    caller: { kind: 'apiKey', merchantId: m.merchantId, environment: 'sandbox', apiKeyId: 'test' },
+    environment: 'sandbox',
+  };
   const { order } = await gw.app.orders.create(ctx, { orderNo: 'EXPLORER-LIVE', amount: '160000' });
   await gw.app.orm.em.fork().transactional((em) => gw.app.orderStatus.transition(em, order.id, 'Processing', { kind: 'test' }));
   // The order's creation shows first, then its change.

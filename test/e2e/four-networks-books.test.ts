@@ -12,7 +12,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, sendAndConfirmTransaction, Connection } from '@solana/web3.js';
-import { TOKEN_PROGRAM_ID, createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import {
+  TOKEN_PROGRAM_ID,
+  createAssociatedTokenAccountIdempotentInstruction,
+  createTransferCheckedInstruction,
+  getAssociatedTokenAddressSync,
+} from '@solana/spl-token';
 import { Wallet } from 'ethers';
 import type { TronWeb } from 'tronweb';
 import { tronDriver } from '../../src/chains/tron/tron.driver';
@@ -63,7 +68,14 @@ beforeAll(async () => {
   );
   const em = gw.app.orm.em.fork();
   await gw.app.tokens.upsert(em, { environment: 'sandbox', network: 'TRON', symbol: 'USDT', name: 'Tether USD (emulator)', address: tronUsdt, decimals: 6 });
-  await gw.app.tokens.upsert(em, { environment: 'sandbox', network: 'SOLANA', symbol: 'USDC', name: 'USD Coin (litesvm)', address: mint.toBase58(), decimals: 6 });
+  await gw.app.tokens.upsert(em, {
+    environment: 'sandbox',
+    network: 'SOLANA',
+    symbol: 'USDC',
+    name: 'USD Coin (litesvm)',
+    address: mint.toBase58(),
+    decimals: 6,
+  });
   evmCustomer = await fundedCustomer(chains, CUSTOMER_PRIVATE_KEYS[1]!);
   tron = tronCustomer(emu);
   await emu.setTrx(tron.address, 100_000n * TRX);
@@ -149,7 +161,10 @@ const NETS: Net[] = [
         ),
       );
     },
-    sendNative: (to) => solSend(new Transaction().add(SystemProgram.transfer({ fromPubkey: solCustomer.publicKey, toPubkey: new PublicKey(to), lamports: LAMPORTS_PER_SOL / 10 }))),
+    sendNative: (to) =>
+      solSend(
+        new Transaction().add(SystemProgram.transfer({ fromPubkey: solCustomer.publicKey, toPubkey: new PublicKey(to), lamports: LAMPORTS_PER_SOL / 10 })),
+      ),
     makeFinal: async () => facade.advanceSlots(facade.slot() - facade.finalizedSlot() + 1),
   },
 ];
@@ -172,7 +187,12 @@ it('payments (overpaid, the excess refunded) and native coin on ETHEREUM, BINANC
   });
   // Every tank's ledger opened before anything moves: from here on its balance must be funded − spent.
   for (const net of NETS) {
-    const opened = await runProcess(process.execPath, [CLI_JS, 'gas-tank', 'ledger-open', '--environment', 'sandbox', '--network', net.network, '--json'], env, 120_000);
+    const opened = await runProcess(
+      process.execPath,
+      [CLI_JS, 'gas-tank', 'ledger-open', '--environment', 'sandbox', '--network', net.network, '--json'],
+      env,
+      120_000,
+    );
     expect({ network: net.network, code: opened.code, stderr: opened.stderr }).toEqual({ network: net.network, code: 0, stderr: '' });
   }
   const m = await createMerchant(gw.app);
@@ -189,10 +209,14 @@ it('payments (overpaid, the excess refunded) and native coin on ETHEREUM, BINANC
   // Each order paid, its excess refunded from the deposit (no native coin there yet: the tank pays the gas).
   const refunds: { net: Net; id: string }[] = [];
   for (const { net, orderId, orderNo } of deposits) {
-    await eventually(async () => {
-      await net.makeFinal();
-      return (await sql<{ status: string }>(`select status from orders where id = ?`, [orderId]))[0]!.status === 'Success';
-    }, `${net.network}: order paid`, 90_000);
+    await eventually(
+      async () => {
+        await net.makeFinal();
+        return (await sql<{ status: string }>(`select status from orders where id = ?`, [orderId]))[0]!.status === 'Success';
+      },
+      `${net.network}: order paid`,
+      90_000,
+    );
     const created = await http(gw.url, '/api/v2/testnet/merchant/fiat/refund', {
       body: { merchant_id: m.merchantId, order_no: orderNo, kind: 'overpayment_excess', address: net.newAddress() },
       headers: { 'api-key': m.sandboxKey },
@@ -201,21 +225,32 @@ it('payments (overpaid, the excess refunded) and native coin on ETHEREUM, BINANC
     refunds.push({ net, id: created.body.data.request.refund_id as string });
   }
   for (const { net, id } of refunds) {
-    await eventually(async () => {
-      const [r] = await sql<{ status: string; failure_reason: string | null }>(`select status, failure_reason from refunds where id = ?`, [id]);
-      if (r!.status === 'failed') throw new Error(`${net.network}: refund failed (${r!.failure_reason})`);
-      if (r!.status === 'confirmed') return true;
-      await net.makeFinal();
-      return false;
-    }, `${net.network}: refund confirmed`, 150_000);
+    await eventually(
+      async () => {
+        const [r] = await sql<{ status: string; failure_reason: string | null }>(`select status, failure_reason from refunds where id = ?`, [id]);
+        if (r!.status === 'failed') throw new Error(`${net.network}: refund failed (${r!.failure_reason})`);
+        if (r!.status === 'confirmed') return true;
+        await net.makeFinal();
+        return false;
+      },
+      `${net.network}: refund confirmed`,
+      150_000,
+    );
   }
   // The tank paid for every refund, recorded once in a block (a top-up of the deposit, or the fee as fee
   // payer): with no sweep in flight either, the reconciliation below compares every tank.
-  const paid = await sql<{ network: string; funding_spent: string | null; tank_spent: string | null }>(`select network, funding_spent::text, tank_spent::text from refunds where merchant_id = ? order by network`, [m.merchantId]);
+  const paid = await sql<{ network: string; funding_spent: string | null; tank_spent: string | null }>(
+    `select network, funding_spent::text, tank_spent::text from refunds where merchant_id = ? order by network`,
+    [m.merchantId],
+  );
   for (const p of paid) expect({ network: p.network, paid: BigInt(p.funding_spent ?? p.tank_spent ?? '0') > 0n }).toEqual({ network: p.network, paid: true });
   // Settlement wallets only now: nothing is swept before the refunds left the deposits.
   for (const { net, address } of deposits) {
-    await sql(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', ?, ?, now())`, [m.merchantId, net.network, net.settlement]);
+    await sql(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', ?, ?, now())`, [
+      m.merchantId,
+      net.network,
+      net.settlement,
+    ]);
     await net.sendNative(address);
   }
   // Every payment and native receipt confirmed, then one "sweep now" per network.
@@ -225,36 +260,57 @@ it('payments (overpaid, the excess refunded) and native coin on ETHEREUM, BINANC
       [depositId, depositId],
     );
   for (const { net, depositId } of deposits) {
-    await eventually(async () => {
-      await net.makeFinal();
-      return Number((await received(depositId))[0]!.n) === 2;
-    }, `${net.network}: payment and native coin confirmed`, 90_000);
+    await eventually(
+      async () => {
+        await net.makeFinal();
+        return Number((await received(depositId))[0]!.n) === 2;
+      },
+      `${net.network}: payment and native coin confirmed`,
+      90_000,
+    );
     await sql(`insert into sweep_requests (merchant_id, environment, network) values (?, 'sandbox', ?)`, [m.merchantId, net.network]);
   }
   // Each deposit: its token swept, then its native coin.
   for (const { net, depositId } of deposits) {
-    await eventually(async () => {
-      const s = await sql<{ token_id: string | null; status: string; failure_reason: string | null }>(`select token_id, status, failure_reason from sweeps where deposit_id = ?`, [depositId]);
-      const failed = s.find((x) => x.status === 'failed');
-      if (failed) throw new Error(`${net.network}: sweep failed (${failed.failure_reason})`);
-      if (s.length === 2 && s.every((x) => x.status === 'confirmed') && s.some((x) => x.token_id === null)) return true;
-      await net.makeFinal();
-      return false;
-    }, `${net.network}: token and native coin swept`, 150_000);
+    await eventually(
+      async () => {
+        const s = await sql<{ token_id: string | null; status: string; failure_reason: string | null }>(
+          `select token_id, status, failure_reason from sweeps where deposit_id = ?`,
+          [depositId],
+        );
+        const failed = s.find((x) => x.status === 'failed');
+        if (failed) throw new Error(`${net.network}: sweep failed (${failed.failure_reason})`);
+        if (s.length === 2 && s.every((x) => x.status === 'confirmed') && s.some((x) => x.token_id === null)) return true;
+        await net.makeFinal();
+        return false;
+      },
+      `${net.network}: token and native coin swept`,
+      150_000,
+    );
   }
   // No sweep transaction in flight anywhere: the runs below compare every address.
   await eventually(async () => (await sql(`select 1 from sweep_txs where state in ('signed','broadcast')`)).length === 0, 'nothing in flight', 60_000);
 
   const r = await runProcess(process.execPath, [CLI_JS, 'reconcile', '--environment', 'sandbox', '--json'], env, 120_000);
   const out = JSON.parse(r.stdout) as { runs: ReconciliationRun[]; mismatches: number };
-  expect({ code: r.code, mismatches: out.runs.flatMap((x) => x.mismatches), errors: out.runs.map((x) => x.error) }).toEqual({ code: 0, mismatches: [], errors: [null, null, null, null] });
+  expect({ code: r.code, mismatches: out.runs.flatMap((x) => x.mismatches), errors: out.runs.map((x) => x.error) }).toEqual({
+    code: 0,
+    mismatches: [],
+    errors: [null, null, null, null],
+  });
   expect(out.runs.map((x) => x.network).sort()).toEqual(['BINANCE', 'ETHEREUM', 'SOLANA', 'TRON']);
   for (const run of out.runs) expect(run.checked).toBeGreaterThan(0);
   const text = await runProcess(process.execPath, [CLI_JS, 'reconcile', '--environment', 'sandbox'], env, 120_000);
   expect(text.code).toBe(0);
-  for (const n of ['ETHEREUM', 'BINANCE', 'TRON', 'SOLANA']) expect(text.stdout).toMatch(new RegExp(`^sandbox:${n} at block \\d+: \\d+ checked, 0 mismatches$`, 'm'));
+  for (const n of ['ETHEREUM', 'BINANCE', 'TRON', 'SOLANA'])
+    expect(text.stdout).toMatch(new RegExp(`^sandbox:${n} at block \\d+: \\d+ checked, 0 mismatches$`, 'm'));
   // A network that cannot be compared (here ETHEREUM's URL serves BINANCE's chain) is no clean bill: exit 3, named.
-  const blind = await runProcess(process.execPath, [CLI_JS, 'reconcile', '--environment', 'sandbox'], { ...env, SANDBOX_ETHEREUM_RPC_URLS: chains.BINANCE.rpcUrl }, 120_000);
+  const blind = await runProcess(
+    process.execPath,
+    [CLI_JS, 'reconcile', '--environment', 'sandbox'],
+    { ...env, SANDBOX_ETHEREUM_RPC_URLS: chains.BINANCE.rpcUrl },
+    120_000,
+  );
   expect(blind.code).toBe(3);
   expect(blind.stdout).toMatch(/^sandbox:ETHEREUM at block -: not compared \(.+\)$/m);
   expect(blind.stdout).toMatch(/^sandbox:BINANCE at block \d+: \d+ checked, 0 mismatches$/m);

@@ -48,7 +48,11 @@ afterAll(async () => {
 });
 
 const locked = (name?: string) =>
-  sql<{ name: string; owner: string | null }>(api.app, `select name, last_modified_by as owner from agenda_jobs where locked_at is not null${name ? ' and name = ?' : ''}`, name ? [name] : []);
+  sql<{ name: string; owner: string | null }>(
+    api.app,
+    `select name, last_modified_by as owner from agenda_jobs where locked_at is not null${name ? ' and name = ?' : ''}`,
+    name ? [name] : [],
+  );
 
 /** A log that keeps its lines, to find what the scheduler said. */
 function capturingLog(): { log: pino.Logger; lines: () => string } {
@@ -67,7 +71,9 @@ function capturingLog(): { log: pino.Logger; lines: () => string } {
 
 /** The real watcher of sandbox ETHEREUM on the local anvil, its runs counted. */
 function countedWatcher(runs: { n: number }): JobDefinition {
-  const [target] = watchedNetworks(api.app.config, { 'sandbox:ETHEREUM': [anvil.rpcUrl] }, { localSweepContracts: DEV_SWEEP_CONTRACTS }).filter((n) => n.environment === 'sandbox' && n.network === 'ETHEREUM');
+  const [target] = watchedNetworks(api.app.config, { 'sandbox:ETHEREUM': [anvil.rpcUrl] }, { localSweepContracts: DEV_SWEEP_CONTRACTS }).filter(
+    (n) => n.environment === 'sandbox' && n.network === 'ETHEREUM',
+  );
   const [def] = watchChainJobs([target!], LOCK_MS);
   return {
     ...def!,
@@ -112,7 +118,8 @@ it('after SIGKILL of the worker running the watcher, the next scheduler takes it
   await worker.exited;
   // PostgreSQL notices the closed connection of the dead process: its presence ends.
   await eventually(
-    async () => (await sql<{ n: number }>(api.app, `select count(*)::int as n from pg_stat_activity where application_name = ?`, [`cpg-owner:${deadOwner}`]))[0]!.n === 0,
+    async () =>
+      (await sql<{ n: number }>(api.app, `select count(*)::int as n from pg_stat_activity where application_name = ?`, [`cpg-owner:${deadOwner}`]))[0]!.n === 0,
     'the dead worker’s presence connection is gone',
     60_000,
   );

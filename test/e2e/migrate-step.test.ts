@@ -25,7 +25,19 @@ afterAll(async () => {
 const names = migrationsList.map((m) => m.name);
 const applied = async () => (await adminQuery<{ name: string }>('select name from mikro_orm_migrations order by id', [], db.url)).rows.map((r) => r.name);
 const migrateCommand = () =>
-  runProcess(process.execPath, [CLI_JS, 'migrate'], bareEnv({ NODE_ENV: 'test', DATABASE_URL: db.url, MASTER_KEY: TEST_MASTER_KEY, JWT_SECRET: TEST_JWT_SECRET, MIGRATE_ON_START: 'false', DEV_CHAINS: 'false', RATE_SOURCES: 'none' }));
+  runProcess(
+    process.execPath,
+    [CLI_JS, 'migrate'],
+    bareEnv({
+      NODE_ENV: 'test',
+      DATABASE_URL: db.url,
+      MASTER_KEY: TEST_MASTER_KEY,
+      JWT_SECRET: TEST_JWT_SECRET,
+      MIGRATE_ON_START: 'false',
+      DEV_CHAINS: 'false',
+      RATE_SOURCES: 'none',
+    }),
+  );
 
 it('MIGRATE_ON_START=false on an unmigrated database: the process refuses (schema older), naming the step to run, and changes nothing', async () => {
   const err = await startTestGateway({ ROLE: 'api', MIGRATE_ON_START: 'false' }, { db }).then(

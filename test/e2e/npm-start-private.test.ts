@@ -47,7 +47,9 @@ afterAll(() => {
 
 /** The working tree's files (tracked and new, not ignored) copied to `app`, with node_modules as described above. */
 function cloneInto(): void {
-  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' }).split('\0').filter(Boolean);
+  const files = execFileSync('git', ['ls-files', '-z', '--cached', '--others', '--exclude-standard'], { cwd: ROOT, encoding: 'utf8' })
+    .split('\0')
+    .filter(Boolean);
   for (const f of files) {
     if (!existsSync(join(ROOT, f))) continue; // deleted in the working tree
     mkdirSync(dirname(join(app, f)), { recursive: true });
@@ -76,7 +78,10 @@ async function npmStart(port: number): Promise<Started> {
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((ok) => child.once('exit', (code, signal) => ok({ code, signal })));
-  const outputClosed = Promise.all([new Promise<void>((ok) => child.stdout.once('close', () => ok())), new Promise<void>((ok) => child.stderr.once('close', () => ok()))]).then(() => undefined);
+  const outputClosed = Promise.all([
+    new Promise<void>((ok) => child.stdout.once('close', () => ok())),
+    new Promise<void>((ok) => child.stderr.once('close', () => ok())),
+  ]).then(() => undefined);
   await Promise.race([
     waitForHttp(`http://127.0.0.1:${port}/readyz`, 400_000),
     exited.then(({ code }) => {
@@ -126,7 +131,9 @@ it('from a clone in a 0700 folder: starts (first and second time) on one databas
   expect(url).toMatch(/^postgres:\/\/postgres:[^@]+@127\.0\.0\.1:\d+\/gateway$/);
   const pgPort = Number(new URL(url!).port);
   expect(readFileSync(join(dataDir, 'embedded-pg.port'), 'utf8').trim()).toBe(String(pgPort));
-  const chainPorts = Object.values(JSON.parse(readFileSync(join(dataDir, 'devchains.json'), 'utf8')) as Record<string, string>).map((u) => Number(new URL(u).port));
+  const chainPorts = Object.values(JSON.parse(readFileSync(join(dataDir, 'devchains.json'), 'utf8')) as Record<string, string>).map((u) =>
+    Number(new URL(u).port),
+  );
   expect(chainPorts.length).toBe(4);
 
   // SIGKILL to npm start's whole process group: npm and the launcher die at once, the gateway is not in that group.

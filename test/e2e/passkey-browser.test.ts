@@ -61,7 +61,14 @@ beforeAll(async () => {
   cdp = await page.context().newCDPSession(page);
   await cdp.send('WebAuthn.enable');
   ({ authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: { protocol: 'ctap2', transport: 'internal', hasResidentKey: true, hasUserVerification: true, isUserVerified: true, automaticPresenceSimulation: true },
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
   }));
 }, 120_000);
 afterAll(async () => {
@@ -95,7 +102,10 @@ it('register a passkey, sign in with it as the second step, re-authenticate with
   expect(code(await gql(gw.url, PasskeyRegistrationOptionsDocument, {}, auth))).toBe('REAUTHENTICATION_REQUIRED');
   expect((await gql(gw.url, ReauthenticateDocument, { password: m.password }, auth)).errors).toBeUndefined();
 
-  const creation = (await gql(gw.url, PasskeyRegistrationOptionsDocument, {}, auth)).data!.passkeyRegistrationOptions as { rp: { id: string }; challenge: string };
+  const creation = (await gql(gw.url, PasskeyRegistrationOptionsDocument, {}, auth)).data!.passkeyRegistrationOptions as {
+    rp: { id: string };
+    challenge: string;
+  };
   expect(creation.rp.id).toBe('localhost');
   const attestation = await browserCreate(creation);
   const registered = await gql(gw.url, RegisterPasskeyDocument, { response: attestation, name: 'CI virtual key' }, auth);
@@ -133,14 +143,18 @@ it('register a passkey, sign in with it as the second step, re-authenticate with
   const clientData = JSON.parse(Buffer.from(resp.clientDataJSON, 'base64url').toString()) as { origin: string };
   clientData.origin = 'http://localhost.evil.test';
   const forged = { ...genuine, response: { ...resp, clientDataJSON: Buffer.from(JSON.stringify(clientData)).toString('base64url') } };
-  expect(code(await gql(gw.url, CompleteLoginDocument, { challengeToken: ext2.challengeToken, secondFactor: { passkey: forged } }))).toBe('INVALID_SECOND_FACTOR');
+  expect(code(await gql(gw.url, CompleteLoginDocument, { challengeToken: ext2.challengeToken, secondFactor: { passkey: forged } }))).toBe(
+    'INVALID_SECOND_FACTOR',
+  );
 
   // Re-authentication on the new session: the password and the passkey.
   expect(code(await gql(gw.url, RotateApiKeyDocument, { environment: 'SANDBOX' }, session))).toBe('REAUTHENTICATION_REQUIRED');
   expect(code(await gql(gw.url, ReauthenticateDocument, { password: m.password }, session))).toBe('SECOND_FACTOR_REQUIRED');
   const reauthOptions = (await gql(gw.url, ReauthPasskeyOptionsDocument, {}, session)).data!.reauthPasskeyOptions;
   const reauthAssertion = await browserGet(reauthOptions);
-  expect((await gql(gw.url, ReauthenticateWithSecondFactorDocument, { password: m.password, secondFactor: { passkey: reauthAssertion } }, session)).errors).toBeUndefined();
+  expect(
+    (await gql(gw.url, ReauthenticateWithSecondFactorDocument, { password: m.password, secondFactor: { passkey: reauthAssertion } }, session)).errors,
+  ).toBeUndefined();
   expect((await gql(gw.url, RotateApiKeyDocument, { environment: 'SANDBOX' }, session)).errors).toBeUndefined();
 
   const listed = (await gql(gw.url, PasskeysDocument, {}, session)).data!.passkeys;

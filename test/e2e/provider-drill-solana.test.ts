@@ -34,10 +34,25 @@ beforeAll(async () => {
   expect(await other.connection.getGenesisHash()).not.toBe(await facade.connection.getGenesisHash());
   wrong = await startProviderProxy(other.url);
   gw = await startTestGateway(
-    { SANDBOX_SOLANA_GENESIS: await facade.connection.getGenesisHash(), SANDBOX_SOLANA_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000', RPC_TIMEOUT_MS: '3000', WATCH_LOCK_MS: '8000' },
+    {
+      SANDBOX_SOLANA_GENESIS: await facade.connection.getGenesisHash(),
+      SANDBOX_SOLANA_CONFIRMATIONS: '1',
+      WATCH_POLL_MS: '100',
+      EXPIRY_INTERVAL_S: '1',
+      WEBHOOK_SWEEP_INTERVAL_MS: '1000',
+      RPC_TIMEOUT_MS: '3000',
+      WATCH_LOCK_MS: '8000',
+    },
     { rpcOverrides: { 'sandbox:SOLANA': [flaky.url, wrong.url] } },
   );
-  await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'SOLANA', symbol: 'USDC', name: 'USD Coin (litesvm)', address: mint.toBase58(), decimals: 6 });
+  await gw.app.tokens.upsert(gw.app.orm.em.fork(), {
+    environment: 'sandbox',
+    network: 'SOLANA',
+    symbol: 'USDC',
+    name: 'USD Coin (litesvm)',
+    address: mint.toBase58(),
+    decimals: 6,
+  });
   apiKey = (await createMerchant(gw.app)).sandboxKey;
   customer = await facade.fundedKeypair(5);
   await facade.mintTo(customer.publicKey, mint, 10n ** 12n);

@@ -35,14 +35,33 @@ beforeAll(async () => {
   other = await startTronEmulator({ solidityLag: 0 });
   flaky = await startProviderProxy(emu.url);
   const genesis = async (url: string) =>
-    ((await (await fetch(`${url}/wallet/getblockbynum`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"num":0}' })).json()) as { blockID: string }).blockID;
+    (
+      (await (await fetch(`${url}/wallet/getblockbynum`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"num":0}' })).json()) as {
+        blockID: string;
+      }
+    ).blockID;
   expect(await genesis(other.url)).not.toBe(await genesis(emu.url));
   wrong = await startProviderProxy(other.url);
   gw = await startTestGateway(
-    { SANDBOX_TRON_GENESIS: await genesis(emu.url), SANDBOX_TRON_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000', RPC_TIMEOUT_MS: '3000', WATCH_LOCK_MS: '8000' },
+    {
+      SANDBOX_TRON_GENESIS: await genesis(emu.url),
+      SANDBOX_TRON_CONFIRMATIONS: '1',
+      WATCH_POLL_MS: '100',
+      EXPIRY_INTERVAL_S: '1',
+      WEBHOOK_SWEEP_INTERVAL_MS: '1000',
+      RPC_TIMEOUT_MS: '3000',
+      WATCH_LOCK_MS: '8000',
+    },
     { rpcOverrides: { 'sandbox:TRON': [flaky.url, wrong.url] } },
   );
-  await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDT', name: 'Tether USD (emulator)', address: usdt, decimals: 6 });
+  await gw.app.tokens.upsert(gw.app.orm.em.fork(), {
+    environment: 'sandbox',
+    network: 'TRON',
+    symbol: 'USDT',
+    name: 'Tether USD (emulator)',
+    address: usdt,
+    decimals: 6,
+  });
   apiKey = (await createMerchant(gw.app)).sandboxKey;
   ({ address: customer, wallet } = tronCustomer(emu));
   await emu.mint(usdt, customer, 10n ** 12n);

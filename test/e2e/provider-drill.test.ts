@@ -34,7 +34,10 @@ beforeAll(async () => {
   flaky.BINANCE = await startProviderProxy(chains.BINANCE.rpcUrl);
   gw = await startTestGateway(
     { ...WATCH_ENV, RPC_TIMEOUT_MS: '3000', WATCH_LOCK_MS: '8000', SANDBOX_ETHEREUM_CONFIRMATIONS: '1', SANDBOX_BINANCE_CONFIRMATIONS: '1' },
-    { devChains: chains, rpcOverrides: { 'sandbox:ETHEREUM': [wrong.ETHEREUM.url, flaky.ETHEREUM.url], 'sandbox:BINANCE': [wrong.BINANCE.url, flaky.BINANCE.url] } },
+    {
+      devChains: chains,
+      rpcOverrides: { 'sandbox:ETHEREUM': [wrong.ETHEREUM.url, flaky.ETHEREUM.url], 'sandbox:BINANCE': [wrong.BINANCE.url, flaky.BINANCE.url] },
+    },
   );
   m = await createMerchant(gw.app);
   customers.ETHEREUM = await fundedCustomer(chains, CUSTOMER_PRIVATE_KEYS[4]!);
@@ -55,7 +58,12 @@ for (const network of ['ETHEREUM', 'BINANCE'] as EvmNet[]) {
       wrong: () => wrong[network],
       newOrder: () => placeOrder(gw.url, gw.app, m, network),
       pay: async (o) => void (await pay(chains[network], customers[network], o.address, o.total)),
-      payMany: (orders) => payMany(chains[network], customers[network], orders.map((o) => ({ to: o.address, amount: o.total }))),
+      payMany: (orders) =>
+        payMany(
+          chains[network],
+          customers[network],
+          orders.map((o) => ({ to: o.address, amount: o.total })),
+        ),
       modes: MODES,
     });
   });

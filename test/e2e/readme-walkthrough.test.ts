@@ -86,6 +86,8 @@ it('the README walkthrough, run verbatim: order paid, getOrder says so, the webh
   const last = JSON.parse(orders.at(-1)!) as { message: string; data: { request: { status: string } } };
   expect(last).toMatchObject({ message: 'Order found (status Success)', data: { request: { status: 'Success' } } });
   const hooks = out.split('\n').filter((l) => l.startsWith('webhook: '));
-  const success = hooks.map((l) => JSON.parse(l.slice('webhook: '.length)) as { data: { status: string; order_no?: string } }).find((h) => h.data.status === 'Success');
+  const success = hooks
+    .map((l) => JSON.parse(l.slice('webhook: '.length)) as { data: { status: string; order_no?: string } })
+    .find((h) => h.data.status === 'Success');
   expect(success).toBeDefined();
 });

@@ -27,7 +27,11 @@ const METHODS = new Set(['get', 'put', 'post', 'delete', 'patch', 'head', 'optio
 
 it('renders every operation of /openapi.json offline: each request goes to the gateway itself', async () => {
   const doc = (await http(gw.url, '/openapi.json', { method: 'GET' })).body as { paths: Record<string, Record<string, { operationId?: string }>> };
-  const operations = Object.entries(doc.paths).flatMap(([path, ops]) => Object.keys(ops).filter((m) => METHODS.has(m)).map((m) => `${m.toUpperCase()} ${path}`));
+  const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
+    Object.keys(ops)
+      .filter((m) => METHODS.has(m))
+      .map((m) => `${m.toUpperCase()} ${path}`),
+  );
   const createOrder = Object.entries(doc.paths).find(([, ops]) => ops.post?.operationId === 'createOrderTestnet')?.[0];
   expect(createOrder).toBe('/api/v2/testnet/merchant/fiat/order');
 
@@ -52,7 +56,10 @@ it('renders every operation of /openapi.json offline: each request goes to the g
     // The operations list: createOrder's path, then every operation (method and path) of the document.
     await page.locator(`.opblock-summary-path[data-path="${createOrder}"]`).first().waitFor({ timeout: 60_000 });
     const listed = await page.$$eval('#reference .opblock', (blocks) =>
-      blocks.map((b) => `${b.querySelector('.opblock-summary-method')?.textContent?.trim() ?? ''} ${b.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? ''}`),
+      blocks.map(
+        (b) =>
+          `${b.querySelector('.opblock-summary-method')?.textContent?.trim() ?? ''} ${b.querySelector('.opblock-summary-path')?.getAttribute('data-path') ?? ''}`,
+      ),
     );
     for (const op of operations) expect(listed).toContain(op);
     expect(listed).toContain(`POST ${createOrder}`);

@@ -52,12 +52,18 @@ it('a new claim link replaces the old one for a refund waiting for its address; 
   const m = await createMerchant(gw.app);
   const other = await createMerchant(gw.app);
   const o = await overpaidOrder(m);
-  const created = await gql(gw.url, CreateRefundDocument, { environment: env, input: { orderId: o.orderId, kind: 'overpayment_excess' as never } }, apiKey(m.sandboxKey));
+  const created = await gql(
+    gw.url,
+    CreateRefundDocument,
+    { environment: env, input: { orderId: o.orderId, kind: 'overpayment_excess' as never } },
+    apiKey(m.sandboxKey),
+  );
   expect(created.errors).toBeUndefined();
   const refund = created.data!.createRefund.refund;
   const first = created.data!.createRefund.claimUrl!;
   expect(refund.explorerUrl).toBeNull();
-  const hashOf = async () => (await sql<{ claim_token_hash: string }>(gw.app, `select claim_token_hash from refunds where id = ?`, [refund.id]))[0]!.claim_token_hash;
+  const hashOf = async () =>
+    (await sql<{ claim_token_hash: string }>(gw.app, `select claim_token_hash from refunds where id = ?`, [refund.id]))[0]!.claim_token_hash;
   const firstHash = await hashOf();
 
   // Refused: another merchant's refund, an unknown one, a malformed id; nothing changes.
@@ -84,13 +90,19 @@ it('a new claim link replaces the old one for a refund waiting for its address; 
   await expect(gw.app.refunds.claimInfo(em(), claimToken(first))).rejects.toMatchObject({ code: 'CLAIM_NOT_FOUND' });
   expect(await gw.app.refunds.claimInfo(em(), claimToken(second))).toEqual(expect.objectContaining({ open: true }));
   // REST does the same for a merchant's server: a third link, in the envelope; the second stops working.
-  const rest = await http(gw.url, `${T}/merchant/fiat/renewRefundClaimLink`, { body: { merchant_id: m.merchantId, refund_id: refund.id }, headers: apiKey(m.sandboxKey) });
+  const rest = await http(gw.url, `${T}/merchant/fiat/renewRefundClaimLink`, {
+    body: { merchant_id: m.merchantId, refund_id: refund.id },
+    headers: apiKey(m.sandboxKey),
+  });
   expect(rest.status).toBe(200);
   expect(rest.body.data.request.status).toBe('requested');
   const third = rest.body.data.claim_url as string;
   expect(third).toMatch(/\/refund#token=[A-Za-z0-9_-]{43}$/);
   await expect(gw.app.refunds.claimInfo(em(), claimToken(second))).rejects.toMatchObject({ code: 'CLAIM_NOT_FOUND' });
-  const restMissing = await http(gw.url, `${T}/merchant/fiat/renewRefundClaimLink`, { body: { merchant_id: m.merchantId, refund_id: '00000000-0000-4000-8000-000000000000' }, headers: apiKey(m.sandboxKey) });
+  const restMissing = await http(gw.url, `${T}/merchant/fiat/renewRefundClaimLink`, {
+    body: { merchant_id: m.merchantId, refund_id: '00000000-0000-4000-8000-000000000000' },
+    headers: apiKey(m.sandboxKey),
+  });
   expect(restMissing.status).toBe(404);
   expect(restMissing.body).toMatchObject({ status_code: 404, data: { code: 'REFUND_NOT_FOUND' } });
 
@@ -129,18 +141,35 @@ it('Deposit.refundable and UnattributedReceipt.refundable: received less live re
     }),
   );
   // A merchant refund of 1 token: the rest shrinks by it, the offer stays within what is left.
-  const one = await gql(gw.url, CreateRefundDocument, { environment: env, input: { orderId: o.orderId, depositId: paid.id, kind: 'merchant' as never, amount: '1000000' } }, apiKey(m.sandboxKey));
+  const one = await gql(
+    gw.url,
+    CreateRefundDocument,
+    { environment: env, input: { orderId: o.orderId, depositId: paid.id, kind: 'merchant' as never, amount: '1000000' } },
+    apiKey(m.sandboxKey),
+  );
   expect(one.errors).toBeUndefined();
   const after = (await read()).deposits.find((d) => d.id === paid.id)!.refundable!;
   expect(after.amount.units).toBe((o.total + excess - 1_000_000n).toString());
   expect(after.offer!.amount.units).toBe(excess.toString());
   // One unit over what it says is refused with the code, and exactly what it says is accepted.
-  const over = await gql(gw.url, CreateRefundDocument, { environment: env, input: { orderId: o.orderId, depositId: paid.id, kind: 'merchant' as never, amount: (BigInt(after.amount.units) + 1n).toString() } }, apiKey(m.sandboxKey));
+  const over = await gql(
+    gw.url,
+    CreateRefundDocument,
+    { environment: env, input: { orderId: o.orderId, depositId: paid.id, kind: 'merchant' as never, amount: (BigInt(after.amount.units) + 1n).toString() } },
+    apiKey(m.sandboxKey),
+  );
   expect(over.status).not.toBe(500);
   expect(over.errors?.[0]?.extensions?.code).toBe('REFUND_EXCEEDS_RECEIVED');
-  const all = await gql(gw.url, CreateRefundDocument, { environment: env, input: { orderId: o.orderId, depositId: paid.id, kind: 'merchant' as never, amount: after.amount.units } }, apiKey(m.sandboxKey));
+  const all = await gql(
+    gw.url,
+    CreateRefundDocument,
+    { environment: env, input: { orderId: o.orderId, depositId: paid.id, kind: 'merchant' as never, amount: after.amount.units } },
+    apiKey(m.sandboxKey),
+  );
   expect(all.errors).toBeUndefined();
-  expect((await read()).deposits.find((d) => d.id === paid.id)!.refundable).toEqual(expect.objectContaining({ amount: { units: '0', decimal: '0' }, offer: expect.objectContaining({ amount: { units: '0', decimal: '0' } }) }));
+  expect((await read()).deposits.find((d) => d.id === paid.id)!.refundable).toEqual(
+    expect.objectContaining({ amount: { units: '0', decimal: '0' }, offer: expect.objectContaining({ amount: { units: '0', decimal: '0' } }) }),
+  );
 
   // A wrong-token receipt of the same order: its own figure, in its own token.
   const wrong = 4_500_000n;
@@ -155,8 +184,17 @@ it('Deposit.refundable and UnattributedReceipt.refundable: received less live re
     'wrong-token receipt confirmed',
     60_000,
   );
-  expect(receipt!.refundable).toEqual({ decimals: 6, amount: { units: wrong.toString(), decimal: '4.5' }, offer: { kind: 'wrong_token', amount: { units: wrong.toString(), decimal: '4.5' } } });
-  const part = await gql(gw.url, CreateRefundDocument, { environment: env, input: { orderId: o.orderId, receiptId: receipt!.id, kind: 'wrong_token' as never, amount: '500000' } }, apiKey(m.sandboxKey));
+  expect(receipt!.refundable).toEqual({
+    decimals: 6,
+    amount: { units: wrong.toString(), decimal: '4.5' },
+    offer: { kind: 'wrong_token', amount: { units: wrong.toString(), decimal: '4.5' } },
+  });
+  const part = await gql(
+    gw.url,
+    CreateRefundDocument,
+    { environment: env, input: { orderId: o.orderId, receiptId: receipt!.id, kind: 'wrong_token' as never, amount: '500000' } },
+    apiKey(m.sandboxKey),
+  );
   expect(part.errors).toBeUndefined();
   const left = (await read()).unattributedReceipts.find((u) => u.id === receipt!.id)!.refundable!;
   expect(left.amount.units).toBe('4000000');

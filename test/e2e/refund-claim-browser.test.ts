@@ -10,7 +10,13 @@ import { join } from 'node:path';
 import { Wallet } from 'ethers';
 import type { Browser, Page } from 'playwright-core';
 import { balanceOf, CUSTOMER_PRIVATE_KEYS, DEV_TOKEN_ADDRESSES, startDevChains, type DevChains } from '../../src/devchain';
-import { ApproveRefundForClaimDocument, CreateRefundForClaimDocument, LoginDocument, ReauthenticateDocument, RefundForClaimDocument } from '../generated/graphql';
+import {
+  ApproveRefundForClaimDocument,
+  CreateRefundForClaimDocument,
+  LoginDocument,
+  ReauthenticateDocument,
+  RefundForClaimDocument,
+} from '../generated/graphql';
 import { DESKTOP, launchBrowser, LOW_CONTRAST, MOBILE, snap, watchForScripts } from '../support/browser';
 import { fundedCustomer, pay, placeOrder, sql, waitForStatus, WATCH_ENV } from '../support/evm-harness';
 import { createMerchant } from '../support/fixtures';
@@ -49,7 +55,12 @@ async function overpaidRefund(excess: bigint, reason: string) {
   const o = await placeOrder(gw.url, gw.app, m, 'ETHEREUM');
   await pay(chains.ETHEREUM, customer, o.address, o.total + excess);
   await waitForStatus(gw.url, m, o.orderNo, 'Success', 60_000);
-  const created = await gql(gw.url, CreateRefundForClaimDocument, { environment: 'SANDBOX', input: { orderId: o.orderId, kind: 'overpayment_excess', reason } }, bearer(session));
+  const created = await gql(
+    gw.url,
+    CreateRefundForClaimDocument,
+    { environment: 'SANDBOX', input: { orderId: o.orderId, kind: 'overpayment_excess', reason } },
+    bearer(session),
+  );
   expect(created.errors).toBeUndefined();
   const { claimUrl, refund } = created.data!.createRefund;
   expect(refund.status).toBe('requested');
@@ -63,7 +74,11 @@ async function overpaidRefund(excess: bigint, reason: string) {
 }
 
 async function open(link: string, opts: { lang?: string; viewport?: { width: number; height: number } } = {}) {
-  const ctx = await browser.newContext({ viewport: opts.viewport ?? MOBILE, locale: opts.lang === 'en' ? 'en-US' : 'id-ID', extraHTTPHeaders: { 'accept-language': opts.lang === 'en' ? 'en-US,en;q=0.9' : 'id-ID,id;q=0.9' } });
+  const ctx = await browser.newContext({
+    viewport: opts.viewport ?? MOBILE,
+    locale: opts.lang === 'en' ? 'en-US' : 'id-ID',
+    extraHTTPHeaders: { 'accept-language': opts.lang === 'en' ? 'en-US,en;q=0.9' : 'id-ID,id;q=0.9' },
+  });
   const page = await ctx.newPage();
   const scripts = watchForScripts(page);
   const res = await page.goto(link);
@@ -245,14 +260,27 @@ it('the JSON endpoints answer every malformed request in the envelope, never a 5
       body: c.method === 'GET' ? undefined : (c.raw ?? JSON.stringify(c.body)),
     });
     const body = (await res.json()) as { status_code: number; message: string; data: { code: string } };
-    expect({ case: c.body ?? c.raw ?? c.headers ?? null, status: res.status, code: body.data?.code, envelope: body.status_code }).toEqual({ case: c.body ?? c.raw ?? c.headers ?? null, status: c.status, code: c.code, envelope: c.status });
+    expect({ case: c.body ?? c.raw ?? c.headers ?? null, status: res.status, code: body.data?.code, envelope: body.status_code }).toEqual({
+      case: c.body ?? c.raw ?? c.headers ?? null,
+      status: c.status,
+      code: c.code,
+      envelope: c.status,
+    });
   }
   const [row] = await sql<{ status: string; to_address: string | null }>(gw.app, `select status, to_address from refunds where id = ?`, [r.refundId]);
   expect(row).toEqual({ status: 'requested', to_address: null });
   // The read answers the refund as the page shows it, nothing internal.
   const read = await fetch(`${gw.url}/refund/claim`, { headers: { 'x-claim-token': r.token } });
   const view = (await read.json()) as { data: Record<string, unknown> };
-  expect(view.data).toMatchObject({ status: 'requested', open: true, merchant: 'Toko Batik Sari', network: 'ETHEREUM', token_symbol: 'USDT', amount: '0.7', reason: 'x' });
+  expect(view.data).toMatchObject({
+    status: 'requested',
+    open: true,
+    merchant: 'Toko Batik Sari',
+    network: 'ETHEREUM',
+    token_symbol: 'USDT',
+    amount: '0.7',
+    reason: 'x',
+  });
   expect(Object.keys(view.data)).not.toContain('refund_id');
   expect(JSON.stringify(view.data)).not.toContain(m.merchantId);
 });

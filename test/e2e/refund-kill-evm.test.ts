@@ -12,7 +12,15 @@
  * swept first), a sweep-engine question of its own.
  */
 import { getAddress, id as topicOf, Interface, toQuantity, Wallet, zeroPadValue } from 'ethers';
-import { CUSTOMER_PRIVATE_KEYS, DEPLOYER_ADDRESS, DEV_SWEEP_CONTRACTS, DEV_TOKEN_ADDRESSES, DEV_TOKENS, startDevChains, type DevChains } from '../../src/devchain';
+import {
+  CUSTOMER_PRIVATE_KEYS,
+  DEPLOYER_ADDRESS,
+  DEV_SWEEP_CONTRACTS,
+  DEV_TOKEN_ADDRESSES,
+  DEV_TOKENS,
+  startDevChains,
+  type DevChains,
+} from '../../src/devchain';
 import type { RefundStep } from '../../src/modules/refunds/refund.engine';
 import { createTestDatabase, type TestDatabase } from '../support/db';
 import { placeOrder, type EvmNet } from '../support/evm-harness';
@@ -23,7 +31,11 @@ import { KILL_TANK_MNEMONIC } from '../support/sweep-kill-scenarios';
 
 /** The chain ids the sandbox signs for without DEV_CHAINS (Sepolia, BSC testnet). */
 const CHAIN_IDS: Record<EvmNet, number> = { ETHEREUM: 11155111, BINANCE: 97 };
-const erc20 = new Interface(['function transfer(address to, uint256 value)', 'function mint(address to, uint256 value)', 'function balanceOf(address) view returns (uint256)']);
+const erc20 = new Interface([
+  'function transfer(address to, uint256 value)',
+  'function mint(address to, uint256 value)',
+  'function balanceOf(address) view returns (uint256)',
+]);
 const TRANSFER_TOPIC = topicOf('Transfer(address,address,uint256)');
 /** The stand-ins keep mainnet's decimals: 6 on ETHEREUM, 18 on BINANCE. */
 const decimalsOf = (network: EvmNet) => DEV_TOKENS[network][0]!.decimals;
@@ -75,9 +87,12 @@ function evmChain(network: EvmNet): RefundKillChain {
       if (r.status !== '0x1') throw new Error(`payment to ${to} reverted`);
     },
     advance: () => rpc('anvil_mine', ['0x1']),
-    tokenBalance: async (owner, token) => BigInt(await rpc<string>('eth_call', [{ to: tokenOf(token), data: erc20.encodeFunctionData('balanceOf', [owner]) }, 'latest'])),
+    tokenBalance: async (owner, token) =>
+      BigInt(await rpc<string>('eth_call', [{ to: tokenOf(token), data: erc20.encodeFunctionData('balanceOf', [owner]) }, 'latest'])),
     async transfersFrom(from, token) {
-      const logs = await rpc<{ topics: string[]; data: string }[]>('eth_getLogs', [{ address: tokenOf(token), fromBlock: '0x0', toBlock: 'latest', topics: [TRANSFER_TOPIC, zeroPadValue(from, 32)] }]);
+      const logs = await rpc<{ topics: string[]; data: string }[]>('eth_getLogs', [
+        { address: tokenOf(token), fromBlock: '0x0', toBlock: 'latest', topics: [TRANSFER_TOPIC, zeroPadValue(from, 32)] },
+      ]);
       return logs.map((l) => ({ to: getAddress(`0x${l.topics[2]!.slice(26)}`), amount: BigInt(l.data) }));
     },
     newAddress: () => Wallet.createRandom().address,
@@ -99,14 +114,26 @@ beforeAll(async () => {
     const rpc = <T>(method: string, params: unknown[] = []) => chains[network].rpc.call<T>(method, params);
     // Without DEV_CHAINS the sandbox's tokens are the testnet ones: this chain's are added like an operator would.
     for (const symbol of ['USDT', 'USDC'] as const) {
-      await api.app.tokens.upsert(api.app.orm.em.fork(), { environment: 'sandbox', network, symbol, name: `${symbol} (local)`, address: DEV_TOKEN_ADDRESSES[network][symbol], decimals: decimalsOf(network) });
-      await rpc('eth_sendTransaction', [{ from: DEPLOYER_ADDRESS, to: DEV_TOKEN_ADDRESSES[network][symbol], data: erc20.encodeFunctionData('mint', [customer.address, 10n ** 30n]) }]);
+      await api.app.tokens.upsert(api.app.orm.em.fork(), {
+        environment: 'sandbox',
+        network,
+        symbol,
+        name: `${symbol} (local)`,
+        address: DEV_TOKEN_ADDRESSES[network][symbol],
+        decimals: decimalsOf(network),
+      });
+      await rpc('eth_sendTransaction', [
+        { from: DEPLOYER_ADDRESS, to: DEV_TOKEN_ADDRESSES[network][symbol], data: erc20.encodeFunctionData('mint', [customer.address, 10n ** 30n]) },
+      ]);
     }
     // The testnet's own token contracts do not exist on this chain: the operator deactivates them (reconciliation reads every active token).
     await api.app.orm.em
       .fork()
       .getConnection()
-      .execute(`update tokens set active = false where environment = 'sandbox' and network = ? and profile = 'testnet' and address <> all(?::text[])`, [network, `{${Object.values(DEV_TOKEN_ADDRESSES[network]).join(',')}}`]);
+      .execute(`update tokens set active = false where environment = 'sandbox' and network = ? and profile = 'testnet' and address <> all(?::text[])`, [
+        network,
+        `{${Object.values(DEV_TOKEN_ADDRESSES[network]).join(',')}}`,
+      ]);
     await rpc('anvil_setBalance', [api.app.gasTanks.address('sandbox', network)!, toQuantity(10n ** 21n)]);
     await rpc('anvil_setBalance', [customer.address, toQuantity(10n ** 21n)]);
     await rpc('anvil_mine', ['0x1']);

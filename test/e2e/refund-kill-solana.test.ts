@@ -31,8 +31,22 @@ beforeAll(async () => {
   for (const m of Object.values(mints)) await facade.mintTo(customer.publicKey, m, 10n ** 12n);
   api = await startTestGateway({ ROLE: 'api', GAS_TANK_MNEMONIC_SANDBOX: KILL_TANK_MNEMONIC }, { db: await createTestDatabase() });
   // Without DEV_CHAINS the sandbox's SOLANA tokens are the devnet ones: the facade's mints are added like an operator would.
-  await api.app.tokens.upsert(api.app.orm.em.fork(), { environment: 'sandbox', network: 'SOLANA', symbol: 'USDC', name: 'USD Coin (litesvm)', address: mints.main.toBase58(), decimals: 6 });
-  await api.app.tokens.upsert(api.app.orm.em.fork(), { environment: 'sandbox', network: 'SOLANA', symbol: 'USDT', name: 'Tether USD (litesvm)', address: mints.wrong.toBase58(), decimals: 6 });
+  await api.app.tokens.upsert(api.app.orm.em.fork(), {
+    environment: 'sandbox',
+    network: 'SOLANA',
+    symbol: 'USDC',
+    name: 'USD Coin (litesvm)',
+    address: mints.main.toBase58(),
+    decimals: 6,
+  });
+  await api.app.tokens.upsert(api.app.orm.em.fork(), {
+    environment: 'sandbox',
+    network: 'SOLANA',
+    symbol: 'USDT',
+    name: 'Tether USD (litesvm)',
+    address: mints.wrong.toBase58(),
+    decimals: 6,
+  });
   const tank = new PublicKey(api.app.gasTanks.address('sandbox', 'SOLANA')!);
   const sig = await facade.connection.requestAirdrop(tank, 100 * LAMPORTS_PER_SOL);
   const latest = await facade.connection.getLatestBlockhash('confirmed');

@@ -36,8 +36,22 @@ beforeAll(async () => {
   tokens.wrong = await emu.deployToken({ name: 'USD Coin (emulator)', symbol: 'USDC', decimals: 6 });
   api = await startTestGateway({ ROLE: 'api', GAS_TANK_MNEMONIC_SANDBOX: KILL_TANK_MNEMONIC }, { db: await createTestDatabase() });
   // Without DEV_CHAINS the sandbox's TRON tokens are the testnet ones: the emulator's are added like an operator would.
-  await api.app.tokens.upsert(api.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDT', name: 'Tether USD (emulator)', address: tokens.main, decimals: 6 });
-  await api.app.tokens.upsert(api.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDC', name: 'USD Coin (emulator)', address: tokens.wrong, decimals: 6 });
+  await api.app.tokens.upsert(api.app.orm.em.fork(), {
+    environment: 'sandbox',
+    network: 'TRON',
+    symbol: 'USDT',
+    name: 'Tether USD (emulator)',
+    address: tokens.main,
+    decimals: 6,
+  });
+  await api.app.tokens.upsert(api.app.orm.em.fork(), {
+    environment: 'sandbox',
+    network: 'TRON',
+    symbol: 'USDC',
+    name: 'USD Coin (emulator)',
+    address: tokens.wrong,
+    decimals: 6,
+  });
   ({ address: customer, wallet } = tronCustomer(emu));
   await emu.setTrx(customer, 100_000n * TRX); // it pays its own energy and bandwidth
   await emu.mint(tokens.main, customer, 10n ** 12n);
@@ -59,7 +73,14 @@ async function transfersFrom(owner: string, token: TokenRole = 'main'): Promise<
       jsonrpc: '2.0',
       id: 1,
       method: 'eth_getLogs',
-      params: [{ address: `0x${tronAddressBody(tokens[token])}`, fromBlock: '0x0', toBlock: 'latest', topics: [TRANSFER_TOPIC, zeroPadValue(`0x${tronAddressBody(owner)}`, 32)] }],
+      params: [
+        {
+          address: `0x${tronAddressBody(tokens[token])}`,
+          fromBlock: '0x0',
+          toBlock: 'latest',
+          topics: [TRANSFER_TOPIC, zeroPadValue(`0x${tronAddressBody(owner)}`, 32)],
+        },
+      ],
     }),
   });
   const { result } = (await res.json()) as { result: { topics: string[]; data: string }[] };

@@ -58,7 +58,12 @@ it('503 "not ready: watchers" in the envelope while the local chains start; 200 
 
   const ready = await fetch(`${base}/readyz`);
   expect(ready.status).toBe(200);
-  expect(await ready.json()).toMatchObject({ status_code: 200, message: 'Ready', data: { status: 'ready', database: true, migrations: true, watchers: true }, status: 'ready' });
+  expect(await ready.json()).toMatchObject({
+    status_code: 200,
+    message: 'Ready',
+    data: { status: 'ready', database: true, migrations: true, watchers: true },
+    status: 'ready',
+  });
   // ...and "ready" means the four chains answer and are watched.
   expect(Object.keys(gw!.sandboxChains!.rpcUrls).sort()).toEqual(['BINANCE', 'ETHEREUM', 'SOLANA', 'TRON']);
   const nets = (await (await fetch(`${base}/api/v2/testnet/networks`)).json()) as { data: { networks: { name: string; tokens: unknown[] }[] } };
@@ -78,7 +83,8 @@ it('start-up funded the gas tank of each of the four networks above its low thre
     return BigInt(await chains.evm[n].rpc.call<string>('eth_getBalance', [tank(n), 'latest']));
   };
   const balances = Object.fromEntries(await Promise.all(NETWORKS.map(async (n) => [n, await onChain(n)] as const))) as Record<Network, bigint>;
-  for (const n of NETWORKS) expect({ network: n, aboveThreshold: balances[n] > g.app.config[`GAS_TANK_LOW_${n}`] }).toEqual({ network: n, aboveThreshold: true });
+  for (const n of NETWORKS)
+    expect({ network: n, aboveThreshold: balances[n] > g.app.config[`GAS_TANK_LOW_${n}`] }).toEqual({ network: n, aboveThreshold: true });
   expect(balances.TRON).toBe(SANDBOX_TANK_FUNDING.TRON);
   expect(balances.SOLANA).toBe(SANDBOX_TANK_FUNDING.SOLANA);
 

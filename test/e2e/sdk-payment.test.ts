@@ -55,13 +55,21 @@ it('pays an order end to end through the SDK and verifies its webhook', async ()
   await mintTo(chains.ETHEREUM, 'USDT', computeAddress(customer), 10n ** 12n);
   const sent = await transferToken(chains.ETHEREUM, 'USDT', customer, qr.request.destinationAddress, total);
 
-  const paid = await eventually(async () => {
-    const o = await sdk.getOrder('SDK-1');
-    return o.request.status === 'Success' ? o : null;
-  }, 60_000, 'order SDK-1 Success');
+  const paid = await eventually(
+    async () => {
+      const o = await sdk.getOrder('SDK-1');
+      return o.request.status === 'Success' ? o : null;
+    },
+    60_000,
+    'order SDK-1 Success',
+  );
   expect(paid.payments).toEqual([expect.objectContaining({ tx_hash: sent.txHash, status: 'confirmed' })]);
 
-  const hook = await eventually(async () => receiver.received.find((w) => JSON.parse(w.raw.toString('utf8')).event === 'transaction.success'), 60_000, 'transaction.success webhook');
+  const hook = await eventually(
+    async () => receiver.received.find((w) => JSON.parse(w.raw.toString('utf8')).event === 'transaction.success'),
+    60_000,
+    'transaction.success webhook',
+  );
   const verified = verifyWebhook(hook.raw, hook.headers, { apiKey: m.sandboxKey });
   expect(verified.scheme).toBe('hmac-sha256');
   expect(verified.event).toMatchObject({ event: 'transaction.success', data: { order_no: 'SDK-1', status: 'Success' } });

@@ -48,7 +48,12 @@ const start = async (env: Record<string, string>) => {
 };
 /** What the operator sets for the CLI: the database, the secrets, nothing inherited. */
 const cli = (keys: Record<string, string>, ...args: string[]) =>
-  runProcess(process.execPath, [CLI_JS, 'secrets', 'reencrypt', ...args], bareEnv({ NODE_ENV: 'test', DATABASE_URL: db.url, DATA_DIR: join(dir, 'cli'), JWT_SECRET: TEST_JWT_SECRET, ...keys }), 120_000);
+  runProcess(
+    process.execPath,
+    [CLI_JS, 'secrets', 'reencrypt', ...args],
+    bareEnv({ NODE_ENV: 'test', DATABASE_URL: db.url, DATA_DIR: join(dir, 'cli'), JWT_SECRET: TEST_JWT_SECRET, ...keys }),
+    120_000,
+  );
 
 it('after a rotation to a key file, reencrypt re-wraps the data key and moves every secret; a gateway with the new key alone works', async () => {
   const a = await start({ MASTER_KEY: k1.toString('hex') });
@@ -82,9 +87,11 @@ it('after a rotation to a key file, reencrypt re-wraps the data key and moves ev
   const again = await cli(rotating, '--json');
   expect(again.code).toBe(0);
   expect(JSON.parse(again.stdout)).toMatchObject({ kek: kek2, key: dek, rewrapped: 0, resealed: 0 });
-  const [audit] = await a.app.orm.em.fork().execute<{ after: { rewrapped: number; kek: string } }[]>(
-    `select after from audit_events where action = 'operator.secrets_reencrypted' order by id limit 1`,
-  );
+  const [audit] = await a.app.orm.em
+    .fork()
+    .execute<{ after: { rewrapped: number; kek: string } }[]>(
+      `select after from audit_events where action = 'operator.secrets_reencrypted' order by id limit 1`,
+    );
   expect(audit!.after).toMatchObject({ kek: kek2, rewrapped: 1 });
 
   // The old key alone: refused by name, nothing opened.

@@ -7,7 +7,12 @@
  * (or of `advanceSlots`) starts. With push off the same test fails (the next poll is minutes away).
  */
 import { Connection, Keypair, PublicKey, Transaction, sendAndConfirmTransaction } from '@solana/web3.js';
-import { TOKEN_PROGRAM_ID, createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import {
+  TOKEN_PROGRAM_ID,
+  createAssociatedTokenAccountIdempotentInstruction,
+  createTransferCheckedInstruction,
+  getAssociatedTokenAddressSync,
+} from '@solana/spl-token';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { checkout, eventually, watchOrder, type OrderWatch } from '../support/order-watch';
@@ -42,7 +47,14 @@ beforeAll(async () => {
     },
     { rpcOverrides: { 'sandbox:SOLANA': [facade.url] } },
   );
-  await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'SOLANA', symbol: 'USDC', name: 'USD Coin (litesvm)', address: mint.toBase58(), decimals: 6 });
+  await gw.app.tokens.upsert(gw.app.orm.em.fork(), {
+    environment: 'sandbox',
+    network: 'SOLANA',
+    symbol: 'USDC',
+    name: 'USD Coin (litesvm)',
+    address: mint.toBase58(),
+    decimals: 6,
+  });
   apiKey = (await createMerchant(gw.app)).sandboxKey;
   customer = await facade.fundedKeypair(5);
   await facade.mintTo(customer.publicKey, mint, 10n ** 12n);
@@ -60,7 +72,12 @@ const { sql, paymentsOf } = settlementReads(() => gw.app);
 it('a payment is detected and settled by the gateway’s job woken by pushed slots, with polling ten minutes apart', async () => {
   // the run's first poll is over (its health is saved after each poll): the next one needs a wake
   await eventually(
-    async () => (await sql<{ n: string }>(`select count(*)::text as n from watcher_health where environment = 'sandbox' and network = 'SOLANA' and last_ok_at is not null`))[0]!.n === '1',
+    async () =>
+      (
+        await sql<{ n: string }>(
+          `select count(*)::text as n from watcher_health where environment = 'sandbox' and network = 'SOLANA' and last_ok_at is not null`,
+        )
+      )[0]!.n === '1',
     'the SOLANA watcher has polled once',
     60_000,
   );

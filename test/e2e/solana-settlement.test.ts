@@ -15,7 +15,12 @@
  * web3.js Connection with no special casing.
  */
 import { Connection, Keypair, PublicKey, SystemProgram, Transaction, sendAndConfirmTransaction } from '@solana/web3.js';
-import { TOKEN_PROGRAM_ID, createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import {
+  TOKEN_PROGRAM_ID,
+  createAssociatedTokenAccountIdempotentInstruction,
+  createTransferCheckedInstruction,
+  getAssociatedTokenAddressSync,
+} from '@solana/spl-token';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { checkout, watchOrder, type CheckoutDeposit, type OrderWatch } from '../support/order-watch';
@@ -52,11 +57,33 @@ beforeAll(async () => {
   // A short webhook sweep period: Agenda's per-run keep-alive timer (half a job's lock) would hold jest ~30 s after the run.
   gw = await startTestGateway(
     // push on (the facade's slotSubscribe): every case below runs with a pushed slot waking the watcher
-    { SANDBOX_SOLANA_CONFIRMATIONS: '1', CLOSED_DEPOSIT_POLL_EVERY: '3', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000', WATCH_PUSH: 'true', SANDBOX_SOLANA_WS_URLS: solanaWsUrl(facade.url) },
+    {
+      SANDBOX_SOLANA_CONFIRMATIONS: '1',
+      CLOSED_DEPOSIT_POLL_EVERY: '3',
+      WATCH_POLL_MS: '100',
+      EXPIRY_INTERVAL_S: '1',
+      WEBHOOK_SWEEP_INTERVAL_MS: '1000',
+      WATCH_PUSH: 'true',
+      SANDBOX_SOLANA_WS_URLS: solanaWsUrl(facade.url),
+    },
     { rpcOverrides: { 'sandbox:SOLANA': [facade.url] } },
   );
-  await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'SOLANA', symbol: 'USDC', name: 'USD Coin (litesvm)', address: mint.toBase58(), decimals: 6 });
-  await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'SOLANA', symbol: 'USDT', name: 'Tether USD (litesvm)', address: usdt.toBase58(), decimals: 6 });
+  await gw.app.tokens.upsert(gw.app.orm.em.fork(), {
+    environment: 'sandbox',
+    network: 'SOLANA',
+    symbol: 'USDC',
+    name: 'USD Coin (litesvm)',
+    address: mint.toBase58(),
+    decimals: 6,
+  });
+  await gw.app.tokens.upsert(gw.app.orm.em.fork(), {
+    environment: 'sandbox',
+    network: 'SOLANA',
+    symbol: 'USDT',
+    name: 'Tether USD (litesvm)',
+    address: usdt.toBase58(),
+    decimals: 6,
+  });
   const merchant = await createMerchant(gw.app);
   apiKey = merchant.sandboxKey;
   receiver = await WebhookReceiver.start();
@@ -111,7 +138,8 @@ async function pay(owner: string, amount: bigint, token = mint): Promise<string>
 /** Produces enough slots for everything so far to be finalized. */
 const finalize = () => facade.advanceSlots(facade.slot() - facade.finalizedSlot());
 
-const tokenBalance = async (owner: string) => BigInt((await wallet.getTokenAccountBalance(getAssociatedTokenAddressSync(mint, new PublicKey(owner)))).value.amount);
+const tokenBalance = async (owner: string) =>
+  BigInt((await wallet.getTokenAccountBalance(getAssociatedTokenAddressSync(mint, new PublicKey(owner)))).value.amount);
 
 it('order → quote → deposit → the customer pays exactly the total on SOLANA → Success, seen by the subscription', async () => {
   const o = await newOrder();
@@ -129,7 +157,9 @@ it('order → quote → deposit → the customer pays exactly the total on SOLAN
 
   expect(o.watch.statuses()).toEqual(['Created', 'Processing', 'Success']);
   // to_address is the deposit owner (the address the customer was shown), not its token account
-  expect(await paymentsOf(o.orderId)).toEqual([expect.objectContaining({ tx_hash: signature, to_address: o.address, amount: o.total.toString(), status: 'confirmed' })]);
+  expect(await paymentsOf(o.orderId)).toEqual([
+    expect.objectContaining({ tx_hash: signature, to_address: o.address, amount: o.total.toString(), status: 'confirmed' }),
+  ]);
   expect(await tokenBalance(o.address)).toBe(o.total);
 });
 
@@ -159,7 +189,9 @@ it('finality: the payment does not count until its slot is finalized, then it do
   const o = await newOrder();
   await pay(o.address, o.total);
   await o.watch.until('Processing');
-  const [{ block_number: slot }] = (await sql<{ block_number: string }>('select block_number from payments where order_id = ?', [o.orderId])) as [{ block_number: string }];
+  const [{ block_number: slot }] = (await sql<{ block_number: string }>('select block_number from payments where order_id = ?', [o.orderId])) as [
+    { block_number: string },
+  ];
   facade.advanceSlots(4); // 4 slots on top (confirmations = 1 is long satisfied), finalized still behind it
   expect(facade.finalizedSlot()).toBeLessThan(Number(slot));
   await new Promise((r) => setTimeout(r, 800)); // ~8 watcher polls
@@ -179,7 +211,13 @@ reconciliationScenarios({
   makeFinal: finalize,
   symbol: 'USDC',
   // SOL sent to a deposit owner: not seen by the watcher (it polls token accounts); the balance check reports it.
-  payNative: (to, lamports) => sendAndConfirmTransaction(wallet, new Transaction().add(SystemProgram.transfer({ fromPubkey: customer.publicKey, toPubkey: new PublicKey(to), lamports })), [customer], { commitment: 'confirmed' }),
+  payNative: (to, lamports) =>
+    sendAndConfirmTransaction(
+      wallet,
+      new Transaction().add(SystemProgram.transfer({ fromPubkey: customer.publicKey, toPubkey: new PublicKey(to), lamports })),
+      [customer],
+      { commitment: 'confirmed' },
+    ),
   native: { symbol: 'SOL', detected: true, amount: 2_000_000n },
   target: () => watchedNetworks(gw.app.config, { 'sandbox:SOLANA': [facade.url] }).find((t) => t.environment === 'sandbox' && t.network === 'SOLANA')!,
   cliEnv: () => ({ SANDBOX_SOLANA_RPC_URLS: facade.url }),

@@ -6,7 +6,12 @@
  * the sweep's outflow from the deposit's token account is not recorded as a payment and a later payment is.
  */
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, SystemProgram, Transaction, sendAndConfirmTransaction } from '@solana/web3.js';
-import { TOKEN_PROGRAM_ID, createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import {
+  TOKEN_PROGRAM_ID,
+  createAssociatedTokenAccountIdempotentInstruction,
+  createTransferCheckedInstruction,
+  getAssociatedTokenAddressSync,
+} from '@solana/spl-token';
 import { watchedNetworks } from '../../src/chains/networks';
 import { startSolanaFacade, type SolanaFacade } from '../../src/devchain/solana.facade';
 import { startTestGateway, type TestGateway } from '../support/gateway';
@@ -27,10 +32,24 @@ beforeAll(async () => {
   facade = await startSolanaFacade({ finalityLag: LAG });
   mint = await facade.createUsdcMint({ decimals: 6 });
   gw = await startTestGateway(
-    { SANDBOX_SOLANA_CONFIRMATIONS: '1', CLOSED_DEPOSIT_POLL_EVERY: '1', WATCH_POLL_MS: '100', SWEEP_POLL_MS: '200', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000' },
+    {
+      SANDBOX_SOLANA_CONFIRMATIONS: '1',
+      CLOSED_DEPOSIT_POLL_EVERY: '1',
+      WATCH_POLL_MS: '100',
+      SWEEP_POLL_MS: '200',
+      EXPIRY_INTERVAL_S: '1',
+      WEBHOOK_SWEEP_INTERVAL_MS: '1000',
+    },
     { rpcOverrides: { 'sandbox:SOLANA': [facade.url] } },
   );
-  await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'SOLANA', symbol: 'USDC', name: 'USD Coin (litesvm)', address: mint.toBase58(), decimals: 6 });
+  await gw.app.tokens.upsert(gw.app.orm.em.fork(), {
+    environment: 'sandbox',
+    network: 'SOLANA',
+    symbol: 'USDC',
+    name: 'USD Coin (litesvm)',
+    address: mint.toBase58(),
+    decimals: 6,
+  });
   wallet = new Connection(facade.url, 'confirmed');
   customer = await facade.fundedKeypair(5);
   await facade.mintTo(customer.publicKey, mint, 10n ** 12n);
@@ -110,7 +129,8 @@ sweepScenarios({
   txHash: /^[1-9A-HJ-NP-Za-km-z]{86,88}$/,
   target: () => watchedNetworks(gw.app.config, { 'sandbox:SOLANA': [facade.url] }).find((t) => t.environment === 'sandbox' && t.network === 'SOLANA')!,
   native: {
-    send: (to, lamports) => send(new Transaction().add(SystemProgram.transfer({ fromPubkey: customer.publicKey, toPubkey: new PublicKey(to), lamports })), customer),
+    send: (to, lamports) =>
+      send(new Transaction().add(SystemProgram.transfer({ fromPubkey: customer.publicKey, toPubkey: new PublicKey(to), lamports })), customer),
     balance: async (owner) => BigInt(await wallet.getBalance(new PublicKey(owner), 'confirmed')),
     worth: BigInt(LAMPORTS_PER_SOL) / 10n,
     // above the rent-exempt minimum (it must open the deposit's account), below what opening the settlement address costs

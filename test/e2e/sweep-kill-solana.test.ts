@@ -29,7 +29,14 @@ beforeAll(async () => {
   await facade.mintTo(customer.publicKey, mint, 10n ** 12n);
   api = await startTestGateway({ ROLE: 'api', GAS_TANK_MNEMONIC_SANDBOX: KILL_TANK_MNEMONIC }, { db: await createTestDatabase() });
   // Without DEV_CHAINS the sandbox's SOLANA tokens are the devnet ones: the facade's mint is added like an operator would.
-  await api.app.tokens.upsert(api.app.orm.em.fork(), { environment: 'sandbox', network: 'SOLANA', symbol: 'USDC', name: 'USD Coin (litesvm)', address: mint.toBase58(), decimals: 6 });
+  await api.app.tokens.upsert(api.app.orm.em.fork(), {
+    environment: 'sandbox',
+    network: 'SOLANA',
+    symbol: 'USDC',
+    name: 'USD Coin (litesvm)',
+    address: mint.toBase58(),
+    decimals: 6,
+  });
   const tank = new PublicKey(api.app.gasTanks.address('sandbox', 'SOLANA')!);
   const sig = await facade.connection.requestAirdrop(tank, 100 * LAMPORTS_PER_SOL);
   const latest = await facade.connection.getLatestBlockhash('confirmed');
@@ -56,7 +63,8 @@ async function transfersFrom(owner: string): Promise<{ to: string; amount: bigin
   for (const s of sigs.reverse()) {
     if (s.err) continue;
     const tx = await facade.connection.getTransaction(s.signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 });
-    const amounts = (list: typeof pre) => new Map((list ?? []).filter((b) => b.mint === mint.toBase58()).map((b) => [b.owner!, BigInt(b.uiTokenAmount.amount)]));
+    const amounts = (list: typeof pre) =>
+      new Map((list ?? []).filter((b) => b.mint === mint.toBase58()).map((b) => [b.owner!, BigInt(b.uiTokenAmount.amount)]));
     const pre = tx!.meta!.preTokenBalances;
     const before = amounts(pre);
     const after = amounts(tx!.meta!.postTokenBalances);

@@ -46,7 +46,14 @@ beforeAll(async () => {
   usdt = await emu.deployToken({ name: 'Tether USD (emulator)', symbol: 'USDT', decimals: 6 });
   api = await startTestGateway({ ROLE: 'api', GAS_TANK_MNEMONIC_SANDBOX: KILL_TANK_MNEMONIC }, { db: await createTestDatabase() });
   // Without DEV_CHAINS the sandbox's TRON tokens are the testnet ones: the emulator's USDT is added like an operator would.
-  await api.app.tokens.upsert(api.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDT', name: 'Tether USD (emulator)', address: usdt, decimals: 6 });
+  await api.app.tokens.upsert(api.app.orm.em.fork(), {
+    environment: 'sandbox',
+    network: 'TRON',
+    symbol: 'USDT',
+    name: 'Tether USD (emulator)',
+    address: usdt,
+    decimals: 6,
+  });
   ({ address: customer, wallet } = tronCustomer(emu));
   await emu.setTrx(customer, 100_000n * TRX); // it pays its own energy and bandwidth
   await emu.mint(usdt, customer, 10n ** 12n);
@@ -74,7 +81,14 @@ async function transfersFrom(owner: string): Promise<{ to: string; amount: bigin
       jsonrpc: '2.0',
       id: 1,
       method: 'eth_getLogs',
-      params: [{ address: `0x${tronAddressBody(usdt)}`, fromBlock: '0x0', toBlock: 'latest', topics: [TRANSFER_TOPIC, zeroPadValue(`0x${tronAddressBody(owner)}`, 32)] }],
+      params: [
+        {
+          address: `0x${tronAddressBody(usdt)}`,
+          fromBlock: '0x0',
+          toBlock: 'latest',
+          topics: [TRANSFER_TOPIC, zeroPadValue(`0x${tronAddressBody(owner)}`, 32)],
+        },
+      ],
     }),
   });
   const { result } = (await res.json()) as { result: { topics: string[]; data: string }[] };
@@ -102,7 +116,9 @@ sweepKillScenarios({
     const sweeps = `{${run.sweepIds.join(',')}}`;
     // The energy lent for this step is back: nothing delegated any more, the reclaim included.
     await until(async () => {
-      const [open] = await sql<{ n: number }>(`select count(*)::int as n from sweep_txs where network = 'TRON' and kind = 'reclaim' and state in ('signed','broadcast')`);
+      const [open] = await sql<{ n: number }>(
+        `select count(*)::int as n from sweep_txs where network = 'TRON' and kind = 'reclaim' and state in ('signed','broadcast')`,
+      );
       return open!.n === 0 && (await adapter.sweeps.tankStake(tank)).delegatableSun === STAKE;
     }, 'the delegated energy taken back');
     const funding = await sql<{ kind: string; type: string; state: string }>(

@@ -12,7 +12,16 @@
  * `GAS_TANK_MNEMONIC_SANDBOX` — what an operator does on a real testnet.
  */
 import { AbiCoder, getAddress, id as topicOf, Interface, toQuantity, Wallet, zeroPadValue } from 'ethers';
-import { compileSweepContracts, CUSTOMER_PRIVATE_KEYS, DEPLOYER_ADDRESS, DEV_SWEEP_CONTRACTS, DEV_TOKEN_ADDRESSES, startDevChains, type DevChain, type DevChains } from '../../src/devchain';
+import {
+  compileSweepContracts,
+  CUSTOMER_PRIVATE_KEYS,
+  DEPLOYER_ADDRESS,
+  DEV_SWEEP_CONTRACTS,
+  DEV_TOKEN_ADDRESSES,
+  startDevChains,
+  type DevChain,
+  type DevChains,
+} from '../../src/devchain';
 import type { SweepStep } from '../../src/modules/sweeps/sweep.engine';
 import { createTestDatabase, type TestDatabase } from '../support/db';
 import { placeOrder, sql } from '../support/evm-harness';
@@ -22,7 +31,11 @@ import { KILL_TANK_MNEMONIC, sweepKillScenarios } from '../support/sweep-kill-sc
 
 /** The chain id the sandbox signs for on ETHEREUM without DEV_CHAINS (Sepolia). */
 const SEPOLIA = 11155111;
-const erc20 = new Interface(['function transfer(address to, uint256 value)', 'function mint(address to, uint256 value)', 'function balanceOf(address) view returns (uint256)']);
+const erc20 = new Interface([
+  'function transfer(address to, uint256 value)',
+  'function mint(address to, uint256 value)',
+  'function balanceOf(address) view returns (uint256)',
+]);
 const TRANSFER_TOPIC = topicOf('Transfer(address,address,uint256)');
 const USDT = DEV_TOKEN_ADDRESSES.ETHEREUM.USDT;
 
@@ -84,15 +97,26 @@ beforeAll(async () => {
     { db },
   );
   // Without DEV_CHAINS the sandbox's ETHEREUM tokens are the testnet ones: this chain's USDT is added like an operator would.
-  await api.app.tokens.upsert(api.app.orm.em.fork(), { environment: 'sandbox', network: 'ETHEREUM', symbol: 'USDT', name: 'Tether USD (local)', address: USDT, decimals: 6 });
+  await api.app.tokens.upsert(api.app.orm.em.fork(), {
+    environment: 'sandbox',
+    network: 'ETHEREUM',
+    symbol: 'USDT',
+    name: 'Tether USD (local)',
+    address: USDT,
+    decimals: 6,
+  });
   tank = api.app.gasTanks.address('sandbox', 'ETHEREUM')!;
   // The operator's Sweeper for this tank (`gas-tank deploy-sweeper` does the same), and the tank funded.
   const { sweeper: compiled } = compileSweepContracts();
-  const hash = await rpc<string>('eth_sendTransaction', [{ from: DEPLOYER_ADDRESS, gas: toQuantity(3_000_000n), data: compiled.bytecode + AbiCoder.defaultAbiCoder().encode(['address'], [tank]).slice(2) }]);
+  const hash = await rpc<string>('eth_sendTransaction', [
+    { from: DEPLOYER_ADDRESS, gas: toQuantity(3_000_000n), data: compiled.bytecode + AbiCoder.defaultAbiCoder().encode(['address'], [tank]).slice(2) },
+  ]);
   sweeper = getAddress((await receipt(hash)).contractAddress!);
   await rpc('anvil_setBalance', [tank, toQuantity(10n ** 21n)]);
   // The customer holds plenty of USDT.
-  await receipt(await rpc<string>('eth_sendTransaction', [{ from: DEPLOYER_ADDRESS, to: USDT, data: erc20.encodeFunctionData('mint', [customer.address, 10n ** 15n]) }]));
+  await receipt(
+    await rpc<string>('eth_sendTransaction', [{ from: DEPLOYER_ADDRESS, to: USDT, data: erc20.encodeFunctionData('mint', [customer.address, 10n ** 15n]) }]),
+  );
   // Last: anvil's unlocked accounts keep signing for the old id, so the customer signs here from now on.
   await rpc('anvil_setChainId', [SEPOLIA]);
 }, 120_000);
@@ -102,17 +126,24 @@ afterAll(async () => {
   await chains?.stop();
 });
 
-const tokenBalance = async (owner: string) => BigInt(await rpc<string>('eth_call', [{ to: USDT, data: erc20.encodeFunctionData('balanceOf', [owner]) }, 'latest']));
+const tokenBalance = async (owner: string) =>
+  BigInt(await rpc<string>('eth_call', [{ to: USDT, data: erc20.encodeFunctionData('balanceOf', [owner]) }, 'latest']));
 
 /** Every token Transfer out of `from` on the whole chain. */
 async function transfersFrom(from: string): Promise<{ to: string; amount: bigint }[]> {
-  const logs = await rpc<{ topics: string[]; data: string }[]>('eth_getLogs', [{ address: USDT, fromBlock: '0x0', toBlock: 'latest', topics: [TRANSFER_TOPIC, zeroPadValue(from, 32)] }]);
+  const logs = await rpc<{ topics: string[]; data: string }[]>('eth_getLogs', [
+    { address: USDT, fromBlock: '0x0', toBlock: 'latest', topics: [TRANSFER_TOPIC, zeroPadValue(from, 32)] },
+  ]);
   return logs.map((l) => ({ to: getAddress(`0x${l.topics[2]!.slice(26)}`), amount: BigInt(l.data) }));
 }
 
 /** The tank's nonces: one included transaction each, 0…n-1 without a gap, and the chain agrees with the engine's next one. */
 async function expectNoNonceGap(): Promise<void> {
-  const used = await sql<{ nonce: string; n: number }>(api.app, `select nonce::text, count(*)::int as n from sweep_txs where signer = ? and state = 'included' group by nonce order by sweep_txs.nonce`, [tank]);
+  const used = await sql<{ nonce: string; n: number }>(
+    api.app,
+    `select nonce::text, count(*)::int as n from sweep_txs where signer = ? and state = 'included' group by nonce order by sweep_txs.nonce`,
+    [tank],
+  );
   expect(used.every((u) => u.n === 1)).toBe(true);
   expect(used.map((u) => Number(u.nonce))).toEqual(used.map((_, i) => i));
   const chainNonce = Number(BigInt(await rpc<string>('eth_getTransactionCount', [tank, 'latest'])));

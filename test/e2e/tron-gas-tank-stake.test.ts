@@ -26,7 +26,14 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'cpg-tron-stake-'));
   writeFileSync(join(dir, 'tank.key'), `${Buffer.from(tronDriver.derivePrivateKey(seed, 905)).toString('hex')}\n`, { mode: 0o600 });
   writeFileSync(join(dir, 'bad.key'), 'not a key\n');
-  env = bareEnv({ DATA_DIR: dir, NODE_ENV: 'test', DEV_CHAINS: 'false', MASTER_KEY: TEST_MASTER_KEY, JWT_SECRET: TEST_JWT_SECRET, SANDBOX_TRON_RPC_URLS: emu.url });
+  env = bareEnv({
+    DATA_DIR: dir,
+    NODE_ENV: 'test',
+    DEV_CHAINS: 'false',
+    MASTER_KEY: TEST_MASTER_KEY,
+    JWT_SECRET: TEST_JWT_SECRET,
+    SANDBOX_TRON_RPC_URLS: emu.url,
+  });
 }, 60_000);
 
 afterAll(async () => {

@@ -45,8 +45,22 @@ beforeAll(async () => {
     { SANDBOX_TRON_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000' },
     { rpcOverrides: { 'sandbox:TRON': [emu.url] } },
   );
-  await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDT', name: 'Tether USD (emulator)', address: usdt, decimals: 6 });
-  await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDC', name: 'USD Coin (emulator)', address: usdc, decimals: 6 });
+  await gw.app.tokens.upsert(gw.app.orm.em.fork(), {
+    environment: 'sandbox',
+    network: 'TRON',
+    symbol: 'USDT',
+    name: 'Tether USD (emulator)',
+    address: usdt,
+    decimals: 6,
+  });
+  await gw.app.tokens.upsert(gw.app.orm.em.fork(), {
+    environment: 'sandbox',
+    network: 'TRON',
+    symbol: 'USDC',
+    name: 'USD Coin (emulator)',
+    address: usdc,
+    decimals: 6,
+  });
   apiKey = (await createMerchant(gw.app)).sandboxKey;
   ({ address: customer, wallet } = tronCustomer(emu));
   await emu.mint(usdt, customer, 10n ** 12n);
@@ -84,11 +98,11 @@ function fromQr(qr: string): { to: string; amount: bigint; token: string } {
 const pay = (to: string, amount: bigint): Promise<string> => transfer(wallet, customer, to, amount);
 
 /** A TRC-20 transfer from `from`, signed by `signer`'s key. */
-const transfer = (signer: TronWeb, from: string, to: string, amount: bigint, token = usdt): Promise<string> => tronTransfer(emu, signer, from, token, to, amount);
+const transfer = (signer: TronWeb, from: string, to: string, amount: bigint, token = usdt): Promise<string> =>
+  tronTransfer(emu, signer, from, token, to, amount);
 
 /** Mines empty blocks until the block holding everything so far is solidified. */
 const solidify = () => emu.mine(emu.solidityLag);
-
 
 it('order → quote → deposit → the customer pays exactly the total on TRON → Success, seen by the subscription', async () => {
   const o = await newOrder();

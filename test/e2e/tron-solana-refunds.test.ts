@@ -7,7 +7,12 @@
  */
 import { randomBytes } from 'node:crypto';
 import { Connection, Keypair, LAMPORTS_PER_SOL, PublicKey, Transaction, sendAndConfirmTransaction } from '@solana/web3.js';
-import { TOKEN_PROGRAM_ID, createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import {
+  TOKEN_PROGRAM_ID,
+  createAssociatedTokenAccountIdempotentInstruction,
+  createTransferCheckedInstruction,
+  getAssociatedTokenAddressSync,
+} from '@solana/spl-token';
 import type { TronWeb } from 'tronweb';
 import { watchedNetworks, type WatchedNetwork } from '../../src/chains/networks';
 import { tronDriver } from '../../src/chains/tron/tron.driver';
@@ -39,12 +44,27 @@ beforeAll(async () => {
   tronUsdt = await emu.deployToken({ name: 'Tether USD (emulator)', symbol: 'USDT', decimals: 6 });
   mint = await facade.createUsdcMint({ decimals: 6 });
   gw = await startTestGateway(
-    { ...WATCH_ENV, DEV_CHAINS: 'false', SANDBOX_TRON_CONFIRMATIONS: '1', SANDBOX_SOLANA_CONFIRMATIONS: '1', SWEEP_POLL_MS: '200', REFUND_POLL_MS: '0', CLOSED_DEPOSIT_POLL_EVERY: '1' },
+    {
+      ...WATCH_ENV,
+      DEV_CHAINS: 'false',
+      SANDBOX_TRON_CONFIRMATIONS: '1',
+      SANDBOX_SOLANA_CONFIRMATIONS: '1',
+      SWEEP_POLL_MS: '200',
+      REFUND_POLL_MS: '0',
+      CLOSED_DEPOSIT_POLL_EVERY: '1',
+    },
     { rpcOverrides: { 'sandbox:TRON': [emu.url], 'sandbox:SOLANA': [facade.url] } },
   );
   const em = gw.app.orm.em.fork();
   await gw.app.tokens.upsert(em, { environment: 'sandbox', network: 'TRON', symbol: 'USDT', name: 'Tether USD (emulator)', address: tronUsdt, decimals: 6 });
-  await gw.app.tokens.upsert(em, { environment: 'sandbox', network: 'SOLANA', symbol: 'USDC', name: 'USD Coin (litesvm)', address: mint.toBase58(), decimals: 6 });
+  await gw.app.tokens.upsert(em, {
+    environment: 'sandbox',
+    network: 'SOLANA',
+    symbol: 'USDC',
+    name: 'USD Coin (litesvm)',
+    address: mint.toBase58(),
+    decimals: 6,
+  });
   tron = tronCustomer(emu);
   await emu.setTrx(tron.address, 100_000n * TRX);
   await emu.mint(tronUsdt, tron.address, 10n ** 12n);
@@ -55,8 +75,14 @@ beforeAll(async () => {
   const tank = new PublicKey(gw.app.gasTanks.address('sandbox', 'SOLANA')!);
   const sig = await sol.requestAirdrop(tank, 100 * LAMPORTS_PER_SOL);
   await sol.confirmTransaction({ signature: sig, ...(await sol.getLatestBlockhash('confirmed')) }, 'confirmed');
-  for (const [n, url] of [['TRON', emu.url], ['SOLANA', facade.url]] as const) {
-    targets.set(n, watchedNetworks(gw.app.config, { [`sandbox:${n}`]: [url] }).find((t) => t.environment === 'sandbox' && t.network === n)!);
+  for (const [n, url] of [
+    ['TRON', emu.url],
+    ['SOLANA', facade.url],
+  ] as const) {
+    targets.set(
+      n,
+      watchedNetworks(gw.app.config, { [`sandbox:${n}`]: [url] }).find((t) => t.environment === 'sandbox' && t.network === n)!,
+    );
   }
 }, 240_000);
 
@@ -121,7 +147,8 @@ const NETS: Net[] = [
 
 describe.each(NETS)('$network', (net) => {
   const target = () => targets.get(net.network)!;
-  const balance = async (owner: string) => (await target().adapter.balances!.tokenBalances([{ owner, token: { address: net.token(), decimals: 6, symbol: 'T' } }], null, 1))[0]!;
+  const balance = async (owner: string) =>
+    (await target().adapter.balances!.tokenBalances([{ owner, token: { address: net.token(), decimals: 6, symbol: 'T' } }], null, 1))[0]!;
   /** The merchant's server asks over REST (legacy style, `api-key`). */
   const requestRefund = (m: { merchantId: string; sandboxKey: string }, body: Record<string, unknown>) =>
     http(gw.url, '/api/v2/testnet/merchant/fiat/refund', { body: { merchant_id: m.merchantId, ...body }, headers: { 'api-key': m.sandboxKey } });
@@ -133,10 +160,14 @@ describe.each(NETS)('$network', (net) => {
     const o = await net.order(m);
     const excess = 2_500_000n;
     await net.pay(o.address, o.total + excess);
-    await eventually(async () => {
-      await net.makeFinal();
-      return (await sql<{ status: string }>(`select status from orders where id = ?`, [o.orderId]))[0]!.status === 'Success';
-    }, `${net.network}: order paid`, 90_000);
+    await eventually(
+      async () => {
+        await net.makeFinal();
+        return (await sql<{ status: string }>(`select status from orders where id = ?`, [o.orderId]))[0]!.status === 'Success';
+      },
+      `${net.network}: order paid`,
+      90_000,
+    );
     const above = await requestRefund(m, { order_no: o.orderNo, kind: 'merchant', amount: (o.total + excess + 1n).toString(), address: net.newAddress() });
     expect([above.status, above.body.status_code, above.body.data.code]).toEqual([422, 422, 'REFUND_EXCEEDS_RECEIVED']);
     const ours = await requestRefund(m, { order_no: o.orderNo, kind: 'overpayment_excess', address: o.address });
@@ -147,7 +178,9 @@ describe.each(NETS)('$network', (net) => {
     const created = await requestRefund(m, { order_no: o.orderNo, kind: 'overpayment_excess', address: to });
     expect(created.status).toBe(201);
     const refund = { id: created.body.data.request.refund_id as string };
-    expect(created.body.data.request).toEqual(expect.objectContaining({ status: 'approved', source: 'deposit', amount_units: excess.toString(), approved_by: 'auto', to_address: to }));
+    expect(created.body.data.request).toEqual(
+      expect.objectContaining({ status: 'approved', source: 'deposit', amount_units: excess.toString(), approved_by: 'auto', to_address: to }),
+    );
     expect(created.body.data.claim_url).toBeNull();
     const listed = await http(gw.url, `/api/v2/testnet/merchant/fiat/refunds?network=${net.network}`, { method: 'GET', headers: { 'api-key': m.sandboxKey } });
     expect(listed.body.data.items.map((r: { refund_id: string }) => r.refund_id)).toEqual([refund.id]);
@@ -156,37 +189,49 @@ describe.each(NETS)('$network', (net) => {
       if (step === 'send-sign') throw Object.assign(new Error('simulated crash after send-sign'), { fatal: true });
     };
     const dying = createRefundEngine(gw.app, target(), crash);
-    await eventually(async () => {
-      try {
-        await dying.tick(gw.app.orm.em.fork());
-      } catch (err) {
-        if ((err as { fatal?: boolean }).fatal) return true;
-        throw err;
-      }
-      await net.makeFinal();
-      return false;
-    }, `${net.network}: transfer signed and stored`, 90_000);
+    await eventually(
+      async () => {
+        try {
+          await dying.tick(gw.app.orm.em.fork());
+        } catch (err) {
+          if ((err as { fatal?: boolean }).fatal) return true;
+          throw err;
+        }
+        await net.makeFinal();
+        return false;
+      },
+      `${net.network}: transfer signed and stored`,
+      90_000,
+    );
     const [stored] = await sql<{ status: string; tx_hash: string; raw_tx: string }>(`select status, tx_hash, raw_tx from refunds where id = ?`, [refund.id]);
     expect(stored!.status).toBe('sending');
     const fresh = createRefundEngine(gw.app, target());
-    await eventually(async () => {
-      await fresh.tick(gw.app.orm.em.fork());
-      await net.makeFinal();
-      const [r] = await sql<{ status: string; failure_reason: string | null }>(`select status, failure_reason from refunds where id = ?`, [refund.id]);
-      if (r!.status === 'failed') throw new Error(`refund failed: ${r!.failure_reason}`);
-      return r!.status === 'confirmed';
-    }, `${net.network}: refund confirmed`, 120_000);
+    await eventually(
+      async () => {
+        await fresh.tick(gw.app.orm.em.fork());
+        await net.makeFinal();
+        const [r] = await sql<{ status: string; failure_reason: string | null }>(`select status, failure_reason from refunds where id = ?`, [refund.id]);
+        if (r!.status === 'failed') throw new Error(`refund failed: ${r!.failure_reason}`);
+        return r!.status === 'confirmed';
+      },
+      `${net.network}: refund confirmed`,
+      120_000,
+    );
     const [done] = await sql<{ tx_hash: string; raw_tx: string }>(`select tx_hash, raw_tx from refunds where id = ?`, [refund.id]);
     expect(done).toEqual({ tx_hash: stored!.tx_hash, raw_tx: stored!.raw_tx });
     expect(await balance(to)).toBe(excess);
     expect(await balance(o.address)).toBe(o.total);
 
     let run: Awaited<ReturnType<typeof gw.app.reconciliation.reconcile>> | undefined;
-    await eventually(async () => {
-      await net.makeFinal();
-      run = await gw.app.reconciliation.reconcile(gw.app.orm.em.fork(), target());
-      return run.error === null && run.mismatches.length === 0;
-    }, `${net.network}: a clean reconciliation`, 60_000).catch((err: unknown) => {
+    await eventually(
+      async () => {
+        await net.makeFinal();
+        run = await gw.app.reconciliation.reconcile(gw.app.orm.em.fork(), target());
+        return run.error === null && run.mismatches.length === 0;
+      },
+      `${net.network}: a clean reconciliation`,
+      60_000,
+    ).catch((err: unknown) => {
       throw new Error(`${String(err)}: ${JSON.stringify(run)}`);
     });
     expect(run!.checked).toBeGreaterThan(0);

@@ -29,10 +29,24 @@ beforeAll(async () => {
   usdt = await emu.deployToken({ name: 'Tether USD (emulator)', symbol: 'USDT', decimals: 6 });
   gw = await startTestGateway(
     // Test orders are ~9.23 USDT; a TRON sweep without delegated energy is quoted 3.39 TRX (0.85 USD): dust at the default 5 % (docs/sweeps.md "Dust rule").
-    { SANDBOX_TRON_CONFIRMATIONS: '1', WATCH_POLL_MS: '100', SWEEP_POLL_MS: '200', SWEEP_DUST_PERCENT: '100', EXPIRY_INTERVAL_S: '1', WEBHOOK_SWEEP_INTERVAL_MS: '1000' },
+    {
+      SANDBOX_TRON_CONFIRMATIONS: '1',
+      WATCH_POLL_MS: '100',
+      SWEEP_POLL_MS: '200',
+      SWEEP_DUST_PERCENT: '100',
+      EXPIRY_INTERVAL_S: '1',
+      WEBHOOK_SWEEP_INTERVAL_MS: '1000',
+    },
     { rpcOverrides: { 'sandbox:TRON': [emu.url] } },
   );
-  await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDT', name: 'Tether USD (emulator)', address: usdt, decimals: 6 });
+  await gw.app.tokens.upsert(gw.app.orm.em.fork(), {
+    environment: 'sandbox',
+    network: 'TRON',
+    symbol: 'USDT',
+    name: 'Tether USD (emulator)',
+    address: usdt,
+    decimals: 6,
+  });
   await emu.setTrx(tank(), TANK_SUN);
   ({ address: customer, wallet } = tronCustomer(emu));
   await emu.mint(usdt, customer, 10n ** 12n);

@@ -12,7 +12,20 @@ import { CUSTOMER_PRIVATE_KEYS, startDevChains, type DevChains } from '../../src
 import { createTestDatabase, type TestDatabase } from '../support/db';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
-import { eventually, expireNow, fundedCustomer, headOf, pay, placeOrder, sql, waitForStatus, WATCH_ENV, type EvmNet, type Merchant, type PlacedOrder } from '../support/evm-harness';
+import {
+  eventually,
+  expireNow,
+  fundedCustomer,
+  headOf,
+  pay,
+  placeOrder,
+  sql,
+  waitForStatus,
+  WATCH_ENV,
+  type EvmNet,
+  type Merchant,
+  type PlacedOrder,
+} from '../support/evm-harness';
 
 jest.setTimeout(240_000);
 
@@ -42,9 +55,16 @@ afterAll(async () => {
   await db?.drop();
 });
 
-const startWorker = () => startTestGateway(WORKER_ENV, { db, devChains: chains, rpcOverrides: { 'sandbox:ETHEREUM': [chains.ETHEREUM.rpcUrl], 'sandbox:BINANCE': [chains.BINANCE.rpcUrl] } });
+const startWorker = () =>
+  startTestGateway(WORKER_ENV, {
+    db,
+    devChains: chains,
+    rpcOverrides: { 'sandbox:ETHEREUM': [chains.ETHEREUM.rpcUrl], 'sandbox:BINANCE': [chains.BINANCE.rpcUrl] },
+  });
 const cursorOf = async (n: EvmNet) =>
-  BigInt((await sql<{ b: string }>(api.app, `select block_number::text as b from chain_cursors where environment = 'sandbox' and network = ?`, [n]))[0]?.b ?? '-1');
+  BigInt(
+    (await sql<{ b: string }>(api.app, `select block_number::text as b from chain_cursors where environment = 'sandbox' and network = ?`, [n]))[0]?.b ?? '-1',
+  );
 const mine = (n: EvmNet, blocks: number) => chains[n].rpc.call('anvil_mine', ['0x' + blocks.toString(16)]);
 
 it('a watcher stopped across an hour of blocks finds every payment of the gap once; an expiry inside the gap follows the late-window rules', async () => {
@@ -60,7 +80,8 @@ it('a watcher stopped across an hour of blocks finds every payment of the gap on
   }
   const txs: { txHash: string; orderId: string }[] = [];
   // The watcher works before the gap.
-  for (const n of NETS) txs.push({ txHash: (await pay(chains[n], customer, orders[n].before.address, orders[n].before.total)).txHash, orderId: orders[n].before.orderId });
+  for (const n of NETS)
+    txs.push({ txHash: (await pay(chains[n], customer, orders[n].before.address, orders[n].before.total)).txHash, orderId: orders[n].before.orderId });
   for (const n of NETS) await waitForStatus(api.url, m, orders[n].before.orderNo, 'Success', 60_000);
 
   await worker.close();
@@ -116,7 +137,9 @@ it('a watcher stopped across an hour of blocks finds every payment of the gap on
   // the order that expired in the gap went Expired → Success through the late window, reported once as late
   for (const n of NETS) {
     expect(successes.find((s) => s.order_id === orders[n].expiring.orderId)?.from_status).toBe('Expired');
-    const late = await sql<{ n: string }>(api.app, `select count(*)::text as n from order_events where type = 'payment.late' and order_id = ?`, [orders[n].expiring.orderId]);
+    const late = await sql<{ n: string }>(api.app, `select count(*)::text as n from order_events where type = 'payment.late' and order_id = ?`, [
+      orders[n].expiring.orderId,
+    ]);
     expect(late[0]!.n).toBe('1');
   }
 });

@@ -19,7 +19,16 @@ interface ChainDetail {
   state: string;
   head_block: string | null;
   last_error: string | null;
-  providers: { provider: string; state: string; reason: string | null; health?: string; error_rate?: number; lag_blocks?: string | null; last_failure?: string | null; head_block?: string | null }[];
+  providers: {
+    provider: string;
+    state: string;
+    reason: string | null;
+    health?: string;
+    error_rate?: number;
+    lag_blocks?: string | null;
+    last_failure?: string | null;
+    head_block?: string | null;
+  }[];
 }
 
 let chains: DevChains;
@@ -38,7 +47,11 @@ beforeAll(async () => {
     { ...WATCH_ENV, WATCHER_STALL_S: '3', WATCHER_LAG_S: '30', RPC_TIMEOUT_MS: '1500' },
     {
       devChains: chains,
-      rpcOverrides: { 'sandbox:ETHEREUM': [proxies.ETHEREUM.url], 'sandbox:BINANCE': [proxies.BINANCE_SPARE.url, proxies.BINANCE.url], 'production:ETHEREUM': [proxies.WRONG.url] },
+      rpcOverrides: {
+        'sandbox:ETHEREUM': [proxies.ETHEREUM.url],
+        'sandbox:BINANCE': [proxies.BINANCE_SPARE.url, proxies.BINANCE.url],
+        'production:ETHEREUM': [proxies.WRONG.url],
+      },
     },
   );
 });
@@ -57,16 +70,29 @@ const detail = async (environment: string, network: string) => (await readyz()).
 const hostOf = (url: string) => new URL(url).host;
 
 it('every watched network is listed, fresh, with its providers by host', async () => {
-  await eventually(async () => (await detail('sandbox', 'ETHEREUM'))?.state === 'fresh' && (await detail('sandbox', 'BINANCE'))?.state === 'fresh', 'both sandbox watchers fresh', 60_000);
+  await eventually(
+    async () => (await detail('sandbox', 'ETHEREUM'))?.state === 'fresh' && (await detail('sandbox', 'BINANCE'))?.state === 'fresh',
+    'both sandbox watchers fresh',
+    60_000,
+  );
   const eth = (await detail('sandbox', 'ETHEREUM'))!;
-  expect(eth.providers).toEqual([expect.objectContaining({ provider: hostOf(proxies.ETHEREUM.url), state: 'ok', reason: null, health: 'healthy', error_rate: 0, lag_blocks: '0' })]);
+  expect(eth.providers).toEqual([
+    expect.objectContaining({ provider: hostOf(proxies.ETHEREUM.url), state: 'ok', reason: null, health: 'healthy', error_rate: 0, lag_blocks: '0' }),
+  ]);
   expect(BigInt(eth.head_block!)).toBeGreaterThan(0n);
 });
 
 it('a production provider on another chain is refused, named by host and alarmed; the API stays ready', async () => {
   await eventually(async () => (await detail('production', 'ETHEREUM'))?.state === 'provider_down', 'production ETHEREUM to show provider_down', 60_000);
   const d = (await detail('production', 'ETHEREUM'))!;
-  expect(d.providers).toEqual([expect.objectContaining({ provider: hostOf(proxies.WRONG.url), state: 'refused', reason: expect.stringContaining('serves another chain'), last_failure: 'wrong_chain' })]);
+  expect(d.providers).toEqual([
+    expect.objectContaining({
+      provider: hostOf(proxies.WRONG.url),
+      state: 'refused',
+      reason: expect.stringContaining('serves another chain'),
+      last_failure: 'wrong_chain',
+    }),
+  ]);
   expect(d.providers[0]!.error_rate).toBeGreaterThan(0);
   expect(JSON.stringify(d)).not.toContain(proxies.WRONG.url + '/'); // host only
   const metrics = await gw.app.metrics.registry.metrics();
@@ -82,7 +108,11 @@ it('a frozen node (no answer at all) shows as stalled / provider down within sec
   proxies.ETHEREUM.setMode('hang');
   try {
     const t0 = Date.now();
-    await eventually(async () => ['stalled', 'provider_down'].includes((await detail('sandbox', 'ETHEREUM'))?.state ?? ''), 'the frozen network to show stalled or provider_down', 60_000);
+    await eventually(
+      async () => ['stalled', 'provider_down'].includes((await detail('sandbox', 'ETHEREUM'))?.state ?? ''),
+      'the frozen network to show stalled or provider_down',
+      60_000,
+    );
     console.log(`frozen node shown as ${(await detail('sandbox', 'ETHEREUM'))!.state} after ${Date.now() - t0} ms`);
     const r = await readyz();
     expect(r.status).toBe(200); // one network's trouble never takes the API out of rotation
@@ -98,7 +128,11 @@ it('a failing provider is shown demoted with its error rate and failure; its net
   const main = hostOf(proxies.BINANCE.url);
   proxies.BINANCE_SPARE.setMode('http503');
   try {
-    await eventually(async () => (await detail('sandbox', 'BINANCE'))?.providers.find((p) => p.provider === spare)?.health === 'demoted', 'the failing BINANCE provider to show demoted', 60_000);
+    await eventually(
+      async () => (await detail('sandbox', 'BINANCE'))?.providers.find((p) => p.provider === spare)?.health === 'demoted',
+      'the failing BINANCE provider to show demoted',
+      60_000,
+    );
     const d = (await detail('sandbox', 'BINANCE'))!;
     expect(d.providers.map((p) => p.provider)).toEqual([spare, main]);
     const [bad, good] = d.providers;

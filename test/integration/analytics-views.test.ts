@@ -46,7 +46,11 @@ describe('views after paid orders', () => {
   });
 
   it('analytics.orders: status, paying network and token, paid amount in token units, fee and net at the locked quote', async () => {
-    const [q] = await sql<{ fee_amount_idr: string; merchant_receives_idr: string; crypto_rate: string }>(gw, 'select fee_amount_idr::text, merchant_receives_idr::text, crypto_rate from quotes where order_id = ?', [tron.orderId]);
+    const [q] = await sql<{ fee_amount_idr: string; merchant_receives_idr: string; crypto_rate: string }>(
+      gw,
+      'select fee_amount_idr::text, merchant_receives_idr::text, crypto_rate from quotes where order_id = ?',
+      [tron.orderId],
+    );
     const [o] = await sql<Record<string, string | boolean>>(
       gw,
       `select status, amount_idr::text, paid_network, paid_token_symbol, paid_token_address, paid_amount::text, due_amount::text, fee_idr::text, net_idr::text, rate_idr::text, overpaid,
@@ -72,7 +76,11 @@ describe('views after paid orders', () => {
   });
 
   it('analytics.payments: 18-decimal amounts are exact, and IDR is at the order’s locked rate', async () => {
-    const [p] = await sql<Record<string, string>>(gw, 'select network, token_symbol, decimals, amount::text, amount_base::text, amount_idr::text, status, order_no from analytics.payments where tx_hash = ?', [bsc.txHash]);
+    const [p] = await sql<Record<string, string>>(
+      gw,
+      'select network, token_symbol, decimals, amount::text, amount_base::text, amount_idr::text, status, order_no from analytics.payments where tx_hash = ?',
+      [bsc.txHash],
+    );
     expect(p).toEqual({
       network: 'BINANCE',
       token_symbol: 'USDT',
@@ -88,7 +96,11 @@ describe('views after paid orders', () => {
   });
 
   it('analytics.deposits and analytics.daily_revenue (paid day in Asia/Jakarta)', async () => {
-    const deps = await sql<{ network: string; status: string; amount_received: string; total_amount: string }>(gw, 'select network, status, amount_received::text, total_amount::text from analytics.deposits where merchant_id = ? order by network', [m.merchantId]);
+    const deps = await sql<{ network: string; status: string; amount_received: string; total_amount: string }>(
+      gw,
+      'select network, status, amount_received::text, total_amount::text from analytics.deposits where merchant_id = ? order by network',
+      [m.merchantId],
+    );
     expect(deps).toEqual([
       { network: 'BINANCE', status: expect.any(String), amount_received: units(bsc.total, 18), total_amount: units(bsc.total, 18) },
       { network: 'TRON', status: expect.any(String), amount_received: units(tron.total, 6), total_amount: units(tron.total, 6) },
@@ -98,7 +110,11 @@ describe('views after paid orders', () => {
       `select to_char(day_wib, 'YYYY-MM-DD') as day_wib, network, orders_paid::text, revenue_idr::text, token_amount::text from analytics.daily_revenue where merchant_id = ? order by network`,
       [m.merchantId],
     );
-    const [{ today }] = (await sql<{ today: string }>(gw, `select to_char((paid_at at time zone 'Asia/Jakarta')::date, 'YYYY-MM-DD') as today from orders where id = ?`, [tron.orderId])) as [{ today: string }];
+    const [{ today }] = (await sql<{ today: string }>(
+      gw,
+      `select to_char((paid_at at time zone 'Asia/Jakarta')::date, 'YYYY-MM-DD') as today from orders where id = ?`,
+      [tron.orderId],
+    )) as [{ today: string }];
     expect(days).toEqual([
       { day_wib: today, network: 'BINANCE', orders_paid: '1', revenue_idr: '275000', token_amount: units(bsc.total, 18) },
       { day_wib: today, network: 'TRON', orders_paid: '1', revenue_idr: '150000', token_amount: units(tron.total, 6) },
@@ -106,12 +122,36 @@ describe('views after paid orders', () => {
   });
 
   it('no view exposes a secret-bearing column', async () => {
-    const cols = await sql<{ table_name: string; column_name: string }>(gw, `select table_name, column_name from information_schema.columns where table_schema = 'analytics'`);
+    const cols = await sql<{ table_name: string; column_name: string }>(
+      gw,
+      `select table_name, column_name from information_schema.columns where table_schema = 'analytics'`,
+    );
     expect(cols.length).toBeGreaterThan(50);
-    const bad = cols.filter((c) => /hash|cipher|mnemonic|password|secret|seed|payload|url|lock_token|derivation|refresh|session|wallet_id/.test(c.column_name) && c.column_name !== 'tx_hash');
+    const bad = cols.filter(
+      (c) =>
+        /hash|cipher|mnemonic|password|secret|seed|payload|url|lock_token|derivation|refresh|session|wallet_id/.test(c.column_name) &&
+        c.column_name !== 'tx_hash',
+    );
     expect(bad).toEqual([]);
-    const views = (await sql<{ table_name: string }>(gw, `select table_name from information_schema.views where table_schema = 'analytics' order by 1`)).map((v) => v.table_name);
-    expect(views).toEqual(['daily_revenue', 'deposit_balances', 'deposits', 'gas_tank_ledger', 'merchants', 'order_events', 'orders', 'payments', 'refunds', 'sweep_positions', 'sweeps', 'tokens', 'webhook_attempts', 'webhook_deliveries']);
+    const views = (await sql<{ table_name: string }>(gw, `select table_name from information_schema.views where table_schema = 'analytics' order by 1`)).map(
+      (v) => v.table_name,
+    );
+    expect(views).toEqual([
+      'daily_revenue',
+      'deposit_balances',
+      'deposits',
+      'gas_tank_ledger',
+      'merchants',
+      'order_events',
+      'orders',
+      'payments',
+      'refunds',
+      'sweep_positions',
+      'sweeps',
+      'tokens',
+      'webhook_attempts',
+      'webhook_deliveries',
+    ]);
   });
 });
 
@@ -127,7 +167,11 @@ describe('the read-only analytics role', () => {
     await c.connect();
     return c;
   };
-  const codeOf = (p: Promise<unknown>) => p.then(() => 'ok', (e: { code?: string }) => e.code);
+  const codeOf = (p: Promise<unknown>) =>
+    p.then(
+      () => 'ok',
+      (e: { code?: string }) => e.code,
+    );
 
   beforeAll(async () => {
     await createMerchant(gw.app);
@@ -159,7 +203,17 @@ describe('the read-only analytics role', () => {
   it('cannot read api_keys, wallets, sessions, refresh tokens, users, orders or any table behind the views', async () => {
     const c = await asRole(role);
     try {
-      for (const table of ['api_keys', 'merchant_wallets', 'wallet_counters', 'sessions', 'refresh_tokens', 'dashboard_users', 'orders', 'webhook_deliveries', 'merchants']) {
+      for (const table of [
+        'api_keys',
+        'merchant_wallets',
+        'wallet_counters',
+        'sessions',
+        'refresh_tokens',
+        'dashboard_users',
+        'orders',
+        'webhook_deliveries',
+        'merchants',
+      ]) {
         expect([table, await codeOf(c.query(`select * from public.${table} limit 1`))]).toEqual([table, '42501']);
       }
     } finally {

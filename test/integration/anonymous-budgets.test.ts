@@ -56,7 +56,13 @@ afterAll(() => gw?.close());
 
 async function createLink(maxUsage: number): Promise<string> {
   const res = await http(gw.url, `${T}/merchant/payment-link`, {
-    body: { merchant_id: m.merchantId, title: 'Batik', expiration_time: 3600, max_usage: maxUsage, products: [{ name: 'Batik shirt', price: 150000, quantity: 1 }] },
+    body: {
+      merchant_id: m.merchantId,
+      title: 'Batik',
+      expiration_time: 3600,
+      max_usage: maxUsage,
+      products: [{ name: 'Batik shirt', price: 150000, quantity: 1 }],
+    },
     headers: bearer(m.token),
   });
   expect(res.status).toBe(201);
@@ -131,7 +137,10 @@ describe('item 1: anonymous allocation through public payment links is bounded',
     expect(codes!.n).toBe(OPENS_PER_LINK);
 
     // The merchant's own server is not affected by any of it.
-    const order = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: 'SERVER-1', amount: '150000' }, headers: { 'api-key': m.sandboxKey, ...from('10.0.1.1') } });
+    const order = await http(gw.url, `${T}/merchant/fiat/order`, {
+      body: { merchant_id: m.merchantId, order_no: 'SERVER-1', amount: '150000' },
+      headers: { 'api-key': m.sandboxKey, ...from('10.0.1.1') },
+    });
     expect(order.status).toBe(201);
     expect((await qrWithKey('SERVER-1', m.sandboxKey, '10.0.1.1')).status).toBe(201);
   });
@@ -139,7 +148,10 @@ describe('item 1: anonymous allocation through public payment links is bounded',
 
 describe('item 5: checkout keys have their own budget', () => {
   it('1,010 checkout-key calls (more than the merchant’s own budget) get 429 past the key budget, while the merchant API key still gets 200', async () => {
-    const created = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: 'CK-FLOOD', amount: '150000' }, headers: { 'api-key': m.sandboxKey } });
+    const created = await http(gw.url, `${T}/merchant/fiat/order`, {
+      body: { merchant_id: m.merchantId, order_no: 'CK-FLOOD', amount: '150000' },
+      headers: { 'api-key': m.sandboxKey },
+    });
     expect(created.status).toBe(201);
     const key = created.body.data.key as string;
 
@@ -160,20 +172,30 @@ describe('item 5: checkout keys have their own budget', () => {
     const overGql = await gql(gw.url, TokensDocument, {}, { 'x-checkout-key': key, ...from('10.0.5.3') });
     expect(overGql.errors?.[0]?.extensions).toMatchObject({ code: 'RATE_LIMITED' });
     expect(overGql.errors?.[0]?.message).toMatch(/Too many requests with this checkout key/);
-    const other = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: 'CK-OTHER', amount: '150000' }, headers: { 'api-key': m.sandboxKey } });
+    const other = await http(gw.url, `${T}/merchant/fiat/order`, {
+      body: { merchant_id: m.merchantId, order_no: 'CK-OTHER', amount: '150000' },
+      headers: { 'api-key': m.sandboxKey },
+    });
     expect((await http(gw.url, `${T}/listToken`, { headers: { 'api-key': other.body.data.key, ...from('10.0.5.2') } })).status).toBe(200);
   }, 120_000);
 
   it('many checkout keys from one IP share that IP’s checkout budget', async () => {
     const keys: string[] = [];
     for (let i = 0; i < 4; i++) {
-      const r = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: `CK-IP-${i}`, amount: '150000' }, headers: { 'api-key': m.sandboxKey } });
+      const r = await http(gw.url, `${T}/merchant/fiat/order`, {
+        body: { merchant_id: m.merchantId, order_no: `CK-IP-${i}`, amount: '150000' },
+        headers: { 'api-key': m.sandboxKey },
+      });
       keys.push(r.body.data.key);
     }
     // 4 keys × 50 = 200 per-key points, but the IP allows 120.
     const results = await flood(200, 10, (i) => http(gw.url, `${T}/listToken`, { headers: { 'api-key': keys[i % 4]!, ...from('10.0.6.1') } }));
     expect(results.filter((r) => r.status === 200).length).toBe(CHECKOUT_IP_PER_MIN);
-    expectLimited(results.find((r) => r.status === 429)!, /Too many checkout requests from this IP address/, 60);
+    expectLimited(
+      results.find((r) => r.status === 429)!,
+      /Too many checkout requests from this IP address/,
+      60,
+    );
     expect((await http(gw.url, `${T}/listToken`, { headers: { 'api-key': m.sandboxKey, ...from('10.0.6.1') } })).status).toBe(200);
   });
 });
@@ -186,9 +208,23 @@ describe('item 6: payment-link uses are reserved at open and released on unpaid 
 
   /** A confirmed late transfer of the order's full total, recorded as a watcher records it (not settled yet). */
   async function latePayment(orderId: string, n: number): Promise<void> {
-    const [dep] = await sql<{ id: string; token_id: string; address: string; total_amount: string }>('select id, token_id, address, total_amount from deposits where order_id = ?', [orderId]);
-    const t: ObservedTransfer = { txHash: n.toString(16).padStart(64, '0'), index: 0, blockNumber: 400n, blockHash: 'cd'.repeat(32), token: NILE_USDT, from: CUSTOMER, to: dep!.address, amount: BigInt(dep!.total_amount) };
-    await gw.app.orm.em.fork().transactional((tx) => gw.app.payments.record(tx, 'sandbox', 'TRON', [{ transfer: t, depositId: dep!.id, orderId, tokenId: dep!.token_id }]));
+    const [dep] = await sql<{ id: string; token_id: string; address: string; total_amount: string }>(
+      'select id, token_id, address, total_amount from deposits where order_id = ?',
+      [orderId],
+    );
+    const t: ObservedTransfer = {
+      txHash: n.toString(16).padStart(64, '0'),
+      index: 0,
+      blockNumber: 400n,
+      blockHash: 'cd'.repeat(32),
+      token: NILE_USDT,
+      from: CUSTOMER,
+      to: dep!.address,
+      amount: BigInt(dep!.total_amount),
+    };
+    await gw.app.orm.em
+      .fork()
+      .transactional((tx) => gw.app.payments.record(tx, 'sandbox', 'TRON', [{ transfer: t, depositId: dep!.id, orderId, tokenId: dep!.token_id }]));
     const [p] = await sql<{ id: string }>('select id from payments where tx_hash = ?', [t.txHash]);
     await gw.app.payments.markConfirmed(gw.app.orm.em.fork(), [p!.id]);
   }
@@ -237,7 +273,9 @@ describe('item 6: payment-link uses are reserved at open and released on unpaid 
     await latePayment(orders[1]!.id, 1002);
     await Promise.all(orders.map((o) => gw.app.settlement.settle(gw.app.orm.em.fork(), o.id)));
 
-    const rows = await sql<{ status: string; link_use_held: boolean }>('select status, link_use_held from orders where id = any(?::uuid[]) order by id', [`{${orders.map((o) => o.id).join(',')}}`]);
+    const rows = await sql<{ status: string; link_use_held: boolean }>('select status, link_use_held from orders where id = any(?::uuid[]) order by id', [
+      `{${orders.map((o) => o.id).join(',')}}`,
+    ]);
     expect(rows.map((r) => r.status)).toEqual(['Success', 'Success']); // money is never refused
     expect(rows.filter((r) => r.link_use_held)).toHaveLength(1); // only one fitted
     expect(await usageOf(link)).toBe(2);

@@ -86,10 +86,14 @@ describe('API key IP allowlist', () => {
 describe('API key last use', () => {
   it('shows when and from where the key was last used, a few seconds behind at most', async () => {
     expect((await listTokens(m.sandboxKey, '198.51.100.23')).status).toBe(200);
-    const info = await eventually(async () => {
-      const k = await sandboxKeyInfo();
-      return k.lastUsedIp === '198.51.100.23' ? k : null;
-    }, 20_000, 'last use written');
+    const info = await eventually(
+      async () => {
+        const k = await sandboxKeyInfo();
+        return k.lastUsedIp === '198.51.100.23' ? k : null;
+      },
+      20_000,
+      'last use written',
+    );
     expect(new Date(info.lastUsedAt as string).getTime()).toBeGreaterThan(Date.now() - 60_000);
   });
 });

@@ -32,7 +32,8 @@ beforeAll(async () => (gw = await startTestGateway({ ROLE: 'api', WEBHOOK_ALLOW_
 afterAll(() => gw?.close());
 
 const UA = { 'user-agent': 'audit-test/1.0 (jest)' };
-const login = async (m: { email: string; password: string }) => (await gql(gw.url, LoginDocument, { email: m.email, password: m.password }, UA)).data!.login.token;
+const login = async (m: { email: string; password: string }) =>
+  (await gql(gw.url, LoginDocument, { email: m.email, password: m.password }, UA)).data!.login.token;
 const db = () => gw.app.orm.em.fork().getConnection();
 
 /** Runs statements on one connection of the test database as the superuser, triggers off (what only an owner or superuser can do). */
@@ -67,8 +68,15 @@ it('records a failed login, the login, re-authentication and each sensitive chan
   expect(page.errors).toBeUndefined();
   const events = page.data!.auditEvents.edges.map((e) => e.node).reverse();
   expect(events.map((e) => e.action)).toEqual([
-    'merchant.created', 'api_key.rotated', 'api_key.rotated', // the CLI-style creation (fixture)
-    'auth.login_failed', 'auth.login', 'auth.reauthenticated', 'api_key.rotated', 'webhook.notification_url_changed', 'api_key.allowlist_changed',
+    'merchant.created',
+    'api_key.rotated',
+    'api_key.rotated', // the CLI-style creation (fixture)
+    'auth.login_failed',
+    'auth.login',
+    'auth.reauthenticated',
+    'api_key.rotated',
+    'webhook.notification_url_changed',
+    'api_key.allowlist_changed',
   ]);
   expect(page.data!.auditEvents.totalCount).toBe(events.length);
   const [failed, ok] = [events[3]!, events[4]!];
@@ -91,7 +99,12 @@ it('records a failed login, the login, re-authentication and each sensitive chan
   const only = await gql(gw.url, AuditEventsDocument, { filter: { actions: ['api_key.rotated'] }, first: 2 }, auth);
   expect(only.data!.auditEvents.edges.map((e) => e.node.action)).toEqual(['api_key.rotated', 'api_key.rotated']);
   expect(only.data!.auditEvents.pageInfo.hasNextPage).toBe(true);
-  const next = await gql(gw.url, AuditEventsDocument, { filter: { actions: ['api_key.rotated'] }, first: 2, after: only.data!.auditEvents.pageInfo.endCursor }, auth);
+  const next = await gql(
+    gw.url,
+    AuditEventsDocument,
+    { filter: { actions: ['api_key.rotated'] }, first: 2, after: only.data!.auditEvents.pageInfo.endCursor },
+    auth,
+  );
   expect(next.data!.auditEvents.edges).toHaveLength(1);
   expect(next.data!.auditEvents.pageInfo.hasNextPage).toBe(false);
   const future = await gql(gw.url, AuditEventsDocument, { filter: { from: new Date(Date.now() + 3_600_000).toISOString() } }, auth);
@@ -106,7 +119,15 @@ it('records a failed login, the login, re-authentication and each sensitive chan
   expect(byKey.data?.auditEvents).toBeFalsy();
 
   // CSV: the same rows, formula-guarded, and the export itself recorded.
-  await recordAudit(gw.app.orm.em.fork(), { ...internalContext(gw.app.orm.em.fork()), caller: { kind: 'dashboard', userId: ok.userId!, merchantId: m.merchantId, sessionId: 'x', role: 'owner' }, userAgent: '=HYPERLINK("http://evil")' }, 'auth.logout');
+  await recordAudit(
+    gw.app.orm.em.fork(),
+    {
+      ...internalContext(gw.app.orm.em.fork()),
+      caller: { kind: 'dashboard', userId: ok.userId!, merchantId: m.merchantId, sessionId: 'x', role: 'owner' },
+      userAgent: '=HYPERLINK("http://evil")',
+    },
+    'auth.logout',
+  );
   const csv = await http(gw.url, '/api/v2/testnet/merchant/export/audit.csv', { headers: auth });
   expect(csv.status).toBe(200);
   const text = String(csv.body);
@@ -143,9 +164,14 @@ it('the application role cannot UPDATE, DELETE or TRUNCATE the trail', async () 
 
 it('concurrent writers of one merchant extend one chain without forks', async () => {
   const m = await createMerchant(gw.app);
-  const source = { ...internalContext(gw.app.orm.em.fork()), caller: { kind: 'dashboard' as const, userId: m.merchantId, merchantId: m.merchantId, sessionId: 's', role: 'owner' } };
+  const source = {
+    ...internalContext(gw.app.orm.em.fork()),
+    caller: { kind: 'dashboard' as const, userId: m.merchantId, merchantId: m.merchantId, sessionId: 's', role: 'owner' },
+  };
   await Promise.all(Array.from({ length: 30 }, (_, i) => recordAudit(gw.app.orm.em.fork(), source, 'auth.logout', { after: { count: i } })));
-  const seqs = (await db().execute<{ s: string }[]>('select chain_seq::text as s from audit_events where chain = ? order by chain_seq', [m.merchantId])).map((r) => Number(r.s));
+  const seqs = (await db().execute<{ s: string }[]>('select chain_seq::text as s from audit_events where chain = ? order by chain_seq', [m.merchantId])).map(
+    (r) => Number(r.s),
+  );
   expect(seqs).toEqual(Array.from({ length: 33 }, (_, i) => i + 1));
   expect(await gw.app.audit.verify(gw.app.orm.em.fork(), { chain: m.merchantId })).toMatchObject({ rows: 33, fault: null });
 });
@@ -155,12 +181,22 @@ it('verify names the first row edited past the trigger, and a deleted row (a gap
   const rows = await db().execute<{ id: string }[]>('select id::text from audit_events where chain = ? order by chain_seq', [m.merchantId]);
   expect(rows).toHaveLength(3);
   await asSuperuserWithoutTriggers(`update audit_events set after = '{"id":"someone-else"}'::jsonb where id = $1`, [rows[1]!.id]);
-  expect((await gw.app.audit.verify(gw.app.orm.em.fork(), { chain: m.merchantId })).fault).toEqual({ id: rows[1]!.id, chain: m.merchantId, chainSeq: 2, reason: expect.stringMatching(/edited/) });
+  expect((await gw.app.audit.verify(gw.app.orm.em.fork(), { chain: m.merchantId })).fault).toEqual({
+    id: rows[1]!.id,
+    chain: m.merchantId,
+    chainSeq: 2,
+    reason: expect.stringMatching(/edited/),
+  });
 
   const n = await createMerchant(gw.app);
   const nRows = await db().execute<{ id: string }[]>('select id::text from audit_events where chain = ? order by chain_seq', [n.merchantId]);
   await asSuperuserWithoutTriggers(`delete from audit_events where id = $1`, [nRows[1]!.id]);
-  expect((await gw.app.audit.verify(gw.app.orm.em.fork(), { chain: n.merchantId })).fault).toEqual({ id: nRows[2]!.id, chain: n.merchantId, chainSeq: 3, reason: expect.stringMatching(/gap/) });
+  expect((await gw.app.audit.verify(gw.app.orm.em.fork(), { chain: n.merchantId })).fault).toEqual({
+    id: nRows[2]!.id,
+    chain: n.merchantId,
+    chainSeq: 3,
+    reason: expect.stringMatching(/gap/),
+  });
 });
 
 it('records team changes and merchant switches on the merchant concerned; a failed login on every merchant of the account; finance cannot read the trail', async () => {
@@ -180,20 +216,30 @@ it('records team changes and merchant switches on the merchant concerned; a fail
   const switched = await gql(gw.url, SwitchMerchantDocument, { merchantId: b.merchantId }, underA);
   expect(switched.errors).toBeUndefined();
   // Finance in b: the trail is owners' and admins' (permission audit.read).
-  expect((await gql(gw.url, AuditEventsDocument, { first: 5 }, bearer(switched.data!.switchMerchant.token))).errors?.[0]?.extensions).toMatchObject({ code: 'FORBIDDEN', permission: 'audit.read' });
+  expect((await gql(gw.url, AuditEventsDocument, { first: 5 }, bearer(switched.data!.switchMerchant.token))).errors?.[0]?.extensions).toMatchObject({
+    code: 'FORBIDDEN',
+    permission: 'audit.read',
+  });
   const [{ id: aUser }] = await db().execute<{ id: string }[]>(`select id from dashboard_users where email = ?`, [a.email]);
   expect((await gql(gw.url, ChangeTeamMemberRoleDocument, { userId: aUser!, role: 'DEVELOPER' }, owner)).errors).toBeUndefined();
   expect((await gql(gw.url, LoginDocument, { email: a.email, password: 'wrong password!' }, UA)).errors?.[0]?.extensions?.code).toBe('INVALID_CREDENTIALS');
   expect((await gql(gw.url, RemoveTeamMemberDocument, { userId: aUser! }, owner)).errors).toBeUndefined();
 
   const trail = async (merchantId: string) =>
-    (await db().execute<{ action: string; user_id: string | null; after: Record<string, unknown> | null; before: Record<string, unknown> | null }[]>(
+    await db().execute<{ action: string; user_id: string | null; after: Record<string, unknown> | null; before: Record<string, unknown> | null }[]>(
       `select action, user_id, after, before from audit_events where merchant_id = ? and action like any (array['team.%', 'auth.merchant_switched', 'auth.login_failed']) order by id`,
       [merchantId],
-    ));
+    );
   const inB = await trail(b.merchantId);
   expect(inB.map((e) => e.action)).toEqual([
-    'team.invited', 'team.invite_revoked', 'team.invited', 'team.invite_accepted', 'auth.merchant_switched', 'team.role_changed', 'auth.login_failed', 'team.member_removed',
+    'team.invited',
+    'team.invite_revoked',
+    'team.invited',
+    'team.invite_accepted',
+    'auth.merchant_switched',
+    'team.role_changed',
+    'auth.login_failed',
+    'team.member_removed',
   ]);
   expect(inB[3]).toMatchObject({ user_id: aUser, after: { email: a.email, role: 'finance', accountCreated: false } });
   expect(inB[4]).toMatchObject({ user_id: aUser, after: { fromMerchantId: a.merchantId } });

@@ -28,7 +28,10 @@ describe('dashboard auth over REST', () => {
     expect(expires_in).toBe(900);
     const me = await http(gw.url, '/api/v2/auth/me', { headers: bearer(token) });
     expect(me.status).toBe(200);
-    expect(me.body).toMatchObject({ status_code: 200, data: { user: { email: m.email }, merchant: { merchant_id: m.merchantId, platform_fee_percent: '1.0000' } } });
+    expect(me.body).toMatchObject({
+      status_code: 200,
+      data: { user: { email: m.email }, merchant: { merchant_id: m.merchantId, platform_fee_percent: '1.0000' } },
+    });
 
     const out = await http(gw.url, '/api/v2/auth/logout', { method: 'POST', body: {}, headers: bearer(token) });
     expect(out.body).toMatchObject({ status_code: 200 });
@@ -132,7 +135,10 @@ describe('API keys', () => {
     const listed = await gql(gw.url, ApiKeysDocument, {}, bearer(token));
     expect(listed.data!.apiKeys.map((k) => k.hint).sort()).toEqual([newKey.slice(-4), merchant.productionKey.slice(-4)].sort());
     // Stored hashed + encrypted, never in plaintext.
-    const rows = await gw.app.orm.em.fork().getConnection().execute(`select key_hash, key_ciphertext from api_keys where merchant_id = ?`, [merchant.merchantId]);
+    const rows = await gw.app.orm.em
+      .fork()
+      .getConnection()
+      .execute(`select key_hash, key_ciphertext from api_keys where merchant_id = ?`, [merchant.merchantId]);
     for (const r of rows) {
       expect(JSON.stringify(r)).not.toContain(newKey.slice(4));
     }
@@ -150,6 +156,11 @@ describe('API keys', () => {
 
   it('a viewer cannot rotate keys', async () => {
     const em = gw.app.orm.em.fork();
-    await expect(gw.app.merchants.rotateApiKey({ ...internalContext(em), caller: { kind: 'dashboard', merchantId: m.merchantId, userId: 'x', sessionId: 'y', role: 'viewer' } }, 'sandbox')).rejects.toMatchObject({ code: 'FORBIDDEN' });
+    await expect(
+      gw.app.merchants.rotateApiKey(
+        { ...internalContext(em), caller: { kind: 'dashboard', merchantId: m.merchantId, userId: 'x', sessionId: 'y', role: 'viewer' } },
+        'sandbox',
+      ),
+    ).rejects.toMatchObject({ code: 'FORBIDDEN' });
   });
 });

@@ -29,7 +29,16 @@ afterAll(async () => {
 const CHAIN_IDS: Partial<Record<Network, number>> = { ETHEREUM: 31337, BINANCE: 31338 };
 
 function adapterFor(network: Network, urls: string[], extra: Partial<ChainNetworkConfig> = {}): ChainAdapter {
-  const config: ChainNetworkConfig = { network, rpcUrls: urls, chainId: CHAIN_IDS[network], confirmations: 1, maxBlockRange: 100, timeoutMs: 3000, verifyIdentity: true, ...extra };
+  const config: ChainNetworkConfig = {
+    network,
+    rpcUrls: urls,
+    chainId: CHAIN_IDS[network],
+    confirmations: 1,
+    maxBlockRange: 100,
+    timeoutMs: 3000,
+    verifyIdentity: true,
+    ...extra,
+  };
   if (network === 'TRON') return createTronAdapter(config, { retries: 1, backoffBaseMs: 5 });
   if (network === 'SOLANA') return createSolanaAdapter(config, { rounds: 2, baseBackoffMs: 5, maxBackoffMs: 20 });
   return createEvmAdapter(config, { rpc: { baseDelayMs: 5, maxDelayMs: 20 } });
@@ -45,12 +54,20 @@ async function proxyTo(url: string): Promise<ProviderProxy> {
 async function genesisOf(network: Network): Promise<string> {
   const url = chains.rpcUrls[network];
   if (network === 'TRON') {
-    const res = await fetch(`${url}/wallet/getblockbynum`, { method: 'POST', body: JSON.stringify({ num: 0 }), headers: { 'content-type': 'application/json' } });
+    const res = await fetch(`${url}/wallet/getblockbynum`, {
+      method: 'POST',
+      body: JSON.stringify({ num: 0 }),
+      headers: { 'content-type': 'application/json' },
+    });
     return ((await res.json()) as { blockID: string }).blockID.toLowerCase();
   }
   const method = network === 'SOLANA' ? 'getGenesisHash' : 'eth_getBlockByNumber';
   const params = network === 'SOLANA' ? [] : ['0x0', false];
-  const res = await fetch(url, { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }), headers: { 'content-type': 'application/json' } });
+  const res = await fetch(url, {
+    method: 'POST',
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params }),
+    headers: { 'content-type': 'application/json' },
+  });
   const { result } = (await res.json()) as { result: string | { hash: string } };
   return typeof result === 'string' ? result : result.hash;
 }
@@ -109,6 +126,10 @@ describe.each(['ETHEREUM', 'BINANCE'] as const)('%s with a provider on the other
 });
 
 async function chainHash(network: Network, n: bigint): Promise<string> {
-  const res = await fetch(chains.rpcUrls[network], { method: 'POST', body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: [`0x${n.toString(16)}`, false] }), headers: { 'content-type': 'application/json' } });
+  const res = await fetch(chains.rpcUrls[network], {
+    method: 'POST',
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_getBlockByNumber', params: [`0x${n.toString(16)}`, false] }),
+    headers: { 'content-type': 'application/json' },
+  });
   return ((await res.json()) as { result: { hash: string } }).result.hash;
 }

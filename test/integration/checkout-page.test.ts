@@ -31,7 +31,10 @@ beforeAll(async () => {
 afterAll(() => gw?.close());
 
 async function order() {
-  const r = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: `LOG-${Date.now()}-${Math.random()}`, amount: '150000' }, headers: { 'api-key': m.sandboxKey } });
+  const r = await http(gw.url, `${T}/merchant/fiat/order`, {
+    body: { merchant_id: m.merchantId, order_no: `LOG-${Date.now()}-${Math.random()}`, amount: '150000' },
+    headers: { 'api-key': m.sandboxKey },
+  });
   expect(r.status).toBe(201);
   return { url: r.body.data.url as string, key: r.body.data.key as string, orderNo: r.body.data.request.order_no as string };
 }
@@ -43,7 +46,9 @@ describe('request log', () => {
     const before = lines.length;
     expect((await http(gw.url, new URL(o.url).pathname + new URL(o.url).search)).status).toBe(200);
     expect((await http(gw.url, `/checkout/${orderId}/state`, { headers: { 'x-checkout-key': o.key } })).status).toBe(200);
-    expect((await http(gw.url, `${T}/merchant/fiat/getOrder`, { body: { merchant_id: m.merchantId, order_no: o.orderNo }, headers: { 'api-key': o.key } })).status).toBe(200);
+    expect(
+      (await http(gw.url, `${T}/merchant/fiat/getOrder`, { body: { merchant_id: m.merchantId, order_no: o.orderNo }, headers: { 'api-key': o.key } })).status,
+    ).toBe(200);
     expect((await http(gw.url, `${T}/pgqr/fiat/qr?merchant_id=${m.merchantId}&key=${o.key}`)).status).toBeGreaterThanOrEqual(400);
     const logged = lines.slice(before);
     const secret = o.key.split('_')[2]!;
@@ -60,11 +65,19 @@ describe('request log', () => {
 });
 
 describe('return URLs (success_url, cancel_url, auto_redirect)', () => {
-  const count = async (orderNo: string) => (await gw.app.orm.em.fork().execute(`select count(*)::int as n from orders where order_no = ?`, [orderNo]))[0].n as number;
+  const count = async (orderNo: string) =>
+    (await gw.app.orm.em.fork().execute(`select count(*)::int as n from orders where order_no = ?`, [orderNo]))[0].n as number;
   it('are stored on the order; bad, over-long and (in production) plain-http URLs are refused and write nothing', async () => {
     const ok = `RET-${Date.now()}`;
     const r = await http(gw.url, `${T}/merchant/fiat/order`, {
-      body: { merchant_id: m.merchantId, order_no: ok, amount: '150000', success_url: 'http://shop.test/ok', cancel_url: 'https://shop.test/cart', auto_redirect: true },
+      body: {
+        merchant_id: m.merchantId,
+        order_no: ok,
+        amount: '150000',
+        success_url: 'http://shop.test/ok',
+        cancel_url: 'https://shop.test/cart',
+        auto_redirect: true,
+      },
       headers: { 'api-key': m.sandboxKey },
     });
     expect(r.status).toBe(201);
@@ -72,7 +85,10 @@ describe('return URLs (success_url, cancel_url, auto_redirect)', () => {
     expect(row).toEqual({ success_url: 'http://shop.test/ok', cancel_url: 'https://shop.test/cart', auto_redirect: true });
     const refuse = async (base: string, key: string, extra: Record<string, unknown>, field: string) => {
       const no = `RET-BAD-${Date.now()}-${Math.random()}`;
-      const res = await http(gw.url, `${base}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: no, amount: '150000', ...extra }, headers: { 'api-key': key } });
+      const res = await http(gw.url, `${base}/merchant/fiat/order`, {
+        body: { merchant_id: m.merchantId, order_no: no, amount: '150000', ...extra },
+        headers: { 'api-key': key },
+      });
       expect(res.status).toBe(400);
       expect(res.body).toMatchObject({ status_code: 400, data: { code: 'VALIDATION_FAILED', fields: { [field]: expect.any(String) } } });
       expect(await count(no)).toBe(0);
@@ -86,7 +102,14 @@ describe('return URLs (success_url, cancel_url, auto_redirect)', () => {
   it('a payment link passes its return URLs to every order opened from it', async () => {
     const login = await http(gw.url, '/api/v2/auth/login', { body: { email: m.email, password: m.password, user_type: 'merchant' } });
     const link = await http(gw.url, `${T}/merchant/payment-link`, {
-      body: { title: 'Sale', expiration_time: 3600, max_usage: 5, products: [{ name: 'Kain', price: 150000, quantity: 1 }], success_url: 'https://shop.test/ok', auto_redirect: true },
+      body: {
+        title: 'Sale',
+        expiration_time: 3600,
+        max_usage: 5,
+        products: [{ name: 'Kain', price: 150000, quantity: 1 }],
+        success_url: 'https://shop.test/ok',
+        auto_redirect: true,
+      },
       headers: { authorization: `Bearer ${login.body.data.token}` },
     });
     expect(link.status).toBe(201);
@@ -99,7 +122,9 @@ describe('return URLs (success_url, cancel_url, auto_redirect)', () => {
     expect(viaGql.data!.paymentLink).toMatchObject({ id, successUrl: 'https://shop.test/ok', cancelUrl: null, autoRedirect: true });
     const opened = await http(gw.url, `${T}/order/payment-link`, { body: { payment_link_id: id } });
     expect(opened.status).toBe(201);
-    const [row] = await gw.app.orm.em.fork().execute(`select success_url, cancel_url, auto_redirect from orders where order_no = ?`, [opened.body.data.request.order_no]);
+    const [row] = await gw.app.orm.em
+      .fork()
+      .execute(`select success_url, cancel_url, auto_redirect from orders where order_no = ?`, [opened.body.data.request.order_no]);
     expect(row).toEqual({ success_url: 'https://shop.test/ok', cancel_url: null, auto_redirect: true });
     // ...and the checkout of that order offers the way back.
     const state = await http(gw.url, `/checkout/${opened.body.data.api_key.split('_')[1]}/state`, { headers: { 'x-checkout-key': opened.body.data.api_key } });
@@ -109,9 +134,18 @@ describe('return URLs (success_url, cancel_url, auto_redirect)', () => {
   it('GraphQL: a link created with return URLs shows them; one without shows null and false', async () => {
     const token = (await gql(gw.url, LoginDocument, { email: m.email, password: m.password })).data!.login.token;
     const input = { title: 'Kopi', expirationTime: 3600, maxUsage: 2, products: [{ name: 'Kopi Gayo', price: '85000', quantity: 2 }] };
-    const withUrls = await gql(gw.url, CreatePaymentLinkDocument, { environment: 'SANDBOX', input: { ...input, successUrl: 'https://shop.test/thanks', cancelUrl: 'https://shop.test/cart', autoRedirect: false } }, bearer(token));
+    const withUrls = await gql(
+      gw.url,
+      CreatePaymentLinkDocument,
+      { environment: 'SANDBOX', input: { ...input, successUrl: 'https://shop.test/thanks', cancelUrl: 'https://shop.test/cart', autoRedirect: false } },
+      bearer(token),
+    );
     expect(withUrls.errors).toBeUndefined();
-    expect(withUrls.data!.createPaymentLink).toMatchObject({ successUrl: 'https://shop.test/thanks', cancelUrl: 'https://shop.test/cart', autoRedirect: false });
+    expect(withUrls.data!.createPaymentLink).toMatchObject({
+      successUrl: 'https://shop.test/thanks',
+      cancelUrl: 'https://shop.test/cart',
+      autoRedirect: false,
+    });
     const without = await gql(gw.url, CreatePaymentLinkDocument, { environment: 'SANDBOX', input }, bearer(token));
     expect(without.data!.createPaymentLink).toMatchObject({ successUrl: null, cancelUrl: null, autoRedirect: false });
   });
@@ -119,17 +153,26 @@ describe('return URLs (success_url, cancel_url, auto_redirect)', () => {
 
 describe('merchant logo (logo_url / logoUrl)', () => {
   const settings = (token: string, body: unknown, raw?: string) =>
-    http(gw.url, '/api/v2/merchant/settings', { method: 'PUT', ...(raw !== undefined ? { raw, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } } : { body, headers: { authorization: `Bearer ${token}` } }) });
-  const stored = async (merchantId: string) => ((await gw.app.orm.em.fork().execute(`select settings from merchants where id = ?`, [merchantId]))[0].settings as Record<string, unknown>).logoUrl;
+    http(gw.url, '/api/v2/merchant/settings', {
+      method: 'PUT',
+      ...(raw !== undefined
+        ? { raw, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } }
+        : { body, headers: { authorization: `Bearer ${token}` } }),
+    });
+  const stored = async (merchantId: string) =>
+    ((await gw.app.orm.em.fork().execute(`select settings from merchants where id = ?`, [merchantId]))[0].settings as Record<string, unknown>).logoUrl;
 
   it('REST and GraphQL set, show and clear it; bad URLs, unknown fields and non-JSON are 400 and change nothing; API keys cannot', async () => {
     const own = await createMerchant(gw.app);
-    const token = (await http(gw.url, '/api/v2/auth/login', { body: { email: own.email, password: own.password, user_type: 'merchant' } })).body.data.token as string;
+    const token = (await http(gw.url, '/api/v2/auth/login', { body: { email: own.email, password: own.password, user_type: 'merchant' } })).body.data
+      .token as string;
     const set = await settings(token, { logo_url: 'https://cdn.shop.test/logo.png' });
     expect(set.status).toBe(200);
     expect(set.body).toMatchObject({ status_code: 200, data: { merchant_id: own.merchantId, logo_url: 'https://cdn.shop.test/logo.png' } });
     expect(await stored(own.merchantId)).toBe('https://cdn.shop.test/logo.png');
-    expect((await http(gw.url, '/api/v2/auth/me', { headers: { authorization: `Bearer ${token}` } })).body.data.merchant.logo_url).toBe('https://cdn.shop.test/logo.png');
+    expect((await http(gw.url, '/api/v2/auth/me', { headers: { authorization: `Bearer ${token}` } })).body.data.merchant.logo_url).toBe(
+      'https://cdn.shop.test/logo.png',
+    );
 
     for (const [body, field] of [
       [{ logo_url: 'javascript:alert(1)' }, 'logo_url'],
@@ -151,7 +194,15 @@ describe('merchant logo (logo_url / logoUrl)', () => {
     const notJson = await settings(token, undefined, '{"logo_url":');
     expect(notJson.status).toBe(400);
     expect(notJson.body.status_code).toBe(400);
-    expect((await http(gw.url, '/api/v2/merchant/settings', { method: 'PUT', body: { logo_url: 'https://evil.test/x.png' }, headers: { 'api-key': own.sandboxKey } })).status).toBe(401);
+    expect(
+      (
+        await http(gw.url, '/api/v2/merchant/settings', {
+          method: 'PUT',
+          body: { logo_url: 'https://evil.test/x.png' },
+          headers: { 'api-key': own.sandboxKey },
+        })
+      ).status,
+    ).toBe(401);
     expect(await stored(own.merchantId)).toBe('https://cdn.shop.test/logo.png');
 
     const gqlToken = (await gql(gw.url, LoginDocument, { email: own.email, password: own.password })).data!.login.token;
@@ -167,16 +218,26 @@ describe('merchant logo (logo_url / logoUrl)', () => {
   it('a production gateway refuses a plain-http logo (https only) before reading anything', async () => {
     const own = await createMerchant(gw.app);
     const strict = new MerchantService(gw.app.apiKeys, { httpsLogos: true });
-    const owner = (await gw.app.orm.em.fork().execute(`select user_id as id from memberships where merchant_id = ? and role = 'owner'`, [own.merchantId]))[0].id as string;
-    const ctx = { ...internalContext(gw.app.orm.em.fork()), caller: { kind: 'dashboard' as const, userId: owner, merchantId: own.merchantId, sessionId: 'test', role: 'owner' } };
-    await expect(strict.updateSettings(ctx, { logoUrl: 'http://cdn.shop.test/logo.png' })).rejects.toMatchObject({ code: 'VALIDATION_FAILED', details: { fields: { logoUrl: expect.any(String) } } });
+    const owner = (await gw.app.orm.em.fork().execute(`select user_id as id from memberships where merchant_id = ? and role = 'owner'`, [own.merchantId]))[0]
+      .id as string;
+    const ctx = {
+      ...internalContext(gw.app.orm.em.fork()),
+      caller: { kind: 'dashboard' as const, userId: owner, merchantId: own.merchantId, sessionId: 'test', role: 'owner' },
+    };
+    await expect(strict.updateSettings(ctx, { logoUrl: 'http://cdn.shop.test/logo.png' })).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+      details: { fields: { logoUrl: expect.any(String) } },
+    });
     expect(await stored(own.merchantId)).toBeUndefined();
     expect((await strict.updateSettings(ctx, { logoUrl: 'https://cdn.shop.test/logo.png' })).settings.logoUrl).toBe('https://cdn.shop.test/logo.png');
   });
 
-  it("the checkout and payment-link pages show the logo and allow exactly its origin as an image source; without one, no outside origin", async () => {
+  it('the checkout and payment-link pages show the logo and allow exactly its origin as an image source; without one, no outside origin', async () => {
     const own = await createMerchant(gw.app);
-    const o1 = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: own.merchantId, order_no: `LOGO-${Date.now()}`, amount: '150000' }, headers: { 'api-key': own.sandboxKey } });
+    const o1 = await http(gw.url, `${T}/merchant/fiat/order`, {
+      body: { merchant_id: own.merchantId, order_no: `LOGO-${Date.now()}`, amount: '150000' },
+      headers: { 'api-key': own.sandboxKey },
+    });
     const plain = await http(gw.url, new URL(o1.body.data.url).pathname + new URL(o1.body.data.url).search);
     expect(plain.headers.get('content-security-policy')).toContain("img-src 'self' data:;");
     expect(plain.text).not.toContain('<img');
@@ -187,15 +248,22 @@ describe('merchant logo (logo_url / logoUrl)', () => {
     expect(page.headers.get('content-security-policy')).toContain("img-src 'self' data: https://cdn.shop.test:8443;");
     expect(page.text).toContain('<img class="logo" id="logo" src="https://cdn.shop.test:8443/a/logo.png?v=1&#38;x=&#34;&#62;&#60;script&#62;" alt=""');
 
-    const token = (await http(gw.url, '/api/v2/auth/login', { body: { email: own.email, password: own.password, user_type: 'merchant' } })).body.data.token as string;
-    const link = await http(gw.url, `${T}/merchant/payment-link`, { body: { title: 'Logo sale', expiration_time: 3600, max_usage: 5, products: [{ name: 'Kain', price: 150000, quantity: 1 }] }, headers: { authorization: `Bearer ${token}` } });
+    const token = (await http(gw.url, '/api/v2/auth/login', { body: { email: own.email, password: own.password, user_type: 'merchant' } })).body.data
+      .token as string;
+    const link = await http(gw.url, `${T}/merchant/payment-link`, {
+      body: { title: 'Logo sale', expiration_time: 3600, max_usage: 5, products: [{ name: 'Kain', price: 150000, quantity: 1 }] },
+      headers: { authorization: `Bearer ${token}` },
+    });
     const pay = await http(gw.url, new URL(link.body.data.link).pathname);
     expect(pay.headers.get('content-security-policy')).toContain("img-src 'self' data: https://cdn.shop.test:8443;");
     expect(pay.text).toContain('id="logo"');
 
     // A plain-http logo (allowed while trying the sandbox) never reaches a production order's page.
     await sqlSet(own.merchantId, 'http://127.0.0.1:9/logo.png');
-    const prod = await http(gw.url, '/api/v2/mainnet/merchant/fiat/order', { body: { merchant_id: own.merchantId, order_no: `LOGO-P-${Date.now()}`, amount: '150000' }, headers: { 'api-key': own.productionKey } });
+    const prod = await http(gw.url, '/api/v2/mainnet/merchant/fiat/order', {
+      body: { merchant_id: own.merchantId, order_no: `LOGO-P-${Date.now()}`, amount: '150000' },
+      headers: { 'api-key': own.productionKey },
+    });
     expect(prod.status).toBe(201);
     const prodPage = await http(gw.url, new URL(prod.body.data.url).pathname + new URL(prod.body.data.url).search);
     expect(prodPage.headers.get('content-security-policy')).toContain("img-src 'self' data:;");
@@ -205,7 +273,8 @@ describe('merchant logo (logo_url / logoUrl)', () => {
   });
 });
 
-const sqlSet = (merchantId: string, logoUrl: string) => gw.app.orm.em.fork().execute(`update merchants set settings = settings || jsonb_build_object('logoUrl', ?::text) where id = ?`, [logoUrl, merchantId]);
+const sqlSet = (merchantId: string, logoUrl: string) =>
+  gw.app.orm.em.fork().execute(`update merchants set settings = settings || jsonb_build_object('logoUrl', ?::text) where id = ?`, [logoUrl, merchantId]);
 
 describe('printable receipt page', () => {
   it("needs the order's own key (401 bad, 403 another order's); an unpaid order says it has no receipt; the way back names the order", async () => {
@@ -222,7 +291,13 @@ describe('printable receipt page', () => {
     expect((await http(gw.url, `/checkout/${orderId}/receipt`)).status).toBe(401);
 
     const withUrls = await http(gw.url, `${T}/merchant/fiat/order`, {
-      body: { merchant_id: m.merchantId, order_no: `RCPT-${Date.now()}`, amount: '150000', success_url: 'https://shop.test/ok?x=1', cancel_url: 'https://shop.test/cart' },
+      body: {
+        merchant_id: m.merchantId,
+        order_no: `RCPT-${Date.now()}`,
+        amount: '150000',
+        success_url: 'https://shop.test/ok?x=1',
+        cancel_url: 'https://shop.test/cart',
+      },
       headers: { 'api-key': m.sandboxKey },
     });
     const id = (withUrls.body.data.key as string).split('_')[1]!;

@@ -14,7 +14,8 @@ beforeAll(async () => {
 });
 afterAll(() => gw?.close());
 
-const orders = (args: string) => http(gw.url, '/graphql', { body: { query: `{ orders(${args}) { nextCursor nodes { orderNo } } }` }, headers: { 'api-key': apiKey } });
+const orders = (args: string) =>
+  http(gw.url, '/graphql', { body: { query: `{ orders(${args}) { nextCursor nodes { orderNo } } }` }, headers: { 'api-key': apiKey } });
 const b64 = (s: string) => Buffer.from(s).toString('base64url');
 
 it.each([

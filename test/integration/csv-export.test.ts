@@ -11,7 +11,12 @@ import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { http } from '../support/http';
 import { bearer, gql } from '../support/graphql';
-import { CsvParityOrdersDocument, CsvParityPaymentsDocument, type CsvParityOrdersQueryVariables, type CsvParityPaymentsQueryVariables } from '../generated/graphql';
+import {
+  CsvParityOrdersDocument,
+  CsvParityPaymentsDocument,
+  type CsvParityOrdersQueryVariables,
+  type CsvParityPaymentsQueryVariables,
+} from '../generated/graphql';
 
 let gw: TestGateway;
 let m: Awaited<ReturnType<typeof createMerchant>>;
@@ -112,7 +117,10 @@ describe('orders.csv', () => {
   });
 
   it('filters: several statuses, paying network and token, search, created range', async () => {
-    const nos = async (q: string) => csvRecords((await csv(ORDERS, q)).text).map((x) => x.order_no).sort();
+    const nos = async (q: string) =>
+      csvRecords((await csv(ORDERS, q)).text)
+        .map((x) => x.order_no)
+        .sort();
     expect(await nos('?status=Success')).toEqual([tron.orderNo, bsc.orderNo].sort());
     expect(await nos('?status=Created,Expired')).toHaveLength(4);
     expect(await nos('?network=TRON')).toEqual([tron.orderNo]);
@@ -151,7 +159,10 @@ describe('orders.csv', () => {
       [`?search=${encodeURIComponent(`${tag}-q`)}`, { search: `${tag}-q` }],
       ['?search=PAR-1', { search: 'PAR-1' }],
       ['?search=doe%40B', { search: 'doe@B' }],
-      [`?createdFrom=${encodeURIComponent(iso(now - 3000))}&created_to=${unix(now + 60_000)}`, { createdFrom: iso(now - 3000), createdTo: iso(Math.floor((now + 60_000) / 1000) * 1000) }],
+      [
+        `?createdFrom=${encodeURIComponent(iso(now - 3000))}&created_to=${unix(now + 60_000)}`,
+        { createdFrom: iso(now - 3000), createdTo: iso(Math.floor((now + 60_000) / 1000) * 1000) },
+      ],
       [`?paidFrom=${unix(now - 86_400_000)}`, { paidFrom: iso(Math.floor((now - 86_400_000) / 1000) * 1000) }],
       [`?paid_to=${encodeURIComponent(iso(now + 60_000))}`, { paidTo: iso(now + 60_000) }],
       ['?paymentLinkId=00000000-0000-4000-8000-000000000000', { paymentLinkId: '00000000-0000-4000-8000-000000000000' }],
@@ -162,19 +173,19 @@ describe('orders.csv', () => {
       ['?sort=CREATED_AT&direction=ASC&search=PAR-', { sort: 'CREATED_AT', direction: 'ASC', search: 'PAR-' }],
     ];
     try {
-    for (const [query, filter] of cases) {
-      const viaGql: string[] = [];
-      let after: string | null | undefined;
-      do {
-        const r = await gql(gw.url, CsvParityOrdersDocument, { ...filter, environment: 'SANDBOX', first: 100, after }, bearer(token));
-        expect(r.errors).toBeUndefined();
-        viaGql.push(...r.data!.orders.edges.map((e) => e.node.orderNo));
-        after = r.data!.orders.pageInfo.hasNextPage ? r.data!.orders.pageInfo.endCursor : null;
-      } while (after);
-      const res = await csv(ORDERS, query);
-      expect({ query, status: res.status }).toEqual({ query, status: 200 });
-      expect({ query, rows: csvRecords(res.text).map((x) => x.order_no) }).toEqual({ query, rows: viaGql });
-    }
+      for (const [query, filter] of cases) {
+        const viaGql: string[] = [];
+        let after: string | null | undefined;
+        do {
+          const r = await gql(gw.url, CsvParityOrdersDocument, { ...filter, environment: 'SANDBOX', first: 100, after }, bearer(token));
+          expect(r.errors).toBeUndefined();
+          viaGql.push(...r.data!.orders.edges.map((e) => e.node.orderNo));
+          after = r.data!.orders.pageInfo.hasNextPage ? r.data!.orders.pageInfo.endCursor : null;
+        } while (after);
+        const res = await csv(ORDERS, query);
+        expect({ query, status: res.status }).toEqual({ query, status: 200 });
+        expect({ query, rows: csvRecords(res.text).map((x) => x.order_no) }).toEqual({ query, rows: viaGql });
+      }
     } finally {
       await sql(gw, `delete from orders where merchant_id = ? and order_no like 'PAR-%'`, [m.merchantId]);
     }
@@ -258,7 +269,12 @@ describe('payments.csv', () => {
   });
 
   it('the same bad filter values in the GraphQL payments query are refused with a code', async () => {
-    const backwards = await gql(gw.url, CsvParityPaymentsDocument, { environment: 'SANDBOX', detectedFrom: '2026-11-02T00:00:00Z', detectedTo: '2026-11-01T00:00:00Z' }, bearer(token));
+    const backwards = await gql(
+      gw.url,
+      CsvParityPaymentsDocument,
+      { environment: 'SANDBOX', detectedFrom: '2026-11-02T00:00:00Z', detectedTo: '2026-11-01T00:00:00Z' },
+      bearer(token),
+    );
     expect(backwards.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
     const blank = await gql(gw.url, CsvParityPaymentsDocument, { environment: 'SANDBOX', search: '   ' }, bearer(token));
     expect(blank.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
@@ -295,9 +311,15 @@ describe('payments.csv', () => {
       ['?search=parsender2', { search: 'parsender2' }],
       [`?search=${encodeURIComponent('%')}`, { search: '%' }],
       [`?search=${encodeURIComponent("x' or '1'='1")}`, { search: "x' or '1'='1" }],
-      [`?detectedFrom=${encodeURIComponent(iso(now - 4000))}&detected_to=${unix(now + 60_000)}`, { detectedFrom: iso(now - 4000), detectedTo: sec(now + 60_000) }],
+      [
+        `?detectedFrom=${encodeURIComponent(iso(now - 4000))}&detected_to=${unix(now + 60_000)}`,
+        { detectedFrom: iso(now - 4000), detectedTo: sec(now + 60_000) },
+      ],
       [`?from=${unix(now - 3_600_000)}&to=${encodeURIComponent(iso(now - 2000))}`, { detectedFrom: sec(now - 3_600_000), detectedTo: iso(now - 2000) }],
-      [`?network=BINANCE&status=pending,confirmed&search=parsender1&detectedTo=${unix(now + 60_000)}`, { network: 'BINANCE', statuses: ['PENDING', 'CONFIRMED'], search: 'parsender1', detectedTo: sec(now + 60_000) }],
+      [
+        `?network=BINANCE&status=pending,confirmed&search=parsender1&detectedTo=${unix(now + 60_000)}`,
+        { network: 'BINANCE', statuses: ['PENDING', 'CONFIRMED'], search: 'parsender1', detectedTo: sec(now + 60_000) },
+      ],
       ['?network=SOLANA', { network: 'SOLANA' }],
     ];
     try {

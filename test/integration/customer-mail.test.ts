@@ -42,7 +42,10 @@ afterAll(async () => {
 
 async function order(email: string | null, withDeposit = false) {
   const orderNo = `MAIL-${++seq}-${Date.now()}`;
-  const r = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: orderNo, amount: '150000', name: 'Budi', ...(email && { email }) }, headers: { 'api-key': m.sandboxKey } });
+  const r = await http(gw.url, `${T}/merchant/fiat/order`, {
+    body: { merchant_id: m.merchantId, order_no: orderNo, amount: '150000', name: 'Budi', ...(email && { email }) },
+    headers: { 'api-key': m.sandboxKey },
+  });
   expect(r.status).toBe(201);
   const key = r.body.data.key as string;
   if (withDeposit) {
@@ -54,11 +57,17 @@ async function order(email: string | null, withDeposit = false) {
 }
 
 /** The real status writer, as settlement and expiry call it. */
-const move = (orderId: string, to: OrderStatus, app = gw.app) => app.orm.em.fork().transactional((em) => app.orderStatus.transition(em, orderId, to, { kind: 'test' }));
+const move = (orderId: string, to: OrderStatus, app = gw.app) =>
+  app.orm.em.fork().transactional((em) => app.orderStatus.transition(em, orderId, to, { kind: 'test' }));
 
 const mailsTo = (addr: string) => smtp.mails.filter((x) => x.to.includes(addr));
 const outbox = async (orderId: string) =>
-  gw.app.orm.em.fork().execute<{ kind: string; state: string; attempts: number; last_error: string | null }[]>(`select kind, state, attempts, last_error from customer_mail_outbox where order_id = ? order by kind`, [orderId]);
+  gw.app.orm.em
+    .fork()
+    .execute<{ kind: string; state: string; attempts: number; last_error: string | null }[]>(
+      `select kind, state, attempts, last_error from customer_mail_outbox where order_id = ? order by kind`,
+      [orderId],
+    );
 
 it('Success sends one receipt: bilingual, the order, the merchant, the amount; sandbox marked; plain text and HTML agree', async () => {
   const to = `budi.${Date.now()}@example.id`;
@@ -119,7 +128,9 @@ it('an order without email queues nothing', async () => {
 it('two senders racing send each mail once', async () => {
   const to = `race.${Date.now()}@example.id`;
   // Two more senders beside the gateway's own job, each with its own SMTP transport.
-  const senders = [0, 1].map(() => new CustomerMailService(gw.app.config, (em, id) => gw.app.checkoutView.state(em, id), smtpTransport(gw.app.config), pino({ level: 'silent' })));
+  const senders = [0, 1].map(
+    () => new CustomerMailService(gw.app.config, (em, id) => gw.app.checkoutView.state(em, id), smtpTransport(gw.app.config), pino({ level: 'silent' })),
+  );
   const orders = await Promise.all([0, 1, 2, 3, 4].map(() => order(to)));
   await Promise.all(orders.map((o) => move(o.orderId, 'Expired')));
   await Promise.all([...senders.map((s) => s.sendDue(gw.app.orm.em.fork())), ...senders.map((s) => s.sendDue(gw.app.orm.em.fork()))]);
@@ -162,12 +173,21 @@ it('a queue survives a restart, and a dead SMTP server is retried', async () => 
     const own = await createMerchant(quiet.app);
     const to = `restart.${Date.now()}@example.id`;
     const orderNo = `MAIL-R-${Date.now()}`;
-    const r = await http(quiet.url, `${T}/merchant/fiat/order`, { body: { merchant_id: own.merchantId, order_no: orderNo, amount: '150000', email: to }, headers: { 'api-key': own.sandboxKey } });
+    const r = await http(quiet.url, `${T}/merchant/fiat/order`, {
+      body: { merchant_id: own.merchantId, order_no: orderNo, amount: '150000', email: to },
+      headers: { 'api-key': own.sandboxKey },
+    });
     expect(r.status).toBe(201);
     const orderId = (r.body.data.key as string).split('_')[1]!;
     await move(orderId, 'Expired', quiet.app);
     await quiet.close();
-    const rows = (app: TestGateway['app']) => app.orm.em.fork().execute<{ state: string; attempts: number; last_error: string | null }[]>(`select state, attempts, last_error from customer_mail_outbox where order_id = ?`, [orderId]);
+    const rows = (app: TestGateway['app']) =>
+      app.orm.em
+        .fork()
+        .execute<{ state: string; attempts: number; last_error: string | null }[]>(
+          `select state, attempts, last_error from customer_mail_outbox where order_id = ?`,
+          [orderId],
+        );
 
     // After the restart, SMTP is configured but its server is down: the attempt fails and is kept for a retry.
     const deadPort = await (async () => {

@@ -34,11 +34,21 @@ let token: string;
 let otherToken: string;
 
 const key = () => ({ 'api-key': m.sandboxKey });
-const ctxOf = (merchantId: string): RequestContext => ({ ...internalContext(gw.app.orm.em.fork()), caller: { kind: 'apiKey', merchantId, environment: 'sandbox', apiKeyId: 'test' }, environment: 'sandbox' });
-const login = async (mm: typeof m) => (await http(gw.url, '/api/v2/auth/login', { body: { email: mm.email, password: mm.password, user_type: 'merchant' } })).body.data.token as string;
+const ctxOf = (merchantId: string): RequestContext => ({
+  ...internalContext(gw.app.orm.em.fork()),
+  caller: { kind: 'apiKey', merchantId, environment: 'sandbox', apiKeyId: 'test' },
+  environment: 'sandbox',
+});
+const login = async (mm: typeof m) =>
+  (await http(gw.url, '/api/v2/auth/login', { body: { email: mm.email, password: mm.password, user_type: 'merchant' } })).body.data.token as string;
 
 /** An order paid through `network`/`tokenAddress` after a deposit on another network: settled by the settlement service from a confirmed payment. */
-async function paidOrder(orderNo: string, amount: string, pay: { network: 'ETHEREUM' | 'BINANCE'; tokenAddress: string }, alsoDeposit?: { network: 'ETHEREUM' | 'BINANCE'; tokenAddress: string }) {
+async function paidOrder(
+  orderNo: string,
+  amount: string,
+  pay: { network: 'ETHEREUM' | 'BINANCE'; tokenAddress: string },
+  alsoDeposit?: { network: 'ETHEREUM' | 'BINANCE'; tokenAddress: string },
+) {
   const ctx = ctxOf(m.merchantId);
   const { order } = await gw.app.orders.create(ctx, { orderNo, amount });
   for (const d of [alsoDeposit, pay]) {
@@ -67,7 +77,12 @@ beforeAll(async () => {
   await paidOrder('DASH-BSC-1', '200000', { network: 'BINANCE', tokenAddress: BSC_USDT }, { network: 'ETHEREUM', tokenAddress: SEPOLIA_USDT });
   await paidOrder('DASH-ETH-1', '150000', { network: 'ETHEREUM', tokenAddress: SEPOLIA_USDT });
   for (const [i, name] of ['Budi Santoso', 'Siti Rahma', 'Agus 100%_x'].entries()) {
-    await gw.app.orders.create(ctxOf(m.merchantId), { orderNo: `DASH-OPEN-${i}`, amount: String(100000 + i), customerName: name, customerEmail: `c${i}@shop.example` });
+    await gw.app.orders.create(ctxOf(m.merchantId), {
+      orderNo: `DASH-OPEN-${i}`,
+      amount: String(100000 + i),
+      customerName: name,
+      customerEmail: `c${i}@shop.example`,
+    });
   }
   await gw.app.orders.create(ctxOf(other.merchantId), { orderNo: 'OTHER-1', amount: '999999' });
 }, 240_000);
@@ -83,7 +98,15 @@ describe('orders connection', () => {
     const bsc = await gql(gw.url, DashOrders, { tokenAddress: BSC_USDT.toLowerCase() }, key());
     const node = bsc.data!.orders.edges.map((e) => e.node);
     expect(node).toHaveLength(1);
-    expect(node[0]).toMatchObject({ orderNo: 'DASH-BSC-1', status: 'Success', paidNetwork: 'BINANCE', paidTokenAddress: BSC_USDT, paidTokenSymbol: 'USDT', overpaid: false, late: false });
+    expect(node[0]).toMatchObject({
+      orderNo: 'DASH-BSC-1',
+      status: 'Success',
+      paidNetwork: 'BINANCE',
+      paidTokenAddress: BSC_USDT,
+      paidTokenSymbol: 'USDT',
+      overpaid: false,
+      late: false,
+    });
     // Fee included by default: net = amount − fee; token units as a decimal string.
     expect(BigInt(node[0]!.fee!)).toBeGreaterThan(0n);
     expect(BigInt(node[0]!.netAmount!)).toBe(200000n - BigInt(node[0]!.fee!));
@@ -146,7 +169,15 @@ describe('payments connection', () => {
     expect(nodes.map((n) => n.orderNo).sort()).toEqual(['DASH-BSC-1', 'DASH-ETH-1']);
     expect(all.data!.payments.totalCount).toBe(2);
     expect(nodes[0]!.orderNo).toBe('DASH-ETH-1'); // detected last
-    expect(nodes[0]).toMatchObject({ network: 'ETHEREUM', tokenAddress: SEPOLIA_USDT, tokenSymbol: 'USDT', status: 'confirmed', late: false, logIndex: 0, blockNumber: '1' });
+    expect(nodes[0]).toMatchObject({
+      network: 'ETHEREUM',
+      tokenAddress: SEPOLIA_USDT,
+      tokenSymbol: 'USDT',
+      status: 'confirmed',
+      late: false,
+      logIndex: 0,
+      blockNumber: '1',
+    });
     expect(nodes[0]!.amount).toMatch(/^\d+\.\d+$/);
     expect(nodes[0]!.detectedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z$/);
     expect(nodes[0]!.txHash).toMatch(/^0x[0-9a-f]{64}$/);
@@ -203,7 +234,9 @@ describe('webhookDeliveries connection', () => {
     );
     const r = await gql(gw.url, DashWebhookDeliveries, { environment: 'SANDBOX', first: 1 }, bearer(token));
     expect(r.errors).toBeUndefined();
-    const n = await gw.app.orm.em.fork().execute<{ n: string }[]>(`select count(*) as n from webhook_deliveries where merchant_id = ? and environment = 'sandbox'`, [m.merchantId]);
+    const n = await gw.app.orm.em
+      .fork()
+      .execute<{ n: string }[]>(`select count(*) as n from webhook_deliveries where merchant_id = ? and environment = 'sandbox'`, [m.merchantId]);
     expect(Number(n[0]!.n)).toBeGreaterThanOrEqual(3);
     expect(r.data!.webhookDeliveries.totalCount).toBe(Number(n[0]!.n));
     expect(r.data!.webhookDeliveries.edges).toHaveLength(1);
@@ -276,19 +309,32 @@ describe('order_stats_rollup', () => {
     const from = new Date(Date.now() - 86_400_000).toISOString();
     const to = new Date(Date.now() + 86_400_000).toISOString();
     const stats = await gql(gw.url, DashOrderStats, { from, to, groupBy: ['STATUS'] }, keyOf);
-    const direct = await gw.app.orm.em.fork().execute<{ status: string; n: string; amount: string }[]>(
-      'select status, count(*) as n, sum(amount)::text as amount from orders where merchant_id = ? group by status',
-      [third.merchantId],
-    );
+    const direct = await gw.app.orm.em
+      .fork()
+      .execute<{ status: string; n: string; amount: string }[]>(
+        'select status, count(*) as n, sum(amount)::text as amount from orders where merchant_id = ? group by status',
+        [third.merchantId],
+      );
     const asMap = (rows: { status: string | null; n: number; amount: string }[]) => Object.fromEntries(rows.map((r) => [r.status, `${r.n}:${r.amount}`]));
-    expect(asMap(stats.data!.orderStats.map((b) => ({ status: b.status, n: b.count, amount: b.amount })))).toEqual(asMap(direct.map((r) => ({ ...r, n: Number(r.n) }))));
-    expect(asMap(stats.data!.orderStats.map((b) => ({ status: b.status, n: b.count, amount: b.amount })))).toEqual({ Success: '1:110000', Created: '1:110001', Expired: '1:110002', Processing: '1:110003' });
+    expect(asMap(stats.data!.orderStats.map((b) => ({ status: b.status, n: b.count, amount: b.amount })))).toEqual(
+      asMap(direct.map((r) => ({ ...r, n: Number(r.n) }))),
+    );
+    expect(asMap(stats.data!.orderStats.map((b) => ({ status: b.status, n: b.count, amount: b.amount })))).toEqual({
+      Success: '1:110000',
+      Created: '1:110001',
+      Expired: '1:110002',
+      Processing: '1:110003',
+    });
     // Nothing double-counted: the rollup and the deltas not folded yet add up to the closed orders, and so does the rollup after compaction.
     const rolled = async () =>
-      (await gw.app.orm.em.fork().execute<{ n: string }[]>(
-        `select ((select coalesce(sum(orders), 0) from order_stats_rollup where merchant_id = ?) + (select coalesce(sum(orders), 0) from order_stats_delta where merchant_id = ?))::text as n`,
-        [third.merchantId, third.merchantId],
-      ))[0]!.n;
+      (
+        await gw.app.orm.em
+          .fork()
+          .execute<{ n: string }[]>(
+            `select ((select coalesce(sum(orders), 0) from order_stats_rollup where merchant_id = ?) + (select coalesce(sum(orders), 0) from order_stats_delta where merchant_id = ?))::text as n`,
+            [third.merchantId, third.merchantId],
+          )
+      )[0]!.n;
     expect(await rolled()).toBe('2');
     await gw.app.orderStats.compact(gw.app.orm.em.fork());
     expect(await rolled()).toBe('2');
@@ -326,7 +372,11 @@ describe('merchantEvents feed', () => {
     const feed = { got: [] as Ev[], errors: [] as unknown[], close: async () => (stop(), await client.dispose()) };
     const stop = client.subscribe<MerchantEventsSubscription>(
       { query: print(MerchantEventsDocument), variables: environment ? { environment } : {} },
-      { next: (v) => (v.errors ? feed.errors.push(...v.errors) : v.data && feed.got.push(v.data.merchantEvents)), error: (e) => feed.errors.push(e), complete: () => undefined },
+      {
+        next: (v) => (v.errors ? feed.errors.push(...v.errors) : v.data && feed.got.push(v.data.merchantEvents)),
+        error: (e) => feed.errors.push(e),
+        complete: () => undefined,
+      },
     );
     return feed;
   }
@@ -374,7 +424,11 @@ describe('merchantEvents feed', () => {
         expect(s.got[1]).toMatchObject({ previousStatus: 'Created', environment: 'SANDBOX' });
       }
       expect(prod.got).toEqual([]);
-      for (const s of [stranger, strangerKey]) expect(s.got.map((e) => [e.type, e.orderNo])).toEqual([['order.created', 'OTHER-FEED'], ['order.status_changed', 'OTHER-FEED']]);
+      for (const s of [stranger, strangerKey])
+        expect(s.got.map((e) => [e.type, e.orderNo])).toEqual([
+          ['order.created', 'OTHER-FEED'],
+          ['order.status_changed', 'OTHER-FEED'],
+        ]);
     } finally {
       await Promise.all(all.map((s) => s.close()));
     }
@@ -387,7 +441,10 @@ describe('merchantEvents feed', () => {
       const client = wsClient(gw.url, params);
       const got: Record<string, unknown>[] = [];
       const stops = Array.from({ length: n }, () =>
-        client.subscribe<{ merchantEvents: Record<string, unknown> }>({ query }, { next: (v) => v.data && got.push(v.data.merchantEvents), error: (e) => got.push({ error: e }), complete: () => undefined }),
+        client.subscribe<{ merchantEvents: Record<string, unknown> }>(
+          { query },
+          { next: (v) => v.data && got.push(v.data.merchantEvents), error: (e) => got.push({ error: e }), complete: () => undefined },
+        ),
       );
       return { got, close: async () => (stops.forEach((s) => s()), await client.dispose()) };
     };
@@ -397,7 +454,8 @@ describe('merchantEvents feed', () => {
       await new Promise((r) => setTimeout(r, 700));
       const mine = await gw.app.orders.create(ctxOf(m.merchantId), { orderNo: 'FANOUT-MINE', amount: '130000' });
       const theirs = await gw.app.orders.create(ctxOf(other.merchantId), { orderNo: 'FANOUT-THEIRS', amount: '140000' });
-      for (const o of [mine, theirs]) await gw.app.orm.em.fork().transactional((em) => gw.app.orderStatus.transition(em, o.order.id, 'Processing', { kind: 'test' }));
+      for (const o of [mine, theirs])
+        await gw.app.orm.em.fork().transactional((em) => gw.app.orderStatus.transition(em, o.order.id, 'Processing', { kind: 'test' }));
       // Each subscription: the order's creation, then its change.
       await until(() => subs.every((s) => s.got.length >= 6), 'every subscriber');
       await new Promise((r) => setTimeout(r, 300));
@@ -457,16 +515,29 @@ describe('orders filters: time ranges, payment link, overpaid', () => {
     expect((await nos({ createdTo: eth.createdAt })).length + (await nos({ createdFrom: eth.createdAt })).length).toBe(all.length);
     expect(await nos({ createdFrom: new Date(Date.now() + 3_600_000).toISOString() })).toEqual([]);
     // Paid range: only paid orders, split at the paid instant.
-    const paid = nodes.filter((n) => n.paidAt).map((n) => n.orderNo).sort();
+    const paid = nodes
+      .filter((n) => n.paidAt)
+      .map((n) => n.orderNo)
+      .sort();
     expect(paid).toEqual(expect.arrayContaining(['DASH-BSC-1', 'DASH-ETH-1']));
     expect(await nos({ paidFrom: new Date(0).toISOString() })).toEqual(paid);
     expect(await nos({ paidFrom: eth.paidAt, paidTo: new Date(Date.parse(eth.paidAt!) + 1).toISOString() })).toEqual(['DASH-ETH-1']);
-    expect(await nos({ paidTo: eth.paidAt })).toEqual(nodes.filter((n) => n.paidAt && n.paidAt < eth.paidAt!).map((n) => n.orderNo).sort());
+    expect(await nos({ paidTo: eth.paidAt })).toEqual(
+      nodes
+        .filter((n) => n.paidAt && n.paidAt < eth.paidAt!)
+        .map((n) => n.orderNo)
+        .sort(),
+    );
     expect(await nos({ paidTo: eth.paidAt })).toContain('DASH-BSC-1');
     const backwards = await gql(gw.url, DashOrdersFiltered, { paidFrom: eth.paidAt, paidTo: new Date(0).toISOString() }, key());
     expect(backwards.errors?.[0]?.extensions?.code).toBe('VALIDATION_FAILED');
     // Payment link: only the orders opened from it.
-    const link = await gql(gw.url, CreatePaymentLinkDocument, { environment: 'SANDBOX', input: { title: 'Dash link', expirationTime: 3600, maxUsage: 5, products: [{ name: 'Kopi', price: '50000', quantity: 1 }] } }, bearer(token));
+    const link = await gql(
+      gw.url,
+      CreatePaymentLinkDocument,
+      { environment: 'SANDBOX', input: { title: 'Dash link', expirationTime: 3600, maxUsage: 5, products: [{ name: 'Kopi', price: '50000', quantity: 1 }] } },
+      bearer(token),
+    );
     const linkId = link.data!.createPaymentLink.id;
     const opened = await gql(gw.url, OpenPaymentLinkDocument, { id: linkId });
     expect(opened.errors).toBeUndefined();
@@ -479,6 +550,11 @@ describe('orders filters: time ranges, payment link, overpaid', () => {
     const overpaid = nodes.filter((n) => n.overpaid).map((n) => n.orderNo);
     expect(overpaid).toEqual(['DASH-OVER-1']);
     expect(await nos({ overpaid: true })).toEqual(overpaid);
-    expect(await nos({ overpaid: false })).toEqual(all.filter((n) => !overpaid.includes(n)).concat(opened.data!.openPaymentLink.order.orderNo).sort());
+    expect(await nos({ overpaid: false })).toEqual(
+      all
+        .filter((n) => !overpaid.includes(n))
+        .concat(opened.data!.openPaymentLink.order.orderNo)
+        .sort(),
+    );
   });
 });

@@ -136,7 +136,7 @@ describe('evm driver (offline)', () => {
     const base = {
       address: usdt6.address.toLowerCase(),
       topics: [TRANSFER_TOPIC, topic(DEPLOYER_ADDRESS), topic(to)],
-      data: `0x${(5n).toString(16).padStart(64, '0')}`,
+      data: `0x${5n.toString(16).padStart(64, '0')}`,
       blockNumber: '0x1',
       blockHash: `0x${'ab'.repeat(32)}`,
       transactionHash: `0x${'cd'.repeat(32)}`,

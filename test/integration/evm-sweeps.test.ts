@@ -202,12 +202,18 @@ describe.each(['ETHEREUM', 'BINANCE'] as const)('EVM sweeps on %s', (network) =>
       for (const d of deps) {
         expect(await balanceOf(chain(), 'USDT', d.wallet.address)).toBe(0n);
         expect(await adapter.sweeps.nativeBalance(d.wallet.address)).toBe(0n);
-        expect(await chain().rpc.call<string>('eth_getCode', [d.wallet.address, 'latest'])).toBe(`0xef0100${DEV_SWEEP_CONTRACTS.sweeper.slice(2).toLowerCase()}`);
+        expect(await chain().rpc.call<string>('eth_getCode', [d.wallet.address, 'latest'])).toBe(
+          `0xef0100${DEV_SWEEP_CONTRACTS.sweeper.slice(2).toLowerCase()}`,
+        );
       }
 
       // a payment after the sweep arrives normally and is swept again, without a new authorization
       await mintTo(chain(), 'USDT', deps[0]!.wallet.address, 777n);
-      const again = await batch.signBatchSweep(TANK_KEY, [{ intent: intentOf(chain(), deps[0]!.wallet.address, settlement, 777n), depositKey: deps[0]!.key }], {});
+      const again = await batch.signBatchSweep(
+        TANK_KEY,
+        [{ intent: intentOf(chain(), deps[0]!.wallet.address, settlement, 777n), depositKey: deps[0]!.key }],
+        {},
+      );
       const raw = await chain().rpc.call<{ type: string }>('eth_getTransactionByHash', [tx.txHash]);
       expect(raw.type).toBe('0x4');
       await adapter.sweeps.broadcast(again);
@@ -224,7 +230,11 @@ describe.each(['ETHEREUM', 'BINANCE'] as const)('EVM sweeps on %s', (network) =>
     it('nobody but the tank can move a delegated deposit’s tokens', async () => {
       const adapter = adapterOf(chain());
       const dep = await depositWith(chain(), 5000n);
-      const tx = await adapter.sweeps.batch!.signBatchSweep(TANK_KEY, [{ intent: intentOf(chain(), dep.wallet.address, settlement, 1n), depositKey: dep.key }], {});
+      const tx = await adapter.sweeps.batch!.signBatchSweep(
+        TANK_KEY,
+        [{ intent: intentOf(chain(), dep.wallet.address, settlement, 1n), depositKey: dep.key }],
+        {},
+      );
       await adapter.sweeps.broadcast(tx);
       await untilIncluded(adapter, tx, TANK);
       expect(await balanceOf(chain(), 'USDT', dep.wallet.address)).toBe(4999n);
@@ -241,7 +251,11 @@ describe.each(['ETHEREUM', 'BINANCE'] as const)('EVM sweeps on %s', (network) =>
       ];
       const unauthorized = new Interface(['error Unauthorized()']).getError('Unauthorized')!.selector;
       for (const call of calls) {
-        const res = await fetch(chain().rpcUrl, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_call', params: [{ from: attacker.address, ...call }, 'latest'] }) });
+        const res = await fetch(chain().rpcUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'eth_call', params: [{ from: attacker.address, ...call }, 'latest'] }),
+        });
         const body = (await res.json()) as { error?: { data?: string } };
         expect(body.error?.data?.slice(0, 10)).toBe(unauthorized);
         // and mined, it reverts and moves nothing
@@ -252,7 +266,11 @@ describe.each(['ETHEREUM', 'BINANCE'] as const)('EVM sweeps on %s', (network) =>
       expect(await balanceOf(chain(), 'USDT', dep.wallet.address)).toBe(4999n);
       // a batch signed by another key is refused before signing (the Sweeper obeys only its tank)
       await expect(
-        adapter.sweeps.batch!.signBatchSweep(getBytes(CUSTOMER_PRIVATE_KEYS[4]!), [{ intent: intentOf(chain(), dep.wallet.address, attacker.address, 1n), depositKey: dep.key }], {}),
+        adapter.sweeps.batch!.signBatchSweep(
+          getBytes(CUSTOMER_PRIVATE_KEYS[4]!),
+          [{ intent: intentOf(chain(), dep.wallet.address, attacker.address, 1n), depositKey: dep.key }],
+          {},
+        ),
       ).rejects.toThrow(/obeys/);
     });
 
@@ -260,7 +278,11 @@ describe.each(['ETHEREUM', 'BINANCE'] as const)('EVM sweeps on %s', (network) =>
       const adapter = adapterOf(chain());
       const a = await depositWith(chain(), 100n);
       const b = await depositWith(chain(), 100n);
-      const first = await adapter.sweeps.batch!.signBatchSweep(TANK_KEY, [{ intent: intentOf(chain(), a.wallet.address, settlement, 100n), depositKey: a.key }], {});
+      const first = await adapter.sweeps.batch!.signBatchSweep(
+        TANK_KEY,
+        [{ intent: intentOf(chain(), a.wallet.address, settlement, 100n), depositKey: a.key }],
+        {},
+      );
       await adapter.sweeps.broadcast(first);
       await untilIncluded(adapter, first, TANK);
       // a is empty now: the batch would revert, so estimation already fails and nothing is signed

@@ -103,7 +103,11 @@ it.each(['ETHEREUM', 'BINANCE', 'TRON', 'SOLANA'] as const)('the faucet sends 10
   const res = await faucet({ address: w.address, network, tokens: ['USDT', 'USDC'] });
   expect(res.status).toBe(200);
   expect(res.body.data.warnings).toEqual([]);
-  expect(res.body.data.transfers.map((t: { token: string }) => t.token)).toEqual([{ ETHEREUM: 'ETH', BINANCE: 'BNB', TRON: 'TRX', SOLANA: 'SOL' }[network], 'USDT', 'USDC']);
+  expect(res.body.data.transfers.map((t: { token: string }) => t.token)).toEqual([
+    { ETHEREUM: 'ETH', BINANCE: 'BNB', TRON: 'TRX', SOLANA: 'SOL' }[network],
+    'USDT',
+    'USDC',
+  ]);
   expect(await balanceOf(network, 'USDT', w.address)).toBe(units(network, 'USDT', 1000n));
   expect(await balanceOf(network, 'USDC', w.address)).toBe(units(network, 'USDC', 1000n));
 });
@@ -172,18 +176,30 @@ it('there is no faucet in production: /mainnet/faucet is a 404 in the envelope',
 it('tokens of networks nothing watches are neither listed nor accepted', async () => {
   const em = gw.app.orm.em.fork();
   expect(await gw.app.tokens.listActive(em, 'production')).toEqual([]);
-  await expect(gw.app.tokens.resolve(internalContext(em), 'production', 'ETHEREUM', '0xdAC17F958D2ee523a2206206994597C13D831ec7')).rejects.toMatchObject({ code: 'NETWORK_NOT_WATCHED' });
+  await expect(gw.app.tokens.resolve(internalContext(em), 'production', 'ETHEREUM', '0xdAC17F958D2ee523a2206206994597C13D831ec7')).rejects.toMatchObject({
+    code: 'NETWORK_NOT_WATCHED',
+  });
 });
 
 it('a production order is refused at creation when no production network is watched: NO_NETWORK_WATCHED, nothing stored', async () => {
   const m = await createMerchant(gw.app);
-  const res = await http(gw.url, '/api/v2/mainnet/merchant/fiat/order', { body: { merchant_id: m.merchantId, order_no: 'PROD-1', amount: '150000' }, headers: { 'api-key': m.productionKey } });
+  const res = await http(gw.url, '/api/v2/mainnet/merchant/fiat/order', {
+    body: { merchant_id: m.merchantId, order_no: 'PROD-1', amount: '150000' },
+    headers: { 'api-key': m.productionKey },
+  });
   expect(res.status).toBe(422);
-  expect(res.body).toMatchObject({ status_code: 422, message: expect.stringContaining('No network is watched in production'), data: { code: 'NO_NETWORK_WATCHED' } });
+  expect(res.body).toMatchObject({
+    status_code: 422,
+    message: expect.stringContaining('No network is watched in production'),
+    data: { code: 'NO_NETWORK_WATCHED' },
+  });
   const em = gw.app.orm.em.fork();
   expect(await em.getConnection().execute(`select count(*)::int as n from orders where merchant_id = ?`, [m.merchantId])).toEqual([{ n: 0 }]);
   // the sandbox, where the local chains are watched, takes the same order
-  const sandbox = await http(gw.url, '/api/v2/testnet/merchant/fiat/order', { body: { merchant_id: m.merchantId, order_no: 'PROD-1', amount: '150000' }, headers: { 'api-key': m.sandboxKey } });
+  const sandbox = await http(gw.url, '/api/v2/testnet/merchant/fiat/order', {
+    body: { merchant_id: m.merchantId, order_no: 'PROD-1', amount: '150000' },
+    headers: { 'api-key': m.sandboxKey },
+  });
   expect(sandbox.status).toBe(201);
 });
 
@@ -205,7 +221,9 @@ describe('a new user pays an order from their own faucet-funded wallet and sees 
 });
 
 it('the IP limit: past FAUCET_IP_PER_HOUR grants from one IP, a 429 names the IP limit', async () => {
-  const used = Number((await gw.app.orm.em.fork().execute<{ n: string }[]>(`select count(*) as n from faucet_grants where created_at > now() - interval '1 hour'`))[0]!.n);
+  const used = Number(
+    (await gw.app.orm.em.fork().execute<{ n: string }[]>(`select count(*) as n from faucet_grants where created_at > now() - interval '1 hour'`))[0]!.n,
+  );
   for (let i = used; i < 9; i++) expect((await faucet({ address: newWallet('ETHEREUM').address, network: 'ETHEREUM', tokens: ['USDT'] })).status).toBe(200);
   const res = await faucet({ address: newWallet('ETHEREUM').address, network: 'ETHEREUM', tokens: ['USDT'] });
   expect(res.status).toBe(429);

@@ -7,7 +7,13 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { print } from 'graphql';
 import pg from 'pg';
-import { LoginDocument, MerchantPaymentFeedDocument, OrderUpdatedDocument, type MerchantPaymentFeedSubscription, type OrderUpdatedSubscription } from '../generated/graphql';
+import {
+  LoginDocument,
+  MerchantPaymentFeedDocument,
+  OrderUpdatedDocument,
+  type MerchantPaymentFeedSubscription,
+  type OrderUpdatedSubscription,
+} from '../generated/graphql';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { gql, wsClient } from '../support/graphql';
@@ -51,7 +57,10 @@ function collect<T>(connectionParams: Record<string, unknown>, query: string, va
   const client = wsClient(gw.url, connectionParams);
   const got: T[] = [];
   const errors: unknown[] = [];
-  const stop = client.subscribe<T>({ query, variables }, { next: (v) => (v.errors ? errors.push(...v.errors) : v.data && got.push(v.data as T)), error: (e) => errors.push(e), complete: () => undefined });
+  const stop = client.subscribe<T>(
+    { query, variables },
+    { next: (v) => (v.errors ? errors.push(...v.errors) : v.data && got.push(v.data as T)), error: (e) => errors.push(e), complete: () => undefined },
+  );
   closers.push(async () => (stop(), await client.dispose()));
   return { got, errors };
 }
@@ -68,13 +77,17 @@ it('a NOTIFY forged by another database role shows no Success on the checkout or
   await eventually(async () => checkout.got.length >= 1);
   // (a subscription becomes live a moment after it is sent: real changes until both feeds show one)
   let real: Awaited<ReturnType<typeof transition>> | undefined;
-  await eventually(async () => {
-    const changed = (g: MerchantPaymentFeedSubscription) => g.merchantEvents.type === 'order.status_changed';
-    if (real && dash.got.some(changed) && api.got.some(changed)) return true;
-    real = await transition(gw.app, (await newOrder(m.merchantId)).id, 'Processing');
-    await new Promise((r) => setTimeout(r, 100));
-    return false;
-  }, 30_000, `both feeds live (${JSON.stringify([dash.errors, api.errors])})`);
+  await eventually(
+    async () => {
+      const changed = (g: MerchantPaymentFeedSubscription) => g.merchantEvents.type === 'order.status_changed';
+      if (real && dash.got.some(changed) && api.got.some(changed)) return true;
+      real = await transition(gw.app, (await newOrder(m.merchantId)).id, 'Processing');
+      await new Promise((r) => setTimeout(r, 100));
+      return false;
+    },
+    30_000,
+    `both feeds live (${JSON.stringify([dash.errors, api.errors])})`,
+  );
 
   const u = new URL(gw.db.url);
   u.username = role;
@@ -103,7 +116,10 @@ it('a NOTIFY forged by another database role shows no Success on the checkout or
 
   // A real change after the forgeries: once it arrives, the forgeries (delivered before it) were handled.
   await transition(gw.app, o.id, 'Processing');
-  await eventually(async () => checkout.got.length >= 2 && dash.got.some((e) => e.merchantEvents.orderNo === o.orderNo) && api.got.some((e) => e.merchantEvents.orderNo === o.orderNo));
+  await eventually(
+    async () =>
+      checkout.got.length >= 2 && dash.got.some((e) => e.merchantEvents.orderNo === o.orderNo) && api.got.some((e) => e.merchantEvents.orderNo === o.orderNo),
+  );
 
   expect(checkout.got.map((g) => g.orderUpdated.status)).toEqual(['Created', 'Processing']);
   for (const feed of [dash, api]) {

@@ -32,7 +32,14 @@ beforeAll(async () => {
     },
   });
   gw = await startTestGateway(
-    { ...WATCH_ENV, SWEEP_POLL_MS: '200', WATCH_RUN_MS: '4000', OPERATOR_TOKEN, GAS_TANK_LOW_ETHEREUM: THRESHOLD.toString(), GAS_TANK_LOW_BINANCE: THRESHOLD.toString() },
+    {
+      ...WATCH_ENV,
+      SWEEP_POLL_MS: '200',
+      WATCH_RUN_MS: '4000',
+      OPERATOR_TOKEN,
+      GAS_TANK_LOW_ETHEREUM: THRESHOLD.toString(),
+      GAS_TANK_LOW_BINANCE: THRESHOLD.toString(),
+    },
     { devChains: chains, log: pino({ level: 'info' }, sink) },
   );
 }, 120_000);
@@ -61,7 +68,9 @@ const setTank = (network: EvmNet, wei: bigint) => chains[network].rpc.call('anvi
 const chainBalance = async (network: EvmNet) => BigInt(await chains[network].rpc.call<string>('eth_getBalance', [DEV_GAS_TANK_EVM_ADDRESS, 'latest']));
 /** The merchant-facing `networkHealth` of a dashboard user. */
 async function merchantHealth(user: { email: string; password: string }, environment: 'SANDBOX' | 'PRODUCTION') {
-  const login = await http(gw.url, '/graphql', { body: { query: 'mutation($e: String!, $p: String!) { login(email: $e, password: $p) { token } }', variables: { e: user.email, p: user.password } } });
+  const login = await http(gw.url, '/graphql', {
+    body: { query: 'mutation($e: String!, $p: String!) { login(email: $e, password: $p) { token } }', variables: { e: user.email, p: user.password } },
+  });
   const query = `{ networkHealth(environment: ${environment}) { network watcher lastBlock blocksBehind secondsSincePoll providersUp providersDown gasTank sweepsWaitingForGas } }`;
   const r = await http(gw.url, '/graphql', { body: { query }, headers: { authorization: `Bearer ${login.body.data.login.token}` } });
   return { ...r.body, text: r.text };
@@ -72,27 +81,52 @@ it('lists every tank per environment and network with its address, balance, thre
   await eventually(async () => (await readyz()).tanks.length === 2, 'both EVM tanks checked by their sweep jobs', 30_000);
   const first = await readyz();
   expect(first.status).toBe(200);
-  expect(first.body).toMatchObject({ status_code: 200, message: 'Ready', status: 'ready', data: { status: 'ready', database: true, migrations: true, watchers: true } });
+  expect(first.body).toMatchObject({
+    status_code: 200,
+    message: 'Ready',
+    status: 'ready',
+    data: { status: 'ready', database: true, migrations: true, watchers: true },
+  });
   // Details live in `data` only: the top level keeps the checks probes read.
   expect(first.body.gas_tanks).toBeUndefined();
   for (const network of ['BINANCE', 'ETHEREUM'] as const) {
     const t = first.tanks.find((x) => x.network === network)!;
-    expect(t).toEqual({ environment: 'sandbox', network, address: DEV_GAS_TANK_EVM_ADDRESS, balance: (await chainBalance(network)).toString(), threshold: THRESHOLD.toString(), needed: '0', state: 'ok', checked_at: expect.any(Number) });
+    expect(t).toEqual({
+      environment: 'sandbox',
+      network,
+      address: DEV_GAS_TANK_EVM_ADDRESS,
+      balance: (await chainBalance(network)).toString(),
+      threshold: THRESHOLD.toString(),
+      needed: '0',
+      state: 'ok',
+      checked_at: expect.any(Number),
+    });
   }
   expect(lowWarnings('ETHEREUM')).toHaveLength(0);
 
   // ETHEREUM's tank below its threshold: low. BINANCE's emptied: unfunded. Ready all along.
   await setTank('ETHEREUM', THRESHOLD - 1n);
   await setTank('BINANCE', 0n);
-  await eventually(async () => (await tankOf('ETHEREUM'))?.state === 'low' && (await tankOf('BINANCE'))?.state === 'unfunded', 'tanks marked low and unfunded', 30_000);
+  await eventually(
+    async () => (await tankOf('ETHEREUM'))?.state === 'low' && (await tankOf('BINANCE'))?.state === 'unfunded',
+    'tanks marked low and unfunded',
+    30_000,
+  );
   const low = await readyz();
   expect(low.status).toBe(200);
   expect(low.body).toMatchObject({ status_code: 200, message: 'Ready', status: 'ready' });
-  expect(low.tanks.find((t) => t.network === 'ETHEREUM')).toMatchObject({ balance: (THRESHOLD - 1n).toString(), threshold: THRESHOLD.toString(), state: 'low' });
+  expect(low.tanks.find((t) => t.network === 'ETHEREUM')).toMatchObject({
+    balance: (THRESHOLD - 1n).toString(),
+    threshold: THRESHOLD.toString(),
+    state: 'low',
+  });
   expect(low.tanks.find((t) => t.network === 'BINANCE')).toMatchObject({ balance: '0', state: 'unfunded' });
   // Operators read the same state over GraphQL.
   const gql = await http(gw.url, '/graphql', { body: { query: '{ gasTanks { network state } }' }, headers: { 'x-operator-token': OPERATOR_TOKEN } });
-  expect(Object.fromEntries(gql.body.data.gasTanks.map((t: { network: string; state: string }) => [t.network, t.state]))).toEqual({ ETHEREUM: 'LOW', BINANCE: 'UNFUNDED' });
+  expect(Object.fromEntries(gql.body.data.gasTanks.map((t: { network: string; state: string }) => [t.network, t.state]))).toEqual({
+    ETHEREUM: 'LOW',
+    BINANCE: 'UNFUNDED',
+  });
   // Merchants read it as it affects them (networkHealth): the tank's state and the watcher's, no address or host.
   const m = await createMerchant(gw.app);
   const health = await merchantHealth(m, 'SANDBOX');
@@ -108,9 +142,15 @@ it('lists every tank per environment and network with its address, balance, thre
   const devHealth = await merchantHealth(dev, 'SANDBOX');
   expect(devHealth.data.networkHealth.find((h: { network: string }) => h.network === 'ETHEREUM')).toMatchObject({ gasTank: 'LOW', sweepsWaitingForGas: null });
   // An API key answers for its own environment only; anonymous callers get nothing.
-  const wrongEnv = await http(gw.url, '/graphql', { body: { query: '{ networkHealth(environment: SANDBOX) { network } }' }, headers: { 'api-key': m.productionKey } });
+  const wrongEnv = await http(gw.url, '/graphql', {
+    body: { query: '{ networkHealth(environment: SANDBOX) { network } }' },
+    headers: { 'api-key': m.productionKey },
+  });
   expect(wrongEnv.body.errors[0].extensions.code).toBe('WRONG_ENVIRONMENT');
-  const byKey = await http(gw.url, '/graphql', { body: { query: '{ networkHealth(environment: SANDBOX) { network gasTank } }' }, headers: { 'api-key': m.sandboxKey } });
+  const byKey = await http(gw.url, '/graphql', {
+    body: { query: '{ networkHealth(environment: SANDBOX) { network gasTank } }' },
+    headers: { 'api-key': m.sandboxKey },
+  });
   expect(byKey.body.data.networkHealth).toEqual(expect.arrayContaining([{ network: 'ETHEREUM', gasTank: 'LOW' }]));
   const anonymous = await http(gw.url, '/graphql', { body: { query: '{ networkHealth(environment: SANDBOX) { network } }' } });
   expect(anonymous.body.data).toBeNull();
@@ -118,14 +158,24 @@ it('lists every tank per environment and network with its address, balance, thre
   // The turn to low is logged once at warn, with what to fund, however many ticks see it low.
   await new Promise((r) => setTimeout(r, 1000));
   expect(lowWarnings('ETHEREUM')).toHaveLength(1);
-  expect(lowWarnings('ETHEREUM')[0]).toMatchObject({ environment: 'sandbox', tank: DEV_GAS_TANK_EVM_ADDRESS, balance: (THRESHOLD - 1n).toString(), threshold: THRESHOLD.toString() });
+  expect(lowWarnings('ETHEREUM')[0]).toMatchObject({
+    environment: 'sandbox',
+    tank: DEV_GAS_TANK_EVM_ADDRESS,
+    balance: (THRESHOLD - 1n).toString(),
+    threshold: THRESHOLD.toString(),
+  });
   expect(lowWarnings('BINANCE')).toHaveLength(1);
 
   // Refilled: ok again, logged at info.
   await setTank('ETHEREUM', 10n ** 21n);
   await setTank('BINANCE', 10n ** 21n);
   await eventually(async () => (await readyz()).tanks.every((t) => t.state === 'ok'), 'tanks ok after the refill', 30_000);
-  expect(logs.filter((l) => l.level === 30 && l.msg === 'gas tank refilled').map((l) => l.network).sort()).toEqual(['BINANCE', 'ETHEREUM']);
+  expect(
+    logs
+      .filter((l) => l.level === 30 && l.msg === 'gas tank refilled')
+      .map((l) => l.network)
+      .sort(),
+  ).toEqual(['BINANCE', 'ETHEREUM']);
 
   // Public addresses and balances only: neither the tank key nor the sandbox tank mnemonic in the answer or the logs.
   const secrets = [DEV_GAS_TANK_EVM_KEY.slice(2), gw.app.config.GAS_TANK_MNEMONIC_SANDBOX!];

@@ -42,7 +42,8 @@ function wsRun(client: Client, query: string, variables?: Record<string, unknown
 describe('cost rule (pure)', () => {
   const schema: GraphQLSchema = buildSchema(readFileSync(join(__dirname, '../../schema/schema.graphql'), 'utf8'));
   const limits = { maxCost: 2000, maxAliases: 15, maxDepth: 10 };
-  const cost = (query: string, variables?: Record<string, unknown>) => operationLimitError(schema, parse(query), { variables }, { ...limits, maxCost: 0 })?.details?.cost ?? 0;
+  const cost = (query: string, variables?: Record<string, unknown>) =>
+    operationLimitError(schema, parse(query), { variables }, { ...limits, maxCost: 0 })?.details?.cost ?? 0;
 
   it.each([
     ['{ orders(first: 100) { nodes { orderNo } } }', 101],
@@ -62,7 +63,9 @@ describe('cost rule (pure)', () => {
 
   it('the documented defaults let three full order pages with quotes through, not four', () => {
     expect(operationLimitError(schema, parse(aliases(3, 'orders(first: 100) { nodes { orderNo quotes { rate } } }')), {}, limits)).toBeNull();
-    expect(operationLimitError(schema, parse(aliases(4, 'orders(first: 100) { nodes { orderNo quotes { rate } } }')), {}, limits)?.code).toBe('QUERY_TOO_COMPLEX');
+    expect(operationLimitError(schema, parse(aliases(4, 'orders(first: 100) { nodes { orderNo quotes { rate } } }')), {}, limits)?.code).toBe(
+      'QUERY_TOO_COMPLEX',
+    );
     expect(costEstimator).toBeInstanceOf(Function);
   });
 });
@@ -161,7 +164,8 @@ describe('graphql-ws protocol misuse (found by the fuzz benchmark)', () => {
     const closed = new Promise<number>((resolve) => ws.on('close', (code) => resolve(code)));
     ws.on('open', () => ws.send(JSON.stringify({ type: 'connection_init' })));
     ws.on('message', (data) => {
-      if ((JSON.parse(String(data)) as { type: string }).type === 'connection_ack') ws.send(JSON.stringify({ type, id: 'x', payload: type === 'error' ? [{ message: 'x' }] : {} }));
+      if ((JSON.parse(String(data)) as { type: string }).type === 'connection_ack')
+        ws.send(JSON.stringify({ type, id: 'x', payload: type === 'error' ? [{ message: 'x' }] : {} }));
     });
     expect(await closed).toBe(4400);
   });
@@ -286,7 +290,8 @@ describe('graphql-ws and GraphQL operations take the REST budgets', () => {
 
   it('per merchant over HTTP, per IP for WS operations (error, socket open), then the connection closes with 4429', async () => {
     // Merchant budget 2: the third operation by the merchant's key is refused with 429 and Retry-After.
-    for (let i = 0; i < 2; i++) expect((await http(gw.url, '/graphql', { body: { query: '{ tokens { symbol } }' }, headers: { 'api-key': apiKey } })).status).toBe(200);
+    for (let i = 0; i < 2; i++)
+      expect((await http(gw.url, '/graphql', { body: { query: '{ tokens { symbol } }' }, headers: { 'api-key': apiKey } })).status).toBe(200);
     const limited = await http(gw.url, '/graphql', { body: { query: '{ tokens { symbol } }' }, headers: { 'api-key': apiKey } });
     expect(limited.status).toBe(429);
     expect(Number(limited.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);

@@ -1,6 +1,15 @@
 import fc from 'fast-check';
 import { print } from 'graphql';
-import { authFuzzArbitraries, describeFailure, judgeGraphql, judgeRest, runAll as runWith, tally, type FuzzRequest, type Outcome } from '../../bench/fuzz.generators';
+import {
+  authFuzzArbitraries,
+  describeFailure,
+  judgeGraphql,
+  judgeRest,
+  runAll as runWith,
+  tally,
+  type FuzzRequest,
+  type Outcome,
+} from '../../bench/fuzz.generators';
 import { LoginDocument, MeDocument, RefreshTokenDocument, RotateApiKeyDocument } from '../generated/graphql';
 import { BOOKKEEPING_TABLES, countRows } from '../support/db';
 import { adminQuery } from '../support/pg-admin';
@@ -30,7 +39,11 @@ let sandboxKey: string;
 
 beforeAll(async () => {
   gw = await startTestGateway({ ROLE: 'api' });
-  const created = await gw.app.merchants.create(internalContext(gw.app.orm.em.fork()), { name: 'Fuzz', email: OWNER_EMAIL, password: 'correct horse battery staple' });
+  const created = await gw.app.merchants.create(internalContext(gw.app.orm.em.fork()), {
+    name: 'Fuzz',
+    email: OWNER_EMAIL,
+    password: 'correct horse battery staple',
+  });
   sandboxKey = created.apiKeys.sandbox.apiKey;
 });
 afterAll(() => gw?.close());
@@ -65,7 +78,14 @@ describe('generated malformed requests', () => {
     // The generated requests reach every error class, not one early rejection.
     const seen = tally(all);
     console.info(`REST outcomes: ${JSON.stringify(seen)}`);
-    if (process.env.FUZZ_DEBUG) console.info(all.filter((o) => /BAD_REQUEST/.test(o.text)).slice(0, 12).map((o) => describeFailure({ ...o, problem: 'dbg' })).join('\n'));
+    if (process.env.FUZZ_DEBUG)
+      console.info(
+        all
+          .filter((o) => /BAD_REQUEST/.test(o.text))
+          .slice(0, 12)
+          .map((o) => describeFailure({ ...o, problem: 'dbg' }))
+          .join('\n'),
+      );
     const statuses = new Set(all.map((o) => o.status));
     for (const s of [400, 401, 404, 405, 413, 415, 431]) expect({ status: s, seen: statuses.has(s) }).toEqual({ status: s, seen: true });
     for (const code of ['VALIDATION_FAILED', 'MALFORMED_JSON', 'INVALID_CREDENTIALS', 'INVALID_API_KEY', 'INVALID_TOKEN', 'UNAUTHENTICATED']) {
@@ -79,9 +99,26 @@ describe('generated malformed requests', () => {
     expect(failures.map(describeFailure).slice(0, 15)).toEqual([]);
     const seen = tally(all);
     console.info(`GraphQL outcomes: ${JSON.stringify(seen)}`);
-    if (process.env.FUZZ_DEBUG) console.info(all.filter((o) => /BAD_REQUEST/.test(o.text)).slice(0, 12).map((o) => describeFailure({ ...o, problem: 'dbg' })).join('\n'));
+    if (process.env.FUZZ_DEBUG)
+      console.info(
+        all
+          .filter((o) => /BAD_REQUEST/.test(o.text))
+          .slice(0, 12)
+          .map((o) => describeFailure({ ...o, problem: 'dbg' }))
+          .join('\n'),
+      );
     const codes = new Set(Object.keys(seen).map((k) => k.split(' ')[1]));
-    for (const code of ['GRAPHQL_PARSE_FAILED', 'GRAPHQL_VALIDATION_FAILED', 'BAD_USER_INPUT', 'BAD_REQUEST', 'MALFORMED_JSON', 'VALIDATION_FAILED', 'INVALID_CREDENTIALS', 'INVALID_TOKEN', 'UNAUTHENTICATED']) {
+    for (const code of [
+      'GRAPHQL_PARSE_FAILED',
+      'GRAPHQL_VALIDATION_FAILED',
+      'BAD_USER_INPUT',
+      'BAD_REQUEST',
+      'MALFORMED_JSON',
+      'VALIDATION_FAILED',
+      'INVALID_CREDENTIALS',
+      'INVALID_TOKEN',
+      'UNAUTHENTICATED',
+    ]) {
       expect({ code, seen: codes.has(code) }).toEqual({ code, seen: true });
     }
   }, 60_000);

@@ -73,7 +73,11 @@ describe('REST error envelope, one per error class', () => {
   });
 
   it('wrong content type → 415', async () => {
-    expectEnvelope(await http(gw.url, '/api/v2/auth/login', { raw: 'email=a', headers: { 'content-type': 'application/x-www-form-urlencoded' } }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expectEnvelope(
+      await http(gw.url, '/api/v2/auth/login', { raw: 'email=a', headers: { 'content-type': 'application/x-www-form-urlencoded' } }),
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
     expectEnvelope(await http(gw.url, '/api/v2/auth/login', { raw: '{}', headers: { 'content-type': 'text/plain' } }), 415, 'UNSUPPORTED_MEDIA_TYPE');
   });
 
@@ -89,7 +93,11 @@ describe('REST error envelope, one per error class', () => {
     expectEnvelope(await http(gw.url, '/api/v2/testnet/merchant/me'), 401, 'INVALID_API_KEY');
     expectEnvelope(await http(gw.url, '/api/v2/testnet/merchant/me', { headers: { 'api-key': 'garbage' } }), 401, 'INVALID_API_KEY');
     expectEnvelope(await http(gw.url, '/api/v2/mainnet/merchant/me', { headers: { 'api-key': `cpg_${'ab'.repeat(32)}` } }), 401, 'INVALID_API_KEY');
-    expectEnvelope(await http(gw.url, '/api/v2/auth/login', { body: { email: m.email, password: 'wrong password', user_type: 'merchant' } }), 401, 'INVALID_CREDENTIALS');
+    expectEnvelope(
+      await http(gw.url, '/api/v2/auth/login', { body: { email: m.email, password: 'wrong password', user_type: 'merchant' } }),
+      401,
+      'INVALID_CREDENTIALS',
+    );
   });
 
   it('key of the other environment → 403', async () => {
@@ -110,7 +118,12 @@ describe('REST error envelope, one per error class', () => {
     // Only /graphql itself answers GraphQL-shaped errors; look-alike paths are REST.
     expectEnvelope(await http(gw.url, '/graphql2'), 404, 'ROUTE_NOT_FOUND');
     expectEnvelope(await http(gw.url, '/graphql/x', { raw: '{', headers: { 'content-type': 'application/json' } }), 400, 'MALFORMED_JSON');
-    const gqlTooLarge = await rawHttp(gw.url, { method: 'POST', path: '/graphql', headers: { 'content-type': 'application/json', 'x-junk': 'k'.repeat(20_000) }, body: '{}' });
+    const gqlTooLarge = await rawHttp(gw.url, {
+      method: 'POST',
+      path: '/graphql',
+      headers: { 'content-type': 'application/json', 'x-junk': 'k'.repeat(20_000) },
+      body: '{}',
+    });
     expect(gqlTooLarge.status).toBe(431);
     expect(gqlTooLarge.body).toEqual({ errors: [{ message: 'Request headers too large', extensions: { code: 'HEADERS_TOO_LARGE' } }] });
   });
@@ -186,7 +199,10 @@ describe('a browser opening /graphql (no Apollo landing page: it loads its explo
 });
 
 /** Runs a raw query string over graphql-ws (no typed document). */
-function wsRaw(client: ReturnType<typeof wsClient>, query: string): Promise<{ data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] }> {
+function wsRaw(
+  client: ReturnType<typeof wsClient>,
+  query: string,
+): Promise<{ data?: unknown; errors?: { message: string; extensions?: { code?: string } }[] }> {
   return new Promise((ok, fail) => {
     let last = {};
     client.subscribe(
@@ -212,11 +228,20 @@ describe('server', () => {
 
   it('/readyz 503 while a migration is pending (connected, not migrated)', async () => {
     const db = await createEmptyDatabase();
-    const config = loadConfig({ NODE_ENV: 'test', DATABASE_URL: db.url, MASTER_KEY: TEST_MASTER_KEY, JWT_SECRET: TEST_JWT_SECRET, RATE_LIMIT_STORE: 'memory', DATA_DIR: '/nonexistent' });
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      DATABASE_URL: db.url,
+      MASTER_KEY: TEST_MASTER_KEY,
+      JWT_SECRET: TEST_JWT_SECRET,
+      RATE_LIMIT_STORE: 'memory',
+      DATA_DIR: '/nonexistent',
+    });
     const orm = await connectOrm(db.url, 2);
     let server: Awaited<ReturnType<typeof startTestServer>> | undefined;
     try {
-      server = await startTestServer(createApp(config, orm, pino({ level: 'silent' }), new SecretBox(config.MASTER_KEY!)), { schema: await buildGatewaySchema() });
+      server = await startTestServer(createApp(config, orm, pino({ level: 'silent' }), new SecretBox(config.MASTER_KEY!)), {
+        schema: await buildGatewaySchema(),
+      });
       const base = server.url;
       const res = await http(base, '/readyz');
       expect(res.status).toBe(503);

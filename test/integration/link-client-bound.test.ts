@@ -24,7 +24,13 @@ afterAll(() => gw?.close());
 
 async function createLink(maxUsage: number): Promise<string> {
   const res = await http(gw.url, `${T}/merchant/payment-link`, {
-    body: { merchant_id: m.merchantId, title: 'Batik', expiration_time: 3600, max_usage: maxUsage, products: [{ name: 'Batik shirt', price: 150000, quantity: 1 }] },
+    body: {
+      merchant_id: m.merchantId,
+      title: 'Batik',
+      expiration_time: 3600,
+      max_usage: maxUsage,
+      products: [{ name: 'Batik shirt', price: 150000, quantity: 1 }],
+    },
     headers: bearer(m.token),
   });
   expect(res.status).toBe(201);

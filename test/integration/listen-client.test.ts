@@ -39,7 +39,9 @@ function recorder() {
 it('routes each channel to its handler, reconnects after pg_terminate_backend and resyncs every handler', async () => {
   const a = recorder();
   const b = recorder();
-  const listen = new ListenClient({ connectionString: db.url, log: pino({ level: 'silent' }), name: 'cpg-test-listen', initialBackoffMs: 50 }).on('chan_a', a.handler).on('chan_b', b.handler);
+  const listen = new ListenClient({ connectionString: db.url, log: pino({ level: 'silent' }), name: 'cpg-test-listen', initialBackoffMs: 50 })
+    .on('chan_a', a.handler)
+    .on('chan_b', b.handler);
   clients.push(listen);
   await listen.start();
   await admin.query(`select pg_notify('chan_a', 'one'), pg_notify('chan_b', 'two')`);
@@ -65,7 +67,13 @@ it('routes each channel to its handler, reconnects after pg_terminate_backend an
 it('a first connection that fails rejects start() (no unhandled error) and stays down quietly until closed', async () => {
   const a = recorder();
   // A URL that refuses connections: start() must reject (boot fails loudly) without an unhandled 'error'.
-  const listen = new ListenClient({ connectionString: 'postgres://postgres@127.0.0.1:1/none', log: pino({ level: 'silent' }), name: 'cpg-test-refused', initialBackoffMs: 20, maxBackoffMs: 40 }).on('chan_a', a.handler);
+  const listen = new ListenClient({
+    connectionString: 'postgres://postgres@127.0.0.1:1/none',
+    log: pino({ level: 'silent' }),
+    name: 'cpg-test-refused',
+    initialBackoffMs: 20,
+    maxBackoffMs: 40,
+  }).on('chan_a', a.handler);
   clients.push(listen);
   await expect(listen.start()).rejects.toThrow(/ECONNREFUSED|connect/);
   await sleep(200);

@@ -69,7 +69,9 @@ it('a KEK rotation re-wraps the data key alone: secrets stay as stored, old and 
   const c = await start({ MASTER_KEY: hex(k2) }, a.db);
   await useSecrets(c, m);
   // A process with the old key alone cannot unwrap the data key, and says so at start.
-  await expect(start({ MASTER_KEY: hex(k1) }, a.db)).rejects.toThrow(new RegExp(`data key ${dek!.id} is wrapped by key-encryption key ${keks.current.id}, which is neither`));
+  await expect(start({ MASTER_KEY: hex(k1) }, a.db)).rejects.toThrow(
+    new RegExp(`data key ${dek!.id} is wrapped by key-encryption key ${keks.current.id}, which is neither`),
+  );
 }, 240_000);
 
 it('secrets sealed directly under MASTER_KEY (before envelope encryption) open, and reencrypt moves every one under the data key', async () => {
@@ -93,14 +95,18 @@ it('secrets sealed directly under MASTER_KEY (before envelope encryption) open, 
   const c = await start({ MASTER_KEY: hex(k2) }, a.db);
   await useSecrets(c, m);
   // The master key alone no longer opens any stored secret.
-  const [row] = await a.app.orm.em.fork().execute<{ id: string; c: string }[]>(`select id, key_ciphertext as c from api_keys where merchant_id = ? limit 1`, [m.merchantId]);
+  const [row] = await a.app.orm.em
+    .fork()
+    .execute<{ id: string; c: string }[]>(`select id, key_ciphertext as c from api_keys where merchant_id = ? limit 1`, [m.merchantId]);
   expect(() => new SecretBox(k1).open(row!.c, `api-key:${row!.id}`)).toThrow(/neither MASTER_KEY nor in MASTER_KEY_PREVIOUS/);
 }, 240_000);
 
 it('every sealed column of the schema is re-encrypted (a new one must be added to SEALED_COLUMNS)', async () => {
   const gw = gateways[0] ?? (await start({}));
-  const cols = await gw.app.orm.em.fork().execute<{ table_name: string; column_name: string }[]>(
-    `select table_name, column_name from information_schema.columns where table_schema = 'public' and column_name like '%ciphertext'`,
-  );
+  const cols = await gw.app.orm.em
+    .fork()
+    .execute<{ table_name: string; column_name: string }[]>(
+      `select table_name, column_name from information_schema.columns where table_schema = 'public' and column_name like '%ciphertext'`,
+    );
   expect(cols.map((c) => `${c.table_name}.${c.column_name}`).sort()).toEqual(SEALED_COLUMNS.map((c) => `${c.table}.${c.column}`).sort());
 });

@@ -1,6 +1,12 @@
 import { SETTLEMENT_WALLET_CHANGED, SWEEP_COMPLETED, SWEEP_FAILED, type MerchantEventPayloads } from '../../src/modules/events/event.catalogue';
 import { print } from 'graphql';
-import { LoginDocument, MerchantPaymentFeedDocument, RedeliverWebhookDocument, WebhookDeliveriesDocument, type MerchantPaymentFeedSubscription } from '../generated/graphql';
+import {
+  LoginDocument,
+  MerchantPaymentFeedDocument,
+  RedeliverWebhookDocument,
+  WebhookDeliveriesDocument,
+  type MerchantPaymentFeedSubscription,
+} from '../generated/graphql';
 import { NILE_USDT, paidOrder } from '../support/analytics';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
@@ -52,13 +58,22 @@ const sweep = (n: number): MerchantEventPayloads[typeof SWEEP_COMPLETED] => ({
   at: '2026-11-27T04:00:00.000Z',
 });
 
-const eventRows = (merchantId: string) => gw.app.orm.em.fork().getConnection().execute(`select id, type, idempotency_key from merchant_events where merchant_id = ?`, [merchantId]);
+const eventRows = (merchantId: string) =>
+  gw.app.orm.em.fork().getConnection().execute(`select id, type, idempotency_key from merchant_events where merchant_id = ?`, [merchantId]);
 
 it('an event recorded in a committed transaction is delivered once, signed, with the documented headers and body', async () => {
   const { m, r } = await merchantWithReceiver();
-  const id = await gw.app.orm.em.fork().transactional((tx) =>
-    gw.app.merchantEvents.record(tx, { merchantId: m.merchantId, environment: 'sandbox', type: SWEEP_COMPLETED, payload: sweep(1), idempotencyKey: 'sweep.completed:1' }),
-  );
+  const id = await gw.app.orm.em
+    .fork()
+    .transactional((tx) =>
+      gw.app.merchantEvents.record(tx, {
+        merchantId: m.merchantId,
+        environment: 'sandbox',
+        type: SWEEP_COMPLETED,
+        payload: sweep(1),
+        idempotencyKey: 'sweep.completed:1',
+      }),
+    );
   expect(id).toMatch(/^[0-9a-f-]{36}$/);
   await r.waitFor(1);
   const w = r.received[0]!;
@@ -105,7 +120,9 @@ it('an event recorded in a committed transaction is delivered once, signed, with
   const token = (await gql(gw.url, LoginDocument, { email: m.email, password: m.password })).data!.login.token;
   const log = await gql(gw.url, WebhookDeliveriesDocument, { environment: 'SANDBOX', event: 'sweep.completed' }, bearer(token));
   expect(log.errors).toBeUndefined();
-  expect(log.data!.webhookDeliveries.nodes).toMatchObject([{ id: d!.id, event: 'sweep.completed', orderNo: null, state: 'DELIVERED', idempotencyKey: 'sweep.completed:1' }]);
+  expect(log.data!.webhookDeliveries.nodes).toMatchObject([
+    { id: d!.id, event: 'sweep.completed', orderNo: null, state: 'DELIVERED', idempotencyKey: 'sweep.completed:1' },
+  ]);
   const again = await gql(gw.url, RedeliverWebhookDocument, { id: d!.id }, bearer(token));
   expect(again.errors).toBeUndefined();
   expect(again.data!.redeliverWebhook).toMatchObject({ series: 2, idempotencyKey: 'sweep.completed:1' });
@@ -118,14 +135,28 @@ it('an event whose transaction rolls back is neither stored nor sent', async () 
   const { m, r } = await merchantWithReceiver();
   await expect(
     gw.app.orm.em.fork().transactional(async (tx) => {
-      await gw.app.merchantEvents.record(tx, { merchantId: m.merchantId, environment: 'sandbox', type: SWEEP_FAILED, payload: { ...sweep(2), txHash: null, reason: 'boom' }, idempotencyKey: 'sweep.failed:2' });
+      await gw.app.merchantEvents.record(tx, {
+        merchantId: m.merchantId,
+        environment: 'sandbox',
+        type: SWEEP_FAILED,
+        payload: { ...sweep(2), txHash: null, reason: 'boom' },
+        idempotencyKey: 'sweep.failed:2',
+      });
       throw new Error('the change failed');
     }),
   ).rejects.toThrow('the change failed');
   // A committed event afterwards is delivered: the runner was awake, the rolled-back one simply never existed.
-  await gw.app.orm.em.fork().transactional((tx) =>
-    gw.app.merchantEvents.record(tx, { merchantId: m.merchantId, environment: 'sandbox', type: SWEEP_FAILED, payload: { ...sweep(3), txHash: null, reason: 'out of gas' }, idempotencyKey: 'sweep.failed:3' }),
-  );
+  await gw.app.orm.em
+    .fork()
+    .transactional((tx) =>
+      gw.app.merchantEvents.record(tx, {
+        merchantId: m.merchantId,
+        environment: 'sandbox',
+        type: SWEEP_FAILED,
+        payload: { ...sweep(3), txHash: null, reason: 'out of gas' },
+        idempotencyKey: 'sweep.failed:3',
+      }),
+    );
   await r.waitFor(1);
   await sleep(500);
   expect(r.received).toHaveLength(1);
@@ -142,7 +173,16 @@ it('is retried on the same schedule as order webhooks (500, then 200), with the 
       merchantId: m.merchantId,
       environment: 'sandbox',
       type: SETTLEMENT_WALLET_CHANGED,
-      payload: { settlementWalletId: 'w1', network: 'TRON', previousAddress: null, replacedPendingAddress: null, address: 'TXYZ', activeFrom: '2026-11-27T04:00:00.000Z', changedBy: { userId: 'u1', email: 'a@b.c' }, at: '2026-11-27T04:00:00.000Z' },
+      payload: {
+        settlementWalletId: 'w1',
+        network: 'TRON',
+        previousAddress: null,
+        replacedPendingAddress: null,
+        address: 'TXYZ',
+        activeFrom: '2026-11-27T04:00:00.000Z',
+        changedBy: { userId: 'u1', email: 'a@b.c' },
+        at: '2026-11-27T04:00:00.000Z',
+      },
       idempotencyKey: 'settlement_wallet.changed:w1',
     }),
   );
@@ -164,10 +204,28 @@ it('is retried on the same schedule as order webhooks (500, then 200), with the 
 it('the same idempotency key twice records (and sends) one event; recording outside a transaction is refused', async () => {
   const { m, r } = await merchantWithReceiver();
   const record = () =>
-    gw.app.orm.em.fork().transactional((tx) => gw.app.merchantEvents.record(tx, { merchantId: m.merchantId, environment: 'sandbox', type: SWEEP_COMPLETED, payload: sweep(4), idempotencyKey: 'sweep.completed:4' }));
+    gw.app.orm.em
+      .fork()
+      .transactional((tx) =>
+        gw.app.merchantEvents.record(tx, {
+          merchantId: m.merchantId,
+          environment: 'sandbox',
+          type: SWEEP_COMPLETED,
+          payload: sweep(4),
+          idempotencyKey: 'sweep.completed:4',
+        }),
+      );
   expect(await record()).toMatch(/^[0-9a-f-]{36}$/);
   expect(await record()).toBeNull();
-  await expect(gw.app.merchantEvents.record(gw.app.orm.em.fork(), { merchantId: m.merchantId, environment: 'sandbox', type: SWEEP_COMPLETED, payload: sweep(5), idempotencyKey: 'x' })).rejects.toThrow(/inside the transaction/);
+  await expect(
+    gw.app.merchantEvents.record(gw.app.orm.em.fork(), {
+      merchantId: m.merchantId,
+      environment: 'sandbox',
+      type: SWEEP_COMPLETED,
+      payload: sweep(5),
+      idempotencyKey: 'x',
+    }),
+  ).rejects.toThrow(/inside the transaction/);
   await r.waitFor(1);
   await sleep(500);
   expect(r.received).toHaveLength(1);
@@ -176,9 +234,17 @@ it('the same idempotency key twice records (and sends) one event; recording outs
 
 it('a merchant without a URL for the environment gets no delivery (the event is kept)', async () => {
   const m = await createMerchant(gw.app);
-  await gw.app.orm.em.fork().transactional((tx) =>
-    gw.app.merchantEvents.record(tx, { merchantId: m.merchantId, environment: 'production', type: SWEEP_COMPLETED, payload: sweep(6), idempotencyKey: 'sweep.completed:6' }),
-  );
+  await gw.app.orm.em
+    .fork()
+    .transactional((tx) =>
+      gw.app.merchantEvents.record(tx, {
+        merchantId: m.merchantId,
+        environment: 'production',
+        type: SWEEP_COMPLETED,
+        payload: sweep(6),
+        idempotencyKey: 'sweep.completed:6',
+      }),
+    );
   await eventually(async () => {
     const [q] = await gw.app.orm.em.fork().getConnection().execute(`select count(*)::int as n from merchant_event_outbox`);
     return q.n === 0;
@@ -195,11 +261,16 @@ describe('dashboard feed (merchantEvents over graphql-ws): payment events', () =
     const errors: unknown[] = [];
     const stop = client.subscribe<MerchantPaymentFeedSubscription>(
       { query: print(MerchantPaymentFeedDocument), variables: environment ? { environment } : {} },
-      { next: (v) => (v.errors ? errors.push(...v.errors) : v.data && got.push(v.data.merchantEvents)), error: (e) => errors.push(e), complete: () => undefined },
+      {
+        next: (v) => (v.errors ? errors.push(...v.errors) : v.data && got.push(v.data.merchantEvents)),
+        error: (e) => errors.push(e),
+        complete: () => undefined,
+      },
     );
     return { got, errors, close: async () => (stop(), await client.dispose()) };
   }
-  const loginToken = async (mm: { email: string; password: string }) => (await gql(gw.url, LoginDocument, { email: mm.email, password: mm.password })).data!.login.token;
+  const loginToken = async (mm: { email: string; password: string }) =>
+    (await gql(gw.url, LoginDocument, { email: mm.email, password: mm.password })).data!.login.token;
 
   it("a payment reaches its merchant's dashboard JWT and API key as payment.detected, payment.confirmed, then the status change; another merchant sees nothing", async () => {
     const m = await createMerchant(gw.app);
@@ -268,12 +339,24 @@ describe('dashboard feed (merchantEvents over graphql-ws): payment events', () =
       const paid = await paidOrder(gw, m.sandboxKey, { network: 'TRON', tokenAddress: NILE_USDT, walletType: 'TRUSTWALLET' });
       await eventually(async () => (api.got.length >= 4 ? true : null));
       const conn = gw.app.orm.em.fork().getConnection();
-      const [p] = await conn.execute<{ id: string; deposit_id: string; order_id: string; token_id: string; from_address: string; to_address: string; block_hash: string }[]>(
-        'select id, deposit_id, order_id, token_id, from_address, to_address, block_hash from payments where tx_hash = ?',
-        [paid.txHash],
-      );
-      const transfer = { txHash: paid.txHash, index: 0, blockNumber: 100n, blockHash: p!.block_hash, token: NILE_USDT, from: p!.from_address, to: p!.to_address, amount: paid.total };
-      await gw.app.orm.em.fork().transactional((tx) => gw.app.payments.record(tx, 'sandbox', 'TRON', [{ transfer, depositId: p!.deposit_id, orderId: p!.order_id, tokenId: p!.token_id }]));
+      const [p] = await conn.execute<
+        { id: string; deposit_id: string; order_id: string; token_id: string; from_address: string; to_address: string; block_hash: string }[]
+      >('select id, deposit_id, order_id, token_id, from_address, to_address, block_hash from payments where tx_hash = ?', [paid.txHash]);
+      const transfer = {
+        txHash: paid.txHash,
+        index: 0,
+        blockNumber: 100n,
+        blockHash: p!.block_hash,
+        token: NILE_USDT,
+        from: p!.from_address,
+        to: p!.to_address,
+        amount: paid.total,
+      };
+      await gw.app.orm.em
+        .fork()
+        .transactional((tx) =>
+          gw.app.payments.record(tx, 'sandbox', 'TRON', [{ transfer, depositId: p!.deposit_id, orderId: p!.order_id, tokenId: p!.token_id }]),
+        );
       await gw.app.payments.markConfirmed(gw.app.orm.em.fork(), [p!.id]);
       await sleep(700);
       expect(api.got.map((e) => e.type)).toEqual(['order.created', 'payment.detected', 'payment.confirmed', 'order.status_changed']);

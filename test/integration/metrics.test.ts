@@ -44,9 +44,13 @@ describe('open (test environment, no METRICS_TOKEN)', () => {
   });
 
   it('counts failed RPC attempts per provider host (never the URL path, which may carry a key)', async () => {
-    const [target] = watchedNetworks(gw.app.config, { 'sandbox:ETHEREUM': ['http://127.0.0.1:9/v3/secret-api-key'] }, {
-      onRpcFailure: (f) => gw.app.metrics.rpcErrors.inc({ environment: f.environment, network: f.network, provider: f.provider, reason: f.reason }),
-    });
+    const [target] = watchedNetworks(
+      gw.app.config,
+      { 'sandbox:ETHEREUM': ['http://127.0.0.1:9/v3/secret-api-key'] },
+      {
+        onRpcFailure: (f) => gw.app.metrics.rpcErrors.inc({ environment: f.environment, network: f.network, provider: f.provider, reason: f.reason }),
+      },
+    );
     const watcher = createChainWatcher(gw.app, target!);
     await expect(watcher.tick(gw.app.orm.em.fork())).rejects.toThrow();
     const text = await scrape();

@@ -53,14 +53,20 @@ function listen(params: Record<string, unknown>, environment?: 'SANDBOX') {
 
 let n = 0;
 const restOrder = (who: M, orderNo = `FEED-REST-${++n}-${Date.now()}`) =>
-  http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: who.merchantId, order_no: orderNo, amount: '150000' }, headers: { 'api-key': who.sandboxKey } }).then((res) => ({ res, orderNo }));
+  http(gw.url, `${T}/merchant/fiat/order`, {
+    body: { merchant_id: who.merchantId, order_no: orderNo, amount: '150000' },
+    headers: { 'api-key': who.sandboxKey },
+  }).then((res) => ({ res, orderNo }));
 const created = (feed: { got: Ev[] }, orderNo: string) => feed.got.filter((e) => e.orderNo === orderNo && e.type === 'order.created');
 const createdRows = async (orderNo: string) =>
   Number(
     (
       await gw.app.orm.em
         .fork()
-        .execute<{ n: string }[]>(`select count(*)::text as n from order_events e join orders o on o.id = e.order_id where o.order_no = ? and e.type = 'order.created'`, [orderNo])
+        .execute<{ n: string }[]>(
+          `select count(*)::text as n from order_events e join orders o on o.id = e.order_id where o.order_no = ? and e.type = 'order.created'`,
+          [orderNo],
+        )
     )[0]!.n,
   );
 
@@ -101,7 +107,13 @@ it('every created order reaches its own merchant feed once (REST, a REST burst, 
   expect(viaGql.errors).toBeUndefined();
   // A payment link, opened over REST and over GraphQL.
   const link = await http(gw.url, `${T}/merchant/payment-link`, {
-    body: { merchant_id: m.merchantId, title: 'Feed link', expiration_time: 3600, max_usage: 10, products: [{ name: 'Batik shirt', price: 150000, quantity: 1 }] },
+    body: {
+      merchant_id: m.merchantId,
+      title: 'Feed link',
+      expiration_time: 3600,
+      max_usage: 10,
+      products: [{ name: 'Batik shirt', price: 150000, quantity: 1 }],
+    },
     headers: bearer(m.token),
   });
   expect(link.status).toBe(201);
@@ -126,7 +138,17 @@ it('every created order reaches its own merchant feed once (REST, a REST burst, 
   for (const feed of mine) {
     expect(feed.errors).toEqual([]);
     for (const no of expected) {
-      expect(created(feed, no)).toEqual([{ type: 'order.created', eventId: expect.any(String), orderNo: no, status: 'Created', previousStatus: null, environment: 'SANDBOX', at: expect.any(String) }]);
+      expect(created(feed, no)).toEqual([
+        {
+          type: 'order.created',
+          eventId: expect.any(String),
+          orderNo: no,
+          status: 'Created',
+          previousStatus: null,
+          environment: 'SANDBOX',
+          at: expect.any(String),
+        },
+      ]);
     }
     // Only the merchant's own orders, each once (the duplicate request added nothing).
     expect(feed.got.filter((e) => !expected.includes(e.orderNo) && !probes.includes(e.orderNo))).toEqual([]);

@@ -44,23 +44,33 @@ const newOrder = (orderNo: string, merchantId = m.merchantId, amount = 150000n) 
 });
 
 async function txOf(orderNos: string[]): Promise<Map<string, string>> {
-  const rows = await gw.app.orm.em.fork().execute<{ order_no: string; tx: string }[]>('select order_no, xmin::text as tx from orders where order_no in (?)', [orderNos]);
+  const rows = await gw.app.orm.em
+    .fork()
+    .execute<{ order_no: string; tx: string }[]>('select order_no, xmin::text as tx from orders where order_no in (?)', [orderNos]);
   return new Map(rows.map((r) => [r.order_no, r.tx]));
 }
 
-const codeOf = (r: PromiseSettledResult<unknown>) => (r.status === 'rejected' ? (isDomainError(r.reason) ? r.reason.code : `pg:${(r.reason as { code?: string }).code}`) : 'ok');
+const codeOf = (r: PromiseSettledResult<unknown>) =>
+  r.status === 'rejected' ? (isDomainError(r.reason) ? r.reason.code : `pg:${(r.reason as { code?: string }).code}`) : 'ok';
 
 describe('order creation, group-committed', () => {
   it('answers each of many concurrent REST requests with its own order, in far fewer commits than orders', async () => {
     const nos = Array.from({ length: 60 }, (_, i) => `GC-REST-${i}-${randomUUID().slice(0, 8)}`);
     const res = await Promise.all(
-      nos.map((no, i) => http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: no, amount: String(10000 + i) }, headers: { 'api-key': m.sandboxKey } })),
+      nos.map((no, i) =>
+        http(gw.url, `${T}/merchant/fiat/order`, {
+          body: { merchant_id: m.merchantId, order_no: no, amount: String(10000 + i) },
+          headers: { 'api-key': m.sandboxKey },
+        }),
+      ),
     );
     res.forEach((r, i) => {
       expect(r.status).toBe(201);
       expect(r.body.data.request).toMatchObject({ order_no: nos[i], amount: String(10000 + i) });
     });
-    const rows = await gw.app.orm.em.fork().execute<{ order_no: string; amount: string; id: string }[]>('select id, order_no, amount::text from orders where order_no in (?)', [nos]);
+    const rows = await gw.app.orm.em
+      .fork()
+      .execute<{ order_no: string; amount: string; id: string }[]>('select id, order_no, amount::text from orders where order_no in (?)', [nos]);
     expect(rows).toHaveLength(60);
     for (const r of rows) expect(r.amount).toBe(String(10000 + nos.indexOf(r.order_no)));
     // Each answer's checkout key names its own order's row.
@@ -92,9 +102,17 @@ describe('order creation, group-committed', () => {
   it('a duplicate of an order committed by an earlier batch gets its 409, its batch mates their orders', async () => {
     const existing = `GC-EARLIER-${randomUUID()}`;
     await gw.app.orders.create(apiCtx(), { orderNo: existing, amount: '150000' });
-    const lead = http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: `GC-L-${randomUUID()}`, amount: '5000' }, headers: { 'api-key': m.sandboxKey } });
+    const lead = http(gw.url, `${T}/merchant/fiat/order`, {
+      body: { merchant_id: m.merchantId, order_no: `GC-L-${randomUUID()}`, amount: '5000' },
+      headers: { 'api-key': m.sandboxKey },
+    });
     const nos = [`GC-A-${randomUUID()}`, existing, `GC-B-${randomUUID()}`];
-    const res = await Promise.all([lead, ...nos.map((no) => http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: no, amount: '5000' }, headers: { 'api-key': m.sandboxKey } }))]);
+    const res = await Promise.all([
+      lead,
+      ...nos.map((no) =>
+        http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: no, amount: '5000' }, headers: { 'api-key': m.sandboxKey } }),
+      ),
+    ]);
     expect(res.map((r) => r.status)).toEqual([201, 201, 409, 201]);
     expect(res[2]!.body).toMatchObject({ status_code: 409, data: { code: 'DUPLICATE_ORDER_NO' } });
   });
@@ -107,7 +125,13 @@ describe('order creation, group-committed', () => {
     const lead = gw.app.orders.insert(apiCtx(), newOrder(`GC-LEAD-${randomUUID()}`));
     const good = [`GC-OK1-${randomUUID()}`, `GC-OK2-${randomUUID()}`];
     // amount 0 breaks the table's check constraint: the whole multi-row statement fails.
-    const items = [newOrder(good[0]!), newOrder(`GC-ZERO-${randomUUID()}`, m.merchantId, 0n), newOrder(existing), newOrder(`GC-GHOST-${randomUUID()}`, ghost), newOrder(good[1]!)];
+    const items = [
+      newOrder(good[0]!),
+      newOrder(`GC-ZERO-${randomUUID()}`, m.merchantId, 0n),
+      newOrder(existing),
+      newOrder(`GC-GHOST-${randomUUID()}`, ghost),
+      newOrder(good[1]!),
+    ];
     const settled = await Promise.allSettled([lead, ...items.map((o) => gw.app.orders.insert(apiCtx(), o))]);
     expect(settled.map(codeOf)).toEqual(['ok', 'ok', 'pg:23514', 'DUPLICATE_ORDER_NO', 'MERCHANT_NOT_FOUND', 'ok']);
     const rows = await gw.app.orm.em.fork().execute<{ order_no: string }[]>('select order_no from orders where order_no in (?)', [good]);
@@ -117,7 +141,13 @@ describe('order creation, group-committed', () => {
   });
 
   it('a retried row that its lost batch had already committed (same id) is answered as created, not as a duplicate', async () => {
-    const pending = (id: string, o: ReturnType<typeof newOrder>) => ({ em: gw.app.orm.em.fork(), id, keyHash: `h-${id}`, keyExpiresAt: new Date(Date.now() + 60_000), o });
+    const pending = (id: string, o: ReturnType<typeof newOrder>) => ({
+      em: gw.app.orm.em.fork(),
+      id,
+      keyHash: `h-${id}`,
+      keyExpiresAt: new Date(Date.now() + 60_000),
+      o,
+    });
     const id = randomUUID();
     const no = `GC-LOST-${randomUUID()}`;
     // The row as the lost batch committed it.
@@ -125,7 +155,12 @@ describe('order creation, group-committed', () => {
     expect(first).toMatchObject({ ok: true });
     // The retry of that batch (forced row by row by a bad row) meets it again.
     const other = `GC-NEXT-${randomUUID()}`;
-    const out = await gw.app.orders.store.insertBatch([pending(id, newOrder(no)), pending(randomUUID(), newOrder(`GC-ZERO-${randomUUID()}`, m.merchantId, 0n)), pending(randomUUID(), newOrder(no)), pending(randomUUID(), newOrder(other))]);
+    const out = await gw.app.orders.store.insertBatch([
+      pending(id, newOrder(no)),
+      pending(randomUUID(), newOrder(`GC-ZERO-${randomUUID()}`, m.merchantId, 0n)),
+      pending(randomUUID(), newOrder(no)),
+      pending(randomUUID(), newOrder(other)),
+    ]);
     expect(out[0]).toMatchObject({ ok: true, value: { id, orderNo: no } });
     expect(out[1]).toMatchObject({ ok: false, error: { code: '23514' } });
     expect(out[2]).toMatchObject({ ok: false, error: { code: 'DUPLICATE_ORDER_NO' } });
@@ -135,7 +170,11 @@ describe('order creation, group-committed', () => {
   it('a batch that succeeds still tells an unknown merchant from a duplicate', async () => {
     const lead = gw.app.orders.insert(apiCtx(), newOrder(`GC-LEAD-${randomUUID()}`));
     const ok = `GC-FINE-${randomUUID()}`;
-    const settled = await Promise.allSettled([lead, gw.app.orders.insert(apiCtx(), newOrder(`GC-NOBODY-${randomUUID()}`, randomUUID())), gw.app.orders.insert(apiCtx(), newOrder(ok))]);
+    const settled = await Promise.allSettled([
+      lead,
+      gw.app.orders.insert(apiCtx(), newOrder(`GC-NOBODY-${randomUUID()}`, randomUUID())),
+      gw.app.orders.insert(apiCtx(), newOrder(ok)),
+    ]);
     expect(settled.map(codeOf)).toEqual(['ok', 'MERCHANT_NOT_FOUND', 'ok']);
     const created = settled[2] as PromiseFulfilledResult<Awaited<ReturnType<typeof gw.app.orders.insert>>>;
     expect(created.value.order).toMatchObject({ orderNo: ok, amount: 150000n, status: 'Created', environment: 'sandbox' });
@@ -147,7 +186,11 @@ describe('order creation, group-committed', () => {
     await gw.app.orm.em.fork().execute('update merchants set order_ttl_seconds = 600 where id = ?', [other.merchantId]);
     const lead = gw.app.orders.insert(apiCtx(), newOrder(`GC-LEAD-${randomUUID()}`));
     const no = `GC-SAME-${randomUUID()}`;
-    const [, a, b] = await Promise.all([lead, gw.app.orders.insert(apiCtx(), newOrder(no)), gw.app.orders.insert(apiCtx(other.merchantId), newOrder(no, other.merchantId))]);
+    const [, a, b] = await Promise.all([
+      lead,
+      gw.app.orders.insert(apiCtx(), newOrder(no)),
+      gw.app.orders.insert(apiCtx(other.merchantId), newOrder(no, other.merchantId)),
+    ]);
     expect(a.order.merchant.id).toBe(m.merchantId);
     expect(b.order.merchant.id).toBe(other.merchantId);
     const ttl = (o: typeof a) => (o.order.expiresAt.getTime() - o.order.createdAt.getTime()) / 1000;
@@ -158,7 +201,10 @@ describe('order creation, group-committed', () => {
     const seen: boolean[] = [];
     await Promise.all(
       Array.from({ length: 40 }, async (_, i) => {
-        const r = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: `GC-ACK-${i}-${randomUUID()}`, amount: '5000' }, headers: { 'api-key': m.sandboxKey } });
+        const r = await http(gw.url, `${T}/merchant/fiat/order`, {
+          body: { merchant_id: m.merchantId, order_no: `GC-ACK-${i}-${randomUUID()}`, amount: '5000' },
+          headers: { 'api-key': m.sandboxKey },
+        });
         expect(r.status).toBe(201);
         const id = (r.body.data.key as string).slice(3, 39);
         const rows = await gw.app.orm.em.fork().execute('select 1 from orders where id = ?', [id]);
@@ -209,7 +255,10 @@ describe('order creation, group-committed', () => {
   });
 
   it('a REST order creation with a cached API key and no return URLs forks no EntityManager; one with return URLs still saves them', async () => {
-    const body = (no: string, extra: Record<string, unknown> = {}) => ({ body: { merchant_id: m.merchantId, order_no: no, amount: '5000', ...extra }, headers: { 'api-key': m.sandboxKey } });
+    const body = (no: string, extra: Record<string, unknown> = {}) => ({
+      body: { merchant_id: m.merchantId, order_no: no, amount: '5000', ...extra },
+      headers: { 'api-key': m.sandboxKey },
+    });
     expect((await http(gw.url, `${T}/merchant/fiat/order`, body(`GC-WARM-${randomUUID()}`))).status).toBe(201);
     const fork = jest.spyOn(gw.app.orm.em, 'fork');
     try {

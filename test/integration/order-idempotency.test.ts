@@ -70,7 +70,12 @@ describe('Idempotency-Key on POST /merchant/fiat/order', () => {
     const again = await create(a, { order_no: 'IDEM-3' });
     expect(again.body).toMatchObject({ status_code: 409, data: { code: 'DUPLICATE_ORDER_NO' } });
     expect(again.headers.get('idempotent-replayed')).toBeNull();
-    expect(await count('select count(*) as n from idempotency_keys k join orders o on o.order_no = k.order_no and o.merchant_id = k.merchant_id where o.order_no = ?', ['IDEM-3'])).toBe(0);
+    expect(
+      await count(
+        'select count(*) as n from idempotency_keys k join orders o on o.order_no = k.order_no and o.merchant_id = k.merchant_id where o.order_no = ?',
+        ['IDEM-3'],
+      ),
+    ).toBe(0);
   });
 
   it('a failed creation does not burn the key: a new key on an existing order_no is DUPLICATE_ORDER_NO, and the key stays free', async () => {
@@ -89,7 +94,9 @@ describe('Idempotency-Key on POST /merchant/fiat/order', () => {
     expect(theirs.status).toBe(201);
     expect(theirs.headers.get('idempotent-replayed')).toBe('false');
     const orderIdOf = (url: string) => url.split('/checkout/')[1]!.split('?')[0]!;
-    const [owner] = await gw.app.orm.em.fork().execute<{ merchant_id: string }[]>('select merchant_id from orders where id = ?', [orderIdOf(theirs.body.data.url)]);
+    const [owner] = await gw.app.orm.em
+      .fork()
+      .execute<{ merchant_id: string }[]>('select merchant_id from orders where id = ?', [orderIdOf(theirs.body.data.url)]);
     expect(owner!.merchant_id).toBe(b.merchantId);
     expect(theirs.body.data.url).not.toBe(mine.body.data.url);
     // Merchant B, same key, different body: a plain creation (the key is free in B's scope).

@@ -43,7 +43,9 @@ beforeAll(async () => {
   orm = await connectOrm(db.url, 4);
   const em = orm.em.fork();
   for (const m of [MERCHANT, OTHER]) await em.execute(`insert into merchants (id, name) values (?, 'Stats equivalence')`, [m]);
-  const tokens = await em.execute<{ id: string; network: string; decimals: number }[]>(`select id, network, decimals from tokens where environment = 'sandbox' order by id`);
+  const tokens = await em.execute<{ id: string; network: string; decimals: number }[]>(
+    `select id, network, decimals from tokens where environment = 'sandbox' order by id`,
+  );
   const rand = rng(SEED);
   const rows: unknown[][] = [];
   for (let i = 0; i < ORDERS; i++) {
@@ -51,9 +53,16 @@ beforeAll(async () => {
     const at = START + Math.floor(rand() * 21 * 24) * 3_600_000 + (i % 3 === 0 ? (i % 2) * 1_800_000 : Math.floor(rand() * 3_600_000));
     const token = rand() < 0.7 ? tokens[Math.floor(rand() * tokens.length)]! : null;
     rows.push([
-      i % 17 === 0 ? OTHER : MERCHANT, `EQ-${i}`, String(1000 + Math.floor(rand() * 1_000_000)), new Date(at).toISOString(),
-      token?.network ?? null, token?.id ?? null, token?.decimals ?? null, token ? String(Math.floor(rand() * 1e9)) : null,
-      token ? String(Math.floor(rand() * 5000)) : null, token ? String(Math.floor(rand() * 900_000)) : null,
+      i % 17 === 0 ? OTHER : MERCHANT,
+      `EQ-${i}`,
+      String(1000 + Math.floor(rand() * 1_000_000)),
+      new Date(at).toISOString(),
+      token?.network ?? null,
+      token?.id ?? null,
+      token?.decimals ?? null,
+      token ? String(Math.floor(rand() * 1e9)) : null,
+      token ? String(Math.floor(rand() * 5000)) : null,
+      token ? String(Math.floor(rand() * 900_000)) : null,
       token ? String(Math.floor(rand() * 1_000_000)) : null,
     ]);
   }
@@ -105,14 +114,29 @@ async function raw(tz: string, from: Date, to: Date, groupBy: Group[]): Promise<
      ${groupBy.length ? `group by ${groupBy.map((_, i) => i + 1).join(', ')}` : ''}`,
     [...tzParams, MERCHANT, from, to],
   );
-  return new Map(rows.filter((r) => r.n !== '0').map((r) => [groupBy.map((_, i) => r[`k${i}`] ?? '-').join('|'), `${r.n} ${r.amount} ${r.paid_n} ${r.paid_amount} ${r.received} ${r.fee} ${r.net} ${r.units}`]));
+  return new Map(
+    rows
+      .filter((r) => r.n !== '0')
+      .map((r) => [
+        groupBy.map((_, i) => r[`k${i}`] ?? '-').join('|'),
+        `${r.n} ${r.amount} ${r.paid_n} ${r.paid_amount} ${r.received} ${r.fee} ${r.net} ${r.units}`,
+      ]),
+  );
 }
 
 /** The service's buckets in the raw form (token units summed back to base units per bucket). */
 async function fromService(tz: string, from: Date, to: Date, groupBy: Group[]): Promise<Map<string, string>> {
-  const ctx: RequestContext = { ...internalContext(orm.em.fork()), caller: { kind: 'apiKey', merchantId: MERCHANT, environment: 'sandbox', apiKeyId: 'test' }, environment: 'sandbox' };
+  const ctx: RequestContext = {
+    ...internalContext(orm.em.fork()),
+    caller: { kind: 'apiKey', merchantId: MERCHANT, environment: 'sandbox', apiKeyId: 'test' },
+    environment: 'sandbox',
+  };
   const buckets = await stats.stats(ctx, { from, to, groupBy, timeZone: tz });
-  const tokenIds = new Map((await orm.em.fork().execute<{ id: string; address: string; network: string; decimals: number }[]>(`select id, address, network, decimals from tokens`)).map((t) => [`${t.network}:${t.address}`, t]));
+  const tokenIds = new Map(
+    (
+      await orm.em.fork().execute<{ id: string; address: string; network: string; decimals: number }[]>(`select id, address, network, decimals from tokens`)
+    ).map((t) => [`${t.network}:${t.address}`, t]),
+  );
   const key = (b: OrderStatsBucket) =>
     groupBy
       .map((g) => {
@@ -147,19 +171,29 @@ describe(`orderStats equals the raw computation (seed ${SEED})`, () => {
     expect(Number(r!.direct)).toBeGreaterThan(ORDERS / 3);
   });
 
-  it.each(ZONES)('%s: random ranges, every grouping', async (tz) => {
-    const rand = rng(SEED + tz.length);
-    for (let i = 0; i < 6; i++) {
-      // Random ends (to the millisecond), inside and around the data; one range is the whole data set.
-      const from = i === 0 ? new Date(START - 86_400_000) : new Date(START + Math.floor(rand() * 10 * 86_400_000));
-      const to = i === 0 ? new Date(START + 23 * 86_400_000) : new Date(from.getTime() + Math.floor(rand() * 11 * 86_400_000) + 1);
-      for (const groupBy of GROUPINGS) {
-        const expected = await raw(tz, from, to, groupBy);
-        const actual = await fromService(tz, from, to, groupBy);
-        expect([tz, groupBy.join(','), from.toISOString(), to.toISOString(), Object.fromEntries(actual)]).toEqual([tz, groupBy.join(','), from.toISOString(), to.toISOString(), Object.fromEntries(expected)]);
+  it.each(ZONES)(
+    '%s: random ranges, every grouping',
+    async (tz) => {
+      const rand = rng(SEED + tz.length);
+      for (let i = 0; i < 6; i++) {
+        // Random ends (to the millisecond), inside and around the data; one range is the whole data set.
+        const from = i === 0 ? new Date(START - 86_400_000) : new Date(START + Math.floor(rand() * 10 * 86_400_000));
+        const to = i === 0 ? new Date(START + 23 * 86_400_000) : new Date(from.getTime() + Math.floor(rand() * 11 * 86_400_000) + 1);
+        for (const groupBy of GROUPINGS) {
+          const expected = await raw(tz, from, to, groupBy);
+          const actual = await fromService(tz, from, to, groupBy);
+          expect([tz, groupBy.join(','), from.toISOString(), to.toISOString(), Object.fromEntries(actual)]).toEqual([
+            tz,
+            groupBy.join(','),
+            from.toISOString(),
+            to.toISOString(),
+            Object.fromEntries(expected),
+          ]);
+        }
       }
-    }
-  }, 120_000);
+    },
+    120_000,
+  );
 
   /** Every grouping, in the given zones, over the given ranges: the service equals the raw count. */
   async function compare(zones: string[], ranges: [Date, Date][]): Promise<void> {
@@ -168,7 +202,13 @@ describe(`orderStats equals the raw computation (seed ${SEED})`, () => {
         for (const groupBy of GROUPINGS) {
           const expected = await raw(tz, from, to, groupBy);
           const actual = await fromService(tz, from, to, groupBy);
-          expect([tz, groupBy.join(','), from.toISOString(), to.toISOString(), Object.fromEntries(actual)]).toEqual([tz, groupBy.join(','), from.toISOString(), to.toISOString(), Object.fromEntries(expected)]);
+          expect([tz, groupBy.join(','), from.toISOString(), to.toISOString(), Object.fromEntries(actual)]).toEqual([
+            tz,
+            groupBy.join(','),
+            from.toISOString(),
+            to.toISOString(),
+            Object.fromEntries(expected),
+          ]);
         }
   }
 
@@ -176,7 +216,12 @@ describe(`orderStats equals the raw computation (seed ${SEED})`, () => {
   function midnightRanges(): [Date, Date][] {
     const midnight = (day: number) => START - 7 * 3_600_000 + day * 86_400_000;
     const ranges: [Date, Date][] = [];
-    for (const [a, b] of [[2, 9], [0, 21], [5, 6], [3, 4]] as const)
+    for (const [a, b] of [
+      [2, 9],
+      [0, 21],
+      [5, 6],
+      [3, 4],
+    ] as const)
       for (const da of [-1, 0, 1]) for (const db of [-1, 0, 1]) ranges.push([new Date(midnight(a) + da), new Date(midnight(b) + db)]);
     ranges.push([new Date(midnight(4) + 3_600_000), new Date(midnight(4) + 5 * 3_600_000 + 17)]);
     return ranges;
@@ -199,7 +244,10 @@ describe(`orderStats equals the raw computation (seed ${SEED})`, () => {
       await orm.em.fork().transactional((tx) => writer.transition(tx, o.id, to, { kind: 'test' }));
     }
     // The settlement's overpayment update: the paying deposit received more, the order's units follow (same rollup CTEs).
-    const paid = await em.execute<{ id: string }[]>(`select id from orders where merchant_id = ? and status = 'Success' and paid_token_id is not null order by created_at desc limit 10`, [MERCHANT]);
+    const paid = await em.execute<{ id: string }[]>(
+      `select id from orders where merchant_id = ? and status = 'Success' and paid_token_id is not null order by created_at desc limit 10`,
+      [MERCHANT],
+    );
     expect(paid.length).toBe(10);
     for (const o of paid) {
       await orm.em.fork().execute(
@@ -226,7 +274,9 @@ describe(`orderStats equals the raw computation (seed ${SEED})`, () => {
     );
     expect(r!.deltas).toBe('0');
     expect(r!.rolled).toBe(r!.direct);
-    const rows = await em.execute<{ tz: string; rolled: string; days: string }[]>(`select tz, sum(orders)::text as rolled, count(distinct day)::text as days from order_stats_daily group by tz`);
+    const rows = await em.execute<{ tz: string; rolled: string; days: string }[]>(
+      `select tz, sum(orders)::text as rolled, count(distinct day)::text as days from order_stats_daily group by tz`,
+    );
     expect(rows.map((x) => [x.tz, x.rolled])).toEqual([['Asia/Jakarta', r!.direct]]);
     expect(Number(rows[0]!.days)).toBeGreaterThanOrEqual(21);
     await compare(['Asia/Jakarta', 'Asia/Kolkata'], [[new Date(START - 86_400_000), new Date(START + 23 * 86_400_000)], ...midnightRanges().slice(0, 6)]);

@@ -69,7 +69,12 @@ describe('OrderStatusService', () => {
     return order;
   };
   const row = async (id: string) =>
-    (await gw.app.orm.em.fork().getConnection().execute<{ status: OrderStatus; paid_at: string | null }[]>('select status, paid_at from orders where id = ?', [id]))[0]!;
+    (
+      await gw.app.orm.em
+        .fork()
+        .getConnection()
+        .execute<{ status: OrderStatus; paid_at: string | null }[]>('select status, paid_at from orders where id = ?', [id])
+    )[0]!;
   const events = (id: string) =>
     gw.app.orm.em
       .fork()
@@ -78,7 +83,8 @@ describe('OrderStatusService', () => {
         "select * from order_events where order_id = ? and type <> 'order.created' order by seq", // the order's creation is order-created-feed.test.ts's
         [id],
       );
-  const transition = (id: string, to: OrderStatus, reason: TransitionReason = { kind: 'test' }) => gw.app.orm.em.fork().transactional((em) => gw.app.orderStatus.transition(em, id, to, reason));
+  const transition = (id: string, to: OrderStatus, reason: TransitionReason = { kind: 'test' }) =>
+    gw.app.orm.em.fork().transactional((em) => gw.app.orderStatus.transition(em, id, to, reason));
 
   it('moves through allowed states, writes one outbox row per change, sets paid_at on Success', async () => {
     const o = await newOrder();
@@ -92,7 +98,14 @@ describe('OrderStatusService', () => {
 
     const ev = await events(o.id);
     expect(ev).toHaveLength(2);
-    expect(ev[0]).toMatchObject({ type: 'order.status_changed', from_status: 'Created', to_status: 'Processing', reason: { kind: 'payment_seen', txHash: '0xabc' }, merchant_id: merchantId, environment: 'sandbox' });
+    expect(ev[0]).toMatchObject({
+      type: 'order.status_changed',
+      from_status: 'Created',
+      to_status: 'Processing',
+      reason: { kind: 'payment_seen', txHash: '0xabc' },
+      merchant_id: merchantId,
+      environment: 'sandbox',
+    });
     expect(ev[1]).toMatchObject({ id: r.eventId, from_status: 'Processing', to_status: 'Success', reason: { kind: 'payment_confirmed' } });
     expect(Number(ev[1]!.seq)).toBeGreaterThan(Number(ev[0]!.seq));
   });
@@ -100,7 +113,9 @@ describe('OrderStatusService', () => {
   it('an event that changes no status (payment.late) goes through the one writer and stays out of the status stream', async () => {
     const o = await newOrder();
     await transition(o.id, 'Expired', { kind: 'expired' });
-    const late = await gw.app.orm.em.fork().transactional((em) => recordOrderEvent(em, o.id, PAYMENT_LATE, { paymentId: 'p1', txHash: '0xfeed', amount: '5', withinLateWindow: true }));
+    const late = await gw.app.orm.em
+      .fork()
+      .transactional((em) => recordOrderEvent(em, o.id, PAYMENT_LATE, { paymentId: 'p1', txHash: '0xfeed', amount: '5', withinLateWindow: true }));
     const ev = await events(o.id);
     expect(ev.map((e) => [e.type, e.from_status, e.to_status])).toEqual([
       ['order.status_changed', 'Created', 'Expired'],
@@ -108,7 +123,11 @@ describe('OrderStatusService', () => {
     ]);
     expect(ev[1]).toMatchObject({ id: late, reason: { paymentId: 'p1', txHash: '0xfeed' }, merchant_id: merchantId, environment: 'sandbox' });
     // The stream's snapshot and catch-up report status changes only: no Expired → Expired "change".
-    expect(await gw.app.orderStatus.current(gw.app.orm.em.fork(), o.id)).toMatchObject({ status: 'Expired', previousStatus: 'Created', seq: Number(ev[0]!.seq) });
+    expect(await gw.app.orderStatus.current(gw.app.orm.em.fork(), o.id)).toMatchObject({
+      status: 'Expired',
+      previousStatus: 'Created',
+      seq: Number(ev[0]!.seq),
+    });
     expect((await gw.app.orderStatus.eventsSince(gw.app.orm.em.fork(), o.id, 0)).map((u) => u.status)).toEqual(['Expired']);
   });
 

@@ -166,7 +166,10 @@ describe('orderUpdated subscription (graphql-ws, PostgreSQL LISTEN/NOTIFY)', () 
     // The next thing the subscriber sees is the next committed change, from the state that really was.
     await commitOnWorker(o.id, 'Expired');
     expect(await sub.nth(2)).toMatchObject({ status: 'Expired', previousStatus: 'Created' });
-    const rows = await api.app.orm.em.fork().getConnection().execute("select to_status from order_events where order_id = ? and type = 'order.status_changed'", [o.id]);
+    const rows = await api.app.orm.em
+      .fork()
+      .getConnection()
+      .execute("select to_status from order_events where order_id = ? and type = 'order.status_changed'", [o.id]);
     expect(rows).toEqual([{ to_status: 'Expired' }]);
   });
 
@@ -253,8 +256,9 @@ describe('orderUpdated subscription (graphql-ws, PostgreSQL LISTEN/NOTIFY)', () 
     await sleep(600); // several re-checks while the key is valid: the stream stays open
     await commitOnWorker(o.id, 'Processing');
     expect((await sub.nth(2)).status).toBe('Processing');
-    await api.app.orm.em.fork().execute(`update orders set checkout_key_expires_at = now() - interval '1 second', expires_at = now() - interval '1 second' where id = ?`, [o.id]);
+    await api.app.orm.em
+      .fork()
+      .execute(`update orders set checkout_key_expires_at = now() - interval '1 second', expires_at = now() - interval '1 second' where id = ?`, [o.id]);
     expect(await sub.ended()).toEqual(['CHECKOUT_KEY_EXPIRED']);
   });
-
 });

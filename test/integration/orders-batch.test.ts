@@ -32,7 +32,11 @@ beforeAll(async () => {
   const m = await createMerchant(gw.app);
   apiKey = m.sandboxKey;
   dashboardToken = (await http(gw.url, '/api/v2/auth/login', { body: { email: m.email, password: m.password, user_type: 'merchant' } })).body.data.token;
-  const ctx: RequestContext = { ...internalContext(gw.app.orm.em.fork()), caller: { kind: 'apiKey', merchantId: m.merchantId, environment: 'sandbox', apiKeyId: 'test' }, environment: 'sandbox' };
+  const ctx: RequestContext = {
+    ...internalContext(gw.app.orm.em.fork()),
+    caller: { kind: 'apiKey', merchantId: m.merchantId, environment: 'sandbox', apiKeyId: 'test' },
+    environment: 'sandbox',
+  };
   const orderWithQuote = async (i: number) => {
     const c = { ...ctx, em: gw.app.orm.em.fork() };
     await gw.app.orders.create(c, { orderNo: `BATCH-${i}`, amount: '150000' });
@@ -65,7 +69,12 @@ beforeAll(async () => {
     [m.merchantId],
   );
   // 100 payment links: one through the API, 99 copies of its row.
-  const link = await gql(gw.url, CreatePaymentLinkDocument, { environment: 'SANDBOX', input: { title: 'Batch', expirationTime: 3600, maxUsage: 5, products: [{ name: 'Kopi', price: '50000', quantity: 1 }] } }, bearer(dashboardToken));
+  const link = await gql(
+    gw.url,
+    CreatePaymentLinkDocument,
+    { environment: 'SANDBOX', input: { title: 'Batch', expirationTime: 3600, maxUsage: 5, products: [{ name: 'Kopi', price: '50000', quantity: 1 }] } },
+    bearer(dashboardToken),
+  );
   expect(link.errors).toBeUndefined();
   await gw.app.orm.em.fork().execute(
     `insert into payment_links

@@ -27,7 +27,10 @@ const orderNo = () => `INV-${Date.now()}-${++seq}`;
 
 async function restOrder(m: { merchantId: string; sandboxKey: string }, amount = '150000') {
   const no = orderNo();
-  const res = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: no, amount, name: 'Budi', email: 'budi@example.id' }, headers: { 'api-key': m.sandboxKey } });
+  const res = await http(gw.url, `${T}/merchant/fiat/order`, {
+    body: { merchant_id: m.merchantId, order_no: no, amount, name: 'Budi', email: 'budi@example.id' },
+    headers: { 'api-key': m.sandboxKey },
+  });
   expect(res.status).toBe(201);
   return { no, key: res.body.data.key as string, body: res.body };
 }
@@ -49,11 +52,19 @@ describe.each([
   ])('fee included=$feeIncluded', async ({ feeIncluded, totalIdr, totalCrypto, total6 }) => {
     const m = await createMerchant(gw.app, { feeIncluded });
     const { no, key, body } = await restOrder(m);
-    expect(body).toMatchObject({ status_code: 201, data: { request: { order_no: no, merchant_id: m.merchantId, amount: '150000', currency: 'IDR', status: 'Created' }, key } });
-    expect(body.data.url).toBe(`${gw.url}/checkout/${(await gw.app.orm.em.fork().getConnection().execute(`select id from orders where order_no = ?`, [no]))[0].id}?key=${key}`);
+    expect(body).toMatchObject({
+      status_code: 201,
+      data: { request: { order_no: no, merchant_id: m.merchantId, amount: '150000', currency: 'IDR', status: 'Created' }, key },
+    });
+    expect(body.data.url).toBe(
+      `${gw.url}/checkout/${(await gw.app.orm.em.fork().getConnection().execute(`select id from orders where order_no = ?`, [no]))[0].id}?key=${key}`,
+    );
     expect(body.data.expired_at).toBeGreaterThan(Date.now() / 1000 + 1700);
 
-    const rate = await http(gw.url, `${T}/merchant/fiat/checkOrderRate`, { body: { merchant_id: m.merchantId, transactionID: no, tokenAddress: token, network }, headers: { 'api-key': key } });
+    const rate = await http(gw.url, `${T}/merchant/fiat/checkOrderRate`, {
+      body: { merchant_id: m.merchantId, transactionID: no, tokenAddress: token, network },
+      headers: { 'api-key': key },
+    });
     expect(rate.status).toBe(200);
     expect(rate.body.data).toMatchObject({
       order_no: no,
@@ -69,13 +80,28 @@ describe.each([
       rate_source: 'fallback',
     });
 
-    const qr = await http(gw.url, `${T}/pgqr/fiat/create`, { body: { merchant_id: m.merchantId, transactionID: no, tokenAddress: token, network, walletType: 'METAMASK' }, headers: { 'api-key': key } });
+    const qr = await http(gw.url, `${T}/pgqr/fiat/create`, {
+      body: { merchant_id: m.merchantId, transactionID: no, tokenAddress: token, network, walletType: 'METAMASK' },
+      headers: { 'api-key': key },
+    });
     expect(qr.status).toBe(201);
     const r = qr.body.data.request;
     const code = BigInt(r.uniqueCode);
     expect(r.uniqueCode).toMatch(/^\d{3}$/);
     expect(r.uniqueCodeAmount).toBe((Number(code) / 1e6).toFixed(6).replace(/0+$/, ''));
-    expect(r).toMatchObject({ tokenName: 'USDT', tokenAddress: token, transactionID: no, order_no: no, network, walletType: 'METAMASK', amount: '9.23077', amountFiat: '150000', feeAmount: '0.092308', feeAmountFiat: '1500', feeIsIncluded: feeIncluded });
+    expect(r).toMatchObject({
+      tokenName: 'USDT',
+      tokenAddress: token,
+      transactionID: no,
+      order_no: no,
+      network,
+      walletType: 'METAMASK',
+      amount: '9.23077',
+      amountFiat: '150000',
+      feeAmount: '0.092308',
+      feeAmountFiat: '1500',
+      feeIsIncluded: feeIncluded,
+    });
     const totalBase = unit(total6 + code);
     // Fiat value of the total: quote total + the code's value at the locked rate, rounded down.
     expect(r.totalAmountFiat).toBe(String(BigInt(totalIdr) + (code * 16250n) / 1_000_000n));
@@ -88,9 +114,15 @@ describe.each([
     expect(BigInt(uri.parameters.uint256)).toBe(totalBase);
 
     // The locked quote is final: the deposit, a later rate call and a QR for another wallet reuse it.
-    const again = await http(gw.url, `${T}/merchant/fiat/checkOrderRate`, { body: { merchant_id: m.merchantId, transactionID: no, tokenAddress: token, network }, headers: { 'api-key': m.sandboxKey } });
+    const again = await http(gw.url, `${T}/merchant/fiat/checkOrderRate`, {
+      body: { merchant_id: m.merchantId, transactionID: no, tokenAddress: token, network },
+      headers: { 'api-key': m.sandboxKey },
+    });
     expect(again.body.data.locked_at).toBe(rate.body.data.locked_at);
-    const trust = await http(gw.url, `${T}/pgqr/fiat/create`, { body: { merchant_id: m.merchantId, transactionID: no, tokenAddress: token, network, walletType: 'TRUSTWALLET' }, headers: { 'api-key': key } });
+    const trust = await http(gw.url, `${T}/pgqr/fiat/create`, {
+      body: { merchant_id: m.merchantId, transactionID: no, tokenAddress: token, network, walletType: 'TRUSTWALLET' },
+      headers: { 'api-key': key },
+    });
     expect(trust.body.data.request.destinationAddress).toBe(r.destinationAddress);
     expect(trust.body.data.request.totalAmount).toBe(r.totalAmount);
     const link = new URL(trust.body.data.qrValue);
@@ -99,7 +131,9 @@ describe.each([
     expect(link.searchParams.get('address')).toBe(r.destinationAddress);
 
     // The QR image decodes to exactly the same URI.
-    const img = await fetch(`${gw.url}${T}/pgqr/fiat/qr?merchant_id=${m.merchantId}&transactionID=${no}&tokenAddress=${token}&network=${network}&walletType=METAMASK&key=${key}`);
+    const img = await fetch(
+      `${gw.url}${T}/pgqr/fiat/qr?merchant_id=${m.merchantId}&transactionID=${no}&tokenAddress=${token}&network=${network}&walletType=METAMASK&key=${key}`,
+    );
     expect(img.headers.get('content-type')).toBe('image/png');
     const png = PNG.sync.read(Buffer.from(await img.arrayBuffer()));
     expect(jsQR(new Uint8ClampedArray(png.data), png.width, png.height)?.data).toBe(qr.body.data.qrValue);
@@ -108,7 +142,11 @@ describe.each([
     const got = await http(gw.url, `${T}/merchant/fiat/getOrder`, { body: { merchant_id: m.merchantId, order_no: no }, headers: { 'api-key': m.sandboxKey } });
     // The envelope's message names the order's real status, never "Success" for a Created order.
     expect(got.body.message).toBe('Order found (status Created)');
-    expect(got.body.data).toMatchObject({ request: { order_no: no, status: 'Created' }, quotes: [{ total_amount_crypto: totalCrypto }], deposits: [{ destination_address: r.destinationAddress, total_amount: r.totalAmount }] });
+    expect(got.body.data).toMatchObject({
+      request: { order_no: no, status: 'Created' },
+      quotes: [{ total_amount_crypto: totalCrypto }],
+      deposits: [{ destination_address: r.destinationAddress, total_amount: r.totalAmount }],
+    });
   });
 });
 
@@ -121,7 +159,13 @@ describe('the same flow over GraphQL (codegen documents)', () => {
     const key = created.data!.createOrder.key;
     const ck = { 'x-checkout-key': key };
     const q = await gql(gw.url, LockQuoteDocument, { orderNo: no, tokenAddress: BSC_TESTNET_USDT, network: 'BINANCE' }, ck);
-    expect(q.data?.lockQuote).toMatchObject({ amountCrypto: '9.23077', totalAmount: '151500', totalAmountCrypto: '9.323078', rateSource: 'fallback', fees: [{ feeAmount: '1500', isIncluded: false }] });
+    expect(q.data?.lockQuote).toMatchObject({
+      amountCrypto: '9.23077',
+      totalAmount: '151500',
+      totalAmountCrypto: '9.323078',
+      rateSource: 'fallback',
+      fees: [{ feeAmount: '1500', isIncluded: false }],
+    });
     const d = await gql(gw.url, CreateDepositDocument, { orderNo: no, tokenAddress: BSC_TESTNET_USDT, network: 'BINANCE', walletType: 'WALLETCONNECT' }, ck);
     const dep = d.data!.createDeposit.deposit;
     expect(BigInt(dep.totalAmountBaseUnits)).toBe((9_323_078n + BigInt(dep.uniqueCode)) * 10n ** 12n);
@@ -135,7 +179,9 @@ describe('the same flow over GraphQL (codegen documents)', () => {
     const byNetwork = await gql(gw.url, OrdersDocument, { network: 'BINANCE', first: 10 }, { 'api-key': m.sandboxKey });
     expect(byNetwork.data?.orders.nodes).toEqual([]);
     const tokens = await gql(gw.url, TokensDocument, {}, { 'api-key': m.sandboxKey });
-    expect(tokens.data?.tokens.map((t) => `${t.network}:${t.address}`)).toEqual(expect.arrayContaining([`ETHEREUM:${SEPOLIA_USDT}`, `BINANCE:${BSC_TESTNET_USDT}`, `TRON:${NILE_USDT}`, `SOLANA:${DEVNET_USDC}`]));
+    expect(tokens.data?.tokens.map((t) => `${t.network}:${t.address}`)).toEqual(
+      expect.arrayContaining([`ETHEREUM:${SEPOLIA_USDT}`, `BINANCE:${BSC_TESTNET_USDT}`, `TRON:${NILE_USDT}`, `SOLANA:${DEVNET_USDC}`]),
+    );
   });
 
   it('orders: cursor pagination and status filter', async () => {
@@ -163,9 +209,17 @@ describe('deposits', () => {
     expect(all.map((r) => r.status)).toEqual(Array(50).fill(201));
     expect(new Set(all.map((r) => r.body.data.request.destinationAddress)).size).toBe(1);
     expect(new Set(all.map((r) => r.body.data.request.uniqueCode)).size).toBe(1);
-    const rows = await gw.app.orm.em.fork().getConnection().execute(`select count(*)::int as n from deposits d join orders o on o.id = d.order_id where o.order_no = ?`, [no]);
+    const rows = await gw.app.orm.em
+      .fork()
+      .getConnection()
+      .execute(`select count(*)::int as n from deposits d join orders o on o.id = d.order_id where o.order_no = ?`, [no]);
     expect(rows[0].n).toBe(1);
-    const counters = await gw.app.orm.em.fork().getConnection().execute(`select c.next_index from wallet_counters c join merchant_wallets w on w.id = c.wallet_id where w.merchant_id = ? and c.family = 'evm'`, [m.merchantId]);
+    const counters = await gw.app.orm.em
+      .fork()
+      .getConnection()
+      .execute(`select c.next_index from wallet_counters c join merchant_wallets w on w.id = c.wallet_id where w.merchant_id = ? and c.family = 'evm'`, [
+        m.merchantId,
+      ]);
     expect(counters[0].next_index).toBe(1);
   });
 
@@ -180,7 +234,10 @@ describe('deposits', () => {
       ['SOLANA', DEVNET_USDC, 'PHANTOM'],
     ] as const) {
       const { no, key } = await restOrder(m);
-      const res = await http(gw.url, `${T}/pgqr/fiat/create`, { body: { merchant_id: m.merchantId, transactionID: no, tokenAddress: token, network, walletType: wallet }, headers: { 'api-key': key } });
+      const res = await http(gw.url, `${T}/pgqr/fiat/create`, {
+        body: { merchant_id: m.merchantId, transactionID: no, tokenAddress: token, network, walletType: wallet },
+        headers: { 'api-key': key },
+      });
       expect(res.status).toBe(201);
       made.push({ network, address: res.body.data.request.destinationAddress });
       if (network === 'SOLANA') {
@@ -194,17 +251,30 @@ describe('deposits', () => {
     // Re-derive from the decrypted seed: the stored index gives exactly the stored address.
     const wallet = await em.findOneOrFail(MerchantWallet, { merchant: m.merchantId, environment: 'sandbox' });
     const seed = gw.app.wallets.seed(wallet);
-    const rows = await em.getConnection().execute<{ network: string; address: string; derivation_index: number }[]>(`select network, address, derivation_index from deposits where wallet_id = ? order by created_at`, [wallet.id]);
+    const rows = await em
+      .getConnection()
+      .execute<{ network: string; address: string; derivation_index: number }[]>(
+        `select network, address, derivation_index from deposits where wallet_id = ? order by created_at`,
+        [wallet.id],
+      );
     for (const row of rows) expect(driverFor(row.network as 'TRON').deriveAddress(seed, row.derivation_index)).toBe(row.address);
     // EVM networks share one key space: ETHEREUM took index 0, BINANCE index 1 — different addresses.
-    expect(rows.map((r) => [r.network, r.derivation_index])).toEqual([['ETHEREUM', 0], ['BINANCE', 1], ['TRON', 0], ['SOLANA', 0]]);
+    expect(rows.map((r) => [r.network, r.derivation_index])).toEqual([
+      ['ETHEREUM', 0],
+      ['BINANCE', 1],
+      ['TRON', 0],
+      ['SOLANA', 0],
+    ]);
     expect(new Set(made.map((x) => x.address)).size).toBe(4);
     // The seed is sealed at rest: the mnemonic never appears in the row.
     expect(wallet.mnemonicCiphertext).toMatch(/^v2\.[0-9a-f]{8}\./);
     // A different merchant gets a different wallet.
     const other = await createMerchant(gw.app);
     const { no, key } = await restOrder(other);
-    const res = await http(gw.url, `${T}/pgqr/fiat/create`, { body: { merchant_id: other.merchantId, transactionID: no, tokenAddress: SEPOLIA_USDT, network: 'ETHEREUM', walletType: 'METAMASK' }, headers: { 'api-key': key } });
+    const res = await http(gw.url, `${T}/pgqr/fiat/create`, {
+      body: { merchant_id: other.merchantId, transactionID: no, tokenAddress: SEPOLIA_USDT, network: 'ETHEREUM', walletType: 'METAMASK' },
+      headers: { 'api-key': key },
+    });
     expect(res.body.data.request.destinationAddress).not.toBe(made[0]!.address);
   });
 
@@ -213,7 +283,10 @@ describe('deposits', () => {
     const codes = new Set<string>();
     for (let i = 0; i < 8; i++) {
       const { no, key } = await restOrder(m);
-      const res = await http(gw.url, `${T}/pgqr/fiat/create`, { body: { merchant_id: m.merchantId, transactionID: no, tokenAddress: SEPOLIA_USDT, network: 'ETHEREUM', walletType: 'METAMASK' }, headers: { 'api-key': key } });
+      const res = await http(gw.url, `${T}/pgqr/fiat/create`, {
+        body: { merchant_id: m.merchantId, transactionID: no, tokenAddress: SEPOLIA_USDT, network: 'ETHEREUM', walletType: 'METAMASK' },
+        headers: { 'api-key': key },
+      });
       codes.add(res.body.data.request.uniqueCode);
     }
     expect(codes.size).toBe(8);
@@ -229,30 +302,53 @@ describe('refusals', () => {
   ])('impossible wallet/network pair %s on %s → WALLET_NETWORK_MISMATCH, nothing allocated', async (walletType, network, token) => {
     const m = await createMerchant(gw.app);
     const { no, key } = await restOrder(m);
-    const res = await http(gw.url, `${T}/pgqr/fiat/create`, { body: { merchant_id: m.merchantId, transactionID: no, tokenAddress: token, network, walletType }, headers: { 'api-key': key } });
+    const res = await http(gw.url, `${T}/pgqr/fiat/create`, {
+      body: { merchant_id: m.merchantId, transactionID: no, tokenAddress: token, network, walletType },
+      headers: { 'api-key': key },
+    });
     expect(res.status).toBe(422);
     expect(res.body).toMatchObject({ status_code: 422, data: { code: 'WALLET_NETWORK_MISMATCH' } });
-    const n = await gw.app.orm.em.fork().getConnection().execute(`select count(*)::int as n from deposits d join orders o on o.id = d.order_id where o.order_no = ?`, [no]);
+    const n = await gw.app.orm.em
+      .fork()
+      .getConnection()
+      .execute(`select count(*)::int as n from deposits d join orders o on o.id = d.order_id where o.order_no = ?`, [no]);
     expect(n[0].n).toBe(0);
   });
 
   it('duplicate order_no → 409, never a second order', async () => {
     const m = await createMerchant(gw.app);
     const { no } = await restOrder(m);
-    const dup = await Promise.all(Array.from({ length: 5 }, () => http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: no, amount: '5000' }, headers: { 'api-key': m.sandboxKey } })));
+    const dup = await Promise.all(
+      Array.from({ length: 5 }, () =>
+        http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: no, amount: '5000' }, headers: { 'api-key': m.sandboxKey } }),
+      ),
+    );
     for (const d of dup) expect(d.body).toMatchObject({ status_code: 409, data: { code: 'DUPLICATE_ORDER_NO' } });
     // The same order_no is fine in the other environment.
-    expect((await http(gw.url, '/api/v2/mainnet/merchant/fiat/order', { body: { merchant_id: m.merchantId, order_no: no, amount: '5000' }, headers: { 'api-key': m.productionKey } })).status).toBe(201);
+    expect(
+      (
+        await http(gw.url, '/api/v2/mainnet/merchant/fiat/order', {
+          body: { merchant_id: m.merchantId, order_no: no, amount: '5000' },
+          headers: { 'api-key': m.productionKey },
+        })
+      ).status,
+    ).toBe(201);
   });
 
   it('amount bounds, merchant mismatch', async () => {
     const m = await createMerchant(gw.app);
     const other = await createMerchant(gw.app);
     for (const amount of ['0', '-5', '1.5', '999', '1000000001', 150000, '']) {
-      const res = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: orderNo(), amount }, headers: { 'api-key': m.sandboxKey } });
+      const res = await http(gw.url, `${T}/merchant/fiat/order`, {
+        body: { merchant_id: m.merchantId, order_no: orderNo(), amount },
+        headers: { 'api-key': m.sandboxKey },
+      });
       expect(res.body).toMatchObject({ status_code: 400, data: { code: 'VALIDATION_FAILED' } });
     }
-    const mm = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: other.merchantId, order_no: orderNo(), amount: '5000' }, headers: { 'api-key': m.sandboxKey } });
+    const mm = await http(gw.url, `${T}/merchant/fiat/order`, {
+      body: { merchant_id: other.merchantId, order_no: orderNo(), amount: '5000' },
+      headers: { 'api-key': m.sandboxKey },
+    });
     expect(mm.body).toMatchObject({ status_code: 403, data: { code: 'MERCHANT_MISMATCH' } });
   });
 
@@ -260,13 +356,18 @@ describe('refusals', () => {
     const m = await createMerchant(gw.app);
     const { no, key } = await restOrder(m);
     const call = (tokenAddress: string, network: string, n = no) =>
-      http(gw.url, `${T}/merchant/fiat/checkOrderRate`, { body: { merchant_id: m.merchantId, transactionID: n, tokenAddress, network }, headers: { 'api-key': n === no ? key : m.sandboxKey } });
+      http(gw.url, `${T}/merchant/fiat/checkOrderRate`, {
+        body: { merchant_id: m.merchantId, transactionID: n, tokenAddress, network },
+        headers: { 'api-key': n === no ? key : m.sandboxKey },
+      });
     expect((await call(SEPOLIA_USDT, 'BINANCE')).body.data.code).toBe('TOKEN_NOT_SUPPORTED');
     expect((await call(NILE_USDT, 'ETHEREUM')).body.data.code).toBe('TOKEN_NOT_SUPPORTED');
     expect((await call('0xdAC17F958D2ee523a2206206994597C13D831ec7', 'ETHEREUM')).body.data.code).toBe('TOKEN_NOT_SUPPORTED'); // a mainnet token in sandbox
     expect((await call(SEPOLIA_USDT, 'POLYGON')).body.data.code).toBe('VALIDATION_FAILED');
     const em = gw.app.orm.em.fork();
-    await em.getConnection().execute(`update tokens set active = false where address = ? and environment = 'sandbox'`, ['0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238']);
+    await em
+      .getConnection()
+      .execute(`update tokens set active = false where address = ? and environment = 'sandbox'`, ['0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238']);
     try {
       const inactive = await call('0x1c7D4B196Cb0C7B01d743Fbc6116a902379C7238', 'ETHEREUM');
       expect(inactive.body).toMatchObject({ status_code: 422, data: { code: 'TOKEN_NOT_SUPPORTED' } });

@@ -23,7 +23,12 @@ let checkoutKey: string;
 beforeAll(async () => {
   gw = await startTestGateway({ ROLE: 'api' });
   m = await createMerchant(gw.app);
-  const res = await rawHttp(gw.url, { method: 'POST', path: `${T}/merchant/fiat/order`, headers: { 'content-type': 'application/json', 'api-key': m.sandboxKey }, body: JSON.stringify({ merchant_id: m.merchantId, order_no: 'FUZZ-1', amount: '50000' }) });
+  const res = await rawHttp(gw.url, {
+    method: 'POST',
+    path: `${T}/merchant/fiat/order`,
+    headers: { 'content-type': 'application/json', 'api-key': m.sandboxKey },
+    body: JSON.stringify({ merchant_id: m.merchantId, order_no: 'FUZZ-1', amount: '50000' }),
+  });
   checkoutKey = JSON.parse(res.text).data.key;
 });
 afterAll(() => gw?.close());
@@ -82,7 +87,8 @@ it('GraphQL payment operations with generated variables → errors with a code, 
       /* judged below */
     }
     const code = body.errors?.[0]?.extensions?.code;
-    if (res.status >= 500 || !code || code === 'INTERNAL') failures.push(`${r.doc.slice(0, 40)} ${JSON.stringify(r.variables).slice(0, 120)} → ${res.status} ${res.text.slice(0, 200)}`);
+    if (res.status >= 500 || !code || code === 'INTERNAL')
+      failures.push(`${r.doc.slice(0, 40)} ${JSON.stringify(r.variables).slice(0, 120)} → ${res.status} ${res.text.slice(0, 200)}`);
     if (code) codes[code] = (codes[code] ?? 0) + 1;
   }
   expect(failures.slice(0, 10)).toEqual([]);

@@ -49,7 +49,10 @@ it('a refused row is set aside in watcher_failures; the other rows and the rest 
     { tx_hash: good.transfer.txHash, amount: d.total.toString() },
     { tx_hash: later.transfer.txHash, amount: '5' },
   ]);
-  const failures = await sql<{ tx_hash: string; amount: string; deposit_id: string; attempts: number }>('select tx_hash, amount::text, deposit_id, attempts from watcher_failures where order_id = ?', [d.orderId]);
+  const failures = await sql<{ tx_hash: string; amount: string; deposit_id: string; attempts: number }>(
+    'select tx_hash, amount::text, deposit_id, attempts from watcher_failures where order_id = ?',
+    [d.orderId],
+  );
   expect(failures).toEqual([{ tx_hash: refused.transfer.txHash, amount: '0', deposit_id: dep!.id, attempts: 1 }]);
 
   // A re-scan of the same range records nothing twice and counts the failure's second attempt.
@@ -64,7 +67,16 @@ it('an unattributed receipt the database refuses is set aside the same way, labe
   const d = await checkout(gw.url, m.sandboxKey, { amountIdr: '150000', tokenAddress: NILE_USDT, network: 'TRON', walletType: 'TRUSTWALLET' });
   const [dep] = await sql<{ id: string; token_id: string }>('select id, token_id from deposits where order_id = ?', [d.orderId]);
   const receipt = (txHash: string, amount: bigint) => ({
-    transfer: { txHash, index: 1, blockNumber: 100n, blockHash: 'cd'.repeat(32), token: NILE_USDT, from: CUSTOMER, to: d.address, amount } satisfies ObservedTransfer,
+    transfer: {
+      txHash,
+      index: 1,
+      blockNumber: 100n,
+      blockHash: 'cd'.repeat(32),
+      token: NILE_USDT,
+      from: CUSTOMER,
+      to: d.address,
+      amount,
+    } satisfies ObservedTransfer,
     depositId: dep!.id,
     orderId: d.orderId,
     tokenId: dep!.token_id,
@@ -85,8 +97,19 @@ it('status writes follow the payment transition table: an orphaned payment is no
   const m = await createMerchant(gw.app);
   const d = await checkout(gw.url, m.sandboxKey, { amountIdr: '150000', tokenAddress: NILE_USDT, network: 'TRON', walletType: 'TRUSTWALLET' });
   const [dep] = await sql<{ id: string; token_id: string }>('select id, token_id from deposits where order_id = ?', [d.orderId]);
-  const t: ObservedTransfer = { txHash: '44'.repeat(32), index: 0, blockNumber: 200n, blockHash: 'cd'.repeat(32), token: NILE_USDT, from: CUSTOMER, to: d.address, amount: 10n };
-  await gw.app.orm.em.fork().transactional((tx) => gw.app.payments.record(tx, 'sandbox', 'TRON', [{ transfer: t, depositId: dep!.id, orderId: d.orderId, tokenId: dep!.token_id }]));
+  const t: ObservedTransfer = {
+    txHash: '44'.repeat(32),
+    index: 0,
+    blockNumber: 200n,
+    blockHash: 'cd'.repeat(32),
+    token: NILE_USDT,
+    from: CUSTOMER,
+    to: d.address,
+    amount: 10n,
+  };
+  await gw.app.orm.em
+    .fork()
+    .transactional((tx) => gw.app.payments.record(tx, 'sandbox', 'TRON', [{ transfer: t, depositId: dep!.id, orderId: d.orderId, tokenId: dep!.token_id }]));
   const [{ id }] = (await sql<{ id: string }>('select id from payments where tx_hash = ?', [t.txHash])) as [{ id: string }];
   const status = async () => (await sql<{ status: string }>('select status from payments where id = ?', [id]))[0]!.status;
 
@@ -95,7 +118,13 @@ it('status writes follow the payment transition table: an orphaned payment is no
   await gw.app.payments.markConfirmed(gw.app.orm.em.fork(), [id]); // orphaned → confirmed is not in the table
   expect(await status()).toBe('orphaned');
   // Seen again in a canonical block: back to pending, then confirmed.
-  await gw.app.orm.em.fork().transactional((tx) => gw.app.payments.record(tx, 'sandbox', 'TRON', [{ transfer: { ...t, blockHash: 'ef'.repeat(32) }, depositId: dep!.id, orderId: d.orderId, tokenId: dep!.token_id }]));
+  await gw.app.orm.em
+    .fork()
+    .transactional((tx) =>
+      gw.app.payments.record(tx, 'sandbox', 'TRON', [
+        { transfer: { ...t, blockHash: 'ef'.repeat(32) }, depositId: dep!.id, orderId: d.orderId, tokenId: dep!.token_id },
+      ]),
+    );
   expect(await status()).toBe('pending');
   await gw.app.payments.markConfirmed(gw.app.orm.em.fork(), [id]);
   expect(await status()).toBe('confirmed');
@@ -117,8 +146,21 @@ describe('status sequence a checkout sees', () => {
     let block = 300n;
     /** The watcher's steps: record a transfer (pending), then confirm or orphan it; settlement runs after each. */
     const seen = async (txHash: string, amount: bigint) => {
-      const t: ObservedTransfer = { txHash, index: 0, blockNumber: ++block, blockHash: 'ab'.repeat(32), token: NILE_USDT, from: CUSTOMER, to: d.address, amount };
-      await gw.app.orm.em.fork().transactional((tx) => gw.app.payments.record(tx, 'sandbox', 'TRON', [{ transfer: t, depositId: dep!.id, orderId: d.orderId, tokenId: dep!.token_id }]));
+      const t: ObservedTransfer = {
+        txHash,
+        index: 0,
+        blockNumber: ++block,
+        blockHash: 'ab'.repeat(32),
+        token: NILE_USDT,
+        from: CUSTOMER,
+        to: d.address,
+        amount,
+      };
+      await gw.app.orm.em
+        .fork()
+        .transactional((tx) =>
+          gw.app.payments.record(tx, 'sandbox', 'TRON', [{ transfer: t, depositId: dep!.id, orderId: d.orderId, tokenId: dep!.token_id }]),
+        );
       await gw.app.settlement.settle(gw.app.orm.em.fork(), d.orderId);
       return (await sql<{ id: string }>('select id from payments where tx_hash = ?', [txHash]))[0]!.id;
     };
@@ -144,7 +186,10 @@ describe('status sequence a checkout sees', () => {
       await confirm(await seen('52'.repeat(32), d.total - part));
       await watch.until('Success');
       expect(watch.statuses()).toEqual(['Created', 'Processing', 'Success']);
-      const moves = await sql<{ from_status: string; to_status: string }>(`select from_status, to_status from order_events where order_id = ? and type = 'order.status_changed' order by created_at`, [d.orderId]);
+      const moves = await sql<{ from_status: string; to_status: string }>(
+        `select from_status, to_status from order_events where order_id = ? and type = 'order.status_changed' order by created_at`,
+        [d.orderId],
+      );
       expect(moves.map((e) => `${e.from_status}→${e.to_status}`)).toEqual(['Created→Processing', 'Processing→Success']);
     } finally {
       await watch.close();

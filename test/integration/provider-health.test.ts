@@ -68,7 +68,8 @@ const cases: Case[] = [
   },
   {
     name: 'TRON',
-    adapter: (urls) => createTronAdapter({ network: 'TRON', rpcUrls: urls, confirmations: 1, maxBlockRange: 100, timeoutMs: 2000 } as ChainNetworkConfig, { backoffBaseMs: 10 }),
+    adapter: (urls) =>
+      createTronAdapter({ network: 'TRON', rpcUrls: urls, confirmations: 1, maxBlockRange: 100, timeoutMs: 2000 } as ChainNetworkConfig, { backoffBaseMs: 10 }),
     upstream: () => emu.url,
     read: (a) => a.getBlockHash(0n),
     modes: [
@@ -79,7 +80,11 @@ const cases: Case[] = [
   },
   {
     name: 'SOLANA',
-    adapter: (urls) => createSolanaAdapter({ network: 'SOLANA', rpcUrls: urls, confirmations: 1, maxBlockRange: 100, timeoutMs: 2000 } as ChainNetworkConfig, { baseBackoffMs: 10, maxBackoffMs: 50 }),
+    adapter: (urls) =>
+      createSolanaAdapter({ network: 'SOLANA', rpcUrls: urls, confirmations: 1, maxBlockRange: 100, timeoutMs: 2000 } as ChainNetworkConfig, {
+        baseBackoffMs: 10,
+        maxBackoffMs: 50,
+      }),
     upstream: () => facade.url,
     read: (a) => a.getBlockHash(1n),
     modes: [
@@ -91,32 +96,39 @@ const cases: Case[] = [
 ];
 
 describe.each(cases)('$name adapter', (c) => {
-  it.each(c.modes)('a provider in mode %s %j is demoted (reason %s), the honest one used; once recovered it is retried and used again', async (mode, options, reason) => {
-    const [bad, good] = await pair(c.upstream());
-    const adapter = c.adapter([bad.url, good.url]);
-    const state = () => adapter.providerHealth.snapshot();
-    const honest = await createHonestHead(c, good.url);
+  it.each(c.modes)(
+    'a provider in mode %s %j is demoted (reason %s), the honest one used; once recovered it is retried and used again',
+    async (mode, options, reason) => {
+      const [bad, good] = await pair(c.upstream());
+      const adapter = c.adapter([bad.url, good.url]);
+      const state = () => adapter.providerHealth.snapshot();
+      const honest = await createHonestHead(c, good.url);
 
-    bad.setMode(mode, options);
-    const head = await adapter.getHead();
-    expect(state()[0]).toMatchObject({ state: 'demoted', lastReason: reason });
-    expect(state()[1]).toMatchObject({ rank: 0 });
-    // the head given is the honest provider's (never the lagging one's)
-    expect(head.latest).toBeGreaterThanOrEqual(honest);
+      bad.setMode(mode, options);
+      const head = await adapter.getHead();
+      expect(state()[0]).toMatchObject({ state: 'demoted', lastReason: reason });
+      expect(state()[1]).toMatchObject({ rank: 0 });
+      // the head given is the honest provider's (never the lagging one's)
+      expect(head.latest).toBeGreaterThanOrEqual(honest);
 
-    // while it is ranked last, other calls go to the honest provider only
-    const before = bad.requests;
-    for (let i = 0; i < 5; i++) await c.read(adapter);
-    expect(bad.requests).toBe(before);
+      // while it is ranked last, other calls go to the honest provider only
+      const before = bad.requests;
+      for (let i = 0; i < 5; i++) await c.read(adapter);
+      expect(bad.requests).toBe(before);
 
-    // it recovers: head rounds retry it once its backoff is over, and it takes its configured place back
-    bad.setMode('pass');
-    await until(`${c.name}: recovered provider ranked first again`, () => adapter.getHead(), () => state()[0]!.rank === 0 && state()[0]!.state === 'healthy');
-    const after = bad.requests;
-    await c.read(adapter);
-    expect(bad.requests).toBeGreaterThan(after);
-    await adapter.close();
-  });
+      // it recovers: head rounds retry it once its backoff is over, and it takes its configured place back
+      bad.setMode('pass');
+      await until(
+        `${c.name}: recovered provider ranked first again`,
+        () => adapter.getHead(),
+        () => state()[0]!.rank === 0 && state()[0]!.state === 'healthy',
+      );
+      const after = bad.requests;
+      await c.read(adapter);
+      expect(bad.requests).toBeGreaterThan(after);
+      await adapter.close();
+    },
+  );
 });
 
 /** The head the honest provider reports now (a lower bound for what the adapter may answer). */

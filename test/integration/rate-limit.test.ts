@@ -35,7 +35,13 @@ it('defaults: login is stricter than the other auth routes', () => {
 describe('memory store, low limits', () => {
   let gw: TestGateway;
   beforeAll(async () => {
-    gw = await startTestGateway({ ROLE: 'api', RATE_LIMIT_STORE: 'memory', RATE_LIMIT_LOGIN_PER_MIN: '3', RATE_LIMIT_AUTH_PER_MIN: '6', RATE_LIMIT_GRAPHQL_PER_MIN: '8' });
+    gw = await startTestGateway({
+      ROLE: 'api',
+      RATE_LIMIT_STORE: 'memory',
+      RATE_LIMIT_LOGIN_PER_MIN: '3',
+      RATE_LIMIT_AUTH_PER_MIN: '6',
+      RATE_LIMIT_GRAPHQL_PER_MIN: '8',
+    });
   });
   afterAll(() => gw?.close());
 
@@ -144,7 +150,11 @@ describe('PostgreSQL store: counters hold across two gateway instances on one da
     // A window that ended starts again from this hit, with a fresh minute.
     await adminQuery(`update rate_limits set expire = $2 where key = $1`, [`merchant:${m.merchantId}`, Date.now() - 1], db.url);
     expect((await http(a.url, '/api/v2/testnet/merchant/me', { headers: { 'api-key': m.sandboxKey } })).status).toBe(200);
-    const fresh = await adminQuery<{ points: number; expire: string }>(`select points, expire from rate_limits where key = $1`, [`merchant:${m.merchantId}`], db.url);
+    const fresh = await adminQuery<{ points: number; expire: string }>(
+      `select points, expire from rate_limits where key = $1`,
+      [`merchant:${m.merchantId}`],
+      db.url,
+    );
     expect(fresh.rows[0]!.points).toBe(1);
     expect(Number(fresh.rows[0]!.expire)).toBeGreaterThan(Date.now() + 55_000);
   });
@@ -154,9 +164,16 @@ describe('PostgreSQL store: counters hold across two gateway instances on one da
     let batches = 0;
     const stores = [a, b].map((gw) => new PostgresWindows(knexOf(gw), undefined, () => batches++));
     const keys = [`test:${Date.now()}:x`, `test:${Date.now()}:y`];
-    const hits = await Promise.all(Array.from({ length: 80 }, (_, i) => stores[i % 2]!.hit(keys[i % 3 === 0 ? 0 : 1]!, 60_000, 100).then((w) => ({ key: keys[i % 3 === 0 ? 0 : 1]!, ...w }))));
+    const hits = await Promise.all(
+      Array.from({ length: 80 }, (_, i) =>
+        stores[i % 2]!.hit(keys[i % 3 === 0 ? 0 : 1]!, 60_000, 100).then((w) => ({ key: keys[i % 3 === 0 ? 0 : 1]!, ...w })),
+      ),
+    );
     for (const key of keys) {
-      const numbers = hits.filter((h) => h.key === key).map((h) => h.consumed).sort((x, y) => x - y);
+      const numbers = hits
+        .filter((h) => h.key === key)
+        .map((h) => h.consumed)
+        .sort((x, y) => x - y);
       expect(numbers).toEqual(Array.from({ length: numbers.length }, (_, i) => i + 1));
       expect(new Set(hits.filter((h) => h.key === key).map((h) => h.expireMs)).size).toBe(1);
     }
@@ -205,7 +222,11 @@ describe('PostgreSQL store: counters hold across two gateway instances on one da
   });
 
   it('the prune job deletes windows that ended over an hour ago and keeps the rest', async () => {
-    await adminQuery(`insert into rate_limits (key, points, expire) values ('public:old', 3, $1), ('public:recent', 3, $2)`, [Date.now() - 3_700_000, Date.now() - 60_000], db.url);
+    await adminQuery(
+      `insert into rate_limits (key, points, expire) values ('public:old', 3, $1), ('public:recent', 3, $2)`,
+      [Date.now() - 3_700_000, Date.now() - 60_000],
+      db.url,
+    );
     await pruneSessionsJob.handler(a.app, {} as never, new AbortController().signal);
     const keys = await adminQuery<{ key: string }>(`select key from rate_limits where key like 'public:%'`, [], db.url);
     expect(keys.rows.map((r) => r.key)).toEqual(['public:recent']);

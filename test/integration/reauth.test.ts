@@ -17,7 +17,12 @@ afterAll(() => gw?.close());
 const login = async (m: { email: string; password: string }) => (await gql(gw.url, LoginDocument, { email: m.email, password: m.password })).data!.login.token;
 const keyWorks = async (key: string) => (await http(gw.url, '/api/v2/mainnet/merchant/me', { headers: { 'api-key': key } })).status === 200;
 const urlOf = async (merchantId: string) =>
-  (await gw.app.orm.em.fork().getConnection().execute<{ u: string | null }[]>('select notification_url_production as u from merchants where id = ?', [merchantId]))[0]!.u;
+  (
+    await gw.app.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ u: string | null }[]>('select notification_url_production as u from merchants where id = ?', [merchantId])
+  )[0]!.u;
 
 it('a stolen access token alone cannot rotate the production key, change the notification URL or the sweep schedule', async () => {
   const m = await createMerchant(gw.app);
@@ -69,6 +74,11 @@ it('with the password again the session may, for REAUTH_WINDOW_S; then it must g
   expect(await keyWorks(m.productionKey)).toBe(false);
 
   // The window passes (moved back in the database rather than waited for).
-  await gw.app.orm.em.fork().getConnection().execute(`update sessions set reauthenticated_at = now() - interval '301 seconds' where reauthenticated_at is not null and merchant_id = ?`, [m.merchantId]);
+  await gw.app.orm.em
+    .fork()
+    .getConnection()
+    .execute(`update sessions set reauthenticated_at = now() - interval '301 seconds' where reauthenticated_at is not null and merchant_id = ?`, [
+      m.merchantId,
+    ]);
   expect((await gql(gw.url, RotateApiKeyDocument, { environment: 'PRODUCTION' }, auth)).errors?.[0]?.extensions?.code).toBe('REAUTHENTICATION_REQUIRED');
 });

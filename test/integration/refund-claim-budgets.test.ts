@@ -26,14 +26,24 @@ beforeAll(async () => {
     },
   });
   gw = await startTestGateway(
-    { TRUST_PROXY: 'true', LOG_LEVEL: 'debug', RATE_LIMIT_CLAIM_IP_PER_MIN: String(CLAIM_IP_PER_MIN), RATE_LIMIT_CLAIM_TOKEN_PER_MIN: String(CLAIM_TOKEN_PER_MIN), RATE_LIMIT_PUBLIC_PER_MIN: '1000' },
+    {
+      TRUST_PROXY: 'true',
+      LOG_LEVEL: 'debug',
+      RATE_LIMIT_CLAIM_IP_PER_MIN: String(CLAIM_IP_PER_MIN),
+      RATE_LIMIT_CLAIM_TOKEN_PER_MIN: String(CLAIM_TOKEN_PER_MIN),
+      RATE_LIMIT_PUBLIC_PER_MIN: '1000',
+    },
     { log: createLogger('debug', sink) },
   );
   m = await createMerchant(gw.app);
 });
 afterAll(() => gw?.close());
 
-const submit = (token: string, ip: string) => http(gw.url, '/refund/claim', { body: { token, address: '0x000000000000000000000000000000000000dEaD', confirm_address: '0x000000000000000000000000000000000000dEaD' }, headers: from(ip) });
+const submit = (token: string, ip: string) =>
+  http(gw.url, '/refund/claim', {
+    body: { token, address: '0x000000000000000000000000000000000000dEaD', confirm_address: '0x000000000000000000000000000000000000dEaD' },
+    headers: from(ip),
+  });
 const read = (token: string, ip: string) => http(gw.url, '/refund/claim', { method: 'GET', headers: { 'x-claim-token': token, ...from(ip) } });
 
 function expectLimited(res: HttpResult, message: RegExp): void {
@@ -62,7 +72,10 @@ it('the claim calls of one IP are bounded; the public pages, other IPs and the m
   expect(page.status).toBe(200);
   expect(page.headers.get('content-security-policy')).toContain("default-src 'none'");
   expect((await read('W'.repeat(43), '10.2.0.2')).status).toBe(404);
-  const order = await http(gw.url, '/api/v2/testnet/merchant/fiat/order', { body: { merchant_id: m.merchantId, order_no: `B-${Date.now()}`, amount: '150000' }, headers: { 'api-key': m.sandboxKey, ...from(ip) } });
+  const order = await http(gw.url, '/api/v2/testnet/merchant/fiat/order', {
+    body: { merchant_id: m.merchantId, order_no: `B-${Date.now()}`, amount: '150000' },
+    headers: { 'api-key': m.sandboxKey, ...from(ip) },
+  });
   expect(order.status).toBe(201);
 });
 

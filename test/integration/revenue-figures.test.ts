@@ -39,8 +39,19 @@ async function order(apiKey: string, amountIdr: string): Promise<Seeded> {
 async function pay(o: Seeded, amount: bigint, confirm = true): Promise<{ blockNumber: bigint; blockHash: string }> {
   const blockNumber = ++block;
   const blockHash = blockNumber.toString(16).padStart(64, 'b');
-  const t: ObservedTransfer = { txHash: (++txSeq).toString(16).padStart(64, 'c'), index: 0, blockNumber, blockHash, token: NILE_USDT, from: PAYER, to: o.address, amount };
-  await gw.app.orm.em.fork().transactional((tx) => gw.app.payments.record(tx, 'sandbox', 'TRON', [{ transfer: t, depositId: o.depositId, orderId: o.orderId, tokenId: o.tokenId }]));
+  const t: ObservedTransfer = {
+    txHash: (++txSeq).toString(16).padStart(64, 'c'),
+    index: 0,
+    blockNumber,
+    blockHash,
+    token: NILE_USDT,
+    from: PAYER,
+    to: o.address,
+    amount,
+  };
+  await gw.app.orm.em
+    .fork()
+    .transactional((tx) => gw.app.payments.record(tx, 'sandbox', 'TRON', [{ transfer: t, depositId: o.depositId, orderId: o.orderId, tokenId: o.tokenId }]));
   if (confirm) {
     const [p] = await sql<{ id: string }>(gw, 'select id from payments where tx_hash = ?', [t.txHash]);
     await gw.app.payments.markConfirmed(gw.app.orm.em.fork(), [p!.id]);
@@ -84,12 +95,23 @@ describe('revenue: money actually received, the fee only on that, the same on ev
   const from = new Date(Date.now() - 86_400_000).toISOString();
   const to = new Date(Date.now() + 86_400_000).toISOString();
   const fig = async (k: string): Promise<Record<string, string>> =>
-    (await sql<Record<string, string>>(gw, 'select received_idr::text, fee_idr::text, net_idr::text from analytics.orders where order_id = ?', [o[k]!.orderId]))[0]!;
+    (
+      await sql<Record<string, string>>(gw, 'select received_idr::text, fee_idr::text, net_idr::text from analytics.orders where order_id = ?', [o[k]!.orderId])
+    )[0]!;
 
   beforeAll(async () => {
     m = await createMerchant(gw.app, { platformFeePercent: '1', feeIncluded: true });
     buyer = await createMerchant(gw.app, { platformFeePercent: '2', feeIncluded: false });
-    for (const [k, idr] of [['paid', '150000'], ['paid2', '150000'], ['underpaid', '150000'], ['overpaid', '150000'], ['reorged', '150000'], ['takenBack', '200000'], ['pending', '90000']] as const) o[k] = await order(m.sandboxKey, idr);
+    for (const [k, idr] of [
+      ['paid', '150000'],
+      ['paid2', '150000'],
+      ['underpaid', '150000'],
+      ['overpaid', '150000'],
+      ['reorged', '150000'],
+      ['takenBack', '200000'],
+      ['pending', '90000'],
+    ] as const)
+      o[k] = await order(m.sandboxKey, idr);
     o.buyer = await order(buyer.sandboxKey, '100000');
 
     for (const k of ['paid', 'paid2', 'buyer'] as const) await pay(o[k]!, o[k]!.total);
@@ -113,7 +135,13 @@ describe('revenue: money actually received, the fee only on that, the same on ev
   it('each order: status and received / fee / net by the rule (half paid: half the fee; reorged: nothing)', async () => {
     const status = async (s: Seeded) => (await sql<{ status: string }>(gw, 'select status from orders where id = ?', [s.orderId]))[0]!.status;
     expect(await Promise.all(['paid', 'underpaid', 'overpaid', 'reorged', 'takenBack', 'pending', 'buyer'].map((k) => status(o[k]!)))).toEqual([
-      'Success', 'Underpaid', 'Success', 'Underpaid', 'Underpaid', 'Processing', 'Success',
+      'Success',
+      'Underpaid',
+      'Success',
+      'Underpaid',
+      'Underpaid',
+      'Processing',
+      'Success',
     ]);
     const expected = await expectedOf(m.merchantId);
     const rows = await sql<{ order_id: string; received_idr: string; fee_idr: string; net_idr: string }>(
@@ -138,7 +166,9 @@ describe('revenue: money actually received, the fee only on that, the same on ev
     // Detected, not confirmed: not yet.
     expect(await fig('pending')).toEqual({ received_idr: '0', fee_idr: '0', net_idr: '0' });
     // The buyer bore the 2 % fee: received 102,000, the merchant keeps its 100,000.
-    const [b] = await sql<Record<string, string>>(gw, 'select received_idr::text, fee_idr::text, net_idr::text from analytics.orders where order_id = ?', [o.buyer!.orderId]);
+    const [b] = await sql<Record<string, string>>(gw, 'select received_idr::text, fee_idr::text, net_idr::text from analytics.orders where order_id = ?', [
+      o.buyer!.orderId,
+    ]);
     expect(b).toEqual({ received_idr: '102000', fee_idr: '2000', net_idr: '100000' });
     // GraphQL `order` says the same.
     const g = await gql(gw.url, RevenueOrderDocument, { orderNo: o.underpaid!.orderNo }, { 'api-key': m.sandboxKey });
@@ -162,9 +192,17 @@ describe('revenue: money actually received, the fee only on that, the same on ev
       [m.merchantId],
     );
     expect([p!.r, p!.f, p!.n, p!.uncounted]).toEqual([...want, '0']);
-    const [ord] = await sql<Record<string, string>>(gw, 'select sum(received_idr)::text as r, sum(fee_idr)::text as f, sum(net_idr)::text as n from analytics.orders where merchant_id = ?', [m.merchantId]);
+    const [ord] = await sql<Record<string, string>>(
+      gw,
+      'select sum(received_idr)::text as r, sum(fee_idr)::text as f, sum(net_idr)::text as n from analytics.orders where merchant_id = ?',
+      [m.merchantId],
+    );
     expect([ord!.r, ord!.f, ord!.n]).toEqual(want);
-    const [daily] = await sql<Record<string, string>>(gw, 'select sum(revenue_idr)::text as r, sum(fee_idr)::text as f, sum(net_idr)::text as n, sum(orders_paid)::text as paid from analytics.daily_revenue where merchant_id = ?', [m.merchantId]);
+    const [daily] = await sql<Record<string, string>>(
+      gw,
+      'select sum(revenue_idr)::text as r, sum(fee_idr)::text as f, sum(net_idr)::text as n, sum(orders_paid)::text as paid from analytics.daily_revenue where merchant_id = ?',
+      [m.merchantId],
+    );
     expect([daily!.r, daily!.f, daily!.n, daily!.paid]).toEqual([...want, '3']);
 
     // GraphQL orderStats: deltas read before compaction, rollups after; the same answer.
@@ -184,7 +222,9 @@ describe('revenue: money actually received, the fee only on that, the same on ev
     // Underpaid: the half-paid order, the reorged one (nothing left) and the one half taken back — not 3 × 150,000.
     expect(underpaid.count).toBe(3);
     const figs = await Promise.all(['underpaid', 'reorged', 'takenBack'].map((k) => fig(k)));
-    expect([underpaid.receivedAmount, underpaid.fee, underpaid.netAmount]).toEqual(['received_idr', 'fee_idr', 'net_idr'].map((c) => String(sum(figs.map((f) => f[c])))));
+    expect([underpaid.receivedAmount, underpaid.fee, underpaid.netAmount]).toEqual(
+      ['received_idr', 'fee_idr', 'net_idr'].map((c) => String(sum(figs.map((f) => f[c])))),
+    );
     near({ received_idr: underpaid.receivedAmount, fee_idr: underpaid.fee, net_idr: underpaid.netAmount }, { received_idr: 175000, fee_idr: 1750 }, 2);
     const success = byStatus.data!.orderStats.find((b) => b.status === 'Success')!;
     expect([success.paidCount, success.paidAmount]).toEqual([3, '450000']);
@@ -206,7 +246,11 @@ describe('revenue: money actually received, the fee only on that, the same on ev
     // Per order, the payments' shares add up to the order's figures exactly.
     for (const row of orders) {
       const mine = payments.filter((x) => x.order_id === row.order_id);
-      expect([row.order_no, String(sum(mine.map((x) => x.received_idr))), String(sum(mine.map((x) => x.fee_idr)))]).toEqual([row.order_no, row.received_idr, row.fee_idr]);
+      expect([row.order_no, String(sum(mine.map((x) => x.received_idr))), String(sum(mine.map((x) => x.fee_idr)))]).toEqual([
+        row.order_no,
+        row.received_idr,
+        row.fee_idr,
+      ]);
     }
   });
 });
@@ -219,7 +263,9 @@ describe('revenue net of refunds: the views count a confirmed refund on the day 
     const excess = paid.total / 4n + 7n;
     await pay(paid, paid.total + excess);
     await settle(paid);
-    const gross = (await sql<{ r: string; f: string }>(gw, 'select received_idr::text as r, fee_idr::text as f from analytics.orders where order_id = ?', [paid.orderId]))[0]!;
+    const gross = (
+      await sql<{ r: string; f: string }>(gw, 'select received_idr::text as r, fee_idr::text as f from analytics.orders where order_id = ?', [paid.orderId])
+    )[0]!;
     // Two refunds of the excess, in odd units (their shares round down), sent and confirmed by the status writer.
     const ids: string[] = [];
     for (const amount of [excess / 3n + 1n, excess / 2n]) {
@@ -239,10 +285,18 @@ describe('revenue net of refunds: the views count a confirmed refund on the day 
         await gw.app.refundStatus.transition(t, id, 'confirmed', { blockNumber: block + BigInt(i) + 1n, blockHash: 'f'.repeat(64) });
       });
     }
-    const [net] = await sql<{ r: string; f: string; n: string }>(gw, 'select received_idr::text as r, fee_idr::text as f, net_idr::text as n from analytics.orders where order_id = ?', [paid.orderId]);
+    const [net] = await sql<{ r: string; f: string; n: string }>(
+      gw,
+      'select received_idr::text as r, fee_idr::text as f, net_idr::text as n from analytics.orders where order_id = ?',
+      [paid.orderId],
+    );
     expect(BigInt(net!.r)).toBeLessThan(BigInt(gross.r));
     // What each refund took out: the order's gross less its net, exactly, split between the two.
-    const refunds = await sql<{ received_idr: string; fee_idr: string; net_idr: string }>(gw, 'select received_idr::text, fee_idr::text, net_idr::text from analytics.refunds where order_id = ? order by confirmed_at, refund_id', [paid.orderId]);
+    const refunds = await sql<{ received_idr: string; fee_idr: string; net_idr: string }>(
+      gw,
+      'select received_idr::text, fee_idr::text, net_idr::text from analytics.refunds where order_id = ? order by confirmed_at, refund_id',
+      [paid.orderId],
+    );
     expect(refunds).toHaveLength(2);
     for (const r of refunds) expect(BigInt(r.received_idr)).toBeGreaterThan(0n);
     expect(String(sum(refunds.map((r) => r.received_idr)))).toBe(String(BigInt(gross.r) - BigInt(net!.r)));

@@ -24,20 +24,26 @@ afterAll(async () => {
 const scrape = async () => (await fetch(`${gw.url}/metrics`)).text();
 const host = () => new URL(f.url).host;
 function counted(text: string, network: string, method: string): number {
-  const line = text.split('\n').find((l) => l.startsWith(`cpg_rpc_calls_total{environment="sandbox",network="${network}",provider="${host()}",method="${method}"}`));
+  const line = text
+    .split('\n')
+    .find((l) => l.startsWith(`cpg_rpc_calls_total{environment="sandbox",network="${network}",provider="${host()}",method="${method}"}`));
   return line ? Number(line.split(' ').pop()) : 0;
 }
 
-it('the running watcher\'s calls show per network, provider host and method, without the URL path', async () => {
+it("the running watcher's calls show per network, provider host and method, without the URL path", async () => {
   await eventually(async () => counted(await scrape(), 'SOLANA', 'getSlot') > 0, 'the SOLANA watcher reads its head');
   expect(await scrape()).not.toContain('secret-api-key');
 });
 
 it('counts exactly the requests the provider received, each method apart', async () => {
   // An adapter of its own on the same metric under another network label, so the running watcher's calls do not mix in.
-  const [target] = watchedNetworks(gw.app.config, { 'sandbox:SOLANA': [f.url] }, {
-    onRpcCall: (c) => gw.app.metrics.rpcCalls.inc({ environment: c.environment, network: 'SOLANA-TEST', provider: c.provider, method: c.method }),
-  }).filter((n) => n.network === 'SOLANA');
+  const [target] = watchedNetworks(
+    gw.app.config,
+    { 'sandbox:SOLANA': [f.url] },
+    {
+      onRpcCall: (c) => gw.app.metrics.rpcCalls.inc({ environment: c.environment, network: 'SOLANA-TEST', provider: c.provider, method: c.method }),
+    },
+  ).filter((n) => n.network === 'SOLANA');
   const a = target!.adapter;
   const owners = Array.from({ length: 150 }, () => Keypair.generate().publicKey.toBase58());
   const mint = (await f.createUsdcMint()).toBase58();

@@ -12,7 +12,8 @@ function firstDifference(a: string, b: string): string {
   const al = a.split('\n');
   const bl = b.split('\n');
   for (let i = 0; i < Math.max(al.length, bl.length); i++) {
-    if (al[i] !== bl[i]) return `line ${i + 1}:\n  committed: ${JSON.stringify(al[i] ?? '<end of file>')}\n  code:      ${JSON.stringify(bl[i] ?? '<end of file>')}`;
+    if (al[i] !== bl[i])
+      return `line ${i + 1}:\n  committed: ${JSON.stringify(al[i] ?? '<end of file>')}\n  code:      ${JSON.stringify(bl[i] ?? '<end of file>')}`;
   }
   return '(none)';
 }
@@ -47,7 +48,11 @@ describe('schema drift', () => {
  */
 function withoutOwnedByMigrations(diff: SchemaDifference, comparator: SchemaComparator): SchemaDifference {
   const sameKey = (a: ForeignKey, b: ForeignKey) =>
-    !(comparator as unknown as { diffForeignKey(a: ForeignKey, b: ForeignKey, t: unknown): boolean }).diffForeignKey(a, { ...b, constraintName: a.constraintName }, { changedColumns: {} });
+    !(comparator as unknown as { diffForeignKey(a: ForeignKey, b: ForeignKey, t: unknown): boolean }).diffForeignKey(
+      a,
+      { ...b, constraintName: a.constraintName },
+      { changedColumns: {} },
+    );
   for (const [name, t] of Object.entries(diff.changedTables)) {
     t.removedChecks = {};
     t.removedIndexes = {};
@@ -64,7 +69,18 @@ function withoutOwnedByMigrations(diff: SchemaDifference, comparator: SchemaComp
         delete t.removedForeignKeys[match[0]];
       }
     }
-    const left = [t.addedColumns, t.changedColumns, t.renamedColumns, t.addedIndexes, t.changedIndexes, t.addedChecks, t.changedChecks, t.addedForeignKeys, t.changedForeignKeys, t.removedForeignKeys];
+    const left = [
+      t.addedColumns,
+      t.changedColumns,
+      t.renamedColumns,
+      t.addedIndexes,
+      t.changedIndexes,
+      t.addedChecks,
+      t.changedChecks,
+      t.addedForeignKeys,
+      t.changedForeignKeys,
+      t.removedForeignKeys,
+    ];
     if (left.every((d) => Object.keys(d).length === 0) && t.changedComment === undefined) delete diff.changedTables[name];
   }
   return diff;
@@ -110,7 +126,7 @@ describe('entity/migration drift', () => {
     }
   });
 
-  it('the check does see real drift (this file\'s database, altered on purpose)', async () => {
+  it("the check does see real drift (this file's database, altered on purpose)", async () => {
     const conn = orm.em.getConnection();
     await conn.execute(`alter table api_keys drop column hint`);
     await conn.execute(`alter table sessions alter column revoked_reason set not null`);
@@ -118,7 +134,9 @@ describe('entity/migration drift', () => {
     await conn.execute(`alter table merchants alter column notification_url_sandbox type varchar(10)`);
     await conn.execute(`alter table refresh_tokens drop constraint refresh_tokens_token_hash_key`);
     await conn.execute(`alter table sessions drop constraint sessions_user_id_fkey`);
-    await conn.execute(`alter table sessions add constraint sessions_user_id_fkey foreign key (user_id) references dashboard_users (id) on update cascade on delete cascade`);
+    await conn.execute(
+      `alter table sessions add constraint sessions_user_id_fkey foreign key (user_id) references dashboard_users (id) on update cascade on delete cascade`,
+    );
     const sql = await driftSql();
     expect(sql).toMatch(/alter table "api_keys" add column "hint" text not null/);
     expect(sql).toMatch(/alter table "sessions" alter column "revoked_reason" drop not null/);

@@ -16,7 +16,10 @@ beforeAll(async () => {
   gw = await startTestGateway();
   m = await createMerchant(gw.app);
   const mk = async (no: string) => {
-    const r = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: no, amount: '50000' }, headers: { 'api-key': m.sandboxKey } });
+    const r = await http(gw.url, `${T}/merchant/fiat/order`, {
+      body: { merchant_id: m.merchantId, order_no: no, amount: '50000' },
+      headers: { 'api-key': m.sandboxKey },
+    });
     return { no, key: r.body.data.key as string };
   };
   own = await mk('SCOPE-1');
@@ -25,11 +28,17 @@ beforeAll(async () => {
 });
 afterAll(() => gw?.close());
 
-const rate = (no: string, key: string) => http(gw.url, `${T}/merchant/fiat/checkOrderRate`, { body: { merchant_id: m.merchantId, transactionID: no, tokenAddress: USDT, network: 'ETHEREUM' }, headers: { 'api-key': key } });
+const rate = (no: string, key: string) =>
+  http(gw.url, `${T}/merchant/fiat/checkOrderRate`, {
+    body: { merchant_id: m.merchantId, transactionID: no, tokenAddress: USDT, network: 'ETHEREUM' },
+    headers: { 'api-key': key },
+  });
 
 describe('scoped checkout key: allow/deny matrix', () => {
   it('is stored hashed and expires 30 minutes after issue', async () => {
-    const [row] = await gw.app.orm.em.fork().execute(`select checkout_key_hash, extract(epoch from checkout_key_expires_at - created_at)::int as ttl from orders where order_no = ?`, [own.no]);
+    const [row] = await gw.app.orm.em
+      .fork()
+      .execute(`select checkout_key_hash, extract(epoch from checkout_key_expires_at - created_at)::int as ttl from orders where order_no = ?`, [own.no]);
     expect(row.checkout_key_hash).toMatch(/^[0-9a-f]{64}$/);
     expect(row.checkout_key_hash).not.toContain(own.key.slice(3));
     expect(row.ttl).toBe(1800);
@@ -37,9 +46,25 @@ describe('scoped checkout key: allow/deny matrix', () => {
 
   it.each([
     ['checkOrderRate (own order)', () => rate(own.no, own.key), 200],
-    ['pgqr/fiat/create (own order)', () => http(gw.url, `${T}/pgqr/fiat/create`, { body: { merchant_id: m.merchantId, transactionID: own.no, tokenAddress: USDT, network: 'ETHEREUM', walletType: 'METAMASK' }, headers: { 'api-key': own.key } }), 201],
-    ['getOrder (own order)', () => http(gw.url, `${T}/merchant/fiat/getOrder`, { body: { merchant_id: m.merchantId, order_no: own.no }, headers: { 'api-key': own.key } }), 200],
-    ['getOrder with ?key= (own order)', () => http(gw.url, `${T}/merchant/fiat/getOrder?key=${own.key}`, { body: { merchant_id: m.merchantId, order_no: own.no } }), 200],
+    [
+      'pgqr/fiat/create (own order)',
+      () =>
+        http(gw.url, `${T}/pgqr/fiat/create`, {
+          body: { merchant_id: m.merchantId, transactionID: own.no, tokenAddress: USDT, network: 'ETHEREUM', walletType: 'METAMASK' },
+          headers: { 'api-key': own.key },
+        }),
+      201,
+    ],
+    [
+      'getOrder (own order)',
+      () => http(gw.url, `${T}/merchant/fiat/getOrder`, { body: { merchant_id: m.merchantId, order_no: own.no }, headers: { 'api-key': own.key } }),
+      200,
+    ],
+    [
+      'getOrder with ?key= (own order)',
+      () => http(gw.url, `${T}/merchant/fiat/getOrder?key=${own.key}`, { body: { merchant_id: m.merchantId, order_no: own.no } }),
+      200,
+    ],
     ['listToken', () => http(gw.url, `${T}/listToken`, { headers: { 'api-key': own.key } }), 200],
   ])('allowed: %s', async (_label, call, status) => {
     const res = await call();
@@ -49,9 +74,25 @@ describe('scoped checkout key: allow/deny matrix', () => {
 
   it.each([
     ['checkOrderRate for another order', () => rate(other.no, own.key), 403, 'SCOPE_DENIED'],
-    ['getOrder for another order', () => http(gw.url, `${T}/merchant/fiat/getOrder`, { body: { merchant_id: m.merchantId, order_no: other.no }, headers: { 'api-key': own.key } }), 403, 'SCOPE_DENIED'],
-    ['creating an order', () => http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: 'SCOPE-X', amount: '5000' }, headers: { 'api-key': own.key } }), 403, 'SCOPE_DENIED'],
-    ['the other environment', () => http(gw.url, `/api/v2/mainnet/merchant/fiat/getOrder`, { body: { merchant_id: m.merchantId, order_no: own.no }, headers: { 'api-key': own.key } }), 403, 'WRONG_ENVIRONMENT'],
+    [
+      'getOrder for another order',
+      () => http(gw.url, `${T}/merchant/fiat/getOrder`, { body: { merchant_id: m.merchantId, order_no: other.no }, headers: { 'api-key': own.key } }),
+      403,
+      'SCOPE_DENIED',
+    ],
+    [
+      'creating an order',
+      () =>
+        http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: 'SCOPE-X', amount: '5000' }, headers: { 'api-key': own.key } }),
+      403,
+      'SCOPE_DENIED',
+    ],
+    [
+      'the other environment',
+      () => http(gw.url, `/api/v2/mainnet/merchant/fiat/getOrder`, { body: { merchant_id: m.merchantId, order_no: own.no }, headers: { 'api-key': own.key } }),
+      403,
+      'WRONG_ENVIRONMENT',
+    ],
     ['merchant profile', () => http(gw.url, `${T}/merchant/me`, { headers: { 'api-key': own.key } }), 403, 'SCOPE_DENIED'],
     ['dashboard routes', () => http(gw.url, `/api/v2/auth/me`, { headers: { authorization: `Bearer ${own.key}` } }), 401, 'INVALID_TOKEN'],
     ['payment-link management', () => http(gw.url, `${T}/merchant/payment-link`, { headers: { authorization: `Bearer ${own.key}` } }), 401, 'INVALID_TOKEN'],

@@ -65,7 +65,10 @@ describe('TOTP enrolment', () => {
     const png = PNG.sync.read(Buffer.from(begun.qrCodeDataUrl.replace(/^data:image\/png;base64,/, ''), 'base64'));
     expect(jsQR(new Uint8ClampedArray(png.data), png.width, png.height)?.data).toBe(begun.otpauthUri);
 
-    const [row] = await sql<{ secret_ciphertext: string; confirmed_at: Date | null }>(`select secret_ciphertext, confirmed_at from user_totp t join dashboard_users u on u.id = t.user_id where u.email = ?`, [m.email]);
+    const [row] = await sql<{ secret_ciphertext: string; confirmed_at: Date | null }>(
+      `select secret_ciphertext, confirmed_at from user_totp t join dashboard_users u on u.id = t.user_id where u.email = ?`,
+      [m.email],
+    );
     expect(row!.secret_ciphertext).toMatch(/^v2\./);
     expect(row!.secret_ciphertext).not.toContain(begun.secret);
     expect(row!.confirmed_at).toBeNull();
@@ -84,10 +87,17 @@ describe('TOTP enrolment', () => {
     expect(new Set(codes).size).toBe(10);
     for (const c of codes) expect(c).toMatch(/^[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}-[a-z0-9]{4}$/);
     // Stored hashed, never in plaintext.
-    const stored = await sql<{ code_hash: string }>(`select code_hash from user_recovery_codes r join dashboard_users u on u.id = r.user_id where u.email = ?`, [m.email]);
+    const stored = await sql<{ code_hash: string }>(
+      `select code_hash from user_recovery_codes r join dashboard_users u on u.id = r.user_id where u.email = ?`,
+      [m.email],
+    );
     expect(stored).toHaveLength(10);
     for (const s of stored) for (const c of codes) expect(s.code_hash).not.toContain(c.replace(/-/g, ''));
-    expect((await gql(gw.url, SecondFactorStatusDocument, {}, bearer(token))).data!.secondFactorStatus).toMatchObject({ totpEnabled: true, totpPending: false, recoveryCodesRemaining: 10 });
+    expect((await gql(gw.url, SecondFactorStatusDocument, {}, bearer(token))).data!.secondFactorStatus).toMatchObject({
+      totpEnabled: true,
+      totpPending: false,
+      recoveryCodesRemaining: 10,
+    });
     // Enrolled once: another enrolment is refused until it is turned off.
     expect(code(await gql(gw.url, BeginTotpEnrolmentDocument, {}, bearer(token)))).toBe('SECOND_FACTOR_STATE');
   });
@@ -125,7 +135,10 @@ describe('login with a second step', () => {
     const m = await createMerchant(gw.app);
     const { recoveryCodes, secret } = await enrolTotp(gw.url, m);
     const c = await passwordStep(m);
-    const both = await gql(gw.url, CompleteLoginDocument, { challengeToken: c.challengeToken, secondFactor: { totpCode: await totpNow(secret), recoveryCode: recoveryCodes[0]! } });
+    const both = await gql(gw.url, CompleteLoginDocument, {
+      challengeToken: c.challengeToken,
+      secondFactor: { totpCode: await totpNow(secret), recoveryCode: recoveryCodes[0]! },
+    });
     expect(code(both)).toBe('VALIDATION_FAILED');
     const none = await gql(gw.url, CompleteLoginDocument, { challengeToken: c.challengeToken, secondFactor: {} });
     expect(code(none)).toBe('VALIDATION_FAILED');
@@ -151,16 +164,25 @@ describe('login with a second step', () => {
 
     const expired = await passwordStep(m);
     // Its five minutes pass (moved back in the database rather than waited for).
-    await sql(`update auth_challenges set expires_at = now() - interval '1 second' where purpose = 'login' and user_id = (select id from dashboard_users where email = ?)`, [m.email]);
-    expect(code(await gql(gw.url, CompleteLoginDocument, { challengeToken: expired.challengeToken, secondFactor: { totpCode: await totpNow(secret) } }))).toBe('CHALLENGE_EXPIRED');
-    expect(code(await gql(gw.url, CompleteLoginDocument, { challengeToken: 'made-up-token', secondFactor: { totpCode: await totpNow(secret) } }))).toBe('CHALLENGE_EXPIRED');
+    await sql(
+      `update auth_challenges set expires_at = now() - interval '1 second' where purpose = 'login' and user_id = (select id from dashboard_users where email = ?)`,
+      [m.email],
+    );
+    expect(code(await gql(gw.url, CompleteLoginDocument, { challengeToken: expired.challengeToken, secondFactor: { totpCode: await totpNow(secret) } }))).toBe(
+      'CHALLENGE_EXPIRED',
+    );
+    expect(code(await gql(gw.url, CompleteLoginDocument, { challengeToken: 'made-up-token', secondFactor: { totpCode: await totpNow(secret) } }))).toBe(
+      'CHALLENGE_EXPIRED',
+    );
     expect(code(await gql(gw.url, LoginPasskeyOptionsDocument, { challengeToken: expired.challengeToken }))).toBe('CHALLENGE_EXPIRED');
 
     const guessed = await passwordStep(m);
     const right = await totpNow(secret);
     const wrongCode = right === '999999' ? '999998' : '999999';
     for (let i = 0; i < 5; i++) {
-      expect(code(await gql(gw.url, CompleteLoginDocument, { challengeToken: guessed.challengeToken, secondFactor: { totpCode: wrongCode } }))).toBe('INVALID_SECOND_FACTOR');
+      expect(code(await gql(gw.url, CompleteLoginDocument, { challengeToken: guessed.challengeToken, secondFactor: { totpCode: wrongCode } }))).toBe(
+        'INVALID_SECOND_FACTOR',
+      );
     }
     const sixth = await gql(gw.url, CompleteLoginDocument, { challengeToken: guessed.challengeToken, secondFactor: { totpCode: right } });
     expect(code(sixth)).toBe('CHALLENGE_EXPIRED');
@@ -181,7 +203,9 @@ describe('login with a second step', () => {
     const challenge = first.body.data.challenge_token as string;
     expect(first.body.data.challenge_expired_at).toBeGreaterThan(Date.now() / 1000);
 
-    const wrong = await http(gw.url, '/api/v2/auth/login/second-factor', { body: { challenge_token: challenge, totp_code: '000000' === (await totpNow(secret)) ? '111111' : '000000' } });
+    const wrong = await http(gw.url, '/api/v2/auth/login/second-factor', {
+      body: { challenge_token: challenge, totp_code: '000000' === (await totpNow(secret)) ? '111111' : '000000' },
+    });
     expect(wrong.body).toMatchObject({ status_code: 403, data: { code: 'INVALID_SECOND_FACTOR' } });
     const bad = await http(gw.url, '/api/v2/auth/login/second-factor', { body: { totp_code: '123456' } });
     expect(bad.body).toMatchObject({ status_code: 400, data: { code: 'VALIDATION_FAILED' } });
@@ -200,7 +224,8 @@ describe('re-authentication with a second factor', () => {
     const { secret, recoveryCodes } = await enrolTotp(gw.url, m);
     await forgetSpentStep(gw.app, m.email);
     const c = await passwordStep(m);
-    const token = (await gql(gw.url, CompleteLoginDocument, { challengeToken: c.challengeToken, secondFactor: { totpCode: await totpNow(secret) } })).data!.completeLogin.token;
+    const token = (await gql(gw.url, CompleteLoginDocument, { challengeToken: c.challengeToken, secondFactor: { totpCode: await totpNow(secret) } })).data!
+      .completeLogin.token;
     const auth = bearer(token);
 
     // A fresh login is not a re-authentication: sensitive operations still ask.
@@ -214,12 +239,16 @@ describe('re-authentication with a second factor', () => {
     const restPasswordOnly = await http(gw.url, '/api/v2/auth/reauthenticate', { body: { password: m.password }, headers: auth });
     expect(restPasswordOnly.body).toMatchObject({ status_code: 403, data: { code: 'SECOND_FACTOR_REQUIRED' } });
     // Wrong password with a right code: INVALID_PASSWORD (the code is not spent).
-    expect(code(await gql(gw.url, ReauthenticateWithSecondFactorDocument, { password: 'not it at all', secondFactor: { totpCode: await totpNow(secret) } }, auth))).toBe('INVALID_PASSWORD');
+    expect(
+      code(await gql(gw.url, ReauthenticateWithSecondFactorDocument, { password: 'not it at all', secondFactor: { totpCode: await totpNow(secret) } }, auth)),
+    ).toBe('INVALID_PASSWORD');
     // The login's code again: reused.
     await forgetSpentStep(gw.app, m.email);
     const now = await totpNow(secret);
     expect((await gql(gw.url, ReauthenticateWithSecondFactorDocument, { password: m.password, secondFactor: { totpCode: now } }, auth)).errors).toBeUndefined();
-    expect(code(await gql(gw.url, ReauthenticateWithSecondFactorDocument, { password: m.password, secondFactor: { totpCode: now } }, auth))).toBe('SECOND_FACTOR_REUSED');
+    expect(code(await gql(gw.url, ReauthenticateWithSecondFactorDocument, { password: m.password, secondFactor: { totpCode: now } }, auth))).toBe(
+      'SECOND_FACTOR_REUSED',
+    );
 
     // Fresh with both: the key rotates; new recovery codes replace the old ones.
     expect((await gql(gw.url, RotateApiKeyDocument, { environment: 'SANDBOX' }, auth)).errors).toBeUndefined();
@@ -228,7 +257,9 @@ describe('re-authentication with a second factor', () => {
     const fresh = regenerated.data!.regenerateRecoveryCodes;
     expect(fresh).toHaveLength(10);
     const c2 = await passwordStep(m);
-    expect(code(await gql(gw.url, CompleteLoginDocument, { challengeToken: c2.challengeToken, secondFactor: { recoveryCode: recoveryCodes[3]! } }))).toBe('INVALID_SECOND_FACTOR');
+    expect(code(await gql(gw.url, CompleteLoginDocument, { challengeToken: c2.challengeToken, secondFactor: { recoveryCode: recoveryCodes[3]! } }))).toBe(
+      'INVALID_SECOND_FACTOR',
+    );
 
     // REST re-authentication with a recovery code.
     const restOk = await http(gw.url, '/api/v2/auth/reauthenticate', { body: { password: m.password, recovery_code: fresh[0] }, headers: auth });
@@ -253,15 +284,20 @@ describe('the merchant policy', () => {
   it('a user without a second factor may only enrol; the last factor cannot be removed while it applies', async () => {
     const owner = await createMerchant(gw.app);
     const { secret } = await enrolTotp(gw.url, owner);
-    const ownerToken = (await gql(gw.url, LoginDocument, { email: owner.email, password: owner.password }).then(async (r) => {
-      const ext = r.errors![0]!.extensions as { challengeToken: string };
-      await forgetSpentStep(gw.app, owner.email);
-      return gql(gw.url, CompleteLoginDocument, { challengeToken: ext.challengeToken, secondFactor: { totpCode: await totpNow(secret) } });
-    })).data!.completeLogin.token;
+    const ownerToken = (
+      await gql(gw.url, LoginDocument, { email: owner.email, password: owner.password }).then(async (r) => {
+        const ext = r.errors![0]!.extensions as { challengeToken: string };
+        await forgetSpentStep(gw.app, owner.email);
+        return gql(gw.url, CompleteLoginDocument, { challengeToken: ext.challengeToken, secondFactor: { totpCode: await totpNow(secret) } });
+      })
+    ).data!.completeLogin.token;
     const ownerAuth = bearer(ownerToken);
     expect(code(await gql(gw.url, SetSecondFactorPolicyDocument, { required: true }, ownerAuth))).toBe('REAUTHENTICATION_REQUIRED');
     await forgetSpentStep(gw.app, owner.email);
-    expect((await gql(gw.url, ReauthenticateWithSecondFactorDocument, { password: owner.password, secondFactor: { totpCode: await totpNow(secret) } }, ownerAuth)).errors).toBeUndefined();
+    expect(
+      (await gql(gw.url, ReauthenticateWithSecondFactorDocument, { password: owner.password, secondFactor: { totpCode: await totpNow(secret) } }, ownerAuth))
+        .errors,
+    ).toBeUndefined();
 
     // A colleague without a second factor (a viewer member, set up directly: invitations are tested in teams.test.ts).
     const colleague = await addMember(gw.app, owner.merchantId, 'viewer');
@@ -271,7 +307,10 @@ describe('the merchant policy', () => {
     const viewerToken = (await gql(gw.url, LoginDocument, { email: colleague.email, password: colleague.password })).data!.login.token;
     const viewer = bearer(viewerToken);
     expect((await gql(gw.url, MeDocument, {}, viewer)).data?.me.email).toBe(colleague.email);
-    expect((await gql(gw.url, SecondFactorStatusDocument, {}, viewer)).data!.secondFactorStatus).toMatchObject({ requiredByMerchant: true, enrolmentRequired: true });
+    expect((await gql(gw.url, SecondFactorStatusDocument, {}, viewer)).data!.secondFactorStatus).toMatchObject({
+      requiredByMerchant: true,
+      enrolmentRequired: true,
+    });
     expect(code(await gql(gw.url, ApiKeysDocument, {}, viewer))).toBe('SECOND_FACTOR_ENROLMENT_REQUIRED');
     const rest = await http(gw.url, '/api/v2/testnet/merchant/payment-link', { headers: viewer });
     expect(rest.body).toMatchObject({ status_code: 403, data: { code: 'SECOND_FACTOR_ENROLMENT_REQUIRED' } });
@@ -290,6 +329,11 @@ describe('the merchant policy', () => {
     const t2 = (await gql(gw.url, LoginDocument, { email: m2.email, password: m2.password })).data!.login.token;
     await gql(gw.url, ReauthenticateDocument, { password: m2.password }, bearer(t2));
     expect(code(await gql(gw.url, SetSecondFactorPolicyDocument, { required: true }, bearer(t2)))).toBe('SECOND_FACTOR_STATE');
-    expect(await gw.app.secondFactors.hasFactor(internalContext(gw.app.orm.em.fork()).em, (await gw.app.orm.em.fork().findOneOrFail(DashboardUser, { email: m2.email })).id)).toBe(false);
+    expect(
+      await gw.app.secondFactors.hasFactor(
+        internalContext(gw.app.orm.em.fork()).em,
+        (await gw.app.orm.em.fork().findOneOrFail(DashboardUser, { email: m2.email })).id,
+      ),
+    ).toBe(false);
   });
 });

@@ -41,12 +41,25 @@ async function owner() {
 }
 
 const rows = async (merchantId: string) =>
-  gw.app.orm.em.fork().getConnection().execute<{ network: string; environment: string; address: string }[]>(`select network, environment, address from settlement_wallets where merchant_id = ? order by created_at`, [merchantId]);
+  gw.app.orm.em
+    .fork()
+    .getConnection()
+    .execute<{ network: string; environment: string; address: string }[]>(
+      `select network, environment, address from settlement_wallets where merchant_id = ? order by created_at`,
+      [merchantId],
+    );
 const events = async (merchantId: string) =>
-  gw.app.orm.em.fork().getConnection().execute<{ type: string; payload: Record<string, unknown> }[]>(`select type, payload from merchant_events where merchant_id = ? order by seq`, [merchantId]);
+  gw.app.orm.em
+    .fork()
+    .getConnection()
+    .execute<{ type: string; payload: Record<string, unknown> }[]>(`select type, payload from merchant_events where merchant_id = ? order by seq`, [
+      merchantId,
+    ]);
 
-const setGql = (token: string, vars: { environment?: 'SANDBOX' | 'PRODUCTION'; network: 'ETHEREUM' | 'BINANCE' | 'TRON' | 'SOLANA'; address: string; password: string }) =>
-  gql(gw.url, SetSettlementWalletDocument, { environment: 'SANDBOX', ...vars }, bearer(token));
+const setGql = (
+  token: string,
+  vars: { environment?: 'SANDBOX' | 'PRODUCTION'; network: 'ETHEREUM' | 'BINANCE' | 'TRON' | 'SOLANA'; address: string; password: string },
+) => gql(gw.url, SetSettlementWalletDocument, { environment: 'SANDBOX', ...vars }, bearer(token));
 const setRest = (token: string, env: 'testnet' | 'mainnet', network: string, body: unknown) =>
   http(gw.url, `/api/v2/${env}/merchant/settlement-wallets/${network}`, { method: 'PUT', body, headers: { authorization: `Bearer ${token}` } });
 
@@ -66,21 +79,28 @@ describe('the owner sets an address', () => {
     expect(cur).toEqual({ id: s.setting.current!.id, address, activeFrom: new Date(s.setting.current!.activeFrom) });
   });
 
-  it.each(['ETHEREUM', 'BINANCE', 'TRON', 'SOLANA'] as const)('%s via REST on mainnet: held for 24 h (pending, not current), in the envelope', async (network) => {
-    const m = await owner();
-    const address = ADDRESS[network]();
-    const res = await setRest(m.token, 'mainnet', network.toLowerCase(), { address, password: m.password });
-    expect(res.status).toBe(200);
-    expect(res.body).toMatchObject({ status_code: 200, message: 'Settlement wallet updated', data: { changed: true, environment: 'production', network, current: null, pending: { address, set_by: m.email } } });
-    const activeFrom = res.body.data.pending.active_from as number;
-    expect(activeFrom - Date.now() / 1000).toBeGreaterThan(86400 - 30);
-    expect(activeFrom - Date.now() / 1000).toBeLessThan(86400 + 30);
-    expect(await gw.app.settlementWallets.current(gw.app.orm.em.fork(), m.merchantId, 'production', network)).toBeNull();
-    const list = await http(gw.url, '/api/v2/mainnet/merchant/settlement-wallets', { headers: { authorization: `Bearer ${m.token}` } });
-    expect(list.status).toBe(200);
-    expect(list.body.data.map((s: { network: string }) => s.network)).toEqual(['ETHEREUM', 'BINANCE', 'TRON', 'SOLANA']);
-    expect(list.body.data.find((s: { network: string }) => s.network === network).pending.address).toBe(address);
-  });
+  it.each(['ETHEREUM', 'BINANCE', 'TRON', 'SOLANA'] as const)(
+    '%s via REST on mainnet: held for 24 h (pending, not current), in the envelope',
+    async (network) => {
+      const m = await owner();
+      const address = ADDRESS[network]();
+      const res = await setRest(m.token, 'mainnet', network.toLowerCase(), { address, password: m.password });
+      expect(res.status).toBe(200);
+      expect(res.body).toMatchObject({
+        status_code: 200,
+        message: 'Settlement wallet updated',
+        data: { changed: true, environment: 'production', network, current: null, pending: { address, set_by: m.email } },
+      });
+      const activeFrom = res.body.data.pending.active_from as number;
+      expect(activeFrom - Date.now() / 1000).toBeGreaterThan(86400 - 30);
+      expect(activeFrom - Date.now() / 1000).toBeLessThan(86400 + 30);
+      expect(await gw.app.settlementWallets.current(gw.app.orm.em.fork(), m.merchantId, 'production', network)).toBeNull();
+      const list = await http(gw.url, '/api/v2/mainnet/merchant/settlement-wallets', { headers: { authorization: `Bearer ${m.token}` } });
+      expect(list.status).toBe(200);
+      expect(list.body.data.map((s: { network: string }) => s.network)).toEqual(['ETHEREUM', 'BINANCE', 'TRON', 'SOLANA']);
+      expect(list.body.data.find((s: { network: string }) => s.network === network).pending.address).toBe(address);
+    },
+  );
 
   it('an all-lower-case EVM address (no checksum) is accepted and stored checksummed', async () => {
     const m = await owner();
@@ -101,12 +121,19 @@ describe('changes: hold, webhook, history', () => {
     const B = tron();
     const C = tron();
     // First address in production: held (nothing active yet).
-    expect((await setGql(m.token, { environment: 'PRODUCTION', network: 'TRON', address: A, password: m.password })).data!.setSettlementWallet.changed).toBe(true);
+    expect((await setGql(m.token, { environment: 'PRODUCTION', network: 'TRON', address: A, password: m.password })).data!.setSettlementWallet.changed).toBe(
+      true,
+    );
     // Again: no-op, no event.
     const again = await setRest(m.token, 'mainnet', 'TRON', { address: A, password: m.password });
     expect(again.body).toMatchObject({ status_code: 200, message: 'Settlement wallet unchanged', data: { changed: false } });
     // Pretend A's hold ended (a day later), then change to B, then to C during B's hold.
-    await gw.app.orm.em.fork().getConnection().execute(`update settlement_wallets set active_from = now() - interval '1 second', created_at = now() - interval '1 day' where merchant_id = ?`, [m.merchantId]);
+    await gw.app.orm.em
+      .fork()
+      .getConnection()
+      .execute(`update settlement_wallets set active_from = now() - interval '1 second', created_at = now() - interval '1 day' where merchant_id = ?`, [
+        m.merchantId,
+      ]);
     expect((await gw.app.settlementWallets.current(gw.app.orm.em.fork(), m.merchantId, 'production', 'TRON'))!.address).toBe(A);
     await setGql(m.token, { environment: 'PRODUCTION', network: 'TRON', address: B, password: m.password });
     const toC = (await setGql(m.token, { environment: 'PRODUCTION', network: 'TRON', address: C, password: m.password })).data!.setSettlementWallet.setting;
@@ -162,7 +189,11 @@ describe('refused', () => {
     expect(rest.status).toBe(403);
     expect(rest.body).toMatchObject({ status_code: 403, message: 'Your role (admin) cannot change settlement addresses' });
     // An API key is not a dashboard session.
-    const byKey = await http(gw.url, '/api/v2/testnet/merchant/settlement-wallets/ETHEREUM', { method: 'PUT', body: { address: evm(), password: m.password }, headers: { 'api-key': m.sandboxKey } });
+    const byKey = await http(gw.url, '/api/v2/testnet/merchant/settlement-wallets/ETHEREUM', {
+      method: 'PUT',
+      body: { address: evm(), password: m.password },
+      headers: { 'api-key': m.sandboxKey },
+    });
     expect(byKey.status).toBe(401);
     expect(await rows(m.merchantId)).toEqual([]);
   });
@@ -185,7 +216,8 @@ describe('refused', () => {
   it('password guesses are rate limited per account, like login (and count toward it)', async () => {
     const m = await owner();
     const codes: string[] = [];
-    for (let i = 0; i < ACCOUNT_LIMIT + 1; i++) codes.push(String((await setGql(m.token, { network: 'TRON', address: tron(), password: `guess ${i}` })).errors?.[0]?.extensions?.code));
+    for (let i = 0; i < ACCOUNT_LIMIT + 1; i++)
+      codes.push(String((await setGql(m.token, { network: 'TRON', address: tron(), password: `guess ${i}` })).errors?.[0]?.extensions?.code));
     expect(codes.slice(0, ACCOUNT_LIMIT - 1).every((c) => c === 'INVALID_PASSWORD')).toBe(true);
     expect(codes.at(-1)).toBe('RATE_LIMITED');
     // Even the right password now waits; login for the account too.
@@ -200,7 +232,11 @@ describe('refused', () => {
   const badChecksum = '0x5aAeb6053F3E94C9b9A09f33669435E7Ef1BeAeD';
   const tronGood = tron();
   const tronTypo = tronGood.slice(0, 10) + (tronGood[10] === 'a' ? 'b' : 'a') + tronGood.slice(11);
-  const pda = associatedTokenAddress(Keypair.generate().publicKey, new PublicKey('4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU'), 'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA');
+  const pda = associatedTokenAddress(
+    Keypair.generate().publicKey,
+    new PublicKey('4zMMC9srt5Ri5X14GAgXhaHii3GnPAEERYPJgZJDncDU'),
+    'TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA',
+  );
   const INVALID: [network: 'ETHEREUM' | 'BINANCE' | 'TRON' | 'SOLANA', address: string, message: RegExp][] = [
     ['ETHEREUM', badChecksum, /EIP-55 checksum/],
     ['ETHEREUM', '0x1234', /0x followed by 40 hexadecimal digits/],

@@ -42,7 +42,14 @@ describe('SOLANA account poll: read the accounts, list only what changed', () =>
   /** One poll of these deposits (both mints, as the watcher asks), keeping what it returns; the RPC methods it called. */
   async function poll(kept: Kept[], recheck: Set<string> = new Set(), unread: WatchedToken[] = []) {
     const deposits: PolledDeposit[] = kept.flatMap((k) =>
-      [usdc, t22].map((token) => ({ owner: k.owner, token, untilSignature: k.cursor, seen: k.seen, recheck: recheck.has(k.owner), readAccount: !unread.includes(token) })),
+      [usdc, t22].map((token) => ({
+        owner: k.owner,
+        token,
+        untilSignature: k.cursor,
+        seen: k.seen,
+        recheck: recheck.has(k.owner),
+        readAccount: !unread.includes(token),
+      })),
     );
     const before = f.calls.length;
     const r = await a.pollDeposits(deposits);
@@ -54,7 +61,8 @@ describe('SOLANA account poll: read the accounts, list only what changed', () =>
   }
   const count = (calls: string[], method: string) => calls.filter((c) => c === method).length;
   /** The facade also logs what the helpers' own connection asks while confirming a transfer: not the poll's. */
-  const adapterCall = (method: string) => !['getBlockHeight', 'getSignatureStatuses', 'getLatestBlockhash', 'ws:signatureSubscribe', 'ws:signatureUnsubscribe'].includes(method);
+  const adapterCall = (method: string) =>
+    !['getBlockHeight', 'getSignatureStatuses', 'getLatestBlockhash', 'ws:signatureSubscribe', 'ws:signatureUnsubscribe'].includes(method);
   const amounts = (r: { transfers: { to: string; amount: bigint; txHash: string }[] }) => r.transfers.map((t) => [t.to, t.amount]);
 
   /** The deposit's own key moves `amount` out of its account (what a sweep does), the customer paying the fee. */
@@ -73,7 +81,10 @@ describe('SOLANA account poll: read the accounts, list only what changed', () =>
     customer = await f.fundedKeypair(10);
     await f.mintTo(customer.publicKey, usdcMint, 10n ** 12n);
     await f.mintTo(customer.publicKey, t22Mint, 10n ** 12n);
-    a = createSolanaAdapter({ network: 'SOLANA', rpcUrls: [f.url], confirmations: 0, maxBlockRange: 0, timeoutMs: 5000 }, { baseBackoffMs: 5, maxBackoffMs: 20 });
+    a = createSolanaAdapter(
+      { network: 'SOLANA', rpcUrls: [f.url], confirmations: 0, maxBlockRange: 0, timeoutMs: 5000 },
+      { baseBackoffMs: 5, maxBackoffMs: 20 },
+    );
   });
 
   afterAll(async () => {
@@ -196,7 +207,10 @@ describe('SOLANA account poll: read the accounts, list only what changed', () =>
   });
 
   test('an incomplete listing keeps the old snapshot: the next poll lists again and finds the rest', async () => {
-    const small = createSolanaAdapter({ network: 'SOLANA', rpcUrls: [f.url], confirmations: 0, maxBlockRange: 0, timeoutMs: 5000 }, { maxTransactionsPerOwner: 2 });
+    const small = createSolanaAdapter(
+      { network: 'SOLANA', rpcUrls: [f.url], confirmations: 0, maxBlockRange: 0, timeoutMs: 5000 },
+      { maxTransactionsPerOwner: 2 },
+    );
     try {
       const k = newDeposit();
       const kept = [k];
@@ -225,7 +239,10 @@ describe('SOLANA account poll: read the accounts, list only what changed', () =>
 
   test('a failed account read leaves the owner as it was (cursor and snapshot), and the next poll finds the payment', async () => {
     const errors: string[] = [];
-    const fragile = createSolanaAdapter({ network: 'SOLANA', rpcUrls: [f.url], confirmations: 0, maxBlockRange: 0, timeoutMs: 5000 }, { rounds: 1, onDepositError: (o) => errors.push(o) });
+    const fragile = createSolanaAdapter(
+      { network: 'SOLANA', rpcUrls: [f.url], confirmations: 0, maxBlockRange: 0, timeoutMs: 5000 },
+      { rounds: 1, onDepositError: (o) => errors.push(o) },
+    );
     try {
       const k = newDeposit();
       const deposits = () => [usdc, t22].map((token) => ({ owner: k.owner, token, untilSignature: k.cursor, seen: k.seen }));

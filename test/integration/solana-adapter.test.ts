@@ -24,7 +24,7 @@ const MNEMONIC = 'abandon abandon abandon abandon abandon abandon abandon abando
 const SEED = new Uint8Array(pbkdf2Sync(MNEMONIC.normalize('NFKD'), 'mnemonic', 2048, 64, 'sha512'));
 
 describe('solanaDriver (offline)', () => {
-  test('derivation vector m/44\'/501\'/0\'/0\'', () => {
+  test("derivation vector m/44'/501'/0'/0'", () => {
     expect(solanaDriver.derivationPath(0)).toBe("m/44'/501'/0'/0'");
     expect(solanaDriver.derivationPath(7)).toBe("m/44'/501'/7'/0'");
     expect(solanaDriver.deriveAddress(SEED, 0)).toBe('HAgk14JpMQLgt6rVgv7cBQFJWFto5Dqxi472uT3DKpqk');
@@ -68,7 +68,7 @@ describe('solanaDriver (offline)', () => {
     expect(() => solanaDriver.normalizeAddress('nope')).toThrow(DomainError);
   });
 
-  test('associatedTokenAddress uses the mint\'s token program', () => {
+  test("associatedTokenAddress uses the mint's token program", () => {
     const owner = new PublicKey('HAgk14JpMQLgt6rVgv7cBQFJWFto5Dqxi472uT3DKpqk');
     const mint = new PublicKey('EPjFWdd5AufqSSqeM2qN1xzybapC8G4wEGGkZwyTDt1v');
     expect(associatedTokenAddress(owner.toBase58(), mint.toBase58(), TOKEN_PROGRAM_ID.toBase58())).toBe(
@@ -174,7 +174,13 @@ describe('extractTransfersInto (instruction decoding)', () => {
       { index: 2001, amount: 9n, source: other!.toBase58(), from: other!.toBase58() },
     ]);
     // A failed transaction moved nothing.
-    expect(extractTransfersInto({ ...tx, meta: { ...tx.meta!, err: { InstructionError: [0, 'Custom'] } } } as VersionedTransactionResponse, dst!.toBase58(), TOKEN_PROGRAM_ID.toBase58())).toEqual([]);
+    expect(
+      extractTransfersInto(
+        { ...tx, meta: { ...tx.meta!, err: { InstructionError: [0, 'Custom'] } } } as VersionedTransactionResponse,
+        dst!.toBase58(),
+        TOKEN_PROGRAM_ID.toBase58(),
+      ),
+    ).toEqual([]);
   });
 });
 
@@ -291,7 +297,7 @@ describe('createSolanaAdapter against litesvm behind the RPC facade', () => {
     expect(r.transfers.map((t) => [t.txHash, t.index, t.amount, t.to])).toEqual([[sig, 1, 5_000_000n, owner.toBase58()]]);
   });
 
-  test('a transfer to another owner\'s ATA is not attributed', async () => {
+  test("a transfer to another owner's ATA is not attributed", async () => {
     const a = adapter();
     const start = await a.pollDeposits!([
       { owner: owner0, token: usdc },
@@ -316,12 +322,10 @@ describe('createSolanaAdapter against litesvm behind the RPC facade', () => {
     const src = getAssociatedTokenAddressSync(usdcMint, poor.publicKey);
     const dst = getAssociatedTokenAddressSync(usdcMint, new PublicKey(owner1));
     // skipPreflight lets it land on chain with an instruction error (insufficient funds), as real validators do.
-    const failedSig = await f
-      .send([createTransferCheckedInstruction(src, usdcMint, dst, poor.publicKey, 6n, 6)], [poor], { skipPreflight: true })
-      .then(
-        () => null,
-        (e: { signature?: string; message: string }) => e,
-      );
+    const failedSig = await f.send([createTransferCheckedInstruction(src, usdcMint, dst, poor.publicKey, 6n, 6)], [poor], { skipPreflight: true }).then(
+      () => null,
+      (e: { signature?: string; message: string }) => e,
+    );
     expect(failedSig).not.toBeNull();
     const sigs = await f.connection.getSignaturesForAddress(dst, { limit: 1 });
     expect(sigs[0]!.err).not.toBeNull();
@@ -389,7 +393,7 @@ describe('createSolanaAdapter against litesvm behind the RPC facade', () => {
     expect(r2.cursors[owner]).toBe(sigs[4]);
   });
 
-  test('head: confirmed vs finalized slots follow the chain\'s finality lag', async () => {
+  test("head: confirmed vs finalized slots follow the chain's finality lag", async () => {
     const a = adapter();
     const sig = await f.transfer(customer, new PublicKey(owner1), usdcMint, 1n);
     const slot = BigInt(await slotOf(sig));
@@ -426,7 +430,16 @@ describe('createSolanaAdapter against litesvm behind the RPC facade', () => {
     const slot = await slotOf(sig);
     from = f.calls.length;
     expect(await pollNative(owners)).toEqual([
-      { txHash: sig, index: -1, blockNumber: BigInt(slot), blockHash: await blockhashOf(slot), token: 'native', from: customer.publicKey.toBase58(), to, amount: 5_000_000n },
+      {
+        txHash: sig,
+        index: -1,
+        blockNumber: BigInt(slot),
+        blockHash: await blockhashOf(slot),
+        token: 'native',
+        from: customer.publicKey.toBase58(),
+        to,
+        amount: 5_000_000n,
+      },
     ]);
     expect({ accounts: count(from, 'getMultipleAccounts'), listed: count(from, 'getSignaturesForAddress') }).toEqual({ accounts: 3, listed: 1 });
     // Unchanged balances: nothing listed, nothing reported again.

@@ -35,7 +35,10 @@ describe('SOLANA subscribeHeads against the facade', () => {
   let f: SolanaFacade;
   const adapters: SolanaAdapter[] = [];
   const adapter = (opts: Parameters<typeof createSolanaAdapter>[1] = {}) => {
-    const a = createSolanaAdapter({ network: 'SOLANA', rpcUrls: [f.url], wsUrls: [solanaWsUrl(f.url)], confirmations: 0, maxBlockRange: 0, timeoutMs: 5000 }, opts);
+    const a = createSolanaAdapter(
+      { network: 'SOLANA', rpcUrls: [f.url], wsUrls: [solanaWsUrl(f.url)], confirmations: 0, maxBlockRange: 0, timeoutMs: 5000 },
+      opts,
+    );
     adapters.push(a);
     return a;
   };
@@ -127,11 +130,22 @@ describe('SOLANA watcher woken by heads, a polling timer only while the socket i
     const em = gw.app.orm.em.fork();
     const c = em.getConnection();
     await c.execute(`update tokens set active = false where environment = 'sandbox' and network = 'SOLANA'`);
-    await gw.app.tokens.upsert(em, { environment: 'sandbox', network: 'SOLANA', symbol: 'USDC', name: 'USD Coin (facade)', address: mint.toBase58(), decimals: 6 });
+    await gw.app.tokens.upsert(em, {
+      environment: 'sandbox',
+      network: 'SOLANA',
+      symbol: 'USDC',
+      name: 'USD Coin (facade)',
+      address: mint.toBase58(),
+      decimals: 6,
+    });
     await em.flush();
-    const tokenId = (await c.execute<{ id: string }[]>(`select id from tokens where environment = 'sandbox' and network = 'SOLANA' and address = ?`, [mint.toBase58()]))[0]!.id;
+    const tokenId = (
+      await c.execute<{ id: string }[]>(`select id from tokens where environment = 'sandbox' and network = 'SOLANA' and address = ?`, [mint.toBase58()])
+    )[0]!.id;
     await c.execute(`insert into merchants (id, name) values ('${MERCHANT}', 'SOLANA push')`);
-    await c.execute(`insert into merchant_wallets (id, merchant_id, environment, mnemonic_ciphertext) values ('${WALLET_ID}', '${MERCHANT}', 'sandbox', 'fixture')`);
+    await c.execute(
+      `insert into merchant_wallets (id, merchant_id, environment, mnemonic_ciphertext) values ('${WALLET_ID}', '${MERCHANT}', 'sandbox', 'fixture')`,
+    );
     for (const [i, o] of owners.entries()) {
       await c.execute(
         `with o as (insert into orders (id, merchant_id, environment, order_no, amount, expires_at, created_at, updated_at)
@@ -176,7 +190,10 @@ describe('SOLANA watcher woken by heads, a polling timer only while the socket i
   }
 
   const paymentsOf = (sig: string) =>
-    gw.app.orm.em.getConnection().execute<{ n: string }[]>(`select count(*)::text as n from payments where environment = 'sandbox' and network = 'SOLANA' and tx_hash = ?`, [sig]).then((r) => Number(r[0]!.n));
+    gw.app.orm.em
+      .getConnection()
+      .execute<{ n: string }[]>(`select count(*)::text as n from payments where environment = 'sandbox' and network = 'SOLANA' and tx_hash = ?`, [sig])
+      .then((r) => Number(r[0]!.n));
 
   it('payments before, during and after a dropped socket are each recorded once', async () => {
     const watcher = createChainWatcher(gw.app, target);
@@ -242,10 +259,12 @@ describe('SOLANA watcher woken by heads, a polling timer only while the socket i
       // more heads, more ticks: still once each, and final
       const settled = async () =>
         (
-          await gw.app.orm.em.getConnection().execute<{ n: string }[]>(
-            `select count(*)::text as n from payments where environment = 'sandbox' and network = 'SOLANA' and tx_hash in (?, ?, ?) and status = 'confirmed'`,
-            [before, during, after],
-          )
+          await gw.app.orm.em
+            .getConnection()
+            .execute<{ n: string }[]>(
+              `select count(*)::text as n from payments where environment = 'sandbox' and network = 'SOLANA' and tx_hash in (?, ?, ?) and status = 'confirmed'`,
+              [before, during, after],
+            )
         )[0]!.n === '3';
       await eventually(settled, 'all three confirmed', 60_000);
       for (const sig of [before, during, after]) expect(await paymentsOf(sig)).toBe(1);

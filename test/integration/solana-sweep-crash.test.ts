@@ -76,7 +76,8 @@ sweepCrashScenarios(chain);
 
 describe('SOLANA only', () => {
   const kit = sweepCrashKit(chain);
-  const statusOf = async (depositId: string) => (await kit.sql<{ status: string; failure_reason: string | null }>(`select status, failure_reason from sweeps where deposit_id = ?`, [depositId]))[0];
+  const statusOf = async (depositId: string) =>
+    (await kit.sql<{ status: string; failure_reason: string | null }>(`select status, failure_reason from sweeps where deposit_id = ?`, [depositId]))[0];
   const balanceReads = () => facade.calls.filter((c) => c === 'getMultipleAccounts').length;
 
   // The flake of "two payments into one deposit swept once" (e2e, CPU load): two runners of the sweep
@@ -84,18 +85,34 @@ describe('SOLANA only', () => {
   // the first then read the deposit's balance — 0, the tokens were gone — and failed the sweep
   // `nothing_to_sweep` although it had been sent. Replayed here in that order, deterministically: the
   // slow worker's balance read is held by the node until the other worker's transfer is included.
-  it('a worker whose funded list predates another worker\'s send reads the deposit empty: the sent sweep is not failed, it confirms once', async () => {
+  it("a worker whose funded list predates another worker's send reads the deposit empty: the sent sweep is not failed, it confirms once", async () => {
     const paid = await kit.paidDeposits(1);
     const depositId = paid.deposits[0]!.id;
     let funded = false;
-    for (let i = 0; i < 10 && !funded; i++) funded = await kit.engine('funded').tick(gw.app.orm.em.fork()).then(() => false, (err: unknown) => err instanceof Killed);
+    for (let i = 0; i < 10 && !funded; i++)
+      funded = await kit
+        .engine('funded')
+        .tick(gw.app.orm.em.fork())
+        .then(
+          () => false,
+          (err: unknown) => err instanceof Killed,
+        );
     expect(funded).toBe(true);
     expect((await statusOf(depositId))?.status).toBe('funded');
     // The slow worker: its own adapter (pool) with a long timeout, so only the release below ends its held read.
-    const slowAdapter = createSolanaAdapter({ network: 'SOLANA', rpcUrls: [facade.url], confirmations: 1, maxBlockRange: 100, timeoutMs: 60_000 }, { baseBackoffMs: 5, maxBackoffMs: 20 });
+    const slowAdapter = createSolanaAdapter(
+      { network: 'SOLANA', rpcUrls: [facade.url], confirmations: 1, maxBlockRange: 100, timeoutMs: 60_000 },
+      { baseBackoffMs: 5, maxBackoffMs: 20 },
+    );
     const before = balanceReads();
     facade.injectFault('getMultipleAccounts', 'hang', 1);
-    const slow = kit.engine(undefined, { adapter: slowAdapter }).tick(gw.app.orm.em.fork()).then(() => null, (err: unknown) => err);
+    const slow = kit
+      .engine(undefined, { adapter: slowAdapter })
+      .tick(gw.app.orm.em.fork())
+      .then(
+        () => null,
+        (err: unknown) => err,
+      );
     for (let i = 0; i < 600 && balanceReads() === before; i++) await new Promise((r) => setTimeout(r, 50));
     expect(balanceReads()).toBeGreaterThan(before); // the slow worker is reading the balance at send (held)
     // The other worker sends the same sweep; its transfer is included (not final yet: deep confirmations).
@@ -119,20 +136,38 @@ describe('SOLANA only', () => {
     const paid = await kit.paidDeposits(1);
     const [deposit] = paid.deposits;
     let funded = false;
-    for (let i = 0; i < 10 && !funded; i++) funded = await kit.engine('funded').tick(gw.app.orm.em.fork()).then(() => false, (err: unknown) => err instanceof Killed);
+    for (let i = 0; i < 10 && !funded; i++)
+      funded = await kit
+        .engine('funded')
+        .tick(gw.app.orm.em.fork())
+        .then(
+          () => false,
+          (err: unknown) => err instanceof Killed,
+        );
     expect(funded).toBe(true);
     // The deposit's tokens leave by another way than the sweep (its key signs, the customer pays the fee).
-    const [row] = await kit.sql<{ wallet_id: string; derivation_index: number }>(`select wallet_id, derivation_index from deposits where id = ?`, [deposit!.id]);
+    const [row] = await kit.sql<{ wallet_id: string; derivation_index: number }>(`select wallet_id, derivation_index from deposits where id = ?`, [
+      deposit!.id,
+    ]);
     const secret = await gw.app.wallets.signingKey(gw.app.orm.em.fork(), row!.wallet_id, 'solana', row!.derivation_index);
     const owner = solanaKeypair(secret);
     const from = getAssociatedTokenAddressSync(mint, owner.publicKey);
     try {
-      await facade.send([createTransferCheckedInstruction(from, mint, getAssociatedTokenAddressSync(mint, customer.publicKey), owner.publicKey, chain.amount, 6)], [customer, owner]);
+      await facade.send(
+        [createTransferCheckedInstruction(from, mint, getAssociatedTokenAddressSync(mint, customer.publicKey), owner.publicKey, chain.amount, 6)],
+        [customer, owner],
+      );
     } finally {
       secret.fill(0);
     }
     expect(await tokenBalance(deposit!.address)).toBe(0n);
-    const reads = async () => (await kit.sql<{ status: string; empty_reads: number; failure_reason: string | null }>(`select status, empty_reads, failure_reason from sweeps where deposit_id = ?`, [deposit!.id]))[0];
+    const reads = async () =>
+      (
+        await kit.sql<{ status: string; empty_reads: number; failure_reason: string | null }>(
+          `select status, empty_reads, failure_reason from sweeps where deposit_id = ?`,
+          [deposit!.id],
+        )
+      )[0];
     for (let i = 1; i < EMPTY_READS_TO_FAIL; i++) {
       await kit.engine().tick(gw.app.orm.em.fork());
       expect(await reads()).toEqual({ status: 'funded', empty_reads: i, failure_reason: null });
@@ -142,7 +177,9 @@ describe('SOLANA only', () => {
     const events = await kit.sql<{ type: string }>(`select type from merchant_events where merchant_id = ? and type like 'sweep.%'`, [paid.merchantId]);
     expect(events).toEqual([{ type: 'sweep.failed' }]);
     // Nothing was signed for it.
-    const [txs] = await kit.sql<{ n: number }>(`select count(*)::int as n from sweep_tx_links l join sweeps s on s.id = l.sweep_id where s.deposit_id = ?`, [deposit!.id]);
+    const [txs] = await kit.sql<{ n: number }>(`select count(*)::int as n from sweep_tx_links l join sweeps s on s.id = l.sweep_id where s.deposit_id = ?`, [
+      deposit!.id,
+    ]);
     expect(txs!.n).toBe(0);
   }, 120_000);
 });

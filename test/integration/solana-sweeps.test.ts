@@ -79,7 +79,9 @@ describe('SOLANA sweeps (facade)', () => {
     // what the tank (fee payer) really spent: the fee and the settlement token account's rent
     expect(state.signerSpent).toBe(10_000n + rent);
     expect(state.resourceUsage!.computeUnits).toBeGreaterThan(0n);
-    expect(state.blockHash).toBe((await facade.connection.getBlock(Number(state.blockNumber), { commitment: 'confirmed', transactionDetails: 'none', rewards: false }))!.blockhash);
+    expect(state.blockHash).toBe(
+      (await facade.connection.getBlock(Number(state.blockNumber), { commitment: 'confirmed', transactionDetails: 'none', rewards: false }))!.blockhash,
+    );
 
     expect(await tokenBalance(settlement)).toBe(5_000_000n);
     expect(await tokenBalance(d.address)).toBe(0n);

@@ -48,8 +48,17 @@ function gate(): { open: () => void; wait: Promise<void> } {
 }
 
 async function figures(): Promise<{ service: string; direct: string }> {
-  const ctx: RequestContext = { ...internalContext(orm.em.fork()), caller: { kind: 'apiKey', merchantId: MERCHANT, environment: 'sandbox', apiKeyId: 'test' }, environment: 'sandbox' };
-  const buckets = await stats.stats(ctx, { from: new Date(Date.now() - 86_400_000), to: new Date(Date.now() + 3_600_000), groupBy: ['STATUS'], timeZone: 'Asia/Jakarta' });
+  const ctx: RequestContext = {
+    ...internalContext(orm.em.fork()),
+    caller: { kind: 'apiKey', merchantId: MERCHANT, environment: 'sandbox', apiKeyId: 'test' },
+    environment: 'sandbox',
+  };
+  const buckets = await stats.stats(ctx, {
+    from: new Date(Date.now() - 86_400_000),
+    to: new Date(Date.now() + 3_600_000),
+    groupBy: ['STATUS'],
+    timeZone: 'Asia/Jakarta',
+  });
   const service = buckets.map((b) => `${b.status}:${b.count}:${b.amount}:${b.paidCount}`).join(' ');
   const rows = await orm.em.fork().execute<{ s: string }[]>(
     `select coalesce(string_agg(status || ':' || n || ':' || amount || ':' || paid, ' ' order by status), '') as s

@@ -35,20 +35,50 @@ async function merchant(): Promise<M> {
 }
 const q = <T>(query: string, params: unknown[] = []) => sql<T>(gw, query, params);
 const depositOf = async (orderId: string) => (await q<{ id: string }>('select id from deposits where order_id = ?', [orderId]))[0]!.id;
-const received = async (depositId: string) => BigInt((await q<{ s: string }>('select sum(amount)::text as s from payments where deposit_id = ?', [depositId]))[0]!.s);
-const requestCount = async (merchantId: string) => Number((await q<{ n: string }>('select count(*) as n from sweep_requests where merchant_id = ?', [merchantId]))[0]!.n);
-const settingsRows = async (merchantId: string) => q<{ interval_s: number; enabled: boolean; environment: string }>('select interval_s, enabled, environment from sweep_settings where merchant_id = ?', [merchantId]);
+const received = async (depositId: string) =>
+  BigInt((await q<{ s: string }>('select sum(amount)::text as s from payments where deposit_id = ?', [depositId]))[0]!.s);
+const requestCount = async (merchantId: string) =>
+  Number((await q<{ n: string }>('select count(*) as n from sweep_requests where merchant_id = ?', [merchantId]))[0]!.n);
+const settingsRows = async (merchantId: string) =>
+  q<{ interval_s: number; enabled: boolean; environment: string }>('select interval_s, enabled, environment from sweep_settings where merchant_id = ?', [
+    merchantId,
+  ]);
 
 async function settlementWallet(merchantId: string, network: string, address: string): Promise<string> {
-  const [r] = await q<{ id: string }>(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', ?, ?, now()) returning id`, [merchantId, network, address]);
+  const [r] = await q<{ id: string }>(
+    `insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', ?, ?, now()) returning id`,
+    [merchantId, network, address],
+  );
   return r!.id;
 }
-async function sweepRow(m: M, depositId: string, network: string, swId: string, to: string, row: { status: string; amount: bigint | null; fee?: bigint; feeAsset?: string; tx?: string; reason?: string; at?: string }) {
+async function sweepRow(
+  m: M,
+  depositId: string,
+  network: string,
+  swId: string,
+  to: string,
+  row: { status: string; amount: bigint | null; fee?: bigint; feeAsset?: string; tx?: string; reason?: string; at?: string },
+) {
   await q(
     `insert into sweeps (merchant_id, environment, network, deposit_id, token_id, settlement_wallet_id, to_address, amount, status, failure_reason, trigger, fee_paid, fee_asset, tx_hash, created_at, sent_at, confirmed_at)
      select ?, 'sandbox', ?, d.id, d.token_id, ?, ?, ?::numeric, ?, ?, 'manual', ?, ?, ?, coalesce(?::timestamptz, now()), case when ? in ('sent','confirmed') then now() end, case when ? = 'confirmed' then now() end
      from deposits d where d.id = ?`,
-    [m.merchantId, network, swId, to, row.amount === null ? null : row.amount.toString(), row.status, row.reason ?? null, (row.fee ?? 0n).toString(), row.feeAsset ?? null, row.tx ?? null, row.at ?? null, row.status, row.status, depositId],
+    [
+      m.merchantId,
+      network,
+      swId,
+      to,
+      row.amount === null ? null : row.amount.toString(),
+      row.status,
+      row.reason ?? null,
+      (row.fee ?? 0n).toString(),
+      row.feeAsset ?? null,
+      row.tx ?? null,
+      row.at ?? null,
+      row.status,
+      row.status,
+      depositId,
+    ],
   );
 }
 
@@ -66,15 +96,31 @@ beforeAll(async () => {
   const bscSw = await settlementWallet(a.merchantId, 'BINANCE', bscTo);
   // TRON: part swept (confirmed), and many older failed attempts (history paging). BINANCE: all of it in flight.
   await sweepRow(a, tronDeposit, 'TRON', tronSw, tronTo, { status: 'confirmed', amount: SWEPT, fee: 345_000n, feeAsset: 'TRX', tx: 'ab'.repeat(32) });
-  for (let i = 0; i < FAILED_ROWS; i++) await sweepRow(a, tronDeposit, 'TRON', tronSw, tronTo, { status: 'failed', amount: null, reason: 'nothing_to_sweep', at: new Date(Date.now() - (i + 1) * 60_000).toISOString() });
-  await sweepRow(a, bscDeposit, 'BINANCE', bscSw, bscTo, { status: 'sent', amount: bscReceived, fee: 21_000n * 3_000_000_000n, feeAsset: 'BNB', tx: `0x${'cd'.repeat(32)}` });
+  for (let i = 0; i < FAILED_ROWS; i++)
+    await sweepRow(a, tronDeposit, 'TRON', tronSw, tronTo, {
+      status: 'failed',
+      amount: null,
+      reason: 'nothing_to_sweep',
+      at: new Date(Date.now() - (i + 1) * 60_000).toISOString(),
+    });
+  await sweepRow(a, bscDeposit, 'BINANCE', bscSw, bscTo, {
+    status: 'sent',
+    amount: bscReceived,
+    fee: 21_000n * 3_000_000_000n,
+    feeAsset: 'BNB',
+    tx: `0x${'cd'.repeat(32)}`,
+  });
   // Merchant B has a sweep too: never visible to A.
   const bSw = await settlementWallet(b.merchantId, 'TRON', tronTo);
   await sweepRow(b, foreignDeposit, 'TRON', bSw, tronTo, { status: 'confirmed', amount: 5n, tx: 'ef'.repeat(32) });
 }, 120_000);
 afterAll(async () => gw?.close());
 
-const rest = (m: { sandboxKey?: string; token?: string }, path: string, init: { method?: string; body?: unknown; env?: 'testnet' | 'mainnet'; jwt?: boolean } = {}) =>
+const rest = (
+  m: { sandboxKey?: string; token?: string },
+  path: string,
+  init: { method?: string; body?: unknown; env?: 'testnet' | 'mainnet'; jwt?: boolean } = {},
+) =>
   http(gw.url, `/api/v2/${init.env ?? 'testnet'}/merchant/sweeps${path}`, {
     method: init.method ?? 'GET',
     ...(init.body !== undefined ? { body: init.body } : {}),
@@ -96,7 +142,9 @@ describe('sweep now', () => {
     expect(r.errors).toBeUndefined();
     const byNet = Object.fromEntries(r.data!.sweepNow.map((x) => [x.network, x.depositIds]));
     expect(byNet).toEqual({ TRON: [tronDeposit], BINANCE: [bscDeposit] });
-    const [row] = await q<{ deposit_ids: string[] }>('select deposit_ids from sweep_requests where id = ?', [r.data!.sweepNow.find((x) => x.network === 'TRON')!.id]);
+    const [row] = await q<{ deposit_ids: string[] }>('select deposit_ids from sweep_requests where id = ?', [
+      r.data!.sweepNow.find((x) => x.network === 'TRON')!.id,
+    ]);
     expect(row!.deposit_ids).toEqual([tronDeposit]);
   });
 
@@ -171,16 +219,37 @@ describe('balances', () => {
     expect(r.errors).toBeUndefined();
     const dec = (u: bigint, d: number) => formatUnits(u, d).replace(/\.0$/, '');
     const tron = r.data!.sweepBalances.find((x) => x.network === 'TRON')!;
-    expect(tron).toMatchObject({ tokenSymbol: 'USDT', decimals: 6, received: { units: tronReceived.toString() }, swept: { units: SWEPT.toString(), decimal: '1' }, inFlight: { units: '0' }, waiting: { units: (tronReceived - SWEPT).toString() } });
+    expect(tron).toMatchObject({
+      tokenSymbol: 'USDT',
+      decimals: 6,
+      received: { units: tronReceived.toString() },
+      swept: { units: SWEPT.toString(), decimal: '1' },
+      inFlight: { units: '0' },
+      waiting: { units: (tronReceived - SWEPT).toString() },
+    });
     expect(dec(BigInt(tron.waiting.units), 6)).toBe(tron.waiting.decimal.replace(/\.0$/, ''));
     const bsc = r.data!.sweepBalances.find((x) => x.network === 'BINANCE')!;
-    expect(bsc).toMatchObject({ received: { units: bscReceived.toString() }, swept: { units: '0' }, inFlight: { units: bscReceived.toString() }, waiting: { units: '0' } });
+    expect(bsc).toMatchObject({
+      received: { units: bscReceived.toString() },
+      swept: { units: '0' },
+      inFlight: { units: bscReceived.toString() },
+      waiting: { units: '0' },
+    });
     expect(r.data!.sweepBalances).toHaveLength(2);
 
     const viaRest = await rest(a, '/balances');
     expect(viaRest.status).toBe(200);
     expect(viaRest.body.data).toEqual(
-      expect.arrayContaining([expect.objectContaining({ network: 'TRON', received_units: tronReceived.toString(), swept_units: SWEPT.toString(), swept: '1', waiting_units: (tronReceived - SWEPT).toString(), in_flight_units: '0' })]),
+      expect.arrayContaining([
+        expect.objectContaining({
+          network: 'TRON',
+          received_units: tronReceived.toString(),
+          swept_units: SWEPT.toString(),
+          swept: '1',
+          waiting_units: (tronReceived - SWEPT).toString(),
+          in_flight_units: '0',
+        }),
+      ]),
     );
   });
 
@@ -210,7 +279,17 @@ describe('history', () => {
     expect(c.edges).toHaveLength(2);
     const confirmed = (await gql(gw.url, SweepsDocument, { environment: 'SANDBOX', network: 'TRON', status: 'confirmed' }, bearer(a.token))).data!.sweeps;
     expect(confirmed.totalCount).toBe(1);
-    expect(confirmed.edges[0]!.node).toMatchObject({ network: 'TRON', depositId: tronDeposit, amount: { units: SWEPT.toString(), decimal: '1' }, status: 'confirmed', txHash: 'ab'.repeat(32), feePaid: '345000', feeAsset: 'TRX', trigger: 'manual', failureReason: null });
+    expect(confirmed.edges[0]!.node).toMatchObject({
+      network: 'TRON',
+      depositId: tronDeposit,
+      amount: { units: SWEPT.toString(), decimal: '1' },
+      status: 'confirmed',
+      txHash: 'ab'.repeat(32),
+      feePaid: '345000',
+      feeAsset: 'TRX',
+      trigger: 'manual',
+      failureReason: null,
+    });
     expect(new Date(confirmed.edges[0]!.node.confirmedAt!).getTime()).toBeGreaterThan(Date.now() - 600_000);
     const failed = (await gql(gw.url, SweepsDocument, { environment: 'SANDBOX', status: 'failed', first: 1 }, bearer(a.token))).data!.sweeps;
     expect(failed.edges[0]!.node).toMatchObject({ status: 'failed', failureReason: 'nothing_to_sweep', amount: null, txHash: null });
@@ -282,7 +361,10 @@ describe('history', () => {
 
   it.each([
     ['a malformed cursor', { after: 'garbage!' }],
-    ['a cursor of another listing', { after: Buffer.from(JSON.stringify(['orders', '2026-01-01', '00000000-0000-4000-8000-000000000000'])).toString('base64url') }],
+    [
+      'a cursor of another listing',
+      { after: Buffer.from(JSON.stringify(['orders', '2026-01-01', '00000000-0000-4000-8000-000000000000'])).toString('base64url') },
+    ],
     ['first above 100', { first: 101 }],
     ['first of 0', { first: 0 }],
   ])('GraphQL refuses %s with a 4xx code', async (_what, vars) => {
@@ -299,7 +381,11 @@ describe('schedule settings', () => {
     const s = await gql(gw.url, SetSweepSettingsDocument, { environment: 'SANDBOX', input: { intervalSeconds: 900 } }, bearer(m.token));
     expect(s.errors).toBeUndefined();
     expect(s.data!.setSweepSettings).toMatchObject({ intervalSeconds: 900, enabled: true });
-    const put = await http(gw.url, '/api/v2/mainnet/merchant/sweeps/settings', { method: 'PUT', body: { enabled: false }, headers: { authorization: `Bearer ${m.token}` } });
+    const put = await http(gw.url, '/api/v2/mainnet/merchant/sweeps/settings', {
+      method: 'PUT',
+      body: { enabled: false },
+      headers: { authorization: `Bearer ${m.token}` },
+    });
     expect(put.status).toBe(200);
     expect(put.body.data).toMatchObject({ environment: 'production', interval_seconds: 3600, enabled: false });
     const got = await rest(m, '/settings');
@@ -337,7 +423,13 @@ describe('schedule settings', () => {
 
   it('a viewer reads the schedule but cannot change it (FORBIDDEN), nothing written', async () => {
     const m = await merchant();
-    const ctx = { em: gw.app.orm.em.fork(), caller: { kind: 'dashboard' as const, merchantId: m.merchantId, userId: 'u', sessionId: 's', role: 'viewer' as const }, environment: 'sandbox' as const, ip: '127.0.0.1', requestId: 'r' };
+    const ctx = {
+      em: gw.app.orm.em.fork(),
+      caller: { kind: 'dashboard' as const, merchantId: m.merchantId, userId: 'u', sessionId: 's', role: 'viewer' as const },
+      environment: 'sandbox' as const,
+      ip: '127.0.0.1',
+      requestId: 'r',
+    };
     await expect(gw.app.sweeps.settings(ctx, { environment: 'sandbox' })).resolves.toMatchObject({ intervalSeconds: 3600 });
     await expect(gw.app.sweeps.setSettings(ctx, { environment: 'sandbox', enabled: false })).rejects.toMatchObject({ code: 'FORBIDDEN' });
     expect(await settingsRows(m.merchantId)).toEqual([]);

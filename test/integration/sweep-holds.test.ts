@@ -31,8 +31,18 @@ beforeAll(async () => {
   emu = await startTronEmulator({ resources: true, solidityLag: 0 });
   usdt = await emu.deployToken({ name: 'Tether USD (emulator)', symbol: 'USDT', decimals: 6 });
   gw = await startTestGateway({ ROLE: 'api' });
-  await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDT', name: 'Tether USD (emulator)', address: usdt, decimals: 6 });
-  adapter = createTronAdapter({ network: 'TRON', rpcUrls: [emu.url], confirmations: 0, maxBlockRange: 100, timeoutMs: 5000 }, { sweep: { txExpirationMs: 60_000 } });
+  await gw.app.tokens.upsert(gw.app.orm.em.fork(), {
+    environment: 'sandbox',
+    network: 'TRON',
+    symbol: 'USDT',
+    name: 'Tether USD (emulator)',
+    address: usdt,
+    decimals: 6,
+  });
+  adapter = createTronAdapter(
+    { network: 'TRON', rpcUrls: [emu.url], confirmations: 0, maxBlockRange: 100, timeoutMs: 5000 },
+    { sweep: { txExpirationMs: 60_000 } },
+  );
   await emu.setTrx(tank(), 10_000n * TRX); // what `npm start` gives the sandbox TRON tank
 }, 180_000);
 
@@ -75,7 +85,10 @@ async function ticks(n: number): Promise<void> {
 async function untilConfirmed(depositId: string): Promise<{ status: string; amount: string }> {
   for (let i = 0; i < 40; i++) {
     await ticks(1);
-    const [s] = await q<{ status: string; amount: string; failure_reason: string | null }>(`select status, amount::text, failure_reason from sweeps where deposit_id = ? order by created_at desc limit 1`, [depositId]);
+    const [s] = await q<{ status: string; amount: string; failure_reason: string | null }>(
+      `select status, amount::text, failure_reason from sweeps where deposit_id = ? order by created_at desc limit 1`,
+      [depositId],
+    );
     if (s?.status === 'failed') throw new Error(`sweep failed: ${s.failure_reason}`);
     if (s?.status === 'confirmed') return s;
   }
@@ -86,7 +99,10 @@ async function merchant() {
   const m = await createMerchant(gw.app);
   const token = (await gql(gw.url, LoginDocument, { email: m.email, password: m.password })).data!.login.token;
   const settlement = tronDriver.deriveAddress(randomBytes(64), 0);
-  await q(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', 'TRON', ?, now())`, [m.merchantId, settlement]);
+  await q(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', 'TRON', ?, now())`, [
+    m.merchantId,
+    settlement,
+  ]);
   return { ...m, token, settlement };
 }
 
@@ -94,13 +110,17 @@ async function merchant() {
 async function paid(m: { sandboxKey: string }) {
   const d = await paidOrder(gw, m.sandboxKey, { network: 'TRON', tokenAddress: usdt, walletType: 'TRUSTWALLET' });
   await emu.mint(usdt, d.address, d.total);
-  const [dep] = await q<{ id: string; order_no: string }>(`select d.id, o.order_no from deposits d join orders o on o.id = d.order_id where d.order_id = ?`, [d.orderId]);
+  const [dep] = await q<{ id: string; order_no: string }>(`select d.id, o.order_no from deposits d join orders o on o.id = d.order_id where d.order_id = ?`, [
+    d.orderId,
+  ]);
   return { ...d, depositId: dep!.id, orderNo: dep!.order_no };
 }
 
-const sweepNow = (m: { sandboxKey: string }) => http(gw.url, '/api/v2/testnet/merchant/sweeps', { method: 'POST', body: { network: 'TRON' }, headers: { 'api-key': m.sandboxKey } });
+const sweepNow = (m: { sandboxKey: string }) =>
+  http(gw.url, '/api/v2/testnet/merchant/sweeps', { method: 'POST', body: { network: 'TRON' }, headers: { 'api-key': m.sandboxKey } });
 const rest = (m: { sandboxKey: string }, path: string) => http(gw.url, `/api/v2/testnet/merchant/sweeps${path}`, { headers: { 'api-key': m.sandboxKey } });
-const holdsOf = (depositId: string) => q<{ reason: string; balance: string; fee: string }>(`select reason, balance::text, fee::text from sweep_holds where deposit_id = ?`, [depositId]);
+const holdsOf = (depositId: string) =>
+  q<{ reason: string; balance: string; fee: string }>(`select reason, balance::text, fee::text from sweep_holds where deposit_id = ?`, [depositId]);
 const sweepsOf = (depositId: string) => q<{ status: string }>(`select status from sweeps where deposit_id = ?`, [depositId]);
 
 it('a dust deposit asked to sweep: no sweep, a fee_too_high hold over REST and GraphQL; topped up, it sweeps and the hold is gone', async () => {
@@ -124,7 +144,13 @@ it('a dust deposit asked to sweep: no sweep, a fee_too_high hold over REST and G
   const balances = await rest(m, '/balances');
   expect(balances.status).toBe(200);
   expect(balances.body.data).toEqual([
-    expect.objectContaining({ network: 'TRON', waiting_units: o.total.toString(), held_units: o.total.toString(), held: expect.stringMatching(/^9\.\d+$/), held_reason: 'fee_too_high' }),
+    expect.objectContaining({
+      network: 'TRON',
+      waiting_units: o.total.toString(),
+      held_units: o.total.toString(),
+      held: expect.stringMatching(/^9\.\d+$/),
+      held_reason: 'fee_too_high',
+    }),
   ]);
   const held = await rest(m, '/held?network=tron');
   expect(held.status).toBe(200);
@@ -144,10 +170,19 @@ it('a dust deposit asked to sweep: no sweep, a fee_too_high hold over REST and G
   expect((await rest(m, '/held?limit=0')).status).toBe(400);
 
   const g = await gql(gw.url, SweepBalancesDocument, { environment: 'SANDBOX' }, bearer(m.token));
-  expect(g.data!.sweepBalances).toEqual([expect.objectContaining({ network: 'TRON', held: { units: o.total.toString(), decimal: expect.any(String) }, heldReason: 'fee_too_high' })]);
+  expect(g.data!.sweepBalances).toEqual([
+    expect.objectContaining({ network: 'TRON', held: { units: o.total.toString(), decimal: expect.any(String) }, heldReason: 'fee_too_high' }),
+  ]);
   const gh = await gql(gw.url, SweepHoldsDocument, { environment: 'SANDBOX', network: 'TRON' }, bearer(m.token));
   expect(gh.data!.sweepHolds).toEqual([
-    expect.objectContaining({ depositId: o.depositId, orderNo: o.orderNo, reason: 'fee_too_high', amount: { units: o.total.toString(), decimal: expect.any(String) }, estimatedFee: { units: fee.toString(), decimal: expect.stringMatching(/^4\.\d+$/) }, feeAsset: 'TRX' }),
+    expect.objectContaining({
+      depositId: o.depositId,
+      orderNo: o.orderNo,
+      reason: 'fee_too_high',
+      amount: { units: o.total.toString(), decimal: expect.any(String) },
+      estimatedFee: { units: fee.toString(), decimal: expect.stringMatching(/^4\.\d+$/) },
+      feeAsset: 'TRX',
+    }),
   ]);
   // another merchant sees nothing of it
   const other = await merchant();
@@ -170,8 +205,11 @@ it('a dust deposit asked to sweep: no sweep, a fee_too_high hold over REST and G
   expect((await rest(m, '/balances')).body.data).toEqual([expect.objectContaining({ held_units: '0', held: '0', held_reason: null, waiting_units: '0' })]);
 
   // a hold written late by a second engine racing the one that planned (older than the confirmation) is not shown
-  await q(`insert into sweep_holds (deposit_id, token_id, merchant_id, environment, network, reason, balance, fee, checked_at)
-           select d.id, d.token_id, ?, 'sandbox', 'TRON', 'fee_too_high', ?, ?, now() - interval '1 minute' from deposits d where d.id = ?`, [m.merchantId, o.total.toString(), fee.toString(), o.depositId]);
+  await q(
+    `insert into sweep_holds (deposit_id, token_id, merchant_id, environment, network, reason, balance, fee, checked_at)
+           select d.id, d.token_id, ?, 'sandbox', 'TRON', 'fee_too_high', ?, ?, now() - interval '1 minute' from deposits d where d.id = ?`,
+    [m.merchantId, o.total.toString(), fee.toString(), o.depositId],
+  );
   expect((await rest(m, '/held')).body.data.items).toEqual([]);
   expect((await gql(gw.url, SweepHoldsDocument, { environment: 'SANDBOX' }, bearer(m.token))).data!.sweepHolds).toEqual([]);
 }, 120_000);
@@ -192,7 +230,7 @@ it('a tank with staked TRX lends the energy: the dust rule counts only the bandw
   const dust = await adapter.sweeps.dustFee!(intent, tank());
   expect(own).toBeGreaterThan(3n * TRX);
   // the bandwidth of a not yet activated account (340 bytes × 1,000 sun) and its creation (1.1 TRX): ≈ 0.36 USD < 5 % of 9.23 USD
-  expect(dust).toBeLessThan(3n * TRX / 2n);
+  expect(dust).toBeLessThan((3n * TRX) / 2n);
   expect(dust).toBeGreaterThan(TRX);
 
   expect((await sweepNow(m)).status).toBe(202);
@@ -208,7 +246,10 @@ it('below the token minimum: held `below_minimum` (even with the tank staked), s
   const m = await merchant();
   const o = await paid(m);
   const [dep] = await q<{ token_id: string }>(`select token_id from deposits where id = ?`, [o.depositId]);
-  await q(`insert into sweep_token_minimums (token_id, min_amount) values (?, 10000000) on conflict (token_id) do update set min_amount = excluded.min_amount`, [dep!.token_id]);
+  await q(
+    `insert into sweep_token_minimums (token_id, min_amount) values (?, 10000000) on conflict (token_id) do update set min_amount = excluded.min_amount`,
+    [dep!.token_id],
+  );
   try {
     expect((await sweepNow(m)).status).toBe(202);
     await ticks(2);

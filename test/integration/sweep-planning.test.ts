@@ -33,8 +33,18 @@ beforeAll(async () => {
   emu = await startTronEmulator({ resources: true, solidityLag: 0 });
   usdt = await emu.deployToken({ name: 'Tether USD (emulator)', symbol: 'USDT', decimals: 6 });
   gw = await startTestGateway({ ROLE: 'api' });
-  await gw.app.tokens.upsert(gw.app.orm.em.fork(), { environment: 'sandbox', network: 'TRON', symbol: 'USDT', name: 'Tether USD (emulator)', address: usdt, decimals: 6 });
-  adapter = createTronAdapter({ network: 'TRON', rpcUrls: [emu.url], confirmations: 0, maxBlockRange: 100, timeoutMs: 10_000 }, { sweep: { txExpirationMs: 60_000 } });
+  await gw.app.tokens.upsert(gw.app.orm.em.fork(), {
+    environment: 'sandbox',
+    network: 'TRON',
+    symbol: 'USDT',
+    name: 'Tether USD (emulator)',
+    address: usdt,
+    decimals: 6,
+  });
+  adapter = createTronAdapter(
+    { network: 'TRON', rpcUrls: [emu.url], confirmations: 0, maxBlockRange: 100, timeoutMs: 10_000 },
+    { sweep: { txExpirationMs: 60_000 } },
+  );
   await emu.setTrx(gw.app.gasTanks.address('sandbox', 'TRON')!, 10_000n * TRX);
 }, 120_000);
 
@@ -75,7 +85,10 @@ const newAddress = () => tronDriver.deriveAddress(randomBytes(64), 0);
 
 async function merchant(settlement = newAddress()) {
   const m = await createMerchant(gw.app);
-  await q(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', 'TRON', ?, now() - interval '1 day')`, [m.merchantId, settlement]);
+  await q(
+    `insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', 'TRON', ?, now() - interval '1 day')`,
+    [m.merchantId, settlement],
+  );
   return { ...m, settlement };
 }
 
@@ -124,9 +137,13 @@ async function clone(depositId: string, n: number, opts: { amount: bigint; addre
 }
 
 const disable = (merchantId: string) =>
-  q(`insert into sweep_settings (merchant_id, environment, enabled) values (?, 'sandbox', false) on conflict (merchant_id, environment) do update set enabled = false`, [merchantId]);
+  q(
+    `insert into sweep_settings (merchant_id, environment, enabled) values (?, 'sandbox', false) on conflict (merchant_id, environment) do update set enabled = false`,
+    [merchantId],
+  );
 
-const sweepsOf = (depositId: string) => q<{ status: string; to_address: string; trigger: string }>(`select status, to_address, trigger from sweeps where deposit_id = ?`, [depositId]);
+const sweepsOf = (depositId: string) =>
+  q<{ status: string; to_address: string; trigger: string }>(`select status, to_address, trigger from sweeps where deposit_id = ?`, [depositId]);
 
 it('two merchants with 10,000 and 1 eligible deposits: the single one is among the first of the batch', async () => {
   const big = await merchant();
@@ -194,11 +211,15 @@ it('201 dust deposits at the default batch size, then a paid order: planned in t
 
   const o = await paid(m);
   await q(`update sweep_schedule_runs set last_run_at = now() - interval '2 hours' where merchant_id = ? and network = 'TRON'`, [m.merchantId]); // the schedule is due again
-  const before = await q<{ checked_at: Date }>(`select max(checked_at) as checked_at from sweep_holds where deposit_id = any(?::uuid[])`, [`{${dust.join(',')}}`]);
+  const before = await q<{ checked_at: Date }>(`select max(checked_at) as checked_at from sweep_holds where deposit_id = any(?::uuid[])`, [
+    `{${dust.join(',')}}`,
+  ]);
   await tick();
   expect((await sweepsOf(o.depositId)).map((s) => s.trigger)).toEqual(['schedule']);
   // the dust was not looked at again
-  const after = await q<{ checked_at: Date }>(`select max(checked_at) as checked_at from sweep_holds where deposit_id = any(?::uuid[])`, [`{${dust.join(',')}}`]);
+  const after = await q<{ checked_at: Date }>(`select max(checked_at) as checked_at from sweep_holds where deposit_id = any(?::uuid[])`, [
+    `{${dust.join(',')}}`,
+  ]);
   expect(after[0]!.checked_at).toEqual(before[0]!.checked_at);
 }, 600_000);
 
@@ -226,7 +247,10 @@ it('during the hold after a settlement change, sweeps go on to the previous addr
   const next = newAddress();
   // a change as SettlementWalletService.set writes it: the current row replaced, the new one active after the hold (24 h in production)
   await q(`update settlement_wallets set replaced_at = now() where merchant_id = ? and replaced_at is null`, [m.merchantId]);
-  await q(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', 'TRON', ?, now() + interval '24 hours')`, [m.merchantId, next]);
+  await q(
+    `insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', 'TRON', ?, now() + interval '24 hours')`,
+    [m.merchantId, next],
+  );
   const current = await gw.app.settlementWallets.current(gw.app.orm.em.fork(), m.merchantId, 'sandbox', 'TRON');
   expect(current?.address).toBe(before);
 
@@ -253,7 +277,10 @@ it('a "sweep now" made while a tick is planning is not marked served by that tic
   const m = await merchant();
   const o = await paid(m);
   // m's schedule just ran: its deposit is eligible only through a request
-  await q(`insert into sweep_schedule_runs (merchant_id, environment, network, last_run_at) values (?, 'sandbox', 'TRON', now()) on conflict (merchant_id, environment, network) do update set last_run_at = now()`, [m.merchantId]);
+  await q(
+    `insert into sweep_schedule_runs (merchant_id, environment, network, last_run_at) values (?, 'sandbox', 'TRON', now()) on conflict (merchant_id, environment, network) do update set last_run_at = now()`,
+    [m.merchantId],
+  );
   let requestId: string | undefined;
   // the request commits while the tick reads balances (after it read its candidates), made in a transaction that began a second earlier
   const racing = Object.create(adapter) as TronAdapter;
@@ -262,7 +289,10 @@ it('a "sweep now" made while a tick is planning is not marked served by that tic
       ...adapter.balances,
       tokenBalances: async (...args: Parameters<NonNullable<TronAdapter['balances']>['tokenBalances']>) => {
         if (!requestId) {
-          const [r] = await q<{ id: string }>(`insert into sweep_requests (merchant_id, environment, network, created_at) values (?, 'sandbox', 'TRON', now() - interval '1 second') returning id`, [m.merchantId]);
+          const [r] = await q<{ id: string }>(
+            `insert into sweep_requests (merchant_id, environment, network, created_at) values (?, 'sandbox', 'TRON', now() - interval '1 second') returning id`,
+            [m.merchantId],
+          );
           requestId = r!.id;
         }
         return adapter.balances!.tokenBalances(...args);

@@ -42,7 +42,10 @@ const code = errorCode;
 const sql = <R = Record<string, unknown>>(q: string, params: unknown[] = []) => gw.app.orm.em.fork().getConnection().execute<R[]>(q, params);
 
 async function order(m: { merchantId: string; sandboxKey: string }, orderNo: string) {
-  const r = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: orderNo, amount: '50000' }, headers: { 'api-key': m.sandboxKey } });
+  const r = await http(gw.url, `${T}/merchant/fiat/order`, {
+    body: { merchant_id: m.merchantId, order_no: orderNo, amount: '50000' },
+    headers: { 'api-key': m.sandboxKey },
+  });
   expect(r.status).toBe(201);
 }
 
@@ -82,7 +85,9 @@ describe('an owner with TOTP builds a team', () => {
 
     // Password and TOTP code: the invite goes out.
     await forgetSpentStep(gw.app, m.email);
-    expect((await gql(gw.url, ReauthenticateWithSecondFactorDocument, { password: m.password, secondFactor: { totpCode: await totpNow(secret) } }, owner)).errors).toBeUndefined();
+    expect(
+      (await gql(gw.url, ReauthenticateWithSecondFactorDocument, { password: m.password, secondFactor: { totpCode: await totpNow(secret) } }, owner)).errors,
+    ).toBeUndefined();
     const invited = await gql(gw.url, InviteTeamMemberDocument, { email, role: 'FINANCE' }, owner);
     expect(invited.errors).toBeUndefined();
     expect(invited.data!.inviteTeamMember.invite).toMatchObject({ email, role: 'FINANCE', status: 'PENDING' });
@@ -136,7 +141,16 @@ describe('an owner with TOTP builds a team', () => {
     // A's owner (with a factor) requires one from everybody in A.
     const { token: ownerToken, secret } = await enrolTotp(gw.url, a);
     await forgetSpentStep(gw.app, a.email);
-    expect((await gql(gw.url, ReauthenticateWithSecondFactorDocument, { password: a.password, secondFactor: { totpCode: await totpNow(secret) } }, bearer(ownerToken))).errors).toBeUndefined();
+    expect(
+      (
+        await gql(
+          gw.url,
+          ReauthenticateWithSecondFactorDocument,
+          { password: a.password, secondFactor: { totpCode: await totpNow(secret) } },
+          bearer(ownerToken),
+        )
+      ).errors,
+    ).toBeUndefined();
     expect((await gql(gw.url, SetSecondFactorPolicyDocument, { required: true }, bearer(ownerToken))).data?.setSecondFactorPolicy).toBe(true);
 
     // Login acts for A (the oldest membership): only enrolment, who-am-I and switching are open.

@@ -35,12 +35,17 @@ it('an owner and an admin login made before teams sign in afterwards with their 
     await orm.getMigrator().up({ to: before });
     const c = orm.em.getConnection();
     await c.execute(`insert into merchants (id, name) values (?, 'Old Shop')`, [merchantId]);
-    await c.execute(`insert into dashboard_users (id, merchant_id, email, password_hash, role) values (?, ?, 'old-owner@shop.test', ?, 'owner'), (?, ?, 'old-admin@shop.test', ?, 'admin')`, [
-      ownerId, merchantId, await hashPassword('old owner password'), adminId, merchantId, await hashPassword('old admin password'),
-    ]);
+    await c.execute(
+      `insert into dashboard_users (id, merchant_id, email, password_hash, role) values (?, ?, 'old-owner@shop.test', ?, 'owner'), (?, ?, 'old-admin@shop.test', ?, 'admin')`,
+      [ownerId, merchantId, await hashPassword('old owner password'), adminId, merchantId, await hashPassword('old admin password')],
+    );
     const sessionId = randomUUID();
     await c.execute(`insert into sessions (id, user_id, expires_at) values (?, ?, now() + interval '1 day')`, [sessionId, adminId]);
-    await c.execute(`insert into refresh_tokens (id, session_id, token_hash) values (?, ?, ?)`, [randomUUID(), sessionId, createHash('sha256').update(refresh).digest('hex')]);
+    await c.execute(`insert into refresh_tokens (id, session_id, token_hash) values (?, ?, ?)`, [
+      randomUUID(),
+      sessionId,
+      createHash('sha256').update(refresh).digest('hex'),
+    ]);
   } finally {
     await orm.close();
   }
@@ -52,7 +57,10 @@ it('an owner and an admin login made before teams sign in afterwards with their 
     { user_id: ownerId, merchant_id: merchantId, role: 'owner' },
   ]);
 
-  for (const [email, password, role] of [['old-owner@shop.test', 'old owner password', 'owner'], ['old-admin@shop.test', 'old admin password', 'admin']] as const) {
+  for (const [email, password, role] of [
+    ['old-owner@shop.test', 'old owner password', 'owner'],
+    ['old-admin@shop.test', 'old admin password', 'admin'],
+  ] as const) {
     const login = await http(gw.url, '/api/v2/auth/login', { body: { email, password, user_type: 'merchant' } });
     expect(login.status).toBe(200);
     const me = await http(gw.url, '/api/v2/auth/me', { headers: bearer(login.body.data.token) });
@@ -60,5 +68,8 @@ it('an owner and an admin login made before teams sign in afterwards with their 
   }
   const refreshed = await http(gw.url, '/api/v2/auth/refresh', { body: { refresh_token: refresh } });
   expect(refreshed.status).toBe(200);
-  expect((await http(gw.url, '/api/v2/auth/me', { headers: bearer(refreshed.body.data.token) })).body.data.user).toMatchObject({ email: 'old-admin@shop.test', role: 'admin' });
+  expect((await http(gw.url, '/api/v2/auth/me', { headers: bearer(refreshed.body.data.token) })).body.data.user).toMatchObject({
+    email: 'old-admin@shop.test',
+    role: 'admin',
+  });
 });

@@ -65,7 +65,10 @@ async function mailedToken(to: string): Promise<{ link: string; token: string; t
 }
 
 async function order(m: { merchantId: string; sandboxKey: string }, orderNo: string) {
-  const r = await http(gw.url, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: orderNo, amount: '50000' }, headers: { 'api-key': m.sandboxKey } });
+  const r = await http(gw.url, `${T}/merchant/fiat/order`, {
+    body: { merchant_id: m.merchantId, order_no: orderNo, amount: '50000' },
+    headers: { 'api-key': m.sandboxKey },
+  });
   expect(r.status).toBe(201);
 }
 
@@ -102,7 +105,10 @@ describe('invite → accept → a finance member', () => {
     expect(again.status).toBe(410);
     expect(again.body).toMatchObject({ status_code: 410, data: { code: 'INVITE_USED' } });
     expect(code(await gql(gw.url, AcceptTeamInviteDocument, { token, password: 'another password' }))).toBe('INVITE_USED');
-    expect(await sql(`select role from memberships where merchant_id = ? order by created_at`, [m.merchantId])).toEqual([{ role: 'owner' }, { role: 'finance' }]);
+    expect(await sql(`select role from memberships where merchant_id = ? order by created_at`, [m.merchantId])).toEqual([
+      { role: 'owner' },
+      { role: 'finance' },
+    ]);
 
     // Signed in (and even freshly re-authenticated), finance reads and exports…
     const fin = await freshLogin(gw.url, { email, password: 'finance password 1' });
@@ -113,8 +119,13 @@ describe('invite → accept → a finance member', () => {
     expect(csv.text).toContain('TEAM-FIN-1');
     // …but cannot rotate the API key, change the notification URL, the settings or the team.
     const rotate = await gql(gw.url, RotateApiKeyDocument, { environment: 'PRODUCTION' }, bearer(fin));
-    expect(rotate.errors?.[0]).toMatchObject({ message: 'Your role (finance) cannot rotate API keys or change their IP allowlists', extensions: { code: 'FORBIDDEN', permission: 'apiKeys.manage', role: 'finance' } });
-    expect(code(await gql(gw.url, SetNotificationUrlDocument, { environment: 'PRODUCTION', url: 'https://attacker.example/hook' }, bearer(fin)))).toBe('FORBIDDEN');
+    expect(rotate.errors?.[0]).toMatchObject({
+      message: 'Your role (finance) cannot rotate API keys or change their IP allowlists',
+      extensions: { code: 'FORBIDDEN', permission: 'apiKeys.manage', role: 'finance' },
+    });
+    expect(code(await gql(gw.url, SetNotificationUrlDocument, { environment: 'PRODUCTION', url: 'https://attacker.example/hook' }, bearer(fin)))).toBe(
+      'FORBIDDEN',
+    );
     expect(code(await gql(gw.url, ApiKeysDocument, {}, bearer(fin)))).toBe('FORBIDDEN');
     expect(code(await gql(gw.url, InviteTeamMemberDocument, { email: newEmail('x'), role: 'VIEWER' }, bearer(fin)))).toBe('FORBIDDEN');
     const settings = await http(gw.url, '/api/v2/merchant/settings', { method: 'PUT', body: { fee_included: false }, headers: bearer(fin) });
@@ -124,7 +135,9 @@ describe('invite → accept → a finance member', () => {
     expect(members.body).toMatchObject({ status_code: 403, data: { code: 'FORBIDDEN' } });
     // Nothing changed: the old production key still works, no notification URL.
     expect((await http(gw.url, '/api/v2/mainnet/merchant/me', { headers: { 'api-key': m.productionKey } })).status).toBe(200);
-    expect(await sql(`select notification_url_production as url, fee_included from merchants where id = ?`, [m.merchantId])).toEqual([{ url: null, fee_included: true }]);
+    expect(await sql(`select notification_url_production as url, fee_included from merchants where id = ?`, [m.merchantId])).toEqual([
+      { url: null, fee_included: true },
+    ]);
   });
 
   it('expired, revoked and unknown invite tokens are refused and change nothing; a wrong password of an existing account leaves the invite usable', async () => {
@@ -179,7 +192,12 @@ describe('roles', () => {
     const v = await freshLogin(gw.url, viewer);
     expect(await orderNos(v)).toEqual(['TEAM-VIEW-1']);
     expect(code(await gql(gw.url, UpdateMerchantSettingsDocument, { input: { feeIncluded: false } }, bearer(v)))).toBe('FORBIDDEN');
-    const link = await gql(gw.url, CreatePaymentLinkDocument, { environment: 'SANDBOX', input: { title: 'x', expirationTime: 3600, maxUsage: 1, products: [{ name: 'a', price: '50000', quantity: 1 }] } }, bearer(v));
+    const link = await gql(
+      gw.url,
+      CreatePaymentLinkDocument,
+      { environment: 'SANDBOX', input: { title: 'x', expirationTime: 3600, maxUsage: 1, products: [{ name: 'a', price: '50000', quantity: 1 }] } },
+      bearer(v),
+    );
     expect(code(link)).toBe('FORBIDDEN');
     expect(code(await gql(gw.url, RotateApiKeyDocument, { environment: 'SANDBOX' }, bearer(v)))).toBe('FORBIDDEN');
     const put = await http(gw.url, '/api/v2/merchant/settings', { method: 'PUT', body: { fee_included: false }, headers: bearer(v) });
@@ -213,10 +231,19 @@ describe('roles', () => {
     expect(await sql(`select role from memberships where merchant_id = ? order by role`, [m.merchantId])).toEqual([{ role: 'admin' }, { role: 'owner' }]);
 
     // Transfer: the owner promotes the admin, then steps down.
-    expect((await gql(gw.url, ChangeTeamMemberRoleDocument, { userId: admin.userId, role: 'OWNER' }, bearer(owner))).data!.changeTeamMemberRole.role).toBe('OWNER');
-    expect((await gql(gw.url, ChangeTeamMemberRoleDocument, { userId: ownerId, role: 'VIEWER' }, bearer(owner))).data!.changeTeamMemberRole.role).toBe('VIEWER');
+    expect((await gql(gw.url, ChangeTeamMemberRoleDocument, { userId: admin.userId, role: 'OWNER' }, bearer(owner))).data!.changeTeamMemberRole.role).toBe(
+      'OWNER',
+    );
+    expect((await gql(gw.url, ChangeTeamMemberRoleDocument, { userId: ownerId, role: 'VIEWER' }, bearer(owner))).data!.changeTeamMemberRole.role).toBe(
+      'VIEWER',
+    );
     const team = (await gql(gw.url, TeamMembersDocument, {}, bearer(a))).data!.teamMembers;
-    expect(team.map((t) => [t.userId, t.role]).sort()).toEqual([[admin.userId, 'OWNER'], [ownerId, 'VIEWER']].sort());
+    expect(team.map((t) => [t.userId, t.role]).sort()).toEqual(
+      [
+        [admin.userId, 'OWNER'],
+        [ownerId, 'VIEWER'],
+      ].sort(),
+    );
   });
 });
 
@@ -236,7 +263,11 @@ describe('removal ends sessions at once', () => {
     let completed = false;
     client.subscribe<MerchantEventsSubscription>(
       { query: print(MerchantEventsDocument), variables: { environment: 'SANDBOX' } },
-      { next: (v) => v.errors && errors.push(...(v.errors as unknown as typeof errors)), error: (e) => errors.push(e as (typeof errors)[number]), complete: () => (completed = true) },
+      {
+        next: (v) => v.errors && errors.push(...(v.errors as unknown as typeof errors)),
+        error: (e) => errors.push(e as (typeof errors)[number]),
+        complete: () => (completed = true),
+      },
     );
     try {
       // The subscription is live (the server counts it) before the removal.
@@ -251,7 +282,9 @@ describe('removal ends sessions at once', () => {
       expect(me.body).toMatchObject({ status_code: 401, data: { code: 'SESSION_REVOKED' } });
       expect(code(await gql(gw.url, DashOrdersDocument, { environment: 'SANDBOX' }, bearer(token)))).toBe('SESSION_REVOKED');
       expect((await http(gw.url, '/api/v2/auth/refresh', { body: { refresh_token } })).body.data.code).toBe('SESSION_REVOKED');
-      expect(await sql(`select revoked_reason from sessions where user_id = ? and merchant_id = ?`, [dev.userId, m.merchantId])).toEqual([{ revoked_reason: 'member_removed' }]);
+      expect(await sql(`select revoked_reason from sessions where user_id = ? and merchant_id = ?`, [dev.userId, m.merchantId])).toEqual([
+        { revoked_reason: 'member_removed' },
+      ]);
       // The live subscription ends with the same code at its next check.
       await eventually(async () => completed && errors.length > 0, 'the subscription to end');
       expect(errors[0]?.extensions?.code).toBe('SESSION_REVOKED');
@@ -301,6 +334,9 @@ describe('one user in two merchants', () => {
     // A merchant the user is not a member of.
     const c = await createMerchant(gw.app);
     expect(code(await gql(gw.url, SwitchMerchantDocument, { merchantId: c.merchantId }, bearer(underA)))).toBe('NOT_A_MEMBER');
-    expect((await http(gw.url, '/api/v2/auth/switch-merchant', { body: { merchant_id: 'nope' }, headers: bearer(underA) })).body).toMatchObject({ status_code: 400, data: { code: 'VALIDATION_FAILED' } });
+    expect((await http(gw.url, '/api/v2/auth/switch-merchant', { body: { merchant_id: 'nope' }, headers: bearer(underA) })).body).toMatchObject({
+      status_code: 400,
+      data: { code: 'VALIDATION_FAILED' },
+    });
   });
 });

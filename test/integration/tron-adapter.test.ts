@@ -108,10 +108,15 @@ describe('TRON adapter against the java-tron emulator', () => {
     return res.txid;
   }
   const transfer = (token: string, to: string, amount: bigint, opts?: { txLocal?: boolean }) =>
-    send(token, 'transfer(address,uint256)', [
-      { type: 'address', value: to },
-      { type: 'uint256', value: amount.toString() },
-    ], opts);
+    send(
+      token,
+      'transfer(address,uint256)',
+      [
+        { type: 'address', value: to },
+        { type: 'uint256', value: amount.toString() },
+      ],
+      opts,
+    );
 
   async function listen(handler: Parameters<typeof createServer>[1]): Promise<string> {
     const server = createServer(handler);

@@ -35,7 +35,10 @@ beforeAll(async () => {
   usdt = await emu.deployToken({ name: 'Tether USD (emulator)', symbol: 'USDT', decimals: 6 });
   // No worker: the test runs the watcher's ticks itself. Identity rechecks (one getblockbynum(0) per
   // CHAIN_IDENTITY_RECHECK_MS, 30 s by default) are left out of the per-block count.
-  gw = await startTestGateway({ ROLE: 'api', SANDBOX_TRON_CONFIRMATIONS: '1', CHAIN_IDENTITY_RECHECK_MS: '3600000' }, { rpcOverrides: { 'sandbox:TRON': [emu.url] } });
+  gw = await startTestGateway(
+    { ROLE: 'api', SANDBOX_TRON_CONFIRMATIONS: '1', CHAIN_IDENTITY_RECHECK_MS: '3600000' },
+    { rpcOverrides: { 'sandbox:TRON': [emu.url] } },
+  );
   const em = gw.app.orm.em.fork();
   const c = em.getConnection();
   await c.execute(`update tokens set active = false where environment = 'sandbox' and network = 'TRON'`);
@@ -43,7 +46,9 @@ beforeAll(async () => {
   await em.flush();
   tokenId = (await c.execute<{ id: string }[]>(`select id from tokens where environment = 'sandbox' and network = 'TRON' and address = ?`, [usdt]))[0]!.id;
   await c.execute(`insert into merchants (id, name) values ('${MERCHANT}', 'TRON budget')`);
-  await c.execute(`insert into merchant_wallets (id, merchant_id, environment, mnemonic_ciphertext) values ('${WALLET_ID}', '${MERCHANT}', 'sandbox', 'fixture')`);
+  await c.execute(
+    `insert into merchant_wallets (id, merchant_id, environment, mnemonic_ciphertext) values ('${WALLET_ID}', '${MERCHANT}', 'sandbox', 'fixture')`,
+  );
   ({ address: customer, wallet } = tronCustomer(emu));
   await emu.mint(usdt, customer, 10n ** 12n);
   const target = watchedNetworks(gw.app.config, { 'sandbox:TRON': [emu.url] }, { onRpcCall: (call) => calls.push(call.method) }).find(
@@ -141,17 +146,20 @@ it('10,000 open deposits: the same cost per new block; a payment to one of them 
   const before = calls.length;
   await tickOnly();
   const payment = async () =>
-    gw.app.orm.em.getConnection().execute<{ status: string; n: string }[]>(
-      `select p.status, count(*) over () as n from payments p join deposits d on d.id = p.deposit_id where d.address = ? and lower(p.tx_hash) = lower(?)`,
-      [paid.address, txId],
-    );
+    gw.app.orm.em
+      .getConnection()
+      .execute<{ status: string; n: string }[]>(
+        `select p.status, count(*) over () as n from payments p join deposits d on d.id = p.deposit_id where d.address = ? and lower(p.tx_hash) = lower(?)`,
+        [paid.address, txId],
+      );
   expect(await payment()).toEqual([{ status: 'pending', n: '1' }]);
   // the block with the payment: the head block reused and its infos read; its hash read again after the
   // scan (still canonical?) and by the confirmation check
   expect(calls.slice(before).sort()).toEqual(['/wallet/getblockbynum', '/wallet/getblockbynum', '/wallet/getnowblock', '/wallet/gettransactioninfobyblocknum']);
   // while it waits for the solidified head, each new block reads that head too
   let solidReads = 0;
-  for (let i = 0; i < LAG + 1 && (await payment())[0]?.status === 'pending'; i++) solidReads += (await blockThenTick()).filter((m) => m === '/walletsolidity/getnowblock').length;
+  for (let i = 0; i < LAG + 1 && (await payment())[0]?.status === 'pending'; i++)
+    solidReads += (await blockThenTick()).filter((m) => m === '/walletsolidity/getnowblock').length;
   expect(await payment()).toEqual([{ status: 'confirmed', n: '1' }]);
   expect(solidReads).toBeGreaterThan(0);
   // nothing waits any more: back to idle cost

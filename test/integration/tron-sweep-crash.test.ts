@@ -31,7 +31,8 @@ let energyTarget: WatchedNetwork;
 
 const tank = () => gw.app.gasTanks.address('sandbox', 'TRON')!;
 const energyTank = () => energyGw.app.gasTanks.address('sandbox', 'TRON')!;
-const targetOf = (g: TestGateway, url: string) => watchedNetworks(g.app.config, { 'sandbox:TRON': [url] }).find((t) => t.environment === 'sandbox' && t.network === 'TRON')!;
+const targetOf = (g: TestGateway, url: string) =>
+  watchedNetworks(g.app.config, { 'sandbox:TRON': [url] }).find((t) => t.environment === 'sandbox' && t.network === 'TRON')!;
 
 beforeAll(async () => {
   emu = await startTronEmulator({ solidityLag: 0 });
@@ -114,7 +115,10 @@ describe('delegated energy path', () =>
     reorg: reorgOf(() => energyEmu),
     loan: {
       lentTo: async (address) => {
-        const res = await fetch(`${energyEmu.url}/wallet/getdelegatedresourcev2`, { method: 'POST', body: JSON.stringify({ fromAddress: energyTank(), toAddress: address, visible: true }) });
+        const res = await fetch(`${energyEmu.url}/wallet/getdelegatedresourcev2`, {
+          method: 'POST',
+          body: JSON.stringify({ fromAddress: energyTank(), toAddress: address, visible: true }),
+        });
         const json = (await res.json()) as { delegatedResource?: { frozen_balance_for_energy?: number }[] };
         return BigInt(json.delegatedResource?.[0]?.frozen_balance_for_energy ?? 0);
       },

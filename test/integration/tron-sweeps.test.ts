@@ -1,6 +1,14 @@
 import { getBytes, Mnemonic } from 'ethers';
 
-import { NATIVE_TOKEN, TxRejectedError, type ChainNetworkConfig, type SignedTx, type TransferIntent, type TxState, type WatchedToken } from '../../src/chains/chain-adapter';
+import {
+  NATIVE_TOKEN,
+  TxRejectedError,
+  type ChainNetworkConfig,
+  type SignedTx,
+  type TransferIntent,
+  type TxState,
+  type WatchedToken,
+} from '../../src/chains/chain-adapter';
 import { createTronAdapter, tronDriver, type TronAdapter } from '../../src/chains/tron';
 import { startTronEmulator, type TronEmulator } from '../../src/devchain/tron.emulator';
 
@@ -148,7 +156,9 @@ describe('TRON sweeps (emulator with the resource model)', () => {
     expect(state.feePaid).toBeLessThanOrEqual(fee);
     expect(await emu.trxBalance(d.address)).toBe(sent - state.feePaid);
     expect(await emu.balanceOf(usdt.address, d.address)).toBe(0n);
-    console.log(`TRON sweep, TRX burnt for energy: fee ${state.feePaid} sun for ${state.resourceUsage!.energy} energy (top-up ${fee} sun, activation ${topup.feePaid} sun)`);
+    console.log(
+      `TRON sweep, TRX burnt for energy: fee ${state.feePaid} sun for ${state.resourceUsage!.energy} energy (top-up ${fee} sun, activation ${topup.feePaid} sun)`,
+    );
   });
 
   it('native TRX at a deposit: the quote is the bandwidth it would burn and the creation of the recipient; the transfer of the rest lands exactly', async () => {
@@ -181,7 +191,9 @@ describe('TRON sweeps (emulator with the resource model)', () => {
     const state = await send(sweep);
     expect(state.success).toBe(false);
     expect(state.feePaid).toBe(1000n);
-    const info = (await (await fetch(`${emu.url}/wallet/gettransactioninfobyid`, { method: 'POST', body: JSON.stringify({ value: sweep.txHash }) })).json()) as {
+    const info = (await (
+      await fetch(`${emu.url}/wallet/gettransactioninfobyid`, { method: 'POST', body: JSON.stringify({ value: sweep.txHash }) })
+    ).json()) as {
       result?: string;
       receipt?: { result?: string; energy_fee?: number };
     };

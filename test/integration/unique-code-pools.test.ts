@@ -59,7 +59,10 @@ beforeAll(async () => {
      where d.order_id = ?`,
     [a.merchantId, first.orderId],
   );
-  const [held] = await sql<{ n: number }>(`select count(distinct unique_code)::int as n from deposits d join orders o on o.id = d.order_id where o.merchant_id = ? and d.status = 'open'`, [a.merchantId]);
+  const [held] = await sql<{ n: number }>(
+    `select count(distinct unique_code)::int as n from deposits d join orders o on o.id = d.order_id where o.merchant_id = ? and d.status = 'open'`,
+    [a.merchantId],
+  );
   expect(held!.n).toBe(999);
 }, 240_000);
 afterAll(() => gw?.close());
@@ -87,8 +90,21 @@ it("an order that expires unpaid gives its code back at once (not after the late
 
 it('a late payment to the expired order is still found by its address, not by its (reused) code', async () => {
   const [dep] = await sql<{ id: string; token_id: string }>('select id, token_id from deposits where order_id = ?', [first.orderId]);
-  const t: ObservedTransfer = { txHash: '77'.repeat(32), index: 0, blockNumber: 300n, blockHash: 'ab'.repeat(32), token: NILE_USDT, from: CUSTOMER, to: first.address, amount: first.total };
-  await gw.app.orm.em.fork().transactional((tx) => gw.app.payments.record(tx, 'sandbox', 'TRON', [{ transfer: t, depositId: dep!.id, orderId: first.orderId, tokenId: dep!.token_id }]));
+  const t: ObservedTransfer = {
+    txHash: '77'.repeat(32),
+    index: 0,
+    blockNumber: 300n,
+    blockHash: 'ab'.repeat(32),
+    token: NILE_USDT,
+    from: CUSTOMER,
+    to: first.address,
+    amount: first.total,
+  };
+  await gw.app.orm.em
+    .fork()
+    .transactional((tx) =>
+      gw.app.payments.record(tx, 'sandbox', 'TRON', [{ transfer: t, depositId: dep!.id, orderId: first.orderId, tokenId: dep!.token_id }]),
+    );
   const [p] = await sql<{ id: string; late: boolean }>('select id, late from payments where tx_hash = ?', [t.txHash]);
   expect(p!.late).toBe(true);
   await gw.app.payments.markConfirmed(gw.app.orm.em.fork(), [p!.id]);

@@ -19,7 +19,8 @@ import { eventually, sleep, sql, startHookedRpc, type HookedRpc } from '../suppo
 import { internalContext } from '../../src/common/context';
 
 const MONGODB_URL = process.env.MONGODB_URL;
-if (!MONGODB_URL) console.log('jobs.test: MONGODB_URL is not set, so the MongoDB job store cases are skipped (PostgreSQL cases run; no MongoDB server exists on this machine)');
+if (!MONGODB_URL)
+  console.log('jobs.test: MONGODB_URL is not set, so the MongoDB job store cases are skipped (PostgreSQL cases run; no MongoDB server exists on this machine)');
 
 /** A lock lifetime far longer than a takeover after a clean shutdown may take. */
 const WATCH_LOCK_MS = 10_000;
@@ -48,7 +49,10 @@ afterAll(async () => {
   await anvil?.stop();
 });
 
-const stores: { store: 'postgres' | 'mongo'; mongodbUrl?: string }[] = [{ store: 'postgres' }, ...(MONGODB_URL ? [{ store: 'mongo' as const, mongodbUrl: MONGODB_URL }] : [])];
+const stores: { store: 'postgres' | 'mongo'; mongodbUrl?: string }[] = [
+  { store: 'postgres' },
+  ...(MONGODB_URL ? [{ store: 'mongo' as const, mongodbUrl: MONGODB_URL }] : []),
+];
 const describeMongo = MONGODB_URL ? describe : describe.skip;
 
 /** The app as a worker configured for `mongodbUrl` sees it (the store is chosen from config). */
@@ -56,7 +60,9 @@ const appFor = (mongodbUrl?: string): App => ({ ...api.app, config: { ...api.app
 
 /** The real watcher job of sandbox ETHEREUM (pointed at the slowed anvil), with its runs counted. */
 function countedWatcher(stats: { running: number; max: number; runs: string[] }, who: string): JobDefinition {
-  const [target] = watchedNetworks(api.app.config, { 'sandbox:ETHEREUM': [rpc.url] }, { localSweepContracts: DEV_SWEEP_CONTRACTS }).filter((n) => n.environment === 'sandbox' && n.network === 'ETHEREUM');
+  const [target] = watchedNetworks(api.app.config, { 'sandbox:ETHEREUM': [rpc.url] }, { localSweepContracts: DEV_SWEEP_CONTRACTS }).filter(
+    (n) => n.environment === 'sandbox' && n.network === 'ETHEREUM',
+  );
   const [def] = watchChainJobs([target!], WATCH_LOCK_MS);
   return {
     ...def!,
@@ -104,7 +110,10 @@ describe.each(stores)('job store: $store', ({ store, mongodbUrl }) => {
     await sql(api.app, `update orders set expires_at = now() - interval '1 second' where id = ?`, [order.id]);
     const t0 = Date.now();
     await start([expireOrdersJob(1)]);
-    await eventually(async () => (await sql<{ status: string }>(api.app, `select status from orders where id = ?`, [order.id]))[0]?.status === 'Expired', 'the expiry job');
+    await eventually(
+      async () => (await sql<{ status: string }>(api.app, `select status from orders where id = ?`, [order.id]))[0]?.status === 'Expired',
+      'the expiry job',
+    );
     console.log(`${store}: expiry job settled the due order ${Date.now() - t0} ms after the scheduler started`);
   });
 
@@ -131,7 +140,9 @@ describe.each(stores)('job store: $store', ({ store, mongodbUrl }) => {
       const { jobs } = await other.agenda.queryJobs({ name: 'watch-chain:sandbox:ETHEREUM' });
       expect(jobs).toHaveLength(1);
       const takeoverMs = await eventually(async () => stats.runs.length === 2, 'the other worker to take the watcher over', WATCH_LOCK_MS);
-      console.log(`${store}: runner stopped in ${stopMs} ms; the other worker took the watcher over ${takeoverMs} ms later (lock lifetime ${WATCH_LOCK_MS} ms)`);
+      console.log(
+        `${store}: runner stopped in ${stopMs} ms; the other worker took the watcher over ${takeoverMs} ms later (lock lifetime ${WATCH_LOCK_MS} ms)`,
+      );
       expect(stats.runs[1]).toBe(first === 'a' ? 'b' : 'a');
       expect(takeoverMs).toBeLessThan(2000);
       expect(stats.max).toBe(1);
@@ -177,7 +188,9 @@ describe('a job store that is down at start', () => {
   it('PostgreSQL: retries with backoff, then fails with an error naming the store; no unhandled rejection', async () => {
     const { log, lines } = capture();
     const t0 = Date.now();
-    await expect(openJobStore({ databaseUrl: 'postgres://cpg:secret@127.0.0.1:1/nothing', log, attempts: 2 })).rejects.toThrow(/^Job store PostgreSQL \(DATABASE_URL\) unreachable after 2 attempts: .*ECONNREFUSED/);
+    await expect(openJobStore({ databaseUrl: 'postgres://cpg:secret@127.0.0.1:1/nothing', log, attempts: 2 })).rejects.toThrow(
+      /^Job store PostgreSQL \(DATABASE_URL\) unreachable after 2 attempts: .*ECONNREFUSED/,
+    );
     expect(Date.now() - t0).toBeGreaterThanOrEqual(500); // one backoff between the attempts
     expect(lines.map((l) => l.msg)).toEqual(['job store PostgreSQL (DATABASE_URL) unreachable; retrying']);
     expect(JSON.stringify(lines)).not.toContain('secret');
@@ -221,7 +234,9 @@ describe('a job store that is down at start', () => {
 
   it('MongoDB (MONGODB_URL): retries, then fails with an error naming the store; no unhandled rejection', async () => {
     const { log, lines } = capture();
-    await expect(openJobStore({ databaseUrl: api.databaseUrl, mongodbUrl: 'mongodb://127.0.0.1:1/agenda', log, attempts: 2 })).rejects.toThrow(/^Job store MongoDB \(MONGODB_URL\) unreachable after 2 attempts/);
+    await expect(openJobStore({ databaseUrl: api.databaseUrl, mongodbUrl: 'mongodb://127.0.0.1:1/agenda', log, attempts: 2 })).rejects.toThrow(
+      /^Job store MongoDB \(MONGODB_URL\) unreachable after 2 attempts/,
+    );
     expect(lines.map((l) => l.msg)).toEqual(['job store MongoDB (MONGODB_URL) unreachable; retrying']);
     await sleep(200);
     expect(unhandled).toEqual([]);

@@ -4,7 +4,19 @@ import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { bearer, gql } from '../support/graphql';
 import { WebhookReceiver } from '../support/webhook-receiver';
-import { attemptsOf, bodyOf, deliveriesOf, eventually, FAST_WEBHOOKS, newOrder, payOrder, SEPOLIA_USDT, setUrl, transition, verifies } from '../support/webhooks';
+import {
+  attemptsOf,
+  bodyOf,
+  deliveriesOf,
+  eventually,
+  FAST_WEBHOOKS,
+  newOrder,
+  payOrder,
+  SEPOLIA_USDT,
+  setUrl,
+  transition,
+  verifies,
+} from '../support/webhooks';
 import { freshLogin } from '../support/reauth';
 
 let gw: TestGateway;
@@ -55,8 +67,18 @@ describe('transaction.success', () => {
     const names = w.rawHeaders.filter((_, i) => i % 2 === 0);
     expect(names.map((h) => h.toLowerCase()).sort()).toEqual(
       [
-        'connection', 'content-length', 'content-type', 'host', 'user-agent', 'x-service-delivery-id', 'x-service-event', 'x-service-idempotency-key', 'x-service-signature',
-        'webhook-id', 'webhook-timestamp', 'webhook-signature',
+        'connection',
+        'content-length',
+        'content-type',
+        'host',
+        'user-agent',
+        'x-service-delivery-id',
+        'x-service-event',
+        'x-service-idempotency-key',
+        'x-service-signature',
+        'webhook-id',
+        'webhook-timestamp',
+        'webhook-signature',
       ].sort(),
     );
     expect(names).toEqual(expect.arrayContaining(['X-Service-Signature', 'X-Service-Event', 'X-Service-Idempotency-Key']));
@@ -91,7 +113,17 @@ describe('transaction.success', () => {
         reorged: false,
         tx_hashes: [paid.txHash],
         payments: [
-          { tx_hash: paid.txHash, log_index: 0, network: 'ETHEREUM', amount: total, block_number: '100', status: 'confirmed', late: false, detected_at: expect.any(Number), confirmed_at: expect.any(Number) },
+          {
+            tx_hash: paid.txHash,
+            log_index: 0,
+            network: 'ETHEREUM',
+            amount: total,
+            block_number: '100',
+            status: 'confirmed',
+            late: false,
+            detected_at: expect.any(Number),
+            confirmed_at: expect.any(Number),
+          },
         ],
         created_at: expect.any(Number),
         expired_at: expect.any(Number),
@@ -255,7 +287,15 @@ describe('events', () => {
     const byEvent = Object.fromEntries(r.received.map((w) => [w.headers['x-service-event'], w]));
     expect(Object.keys(byEvent).sort()).toEqual(['transaction.expired', 'transaction.success', 'transaction.underpaid']);
     expect(byEvent['transaction.expired']!.headers['x-service-idempotency-key']).toBe(`evt_${expired.eventId}`);
-    expect(bodyOf(byEvent['transaction.expired']!).data).toMatchObject({ order_no: a.orderNo, status: 'Expired', previous_status: 'Created', network: null, deposit_address: null, payments: [], tx_hashes: [] });
+    expect(bodyOf(byEvent['transaction.expired']!).data).toMatchObject({
+      order_no: a.orderNo,
+      status: 'Expired',
+      previous_status: 'Created',
+      network: null,
+      deposit_address: null,
+      payments: [],
+      tx_hashes: [],
+    });
     expect(byEvent['transaction.underpaid']!.headers['x-service-idempotency-key']).toBe(`evt_${underpaid.eventId}`);
     expect(bodyOf(byEvent['transaction.underpaid']!).data).toMatchObject({ order_no: b.orderNo, status: 'Underpaid', previous_status: 'Created' });
     // No payment caused it (a test transition): the stable fallback key.
@@ -277,11 +317,20 @@ describe('events', () => {
     const amount = formatDecimal(paid.amount, 6);
     expect(byEvent['transaction.late_payment']).toMatchObject({
       idempotency_key: expect.stringMatching(/^evt_[0-9a-f-]{36}$/),
-      data: { order_no: paid.orderNo, status: 'Success', late_payment: { tx_hash: paid.txHash, amount, within_late_window: true }, payments: [{ tx_hash: paid.txHash, late: true }] },
+      data: {
+        order_no: paid.orderNo,
+        status: 'Success',
+        late_payment: { tx_hash: paid.txHash, amount, within_late_window: true },
+        payments: [{ tx_hash: paid.txHash, late: true }],
+      },
     });
     expect(byEvent['transaction.overpaid']).toMatchObject({
       idempotency_key: expect.stringMatching(/^evt_[0-9a-f-]{36}$/),
-      data: { overpaid: true, amount_received_crypto: amount, overpayment: { amount_due_crypto: formatDecimal(BigInt(paid.deposit.total_amount), 6), amount_received_crypto: amount, excess_crypto: '0.005' } },
+      data: {
+        overpaid: true,
+        amount_received_crypto: amount,
+        overpayment: { amount_due_crypto: formatDecimal(BigInt(paid.deposit.total_amount), 6), amount_received_crypto: amount, excess_crypto: '0.005' },
+      },
     });
     const keys = r.received.map((w) => w.headers['x-service-idempotency-key']);
     expect(new Set(keys).size).toBe(4);
@@ -341,11 +390,27 @@ describe('GraphQL: settings, delivery log, redelivery, test events', () => {
     expect(test.errors).toBeUndefined();
     const t = test.data!.sendTestWebhook;
     expect(t).toMatchObject({ event: 'webhook.test', state: 'DELIVERED', attemptCount: 1, maxAttempts: 1, lastStatus: 200, idempotencyKey: `evt_${t.id}` });
-    expect(t.attempts).toEqual([expect.objectContaining({ series: 1, number: 1, httpStatus: 200, outcome: 'delivered', error: null, url: r.url, responseBody: 'ok', latencyMs: expect.any(Number) })]);
+    expect(t.attempts).toEqual([
+      expect.objectContaining({
+        series: 1,
+        number: 1,
+        httpStatus: 200,
+        outcome: 'delivered',
+        error: null,
+        url: r.url,
+        responseBody: 'ok',
+        latencyMs: expect.any(Number),
+      }),
+    ]);
     expect(r.received).toHaveLength(1);
     expect(r.received[0]!.headers['x-service-event']).toBe('webhook.test');
     expect(verifies(m.sandboxKey, r.received[0]!)).toBe(true);
-    expect(bodyOf(r.received[0]!)).toMatchObject({ version: '2026-11-01', event: 'webhook.test', id: t.id, data: { test: true, merchant_id: m.merchantId, environment: 'sandbox' } });
+    expect(bodyOf(r.received[0]!)).toMatchObject({
+      version: '2026-11-01',
+      event: 'webhook.test',
+      id: t.id,
+      data: { test: true, merchant_id: m.merchantId, environment: 'sandbox' },
+    });
 
     // Five order events: three Expired, two Success.
     const orders = [];
@@ -359,7 +424,9 @@ describe('GraphQL: settings, delivery log, redelivery, test events', () => {
     const success = await gql(gw.url, WebhookDeliveriesDocument, { environment: 'SANDBOX', event: 'transaction.success' }, auth);
     expect(success.data!.webhookDeliveries.nodes.map((n) => n.orderNo).sort()).toEqual([orders[3]!.orderNo, orders[4]!.orderNo].sort());
     const one = await gql(gw.url, WebhookDeliveriesDocument, { environment: 'SANDBOX', orderNo: orders[1]!.orderNo }, auth);
-    expect(one.data!.webhookDeliveries.nodes).toMatchObject([{ orderNo: orders[1]!.orderNo, event: 'transaction.expired', state: 'DELIVERED', attempts: [{ httpStatus: 200, outcome: 'delivered' }] }]);
+    expect(one.data!.webhookDeliveries.nodes).toMatchObject([
+      { orderNo: orders[1]!.orderNo, event: 'transaction.expired', state: 'DELIVERED', attempts: [{ httpStatus: 200, outcome: 'delivered' }] },
+    ]);
     expect((await gql(gw.url, WebhookDeliveriesDocument, { environment: 'SANDBOX', status: 'FAILED' }, auth)).data!.webhookDeliveries.nodes).toHaveLength(0);
     expect((await gql(gw.url, WebhookDeliveriesDocument, { environment: 'PRODUCTION' }, auth)).data!.webhookDeliveries.nodes).toHaveLength(0);
     const bad = await gql(gw.url, WebhookDeliveriesDocument, { environment: 'SANDBOX', event: 'order.status_changed' }, auth);
@@ -388,7 +455,16 @@ describe('GraphQL: settings, delivery log, redelivery, test events', () => {
       return d.state === 'DELIVERED' && d.series >= 2 ? d : null;
     });
     expect(final.attempts.map((a) => [a.series, a.number, a.outcome])).toEqual(
-      twice.errors ? [[1, 1, 'delivered'], [2, 1, 'delivered']] : [[1, 1, 'delivered'], [2, 1, 'delivered'], [3, 1, 'delivered']],
+      twice.errors
+        ? [
+            [1, 1, 'delivered'],
+            [2, 1, 'delivered'],
+          ]
+        : [
+            [1, 1, 'delivered'],
+            [2, 1, 'delivered'],
+            [3, 1, 'delivered'],
+          ],
     );
     expect(r.received.at(-1)!.raw.toString()).toBe(target.payload);
 
@@ -398,7 +474,9 @@ describe('GraphQL: settings, delivery log, redelivery, test events', () => {
     expect((await gql(gw.url, RedeliverWebhookDocument, { id: target.id }, otherAuth)).errors![0]!.extensions!.code).toBe('WEBHOOK_DELIVERY_NOT_FOUND');
     expect((await gql(gw.url, SendTestWebhookDocument, { environment: 'SANDBOX' }, otherAuth)).errors![0]!.extensions!.code).toBe('NOTIFICATION_URL_REJECTED');
     // An API key is not a dashboard login.
-    expect((await gql(gw.url, WebhookDeliveriesDocument, { environment: 'SANDBOX' }, { 'api-key': m.sandboxKey })).errors![0]!.extensions!.code).toBe('FORBIDDEN');
+    expect((await gql(gw.url, WebhookDeliveriesDocument, { environment: 'SANDBOX' }, { 'api-key': m.sandboxKey })).errors![0]!.extensions!.code).toBe(
+      'FORBIDDEN',
+    );
   });
 
   it('a test event to a failing endpoint is recorded as failed, with the status and the answer', async () => {
@@ -406,7 +484,11 @@ describe('GraphQL: settings, delivery log, redelivery, test events', () => {
     r.reply = () => ({ status: 500, body: 'receiver exploded' });
     const auth = bearer((await gql(gw.url, LoginDocument, { email: m.email, password: m.password })).data!.login.token);
     const res = await gql(gw.url, SendTestWebhookDocument, { environment: 'SANDBOX' }, auth);
-    expect(res.data!.sendTestWebhook).toMatchObject({ state: 'FAILED', lastStatus: 500, attempts: [{ httpStatus: 500, outcome: 'failed', responseBody: 'receiver exploded' }] });
+    expect(res.data!.sendTestWebhook).toMatchObject({
+      state: 'FAILED',
+      lastStatus: 500,
+      attempts: [{ httpStatus: 500, outcome: 'failed', responseBody: 'receiver exploded' }],
+    });
   });
 
   it('the answer a merchant is shown is capped at 512 bytes and cleaned of control characters; headers are never echoed', async () => {

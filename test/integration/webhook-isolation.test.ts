@@ -26,7 +26,13 @@ describe('a slow endpoint', () => {
   // 8 slots per worker, 4 per endpoint, 60 s timeouts: a hanging endpoint holds 4 slots for the whole
   // test, so whatever reaches the healthy endpoint went past it, however slow the machine is.
   beforeAll(async () => {
-    gw = await startTestGateway({ ...FAST_WEBHOOKS, WEBHOOK_CONCURRENCY: '8', WEBHOOK_CONCURRENCY_PER_ENDPOINT: '4', WEBHOOK_TIMEOUT_MS: '60000', WEBHOOK_RETRY_SCHEDULE_S: '60' });
+    gw = await startTestGateway({
+      ...FAST_WEBHOOKS,
+      WEBHOOK_CONCURRENCY: '8',
+      WEBHOOK_CONCURRENCY_PER_ENDPOINT: '4',
+      WEBHOOK_TIMEOUT_MS: '60000',
+      WEBHOOK_RETRY_SCHEDULE_S: '60',
+    });
   });
   afterAll(() => gw?.close(), 120_000);
 
@@ -102,12 +108,17 @@ describe('two workers', () => {
     for (const { m, r } of merchants) {
       expect(r.received).toHaveLength(PER_MERCHANT * 2);
       const perKey = new Map<string, number>();
-      for (const w of r.received) perKey.set(String(w.headers['x-service-idempotency-key']), (perKey.get(String(w.headers['x-service-idempotency-key'])) ?? 0) + 1);
+      for (const w of r.received)
+        perKey.set(String(w.headers['x-service-idempotency-key']), (perKey.get(String(w.headers['x-service-idempotency-key'])) ?? 0) + 1);
       expect(perKey.size).toBe(PER_MERCHANT);
       expect([...perKey.values()].every((n) => n === 2)).toBe(true);
       const rows = await deliveriesOf(gw1.app, m.merchantId);
       expect(rows).toHaveLength(PER_MERCHANT);
-      for (const d of rows) expect((await attemptsOf(gw1.app, d.id)).map((a) => [a.number, a.http_status, a.outcome])).toEqual([[1, 503, 'retry'], [2, 200, 'delivered']]);
+      for (const d of rows)
+        expect((await attemptsOf(gw1.app, d.id)).map((a) => [a.number, a.http_status, a.outcome])).toEqual([
+          [1, 503, 'retry'],
+          [2, 200, 'delivered'],
+        ]);
     }
     // Both workers took part.
     expect(gw1.webhooks!.recorded).toBeGreaterThan(recordedBefore[0]!);

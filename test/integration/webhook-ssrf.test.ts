@@ -13,19 +13,70 @@ import { freshLogin } from '../support/reauth';
 
 describe('address classification', () => {
   it.each([
-    '127.0.0.1', '127.255.255.254', '10.1.2.3', '172.16.0.1', '172.31.255.255', '192.168.1.1', '169.254.169.254', '100.64.0.1', '100.127.255.255',
-    '0.0.0.0', '0.1.2.3', '224.0.0.1', '239.255.255.250', '240.0.0.1', '255.255.255.255', '192.0.2.1', '198.18.0.1', '198.51.100.7', '203.0.113.9',
-    '::', '::1', 'fe80::1', 'fe80::1%eth0', 'fc00::1', 'fd12:3456::1', 'ff02::1', 'fec0::1', '2001:db8::1', '100::1',
-    '::ffff:127.0.0.1', '::ffff:7f00:1', '::ffff:10.0.0.1', '::ffff:169.254.169.254', '64:ff9b::a00:1', '2002:7f00:1::1', '2002:c0a8:101::1',
+    '127.0.0.1',
+    '127.255.255.254',
+    '10.1.2.3',
+    '172.16.0.1',
+    '172.31.255.255',
+    '192.168.1.1',
+    '169.254.169.254',
+    '100.64.0.1',
+    '100.127.255.255',
+    '0.0.0.0',
+    '0.1.2.3',
+    '224.0.0.1',
+    '239.255.255.250',
+    '240.0.0.1',
+    '255.255.255.255',
+    '192.0.2.1',
+    '198.18.0.1',
+    '198.51.100.7',
+    '203.0.113.9',
+    '::',
+    '::1',
+    'fe80::1',
+    'fe80::1%eth0',
+    'fc00::1',
+    'fd12:3456::1',
+    'ff02::1',
+    'fec0::1',
+    '2001:db8::1',
+    '100::1',
+    '::ffff:127.0.0.1',
+    '::ffff:7f00:1',
+    '::ffff:10.0.0.1',
+    '::ffff:169.254.169.254',
+    '64:ff9b::a00:1',
+    '2002:7f00:1::1',
+    '2002:c0a8:101::1',
     // IPv4-translated (SIIT, ::ffff:0:0:0/96), local-use NAT64 (64:ff9b:1::/48), the rest of ::/8 and the new documentation block.
-    '::ffff:0:7f00:1', '::ffff:0:a00:1', '::ffff:0:a9fe:a9fe', '0:0:0:0:ffff:0:127.0.0.1', '64:ff9b:1::a00:1', '64:ff9b:1::808:808', '::ffff:1:2:3', '1::ffff:7f00:1', '3fff::1',
-    'not-an-address', '',
+    '::ffff:0:7f00:1',
+    '::ffff:0:a00:1',
+    '::ffff:0:a9fe:a9fe',
+    '0:0:0:0:ffff:0:127.0.0.1',
+    '64:ff9b:1::a00:1',
+    '64:ff9b:1::808:808',
+    '::ffff:1:2:3',
+    '1::ffff:7f00:1',
+    '3fff::1',
+    'not-an-address',
+    '',
   ])('%s is refused', (a) => expect(isPublicAddress(a)).toBe(false));
 
-  it.each(['8.8.8.8', '1.1.1.1', '93.184.216.34', '172.32.0.1', '100.128.0.1', '11.0.0.1', '2606:4700:4700::1111', '2001:4860:4860::8888', '::ffff:8.8.8.8', '64:ff9b::808:808', '2002:808:808::1', '::ffff:0:808:808'])(
-    '%s is public',
-    (a) => expect(isPublicAddress(a)).toBe(true),
-  );
+  it.each([
+    '8.8.8.8',
+    '1.1.1.1',
+    '93.184.216.34',
+    '172.32.0.1',
+    '100.128.0.1',
+    '11.0.0.1',
+    '2606:4700:4700::1111',
+    '2001:4860:4860::8888',
+    '::ffff:8.8.8.8',
+    '64:ff9b::808:808',
+    '2002:808:808::1',
+    '::ffff:0:808:808',
+  ])('%s is public', (a) => expect(isPublicAddress(a)).toBe(true));
 
   it('names are judged by every address they resolve to', async () => {
     await expect(assertPublicHost('localhost')).rejects.toThrow(/non-public address/);
@@ -45,20 +96,27 @@ describe('WEBHOOK_ALLOW_PRIVATE_URLS defaults', () => {
 
   it('every deployment refuses private addresses unless explicitly allowed (development too)', async () => {
     await expect(service(production).checkUrl('sandbox', 'http://127.0.0.1:8080/hook')).rejects.toMatchObject({ code: 'NOTIFICATION_URL_REJECTED' });
-    await expect(service({ ...production, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).checkUrl('sandbox', 'http://127.0.0.1:8080/hook')).resolves.toBe('http://127.0.0.1:8080/hook');
+    await expect(service({ ...production, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).checkUrl('sandbox', 'http://127.0.0.1:8080/hook')).resolves.toBe(
+      'http://127.0.0.1:8080/hook',
+    );
     for (const NODE_ENV of ['development', 'test']) {
       // The refusal names the switch a local receiver needs.
       await expect(service({ NODE_ENV }).checkUrl('sandbox', 'http://localhost:8080/hook')).rejects.toMatchObject({
         code: 'NOTIFICATION_URL_REJECTED',
         message: expect.stringMatching(/non-public address.*needs WEBHOOK_ALLOW_PRIVATE_URLS=true/),
       });
-      await expect(service({ NODE_ENV, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).checkUrl('sandbox', 'http://localhost:8080/hook')).resolves.toBe('http://localhost:8080/hook');
+      await expect(service({ NODE_ENV, WEBHOOK_ALLOW_PRIVATE_URLS: 'true' }).checkUrl('sandbox', 'http://localhost:8080/hook')).resolves.toBe(
+        'http://localhost:8080/hook',
+      );
     }
   });
 
   it('https is required for the production environment whatever the deployment', async () => {
     const local = { NODE_ENV: 'development', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' };
-    await expect(service(local).checkUrl('production', 'http://localhost:8080/hook')).rejects.toMatchObject({ code: 'NOTIFICATION_URL_REJECTED', message: expect.stringMatching(/https/) });
+    await expect(service(local).checkUrl('production', 'http://localhost:8080/hook')).rejects.toMatchObject({
+      code: 'NOTIFICATION_URL_REJECTED',
+      message: expect.stringMatching(/https/),
+    });
     await expect(service(local).checkUrl('production', 'https://localhost:8443/hook')).resolves.toBe('https://localhost:8443/hook');
   });
 });
@@ -98,7 +156,10 @@ describe('with WEBHOOK_ALLOW_PRIVATE_URLS=false', () => {
     ['sandbox', 'not a url', /absolute/],
   ] as const)('%s %s is refused', async (environment, url, why) => {
     const m = await createMerchant(strict.app);
-    await expect(setUrl(strict.app, m.merchantId, environment, url)).rejects.toMatchObject({ code: 'NOTIFICATION_URL_REJECTED', message: expect.stringMatching(why) });
+    await expect(setUrl(strict.app, m.merchantId, environment, url)).rejects.toMatchObject({
+      code: 'NOTIFICATION_URL_REJECTED',
+      message: expect.stringMatching(why),
+    });
   });
 
   it('public https URLs are accepted (no request is made when saving)', async () => {

@@ -4,7 +4,13 @@
  * a per-environment secret sealed at rest, replays and tampering rejected, rotation with an overlap.
  */
 import { Webhook, WebhookVerificationError } from 'standardwebhooks';
-import { LoginDocument, RedeliverWebhookDocument, RotateWebhookSigningSecretDocument, SendTestWebhookDocument, WebhookSigningSecretDocument } from '../generated/graphql';
+import {
+  LoginDocument,
+  RedeliverWebhookDocument,
+  RotateWebhookSigningSecretDocument,
+  SendTestWebhookDocument,
+  WebhookSigningSecretDocument,
+} from '../generated/graphql';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { bearer, gql } from '../support/graphql';
@@ -68,7 +74,10 @@ describe('Standard Webhooks headers', () => {
     expect(prod).not.toBe(secret);
     expect(verifiesWith(prod, w)).toBe(false);
 
-    const rows = await gw.app.orm.em.fork().getConnection().execute<{ secret_ciphertext: string }[]>(`select secret_ciphertext from webhook_secrets where merchant_id = ?`, [m.merchantId]);
+    const rows = await gw.app.orm.em
+      .fork()
+      .getConnection()
+      .execute<{ secret_ciphertext: string }[]>(`select secret_ciphertext from webhook_secrets where merchant_id = ?`, [m.merchantId]);
     expect(rows).toHaveLength(2);
     for (const r of rows) {
       expect(r.secret_ciphertext).not.toContain(secret.slice('whsec_'.length, 20));
@@ -121,7 +130,8 @@ describe('Standard Webhooks headers', () => {
     expect(verifiesWith(fresh.secret, during)).toBe(true);
 
     // A second rotation retires the first secret at once (the second keeps its overlap).
-    const third = (await gql(gw.url, RotateWebhookSigningSecretDocument, { environment: 'SANDBOX' as never, overlapHours: 1 }, auth)).data!.rotateWebhookSigningSecret;
+    const third = (await gql(gw.url, RotateWebhookSigningSecretDocument, { environment: 'SANDBOX' as never, overlapHours: 1 }, auth)).data!
+      .rotateWebhookSigningSecret;
     const after = await sendTest();
     expect(String(after.headers['webhook-signature']).split(' ')).toHaveLength(2);
     expect(verifiesWith(old, after)).toBe(false);
@@ -129,7 +139,8 @@ describe('Standard Webhooks headers', () => {
     expect(verifiesWith(third.secret, after)).toBe(true);
 
     // Overlap 0: only the new secret signs.
-    const fourth = (await gql(gw.url, RotateWebhookSigningSecretDocument, { environment: 'SANDBOX' as never, overlapHours: 0 }, auth)).data!.rotateWebhookSigningSecret;
+    const fourth = (await gql(gw.url, RotateWebhookSigningSecretDocument, { environment: 'SANDBOX' as never, overlapHours: 0 }, auth)).data!
+      .rotateWebhookSigningSecret;
     expect(fourth.previousRetiresAt).toBeNull();
     const last = await sendTest();
     expect(String(last.headers['webhook-signature']).split(' ')).toHaveLength(1);
@@ -145,8 +156,12 @@ describe('Standard Webhooks headers', () => {
     expect((await secretNow()).secret).toBe(before);
     // A dashboard session that has not given the password again lately can neither read nor rotate it.
     const stale = bearer((await gql(gw.url, LoginDocument, { email: m.email, password: m.password })).data!.login.token);
-    expect((await gql(gw.url, WebhookSigningSecretDocument, { environment: 'SANDBOX' as never }, stale)).errors?.[0]?.extensions?.code).toBe('REAUTHENTICATION_REQUIRED');
-    expect((await gql(gw.url, RotateWebhookSigningSecretDocument, { environment: 'SANDBOX' as never, overlapHours: 0 }, stale)).errors?.[0]?.extensions?.code).toBe('REAUTHENTICATION_REQUIRED');
+    expect((await gql(gw.url, WebhookSigningSecretDocument, { environment: 'SANDBOX' as never }, stale)).errors?.[0]?.extensions?.code).toBe(
+      'REAUTHENTICATION_REQUIRED',
+    );
+    expect(
+      (await gql(gw.url, RotateWebhookSigningSecretDocument, { environment: 'SANDBOX' as never, overlapHours: 0 }, stale)).errors?.[0]?.extensions?.code,
+    ).toBe('REAUTHENTICATION_REQUIRED');
     expect((await secretNow()).secret).toBe(before);
     const byKey = await gql(gw.url, WebhookSigningSecretDocument, { environment: 'SANDBOX' as never }, { 'api-key': m.sandboxKey });
     expect(byKey.data).toBeFalsy();

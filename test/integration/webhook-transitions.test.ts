@@ -1,7 +1,13 @@
 import { randomUUID } from 'node:crypto';
 import type { RequestContext } from '../../src/common/context';
 import type { AttemptRecord, ClaimedDelivery } from '../../src/modules/webhooks/webhook-queue.service';
-import { WEBHOOK_DELIVERY_INITIAL_STATES, WEBHOOK_DELIVERY_MOVES, WEBHOOK_DELIVERY_STATES, WEBHOOK_DELIVERY_TRANSITIONS, type WebhookDeliveryState } from '../../src/modules/webhooks/webhook.transitions';
+import {
+  WEBHOOK_DELIVERY_INITIAL_STATES,
+  WEBHOOK_DELIVERY_MOVES,
+  WEBHOOK_DELIVERY_STATES,
+  WEBHOOK_DELIVERY_TRANSITIONS,
+  type WebhookDeliveryState,
+} from '../../src/modules/webhooks/webhook.transitions';
 import { createMerchant } from '../support/fixtures';
 import { startTestGateway, type TestGateway } from '../support/gateway';
 import { WebhookReceiver } from '../support/webhook-receiver';
@@ -58,15 +64,33 @@ async function deliveryIn(state: WebhookDeliveryState, opts: { lastAttempt?: boo
   return { id, state, token, attempts };
 }
 
-const stateOf = async (id: string): Promise<WebhookDeliveryState> => (await em().execute<{ state: WebhookDeliveryState }[]>(`select state from webhook_deliveries where id = ?`, [id]))[0]!.state;
+const stateOf = async (id: string): Promise<WebhookDeliveryState> =>
+  (await em().execute<{ state: WebhookDeliveryState }[]>(`select state from webhook_deliveries where id = ?`, [id]))[0]!.state;
 
 const recordOf = (row: Row, outcome: AttemptRecord['outcome']): AttemptRecord => {
   const delivery: ClaimedDelivery = {
-    id: row.id, merchantId, environment: 'sandbox', kind: 'webhook.test', idempotencyKey: `evt_${row.id}`, url: r.url, endpoint: new URL(r.url).origin,
-    payload: '{}', series: 1, attempt: row.attempts, maxAttempts: 3, lockToken: row.token, secrets: [], signingKey: null,
+    id: row.id,
+    merchantId,
+    environment: 'sandbox',
+    kind: 'webhook.test',
+    idempotencyKey: `evt_${row.id}`,
+    url: r.url,
+    endpoint: new URL(r.url).origin,
+    payload: '{}',
+    series: 1,
+    attempt: row.attempts,
+    maxAttempts: 3,
+    lockToken: row.token,
+    secrets: [],
+    signingKey: null,
   };
   const status = outcome === 'delivered' ? 200 : outcome === 'retry' ? 503 : 400;
-  return { delivery, outcome, delayMs: outcome === 'retry' ? 1000 : null, response: { status, error: null, retryAfterS: null, responseBody: null, startedAt: new Date(), latencyMs: 1 } };
+  return {
+    delivery,
+    outcome,
+    delayMs: outcome === 'retry' ? 1000 : null,
+    response: { status, error: null, retryAfterS: null, responseBody: null, startedAt: new Date(), latencyMs: 1 },
+  };
 };
 
 /** Each operation that can write a delivery's state, run on one delivery. Refusals (CONFLICT) are part of the behaviour. */
@@ -97,7 +121,11 @@ describe('every status write of a delivery is a move of the transition table', (
       await op.run(row);
       const to = await stateOf(row.id);
       if (to === from) continue;
-      expect({ operation: name, move: `${from} → ${to}`, allowed: WEBHOOK_DELIVERY_TRANSITIONS[from].includes(to) }).toEqual({ operation: name, move: `${from} → ${to}`, allowed: true });
+      expect({ operation: name, move: `${from} → ${to}`, allowed: WEBHOOK_DELIVERY_TRANSITIONS[from].includes(to) }).toEqual({
+        operation: name,
+        move: `${from} → ${to}`,
+        allowed: true,
+      });
       const key = `${from} → ${to}`;
       observed.set(key, (observed.get(key) ?? new Set()).add(name));
     }
@@ -128,7 +156,15 @@ describe('deliveries are born only in the table’s initial states', () => {
     await transition(gw.app, order.id, 'Expired');
     await gw.app.webhooks.outbox.dispatchOutbox(em());
     const fromOutbox = await em().execute<{ state: string }[]>(`select state from webhook_deliveries where order_id = ?`, [order.id]);
-    const claimed = await gw.app.webhooks.queue.insertClaimed(em(), { id: randomUUID(), merchantId, environment: 'sandbox', kind: 'webhook.test', idempotencyKey: `evt_${randomUUID()}`, url: r.url, payload: '{}' });
+    const claimed = await gw.app.webhooks.queue.insertClaimed(em(), {
+      id: randomUUID(),
+      merchantId,
+      environment: 'sandbox',
+      kind: 'webhook.test',
+      idempotencyKey: `evt_${randomUUID()}`,
+      url: r.url,
+      payload: '{}',
+    });
     expect([fromOutbox[0]!.state, await stateOf(claimed.id)].sort()).toEqual(born);
   });
 });

@@ -24,11 +24,29 @@ export async function paidOrder(
   apiKey: string,
   opts: { network: Network; tokenAddress: string; walletType: WalletType; amountIdr?: string },
 ): Promise<CheckoutDeposit & { txHash: string }> {
-  const d = await checkout(gw.url, apiKey, { amountIdr: opts.amountIdr ?? '150000', tokenAddress: opts.tokenAddress, network: opts.network, walletType: opts.walletType });
+  const d = await checkout(gw.url, apiKey, {
+    amountIdr: opts.amountIdr ?? '150000',
+    tokenAddress: opts.tokenAddress,
+    network: opts.network,
+    walletType: opts.walletType,
+  });
   const [dep] = await sql<{ id: string; token_id: string }>(gw, 'select id, token_id from deposits where order_id = ?', [d.orderId]);
   const txHash = (opts.network === 'TRON' ? '' : '0x') + (++txSeq).toString(16).padStart(64, 'a');
-  const t: ObservedTransfer = { txHash, index: 0, blockNumber: 100n, blockHash: 'ab'.repeat(32), token: opts.tokenAddress, from: PAYERS[opts.network]!, to: d.address, amount: d.total };
-  await gw.app.orm.em.fork().transactional((tx) => gw.app.payments.record(tx, 'sandbox', opts.network, [{ transfer: t, depositId: dep!.id, orderId: d.orderId, tokenId: dep!.token_id }]));
+  const t: ObservedTransfer = {
+    txHash,
+    index: 0,
+    blockNumber: 100n,
+    blockHash: 'ab'.repeat(32),
+    token: opts.tokenAddress,
+    from: PAYERS[opts.network]!,
+    to: d.address,
+    amount: d.total,
+  };
+  await gw.app.orm.em
+    .fork()
+    .transactional((tx) =>
+      gw.app.payments.record(tx, 'sandbox', opts.network, [{ transfer: t, depositId: dep!.id, orderId: d.orderId, tokenId: dep!.token_id }]),
+    );
   const [p] = await sql<{ id: string }>(gw, 'select id from payments where tx_hash = ?', [txHash]);
   await gw.app.payments.markConfirmed(gw.app.orm.em.fork(), [p!.id]);
   const status = await gw.app.settlement.settle(gw.app.orm.em.fork(), d.orderId);

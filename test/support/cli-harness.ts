@@ -19,7 +19,14 @@ export function cliHarness(dataDirPrefix: string) {
     db = await createTestDatabase();
     dataDir = mkdtempSync(join(tmpdir(), dataDirPrefix));
     // What an operator sets next to the running server: the same database and secrets.
-    env = bareEnv({ DATABASE_URL: db.url, DATA_DIR: dataDir, MASTER_KEY: TEST_MASTER_KEY, JWT_SECRET: TEST_JWT_SECRET, NODE_ENV: 'test', WEBHOOK_ALLOW_PRIVATE_URLS: 'true' });
+    env = bareEnv({
+      DATABASE_URL: db.url,
+      DATA_DIR: dataDir,
+      MASTER_KEY: TEST_MASTER_KEY,
+      JWT_SECRET: TEST_JWT_SECRET,
+      NODE_ENV: 'test',
+      WEBHOOK_ALLOW_PRIVATE_URLS: 'true',
+    });
     gw = await startTestGateway({ ROLE: 'api' }, { db });
   });
   afterAll(async () => {

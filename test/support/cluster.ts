@@ -11,20 +11,43 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import pino from 'pino';
 import { Interface, Wallet } from 'ethers';
-import { CUSTOMER_PRIVATE_KEYS, DEPLOYER_ADDRESS, DEV_SWEEP_CONTRACTS, DEV_TOKEN_ADDRESSES, startDevChains, type DevChain, type DevChains } from '../../src/devchain';
+import {
+  CUSTOMER_PRIVATE_KEYS,
+  DEPLOYER_ADDRESS,
+  DEV_SWEEP_CONTRACTS,
+  DEV_TOKEN_ADDRESSES,
+  startDevChains,
+  type DevChain,
+  type DevChains,
+} from '../../src/devchain';
 import { openApp, type App } from '../../src/app';
 import { loadConfig } from '../../src/config';
 import { connectOrm } from '../../src/db/orm';
 import { useNamedStatements } from '../../src/db/prepared';
 import { bareEnv, CLI_JS, lockDist, MAIN_JS, runProcess, spawnProcess, type Spawned } from './process';
-import { freePort, pgQuery, promote, startHaProxy, startPgBouncer, startPrimary, startStandby, type HaProxy, type PgBouncer, type PgServer } from '../../bench/cluster-engines';
+import {
+  freePort,
+  pgQuery,
+  promote,
+  startHaProxy,
+  startPgBouncer,
+  startPrimary,
+  startStandby,
+  type HaProxy,
+  type PgBouncer,
+  type PgServer,
+} from '../../bench/cluster-engines';
 
 export { pgQuery };
 
 /** The chain id the sandbox signs for on ETHEREUM without DEV_CHAINS (Sepolia). */
 export const SEPOLIA = 11155111;
 export const USDT = DEV_TOKEN_ADDRESSES.ETHEREUM.USDT;
-const erc20 = new Interface(['function transfer(address to, uint256 value)', 'function mint(address to, uint256 value)', 'function balanceOf(address) view returns (uint256)']);
+const erc20 = new Interface([
+  'function transfer(address to, uint256 value)',
+  'function mint(address to, uint256 value)',
+  'function balanceOf(address) view returns (uint256)',
+]);
 /** The sandbox gas tanks' mnemonic of every process of the cluster (sweeps' fees). */
 export const CLUSTER_TANK_MNEMONIC = 'legal winner thank year wave sausage worth useful legal winner thank yellow';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -90,7 +113,19 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
     undo.push(() => bouncer.stop());
 
     // The deploy's migration step, through PgBouncer (the lock on the session pool).
-    const migrated = await runProcess(process.execPath, [CLI_JS, 'migrate'], bareEnv({ NODE_ENV: 'test', DATABASE_URL: bouncer.url, DATABASE_SESSION_URL: bouncer.sessionUrl, MASTER_KEY: TEST_MASTER_KEY, JWT_SECRET: TEST_JWT_SECRET, DATA_DIR: dir, MIGRATE_ON_START: 'false' }));
+    const migrated = await runProcess(
+      process.execPath,
+      [CLI_JS, 'migrate'],
+      bareEnv({
+        NODE_ENV: 'test',
+        DATABASE_URL: bouncer.url,
+        DATABASE_SESSION_URL: bouncer.sessionUrl,
+        MASTER_KEY: TEST_MASTER_KEY,
+        JWT_SECRET: TEST_JWT_SECRET,
+        DATA_DIR: dir,
+        MIGRATE_ON_START: 'false',
+      }),
+    );
     if (migrated.code !== 0) throw new Error(`migrate failed:\n${migrated.stdout}\n${migrated.stderr}`);
 
     // The chain: the dev chain given the Sepolia id the sandbox expects without DEV_CHAINS.
@@ -107,7 +142,9 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       }
       throw new Error(`no receipt for ${hash}`);
     };
-    await receipt(await rpc<string>('eth_sendTransaction', [{ from: DEPLOYER_ADDRESS, to: USDT, data: erc20.encodeFunctionData('mint', [customer.address, 10n ** 15n]) }]));
+    await receipt(
+      await rpc<string>('eth_sendTransaction', [{ from: DEPLOYER_ADDRESS, to: USDT, data: erc20.encodeFunctionData('mint', [customer.address, 10n ** 15n]) }]),
+    );
     await rpc('anvil_setChainId', [SEPOLIA]);
     let paying = Promise.resolve();
     const pay = (to: string, amount: bigint): Promise<void> => {
@@ -166,12 +203,25 @@ export async function startCluster(opts: ClusterOptions = {}): Promise<Cluster> 
       ...opts.env,
     };
 
-    const config = loadConfig({ ...(common as Record<string, string>), ROLE: 'api', DATA_DIR: join(dir, 'control'), DATABASE_POOL_MAX: '4', LOG_LEVEL: 'silent' });
+    const config = loadConfig({
+      ...(common as Record<string, string>),
+      ROLE: 'api',
+      DATA_DIR: join(dir, 'control'),
+      DATABASE_POOL_MAX: '4',
+      LOG_LEVEL: 'silent',
+    });
     useNamedStatements(false); // this process's own statements go through the transaction pool too
     const orm = await connectOrm(bouncer.url, 4);
     undo.push(() => orm.close(true));
     const app = await openApp(config, orm, pino({ level: 'silent' }));
-    await app.tokens.upsert(app.orm.em.fork(), { environment: 'sandbox', network: 'ETHEREUM', symbol: 'USDT', name: 'Tether USD (local)', address: USDT, decimals: 6 });
+    await app.tokens.upsert(app.orm.em.fork(), {
+      environment: 'sandbox',
+      network: 'ETHEREUM',
+      symbol: 'USDT',
+      name: 'Tether USD (local)',
+      address: USDT,
+      decimals: 6,
+    });
 
     // The sandbox gas tank pays the sweeps' fees (the Disperse top-up path).
     await rpc('anvil_setBalance', [app.gasTanks.address('sandbox', 'ETHEREUM')!, '0x3635c9adc5dea00000']);

@@ -51,20 +51,33 @@ export interface PlacedOrder {
 let seq = 0;
 
 /** The merchant's flow over REST: create the order, then the QR deposit for the local USDT on `network`. */
-export async function placeOrder(base: string, app: App, m: Pick<Merchant, 'merchantId' | 'sandboxKey'>, network: EvmNet, amountIdr = '150000'): Promise<PlacedOrder> {
+export async function placeOrder(
+  base: string,
+  app: App,
+  m: Pick<Merchant, 'merchantId' | 'sandboxKey'>,
+  network: EvmNet,
+  amountIdr = '150000',
+): Promise<PlacedOrder> {
   const orderNo = `EVM-${network}-${++seq}-${Date.now()}`;
   const token = DEV_TOKEN_ADDRESSES[network].USDT;
-  const o = await http(base, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: orderNo, amount: amountIdr }, headers: { 'api-key': m.sandboxKey } });
+  const o = await http(base, `${T}/merchant/fiat/order`, {
+    body: { merchant_id: m.merchantId, order_no: orderNo, amount: amountIdr },
+    headers: { 'api-key': m.sandboxKey },
+  });
   if (o.status !== 201) throw new Error(`order: ${o.status} ${o.text}`);
   const key = o.body.data.key as string;
-  const q = await http(base, `${T}/pgqr/fiat/create`, { body: { merchant_id: m.merchantId, transactionID: orderNo, tokenAddress: token, network, walletType: 'METAMASK' }, headers: { 'api-key': key } });
+  const q = await http(base, `${T}/pgqr/fiat/create`, {
+    body: { merchant_id: m.merchantId, transactionID: orderNo, tokenAddress: token, network, walletType: 'METAMASK' },
+    headers: { 'api-key': key },
+  });
   if (q.status !== 201) throw new Error(`qr: ${q.status} ${q.text}`);
   const qr = new URL((q.body.data.qrValue as string).replace(/^ethereum:/, 'http://x/'));
   const total = BigInt(qr.searchParams.get('uint256')!);
-  const [row] = await sql<{ order_id: string; deposit_id: string }>(app, `select o.id as order_id, d.id as deposit_id from orders o join deposits d on d.order_id = o.id where o.order_no = ? and o.merchant_id = ?`, [
-    orderNo,
-    m.merchantId,
-  ]);
+  const [row] = await sql<{ order_id: string; deposit_id: string }>(
+    app,
+    `select o.id as order_id, d.id as deposit_id from orders o join deposits d on d.order_id = o.id where o.order_no = ? and o.merchant_id = ?`,
+    [orderNo, m.merchantId],
+  );
   return { orderNo, orderId: row!.order_id, key, network, token, address: q.body.data.request.destinationAddress as string, total, depositId: row!.deposit_id };
 }
 
@@ -117,10 +130,18 @@ export interface PaymentRow {
 }
 
 export const paymentsOf = (app: App, orderId: string) =>
-  sql<PaymentRow>(app, `select id, order_id, deposit_id, tx_hash, log_index, block_number::text, block_hash, from_address, to_address, amount::text, status, late from payments where order_id = ? order by payments.block_number, payments.log_index`, [orderId]);
+  sql<PaymentRow>(
+    app,
+    `select id, order_id, deposit_id, tx_hash, log_index, block_number::text, block_hash, from_address, to_address, amount::text, status, late from payments where order_id = ? order by payments.block_number, payments.log_index`,
+    [orderId],
+  );
 
 export const eventsOf = (app: App, orderId: string) =>
-  sql<{ type: string; from_status: string | null; to_status: string; reason: Record<string, unknown> }>(app, `select type, from_status, to_status, reason from order_events where order_id = ? order by seq`, [orderId]);
+  sql<{ type: string; from_status: string | null; to_status: string; reason: Record<string, unknown> }>(
+    app,
+    `select type, from_status, to_status, reason from order_events where order_id = ? order by seq`,
+    [orderId],
+  );
 
 /** Moves the order (and its deposits) past expiry by `agoS` seconds; the expiry job does the rest. */
 export async function expireNow(app: App, orderId: string, agoS = 1): Promise<void> {
@@ -135,7 +156,8 @@ export async function fundedCustomer(chains: DevChains, privateKey: string): Pro
   return privateKey;
 }
 
-export const pay = (chain: DevChain, customerKey: string, to: string, amount: bigint, token = 'USDT'): Promise<SentTransfer> => transferToken(chain, token, customerKey, to, amount);
+export const pay = (chain: DevChain, customerKey: string, to: string, amount: bigint, token = 'USDT'): Promise<SentTransfer> =>
+  transferToken(chain, token, customerKey, to, amount);
 
 /** A live `orderUpdated` subscription (codegen document, scoped checkout key) recording every status. */
 export function subscribeOrder(base: string, key: string, orderNo: string) {

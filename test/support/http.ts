@@ -29,7 +29,13 @@ export async function http<T = any>(
   }
   // The contract check: every REST answer is compared with schema/openapi.json (openapi-contract.ts); a
   // mismatch throws ContractViolation in the test that made the request (as the SDK's contractFetch does).
-  checkRestResponse(opts.method ?? (opts.body !== undefined || opts.raw !== undefined ? 'POST' : 'GET'), path, res.status, res.headers.get('content-type'), body);
+  checkRestResponse(
+    opts.method ?? (opts.body !== undefined || opts.raw !== undefined ? 'POST' : 'GET'),
+    path,
+    res.status,
+    res.headers.get('content-type'),
+    body,
+  );
   return { status: res.status, headers: res.headers, body, text };
 }
 
@@ -87,7 +93,7 @@ export async function rawHttp(base: string, req: RawRequest, timeoutMs = 15_000)
   let payload = raw.subarray(split + 4);
   if (/chunked/i.test(rawHeaders['transfer-encoding'] ?? '')) {
     const parts: Buffer[] = [];
-    for (let at = 0; at < payload.length; ) {
+    for (let at = 0; at < payload.length;) {
       const eol = payload.indexOf('\r\n', at);
       const size = parseInt(payload.subarray(at, eol).toString('latin1'), 16);
       if (!size) break;

@@ -37,7 +37,11 @@ function validator(ref: string): ValidateFunction {
 // An answer to a path or method the document does not have (404/405) is still the error envelope.
 const ANY_ERROR = ajv.compile({
   type: 'object',
-  properties: { status_code: { type: 'integer' }, message: { type: 'string' }, data: { type: 'object', properties: { code: { type: 'string' } }, required: ['code'] } },
+  properties: {
+    status_code: { type: 'integer' },
+    message: { type: 'string' },
+    data: { type: 'object', properties: { code: { type: 'string' } }, required: ['code'] },
+  },
   required: ['status_code', 'message', 'data'],
 });
 

@@ -13,7 +13,11 @@ export function withDatabase(url: string, db: string): string {
   return u.toString();
 }
 
-export async function adminQuery<T extends pg.QueryResultRow = pg.QueryResultRow>(sql: string, params: unknown[] = [], url = adminUrl()): Promise<pg.QueryResult<T>> {
+export async function adminQuery<T extends pg.QueryResultRow = pg.QueryResultRow>(
+  sql: string,
+  params: unknown[] = [],
+  url = adminUrl(),
+): Promise<pg.QueryResult<T>> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   try {

@@ -64,7 +64,10 @@ export function spawnProcess(command: string, args: string[], env: Record<string
     exited,
     waitForOutput: (re, timeoutMs = 30_000) =>
       new Promise<string>((ok, fail) => {
-        const timer = setTimeout(() => fail(new Error(`timed out waiting for ${re} in output:\n--- stdout\n${out.slice(-4000)}\n--- stderr\n${err.slice(-4000)}`)), timeoutMs);
+        const timer = setTimeout(
+          () => fail(new Error(`timed out waiting for ${re} in output:\n--- stdout\n${out.slice(-4000)}\n--- stderr\n${err.slice(-4000)}`)),
+          timeoutMs,
+        );
         const done = (s: string) => {
           clearTimeout(timer);
           ok(s);
@@ -74,7 +77,11 @@ export function spawnProcess(command: string, args: string[], env: Record<string
         void exited.then(({ code, signal }) => {
           if (waiters.some((w) => w.ok === done)) {
             clearTimeout(timer);
-            fail(new Error(`process exited (code ${code}, signal ${signal}) before ${re} appeared:\n--- stdout\n${out.slice(-4000)}\n--- stderr\n${err.slice(-4000)}`));
+            fail(
+              new Error(
+                `process exited (code ${code}, signal ${signal}) before ${re} appeared:\n--- stdout\n${out.slice(-4000)}\n--- stderr\n${err.slice(-4000)}`,
+              ),
+            );
           }
         });
       }),

@@ -94,11 +94,21 @@ export function providerDrill(o: DrillOptions): void {
         .filter((l) => !l.startsWith('#') && /cpg_(rpc_|watcher_)/.test(l) && l.includes(`network="${o.network}"`))
         .join('\n');
     const statusOf = async (orders: DrillOrder[]) =>
-      new Map((await sql<{ id: string; status: string }>(app, `select id, status from orders where id in (${orders.map(() => '?').join(',')})`, orders.map((x) => x.orderId))).map((r) => [r.id, r.status]));
+      new Map(
+        (
+          await sql<{ id: string; status: string }>(
+            app,
+            `select id, status from orders where id in (${orders.map(() => '?').join(',')})`,
+            orders.map((x) => x.orderId),
+          )
+        ).map((r) => [r.id, r.status]),
+      );
 
     // The watcher knows its chain from the honest provider; the one on another chain is refused.
     await until(
-      async () => (await sql<{ g: string | null }>(app, `select genesis_hash as g from chain_cursors where environment = 'sandbox' and network = ?`, [o.network]))[0]?.g != null,
+      async () =>
+        (await sql<{ g: string | null }>(app, `select genesis_hash as g from chain_cursors where environment = 'sandbox' and network = ?`, [o.network]))[0]
+          ?.g != null,
       `${o.network}: the watcher knows its chain`,
       120_000,
       explain,
@@ -121,10 +131,15 @@ export function providerDrill(o: DrillOptions): void {
       } finally {
         flaky.setMode('pass');
       }
-      await until(async () => {
-        const s = await statusOf(batch);
-        return batch.every((b) => s.get(b.orderId) === 'Success');
-      }, `${o.network} ${mode}: ${batch.length} orders Success`, 180_000, explain);
+      await until(
+        async () => {
+          const s = await statusOf(batch);
+          return batch.every((b) => s.get(b.orderId) === 'Success');
+        },
+        `${o.network} ${mode}: ${batch.length} orders Success`,
+        180_000,
+        explain,
+      );
       delays.push(`${mode} ${Date.now() - t0} ms`);
       console.log(`${o.network} drill: ${mode} done, ${batch.length} orders Success ${Date.now() - t0} ms after the first payment`);
       paid.push(...batch);

@@ -143,7 +143,9 @@ export async function startProviderProxy(upstream: string): Promise<ProviderProx
     const slot = Number(await rpc('getSlot', [{ commitment: 'processed' }]));
     const limit = slot - Number(lag);
     // A node honours `minContextSlot` (every Solana RPC node does): asked for a state it has not reached, it refuses.
-    const minContextSlot = p.map((x) => (x && typeof x === 'object' ? (x as { minContextSlot?: unknown }).minContextSlot : undefined)).find((x) => typeof x === 'number');
+    const minContextSlot = p
+      .map((x) => (x && typeof x === 'object' ? (x as { minContextSlot?: unknown }).minContextSlot : undefined))
+      .find((x) => typeof x === 'number');
     if (typeof minContextSlot === 'number' && minContextSlot > limit) return rpcError(item.id, -32016, 'Minimum context slot has not been reached');
     if (m === 'getSlot' || m === 'getBlockHeight') {
       const r = (await pass()) as { result?: number };
@@ -211,7 +213,9 @@ export async function startProviderProxy(upstream: string): Promise<ProviderProx
       case 'http429-bare':
         return void res.writeHead(429, { 'content-type': 'text/plain' }).end('Too Many Requests');
       case 'malformed':
-        return void res.writeHead(200, { 'content-type': 'application/json' }).end('{"jsonrpc":"2.0","result":<html>upstream connect error or disconnect/reset before headers');
+        return void res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end('{"jsonrpc":"2.0","result":<html>upstream connect error or disconnect/reset before headers');
       case 'rps-limit': {
         const rps = state.options.rps ?? 5;
         const now = Date.now();
@@ -224,7 +228,9 @@ export async function startProviderProxy(upstream: string): Promise<ProviderProx
         if (isTron) return json(200, { Error: 'request rate exceeded the allowed_rps(15), and the query server is suspended for 1s' });
         const items = JSON.parse(body!.toString()) as RpcItem | RpcItem[];
         const limited = (i: RpcItem) =>
-          i.method?.startsWith('eth_') ? rpcError(i.id, -32005, 'daily request count exceeded, request rate limited') : rpcError(i.id, 429, 'Too many requests for a specific RPC call, contact your app developer or support@rpcpool.com.');
+          i.method?.startsWith('eth_')
+            ? rpcError(i.id, -32005, 'daily request count exceeded, request rate limited')
+            : rpcError(i.id, 429, 'Too many requests for a specific RPC call, contact your app developer or support@rpcpool.com.');
         return json(200, Array.isArray(items) ? items.map(limited) : limited(items));
       }
       case 'logs-span':
@@ -238,7 +244,9 @@ export async function startProviderProxy(upstream: string): Promise<ProviderProx
             const f = (item.params?.[0] ?? {}) as { fromBlock?: string; toBlock?: string };
             const span = BigInt(f.toBlock ?? '0x0') - BigInt(f.fromBlock ?? '0x0') + 1n;
             if (span <= maxSpan) return forwardItem(item);
-            return mode === 'logs-span' ? rpcError(item.id, -32602, `query exceeds max block range ${maxSpan}`) : rpcError(item.id, -32005, 'query returned more than 10000 results');
+            return mode === 'logs-span'
+              ? rpcError(item.id, -32602, `query exceeds max block range ${maxSpan}`)
+              : rpcError(item.id, -32005, 'query returned more than 10000 results');
           }),
         );
       }

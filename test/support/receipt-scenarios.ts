@@ -44,9 +44,15 @@ interface ReceiptRow {
 export function receiptScenarios(chain: ReceiptChain): void {
   const { sql, orderStatus, paymentsOf } = settlementReads(() => chain.app());
   const receiptsOf = (orderId: string) =>
-    sql<ReceiptRow>('select tx_hash, log_index, token_id, reason, status, amount::text as amount, network, deposit_id, to_address from unattributed_receipts where order_id = ? order by block_number, log_index', [orderId]);
+    sql<ReceiptRow>(
+      'select tx_hash, log_index, token_id, reason, status, amount::text as amount, network, deposit_id, to_address from unattributed_receipts where order_id = ? order by block_number, log_index',
+      [orderId],
+    );
   const eventsOf = (orderId: string, type: string) =>
-    sql<{ reason: Record<string, unknown>; to_status: string }>('select reason, to_status from order_events where order_id = ? and type = ? order by seq', [orderId, type]);
+    sql<{ reason: Record<string, unknown>; to_status: string }>('select reason, to_status from order_events where order_id = ? and type = ? order by seq', [
+      orderId,
+      type,
+    ]);
 
   it('a transfer after the deposit closed is recorded as a late unattributed receipt and reported; the order does not change', async () => {
     const o = await chain.newOrder();
@@ -54,7 +60,10 @@ export function receiptScenarios(chain: ReceiptChain): void {
     await sql(`update orders set expires_at = now() - interval '2 days' where id = ?`, [o.orderId]);
     await sql(`update deposits set expires_at = now() - interval '2 days' where order_id = ?`, [o.orderId]);
     await o.watch.until('Expired');
-    await eventually(async () => (await sql<{ status: string }>('select status from deposits where order_id = ?', [o.orderId]))[0]?.status === 'closed', 'deposit closed');
+    await eventually(
+      async () => (await sql<{ status: string }>('select status from deposits where order_id = ?', [o.orderId]))[0]?.status === 'closed',
+      'deposit closed',
+    );
     // Still inside the closed-deposit retention (CLOSED_DEPOSIT_WATCH_S, 30 days by default).
     const tx = await chain.pay(o.address, o.total);
     await chain.makeFinal();
@@ -62,7 +71,9 @@ export function receiptScenarios(chain: ReceiptChain): void {
     const [r] = await receiptsOf(o.orderId);
     expect(r).toEqual(expect.objectContaining({ tx_hash: tx, reason: 'late', amount: o.total.toString(), to_address: o.address }));
     await eventually(async () => (await eventsOf(o.orderId, 'payment.unattributed')).length === 1, 'payment.unattributed event');
-    expect((await eventsOf(o.orderId, 'payment.unattributed'))[0]!.reason).toEqual(expect.objectContaining({ txHash: tx, reason: 'late', amount: o.total.toString() }));
+    expect((await eventsOf(o.orderId, 'payment.unattributed'))[0]!.reason).toEqual(
+      expect.objectContaining({ txHash: tx, reason: 'late', amount: o.total.toString() }),
+    );
     expect(await paymentsOf(o.orderId)).toEqual([]); // never a payment: nothing counts twice
     expect(await orderStatus(o.orderId)).toBe('Expired');
   });
@@ -70,74 +81,89 @@ export function receiptScenarios(chain: ReceiptChain): void {
   // Defined where the harness can send another watched token (SOLANA: another mint, at the owner's account of that mint).
   const payOtherToken = chain.payOtherToken;
   if (payOtherToken)
-  it('another token sent to a deposit address is recorded as wrong_token, reported, and never counted', async () => {
-    const o = await chain.newOrder();
-    const wrong = await payOtherToken(o.address, o.total);
-    await chain.makeFinal();
-    await eventually(async () => (await receiptsOf(o.orderId)).some((r) => r.tx_hash === wrong && r.status === 'confirmed'), 'wrong-token receipt confirmed');
-    expect((await receiptsOf(o.orderId))[0]).toEqual(expect.objectContaining({ reason: 'wrong_token', amount: o.total.toString() }));
-    await eventually(async () => (await eventsOf(o.orderId, 'payment.unattributed')).length === 1, 'payment.unattributed event');
-    if (chain.deliversWebhooks) {
-      await eventually(
-        async () => (await sql<{ state: string }>(`select state from webhook_deliveries where order_id = ? and event = 'transaction.unattributed'`, [o.orderId])).some((d) => d.state === 'delivered'),
-        'transaction.unattributed webhook delivered',
-      );
-      expect(await sql(`select id from webhook_deliveries where order_id = ? and event = 'transaction.unattributed'`, [o.orderId])).toHaveLength(1);
-    }
-    expect(await paymentsOf(o.orderId)).toEqual([]);
-    expect(await orderStatus(o.orderId)).toBe('Created');
-    // The right token still completes the order, and the wrong one is still not counted.
-    const right = await chain.pay(o.address, o.total);
-    await chain.makeFinal();
-    await o.watch.until('Success');
-    expect((await paymentsOf(o.orderId)).map((p) => p.tx_hash)).toEqual([right]);
-    expect(await receiptsOf(o.orderId)).toHaveLength(1);
-  });
+    it('another token sent to a deposit address is recorded as wrong_token, reported, and never counted', async () => {
+      const o = await chain.newOrder();
+      const wrong = await payOtherToken(o.address, o.total);
+      await chain.makeFinal();
+      await eventually(async () => (await receiptsOf(o.orderId)).some((r) => r.tx_hash === wrong && r.status === 'confirmed'), 'wrong-token receipt confirmed');
+      expect((await receiptsOf(o.orderId))[0]).toEqual(expect.objectContaining({ reason: 'wrong_token', amount: o.total.toString() }));
+      await eventually(async () => (await eventsOf(o.orderId, 'payment.unattributed')).length === 1, 'payment.unattributed event');
+      if (chain.deliversWebhooks) {
+        await eventually(
+          async () =>
+            (await sql<{ state: string }>(`select state from webhook_deliveries where order_id = ? and event = 'transaction.unattributed'`, [o.orderId])).some(
+              (d) => d.state === 'delivered',
+            ),
+          'transaction.unattributed webhook delivered',
+        );
+        expect(await sql(`select id from webhook_deliveries where order_id = ? and event = 'transaction.unattributed'`, [o.orderId])).toHaveLength(1);
+      }
+      expect(await paymentsOf(o.orderId)).toEqual([]);
+      expect(await orderStatus(o.orderId)).toBe('Created');
+      // The right token still completes the order, and the wrong one is still not counted.
+      const right = await chain.pay(o.address, o.total);
+      await chain.makeFinal();
+      await o.watch.until('Success');
+      expect((await paymentsOf(o.orderId)).map((p) => p.tx_hash)).toEqual([right]);
+      expect(await receiptsOf(o.orderId)).toHaveLength(1);
+    });
 
   // Only families with several networks (EVM: ETHEREUM and BINANCE share one key space).
   const payOtherNetwork = chain.payOtherNetwork;
   if (payOtherNetwork)
-  it('a watched token of another network of the same family at a deposit address is recorded as wrong_network', async () => {
-    const o = await chain.newOrder();
-    const tx = await payOtherNetwork(o.address, 1234n);
-    await chain.makeOtherFinal?.();
-    await eventually(async () => (await receiptsOf(o.orderId)).some((r) => r.tx_hash === tx && r.status === 'confirmed'), 'wrong-network receipt confirmed');
-    const [r] = await receiptsOf(o.orderId);
-    expect(r).toEqual(expect.objectContaining({ reason: 'wrong_network', amount: '1234' }));
-    const [dep] = await sql<{ network: string }>('select network from deposits where order_id = ?', [o.orderId]);
-    expect(r!.network).not.toBe(dep!.network);
-    expect(await paymentsOf(o.orderId)).toEqual([]);
-    expect(await orderStatus(o.orderId)).toBe('Created');
-  });
+    it('a watched token of another network of the same family at a deposit address is recorded as wrong_network', async () => {
+      const o = await chain.newOrder();
+      const tx = await payOtherNetwork(o.address, 1234n);
+      await chain.makeOtherFinal?.();
+      await eventually(async () => (await receiptsOf(o.orderId)).some((r) => r.tx_hash === tx && r.status === 'confirmed'), 'wrong-network receipt confirmed');
+      const [r] = await receiptsOf(o.orderId);
+      expect(r).toEqual(expect.objectContaining({ reason: 'wrong_network', amount: '1234' }));
+      const [dep] = await sql<{ network: string }>('select network from deposits where order_id = ?', [o.orderId]);
+      expect(r!.network).not.toBe(dep!.network);
+      expect(await paymentsOf(o.orderId)).toEqual([]);
+      expect(await orderStatus(o.orderId)).toBe('Created');
+    });
 
   // Native coin (EVM: ETH/BNB as a transaction's value; TRON: a TransferContract).
   const payNative = chain.payNative;
   if (payNative)
-  it('native coin sent to a deposit address is recorded as native_coin, reported with the coin, and never counted', async () => {
-    const o = await chain.newOrder();
-    const amount = 123_456n;
-    const tx = await payNative(o.address, amount);
-    await chain.makeFinal();
-    await eventually(async () => (await receiptsOf(o.orderId)).some((r) => r.tx_hash.toLowerCase() === tx.toLowerCase() && r.status === 'confirmed'), 'native receipt confirmed');
-    const [r] = await receiptsOf(o.orderId);
-    expect(r).toEqual(expect.objectContaining({ reason: 'native_coin', token_id: null, log_index: -1, amount: amount.toString(), to_address: o.address }));
-    await eventually(async () => (await eventsOf(o.orderId, 'payment.unattributed')).length === 1, 'payment.unattributed event');
-    const native = chain.native!;
-    expect((await eventsOf(o.orderId, 'payment.unattributed'))[0]!.reason).toEqual(
-      expect.objectContaining({ reason: 'native_coin', tokenAddress: null, tokenSymbol: native.symbol, decimals: native.decimals, amount: amount.toString() }),
-    );
-    if (chain.deliversWebhooks) {
+    it('native coin sent to a deposit address is recorded as native_coin, reported with the coin, and never counted', async () => {
+      const o = await chain.newOrder();
+      const amount = 123_456n;
+      const tx = await payNative(o.address, amount);
+      await chain.makeFinal();
       await eventually(
-        async () => (await sql<{ state: string }>(`select state from webhook_deliveries where order_id = ? and event = 'transaction.unattributed'`, [o.orderId])).some((d) => d.state === 'delivered'),
-        'transaction.unattributed webhook delivered',
+        async () => (await receiptsOf(o.orderId)).some((r) => r.tx_hash.toLowerCase() === tx.toLowerCase() && r.status === 'confirmed'),
+        'native receipt confirmed',
       );
-    }
-    expect(await paymentsOf(o.orderId)).toEqual([]);
-    expect(await orderStatus(o.orderId)).toBe('Created');
-    // The token payment still completes the order; the coin stays a receipt, recorded once.
-    await chain.pay(o.address, o.total);
-    await chain.makeFinal();
-    await o.watch.until('Success');
-    expect(await receiptsOf(o.orderId)).toHaveLength(1);
-  });
+      const [r] = await receiptsOf(o.orderId);
+      expect(r).toEqual(expect.objectContaining({ reason: 'native_coin', token_id: null, log_index: -1, amount: amount.toString(), to_address: o.address }));
+      await eventually(async () => (await eventsOf(o.orderId, 'payment.unattributed')).length === 1, 'payment.unattributed event');
+      const native = chain.native!;
+      expect((await eventsOf(o.orderId, 'payment.unattributed'))[0]!.reason).toEqual(
+        expect.objectContaining({
+          reason: 'native_coin',
+          tokenAddress: null,
+          tokenSymbol: native.symbol,
+          decimals: native.decimals,
+          amount: amount.toString(),
+        }),
+      );
+      if (chain.deliversWebhooks) {
+        await eventually(
+          async () =>
+            (await sql<{ state: string }>(`select state from webhook_deliveries where order_id = ? and event = 'transaction.unattributed'`, [o.orderId])).some(
+              (d) => d.state === 'delivered',
+            ),
+          'transaction.unattributed webhook delivered',
+        );
+      }
+      expect(await paymentsOf(o.orderId)).toEqual([]);
+      expect(await orderStatus(o.orderId)).toBe('Created');
+      // The token payment still completes the order; the coin stays a receipt, recorded once.
+      await chain.pay(o.address, o.total);
+      await chain.makeFinal();
+      await o.watch.until('Success');
+      expect(await receiptsOf(o.orderId)).toHaveLength(1);
+    });
 }

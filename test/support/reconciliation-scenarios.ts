@@ -92,7 +92,10 @@ export function reconciliationScenarios(chain: ReconciledChain): void {
       const o = await paidOrder();
       const extra = await chain.pay(o.address, 7n); // a second recorded transfer into the same address (an overpayment)
       await chain.makeFinal();
-      await eventually(async () => (await sql<{ status: string }>('select status from payments where tx_hash = ?', [extra]))[0]?.status === 'confirmed', 'second payment confirmed');
+      await eventually(
+        async () => (await sql<{ status: string }>('select status from payments where tx_hash = ?', [extra]))[0]?.status === 'confirmed',
+        'second payment confirmed',
+      );
       const [row] = await sql<{ id: string }>('select id from payments where tx_hash = ?', [o.tx]);
       const [saved] = await sql<{ r: string }>('select row_to_json(p)::text as r from payments p where id = ?', [row!.id]); // text: amounts keep every digit
       await sql('delete from payments where id = ?', [row!.id]);
@@ -152,9 +155,19 @@ export function reconciliationScenarios(chain: ReconciledChain): void {
     it('the operator CLI `reconcile` exits 0 on a clean run and 2 with the mismatch printed', async () => {
       requireDist(CLI_JS);
       const { config } = chain.app();
-      const env = bareEnv({ DATABASE_URL: config.DATABASE_URL, DATA_DIR: config.DATA_DIR, MASTER_KEY: TEST_MASTER_KEY, JWT_SECRET: TEST_JWT_SECRET, NODE_ENV: 'test', LOG_LEVEL: 'silent', DEV_CHAINS: String(config.DEV_CHAINS), ...chain.cliEnv() });
+      const env = bareEnv({
+        DATABASE_URL: config.DATABASE_URL,
+        DATA_DIR: config.DATA_DIR,
+        MASTER_KEY: TEST_MASTER_KEY,
+        JWT_SECRET: TEST_JWT_SECRET,
+        NODE_ENV: 'test',
+        LOG_LEVEL: 'silent',
+        DEV_CHAINS: String(config.DEV_CHAINS),
+        ...chain.cliEnv(),
+      });
       const network = chain.target().network;
-      const cli = (...args: string[]) => runProcess(process.execPath, [CLI_JS, 'reconcile', '--environment', 'sandbox', '--network', network, ...args], env, 60_000);
+      const cli = (...args: string[]) =>
+        runProcess(process.execPath, [CLI_JS, 'reconcile', '--environment', 'sandbox', '--network', network, ...args], env, 60_000);
 
       const o = await paidOrder();
       const clean = await cli('--json');
@@ -191,28 +204,42 @@ export function reconciliationScenarios(chain: ReconciledChain): void {
     const payNative = chain.payNative;
     const native = chain.native;
     if (payNative && native)
-    it('native coin at a deposit address: on chain = native received − fees; a missing receipt is a native mismatch', async () => {
-      const o = await paidOrder();
-      const tx = await payNative(o.address, native.amount);
-      await chain.makeFinal();
-      const nativeMismatch = expect.objectContaining({ address: o.address, tokenAddress: 'native', tokenSymbol: native.symbol, onChainBaseUnits: native.amount.toString(), ledgerBaseUnits: '0', txHashes: [] });
-      if (!native.detected) {
-        // not seen by the watcher: the reconciliation's balance check finds it
-        const run = await reconcile();
-        expect(run.mismatches).toEqual([nativeMismatch]);
-        return;
-      }
-      await eventually(async () => (await sql<{ status: string }>(`select status from unattributed_receipts where tx_hash = ? and reason = 'native_coin'`, [tx]))[0]?.status === 'confirmed', 'native receipt confirmed');
-      expectClean(await reconcile());
-      const [saved] = await sql<{ r: string }>(`select row_to_json(u)::text as r from unattributed_receipts u where tx_hash = ? and reason = 'native_coin'`, [tx]);
-      await sql(`delete from unattributed_receipts where tx_hash = ? and reason = 'native_coin'`, [tx]);
-      try {
-        const run = await reconcile();
-        expect(run.mismatches).toEqual([nativeMismatch]);
-      } finally {
-        await sql('insert into unattributed_receipts select * from json_populate_record(null::unattributed_receipts, ?::json)', [saved!.r]);
-      }
-      expectClean(await reconcile());
-    });
+      it('native coin at a deposit address: on chain = native received − fees; a missing receipt is a native mismatch', async () => {
+        const o = await paidOrder();
+        const tx = await payNative(o.address, native.amount);
+        await chain.makeFinal();
+        const nativeMismatch = expect.objectContaining({
+          address: o.address,
+          tokenAddress: 'native',
+          tokenSymbol: native.symbol,
+          onChainBaseUnits: native.amount.toString(),
+          ledgerBaseUnits: '0',
+          txHashes: [],
+        });
+        if (!native.detected) {
+          // not seen by the watcher: the reconciliation's balance check finds it
+          const run = await reconcile();
+          expect(run.mismatches).toEqual([nativeMismatch]);
+          return;
+        }
+        await eventually(
+          async () =>
+            (await sql<{ status: string }>(`select status from unattributed_receipts where tx_hash = ? and reason = 'native_coin'`, [tx]))[0]?.status ===
+            'confirmed',
+          'native receipt confirmed',
+        );
+        expectClean(await reconcile());
+        const [saved] = await sql<{ r: string }>(`select row_to_json(u)::text as r from unattributed_receipts u where tx_hash = ? and reason = 'native_coin'`, [
+          tx,
+        ]);
+        await sql(`delete from unattributed_receipts where tx_hash = ? and reason = 'native_coin'`, [tx]);
+        try {
+          const run = await reconcile();
+          expect(run.mismatches).toEqual([nativeMismatch]);
+        } finally {
+          await sql('insert into unattributed_receipts select * from json_populate_record(null::unattributed_receipts, ?::json)', [saved!.r]);
+        }
+        expectClean(await reconcile());
+      });
   });
 }

@@ -144,14 +144,20 @@ export function refundKillScenarios(o: RefundKillOptions): void {
       `select network, kind, state, success, tx_hash, nonce::text, signer, block_number from sweep_txs where network = any(?::text[]) order by created_at desc limit 12`,
       [`{${o.chains.map((c) => c.network).join(',')}}`],
     );
-    const sweeps = await sql(`select network, status, failure_reason, amount::text from sweeps where network = any(?::text[]) order by created_at desc limit 6`, [`{${o.chains.map((c) => c.network).join(',')}}`]);
+    const sweeps = await sql(
+      `select network, status, failure_reason, amount::text from sweeps where network = any(?::text[]) order by created_at desc limit 6`,
+      [`{${o.chains.map((c) => c.network).join(',')}}`],
+    );
     return JSON.stringify({ refunds: rows, sweeps, sweepTxs: txs }, null, 1);
   }
 
   const until: Until = async (probe, what, ms = 90_000) => {
     const t0 = Date.now();
     while (!(await probe())) {
-      if (Date.now() - t0 > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}\n--- worker stdout\n${worker?.stdout().slice(-12000)}\n--- stderr\n${worker?.stderr().slice(-2000)}\n--- refunds\n${await refundState()}`);
+      if (Date.now() - t0 > ms)
+        throw new Error(
+          `timed out after ${ms} ms waiting for ${what}\n--- worker stdout\n${worker?.stdout().slice(-12000)}\n--- stderr\n${worker?.stderr().slice(-2000)}\n--- refunds\n${await refundState()}`,
+        );
       for (const c of o.chains) await c.advance();
       await sleep(200);
     }
@@ -159,7 +165,10 @@ export function refundKillScenarios(o: RefundKillOptions): void {
 
   /** The merchant's server asks over REST (legacy style, `api-key`). */
   async function requestRefund(m: Merchant, body: Record<string, unknown>): Promise<{ id: string; claimUrl: string }> {
-    const r = await http(o.api().url, '/api/v2/testnet/merchant/fiat/refund', { body: { merchant_id: m.merchantId, ...body }, headers: { 'api-key': m.sandboxKey } });
+    const r = await http(o.api().url, '/api/v2/testnet/merchant/fiat/refund', {
+      body: { merchant_id: m.merchantId, ...body },
+      headers: { 'api-key': m.sandboxKey },
+    });
     if (r.status !== 201) throw new Error(`refund: ${r.status} ${r.text}`);
     return { id: r.body.data.request.refund_id as string, claimUrl: r.body.data.claim_url as string };
   }
@@ -185,7 +194,13 @@ export function refundKillScenarios(o: RefundKillOptions): void {
       await chain.pay(b.address, WRONG * unit, 'wrong');
       const c = await chain.newOrder(paidOut);
       await chain.pay(c.address, c.total);
-      chains.push({ chain, excess: { ...a, excess: EXCESS * unit }, wrong: { ...b, amount: WRONG * unit }, swept: { ...c, part: c.total / 3n, settlement: chain.newAddress() }, refunds: [] });
+      chains.push({
+        chain,
+        excess: { ...a, excess: EXCESS * unit },
+        wrong: { ...b, amount: WRONG * unit },
+        swept: { ...c, part: c.total / 3n, settlement: chain.newAddress() },
+        refunds: [],
+      });
     }
     return { offered, paidOut, chains };
   }
@@ -199,7 +214,9 @@ export function refundKillScenarios(o: RefundKillOptions): void {
         return row!.n === 1;
       }, `${chain.network}: the overpaid order paid`);
       await until(async () => {
-        const [row] = await sql<{ id: string }>(`select id from unattributed_receipts where order_id = ? and reason = 'wrong_token' and status = 'confirmed'`, [r.wrong.orderId]);
+        const [row] = await sql<{ id: string }>(`select id from unattributed_receipts where order_id = ? and reason = 'wrong_token' and status = 'confirmed'`, [
+          r.wrong.orderId,
+        ]);
         r.wrong.receiptId = row?.id;
         return row !== undefined;
       }, `${chain.network}: the wrong-token receipt confirmed`);
@@ -208,14 +225,22 @@ export function refundKillScenarios(o: RefundKillOptions): void {
         const [row] = await sql<{ n: number }>(`select count(*)::int as n from orders where id = ? and status = 'Success'`, [r.swept.orderId]);
         return row!.n === 1;
       }, `${chain.network}: the exactly paid order paid`);
-      await sql(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', ?, ?, now())`, [run.paidOut.merchantId, chain.network, r.swept.settlement]);
+      await sql(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', ?, ?, now())`, [
+        run.paidOut.merchantId,
+        chain.network,
+        r.swept.settlement,
+      ]);
     }
     for (const r of run.chains) {
       const { chain } = r;
-      await until(async () => {
-        const [row] = await sql<{ n: number }>(`select count(*)::int as n from sweeps where deposit_id = ? and status = 'confirmed'`, [r.swept.depositId]);
-        return row!.n === 1 && (await chain.tokenBalance(r.swept.settlement)) === r.swept.total;
-      }, `${chain.network}: the paid order swept`, 120_000);
+      await until(
+        async () => {
+          const [row] = await sql<{ n: number }>(`select count(*)::int as n from sweeps where deposit_id = ? and status = 'confirmed'`, [r.swept.depositId]);
+          return row!.n === 1 && (await chain.tokenBalance(r.swept.settlement)) === r.swept.total;
+        },
+        `${chain.network}: the paid order swept`,
+        120_000,
+      );
     }
     const owner = await freshLogin(o.api().url, run.paidOut);
     for (const r of run.chains) {
@@ -241,7 +266,11 @@ export function refundKillScenarios(o: RefundKillOptions): void {
       if (approved.errors) throw new Error(`approve: ${JSON.stringify(approved.errors)}`);
       r.refunds.push({ id: c.id, kind: 'merchant', from: wallet.address, to: toC, amount: r.swept.part, token: 'main' });
     }
-    const rows = await sql<{ id: string; source: string; status: string }>(`select id, source, status from refunds where id = any(?::uuid[])`, [`{${allRefunds(run).map((x) => x.id).join(',')}}`]);
+    const rows = await sql<{ id: string; source: string; status: string }>(`select id, source, status from refunds where id = any(?::uuid[])`, [
+      `{${allRefunds(run)
+        .map((x) => x.id)
+        .join(',')}}`,
+    ]);
     // Where the money comes from: (a) and (b) the deposit that received it, (c) the refund wallet (the deposit was swept).
     for (const x of allRefunds(run)) {
       const row = rows.find((y) => y.id === x.id)!;
@@ -253,13 +282,22 @@ export function refundKillScenarios(o: RefundKillOptions): void {
   const allRefunds = (run: StepRun) => run.chains.flatMap((c) => c.refunds);
 
   async function allConfirmed(run: StepRun): Promise<void> {
-    const ids = `{${allRefunds(run).map((x) => x.id).join(',')}}`;
-    await until(async () => {
-      const rows = await sql<{ id: string; status: string; failure_reason: string | null }>(`select id, status, failure_reason from refunds where id = any(?::uuid[])`, [ids]);
-      const failed = rows.find((r) => r.status === 'failed' || r.status === 'cancelled');
-      if (failed) throw new Error(`a refund failed: ${JSON.stringify(failed)}`);
-      return rows.length === allRefunds(run).length && rows.every((r) => r.status === 'confirmed');
-    }, 'every refund confirmed', 150_000);
+    const ids = `{${allRefunds(run)
+      .map((x) => x.id)
+      .join(',')}}`;
+    await until(
+      async () => {
+        const rows = await sql<{ id: string; status: string; failure_reason: string | null }>(
+          `select id, status, failure_reason from refunds where id = any(?::uuid[])`,
+          [ids],
+        );
+        const failed = rows.find((r) => r.status === 'failed' || r.status === 'cancelled');
+        if (failed) throw new Error(`a refund failed: ${JSON.stringify(failed)}`);
+        return rows.length === allRefunds(run).length && rows.every((r) => r.status === 'confirmed');
+      },
+      'every refund confirmed',
+      150_000,
+    );
   }
 
   async function expectRefundedOnce(run: StepRun): Promise<void> {
@@ -279,8 +317,13 @@ export function refundKillScenarios(o: RefundKillOptions): void {
       expect(await chain.transfersFrom(r.swept.address)).toEqual([{ to: r.swept.settlement, amount: r.swept.total }]);
       expect(await chain.tokenBalance(r.swept.settlement)).toBe(r.swept.total);
     }
-    const ids = `{${allRefunds(run).map((x) => x.id).join(',')}}`;
-    const rows = await sql<{ id: string; sent_amount: string; tx_hash: string }>(`select id, sent_amount::text, tx_hash from refunds where id = any(?::uuid[])`, [ids]);
+    const ids = `{${allRefunds(run)
+      .map((x) => x.id)
+      .join(',')}}`;
+    const rows = await sql<{ id: string; sent_amount: string; tx_hash: string }>(
+      `select id, sent_amount::text, tx_hash from refunds where id = any(?::uuid[])`,
+      [ids],
+    );
     for (const x of allRefunds(run)) expect(rows.find((y) => y.id === x.id)!.sent_amount).toBe(x.amount.toString());
     expect(new Set(rows.map((y) => y.tx_hash)).size).toBe(rows.length);
     // One refund.confirmed event per refund (the webhooks' source), none twice.
@@ -289,7 +332,9 @@ export function refundKillScenarios(o: RefundKillOptions): void {
       [`{${run.offered.merchantId},${run.paidOut.merchantId}}`],
     );
     expect(Object.fromEntries(events.map((e) => [e.refund_id, e.n]))).toEqual(Object.fromEntries(allRefunds(run).map((x) => [x.id, 1])));
-    const [open] = await sql<{ n: number }>(`select count(*)::int as n from sweep_txs where network = any(?::text[]) and state in ('signed','broadcast')`, [`{${o.chains.map((c) => c.network).join(',')}}`]);
+    const [open] = await sql<{ n: number }>(`select count(*)::int as n from sweep_txs where network = any(?::text[]) and state in ('signed','broadcast')`, [
+      `{${o.chains.map((c) => c.network).join(',')}}`,
+    ]);
     expect(open!.n).toBe(0);
   }
 
@@ -303,35 +348,53 @@ export function refundKillScenarios(o: RefundKillOptions): void {
     worker = undefined;
   }
 
-  it.each(steps)(`${label}: the built worker dies right after %s; a restarted worker sends each refund once, to the claimed address, exactly`, async (step) => {
-    const run = await paidOrders();
-    worker = await startWorker(step);
-    const w = worker;
-    await requestRefunds(run);
-    await until(async () => w.child.exitCode !== null || w.child.signalCode !== null, `the worker to die after ${step}`, 120_000);
-    expect(await w.exited).toEqual({ code: null, signal: 'SIGKILL' });
-    expect(w.stderr()).toMatch(new RegExp(`"step":"${step}".*REFUND_CRASH_AFTER`));
-    worker = await startWorker();
-    await finish(run);
-  }, timeoutMs);
+  it.each(steps)(
+    `${label}: the built worker dies right after %s; a restarted worker sends each refund once, to the claimed address, exactly`,
+    async (step) => {
+      const run = await paidOrders();
+      worker = await startWorker(step);
+      const w = worker;
+      await requestRefunds(run);
+      await until(async () => w.child.exitCode !== null || w.child.signalCode !== null, `the worker to die after ${step}`, 120_000);
+      expect(await w.exited).toEqual({ code: null, signal: 'SIGKILL' });
+      expect(w.stderr()).toMatch(new RegExp(`"step":"${step}".*REFUND_CRASH_AFTER`));
+      worker = await startWorker();
+      await finish(run);
+    },
+    timeoutMs,
+  );
 
-  it(`${label}: kill -9 from outside while refunds are in flight; a restarted worker sends each refund once`, async () => {
-    const run = await paidOrders();
-    worker = await startWorker();
-    const w = worker;
-    await requestRefunds(run);
-    await until(async () => {
-      const [row] = await sql<{ n: number }>(`select count(*)::int as n from refunds where id = any(?::uuid[]) and (status = 'sending' or funding_raw is not null)`, [`{${allRefunds(run).map((x) => x.id).join(',')}}`]);
-      return row!.n > 0;
-    }, 'a refund in flight');
-    w.child.kill('SIGKILL');
-    expect(await w.exited).toEqual({ code: null, signal: 'SIGKILL' });
-    worker = await startWorker();
-    await finish(run);
-  }, timeoutMs);
+  it(
+    `${label}: kill -9 from outside while refunds are in flight; a restarted worker sends each refund once`,
+    async () => {
+      const run = await paidOrders();
+      worker = await startWorker();
+      const w = worker;
+      await requestRefunds(run);
+      await until(async () => {
+        const [row] = await sql<{ n: number }>(
+          `select count(*)::int as n from refunds where id = any(?::uuid[]) and (status = 'sending' or funding_raw is not null)`,
+          [
+            `{${allRefunds(run)
+              .map((x) => x.id)
+              .join(',')}}`,
+          ],
+        );
+        return row!.n > 0;
+      }, 'a refund in flight');
+      w.child.kill('SIGKILL');
+      expect(await w.exited).toEqual({ code: null, signal: 'SIGKILL' });
+      worker = await startWorker();
+      await finish(run);
+    },
+    timeoutMs,
+  );
 
   it(`${label}: the built CLI's reconcile, past every refund, finds no mismatch`, async () => {
-    const [open] = await sql<{ n: number }>(`select count(*)::int as n from refunds where network = any(?::text[]) and status not in ('confirmed','cancelled','failed')`, [`{${o.chains.map((c) => c.network).join(',')}}`]);
+    const [open] = await sql<{ n: number }>(
+      `select count(*)::int as n from refunds where network = any(?::text[]) and status not in ('confirmed','cancelled','failed')`,
+      [`{${o.chains.map((c) => c.network).join(',')}}`],
+    );
     expect(open!.n).toBe(0);
     for (const c of o.chains) for (let i = 0; i < 3; i++) await c.advance();
     const env = bareEnv({
@@ -349,7 +412,11 @@ export function refundKillScenarios(o: RefundKillOptions): void {
     });
     const r = await runProcess(process.execPath, [CLI_JS, 'reconcile', '--environment', 'sandbox', '--json'], env, 120_000);
     const out = JSON.parse(r.stdout) as { runs: ReconciliationRun[] };
-    expect({ code: r.code, mismatches: out.runs.flatMap((x) => x.mismatches), errors: out.runs.map((x) => x.error) }).toEqual({ code: 0, mismatches: [], errors: o.chains.map(() => null) });
+    expect({ code: r.code, mismatches: out.runs.flatMap((x) => x.mismatches), errors: out.runs.map((x) => x.error) }).toEqual({
+      code: 0,
+      mismatches: [],
+      errors: o.chains.map(() => null),
+    });
     expect(out.runs.map((x) => x.network).sort()).toEqual(o.chains.map((c) => c.network).sort());
     for (const run of out.runs) expect(run.checked).toBeGreaterThan(0);
   }, 180_000);

@@ -27,7 +27,10 @@ export async function useSecrets(gw: TestGateway, m: Owner, receiver: WebhookRec
   const em = gw.app.orm.em.fork();
   const before = receiver.received.length;
   const [session] = await em.execute<{ id: string }[]>(`select id from sessions where user_id = ? order by created_at desc limit 1`, [m.userId]);
-  await gw.app.webhooks.settings.sendTest({ ...internalContext(em), caller: { kind: 'dashboard', merchantId: m.merchantId, userId: m.userId, role: 'owner', sessionId: session!.id } }, { environment: 'sandbox' });
+  await gw.app.webhooks.settings.sendTest(
+    { ...internalContext(em), caller: { kind: 'dashboard', merchantId: m.merchantId, userId: m.userId, role: 'owner', sessionId: session!.id } },
+    { environment: 'sandbox' },
+  );
   await receiver.waitFor(before + 1);
   expect(verifies(m.sandboxKey, receiver.received[before]!)).toBe(true);
   const [secret] = await gw.app.webhooks.secrets.signing(em, m.merchantId, 'sandbox');
@@ -64,4 +67,5 @@ export async function sealAsLegacy(gw: TestGateway, legacy: { seal(p: Buffer, aa
   }
 }
 
-export const dataKeys = (gw: TestGateway) => gw.app.orm.em.fork().execute<{ id: string; kek_id: string; wrapped: string }[]>(`select id, kek_id, wrapped from data_keys order by position`);
+export const dataKeys = (gw: TestGateway) =>
+  gw.app.orm.em.fork().execute<{ id: string; kek_id: string; wrapped: string }[]>(`select id, kek_id, wrapped from data_keys order by position`);

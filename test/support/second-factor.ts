@@ -20,7 +20,10 @@ export async function forgetSpentStep(app: App, email: string): Promise<void> {
 }
 
 /** Logs in (password only: the account has no second factor yet), re-authenticates, enrols TOTP. */
-export async function enrolTotp(base: string, account: { email: string; password: string }): Promise<{ token: string; secret: string; recoveryCodes: string[] }> {
+export async function enrolTotp(
+  base: string,
+  account: { email: string; password: string },
+): Promise<{ token: string; secret: string; recoveryCodes: string[] }> {
   const token = (await gql(base, LoginDocument, { email: account.email, password: account.password })).data!.login.token;
   const re = await gql(base, ReauthenticateDocument, { password: account.password }, bearer(token));
   if (re.errors) throw new Error(`reauthenticate: ${JSON.stringify(re.errors)}`);

@@ -21,7 +21,8 @@ export function settlementReads(app: () => App) {
   return {
     sql,
     /** Confirmed units settlement has counted for the order's deposit (written with its status, in one transaction). */
-    received: async (orderId: string) => BigInt((await sql<{ amount_received: string }>('select amount_received from deposits where order_id = ?', [orderId]))[0]!.amount_received),
+    received: async (orderId: string) =>
+      BigInt((await sql<{ amount_received: string }>('select amount_received from deposits where order_id = ?', [orderId]))[0]!.amount_received),
     orderStatus: async (orderId: string) => (await sql<{ status: string }>('select status from orders where id = ?', [orderId]))[0]!.status,
     paymentsOf: (orderId: string) =>
       sql<{ tx_hash: string; deposit_id: string; to_address: string; amount: string; status: string }>(

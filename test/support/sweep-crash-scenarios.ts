@@ -121,16 +121,40 @@ export function sweepCrashKit(chain: SweepCrashChain) {
          insert into payments (id, environment, network, tx_hash, log_index, block_number, block_hash, token_id, deposit_id, order_id, from_address, to_address, amount, status, confirmed_at)
          select gen_random_uuid(), 'sandbox', ?, ?, 0, 1, '0x00', ?, d.id, d.order_id, ?, ?, ?, 'confirmed', now() from d returning deposit_id as id`,
         [
-          merchantId, `CRASH-${chain.network}-${k}`,
-          token.id, chain.network, t.decimals, amount, amount, amount,
-          token.id, wallet.id, chain.network, chain.family, i, address, chain.walletType, (seq % 999) + 1, amount, amount,
-          chain.network, txId, token.id, chain.newAddress(), address, amount,
+          merchantId,
+          `CRASH-${chain.network}-${k}`,
+          token.id,
+          chain.network,
+          t.decimals,
+          amount,
+          amount,
+          amount,
+          token.id,
+          wallet.id,
+          chain.network,
+          chain.family,
+          i,
+          address,
+          chain.walletType,
+          (seq % 999) + 1,
+          amount,
+          amount,
+          chain.network,
+          txId,
+          token.id,
+          chain.newAddress(),
+          address,
+          amount,
         ],
       );
       deposits.push({ id: d!.id, address });
     }
     const settlement = chain.newAddress();
-    await sql(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', ?, ?, now())`, [merchantId, chain.network, settlement]);
+    await sql(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', ?, ?, now())`, [
+      merchantId,
+      chain.network,
+      settlement,
+    ]);
     await sql(`insert into sweep_requests (merchant_id, environment, network) values (?, 'sandbox', ?)`, [merchantId, chain.network]);
     return { merchantId, settlement, deposits };
   }
@@ -145,7 +169,9 @@ export function sweepCrashKit(chain: SweepCrashChain) {
   async function runUntilConfirmed(deposits: { id: string }[], make: () => SweepEngine[], maxTicks = 60): Promise<void> {
     for (let i = 0; i < maxTicks; i++) {
       await tickAll(make());
-      const rows = await sql<{ status: string; failure_reason: string | null }>(`select status, failure_reason from sweeps where deposit_id = any(?::uuid[])`, [idList(deposits)]);
+      const rows = await sql<{ status: string; failure_reason: string | null }>(`select status, failure_reason from sweeps where deposit_id = any(?::uuid[])`, [
+        idList(deposits),
+      ]);
       const failed = rows.find((r) => r.status === 'failed');
       if (failed) throw new Error(`a sweep failed: ${failed.failure_reason}`);
       if (rows.length === deposits.length && rows.every((r) => r.status === 'confirmed')) return;
@@ -154,7 +180,10 @@ export function sweepCrashKit(chain: SweepCrashChain) {
   }
 
   async function expectSweptOnce({ merchantId, deposits, settlement }: PaidDeposits): Promise<void> {
-    const rows = await sql<{ id: string; deposit_id: string; status: string; amount: string }>(`select id, deposit_id, status, amount::text from sweeps where deposit_id = any(?::uuid[])`, [idList(deposits)]);
+    const rows = await sql<{ id: string; deposit_id: string; status: string; amount: string }>(
+      `select id, deposit_id, status, amount::text from sweeps where deposit_id = any(?::uuid[])`,
+      [idList(deposits)],
+    );
     expect(rows).toHaveLength(deposits.length);
     expect(new Set(rows.map((r) => r.deposit_id)).size).toBe(deposits.length);
     expect(rows.every((r) => r.status === 'confirmed' && r.amount === chain.amount.toString())).toBe(true);
@@ -168,11 +197,19 @@ export function sweepCrashKit(chain: SweepCrashChain) {
     expect(await chain.tokenBalance(settlement)).toBe(chain.amount * BigInt(deposits.length));
     for (const d of deposits) expect(await chain.tokenBalance(d.address)).toBe(0n);
     // No nonce of any signer used by two included transactions; nothing left in flight on this network.
-    const [dup] = await sql<{ n: number }>(`select count(*)::int as n from (select signer, nonce from sweep_txs where network = ? and state = 'included' and nonce is not null group by 1, 2 having count(*) > 1) x`, [chain.network]);
+    const [dup] = await sql<{ n: number }>(
+      `select count(*)::int as n from (select signer, nonce from sweep_txs where network = ? and state = 'included' and nonce is not null group by 1, 2 having count(*) > 1) x`,
+      [chain.network],
+    );
     expect(dup!.n).toBe(0);
-    const [open] = await sql<{ n: number }>(`select count(*)::int as n from sweep_txs where network = ? and kind <> 'reclaim' and state in ('signed','broadcast')`, [chain.network]);
+    const [open] = await sql<{ n: number }>(
+      `select count(*)::int as n from sweep_txs where network = ? and kind <> 'reclaim' and state in ('signed','broadcast')`,
+      [chain.network],
+    );
     expect(open!.n).toBe(0);
-    const [events] = await sql<{ n: number }>(`select count(*)::int as n from merchant_events where merchant_id = ? and type = 'sweep.completed'`, [merchantId]);
+    const [events] = await sql<{ n: number }>(`select count(*)::int as n from merchant_events where merchant_id = ? and type = 'sweep.completed'`, [
+      merchantId,
+    ]);
     expect(events!.n).toBe(deposits.length);
   }
 
@@ -213,33 +250,41 @@ export function sweepCrashScenarios(chain: SweepCrashChain, timeoutMs = 120_000)
   const app = () => chain.app();
   const lending = chain.loan ? ' (the lent gas taken back exactly once)' : '';
 
-  it.each(chain.steps)(`${chain.network}: killed right after %s, the next engine finishes; one sweep per deposit, all funds at the settlement wallet${lending}`, async (step) => {
-    const freeBefore = await chain.loan?.free();
-    const paid = await paidDeposits(2);
-    // The first engines die at `step` (every tick that reaches it), each next tick is a fresh one.
-    let crashed = 0;
-    for (let i = 0; i < 8; i++) {
-      await engine(step)
-        .tick(app().orm.em.fork())
-        .catch((err: unknown) => {
-          if (!(err instanceof Killed)) throw err;
-          crashed++;
-        });
-      await chain.advance();
-    }
-    expect(crashed).toBeGreaterThan(0);
-    await runUntilConfirmed(paid.deposits, () => [engine()]);
-    await expectSweptOnce(paid);
-    await expectLoansBack(paid, freeBefore);
-  }, timeoutMs);
+  it.each(chain.steps)(
+    `${chain.network}: killed right after %s, the next engine finishes; one sweep per deposit, all funds at the settlement wallet${lending}`,
+    async (step) => {
+      const freeBefore = await chain.loan?.free();
+      const paid = await paidDeposits(2);
+      // The first engines die at `step` (every tick that reaches it), each next tick is a fresh one.
+      let crashed = 0;
+      for (let i = 0; i < 8; i++) {
+        await engine(step)
+          .tick(app().orm.em.fork())
+          .catch((err: unknown) => {
+            if (!(err instanceof Killed)) throw err;
+            crashed++;
+          });
+        await chain.advance();
+      }
+      expect(crashed).toBeGreaterThan(0);
+      await runUntilConfirmed(paid.deposits, () => [engine()]);
+      await expectSweptOnce(paid);
+      await expectLoansBack(paid, freeBefore);
+    },
+    timeoutMs,
+  );
 
-  it(`${chain.network}: two engines racing on the same network sweep each deposit once${lending}`, async () => {
-    const freeBefore = await chain.loan?.free();
-    const paid = await paidDeposits(3);
-    await runUntilConfirmed(paid.deposits, () => [engine(), engine()]);
-    await expectSweptOnce(paid);
-    await expectLoansBack(paid, freeBefore, () => [engine(), engine()]);
-  }, timeoutMs);
+  it(
+    `${chain.network}: two engines racing on the same network sweep each deposit once${lending}`,
+    async () => {
+      const freeBefore = await chain.loan?.free();
+      const paid = await paidDeposits(3);
+      await runUntilConfirmed(paid.deposits, () => [engine(), engine()]);
+      await expectSweptOnce(paid);
+      await expectLoansBack(paid, freeBefore, () => [engine(), engine()]);
+    },
+    timeoutMs,
+  );
 
   if (chain.reorg) sweepReorgScenario(chain, timeoutMs);
 }
@@ -256,96 +301,109 @@ export function sweepReorgScenario(chain: SweepCrashChain, timeoutMs = 120_000):
   const { sql, engine, paidDeposits, expectSweptOnce, expectLoansBack } = sweepCrashKit(chain);
   const fork = () => chain.app().orm.em.fork();
   const sweepOf = async (depositId: string) =>
-    (await sql<{ id: string; status: string; tx_hash: string | null; block_hash: string | null }>(`select id, status, tx_hash, block_hash from sweeps where deposit_id = ?`, [depositId]))[0];
+    (
+      await sql<{ id: string; status: string; tx_hash: string | null; block_hash: string | null }>(
+        `select id, status, tx_hash, block_hash from sweeps where deposit_id = ?`,
+        [depositId],
+      )
+    )[0];
 
-  it(`${chain.network}: a sweep reorged out goes back to sending, its stored transaction is broadcast again (the same one) and confirmed once`, async () => {
-    const reorg = chain.reorg!;
-    const freeBefore = await chain.loan?.free();
-    const paid = await paidDeposits(1);
-    const [deposit] = paid.deposits;
-    // An engine stopped right after it stored the transfer (not broadcast yet).
-    let stored = false;
-    for (let i = 0; i < 10 && !stored; i++) {
-      stored = await engine('send-sign')
-        .tick(fork())
-        .then(
-          () => false,
-          (err: unknown) => {
-            if (!(err instanceof Killed)) throw err;
-            return true;
-          },
-        );
-      await chain.advance();
-    }
-    expect(stored).toBe(true);
-    const mark = await reorg.mark();
-    // Deep confirmations, and no block made between ticks: the sweep stays `sent`, not final.
-    const deep = engine(undefined, { confirmations: 3 });
-    for (let i = 0; i < 10 && (await sweepOf(deposit!.id))?.status !== 'sent'; i++) await deep.tick(fork());
-    const sent = await sweepOf(deposit!.id);
-    expect(sent?.status).toBe('sent');
-    expect(await chain.tokenBalance(paid.settlement)).toBe(chain.amount);
+  it(
+    `${chain.network}: a sweep reorged out goes back to sending, its stored transaction is broadcast again (the same one) and confirmed once`,
+    async () => {
+      const reorg = chain.reorg!;
+      const freeBefore = await chain.loan?.free();
+      const paid = await paidDeposits(1);
+      const [deposit] = paid.deposits;
+      // An engine stopped right after it stored the transfer (not broadcast yet).
+      let stored = false;
+      for (let i = 0; i < 10 && !stored; i++) {
+        stored = await engine('send-sign')
+          .tick(fork())
+          .then(
+            () => false,
+            (err: unknown) => {
+              if (!(err instanceof Killed)) throw err;
+              return true;
+            },
+          );
+        await chain.advance();
+      }
+      expect(stored).toBe(true);
+      const mark = await reorg.mark();
+      // Deep confirmations, and no block made between ticks: the sweep stays `sent`, not final.
+      const deep = engine(undefined, { confirmations: 3 });
+      for (let i = 0; i < 10 && (await sweepOf(deposit!.id))?.status !== 'sent'; i++) await deep.tick(fork());
+      const sent = await sweepOf(deposit!.id);
+      expect(sent?.status).toBe('sent');
+      expect(await chain.tokenBalance(paid.settlement)).toBe(chain.amount);
 
-    await reorg.reorg(mark);
-    // The transfer is gone with its block: the tokens are back at the deposit.
-    expect(await chain.tokenBalance(paid.settlement)).toBe(0n);
-    expect(await chain.tokenBalance(deposit!.address)).toBe(chain.amount);
-    await deep.tick(fork());
-    expect((await sweepOf(deposit!.id))?.status).toBe('sending');
-    for (let i = 0; i < 20 && (await sweepOf(deposit!.id))?.status !== 'confirmed'; i++) {
+      await reorg.reorg(mark);
+      // The transfer is gone with its block: the tokens are back at the deposit.
+      expect(await chain.tokenBalance(paid.settlement)).toBe(0n);
+      expect(await chain.tokenBalance(deposit!.address)).toBe(chain.amount);
       await deep.tick(fork());
-      await chain.advance();
-    }
-    const done = await sweepOf(deposit!.id);
-    expect(done?.status).toBe('confirmed');
-    expect(done?.tx_hash).toBe(sent!.tx_hash); // the same stored transaction, broadcast again
-    expect(done?.block_hash).not.toBe(sent!.block_hash);
-    // Nothing signed anew: the sweep has its one transfer, included once.
-    const transfers = await sql<{ tx_hash: string; state: string }>(
-      `select t.tx_hash, t.state from sweep_txs t join sweep_tx_links l on l.tx_id = t.id where l.sweep_id = ? and t.kind in ('transfer','batch')`,
-      [sent!.id],
-    );
-    expect(transfers).toEqual([{ tx_hash: sent!.tx_hash, state: 'included' }]);
-    await expectSweptOnce(paid);
-    await expectLoansBack(paid, freeBefore);
-  }, timeoutMs);
+      expect((await sweepOf(deposit!.id))?.status).toBe('sending');
+      for (let i = 0; i < 20 && (await sweepOf(deposit!.id))?.status !== 'confirmed'; i++) {
+        await deep.tick(fork());
+        await chain.advance();
+      }
+      const done = await sweepOf(deposit!.id);
+      expect(done?.status).toBe('confirmed');
+      expect(done?.tx_hash).toBe(sent!.tx_hash); // the same stored transaction, broadcast again
+      expect(done?.block_hash).not.toBe(sent!.block_hash);
+      // Nothing signed anew: the sweep has its one transfer, included once.
+      const transfers = await sql<{ tx_hash: string; state: string }>(
+        `select t.tx_hash, t.state from sweep_txs t join sweep_tx_links l on l.tx_id = t.id where l.sweep_id = ? and t.kind in ('transfer','batch')`,
+        [sent!.id],
+      );
+      expect(transfers).toEqual([{ tx_hash: sent!.tx_hash, state: 'included' }]);
+      await expectSweptOnce(paid);
+      await expectLoansBack(paid, freeBefore);
+    },
+    timeoutMs,
+  );
 
   // Chains whose gas tank sends something first (EVM top-up, TRON top-up or delegation).
   if (!chain.steps.includes('fund-broadcast')) return;
-  it(`${chain.network}: the gas tank's funding reorged out with the sweep is broadcast again (the same transaction, before the transfer needs it); swept once`, async () => {
-    const reorg = chain.reorg!;
-    const freeBefore = await chain.loan?.free();
-    const paid = await paidDeposits(1);
-    const [deposit] = paid.deposits;
-    const mark = await reorg.mark(); // before anything of the sweep is on chain
-    // Deeper than the replaced blocks: both the funding's block and the transfer's are not final yet.
-    const deep = engine(undefined, { confirmations: 8 });
-    for (let i = 0; i < 10 && (await sweepOf(deposit!.id))?.status !== 'sent'; i++) await deep.tick(fork());
-    const sent = await sweepOf(deposit!.id);
-    expect(sent?.status).toBe('sent');
-    const fundings = () =>
-      sql<{ tx_hash: string; state: string; block_hash: string | null }>(
-        `select t.tx_hash, t.state, t.block_hash from sweep_txs t join sweep_tx_links l on l.tx_id = t.id where l.sweep_id = ? and t.kind = 'funding' order by t.created_at`,
-        [sent!.id],
-      );
-    const before = await fundings(); // one top-up, or an activation and a delegation
-    expect(before.length).toBeGreaterThan(0);
-    expect(before.every((f) => f.state === 'included')).toBe(true);
+  it(
+    `${chain.network}: the gas tank's funding reorged out with the sweep is broadcast again (the same transaction, before the transfer needs it); swept once`,
+    async () => {
+      const reorg = chain.reorg!;
+      const freeBefore = await chain.loan?.free();
+      const paid = await paidDeposits(1);
+      const [deposit] = paid.deposits;
+      const mark = await reorg.mark(); // before anything of the sweep is on chain
+      // Deeper than the replaced blocks: both the funding's block and the transfer's are not final yet.
+      const deep = engine(undefined, { confirmations: 8 });
+      for (let i = 0; i < 10 && (await sweepOf(deposit!.id))?.status !== 'sent'; i++) await deep.tick(fork());
+      const sent = await sweepOf(deposit!.id);
+      expect(sent?.status).toBe('sent');
+      const fundings = () =>
+        sql<{ tx_hash: string; state: string; block_hash: string | null }>(
+          `select t.tx_hash, t.state, t.block_hash from sweep_txs t join sweep_tx_links l on l.tx_id = t.id where l.sweep_id = ? and t.kind = 'funding' order by t.created_at`,
+          [sent!.id],
+        );
+      const before = await fundings(); // one top-up, or an activation and a delegation
+      expect(before.length).toBeGreaterThan(0);
+      expect(before.every((f) => f.state === 'included')).toBe(true);
 
-    await reorg.reorg(mark); // the funding and the transfer are gone with their blocks
-    expect(await chain.tokenBalance(deposit!.address)).toBe(chain.amount);
-    for (let i = 0; i < 20 && (await sweepOf(deposit!.id))?.status !== 'confirmed'; i++) {
-      await deep.tick(fork());
-      await chain.advance();
-    }
-    const done = await sweepOf(deposit!.id);
-    expect(done?.status).toBe('confirmed');
-    expect(done?.tx_hash).toBe(sent!.tx_hash);
-    // The same funding transactions, included again in other blocks; none signed anew.
-    const again = await fundings();
-    expect(again.map((f) => [f.tx_hash, f.state])).toEqual(before.map((f) => [f.tx_hash, 'included']));
-    again.forEach((f, i) => expect(f.block_hash).not.toBe(before[i]!.block_hash));
-    await expectSweptOnce(paid);
-    await expectLoansBack(paid, freeBefore);
-  }, timeoutMs);
+      await reorg.reorg(mark); // the funding and the transfer are gone with their blocks
+      expect(await chain.tokenBalance(deposit!.address)).toBe(chain.amount);
+      for (let i = 0; i < 20 && (await sweepOf(deposit!.id))?.status !== 'confirmed'; i++) {
+        await deep.tick(fork());
+        await chain.advance();
+      }
+      const done = await sweepOf(deposit!.id);
+      expect(done?.status).toBe('confirmed');
+      expect(done?.tx_hash).toBe(sent!.tx_hash);
+      // The same funding transactions, included again in other blocks; none signed anew.
+      const again = await fundings();
+      expect(again.map((f) => [f.tx_hash, f.state])).toEqual(before.map((f) => [f.tx_hash, 'included']));
+      again.forEach((f, i) => expect(f.block_hash).not.toBe(before[i]!.block_hash));
+      await expectSweptOnce(paid);
+      await expectLoansBack(paid, freeBefore);
+    },
+    timeoutMs,
+  );
 }

@@ -113,7 +113,9 @@ export function sweepKillScenarios(chain: SweepKillChain, opts: { deposits?: num
 
   /** The network's recent sweeps and their transactions, for a timeout's message. */
   async function sweepState(): Promise<string> {
-    const sweeps = await sql(`select id, deposit_id, status, failure_reason, updated_at from sweeps where network = ? order by created_at desc limit 12`, [chain.network]);
+    const sweeps = await sql(`select id, deposit_id, status, failure_reason, updated_at from sweeps where network = ? order by created_at desc limit 12`, [
+      chain.network,
+    ]);
     const txs = await sql(
       `select t.kind, t.state, t.success, t.tx_hash, t.nonce::text, t.expires_at::text, t.block_number, t.fee_paid::text, array_agg(l.sweep_id) as sweeps from sweep_txs t left join sweep_tx_links l on l.tx_id = t.id
        where t.network = ? group by t.id order by t.created_at desc limit 20`,
@@ -126,7 +128,10 @@ export function sweepKillScenarios(chain: SweepKillChain, opts: { deposits?: num
   const until: Until = async (probe, what, ms = 60_000) => {
     const t0 = Date.now();
     while (!(await probe())) {
-      if (Date.now() - t0 > ms) throw new Error(`timed out after ${ms} ms waiting for ${what}\n--- worker stdout\n${worker?.stdout().slice(-3000)}\n--- stderr\n${worker?.stderr().slice(-2000)}\n--- sweeps\n${await sweepState()}`);
+      if (Date.now() - t0 > ms)
+        throw new Error(
+          `timed out after ${ms} ms waiting for ${what}\n--- worker stdout\n${worker?.stdout().slice(-3000)}\n--- stderr\n${worker?.stderr().slice(-2000)}\n--- sweeps\n${await sweepState()}`,
+        );
       await chain.advance();
       await sleep(200);
     }
@@ -151,11 +156,21 @@ export function sweepKillScenarios(chain: SweepKillChain, opts: { deposits?: num
    * then sees all the deposits at once (the merchant's schedule restarts after a full look).
    */
   async function settleWhenPaid(r: KillRun): Promise<void> {
-    await until(async () => {
-      const [row] = await sql<{ n: number }>(`select count(*)::int as n from orders where id = any(?::uuid[]) and status = 'Success'`, [`{${r.deposits.map((d) => d.orderId).join(',')}}`]);
-      return row!.n === r.deposits.length;
-    }, 'orders paid', 120_000);
-    await sql(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', ?, ?, now())`, [r.m.merchantId, chain.network, r.settlement]);
+    await until(
+      async () => {
+        const [row] = await sql<{ n: number }>(`select count(*)::int as n from orders where id = any(?::uuid[]) and status = 'Success'`, [
+          `{${r.deposits.map((d) => d.orderId).join(',')}}`,
+        ]);
+        return row!.n === r.deposits.length;
+      },
+      'orders paid',
+      120_000,
+    );
+    await sql(`insert into settlement_wallets (merchant_id, environment, network, address, active_from) values (?, 'sandbox', ?, ?, now())`, [
+      r.m.merchantId,
+      chain.network,
+      r.settlement,
+    ]);
   }
 
   const sweepsOf = (r: KillRun) =>
@@ -165,13 +180,17 @@ export function sweepKillScenarios(chain: SweepKillChain, opts: { deposits?: num
     );
 
   async function allConfirmed(r: KillRun): Promise<void> {
-    await until(async () => {
-      const rows = await sweepsOf(r);
-      const failed = rows.find((s) => s.status === 'failed');
-      if (failed) throw new Error(`a sweep failed: ${JSON.stringify(failed)}`);
-      r.sweepIds = rows.map((s) => s.id);
-      return rows.length === r.deposits.length && rows.every((s) => s.status === 'confirmed');
-    }, 'every sweep confirmed', 120_000);
+    await until(
+      async () => {
+        const rows = await sweepsOf(r);
+        const failed = rows.find((s) => s.status === 'failed');
+        if (failed) throw new Error(`a sweep failed: ${JSON.stringify(failed)}`);
+        r.sweepIds = rows.map((s) => s.id);
+        return rows.length === r.deposits.length && rows.every((s) => s.status === 'confirmed');
+      },
+      'every sweep confirmed',
+      120_000,
+    );
   }
 
   async function expectSweptOnce(r: KillRun): Promise<void> {
@@ -179,7 +198,9 @@ export function sweepKillScenarios(chain: SweepKillChain, opts: { deposits?: num
     const rows = await sweepsOf(r);
     expect(rows).toHaveLength(r.deposits.length);
     for (const d of r.deposits) {
-      expect(rows.filter((s) => s.deposit_id === d.depositId).map((s) => ({ status: s.status, amount: s.amount }))).toEqual([{ status: 'confirmed', amount: d.total.toString() }]);
+      expect(rows.filter((s) => s.deposit_id === d.depositId).map((s) => ({ status: s.status, amount: s.amount }))).toEqual([
+        { status: 'confirmed', amount: d.total.toString() },
+      ]);
       // On chain: the deposit's funds left once, to the settlement wallet.
       expect(await chain.transfersFrom(d.address)).toEqual([{ to: r.settlement, amount: d.total }]);
       expect(await chain.tokenBalance(d.address)).toBe(0n);
@@ -191,10 +212,15 @@ export function sweepKillScenarios(chain: SweepKillChain, opts: { deposits?: num
       [`{${r.sweepIds.join(',')}}`],
     );
     expect(transfers.map((t) => t.n)).toEqual(r.deposits.map(() => 1));
-    const [ev] = await sql<{ n: number }>(`select count(*)::int as n from merchant_events where merchant_id = ? and type = 'sweep.completed'`, [r.m.merchantId]);
+    const [ev] = await sql<{ n: number }>(`select count(*)::int as n from merchant_events where merchant_id = ? and type = 'sweep.completed'`, [
+      r.m.merchantId,
+    ]);
     expect(ev!.n).toBe(r.deposits.length);
     // No nonce of any signer used by two included transactions; no transaction left in flight, none signed and forgotten.
-    const [dup] = await sql<{ n: number }>(`select count(*)::int as n from (select signer, nonce from sweep_txs where network = ? and state = 'included' and nonce is not null group by 1, 2 having count(*) > 1) x`, [chain.network]);
+    const [dup] = await sql<{ n: number }>(
+      `select count(*)::int as n from (select signer, nonce from sweep_txs where network = ? and state = 'included' and nonce is not null group by 1, 2 having count(*) > 1) x`,
+      [chain.network],
+    );
     expect(dup!.n).toBe(0);
     const [open] = await sql<{ n: number }>(`select count(*)::int as n from sweep_txs where network = ? and state in ('signed','broadcast')`, [chain.network]);
     expect(open!.n).toBe(0);
@@ -210,34 +236,45 @@ export function sweepKillScenarios(chain: SweepKillChain, opts: { deposits?: num
     worker = undefined;
   }
 
-  it.each(chain.steps)(`${chain.network}: the built worker dies right after %s; a restarted worker sweeps each deposit once`, async (step) => {
-    const r = await paidOrders();
-    worker = await startWorker(step);
-    const w = worker;
-    await settleWhenPaid(r);
-    await until(async () => w.child.exitCode !== null || w.child.signalCode !== null, `the worker to die after ${step}`, 120_000);
-    expect(await w.exited).toEqual({ code: null, signal: 'SIGKILL' });
-    expect(w.stderr()).toMatch(new RegExp(`"step":"${step}".*SWEEP_CRASH_AFTER`));
-    // Without the hook: it takes over from the database (the killed worker's locks expire after WATCH_LOCK_MS).
-    worker = await startWorker();
-    await finish(r);
-  }, timeoutMs);
+  it.each(chain.steps)(
+    `${chain.network}: the built worker dies right after %s; a restarted worker sweeps each deposit once`,
+    async (step) => {
+      const r = await paidOrders();
+      worker = await startWorker(step);
+      const w = worker;
+      await settleWhenPaid(r);
+      await until(async () => w.child.exitCode !== null || w.child.signalCode !== null, `the worker to die after ${step}`, 120_000);
+      expect(await w.exited).toEqual({ code: null, signal: 'SIGKILL' });
+      expect(w.stderr()).toMatch(new RegExp(`"step":"${step}".*SWEEP_CRASH_AFTER`));
+      // Without the hook: it takes over from the database (the killed worker's locks expire after WATCH_LOCK_MS).
+      worker = await startWorker();
+      await finish(r);
+    },
+    timeoutMs,
+  );
 
-  it(`${chain.network}: kill -9 from outside while sweeps are in flight; a restarted worker sweeps each deposit once`, async () => {
-    const r = await paidOrders();
-    worker = await startWorker();
-    const w = worker;
-    await settleWhenPaid(r);
-    // The first moment something is signed and stored but not yet confirmed.
-    await until(async () => {
-      const [row] = await sql<{ n: number }>(`select count(*)::int as n from sweeps where deposit_id = any(?::uuid[]) and status in ('funding','funded','sending','sent')`, [ids(r)]);
-      return row!.n > 0;
-    }, 'a sweep in flight');
-    w.child.kill('SIGKILL');
-    expect(await w.exited).toEqual({ code: null, signal: 'SIGKILL' });
-    const [open] = await sql<{ n: number }>(`select count(*)::int as n from sweeps where deposit_id = any(?::uuid[]) and status <> 'confirmed'`, [ids(r)]);
-    expect(open!.n).toBeGreaterThan(0);
-    worker = await startWorker();
-    await finish(r);
-  }, timeoutMs);
+  it(
+    `${chain.network}: kill -9 from outside while sweeps are in flight; a restarted worker sweeps each deposit once`,
+    async () => {
+      const r = await paidOrders();
+      worker = await startWorker();
+      const w = worker;
+      await settleWhenPaid(r);
+      // The first moment something is signed and stored but not yet confirmed.
+      await until(async () => {
+        const [row] = await sql<{ n: number }>(
+          `select count(*)::int as n from sweeps where deposit_id = any(?::uuid[]) and status in ('funding','funded','sending','sent')`,
+          [ids(r)],
+        );
+        return row!.n > 0;
+      }, 'a sweep in flight');
+      w.child.kill('SIGKILL');
+      expect(await w.exited).toEqual({ code: null, signal: 'SIGKILL' });
+      const [open] = await sql<{ n: number }>(`select count(*)::int as n from sweeps where deposit_id = any(?::uuid[]) and status <> 'confirmed'`, [ids(r)]);
+      expect(open!.n).toBeGreaterThan(0);
+      worker = await startWorker();
+      await finish(r);
+    },
+    timeoutMs,
+  );
 }

@@ -20,10 +20,16 @@ export function tronCustomer(emu: TronEmulator): { address: string; wallet: Tron
 
 /** A TRC-20 transfer of `token` from `from`, signed by `signer`'s key; resolves with its id once it is mined and succeeded. */
 export async function tronTransfer(emu: TronEmulator, signer: TronWeb, from: string, token: string, to: string, amount: bigint): Promise<string> {
-  const built = await signer.transactionBuilder.triggerSmartContract(token, 'transfer(address,uint256)', { feeLimit: 100_000_000 }, [
-    { type: 'address', value: to },
-    { type: 'uint256', value: amount.toString() },
-  ], from);
+  const built = await signer.transactionBuilder.triggerSmartContract(
+    token,
+    'transfer(address,uint256)',
+    { feeLimit: 100_000_000 },
+    [
+      { type: 'address', value: to },
+      { type: 'uint256', value: amount.toString() },
+    ],
+    from,
+  );
   const res = await signer.trx.sendRawTransaction(await signer.trx.sign(built.transaction));
   if (!res.result) throw new Error(`broadcast failed: ${JSON.stringify(res)}`);
   // automine: mined as it is broadcast (the receipt may trail the answer a little on a busy machine)
@@ -34,7 +40,10 @@ export async function tronTransfer(emu: TronEmulator, signer: TronWeb, from: str
 
 /** A TRX transfer (TransferContract) of `sun` from `from`, signed by `signer`'s key; resolves with its id once it is mined and succeeded. */
 export async function tronSendTrx(emu: TronEmulator, signer: TronWeb, from: string, to: string, sun: bigint): Promise<string> {
-  const head = (await (await fetch(`${emu.url}/wallet/getnowblock`, { method: 'POST', body: '{}' })).json()) as { blockID: string; block_header: { raw_data: { timestamp: number } } };
+  const head = (await (await fetch(`${emu.url}/wallet/getnowblock`, { method: 'POST', body: '{}' })).json()) as {
+    blockID: string;
+    block_header: { raw_data: { timestamp: number } };
+  };
   const ts = head.block_header.raw_data.timestamp;
   const blockHeader = { ref_block_bytes: head.blockID.slice(12, 16), ref_block_hash: head.blockID.slice(16, 32), expiration: ts + 60_000, timestamp: ts };
   const built = await signer.transactionBuilder.sendTrx(to, Number(sun), from, { blockHeader } as never);

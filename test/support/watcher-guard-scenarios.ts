@@ -22,10 +22,12 @@ import { settlementReads, type ChainUnderTest } from './settlement-scenarios';
 /** The private key of a deposit address, from its merchant's HD wallet (what sweeps will sign with). */
 export async function depositPrivateKey(app: App, address: string): Promise<Uint8Array> {
   const em = app.orm.em.fork();
-  const [d] = await em.getConnection().execute<{ wallet_id: string; family: 'evm' | 'tron' | 'solana'; derivation_index: number }[]>(
-    'select wallet_id, family, derivation_index from deposits where address = ?',
-    [address],
-  );
+  const [d] = await em
+    .getConnection()
+    .execute<{ wallet_id: string; family: 'evm' | 'tron' | 'solana'; derivation_index: number }[]>(
+      'select wallet_id, family, derivation_index from deposits where address = ?',
+      [address],
+    );
   if (!d) throw new Error(`no deposit at ${address}`);
   const wallet = await em.findOneOrFail(MerchantWallet, d.wallet_id);
   return driverOfFamily(d.family).derivePrivateKey(app.wallets.seed(wallet), d.derivation_index);
@@ -77,7 +79,9 @@ export function watcherGuardScenarios(chain: GuardedChain): void {
     const fine = await chain.newOrder('110000');
     const fn = `fail_settle_${broken.orderId.replace(/-/g, '')}`;
     await sql(`create function ${fn}() returns trigger language plpgsql as $$ begin raise exception 'injected settlement fault'; end $$`);
-    await sql(`create trigger ${fn} before update on deposits for each row when (old.order_id = '${broken.orderId}' and new.amount_received is distinct from old.amount_received) execute function ${fn}()`);
+    await sql(
+      `create trigger ${fn} before update on deposits for each row when (old.order_id = '${broken.orderId}' and new.amount_received is distinct from old.amount_received) execute function ${fn}()`,
+    );
     try {
       await chain.pay(broken.address, broken.total);
       await chain.pay(fine.address, fine.total);

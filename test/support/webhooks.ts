@@ -23,7 +23,8 @@ export function verifies(apiKey: string, w: ReceivedWebhook): boolean {
 }
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- payload fields are asserted field by field
-export const bodyOf = (w: ReceivedWebhook) => JSON.parse(w.raw.toString('utf8')) as { version: string; id: string; event: string; created_at: number; idempotency_key: string; data: Record<string, any> };
+export const bodyOf = (w: ReceivedWebhook) =>
+  JSON.parse(w.raw.toString('utf8')) as { version: string; id: string; event: string; created_at: number; idempotency_key: string; data: Record<string, any> };
 
 let n = 0;
 
@@ -44,23 +45,32 @@ export async function newOrder(app: App, merchantId: string, environment: Enviro
 }
 
 /** A status change through OrderStatusService, in its own transaction (writes the outbox row). */
-export const transition = (app: App, orderId: string, to: OrderStatus) => app.orm.em.fork().transactional((em) => app.orderStatus.transition(em, orderId, to, { kind: 'test' }));
+export const transition = (app: App, orderId: string, to: OrderStatus) =>
+  app.orm.em.fork().transactional((em) => app.orderStatus.transition(em, orderId, to, { kind: 'test' }));
 
-export const setUrl = (app: App, merchantId: string, environment: Environment, url: string | null) => app.webhooks.settings.setForMerchant(app.orm.em.fork(), merchantId, { environment, url }, operatorContext(app.orm.em, 'test'));
+export const setUrl = (app: App, merchantId: string, environment: Environment, url: string | null) =>
+  app.webhooks.settings.setForMerchant(app.orm.em.fork(), merchantId, { environment, url }, operatorContext(app.orm.em, 'test'));
 
 /** Deliveries of a merchant, straight from the table. */
 export async function deliveriesOf(app: App, merchantId: string) {
-  return app.orm.em.fork().getConnection().execute<{ id: string; event: string; state: string; idempotency_key: string; attempts: number; series: number; payload: string; order_id: string | null }[]>(
-    `select id, event, state, idempotency_key, attempts, series, payload, order_id from webhook_deliveries where merchant_id = ? order by created_at, id`,
-    [merchantId],
-  );
+  return app.orm.em
+    .fork()
+    .getConnection()
+    .execute<
+      { id: string; event: string; state: string; idempotency_key: string; attempts: number; series: number; payload: string; order_id: string | null }[]
+    >(`select id, event, state, idempotency_key, attempts, series, payload, order_id from webhook_deliveries where merchant_id = ? order by created_at, id`, [
+      merchantId,
+    ]);
 }
 
 export async function attemptsOf(app: App, deliveryId: string) {
-  return app.orm.em.fork().getConnection().execute<{ number: number; series: number; http_status: number | null; error: string | null; outcome: string; latency_ms: number | null }[]>(
-    `select number, series, http_status, error, outcome, latency_ms from webhook_attempts where delivery_id = ? order by started_at, created_at`,
-    [deliveryId],
-  );
+  return app.orm.em
+    .fork()
+    .getConnection()
+    .execute<{ number: number; series: number; http_status: number | null; error: string | null; outcome: string; latency_ms: number | null }[]>(
+      `select number, series, http_status, error, outcome, latency_ms from webhook_attempts where delivery_id = ? order by started_at, created_at`,
+      [deliveryId],
+    );
 }
 
 /** Polls `check` until it returns a truthy value (or fails after `timeoutMs`). */
@@ -90,9 +100,15 @@ export async function payOrder(app: App, base: string, m: { merchantId: string; 
   const created = await http(base, `${T}/merchant/fiat/order`, { body: { merchant_id: m.merchantId, order_no: orderNo, amount: '150000' }, headers });
   if (created.status !== 201) throw new Error(`order: ${created.text}`);
   const key = created.body.data.key as string;
-  const rate = await http(base, `${T}/merchant/fiat/checkOrderRate`, { body: { merchant_id: m.merchantId, transactionID: orderNo, tokenAddress: SEPOLIA_USDT, network: 'ETHEREUM' }, headers: { 'api-key': key } });
+  const rate = await http(base, `${T}/merchant/fiat/checkOrderRate`, {
+    body: { merchant_id: m.merchantId, transactionID: orderNo, tokenAddress: SEPOLIA_USDT, network: 'ETHEREUM' },
+    headers: { 'api-key': key },
+  });
   if (rate.status !== 200) throw new Error(`rate: ${rate.text}`);
-  const qr = await http(base, `${T}/pgqr/fiat/create`, { body: { merchant_id: m.merchantId, transactionID: orderNo, tokenAddress: SEPOLIA_USDT, network: 'ETHEREUM', walletType: 'METAMASK' }, headers: { 'api-key': key } });
+  const qr = await http(base, `${T}/pgqr/fiat/create`, {
+    body: { merchant_id: m.merchantId, transactionID: orderNo, tokenAddress: SEPOLIA_USDT, network: 'ETHEREUM', walletType: 'METAMASK' },
+    headers: { 'api-key': key },
+  });
   if (qr.status !== 201) throw new Error(`deposit: ${qr.text}`);
   const conn = app.orm.em.fork().getConnection();
   const [dep] = await conn.execute<{ id: string; order_id: string; token_id: string; address: string; total_amount: string }[]>(
@@ -108,7 +124,16 @@ export async function payOrder(app: App, base: string, m: { merchantId: string; 
   const amount = BigInt(dep!.total_amount) + (opts.extra ?? 0n);
   await app.payments.record(app.orm.em.fork(), 'sandbox', 'ETHEREUM', [
     {
-      transfer: { txHash, index: 0, blockNumber: 100n, blockHash: `0x${'ab'.repeat(32)}`, token: SEPOLIA_USDT, from: '0x000000000000000000000000000000000000dEaD', to: dep!.address, amount },
+      transfer: {
+        txHash,
+        index: 0,
+        blockNumber: 100n,
+        blockHash: `0x${'ab'.repeat(32)}`,
+        token: SEPOLIA_USDT,
+        from: '0x000000000000000000000000000000000000dEaD',
+        to: dep!.address,
+        amount,
+      },
       depositId: dep!.id,
       orderId: dep!.order_id,
       tokenId: dep!.token_id,

@@ -43,18 +43,80 @@ function outcome(fn: () => unknown): string {
 }
 
 const rules: [string, (c: Caller) => unknown, Record<keyof typeof callers, string>][] = [
-  ['requireMerchant', (c) => requireMerchant({ caller: c }), { anonymous: 'UNAUTHENTICATED', owner: 'ok', viewer: 'ok', finance: 'ok', apiKey: 'ok', checkout: 'ok' }],
-  ['requireMerchantWide', (c) => requireMerchantWide({ caller: c }, 'Listing orders'), { anonymous: 'FORBIDDEN', owner: 'ok', viewer: 'ok', finance: 'ok', apiKey: 'ok', checkout: 'FORBIDDEN' }],
-  ['requireMerchantWide (exports.csv)', (c) => requireMerchantWide({ caller: c }, 'Exporting orders', 'exports.csv'), { anonymous: 'FORBIDDEN', owner: 'ok', viewer: 'FORBIDDEN', finance: 'ok', apiKey: 'ok', checkout: 'FORBIDDEN' }],
-  ['requireApiKey', (c) => requireApiKey({ caller: c }), { anonymous: 'UNAUTHENTICATED', owner: 'UNAUTHENTICATED', viewer: 'UNAUTHENTICATED', finance: 'UNAUTHENTICATED', apiKey: 'ok', checkout: 'SCOPE_DENIED' }],
-  ['requireDashboard', (c) => requireDashboard({ caller: c }), { anonymous: 'UNAUTHENTICATED', owner: 'ok', viewer: 'ok', finance: 'ok', apiKey: 'UNAUTHENTICATED', checkout: 'UNAUTHENTICATED' }],
-  ['requireDashboard (dashboard-only feature)', (c) => requireDashboard({ caller: c }, 'dashboard only'), { anonymous: 'UNAUTHENTICATED', owner: 'ok', viewer: 'ok', finance: 'ok', apiKey: 'FORBIDDEN', checkout: 'FORBIDDEN' }],
-  ['requirePermission (merchant.settings)', (c) => requirePermission({ caller: c }, 'merchant.settings'), { anonymous: 'UNAUTHENTICATED', owner: 'ok', viewer: 'FORBIDDEN', finance: 'FORBIDDEN', apiKey: 'UNAUTHENTICATED', checkout: 'UNAUTHENTICATED' }],
-  ['requireFreshAuth (apiKeys.manage, not fresh)', (c) => requireFreshAuth({ caller: c }, 'apiKeys.manage', 'rotate API keys'), { anonymous: 'UNAUTHENTICATED', owner: 'REAUTHENTICATION_REQUIRED', viewer: 'FORBIDDEN', finance: 'FORBIDDEN', apiKey: 'UNAUTHENTICATED', checkout: 'UNAUTHENTICATED' }],
-  ['requireOrderScope (its own order)', (c) => requireOrderScope({ caller: c }, ORDER), { anonymous: 'ok', owner: 'ok', viewer: 'ok', finance: 'ok', apiKey: 'ok', checkout: 'ok' }],
-  ['requireOrderScope (another order)', (c) => requireOrderScope({ caller: c }, OTHER), { anonymous: 'ok', owner: 'ok', viewer: 'ok', finance: 'ok', apiKey: 'ok', checkout: 'SCOPE_DENIED' }],
-  ['requireSameMerchant (own id)', (c) => requireSameMerchant({ caller: c }, M), { anonymous: 'UNAUTHENTICATED', owner: 'ok', viewer: 'ok', finance: 'ok', apiKey: 'ok', checkout: 'ok' }],
-  ['requireSameMerchant (other id)', (c) => requireSameMerchant({ caller: c }, OTHER), { anonymous: 'UNAUTHENTICATED', owner: 'MERCHANT_MISMATCH', viewer: 'MERCHANT_MISMATCH', finance: 'MERCHANT_MISMATCH', apiKey: 'MERCHANT_MISMATCH', checkout: 'MERCHANT_MISMATCH' }],
+  [
+    'requireMerchant',
+    (c) => requireMerchant({ caller: c }),
+    { anonymous: 'UNAUTHENTICATED', owner: 'ok', viewer: 'ok', finance: 'ok', apiKey: 'ok', checkout: 'ok' },
+  ],
+  [
+    'requireMerchantWide',
+    (c) => requireMerchantWide({ caller: c }, 'Listing orders'),
+    { anonymous: 'FORBIDDEN', owner: 'ok', viewer: 'ok', finance: 'ok', apiKey: 'ok', checkout: 'FORBIDDEN' },
+  ],
+  [
+    'requireMerchantWide (exports.csv)',
+    (c) => requireMerchantWide({ caller: c }, 'Exporting orders', 'exports.csv'),
+    { anonymous: 'FORBIDDEN', owner: 'ok', viewer: 'FORBIDDEN', finance: 'ok', apiKey: 'ok', checkout: 'FORBIDDEN' },
+  ],
+  [
+    'requireApiKey',
+    (c) => requireApiKey({ caller: c }),
+    { anonymous: 'UNAUTHENTICATED', owner: 'UNAUTHENTICATED', viewer: 'UNAUTHENTICATED', finance: 'UNAUTHENTICATED', apiKey: 'ok', checkout: 'SCOPE_DENIED' },
+  ],
+  [
+    'requireDashboard',
+    (c) => requireDashboard({ caller: c }),
+    { anonymous: 'UNAUTHENTICATED', owner: 'ok', viewer: 'ok', finance: 'ok', apiKey: 'UNAUTHENTICATED', checkout: 'UNAUTHENTICATED' },
+  ],
+  [
+    'requireDashboard (dashboard-only feature)',
+    (c) => requireDashboard({ caller: c }, 'dashboard only'),
+    { anonymous: 'UNAUTHENTICATED', owner: 'ok', viewer: 'ok', finance: 'ok', apiKey: 'FORBIDDEN', checkout: 'FORBIDDEN' },
+  ],
+  [
+    'requirePermission (merchant.settings)',
+    (c) => requirePermission({ caller: c }, 'merchant.settings'),
+    { anonymous: 'UNAUTHENTICATED', owner: 'ok', viewer: 'FORBIDDEN', finance: 'FORBIDDEN', apiKey: 'UNAUTHENTICATED', checkout: 'UNAUTHENTICATED' },
+  ],
+  [
+    'requireFreshAuth (apiKeys.manage, not fresh)',
+    (c) => requireFreshAuth({ caller: c }, 'apiKeys.manage', 'rotate API keys'),
+    {
+      anonymous: 'UNAUTHENTICATED',
+      owner: 'REAUTHENTICATION_REQUIRED',
+      viewer: 'FORBIDDEN',
+      finance: 'FORBIDDEN',
+      apiKey: 'UNAUTHENTICATED',
+      checkout: 'UNAUTHENTICATED',
+    },
+  ],
+  [
+    'requireOrderScope (its own order)',
+    (c) => requireOrderScope({ caller: c }, ORDER),
+    { anonymous: 'ok', owner: 'ok', viewer: 'ok', finance: 'ok', apiKey: 'ok', checkout: 'ok' },
+  ],
+  [
+    'requireOrderScope (another order)',
+    (c) => requireOrderScope({ caller: c }, OTHER),
+    { anonymous: 'ok', owner: 'ok', viewer: 'ok', finance: 'ok', apiKey: 'ok', checkout: 'SCOPE_DENIED' },
+  ],
+  [
+    'requireSameMerchant (own id)',
+    (c) => requireSameMerchant({ caller: c }, M),
+    { anonymous: 'UNAUTHENTICATED', owner: 'ok', viewer: 'ok', finance: 'ok', apiKey: 'ok', checkout: 'ok' },
+  ],
+  [
+    'requireSameMerchant (other id)',
+    (c) => requireSameMerchant({ caller: c }, OTHER),
+    {
+      anonymous: 'UNAUTHENTICATED',
+      owner: 'MERCHANT_MISMATCH',
+      viewer: 'MERCHANT_MISMATCH',
+      finance: 'MERCHANT_MISMATCH',
+      apiKey: 'MERCHANT_MISMATCH',
+      checkout: 'MERCHANT_MISMATCH',
+    },
+  ],
 ];
 
 describe.each(rules)('%s', (_name, rule, expected) => {
@@ -96,5 +158,9 @@ it('a role refusal names the role and what it cannot do, with the permission in 
   } catch (e) {
     err = e;
   }
-  expect(err).toMatchObject({ code: 'FORBIDDEN', message: 'Your role (finance) cannot rotate API keys or change their IP allowlists', details: { permission: 'apiKeys.manage', role: 'finance' } });
+  expect(err).toMatchObject({
+    code: 'FORBIDDEN',
+    message: 'Your role (finance) cannot rotate API keys or change their IP allowlists',
+    details: { permission: 'apiKeys.manage', role: 'finance' },
+  });
 });

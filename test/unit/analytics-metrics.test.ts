@@ -21,8 +21,12 @@ describe('watcher lag gauges', () => {
   it('blocks behind the head and seconds since last caught up', async () => {
     const m = new GatewayMetrics();
     const now = Date.now();
-    m.trackWatcher({ lag: () => ({ environment: 'production', network: 'TRON', headBlock: 120n, scannedBlock: 100n, caughtUpAt: now - 30_000, startedAt: now - 60_000 }) });
-    m.trackWatcher({ lag: () => ({ environment: 'sandbox', network: 'ETHEREUM', headBlock: 50n, scannedBlock: 50n, caughtUpAt: now, startedAt: now - 60_000 }) });
+    m.trackWatcher({
+      lag: () => ({ environment: 'production', network: 'TRON', headBlock: 120n, scannedBlock: 100n, caughtUpAt: now - 30_000, startedAt: now - 60_000 }),
+    });
+    m.trackWatcher({
+      lag: () => ({ environment: 'sandbox', network: 'ETHEREUM', headBlock: 50n, scannedBlock: 50n, caughtUpAt: now, startedAt: now - 60_000 }),
+    });
     const text = await m.render();
     expect(text).toMatch(/cpg_watcher_lag_blocks\{environment="production",network="TRON"\} 20\b/);
     expect(text).toMatch(/cpg_watcher_head_block\{environment="production",network="TRON"\} 120\b/);

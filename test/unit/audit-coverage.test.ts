@@ -5,7 +5,10 @@ import { canonicalJson, chainFault, GENESIS_HASH, rowHash, type ChainedFields } 
 
 it('every GraphQL mutation records an audit action or says why not (a new mutation cannot forget the trail)', () => {
   const sdl = readFileSync(join(__dirname, '../../schema/schema.graphql'), 'utf8');
-  const body = /type Mutation \{([\s\S]*?)\n\}/.exec(sdl)![1]!.replace(/"""[\s\S]*?"""/g, '').replace(/^\s*"[^\n]*"$/gm, '');
+  const body = /type Mutation \{([\s\S]*?)\n\}/
+    .exec(sdl)![1]!
+    .replace(/"""[\s\S]*?"""/g, '')
+    .replace(/^\s*"[^\n]*"$/gm, '');
   const names = [...body.matchAll(/^ {2}(\w+)[(:]/gm)].map((m) => m[1]!);
   expect(names.length).toBeGreaterThan(10);
   expect(names.filter((n) => !(n in MUTATION_AUDIT))).toEqual([]);
@@ -13,14 +16,30 @@ it('every GraphQL mutation records an audit action or says why not (a new mutati
 
 it('redacts every member outside the allowlist, at every depth', () => {
   expect(redactAudit({ url: 'https://x', password: 'p', apiKey: 'cpg_1', settings: { logoUrl: 'l', secret: 's' } })).toEqual({
-    url: 'https://x', password: '[redacted]', apiKey: '[redacted]', settings: { logoUrl: 'l', secret: '[redacted]' },
+    url: 'https://x',
+    password: '[redacted]',
+    apiKey: '[redacted]',
+    settings: { logoUrl: 'l', secret: '[redacted]' },
   });
 });
 
 it('hashes canonically (key order does not matter) and names an edit and a gap', () => {
   expect(canonicalJson({ b: 1, a: [{ d: 2, c: null }] })).toBe('{"a":[{"c":null,"d":2}],"b":1}');
   const f = (seq: number, after: unknown): ChainedFields => ({
-    chain: 'm', chainSeq: seq, occurredAtMs: 1, action: 'auth.login', merchantId: 'm', userId: null, apiKeyId: null, operator: null, subject: null, ip: null, userAgent: null, requestId: null, before: null, after,
+    chain: 'm',
+    chainSeq: seq,
+    occurredAtMs: 1,
+    action: 'auth.login',
+    merchantId: 'm',
+    userId: null,
+    apiKeyId: null,
+    operator: null,
+    subject: null,
+    ip: null,
+    userAgent: null,
+    requestId: null,
+    before: null,
+    after,
   });
   const h1 = rowHash(GENESIS_HASH, f(1, { a: 1, b: 2 }));
   expect(rowHash(GENESIS_HASH, f(1, { b: 2, a: 1 }))).toBe(h1);

@@ -9,7 +9,14 @@ import { createTronAdapter, tronDriver } from '../../src/chains/tron/index.js';
  * observation kind, finality rule, address comparison key and the address watched for a deposit.
  * Adapters are only constructed here (no RPC call is made).
  */
-const config = (network: ChainNetworkConfig['network']): ChainNetworkConfig => ({ network, rpcUrls: ['http://127.0.0.1:9'], chainId: 1, confirmations: 3, maxBlockRange: 100, timeoutMs: 100 });
+const config = (network: ChainNetworkConfig['network']): ChainNetworkConfig => ({
+  network,
+  rpcUrls: ['http://127.0.0.1:9'],
+  chainId: 1,
+  confirmations: 3,
+  maxBlockRange: 100,
+  timeoutMs: 100,
+});
 
 describe('isFinal', () => {
   const head = { latest: 100n, finalized: 90n };

@@ -88,7 +88,9 @@ describe('ProviderGate', () => {
     const serving: Record<string, ChainIdentity> = { 'https://user:secret@bad.example/v3/KEY': B, 'http://good:1': A };
     const { g, refused, probes } = gate(serving, { genesis: A.genesis, now: () => now });
     await expect(g.admit('https://user:secret@bad.example/v3/KEY')).rejects.toBeInstanceOf(WrongChainError);
-    await expect(g.admit('https://user:secret@bad.example/v3/KEY')).rejects.toThrow('ETHEREUM provider bad.example serves another chain (chain id 1, genesis 0xbbb; expected genesis 0xaaa)');
+    await expect(g.admit('https://user:secret@bad.example/v3/KEY')).rejects.toThrow(
+      'ETHEREUM provider bad.example serves another chain (chain id 1, genesis 0xbbb; expected genesis 0xaaa)',
+    );
     expect(refused).toEqual(['bad.example']);
     expect(probes).toHaveLength(1); // refused from the cache
     expect(JSON.stringify(g.providers())).not.toMatch(/secret|KEY/);

@@ -57,7 +57,9 @@ describe('config validation', () => {
     const prod = loadConfig({ NODE_ENV: 'production', ...file, DATABASE_URL: 'postgres://u@h/db' });
     expect(prod).toMatchObject({ MASTER_KEY: undefined, MASTER_KEY_FILE: '/run/secrets/master.key', generatedSecrets: [] });
     expect(loadConfig({ ...file, DATA_DIR: tmp() }).generatedSecrets).toEqual([]);
-    expect(configError({ ...SECRETS, MASTER_KEY_FILE: '/run/secrets/master.key', DATA_DIR: tmp() }).message).toMatch(/MASTER_KEY_FILE: set MASTER_KEY or MASTER_KEY_FILE, not both/);
+    expect(configError({ ...SECRETS, MASTER_KEY_FILE: '/run/secrets/master.key', DATA_DIR: tmp() }).message).toMatch(
+      /MASTER_KEY_FILE: set MASTER_KEY or MASTER_KEY_FILE, not both/,
+    );
   });
 
   it('production refuses missing secrets and the embedded database, naming each', () => {
@@ -65,9 +67,15 @@ describe('config validation', () => {
     expect(err.problems.map((p) => p.variable)).toEqual(expect.arrayContaining(['MASTER_KEY', 'JWT_SECRET', 'DATABASE_URL']));
     for (const v of ['MASTER_KEY', 'JWT_SECRET', 'DATABASE_URL']) expect(err.message).toMatch(new RegExp(`${v}: required in production`));
     // Dev chains are refused too, but a complete production config loads.
-    expect(configError({ NODE_ENV: 'production', ...SECRETS, DATABASE_URL: 'postgres://u@h/db', DEV_CHAINS: 'true' }).problems.map((p) => p.variable)).toEqual(['DEV_CHAINS']);
+    expect(configError({ NODE_ENV: 'production', ...SECRETS, DATABASE_URL: 'postgres://u@h/db', DEV_CHAINS: 'true' }).problems.map((p) => p.variable)).toEqual([
+      'DEV_CHAINS',
+    ]);
     // The test-only crash hooks too; outside production they load.
-    expect(configError({ NODE_ENV: 'production', ...SECRETS, DATABASE_URL: 'postgres://u@h/db', SWEEP_CRASH_AFTER: 'sent', REFUND_CRASH_AFTER: 'send-sign' }).problems.map((p) => p.variable).sort()).toEqual(['REFUND_CRASH_AFTER', 'SWEEP_CRASH_AFTER']);
+    expect(
+      configError({ NODE_ENV: 'production', ...SECRETS, DATABASE_URL: 'postgres://u@h/db', SWEEP_CRASH_AFTER: 'sent', REFUND_CRASH_AFTER: 'send-sign' })
+        .problems.map((p) => p.variable)
+        .sort(),
+    ).toEqual(['REFUND_CRASH_AFTER', 'SWEEP_CRASH_AFTER']);
     expect(loadConfig({ ...SECRETS, DATA_DIR: tmp(), REFUND_CRASH_AFTER: 'fund-broadcast' }).REFUND_CRASH_AFTER).toBe('fund-broadcast');
     const ok = loadConfig({ NODE_ENV: 'production', ...SECRETS, DATABASE_URL: 'postgres://u@h/db' });
     expect(ok).toMatchObject({ isProduction: true, DEV_CHAINS: false, generatedSecrets: [] });

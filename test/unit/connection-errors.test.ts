@@ -10,7 +10,11 @@ const CASES: [string, unknown, boolean][] = [
   ['too many connections (53300)', pgError('53300'), true],
   ['connection failure (08006)', pgError('08006'), true],
   ['pg: connection ended', new Error('Connection terminated unexpectedly'), true],
-  ['knex: no connection from the pool', Object.assign(new Error('Knex: Timeout acquiring a connection. The pool is probably full.'), { name: 'KnexTimeoutError' }), true],
+  [
+    'knex: no connection from the pool',
+    Object.assign(new Error('Knex: Timeout acquiring a connection. The pool is probably full.'), { name: 'KnexTimeoutError' }),
+    true,
+  ],
   ['MikroORM ConnectionException', Object.assign(new Error('x'), { name: 'ConnectionException' }), true],
   ['wrapped in a cause (rate limiter store)', Object.assign(new Error('rate limiter store unavailable'), { cause: pgError('ECONNRESET') }), true],
   ['one of an AggregateError (dual-stack connect)', new AggregateError([pgError('ECONNREFUSED')], ''), true],

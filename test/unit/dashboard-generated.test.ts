@@ -24,7 +24,10 @@ const { generate, loadCodegenConfig } = require('@graphql-codegen/cli');
 jest.setTimeout(120_000);
 
 it('src/dashboard/app/generated/ is what `npm run codegen` writes from schema/schema.graphql and src/dashboard/app/graphql/', () => {
-  const outputs = JSON.parse(execFileSync(process.execPath, ['-e', WOULD_WRITE], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })) as { filename: string; content: string }[];
+  const outputs = JSON.parse(execFileSync(process.execPath, ['-e', WOULD_WRITE], { cwd: ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 })) as {
+    filename: string;
+    content: string;
+  }[];
   expect(outputs.map((o) => path.basename(o.filename)).sort()).toEqual(['gql.ts', 'graphql.ts', 'index.ts']);
   for (const o of outputs) {
     const committed = readFileSync(path.join(ROOT, o.filename), 'utf8');

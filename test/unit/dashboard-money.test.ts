@@ -11,7 +11,15 @@ describe('toUnits', () => {
     [' 3.10 ', 6, 3_100_000n],
   ])('%s with %i decimals is %s', (text, d, units) => expect(toUnits(text, d)).toBe(units));
 
-  it.each([['0.0000001', 6], ['-1', 6], ['1e3', 6], ['', 6], ['1.2.3', 6], ['abc', 6], ['1.5', 0]])('refuses %s with %i decimals', (text, d) => expect(toUnits(text, d)).toBeNull());
+  it.each([
+    ['0.0000001', 6],
+    ['-1', 6],
+    ['1e3', 6],
+    ['', 6],
+    ['1.2.3', 6],
+    ['abc', 6],
+    ['1.5', 0],
+  ])('refuses %s with %i decimals', (text, d) => expect(toUnits(text, d)).toBeNull());
 });
 
 describe('fromUnits', () => {

@@ -39,7 +39,12 @@ describe('the /dashboard page', () => {
     expect((await f.inject({ url: '/dashboard/' })).statusCode).toBe(200);
     // The invite link's page: the same page with the same headers.
     const invite = await f.inject({ url: '/dashboard/invite' });
-    expect({ status: invite.statusCode, csp: invite.headers['content-security-policy'], referrer: invite.headers['referrer-policy'], body: invite.body }).toEqual({ status: 200, csp: DASHBOARD_CSP, referrer: 'no-referrer', body: res.body });
+    expect({
+      status: invite.statusCode,
+      csp: invite.headers['content-security-policy'],
+      referrer: invite.headers['referrer-policy'],
+      body: invite.body,
+    }).toEqual({ status: 200, csp: DASHBOARD_CSP, referrer: 'no-referrer', body: res.body });
   });
 
   it('addresses the script by its content: the pinned URL is immutable, anything else revalidates, unknown files 404', async () => {

@@ -1,6 +1,17 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { ORDER_CREATED, ORDER_EVENT_TYPES, ORDER_EVENT_WEBHOOKS, ORDER_STATUS_CHANGED, PAYMENT_CONFIRMED, PAYMENT_DETECTED, PAYMENT_LATE, PAYMENT_OVERPAID, PAYMENT_REORGED, PAYMENT_UNATTRIBUTED } from '../../src/modules/events/event.catalogue';
+import {
+  ORDER_CREATED,
+  ORDER_EVENT_TYPES,
+  ORDER_EVENT_WEBHOOKS,
+  ORDER_STATUS_CHANGED,
+  PAYMENT_CONFIRMED,
+  PAYMENT_DETECTED,
+  PAYMENT_LATE,
+  PAYMENT_OVERPAID,
+  PAYMENT_REORGED,
+  PAYMENT_UNATTRIBUTED,
+} from '../../src/modules/events/event.catalogue';
 import { ORDER_STATUSES } from '../../src/modules/orders/order.transitions';
 import { WEBHOOK_EVENT_KINDS, webhookKindOf } from '../../src/modules/webhooks/webhook.payload';
 
@@ -30,7 +41,9 @@ it.each(TABLE)('%s → %s: %s', (type, status, kind) => {
 });
 
 it('names only webhook kinds the payload builder knows, for every event type and status', () => {
-  expect(ORDER_EVENT_TYPES.sort()).toEqual([ORDER_STATUS_CHANGED, ORDER_CREATED, PAYMENT_LATE, PAYMENT_OVERPAID, PAYMENT_REORGED, PAYMENT_UNATTRIBUTED, PAYMENT_DETECTED, PAYMENT_CONFIRMED].sort());
+  expect(ORDER_EVENT_TYPES.sort()).toEqual(
+    [ORDER_STATUS_CHANGED, ORDER_CREATED, PAYMENT_LATE, PAYMENT_OVERPAID, PAYMENT_REORGED, PAYMENT_UNATTRIBUTED, PAYMENT_DETECTED, PAYMENT_CONFIRMED].sort(),
+  );
   for (const type of ORDER_EVENT_TYPES) {
     for (const status of ORDER_STATUSES) {
       const kind = webhookKindOf(type, status);

@@ -9,7 +9,11 @@ function fakeFetch(answer: (r: Req) => Record<string, unknown>, opts: { batches?
     const body = JSON.parse(init.body) as Req | Req[];
     bodies.push(body);
     let out: unknown;
-    if (Array.isArray(body)) out = opts.batches === false ? { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'batch not supported' } } : [...body].reverse().map((r) => ({ jsonrpc: '2.0', id: r.id, ...answer(r) }));
+    if (Array.isArray(body))
+      out =
+        opts.batches === false
+          ? { jsonrpc: '2.0', id: null, error: { code: -32600, message: 'batch not supported' } }
+          : [...body].reverse().map((r) => ({ jsonrpc: '2.0', id: r.id, ...answer(r) }));
     else out = { jsonrpc: '2.0', id: body.id, ...answer(body) };
     return new Response(JSON.stringify(out), { status: 200 });
   }) as unknown as typeof fetch;

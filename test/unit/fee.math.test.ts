@@ -1,12 +1,5 @@
 import { DomainError } from '../../src/common/errors.js';
-import {
-  computeQuote,
-  feeIdrCeil,
-  parseFeePercent,
-  totalWithUniqueCode,
-  uniqueCodeAmount,
-  type QuoteInput,
-} from '../../src/modules/quotes/fee.math.js';
+import { computeQuote, feeIdrCeil, parseFeePercent, totalWithUniqueCode, uniqueCodeAmount, type QuoteInput } from '../../src/modules/quotes/fee.math.js';
 
 const base: Omit<QuoteInput, 'feeIncluded' | 'decimals'> = { amountIdr: 150_000n, feePercent: '1', rate: '16250' };
 

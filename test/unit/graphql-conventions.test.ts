@@ -14,11 +14,15 @@ const fields = objectTypes.flatMap((t) => Object.values(t.getFields()).map((f) =
 it('every time is an ISO-8601 DateTime (REST alone keeps Unix seconds): no *At field is an Int or a String', () => {
   const times = fields.filter(({ field }) => /At$/.test(field.name) || /^(at|expiredAt)$/.test(field.name));
   expect(times.length).toBeGreaterThan(20);
-  expect(times.filter(({ field }) => getNamedType(field.type).name !== 'DateTime').map(({ type, field }) => `${type}.${field.name}: ${String(field.type)}`)).toEqual([]);
+  expect(
+    times.filter(({ field }) => getNamedType(field.type).name !== 'DateTime').map(({ type, field }) => `${type}.${field.name}: ${String(field.type)}`),
+  ).toEqual([]);
 });
 
 it('every time argument is a DateTime too', () => {
-  const args = fields.flatMap(({ type, field }) => field.args.filter((a) => /(From|To|^from|^to)$/.test(a.name)).map((a) => ({ name: `${type}.${field.name}(${a.name})`, type: getNamedType(a.type).name })));
+  const args = fields.flatMap(({ type, field }) =>
+    field.args.filter((a) => /(From|To|^from|^to)$/.test(a.name)).map((a) => ({ name: `${type}.${field.name}(${a.name})`, type: getNamedType(a.type).name })),
+  );
   expect(args.length).toBeGreaterThan(5);
   expect(args.filter((a) => a.type !== 'DateTime')).toEqual([]);
 });

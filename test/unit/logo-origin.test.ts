@@ -7,7 +7,16 @@ import { cspImageOrigin, logoUrl } from '../../src/modules/merchants/merchant.co
  * a host would be CSP syntax. Only a DNS name or an IPv4 address is a logo host.
  */
 describe('logo URL → one CSP image origin', () => {
-  const hostile = ['https://*/logo.png', 'https://*.shop.test/logo.png', 'https://a;script-src/x.png', 'https://a,b/x.png', "https://'self'/x.png", 'https://[::1]/x.png', 'https://a..b/x.png', 'https://-a.test/x.png'];
+  const hostile = [
+    'https://*/logo.png',
+    'https://*.shop.test/logo.png',
+    'https://a;script-src/x.png',
+    'https://a,b/x.png',
+    "https://'self'/x.png",
+    'https://[::1]/x.png',
+    'https://a..b/x.png',
+    'https://-a.test/x.png',
+  ];
 
   it.each(hostile)('%s is refused by the settings command and adds no source to the CSP', (url) => {
     expect(logoUrl.safeParse(url).success).toBe(false);

@@ -43,6 +43,12 @@ describe('formatDecimal: base units to a plain decimal string', () => {
   ])('%s with %d decimals is %s', (units, decimals, text) => expect(formatDecimal(units, decimals)).toBe(text));
 
   it('round-trips what it formats', () => {
-    for (const [u, d] of [[0n, 6], [1n, 18], [987654321n, 9], [-42n, 3]] as const) expect(parseDecimal(formatDecimal(u, d), d)).toBe(u);
+    for (const [u, d] of [
+      [0n, 6],
+      [1n, 18],
+      [987654321n, 9],
+      [-42n, 3],
+    ] as const)
+      expect(parseDecimal(formatDecimal(u, d), d)).toBe(u);
   });
 });

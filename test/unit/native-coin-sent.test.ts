@@ -16,13 +16,35 @@ const b = getAddress('0x' + 'bb'.repeat(20));
 
 describe('coinSent (EVM)', () => {
   it('a plain send: its value to its recipient', async () => {
-    const raw = await tank.signTransaction({ to: a, value: 5000n, chainId: 31337, nonce: 0, gasLimit: 21000n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n, type: 2 });
+    const raw = await tank.signTransaction({
+      to: a,
+      value: 5000n,
+      chainId: 31337,
+      nonce: 0,
+      gasLimit: 21000n,
+      maxFeePerGas: 1n,
+      maxPriorityFeePerGas: 1n,
+      type: 2,
+    });
     expect(sweeps.coinSent!({ raw })).toEqual([{ to: a, amount: 5000n }]);
   });
 
   it('a Disperse call: each recipient with its own amount', async () => {
-    const data = DISPERSE_ABI.encodeFunctionData('disperse', [[a, b], [7n, 11n]]);
-    const raw = await tank.signTransaction({ to: DISPERSE, value: 18n, data, chainId: 31337, nonce: 1, gasLimit: 100000n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n, type: 2 });
+    const data = DISPERSE_ABI.encodeFunctionData('disperse', [
+      [a, b],
+      [7n, 11n],
+    ]);
+    const raw = await tank.signTransaction({
+      to: DISPERSE,
+      value: 18n,
+      data,
+      chainId: 31337,
+      nonce: 1,
+      gasLimit: 100000n,
+      maxFeePerGas: 1n,
+      maxPriorityFeePerGas: 1n,
+      type: 2,
+    });
     expect(sweeps.coinSent!({ raw })).toEqual([
       { to: a, amount: 7n },
       { to: b, amount: 11n },
@@ -30,7 +52,17 @@ describe('coinSent (EVM)', () => {
   });
 
   it('a transaction carrying no coin sends nothing', async () => {
-    const raw = await tank.signTransaction({ to: a, value: 0n, data: '0x1234', chainId: 31337, nonce: 2, gasLimit: 50000n, maxFeePerGas: 1n, maxPriorityFeePerGas: 1n, type: 2 });
+    const raw = await tank.signTransaction({
+      to: a,
+      value: 0n,
+      data: '0x1234',
+      chainId: 31337,
+      nonce: 2,
+      gasLimit: 50000n,
+      maxFeePerGas: 1n,
+      maxPriorityFeePerGas: 1n,
+      type: 2,
+    });
     expect(sweeps.coinSent!({ raw })).toEqual([]);
   });
 });

@@ -23,7 +23,10 @@ const answers: Record<string, { status: number; body: unknown }> = {
 
 beforeAll(async () => {
   server = createServer((req, res) => {
-    const a = answers[new URL(req.url ?? '/', 'http://x').pathname] ?? { status: 404, body: { status_code: 404, message: 'Not found', data: { code: 'ROUTE_NOT_FOUND' } } };
+    const a = answers[new URL(req.url ?? '/', 'http://x').pathname] ?? {
+      status: 404,
+      body: { status_code: 404, message: 'Not found', data: { code: 'ROUTE_NOT_FOUND' } },
+    };
     res.writeHead(a.status, { 'content-type': 'application/json; charset=utf-8' }).end(JSON.stringify(a.body));
   });
   await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));

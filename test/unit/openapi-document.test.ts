@@ -19,7 +19,14 @@ it('is a valid OpenAPI 3.1 document', async () => {
 
 it('describes every environment route under both environments, the auth paths, security, rate limits and webhooks', () => {
   const paths = Object.keys(doc.paths);
-  for (const p of ['/merchant/fiat/order', '/merchant/fiat/checkOrderRate', '/pgqr/fiat/create', '/merchant/fiat/getOrder', '/listToken', '/merchant/payment-link']) {
+  for (const p of [
+    '/merchant/fiat/order',
+    '/merchant/fiat/checkOrderRate',
+    '/pgqr/fiat/create',
+    '/merchant/fiat/getOrder',
+    '/listToken',
+    '/merchant/payment-link',
+  ]) {
     expect(paths).toContain(`/api/v2/testnet${p}`);
     expect(paths).toContain(`/api/v2/mainnet${p}`);
   }
@@ -30,14 +37,27 @@ it('describes every environment route under both environments, the auth paths, s
   expect(create['x-rate-limit']).toEqual({ budget: 'merchant', limit: 3000, window_seconds: 60 });
   expect(Object.keys(create.responses)).toEqual(expect.arrayContaining(['201', '400', '401', '409', '429']));
   const conflict = doc.components.responses[create.responses['409'].$ref.split('/').pop()];
-  expect(conflict.content['application/json'].schema.properties.data.properties.code.enum).toEqual(expect.arrayContaining(['DUPLICATE_ORDER_NO', 'IDEMPOTENCY_KEY_IN_FLIGHT']));
+  expect(conflict.content['application/json'].schema.properties.data.properties.code.enum).toEqual(
+    expect.arrayContaining(['DUPLICATE_ORDER_NO', 'IDEMPOTENCY_KEY_IN_FLIGHT']),
+  );
   expect(Object.keys(doc.webhooks).sort()).toEqual([...WEBHOOK_EVENT_KINDS].sort());
   expect(doc.webhooks['transaction.success'].post.parameters.map((p: { name: string }) => p.name)).toContain('X-Service-Signature');
 });
 
 it('documents the response bodies the spec leaves open: getOrder, listToken and the payment-link list', () => {
-  const data = (path: string, method: string) => doc.paths[path][method].responses['200'].content['application/json'].schema.properties.data.$ref.split('/').pop();
-  expect(doc.components.schemas[data('/api/v2/testnet/merchant/fiat/getOrder', 'post')].required).toEqual(['request', 'expired_at', 'quotes', 'deposits', 'payments', 'unattributed_receipts']);
+  const data = (path: string, method: string) =>
+    doc.paths[path][method].responses['200'].content['application/json'].schema.properties.data.$ref.split('/').pop();
+  expect(doc.components.schemas[data('/api/v2/testnet/merchant/fiat/getOrder', 'post')].required).toEqual([
+    'request',
+    'expired_at',
+    'quotes',
+    'deposits',
+    'payments',
+    'unattributed_receipts',
+  ]);
   expect(doc.components.schemas[data('/api/v2/testnet/listToken', 'get')].properties.tokens.type).toBe('array');
-  expect(doc.components.schemas[data('/api/v2/testnet/merchant/payment-link', 'get')].$ref ?? doc.components.schemas[data('/api/v2/testnet/merchant/payment-link', 'get')].required).toBeDefined();
+  expect(
+    doc.components.schemas[data('/api/v2/testnet/merchant/payment-link', 'get')].$ref ??
+      doc.components.schemas[data('/api/v2/testnet/merchant/payment-link', 'get')].required,
+  ).toBeDefined();
 });

@@ -74,7 +74,13 @@ describe('orderUpdateStream (snapshot + live events + catch-up, each once and in
 
 describe('orderEventsChannel: order.created hints of feeds nobody here watches are not read back', () => {
   const FEED = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa:sandbox';
-  const created = (eventId: string): OrderFeedNotification => ({ ...update(1, 'Created', 'Created'), eventId, merchantId: FEED.split(':')[0]!, type: 'order.created', reason: { source: 'api' } });
+  const created = (eventId: string): OrderFeedNotification => ({
+    ...update(1, 'Created', 'Created'),
+    eventId,
+    merchantId: FEED.split(':')[0]!,
+    type: 'order.created',
+    reason: { source: 'api' },
+  });
   const silent = pino({ level: 'silent' });
 
   it('reads a feed-naming hint only while a merchant stream of that feed lives; other hints always', async () => {
@@ -106,7 +112,12 @@ describe('orderEventsChannel: order.created hints of feeds nobody here watches a
 
 describe('merchantEventStream: catch-up after the LISTEN connection came back', () => {
   const FEED = 'aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa:sandbox';
-  const event = (seq: number): OrderFeedNotification => ({ ...update(seq, 'Success', 'Created'), merchantId: FEED.split(':')[0]!, type: 'order.status_changed', reason: {} });
+  const event = (seq: number): OrderFeedNotification => ({
+    ...update(seq, 'Success', 'Created'),
+    merchantId: FEED.split(':')[0]!,
+    type: 'order.status_changed',
+    reason: {},
+  });
 
   it('a feed that has seen no event yet catches up from the head it subscribed at', async () => {
     const pubSub = createGatewayPubSub();

@@ -26,11 +26,28 @@ it('the audit trail: owners and admins only (not finance, developer or viewer)',
 });
 
 it('finance: orders, payments, CSV export, settlement view, refunds — no API keys, webhooks, team or other changes', () => {
-  expect(permissionsOf('finance')).toEqual(['merchant.read', 'orders.read', 'payments.read', 'exports.csv', 'paymentLinks.read', 'settlement.read', 'refunds.read', 'refunds.manage']);
+  expect(permissionsOf('finance')).toEqual([
+    'merchant.read',
+    'orders.read',
+    'payments.read',
+    'exports.csv',
+    'paymentLinks.read',
+    'settlement.read',
+    'refunds.read',
+    'refunds.manage',
+  ]);
 });
 
 it('developer: API keys, webhooks and the notification URL, orders read — no money views or team', () => {
-  expect(permissionsOf('developer')).toEqual(['merchant.read', 'orders.read', 'paymentLinks.read', 'apiKeys.read', 'apiKeys.manage', 'webhooks.read', 'webhooks.manage']);
+  expect(permissionsOf('developer')).toEqual([
+    'merchant.read',
+    'orders.read',
+    'paymentLinks.read',
+    'apiKeys.read',
+    'apiKeys.manage',
+    'webhooks.read',
+    'webhooks.manage',
+  ]);
 });
 
 it('an unknown role has no permission', () => {

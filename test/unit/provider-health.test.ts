@@ -131,12 +131,22 @@ describe('ProviderHealth', () => {
 
   it('a provider demoted as behind stays demoted through the other calls it answers, until a head round finds it caught up', () => {
     const { h, advance } = scorer();
-    h.settleHeads(new Map([[0, 90n], [1, 100n]]));
+    h.settleHeads(
+      new Map([
+        [0, 90n],
+        [1, 100n],
+      ]),
+    );
     advance(10);
     h.succeeded(0, 5); // a lagging node answers what it has
     expect(h.snapshot()[0]).toMatchObject({ state: 'demoted', lastReason: 'behind' });
     advance(1000);
-    h.settleHeads(new Map([[0, 99n], [1, 100n]]));
+    h.settleHeads(
+      new Map([
+        [0, 99n],
+        [1, 100n],
+      ]),
+    );
     expect(h.snapshot()[0]).toMatchObject({ state: 'healthy', consecutiveFailures: 0 });
   });
 

@@ -3,8 +3,7 @@ import { PNG } from 'pngjs';
 import { renderQrPng, renderQrSvg } from '../../src/modules/deposits/qr-image.js';
 
 // USDT on Ethereum mainnet, 9.323201 USDT (6 decimals) to a deposit address.
-const EIP681 =
-  'ethereum:0xdAC17F958D2ee523a2206206994597C13D831ec7@1/transfer?address=0x8ba1f109551bD432803012645Ac136ddd64DBA72&uint256=9323201';
+const EIP681 = 'ethereum:0xdAC17F958D2ee523a2206206994597C13D831ec7@1/transfer?address=0x8ba1f109551bD432803012645Ac136ddd64DBA72&uint256=9323201';
 
 function decodePng(png: Buffer): string | undefined {
   const img = PNG.sync.read(png);

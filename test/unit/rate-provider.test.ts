@@ -128,10 +128,7 @@ describe('CoinGeckoRateProvider via RateService', () => {
     const svc = service([coingecko()]);
     await expect(svc.getRate('USDT')).resolves.toMatchObject({ rate: '16300.12', source: 'coingecko' });
     await expect(svc.getRate('USDC')).resolves.toMatchObject({ rate: '16290', source: 'coingecko' });
-    expect(hits).toEqual([
-      '/api/v3/simple/price?ids=tether,usd-coin&vs_currencies=idr',
-      '/api/v3/simple/price?ids=tether,usd-coin&vs_currencies=idr',
-    ]);
+    expect(hits).toEqual(['/api/v3/simple/price?ids=tether,usd-coin&vs_currencies=idr', '/api/v3/simple/price?ids=tether,usd-coin&vs_currencies=idr']);
   });
 
   it('accepts JSON exponent notation when the value prints as a plain decimal', async () => {
@@ -405,7 +402,8 @@ describe('rate sanity (one source answered 99,000 IDR/USDT)', () => {
     coingeckoIdr = 16310;
     handler = routes({
       '/api/ticker/usdtidr': (req, res) => json(indodaxTicker(indodaxLast))(req, res),
-      '/api/v3/simple/price': (req, res) => (coingeckoIdr === null ? json({}, 503) : json({ tether: { idr: coingeckoIdr }, 'usd-coin': { idr: 16290 } }))(req, res),
+      '/api/v3/simple/price': (req, res) =>
+        (coingeckoIdr === null ? json({}, 503) : json({ tether: { idr: coingeckoIdr }, 'usd-coin': { idr: 16290 } }))(req, res),
     });
   });
 

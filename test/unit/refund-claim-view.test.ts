@@ -24,14 +24,23 @@ const config = (devChains: boolean) => ({ DEV_CHAINS: devChains }) as App['confi
 
 it('shows token units as decimals, the amount sent after a deducted fee, and no internal id', () => {
   const v = claimView(info(), config(false));
-  expect(v).toMatchObject({ amount: '2.5', sent_amount: '2.431007', merchant: 'Toko Batik Sari', network_name: 'Ethereum', token_symbol: 'USDT', fee_mode: 'deduct' });
+  expect(v).toMatchObject({
+    amount: '2.5',
+    sent_amount: '2.431007',
+    merchant: 'Toko Batik Sari',
+    network_name: 'Ethereum',
+    token_symbol: 'USDT',
+    fee_mode: 'deduct',
+  });
   expect(JSON.stringify(v)).not.toContain('5f0c1d8e');
   expect(claimView(info({ sentAmount: null, txHash: null }), config(false))).toMatchObject({ sent_amount: null, tx_hash: null, explorer_url: null });
 });
 
 it("links the transaction on the network's public explorer; none for a local dev chain", () => {
   expect(claimView(info(), config(false)).explorer_url).toBe('https://etherscan.io/tx/0xabc');
-  expect(claimView(info({ environment: 'sandbox', network: 'SOLANA', txHash: 'sig1' }), config(false)).explorer_url).toBe('https://solscan.io/tx/sig1?cluster=devnet');
+  expect(claimView(info({ environment: 'sandbox', network: 'SOLANA', txHash: 'sig1' }), config(false)).explorer_url).toBe(
+    'https://solscan.io/tx/sig1?cluster=devnet',
+  );
   expect(claimView(info({ environment: 'sandbox' }), config(true)).explorer_url).toBeNull();
 });
 

@@ -1,4 +1,15 @@
-import { amountToSend, autoApproves, checkRefundAmount, feeInToken, offerForDeposit, offerForReceipt, offerLeft, refundable, refundSource, toUnits } from '../../src/modules/refunds/refund.rules.js';
+import {
+  amountToSend,
+  autoApproves,
+  checkRefundAmount,
+  feeInToken,
+  offerForDeposit,
+  offerForReceipt,
+  offerLeft,
+  refundable,
+  refundSource,
+  toUnits,
+} from '../../src/modules/refunds/refund.rules.js';
 import { canRefundTransition, REFUND_STATUSES, REFUND_TRANSITIONS, refundSourcesOf } from '../../src/modules/refunds/refund.transitions.js';
 
 describe('refund rules', () => {
@@ -23,8 +34,18 @@ describe('refund rules', () => {
     expect(checkRefundAmount(11n, 50n, 10n)).toBe('exceeds_offer');
     expect(checkRefundAmount(10n, 50n, 10n)).toBe('ok');
     // the excess (10) refunded once already: nothing of the offer is left, though the order received more
-    expect(offerLeft(10n, 'overpayment_excess', [{ amount: 10n, status: 'confirmed', kind: 'overpayment_excess' }, { amount: 5n, status: 'cancelled', kind: 'overpayment_excess' }])).toBe(0n);
-    expect(offerLeft(10n, 'overpayment_excess', [{ amount: 4n, status: 'requested', kind: 'overpayment_excess' }, { amount: 30n, status: 'confirmed', kind: 'merchant' }])).toBe(6n);
+    expect(
+      offerLeft(10n, 'overpayment_excess', [
+        { amount: 10n, status: 'confirmed', kind: 'overpayment_excess' },
+        { amount: 5n, status: 'cancelled', kind: 'overpayment_excess' },
+      ]),
+    ).toBe(0n);
+    expect(
+      offerLeft(10n, 'overpayment_excess', [
+        { amount: 4n, status: 'requested', kind: 'overpayment_excess' },
+        { amount: 30n, status: 'confirmed', kind: 'merchant' },
+      ]),
+    ).toBe(6n);
     expect(checkRefundAmount(1n, 100n, 10n, 0n)).toBe('exceeds_received');
     expect(checkRefundAmount(6n, 100n, 10n, 6n)).toBe('ok');
   });

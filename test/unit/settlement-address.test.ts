@@ -46,7 +46,10 @@ describe('SOLANA (32-byte ed25519 public key)', () => {
     expect(ok('SOLANA', key)).toEqual({ ok: true, address: key });
   });
   it.each([
-    [PublicKey.findProgramAddressSync([Buffer.from('vault')], new PublicKey('TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA'))[0].toBase58(), /not on the ed25519 curve/],
+    [
+      PublicKey.findProgramAddressSync([Buffer.from('vault')], new PublicKey('TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA'))[0].toBase58(),
+      /not on the ed25519 curve/,
+    ],
     ['11111111111111111111111111111111', /program address/],
     ['TokenkegQfeZyiNwAJbNbGKPFXCWuBvf9Ss623VQ5DA', /program address/],
     ['0OIl', /32-byte public key/],

@@ -12,7 +12,16 @@ const AFTER = new Date('2026-11-23T13:30:00Z');
 const DUE = 1_000_000n;
 
 const dep = (r: Partial<DepositReceipts> = {}): DepositReceipts => ({ id: 'd1', due: DUE, confirmed: 0n, pending: 0n, inWindow: r.confirmed ?? 0n, ...r });
-const input = (over: Partial<SettlementInput>): SettlementInput => ({ status: 'Created', expiresAt: EXPIRES, overpaid: false, deposits: [dep()], toleranceBps: 0, now: BEFORE, lateWindowS: 3600, ...over });
+const input = (over: Partial<SettlementInput>): SettlementInput => ({
+  status: 'Created',
+  expiresAt: EXPIRES,
+  overpaid: false,
+  deposits: [dep()],
+  toleranceBps: 0,
+  now: BEFORE,
+  lateWindowS: 3600,
+  ...over,
+});
 
 describe('decideSettlement — target status (rule 5) and transition (table)', () => {
   it.each<[string, Partial<SettlementInput>, string, boolean]>([
@@ -21,8 +30,18 @@ describe('decideSettlement — target status (rule 5) and transition (table)', (
     ['a payment pending, after expiry (waits for finality, not expired yet)', { now: LATE, deposits: [dep({ pending: DUE })] }, 'Processing', true],
     ['exact total confirmed', { deposits: [dep({ confirmed: DUE })] }, 'Success', true],
     ['one unit short, no tolerance, before expiry: detected, not final → Processing', { deposits: [dep({ confirmed: DUE - 1n })] }, 'Processing', true],
-    ['Processing with a confirmed partial stays Processing (never back to Created)', { status: 'Processing', deposits: [dep({ confirmed: 5n })] }, 'Processing', false],
-    ['Processing, a confirmed partial and its pending top-up orphaned: stays Processing', { status: 'Processing', deposits: [dep({ confirmed: DUE / 2n })] }, 'Processing', false],
+    [
+      'Processing with a confirmed partial stays Processing (never back to Created)',
+      { status: 'Processing', deposits: [dep({ confirmed: 5n })] },
+      'Processing',
+      false,
+    ],
+    [
+      'Processing, a confirmed partial and its pending top-up orphaned: stays Processing',
+      { status: 'Processing', deposits: [dep({ confirmed: DUE / 2n })] },
+      'Processing',
+      false,
+    ],
     ['one unit short at expiry', { now: LATE, deposits: [dep({ confirmed: DUE - 1n })] }, 'Underpaid', true],
     ['nothing at expiry', { now: LATE }, 'Expired', true],
     ['Processing whose pending payment was orphaned, before expiry', { status: 'Processing' }, 'Created', true],
@@ -32,11 +51,26 @@ describe('decideSettlement — target status (rule 5) and transition (table)', (
     ['Expired, then the full total inside the late window', { status: 'Expired', now: LATE, deposits: [dep({ confirmed: DUE })] }, 'Success', true],
     ['Underpaid, then a top-up completes it', { status: 'Underpaid', now: LATE, deposits: [dep({ confirmed: DUE })] }, 'Success', true],
     ['Underpaid, a top-up still short', { status: 'Underpaid', now: LATE, deposits: [dep({ confirmed: DUE - 1n })] }, 'Underpaid', false],
-    ['Underpaid with a payment pending stays Underpaid', { status: 'Underpaid', now: LATE, deposits: [dep({ confirmed: 5n, pending: DUE })] }, 'Underpaid', false],
+    [
+      'Underpaid with a payment pending stays Underpaid',
+      { status: 'Underpaid', now: LATE, deposits: [dep({ confirmed: 5n, pending: DUE })] },
+      'Underpaid',
+      false,
+    ],
     ['Success stays Success when its payment is later orphaned (never goes back)', { status: 'Success', deposits: [dep()] }, 'Success', false],
-    ['confirmed in full but detected after lateEnd does not complete it', { status: 'Expired', now: AFTER, deposits: [dep({ confirmed: DUE, inWindow: 0n })] }, 'Expired', false],
+    [
+      'confirmed in full but detected after lateEnd does not complete it',
+      { status: 'Expired', now: AFTER, deposits: [dep({ confirmed: DUE, inWindow: 0n })] },
+      'Expired',
+      false,
+    ],
     ['one of two deposits paid in full', { deposits: [dep({ id: 'a', confirmed: 1n }), dep({ id: 'b', confirmed: DUE })] }, 'Success', true],
-    ['two deposits partly paid do not add up (judged per deposit)', { deposits: [dep({ id: 'a', confirmed: DUE / 2n }), dep({ id: 'b', confirmed: DUE / 2n })] }, 'Processing', true],
+    [
+      'two deposits partly paid do not add up (judged per deposit)',
+      { deposits: [dep({ id: 'a', confirmed: DUE / 2n }), dep({ id: 'b', confirmed: DUE / 2n })] },
+      'Processing',
+      true,
+    ],
   ])('%s', (_, over, target, transition) => {
     const d = decideSettlement(input(over));
     expect(d.target).toBe(target);
@@ -108,7 +142,9 @@ describe('decideSettlement — overpayment across deposits (rule 6)', () => {
     expect(d.paidDepositId).toBe('a');
     expect(d.overpayment).toMatchObject({ depositId: 'a', excess: 1n });
     // Paid within tolerance on one deposit and a little on another: still short of the value → not overpaid.
-    const short = decideSettlement(input({ toleranceBps: 100, deposits: [dep({ id: 'a', confirmed: DUE - 5_000n }), dep({ id: 'b', due: DUE * 10n ** 12n, confirmed: 10n ** 15n })] }));
+    const short = decideSettlement(
+      input({ toleranceBps: 100, deposits: [dep({ id: 'a', confirmed: DUE - 5_000n }), dep({ id: 'b', due: DUE * 10n ** 12n, confirmed: 10n ** 15n })] }),
+    );
     expect(short.target).toBe('Success');
     expect(short.overpayment).toBeNull();
   });
@@ -123,12 +159,18 @@ describe('decideSettlement — the deposit and payment that completed the order 
   const pay = (id: string, amount: bigint, confirmedAt: string) => ({ id, amount, confirmedAt: at(confirmedAt), detectedAt: at(confirmedAt) });
 
   it('the payment whose running sum first reaches the due', () => {
-    const d = decideSettlement(input({ deposits: [dep({ confirmed: DUE + 5n, payments: [pay('p1', DUE / 2n, '11:00:00'), pay('p2', DUE / 2n, '11:01:00'), pay('p3', 5n, '11:02:00')] })] }));
+    const d = decideSettlement(
+      input({
+        deposits: [dep({ confirmed: DUE + 5n, payments: [pay('p1', DUE / 2n, '11:00:00'), pay('p2', DUE / 2n, '11:01:00'), pay('p3', 5n, '11:02:00')] })],
+      }),
+    );
     expect(d).toMatchObject({ paidDepositId: 'd1', paidPaymentId: 'p2' });
   });
 
   it('with tolerance, the payment that came within it', () => {
-    const d = decideSettlement(input({ toleranceBps: 50, deposits: [dep({ confirmed: DUE, payments: [pay('p1', DUE - 5_000n, '11:00:00'), pay('p2', 5_000n, '11:01:00')] })] }));
+    const d = decideSettlement(
+      input({ toleranceBps: 50, deposits: [dep({ confirmed: DUE, payments: [pay('p1', DUE - 5_000n, '11:00:00'), pay('p2', 5_000n, '11:01:00')] })] }),
+    );
     expect(d.paidPaymentId).toBe('p1');
   });
 
@@ -146,17 +188,29 @@ describe('decideSettlement — the deposit and payment that completed the order 
 
 describe('decideSettlement — a deep reorg after Success (rule 5)', () => {
   it('Success whose confirmed money was reorganised away → Underpaid', () => {
-    expect(decideSettlement(input({ status: 'Success', reorgLoss: true, deposits: [dep({ confirmed: 0n })] }))).toMatchObject({ target: 'Underpaid', transition: true });
-    expect(decideSettlement(input({ status: 'Success', reorgLoss: true, now: AFTER, deposits: [dep({ confirmed: DUE / 2n })] }))).toMatchObject({ target: 'Underpaid', transition: true });
+    expect(decideSettlement(input({ status: 'Success', reorgLoss: true, deposits: [dep({ confirmed: 0n })] }))).toMatchObject({
+      target: 'Underpaid',
+      transition: true,
+    });
+    expect(decideSettlement(input({ status: 'Success', reorgLoss: true, now: AFTER, deposits: [dep({ confirmed: DUE / 2n })] }))).toMatchObject({
+      target: 'Underpaid',
+      transition: true,
+    });
   });
 
   it('stays Success when what remains still pays a deposit, or when nothing was lost to a reorg', () => {
-    expect(decideSettlement(input({ status: 'Success', reorgLoss: true, deposits: [dep({ id: 'a' }), dep({ id: 'b', confirmed: DUE })] }))).toMatchObject({ target: 'Success', transition: false });
+    expect(decideSettlement(input({ status: 'Success', reorgLoss: true, deposits: [dep({ id: 'a' }), dep({ id: 'b', confirmed: DUE })] }))).toMatchObject({
+      target: 'Success',
+      transition: false,
+    });
     expect(decideSettlement(input({ status: 'Success', deposits: [dep({ confirmed: DUE - 1n })] }))).toMatchObject({ target: 'Success', transition: false });
   });
 
   it('the lost payment seen again and confirmed: Underpaid → Success', () => {
-    expect(decideSettlement(input({ status: 'Underpaid', reorgLoss: false, deposits: [dep({ confirmed: DUE })] }))).toMatchObject({ target: 'Success', transition: true });
+    expect(decideSettlement(input({ status: 'Underpaid', reorgLoss: false, deposits: [dep({ confirmed: DUE })] }))).toMatchObject({
+      target: 'Success',
+      transition: true,
+    });
   });
 });
 

@@ -12,7 +12,9 @@ describe('Solana associated token accounts without spl-token', () => {
       const owner = Keypair.generate().publicKey;
       for (const mint of mints) {
         for (const program of [TOKEN_PROGRAM_ID, TOKEN_2022_PROGRAM_ID]) {
-          expect(associatedTokenAddress(owner.toBase58(), mint.toBase58(), program.toBase58())).toBe(getAssociatedTokenAddressSync(mint, owner, false, program).toBase58());
+          expect(associatedTokenAddress(owner.toBase58(), mint.toBase58(), program.toBase58())).toBe(
+            getAssociatedTokenAddressSync(mint, owner, false, program).toBase58(),
+          );
         }
       }
     }

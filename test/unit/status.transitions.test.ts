@@ -1,6 +1,13 @@
 import { canDepositTransition, DEPOSIT_STATUSES, depositSourcesOf, WATCHED_DEPOSIT_STATUSES } from '../../src/modules/deposits/deposit.transitions.js';
 import { canPaymentTransition, PAYMENT_STATUSES, paymentSourcesOf } from '../../src/modules/payments/payment.transitions.js';
-import { canSweepTransition, FINAL_SWEEP_STATUSES, SWEEP_STATUSES, SWEEP_TRANSITIONS, sweepSourcesOf, type SweepStatus } from '../../src/modules/sweeps/sweep.transitions.js';
+import {
+  canSweepTransition,
+  FINAL_SWEEP_STATUSES,
+  SWEEP_STATUSES,
+  SWEEP_TRANSITIONS,
+  sweepSourcesOf,
+  type SweepStatus,
+} from '../../src/modules/sweeps/sweep.transitions.js';
 
 /*
  * The deposit and payment transition tables (deposit.transitions.ts, payment.transitions.ts; their

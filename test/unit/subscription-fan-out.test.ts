@@ -124,7 +124,10 @@ it('a member leaving does not stop the others; a member joining later gets the e
   const q = [second.next(), late.next()];
   await tick();
   publish('m1', 'e2');
-  expect((await Promise.all(q)).map((r) => (r.value as ExecutionResult).data)).toEqual([{ events: { id: 'e2', note: 'n-e2' } }, { events: { id: 'e2', note: 'n-e2' } }]);
+  expect((await Promise.all(q)).map((r) => (r.value as ExecutionResult).data)).toEqual([
+    { events: { id: 'e2', note: 'n-e2' } },
+    { events: { id: 'e2', note: 'n-e2' } },
+  ]);
   expect(sourcesOpened).toBe(1);
   await Promise.all([second.return!(undefined), late.return!(undefined)]);
   expect(sourcesClosed).toBe(1);
@@ -137,13 +140,19 @@ it('the end of the shared source (a lapsed credential) completes every member; a
     [Symbol.asyncIterator]: () => {
       let n = 0;
       return {
-        next: () => (n++ === 0 ? Promise.resolve({ value: { id: 'last', merchant: 'm9', note: 'x' }, done: false }) : new Promise((r) => (stop = () => r({ value: undefined, done: true })))),
+        next: () =>
+          n++ === 0
+            ? Promise.resolve({ value: { id: 'last', merchant: 'm9', note: 'x' }, done: false })
+            : new Promise((r) => (stop = () => r({ value: undefined, done: true }))),
       };
     },
   }));
   const s2 = new GraphQLSchema({
     query: new GraphQLObjectType({ name: 'Query', fields: { ok: { type: GraphQLString } } }),
-    subscription: new GraphQLObjectType({ name: 'Subscription', fields: { events: { type: Event, subscribe: () => ending, resolve: () => Promise.reject(new Error('lapsed')) } } }),
+    subscription: new GraphQLObjectType({
+      name: 'Subscription',
+      fields: { events: { type: Event, subscribe: () => ending, resolve: () => Promise.reject(new Error('lapsed')) } },
+    }),
   });
   const subs = await Promise.all([1, 2].map(() => hub.subscribe({ schema: s2, document: A }) as Promise<AsyncIterableIterator<ExecutionResult>>));
   for (const s of subs) expect((await s.next()).value).toMatchObject({ data: { events: null }, errors: [expect.objectContaining({ message: 'lapsed' })] });
@@ -170,7 +179,10 @@ it('a source that is not shared runs per subscriber, as graphql-js subscribe wou
   const next = subs.map((s) => s.next());
   await tick();
   publish('m3', 'p1');
-  expect((await Promise.all(next)).map((r) => r.value)).toEqual([{ data: { events: { id: 'p1', note: 'n-p1' } } }, { data: { events: { id: 'p1', note: 'n-p1' } } }]);
+  expect((await Promise.all(next)).map((r) => r.value)).toEqual([
+    { data: { events: { id: 'p1', note: 'n-p1' } } },
+    { data: { events: { id: 'p1', note: 'n-p1' } } },
+  ]);
   expect(executions).toBe(2);
   await Promise.all(subs.map((s) => s.return!(undefined)));
 });

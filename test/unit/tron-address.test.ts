@@ -24,7 +24,18 @@ describe('TRON addresses without TronWeb', () => {
     const valid = fromHex(`41${bodies[0]}`);
     const flipped = valid.slice(0, 10) + (valid[10] === 'A' ? 'B' : 'A') + valid.slice(11);
     const otherPrefix = fromHex(`42${bodies[1]}`); // base58check with a prefix other than 0x41
-    const cases = [flipped, otherPrefix, valid.slice(0, 33), `${valid}1`, valid.replace(/^T/, 't'), '', 'T', '0x' + bodies[0], bodies[0], 'T0OIl' + valid.slice(5)];
+    const cases = [
+      flipped,
+      otherPrefix,
+      valid.slice(0, 33),
+      `${valid}1`,
+      valid.replace(/^T/, 't'),
+      '',
+      'T',
+      '0x' + bodies[0],
+      bodies[0],
+      'T0OIl' + valid.slice(5),
+    ];
     for (const c of cases) {
       // TronWeb throws on characters outside base58 (0, O, I, l); the gateway answers false instead.
       const reference = (() => {

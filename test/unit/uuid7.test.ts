@@ -30,7 +30,10 @@ describe('uuid7 (time-ordered order ids)', () => {
       andSeen &= v;
     }
     const varying = orSeen & ~andSeen;
-    const bits = varying.toString(2).split('').filter((b) => b === '1').length;
+    const bits = varying
+      .toString(2)
+      .split('')
+      .filter((b) => b === '1').length;
     expect(bits).toBe(74);
   });
 

@@ -38,17 +38,39 @@ describe('retry schedule (docs/webhooks.md "Delivery, retries and guarantees")',
   });
 
   it('WEBHOOK_RETRY_SCHEDULE_S is validated', () => {
-    expect(() => loadConfig({ NODE_ENV: 'test', MASTER_KEY: TEST_MASTER_KEY, JWT_SECRET: TEST_JWT_SECRET, WEBHOOK_RETRY_SCHEDULE_S: '30,abc' })).toThrow(/WEBHOOK_RETRY_SCHEDULE_S/);
-    expect(() => loadConfig({ NODE_ENV: 'test', MASTER_KEY: TEST_MASTER_KEY, JWT_SECRET: TEST_JWT_SECRET, WEBHOOK_RETRY_SCHEDULE_S: '30,-1' })).toThrow(/WEBHOOK_RETRY_SCHEDULE_S/);
-    expect(loadConfig({ NODE_ENV: 'test', MASTER_KEY: TEST_MASTER_KEY, JWT_SECRET: TEST_JWT_SECRET, WEBHOOK_RETRY_SCHEDULE_S: '0.5, 2' }).WEBHOOK_RETRY_SCHEDULE_S).toEqual([0.5, 2]);
+    expect(() => loadConfig({ NODE_ENV: 'test', MASTER_KEY: TEST_MASTER_KEY, JWT_SECRET: TEST_JWT_SECRET, WEBHOOK_RETRY_SCHEDULE_S: '30,abc' })).toThrow(
+      /WEBHOOK_RETRY_SCHEDULE_S/,
+    );
+    expect(() => loadConfig({ NODE_ENV: 'test', MASTER_KEY: TEST_MASTER_KEY, JWT_SECRET: TEST_JWT_SECRET, WEBHOOK_RETRY_SCHEDULE_S: '30,-1' })).toThrow(
+      /WEBHOOK_RETRY_SCHEDULE_S/,
+    );
+    expect(
+      loadConfig({ NODE_ENV: 'test', MASTER_KEY: TEST_MASTER_KEY, JWT_SECRET: TEST_JWT_SECRET, WEBHOOK_RETRY_SCHEDULE_S: '0.5, 2' }).WEBHOOK_RETRY_SCHEDULE_S,
+    ).toEqual([0.5, 2]);
   });
 });
 
 describe('attempt outcomes', () => {
   it.each([
-    [200, 'delivered'], [201, 'delivered'], [204, 'delivered'], [299, 'delivered'],
-    [408, 'retry'], [429, 'retry'], [500, 'retry'], [502, 'retry'], [503, 'retry'], [504, 'retry'],
-    [301, 'failed'], [302, 'failed'], [307, 'failed'], [400, 'failed'], [401, 'failed'], [403, 'failed'], [404, 'failed'], [410, 'failed'], [422, 'failed'],
+    [200, 'delivered'],
+    [201, 'delivered'],
+    [204, 'delivered'],
+    [299, 'delivered'],
+    [408, 'retry'],
+    [429, 'retry'],
+    [500, 'retry'],
+    [502, 'retry'],
+    [503, 'retry'],
+    [504, 'retry'],
+    [301, 'failed'],
+    [302, 'failed'],
+    [307, 'failed'],
+    [400, 'failed'],
+    [401, 'failed'],
+    [403, 'failed'],
+    [404, 'failed'],
+    [410, 'failed'],
+    [422, 'failed'],
   ] as const)('HTTP %i → %s', (status, outcome) => {
     expect(classifyAttempt({ status, error: null })).toBe(outcome);
   });

@@ -36,6 +36,7 @@ describe('deliveryMove', () => {
   });
 
   it('the per-state view is derived from the rows (one source for docs and code)', () => {
-    for (const s of WEBHOOK_DELIVERY_STATES) expect(new Set(WEBHOOK_DELIVERY_TRANSITIONS[s])).toEqual(new Set(WEBHOOK_DELIVERY_MOVES.filter((m) => m.from === s).map((m) => m.to)));
+    for (const s of WEBHOOK_DELIVERY_STATES)
+      expect(new Set(WEBHOOK_DELIVERY_TRANSITIONS[s])).toEqual(new Set(WEBHOOK_DELIVERY_MOVES.filter((m) => m.from === s).map((m) => m.to)));
   });
 });

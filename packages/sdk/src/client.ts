@@ -133,7 +133,13 @@ export class GatewayClient {
 
   /** Issues the deposit address and the payment QR's value for the locked rate. */
   async createQr(input: CreateQrInput): Promise<Deposit> {
-    const body = { merchant_id: await this.ownId(), transactionID: input.orderNo, network: input.network, tokenAddress: input.tokenAddress, walletType: input.walletType as never };
+    const body = {
+      merchant_id: await this.ownId(),
+      transactionID: input.orderNo,
+      network: input.network,
+      tokenAddress: input.tokenAddress,
+      walletType: input.walletType as never,
+    };
     return this.unwrap(await this.http.POST(this.path('/api/v2/testnet/pgqr/fiat/create'), { headers: this.headers(input.checkoutKey), body }));
   }
 

@@ -91,7 +91,9 @@ export class WebhookVerificationError extends Error {
 
 function headerReader(headers: Headers): (name: string) => string | undefined {
   if (typeof (headers as { get?: unknown }).get === 'function') return (n) => (headers as { get(n: string): string | null }).get(n) ?? undefined;
-  const lower = new Map(Object.entries(headers as Record<string, string | string[] | undefined>).map(([k, v]) => [k.toLowerCase(), Array.isArray(v) ? v[0] : v]));
+  const lower = new Map(
+    Object.entries(headers as Record<string, string | string[] | undefined>).map(([k, v]) => [k.toLowerCase(), Array.isArray(v) ? v[0] : v]),
+  );
   return (n) => lower.get(n.toLowerCase());
 }
 

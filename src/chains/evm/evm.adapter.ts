@@ -1,5 +1,14 @@
 import { getAddress, id } from 'ethers';
-import { NATIVE_TOKEN, type BalanceQuery, type ChainAdapter, type ChainHead, type ChainNetworkConfig, type LogScanObservation, type ObservedTransfer, type WatchedToken } from '../chain-adapter.js';
+import {
+  NATIVE_TOKEN,
+  type BalanceQuery,
+  type ChainAdapter,
+  type ChainHead,
+  type ChainNetworkConfig,
+  type LogScanObservation,
+  type ObservedTransfer,
+  type WatchedToken,
+} from '../chain-adapter.js';
 import { evmDriver, isEvmNetwork } from './evm.driver.js';
 import { BATCH_MAX, EvmRpcClient, EvmRpcError, hexToBigInt, toQuantity, type EvmRpcOptions } from './evm.rpc.js';
 import { ProviderHealth } from '../provider-health.js';
@@ -84,7 +93,10 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
     onRefused: config.onWrongChain,
     enforce: config.verifyIdentity === true,
     probe: async (url) => {
-      const [chainId, genesis] = await Promise.all([rpc.callOn<string>(url, 'eth_chainId', []), rpc.callOn<RpcBlock | null>(url, 'eth_getBlockByNumber', ['0x0', false])]);
+      const [chainId, genesis] = await Promise.all([
+        rpc.callOn<string>(url, 'eth_chainId', []),
+        rpc.callOn<RpcBlock | null>(url, 'eth_getBlockByNumber', ['0x0', false]),
+      ]);
       if (!genesis?.hash) throw new Error(`${config.network}: the provider has no genesis block`);
       return { chainId: hexToBigInt(chainId, 'eth_chainId').toString(), genesis: genesis.hash };
     },
@@ -105,18 +117,26 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
    * not know the hash answers an error, never an empty list) and its native transfers (from the head
    * block `getHead` read when it is this one, else `eth_getBlockByHash` with transactions).
    */
-  async function scanBlock(block: { number: bigint; hash: string }, tokens: WatchedToken[], isWatched: (to: string) => boolean): Promise<{ transfers: ObservedTransfer[]; native: ObservedTransfer[] }> {
+  async function scanBlock(
+    block: { number: bigint; hash: string },
+    tokens: WatchedToken[],
+    isWatched: (to: string) => boolean,
+  ): Promise<{ transfers: ObservedTransfer[]; native: ObservedTransfer[] }> {
     const canonicalToken = new Map<string, string>();
     for (const t of tokens) canonicalToken.set(t.address.toLowerCase(), t.address);
     const cached = lastHead?.hash === block.hash ? lastHead : null;
     const [logs, full] = await Promise.all([
-      canonicalToken.size ? rpc.call<RpcLog[]>('eth_getLogs', [{ blockHash: block.hash, address: [...canonicalToken.keys()], topics: [TRANSFER_TOPIC] }]) : Promise.resolve([]),
+      canonicalToken.size
+        ? rpc.call<RpcLog[]>('eth_getLogs', [{ blockHash: block.hash, address: [...canonicalToken.keys()], topics: [TRANSFER_TOPIC] }])
+        : Promise.resolve([]),
       cached ?? rpc.call<RpcFullBlock | null>('eth_getBlockByHash', [block.hash, true]),
     ]);
     if (!full) throw new Error(`${config.network}: block ${block.hash} is not available from the node`);
     if (!Array.isArray(logs)) throw new Error(`${config.network}: eth_getLogs answered no list`);
     // logs of another block would mean the node ignored the hash filter: never recorded against this one
-    for (const log of logs) if (log.blockHash.toLowerCase() !== block.hash.toLowerCase()) throw new Error(`${config.network}: eth_getLogs by block hash answered logs of block ${log.blockHash}`);
+    for (const log of logs)
+      if (log.blockHash.toLowerCase() !== block.hash.toLowerCase())
+        throw new Error(`${config.network}: eth_getLogs by block hash answered logs of block ${log.blockHash}`);
     return { transfers: transfersOf(logs, canonicalToken, isWatched), native: await successful(nativeOf(full, isWatched)) };
   }
 
@@ -219,14 +239,25 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
       if (!tx.to || hexToBigInt(tx.value, 'value') <= 0n) continue;
       const recipient = getAddress(tx.to);
       if (!isWatched(recipient)) continue;
-      found.push({ txHash: tx.hash, index: -1, blockNumber: hexToBigInt(block.number, 'blockNumber'), blockHash: block.hash, token: NATIVE_TOKEN, from: getAddress(tx.from), to: recipient, amount: hexToBigInt(tx.value, 'value') });
+      found.push({
+        txHash: tx.hash,
+        index: -1,
+        blockNumber: hexToBigInt(block.number, 'blockNumber'),
+        blockHash: block.hash,
+        token: NATIVE_TOKEN,
+        from: getAddress(tx.from),
+        to: recipient,
+        amount: hexToBigInt(tx.value, 'value'),
+      });
     }
     return found;
   }
 
   /** The native transfers whose transaction succeeded (a receipt per matching transaction only). */
   async function successful(found: ObservedTransfer[]): Promise<ObservedTransfer[]> {
-    const receipts = await mapLimit(found, concurrency, (t) => rpc.call<{ status?: string; blockHash: string } | null>('eth_getTransactionReceipt', [t.txHash]));
+    const receipts = await mapLimit(found, concurrency, (t) =>
+      rpc.call<{ status?: string; blockHash: string } | null>('eth_getTransactionReceipt', [t.txHash]),
+    );
     return found.filter((t, i) => {
       const r = receipts[i];
       // no receipt yet, or one of another block (the chain moved during the scan): the tick fails and the range is read again
@@ -241,7 +272,10 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
    */
   async function tokenBalances(queries: BalanceQuery[], at: bigint | null, concurrency: number): Promise<bigint[]> {
     const tag = at === null ? 'latest' : toQuantity(at);
-    const calls = queries.map((q) => ({ method: 'eth_call', params: [{ to: q.token.address, data: '0x70a08231' + q.owner.toLowerCase().replace(/^0x/, '').padStart(64, '0') }, tag] }));
+    const calls = queries.map((q) => ({
+      method: 'eth_call',
+      params: [{ to: q.token.address, data: '0x70a08231' + q.owner.toLowerCase().replace(/^0x/, '').padStart(64, '0') }, tag],
+    }));
     const batches: (typeof calls)[] = [];
     for (let i = 0; i < calls.length; i += BATCH_MAX) batches.push(calls.slice(i, i + BATCH_MAX));
     const results = await mapLimit(batches, concurrency, (b) => rpc.batch<string>(b));
@@ -280,7 +314,9 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
     scanTransfers,
     scanNative,
     scanBlock,
-    subscribeHeads: config.wsUrls?.length ? (onHead, onState) => subscribeNewHeads({ network: config.network, urls: config.wsUrls!, onCall: config.onRpcCall, onHead, onState }) : undefined,
+    subscribeHeads: config.wsUrls?.length
+      ? (onHead, onState) => subscribeNewHeads({ network: config.network, urls: config.wsUrls!, onCall: config.onRpcCall, onHead, onState })
+      : undefined,
 
     /**
      * One call per provider asked: the head block with its transactions (`eth_getBlockByNumber

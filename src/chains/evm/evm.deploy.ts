@@ -14,7 +14,12 @@ export interface DeployedContract {
  * fees (the sweeps' fee detection: EIP-1559 or legacy), and waits for the receipt. For the operator
  * CLI (`gas-tank deploy-disperse`, `gas-tank deploy-sweeper`); a revert or a timeout throws.
  */
-export async function deployEvmContract(rpc: EvmRpcClient, key: Uint8Array, creationCode: string, opts: { timeoutMs?: number } = {}): Promise<DeployedContract> {
+export async function deployEvmContract(
+  rpc: EvmRpcClient,
+  key: Uint8Array,
+  creationCode: string,
+  opts: { timeoutMs?: number } = {},
+): Promise<DeployedContract> {
   const wallet = new Wallet(hexlify(key));
   const sweeps = createEvmSweeps(rpc, {});
   const [chainId, nonce, fees, gas] = await Promise.all([
@@ -23,12 +28,17 @@ export async function deployEvmContract(rpc: EvmRpcClient, key: Uint8Array, crea
     sweeps.fees(),
     rpc.call<string>('eth_estimateGas', [{ from: wallet.address, data: creationCode }, 'latest']).then((v) => hexToBigInt(v, 'eth_estimateGas')),
   ]);
-  const feeFields = fees.kind === 'legacy' ? { type: 0, gasPrice: fees.gasPrice } : { type: 2, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas };
+  const feeFields =
+    fees.kind === 'legacy'
+      ? { type: 0, gasPrice: fees.gasPrice }
+      : { type: 2, maxFeePerGas: fees.maxFeePerGas, maxPriorityFeePerGas: fees.maxPriorityFeePerGas };
   const raw = await wallet.signTransaction({ ...feeFields, chainId, nonce: Number(nonce), gasLimit: (gas * 12n) / 10n, data: creationCode, value: 0n });
   const txHash = await rpc.call<string>('eth_sendRawTransaction', [raw]);
   const deadline = Date.now() + (opts.timeoutMs ?? 300_000);
   for (;;) {
-    const r = await rpc.call<{ status: string; contractAddress: string | null; blockNumber: string; gasUsed: string } | null>('eth_getTransactionReceipt', [txHash]);
+    const r = await rpc.call<{ status: string; contractAddress: string | null; blockNumber: string; gasUsed: string } | null>('eth_getTransactionReceipt', [
+      txHash,
+    ]);
     if (r) {
       if (r.status !== '0x1' || !r.contractAddress) throw new Error(`deployment ${txHash} reverted`);
       const address = getAddress(r.contractAddress);

@@ -57,7 +57,11 @@ function checkEvmSettlementAddress(address: string): SettlementAddressCheck {
   const hex = address.slice(2);
   const checksummed = hex !== hex.toLowerCase() && hex !== hex.toUpperCase();
   if (checksummed && !hasValidChecksum(address)) {
-    return { ok: false, reason: 'The EIP-55 checksum of this EVM address does not match (its upper/lower-case letters are wrong): it probably contains a typo. Copy it again from your wallet' };
+    return {
+      ok: false,
+      reason:
+        'The EIP-55 checksum of this EVM address does not match (its upper/lower-case letters are wrong): it probably contains a typo. Copy it again from your wallet',
+    };
   }
   const canonical = getAddress(address.toLowerCase());
   if (canonical === ZERO_ADDRESS) return { ok: false, reason: 'The zero address burns what is sent to it' };

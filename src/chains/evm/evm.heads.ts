@@ -65,7 +65,13 @@ export function subscribeNewHeads(opts: NewHeadsOptions): { close(): Promise<voi
     });
     ws.on('message', (data) => {
       armIdle(ws);
-      let msg: { id?: number; result?: unknown; error?: unknown; method?: string; params?: { result?: { number?: string; hash?: string; parentHash?: string } } };
+      let msg: {
+        id?: number;
+        result?: unknown;
+        error?: unknown;
+        method?: string;
+        params?: { result?: { number?: string; hash?: string; parentHash?: string } };
+      };
       try {
         msg = JSON.parse(String(data)) as typeof msg;
       } catch {

@@ -110,7 +110,8 @@ class AttemptFailed extends Error {
 
 const RATE_LIMIT_MESSAGE = /rate.?limit|too many requests|exceeded .*(capacity|throughput|quota)|credits|request limit/i;
 // errors a load-balanced or lagging node gives for a block another node already has
-const TRANSIENT_MESSAGE = /header not found|unknown block|block not found|missing trie node|try again|timeout|timed out|temporar|unavailable|overloaded|internal error/i;
+const TRANSIENT_MESSAGE =
+  /header not found|unknown block|block not found|missing trie node|try again|timeout|timed out|temporar|unavailable|overloaded|internal error/i;
 const RATE_LIMIT_CODES = new Set([429, -32005, -32029, -32090]);
 const TRANSIENT_CODES = new Set([-32603, -32000, -32001, -32002]);
 
@@ -273,7 +274,9 @@ export class EvmRpcClient {
         this.batchUnsupported = true;
       }
     }
-    return (await this.withFailover('eth_getLogs', async (url) => check(url, [await this.attempt(url, 'eth_getLogs', [filter]), await this.attempt(url, 'eth_getBlockByNumber', [filter.toBlock, false])]))) as T[];
+    return (await this.withFailover('eth_getLogs', async (url) =>
+      check(url, [await this.attempt(url, 'eth_getLogs', [filter]), await this.attempt(url, 'eth_getBlockByNumber', [filter.toBlock, false])]),
+    )) as T[];
   }
 
   private recordFailure(i: number, method: string, attempt: number, err: unknown): RpcAttemptFailure {
@@ -348,7 +351,10 @@ export class EvmRpcClient {
         order = this.health.order();
       }
     }
-    throw new EvmRpcUnavailableError(method, failures.map((f) => ({ ...f, url: redactUrl(f.url) })));
+    throw new EvmRpcUnavailableError(
+      method,
+      failures.map((f) => ({ ...f, url: redactUrl(f.url) })),
+    );
   }
 
   /**
@@ -373,7 +379,8 @@ export class EvmRpcClient {
   private async post(url: string, payload: unknown): Promise<{ res: Response; body: unknown }> {
     if (this.opts.onCall) {
       const provider = providerHost(url);
-      for (const r of Array.isArray(payload) ? payload : [payload]) this.opts.onCall({ provider, method: String((r as { method?: unknown })?.method ?? 'unknown') });
+      for (const r of Array.isArray(payload) ? payload : [payload])
+        this.opts.onCall({ provider, method: String((r as { method?: unknown })?.method ?? 'unknown') });
     }
     const controller = new AbortController();
     const timer = setTimeout(() => controller.abort(), this.timeoutMs);
@@ -417,7 +424,11 @@ export class EvmRpcClient {
       throw new AttemptFailed({ kind, message: `${code ?? ''} ${message}`.trim(), rpcCode: code, httpStatus: res.status });
     }
     if (!res.ok || !('result' in body)) {
-      throw new AttemptFailed({ kind: res.ok ? 'bad-response' : 'http', message: res.ok ? 'no result in response' : `HTTP ${res.status}`, httpStatus: res.status });
+      throw new AttemptFailed({
+        kind: res.ok ? 'bad-response' : 'http',
+        message: res.ok ? 'no result in response' : `HTTP ${res.status}`,
+        httpStatus: res.status,
+      });
     }
     return body.result;
   }

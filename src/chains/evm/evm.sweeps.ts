@@ -17,7 +17,18 @@
  * `docs/sweeps-evm.md` has the figures measured on anvil.
  */
 import { getAddress, hexlify, Interface, Transaction, Wallet, type Authorization, type TransactionLike } from 'ethers';
-import { isNativeIntent, SweepGasShortError, type BatchSweepCapability, type BatchSweepItem, type GasNeed, type SignedTx, type SignOptions, type SweepCapability, type TransferIntent, type TxState } from '../chain-adapter.js';
+import {
+  isNativeIntent,
+  SweepGasShortError,
+  type BatchSweepCapability,
+  type BatchSweepItem,
+  type GasNeed,
+  type SignedTx,
+  type SignOptions,
+  type SweepCapability,
+  type TransferIntent,
+  type TxState,
+} from '../chain-adapter.js';
 import { EvmRpcError, hexToBigInt, toQuantity, type EvmRpcClient } from './evm.rpc.js';
 
 export const ERC20_TRANSFER = new Interface(['function transfer(address to, uint256 amount) returns (bool)']);
@@ -46,9 +57,7 @@ export interface EvmSweepSettings {
 }
 
 /** Fees of one signing: EIP-1559 where the chain has a base fee, legacy where it has none. */
-export type EvmFees =
-  | { kind: 'eip1559'; baseFee: bigint; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint }
-  | { kind: 'legacy'; gasPrice: bigint };
+export type EvmFees = { kind: 'eip1559'; baseFee: bigint; maxFeePerGas: bigint; maxPriorityFeePerGas: bigint } | { kind: 'legacy'; gasPrice: bigint };
 
 /** The fee per gas a quote is priced at (what the deposit must hold per unit of its gas limit). */
 export const feeCap = (f: EvmFees): bigint => (f.kind === 'eip1559' ? f.maxFeePerGas : f.gasPrice);
@@ -144,7 +153,9 @@ export function createEvmSweeps(rpc: EvmRpcClient, settings: EvmSweepSettings): 
 
   /** Fees 1559 transactions of type 4 (no legacy form exists): on a base-fee-0 chain the gas price is both cap and tip. */
   function typedFeeFields(f: EvmFees): Pick<TransactionLike, 'maxFeePerGas' | 'maxPriorityFeePerGas'> {
-    return f.kind === 'legacy' ? { maxFeePerGas: f.gasPrice, maxPriorityFeePerGas: f.gasPrice } : { maxFeePerGas: f.maxFeePerGas, maxPriorityFeePerGas: f.maxPriorityFeePerGas };
+    return f.kind === 'legacy'
+      ? { maxFeePerGas: f.gasPrice, maxPriorityFeePerGas: f.gasPrice }
+      : { maxFeePerGas: f.maxFeePerGas, maxPriorityFeePerGas: f.maxPriorityFeePerGas };
   }
 
   /**
@@ -188,7 +199,9 @@ export function createEvmSweeps(rpc: EvmRpcClient, settings: EvmSweepSettings): 
     ]);
     const needed = intent.amount + gasLimit * feeCap(f);
     if (balance < needed) throw new SweepGasShortError(getAddress(intent.from), needed, balance);
-    return signed(await wallet.signTransaction({ ...feeFields(f), chainId: id, nonce: Number(nonce), gasLimit, to: getAddress(intent.to), value: intent.amount }));
+    return signed(
+      await wallet.signTransaction({ ...feeFields(f), chainId: id, nonce: Number(nonce), gasLimit, to: getAddress(intent.to), value: intent.amount }),
+    );
   }
 
   async function signTransfer(intent: TransferIntent, keys: { deposit: Uint8Array; tank?: Uint8Array }, options: SignOptions): Promise<SignedTx> {
@@ -229,7 +242,15 @@ export function createEvmSweeps(rpc: EvmRpcClient, settings: EvmSweepSettings): 
         call.data === '0x' && code === '0x'
           ? PLAIN_TRANSFER_GAS
           : ceilPercent(await estimate({ from: tank.address, to: call.to, value: toQuantity(call.value), data: call.data }), 100n + TANK_GAS_MARGIN_PERCENT);
-      const raw = await tank.signTransaction({ ...feeFields(f), chainId: id, nonce: Number(firstNonce + BigInt(i)), gasLimit: gas, to: call.to, value: call.value, data: call.data });
+      const raw = await tank.signTransaction({
+        ...feeFields(f),
+        chainId: id,
+        nonce: Number(firstNonce + BigInt(i)),
+        gasLimit: gas,
+        to: call.to,
+        value: call.value,
+        data: call.data,
+      });
       out.push(signed(raw));
     }
     return out;
@@ -395,4 +416,3 @@ function chunks<T>(items: T[], size: number): T[][] {
   for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
   return out;
 }
-

@@ -4,7 +4,18 @@ import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import { DomainError } from '../../common/errors.js';
 import { ProviderHealth } from '../provider-health.js';
 import { ProviderGate, type ChainIdentity } from '../chain-identity.js';
-import type { AccountPollObservation, AccountPollResult, BalanceQuery, ChainAdapter, ChainHead, ChainNetworkConfig, ObservedTransfer, PolledDeposit, SweepCapability, WatchedToken } from '../chain-adapter.js';
+import type {
+  AccountPollObservation,
+  AccountPollResult,
+  BalanceQuery,
+  ChainAdapter,
+  ChainHead,
+  ChainNetworkConfig,
+  ObservedTransfer,
+  PolledDeposit,
+  SweepCapability,
+  WatchedToken,
+} from '../chain-adapter.js';
 import { mapLimit } from '../../common/map-limit.js';
 import { associatedTokenAddress, solanaDriver } from './solana.driver.js';
 import { SolanaRpcPool } from './solana.rpc.js';
@@ -197,7 +208,12 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
   }
 
   /** Signatures touching `ata` newer than `until` (newest first), paging with `before`. */
-  async function listSignatures(ata: string, until: string | null, untilSlot: number | null, minContextSlot: number | undefined): Promise<ConfirmedSignatureInfo[]> {
+  async function listSignatures(
+    ata: string,
+    until: string | null,
+    untilSlot: number | null,
+    minContextSlot: number | undefined,
+  ): Promise<ConfirmedSignatureInfo[]> {
     const out: ConfirmedSignatureInfo[] = [];
     const address = new PublicKey(ata);
     let before: string | undefined;
@@ -256,7 +272,10 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     await mapLimit(chunks, options.concurrency ?? 8, async (chunk) => {
       try {
         const { context, value } = await pool.call('getMultipleAccounts', (c) =>
-          c.getMultipleAccountsInfoAndContext(chunk.map((a) => new PublicKey(a)), 'confirmed'),
+          c.getMultipleAccountsInfoAndContext(
+            chunk.map((a) => new PublicKey(a)),
+            'confirmed',
+          ),
         );
         chunk.forEach((ata, k) => out.set(ata, { fingerprint: fingerprint(value[k] ?? null), slot: context.slot }));
       } catch (e) {
@@ -317,9 +336,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
       const known = cursorSlots.get(o.owner);
       if (known?.signature === o.until) untilSlot = known.slot;
       else {
-        const status = await pool.call('getSignatureStatuses', (c) =>
-          c.getSignatureStatuses([o.until!], { searchTransactionHistory: true }),
-        );
+        const status = await pool.call('getSignatureStatuses', (c) => c.getSignatureStatuses([o.until!], { searchTransactionHistory: true }));
         untilSlot = status.value[0]?.slot ?? null;
         if (untilSlot !== null) rememberCursorSlot(o.owner, o.until, untilSlot);
       }
@@ -355,9 +372,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
       batch.map((s) =>
         s.err !== null
           ? Promise.resolve(null)
-          : pool.call('getTransaction', (c) =>
-              c.getTransaction(s.signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }),
-            ),
+          : pool.call('getTransaction', (c) => c.getTransaction(s.signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 })),
       ),
     );
 
@@ -449,7 +464,9 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
       ),
     );
     // One batched read of every snapshot-mode account, then histories only where something changed.
-    const reads = await readAccounts(polls.flatMap(({ o, watches, error }) => (error === null && o.seen !== undefined ? readable(o, watches).map((w) => w.ata) : [])));
+    const reads = await readAccounts(
+      polls.flatMap(({ o, watches, error }) => (error === null && o.seen !== undefined ? readable(o, watches).map((w) => w.ata) : [])),
+    );
     const results = await Promise.all(
       polls.map(({ o, watches, error }) =>
         error !== null
@@ -504,7 +521,12 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     const chunks: number[][] = [];
     for (let i = 0; i < readable.length; i += ACCOUNTS_PER_CALL) chunks.push(readable.slice(i, i + ACCOUNTS_PER_CALL));
     await mapLimit(chunks, concurrency, async (idx) => {
-      const infos = await pool.call('getMultipleAccounts', (c) => c.getMultipleAccountsInfo(idx.map((i) => new PublicKey(atas[i]!)), 'confirmed'));
+      const infos = await pool.call('getMultipleAccounts', (c) =>
+        c.getMultipleAccountsInfo(
+          idx.map((i) => new PublicKey(atas[i]!)),
+          'confirmed',
+        ),
+      );
       idx.forEach((i, k) => (out[i] = tokenAccountAmount(infos[k] ?? null, atas[i]!, queries[i]!.token.address, queries[i]!.owner)));
     });
     return out;
@@ -515,7 +537,12 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     const chunks: string[][] = [];
     for (let i = 0; i < owners.length; i += ACCOUNTS_PER_CALL) chunks.push(owners.slice(i, i + ACCOUNTS_PER_CALL));
     const out = await mapLimit(chunks, concurrency, async (c) => {
-      const infos = await pool.call('getMultipleAccounts', (conn) => conn.getMultipleAccountsInfo(c.map((o) => new PublicKey(o)), 'confirmed'));
+      const infos = await pool.call('getMultipleAccounts', (conn) =>
+        conn.getMultipleAccountsInfo(
+          c.map((o) => new PublicKey(o)),
+          'confirmed',
+        ),
+      );
       return c.map((_, k) => BigInt(infos[k]?.lamports ?? 0));
     });
     return out.flat();
@@ -543,10 +570,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     pollDeposits,
 
     async getHead(): Promise<ChainHead> {
-      const [latest, finalized] = await Promise.all([
-        pool.head('getSlot', (c) => c.getSlot('confirmed')),
-        pool.call('getSlot', (c) => c.getSlot('finalized')),
-      ]);
+      const [latest, finalized] = await Promise.all([pool.head('getSlot', (c) => c.getSlot('confirmed')), pool.call('getSlot', (c) => c.getSlot('finalized'))]);
       // The two answers may come from different endpoints; finalized can never be ahead of latest.
       const l = BigInt(Math.max(latest, finalized));
       return { latest: l, finalized: BigInt(finalized) };
@@ -558,7 +582,6 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
      * not by itself a reorg signal.
      */
     getBlockHash,
-
 
     /**
      * New slots over the providers' WebSocket (`slotSubscribe`), coalesced to one head per

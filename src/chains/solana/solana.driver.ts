@@ -73,7 +73,12 @@ function parsePublicKey(address: string): PublicKey | null {
 }
 
 /** Program ids a wallet address can never be: the system program (the all-zero key) and the token programs. */
-const PROGRAM_ADDRESSES = new Set([PublicKey.default.toBase58(), TOKEN_PROGRAM_ID.toBase58(), TOKEN_2022_PROGRAM_ID.toBase58(), ASSOCIATED_TOKEN_PROGRAM_ID.toBase58()]);
+const PROGRAM_ADDRESSES = new Set([
+  PublicKey.default.toBase58(),
+  TOKEN_PROGRAM_ID.toBase58(),
+  TOKEN_2022_PROGRAM_ID.toBase58(),
+  ASSOCIATED_TOKEN_PROGRAM_ID.toBase58(),
+]);
 
 /**
  * A wallet's public key: 32 bytes of base58 on the ed25519 curve. Off-curve keys are refused: they are
@@ -85,7 +90,11 @@ function checkSolanaSettlementAddress(address: string): SettlementAddressCheck {
   if (!key) return { ok: false, reason: 'A Solana address is the base58 form of a 32-byte public key (32 to 44 characters)' };
   if (PROGRAM_ADDRESSES.has(key.toBase58())) return { ok: false, reason: 'This is a Solana program address (or the zero address), not a wallet' };
   if (!PublicKey.isOnCurve(key.toBytes())) {
-    return { ok: false, reason: 'This Solana address is not on the ed25519 curve: it is a program-derived account (for example a token account), not a wallet. Give the wallet (owner) address' };
+    return {
+      ok: false,
+      reason:
+        'This Solana address is not on the ed25519 curve: it is a program-derived account (for example a token account), not a wallet. Give the wallet (owner) address',
+    };
   }
   return { ok: true, address: key.toBase58() };
 }

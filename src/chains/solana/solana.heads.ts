@@ -108,10 +108,13 @@ export function subscribeSlots(
     const cap = Math.min(max, base * 2 ** Math.min(failures, 30));
     failures++;
     next = (next + 1) % opts.urls.length;
-    retryTimer = setTimeout(() => {
-      retryTimer = null;
-      connect();
-    }, Math.floor(random() * cap));
+    retryTimer = setTimeout(
+      () => {
+        retryTimer = null;
+        connect();
+      },
+      Math.floor(random() * cap),
+    );
     retryTimer.unref();
   };
 
@@ -148,7 +151,13 @@ export function subscribeSlots(
       ping.unref();
     });
     ws.on('message', (raw) => {
-      let msg: { id?: unknown; result?: unknown; error?: { message?: unknown }; method?: unknown; params?: { subscription?: unknown; result?: { slot?: unknown } } };
+      let msg: {
+        id?: unknown;
+        result?: unknown;
+        error?: { message?: unknown };
+        method?: unknown;
+        params?: { subscription?: unknown; result?: { slot?: unknown } };
+      };
       try {
         msg = JSON.parse(String(raw));
       } catch {

@@ -44,13 +44,24 @@ export function createSolanaNativeWatch(deps: SolanaNativeWatchDeps): (owners: s
     let cursor = until;
     for (const sig of entries) {
       if (sig.err === null) {
-        const tx = await deps.pool.call('getTransaction', (c) => c.getTransaction(sig.signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }));
+        const tx = await deps.pool.call('getTransaction', (c) =>
+          c.getTransaction(sig.signature, { commitment: 'confirmed', maxSupportedTransactionVersion: 0 }),
+        );
         if (!tx) return { transfers, cursor, complete: false }; // not served yet: from here next poll
         const t = receivedIn(tx, owner);
         if (t) {
           const blockHash = await deps.getBlockHash(BigInt(tx.slot));
           if (blockHash === null) return { transfers, cursor, complete: false };
-          transfers.push({ txHash: sig.signature, index: -1, blockNumber: BigInt(tx.slot), blockHash, token: NATIVE_TOKEN, from: t.from, to: owner, amount: t.amount });
+          transfers.push({
+            txHash: sig.signature,
+            index: -1,
+            blockNumber: BigInt(tx.slot),
+            blockHash,
+            token: NATIVE_TOKEN,
+            from: t.from,
+            to: owner,
+            amount: t.amount,
+          });
         }
       }
       cursor = sig.signature;

@@ -125,16 +125,16 @@ export class SolanaRpcPool {
     this.connections = opts.urls.map((url) => {
       const provider = providerHost(url);
       return new Connection(url, {
-          commitment: 'confirmed',
-          // We retry 429s ourselves (with failover); web3.js would otherwise sleep up to ~8 s per call on its own.
-          disableRetryOnRateLimit: true,
-          // Node's global fetch ignores web3.js's keep-alive agent anyway; not creating it avoids idle sockets/timers.
-          httpAgent: false,
-          fetch: (input, init) => {
-            if (opts.onCall) for (const method of methodsOf(init?.body)) opts.onCall({ provider, method });
-            return timedFetch(input, init, opts.timeoutMs);
-          },
-        });
+        commitment: 'confirmed',
+        // We retry 429s ourselves (with failover); web3.js would otherwise sleep up to ~8 s per call on its own.
+        disableRetryOnRateLimit: true,
+        // Node's global fetch ignores web3.js's keep-alive agent anyway; not creating it avoids idle sockets/timers.
+        httpAgent: false,
+        fetch: (input, init) => {
+          if (opts.onCall) for (const method of methodsOf(init?.body)) opts.onCall({ provider, method });
+          return timedFetch(input, init, opts.timeoutMs);
+        },
+      });
     });
   }
 

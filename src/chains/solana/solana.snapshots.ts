@@ -19,13 +19,7 @@ const ABSENT = '-';
 
 export function fingerprint(info: AccountInfo<Buffer> | null): string {
   if (!info) return ABSENT;
-  return createHash('sha256')
-    .update(info.owner.toBuffer())
-    .update(String(info.lamports))
-    .update('|')
-    .update(info.data)
-    .digest('base64url')
-    .slice(0, 22);
+  return createHash('sha256').update(info.owner.toBuffer()).update(String(info.lamports)).update('|').update(info.data).digest('base64url').slice(0, 22);
 }
 
 export function parseSnapshot(seen: string | null | undefined): Snapshot | null {

@@ -151,7 +151,9 @@ export function createSolanaSweeps(pool: SolanaRpcPool, mintProgram: (mint: stri
           success: got.meta?.err === null || got.meta?.err === undefined,
           feePaid: BigInt(got.meta?.fee ?? 0),
           // The fee payer (account 0, the gas tank for a sweep) also paid the rent of the token accounts it opened.
-          ...(got.meta?.preBalances?.length && got.meta.postBalances?.length ? { signerSpent: BigInt(got.meta.preBalances[0]!) - BigInt(got.meta.postBalances[0]!) } : {}),
+          ...(got.meta?.preBalances?.length && got.meta.postBalances?.length
+            ? { signerSpent: BigInt(got.meta.preBalances[0]!) - BigInt(got.meta.postBalances[0]!) }
+            : {}),
           ...(got.meta?.computeUnitsConsumed !== undefined ? { resourceUsage: { computeUnits: BigInt(got.meta.computeUnitsConsumed) } } : {}),
         };
       }

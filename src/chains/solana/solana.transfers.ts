@@ -77,11 +77,7 @@ function decodeTokenInstruction(data: Uint8Array): { src: number; dst: number; a
  * All successful SPL transfers into `tokenAccount` executed by `tokenProgramId` (top-level and inner
  * instructions). A failed transaction yields nothing: the runtime rolled its transfers back.
  */
-export function extractTransfersInto(
-  tx: VersionedTransactionResponse,
-  tokenAccount: string,
-  tokenProgramId: string,
-): DecodedTransfer[] {
+export function extractTransfersInto(tx: VersionedTransactionResponse, tokenAccount: string, tokenProgramId: string): DecodedTransfer[] {
   const meta = tx.meta;
   if (!meta || meta.err !== null) return [];
   const keys = tx.transaction.message.getAccountKeys({ accountKeysFromLookups: meta.loadedAddresses ?? undefined });

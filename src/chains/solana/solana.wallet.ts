@@ -1,5 +1,10 @@
 import { Connection, Keypair, PublicKey, SystemProgram, Transaction, sendAndConfirmTransaction } from '@solana/web3.js';
-import { TOKEN_PROGRAM_ID, createAssociatedTokenAccountIdempotentInstruction, createTransferCheckedInstruction, getAssociatedTokenAddressSync } from '@solana/spl-token';
+import {
+  TOKEN_PROGRAM_ID,
+  createAssociatedTokenAccountIdempotentInstruction,
+  createTransferCheckedInstruction,
+  getAssociatedTokenAddressSync,
+} from '@solana/spl-token';
 import type { TransferWallet, TransferWalletOptions } from '../chain-adapter.js';
 
 /** A SOLANA hot wallet (ed25519 seed, hex) that sends and waits for `confirmed` (`TransferWallet`). */
@@ -15,7 +20,8 @@ export function openSolanaWallet(o: TransferWalletOptions): TransferWallet {
       if (!(await connection.getAccountInfo(ata))) return 0n;
       return BigInt((await connection.getTokenAccountBalance(ata)).value.amount);
     },
-    sendNative: (to, amount) => send(new Transaction().add(SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: new PublicKey(to), lamports: amount }))),
+    sendNative: (to, amount) =>
+      send(new Transaction().add(SystemProgram.transfer({ fromPubkey: payer.publicKey, toPubkey: new PublicKey(to), lamports: amount }))),
     sendToken: (t, to, amount) => {
       const mint = new PublicKey(t.address);
       const owner = new PublicKey(to);

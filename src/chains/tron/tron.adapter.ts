@@ -1,4 +1,13 @@
-import { NATIVE_TOKEN, type BalanceQuery, type ChainAdapter, type ChainHead, type ChainNetworkConfig, type LogScanObservation, type ObservedTransfer, type WatchedToken } from '../chain-adapter.js';
+import {
+  NATIVE_TOKEN,
+  type BalanceQuery,
+  type ChainAdapter,
+  type ChainHead,
+  type ChainNetworkConfig,
+  type LogScanObservation,
+  type ObservedTransfer,
+  type WatchedToken,
+} from '../chain-adapter.js';
 import { mapLimit } from '../../common/map-limit.js';
 import { ProviderGate } from '../chain-identity.js';
 import { tronAddressBody, tronAddressFromBody } from './tron.address.js';
@@ -410,7 +419,9 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
       return b;
     });
     const found = blocks.flatMap((b) =>
-      b.trx.filter((t) => isWatched(t.to)).map((t) => ({ txHash: t.txId, index: -1, blockNumber: b.number, blockHash: b.hash, token: NATIVE_TOKEN, from: t.from, to: t.to, amount: t.amount })),
+      b.trx
+        .filter((t) => isWatched(t.to))
+        .map((t) => ({ txHash: t.txId, index: -1, blockNumber: b.number, blockHash: b.hash, token: NATIVE_TOKEN, from: t.from, to: t.to, amount: t.amount })),
     );
     for (const t of found) want(t.blockNumber);
     return found;
@@ -425,7 +436,13 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
       const owner = tronAddressBody(q.owner);
       return client.post(
         '/wallet/triggerconstantcontract',
-        { owner_address: `41${owner}`, contract_address: `41${tronAddressBody(q.token.address)}`, function_selector: 'balanceOf(address)', parameter: owner.padStart(64, '0'), visible: false },
+        {
+          owner_address: `41${owner}`,
+          contract_address: `41${tronAddressBody(q.token.address)}`,
+          function_selector: 'balanceOf(address)',
+          parameter: owner.padStart(64, '0'),
+          visible: false,
+        },
         parseBalanceResult,
       );
     });
@@ -479,7 +496,6 @@ export function createTronAdapter(config: ChainNetworkConfig, options: TronAdapt
       if (head && n === head.number - 1n && head.parentHash) return head.parentHash;
       return (await getBlock(n))?.hash ?? null;
     },
-
 
     async close(): Promise<void> {
       // stateless over fetch: nothing to release

@@ -29,7 +29,9 @@ export interface TronHttpClientOptions {
 /** Thrown by a `parse` callback when a 200 answer does not have the documented shape. */
 export class TronBadResponse extends Error {}
 
-type Attempt<T> = { ok: true; value: T } | { ok: false; retryable: boolean; failure: TronRpcFailure; reason: ProviderFailureReason | null; message: string; retryAfterMs?: number };
+type Attempt<T> =
+  | { ok: true; value: T }
+  | { ok: false; retryable: boolean; failure: TronRpcFailure; reason: ProviderFailureReason | null; message: string; retryAfterMs?: number };
 
 // TronGrid: "request rate exceeded the allowed_rps(15), and the query server is suspended for 1s"
 const RATE_LIMIT_MESSAGE = /rate.?limit|too many requests|allowed_rps|query server is suspended|request limit|quota/i;

@@ -13,7 +13,8 @@ const TRON_BASE58 = /^T[1-9A-HJ-NP-Za-km-z]{33}$/;
 /** base58check `T…` only (the hex forms are for node APIs, not for people). */
 function checkTronSettlementAddress(address: string): SettlementAddressCheck {
   if (typeof address !== 'string' || !TRON_BASE58.test(address)) return { ok: false, reason: 'A TRON address is 34 base58 characters starting with T' };
-  if (!isTronAddress(address)) return { ok: false, reason: 'The base58check checksum of this TRON address does not match: it probably contains a typo. Copy it again from your wallet' };
+  if (!isTronAddress(address))
+    return { ok: false, reason: 'The base58check checksum of this TRON address does not match: it probably contains a typo. Copy it again from your wallet' };
   if (address === TRON_ZERO_ADDRESS) return { ok: false, reason: 'The zero address burns what is sent to it' };
   return { ok: true, address };
 }
@@ -24,8 +25,7 @@ const TRON_COIN_TYPE = 195;
 /** Wallets that cannot pay a TRC-20 transfer, with the message the customer sees. */
 const REFUSED_WALLETS: Partial<Record<WalletType, string>> = {
   METAMASK: 'MetaMask does not support TRON. Choose Trust Wallet to pay on TRON, or pay on Ethereum or BNB Smart Chain with MetaMask.',
-  WALLETCONNECT:
-    'WalletConnect payment requests (EIP-681) work on EVM networks only, not on TRON. Choose Trust Wallet to pay on TRON.',
+  WALLETCONNECT: 'WalletConnect payment requests (EIP-681) work on EVM networks only, not on TRON. Choose Trust Wallet to pay on TRON.',
   PHANTOM: 'Phantom does not support TRON. Choose Trust Wallet to pay on TRON, or pay on Solana with Phantom.',
 };
 

@@ -151,7 +151,8 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
       const o = obj(j, 'block');
       const id = o.blockID;
       const raw = (o.block_header as { raw_data?: { number?: unknown; timestamp?: unknown } } | undefined)?.raw_data;
-      if (typeof id !== 'string' || !/^[0-9a-f]{64}$/i.test(id) || typeof raw?.timestamp !== 'number') throw new TronBadResponse('head block without id or timestamp');
+      if (typeof id !== 'string' || !/^[0-9a-f]{64}$/i.test(id) || typeof raw?.timestamp !== 'number')
+        throw new TronBadResponse('head block without id or timestamp');
       return { id: id.toLowerCase(), timestamp: raw.timestamp };
     });
     // TaPoS: the last 2 bytes of the block number and bytes 8..16 of its id (tronweb's getCurrentRefBlockParams)
@@ -177,7 +178,11 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
       const list = obj(j, 'chain parameters').chainParameter;
       if (!Array.isArray(list)) throw new TronBadResponse('no chainParameter list');
       const get = (key: string) => big((list as { key?: unknown; value?: unknown }[]).find((p) => p.key === key)?.value);
-      return { energyFee: get('getEnergyFee'), transactionFee: get('getTransactionFee'), activationFee: get('getCreateNewAccountFeeInSystemContract') + get('getCreateAccountFee') };
+      return {
+        energyFee: get('getEnergyFee'),
+        transactionFee: get('getTransactionFee'),
+        activationFee: get('getCreateNewAccountFeeInSystemContract') + get('getCreateAccountFee'),
+      };
     });
   }
 
@@ -203,7 +208,9 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
   ];
 
   async function estimateEnergy(intent: TransferIntent): Promise<bigint> {
-    const parameter = AbiCoder.defaultAbiCoder().encode(['address', 'uint256'], [`0x${tronAddressBody(intent.to)}`, intent.amount]).slice(2);
+    const parameter = AbiCoder.defaultAbiCoder()
+      .encode(['address', 'uint256'], [`0x${tronAddressBody(intent.to)}`, intent.amount])
+      .slice(2);
     return client.post(
       '/wallet/triggerconstantcontract',
       { owner_address: hex41(intent.from), contract_address: hex41(intent.token.address), function_selector: 'transfer(address,uint256)', parameter },
@@ -228,7 +235,9 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
   }
 
   async function buildTrxTransfer(intent: TransferIntent, header: Awaited<ReturnType<typeof blockHeader>>): Promise<TronTx> {
-    const tx = await tronWeb.transactionBuilder.sendTrx(toTronBase58(intent.to)!, Number(intent.amount), toTronBase58(intent.from)!, { blockHeader: header } as never);
+    const tx = await tronWeb.transactionBuilder.sendTrx(toTronBase58(intent.to)!, Number(intent.amount), toTronBase58(intent.from)!, {
+      blockHeader: header,
+    } as never);
     return tx as unknown as TronTx;
   }
 
@@ -238,7 +247,13 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
    * exist yet. No energy: a TransferContract uses none.
    */
   async function quoteTrxTransfer(intent: TransferIntent): Promise<bigint> {
-    const [params, res, account, to, header] = await Promise.all([chainParams(), resources(intent.from), getAccount(intent.from), getAccount(intent.to), blockHeader()]);
+    const [params, res, account, to, header] = await Promise.all([
+      chainParams(),
+      resources(intent.from),
+      getAccount(intent.from),
+      getAccount(intent.to),
+      blockHeader(),
+    ]);
     const bandwidth = txBytes(await buildTrxTransfer({ ...intent, amount: 1n }, header));
     const netLeft = (limit: bigint, used: bigint) => (limit > used ? limit - used : 0n);
     const exists = Object.keys(account).length > 0;
@@ -250,7 +265,8 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
 
   /** TRX a stored transaction sends (a TransferContract's `amount`: activation, top-up); 0 for anything else. */
   function trxSent(tx: SignedTx): bigint {
-    const contract = (JSON.parse(tx.raw) as { raw_data?: { contract?: { type?: string; parameter?: { value?: { amount?: unknown } } }[] } }).raw_data?.contract?.[0];
+    const contract = (JSON.parse(tx.raw) as { raw_data?: { contract?: { type?: string; parameter?: { value?: { amount?: unknown } } }[] } }).raw_data
+      ?.contract?.[0];
     return contract?.type === 'TransferContract' ? big(contract.parameter?.value?.amount) : 0n;
   }
 
@@ -260,14 +276,23 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
   }
 
   async function quoteTransfer(intent: TransferIntent): Promise<TronTransferQuote> {
-    const [params, res, account, energy, header] = await Promise.all([chainParams(), resources(intent.from), getAccount(intent.from), estimateEnergy(intent), blockHeader()]);
+    const [params, res, account, energy, header] = await Promise.all([
+      chainParams(),
+      resources(intent.from),
+      getAccount(intent.from),
+      estimateEnergy(intent),
+      blockHeader(),
+    ]);
     const bandwidth = txBytes(await buildTransfer(intent, header));
     const exists = Object.keys(account).length > 0;
     const energyAvailable = res.energyLimit > res.energyUsed ? res.energyLimit - res.energyUsed : 0n;
     const netLeft = (limit: bigint, used: bigint) => (limit > used ? limit - used : 0n);
     const bandwidthAvailable = exists ? netLeft(res.freeNetLimit, res.freeNetUsed) + netLeft(res.netLimit, res.netUsed) : 0n;
     // java-tron takes bandwidth from one pool (staked, then free) or burns for the whole transaction
-    const bandwidthBurn = bandwidthAvailable >= bandwidth && (netLeft(res.netLimit, res.netUsed) >= bandwidth || netLeft(res.freeNetLimit, res.freeNetUsed) >= bandwidth) ? 0n : bandwidth * params.transactionFee;
+    const bandwidthBurn =
+      bandwidthAvailable >= bandwidth && (netLeft(res.netLimit, res.netUsed) >= bandwidth || netLeft(res.freeNetLimit, res.freeNetUsed) >= bandwidth)
+        ? 0n
+        : bandwidth * params.transactionFee;
     const shortfall = energy > energyAvailable ? energy - energyAvailable : 0n;
     return {
       energy,
@@ -326,8 +351,12 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
     },
 
     coinSent(tx) {
-      const contract = (JSON.parse(tx.raw) as { raw_data?: { contract?: { type?: string; parameter?: { value?: { to_address?: unknown } } }[] } }).raw_data?.contract?.[0];
-      const to = contract?.type === 'TransferContract' && typeof contract.parameter?.value?.to_address === 'string' ? toTronBase58(contract.parameter.value.to_address) : null;
+      const contract = (JSON.parse(tx.raw) as { raw_data?: { contract?: { type?: string; parameter?: { value?: { to_address?: unknown } } }[] } }).raw_data
+        ?.contract?.[0];
+      const to =
+        contract?.type === 'TransferContract' && typeof contract.parameter?.value?.to_address === 'string'
+          ? toTronBase58(contract.parameter.value.to_address)
+          : null;
       const amount = trxSent({ raw: tx.raw } as SignedTx);
       return to && amount > 0n ? [{ to, amount }] : [];
     },
@@ -369,7 +398,10 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
           const freeNet = exists ? (res.freeNetLimit > res.freeNetUsed ? res.freeNetLimit - res.freeNetUsed : 0n) : 600n;
           const bandwidthSun = freeNet >= 400n ? 0n : 400n * params.transactionFee;
           const send = bandwidthSun > 0n ? bandwidthSun : exists ? 0n : ACTIVATION_SUN;
-          if (send > 0n) out.push(signed((await tronWeb.transactionBuilder.sendTrx(to, Number(send), tank, { blockHeader: header } as never)) as unknown as TronTx, tankKey));
+          if (send > 0n)
+            out.push(
+              signed((await tronWeb.transactionBuilder.sendTrx(to, Number(send), tank, { blockHeader: header } as never)) as unknown as TronTx, tankKey),
+            );
           const d = await tronWeb.transactionBuilder.delegateResource(Number(stakeSun), to, 'ENERGY', tank, false, undefined, { blockHeader: header } as never);
           out.push(signed(d as unknown as TronTx, tankKey));
         } else {
@@ -433,7 +465,12 @@ export function createTronSweeps(client: TronHttpClient, fullHost: string, opts:
           success,
           feePaid: big(info.fee),
           signerSpent: big(info.fee) + (success ? trxSent(tx) : 0n),
-          resourceUsage: { energy: big(receipt.energy_usage_total), bandwidth: big(receipt.net_usage), energyFee: big(receipt.energy_fee), netFee: big(receipt.net_fee) },
+          resourceUsage: {
+            energy: big(receipt.energy_usage_total),
+            bandwidth: big(receipt.net_usage),
+            energyFee: big(receipt.energy_fee),
+            netFee: big(receipt.net_fee),
+          },
         };
       }
       if (tx.expiresAt !== null && head > tx.expiresAt) return { state: 'dead' };

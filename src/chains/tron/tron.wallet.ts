@@ -22,7 +22,8 @@ export function openTronWallet(o: TransferWalletOptions): TransferWallet {
   const broadcast = async (tx: unknown) => {
     const signed = await tron.trx.sign(tx as never, privateKey);
     const res = (await tron.trx.sendRawTransaction(signed as never)) as { result?: boolean; txid?: string; code?: string; message?: string };
-    if (!res.result || !res.txid) throw new Error(`broadcast refused: ${res.code ?? 'error'} ${res.message ? Buffer.from(res.message, 'hex').toString('utf8') : ''}`.trim());
+    if (!res.result || !res.txid)
+      throw new Error(`broadcast refused: ${res.code ?? 'error'} ${res.message ? Buffer.from(res.message, 'hex').toString('utf8') : ''}`.trim());
     return landed(res.txid);
   };
   const trigger = async (token: string, selector: string, params: { type: string; value: unknown }[], constant: boolean) =>
@@ -38,10 +39,15 @@ export function openTronWallet(o: TransferWalletOptions): TransferWallet {
     },
     sendNative: async (to, amount) => broadcast(await tron.transactionBuilder.sendTrx(to, Number(amount), address)),
     sendToken: async (t, to, amount) => {
-      const built = (await trigger(t.address, 'transfer(address,uint256)', [
-        { type: 'address', value: to },
-        { type: 'uint256', value: amount.toString() },
-      ], false)) as { transaction: unknown };
+      const built = (await trigger(
+        t.address,
+        'transfer(address,uint256)',
+        [
+          { type: 'address', value: to },
+          { type: 'uint256', value: amount.toString() },
+        ],
+        false,
+      )) as { transaction: unknown };
       return broadcast(built.transaction);
     },
   };

@@ -54,4 +54,16 @@ export {
   DashRefundSetupDocument as RefundSetupDocument,
   DashSetRefundSettingsDocument as SetRefundSettingsDocument,
 } from './generated/graphql';
-export type { Environment, Network, OrderStatus, DashOrdersQuery, DashNetworkHealthQuery, TeamRole, DashRefundFragment, DashOrderRefundsQuery as OrderRefundsQuery, RefundStatus, RefundKind, RefundFeeMode } from './generated/graphql';
+export type {
+  Environment,
+  Network,
+  OrderStatus,
+  DashOrdersQuery,
+  DashNetworkHealthQuery,
+  TeamRole,
+  DashRefundFragment,
+  DashOrderRefundsQuery as OrderRefundsQuery,
+  RefundStatus,
+  RefundKind,
+  RefundFeeMode,
+} from './generated/graphql';

@@ -164,7 +164,10 @@ const id = {
   refundNothing: 'Tidak ada lagi yang dapat direfund dari pesanan ini.',
   refundTooMuch: (amount: string, sym: string) => `Lebih dari yang diterima: paling banyak ${amount} ${sym}.`,
   refundBadAmount: 'Jumlah tidak valid.',
-  feeRule: (mode: string): string => (mode === 'deduct' ? 'Biaya jaringan dipotong dari jumlah yang dikirim ke pelanggan.' : 'Biaya jaringan dibayar oleh tangki gas: pelanggan menerima jumlah penuh.'),
+  feeRule: (mode: string): string =>
+    mode === 'deduct'
+      ? 'Biaya jaringan dipotong dari jumlah yang dikirim ke pelanggan.'
+      : 'Biaya jaringan dibayar oleh tangki gas: pelanggan menerima jumlah penuh.',
   refundReview: 'Periksa',
   refundConfirm: 'Ajukan refund',
   claimLink: 'Tautan klaim untuk pelanggan (hanya ditampilkan sekali: salin sekarang)',
@@ -177,7 +180,13 @@ const id = {
   noRefunds: 'Belum ada refund.',
   refundCount: (n: number) => `${n} refund`,
   noRefundAccess: 'Peran Anda tidak dapat melihat refund.',
-  kinds: { overpayment_excess: 'Kelebihan bayar', late_receipt: 'Pembayaran terlambat', wrong_token: 'Token salah', partial_payment: 'Pembayaran kurang', merchant: 'Keputusan merchant' } as Record<string, string>,
+  kinds: {
+    overpayment_excess: 'Kelebihan bayar',
+    late_receipt: 'Pembayaran terlambat',
+    wrong_token: 'Token salah',
+    partial_payment: 'Pembayaran kurang',
+    merchant: 'Keputusan merchant',
+  } as Record<string, string>,
   refundSettings: 'Pengaturan refund',
   autoApproveLimit: 'Batas setujui otomatis (unit token; kosong: tidak pernah)',
   feeMode: 'Biaya jaringan',
@@ -354,7 +363,10 @@ const en: Words = {
   refundNothing: 'Nothing more can be refunded from this order.',
   refundTooMuch: (amount: string, sym: string) => `More than was received: at most ${amount} ${sym}.`,
   refundBadAmount: 'Not a valid amount.',
-  feeRule: (mode: string): string => (mode === 'deduct' ? 'The network fee is taken off the amount the customer receives.' : 'The gas tank pays the network fee: the customer receives the full amount.'),
+  feeRule: (mode: string): string =>
+    mode === 'deduct'
+      ? 'The network fee is taken off the amount the customer receives.'
+      : 'The gas tank pays the network fee: the customer receives the full amount.',
   refundReview: 'Review',
   refundConfirm: 'Request the refund',
   claimLink: 'Claim link for the customer (shown once: copy it now)',
@@ -367,7 +379,13 @@ const en: Words = {
   noRefunds: 'No refunds yet.',
   refundCount: (n: number) => `${n} refund${n === 1 ? '' : 's'}`,
   noRefundAccess: 'Your role cannot see refunds.',
-  kinds: { overpayment_excess: 'Overpayment', late_receipt: 'Late payment', wrong_token: 'Wrong token', partial_payment: 'Partial payment', merchant: 'Merchant’s decision' } as Record<string, string>,
+  kinds: {
+    overpayment_excess: 'Overpayment',
+    late_receipt: 'Late payment',
+    wrong_token: 'Wrong token',
+    partial_payment: 'Partial payment',
+    merchant: 'Merchant’s decision',
+  } as Record<string, string>,
   refundSettings: 'Refund settings',
   autoApproveLimit: 'Auto-approve limit (token units; empty: never)',
   feeMode: 'Network fee',

@@ -6,7 +6,9 @@ export function Qr({ text, id, label }: { text: string; id?: string; label: stri
   const [src, setSrc] = useState<string | null>(null);
   useEffect(() => {
     let live = true;
-    void qrSvg(text, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 }).then((svg) => live && setSrc(`data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`));
+    void qrSvg(text, { type: 'svg', errorCorrectionLevel: 'M', margin: 2 }).then(
+      (svg) => live && setSrc(`data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`),
+    );
     return () => {
       live = false;
     };

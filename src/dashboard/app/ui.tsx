@@ -41,7 +41,12 @@ export const errorText = (e: unknown): string => (e instanceof GqlError ? `${e.m
 /** The three states every screen has: loading, error with a retry, and the data. */
 export function Show<T>({ value, retry, children }: { value: Loaded<T>; retry?: () => void; children: (data: T) => ComponentChildren }) {
   const { t } = useApp();
-  if (value.state === 'loading') return <p class="muted loading" role="status">{t.loading}</p>;
+  if (value.state === 'loading')
+    return (
+      <p class="muted loading" role="status">
+        {t.loading}
+      </p>
+    );
   if (value.state === 'error')
     return (
       <div class="error" role="alert">
@@ -99,7 +104,10 @@ export function Copy({ text, id }: { text: string; id?: string }) {
       id={id}
       class="secondary small"
       onClick={() => {
-        void navigator.clipboard?.writeText(text).then(() => setDone(true), () => {});
+        void navigator.clipboard?.writeText(text).then(
+          () => setDone(true),
+          () => {},
+        );
       }}
     >
       {done ? t.copied : t.copy}

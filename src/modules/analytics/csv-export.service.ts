@@ -10,7 +10,13 @@ import { InlineLiterals } from '../../db/sql-values.js';
 import { orderListingSql } from '../orders/order-filter.sql.js';
 import { PAYMENT_REVENUE_LATERAL } from '../orders/order-revenue.sql.js';
 import { PAYMENT_LISTING_FROM, PAYMENT_LISTING_ORDER, paymentFilterSql } from '../payments/payment-filter.sql.js';
-import { exportOrdersCommand, exportPaymentsCommand, type ExportOrdersCommand, type ExportPaymentsCommand, type ExportTimeZone } from './csv-export.commands.js';
+import {
+  exportOrdersCommand,
+  exportPaymentsCommand,
+  type ExportOrdersCommand,
+  type ExportPaymentsCommand,
+  type ExportTimeZone,
+} from './csv-export.commands.js';
 
 /**
  * CSV exports of orders and payments, streamed with constant memory whatever the row count.
@@ -54,14 +60,54 @@ const STATEMENT_TIMEOUT = '30min';
 export const csvCell = (expr: string): string => `(case when ascii(${expr}) in (61, 43, 45, 64, 9, 13) then '''' || ${expr} else ${expr} end)`;
 
 const ORDER_COLUMNS = [
-  'order_no', 'status', 'amount_idr', 'currency', 'customer_name', 'customer_email', 'source', 'payment_link_id',
-  'created_at', 'expires_at', 'paid_at', 'network', 'token_symbol', 'token_address', 'paid_amount', 'due_amount',
-  'rate_idr', 'received_idr', 'fee_idr', 'net_idr', 'overpaid', 'order_id', 'refunded_idr',
+  'order_no',
+  'status',
+  'amount_idr',
+  'currency',
+  'customer_name',
+  'customer_email',
+  'source',
+  'payment_link_id',
+  'created_at',
+  'expires_at',
+  'paid_at',
+  'network',
+  'token_symbol',
+  'token_address',
+  'paid_amount',
+  'due_amount',
+  'rate_idr',
+  'received_idr',
+  'fee_idr',
+  'net_idr',
+  'overpaid',
+  'order_id',
+  'refunded_idr',
 ] as const;
 
 const PAYMENT_COLUMNS = [
-  'order_no', 'tx_hash', 'log_index', 'network', 'token_symbol', 'token_address', 'amount', 'amount_idr', 'rate_idr',
-  'received_idr', 'fee_idr', 'net_idr', 'status', 'late', 'from_address', 'to_address', 'block_number', 'detected_at', 'confirmed_at', 'orphaned_at', 'order_id', 'payment_id',
+  'order_no',
+  'tx_hash',
+  'log_index',
+  'network',
+  'token_symbol',
+  'token_address',
+  'amount',
+  'amount_idr',
+  'rate_idr',
+  'received_idr',
+  'fee_idr',
+  'net_idr',
+  'status',
+  'late',
+  'from_address',
+  'to_address',
+  'block_number',
+  'detected_at',
+  'confirmed_at',
+  'orphaned_at',
+  'order_id',
+  'payment_id',
 ] as const;
 
 export class CsvExportService {
@@ -91,11 +137,35 @@ export class CsvExportService {
     // what the refunds took back (each refund's share of its deposit's IDR total, rounded down).
     // Sorted narrow, formatted after: the inner query sorts raw columns (the sort spills less), the
     // outer one formats each row once in the order it receives (a plain projection keeps it).
-    const sql = `select ${selectList(ORDER_COLUMNS, [
-        'x.order_no', 'x.status', 'x.amount', 'x.currency', 'x.customer_name', 'x.customer_email', 'x.source', 'x.payment_link_id',
-        ts('x.created_at'), ts('x.expires_at'), ts('x.paid_at'), 'x.network', 'x.symbol', 'x.address',
-        'analytics.token_units(x.amount_received, x.decimals)', 'analytics.token_units(x.total_amount, x.decimals)', 'x.crypto_rate', 'x.received_idr', 'x.fee_idr', 'x.net_idr', 'x.overpaid', 'x.id', 'x.refunded_idr',
-      ], ['x.order_no', 'x.currency', 'x.customer_name', 'x.customer_email', 'x.source', 'x.symbol', 'x.address', 'x.crypto_rate'])}
+    const sql = `select ${selectList(
+      ORDER_COLUMNS,
+      [
+        'x.order_no',
+        'x.status',
+        'x.amount',
+        'x.currency',
+        'x.customer_name',
+        'x.customer_email',
+        'x.source',
+        'x.payment_link_id',
+        ts('x.created_at'),
+        ts('x.expires_at'),
+        ts('x.paid_at'),
+        'x.network',
+        'x.symbol',
+        'x.address',
+        'analytics.token_units(x.amount_received, x.decimals)',
+        'analytics.token_units(x.total_amount, x.decimals)',
+        'x.crypto_rate',
+        'x.received_idr',
+        'x.fee_idr',
+        'x.net_idr',
+        'x.overpaid',
+        'x.id',
+        'x.refunded_idr',
+      ],
+      ['x.order_no', 'x.currency', 'x.customer_name', 'x.customer_email', 'x.source', 'x.symbol', 'x.address', 'x.crypto_rate'],
+    )}
       from (
         select o.order_no, o.status, o.amount, o.currency, o.customer_name, o.customer_email, o.source, o.payment_link_id, o.created_at, o.expires_at, o.paid_at,
                d.network, t.symbol, t.address, t.decimals, d.amount_received, d.total_amount, q.crypto_rate,
@@ -130,11 +200,34 @@ export class CsvExportService {
     const ts = timeFormatter(f.timeZone);
     const where = paymentFilterSql(f, caller.merchantId, env, new InlineLiterals());
     const units = 'analytics.token_units(p.amount, t.decimals)';
-    const sql = `select ${selectList(PAYMENT_COLUMNS, [
-        'o.order_no', 'p.tx_hash', 'p.log_index', 'p.network', 't.symbol', 't.address', units, `round(${units} * q.crypto_rate::numeric)`, 'q.crypto_rate::numeric',
-        'coalesce(c.received_idr, 0)', 'coalesce(c.fee_idr, 0)', 'coalesce(c.net_idr, 0)', 'p.status', 'p.late', 'p.from_address', 'p.to_address', 'p.block_number', ts('p.detected_at'), ts('p.confirmed_at'), ts('p.orphaned_at'),
-        'p.order_id', 'p.id',
-      ], ['o.order_no', 'p.tx_hash', 't.symbol', 't.address', 'p.from_address', 'p.to_address'])}
+    const sql = `select ${selectList(
+      PAYMENT_COLUMNS,
+      [
+        'o.order_no',
+        'p.tx_hash',
+        'p.log_index',
+        'p.network',
+        't.symbol',
+        't.address',
+        units,
+        `round(${units} * q.crypto_rate::numeric)`,
+        'q.crypto_rate::numeric',
+        'coalesce(c.received_idr, 0)',
+        'coalesce(c.fee_idr, 0)',
+        'coalesce(c.net_idr, 0)',
+        'p.status',
+        'p.late',
+        'p.from_address',
+        'p.to_address',
+        'p.block_number',
+        ts('p.detected_at'),
+        ts('p.confirmed_at'),
+        ts('p.orphaned_at'),
+        'p.order_id',
+        'p.id',
+      ],
+      ['o.order_no', 'p.tx_hash', 't.symbol', 't.address', 'p.from_address', 'p.to_address'],
+    )}
       from ${PAYMENT_LISTING_FROM}
       join tokens t on t.id = p.token_id
       left join deposits d on d.id = p.deposit_id
@@ -158,7 +251,8 @@ export class CsvExportService {
    * arrived: a refused export, a bad query or a database outage is still an ordinary error answer.
    */
   private async open(merchantId: string, name: string, sql: string): Promise<CsvExport> {
-    if (this.merchants.has(merchantId)) throw new DomainError('RATE_LIMITED', 'An export of this merchant is already running; retry when it has finished', { retryAfterS: 5 });
+    if (this.merchants.has(merchantId))
+      throw new DomainError('RATE_LIMITED', 'An export of this merchant is already running; retry when it has finished', { retryAfterS: 5 });
     if (this.active >= this.opts.maxConcurrent) throw new DomainError('RATE_LIMITED', 'Too many exports are running; retry shortly', { retryAfterS: 5 });
     this.active++;
     this.merchants.add(merchantId);
@@ -172,7 +266,12 @@ export class CsvExportService {
       client?.release(true); // destroy, never reuse: a COPY cut short leaves the connection mid-protocol
     };
     try {
-      this.pool ??= new pg.Pool({ connectionString: this.opts.databaseUrl, max: this.opts.maxConcurrent, application_name: 'cpg-export', idleTimeoutMillis: 10_000 });
+      this.pool ??= new pg.Pool({
+        connectionString: this.opts.databaseUrl,
+        max: this.opts.maxConcurrent,
+        application_name: 'cpg-export',
+        idleTimeoutMillis: 10_000,
+      });
       client = await this.pool.connect();
       client.on('error', () => undefined); // a dropped connection fails the COPY stream; the response reports it
       // One statement, so one snapshot; JIT compiles for seconds before the first row and gains nothing here.

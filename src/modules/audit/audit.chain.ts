@@ -50,8 +50,20 @@ export function canonicalJson(value: unknown): string {
 /** The canonical encoding of a row: a JSON array of its fields in a fixed order. */
 export function canonicalRow(f: ChainedFields): string {
   return canonicalJson([
-    f.chain, String(f.chainSeq), String(f.occurredAtMs), f.action, f.merchantId, f.userId, f.apiKeyId, f.operator, f.subject, f.ip, f.userAgent, f.requestId,
-    f.before ?? null, f.after ?? null,
+    f.chain,
+    String(f.chainSeq),
+    String(f.occurredAtMs),
+    f.action,
+    f.merchantId,
+    f.userId,
+    f.apiKeyId,
+    f.operator,
+    f.subject,
+    f.ip,
+    f.userAgent,
+    f.requestId,
+    f.before ?? null,
+    f.after ?? null,
   ]);
 }
 
@@ -62,7 +74,8 @@ export function rowHash(prevHash: string, f: ChainedFields): string {
 /** What is wrong with a stored row given the previous row of its chain (null: nothing). */
 export function chainFault(prev: { chainSeq: number; hash: string } | null, row: ChainedFields & { prevHash: string; hash: string }): string | null {
   const expectedSeq = prev ? prev.chainSeq + 1 : 1;
-  if (row.chainSeq !== expectedSeq) return `gap: chain_seq ${row.chainSeq} follows ${prev ? prev.chainSeq : 'the start'} (row${row.chainSeq - expectedSeq === 1 ? '' : 's'} ${expectedSeq}${row.chainSeq - expectedSeq > 1 ? `–${row.chainSeq - 1}` : ''} missing)`;
+  if (row.chainSeq !== expectedSeq)
+    return `gap: chain_seq ${row.chainSeq} follows ${prev ? prev.chainSeq : 'the start'} (row${row.chainSeq - expectedSeq === 1 ? '' : 's'} ${expectedSeq}${row.chainSeq - expectedSeq > 1 ? `–${row.chainSeq - 1}` : ''} missing)`;
   if (row.prevHash !== (prev ? prev.hash : GENESIS_HASH)) return 'prev_hash does not match the previous row’s hash';
   if (row.hash !== rowHash(row.prevHash, row)) return 'hash does not match the row’s contents (edited)';
   return null;

@@ -3,7 +3,9 @@ import { PageInfo, pageInfoOf, totalCountResolver } from '../../graphql/connecti
 import type { GqlContext } from '../../graphql/context.js';
 import type { AuditEventView } from './audit.service.js';
 
-@ObjectType('AuditEvent', { description: 'One entry of the merchant’s audit trail: who did what, when, from where. Secrets never appear (fields outside an allowlist read "[redacted]")' })
+@ObjectType('AuditEvent', {
+  description: 'One entry of the merchant’s audit trail: who did what, when, from where. Secrets never appear (fields outside an allowlist read "[redacted]")',
+})
 export class AuditEventType {
   @Field(() => ID) id!: string;
   @Field() occurredAt!: Date;
@@ -56,7 +58,11 @@ export class AuditResolver {
     const page = await ctx.app.audit.list(ctx, {
       ...(first != null && { first }),
       ...(after != null && { after }),
-      filter: { ...(filter?.actions && { actions: filter.actions as never }), ...(filter?.from && { from: filter.from }), ...(filter?.to && { to: filter.to }) },
+      filter: {
+        ...(filter?.actions && { actions: filter.actions as never }),
+        ...(filter?.from && { from: filter.from }),
+        ...(filter?.to && { to: filter.to }),
+      },
     });
     const edges = page.events.map((e) => ({ cursor: e.cursor, node: toType(e) }));
     return { edges, pageInfo: pageInfoOf(edges, page.hasNextPage, after), count: page.count };

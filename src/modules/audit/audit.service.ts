@@ -48,7 +48,10 @@ export async function recordAudit(em: EntityManager, source: AuditSource, action
   const merchantId = detail.merchantId !== undefined ? detail.merchantId : callerMerchant;
   const chain = merchantId ?? OPERATOR_CHAIN;
   await em.execute(`select pg_advisory_xact_lock(hashtext('audit:' || ?::text))`, [chain]);
-  const [last] = await em.execute<{ chain_seq: string; hash: string }[]>(`select chain_seq::text, hash from audit_events where chain = ? order by audit_events.chain_seq desc limit 1`, [chain]);
+  const [last] = await em.execute<{ chain_seq: string; hash: string }[]>(
+    `select chain_seq::text, hash from audit_events where chain = ? order by audit_events.chain_seq desc limit 1`,
+    [chain],
+  );
   const fields: ChainedFields = {
     chain,
     chainSeq: last ? Number(last.chain_seq) + 1 : 1,
@@ -70,8 +73,22 @@ export async function recordAudit(em: EntityManager, source: AuditSource, action
     `insert into audit_events (chain, chain_seq, occurred_at, action, merchant_id, user_id, api_key_id, operator, subject, ip, user_agent, request_id, before, after, prev_hash, hash)
      values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?::jsonb, ?::jsonb, ?, ?)`,
     [
-      fields.chain, fields.chainSeq, new Date(fields.occurredAtMs), action, merchantId, fields.userId, fields.apiKeyId, fields.operator, fields.subject, fields.ip,
-      fields.userAgent, fields.requestId, jsonOrNull(fields.before), jsonOrNull(fields.after), prevHash, rowHash(prevHash, fields),
+      fields.chain,
+      fields.chainSeq,
+      new Date(fields.occurredAtMs),
+      action,
+      merchantId,
+      fields.userId,
+      fields.apiKeyId,
+      fields.operator,
+      fields.subject,
+      fields.ip,
+      fields.userAgent,
+      fields.requestId,
+      jsonOrNull(fields.before),
+      jsonOrNull(fields.after),
+      prevHash,
+      rowHash(prevHash, fields),
     ],
   );
 }
@@ -128,7 +145,9 @@ export const auditFilterInput = z
   .strict();
 export type AuditFilter = z.input<typeof auditFilterInput>;
 
-const listInput = z.object({ first: z.number().int().min(1).max(100).default(20), after: z.string().max(100).optional(), filter: auditFilterInput.default({}) }).strict();
+const listInput = z
+  .object({ first: z.number().int().min(1).max(100).default(20), after: z.string().max(100).optional(), filter: auditFilterInput.default({}) })
+  .strict();
 export type AuditListCommand = z.input<typeof listInput>;
 
 export interface AuditPage {
@@ -209,7 +228,7 @@ function whereOf(merchantId: string, filter: z.output<typeof auditFilterInput>):
   const params: unknown[] = [merchantId];
   if (filter.actions?.length) {
     parts.push(`action = any(?::text[])`);
-    params.push(`{${filter.actions.join(",")}}`);
+    params.push(`{${filter.actions.join(',')}}`);
   }
   if (filter.from) {
     parts.push('occurred_at >= ?');
@@ -230,7 +249,21 @@ export function auditCsvCell(value: unknown): string {
   return /[",\r\n]/.test(s) || s.startsWith("'") ? `"${s.replace(/"/g, '""')}"` : s;
 }
 
-const CSV_COLUMNS = ['occurred_at', 'action', 'user_id', 'api_key_id', 'operator', 'subject', 'ip', 'user_agent', 'before', 'after', 'chain_seq', 'hash', 'id'] as const;
+const CSV_COLUMNS = [
+  'occurred_at',
+  'action',
+  'user_id',
+  'api_key_id',
+  'operator',
+  'subject',
+  'ip',
+  'user_agent',
+  'before',
+  'after',
+  'chain_seq',
+  'hash',
+  'id',
+] as const;
 
 export class AuditService {
   /** A merchant's trail, newest first (owners and admins of the merchant; another merchant's rows are never read). */
@@ -239,16 +272,18 @@ export class AuditService {
     const { first, after, filter } = parseInput(listInput, cmd);
     const where = whereOf(merchantId, filter);
     const keyset = after ? ` and id < ?` : '';
-    const rows = await ctx.em.execute<Row[]>(`select ${COLUMNS} from audit_events where ${where.sql}${keyset} order by audit_events.id desc limit ${first + 1}`, [
-      ...where.params,
-      ...(after ? [decodeCursor(after)] : []),
-    ]);
+    const rows = await ctx.em.execute<Row[]>(
+      `select ${COLUMNS} from audit_events where ${where.sql}${keyset} order by audit_events.id desc limit ${first + 1}`,
+      [...where.params, ...(after ? [decodeCursor(after)] : [])],
+    );
     const page = rows.slice(0, first);
     return {
       events: page.map((r) => ({ ...viewOf(r), cursor: encodeCursor(r.id) })),
       hasNextPage: rows.length > first,
       count: async () => {
-        const [{ n }] = (await ctx.em.execute<{ n: number }[]>(`select count(*)::int as n from audit_events where ${where.sql}`, where.params)) as [{ n: number }];
+        const [{ n }] = (await ctx.em.execute<{ n: number }[]>(`select count(*)::int as n from audit_events where ${where.sql}`, where.params)) as [
+          { n: number },
+        ];
         return n;
       },
     };
@@ -268,13 +303,18 @@ export class AuditService {
       yield CSV_COLUMNS.join(',') + '\n';
       let before: string | null = null;
       for (;;) {
-        const rows: Row[] = await em.execute<Row[]>(`select ${COLUMNS} from audit_events where ${where.sql}${before ? ' and id < ?' : ''} order by audit_events.id desc limit 1000`, [
-          ...where.params,
-          ...(before ? [before] : []),
-        ]);
+        const rows: Row[] = await em.execute<Row[]>(
+          `select ${COLUMNS} from audit_events where ${where.sql}${before ? ' and id < ?' : ''} order by audit_events.id desc limit 1000`,
+          [...where.params, ...(before ? [before] : [])],
+        );
         if (!rows.length) return;
         yield rows
-          .map((r) => [r.occurred_at, r.action, r.user_id, r.api_key_id, r.operator, r.subject, r.ip, r.user_agent, r.before, r.after, r.chain_seq, r.hash, r.id].map(auditCsvCell).join(',') + '\n')
+          .map(
+            (r) =>
+              [r.occurred_at, r.action, r.user_id, r.api_key_id, r.operator, r.subject, r.ip, r.user_agent, r.before, r.after, r.chain_seq, r.hash, r.id]
+                .map(auditCsvCell)
+                .join(',') + '\n',
+          )
           .join('');
         before = rows[rows.length - 1]!.id;
       }
@@ -295,7 +335,10 @@ export class AuditService {
     for (const chain of chains) {
       let prev: { chainSeq: number; hash: string } | null = null;
       for (;;) {
-        const page: Row[] = await em.execute<Row[]>(`select ${COLUMNS} from audit_events where chain = ? and chain_seq > ? order by audit_events.chain_seq limit ${batch}`, [chain, prev?.chainSeq ?? 0]);
+        const page: Row[] = await em.execute<Row[]>(
+          `select ${COLUMNS} from audit_events where chain = ? and chain_seq > ? order by audit_events.chain_seq limit ${batch}`,
+          [chain, prev?.chainSeq ?? 0],
+        );
         if (!page.length) break;
         for (const r of page) {
           const f = fieldsOf(r);

@@ -83,9 +83,14 @@ export class CheckoutViewService {
   }
 
   /** What a payment link's page shell shows; null for an unknown or malformed id. */
-  async linkShell(em: EntityManager, id: string): Promise<{ id: string; environment: Environment; title: string; merchant: string; logoUrl: string | null } | null> {
+  async linkShell(
+    em: EntityManager,
+    id: string,
+  ): Promise<{ id: string; environment: Environment; title: string; merchant: string; logoUrl: string | null } | null> {
     const link = UUID.test(id) ? await em.findOne(PaymentLink, id, { populate: ['merchant'] }) : null;
-    return link && { id: link.id, environment: link.environment, title: link.title, merchant: link.merchant.name, logoUrl: link.merchant.settings.logoUrl ?? null };
+    return (
+      link && { id: link.id, environment: link.environment, title: link.title, merchant: link.merchant.name, logoUrl: link.merchant.settings.logoUrl ?? null }
+    );
   }
 
   /** What the page's shell shows before its script runs: the merchant's name and logo setting, the order number. */
@@ -131,9 +136,9 @@ export class CheckoutViewService {
         };
         // WalletConnect gets the same EIP-681 URI as MetaMask: one button per distinct link.
         // The wallet the shopper chose comes first.
-        const wallets = [d.walletType, ...WALLETS.filter((w) => w !== d.walletType)].map((w) => ({ wallet: w, uri: uri(w) })).filter(
-          (w, i, all): w is { wallet: WalletType; uri: string } => w.uri !== null && all.findIndex((o) => o.uri === w.uri) === i,
-        );
+        const wallets = [d.walletType, ...WALLETS.filter((w) => w !== d.walletType)]
+          .map((w) => ({ wallet: w, uri: uri(w) }))
+          .filter((w, i, all): w is { wallet: WalletType; uri: string } => w.uri !== null && all.findIndex((o) => o.uri === w.uri) === i);
         const qrValue = uri(d.walletType) ?? wallets[0]?.uri ?? d.address;
         return {
           id: d.id,

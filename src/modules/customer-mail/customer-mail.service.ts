@@ -137,7 +137,10 @@ export class CustomerMailService {
       this.log.warn({ mailId: row.id, orderId: row.order_id, kind: row.kind, attempt: row.attempts, final, err: message }, 'customer mail not sent');
       return final ? 'failed' : 'retried';
     }
-    await em.execute(`update customer_mail_outbox set state = 'sent', sent_at = now(), last_error = null, locked_until = null, lock_token = null where id = ? and lock_token = ?::uuid`, [row.id, row.lock_token]);
+    await em.execute(
+      `update customer_mail_outbox set state = 'sent', sent_at = now(), last_error = null, locked_until = null, lock_token = null where id = ? and lock_token = ?::uuid`,
+      [row.id, row.lock_token],
+    );
     this.log.info({ mailId: row.id, orderId: row.order_id, kind: row.kind }, 'customer mail sent');
     return 'sent';
   }

@@ -88,7 +88,11 @@ export class DepositService {
       // The pool is the merchant's own (its wallet is one per merchant and environment): payments
       // are attributed by deposit address, so codes need not differ across merchants, and one
       // merchant's traffic — or anyone's through its public links — cannot crowd another's codes.
-      await tx.execute(`select pg_advisory_xact_lock(hashtextextended('deposit-code-pool:' || ? || ':' || ? || ':' || ?, 0))`, [wallet.id, token.network, token.id]);
+      await tx.execute(`select pg_advisory_xact_lock(hashtextextended('deposit-code-pool:' || ? || ':' || ? || ':' || ?, 0))`, [
+        wallet.id,
+        token.network,
+        token.id,
+      ]);
       const held = await tx.execute<{ unique_code: number; n: number }[]>(
         `select unique_code, count(*)::int as n from deposits
           where wallet_id = ? and network = ? and token_id = ? and status = '${CODE_HOLDING_DEPOSIT_STATUS}'

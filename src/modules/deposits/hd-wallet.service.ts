@@ -36,11 +36,10 @@ export class HdWalletService {
     if (found) return found;
     const id = randomUUID();
     const sealed = this.box.seal(generateMnemonic(wordlist, 256), `wallet:${id}`);
-    await em
-      .execute(
-        `insert into merchant_wallets (id, merchant_id, environment, mnemonic_ciphertext) values (?, ?, ?, ?) on conflict (merchant_id, environment) do nothing`,
-        [id, merchantId, environment, sealed],
-      );
+    await em.execute(
+      `insert into merchant_wallets (id, merchant_id, environment, mnemonic_ciphertext) values (?, ?, ?, ?) on conflict (merchant_id, environment) do nothing`,
+      [id, merchantId, environment, sealed],
+    );
     return em.findOneOrFail(MerchantWallet, { merchant: merchantId, environment });
   }
 

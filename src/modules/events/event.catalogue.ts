@@ -96,19 +96,40 @@ export interface OrderEventReasons {
   };
   [PAYMENT_DETECTED]: PaymentObservedReason;
   [PAYMENT_CONFIRMED]: PaymentObservedReason;
-  [PAYMENT_UNATTRIBUTED]: { receiptId: string; depositId: string; txHash: string; logIndex: number; network: Network; tokenAddress: string | null; tokenSymbol: string; decimals: number; toAddress: string; amount: string; reason: string };
+  [PAYMENT_UNATTRIBUTED]: {
+    receiptId: string;
+    depositId: string;
+    txHash: string;
+    logIndex: number;
+    network: Network;
+    tokenAddress: string | null;
+    tokenSymbol: string;
+    decimals: number;
+    toAddress: string;
+    amount: string;
+    reason: string;
+  };
 }
 export type OrderEventType = keyof OrderEventReasons;
 
 /** The webhook kinds order events turn into (the payload's `event` field). */
-export type OrderWebhookKind = 'transaction.success' | 'transaction.underpaid' | 'transaction.expired' | 'transaction.late_payment' | 'transaction.overpaid' | 'transaction.reorged' | 'transaction.unattributed';
+export type OrderWebhookKind =
+  | 'transaction.success'
+  | 'transaction.underpaid'
+  | 'transaction.expired'
+  | 'transaction.late_payment'
+  | 'transaction.overpaid'
+  | 'transaction.reorged'
+  | 'transaction.unattributed';
 
 /**
  * Which webhook each event becomes (null or absent: internal, sends nothing; the dashboard feed still
  * carries it). A status change depends on the status reached: Processing and a return to Created are
  * internal steps.
  */
-export const ORDER_EVENT_WEBHOOKS: { [T in OrderEventType]: T extends typeof ORDER_STATUS_CHANGED ? Partial<Record<OrderStatus, OrderWebhookKind>> : OrderWebhookKind | null } = {
+export const ORDER_EVENT_WEBHOOKS: {
+  [T in OrderEventType]: T extends typeof ORDER_STATUS_CHANGED ? Partial<Record<OrderStatus, OrderWebhookKind>> : OrderWebhookKind | null;
+} = {
   [ORDER_STATUS_CHANGED]: { Success: 'transaction.success', Underpaid: 'transaction.underpaid', Expired: 'transaction.expired' },
   [PAYMENT_LATE]: 'transaction.late_payment',
   [PAYMENT_OVERPAID]: 'transaction.overpaid',
@@ -227,7 +248,16 @@ export interface MerchantEventPayloads {
 export type MerchantEventType = keyof MerchantEventPayloads;
 
 /** Every merchant event type; each is sent as the webhook of the same name. */
-export const MERCHANT_EVENT_TYPES = [SETTLEMENT_WALLET_CHANGED, SWEEP_COMPLETED, SWEEP_FAILED, REFUND_CREATED, REFUND_CLAIMED, REFUND_SENT, REFUND_CONFIRMED, REFUND_FAILED] as const satisfies readonly MerchantEventType[];
+export const MERCHANT_EVENT_TYPES = [
+  SETTLEMENT_WALLET_CHANGED,
+  SWEEP_COMPLETED,
+  SWEEP_FAILED,
+  REFUND_CREATED,
+  REFUND_CLAIMED,
+  REFUND_SENT,
+  REFUND_CONFIRMED,
+  REFUND_FAILED,
+] as const satisfies readonly MerchantEventType[];
 
 // --- PostgreSQL NOTIFY channels (sent inside the writing transaction, so delivered on commit) -------
 

@@ -53,7 +53,18 @@ export class MerchantEventWriter {
        order by e.ord
        on conflict (merchant_id, environment, idempotency_key) do nothing
        returning id`,
-      [JSON.stringify(inputs.map((e, ord) => ({ ord, merchant_id: e.merchantId, environment: e.environment, type: e.type, payload: e.payload, idempotency_key: e.idempotencyKey })))],
+      [
+        JSON.stringify(
+          inputs.map((e, ord) => ({
+            ord,
+            merchant_id: e.merchantId,
+            environment: e.environment,
+            type: e.type,
+            payload: e.payload,
+            idempotency_key: e.idempotencyKey,
+          })),
+        ),
+      ],
     );
     return rows.length;
   }

@@ -70,7 +70,12 @@ export function orderEventParams<T extends OrderEventType>(type: T, fromStatus: 
  * Records an event that changes no status (late payment, overpayment) in the caller's transaction.
  * Status changes go through OrderStatusService.transition, which uses the same insert.
  */
-export async function recordOrderEvent<T extends OrderEventType>(tx: EntityManager, orderId: string, type: T, reason: OrderEventReasons[T]): Promise<string | null> {
+export async function recordOrderEvent<T extends OrderEventType>(
+  tx: EntityManager,
+  orderId: string,
+  type: T,
+  reason: OrderEventReasons[T],
+): Promise<string | null> {
   const rows = await tx.execute<{ id: string }[]>(
     `with o as (select id, merchant_id, environment, status from orders where id = ?), ${orderEventInsert('o')} select id from e`,
     [orderId, ...orderEventParams(type, null, reason)],

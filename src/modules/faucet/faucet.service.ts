@@ -78,11 +78,15 @@ export class FaucetService {
     if (ctx.environment !== 'sandbox') throw new DomainError('ROUTE_NOT_FOUND', 'The faucet exists only in the sandbox (/api/v2/testnet/faucet)');
     const req = parseInput(FaucetRequest, input);
     if (!this.networks.isWatched('sandbox', req.network)) {
-      throw new DomainError('VALIDATION_FAILED', `${req.network} is not available in this sandbox; see /api/v2/testnet/networks`, { fields: { network: 'not watched' } });
+      throw new DomainError('VALIDATION_FAILED', `${req.network} is not available in this sandbox; see /api/v2/testnet/networks`, {
+        fields: { network: 'not watched' },
+      });
     }
     const driver = driverFor(req.network);
     if (!driver.isValidAddress(req.address)) {
-      throw new DomainError('VALIDATION_FAILED', `address is not a valid ${req.network} address`, { fields: { address: `not a valid ${familyOf(req.network).toUpperCase()} address` } });
+      throw new DomainError('VALIDATION_FAILED', `address is not a valid ${req.network} address`, {
+        fields: { address: `not a valid ${familyOf(req.network).toUpperCase()} address` },
+      });
     }
     const address = driver.normalizeAddress(req.address);
     // Every asked token is checked before the grant is taken: a typo (DAI) must not spend the address's window.
@@ -90,9 +94,13 @@ export class FaucetService {
     const unknown = req.tokens.map((t) => t.toUpperCase()).filter((symbol) => !offered.some((t) => t.symbol === symbol));
     if (unknown.length) {
       const list = offered.map((t) => t.symbol).join(', ') || 'none';
-      throw new DomainError('VALIDATION_FAILED', `${unknown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not offered on ${req.network} in the sandbox (offered: ${list}); nothing was sent`, {
-        fields: { tokens: `not offered: ${unknown.join(', ')}` },
-      });
+      throw new DomainError(
+        'VALIDATION_FAILED',
+        `${unknown.join(', ')} ${unknown.length > 1 ? 'are' : 'is'} not offered on ${req.network} in the sandbox (offered: ${list}); nothing was sent`,
+        {
+          fields: { tokens: `not offered: ${unknown.join(', ')}` },
+        },
+      );
     }
     const wallet = await this.wallet(req.network);
     await this.takeGrant(ctx.em, req.network, address, ctx.ip);
@@ -113,12 +121,24 @@ export class FaucetService {
         warnings.push(`${symbol}: transfer failed (${err instanceof Error ? err.message.slice(0, 200) : 'unknown error'})`);
       }
     };
-    await send(native.symbol, native.decimals, this.config[NATIVE_AMOUNT[req.network]], () => wallet.nativeBalance(), (u) => wallet.sendNative(address, u));
+    await send(
+      native.symbol,
+      native.decimals,
+      this.config[NATIVE_AMOUNT[req.network]],
+      () => wallet.nativeBalance(),
+      (u) => wallet.sendNative(address, u),
+    );
     for (const asked of req.tokens) {
       const symbol = asked.toUpperCase();
       const token = offered.find((t) => t.symbol === symbol)!; // checked above
       const t = { address: token.address, decimals: token.decimals };
-      await send(symbol, token.decimals, this.config.FAUCET_TOKEN_AMOUNT, () => wallet.tokenBalance(t), (u) => wallet.sendToken(t, address, u));
+      await send(
+        symbol,
+        token.decimals,
+        this.config.FAUCET_TOKEN_AMOUNT,
+        () => wallet.tokenBalance(t),
+        (u) => wallet.sendToken(t, address, u),
+      );
     }
     return { address, network: req.network, transfers, warnings };
   }
@@ -131,14 +151,19 @@ export class FaucetService {
     const windowS = this.config.FAUCET_ADDRESS_WINDOW_S;
     const perHour = this.config.FAUCET_IP_PER_HOUR;
     await em.transactional(async (tx) => {
-      await tx.execute(`select pg_advisory_xact_lock(hashtext('faucet:addr:' || ?)), pg_advisory_xact_lock(hashtext('faucet:ip:' || ?))`, [`${network}:${address}`, ip]);
+      await tx.execute(`select pg_advisory_xact_lock(hashtext('faucet:addr:' || ?)), pg_advisory_xact_lock(hashtext('faucet:ip:' || ?))`, [
+        `${network}:${address}`,
+        ip,
+      ]);
       const [byAddress] = await tx.execute<{ wait_s: string | null }[]>(
         `select ceil(extract(epoch from max(created_at) + make_interval(secs => ?) - now()))::bigint as wait_s
            from faucet_grants where network = ? and address = ? and created_at > now() - make_interval(secs => ?)`,
         [windowS, network, address, windowS],
       );
       if (byAddress?.wait_s !== null && byAddress?.wait_s !== undefined) {
-        throw new DomainError('RATE_LIMITED', `This address already received test tokens on ${network}; try again later`, { retryAfterS: Math.max(1, Number(byAddress.wait_s)) });
+        throw new DomainError('RATE_LIMITED', `This address already received test tokens on ${network}; try again later`, {
+          retryAfterS: Math.max(1, Number(byAddress.wait_s)),
+        });
       }
       const [byIp] = await tx.execute<{ n: string; wait_s: string | null }[]>(
         `select count(*) as n, ceil(extract(epoch from min(created_at) + interval '1 hour' - now()))::bigint as wait_s
@@ -146,7 +171,9 @@ export class FaucetService {
         [ip],
       );
       if (Number(byIp?.n ?? 0) >= perHour) {
-        throw new DomainError('RATE_LIMITED', `At most ${perHour} faucet requests per hour from one IP; try again later`, { retryAfterS: Math.max(1, Number(byIp?.wait_s ?? 1)) });
+        throw new DomainError('RATE_LIMITED', `At most ${perHour} faucet requests per hour from one IP; try again later`, {
+          retryAfterS: Math.max(1, Number(byIp?.wait_s ?? 1)),
+        });
       }
       await tx.execute('insert into faucet_grants (network, address, ip) values (?, ?, ?)', [network, address, ip]);
     });
@@ -158,7 +185,11 @@ export class FaucetService {
     if (!w) {
       const rpcUrl = this.networks.rpcUrls('sandbox', network)[0];
       const key = { evm: this.keys.secp256k1Evm, tron: this.keys.secp256k1Tron, solana: this.keys.solanaSeedHex }[familyOf(network)];
-      if (!rpcUrl || !key) throw new DomainError('SERVICE_UNAVAILABLE', `The faucet has no wallet or RPC endpoint on ${network} (set the FAUCET_* key and SANDBOX_${network}_RPC_URLS)`);
+      if (!rpcUrl || !key)
+        throw new DomainError(
+          'SERVICE_UNAVAILABLE',
+          `The faucet has no wallet or RPC endpoint on ${network} (set the FAUCET_* key and SANDBOX_${network}_RPC_URLS)`,
+        );
       w = openTransferWallet(network, { rpcUrl, key, timeoutMs: this.config.RPC_TIMEOUT_MS * 3 }).then(serialisedWallet);
       this.wallets.set(network, w);
       // a failed open (a bad key) is not kept: the next request tries again

@@ -97,7 +97,13 @@ export class PostgresWindows {
         const { limit, durationMs } = hits[indices[0]!]!;
         return { key, indices, limit, expires: now + durationMs, lease: this.leaseFor(key, indices.length, limit, now) };
       });
-    const res = (await this.knex.raw(UPSERT, [groups.map((g) => g.key), groups.map((g) => g.indices.length + g.lease), groups.map((g) => g.expires), now, now])) as {
+    const res = (await this.knex.raw(UPSERT, [
+      groups.map((g) => g.key),
+      groups.map((g) => g.indices.length + g.lease),
+      groups.map((g) => g.expires),
+      now,
+      now,
+    ])) as {
       rows: { key: string; points: number; expire: string }[];
     };
     if (res.rows.length !== groups.length) throw new Error(`rate limits: ${res.rows.length} windows returned for ${groups.length} keys`);

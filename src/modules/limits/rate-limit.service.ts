@@ -6,7 +6,20 @@ import { DomainError } from '../../common/errors.js';
 import { PostgresWindows } from './postgres-windows.js';
 
 /** `account`: login attempts per dashboard account (keyed by a hash of the email), on top of `login` per IP. */
-export type LimitKind = 'public' | 'auth' | 'login' | 'account' | 'merchant' | 'graphql' | 'checkoutKey' | 'checkoutIp' | 'linkOpenIp' | 'linkOpen' | 'sweepNow' | 'claimIp' | 'claimToken';
+export type LimitKind =
+  | 'public'
+  | 'auth'
+  | 'login'
+  | 'account'
+  | 'merchant'
+  | 'graphql'
+  | 'checkoutKey'
+  | 'checkoutIp'
+  | 'linkOpenIp'
+  | 'linkOpen'
+  | 'sweepNow'
+  | 'claimIp'
+  | 'claimToken';
 
 const MESSAGES: Record<LimitKind, string> = {
   public: 'Too many requests from this IP address',

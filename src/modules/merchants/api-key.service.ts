@@ -98,27 +98,35 @@ export class ApiKeyService {
    * concurrent rotations fail rather than leave two live keys.
    */
   async rotate(em: EntityManager, merchantId: string, environment: Environment, audit?: AuditSource): Promise<IssuedApiKey> {
-    return em.transactional(async (tx) => {
-      const merchant = await tx.findOne(Merchant, merchantId);
-      if (!merchant) throw new DomainError('MERCHANT_NOT_FOUND', 'Merchant not found');
-      const previous = await tx.findOne(ApiKey, { merchant: merchantId, environment, revokedAt: null });
-      await tx.nativeUpdate(ApiKey, { merchant: merchantId, environment, revokedAt: null }, { revokedAt: new Date() });
-      const plaintext = `${this.prefix}_${randomHex(32)}`;
-      const key = tx.create(ApiKey, {
-        merchant,
-        environment,
-        keyHash: sha256Hex(plaintext),
-        hint: plaintext.slice(-4),
-        keyCiphertext: '',
-        // The networks the merchant's servers call from do not change with the key.
-        ipAllowlist: previous?.ipAllowlist ?? null,
-      });
-      key.keyCiphertext = this.box.seal(plaintext, `api-key:${key.id}`);
-      await tx.flush();
-      await tx.execute('select pg_notify(?, ?)', [API_KEY_REVOKED_CHANNEL, JSON.stringify({ merchantId, environment } satisfies ApiKeyRevokedNotification)]);
-      if (audit) await recordAudit(tx, audit, 'api_key.rotated', { merchantId, subject: environment, before: previous && { id: previous.id }, after: { id: key.id, environment } });
-      return { id: key.id, environment, apiKey: plaintext, hint: key.hint, createdAt: key.createdAt, ipAllowlist: key.ipAllowlist };
-    }).finally(() => this.evict(merchantId, environment));
+    return em
+      .transactional(async (tx) => {
+        const merchant = await tx.findOne(Merchant, merchantId);
+        if (!merchant) throw new DomainError('MERCHANT_NOT_FOUND', 'Merchant not found');
+        const previous = await tx.findOne(ApiKey, { merchant: merchantId, environment, revokedAt: null });
+        await tx.nativeUpdate(ApiKey, { merchant: merchantId, environment, revokedAt: null }, { revokedAt: new Date() });
+        const plaintext = `${this.prefix}_${randomHex(32)}`;
+        const key = tx.create(ApiKey, {
+          merchant,
+          environment,
+          keyHash: sha256Hex(plaintext),
+          hint: plaintext.slice(-4),
+          keyCiphertext: '',
+          // The networks the merchant's servers call from do not change with the key.
+          ipAllowlist: previous?.ipAllowlist ?? null,
+        });
+        key.keyCiphertext = this.box.seal(plaintext, `api-key:${key.id}`);
+        await tx.flush();
+        await tx.execute('select pg_notify(?, ?)', [API_KEY_REVOKED_CHANNEL, JSON.stringify({ merchantId, environment } satisfies ApiKeyRevokedNotification)]);
+        if (audit)
+          await recordAudit(tx, audit, 'api_key.rotated', {
+            merchantId,
+            subject: environment,
+            before: previous && { id: previous.id },
+            after: { id: key.id, environment },
+          });
+        return { id: key.id, environment, apiKey: plaintext, hint: key.hint, createdAt: key.createdAt, ipAllowlist: key.ipAllowlist };
+      })
+      .finally(() => this.evict(merchantId, environment));
   }
 
   /**
@@ -137,7 +145,8 @@ export class ApiKeyService {
   async authenticateAny(db: { readonly em: EntityManager }, raw: string | undefined, ip?: string): Promise<ApiKeyCaller> {
     const { caller, allow } = await this.lookup(db, raw);
     // A key with an allowlist works only from those networks; a caller whose address is unknown is refused.
-    if (allow && !allow.allows(ip)) throw new DomainError('IP_NOT_ALLOWED', `This API key is not allowed from ${ip ?? 'an unknown address'}: add the address to the key's IP allowlist`);
+    if (allow && !allow.allows(ip))
+      throw new DomainError('IP_NOT_ALLOWED', `This API key is not allowed from ${ip ?? 'an unknown address'}: add the address to the key's IP allowlist`);
     this.usage.set(caller.apiKeyId, { at: Date.now(), ip: ip ?? null });
     return caller;
   }
@@ -180,7 +189,13 @@ export class ApiKeyService {
         const before = key.ipAllowlist;
         key.ipAllowlist = cidrs?.length ? [...new Set(cidrs)] : null;
         await tx.flush();
-        if (audit) await recordAudit(tx, audit, 'api_key.allowlist_changed', { merchantId, subject: environment, before: { cidrs: before }, after: { cidrs: key.ipAllowlist } });
+        if (audit)
+          await recordAudit(tx, audit, 'api_key.allowlist_changed', {
+            merchantId,
+            subject: environment,
+            before: { cidrs: before },
+            after: { cidrs: key.ipAllowlist },
+          });
         await tx.execute('select pg_notify(?, ?)', [API_KEY_REVOKED_CHANNEL, JSON.stringify({ merchantId, environment } satisfies ApiKeyRevokedNotification)]);
         return key;
       })

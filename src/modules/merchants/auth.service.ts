@@ -106,7 +106,11 @@ export class AuthService {
    * The login's second step: the challenge from `login` and one second factor → the session, acting
    * for the user's oldest membership (as a login without a second factor).
    */
-  async completeLogin(ctx: RequestContext, challengeToken: unknown, proof: SecondFactorProof): Promise<{ pair: TokenPair; userId: string; method: SecondFactorMethod }> {
+  async completeLogin(
+    ctx: RequestContext,
+    challengeToken: unknown,
+    proof: SecondFactorProof,
+  ): Promise<{ pair: TokenPair; userId: string; method: SecondFactorMethod }> {
     const sf = this.opts.secondFactors;
     if (!sf) throw new DomainError('CHALLENGE_EXPIRED', 'Unknown or expired sign-in step; log in again');
     const { userId, method } = await sf.completeLogin(ctx, challengeToken, proof);
@@ -117,7 +121,13 @@ export class AuthService {
   }
 
   /** Opens the session (the login's last step, with or without a second factor) and records the login. */
-  private openSession(em: EntityManager, ctx: AuditSource, user: DashboardUser, merchantId: string, secondFactor: SecondFactorMethod | null): Promise<TokenPair> {
+  private openSession(
+    em: EntityManager,
+    ctx: AuditSource,
+    user: DashboardUser,
+    merchantId: string,
+    secondFactor: SecondFactorMethod | null,
+  ): Promise<TokenPair> {
     return em.transactional(async (tx) => {
       const session = tx.create(Session, { user: user.id, merchant: merchantId, expiresAt: new Date(Date.now() + this.opts.refreshTtlS * 1000) });
       const pair = await this.issue(tx, session, user);
@@ -219,7 +229,13 @@ export class AuthService {
         where m.user_id = ? order by m.created_at, m.merchant_id`,
       [caller.userId],
     );
-    return rows.map((r) => ({ merchantId: r.merchant_id, merchantName: r.merchant_name, role: r.role, joinedAt: new Date(r.created_at), active: r.merchant_id === caller.merchantId }));
+    return rows.map((r) => ({
+      merchantId: r.merchant_id,
+      merchantName: r.merchant_name,
+      role: r.role,
+      joinedAt: new Date(r.created_at),
+      active: r.merchant_id === caller.merchantId,
+    }));
   }
 
   /**
@@ -232,20 +248,29 @@ export class AuthService {
       throw new DomainError('VALIDATION_FAILED', 'Invalid request: merchantId: must be a UUID', { fields: { merchantId: 'must be a UUID' } });
     }
     return ctx.em.transactional(async (tx) => {
-      const [member] = await tx.execute<{ user_id: string }[]>(`select user_id from memberships where user_id = ? and merchant_id = ?`, [caller.userId, merchantId]);
+      const [member] = await tx.execute<{ user_id: string }[]>(`select user_id from memberships where user_id = ? and merchant_id = ?`, [
+        caller.userId,
+        merchantId,
+      ]);
       if (!member) throw new DomainError('NOT_A_MEMBER', 'You are not a member of that merchant');
       const user = await tx.findOneOrFail(DashboardUser, caller.userId);
       const session = tx.create(Session, { user, merchant: merchantId, expiresAt: new Date(Date.now() + this.opts.refreshTtlS * 1000) });
       const pair = await this.issue(tx, session, user);
       await tx.flush();
       // On the merchant switched to (the one the new session acts for).
-      await recordAudit(tx, ctx, 'auth.merchant_switched', { merchantId, userId: caller.userId, after: { fromMerchantId: caller.merchantId, sessionId: session.id } });
+      await recordAudit(tx, ctx, 'auth.merchant_switched', {
+        merchantId,
+        userId: caller.userId,
+        after: { fromMerchantId: caller.merchantId, sessionId: session.id },
+      });
       return pair;
     });
   }
 
   private async recordLoginFailed(em: EntityManager, ctx: AuditSource, email: string, userId: string | null): Promise<void> {
-    const rows = userId ? await em.execute<{ merchant_id: string }[]>(`select merchant_id from memberships where user_id = ? order by created_at, merchant_id`, [userId]) : [];
+    const rows = userId
+      ? await em.execute<{ merchant_id: string }[]>(`select merchant_id from memberships where user_id = ? order by created_at, merchant_id`, [userId])
+      : [];
     const merchants = rows.length > 0 ? rows.map((r) => r.merchant_id) : [null];
     await em.transactional(async (tx) => {
       for (const merchantId of merchants) await recordAudit(tx, ctx, 'auth.login_failed', { merchantId, userId, after: { email } });
@@ -254,7 +279,10 @@ export class AuthService {
 
   /** Where a fresh login lands: the user's oldest membership. None left (removed everywhere): NO_MEMBERSHIP. */
   private async defaultMerchant(em: EntityManager, userId: string): Promise<string> {
-    const [row] = await em.execute<{ merchant_id: string }[]>(`select merchant_id from memberships where user_id = ? order by created_at, merchant_id limit 1`, [userId]);
+    const [row] = await em.execute<{ merchant_id: string }[]>(
+      `select merchant_id from memberships where user_id = ? order by created_at, merchant_id limit 1`,
+      [userId],
+    );
     if (!row) throw new DomainError('NO_MEMBERSHIP', 'This account is not a member of any merchant');
     return row.merchant_id;
   }
@@ -279,13 +307,12 @@ export class AuthService {
       throw new DomainError('INVALID_TOKEN', 'Invalid access token');
     }
     const sid = typeof payload.sid === 'string' ? payload.sid : '';
-    const rows = await em
-      .execute<{ user_id: string; merchant_id: string; role: string | null; reauth_until: string | null; enrolment_required: boolean }[]>(
-        // The role is the membership's now, not the token's: a changed role applies to the next
-        // request, and a removed member (no membership row) is refused at once. The second-factor
-        // policy is that of the merchant this session acts for (login's oldest membership, or the
-        // one `switchMerchant` chose).
-        `select s.user_id, s.merchant_id, m.role,
+    const rows = await em.execute<{ user_id: string; merchant_id: string; role: string | null; reauth_until: string | null; enrolment_required: boolean }[]>(
+      // The role is the membership's now, not the token's: a changed role applies to the next
+      // request, and a removed member (no membership row) is refused at once. The second-factor
+      // policy is that of the merchant this session acts for (login's oldest membership, or the
+      // one `switchMerchant` chose).
+      `select s.user_id, s.merchant_id, m.role,
                 (extract(epoch from case when not f.has then s.reauthenticated_at
                                          when s.reauthenticated_at is null or s.reauth_second_factor_at is null then null
                                          else least(s.reauthenticated_at, s.reauth_second_factor_at) end) * 1000 + ? * 1000)::bigint::text as reauth_until,
@@ -295,11 +322,12 @@ export class AuthService {
            cross join lateral (select exists(select 1 from user_totp t where t.user_id = s.user_id and t.confirmed_at is not null)
                                    or exists(select 1 from user_passkeys p where p.user_id = s.user_id) as has) f
           where s.id = ? and s.revoked_at is null and s.expires_at > now()`,
-        [this.reauthWindowS, sid],
-      );
+      [this.reauthWindowS, sid],
+    );
     const row = rows[0];
     // Tokens issued before teams carry no `mid`; their session's merchant is the one they always had.
-    if (!row || row.user_id !== payload.sub || (payload.mid !== undefined && row.merchant_id !== payload.mid)) throw new DomainError('SESSION_REVOKED', 'Session revoked; log in again');
+    if (!row || row.user_id !== payload.sub || (payload.mid !== undefined && row.merchant_id !== payload.mid))
+      throw new DomainError('SESSION_REVOKED', 'Session revoked; log in again');
     if (row.role === null) throw new DomainError('SESSION_REVOKED', 'You are no longer a member of this merchant; log in again');
     return {
       kind: 'dashboard',

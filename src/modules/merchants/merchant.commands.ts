@@ -77,7 +77,13 @@ export const logoUrl = z
 /** What a merchant's owner or admin may change from the dashboard. */
 export const updateMerchantSettingsCommand = z.object({
   feeIncluded: z.boolean().optional(),
-  orderTtlSeconds: z.number().int().min(60).max(7 * 86400).nullable().optional(),
+  orderTtlSeconds: z
+    .number()
+    .int()
+    .min(60)
+    .max(7 * 86400)
+    .nullable()
+    .optional(),
   /** Under-payment accepted as paid, in basis points of the amount due (0–500 = up to 5 %). */
   paymentToleranceBps: z.number().int().min(0).max(500).optional(),
   logoUrl,

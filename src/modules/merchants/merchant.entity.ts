@@ -11,7 +11,8 @@ export interface MerchantSettings {
 
 @Entity({ tableName: 'merchants' })
 export class Merchant {
-  [OptionalProps]?: 'platformFeePercent' | 'feeIncluded' | 'settings' | 'createdAt' | 'updatedAt' | 'orderTtlSeconds' | 'notificationUrlSandbox' | 'notificationUrlProduction';
+  [OptionalProps]?:
+    'platformFeePercent' | 'feeIncluded' | 'settings' | 'createdAt' | 'updatedAt' | 'orderTtlSeconds' | 'notificationUrlSandbox' | 'notificationUrlProduction';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();

@@ -69,13 +69,17 @@ export class MerchantResolver {
   }
 
   @Authorized('DASHBOARD', 'ENROLMENT')
-  @Query(() => [MembershipType], { description: 'The merchants the signed-in user belongs to, with the role in each; `active` is the one this session acts for' })
+  @Query(() => [MembershipType], {
+    description: 'The merchants the signed-in user belongs to, with the role in each; `active` is the one this session acts for',
+  })
   async memberships(@Ctx() ctx: GqlContext): Promise<MembershipType[]> {
     return (await ctx.app.auth.memberships(ctx)).map((m) => ({ ...m, role: m.role as TeamRoleEnum }));
   }
 
   @Authorized('DASHBOARD', 'ENROLMENT')
-  @Mutation(() => AuthPayload, { description: 'A new session acting for another of the user’s merchants (see `memberships`); the current session stays valid. Not a member: NOT_A_MEMBER' })
+  @Mutation(() => AuthPayload, {
+    description: 'A new session acting for another of the user’s merchants (see `memberships`); the current session stays valid. Not a member: NOT_A_MEMBER',
+  })
   async switchMerchant(@Arg('merchantId') merchantId: string, @Ctx() ctx: GqlContext): Promise<AuthPayload> {
     return toPayload(await ctx.app.auth.switchMerchant(ctx, merchantId));
   }
@@ -88,7 +92,9 @@ export class MerchantResolver {
   }
 
   @Authorized('DASHBOARD')
-  @Mutation(() => MerchantType, { description: 'Owner/admin: fee mode, order lifetime, payment tolerance, checkout logo (the platform fee itself is set by an operator)' })
+  @Mutation(() => MerchantType, {
+    description: 'Owner/admin: fee mode, order lifetime, payment tolerance, checkout logo (the platform fee itself is set by an operator)',
+  })
   async updateMerchantSettings(@Arg('input') input: MerchantSettingsInput, @Ctx() ctx: GqlContext): Promise<MerchantType> {
     return toMerchantType(await ctx.app.merchants.updateSettings(ctx, { ...input }));
   }
@@ -100,7 +106,10 @@ export class MerchantResolver {
   }
 
   @Authorized('DASHBOARD')
-  @Mutation(() => ApiKeyInfo, { description: 'apiKeys.manage (owner, admin, developer): the client networks (IPs or CIDR blocks, at most 50) the live key of an environment works from; null or [] = any. Kept across rotations' })
+  @Mutation(() => ApiKeyInfo, {
+    description:
+      'apiKeys.manage (owner, admin, developer): the client networks (IPs or CIDR blocks, at most 50) the live key of an environment works from; null or [] = any. Kept across rotations',
+  })
   async setApiKeyIpAllowlist(
     @Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum,
     @Arg('cidrs', () => [String], { nullable: true }) cidrs: string[] | null,
@@ -113,7 +122,16 @@ export class MerchantResolver {
   @Mutation(() => IssuedApiKeyType, { description: 'Creates or rotates the API key of an environment; the old key fails at once' })
   async rotateApiKey(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Ctx() ctx: GqlContext): Promise<IssuedApiKeyType> {
     const k = await ctx.app.merchants.rotateApiKey(ctx, environment as Environment);
-    return { id: k.id, environment: k.environment as EnvironmentEnum, hint: k.hint, createdAt: k.createdAt, apiKey: k.apiKey, ipAllowlist: k.ipAllowlist, lastUsedAt: null, lastUsedIp: null };
+    return {
+      id: k.id,
+      environment: k.environment as EnvironmentEnum,
+      hint: k.hint,
+      createdAt: k.createdAt,
+      apiKey: k.apiKey,
+      ipAllowlist: k.ipAllowlist,
+      lastUsedAt: null,
+      lastUsedIp: null,
+    };
   }
 }
 

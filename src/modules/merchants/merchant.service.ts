@@ -23,7 +23,12 @@ import { hashPassword } from './password.js';
 import { recordAudit } from '../audit/audit.service.js';
 
 /** The settings a merchant changes itself, as the audit trail shows them. */
-const settingsOf = (m: Merchant) => ({ feeIncluded: m.feeIncluded, orderTtlSeconds: m.orderTtlSeconds, paymentToleranceBps: m.settings.paymentToleranceBps ?? null, logoUrl: m.settings.logoUrl ?? null });
+const settingsOf = (m: Merchant) => ({
+  feeIncluded: m.feeIncluded,
+  orderTtlSeconds: m.orderTtlSeconds,
+  paymentToleranceBps: m.settings.paymentToleranceBps ?? null,
+  logoUrl: m.settings.logoUrl ?? null,
+});
 
 export interface CreatedMerchant {
   merchant: Merchant;
@@ -55,7 +60,11 @@ export class MerchantService {
         const u = tx.create(DashboardUser, { email: data.email, passwordHash });
         tx.create(Membership, { user: u, merchant: m, role: 'owner' });
         await tx.flush();
-        await recordAudit(tx, ctx, 'merchant.created', { merchantId: m.id, subject: m.id, after: { name: m.name, email: u.email, platformFeePercent: m.platformFeePercent, feeIncluded: m.feeIncluded } });
+        await recordAudit(tx, ctx, 'merchant.created', {
+          merchantId: m.id,
+          subject: m.id,
+          after: { name: m.name, email: u.email, platformFeePercent: m.platformFeePercent, feeIncluded: m.feeIncluded },
+        });
         return { merchant: m, user: u };
       }));
     } catch (e) {
@@ -98,7 +107,9 @@ export class MerchantService {
     const caller = requirePermission(ctx, 'merchant.settings');
     const data = parseInput(updateMerchantSettingsCommand, cmd);
     if (this.opts.httpsLogos && data.logoUrl && !data.logoUrl.startsWith('https://')) {
-      throw new DomainError('VALIDATION_FAILED', 'Invalid request: logoUrl: must be an https URL in production', { fields: { logoUrl: 'must be an https URL in production' } });
+      throw new DomainError('VALIDATION_FAILED', 'Invalid request: logoUrl: must be an https URL in production', {
+        fields: { logoUrl: 'must be an https URL in production' },
+      });
     }
     return ctx.em.transactional(async (tx) => {
       const m = await this.get({ ...ctx, em: tx }, caller.merchantId);
@@ -124,7 +135,12 @@ export class MerchantService {
       const before = { platformFeePercent: m.platformFeePercent };
       m.platformFeePercent = platformFeePercent;
       await tx.flush();
-      await recordAudit(tx, ctx, 'merchant.platform_fee_changed', { merchantId, subject: merchantId, before, after: { platformFeePercent: m.platformFeePercent } });
+      await recordAudit(tx, ctx, 'merchant.platform_fee_changed', {
+        merchantId,
+        subject: merchantId,
+        before,
+        after: { platformFeePercent: m.platformFeePercent },
+      });
       return m;
     });
   }

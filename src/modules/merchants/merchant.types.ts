@@ -21,7 +21,10 @@ export class MerchantSettingsInput {
   @Field(() => Boolean, { nullable: true, description: 'true: the merchant bears the fee (MDR); false: the customer pays amount + fee' }) feeIncluded?: boolean;
   @Field(() => Int, { nullable: true, description: 'Order lifetime in seconds (60–604800); null restores the default' }) orderTtlSeconds?: number | null;
   @Field(() => Int, { nullable: true, description: 'Under-payment accepted as paid, basis points of the amount due (0–500)' }) paymentToleranceBps?: number;
-  @Field(() => String, { nullable: true, description: 'Logo in the hosted checkout header: absolute http(s) URL (https in production), at most 512 characters; null removes it' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'Logo in the hosted checkout header: absolute http(s) URL (https in production), at most 512 characters; null removes it',
+  })
   logoUrl?: string | null;
 }
 

@@ -15,19 +15,27 @@ import { PasskeyRegistered, Passkey, SecondFactorEnrolled, SecondFactorInput, Se
 export class SecondFactorResolver {
   @RateLimited('login')
   @Mutation(() => AuthPayload, { description: 'The login second step: the challengeToken from SECOND_FACTOR_REQUIRED and one second factor → the session' })
-  async completeLogin(@Arg('challengeToken') challengeToken: string, @Arg('secondFactor', () => SecondFactorInput) secondFactor: SecondFactorInput, @Ctx() ctx: GqlContext): Promise<AuthPayload> {
+  async completeLogin(
+    @Arg('challengeToken') challengeToken: string,
+    @Arg('secondFactor', () => SecondFactorInput) secondFactor: SecondFactorInput,
+    @Ctx() ctx: GqlContext,
+  ): Promise<AuthPayload> {
     return toPayload((await ctx.app.auth.completeLogin(ctx, challengeToken, { ...secondFactor })).pair);
   }
 
   @RateLimited('login')
-  @Mutation(() => GraphQLJSONObject, { description: 'WebAuthn request options for answering a login challenge with a passkey: pass them to navigator.credentials.get({ publicKey })' })
+  @Mutation(() => GraphQLJSONObject, {
+    description: 'WebAuthn request options for answering a login challenge with a passkey: pass them to navigator.credentials.get({ publicKey })',
+  })
   async loginPasskeyOptions(@Arg('challengeToken') challengeToken: string, @Ctx() ctx: GqlContext): Promise<Record<string, unknown>> {
     return ctx.app.secondFactors.loginPasskeyOptions(ctx, challengeToken);
   }
 
   @RateLimited('auth')
   @Authorized('DASHBOARD', 'ENROLMENT')
-  @Mutation(() => GraphQLJSONObject, { description: 'WebAuthn request options for re-authenticating this session with a passkey (then reauthenticate with secondFactor.passkey)' })
+  @Mutation(() => GraphQLJSONObject, {
+    description: 'WebAuthn request options for re-authenticating this session with a passkey (then reauthenticate with secondFactor.passkey)',
+  })
   async reauthPasskeyOptions(@Ctx() ctx: GqlContext): Promise<Record<string, unknown>> {
     return ctx.app.secondFactors.reauthPasskeyOptions(ctx);
   }
@@ -47,14 +55,18 @@ export class SecondFactorResolver {
 
   @RateLimited('auth')
   @Authorized('DASHBOARD', 'ENROLMENT')
-  @Mutation(() => TotpEnrolment, { description: 'Starts authenticator-app enrolment (needs a fresh reauthenticate): a new secret, as URI and QR code. Active after confirmTotpEnrolment' })
+  @Mutation(() => TotpEnrolment, {
+    description: 'Starts authenticator-app enrolment (needs a fresh reauthenticate): a new secret, as URI and QR code. Active after confirmTotpEnrolment',
+  })
   async beginTotpEnrolment(@Ctx() ctx: GqlContext): Promise<TotpEnrolment> {
     return ctx.app.secondFactors.beginTotp(ctx);
   }
 
   @RateLimited('auth')
   @Authorized('DASHBOARD', 'ENROLMENT')
-  @Mutation(() => SecondFactorEnrolled, { description: 'Activates the authenticator app with its current code; returns recovery codes (once) when it is your first second factor' })
+  @Mutation(() => SecondFactorEnrolled, {
+    description: 'Activates the authenticator app with its current code; returns recovery codes (once) when it is your first second factor',
+  })
   async confirmTotpEnrolment(@Arg('code') code: string, @Ctx() ctx: GqlContext): Promise<SecondFactorEnrolled> {
     return ctx.app.secondFactors.confirmTotp(ctx, code);
   }
@@ -76,7 +88,9 @@ export class SecondFactorResolver {
 
   @RateLimited('auth')
   @Authorized('DASHBOARD', 'ENROLMENT')
-  @Mutation(() => GraphQLJSONObject, { description: 'WebAuthn creation options for a new passkey (needs a fresh reauthenticate): pass them to navigator.credentials.create({ publicKey })' })
+  @Mutation(() => GraphQLJSONObject, {
+    description: 'WebAuthn creation options for a new passkey (needs a fresh reauthenticate): pass them to navigator.credentials.create({ publicKey })',
+  })
   async passkeyRegistrationOptions(@Ctx() ctx: GqlContext): Promise<Record<string, unknown>> {
     return ctx.app.secondFactors.passkeyRegistrationOptions(ctx);
   }

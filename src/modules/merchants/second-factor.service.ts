@@ -61,7 +61,6 @@ export interface SecondFactorOptions {
   throttleAccount?: (accountHash: string) => Promise<void>;
 }
 
-
 /**
  * Second factors of dashboard users: TOTP (RFC 6238, sealed at rest under the data key), single-use recovery
  * codes, WebAuthn passkeys; the login second step; the merchant's policy. AuthService asks it
@@ -147,7 +146,8 @@ export class SecondFactorService {
     const caller = requireFreshSession(ctx, 'regenerate recovery codes');
     return ctx.em.transactional(async (tx) => {
       await this.lockUser(tx, caller.userId);
-      if (!(await store.hasFactor(tx, caller.userId))) throw new DomainError('SECOND_FACTOR_STATE', 'Recovery codes exist only with an authenticator app or a passkey');
+      if (!(await store.hasFactor(tx, caller.userId)))
+        throw new DomainError('SECOND_FACTOR_STATE', 'Recovery codes exist only with an authenticator app or a passkey');
       await recordAudit(tx, ctx, 'second_factor.recovery_codes_regenerated', { userId: caller.userId, after: { sessionId: caller.sessionId } });
       return this.issueRecoveryCodes(tx, caller.userId);
     });
@@ -172,7 +172,13 @@ export class SecondFactorService {
       authenticatorSelection: { residentKey: 'discouraged', userVerification: 'discouraged' },
       timeout: this.opts.challengeTtlS * 1000,
     });
-    await store.createChallenge(ctx.em, { userId: user.id, purpose: 'passkey_register', sessionId: caller.sessionId, webauthnChallenge: options.challenge, ttlS: this.opts.challengeTtlS });
+    await store.createChallenge(ctx.em, {
+      userId: user.id,
+      purpose: 'passkey_register',
+      sessionId: caller.sessionId,
+      webauthnChallenge: options.challenge,
+      ttlS: this.opts.challengeTtlS,
+    });
     return options as unknown as Record<string, unknown>;
   }
 
@@ -181,7 +187,8 @@ export class SecondFactorService {
     const caller = requireFreshSession(ctx, 'add a passkey');
     const label = typeof name === 'string' && name.trim() ? name.trim().slice(0, 64) : 'Passkey';
     const challenge = await store.sessionChallenge(ctx.em, caller.sessionId, 'passkey_register');
-    if (!challenge?.webauthn_challenge) throw new DomainError('CHALLENGE_EXPIRED', 'No passkey registration is in progress (or it expired); ask for new options');
+    if (!challenge?.webauthn_challenge)
+      throw new DomainError('CHALLENGE_EXPIRED', 'No passkey registration is in progress (or it expired); ask for new options');
     const rp = this.opts.relyingParty();
     let info;
     try {
@@ -195,10 +202,14 @@ export class SecondFactorService {
       if (!v.verified || !v.registrationInfo) throw new Error('not verified');
       info = v.registrationInfo;
     } catch {
-      throw new DomainError('INVALID_SECOND_FACTOR', 'The passkey registration could not be verified (wrong origin, challenge or signature); ask for new options and try again');
+      throw new DomainError(
+        'INVALID_SECOND_FACTOR',
+        'The passkey registration could not be verified (wrong origin, challenge or signature); ask for new options and try again',
+      );
     }
     return ctx.em.transactional(async (tx) => {
-      if (!(await store.spendChallenge(tx, challenge.id))) throw new DomainError('CHALLENGE_EXPIRED', 'This passkey registration was used or expired; ask for new options');
+      if (!(await store.spendChallenge(tx, challenge.id)))
+        throw new DomainError('CHALLENGE_EXPIRED', 'This passkey registration was used or expired; ask for new options');
       const hadFactor = await store.hasFactor(tx, caller.userId);
       const passkey = await store.insertPasskey(tx, {
         userId: caller.userId,
@@ -272,7 +283,13 @@ export class SecondFactorService {
   async reauthPasskeyOptions(ctx: RequestContext): Promise<Record<string, unknown>> {
     const caller = requireDashboardSession(ctx);
     const options = await this.assertionOptions(ctx.em, caller.userId);
-    await store.createChallenge(ctx.em, { userId: caller.userId, purpose: 'passkey_reauth', sessionId: caller.sessionId, webauthnChallenge: options.challenge, ttlS: this.opts.challengeTtlS });
+    await store.createChallenge(ctx.em, {
+      userId: caller.userId,
+      purpose: 'passkey_reauth',
+      sessionId: caller.sessionId,
+      webauthnChallenge: options.challenge,
+      ttlS: this.opts.challengeTtlS,
+    });
     return options as unknown as Record<string, unknown>;
   }
 
@@ -282,10 +299,12 @@ export class SecondFactorService {
     let expected: ChallengeRow | null = null;
     if (proof.passkey) {
       expected = await store.sessionChallenge(ctx.em, sessionId, 'passkey_reauth');
-      if (!expected?.webauthn_challenge) throw new DomainError('CHALLENGE_EXPIRED', 'No passkey check is in progress on this session (or it expired); ask for new options');
+      if (!expected?.webauthn_challenge)
+        throw new DomainError('CHALLENGE_EXPIRED', 'No passkey check is in progress on this session (or it expired); ask for new options');
     }
     const method = await this.verify(ctx.em, userId, proof, expected?.webauthn_challenge ?? null);
-    if (expected && !(await store.spendChallenge(ctx.em, expected.id))) throw new DomainError('CHALLENGE_EXPIRED', 'This passkey check was used or expired; ask for new options');
+    if (expected && !(await store.spendChallenge(ctx.em, expected.id)))
+      throw new DomainError('CHALLENGE_EXPIRED', 'This passkey check was used or expired; ask for new options');
     return method;
   }
 
@@ -297,7 +316,8 @@ export class SecondFactorService {
    */
   async setPolicy(ctx: RequestContext, required: unknown): Promise<boolean> {
     const caller = requireFreshAuth(ctx, 'security.manage', 'change the two-factor policy');
-    if (typeof required !== 'boolean') throw new DomainError('VALIDATION_FAILED', 'Invalid request: required: must be a boolean', { fields: { required: 'must be a boolean' } });
+    if (typeof required !== 'boolean')
+      throw new DomainError('VALIDATION_FAILED', 'Invalid request: required: must be a boolean', { fields: { required: 'must be a boolean' } });
     if (required && !(await store.hasFactor(ctx.em, caller.userId))) {
       throw new DomainError('SECOND_FACTOR_STATE', 'Set up a second factor for yourself before requiring one from everybody');
     }
@@ -314,7 +334,9 @@ export class SecondFactorService {
   private async verify(em: EntityManager, userId: string, proof: SecondFactorProof, webauthnChallenge: string | null): Promise<SecondFactorMethod> {
     const given = [proof.totpCode, proof.recoveryCode, proof.passkey].filter((v) => v !== undefined && v !== null);
     if (given.length !== 1) {
-      throw new DomainError('VALIDATION_FAILED', 'Invalid request: give exactly one of totpCode, recoveryCode or passkey', { fields: { secondFactor: 'exactly one of totpCode, recoveryCode, passkey' } });
+      throw new DomainError('VALIDATION_FAILED', 'Invalid request: give exactly one of totpCode, recoveryCode or passkey', {
+        fields: { secondFactor: 'exactly one of totpCode, recoveryCode, passkey' },
+      });
     }
     if (proof.totpCode !== undefined && proof.totpCode !== null) {
       const totp = await store.totp(em, userId);
@@ -325,7 +347,8 @@ export class SecondFactorService {
       const step = await verifyTotp(secret, code, last);
       if (step === null) {
         // Right code, but its time step was spent already (by this request's twin or a thief who saw it).
-        if (last !== null && (await verifyTotp(secret, code, null)) !== null) throw new DomainError('SECOND_FACTOR_REUSED', 'This code was used already; wait for the next one');
+        if (last !== null && (await verifyTotp(secret, code, null)) !== null)
+          throw new DomainError('SECOND_FACTOR_REUSED', 'This code was used already; wait for the next one');
         throw new DomainError('INVALID_SECOND_FACTOR', 'The code is not correct');
       }
       if (!(await store.spendTotpStep(em, userId, step))) throw new DomainError('SECOND_FACTOR_REUSED', 'This code was used already; wait for the next one');
@@ -375,10 +398,16 @@ export class SecondFactorService {
   }
 
   private async liveLoginChallenge(em: EntityManager, token: unknown): Promise<ChallengeRow> {
-    if (typeof token !== 'string' || token.length === 0 || token.length > 128) throw new DomainError('CHALLENGE_EXPIRED', 'Unknown or expired sign-in step; log in again');
+    if (typeof token !== 'string' || token.length === 0 || token.length > 128)
+      throw new DomainError('CHALLENGE_EXPIRED', 'Unknown or expired sign-in step; log in again');
     const row = await store.loginChallenge(em, sha256Hex(token));
     if (!row || row.used_at || new Date(row.expires_at).getTime() <= Date.now() || row.attempts >= this.opts.maxAttempts) {
-      throw new DomainError('CHALLENGE_EXPIRED', row && row.attempts >= this.opts.maxAttempts ? 'Too many wrong answers for this sign-in step; log in again' : 'Unknown or expired sign-in step; log in again');
+      throw new DomainError(
+        'CHALLENGE_EXPIRED',
+        row && row.attempts >= this.opts.maxAttempts
+          ? 'Too many wrong answers for this sign-in step; log in again'
+          : 'Unknown or expired sign-in step; log in again',
+      );
     }
     return row;
   }
@@ -394,7 +423,11 @@ export class SecondFactorService {
 
   private async issueRecoveryCodes(em: EntityManager, userId: string): Promise<string[]> {
     const codes = generateRecoveryCodes();
-    await store.replaceRecoveryCodes(em, userId, codes.map((c) => sha256Hex(normaliseRecoveryCode(c)!)));
+    await store.replaceRecoveryCodes(
+      em,
+      userId,
+      codes.map((c) => sha256Hex(normaliseRecoveryCode(c)!)),
+    );
     return codes;
   }
 
@@ -435,11 +468,13 @@ function transportsOf(p: PasskeyRow): AuthenticatorTransport[] | undefined {
 }
 
 function codeString(v: unknown, field: string): string {
-  if (typeof v !== 'string' || v.length === 0 || v.length > 64) throw new DomainError('VALIDATION_FAILED', `Invalid request: ${field}: required`, { fields: { [field]: 'required' } });
+  if (typeof v !== 'string' || v.length === 0 || v.length > 64)
+    throw new DomainError('VALIDATION_FAILED', `Invalid request: ${field}: required`, { fields: { [field]: 'required' } });
   return v;
 }
 
 function asObject(v: unknown, field: string): Record<string, unknown> {
-  if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new DomainError('VALIDATION_FAILED', `Invalid request: ${field}: must be the credential's JSON object`, { fields: { [field]: 'must be an object' } });
+  if (typeof v !== 'object' || v === null || Array.isArray(v))
+    throw new DomainError('VALIDATION_FAILED', `Invalid request: ${field}: must be the credential's JSON object`, { fields: { [field]: 'must be an object' } });
   return v as Record<string, unknown>;
 }

@@ -69,13 +69,19 @@ export const secondFactorStore = {
   },
 
   async confirmTotp(em: EntityManager, userId: string, step: number): Promise<boolean> {
-    const rows = await em.execute(`update user_totp set confirmed_at = now(), last_step = ? where user_id = ? and confirmed_at is null returning user_id`, [step, userId]);
+    const rows = await em.execute(`update user_totp set confirmed_at = now(), last_step = ? where user_id = ? and confirmed_at is null returning user_id`, [
+      step,
+      userId,
+    ]);
     return rows.length === 1;
   },
 
   /** Spends a time step: only a step above the last one used succeeds (a code works once). */
   async spendTotpStep(em: EntityManager, userId: string, step: number): Promise<boolean> {
-    const rows = await em.execute(`update user_totp set last_step = ? where user_id = ? and confirmed_at is not null and (last_step is null or last_step < ?) returning user_id`, [step, userId, step]);
+    const rows = await em.execute(
+      `update user_totp set last_step = ? where user_id = ? and confirmed_at is not null and (last_step is null or last_step < ?) returning user_id`,
+      [step, userId, step],
+    );
     return rows.length === 1;
   },
 
@@ -101,7 +107,10 @@ export const secondFactorStore = {
 
   /** 'spent' when this call used the code; 'used' when it had been used before; 'unknown' otherwise. */
   async spendRecoveryCode(em: EntityManager, userId: string, hash: string): Promise<'spent' | 'used' | 'unknown'> {
-    const spent = await em.execute(`update user_recovery_codes set used_at = now() where user_id = ? and code_hash = ? and used_at is null returning id`, [userId, hash]);
+    const spent = await em.execute(`update user_recovery_codes set used_at = now() where user_id = ? and code_hash = ? and used_at is null returning id`, [
+      userId,
+      hash,
+    ]);
     if (spent.length === 1) return 'spent';
     const [seen] = await em.execute(`select 1 from user_recovery_codes where user_id = ? and code_hash = ?`, [userId, hash]);
     return seen ? 'used' : 'unknown';
@@ -117,7 +126,16 @@ export const secondFactorStore = {
 
   async insertPasskey(
     em: EntityManager,
-    p: { userId: string; credentialId: string; publicKey: string; counter: number; transports: string[] | null; name: string; deviceType: string; backedUp: boolean },
+    p: {
+      userId: string;
+      credentialId: string;
+      publicKey: string;
+      counter: number;
+      transports: string[] | null;
+      name: string;
+      deviceType: string;
+      backedUp: boolean;
+    },
   ): Promise<PasskeyRow> {
     const [row] = await em.execute<PasskeyRow[]>(
       `insert into user_passkeys (id, user_id, credential_id, public_key, counter, transports, name, device_type, backed_up)
@@ -145,7 +163,10 @@ export const secondFactorStore = {
   ): Promise<{ id: string; expires_at: Date }> {
     // A user's older unused challenges of the same purpose (and session) end here: one live ceremony at a time.
     if (c.purpose !== 'login') {
-      await em.execute(`update auth_challenges set used_at = now() where user_id = ? and purpose = ? and session_id is not distinct from ? and used_at is null`, [c.userId, c.purpose, c.sessionId ?? null]);
+      await em.execute(
+        `update auth_challenges set used_at = now() where user_id = ? and purpose = ? and session_id is not distinct from ? and used_at is null`,
+        [c.userId, c.purpose, c.sessionId ?? null],
+      );
     }
     const [row] = await em.execute<{ id: string; expires_at: Date }[]>(
       `insert into auth_challenges (id, user_id, purpose, token_hash, session_id, webauthn_challenge, expires_at)

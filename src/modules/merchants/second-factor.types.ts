@@ -6,7 +6,10 @@ import type { PasskeyRow } from './second-factor.store.js';
 export class SecondFactorInput {
   @Field(() => String, { nullable: true, description: 'The 6-digit code of the authenticator app' }) totpCode?: string | null;
   @Field(() => String, { nullable: true, description: 'One of the recovery codes (xxxx-xxxx-xxxx-xxxx); each works once' }) recoveryCode?: string | null;
-  @Field(() => GraphQLJSONObject, { nullable: true, description: 'The WebAuthn assertion: `PublicKeyCredential.toJSON()` of `navigator.credentials.get` called with the passkey options' })
+  @Field(() => GraphQLJSONObject, {
+    nullable: true,
+    description: 'The WebAuthn assertion: `PublicKeyCredential.toJSON()` of `navigator.credentials.get` called with the passkey options',
+  })
   passkey?: Record<string, unknown> | null;
 }
 
@@ -19,7 +22,10 @@ export class TotpEnrolment {
 
 @ObjectType()
 export class SecondFactorEnrolled {
-  @Field(() => [String], { nullable: true, description: 'Ten single-use recovery codes when this is your first second factor: shown once, store them now. Null when you had codes already' })
+  @Field(() => [String], {
+    nullable: true,
+    description: 'Ten single-use recovery codes when this is your first second factor: shown once, store them now. Null when you had codes already',
+  })
   recoveryCodes!: string[] | null;
 }
 

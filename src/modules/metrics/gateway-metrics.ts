@@ -83,13 +83,36 @@ export class GatewayMetrics {
 
   constructor(private readonly opts: GatewayMetricsOptions = {}) {
     const registers = [this.registry];
-    this.ordersCreated = new Counter({ name: 'cpg_orders_created_total', help: 'Orders created by this process', labelNames: ['environment', 'source'], registers });
-    this.orderBatches = new Counter({ name: 'cpg_order_insert_batches_total', help: 'Order insert statements sent by group commit (one per batch)', registers });
+    this.ordersCreated = new Counter({
+      name: 'cpg_orders_created_total',
+      help: 'Orders created by this process',
+      labelNames: ['environment', 'source'],
+      registers,
+    });
+    this.orderBatches = new Counter({
+      name: 'cpg_order_insert_batches_total',
+      help: 'Order insert statements sent by group commit (one per batch)',
+      registers,
+    });
     this.orderBatchRows = new Counter({ name: 'cpg_order_insert_batch_rows_total', help: 'Orders carried by group-committed insert statements', registers });
-    this.rateLimitBatches = new Counter({ name: 'cpg_rate_limit_batches_total', help: 'Statements that settled rate-limit hits on the shared PostgreSQL store (one per batch)', registers });
+    this.rateLimitBatches = new Counter({
+      name: 'cpg_rate_limit_batches_total',
+      help: 'Statements that settled rate-limit hits on the shared PostgreSQL store (one per batch)',
+      registers,
+    });
     this.rateLimitHits = new Counter({ name: 'cpg_rate_limit_hits_total', help: 'Rate-limit hits settled on the shared PostgreSQL store', registers });
-    this.ordersPaid = new Counter({ name: 'cpg_orders_paid_total', help: 'Orders that became Success in this process', labelNames: ['environment'], registers });
-    this.orderTransitions = new Counter({ name: 'cpg_order_transitions_total', help: 'Order status transitions written by this process', labelNames: ['environment', 'from', 'to'], registers });
+    this.ordersPaid = new Counter({
+      name: 'cpg_orders_paid_total',
+      help: 'Orders that became Success in this process',
+      labelNames: ['environment'],
+      registers,
+    });
+    this.orderTransitions = new Counter({
+      name: 'cpg_order_transitions_total',
+      help: 'Order status transitions written by this process',
+      labelNames: ['environment', 'from', 'to'],
+      registers,
+    });
     this.rpcErrors = new Counter({
       name: 'cpg_rpc_errors_total',
       help: 'Failed chain RPC attempts, per provider host and reason (rate_limited, timeout, malformed, http_5xx, network, behind, wrong_chain)',
@@ -102,21 +125,58 @@ export class GatewayMetrics {
       labelNames: ['environment', 'network', 'provider', 'method'],
       registers,
     });
-    this.watcherTickFailures = new Counter({ name: 'cpg_watcher_tick_failures_total', help: 'Chain watcher polls that failed (RPC or database), retried on the next poll', labelNames: ['environment', 'network'], registers });
-    this.providersRefused = new Counter({ name: 'cpg_rpc_provider_refused_total', help: 'RPC providers refused for serving another chain than the watched one (chain id or genesis hash), per provider host', labelNames: ['environment', 'network', 'provider'], registers });
-    this.chainIdentityChanges = new Counter({ name: 'cpg_chain_identity_changes_total', help: 'Sandbox watchers that found every provider on a new chain (restarted dev chain) and restarted their cursor on it', labelNames: ['environment', 'network'], registers });
+    this.watcherTickFailures = new Counter({
+      name: 'cpg_watcher_tick_failures_total',
+      help: 'Chain watcher polls that failed (RPC or database), retried on the next poll',
+      labelNames: ['environment', 'network'],
+      registers,
+    });
+    this.providersRefused = new Counter({
+      name: 'cpg_rpc_provider_refused_total',
+      help: 'RPC providers refused for serving another chain than the watched one (chain id or genesis hash), per provider host',
+      labelNames: ['environment', 'network', 'provider'],
+      registers,
+    });
+    this.chainIdentityChanges = new Counter({
+      name: 'cpg_chain_identity_changes_total',
+      help: 'Sandbox watchers that found every provider on a new chain (restarted dev chain) and restarted their cursor on it',
+      labelNames: ['environment', 'network'],
+      registers,
+    });
     this.jobRuns = new Counter({ name: 'cpg_job_runs_total', help: 'Scheduled job runs finished by this process', labelNames: ['job', 'outcome'], registers });
-    this.jobDuration = new Histogram({ name: 'cpg_job_duration_seconds', help: 'Duration of scheduled job runs', labelNames: ['job'], buckets: [0.01, 0.1, 0.5, 1, 5, 15, 30, 60, 120], registers });
-    this.httpDuration = new Histogram({ name: 'cpg_http_request_duration_seconds', help: 'HTTP request latency by route pattern', labelNames: ['method', 'route', 'status'], buckets: HTTP_BUCKETS, registers });
+    this.jobDuration = new Histogram({
+      name: 'cpg_job_duration_seconds',
+      help: 'Duration of scheduled job runs',
+      labelNames: ['job'],
+      buckets: [0.01, 0.1, 0.5, 1, 5, 15, 30, 60, 120],
+      registers,
+    });
+    this.httpDuration = new Histogram({
+      name: 'cpg_http_request_duration_seconds',
+      help: 'HTTP request latency by route pattern',
+      labelNames: ['method', 'route', 'status'],
+      buckets: HTTP_BUCKETS,
+      registers,
+    });
     // The `gateway_` names are the operators' alarms (docs/watchers.md), kept as documented.
-    this.paymentsReorged = new Counter({ name: 'gateway_payments_reorged_total', help: 'Confirmed payments reorganised away after confirmation (deep reorgs)', labelNames: ['environment', 'network'], registers });
+    this.paymentsReorged = new Counter({
+      name: 'gateway_payments_reorged_total',
+      help: 'Confirmed payments reorganised away after confirmation (deep reorgs)',
+      labelNames: ['environment', 'network'],
+      registers,
+    });
     this.reconciliationMismatches = new Gauge({
       name: 'gateway_reconciliation_mismatches',
       help: 'Deposit (address, token) pairs whose on-chain balance differs from the ledger at the last reconciliation',
       labelNames: ['environment', 'network'],
       registers,
     });
-    this.reconciliationChecked = new Gauge({ name: 'gateway_reconciliation_checked', help: 'Deposit (address, token) pairs compared at the last reconciliation', labelNames: ['environment', 'network'], registers });
+    this.reconciliationChecked = new Gauge({
+      name: 'gateway_reconciliation_checked',
+      help: 'Deposit (address, token) pairs compared at the last reconciliation',
+      labelNames: ['environment', 'network'],
+      registers,
+    });
     this.sampleFailures = new Counter({ name: 'cpg_metrics_sample_failures_total', help: 'Scrapes whose database figures could not be read', registers });
 
     const watchers = this.watchers;
@@ -137,7 +197,9 @@ export class GatewayMetrics {
         },
       });
     lagGauge('cpg_watcher_head_block', 'Chain head (block or slot) seen by the watcher', (s) => (s.headBlock === null ? null : Number(s.headBlock)));
-    lagGauge('cpg_watcher_scanned_block', 'Newest block or slot the watcher has scanned and committed', (s) => (s.scannedBlock === null ? null : Number(s.scannedBlock)));
+    lagGauge('cpg_watcher_scanned_block', 'Newest block or slot the watcher has scanned and committed', (s) =>
+      s.scannedBlock === null ? null : Number(s.scannedBlock),
+    );
     lagGauge('cpg_watcher_lag_blocks', 'Blocks (slots) between the chain head and what the watcher has scanned', (s) =>
       s.headBlock === null || s.scannedBlock === null ? null : Math.max(0, Number(s.headBlock - s.scannedBlock)),
     );
@@ -171,18 +233,33 @@ export class GatewayMetrics {
           }
         },
       });
-    providerGauge('cpg_rpc_provider_demoted', 'RPC providers demoted by their health score (1: skipped until their backoff ends, then retried; 0: in use by rank)', (p) => (p.state === 'demoted' ? 1 : 0));
+    providerGauge(
+      'cpg_rpc_provider_demoted',
+      'RPC providers demoted by their health score (1: skipped until their backoff ends, then retried; 0: in use by rank)',
+      (p) => (p.state === 'demoted' ? 1 : 0),
+    );
     providerGauge('cpg_rpc_provider_rank', 'Order in which calls try the RPC providers (0: tried first)', (p) => p.rank);
     providerGauge('cpg_rpc_provider_error_rate', 'Recent share of failed attempts per RPC provider (exponentially weighted, 0-1)', (p) => p.errorRate);
-    providerGauge('cpg_rpc_provider_latency_seconds', 'Recent answer time per RPC provider (exponentially weighted)', (p) => (p.latencyMs === null ? null : p.latencyMs / 1000));
+    providerGauge('cpg_rpc_provider_latency_seconds', 'Recent answer time per RPC provider (exponentially weighted)', (p) =>
+      p.latencyMs === null ? null : p.latencyMs / 1000,
+    );
     lagGauge('cpg_watcher_lag_seconds', 'Seconds since the watcher last had everything up to the chain head scanned (0 while caught up)', (s, now) =>
       Math.max(0, (now - (s.caughtUpAt ?? s.startedAt)) / 1000),
     );
 
     this.openDeposits = new Gauge({ name: 'cpg_open_deposits', help: 'Deposits waiting for payment', labelNames: ['environment', 'network'], registers });
-    this.webhookBacklog = new Gauge({ name: 'cpg_webhook_backlog', help: 'Webhook deliveries not yet delivered or failed, by state', labelNames: ['state'], registers });
+    this.webhookBacklog = new Gauge({
+      name: 'cpg_webhook_backlog',
+      help: 'Webhook deliveries not yet delivered or failed, by state',
+      labelNames: ['state'],
+      registers,
+    });
     this.webhookOutbox = new Gauge({ name: 'cpg_webhook_outbox_backlog', help: 'Order events not yet turned into webhook deliveries', registers });
-    this.webhookOldest = new Gauge({ name: 'cpg_webhook_oldest_pending_age_seconds', help: 'Age of the oldest webhook delivery still pending (0 when none)', registers });
+    this.webhookOldest = new Gauge({
+      name: 'cpg_webhook_oldest_pending_age_seconds',
+      help: 'Age of the oldest webhook delivery still pending (0 when none)',
+      registers,
+    });
 
     if (opts.processMetrics) collectDefaultMetrics({ register: this.registry, prefix: 'cpg_' });
   }

@@ -44,7 +44,10 @@ export class NetworkCatalog {
     const configured = this.config[`${envKey(environment)}_${network}_PUBLIC_RPC_URL`] as string | undefined;
     const before = this.watched.get(`${environment}:${network}`);
     const rpcUrls = at.rpcUrls.length ? at.rpcUrls : (before?.rpcUrls ?? []);
-    this.watched.set(`${environment}:${network}`, { rpcUrls, publicRpcUrl: configured ?? (at.local ? (at.rpcUrls[0] ?? null) : (before?.publicRpcUrl ?? null)) });
+    this.watched.set(`${environment}:${network}`, {
+      rpcUrls,
+      publicRpcUrl: configured ?? (at.local ? (at.rpcUrls[0] ?? null) : (before?.publicRpcUrl ?? null)),
+    });
   }
 
   /** RPC URLs this process reaches a watched network by (keyed; never shown to clients). */

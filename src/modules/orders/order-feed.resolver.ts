@@ -16,11 +16,13 @@ import type { OrderStatus } from './order.transitions.js';
 
 @ObjectType({ description: 'The payment a payment.* event of the feed is about (fields the event does not record are null)' })
 export class MerchantEventPayment {
-  @Field(() => String, { nullable: true, description: 'Null for payment.unattributed (a receipt, not a payment) and payment.overpaid (an order-level fact)' }) paymentId!: string | null;
+  @Field(() => String, { nullable: true, description: 'Null for payment.unattributed (a receipt, not a payment) and payment.overpaid (an order-level fact)' })
+  paymentId!: string | null;
   @Field(() => NetworkEnum, { nullable: true }) network!: Network | null;
   @Field(() => String, { nullable: true }) tokenSymbol!: string | null;
   @Field(() => String, { nullable: true }) tokenAddress!: string | null;
-  @Field(() => String, { nullable: true, description: 'Token units as a decimal string (null when the event does not record the decimals)' }) amount!: string | null;
+  @Field(() => String, { nullable: true, description: 'Token units as a decimal string (null when the event does not record the decimals)' }) amount!:
+    string | null;
   @Field(() => String, { nullable: true, description: 'Base units as a decimal string' }) amountBase!: string | null;
   @Field(() => String, { nullable: true }) txHash!: string | null;
   @Field(() => String, { nullable: true }) fromAddress!: string | null;
@@ -99,7 +101,11 @@ export function merchantEventStream(pubSub: OrderEventsPubSub, topic: string, so
     const stopped = stop.then(() => ({ kind: 'stop' as const }));
     try {
       for (;;) {
-        const r = await Promise.race([nextEvent.then((v) => ({ kind: 'event' as const, v })), nextResync.then((v) => ({ kind: 'resync' as const, v })), stopped]);
+        const r = await Promise.race([
+          nextEvent.then((v) => ({ kind: 'event' as const, v })),
+          nextResync.then((v) => ({ kind: 'resync' as const, v })),
+          stopped,
+        ]);
         if (r.kind === 'stop' || r.v.done) break;
         if (r.kind === 'event') {
           nextEvent = events.next();
@@ -129,10 +135,11 @@ async function subscribeMerchantEvents({ args, context: ctx, info }: SubscribeRe
   if (caller.kind !== 'dashboard' && caller.kind !== 'apiKey') throw new DomainError('FORBIDDEN', 'The merchant feed needs a dashboard session or an API key');
   const environment = resolveEnvironment(caller, args.environment as Environment | null | undefined);
   const merchantId = caller.merchantId;
-  const openStream = () => merchantEventStream(pubSubOf(info.schema), merchantTopic(merchantId, environment), {
-    head: () => feedHead(app.orm.em.fork()),
-    since: (seq) => feedEventsSince(app.orm.em.fork(), merchantId, environment, seq),
-  });
+  const openStream = () =>
+    merchantEventStream(pubSubOf(info.schema), merchantTopic(merchantId, environment), {
+      head: () => feedHead(app.orm.em.fork()),
+      since: (seq) => feedEventsSince(app.orm.em.fork(), merchantId, environment, seq),
+    });
   // A revoked session or a rotated API key ends the feed (with its error), not just new subscriptions.
   // The scope (feed + credential) lets every subscriber with the same credential and selection share
   // one stream, one re-check and one execution per event (graphql/fan-out.ts).
@@ -150,7 +157,10 @@ export class OrderFeedResolver {
       'Authorised by the dashboard access token (connection param `authorization: "Bearer …"`, with `environment`) or the API key (`api-key`).',
     subscribe: subscribeMerchantEvents,
   })
-  merchantEvents(@Root() root: OrderFeedNotification | CredentialLapsed, @Arg('environment', () => EnvironmentEnum, { nullable: true }) _environment?: EnvironmentEnum): MerchantEvent {
+  merchantEvents(
+    @Root() root: OrderFeedNotification | CredentialLapsed,
+    @Arg('environment', () => EnvironmentEnum, { nullable: true }) _environment?: EnvironmentEnum,
+  ): MerchantEvent {
     const e = throwIfLapsed(root);
     const statusChange = e.type === ORDER_STATUS_CHANGED;
     return {

@@ -29,7 +29,8 @@ export function orderFilterSql(f: Omit<OrderFilter, 'sort' | 'direction'>, merch
   if (f.paidFrom) where.push(`o.paid_at >= ${v.bind(f.paidFrom)}`);
   if (f.paidTo) where.push(`o.paid_at < ${v.bind(f.paidTo)}`);
   if (f.network) where.push(`o.paid_network = ${v.bind(f.network)}`);
-  if (f.tokenAddress) where.push(`o.paid_token_id in (select t.id from tokens t where t.environment = o.environment and lower(t.address) = lower(${v.bind(f.tokenAddress)}))`);
+  if (f.tokenAddress)
+    where.push(`o.paid_token_id in (select t.id from tokens t where t.environment = o.environment and lower(t.address) = lower(${v.bind(f.tokenAddress)}))`);
   if (f.paymentLinkId) where.push(`o.payment_link_id = ${v.bind(f.paymentLinkId)}`);
   if (f.overpaid !== undefined) where.push(`o.overpaid = ${v.bind(f.overpaid)}`);
   if (f.search) {

@@ -164,8 +164,10 @@ export class OrderStatsService {
     const env = requireEnvironment(ctx);
     const days = (c.to.getTime() - c.from.getTime()) / 86_400_000;
     const maxDays = c.groupBy.includes('HOUR') ? STATS_MAX_HOUR_DAYS : STATS_MAX_DAYS;
-    if (days > maxDays) throw new DomainError('BAD_USER_INPUT', `The range may span at most ${maxDays} days${c.groupBy.includes('HOUR') ? ' when grouped by HOUR' : ''}`);
-    if (!(await this.timeZones(ctx)).has(c.timeZone)) throw new DomainError('BAD_USER_INPUT', `Unknown time zone ${JSON.stringify(c.timeZone)}: use an IANA name such as Asia/Jakarta`);
+    if (days > maxDays)
+      throw new DomainError('BAD_USER_INPUT', `The range may span at most ${maxDays} days${c.groupBy.includes('HOUR') ? ' when grouped by HOUR' : ''}`);
+    if (!(await this.timeZones(ctx)).has(c.timeZone))
+      throw new DomainError('BAD_USER_INPUT', `Unknown time zone ${JSON.stringify(c.timeZone)}: use an IANA name such as Asia/Jakarta`);
 
     const kinds = [...new Set(c.groupBy)];
     const groups = kinds.map((g) => GROUP_SQL[g]);
@@ -219,7 +221,12 @@ export class OrderStatsService {
         receivedAmount: r.received,
         fee: r.fee,
         netAmount: r.net,
-        tokenAmounts: (r.tokens ?? []).map((t) => ({ network: t.network, tokenAddress: t.address, tokenSymbol: t.symbol, amount: formatDecimal(BigInt(t.units ?? '0'), t.decimals) })),
+        tokenAmounts: (r.tokens ?? []).map((t) => ({
+          network: t.network,
+          tokenAddress: t.address,
+          tokenSymbol: t.symbol,
+          amount: formatDecimal(BigInt(t.units ?? '0'), t.decimals),
+        })),
       }));
   }
 

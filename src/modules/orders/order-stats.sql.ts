@@ -49,8 +49,7 @@ export function rollupDelta(name: string, rows: string): string {
 }
 
 /** Sums of a relation `g` of delta rows (or orders, with `count`): the rollups' value columns. */
-const ROLLUP_SUMS = (g: string, orders: string) =>
-  `${orders}, sum(${g}.amount), sum(${g}.received), sum(${g}.fee), sum(${g}.net), sum(${g}.paid_units)`;
+const ROLLUP_SUMS = (g: string, orders: string) => `${orders}, sum(${g}.amount), sum(${g}.received), sum(${g}.fee), sum(${g}.net), sum(${g}.paid_units)`;
 const ROLLUP_ADD = `orders = r.orders + excluded.orders, amount = r.amount + excluded.amount, received = r.received + excluded.received,
            fee = r.fee + excluded.fee, net = r.net + excluded.net, paid_units = r.paid_units + excluded.paid_units,
            paid_network = coalesce(r.paid_network, excluded.paid_network), paid_decimals = coalesce(r.paid_decimals, excluded.paid_decimals)`;

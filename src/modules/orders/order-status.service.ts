@@ -84,7 +84,12 @@ export class OrderStatusService {
 
     // Keep a managed Order of this EntityManager in step (without making it dirty).
     const managed = em.getUnitOfWork().getById<Order>(Order.name, orderId);
-    if (managed) em.merge(Order, { id: orderId, status: row.status, paidAt: row.paid_at ? new Date(row.paid_at) : null, updatedAt: new Date(row.updated_at) }, { refresh: true });
+    if (managed)
+      em.merge(
+        Order,
+        { id: orderId, status: row.status, paidAt: row.paid_at ? new Date(row.paid_at) : null, updatedAt: new Date(row.updated_at) },
+        { refresh: true },
+      );
     return { changed: true, from, to, eventId: row.event_id };
   }
 

@@ -11,7 +11,8 @@ import type { OrderStatus } from './order.transitions.js';
 export class OrderUpdate {
   @Field() orderNo!: string;
   @Field(() => OrderStatusEnum) status!: OrderStatus;
-  @Field(() => OrderStatusEnum, { nullable: true, description: 'Status before this change (null if the order never changed)' }) previousStatus!: OrderStatus | null;
+  @Field(() => OrderStatusEnum, { nullable: true, description: 'Status before this change (null if the order never changed)' })
+  previousStatus!: OrderStatus | null;
   @Field() merchantId!: string;
   @Field({ description: 'When this status was reached (order creation if it never changed)' }) updatedAt!: Date;
 }

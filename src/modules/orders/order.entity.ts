@@ -11,7 +11,32 @@ export type OrderSource = 'api' | 'payment_link';
 @Unique({ properties: ['merchant', 'environment', 'orderNo'] })
 // (merchant, environment, created_at) INCLUDE (paid facts) is owned by migration 000800: MikroORM cannot express INCLUDE.
 export class Order {
-  [OptionalProps]?: 'status' | 'currency' | 'createdAt' | 'updatedAt' | 'customerName' | 'customerEmail' | 'paymentLinkId' | 'paidAt' | 'source' | 'checkoutKeyHash' | 'checkoutKeyExpiresAt' | 'overpaid' | 'reorged' | 'successUrl' | 'cancelUrl' | 'autoRedirect' | 'linkUseHeld' | 'paidDepositId' | 'paidNetwork' | 'paidTokenId' | 'paidDecimals' | 'paidAmount' | 'receivedIdr' | 'feeIdr' | 'netIdr';
+  [OptionalProps]?:
+    | 'status'
+    | 'currency'
+    | 'createdAt'
+    | 'updatedAt'
+    | 'customerName'
+    | 'customerEmail'
+    | 'paymentLinkId'
+    | 'paidAt'
+    | 'source'
+    | 'checkoutKeyHash'
+    | 'checkoutKeyExpiresAt'
+    | 'overpaid'
+    | 'reorged'
+    | 'successUrl'
+    | 'cancelUrl'
+    | 'autoRedirect'
+    | 'linkUseHeld'
+    | 'paidDepositId'
+    | 'paidNetwork'
+    | 'paidTokenId'
+    | 'paidDecimals'
+    | 'paidAmount'
+    | 'receivedIdr'
+    | 'feeIdr'
+    | 'netIdr';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = uuid7();
@@ -124,6 +149,20 @@ export class Order {
 /** The fields every order view reads: a managed Order, or the plain row the hot-path insert returns. */
 export type OrderRecord = Pick<
   Order,
-  'id' | 'environment' | 'orderNo' | 'amount' | 'currency' | 'status' | 'customerName' | 'customerEmail' | 'source' | 'paymentLinkId' | 'expiresAt' | 'paidAt' | 'createdAt'
+  | 'id'
+  | 'environment'
+  | 'orderNo'
+  | 'amount'
+  | 'currency'
+  | 'status'
+  | 'customerName'
+  | 'customerEmail'
+  | 'source'
+  | 'paymentLinkId'
+  | 'expiresAt'
+  | 'paidAt'
+  | 'createdAt'
 > &
-  Partial<Pick<Order, 'overpaid' | 'reorged' | 'paidNetwork' | 'paidTokenId' | 'paidDecimals' | 'paidAmount' | 'receivedIdr' | 'feeIdr' | 'netIdr'>> & { merchant: { id: string } };
+  Partial<Pick<Order, 'overpaid' | 'reorged' | 'paidNetwork' | 'paidTokenId' | 'paidDecimals' | 'paidAmount' | 'receivedIdr' | 'feeIdr' | 'netIdr'>> & {
+    merchant: { id: string };
+  };

@@ -30,15 +30,28 @@ function byOrder<T extends { order: { id: string } }>(ids: readonly string[], ro
 
 export function createOrderLoaders(em: EntityManager): OrderLoaders {
   return {
-    quotes: new DataLoader(async (ids) => byOrder(ids, await em.find(Quote, { order: { $in: [...ids] } }, { populate: ['token'], orderBy: { lockedAt: 'asc', id: 'asc' } }))),
-    deposits: new DataLoader(async (ids) => byOrder(ids, await em.find(Deposit, { order: { $in: [...ids] } }, { populate: ['token'], orderBy: { createdAt: 'asc', id: 'asc' } }))),
+    quotes: new DataLoader(async (ids) =>
+      byOrder(ids, await em.find(Quote, { order: { $in: [...ids] } }, { populate: ['token'], orderBy: { lockedAt: 'asc', id: 'asc' } })),
+    ),
+    deposits: new DataLoader(async (ids) =>
+      byOrder(ids, await em.find(Deposit, { order: { $in: [...ids] } }, { populate: ['token'], orderBy: { createdAt: 'asc', id: 'asc' } })),
+    ),
     tokens: new DataLoader(async (ids) => {
       const rows = await em.find(Token, { id: { $in: [...ids] } });
       return ids.map((id) => rows.find((t) => t.id === id) ?? null);
     }),
-    payments: new DataLoader(async (ids) => byOrder(ids, await em.find(Payment, { order: { $in: [...ids] } }, { populate: ['token'], orderBy: { detectedAt: 'asc', id: 'asc' } }))),
+    payments: new DataLoader(async (ids) =>
+      byOrder(ids, await em.find(Payment, { order: { $in: [...ids] } }, { populate: ['token'], orderBy: { detectedAt: 'asc', id: 'asc' } })),
+    ),
     receipts: new DataLoader(async (ids) =>
-      byOrder(ids, await em.find(UnattributedReceipt, { order: { $in: [...ids] }, status: { $ne: 'orphaned' } }, { populate: ['token'], orderBy: { detectedAt: 'asc', id: 'asc' } })),
+      byOrder(
+        ids,
+        await em.find(
+          UnattributedReceipt,
+          { order: { $in: [...ids] }, status: { $ne: 'orphaned' } },
+          { populate: ['token'], orderBy: { detectedAt: 'asc', id: 'asc' } },
+        ),
+      ),
     ),
   };
 }

@@ -7,11 +7,27 @@ import { EnvironmentArg } from '../../graphql/request.middleware.js';
 import { EnvironmentEnum, NetworkEnum, OrderSortEnum, OrderStatsGroupEnum, OrderStatusEnum, SortDirectionEnum, WalletTypeEnum } from '../../graphql/scalars.js';
 import type { Order } from './order.entity.js';
 import type { OrderStatus } from './order.transitions.js';
-import { CreatedOrder, CreateOrderInput, DepositPayload, OrderConnection, OrderStatsBucket, OrderType, QuoteType, TokenType, toDepositType, toOrderType, toQuoteType, toTokenType } from './order.types.js';
+import {
+  CreatedOrder,
+  CreateOrderInput,
+  DepositPayload,
+  OrderConnection,
+  OrderStatsBucket,
+  OrderType,
+  QuoteType,
+  TokenType,
+  toDepositType,
+  toOrderType,
+  toQuoteType,
+  toTokenType,
+} from './order.types.js';
 
 /** An order with its children and paying token, through the request's batch loaders (a page of orders costs one query per child kind). */
 async function withChildren(ctx: GqlContext, order: Order): Promise<OrderType> {
-  const [d, paidToken] = await Promise.all([ctx.app.orders.details(ctx, order, ctx.loaders), order.paidTokenId ? ctx.loaders.tokens.load(order.paidTokenId) : null]);
+  const [d, paidToken] = await Promise.all([
+    ctx.app.orders.details(ctx, order, ctx.loaders),
+    order.paidTokenId ? ctx.loaders.tokens.load(order.paidTokenId) : null,
+  ]);
   return toOrderType(d.order, d.quotes, d.deposits, d.payments, d.receipts, paidToken);
 }
 
@@ -29,10 +45,21 @@ export class OrderResolver {
   async createOrder(
     @Arg('input') input: CreateOrderInput,
     @Ctx() ctx: GqlContext,
-    @Arg('idempotencyKey', () => String, { nullable: true, description: 'Same as the REST Idempotency-Key header: a retry with the same key and input returns the original order (fresh checkout key)' })
+    @Arg('idempotencyKey', () => String, {
+      nullable: true,
+      description: 'Same as the REST Idempotency-Key header: a retry with the same key and input returns the original order (fresh checkout key)',
+    })
     idempotencyKey?: string | null,
   ): Promise<CreatedOrder> {
-    const cmd = { orderNo: input.orderNo, amount: input.amount, customerName: input.name, customerEmail: input.email, successUrl: input.successUrl, cancelUrl: input.cancelUrl, autoRedirect: input.autoRedirect };
+    const cmd = {
+      orderNo: input.orderNo,
+      amount: input.amount,
+      customerName: input.name,
+      customerEmail: input.email,
+      successUrl: input.successUrl,
+      cancelUrl: input.cancelUrl,
+      autoRedirect: input.autoRedirect,
+    };
     const { order, key, url, replayed } = await ctx.app.orders.create(ctx, cmd, { idempotencyKey: idempotencyKey ?? undefined });
     return { order: toOrderType(order), key, url, expiresAt: order.expiresAt, replayed: replayed ?? false };
   }
@@ -40,13 +67,19 @@ export class OrderResolver {
   @Authorized()
   @UseMiddleware(EnvironmentArg)
   @Query(() => OrderType, { description: 'One order with its quotes and deposits (merchant, dashboard or its checkout key)' })
-  async order(@Arg('orderNo') orderNo: string, @Ctx() ctx: GqlContext, @Arg('environment', () => EnvironmentEnum, { nullable: true }) _environment?: EnvironmentEnum): Promise<OrderType> {
+  async order(
+    @Arg('orderNo') orderNo: string,
+    @Ctx() ctx: GqlContext,
+    @Arg('environment', () => EnvironmentEnum, { nullable: true }) _environment?: EnvironmentEnum,
+  ): Promise<OrderType> {
     return withChildren(ctx, await ctx.app.orders.getByNo(ctx, { orderNo }));
   }
 
   @Authorized('API_KEY', 'DASHBOARD')
   @UseMiddleware(EnvironmentArg)
-  @Query(() => OrderConnection, { description: 'Orders of the environment: filters, sort (newest first by default), cursor pagination (docs/api.md "GraphQL for dashboards")' })
+  @Query(() => OrderConnection, {
+    description: 'Orders of the environment: filters, sort (newest first by default), cursor pagination (docs/api.md "GraphQL for dashboards")',
+  })
   async orders(
     @Ctx() ctx: GqlContext,
     @Arg('environment', () => EnvironmentEnum, { nullable: true }) _environment?: EnvironmentEnum,
@@ -70,9 +103,20 @@ export class OrderResolver {
   ): Promise<OrderConnection> {
     const wanted = statuses ?? (status ? [status] : undefined);
     const page = await ctx.app.orders.list(ctx, {
-      statuses: wanted, createdFrom: createdFrom ?? from ?? undefined, createdTo: createdTo ?? to ?? undefined, paidFrom: paidFrom ?? undefined, paidTo: paidTo ?? undefined,
-      network: network ?? undefined, tokenAddress: tokenAddress ?? undefined, search: search ?? undefined, paymentLinkId: paymentLinkId ?? undefined,
-      overpaid: overpaid ?? undefined, sort: sort ?? undefined, direction: direction ?? undefined, first: first ?? undefined, after: after ?? undefined,
+      statuses: wanted,
+      createdFrom: createdFrom ?? from ?? undefined,
+      createdTo: createdTo ?? to ?? undefined,
+      paidFrom: paidFrom ?? undefined,
+      paidTo: paidTo ?? undefined,
+      network: network ?? undefined,
+      tokenAddress: tokenAddress ?? undefined,
+      search: search ?? undefined,
+      paymentLinkId: paymentLinkId ?? undefined,
+      overpaid: overpaid ?? undefined,
+      sort: sort ?? undefined,
+      direction: direction ?? undefined,
+      first: first ?? undefined,
+      after: after ?? undefined,
     });
     const edges = await Promise.all(page.edges.map(async (e) => ({ cursor: e.cursor, node: await withChildren(ctx, e.order) })));
     const pageInfo = pageInfoOf(edges, page.hasNextPage, after);
@@ -81,14 +125,17 @@ export class OrderResolver {
 
   @Authorized('API_KEY', 'DASHBOARD')
   @UseMiddleware(EnvironmentArg)
-  @Query(() => [OrderStatsBucket], { description: 'Counts and sums of orders created in [from, to), grouped; computed by the database (docs/api.md "GraphQL for dashboards")' })
+  @Query(() => [OrderStatsBucket], {
+    description: 'Counts and sums of orders created in [from, to), grouped; computed by the database (docs/api.md "GraphQL for dashboards")',
+  })
   async orderStats(
     @Ctx() ctx: GqlContext,
     @Arg('from', () => Date) from: Date,
     @Arg('to', () => Date) to: Date,
     @Arg('environment', () => EnvironmentEnum, { nullable: true }) _environment?: EnvironmentEnum,
     @Arg('groupBy', () => [OrderStatsGroupEnum], { nullable: true, description: 'Empty: one bucket for the range' }) groupBy?: StatsGroup[],
-    @Arg('timeZone', () => String, { nullable: true, defaultValue: 'Asia/Jakarta', description: 'IANA name; DAY and HOUR buckets are local to it' }) timeZone?: string,
+    @Arg('timeZone', () => String, { nullable: true, defaultValue: 'Asia/Jakarta', description: 'IANA name; DAY and HOUR buckets are local to it' })
+    timeZone?: string,
   ): Promise<OrderStatsBucket[]> {
     return ctx.app.orderStats.stats(ctx, { from, to, groupBy: groupBy ?? [], timeZone: timeZone ?? undefined });
   }

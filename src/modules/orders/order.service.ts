@@ -14,7 +14,15 @@ import { GroupCommit, type GroupCommitOptions } from '../../common/group-commit.
 import { OrderStore, type NewOrder, type PendingOrder } from './order.store.js';
 import { uuid7 } from '../../common/uuid7.js';
 import { Order, type OrderRecord } from './order.entity.js';
-import { CheckedCreateOrder, createOrderCommand, getOrderCommand, listOrdersCommand, type CreateOrderCommand, type GetOrderCommand, type ListOrdersCommand } from './order.commands.js';
+import {
+  CheckedCreateOrder,
+  createOrderCommand,
+  getOrderCommand,
+  listOrdersCommand,
+  type CreateOrderCommand,
+  type GetOrderCommand,
+  type ListOrdersCommand,
+} from './order.commands.js';
 import { BindParams } from '../../db/sql-values.js';
 import { orderFilterSql, orderListingSql } from './order-filter.sql.js';
 import { decodeCursor, encodeCursor, isPgInteger, isPgTimestamp } from '../../common/cursor.js';
@@ -80,7 +88,11 @@ export class OrderService {
    * DUPLICATE_ORDER_NO. With an idempotency key (order-idempotency.ts), a retry of the same request
    * gets the original order back (`replayed`); without one, nothing changes on this hot path.
    */
-  async create(ctx: RequestContext, cmd: CreateOrderCommand | CheckedCreateOrder, opts: { idempotencyKey?: string } = {}): Promise<CreatedOrder & { replayed?: boolean }> {
+  async create(
+    ctx: RequestContext,
+    cmd: CreateOrderCommand | CheckedCreateOrder,
+    opts: { idempotencyKey?: string } = {},
+  ): Promise<CreatedOrder & { replayed?: boolean }> {
     const caller = requireApiKey(ctx);
     const data = cmd instanceof CheckedCreateOrder ? cmd.data : parseInput(this.createCommand, cmd);
     assertReturnUrls(caller.environment, data);
@@ -96,7 +108,10 @@ export class OrderService {
     return ctx.em.transactional(async (tx) => {
       const txCtx = { ...ctx, em: tx };
       if (!(await this.store.lockIdempotencyKey(tx, `idempotency:${caller.merchantId}:${caller.environment}:${key}`))) {
-        throw new DomainError('IDEMPOTENCY_KEY_IN_FLIGHT', 'A request with this Idempotency-Key is still being processed; retry after it finishes to get its answer');
+        throw new DomainError(
+          'IDEMPOTENCY_KEY_IN_FLIGHT',
+          'A request with this Idempotency-Key is still being processed; retry after it finishes to get its answer',
+        );
       }
       const claimed = await this.store.claimIdempotencyKey(tx, {
         merchantId: caller.merchantId,
@@ -115,11 +130,19 @@ export class OrderService {
   assertNetworkWatched(environment: Order['environment']): void {
     if (this.opts.anyNetworkOffered && !this.opts.anyNetworkOffered(environment)) {
       const env = environment === 'production' ? 'production' : 'sandbox';
-      throw new DomainError('NO_NETWORK_WATCHED', `No network is watched in ${env}: an order could never be paid (the operator sets ${env === 'production' ? 'PRODUCTION' : 'SANDBOX'}_<NETWORK>_RPC_URLS); see /networks`, { environment: env });
+      throw new DomainError(
+        'NO_NETWORK_WATCHED',
+        `No network is watched in ${env}: an order could never be paid (the operator sets ${env === 'production' ? 'PRODUCTION' : 'SANDBOX'}_<NETWORK>_RPC_URLS); see /networks`,
+        { environment: env },
+      );
     }
   }
 
-  private async createOnce(ctx: RequestContext, caller: { merchantId: string; environment: Order['environment'] }, data: z.output<ReturnType<typeof createOrderCommand>>): Promise<CreatedOrder> {
+  private async createOnce(
+    ctx: RequestContext,
+    caller: { merchantId: string; environment: Order['environment'] },
+    data: z.output<ReturnType<typeof createOrderCommand>>,
+  ): Promise<CreatedOrder> {
     const created = await this.insert(ctx, {
       merchantId: caller.merchantId,
       environment: caller.environment,
@@ -139,7 +162,12 @@ export class OrderService {
    * the first one is stored; the fresh key replaces it). Within the caller's merchant and environment
    * only: the key row is looked up under them, so another merchant's key names nothing here.
    */
-  private async replay(ctx: RequestContext, caller: { merchantId: string; environment: Order['environment'] }, key: string, hash: string): Promise<CreatedOrder> {
+  private async replay(
+    ctx: RequestContext,
+    caller: { merchantId: string; environment: Order['environment'] },
+    key: string,
+    hash: string,
+  ): Promise<CreatedOrder> {
     const row = await this.store.idempotentOrder(ctx.em, caller.merchantId, caller.environment, key);
     if (!row) throw new DomainError('CONFLICT', 'This Idempotency-Key is being used by another request; retry');
     if (row.request_hash !== hash) {
@@ -208,7 +236,11 @@ export class OrderService {
   async findForCaller(ctx: RequestContext, orderNo: string, opts: { forUpdate?: boolean } = {}): Promise<Order> {
     const env = requireEnvironment(ctx);
     const caller = requireMerchant(ctx);
-    const order = await ctx.em.findOne(Order, { merchant: caller.merchantId, environment: env, orderNo }, opts.forUpdate ? { lockMode: 4 /* PESSIMISTIC_WRITE */ } : {});
+    const order = await ctx.em.findOne(
+      Order,
+      { merchant: caller.merchantId, environment: env, orderNo },
+      opts.forUpdate ? { lockMode: 4 /* PESSIMISTIC_WRITE */ } : {},
+    );
     if (!order) throw new DomainError('ORDER_NOT_FOUND', `Order ${orderNo} not found`);
     requireOrderScope(ctx, order.id);
     return order;
@@ -220,7 +252,12 @@ export class OrderService {
     order: Order,
     loaders: OrderLoaders = createOrderLoaders(ctx.em),
   ): Promise<{ order: Order; quotes: Quote[]; deposits: Deposit[]; payments: Payment[]; receipts: UnattributedReceipt[] }> {
-    const [quotes, deposits, payments, receipts] = await Promise.all([loaders.quotes.load(order.id), loaders.deposits.load(order.id), loaders.payments.load(order.id), loaders.receipts.load(order.id)]);
+    const [quotes, deposits, payments, receipts] = await Promise.all([
+      loaders.quotes.load(order.id),
+      loaders.deposits.load(order.id),
+      loaders.payments.load(order.id),
+      loaders.receipts.load(order.id),
+    ]);
     return { order, quotes, deposits, payments, receipts };
   }
 
@@ -245,7 +282,9 @@ export class OrderService {
     const kind = `orders:${f.sort}:${f.direction}`;
     if (f.after) {
       const [k, id] = decodeCursor(kind, f.after, [f.sort === 'AMOUNT' ? isPgInteger : isPgTimestamp]);
-      where.push(`(${listing.key}, o.id) ${listing.dir === 'desc' ? '<' : '>'} (${q.bind(k)}::${f.sort === 'AMOUNT' ? 'numeric' : 'timestamptz'}, ${q.bind(id)}::uuid)`);
+      where.push(
+        `(${listing.key}, o.id) ${listing.dir === 'desc' ? '<' : '>'} (${q.bind(k)}::${f.sort === 'AMOUNT' ? 'numeric' : 'timestamptz'}, ${q.bind(id)}::uuid)`,
+      );
     }
     const rows = await ctx.em.execute<{ id: string; k: string }[]>(
       `select o.id, ${listing.key}::text as k from orders o where ${where.join(' and ')} order by ${listing.orderBy} limit ${f.first + 1}`,
@@ -263,7 +302,10 @@ export class OrderService {
       hasNextPage: rows.length > f.first,
       totalCount: async () => {
         const c = new BindParams();
-        const [n] = await ctx.em.execute<{ n: string }[]>(`select count(*) as n from orders o where ${orderFilterSql(f, caller.merchantId, env, c).join(' and ')}`, c.values);
+        const [n] = await ctx.em.execute<{ n: string }[]>(
+          `select count(*) as n from orders o where ${orderFilterSql(f, caller.merchantId, env, c).join(' and ')}`,
+          c.values,
+        );
         return Number(n?.n ?? 0);
       },
     };

@@ -12,7 +12,9 @@ import type { Order, OrderRecord } from './order.entity.js';
  * OrderService decides (who may create, which environment, group commit or not); this only speaks SQL.
  */
 
-export type NewOrder = Pick<Order, 'environment' | 'orderNo' | 'amount' | 'customerName' | 'customerEmail' | 'source' | 'paymentLinkId'> & { merchantId: string };
+export type NewOrder = Pick<Order, 'environment' | 'orderNo' | 'amount' | 'customerName' | 'customerEmail' | 'source' | 'paymentLinkId'> & {
+  merchantId: string;
+};
 
 /** An order waiting for its insert: its id and checkout key are made before it reaches the database. */
 export interface PendingOrder {
@@ -36,7 +38,8 @@ export interface OrderStoreOptions {
  * than timestamptz text and `new Date(text)`). Everything else in the record is the request's own
  * values, so thirteen columns per row came back for five (bench:orders: PostgreSQL and driver CPU).
  */
-const RETURNING = 'id, currency, status, floor(extract(epoch from expires_at) * 1000)::int8 as expires_ms, floor(extract(epoch from created_at) * 1000)::int8 as created_ms';
+const RETURNING =
+  'id, currency, status, floor(extract(epoch from expires_at) * 1000)::int8 as expires_ms, floor(extract(epoch from created_at) * 1000)::int8 as created_ms';
 /** What the insert CTE hands on: RETURNING's columns and what the `order.created` event of each row needs (order-event.writer.ts). */
 const INSERTED = 'id, merchant_id, environment, status, source, currency, expires_at, created_at';
 
@@ -71,7 +74,6 @@ function toRecord(p: PendingOrder, row: Record<string, unknown>): OrderRecord {
   };
 }
 
-
 export class OrderStore {
   constructor(private readonly opts: OrderStoreOptions) {}
 
@@ -90,7 +92,21 @@ export class OrderStore {
          returning ${INSERTED}
        ), ${orderCreatedInsert('o')}
        select ${RETURNING} from o`,
-      [p.id, o.environment, o.orderNo, o.amount.toString(), o.customerName, o.customerEmail, o.source, o.paymentLinkId, p.keyHash, p.keyExpiresAt, this.opts.defaultTtlS, o.paymentLinkId, o.merchantId],
+      [
+        p.id,
+        o.environment,
+        o.orderNo,
+        o.amount.toString(),
+        o.customerName,
+        o.customerEmail,
+        o.source,
+        o.paymentLinkId,
+        p.keyHash,
+        p.keyExpiresAt,
+        this.opts.defaultTtlS,
+        o.paymentLinkId,
+        o.merchantId,
+      ],
     );
     const row = rows[0];
     if (row) return toRecord(p, row);
@@ -182,7 +198,11 @@ export class OrderStore {
         continue;
       }
       merchants ??= new Set(
-        (await prepared<{ id: string }>(batch[0]!.em, 'order-batch-merchants', 'select id from merchants where id = any(?::uuid[])', [[...new Set(cols.merchant)]])).map((m) => m.id),
+        (
+          await prepared<{ id: string }>(batch[0]!.em, 'order-batch-merchants', 'select id from merchants where id = any(?::uuid[])', [
+            [...new Set(cols.merchant)],
+          ])
+        ).map((m) => m.id),
       );
       out.push({ ok: false, error: merchants.has(p.o.merchantId) ? duplicate(p.o.orderNo) : merchantNotFound() });
     }
@@ -202,7 +222,10 @@ export class OrderStore {
    * Remembers an idempotency key for `orderNo` until `ttlS` from now: true when this call claimed it
    * (new, or the old row had expired), false when a live row already holds it.
    */
-  async claimIdempotencyKey(tx: EntityManager, k: { merchantId: string; environment: Order['environment']; key: string; requestHash: string; orderNo: string; ttlS: number }): Promise<boolean> {
+  async claimIdempotencyKey(
+    tx: EntityManager,
+    k: { merchantId: string; environment: Order['environment']; key: string; requestHash: string; orderNo: string; ttlS: number },
+  ): Promise<boolean> {
     const claimed = await tx.execute<{ claimed: number }[]>(
       `insert into idempotency_keys (merchant_id, environment, key, request_hash, order_no, expires_at)
        values (?, ?, ?, ?, ?, now() + make_interval(secs => ?))
@@ -216,7 +239,12 @@ export class OrderStore {
   }
 
   /** The order an idempotency key of (merchant, environment) names, with the hash of the request that first used it; null when none. */
-  async idempotentOrder(em: EntityManager, merchantId: string, environment: Order['environment'], key: string): Promise<{ request_hash: string; id: string } | null> {
+  async idempotentOrder(
+    em: EntityManager,
+    merchantId: string,
+    environment: Order['environment'],
+    key: string,
+  ): Promise<{ request_hash: string; id: string } | null> {
     const rows = await em.execute<{ request_hash: string; id: string }[]>(
       `select k.request_hash, o.id from idempotency_keys k
        join orders o on o.merchant_id = k.merchant_id and o.environment = k.environment and o.order_no = k.order_no

@@ -101,7 +101,8 @@ export class UnattributedReceiptType {
   @Field(() => ID, { description: 'The receipt (a refund of it names it: createRefund receiptId)' }) id!: string;
   @Field({ description: 'Deposit address it arrived at' }) address!: string;
   @Field(() => NetworkEnum, { description: 'Network it happened on' }) network!: Network;
-  @Field(() => String, { nullable: true, description: 'Token that arrived; null for the network’s native coin (reason native_coin)' }) tokenAddress!: string | null;
+  @Field(() => String, { nullable: true, description: 'Token that arrived; null for the network’s native coin (reason native_coin)' }) tokenAddress!:
+    string | null;
   @Field({ description: 'Symbol of the token, or of the native coin (ETH, BNB, TRX, SOL)' }) tokenSymbol!: string;
   @Field({ description: 'Token units (decimal string) of the token or native coin that arrived' }) amount!: string;
   @Field() txHash!: string;
@@ -134,13 +135,23 @@ export class OrderType {
   @Field(() => String, { nullable: true, description: 'Token (contract or mint address) of the deposit that paid the order' }) paidTokenAddress!: string | null;
   @Field(() => String, { nullable: true }) paidTokenSymbol!: string | null;
   @Field(() => String, { nullable: true, description: 'Token units received on the paying deposit (decimal string)' }) paidAmount!: string | null;
-  @Field(() => String, { nullable: true, description: 'IDR actually received: confirmed payments at the locked rate (null until something arrived; docs/analytics.md "Revenue")' }) receivedAmount!: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: 'IDR actually received: confirmed payments at the locked rate (null until something arrived; docs/analytics.md "Revenue")',
+  })
+  receivedAmount!: string | null;
   @Field(() => String, { nullable: true, description: 'Platform fee, IDR, on the money received only (a half-paid order: half the fee)' }) fee!: string | null;
-  @Field(() => String, { nullable: true, description: 'What the merchant keeps of the money received, IDR: received − fee (paid in full: amount − fee when the fee is included, else amount)' }) netAmount!: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: 'What the merchant keeps of the money received, IDR: received − fee (paid in full: amount − fee when the fee is included, else amount)',
+  })
+  netAmount!: string | null;
   @Field(() => [QuoteType]) quotes!: QuoteType[];
   @Field(() => [DepositType]) deposits!: DepositType[];
   @Field(() => [PaymentType], { description: 'Every transfer seen into the deposits' }) payments!: PaymentType[];
-  @Field(() => [UnattributedReceiptType], { description: 'Transfers into the deposit addresses that never count: after the deposit closed, another token, another network' })
+  @Field(() => [UnattributedReceiptType], {
+    description: 'Transfers into the deposit addresses that never count: after the deposit closed, another token, another network',
+  })
   unattributedReceipts!: UnattributedReceiptType[];
 }
 
@@ -181,12 +192,22 @@ export class CreateOrderInput {
   @Field({ description: 'IDR, whole rupiah, as a string' }) amount!: string;
   @Field(() => String, { nullable: true }) name?: string | null;
   @Field(() => String, { nullable: true }) email?: string | null;
-  @Field(() => String, { nullable: true, description: 'Hosted checkout: "Return to shop" after payment (https in production, max 2048)' }) successUrl?: string | null;
-  @Field(() => String, { nullable: true, description: 'Hosted checkout: "Return to shop" when not paid (https in production, max 2048)' }) cancelUrl?: string | null;
-  @Field(() => Boolean, { nullable: true, description: 'Hosted checkout: go to successUrl by itself a few seconds after payment' }) autoRedirect?: boolean | null;
+  @Field(() => String, { nullable: true, description: 'Hosted checkout: "Return to shop" after payment (https in production, max 2048)' }) successUrl?:
+    string | null;
+  @Field(() => String, { nullable: true, description: 'Hosted checkout: "Return to shop" when not paid (https in production, max 2048)' }) cancelUrl?:
+    string | null;
+  @Field(() => Boolean, { nullable: true, description: 'Hosted checkout: go to successUrl by itself a few seconds after payment' }) autoRedirect?:
+    boolean | null;
 }
 
-export const toTokenType = (t: Token): TokenType => ({ symbol: t.symbol, name: t.name, network: t.network, address: t.address, decimals: t.decimals, active: t.active });
+export const toTokenType = (t: Token): TokenType => ({
+  symbol: t.symbol,
+  name: t.name,
+  network: t.network,
+  address: t.address,
+  decimals: t.decimals,
+  active: t.active,
+});
 
 export function toQuoteType(q: Quote): QuoteType {
   const d = q.decimals;
@@ -279,7 +300,14 @@ export const toReceiptType = (r: UnattributedReceipt): UnattributedReceiptType =
   confirmedAt: r.confirmedAt,
 });
 
-export function toOrderType(o: OrderRecord, quotes: Quote[] = [], deposits: Deposit[] = [], payments: Payment[] = [], receipts: UnattributedReceipt[] = [], paidToken: Token | null = null): OrderType {
+export function toOrderType(
+  o: OrderRecord,
+  quotes: Quote[] = [],
+  deposits: Deposit[] = [],
+  payments: Payment[] = [],
+  receipts: UnattributedReceipt[] = [],
+  paidToken: Token | null = null,
+): OrderType {
   const quoteOf = (dep: Deposit) => quotes.find((q) => q.id === dep.quote.id);
   return {
     id: o.id,

@@ -37,7 +37,9 @@ export function assertReturnUrls(environment: Environment, urls: ReturnUrls, nam
     const v = urls[field];
     if (v && !v.startsWith('https://')) {
       const name = names[field];
-      throw new DomainError('VALIDATION_FAILED', `Invalid request: ${name}: must be an https URL in production`, { fields: { [name]: 'must be an https URL in production' } });
+      throw new DomainError('VALIDATION_FAILED', `Invalid request: ${name}: must be an https URL in production`, {
+        fields: { [name]: 'must be an https URL in production' },
+      });
     }
   }
 }
@@ -50,5 +52,10 @@ export const hasReturnUrls = (u: ReturnUrls): boolean => Boolean(u.successUrl ||
  */
 export async function saveOrderReturnUrls(em: EntityManager, orderId: string, u: ReturnUrls): Promise<void> {
   if (!hasReturnUrls(u)) return;
-  await em.execute('update orders set success_url = ?, cancel_url = ?, auto_redirect = ? where id = ?', [u.successUrl ?? null, u.cancelUrl ?? null, u.autoRedirect ?? false, orderId]);
+  await em.execute('update orders set success_url = ?, cancel_url = ?, auto_redirect = ? where id = ?', [
+    u.successUrl ?? null,
+    u.cancelUrl ?? null,
+    u.autoRedirect ?? false,
+    orderId,
+  ]);
 }

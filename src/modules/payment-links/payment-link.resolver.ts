@@ -26,7 +26,11 @@ export class PaymentLinkResolver {
   @Authorized('DASHBOARD')
   @UseMiddleware(EnvironmentArg)
   @Mutation(() => PaymentLinkType, { description: 'Same as POST /merchant/payment-link' })
-  async createPaymentLink(@Arg('environment', () => EnvironmentEnum) _environment: EnvironmentEnum, @Arg('input') input: CreatePaymentLinkInput, @Ctx() ctx: GqlContext): Promise<PaymentLinkType> {
+  async createPaymentLink(
+    @Arg('environment', () => EnvironmentEnum) _environment: EnvironmentEnum,
+    @Arg('input') input: CreatePaymentLinkInput,
+    @Ctx() ctx: GqlContext,
+  ): Promise<PaymentLinkType> {
     return typeOf(ctx, await ctx.app.paymentLinks.create(ctx, createCommandOf(input)));
   }
 
@@ -47,34 +51,54 @@ export class PaymentLinkResolver {
   @Authorized('DASHBOARD')
   @UseMiddleware(EnvironmentArg)
   @Query(() => PaymentLinkType)
-  async paymentLink(@Arg('environment', () => EnvironmentEnum) _environment: EnvironmentEnum, @Arg('id') id: string, @Ctx() ctx: GqlContext): Promise<PaymentLinkType> {
+  async paymentLink(
+    @Arg('environment', () => EnvironmentEnum) _environment: EnvironmentEnum,
+    @Arg('id') id: string,
+    @Ctx() ctx: GqlContext,
+  ): Promise<PaymentLinkType> {
     return typeOf(ctx, await ctx.app.paymentLinks.get(ctx, id));
   }
 
   @Authorized('DASHBOARD')
   @UseMiddleware(EnvironmentArg)
   @Mutation(() => PaymentLinkType, { description: 'Title, validity (restarted from now) or status ACTIVE/INACTIVE' })
-  async updatePaymentLink(@Arg('environment', () => EnvironmentEnum) _environment: EnvironmentEnum, @Arg('input') input: UpdatePaymentLinkInput, @Ctx() ctx: GqlContext): Promise<PaymentLinkType> {
+  async updatePaymentLink(
+    @Arg('environment', () => EnvironmentEnum) _environment: EnvironmentEnum,
+    @Arg('input') input: UpdatePaymentLinkInput,
+    @Ctx() ctx: GqlContext,
+  ): Promise<PaymentLinkType> {
     return typeOf(ctx, await ctx.app.paymentLinks.update(ctx, updateCommandOf(input)));
   }
 
   @Authorized('DASHBOARD')
   @UseMiddleware(EnvironmentArg)
   @Mutation(() => PaymentLinkType, { description: 'Deactivates the link (status INACTIVE); idempotent' })
-  async deletePaymentLink(@Arg('environment', () => EnvironmentEnum) _environment: EnvironmentEnum, @Arg('id') id: string, @Ctx() ctx: GqlContext): Promise<PaymentLinkType> {
+  async deletePaymentLink(
+    @Arg('environment', () => EnvironmentEnum) _environment: EnvironmentEnum,
+    @Arg('id') id: string,
+    @Ctx() ctx: GqlContext,
+  ): Promise<PaymentLinkType> {
     return typeOf(ctx, await ctx.app.paymentLinks.deactivate(ctx, id));
   }
 
   @UseMiddleware(PublicEnvironmentArg)
   @Query(() => PaymentLinkValidation, { description: 'Public: what the checkout page shows before opening a link' })
-  async validatePaymentLink(@Arg('id') id: string, @Ctx() ctx: GqlContext, @Arg('environment', () => EnvironmentEnum, { nullable: true }) _environment?: EnvironmentEnum | null): Promise<PaymentLinkValidation> {
+  async validatePaymentLink(
+    @Arg('id') id: string,
+    @Ctx() ctx: GqlContext,
+    @Arg('environment', () => EnvironmentEnum, { nullable: true }) _environment?: EnvironmentEnum | null,
+  ): Promise<PaymentLinkValidation> {
     return toPaymentLinkValidation(await ctx.app.paymentLinks.validate(ctx, id));
   }
 
   @RateLimited('public')
   @UseMiddleware(PublicEnvironmentArg)
   @Mutation(() => OpenedPaymentLink, { description: 'Public: takes one use of the link and creates its order (POST /order/payment-link)' })
-  async openPaymentLink(@Arg('id') id: string, @Ctx() ctx: GqlContext, @Arg('environment', () => EnvironmentEnum, { nullable: true }) _environment?: EnvironmentEnum | null): Promise<OpenedPaymentLink> {
+  async openPaymentLink(
+    @Arg('id') id: string,
+    @Ctx() ctx: GqlContext,
+    @Arg('environment', () => EnvironmentEnum, { nullable: true }) _environment?: EnvironmentEnum | null,
+  ): Promise<OpenedPaymentLink> {
     return toOpenedPaymentLink(await ctx.app.paymentLinks.open(ctx, { id }));
   }
 }

@@ -228,16 +228,19 @@ export class PaymentLinkService {
       );
       if (!rows.length) return null;
       const link = await tx.findOneOrFail(PaymentLink, id, { refresh: true });
-      const created = await this.orders.insert({ ...ctx, em: tx }, {
-        merchantId: link.merchant.id,
-        environment: link.environment,
-        orderNo: orderNoFor(link),
-        amount: link.totalPrice,
-        customerName: null,
-        customerEmail: null,
-        source: 'payment_link',
-        paymentLinkId: link.id,
-      });
+      const created = await this.orders.insert(
+        { ...ctx, em: tx },
+        {
+          merchantId: link.merchant.id,
+          environment: link.environment,
+          orderNo: orderNoFor(link),
+          amount: link.totalPrice,
+          customerName: null,
+          customerEmail: null,
+          source: 'payment_link',
+          paymentLinkId: link.id,
+        },
+      );
       await saveOrderReturnUrls(tx, created.order.id, { successUrl: link.successUrl, cancelUrl: link.cancelUrl, autoRedirect: link.autoRedirect });
       await tx.execute(`insert into payment_link_opens (order_id, payment_link_id, client) values (?, ?, ?)`, [created.order.id, link.id, client]);
       return { ...created, link };
@@ -285,6 +288,12 @@ const requireViewer = (ctx: RequestContext): DashboardCaller => requirePermissio
 /** Owners and admins change them. */
 const requireEditor = (ctx: RequestContext): DashboardCaller => requirePermission(ctx, 'paymentLinks.manage', DASHBOARD_ONLY);
 
-
 /** A link as the audit trail shows it. */
-const linkAudit = (l: PaymentLink) => ({ environment: l.environment, title: l.title, amountIdr: l.totalPrice, maxUsage: l.maxUsage, expiresAt: l.expiresAt, status: l.status });
+const linkAudit = (l: PaymentLink) => ({
+  environment: l.environment,
+  title: l.title,
+  amountIdr: l.totalPrice,
+  maxUsage: l.maxUsage,
+  expiresAt: l.expiresAt,
+  status: l.status,
+});

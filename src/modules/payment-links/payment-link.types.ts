@@ -66,7 +66,10 @@ export class PaymentLinkValidation {
   @Field() id!: string;
   @Field(() => PaymentLinkStatusEnum) status!: PaymentLinkStatus;
   @Field({ description: 'true when the link can be opened now (Active and uses left)' }) valid!: boolean;
-  @Field(() => String, { nullable: true, description: 'Why the link cannot be opened now: inactive, expired or exhausted (every use taken; status stays Active). Null when valid' })
+  @Field(() => String, {
+    nullable: true,
+    description: 'Why the link cannot be opened now: inactive, expired or exhausted (every use taken; status stays Active). Null when valid',
+  })
   unusable!: PaymentLinkUnusable | null;
   @Field() title!: string;
   @Field(() => [PaymentLinkProductType]) products!: PaymentLinkProductType[];

@@ -1,6 +1,15 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { isFinal, pollEveryToken, type AccountPollObservation, type ChainAdapter, type ChainHead, type LogScanObservation, type ObservedTransfer, type WatchedToken } from '../../chains/chain-adapter.js';
+import {
+  isFinal,
+  pollEveryToken,
+  type AccountPollObservation,
+  type ChainAdapter,
+  type ChainHead,
+  type LogScanObservation,
+  type ObservedTransfer,
+  type WatchedToken,
+} from '../../chains/chain-adapter.js';
 import type { WatchedNetwork } from '../../chains/networks.js';
 import { ChainDisagreementError, describeIdentity, sameChain, WrongChainError, type ChainIdentity, type ProviderStatus } from '../../chains/chain-identity.js';
 import type { Environment, Network } from '../../common/environment.js';
@@ -155,7 +164,14 @@ export class ChainWatcher {
 
   /** Head seen, block scanned, and when everything up to the head was last scanned (metrics: watcher lag). */
   lag(): WatcherLagSnapshot {
-    return { environment: this.environment, network: this.network, headBlock: this.headBlock, scannedBlock: this.scannedBlock, caughtUpAt: this.caughtUpAt, startedAt: this.startedAt };
+    return {
+      environment: this.environment,
+      network: this.network,
+      headBlock: this.headBlock,
+      scannedBlock: this.scannedBlock,
+      caughtUpAt: this.caughtUpAt,
+      startedAt: this.startedAt,
+    };
   }
 
   private scanned(block: bigint, head: bigint): void {
@@ -214,7 +230,8 @@ export class ChainWatcher {
   subscribe(wake: () => void, onState?: (state: 'open' | 'down') => void): { close(): Promise<void> } | null {
     if (!this.adapter.subscribeHeads) return null;
     return this.adapter.subscribeHeads((head) => {
-      if (head.hash && head.parentHash && (this.pushed === null || head.number >= this.pushed.number)) this.pushed = { number: head.number, hash: head.hash, parentHash: head.parentHash };
+      if (head.hash && head.parentHash && (this.pushed === null || head.number >= this.pushed.number))
+        this.pushed = { number: head.number, hash: head.hash, parentHash: head.parentHash };
       wake();
     }, onState);
   }
@@ -228,7 +245,11 @@ export class ChainWatcher {
     this.pushed = null;
     if (pushed && this.adapter.finality === 'depth' && (this.headBlock === null || pushed.number > this.headBlock)) {
       const depth = BigInt(this.confirmations);
-      return { latest: pushed.number, finalized: pushed.number > depth ? pushed.number - depth : 0n, tip: { hash: pushed.hash, parentHash: pushed.parentHash } };
+      return {
+        latest: pushed.number,
+        finalized: pushed.number > depth ? pushed.number - depth : 0n,
+        tip: { hash: pushed.hash, parentHash: pushed.parentHash },
+      };
     }
     return this.adapter.getHead();
   }
@@ -253,10 +274,16 @@ export class ChainWatcher {
       // shown by `/readyz`: URLs cut to their host (paths and queries may carry API keys)
       this.lastError = (err instanceof Error ? err.message : String(err)).replace(/\b(https?|wss?):\/\/([^/\s"'@]*@)?([^/\s"']+)[^\s"']*/g, '$1://$3');
       if (err instanceof WrongChainError) {
-        this.deps.log.error({ network: this.network, environment: this.environment, provider: err.provider, got: describeIdentity(err.got) }, 'no provider serves the expected chain; the watcher waits');
+        this.deps.log.error(
+          { network: this.network, environment: this.environment, provider: err.provider, got: describeIdentity(err.got) },
+          'no provider serves the expected chain; the watcher waits',
+        );
       }
       if (err instanceof ChainDisagreementError) {
-        this.deps.log.error({ network: this.network, environment: this.environment, served: err.served.map((s) => `${s.provider}: ${describeIdentity(s.identity)}`) }, 'providers serve different chains and none is expected; the watcher waits');
+        this.deps.log.error(
+          { network: this.network, environment: this.environment, served: err.served.map((s) => `${s.provider}: ${describeIdentity(s.identity)}`) },
+          'providers serve different chains and none is expected; the watcher waits',
+        );
       }
       throw err;
     }
@@ -316,12 +343,28 @@ export class ChainWatcher {
     const now = Date.now();
     const full = now - this.lastFullReload > FULL_RELOAD_MS;
     const oldest = new Date(now - (this.deps.lateWindowS + this.deps.closedWatchS) * 1000);
-    const rows = await em.execute<{ id: string; order_id: string; token_id: string; network: Network; address: string; token_address: string; cursor: string | null; watch_seen: string | null; watch_seen_at: Date | null; created_at: Date; expires_at: Date }[]>(
+    const rows = await em.execute<
+      {
+        id: string;
+        order_id: string;
+        token_id: string;
+        network: Network;
+        address: string;
+        token_address: string;
+        cursor: string | null;
+        watch_seen: string | null;
+        watch_seen_at: Date | null;
+        created_at: Date;
+        expires_at: Date;
+      }[]
+    >(
       `select d.id, d.order_id, d.token_id, d.network, d.address, t.address as token_address, d.cursor, d.watch_seen, d.watch_seen_at, d.created_at, o.expires_at
        from deposits d join tokens t on t.id = d.token_id join orders o on o.id = d.order_id
        where d.environment = ? and d.family = ? and o.expires_at > ? ${full ? '' : 'and d.created_at > ?'}
        order by d.created_at`,
-      full ? [this.environment, this.adapter.family, oldest] : [this.environment, this.adapter.family, oldest, new Date(this.lastDepositSeen.getTime() - COMMIT_SLACK_MS)],
+      full
+        ? [this.environment, this.adapter.family, oldest]
+        : [this.environment, this.adapter.family, oldest, new Date(this.lastDepositSeen.getTime() - COMMIT_SLACK_MS)],
     );
     const before = this.watch;
     if (full) {
@@ -331,7 +374,12 @@ export class ChainWatcher {
     // The registry is read every tick (a few rows): a token activated since the last tick is scanned at
     // once, for its first deposit's payment and as a `wrong_token` receipt at every other deposit (read
     // only at a full reload, a token registered after start went unscanned for up to 10 minutes).
-    this.tokens = (await this.deps.tokens.listActive(em, this.environment, this.network)).map((t) => ({ id: t.id, address: t.address, decimals: t.decimals, symbol: t.symbol }));
+    this.tokens = (await this.deps.tokens.listActive(em, this.environment, this.network)).map((t) => ({
+      id: t.id,
+      address: t.address,
+      decimals: t.decimals,
+      symbol: t.symbol,
+    }));
     this.tokenByKey = new Map(this.tokens.map((t) => [this.key(t.address), t]));
     for (const r of rows) {
       const closesAt = new Date(r.expires_at).getTime() + this.deps.lateWindowS * 1000;
@@ -339,7 +387,19 @@ export class ChainWatcher {
       // A recheck not yet done survives a reload (the sweep that asked for it may be older than the next sweep query reaches).
       const recheck = before.get(key)?.recheck === true;
       const seenAt = r.watch_seen_at ? new Date(r.watch_seen_at).getTime() : 0;
-      this.watch.set(key, { depositId: r.id, orderId: r.order_id, tokenId: r.token_id, tokenAddress: r.token_address, owner: r.address, cursor: r.cursor, network: r.network, closesAt, seen: r.watch_seen, seenAt, recheck });
+      this.watch.set(key, {
+        depositId: r.id,
+        orderId: r.order_id,
+        tokenId: r.token_id,
+        tokenAddress: r.token_address,
+        owner: r.address,
+        cursor: r.cursor,
+        network: r.network,
+        closesAt,
+        seen: r.watch_seen,
+        seenAt,
+        recheck,
+      });
       if (new Date(r.created_at) > this.lastDepositSeen) this.lastDepositSeen = new Date(r.created_at);
     }
   }
@@ -403,13 +463,19 @@ export class ChainWatcher {
    * deposit is closed become `late` receipts: the deposit rows are read FOR SHARE, so the expiry job
    * cannot close one between this check and the insert (it waits for this commit).
    */
-  private async recordAll(tx: EntityManager, matched: { payments: MatchedTransfer[]; receipts: UnattributedTransfer[] }, touched: Set<string>): Promise<number> {
+  private async recordAll(
+    tx: EntityManager,
+    matched: { payments: MatchedTransfer[]; receipts: UnattributedTransfer[] },
+    touched: Set<string>,
+  ): Promise<number> {
     let payments = matched.payments;
     const receipts = [...matched.receipts];
     const ids = [...new Set(payments.map((m) => m.depositId))];
     if (ids.length) {
       const closed = new Set(
-        (await tx.execute<{ id: string }[]>(`select id from deposits where id in (${ids.map(() => '?').join(',')}) and status = 'closed' for share`, ids)).map((r) => r.id),
+        (await tx.execute<{ id: string }[]>(`select id from deposits where id in (${ids.map(() => '?').join(',')}) and status = 'closed' for share`, ids)).map(
+          (r) => r.id,
+        ),
       );
       if (closed.size) {
         receipts.push(...payments.filter((m) => closed.has(m.depositId)).map((m) => ({ ...m, reason: 'late' as const })));
@@ -434,7 +500,15 @@ export class ChainWatcher {
     for (const f of result.failed) {
       const t = f.transfer;
       this.deps.log.error(
-        { network: this.network, environment: this.environment, txHash: t.txHash, index: t.index, depositId: f.depositId, amount: t.amount.toString(), err: f.error },
+        {
+          network: this.network,
+          environment: this.environment,
+          txHash: t.txHash,
+          index: t.index,
+          depositId: f.depositId,
+          amount: t.amount.toString(),
+          err: f.error,
+        },
         'transfer could not be recorded; set aside in watcher_failures, the scan goes on',
       );
     }
@@ -457,7 +531,8 @@ export class ChainWatcher {
         this.scanned(cursor.block, head.latest);
         return 0;
       }
-      if (head.latest === cursor.block + 1n && head.tip.parentHash === cursor.hash && scan.scanBlock) return this.scanTip(em, head, { number: head.latest, hash: head.tip.hash }, scan.scanBlock, touched);
+      if (head.latest === cursor.block + 1n && head.tip.parentHash === cursor.hash && scan.scanBlock)
+        return this.scanTip(em, head, { number: head.latest, hash: head.tip.hash }, scan.scanBlock, touched);
     }
     if (cursor.hash) {
       const canonical = await this.adapter.getBlockHash(cursor.block);
@@ -467,10 +542,12 @@ export class ChainWatcher {
         // Reorg below our cursor: rewind and rescan. Orphaned payments are caught by confirm();
         // re-included ones are re-recorded with their new block.
         const back = cursor.block > REORG_REWIND ? cursor.block - REORG_REWIND : 0n;
-        this.deps.log.warn({ network: this.network, environment: this.environment, from: cursor.block.toString(), to: back.toString() }, 'reorg detected; rescanning');
+        this.deps.log.warn(
+          { network: this.network, environment: this.environment, from: cursor.block.toString(), to: back.toString() },
+          'reorg detected; rescanning',
+        );
         cursor = { block: back, hash: null };
         this.lastRecheck = 0; // it may reach below confirmed payments: re-check them this tick
-
       }
     }
     if (head.latest <= cursor.block || this.tokens.length === 0) {
@@ -488,7 +565,8 @@ export class ChainWatcher {
     if (!toHash) return 0; // the node does not serve `to` yet (lagging node behind a failover): next tick
     const transfers = await scan.scanTransfers(cursor.block + 1n, to, this.tokens, (addr) => watch.has(this.key(addr)));
     const matched = this.match(transfers);
-    if (scan.scanNative) matched.receipts.push(...(await this.matchNative(em, await scan.scanNative(cursor.block + 1n, to, (addr) => watch.has(this.key(addr))))));
+    if (scan.scanNative)
+      matched.receipts.push(...(await this.matchNative(em, await scan.scanNative(cursor.block + 1n, to, (addr) => watch.has(this.key(addr))))));
     // Logs and hashes may come from different nodes (failover) or straddle a reorg: commit only when
     // the blocks holding matched transfers are still the ones the logs came from.
     const stale = await this.staleBlocks([...matched.payments, ...matched.receipts]);
@@ -506,7 +584,13 @@ export class ChainWatcher {
   }
 
   /** One new block on top of the cursor, read by its hash; payments and the cursor commit together. */
-  private async scanTip(em: EntityManager, head: ChainHead, block: { number: bigint; hash: string }, scanBlock: NonNullable<LogScanObservation['scanBlock']>, touched: Set<string>): Promise<number> {
+  private async scanTip(
+    em: EntityManager,
+    head: ChainHead,
+    block: { number: bigint; hash: string },
+    scanBlock: NonNullable<LogScanObservation['scanBlock']>,
+    touched: Set<string>,
+  ): Promise<number> {
     const watch = this.watch;
     const { transfers, native } = await scanBlock(block, this.tokens, (addr) => watch.has(this.key(addr)));
     const matched = this.match(transfers);
@@ -565,7 +649,13 @@ export class ChainWatcher {
     // Every watched token at every owner: the deposit's own (payments) and the others (`wrong_token`).
     // The deposit's own token's account every poll; the others (`wrong_token` receipts) on the slow turn.
     const deposits = pollEveryToken(
-      entries.map((e) => ({ owner: e.owner, cursor: e.cursor, seen: e.seen, recheck: e.recheck, reads: (t: WatchedToken) => slowTurn || this.key(t.address) === this.key(e.tokenAddress) })),
+      entries.map((e) => ({
+        owner: e.owner,
+        cursor: e.cursor,
+        seen: e.seen,
+        recheck: e.recheck,
+        reads: (t: WatchedToken) => slowTurn || this.key(t.address) === this.key(e.tokenAddress),
+      })),
       this.tokens,
     );
     if (!deposits.length) return 0;
@@ -581,7 +671,14 @@ export class ChainWatcher {
       const setCursor = next !== undefined && next !== e.cursor;
       const setSeen = snapshot !== undefined && (snapshot !== e.seen || e.recheck);
       if (setCursor || setSeen) {
-        updates.push({ id: e.depositId, set_cursor: setCursor, cursor: setCursor ? next! : null, set_seen: setSeen, seen: setSeen ? snapshot! : null, seen_at: new Date(startedAt).toISOString() });
+        updates.push({
+          id: e.depositId,
+          set_cursor: setCursor,
+          cursor: setCursor ? next! : null,
+          set_seen: setSeen,
+          seen: setSeen ? snapshot! : null,
+          seen_at: new Date(startedAt).toISOString(),
+        });
       }
     }
     const recorded = await em.transactional(async (tx) => {
@@ -706,7 +803,14 @@ export class ChainWatcher {
     const cfg = this.deps.reorgRecheck;
     if (!cfg || cfg.windowS <= 0 || Date.now() - this.lastRecheck < cfg.intervalMs) return [];
     this.lastRecheck = Date.now();
-    const blocks = await this.deps.payments.confirmedBlocks(em, this.environment, this.network, new Date(Date.now() - cfg.windowS * 1000), cfg.maxBlocks, this.chainSince());
+    const blocks = await this.deps.payments.confirmedBlocks(
+      em,
+      this.environment,
+      this.network,
+      new Date(Date.now() - cfg.windowS * 1000),
+      cfg.maxBlocks,
+      this.chainSince(),
+    );
     // One hash per distinct block number, RECHECK_BATCH calls in flight at a time.
     const numbers = [...new Set(blocks.map((b) => b.blockNumber))];
     const canonical = new Map<bigint, string | null>();
@@ -848,20 +952,20 @@ export class ChainWatcher {
       );
       // SOLANA: the cursors and account snapshots belong to the earlier chain (an account there can look like one here)
       if (restart) {
-        await tx.execute(`update deposits set cursor = null, watch_seen = null, watch_seen_at = null where environment = ? and network = ? and (cursor is not null or watch_seen is not null)`, [
-          this.environment,
-          this.network,
-        ]);
+        await tx.execute(
+          `update deposits set cursor = null, watch_seen = null, watch_seen_at = null where environment = ? and network = ? and (cursor is not null or watch_seen is not null)`,
+          [this.environment, this.network],
+        );
       }
       return new Date(row!.identity_since);
     });
   }
 
   private async cursor(em: EntityManager, head: ChainHead): Promise<{ block: bigint; hash: string | null }> {
-    const rows = await em.execute<{ block_number: string; block_hash: string | null }[]>(`select block_number, block_hash from chain_cursors where environment = ? and network = ?`, [
-      this.environment,
-      this.network,
-    ]);
+    const rows = await em.execute<{ block_number: string; block_hash: string | null }[]>(
+      `select block_number, block_hash from chain_cursors where environment = ? and network = ?`,
+      [this.environment, this.network],
+    );
     if (rows[0]) return { block: BigInt(rows[0].block_number), hash: rows[0].block_hash };
     const start = head.latest > BigInt(this.deps.startLookbackBlocks) ? head.latest - BigInt(this.deps.startLookbackBlocks) : 0n;
     return { block: start, hash: null };

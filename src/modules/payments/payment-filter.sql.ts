@@ -17,12 +17,15 @@ export function paymentFilterSql(f: PaymentFilter, merchantId: string, environme
   const where = [`o.merchant_id = ${v.bind(merchantId)}`, `p.environment = ${v.bind(environment)}`];
   if (f.statuses?.length) where.push(`p.status in (${f.statuses.map((s) => v.bind(s)).join(', ')})`);
   if (f.network) where.push(`p.network = ${v.bind(f.network)}`);
-  if (f.tokenAddress) where.push(`p.token_id in (select t.id from tokens t where t.environment = p.environment and lower(t.address) = lower(${v.bind(f.tokenAddress)}))`);
+  if (f.tokenAddress)
+    where.push(`p.token_id in (select t.id from tokens t where t.environment = p.environment and lower(t.address) = lower(${v.bind(f.tokenAddress)}))`);
   if (f.detectedFrom) where.push(`p.detected_at >= ${v.bind(f.detectedFrom)}`);
   if (f.detectedTo) where.push(`p.detected_at < ${v.bind(f.detectedTo)}`);
   if (f.search) {
     // The sender ignores case (EVM addresses are typed checksummed or lower-case); the hash is as stored.
-    where.push(`(o.order_no like ${v.bind(`${likeLiteral(f.search)}%`)} or p.tx_hash = ${v.bind(f.search)} or lower(p.from_address) = lower(${v.bind(f.search)}))`);
+    where.push(
+      `(o.order_no like ${v.bind(`${likeLiteral(f.search)}%`)} or p.tx_hash = ${v.bind(f.search)} or lower(p.from_address) = lower(${v.bind(f.search)}))`,
+    );
   }
   return where;
 }

@@ -10,7 +10,10 @@ import { PAYMENT_STATUSES } from './payment.transitions.js';
  */
 export const paymentFilterFields = {
   /** Any of these statuses (empty or absent: all, orphaned included). */
-  statuses: z.array(z.enum(PAYMENT_STATUSES, { message: `must be one or more of ${PAYMENT_STATUSES.join(', ')}` })).max(PAYMENT_STATUSES.length).optional(),
+  statuses: z
+    .array(z.enum(PAYMENT_STATUSES, { message: `must be one or more of ${PAYMENT_STATUSES.join(', ')}` }))
+    .max(PAYMENT_STATUSES.length)
+    .optional(),
   network: network.optional(),
   tokenAddress: tokenAddress.optional(),
   /** Detected at or after. */
@@ -23,7 +26,10 @@ export const paymentFilterFields = {
 
 /** A payment filter schema with its range check (the detection range must not be empty). */
 export const withPaymentRange = <T extends z.ZodType<{ detectedFrom?: Date; detectedTo?: Date }>>(schema: T) =>
-  schema.refine((c) => !c.detectedFrom || !c.detectedTo || c.detectedFrom < c.detectedTo, { message: 'the range end must be after its start', path: ['detectedTo'] });
+  schema.refine((c) => !c.detectedFrom || !c.detectedTo || c.detectedFrom < c.detectedTo, {
+    message: 'the range end must be after its start',
+    path: ['detectedTo'],
+  });
 
 /** The merchant's payments (observed transfers), newest detected first; the environment is the caller's. */
 export const listPaymentsCommand = withPaymentRange(z.object({ ...paymentFilterFields, ...pageArgs }));

@@ -12,7 +12,10 @@ import { PaymentConnection, PaymentStatusEnum } from './payment.types.js';
 export class PaymentResolver {
   @Authorized('API_KEY', 'DASHBOARD')
   @UseMiddleware(EnvironmentArg)
-  @Query(() => PaymentConnection, { description: 'Transfers observed into the merchant’s deposit addresses, newest first; filters (the payments CSV export takes the same); cursor pagination (docs/api.md "GraphQL for dashboards")' })
+  @Query(() => PaymentConnection, {
+    description:
+      'Transfers observed into the merchant’s deposit addresses, newest first; filters (the payments CSV export takes the same); cursor pagination (docs/api.md "GraphQL for dashboards")',
+  })
   async payments(
     @Ctx() ctx: GqlContext,
     @Arg('environment', () => EnvironmentEnum, { nullable: true }) _environment?: EnvironmentEnum,
@@ -26,8 +29,14 @@ export class PaymentResolver {
     @Arg('after', () => String, { nullable: true }) after?: string,
   ): Promise<PaymentConnection> {
     const page = await ctx.app.payments.list(ctx, {
-      statuses: statuses ?? undefined, network: network ?? undefined, tokenAddress: tokenAddress ?? undefined,
-      detectedFrom: detectedFrom ?? undefined, detectedTo: detectedTo ?? undefined, search: search ?? undefined, first: first ?? undefined, after: after ?? undefined,
+      statuses: statuses ?? undefined,
+      network: network ?? undefined,
+      tokenAddress: tokenAddress ?? undefined,
+      detectedFrom: detectedFrom ?? undefined,
+      detectedTo: detectedTo ?? undefined,
+      search: search ?? undefined,
+      first: first ?? undefined,
+      after: after ?? undefined,
     });
     const edges = page.edges.map((e) => ({ cursor: e.cursor, node: toPaymentType(e.node, e.node.order.orderNo) }));
     return { edges, pageInfo: pageInfoOf(edges, page.hasNextPage, after), count: page.totalCount };
@@ -36,7 +45,10 @@ export class PaymentResolver {
 
 @Resolver(() => PaymentType)
 export class PaymentFieldsResolver {
-  @FieldResolver(() => String, { nullable: true, description: 'The transaction on a public block explorer; null on the sandbox’s local dev chains, which no explorer sees' })
+  @FieldResolver(() => String, {
+    nullable: true,
+    description: 'The transaction on a public block explorer; null on the sandbox’s local dev chains, which no explorer sees',
+  })
   explorerUrl(@Root() payment: PaymentType, @Ctx() ctx: GqlContext): string | null {
     return explorerTxUrl(payment.environment, payment.network, payment.txHash, ctx.app.config.DEV_CHAINS);
   }

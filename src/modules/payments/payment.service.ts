@@ -36,7 +36,6 @@ export interface PendingPayment {
   blockHash: string;
 }
 
-
 export interface RecordResult {
   /** Orders whose payments changed. */
   touched: string[];
@@ -60,7 +59,10 @@ function paymentEvents(p: string, type: typeof PAYMENT_DETECTED | typeof PAYMENT
 }
 
 /** `status in (…)` guard of a write moving payments to `to`, from the transition table. */
-const sourcesSql = (to: PaymentStatus) => paymentSourcesOf(to).map((s) => `'${s}'`).join(',');
+const sourcesSql = (to: PaymentStatus) =>
+  paymentSourcesOf(to)
+    .map((s) => `'${s}'`)
+    .join(',');
 
 /**
  * Records what watchers observe, with a `payment.detected` / `payment.confirmed` order event per new or
@@ -79,7 +81,16 @@ export class PaymentService {
     const caller = requireMerchantWide(ctx, 'Listing payments', 'payments.read');
     const v = new BindParams();
     const where = paymentFilterSql(f, caller.merchantId, requireEnvironment(ctx), v);
-    const page = await newestFirstIds(ctx.em, { kind: 'payments', from: PAYMENT_LISTING_FROM, id: 'p.id', key: 'p.detected_at', where, params: v.values, first: f.first, after: f.after });
+    const page = await newestFirstIds(ctx.em, {
+      kind: 'payments',
+      from: PAYMENT_LISTING_FROM,
+      id: 'p.id',
+      key: 'p.detected_at',
+      where,
+      params: v.values,
+      first: f.first,
+      after: f.after,
+    });
     const found = page.rows.length ? await ctx.em.find(Payment, { id: { $in: page.rows.map((r) => r.id) } }, { populate: ['token', 'order'] }) : [];
     return { edges: inPageOrder(page.rows, found), hasNextPage: page.hasNextPage, totalCount: page.totalCount };
   }
@@ -108,7 +119,21 @@ export class PaymentService {
              returning *, (xmax = 0) as inserted
            ), ${paymentEvents('p', PAYMENT_DETECTED, 'p.inserted')}
            select order_id from p`,
-          [environment, network, t.txHash, t.index, t.blockNumber.toString(), t.blockHash, m.tokenId, m.depositId, m.orderId, t.from, t.to, t.amount.toString(), m.orderId],
+          [
+            environment,
+            network,
+            t.txHash,
+            t.index,
+            t.blockNumber.toString(),
+            t.blockHash,
+            m.tokenId,
+            m.depositId,
+            m.orderId,
+            t.from,
+            t.to,
+            t.amount.toString(),
+            m.orderId,
+          ],
         ),
       );
       if (r.ok) for (const row of r.value) touched.add(row.order_id);
@@ -144,7 +169,14 @@ export class PaymentService {
    * Distinct blocks holding this network's payments confirmed since `since` (the deep-reorg re-check),
    * newest first, at most `limit`: one block-hash check per block covers all its payments.
    */
-  async confirmedBlocks(em: EntityManager, environment: Environment, network: Network, since: Date, limit: number, chainSince: Date | null = null): Promise<{ blockNumber: bigint; blockHash: string }[]> {
+  async confirmedBlocks(
+    em: EntityManager,
+    environment: Environment,
+    network: Network,
+    since: Date,
+    limit: number,
+    chainSince: Date | null = null,
+  ): Promise<{ blockNumber: bigint; blockHash: string }[]> {
     // `chainSince`: only payments detected on the chain the watcher follows now (see `pending`)
     const rows = await em.execute<{ block_number: string; block_hash: string }[]>(
       `select block_number, block_hash from payments where environment = ? and network = ? and status = 'confirmed' and confirmed_at >= ? ${chainSince ? 'and detected_at >= ?' : ''}
@@ -159,7 +191,12 @@ export class PaymentService {
    * orphaned, stamped `reorged_at` (settlement raises `payment.reorged` for them). A re-inclusion found
    * later revives them through `record`. Returns the payments moved, with their orders.
    */
-  async markReorged(em: EntityManager, environment: Environment, network: Network, blocks: { blockNumber: bigint; blockHash: string }[]): Promise<{ id: string; orderId: string }[]> {
+  async markReorged(
+    em: EntityManager,
+    environment: Environment,
+    network: Network,
+    blocks: { blockNumber: bigint; blockHash: string }[],
+  ): Promise<{ id: string; orderId: string }[]> {
     if (!blocks.length) return [];
     const rows = await em.execute<{ id: string; order_id: string }[]>(
       `update payments p set status = 'orphaned', orphaned_at = now(), reorged_at = now()
@@ -175,6 +212,10 @@ export class PaymentService {
   /** Its block was reorganised away: never counted (a re-inclusion elsewhere revives it via `record`). */
   async markOrphaned(em: EntityManager, ids: string[]): Promise<void> {
     // Pending ones only: a confirmed payment leaves through markReorged, which raises the alarm.
-    if (ids.length) await em.execute(`update payments set status = 'orphaned', orphaned_at = now() where id in (${ids.map(() => '?').join(',')}) and status = 'pending'`, ids);
+    if (ids.length)
+      await em.execute(
+        `update payments set status = 'orphaned', orphaned_at = now() where id in (${ids.map(() => '?').join(',')}) and status = 'pending'`,
+        ids,
+      );
   }
 }

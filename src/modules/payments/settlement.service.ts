@@ -21,7 +21,10 @@ export interface SettlementOptions {
 }
 
 /** `status in (…)` guard of a write moving deposits to `to`, from the transition table. */
-const depositSourcesSql = (to: DepositStatus) => depositSourcesOf(to).map((s) => `'${s}'`).join(',');
+const depositSourcesSql = (to: DepositStatus) =>
+  depositSourcesOf(to)
+    .map((s) => `'${s}'`)
+    .join(',');
 
 /**
  * Applies the settlement decision (settlement.rules.ts, where the rules are written) to an order:
@@ -54,7 +57,9 @@ export class SettlementService {
     const expiresAt = new Date(order.expires_at);
     const lateEnd = lateWindowEnd(expiresAt, this.opts.lateWindowS);
 
-    const rows = await tx.execute<{ id: string; total_amount: string; total_amount_fiat: string; confirmed: string; pending: string; paid_in_window: string }[]>(
+    const rows = await tx.execute<
+      { id: string; total_amount: string; total_amount_fiat: string; confirmed: string; pending: string; paid_in_window: string }[]
+    >(
       `select d.id, d.total_amount, d.total_amount_fiat,
               coalesce(sum(p.amount) filter (where p.status = 'confirmed'), 0) as confirmed,
               coalesce(sum(p.amount) filter (where p.status = 'pending'), 0) as pending,
@@ -70,7 +75,14 @@ export class SettlementService {
       [orderId, lateEnd],
     );
     const paymentsOf = (depositId: string): ReceiptPayment[] =>
-      counted.filter((p) => p.deposit_id === depositId).map((p) => ({ id: p.id, amount: BigInt(p.amount), confirmedAt: p.confirmed_at ? new Date(p.confirmed_at) : null, detectedAt: new Date(p.detected_at) }));
+      counted
+        .filter((p) => p.deposit_id === depositId)
+        .map((p) => ({
+          id: p.id,
+          amount: BigInt(p.amount),
+          confirmedAt: p.confirmed_at ? new Date(p.confirmed_at) : null,
+          detectedAt: new Date(p.detected_at),
+        }));
     const deposits = rows.map((r) => ({
       id: r.id,
       due: BigInt(r.total_amount),
@@ -87,7 +99,21 @@ export class SettlementService {
 
     // Deep reorgs: each confirmed payment that left the chain is reported once (before the status
     // change it may cause, so a receiver reads the cause first), and the order is flagged.
-    const reorged = await tx.execute<{ id: string; deposit_id: string; tx_hash: string; log_index: number; amount: string; block_number: string; block_hash: string; status: string; reorged_at: string; environment: string; network: string }[]>(
+    const reorged = await tx.execute<
+      {
+        id: string;
+        deposit_id: string;
+        tx_hash: string;
+        log_index: number;
+        amount: string;
+        block_number: string;
+        block_hash: string;
+        status: string;
+        reorged_at: string;
+        environment: string;
+        network: string;
+      }[]
+    >(
       `update payments set reorg_reported_at = reorged_at
        where order_id = ? and reorged_at is not null and (reorg_reported_at is null or reorg_reported_at < reorged_at)
        returning id, deposit_id, tx_hash, log_index, amount::text, block_number::text, block_hash, status,
@@ -95,12 +121,25 @@ export class SettlementService {
       [orderId],
     );
     for (const p of reorged) {
-      const reason = { paymentId: p.id, depositId: p.deposit_id, txHash: p.tx_hash, logIndex: p.log_index, amount: p.amount, blockNumber: p.block_number, blockHash: p.block_hash, paymentStatus: p.status, reorgedAt: p.reorged_at };
+      const reason = {
+        paymentId: p.id,
+        depositId: p.deposit_id,
+        txHash: p.tx_hash,
+        logIndex: p.log_index,
+        amount: p.amount,
+        blockNumber: p.block_number,
+        blockHash: p.block_hash,
+        paymentStatus: p.status,
+        reorgedAt: p.reorged_at,
+      };
       await this.event(tx, orderId, PAYMENT_REORGED, reason);
       alarms.push({ ...reason, orderId, environment: p.environment, network: p.network, status: order.status });
     }
     if (reorged.length) await tx.execute(`update orders set reorged = true where id = ?`, [orderId]);
-    const [loss] = await tx.execute<{ lost: boolean }[]>(`select exists (select 1 from payments where order_id = ? and reorged_at is not null and status = 'orphaned') as lost`, [orderId]);
+    const [loss] = await tx.execute<{ lost: boolean }[]>(
+      `select exists (select 1 from payments where order_id = ? and reorged_at is not null and status = 'orphaned') as lost`,
+      [orderId],
+    );
 
     const decision = decideSettlement({
       status: order.status,
@@ -119,10 +158,10 @@ export class SettlementService {
         orderId,
         target,
         {
-        kind: target === 'Underpaid' && order.status === 'Success' ? 'reorged' : 'settlement',
-        // The deposit and payment that completed the order (Success): its webhook reports them.
-        ...(target === 'Success' ? { depositId: decision.paidDepositId, paymentId: decision.paidPaymentId } : {}),
-        confirmed: deposits.map((d) => ({ depositId: d.id, confirmed: d.confirmed.toString(), due: d.due.toString() })),
+          kind: target === 'Underpaid' && order.status === 'Success' ? 'reorged' : 'settlement',
+          // The deposit and payment that completed the order (Success): its webhook reports them.
+          ...(target === 'Success' ? { depositId: decision.paidDepositId, paymentId: decision.paidPaymentId } : {}),
+          confirmed: deposits.map((d) => ({ depositId: d.id, confirmed: d.confirmed.toString(), due: d.due.toString() })),
         },
         { depositId: decision.paidDepositId },
       );
@@ -159,9 +198,12 @@ export class SettlementService {
     for (const p of late) {
       await this.event(tx, orderId, PAYMENT_LATE, { paymentId: p.id, txHash: p.tx_hash, amount: p.amount, withinLateWindow: p.in_window });
     }
-    if (decision.deposits === 'close') await tx.execute(`update deposits set status = 'closed' where order_id = ? and status in (${depositSourcesSql('closed')})`, [orderId]);
-    else if (decision.deposits === 'settle') await tx.execute(`update deposits set status = 'settled' where order_id = ? and status in (${depositSourcesSql('settled')})`, [orderId]);
-    else if (decision.deposits === 'lapse') await tx.execute(`update deposits set status = 'lapsed' where order_id = ? and status in (${depositSourcesSql('lapsed')})`, [orderId]);
+    if (decision.deposits === 'close')
+      await tx.execute(`update deposits set status = 'closed' where order_id = ? and status in (${depositSourcesSql('closed')})`, [orderId]);
+    else if (decision.deposits === 'settle')
+      await tx.execute(`update deposits set status = 'settled' where order_id = ? and status in (${depositSourcesSql('settled')})`, [orderId]);
+    else if (decision.deposits === 'lapse')
+      await tx.execute(`update deposits set status = 'lapsed' where order_id = ? and status in (${depositSourcesSql('lapsed')})`, [orderId]);
     return target;
   }
 
@@ -180,7 +222,12 @@ export class SettlementService {
     return due.length;
   }
 
-  private async event<T extends typeof PAYMENT_LATE | typeof PAYMENT_OVERPAID | typeof PAYMENT_REORGED>(tx: EntityManager, orderId: string, type: T, reason: OrderEventReasons[T]): Promise<void> {
+  private async event<T extends typeof PAYMENT_LATE | typeof PAYMENT_OVERPAID | typeof PAYMENT_REORGED>(
+    tx: EntityManager,
+    orderId: string,
+    type: T,
+    reason: OrderEventReasons[T],
+  ): Promise<void> {
     await recordOrderEvent(tx, orderId, type, reason);
   }
 }

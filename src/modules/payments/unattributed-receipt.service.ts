@@ -19,7 +19,10 @@ export interface UnattributedTransfer {
   reason: ReceiptReason;
 }
 
-const sourcesSql = (to: PaymentStatus) => paymentSourcesOf(to).map((s) => `'${s}'`).join(',');
+const sourcesSql = (to: PaymentStatus) =>
+  paymentSourcesOf(to)
+    .map((s) => `'${s}'`)
+    .join(',');
 
 /**
  * Records receipts that never count toward an order (RECEIPT_REASONS: late, wrong token or network, native coin) and reports each once it
@@ -30,7 +33,12 @@ const sourcesSql = (to: PaymentStatus) => paymentSourcesOf(to).map((s) => `'${s}
  */
 export class UnattributedReceiptService {
   /** Inside the watcher's cursor transaction; one savepoint per row, a refused row goes to `watcher_failures`. */
-  async record(em: EntityManager, environment: Environment, network: Network, items: UnattributedTransfer[]): Promise<{ recorded: number; failed: RecordFailure[] }> {
+  async record(
+    em: EntityManager,
+    environment: Environment,
+    network: Network,
+    items: UnattributedTransfer[],
+  ): Promise<{ recorded: number; failed: RecordFailure[] }> {
     if (!items.length) return { recorded: 0, failed: [] };
     if (!em.isInTransaction()) return em.transactional((tx) => this.record(tx, environment, network, items));
     let recorded = 0;
@@ -85,20 +93,22 @@ export class UnattributedReceiptService {
   /** Confirms receipts and reports each to its merchant once (an event per receipt, whatever reorgs did before). */
   async markConfirmed(em: EntityManager, ids: string[]): Promise<void> {
     if (!ids.length) return;
-    const rows = await em.execute<{
-      id: string;
-      order_id: string;
-      deposit_id: string;
-      tx_hash: string;
-      log_index: number;
-      network: Network;
-      to_address: string;
-      amount: string;
-      reason: string;
-      token_address: string | null;
-      symbol: string | null;
-      decimals: number | null;
-    }[]>(
+    const rows = await em.execute<
+      {
+        id: string;
+        order_id: string;
+        deposit_id: string;
+        tx_hash: string;
+        log_index: number;
+        network: Network;
+        to_address: string;
+        amount: string;
+        reason: string;
+        token_address: string | null;
+        symbol: string | null;
+        decimals: number | null;
+      }[]
+    >(
       `with c as (update unattributed_receipts set status = 'confirmed', confirmed_at = now() where id in (${ids.map(() => '?').join(',')}) and status in (${sourcesSql('confirmed')}) returning *)
        select c.id, c.order_id, c.deposit_id, c.tx_hash, c.log_index, c.network, c.to_address, c.amount::text as amount, c.reason, t.address as token_address, t.symbol, t.decimals
        from c left join tokens t on t.id = c.token_id
@@ -125,6 +135,10 @@ export class UnattributedReceiptService {
   }
 
   async markOrphaned(em: EntityManager, ids: string[]): Promise<void> {
-    if (ids.length) await em.execute(`update unattributed_receipts set status = 'orphaned', orphaned_at = now() where id in (${ids.map(() => '?').join(',')}) and status in (${sourcesSql('orphaned')})`, ids);
+    if (ids.length)
+      await em.execute(
+        `update unattributed_receipts set status = 'orphaned', orphaned_at = now() where id in (${ids.map(() => '?').join(',')}) and status in (${sourcesSql('orphaned')})`,
+        ids,
+      );
   }
 }

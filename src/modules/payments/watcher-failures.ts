@@ -37,7 +37,21 @@ export async function writeOrSetAside<T>(
        values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
        on conflict (environment, network, tx_hash, log_index) do update
          set attempts = watcher_failures.attempts + 1, error = excluded.error, block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`,
-      [environment, network, t.txHash, t.index, t.blockNumber.toString(), t.blockHash, t.token, t.from, t.to, t.amount.toString(), m.depositId, m.orderId, label ? `${label}: ${error}` : error],
+      [
+        environment,
+        network,
+        t.txHash,
+        t.index,
+        t.blockNumber.toString(),
+        t.blockHash,
+        t.token,
+        t.from,
+        t.to,
+        t.amount.toString(),
+        m.depositId,
+        m.orderId,
+        label ? `${label}: ${error}` : error,
+      ],
     );
     return { ok: false, failure: { transfer: t, depositId: m.depositId, error } };
   }

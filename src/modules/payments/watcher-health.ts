@@ -48,7 +48,11 @@ export interface WatcherHealthRow {
 }
 
 /** Pure: the state of one watcher at `now` (ms). */
-export function watcherState(h: Pick<WatcherHealthRow, 'lastOkAt' | 'lastErrorAt' | 'caughtUpAt' | 'startedAt'>, now: number, limits: { stallS: number; lagS: number }): WatcherState {
+export function watcherState(
+  h: Pick<WatcherHealthRow, 'lastOkAt' | 'lastErrorAt' | 'caughtUpAt' | 'startedAt'>,
+  now: number,
+  limits: { stallS: number; lagS: number },
+): WatcherState {
   const okAt = h.lastOkAt?.getTime() ?? null;
   const since = okAt ?? h.startedAt.getTime();
   if (now - since > limits.stallS * 1000) {

@@ -38,7 +38,13 @@ export class QuoteService {
     // The market call happens before, never inside, a transaction.
     const rate = await this.rates.getRate(token.symbol as RateSymbol);
     const m = await em.findOneOrFail(Merchant, order.merchant.id);
-    const q = computeQuote({ amountIdr: order.amount, feePercent: normalizePercent(m.platformFeePercent), feeIncluded: m.feeIncluded, rate: rate.rate, decimals: token.decimals });
+    const q = computeQuote({
+      amountIdr: order.amount,
+      feePercent: normalizePercent(m.platformFeePercent),
+      feeIncluded: m.feeIncluded,
+      rate: rate.rate,
+      decimals: token.decimals,
+    });
     const fee = q.fees[0];
     await em.execute(
       `insert into quotes (id, order_id, token_id, network, decimals, rate_source, crypto_rate, amount_idr, amount_crypto, fee_percent, fee_included,

@@ -14,7 +14,11 @@ export class ReconciliationMismatchType {
   @Field({ description: 'What the ledger says the address holds (received − swept − fees), token units' }) ledger!: string;
   @Field(() => [String], { description: 'Transactions the ledger holds for this address and token' }) txHashes!: string[];
   @Field(() => [String], { description: 'Transfers observed but not recorded (watcher_failures)' }) failedTxHashes!: string[];
-  @Field({ description: 'TRON/SOLANA (read at the latest state): transfers past the watcher’s cursor, not recorded yet, the comparison allowed for, token units; "0" on EVM' }) inFlight!: string;
+  @Field({
+    description:
+      'TRON/SOLANA (read at the latest state): transfers past the watcher’s cursor, not recorded yet, the comparison allowed for, token units; "0" on EVM',
+  })
+  inFlight!: string;
   @Field(() => [String], { description: 'Transactions of those in-flight transfers' }) inFlightTxHashes!: string[];
 }
 
@@ -25,7 +29,10 @@ export class ReconciliationHeldType {
   @Field() tokenAddress!: string;
   @Field() tokenSymbol!: string;
   @Field({ description: 'Balance the engine read, token units' }) balance!: string;
-  @Field({ description: 'below_minimum (under the token’s minimum), fee_too_high (the dust rule) or native_dust (native coin that would not pay for its own transfer)' }) reason!: string;
+  @Field({
+    description: 'below_minimum (under the token’s minimum), fee_too_high (the dust rule) or native_dust (native coin that would not pay for its own transfer)',
+  })
+  reason!: string;
   @Field({ description: 'What the sweep would have cost, native base units' }) fee!: string;
   @Field({ description: 'When the engine last looked' }) checkedAt!: Date;
 }
@@ -34,10 +41,15 @@ export class ReconciliationHeldType {
 export class ReconciliationRunType {
   @Field(() => EnvironmentEnum) environment!: Environment;
   @Field(() => NetworkEnum) network!: Network;
-  @Field(() => String, { nullable: true, description: 'Block both sides were read at (EVM: the watcher’s cursor); TRON/SOLANA: the head when the balance reads began' }) atBlock!: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: 'Block both sides were read at (EVM: the watcher’s cursor); TRON/SOLANA: the head when the balance reads began',
+  })
+  atBlock!: string | null;
   @Field(() => Int, { description: '(address, token) pairs compared' }) checked!: number;
   @Field(() => [ReconciliationMismatchType]) mismatches!: ReconciliationMismatchType[];
-  @Field(() => [ReconciliationHeldType], { description: 'Deposits the sweep engine holds (dust, below the minimum), each with its reason; not mismatches' }) held!: ReconciliationHeldType[];
+  @Field(() => [ReconciliationHeldType], { description: 'Deposits the sweep engine holds (dust, below the minimum), each with its reason; not mismatches' })
+  held!: ReconciliationHeldType[];
   @Field(() => String, { nullable: true, description: 'Why the run could not compare' }) error!: string | null;
   @Field() finishedAt!: Date;
 }

@@ -131,7 +131,15 @@ function subsetSums(amounts: bigint[]): bigint[] {
  * movement's block in the range, where the expected sum changes. `sending`: sweeps broadcast but not
  * yet seen in a block by the engine, each of which may or may not have left the address.
  */
-export function balanceMatches(onChain: bigint, receivedUpToLo: bigint, after: Movement[], lo: bigint, hi: bigint, sweptUpToLo = 0n, sending: bigint[] = []): boolean {
+export function balanceMatches(
+  onChain: bigint,
+  receivedUpToLo: bigint,
+  after: Movement[],
+  lo: bigint,
+  hi: bigint,
+  sweptUpToLo = 0n,
+  sending: bigint[] = [],
+): boolean {
   const inRange = after.filter((m) => m.block > lo && m.block <= hi);
   const candidates = [lo, ...new Set(inRange.map((m) => m.block))];
   const maybeGone = subsetSums(sending);
@@ -193,8 +201,13 @@ export class ReconciliationService {
       // A log-scanning watcher that has not scanned anything yet: nothing to compare against.
       if (cursor !== null || adapter.observation.kind === 'account-poll') {
         const tokens = await this.tokens.listActive(em, environment, network);
-        const addresses = await em.execute<{ address: string }[]>('select distinct address from deposits where environment = ? and family = ? order by address', [environment, adapter.family]);
-        const queries: BalanceQuery[] = addresses.flatMap((a) => tokens.map((t) => ({ owner: a.address, token: { address: t.address, decimals: t.decimals, symbol: t.symbol } })));
+        const addresses = await em.execute<{ address: string }[]>(
+          'select distinct address from deposits where environment = ? and family = ? order by address',
+          [environment, adapter.family],
+        );
+        const queries: BalanceQuery[] = addresses.flatMap((a) =>
+          tokens.map((t) => ({ owner: a.address, token: { address: t.address, decimals: t.decimals, symbol: t.symbol } })),
+        );
         const key: PairKey = (owner, token) => `${adapter.driver.addressKey(owner)}|${adapter.driver.addressKey(token)}`;
         let lo: bigint;
         let hi: bigint;
@@ -259,7 +272,8 @@ export class ReconciliationService {
           const tankOnChain = nativeOnChain[owners.length]!;
           if (book.funded !== null && !book.inFlight) {
             checked++;
-            if (!balanceMatches(tankOnChain, book.funded, book.after, lo, hi, book.spentUpToLo)) mismatches.push(this.tanks.mismatch(network, book, tankOnChain));
+            if (!balanceMatches(tankOnChain, book.funded, book.after, lo, hi, book.spentUpToLo))
+              mismatches.push(this.tanks.mismatch(network, book, tankOnChain));
           }
         }
         held = await this.held(em, environment, network);
@@ -276,7 +290,18 @@ export class ReconciliationService {
     for (const m of mismatches) this.log.error({ environment, network, ...m }, 'reconciliation: on-chain balance differs from the ledger');
     // The error object carries the RPC detail for the log (adapter errors keep it out of their message).
     if (error) this.log.warn({ environment, network, err: caught }, 'reconciliation could not compare this network');
-    return { id: row!.id, environment, network, atBlock: atBlock?.toString() ?? null, checked, mismatches, held, error, startedAt, finishedAt: new Date(row!.finished_at) };
+    return {
+      id: row!.id,
+      environment,
+      network,
+      atBlock: atBlock?.toString() ?? null,
+      checked,
+      mismatches,
+      held,
+      error,
+      startedAt,
+      finishedAt: new Date(row!.finished_at),
+    };
   }
 
   /**
@@ -285,9 +310,26 @@ export class ReconciliationService {
    * deposit paid for its transfer out (topup chains only: a fee payer's fee is the tank's). A top-up
    * or transfer signed and not in a block yet leaves its deposit uncompared this run.
    */
-  private async refundNative(em: EntityManager, target: WatchedNetwork, hi: bigint, rows: { address: string; dir: 'in' | 'out'; tx_hash: string; block_number: string; amount: string }[], skip: { address: string }[]): Promise<void> {
+  private async refundNative(
+    em: EntityManager,
+    target: WatchedNetwork,
+    hi: bigint,
+    rows: { address: string; dir: 'in' | 'out'; tx_hash: string; block_number: string; amount: string }[],
+    skip: { address: string }[],
+  ): Promise<void> {
     const { environment, network, adapter } = target;
-    const refunds = await em.execute<{ from_address: string; funding_raw: string | null; funding_block_number: string | null; tx_hash: string | null; raw_tx: string | null; block_number: string | null; fee_paid: string; status: string }[]>(
+    const refunds = await em.execute<
+      {
+        from_address: string;
+        funding_raw: string | null;
+        funding_block_number: string | null;
+        tx_hash: string | null;
+        raw_tx: string | null;
+        block_number: string | null;
+        fee_paid: string;
+        status: string;
+      }[]
+    >(
       `select from_address, funding_raw, funding_block_number::text as funding_block_number, tx_hash, raw_tx, block_number::text as block_number, fee_paid::text as fee_paid, status
        from refunds where environment = ? and network = ? and source = 'deposit' and (funding_raw is not null or raw_tx is not null)`,
       [environment, network],
@@ -301,25 +343,52 @@ export class ReconciliationService {
           // each top-up at its own block (a further one may follow a short first one)
           for (const f of parseFunding(r.funding_raw)) {
             const block = f.block ?? BigInt(r.funding_block_number);
-            if (block <= hi) for (const c of coinSent?.(f) ?? []) rows.push({ address: c.to, dir: 'in', tx_hash: f.txHash, block_number: block.toString(), amount: c.amount.toString() });
+            if (block <= hi)
+              for (const c of coinSent?.(f) ?? [])
+                rows.push({ address: c.to, dir: 'in', tx_hash: f.txHash, block_number: block.toString(), amount: c.amount.toString() });
           }
         }
       }
       if (!r.raw_tx || !depositPays) continue;
       if (r.status === 'sending' && r.block_number === null) skip.push({ address: r.from_address });
-      else if (r.block_number !== null && BigInt(r.block_number) <= hi && BigInt(r.fee_paid) > 0n) rows.push({ address: r.from_address, dir: 'out', tx_hash: r.tx_hash!, block_number: r.block_number, amount: r.fee_paid });
+      else if (r.block_number !== null && BigInt(r.block_number) <= hi && BigInt(r.fee_paid) > 0n)
+        rows.push({ address: r.from_address, dir: 'out', tx_hash: r.tx_hash!, block_number: r.block_number, amount: r.fee_paid });
     }
   }
 
   /** The newest run per network of `environment` (operators' query). */
   async latest(em: EntityManager, environment: Environment): Promise<ReconciliationRun[]> {
-    const rows = await em.execute<{ id: string; environment: Environment; network: Network; at_block: string | null; checked: number; mismatches: ReconciliationMismatch[]; held: ReconciliationHeld[]; error: string | null; started_at: string; finished_at: string }[]>(
+    const rows = await em.execute<
+      {
+        id: string;
+        environment: Environment;
+        network: Network;
+        at_block: string | null;
+        checked: number;
+        mismatches: ReconciliationMismatch[];
+        held: ReconciliationHeld[];
+        error: string | null;
+        started_at: string;
+        finished_at: string;
+      }[]
+    >(
       `select distinct on (network) id, environment, network, at_block::text as at_block, checked, mismatches, held, error, started_at, finished_at
        from reconciliation_runs where environment = ? order by network, finished_at desc`,
       [environment],
     );
     // Runs stored before in-flight transfers were reported have no such fields: none were allowed for.
-    return rows.map((r) => ({ id: r.id, environment: r.environment, network: r.network, atBlock: r.at_block, checked: r.checked, mismatches: r.mismatches.map((m) => ({ ...m, inFlight: m.inFlight ?? '0', inFlightTxHashes: m.inFlight ? m.inFlightTxHashes : [] })), held: r.held, error: r.error, startedAt: new Date(r.started_at), finishedAt: new Date(r.finished_at) }));
+    return rows.map((r) => ({
+      id: r.id,
+      environment: r.environment,
+      network: r.network,
+      atBlock: r.at_block,
+      checked: r.checked,
+      mismatches: r.mismatches.map((m) => ({ ...m, inFlight: m.inFlight ?? '0', inFlightTxHashes: m.inFlight ? m.inFlightTxHashes : [] })),
+      held: r.held,
+      error: r.error,
+      startedAt: new Date(r.started_at),
+      finishedAt: new Date(r.finished_at),
+    }));
   }
 
   /**
@@ -330,7 +399,15 @@ export class ReconciliationService {
    * nothing (a reverted transfer moves no token).
    */
   private async ledger(em: EntityManager, environment: Environment, network: Network, lo: bigint, hi: bigint, key: PairKey): Promise<Map<string, LedgerPair>> {
-    type Row = { to_address: string; token_address: string; dir: 'in' | 'out'; up_to_lo: string; after: { tx_hash: string; log_index: number; block_number: string; amount: string }[] | null; sending: string[] | null; tx_hashes: string[] };
+    type Row = {
+      to_address: string;
+      token_address: string;
+      dir: 'in' | 'out';
+      up_to_lo: string;
+      after: { tx_hash: string; log_index: number; block_number: string; amount: string }[] | null;
+      sending: string[] | null;
+      tx_hashes: string[];
+    };
     const rows = await em.execute<Row[]>(
       `select r.to_address, t.address as token_address, r.dir,
               coalesce(sum(r.amount) filter (where not r.sending and r.block_number <= ?::bigint), 0)::text as up_to_lo,
@@ -363,7 +440,10 @@ export class ReconciliationService {
       out.set(k, {
         receivedUpToLo: prev.receivedUpToLo + (r.dir === 'in' ? upToLo : 0n),
         sweptUpToLo: prev.sweptUpToLo + (r.dir === 'out' ? upToLo : 0n),
-        after: [...prev.after, ...(r.after ?? []).map((m) => ({ txHash: m.tx_hash, index: m.log_index, block: BigInt(m.block_number), amount: BigInt(m.amount), dir: r.dir }))],
+        after: [
+          ...prev.after,
+          ...(r.after ?? []).map((m) => ({ txHash: m.tx_hash, index: m.log_index, block: BigInt(m.block_number), amount: BigInt(m.amount), dir: r.dir })),
+        ],
         sending: [...prev.sending, ...(r.sending ?? []).map(BigInt)],
         txHashes: [...new Set([...prev.txHashes, ...(r.tx_hashes ?? [])])].sort(),
       });
@@ -382,7 +462,14 @@ export class ReconciliationService {
    * `TransferContract`). Not compared, and not counted as checked: an address with a transaction of
    * its own or a top-up still in flight (its fee or amount is not known yet).
    */
-  private async nativeMismatches(em: EntityManager, target: WatchedNetwork, owners: string[], onChain: bigint[], lo: bigint, hi: bigint): Promise<{ checked: number; mismatches: ReconciliationMismatch[] }> {
+  private async nativeMismatches(
+    em: EntityManager,
+    target: WatchedNetwork,
+    owners: string[],
+    onChain: bigint[],
+    lo: bigint,
+    hi: bigint,
+  ): Promise<{ checked: number; mismatches: ReconciliationMismatch[] }> {
     const { environment, network, adapter } = target;
     const k = (a: string) => adapter.driver.addressKey(a);
     type Row = { address: string; dir: 'in' | 'out'; tx_hash: string; block_number: string; amount: string };
@@ -425,7 +512,12 @@ export class ReconciliationService {
       const cursor = (await scannedBlock(em, environment, network)) ?? hi;
       const mine = new Set(owners.map(k));
       const seen = cursor < hi ? await observation.scanNative(cursor + 1n, hi, (to) => mine.has(k(to))) : [];
-      const recorded = await this.recordedKeys(em, environment, network, seen.map((t) => ({ txHash: t.txHash, index: t.index, block: t.blockNumber, amount: t.amount })));
+      const recorded = await this.recordedKeys(
+        em,
+        environment,
+        network,
+        seen.map((t) => ({ txHash: t.txHash, index: t.index, block: t.blockNumber, amount: t.amount })),
+      );
       const ours = new Set(rows.map((r) => r.tx_hash.toLowerCase()));
       const live = await em.execute<{ tx_hash: string }[]>(`select tx_hash from sweep_txs where environment = ? and network = ?`, [environment, network]);
       for (const l of live) ours.add(l.tx_hash.toLowerCase());
@@ -444,7 +536,10 @@ export class ReconciliationService {
       if (skipped.has(a)) return;
       checked++;
       const mine = byAddress.get(a) ?? [];
-      const movements: Movement[] = [...mine.map((r) => ({ txHash: r.tx_hash, index: -1, block: BigInt(r.block_number), amount: BigInt(r.amount), dir: r.dir })), ...(pending.get(a) ?? [])];
+      const movements: Movement[] = [
+        ...mine.map((r) => ({ txHash: r.tx_hash, index: -1, block: BigInt(r.block_number), amount: BigInt(r.amount), dir: r.dir })),
+        ...(pending.get(a) ?? []),
+      ];
       const upTo = (dir: 'in' | 'out') => movements.filter((m) => m.block <= lo && (m.dir ?? 'in') === dir).reduce((x, m) => x + m.amount, 0n);
       const after = movements.filter((m) => m.block > lo);
       const amount = onChain[i]!;
@@ -472,7 +567,19 @@ export class ReconciliationService {
   /** Deposits the sweep engine holds on this network, with the reason (`sweep_holds`). */
   private async held(em: EntityManager, environment: Environment, network: Network): Promise<ReconciliationHeld[]> {
     const native = nativeAsset(network);
-    const rows = await em.execute<{ deposit_id: string; address: string; token_address: string | null; symbol: string | null; decimals: number | null; balance: string; reason: string; fee: string; checked_at: Date }[]>(
+    const rows = await em.execute<
+      {
+        deposit_id: string;
+        address: string;
+        token_address: string | null;
+        symbol: string | null;
+        decimals: number | null;
+        balance: string;
+        reason: string;
+        fee: string;
+        checked_at: Date;
+      }[]
+    >(
       `select h.deposit_id, d.address, t.address as token_address, t.symbol, t.decimals, h.balance::text as balance, h.reason, h.fee::text as fee, h.checked_at
        from sweep_holds h join deposits d on d.id = h.deposit_id left join tokens t on t.id = h.token_id
        where h.environment = ? and h.network = ? order by h.checked_at, h.deposit_id`,
@@ -497,7 +604,13 @@ export class ReconciliationService {
    * amount > 0, not from the address itself). Log scans read (cursor, hi]; account polls ask every
    * watched deposit of the network since its own cursor.
    */
-  private async inFlight(em: EntityManager, target: WatchedNetwork, tokens: { address: string; decimals: number; symbol: string }[], hi: bigint, key: PairKey): Promise<Map<string, Movement[]>> {
+  private async inFlight(
+    em: EntityManager,
+    target: WatchedNetwork,
+    tokens: { address: string; decimals: number; symbol: string }[],
+    hi: bigint,
+    key: PairKey,
+  ): Promise<Map<string, Movement[]>> {
     const { environment, network, adapter } = target;
     const deposits = await em.execute<{ address: string; network: Network; token_address: string; cursor: string | null }[]>(
       `select d.address, d.network, t.address as token_address, d.cursor
@@ -515,13 +628,23 @@ export class ReconciliationService {
       observed = cursor < hi ? await observation.scanTransfers(cursor + 1n, hi, tokens, (to) => watched.has(adapter.driver.addressKey(to))) : [];
     } else {
       // As the watcher polls: every watched token at every owner of the network.
-      const polled = pollEveryToken(deposits.filter((d) => d.network === network).map((d) => ({ owner: d.address, cursor: d.cursor })), tokens);
+      const polled = pollEveryToken(
+        deposits.filter((d) => d.network === network).map((d) => ({ owner: d.address, cursor: d.cursor })),
+        tokens,
+      );
       observed = polled.length ? (await observation.pollDeposits(polled)).transfers : [];
     }
     const out = new Map<string, Movement[]>();
     for (const t of observed) {
       const to = adapter.driver.addressKey(t.to);
-      if (t.amount <= 0n || t.blockNumber > hi || adapter.driver.addressKey(t.from) === to || !watched.has(to) || !registry.has(adapter.driver.addressKey(t.token))) continue;
+      if (
+        t.amount <= 0n ||
+        t.blockNumber > hi ||
+        adapter.driver.addressKey(t.from) === to ||
+        !watched.has(to) ||
+        !registry.has(adapter.driver.addressKey(t.token))
+      )
+        continue;
       const k = key(t.to, t.token);
       out.set(k, [...(out.get(k) ?? []), { txHash: t.txHash, index: t.index, block: t.blockNumber, amount: t.amount }]);
     }

@@ -64,7 +64,9 @@ export class TankLedger {
       address,
       funded: f?.opened ? BigInt(f.funded ?? '0') : null,
       spentUpToLo: spent.filter((s) => BigInt(s.block_number) <= lo).reduce((x, s) => x + BigInt(s.spent), 0n),
-      after: spent.filter((s) => BigInt(s.block_number) > lo).map((s) => ({ txHash: s.tx_hash, index: -1, block: BigInt(s.block_number), amount: BigInt(s.spent), dir: 'out' as const })),
+      after: spent
+        .filter((s) => BigInt(s.block_number) > lo)
+        .map((s) => ({ txHash: s.tx_hash, index: -1, block: BigInt(s.block_number), amount: BigInt(s.spent), dir: 'out' as const })),
       inFlight: (flight?.n ?? 0) > 0,
     };
   }

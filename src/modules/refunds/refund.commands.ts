@@ -9,7 +9,9 @@ const environment = z.enum(ENVIRONMENTS, { message: `must be one of ${ENVIRONMEN
 const network = z.enum(NETWORKS, { message: `must be one of ${NETWORKS.join(', ')}` });
 const uuid = (what: string) => z.string({ message: `must be ${what} (string)` }).uuid(`must be ${what} (UUID)`);
 /** Base units as a decimal string of digits (tokens reach 18 decimals: never a JS number). */
-const baseUnits = z.string({ message: 'must be a whole number of base units (string)' }).regex(/^[0-9]{1,78}$/, 'must be a whole number of base units (digits only)');
+const baseUnits = z
+  .string({ message: 'must be a whole number of base units (string)' })
+  .regex(/^[0-9]{1,78}$/, 'must be a whole number of base units (digits only)');
 
 export const createRefundInput = z
   .object({
@@ -42,8 +44,18 @@ export const listRefundsInput = z.object({
   status: z.enum(REFUND_STATUSES, { message: `must be one of ${REFUND_STATUSES.join(', ')}` }).optional(),
   kind: z.enum(REFUND_KINDS, { message: `must be one of ${REFUND_KINDS.join(', ')}` }).optional(),
   orderId: uuid('an order id').optional(),
-  limit: z.coerce.number({ message: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(100, 'must be at most 100').default(20),
-  offset: z.coerce.number({ message: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(100_000, 'must be at most 100000').default(0),
+  limit: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(100, 'must be at most 100')
+    .default(20),
+  offset: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(0, 'must be at least 0')
+    .max(100_000, 'must be at most 100000')
+    .default(0),
 });
 export type ListRefundsCommand = z.input<typeof listRefundsInput>;
 

@@ -1,6 +1,15 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { isFinal, SweepGasShortError, TxRejectedError, type ChainAdapter, type SignedTx, type SweepCapability, type TransferIntent, type TxState } from '../../chains/chain-adapter.js';
+import {
+  isFinal,
+  SweepGasShortError,
+  TxRejectedError,
+  type ChainAdapter,
+  type SignedTx,
+  type SweepCapability,
+  type TransferIntent,
+  type TxState,
+} from '../../chains/chain-adapter.js';
 import { nativeAsset } from '../../chains/registry.js';
 import type { Environment, Network } from '../../common/environment.js';
 import type { HdWalletService } from '../deposits/hd-wallet.service.js';
@@ -76,7 +85,8 @@ export class RefundEngine {
       await step();
     } catch (err) {
       if ((err as { fatal?: boolean }).fatal) throw err; // a simulated crash (tests) must not be absorbed
-      if (err instanceof SweepRace) return this.o.log.info({ ...this.logCtx, refundId: r.id, reason: err.message }, 'refund raced another signer; retrying next tick');
+      if (err instanceof SweepRace)
+        return this.o.log.info({ ...this.logCtx, refundId: r.id, reason: err.message }, 'refund raced another signer; retrying next tick');
       this.o.log.warn({ ...this.logCtx, refundId: r.id, err: message(err) }, 'refund step failed; retrying next tick');
     }
   }
@@ -110,7 +120,15 @@ export class RefundEngine {
     switch (st.state) {
       case 'included':
         if (!st.success) {
-          await em.transactional((t) => this.o.status.transition(t, r.id, 'failed', { failureReason: 'transfer_reverted', feePaid: st.feePaid, tankSpent: this.tankSpent(st), blockNumber: st.blockNumber, blockHash: st.blockHash }, ['sending']));
+          await em.transactional((t) =>
+            this.o.status.transition(
+              t,
+              r.id,
+              'failed',
+              { failureReason: 'transfer_reverted', feePaid: st.feePaid, tankSpent: this.tankSpent(st), blockNumber: st.blockNumber, blockHash: st.blockHash },
+              ['sending'],
+            ),
+          );
           return;
         }
         await this.store.setBlock(em, r.id, { number: st.blockNumber, hash: st.blockHash }, st.feePaid, this.tankSpent(st));
@@ -168,7 +186,8 @@ export class RefundEngine {
       await this.sweeps!.broadcast(tx);
     } catch (err) {
       if (err instanceof TxRejectedError && err.expired) {
-        if ((await this.sweeps!.txState(tx, r.from_address)).state === 'dead') await em.transactional((t) => this.o.status.transition(t, r.id, 'approved', { tx: null }, ['sending']));
+        if ((await this.sweeps!.txState(tx, r.from_address)).state === 'dead')
+          await em.transactional((t) => this.o.status.transition(t, r.id, 'approved', { tx: null }, ['sending']));
         return;
       }
       this.o.log.warn({ ...this.logCtx, refundId: r.id, txHash: tx.txHash, err: message(err) }, 'refund broadcast failed; retrying next tick');
@@ -191,7 +210,10 @@ export class RefundEngine {
     const [balance] = await this.o.adapter.balances!.tokenBalances([{ owner: r.from_address, token }], null, 1);
     if (balance! < plan.send) {
       // The refund wallet is funded by the merchant: wait for it (the balance is shown in refundWallets).
-      this.o.log.info({ ...this.logCtx, refundId: r.id, source: r.source, balance: balance!.toString(), needed: plan.send.toString() }, 'refund source holds too little; waiting');
+      this.o.log.info(
+        { ...this.logCtx, refundId: r.id, source: r.source, balance: balance!.toString(), needed: plan.send.toString() },
+        'refund source holds too little; waiting',
+      );
       return;
     }
     const intent: TransferIntent = { ...probe, amount: plan.send };
@@ -200,13 +222,20 @@ export class RefundEngine {
     try {
       signed = await this.sign(em, r, intent);
     } catch (err) {
-      if (err instanceof SweepGasShortError) return this.o.log.info({ ...this.logCtx, refundId: r.id }, 'refund source short of gas after its top-up (the fee rose); topped up again next');
+      if (err instanceof SweepGasShortError)
+        return this.o.log.info({ ...this.logCtx, refundId: r.id }, 'refund source short of gas after its top-up (the fee rose); topped up again next');
       throw err;
     }
     await em.transactional(async (t) => {
       await this.txs.catchUpNonce(t, r.from_address, signed.nonce);
       await this.txs.takeNonces(t, r.from_address, [signed]);
-      const moved = await this.o.status.transition(t, r.id, 'sending', { tx: { ...signed, sentAmount: plan.send, feeDeducted: plan.deducted }, blockNumber: null, blockHash: null }, ['approved']);
+      const moved = await this.o.status.transition(
+        t,
+        r.id,
+        'sending',
+        { tx: { ...signed, sentAmount: plan.send, feeDeducted: plan.deducted }, blockNumber: null, blockHash: null },
+        ['approved'],
+      );
       if (!moved.changed) throw new SweepRace(`refund ${r.id} moved meanwhile`);
     });
     this.o.crashPoint?.('send-sign');
@@ -246,7 +275,10 @@ export class RefundEngine {
       for (const f of funding) {
         if (f.block !== null) continue;
         const st = await sweeps.txState(f, tankAddress);
-        if (st.state === 'unknown') await sweeps.broadcast(f).catch((err: unknown) => this.o.log.warn({ ...this.logCtx, refundId: r.id, err: message(err) }, 'refund top-up broadcast failed; retrying'));
+        if (st.state === 'unknown')
+          await sweeps
+            .broadcast(f)
+            .catch((err: unknown) => this.o.log.warn({ ...this.logCtx, refundId: r.id, err: message(err) }, 'refund top-up broadcast failed; retrying'));
         if (st.state === 'dead' || st.state === 'included') return (await this.settleFunding(em, { id: r.id, funding_raw: r.funding_raw }), false);
         return false;
       }
@@ -256,7 +288,10 @@ export class RefundEngine {
       // then unlikely), the difference is topped up by a further one, stored with them before broadcast.
       const last = funding.reduce((m, f) => (f.block! > m ? f.block! : m), 0n);
       if (r.funding_block_number === null || (await this.o.adapter.getHead()).latest <= last) return false;
-      this.o.log.info({ ...this.logCtx, refundId: r.id, held: held.toString(), fee: fee.toString() }, 'refund source short of gas after its top-up (the fee rose): topping up the difference');
+      this.o.log.info(
+        { ...this.logCtx, refundId: r.id, held: held.toString(), fee: fee.toString() },
+        'refund source short of gas after its top-up (the fee rose): topping up the difference',
+      );
       after = { raw: r.funding_raw, funding };
     }
     if (held >= fee) return true;

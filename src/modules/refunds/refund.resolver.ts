@@ -12,11 +12,20 @@ import type { Refundable, RefundRecord, RefundSettings } from './refund.service.
 import { FEE_MODES, REFUND_KINDS, REFUND_STATUSES, type RefundFeeMode, type RefundKind, type RefundStatus } from './refund.transitions.js';
 
 export const RefundStatusEnum = Object.fromEntries(REFUND_STATUSES.map((s) => [s, s])) as { [K in RefundStatus]: K };
-registerEnumType(RefundStatusEnum, { name: 'RefundStatus', description: 'requested → claimed → approved → sending → confirmed, or cancelled / failed (docs/refunds.md)' });
+registerEnumType(RefundStatusEnum, {
+  name: 'RefundStatus',
+  description: 'requested → claimed → approved → sending → confirmed, or cancelled / failed (docs/refunds.md)',
+});
 export const RefundKindEnum = Object.fromEntries(REFUND_KINDS.map((s) => [s, s])) as { [K in RefundKind]: K };
-registerEnumType(RefundKindEnum, { name: 'RefundKind', description: 'overpayment_excess, late_receipt, wrong_token, partial_payment (offered by the gateway), merchant (the merchant’s decision)' });
+registerEnumType(RefundKindEnum, {
+  name: 'RefundKind',
+  description: 'overpayment_excess, late_receipt, wrong_token, partial_payment (offered by the gateway), merchant (the merchant’s decision)',
+});
 export const RefundFeeModeEnum = Object.fromEntries(FEE_MODES.map((s) => [s, s])) as { [K in RefundFeeMode]: K };
-registerEnumType(RefundFeeModeEnum, { name: 'RefundFeeMode', description: 'tank: the gas tank pays the network fee; deduct: the fee’s worth is taken off the amount sent' });
+registerEnumType(RefundFeeModeEnum, {
+  name: 'RefundFeeMode',
+  description: 'tank: the gas tank pays the network fee; deduct: the fee’s worth is taken off the amount sent',
+});
 
 @ObjectType('RefundAmount', { description: 'An amount of a token: base units (integer string) and token units (decimal string)' })
 export class RefundAmountType {
@@ -40,7 +49,8 @@ export class RefundType {
   @Field() tokenAddress!: string;
   @Field(() => Int) decimals!: number;
   @Field(() => RefundAmountType) amount!: RefundAmountType;
-  @Field(() => RefundAmountType, { nullable: true, description: 'What the customer receives (amount less a deducted fee); null until signed' }) sentAmount!: RefundAmountType | null;
+  @Field(() => RefundAmountType, { nullable: true, description: 'What the customer receives (amount less a deducted fee); null until signed' })
+  sentAmount!: RefundAmountType | null;
   @Field(() => RefundFeeModeEnum, { description: 'Who pays the network fee, fixed when the refund was requested' }) feeMode!: RefundFeeMode;
   @Field(() => RefundAmountType) feeDeducted!: RefundAmountType;
   @Field(() => String, { nullable: true }) toAddress!: string | null;
@@ -66,17 +76,24 @@ export class RefundOfferType {
   @Field(() => RefundAmountType) amount!: RefundAmountType;
 }
 
-@ObjectType('Refundable', { description: 'What may still be refunded of a source: what it received less its refunds not cancelled or failed (docs/refunds.md)' })
+@ObjectType('Refundable', {
+  description: 'What may still be refunded of a source: what it received less its refunds not cancelled or failed (docs/refunds.md)',
+})
 export class RefundableType {
   @Field(() => Int, { description: 'Decimals of the token refunded' }) decimals!: number;
   @Field(() => RefundAmountType, { description: 'The most a refund of kind merchant may be now; zero when nothing is left' }) amount!: RefundAmountType;
-  @Field(() => RefundOfferType, { nullable: true, description: 'The kind the gateway offers and its most now; null when it offers none' }) offer!: RefundOfferType | null;
+  @Field(() => RefundOfferType, { nullable: true, description: 'The kind the gateway offers and its most now; null when it offers none' })
+  offer!: RefundOfferType | null;
 }
 
 @ObjectType('CreatedRefund')
 export class CreatedRefundType {
   @Field(() => RefundType) refund!: RefundType;
-  @Field(() => String, { nullable: true, description: 'The claim link for the customer (shown once; only its hash is stored); null when the merchant gave the address' }) claimUrl!: string | null;
+  @Field(() => String, {
+    nullable: true,
+    description: 'The claim link for the customer (shown once; only its hash is stored); null when the merchant gave the address',
+  })
+  claimUrl!: string | null;
 }
 
 @ObjectType()
@@ -95,7 +112,8 @@ export class RefundConnection {
 @ObjectType('RefundSettings')
 export class RefundSettingsType {
   @Field(() => EnvironmentEnum) environment!: EnvironmentEnum;
-  @Field(() => String, { nullable: true, description: 'Gateway-offered refunds at or below this many token units are approved without a person; null: never' }) autoApproveLimit!: string | null;
+  @Field(() => String, { nullable: true, description: 'Gateway-offered refunds at or below this many token units are approved without a person; null: never' })
+  autoApproveLimit!: string | null;
   @Field(() => RefundFeeModeEnum) feeMode!: RefundFeeMode;
 }
 
@@ -110,7 +128,10 @@ export class RefundWalletBalanceType {
 export class RefundWalletType {
   @Field(() => NetworkEnum) network!: Network;
   @Field({ description: 'The top-up address' }) address!: string;
-  @Field(() => [RefundWalletBalanceType], { nullable: true, description: 'Token balances read from the chain now; null when the network is not watched here or no node answered' })
+  @Field(() => [RefundWalletBalanceType], {
+    nullable: true,
+    description: 'Token balances read from the chain now; null when the network is not watched here or no node answered',
+  })
   balances!: RefundWalletBalanceType[] | null;
 }
 
@@ -122,7 +143,8 @@ export class CreateRefundInput {
   @Field(() => RefundKindEnum) kind!: RefundKind;
   @Field(() => String, { nullable: true, description: 'Base units; absent: all the kind offers, or all that is left' }) amount?: string | null;
   @Field(() => String, { nullable: true }) reason?: string | null;
-  @Field(() => String, { nullable: true, description: 'An address you verified yourself; absent: the customer claims one through the claim link' }) address?: string | null;
+  @Field(() => String, { nullable: true, description: 'An address you verified yourself; absent: the customer claims one through the claim link' }) address?:
+    string | null;
 }
 
 @InputType()
@@ -145,7 +167,11 @@ const settingsOf = (s: RefundSettings): RefundSettingsType => ({ ...s, environme
 export class RefundResolver {
   @Authorized('DASHBOARD', 'API_KEY')
   @Mutation(() => CreatedRefundType, { description: 'Requests a refund (refunds.manage or an API key); returns the claim link when no address is given' })
-  async createRefund(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Arg('input') input: CreateRefundInput, @Ctx() ctx: GqlContext): Promise<CreatedRefundType> {
+  async createRefund(
+    @Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum,
+    @Arg('input') input: CreateRefundInput,
+    @Ctx() ctx: GqlContext,
+  ): Promise<CreatedRefundType> {
     const c = await ctx.app.refunds.create(ctx, {
       environment,
       orderId: input.orderId,
@@ -160,29 +186,49 @@ export class RefundResolver {
   }
 
   @Authorized('DASHBOARD')
-  @Mutation(() => RefundType, { description: 'Approves a claimed refund: refunds.manage, on a session re-authenticated with `reauthenticate` (password, and the second factor where you have one)' })
-  async approveRefund(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Arg('id', () => ID) id: string, @Ctx() ctx: GqlContext): Promise<RefundType> {
+  @Mutation(() => RefundType, {
+    description:
+      'Approves a claimed refund: refunds.manage, on a session re-authenticated with `reauthenticate` (password, and the second factor where you have one)',
+  })
+  async approveRefund(
+    @Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum,
+    @Arg('id', () => ID) id: string,
+    @Ctx() ctx: GqlContext,
+  ): Promise<RefundType> {
     return toRefundType(await ctx.app.refunds.approve(ctx, { environment, id }));
   }
 
   @Authorized('DASHBOARD', 'API_KEY')
   @Mutation(() => RefundType, { description: 'Cancels a refund not yet signed' })
-  async cancelRefund(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Arg('id', () => ID) id: string, @Ctx() ctx: GqlContext): Promise<RefundType> {
+  async cancelRefund(
+    @Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum,
+    @Arg('id', () => ID) id: string,
+    @Ctx() ctx: GqlContext,
+  ): Promise<RefundType> {
     return toRefundType(await ctx.app.refunds.cancel(ctx, { environment, id }));
   }
 
   @Authorized('DASHBOARD', 'API_KEY')
   @Mutation(() => CreatedRefundType, {
-    description: 'A new claim link for a refund still waiting for the customer’s address (refunds.manage or an API key, as createRefund); the old link stops working',
+    description:
+      'A new claim link for a refund still waiting for the customer’s address (refunds.manage or an API key, as createRefund); the old link stops working',
   })
-  async renewRefundClaimLink(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Arg('id', () => ID) id: string, @Ctx() ctx: GqlContext): Promise<CreatedRefundType> {
+  async renewRefundClaimLink(
+    @Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum,
+    @Arg('id', () => ID) id: string,
+    @Ctx() ctx: GqlContext,
+  ): Promise<CreatedRefundType> {
     const c = await ctx.app.refunds.renewClaimLink(ctx, { environment, id });
     return { refund: toRefundType(c.refund), claimUrl: c.claimUrl };
   }
 
   @Authorized('DASHBOARD', 'API_KEY')
   @Query(() => RefundType, { description: 'One refund' })
-  async refund(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Arg('id', () => ID) id: string, @Ctx() ctx: GqlContext): Promise<RefundType> {
+  async refund(
+    @Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum,
+    @Arg('id', () => ID) id: string,
+    @Ctx() ctx: GqlContext,
+  ): Promise<RefundType> {
     return toRefundType(await ctx.app.refunds.get(ctx, { environment, id }));
   }
 
@@ -218,8 +264,14 @@ export class RefundResolver {
   }
 
   @Authorized('DASHBOARD')
-  @Mutation(() => RefundSettingsType, { description: 'Sets the auto-approve limit and fee mode (refunds.manage, re-authenticated); fields left out keep their value' })
-  async setRefundSettings(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Arg('input') input: RefundSettingsInput, @Ctx() ctx: GqlContext): Promise<RefundSettingsType> {
+  @Mutation(() => RefundSettingsType, {
+    description: 'Sets the auto-approve limit and fee mode (refunds.manage, re-authenticated); fields left out keep their value',
+  })
+  async setRefundSettings(
+    @Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum,
+    @Arg('input') input: RefundSettingsInput,
+    @Ctx() ctx: GqlContext,
+  ): Promise<RefundSettingsType> {
     const limit = input.autoApproveLimit === undefined ? undefined : input.autoApproveLimit === '' ? null : input.autoApproveLimit;
     return settingsOf(await ctx.app.refunds.setSettings(ctx, { environment, autoApproveLimit: limit, feeMode: input.feeMode ?? undefined }));
   }
@@ -253,7 +305,10 @@ const seesRefunds = (ctx: GqlContext) => ctx.caller.kind === 'apiKey' || (ctx.ca
 
 @Resolver(() => OrderType)
 export class OrderRefundsResolver {
-  @FieldResolver(() => [RefundType], { nullable: true, description: 'The order’s refunds (of its payments and of its receipts); null for a caller who may not see refunds' })
+  @FieldResolver(() => [RefundType], {
+    nullable: true,
+    description: 'The order’s refunds (of its payments and of its receipts); null for a caller who may not see refunds',
+  })
   async refunds(@Root() order: OrderType, @Ctx() ctx: GqlContext): Promise<RefundType[] | null> {
     if (!seesRefunds(ctx)) return null;
     return (await refundLoader(ctx).load(order.id)).map(toRefundType);
@@ -302,7 +357,10 @@ function refundableLoader(ctx: GqlContext, of: 'deposit' | 'receipt'): DataLoade
 
 @Resolver(() => DepositType)
 export class DepositRefundableResolver {
-  @FieldResolver(() => RefundableType, { nullable: true, description: 'What may still be refunded of the deposit’s payments, as createRefund decides it; null for a caller who may not see refunds' })
+  @FieldResolver(() => RefundableType, {
+    nullable: true,
+    description: 'What may still be refunded of the deposit’s payments, as createRefund decides it; null for a caller who may not see refunds',
+  })
   async refundable(@Root() deposit: DepositType, @Ctx() ctx: GqlContext): Promise<RefundableType | null> {
     if (!seesRefunds(ctx)) return null;
     const r = await refundableLoader(ctx, 'deposit').load(deposit.id);
@@ -314,7 +372,8 @@ export class DepositRefundableResolver {
 export class ReceiptRefundableResolver {
   @FieldResolver(() => RefundableType, {
     nullable: true,
-    description: 'What may still be refunded of the receipt (createRefund receiptId); null when no refund is offered for it (pending, wrong network, native coin) or for a caller who may not see refunds',
+    description:
+      'What may still be refunded of the receipt (createRefund receiptId); null when no refund is offered for it (pending, wrong network, native coin) or for a caller who may not see refunds',
   })
   async refundable(@Root() receipt: UnattributedReceiptType, @Ctx() ctx: GqlContext): Promise<RefundableType | null> {
     if (!seesRefunds(ctx)) return null;

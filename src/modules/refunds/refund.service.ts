@@ -183,7 +183,8 @@ export function refundRecord(r: Record<string, unknown>): RefundRecord {
   };
 }
 
-const who = (caller: { kind: string; userId?: string; apiKeyId?: string }): string => (caller.kind === 'dashboard' ? `user:${caller.userId}` : `api_key:${caller.apiKeyId}`);
+const who = (caller: { kind: string; userId?: string; apiKeyId?: string }): string =>
+  caller.kind === 'dashboard' ? `user:${caller.userId}` : `api_key:${caller.apiKeyId}`;
 
 /**
  * Refunds: money going back to a customer (docs/refunds.md). Creating one checks rule 1 (never more
@@ -202,23 +203,37 @@ export class RefundService {
     const environment = this.environmentOf(caller, input.environment);
     const claimToken = input.address === undefined ? randomToken(32) : null;
     const id = await ctx.em.transactional(async (tx) => {
-      const [order] = await tx.execute<{ id: string; status: string; order_no: string }[]>(`select id, status, order_no from orders where id = ? and merchant_id = ? and environment = ?`, [
-        input.orderId,
-        caller.merchantId,
-        environment,
-      ]);
+      const [order] = await tx.execute<{ id: string; status: string; order_no: string }[]>(
+        `select id, status, order_no from orders where id = ? and merchant_id = ? and environment = ?`,
+        [input.orderId, caller.merchantId, environment],
+      );
       if (!order) throw new DomainError('ORDER_NOT_FOUND', 'Order not found');
-      const src = input.receiptId ? await this.receiptSource(tx, order.id, input.receiptId, input.kind) : await this.depositSource(tx, order, input.depositId, input.kind);
+      const src = input.receiptId
+        ? await this.receiptSource(tx, order.id, input.receiptId, input.kind)
+        : await this.depositSource(tx, order, input.depositId, input.kind);
       const left = refundable(src.received, src.refunds);
       const offered = isGatewayOffered(input.kind) ? offerLeft(src.offer!, input.kind, src.refunds) : null;
       const amount = input.amount !== undefined ? BigInt(input.amount) : offered !== null ? (offered < left ? offered : left) : left;
       const verdict = checkRefundAmount(amount, left, isGatewayOffered(input.kind) ? src.offer : null, offered);
-      if (verdict === 'not_positive') throw new DomainError(left === 0n ? 'REFUND_EXCEEDS_RECEIVED' : 'VALIDATION_FAILED', left === 0n ? 'Nothing is left to refund: everything received was refunded (or is being refunded) already' : 'amount must be positive');
+      if (verdict === 'not_positive')
+        throw new DomainError(
+          left === 0n ? 'REFUND_EXCEEDS_RECEIVED' : 'VALIDATION_FAILED',
+          left === 0n ? 'Nothing is left to refund: everything received was refunded (or is being refunded) already' : 'amount must be positive',
+        );
       if (verdict === 'exceeds_received') {
         const most = offered !== null && offered < left ? offered : left;
-        throw new DomainError('REFUND_EXCEEDS_RECEIVED', `At most ${most} base units can be refunded (received ${src.received}, less refunds already made or open)`, { refundable: most.toString(), received: src.received.toString() });
+        throw new DomainError(
+          'REFUND_EXCEEDS_RECEIVED',
+          `At most ${most} base units can be refunded (received ${src.received}, less refunds already made or open)`,
+          { refundable: most.toString(), received: src.received.toString() },
+        );
       }
-      if (verdict === 'exceeds_offer') throw new DomainError('REFUND_NOT_OFFERED', `A ${input.kind} refund is at most ${src.offer} base units; a larger refund is the merchant's own (kind merchant)`, { offer: src.offer!.toString() });
+      if (verdict === 'exceeds_offer')
+        throw new DomainError(
+          'REFUND_NOT_OFFERED',
+          `A ${input.kind} refund is at most ${src.offer} base units; a larger refund is the merchant's own (kind merchant)`,
+          { offer: src.offer!.toString() },
+        );
       const address = input.address !== undefined ? await this.checkAddress(tx, environment, src.network, input.address) : null;
       const settings = await this.readSettings(tx, caller.merchantId, environment);
       const where = await this.sourceOf(tx, src.depositId, src.tokenId, amount);
@@ -247,9 +262,13 @@ export class RefundService {
       await this.o.events.record(tx, await refundEvent(tx, row!.id, REFUND_CREATED));
       if (address) {
         await this.o.status.transition(tx, row!.id, 'claimed', { toAddress: address, addressSource: 'merchant' });
-        if (autoApproves(input.kind, amount, src.decimals, settings.autoApproveLimit)) await this.o.status.transition(tx, row!.id, 'approved', { approvedBy: 'auto' });
+        if (autoApproves(input.kind, amount, src.decimals, settings.autoApproveLimit))
+          await this.o.status.transition(tx, row!.id, 'approved', { approvedBy: 'auto' });
       }
-      await recordAudit(tx, ctx, 'refund.created', { subject: row!.id, after: { orderId: order.id, kind: input.kind, amount: amount.toString(), network: src.network } });
+      await recordAudit(tx, ctx, 'refund.created', {
+        subject: row!.id,
+        after: { orderId: order.id, kind: input.kind, amount: amount.toString(), network: src.network },
+      });
       return row!.id;
     });
     return { refund: await this.byId(ctx.em, id), claimUrl: claimToken ? this.claimUrl(claimToken) : null };
@@ -263,7 +282,13 @@ export class RefundService {
       const r = await this.mine(tx, caller.merchantId, input.environment, input.id);
       const moved = await this.o.status.transition(tx, r.id, 'approved', { approvedBy: `user:${caller.userId}` }, ['claimed']);
       if (!moved.changed) {
-        throw new DomainError('REFUND_STATE', r.status === 'requested' ? "This refund waits for the customer's address (the claim link) before it can be approved" : `A ${r.status} refund cannot be approved`, { status: r.status });
+        throw new DomainError(
+          'REFUND_STATE',
+          r.status === 'requested'
+            ? "This refund waits for the customer's address (the claim link) before it can be approved"
+            : `A ${r.status} refund cannot be approved`,
+          { status: r.status },
+        );
       }
       await recordAudit(tx, ctx, 'refund.approved', { subject: r.id, before: { status: r.status }, after: { status: 'approved' } });
     });
@@ -281,8 +306,14 @@ export class RefundService {
     const token = randomToken(32);
     await ctx.em.transactional(async (tx) => {
       const r = await this.mine(tx, caller.merchantId, environment, input.id);
-      const moved = await tx.execute<{ id: string }[]>(`update refunds set claim_token_hash = ? where id = ? and status = 'requested' and to_address is null returning id`, [sha256Hex(token), r.id]);
-      if (!moved[0]) throw new DomainError('REFUND_STATE', `A ${r.status} refund has its address already: a claim link is only for a refund waiting for one`, { status: r.status });
+      const moved = await tx.execute<{ id: string }[]>(
+        `update refunds set claim_token_hash = ? where id = ? and status = 'requested' and to_address is null returning id`,
+        [sha256Hex(token), r.id],
+      );
+      if (!moved[0])
+        throw new DomainError('REFUND_STATE', `A ${r.status} refund has its address already: a claim link is only for a refund waiting for one`, {
+          status: r.status,
+        });
       await recordAudit(tx, ctx, 'refund.claim_link_renewed', { subject: r.id });
     });
     return { refund: await this.byId(ctx.em, input.id), claimUrl: this.claimUrl(token) };
@@ -306,20 +337,40 @@ export class RefundService {
     const caller = requireMerchantWide(ctx, 'Refunds', 'refunds.read');
     const input = parseInput(refundIdInput, cmd);
     const environment = this.environmentOf(caller, input.environment);
-    const rows = await ctx.em.execute<Record<string, unknown>[]>(`select ${COLUMNS} ${FROM} where r.id = ? and r.merchant_id = ? and r.environment = ?`, [input.id, caller.merchantId, environment]);
+    const rows = await ctx.em.execute<Record<string, unknown>[]>(`select ${COLUMNS} ${FROM} where r.id = ? and r.merchant_id = ? and r.environment = ?`, [
+      input.id,
+      caller.merchantId,
+      environment,
+    ]);
     if (!rows[0]) throw new DomainError('REFUND_NOT_FOUND', 'Refund not found');
     return refundRecord(rows[0]);
   }
 
   /** GraphQL's history: newest first, keyset cursor, the same filters as `list`. */
-  async page(ctx: RequestContext, cmd: PageRefundsCommand): Promise<{ edges: { node: RefundRecord; cursor: string }[]; hasNextPage: boolean; totalCount: () => Promise<number> }> {
+  async page(
+    ctx: RequestContext,
+    cmd: PageRefundsCommand,
+  ): Promise<{ edges: { node: RefundRecord; cursor: string }[]; hasNextPage: boolean; totalCount: () => Promise<number> }> {
     const caller = requireMerchantWide(ctx, 'Refunds', 'refunds.read');
     const input = parseInput(pageRefundsInput, cmd);
     const environment = this.environmentOf(caller, input.environment);
     const { where, params } = filterOf(caller.merchantId, environment, input);
-    const page = await newestFirstIds(ctx.em, { kind: 'refunds', from: 'refunds r', id: 'r.id', key: 'r.created_at', where, params, first: input.first, after: input.after });
+    const page = await newestFirstIds(ctx.em, {
+      kind: 'refunds',
+      from: 'refunds r',
+      id: 'r.id',
+      key: 'r.created_at',
+      where,
+      params,
+      first: input.first,
+      after: input.after,
+    });
     const found = page.rows.length
-      ? (await ctx.em.execute<Record<string, unknown>[]>(`select ${COLUMNS} ${FROM} where r.id = any(?::uuid[])`, [`{${page.rows.map((r) => r.id).join(',')}}`])).map(refundRecord)
+      ? (
+          await ctx.em.execute<Record<string, unknown>[]>(`select ${COLUMNS} ${FROM} where r.id = any(?::uuid[])`, [
+            `{${page.rows.map((r) => r.id).join(',')}}`,
+          ])
+        ).map(refundRecord)
       : [];
     return { edges: inPageOrder(page.rows, found), hasNextPage: page.hasNextPage, totalCount: page.totalCount };
   }
@@ -334,21 +385,31 @@ export class RefundService {
       `select ${COLUMNS}, count(*) over () as total ${FROM} where ${where.join(' and ')} order by r.created_at desc, r.id desc limit ? offset ?`,
       [...params, input.limit, input.offset],
     );
-    const total = rows[0] ? Number(rows[0].total) : input.offset ? Number((await ctx.em.execute<{ n: string }[]>(`select count(*) as n from refunds r where ${where.join(' and ')}`, params))[0]!.n) : 0;
+    const total = rows[0]
+      ? Number(rows[0].total)
+      : input.offset
+        ? Number((await ctx.em.execute<{ n: string }[]>(`select count(*) as n from refunds r where ${where.join(' and ')}`, params))[0]!.n)
+        : 0;
     return { items: rows.map(refundRecord), total, limit: input.limit, offset: input.offset };
   }
 
   /** The refunds of some orders (their own and their receipts'), for the order and receipt views. */
   async ofOrders(em: EntityManager, orderIds: string[]): Promise<RefundRecord[]> {
     if (!orderIds.length) return [];
-    const rows = await em.execute<Record<string, unknown>[]>(`select ${COLUMNS} ${FROM} where r.order_id = any(?::uuid[]) order by r.created_at, r.id`, [`{${orderIds.join(',')}}`]);
+    const rows = await em.execute<Record<string, unknown>[]>(`select ${COLUMNS} ${FROM} where r.order_id = any(?::uuid[]) order by r.created_at, r.id`, [
+      `{${orderIds.join(',')}}`,
+    ]);
     return rows.map(refundRecord);
   }
 
   /** The refunds of some unattributed receipts, one list per id in order. */
   async ofReceipts(em: EntityManager, receiptIds: string[]): Promise<RefundRecord[][]> {
     if (!receiptIds.length) return [];
-    const rows = (await em.execute<Record<string, unknown>[]>(`select ${COLUMNS} ${FROM} where r.receipt_id = any(?::uuid[]) order by r.created_at, r.id`, [`{${receiptIds.join(',')}}`])).map(refundRecord);
+    const rows = (
+      await em.execute<Record<string, unknown>[]>(`select ${COLUMNS} ${FROM} where r.receipt_id = any(?::uuid[]) order by r.created_at, r.id`, [
+        `{${receiptIds.join(',')}}`,
+      ])
+    ).map(refundRecord);
     return receiptIds.map((id) => rows.filter((r) => r.receiptId === id));
   }
 
@@ -376,7 +437,11 @@ export class RefundService {
       const received = BigInt(d.received);
       const left = refundable(received, mine);
       const offer = offerForDeposit({ orderStatus: d.order_status, due: BigInt(d.total_amount), confirmed: received });
-      out.set(d.id, { decimals: Number(d.decimals), refundable: left, offer: offer ? { kind: offer.kind, amount: min(offerLeft(offer.amount, offer.kind, mine), left) } : null });
+      out.set(d.id, {
+        decimals: Number(d.decimals),
+        refundable: left,
+        offer: offer ? { kind: offer.kind, amount: min(offerLeft(offer.amount, offer.kind, mine), left) } : null,
+      });
     }
     return out;
   }
@@ -441,8 +506,21 @@ export class RefundService {
       const address = (await this.refundWallet(ctx.em, caller.merchantId, environment, network)).address;
       const own = tokens.filter((t) => t.network === network);
       const reader = this.o.adapter?.(environment, network)?.balances;
-      const read = reader && own.length ? await reader.tokenBalances(own.map((t) => ({ owner: address, token: { address: t.address, decimals: t.decimals, symbol: t.symbol } })), null, 4).catch(() => null) : null;
-      out.push({ network, address, balances: read && own.map((t, i) => ({ tokenSymbol: t.symbol, tokenAddress: t.address, decimals: t.decimals, units: read[i]!.toString() })) });
+      const read =
+        reader && own.length
+          ? await reader
+              .tokenBalances(
+                own.map((t) => ({ owner: address, token: { address: t.address, decimals: t.decimals, symbol: t.symbol } })),
+                null,
+                4,
+              )
+              .catch(() => null)
+          : null;
+      out.push({
+        network,
+        address,
+        balances: read && own.map((t, i) => ({ tokenSymbol: t.symbol, tokenAddress: t.address, decimals: t.decimals, units: read[i]!.toString() })),
+      });
     }
     return out;
   }
@@ -519,7 +597,10 @@ export class RefundService {
   }
 
   private async mine(em: EntityManager, merchantId: string, environment: Environment, id: string): Promise<{ id: string; status: RefundStatus }> {
-    const [r] = await em.execute<{ id: string; status: RefundStatus }[]>(`select id, status from refunds where id = ? and merchant_id = ? and environment = ?`, [id, merchantId, environment]);
+    const [r] = await em.execute<{ id: string; status: RefundStatus }[]>(
+      `select id, status from refunds where id = ? and merchant_id = ? and environment = ?`,
+      [id, merchantId, environment],
+    );
     if (!r) throw new DomainError('REFUND_NOT_FOUND', 'Refund not found');
     return r;
   }
@@ -531,7 +612,9 @@ export class RefundService {
 
   /** An order's deposit as a refund source, locked (concurrent requests queue here): what it received and its refunds. */
   private async depositSource(em: EntityManager, order: { id: string; status: string }, depositId: string | undefined, kind: RefundKind) {
-    const deposits = await em.execute<{ id: string; token_id: string; network: Network; address: string; total_amount: string; decimals: number; received: string }[]>(
+    const deposits = await em.execute<
+      { id: string; token_id: string; network: Network; address: string; total_amount: string; decimals: number; received: string }[]
+    >(
       `select d.id, d.token_id, d.network, d.address, d.total_amount::text as total_amount, t.decimals,
               (select coalesce(sum(p.amount), 0) from payments p where p.deposit_id = d.id and p.status = 'confirmed')::text as received
        from deposits d join tokens t on t.id = d.token_id where d.order_id = ? order by d.created_at, d.id for update of d`,
@@ -539,12 +622,20 @@ export class RefundService {
     );
     const paid = deposits.filter((d) => BigInt(d.received) > 0n);
     const d = depositId ? deposits.find((x) => x.id === depositId) : paid.length === 1 ? paid[0] : undefined;
-    if (!d) throw new DomainError(depositId ? 'NOT_FOUND' : 'VALIDATION_FAILED', depositId ? 'Deposit not found on this order' : 'Name the deposit (depositId): the order has none or several that received payments');
+    if (!d)
+      throw new DomainError(
+        depositId ? 'NOT_FOUND' : 'VALIDATION_FAILED',
+        depositId ? 'Deposit not found on this order' : 'Name the deposit (depositId): the order has none or several that received payments',
+      );
     const received = BigInt(d.received);
     const offer = offerForDeposit({ orderStatus: order.status, due: BigInt(d.total_amount), confirmed: received });
-    if (isGatewayOffered(kind) && offer?.kind !== kind) throw new DomainError('REFUND_NOT_OFFERED', `This order does not offer a ${kind} refund${offer ? ` (it offers ${offer.kind})` : ''}`);
+    if (isGatewayOffered(kind) && offer?.kind !== kind)
+      throw new DomainError('REFUND_NOT_OFFERED', `This order does not offer a ${kind} refund${offer ? ` (it offers ${offer.kind})` : ''}`);
     if (kind === 'merchant' && received === 0n) throw new DomainError('REFUND_EXCEEDS_RECEIVED', 'This deposit received nothing to refund');
-    const refunds = await em.execute<{ amount: string; status: RefundStatus; kind: string }[]>(`select amount::text as amount, status, kind from refunds where deposit_id = ? and receipt_id is null`, [d.id]);
+    const refunds = await em.execute<{ amount: string; status: RefundStatus; kind: string }[]>(
+      `select amount::text as amount, status, kind from refunds where deposit_id = ? and receipt_id is null`,
+      [d.id],
+    );
     return {
       depositId: d.id,
       tokenId: d.token_id,
@@ -559,15 +650,31 @@ export class RefundService {
 
   /** An unattributed receipt of the order as a refund source, its deposit locked. */
   private async receiptSource(em: EntityManager, orderId: string, receiptId: string, kind: RefundKind) {
-    const [r] = await em.execute<{ id: string; deposit_id: string; token_id: string | null; network: Network; amount: string; reason: string; status: string; address: string; decimals: number | null }[]>(
+    const [r] = await em.execute<
+      {
+        id: string;
+        deposit_id: string;
+        token_id: string | null;
+        network: Network;
+        amount: string;
+        reason: string;
+        status: string;
+        address: string;
+        decimals: number | null;
+      }[]
+    >(
       `select u.id, u.deposit_id, u.token_id, u.network, u.amount::text as amount, u.reason, u.status, d.address, t.decimals
        from unattributed_receipts u join deposits d on d.id = u.deposit_id left join tokens t on t.id = u.token_id where u.id = ? and u.order_id = ? for update of d`,
       [receiptId, orderId],
     );
     if (!r) throw new DomainError('NOT_FOUND', 'Receipt not found on this order');
     const offered = offerForReceipt(r.reason);
-    if (r.status !== 'confirmed' || offered !== kind || r.token_id === null) throw new DomainError('REFUND_NOT_OFFERED', `This receipt does not offer a ${kind} refund`);
-    const refunds = await em.execute<{ amount: string; status: RefundStatus; kind: string }[]>(`select amount::text as amount, status, kind from refunds where receipt_id = ?`, [r.id]);
+    if (r.status !== 'confirmed' || offered !== kind || r.token_id === null)
+      throw new DomainError('REFUND_NOT_OFFERED', `This receipt does not offer a ${kind} refund`);
+    const refunds = await em.execute<{ amount: string; status: RefundStatus; kind: string }[]>(
+      `select amount::text as amount, status, kind from refunds where receipt_id = ?`,
+      [r.id],
+    );
     return {
       depositId: r.deposit_id,
       tokenId: r.token_id,
@@ -587,7 +694,10 @@ export class RefundService {
    * commits reads this reservation (sweep-send.step.ts) and leaves it in place.
    */
   private async sourceOf(em: EntityManager, depositId: string, tokenId: string, amount: bigint): Promise<'deposit' | 'refund_wallet'> {
-    const open = await em.execute<{ status: string }[]>(`select status from sweeps where deposit_id = ? and token_id = ? and status not in ('confirmed','failed') for update`, [depositId, tokenId]);
+    const open = await em.execute<{ status: string }[]>(
+      `select status from sweeps where deposit_id = ? and token_id = ? and status not in ('confirmed','failed') for update`,
+      [depositId, tokenId],
+    );
     const [l] = await em.execute<{ received: string; swept: string; reserved: string }[]>(
       `select
          ((select coalesce(sum(amount), 0) from payments where deposit_id = ? and token_id = ? and status = 'confirmed')
@@ -606,7 +716,12 @@ export class RefundService {
   }
 
   /** The merchant's refund wallet of a network, derived at its reserved index on first use. */
-  async refundWallet(em: EntityManager, merchantId: string, environment: Environment, network: Network): Promise<{ address: string; walletId: string; derivationIndex: number }> {
+  async refundWallet(
+    em: EntityManager,
+    merchantId: string,
+    environment: Environment,
+    network: Network,
+  ): Promise<{ address: string; walletId: string; derivationIndex: number }> {
     const found = await em.execute<{ address: string; wallet_id: string; derivation_index: number }[]>(
       `select address, wallet_id, derivation_index from refund_wallets where merchant_id = ? and environment = ? and network = ?`,
       [merchantId, environment, network],
@@ -633,15 +748,25 @@ export class RefundService {
 
   /** An API key acts in its own environment only. */
   private environmentOf(caller: { kind: string } & Partial<{ environment: Environment }>, environment: Environment): Environment {
-    if (caller.environment && caller.environment !== environment) throw new DomainError('WRONG_ENVIRONMENT', `This API key belongs to ${caller.environment}, not ${environment}`);
+    if (caller.environment && caller.environment !== environment)
+      throw new DomainError('WRONG_ENVIRONMENT', `This API key belongs to ${caller.environment}, not ${environment}`);
     return environment;
   }
 }
 
-function filterOf(merchantId: string, environment: Environment, f: { network?: string; status?: string; kind?: string; orderId?: string }): { where: string[]; params: unknown[] } {
+function filterOf(
+  merchantId: string,
+  environment: Environment,
+  f: { network?: string; status?: string; kind?: string; orderId?: string },
+): { where: string[]; params: unknown[] } {
   const where = [`r.merchant_id = ?`, `r.environment = ?`];
   const params: unknown[] = [merchantId, environment];
-  for (const [col, v] of [['r.network', f.network], ['r.status', f.status], ['r.kind', f.kind], ['r.order_id', f.orderId]] as const) {
+  for (const [col, v] of [
+    ['r.network', f.network],
+    ['r.status', f.status],
+    ['r.kind', f.kind],
+    ['r.order_id', f.orderId],
+  ] as const) {
     if (v === undefined) continue;
     where.push(`${col} = ?`);
     params.push(v);

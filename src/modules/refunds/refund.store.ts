@@ -64,13 +64,10 @@ export class RefundStore {
    * what it cost the tank), its fee, and what the gas tank lost in it where the tank pays the fee.
    */
   async setBlock(em: EntityManager, id: string, block: { number: bigint; hash: string } | null, feePaid?: bigint, tankSpent?: bigint | null): Promise<void> {
-    await em.execute(`update refunds set block_number = ?, block_hash = ?, fee_paid = coalesce(?, fee_paid), tank_spent = ?, updated_at = now() where id = ? and status = 'sending'`, [
-      block?.number.toString() ?? null,
-      block?.hash ?? null,
-      feePaid?.toString() ?? null,
-      block ? (tankSpent?.toString() ?? null) : null,
-      id,
-    ]);
+    await em.execute(
+      `update refunds set block_number = ?, block_hash = ?, fee_paid = coalesce(?, fee_paid), tank_spent = ?, updated_at = now() where id = ? and status = 'sending'`,
+      [block?.number.toString() ?? null, block?.hash ?? null, feePaid?.toString() ?? null, block ? (tankSpent?.toString() ?? null) : null, id],
+    );
   }
 
   /** Refunds of any status whose stored top-up has not been seen in a block yet (the tank's ledger waits for them). */
@@ -111,7 +108,6 @@ export class RefundStore {
       [funding.length ? serializeFunding(funding) : null, funding.at(-1)?.txHash ?? null, block?.toString() ?? null, spent?.toString() ?? null, id, raw],
     );
   }
-
 }
 
 /** A stored gas top-up: the signed transaction, and once included its block and what the tank lost in it (coin sent and fee). */
@@ -122,15 +118,24 @@ export interface StoredFunding extends SignedTx {
 
 const serializeFunding = (funding: StoredFunding[]): string =>
   JSON.stringify(
-    funding.map((s) => ({ txHash: s.txHash, raw: s.raw, nonce: s.nonce?.toString() ?? null, expiresAt: s.expiresAt?.toString() ?? null, block: s.block?.toString() ?? null, spent: s.spent?.toString() ?? null })),
+    funding.map((s) => ({
+      txHash: s.txHash,
+      raw: s.raw,
+      nonce: s.nonce?.toString() ?? null,
+      expiresAt: s.expiresAt?.toString() ?? null,
+      block: s.block?.toString() ?? null,
+      spent: s.spent?.toString() ?? null,
+    })),
   );
 
 export const parseFunding = (raw: string): StoredFunding[] =>
-  (JSON.parse(raw) as { txHash: string; raw: string; nonce: string | null; expiresAt: string | null; block?: string | null; spent?: string | null }[]).map((s) => ({
-    txHash: s.txHash,
-    raw: s.raw,
-    nonce: s.nonce === null ? null : BigInt(s.nonce),
-    expiresAt: s.expiresAt === null ? null : BigInt(s.expiresAt),
-    block: s.block == null ? null : BigInt(s.block),
-    spent: s.spent == null ? null : BigInt(s.spent),
-  }));
+  (JSON.parse(raw) as { txHash: string; raw: string; nonce: string | null; expiresAt: string | null; block?: string | null; spent?: string | null }[]).map(
+    (s) => ({
+      txHash: s.txHash,
+      raw: s.raw,
+      nonce: s.nonce === null ? null : BigInt(s.nonce),
+      expiresAt: s.expiresAt === null ? null : BigInt(s.expiresAt),
+      block: s.block == null ? null : BigInt(s.block),
+      spent: s.spent == null ? null : BigInt(s.spent),
+    }),
+  );

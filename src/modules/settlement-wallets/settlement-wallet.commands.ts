@@ -12,7 +12,10 @@ export const setSettlementWalletInput = z.object({
   /** Checked by the network family's driver (checksum, encoding, curve), then against the gateway's own addresses. */
   address: z.string({ message: 'must be the settlement address (string)' }).trim().min(1, 'must not be empty').max(128, 'is too long to be an address'),
   /** The account password again (docs/security.md "Settlement addresses"). */
-  password: z.string({ message: 'is required: changing a settlement address needs the account password' }).min(1, 'is required: changing a settlement address needs the account password').max(1024, 'is too long'),
+  password: z
+    .string({ message: 'is required: changing a settlement address needs the account password' })
+    .min(1, 'is required: changing a settlement address needs the account password')
+    .max(1024, 'is too long'),
 });
 export type SetSettlementWalletCommand = z.input<typeof setSettlementWalletInput>;
 

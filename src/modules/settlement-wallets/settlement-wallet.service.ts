@@ -12,7 +12,12 @@ import { SETTLEMENT_WALLET_CHANGED } from '../events/event.catalogue.js';
 import type { MerchantEventWriter } from '../events/merchant-event.writer.js';
 import { DashboardUser } from '../merchants/dashboard-user.entity.js';
 import { verifyPassword } from '../merchants/password.js';
-import { listSettlementWalletsInput, setSettlementWalletInput, type ListSettlementWalletsCommand, type SetSettlementWalletCommand } from './settlement-wallet.commands.js';
+import {
+  listSettlementWalletsInput,
+  setSettlementWalletInput,
+  type ListSettlementWalletsCommand,
+  type SetSettlementWalletCommand,
+} from './settlement-wallet.commands.js';
 import { SettlementWalletStore, type ActiveSettlementWallet, type SettlementWalletRow } from './settlement-wallet.store.js';
 
 /** One row of the history: an address set by someone at some time. */
@@ -46,7 +51,14 @@ export interface SettlementWalletOptions {
   log: Pick<Logger, 'info'>;
 }
 
-const record = (r: SettlementWalletRow): SettlementWalletRecord => ({ id: r.id, address: r.address, activeFrom: r.active_from, setAt: r.created_at, setBy: r.set_by, replacedAt: r.replaced_at });
+const record = (r: SettlementWalletRow): SettlementWalletRecord => ({
+  id: r.id,
+  address: r.address,
+  activeFrom: r.active_from,
+  setAt: r.created_at,
+  setBy: r.set_by,
+  replacedAt: r.replaced_at,
+});
 
 /**
  * Settlement wallets: one address per merchant, environment and network, where the sweep
@@ -97,7 +109,8 @@ export class SettlementWalletService {
     const input = parseInput(setSettlementWalletInput, cmd);
     const { environment, network } = input;
     const checked = driverFor(network).checkSettlementAddress(input.address);
-    if (!checked.ok) throw new DomainError('INVALID_SETTLEMENT_ADDRESS', `Invalid ${network} settlement address: ${checked.reason}`, { network, field: 'address' });
+    if (!checked.ok)
+      throw new DomainError('INVALID_SETTLEMENT_ADDRESS', `Invalid ${network} settlement address: ${checked.reason}`, { network, field: 'address' });
     const address = checked.address;
 
     const user = await ctx.em.findOne(DashboardUser, { id: caller.userId });
@@ -140,7 +153,17 @@ export class SettlementWalletService {
         after: { environment, network, address, activeFrom: new Date(inserted.active_from) },
       });
       this.opts.log.info(
-        { merchantId: caller.merchantId, environment, network, previousAddress: active?.address ?? null, replacedPendingAddress: pendingReplaced, address, activeFrom: inserted.active_from, userId: user.id, requestId: ctx.requestId },
+        {
+          merchantId: caller.merchantId,
+          environment,
+          network,
+          previousAddress: active?.address ?? null,
+          replacedPendingAddress: pendingReplaced,
+          address,
+          activeFrom: inserted.active_from,
+          userId: user.id,
+          requestId: ctx.requestId,
+        },
         'settlement wallet changed',
       );
       return true;

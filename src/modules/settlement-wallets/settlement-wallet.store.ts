@@ -56,7 +56,13 @@ export class SettlementWalletStore {
        order by s.created_at desc, s.id desc`,
       [merchantId, environment, network],
     );
-    return rows.map((r) => ({ ...r, active_from: new Date(r.active_from), created_at: new Date(r.created_at), replaced_at: r.replaced_at === null ? null : new Date(r.replaced_at), now: new Date(r.now) }));
+    return rows.map((r) => ({
+      ...r,
+      active_from: new Date(r.active_from),
+      created_at: new Date(r.created_at),
+      replaced_at: r.replaced_at === null ? null : new Date(r.replaced_at),
+      now: new Date(r.now),
+    }));
   }
 
   /** Serialises changes of one (merchant, environment, network) until the transaction ends. */
@@ -90,10 +96,10 @@ export class SettlementWalletStore {
 
   /** Token contract (mint) addresses of `networks` equal to `address` ignoring case (the caller compares by key). */
   async tokenAddressesLike(em: EntityManager, networks: readonly Network[], address: string): Promise<string[]> {
-    const tokens = await em.execute<{ address: string }[]>(`select address from tokens where network in (select jsonb_array_elements_text(?::jsonb)) and lower(address) = lower(?)`, [
-      JSON.stringify(networks),
-      address,
-    ]);
+    const tokens = await em.execute<{ address: string }[]>(
+      `select address from tokens where network in (select jsonb_array_elements_text(?::jsonb)) and lower(address) = lower(?)`,
+      [JSON.stringify(networks), address],
+    );
     return tokens.map((t) => t.address);
   }
 }

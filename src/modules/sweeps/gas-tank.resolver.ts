@@ -12,7 +12,10 @@ export enum GasTankStateEnum {
   LOW = 'low',
   UNFUNDED = 'unfunded',
 }
-registerEnumType(GasTankStateEnum, { name: 'GasTankState', description: 'OK; LOW (below the threshold or short of what waiting sweeps need: they wait, nothing fails); UNFUNDED (holds nothing)' });
+registerEnumType(GasTankStateEnum, {
+  name: 'GasTankState',
+  description: 'OK; LOW (below the threshold or short of what waiting sweeps need: they wait, nothing fails); UNFUNDED (holds nothing)',
+});
 
 @ObjectType('GasTank', { description: 'A gas tank (operator hot wallet paying sweep fees) of one environment and network, as last checked by its sweep job' })
 export class GasTankType {
@@ -35,6 +38,12 @@ export class GasTankResolver {
     if (!ctx.operator) throw new DomainError('FORBIDDEN', 'Operator token required (x-operator-token)');
     await recordAudit(ctx.em, ctx, 'operator.gas_tanks_viewed', { merchantId: null });
     const tanks = await ctx.app.gasTanks.states(ctx.em);
-    return tanks.map((t) => ({ ...t, balance: t.balance?.toString() ?? null, lowThreshold: t.lowThreshold.toString(), state: gasTankHealth(t), needed: t.needed.toString() }));
+    return tanks.map((t) => ({
+      ...t,
+      balance: t.balance?.toString() ?? null,
+      lowThreshold: t.lowThreshold.toString(),
+      state: gasTankHealth(t),
+      needed: t.needed.toString(),
+    }));
   }
 }

@@ -118,7 +118,14 @@ export class GasTankService {
       [environment, adapter.network, environment, adapter.network, address, balance.toString(), threshold.toString(), low, needed.toString()],
     );
     const wasLow = rows[0]?.was_low ?? false;
-    const fields = { environment, network: adapter.network, tank: address, balance: balance.toString(), threshold: threshold.toString(), needed: needed.toString() };
+    const fields = {
+      environment,
+      network: adapter.network,
+      tank: address,
+      balance: balance.toString(),
+      threshold: threshold.toString(),
+      needed: needed.toString(),
+    };
     if (low && !wasLow) this.opts.log.warn(fields, 'gas tank low: sweeps wait until it is refilled');
     else if (!low && wasLow) this.opts.log.info(fields, 'gas tank refilled');
     return { environment, network: adapter.network, address, balance, lowThreshold: threshold, low, needed, checkedAt: new Date() };
@@ -126,9 +133,18 @@ export class GasTankService {
 
   /** Every tank's last stored state (operators' query, `/readyz` details). */
   async states(em: EntityManager): Promise<GasTankState[]> {
-    const rows = await em.execute<{ environment: Environment; network: Network; address: string; balance: string | null; low_threshold: string; low: boolean; needed: string; checked_at: Date | null }[]>(
-      `select environment, network, address, balance::text, low_threshold::text, low, needed::text, checked_at from gas_tanks order by environment, network`,
-    );
+    const rows = await em.execute<
+      {
+        environment: Environment;
+        network: Network;
+        address: string;
+        balance: string | null;
+        low_threshold: string;
+        low: boolean;
+        needed: string;
+        checked_at: Date | null;
+      }[]
+    >(`select environment, network, address, balance::text, low_threshold::text, low, needed::text, checked_at from gas_tanks order by environment, network`);
     return rows.map((r) => ({
       environment: r.environment,
       network: r.network,

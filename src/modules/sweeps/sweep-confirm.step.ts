@@ -28,6 +28,12 @@ export async function confirm(ctx: SweepContext, em: EntityManager): Promise<voi
   // Every sweep final at this depth in one transaction per batch (one status statement, one webhook insert).
   for (let at = 0; at < final.length; at += batchSize) {
     const ids = final.slice(at, at + batchSize);
-    await em.transactional((t) => ctx.o.status.transitionMany(t, ids.map((id) => ({ id })), 'confirmed'));
+    await em.transactional((t) =>
+      ctx.o.status.transitionMany(
+        t,
+        ids.map((id) => ({ id })),
+        'confirmed',
+      ),
+    );
   }
 }

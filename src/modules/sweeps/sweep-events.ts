@@ -24,7 +24,9 @@ export function decimalString(units: bigint, decimals: number): string {
 export function sweepEventsHook(writer: MerchantEventWriter): SweepFinalHook {
   return async (em: EntityManager, sweeps: SweepRow[]) => {
     // No token: the sweep moved the network's native coin (address `native`, its symbol and decimals).
-    const rows = await em.execute<{ sweep_id: string; token_address: string | null; symbol: string | null; decimals: number | null; address: string; order_no: string }[]>(
+    const rows = await em.execute<
+      { sweep_id: string; token_address: string | null; symbol: string | null; decimals: number | null; address: string; order_no: string }[]
+    >(
       `select x.sweep_id::text as sweep_id, t.address as token_address, t.symbol, t.decimals, d.address, o.order_no
        from jsonb_to_recordset(?::jsonb) as x(sweep_id uuid, deposit_id uuid, token_id uuid)
        join deposits d on d.id = x.deposit_id join orders o on o.id = d.order_id left join tokens t on t.id = x.token_id`,

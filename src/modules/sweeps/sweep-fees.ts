@@ -85,7 +85,15 @@ export class SweepFees {
     return new Map(
       sweepIds.map((id) => {
         const fee = paid.get(id) ?? 0n;
-        return [id, { feePaid: fee, feeAsset: this.o.native.symbol, feeIdr: idr(fee, this.o.native.decimals, native), ...(amounts ? { amountIdr: amountIdr.get(id) ?? null } : {}) }];
+        return [
+          id,
+          {
+            feePaid: fee,
+            feeAsset: this.o.native.symbol,
+            feeIdr: idr(fee, this.o.native.decimals, native),
+            ...(amounts ? { amountIdr: amountIdr.get(id) ?? null } : {}),
+          },
+        ];
       }),
     );
   }

@@ -22,13 +22,26 @@ export async function fund(ctx: SweepContext, em: EntityManager): Promise<void> 
     for (const s of planned) needed += await quote({ token: tokenOf(s), from: s.address, to: s.to_address, amount: 1n });
     const tank = await o.tanks.refresh(em, o.environment, o.adapter, needed);
     if (!tank || tank.balance === null || tank.balance < needed) return;
-    await em.transactional((t) => o.status.transitionMany(t, planned.map((s) => ({ id: s.id })), 'funded'));
+    await em.transactional((t) =>
+      o.status.transitionMany(
+        t,
+        planned.map((s) => ({ id: s.id })),
+        'funded',
+      ),
+    );
     ctx.crash('funded');
     return;
   }
   const needs = await ctx.gasNeeds(planned);
   const ready = needs.filter((n) => n.need.amount === 0n);
-  if (ready.length) await em.transactional((t) => o.status.transitionMany(t, ready.map((n) => ({ id: n.sweep.id })), 'funded'));
+  if (ready.length)
+    await em.transactional((t) =>
+      o.status.transitionMany(
+        t,
+        ready.map((n) => ({ id: n.sweep.id })),
+        'funded',
+      ),
+    );
   const toFund = needs.filter((n) => n.need.amount > 0n);
   if (!toFund.length) return;
   const total = toFund.reduce((sum, n) => sum + n.need.amount, 0n);
@@ -41,7 +54,11 @@ export async function fund(ctx: SweepContext, em: EntityManager): Promise<void> 
   const key = ctx.tankKey();
   let signed: SignedTx[];
   try {
-    signed = await sweeps.signFunding(key, toFund.map((n) => n.need), nonce === undefined ? {} : { nonce });
+    signed = await sweeps.signFunding(
+      key,
+      toFund.map((n) => n.need),
+      nonce === undefined ? {} : { nonce },
+    );
   } finally {
     key.fill(0);
   }
@@ -49,10 +66,20 @@ export async function fund(ctx: SweepContext, em: EntityManager): Promise<void> 
   try {
     ids = await em.transactional(async (t) => {
       await ctx.txs.takeNonces(t, tankAddress, signed);
-      const moved = await o.status.transitionMany(t, toFund.map((n) => ({ id: n.sweep.id })), 'funding');
+      const moved = await o.status.transitionMany(
+        t,
+        toFund.map((n) => ({ id: n.sweep.id })),
+        'funding',
+      );
       const lost = moved.findIndex((m) => !m.changed);
       if (lost >= 0) throw new SweepRace(`sweep ${toFund[lost]!.sweep.id} moved meanwhile`);
-      return ctx.txs.store(t, 'funding', tankAddress, signed, toFund.map((n) => n.sweep.id));
+      return ctx.txs.store(
+        t,
+        'funding',
+        tankAddress,
+        signed,
+        toFund.map((n) => n.sweep.id),
+      );
     });
   } catch (err) {
     if (err instanceof SweepRace) return o.log.info({ ...ctx.logCtx, reason: err.message }, 'sweep funding raced another worker; retrying next tick');

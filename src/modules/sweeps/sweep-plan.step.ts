@@ -14,7 +14,10 @@ export async function plan(ctx: SweepContext, em: EntityManager): Promise<void> 
   const started = new Date();
   const requests = await ctx.store.openRequests(em);
   const candidates = await ctx.store.candidates(em, requests, ctx.o.batchSize, ctx.o.holdRecheckS ?? DEFAULT_HOLD_RECHECK_S);
-  const triaged = await triage(ctx, candidates.filter((c) => !c.busy));
+  const triaged = await triage(
+    ctx,
+    candidates.filter((c) => !c.busy),
+  );
   const { held, empty } = triaged;
   // One kind of asset of a deposit at a time: its native coin waits while a token of it is planned now.
   const tokenPlanned = new Set(triaged.planned.filter((c) => !isNative(c)).map((c) => c.deposit_id));
@@ -31,7 +34,10 @@ export async function plan(ctx: SweepContext, em: EntityManager): Promise<void> 
     await ctx.store.hold(t, held);
     await ctx.store.clearHolds(t, [...planned, ...empty]);
     await ctx.store.scheduleRan(t, [...new Set(candidates.filter((c) => !c.manual && !cut.has(c.merchant_id)).map((c) => c.merchant_id))], started);
-    await ctx.store.requestsServed(t, requests.filter((r) => !cut.has(r.merchant_id)).map((r) => r.id));
+    await ctx.store.requestsServed(
+      t,
+      requests.filter((r) => !cut.has(r.merchant_id)).map((r) => r.id),
+    );
   });
   if (planned.length) {
     ctx.o.log.info({ ...ctx.logCtx, planned: planned.length }, 'sweeps planned');
@@ -49,7 +55,11 @@ type Triage = { planned: SweepCandidate[]; held: SweepHoldInput[]; empty: SweepC
 export async function triage(ctx: SweepContext, candidates: SweepCandidate[]): Promise<Triage> {
   const out: Triage = { planned: [], held: [], empty: [] };
   if (!candidates.length) return out;
-  await triageTokens(ctx, candidates.filter((c) => !isNative(c)), out);
+  await triageTokens(
+    ctx,
+    candidates.filter((c) => !isNative(c)),
+    out,
+  );
   await triageNative(ctx, candidates.filter(isNative), out);
   return out;
 }
@@ -93,6 +103,7 @@ async function triageNative(ctx: SweepContext, candidates: SweepCandidate[], { p
     if (verdict === 'sweep') planned.push(c);
     else if (verdict === 'empty') empty.push(c);
     else held.push({ c, reason: verdict, balance, fee });
-    if (verdict !== 'sweep') ctx.o.log.debug({ ...ctx.logCtx, depositId: c.deposit_id, balance: balance.toString(), fee: fee.toString(), verdict }, 'native coin not swept');
+    if (verdict !== 'sweep')
+      ctx.o.log.debug({ ...ctx.logCtx, depositId: c.deposit_id, balance: balance.toString(), fee: fee.toString(), verdict }, 'native coin not swept');
   });
 }

@@ -35,7 +35,11 @@ export async function reclaim(ctx: SweepContext, em: EntityManager): Promise<voi
       const dueIds = due.map((d) => d.id);
       await ctx.store.lock(t, dueIds);
       if (await ctx.txs.reclaimTaken(t, dueIds)) throw new SweepRace('the gas loans were reclaimed by another worker meanwhile');
-      await ctx.txs.takeNonces(t, tankAddress, signed.map((x) => x.tx));
+      await ctx.txs.takeNonces(
+        t,
+        tankAddress,
+        signed.map((x) => x.tx),
+      );
       const out: string[] = [];
       for (const x of signed) out.push(...(await ctx.txs.store(t, 'reclaim', tankAddress, [x.tx], x.sweepIds)));
       return out;
@@ -45,6 +49,10 @@ export async function reclaim(ctx: SweepContext, em: EntityManager): Promise<voi
     throw err;
   }
   ctx.crash('reclaim-sign');
-  await ctx.broadcastAll(em, ids, signed.map((x) => x.tx));
+  await ctx.broadcastAll(
+    em,
+    ids,
+    signed.map((x) => x.tx),
+  );
   ctx.o.log.info({ ...ctx.logCtx, deposits: due.length, txs: signed.map((x) => x.tx.txHash) }, 'sweep gas loan reclaimed');
 }

@@ -61,7 +61,14 @@ async function refundsUnchanged(ctx: SweepContext, t: EntityManager, sweeps: Swe
   }
 }
 
-async function sendOne(ctx: SweepContext, em: EntityManager, s: SweepJoin, amount: bigint, keys: SigningKeyCache, reserved: Map<string, bigint> = new Map()): Promise<void> {
+async function sendOne(
+  ctx: SweepContext,
+  em: EntityManager,
+  s: SweepJoin,
+  amount: bigint,
+  keys: SigningKeyCache,
+  reserved: Map<string, bigint> = new Map(),
+): Promise<void> {
   if (amount === 0n) return; // emptyAtSend
   try {
     // Native coin: the deposit's nonce as the chain counts it (a batch sweep's authorization may have
@@ -102,16 +109,34 @@ async function sendOne(ctx: SweepContext, em: EntityManager, s: SweepJoin, amoun
 async function emptyAtSend(ctx: SweepContext, em: EntityManager, empty: SweepJoin[]): Promise<void> {
   if (!empty.length) return;
   const failed = await em.transactional(async (t) => {
-    const counted = await ctx.store.countEmptyReads(t, empty.map((s) => s.id));
+    const counted = await ctx.store.countEmptyReads(
+      t,
+      empty.map((s) => s.id),
+    );
     const done = counted.filter((c) => c.empty_reads >= EMPTY_READS_TO_FAIL);
-    await ctx.o.status.transitionMany(t, done.map((c) => ({ id: c.id, facts: { failureReason: 'nothing_to_sweep' as const } })), 'failed', ['funded']);
+    await ctx.o.status.transitionMany(
+      t,
+      done.map((c) => ({ id: c.id, facts: { failureReason: 'nothing_to_sweep' as const } })),
+      'failed',
+      ['funded'],
+    );
     return done.length;
   });
-  ctx.o.log.warn({ ...ctx.logCtx, sweeps: empty.map((s) => s.id), failed }, 'funded sweeps read an empty deposit at send time: read again next tick (failed: after repeated empty reads)');
+  ctx.o.log.warn(
+    { ...ctx.logCtx, sweeps: empty.map((s) => s.id), failed },
+    'funded sweeps read an empty deposit at send time: read again next tick (failed: after repeated empty reads)',
+  );
 }
 
 /** Batch chains (EVM EIP-7702): the tank sweeps up to `maxBatch` deposits in one transaction it pays for. */
-async function sendBatches(ctx: SweepContext, em: EntityManager, funded: SweepJoin[], balances: bigint[], keys: SigningKeyCache, reserved: Map<string, bigint>): Promise<void> {
+async function sendBatches(
+  ctx: SweepContext,
+  em: EntityManager,
+  funded: SweepJoin[],
+  balances: bigint[],
+  keys: SigningKeyCache,
+  reserved: Map<string, bigint>,
+): Promise<void> {
   const batch = ctx.sweeps.batch!;
   const items = funded.map((s, i) => ({ s, amount: balances[i]! })).filter((x) => x.amount > 0n);
   const tankAddress = ctx.tankAddress;
@@ -143,11 +168,26 @@ async function sendBatches(ctx: SweepContext, em: EntityManager, funded: SweepJo
       try {
         ids = await em.transactional(async (t) => {
           await ctx.txs.takeNonces(t, tankAddress, [signed]);
-          const moved = await ctx.o.status.transitionMany(t, chunk.map((x) => ({ id: x.s.id, facts: { amount: x.amount } })), 'sending');
+          const moved = await ctx.o.status.transitionMany(
+            t,
+            chunk.map((x) => ({ id: x.s.id, facts: { amount: x.amount } })),
+            'sending',
+          );
           const lost = moved.findIndex((m) => !m.changed);
           if (lost >= 0) throw new SweepRace(`sweep ${chunk[lost]!.s.id} moved meanwhile`);
-          await refundsUnchanged(ctx, t, chunk.map((x) => x.s), reserved);
-          return ctx.txs.store(t, 'batch', tankAddress, [signed], chunk.map((x) => x.s.id));
+          await refundsUnchanged(
+            ctx,
+            t,
+            chunk.map((x) => x.s),
+            reserved,
+          );
+          return ctx.txs.store(
+            t,
+            'batch',
+            tankAddress,
+            [signed],
+            chunk.map((x) => x.s.id),
+          );
         });
       } catch (err) {
         if (err instanceof SweepRace) return ctx.o.log.info({ ...ctx.logCtx, reason: err.message }, 'batch sweep raced another worker; retrying next tick');

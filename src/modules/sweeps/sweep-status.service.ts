@@ -133,9 +133,19 @@ export class SweepStatusService {
               u.failure_reason, u.tx_hash, u.fee_paid::text as fee_paid, u.fee_asset
        from input i left join prev p on p.id = i.id left join u on u.id = i.id
        order by i.ord`,
-      [JSON.stringify(input), to, to, to, `{${sweepSourcesOf(to).filter((f) => !only || only.includes(f)).join(',')}}`],
+      [
+        JSON.stringify(input),
+        to,
+        to,
+        to,
+        `{${sweepSourcesOf(to)
+          .filter((f) => !only || only.includes(f))
+          .join(',')}}`,
+      ],
     );
-    const results = rows.map((r): SweepTransitionResult => (r.changed ? { changed: true, from: r.from_status, row: toRow(r) } : { changed: false, from: r.from_status ?? null, row: null }));
+    const results = rows.map((r): SweepTransitionResult =>
+      r.changed ? { changed: true, from: r.from_status, row: toRow(r) } : { changed: false, from: r.from_status ?? null, row: null },
+    );
     const done = results.flatMap((r) => (r.row ? [r.row] : []));
     if (final && this.onFinal && done.length) await this.onFinal(em, done);
     return results;

@@ -1,6 +1,15 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { Logger } from 'pino';
-import { TxRejectedError, type BatchSweepItem, type ChainAdapter, type GasNeed, type SignedTx, type SweepCapability, type TransferIntent, type WatchedToken } from '../../chains/chain-adapter.js';
+import {
+  TxRejectedError,
+  type BatchSweepItem,
+  type ChainAdapter,
+  type GasNeed,
+  type SignedTx,
+  type SweepCapability,
+  type TransferIntent,
+  type WatchedToken,
+} from '../../chains/chain-adapter.js';
 import { nativeAsset } from '../../chains/registry.js';
 import type { Environment, Network } from '../../common/environment.js';
 import { mapLimit } from '../../common/map-limit.js';
@@ -40,7 +49,11 @@ export interface SweepEngineOptions {
 
 export const DEFAULT_HOLD_RECHECK_S = 3600;
 
-export const tokenOf = (s: { token_address: string; decimals: number; symbol: string }): WatchedToken => ({ address: s.token_address, decimals: s.decimals, symbol: s.symbol });
+export const tokenOf = (s: { token_address: string; decimals: number; symbol: string }): WatchedToken => ({
+  address: s.token_address,
+  decimals: s.decimals,
+  symbol: s.symbol,
+});
 
 const message = (err: unknown) => (err instanceof Error ? err.message : String(err));
 
@@ -124,7 +137,11 @@ export class SweepContext {
     if (await this.txs.otherAttemptAlive(t, row)) return;
     if (row.kind === 'reclaim') return; // confirmed sweeps stay confirmed; the reclaim step signs anew
     const [from, to] = row.kind === 'funding' ? (['funding', 'planned'] as const) : (['sending', 'funded'] as const);
-    await this.o.status.transitionMany(t, (await this.txs.linkedSweeps(t, row.id, from)).map((id) => ({ id })), to);
+    await this.o.status.transitionMany(
+      t,
+      (await this.txs.linkedSweeps(t, row.id, from)).map((id) => ({ id })),
+      to,
+    );
   }
 
   async balances(queries: { owner: string; token: WatchedToken }[]): Promise<bigint[]> {
@@ -164,13 +181,22 @@ export class SweepContext {
   async gasNeeds(sweeps: SweepJoin[]): Promise<{ sweep: SweepJoin; need: GasNeed }[]> {
     const quote = this.quoter();
     return mapLimit(sweeps, this.concurrency, async (s) => {
-      const [fee, held] = await Promise.all([quote({ token: tokenOf(s), from: s.address, to: s.to_address, amount: 1n }), this.sweeps.nativeBalance(s.address)]);
+      const [fee, held] = await Promise.all([
+        quote({ token: tokenOf(s), from: s.address, to: s.to_address, amount: 1n }),
+        this.sweeps.nativeBalance(s.address),
+      ]);
       return { sweep: s, need: { address: s.address, amount: fee > held ? fee - held : 0n } };
     });
   }
 
   /** Signs one deposit's transfer (the tank co-signs as fee payer where the network has one); keys are zeroed after. */
-  async signTransfer(em: EntityManager, s: SweepJoin, amount: bigint, options: { nonce?: bigint; feeBumpPercent?: number }, keys: SigningKeyCache): Promise<SignedTx> {
+  async signTransfer(
+    em: EntityManager,
+    s: SweepJoin,
+    amount: bigint,
+    options: { nonce?: bigint; feeBumpPercent?: number },
+    keys: SigningKeyCache,
+  ): Promise<SignedTx> {
     const deposit = await this.o.wallets.signingKey(em, s.wallet_id, s.family, s.derivation_index, keys);
     const tank = this.sweeps.gas === 'fee-payer' ? this.tankKey() : undefined;
     try {
@@ -182,12 +208,21 @@ export class SweepContext {
   }
 
   /** Signs one batch sweep (the tank's nonce: its next one unless `options` gives it); deposit keys are zeroed after. */
-  async signBatch(em: EntityManager, chunk: { s: SweepJoin; amount: bigint }[], options: { nonce?: bigint; feeBumpPercent?: number }, keys: SigningKeyCache, tankAddress: string): Promise<SignedTx> {
+  async signBatch(
+    em: EntityManager,
+    chunk: { s: SweepJoin; amount: bigint }[],
+    options: { nonce?: bigint; feeBumpPercent?: number },
+    keys: SigningKeyCache,
+    tankAddress: string,
+  ): Promise<SignedTx> {
     const items: BatchSweepItem[] = [];
     const tankKey = this.tankKey();
     try {
       for (const { s, amount } of chunk) {
-        items.push({ intent: { token: tokenOf(s), from: s.address, to: s.to_address, amount }, depositKey: await this.o.wallets.signingKey(em, s.wallet_id, s.family, s.derivation_index, keys) });
+        items.push({
+          intent: { token: tokenOf(s), from: s.address, to: s.to_address, amount },
+          depositKey: await this.o.wallets.signingKey(em, s.wallet_id, s.family, s.derivation_index, keys),
+        });
       }
       const nonce = options.nonce ?? (await this.txs.nonceHint(em, tankAddress));
       return await this.sweeps.batch!.signBatchSweep(tankKey, items, { ...options, ...(nonce === undefined ? {} : { nonce }) });

@@ -98,21 +98,45 @@ async function fundingIncluded(ctx: SweepContext, em: EntityManager, txId: strin
   // `funding` for good). With the lock, the last of them reads after the others committed.
   const ids = await ctx.txs.linkedSweeps(em, txId, 'funding', true);
   if (!success) {
-    await ctx.o.status.transitionMany(em, ids.map((id) => ({ id })), 'planned');
+    await ctx.o.status.transitionMany(
+      em,
+      ids.map((id) => ({ id })),
+      'planned',
+    );
     return;
   }
   const waiting = await ctx.txs.fundingPending(em, ids);
   const ready = ids.filter((id) => !waiting.has(id));
   const fees = await ctx.fees.facts(em, ready);
-  await ctx.o.status.transitionMany(em, ready.map((id) => ({ id, facts: fees.get(id) })), 'funded');
+  await ctx.o.status.transitionMany(
+    em,
+    ready.map((id) => ({ id, facts: fees.get(id) })),
+    'funded',
+  );
 }
 
 /** A transfer or batch is in a block: its sending sweeps are sent (or failed when it reverted), in one statement. */
-async function transferIncluded(ctx: SweepContext, em: EntityManager, txId: string, txHash: string, st: { blockNumber: bigint; blockHash: string; success: boolean }): Promise<void> {
+async function transferIncluded(
+  ctx: SweepContext,
+  em: EntityManager,
+  txId: string,
+  txHash: string,
+  st: { blockNumber: bigint; blockHash: string; success: boolean },
+): Promise<void> {
   const ids = await ctx.txs.linkedSweeps(em, txId, 'sending');
   const fees = await ctx.fees.facts(em, ids, st.success);
-  if (st.success) await ctx.o.status.transitionMany(em, ids.map((id) => ({ id, facts: { txHash, blockNumber: st.blockNumber, blockHash: st.blockHash, ...fees.get(id) } })), 'sent');
-  else await ctx.o.status.transitionMany(em, ids.map((id) => ({ id, facts: { txHash, failureReason: 'transfer_reverted' as const, ...fees.get(id) } })), 'failed');
+  if (st.success)
+    await ctx.o.status.transitionMany(
+      em,
+      ids.map((id) => ({ id, facts: { txHash, blockNumber: st.blockNumber, blockHash: st.blockHash, ...fees.get(id) } })),
+      'sent',
+    );
+  else
+    await ctx.o.status.transitionMany(
+      em,
+      ids.map((id) => ({ id, facts: { txHash, failureReason: 'transfer_reverted' as const, ...fees.get(id) } })),
+      'failed',
+    );
 }
 
 /** A stuck transaction (same nonce, higher fee): stored before broadcast like every other. */
@@ -128,7 +152,11 @@ async function replace(ctx: SweepContext, em: EntityManager, row: TxRow): Promis
       if (!needs.length) return;
       const key = ctx.tankKey();
       try {
-        signed = await ctx.sweeps.signFunding(key, needs.map((n) => n.need), options);
+        signed = await ctx.sweeps.signFunding(
+          key,
+          needs.map((n) => n.need),
+          options,
+        );
       } finally {
         key.fill(0);
       }
@@ -148,13 +176,26 @@ async function replace(ctx: SweepContext, em: EntityManager, row: TxRow): Promis
     } else if (row.kind === 'batch') {
       const sweeps = await ctx.store.linkedTo(em, row.id, 'sending');
       if (!sweeps.length) return;
-      signed = [await ctx.signBatch(em, sweeps.map((s) => ({ s, amount: BigInt(s.amount!) })), options, keys, row.signer)];
+      signed = [
+        await ctx.signBatch(
+          em,
+          sweeps.map((s) => ({ s, amount: BigInt(s.amount!) })),
+          options,
+          keys,
+          row.signer,
+        ),
+      ];
     } else return;
   } finally {
     keys.wipe();
   }
-  const ids = await em.transactional(async (t) => ctx.txs.store(t, row.kind, row.signer, signed.slice(0, 1), await ctx.txs.allLinkedSweeps(t, row.id), { replacesId: row.id, bump }));
-  ctx.o.log.info({ ...ctx.logCtx, replaced: row.tx_hash, txHash: signed[0]!.txHash, feeBumpPercent: bump }, 'stuck sweep transaction replaced with a higher fee');
+  const ids = await em.transactional(async (t) =>
+    ctx.txs.store(t, row.kind, row.signer, signed.slice(0, 1), await ctx.txs.allLinkedSweeps(t, row.id), { replacesId: row.id, bump }),
+  );
+  ctx.o.log.info(
+    { ...ctx.logCtx, replaced: row.tx_hash, txHash: signed[0]!.txHash, feeBumpPercent: bump },
+    'stuck sweep transaction replaced with a higher fee',
+  );
   await ctx.broadcast(em, ids[0]!, signed[0]!);
 }
 
@@ -189,5 +230,8 @@ async function topUpForBump(ctx: SweepContext, em: EntityManager, s: SweepJoin, 
     throw err;
   }
   await ctx.broadcastAll(em, ids, signed);
-  ctx.o.log.info({ ...ctx.logCtx, sweepId: s.id, stuck: row.tx_hash, amount: need.amount.toString() }, 'stuck sweep transfer: topping the deposit up for its fee bump');
+  ctx.o.log.info(
+    { ...ctx.logCtx, sweepId: s.id, stuck: row.tx_hash, amount: need.amount.toString() },
+    'stuck sweep transfer: topping the deposit up for its fee bump',
+  );
 }

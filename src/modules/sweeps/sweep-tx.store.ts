@@ -53,7 +53,10 @@ export class SweepTxStore {
 
   /** The nonce to sign with: the signer's next one from the database, or undefined (the chain's own) for a signer never used. */
   async nonceHint(em: EntityManager, signer: string): Promise<bigint | undefined> {
-    const rows = await em.execute<{ next_nonce: string }[]>(`select next_nonce::text from signer_nonces where environment = ? and network = ? and signer = ?`, [...this.where, signer]);
+    const rows = await em.execute<{ next_nonce: string }[]>(`select next_nonce::text from signer_nonces where environment = ? and network = ? and signer = ?`, [
+      ...this.where,
+      signer,
+    ]);
     return rows[0] ? BigInt(rows[0].next_nonce) : undefined;
   }
 
@@ -64,11 +67,22 @@ export class SweepTxStore {
   async takeNonces(em: EntityManager, signer: string, signed: SignedTx[], replacement = false): Promise<void> {
     const nonces = signed.map((s) => s.nonce).filter((n): n is bigint => n !== null);
     if (!nonces.length || replacement) return;
-    await em.execute(`insert into signer_nonces (environment, network, signer, next_nonce) values (?, ?, ?, ?) on conflict do nothing`, [...this.where, signer, nonces[0]!.toString()]);
-    const rows = await em.execute<{ next_nonce: string }[]>(`select next_nonce::text from signer_nonces where environment = ? and network = ? and signer = ? for update`, [...this.where, signer]);
+    await em.execute(`insert into signer_nonces (environment, network, signer, next_nonce) values (?, ?, ?, ?) on conflict do nothing`, [
+      ...this.where,
+      signer,
+      nonces[0]!.toString(),
+    ]);
+    const rows = await em.execute<{ next_nonce: string }[]>(
+      `select next_nonce::text from signer_nonces where environment = ? and network = ? and signer = ? for update`,
+      [...this.where, signer],
+    );
     const next = BigInt(rows[0]!.next_nonce);
     if (nonces.some((n, i) => n !== next + BigInt(i))) throw new SweepRace(`nonce ${nonces[0]} of ${signer} is not its next (${next})`);
-    await em.execute(`update signer_nonces set next_nonce = ?, updated_at = now() where environment = ? and network = ? and signer = ?`, [(nonces.at(-1)! + 1n).toString(), ...this.where, signer]);
+    await em.execute(`update signer_nonces set next_nonce = ?, updated_at = now() where environment = ? and network = ? and signer = ?`, [
+      (nonces.at(-1)! + 1n).toString(),
+      ...this.where,
+      signer,
+    ]);
   }
 
   /**
@@ -78,18 +92,38 @@ export class SweepTxStore {
    */
   async catchUpNonce(em: EntityManager, signer: string, nonce: bigint | null): Promise<void> {
     if (nonce === null) return;
-    await em.execute(`update signer_nonces set next_nonce = greatest(next_nonce, ?::numeric), updated_at = now() where environment = ? and network = ? and signer = ?`, [nonce.toString(), ...this.where, signer]);
+    await em.execute(
+      `update signer_nonces set next_nonce = greatest(next_nonce, ?::numeric), updated_at = now() where environment = ? and network = ? and signer = ?`,
+      [nonce.toString(), ...this.where, signer],
+    );
   }
 
   // --- transactions ---------------------------------------------------------------------------------
 
   /** Inside the store transaction: stores signed transactions (before any broadcast) linked to `sweepIds`; returns their ids. */
-  async store(em: EntityManager, kind: SweepTxKind, signer: string, signed: SignedTx[], sweepIds: string[], extra: { replacesId?: string; bump?: number } = {}): Promise<string[]> {
+  async store(
+    em: EntityManager,
+    kind: SweepTxKind,
+    signer: string,
+    signed: SignedTx[],
+    sweepIds: string[],
+    extra: { replacesId?: string; bump?: number } = {},
+  ): Promise<string[]> {
     const ids: string[] = [];
     for (const s of signed) {
       const rows = await em.execute<{ id: string }[]>(
         `insert into sweep_txs (environment, network, kind, signer, nonce, tx_hash, raw, expires_at, replaces_id, fee_bump_percent) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) returning id`,
-        [...this.where, kind, signer, s.nonce?.toString() ?? null, s.txHash, s.raw, s.expiresAt?.toString() ?? null, extra.replacesId ?? null, extra.bump ?? 100],
+        [
+          ...this.where,
+          kind,
+          signer,
+          s.nonce?.toString() ?? null,
+          s.txHash,
+          s.raw,
+          s.expiresAt?.toString() ?? null,
+          extra.replacesId ?? null,
+          extra.bump ?? 100,
+        ],
       );
       const id = rows[0]!.id;
       ids.push(id);
@@ -110,7 +144,10 @@ export class SweepTxStore {
   }
 
   async byId(em: EntityManager, id: string): Promise<Pick<TxRow, 'id' | 'kind' | 'signer' | 'nonce' | 'tx_hash'> | undefined> {
-    const [row] = await em.execute<Pick<TxRow, 'id' | 'kind' | 'signer' | 'nonce' | 'tx_hash'>[]>(`select id, kind, signer, nonce::text, tx_hash from sweep_txs where id = ?`, [id]);
+    const [row] = await em.execute<Pick<TxRow, 'id' | 'kind' | 'signer' | 'nonce' | 'tx_hash'>[]>(
+      `select id, kind, signer, nonce::text, tx_hash from sweep_txs where id = ?`,
+      [id],
+    );
     return row;
   }
 
@@ -126,7 +163,10 @@ export class SweepTxStore {
 
   /** An included transaction whose block was replaced: broadcast again (its inclusion facts cleared). */
   async reorganised(em: EntityManager, id: string): Promise<void> {
-    await em.execute(`update sweep_txs set state = 'broadcast', block_number = null, block_hash = null, fee_paid = null, spent = null, spent_idr = null, success = null, updated_at = now() where id = ? and state = 'included'`, [id]);
+    await em.execute(
+      `update sweep_txs set state = 'broadcast', block_number = null, block_hash = null, fee_paid = null, spent = null, spent_idr = null, success = null, updated_at = now() where id = ? and state = 'included'`,
+      [id],
+    );
   }
 
   /** The transfers (and batches) of a sweep whose block was replaced: broadcast again. */
@@ -139,7 +179,10 @@ export class SweepTxStore {
   }
 
   async markBroadcast(em: EntityManager, id: string): Promise<void> {
-    await em.execute(`update sweep_txs set state = 'broadcast', broadcast_at = coalesce(broadcast_at, now()), updated_at = now() where id = ? and state = 'signed'`, [id]);
+    await em.execute(
+      `update sweep_txs set state = 'broadcast', broadcast_at = coalesce(broadcast_at, now()), updated_at = now() where id = ? and state = 'signed'`,
+      [id],
+    );
   }
 
   /**
@@ -149,26 +192,32 @@ export class SweepTxStore {
    * is computed from, sweep-fees.ts).
    * The other attempts of its nonce can never be included now. False when another worker recorded it first.
    */
-  async markIncluded(em: EntityManager, row: Pick<TxRow, 'id' | 'signer' | 'nonce'>, st: { success: boolean; blockNumber: bigint; blockHash: string; feePaid: bigint }, spent: { spent: bigint | null; spentIdr: string | null } = { spent: null, spentIdr: null }): Promise<boolean> {
+  async markIncluded(
+    em: EntityManager,
+    row: Pick<TxRow, 'id' | 'signer' | 'nonce'>,
+    st: { success: boolean; blockNumber: bigint; blockHash: string; feePaid: bigint },
+    spent: { spent: bigint | null; spentIdr: string | null } = { spent: null, spentIdr: null },
+  ): Promise<boolean> {
     const moved = await em.execute<{ id: string }[]>(
       `update sweep_txs set state = 'included', success = ?, block_number = ?, block_hash = ?, fee_paid = ?, spent = ?, spent_idr = ?, updated_at = now() where id = ? and state = 'broadcast' returning id`,
       [st.success, st.blockNumber.toString(), st.blockHash, st.feePaid.toString(), spent.spent?.toString() ?? null, spent.spentIdr, row.id],
     );
     if (!moved.length) return false;
     if (row.nonce !== null) {
-      await em.execute(`update sweep_txs set state = 'dead', updated_at = now() where environment = ? and network = ? and signer = ? and nonce = ? and id <> ? and state in ('signed','broadcast')`, [
-        ...this.where,
-        row.signer,
-        row.nonce,
-        row.id,
-      ]);
+      await em.execute(
+        `update sweep_txs set state = 'dead', updated_at = now() where environment = ? and network = ? and signer = ? and nonce = ? and id <> ? and state in ('signed','broadcast')`,
+        [...this.where, row.signer, row.nonce, row.id],
+      );
     }
     return true;
   }
 
   /** Inside a transaction: the transaction can never be included. False when it was no longer in flight. */
   async markDead(em: EntityManager, id: string): Promise<boolean> {
-    const moved = await em.execute<{ id: string }[]>(`update sweep_txs set state = 'dead', updated_at = now() where id = ? and state in ('signed','broadcast') returning id`, [id]);
+    const moved = await em.execute<{ id: string }[]>(
+      `update sweep_txs set state = 'dead', updated_at = now() where id = ? and state in ('signed','broadcast') returning id`,
+      [id],
+    );
     return moved.length > 0;
   }
 

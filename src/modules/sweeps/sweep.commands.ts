@@ -35,7 +35,12 @@ export const SWEEP_HOLDS_MAX = 500;
 export const sweepHoldsInput = z.object({
   environment,
   network: network.optional(),
-  limit: z.coerce.number({ message: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(SWEEP_HOLDS_MAX, `must be at most ${SWEEP_HOLDS_MAX}`).default(100),
+  limit: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(SWEEP_HOLDS_MAX, `must be at most ${SWEEP_HOLDS_MAX}`)
+    .default(100),
 });
 export type SweepHoldsCommand = z.input<typeof sweepHoldsInput>;
 
@@ -50,8 +55,18 @@ export const listSweepsInput = z.object({
   environment,
   network: network.optional(),
   status: status.optional(),
-  limit: z.coerce.number({ message: 'must be a number' }).int('must be a whole number').min(1, 'must be at least 1').max(100, 'must be at most 100').default(20),
-  offset: z.coerce.number({ message: 'must be a number' }).int('must be a whole number').min(0, 'must be at least 0').max(100_000, 'must be at most 100000').default(0),
+  limit: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(100, 'must be at most 100')
+    .default(20),
+  offset: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(0, 'must be at least 0')
+    .max(100_000, 'must be at most 100000')
+    .default(0),
 });
 export type ListSweepsCommand = z.input<typeof listSweepsInput>;
 

@@ -8,7 +8,10 @@ import { SWEEP_HOLDS_MAX } from './sweep.commands.js';
 import { SWEEP_STATUSES, type SweepStatus } from './sweep.transitions.js';
 
 export const SweepStatusEnum = Object.fromEntries(SWEEP_STATUSES.map((s) => [s, s])) as { [K in SweepStatus]: K };
-registerEnumType(SweepStatusEnum, { name: 'SweepStatus', description: 'planned → (funding → funded →) sending → sent → confirmed, or failed (docs/sweeps.md)' });
+registerEnumType(SweepStatusEnum, {
+  name: 'SweepStatus',
+  description: 'planned → (funding → funded →) sending → sent → confirmed, or failed (docs/sweeps.md)',
+});
 
 @ObjectType('SweepAmount', { description: 'An amount of a token: base units (integer string) and token units (decimal string)' })
 export class TokenAmountType {
@@ -36,12 +39,21 @@ export class SweepBalanceType {
   @Field(() => TokenAmountType, { description: 'Confirmed sweeps' }) swept!: TokenAmountType;
   @Field(() => TokenAmountType, { description: 'Received, neither swept nor in flight' }) waiting!: TokenAmountType;
   @Field(() => TokenAmountType, { description: 'Open sweeps with a known amount, not yet confirmed' }) inFlight!: TokenAmountType;
-  @Field(() => TokenAmountType, { description: 'The part of waiting the engine last judged not worth sweeping (dust rule or per-token minimum; see sweepHolds)' }) held!: TokenAmountType;
-  @Field(() => String, { nullable: true, description: 'Why the held deposits wait: their distinct reasons (below_minimum, fee_too_high), comma-separated; null when none is held' })
+  @Field(() => TokenAmountType, {
+    description: 'The part of waiting the engine last judged not worth sweeping (dust rule or per-token minimum; see sweepHolds)',
+  })
+  held!: TokenAmountType;
+  @Field(() => String, {
+    nullable: true,
+    description: 'Why the held deposits wait: their distinct reasons (below_minimum, fee_too_high), comma-separated; null when none is held',
+  })
   heldReason!: string | null;
 }
 
-@ObjectType('SweepHold', { description: 'A deposit the sweep engine looked at and did not sweep: its balance is below the token minimum, or the sweep fee is above SWEEP_DUST_PERCENT of it' })
+@ObjectType('SweepHold', {
+  description:
+    'A deposit the sweep engine looked at and did not sweep: its balance is below the token minimum, or the sweep fee is above SWEEP_DUST_PERCENT of it',
+})
 export class SweepHoldType {
   @Field(() => ID) depositId!: string;
   @Field() orderNo!: string;
@@ -49,7 +61,8 @@ export class SweepHoldType {
   @Field() tokenSymbol!: string;
   @Field() tokenAddress!: string;
   @Field(() => TokenAmountType, { description: 'The deposit’s token balance read from the chain at checkedAt' }) amount!: TokenAmountType;
-  @Field({ description: 'below_minimum, fee_too_high, or native_dust (native coin that would not pay for its own transfer; tokenAddress is native)' }) reason!: string;
+  @Field({ description: 'below_minimum, fee_too_high, or native_dust (native coin that would not pay for its own transfer; tokenAddress is native)' })
+  reason!: string;
   @Field(() => TokenAmountType, { description: 'The network fee its sweep was quoted at, in feeAsset' }) estimatedFee!: TokenAmountType;
   @Field({ description: 'Native asset of the fee (ETH, BNB, TRX, SOL)' }) feeAsset!: string;
   @Field() checkedAt!: Date;
@@ -68,7 +81,10 @@ export class SweepType {
   @Field(() => String, { nullable: true }) failureReason!: string | null;
   @Field({ description: 'schedule or manual (sweep now)' }) trigger!: string;
   @Field(() => String, { nullable: true }) txHash!: string | null;
-  @Field({ description: 'What this sweep cost the gas tank (network fee, its share of a top-up or batch, activation, rent), base units of feeAsset (integer string)' }) feePaid!: string;
+  @Field({
+    description: 'What this sweep cost the gas tank (network fee, its share of a top-up or batch, activation, rent), base units of feeAsset (integer string)',
+  })
+  feePaid!: string;
   @Field(() => String, { nullable: true, description: 'Native asset the fee was paid in; null while nothing was paid' }) feeAsset!: string | null;
   @Field() createdAt!: Date;
   @Field() updatedAt!: Date;
@@ -119,7 +135,9 @@ const settingsOf = (s: SweepSettings): SweepSettingsType => ({ ...s, environment
 @Resolver()
 export class SweepResolver {
   @Authorized('DASHBOARD')
-  @Mutation(() => [SweepRequestType], { description: 'Asks for a sweep now: every eligible deposit (of the network, or of each), or the deposits named. Rate limited per merchant' })
+  @Mutation(() => [SweepRequestType], {
+    description: 'Asks for a sweep now: every eligible deposit (of the network, or of each), or the deposits named. Rate limited per merchant',
+  })
   async sweepNow(
     @Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum,
     @Ctx() ctx: GqlContext,
@@ -155,7 +173,13 @@ export class SweepResolver {
     @Arg('first', () => Int, { nullable: true, description: '1-100, default 20; larger is refused' }) first?: number | null,
     @Arg('after', () => String, { nullable: true }) after?: string | null,
   ): Promise<SweepConnection> {
-    const page = await ctx.app.sweeps.page(ctx, { environment, network: network ?? undefined, status: status ?? undefined, first: first ?? undefined, after: after ?? undefined });
+    const page = await ctx.app.sweeps.page(ctx, {
+      environment,
+      network: network ?? undefined,
+      status: status ?? undefined,
+      first: first ?? undefined,
+      after: after ?? undefined,
+    });
     const edges = page.edges.map((e) => ({ cursor: e.cursor, node: sweepOf(e.node) }));
     return { edges, pageInfo: pageInfoOf(edges, page.hasNextPage, after), count: page.totalCount };
   }
@@ -168,8 +192,14 @@ export class SweepResolver {
 
   @Authorized('DASHBOARD')
   @Mutation(() => SweepSettingsType, { description: 'Sets the sweep schedule (owner or admin); fields left out keep their value' })
-  async setSweepSettings(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Arg('input') input: SweepSettingsInput, @Ctx() ctx: GqlContext): Promise<SweepSettingsType> {
-    return settingsOf(await ctx.app.sweeps.setSettings(ctx, { environment, intervalSeconds: input.intervalSeconds ?? undefined, enabled: input.enabled ?? undefined }));
+  async setSweepSettings(
+    @Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum,
+    @Arg('input') input: SweepSettingsInput,
+    @Ctx() ctx: GqlContext,
+  ): Promise<SweepSettingsType> {
+    return settingsOf(
+      await ctx.app.sweeps.setSettings(ctx, { environment, intervalSeconds: input.intervalSeconds ?? undefined, enabled: input.enabled ?? undefined }),
+    );
   }
 }
 

@@ -222,13 +222,20 @@ export class SweepService {
       const known = new Set(found.map((f) => f.id));
       const missing = depositIds.filter((id) => !known.has(id));
       if (missing.length) {
-        throw new DomainError('NOT_FOUND', `Deposit not found in this environment: ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` (and ${missing.length - 3} more)` : ''}`, {
-          field: 'depositIds',
-          missing,
-        });
+        throw new DomainError(
+          'NOT_FOUND',
+          `Deposit not found in this environment: ${missing.slice(0, 3).join(', ')}${missing.length > 3 ? ` (and ${missing.length - 3} more)` : ''}`,
+          {
+            field: 'depositIds',
+            missing,
+          },
+        );
       }
       const other = input.network ? found.filter((f) => f.network !== input.network) : [];
-      if (other.length) throw new DomainError('VALIDATION_FAILED', `Invalid request: depositIds: ${other[0]!.id} is a ${other[0]!.network} deposit, not ${input.network}`, { fields: { depositIds: 'must be deposits of the network named' } });
+      if (other.length)
+        throw new DomainError('VALIDATION_FAILED', `Invalid request: depositIds: ${other[0]!.id} is a ${other[0]!.network} deposit, not ${input.network}`, {
+          fields: { depositIds: 'must be deposits of the network named' },
+        });
       const byNetwork = new Map<Network, string[]>();
       for (const f of found) byNetwork.set(f.network, [...(byNetwork.get(f.network) ?? []), f.id]);
       groups = [...byNetwork].map(([network, ids]) => ({ network, depositIds: ids.sort() }));
@@ -246,7 +253,10 @@ export class SweepService {
         );
         out.push({ id: row!.id, network: g.network, depositIds: g.depositIds, createdAt: new Date(row!.created_at) });
       }
-      await recordAudit(tx, ctx, 'sweep.requested', { subject: environment, after: { environment, networks: groups.map((g) => g.network), depositIds: depositIds } });
+      await recordAudit(tx, ctx, 'sweep.requested', {
+        subject: environment,
+        after: { environment, networks: groups.map((g) => g.network), depositIds: depositIds },
+      });
       return out;
     });
     return rows;
@@ -278,7 +288,18 @@ export class SweepService {
     const input = parseInput(sweepHoldsInput, cmd);
     const environment = resolveEnvironment(caller, input.environment, 'refuse');
     const rows = await ctx.em.execute<
-      { deposit_id: string; order_no: string; network: Network; symbol: string; address: string; decimals: number; balance: string; reason: SweepHoldReason; fee: string; checked_at: Date }[]
+      {
+        deposit_id: string;
+        order_no: string;
+        network: Network;
+        symbol: string;
+        address: string;
+        decimals: number;
+        balance: string;
+        reason: SweepHoldReason;
+        fee: string;
+        checked_at: Date;
+      }[]
     >(
       `select h.deposit_id, o.order_no, h.network, coalesce(t.symbol, ${nativeSymbolSql('h.network')}) as symbol, coalesce(t.address, '${NATIVE_TOKEN}') as address,
               coalesce(t.decimals, ${nativeDecimalsSql('h.network')}) as decimals, h.balance::text as balance, h.reason, h.fee::text as fee, h.checked_at
@@ -311,10 +332,28 @@ export class SweepService {
     const input = parseInput(pageSweepsInput, cmd);
     const environment = resolveEnvironment(caller, input.environment, 'refuse');
     const { where, params } = historyFilter(caller.merchantId, environment, input);
-    const page = await newestFirstIds(ctx.em, { kind: 'sweeps', from: 'sweeps s', id: 's.id', key: 's.created_at', where, params, first: input.first, after: input.after });
-    const found = page.rows.length ? await this.byIds(ctx.em, page.rows.map((r) => r.id)) : [];
+    const page = await newestFirstIds(ctx.em, {
+      kind: 'sweeps',
+      from: 'sweeps s',
+      id: 's.id',
+      key: 's.created_at',
+      where,
+      params,
+      first: input.first,
+      after: input.after,
+    });
+    const found = page.rows.length
+      ? await this.byIds(
+          ctx.em,
+          page.rows.map((r) => r.id),
+        )
+      : [];
     const byId = new Map(found.map((s) => [s.id, s]));
-    return { edges: page.rows.flatMap((r) => (byId.has(r.id) ? [{ node: byId.get(r.id)!, cursor: r.cursor }] : [])), hasNextPage: page.hasNextPage, totalCount: page.totalCount };
+    return {
+      edges: page.rows.flatMap((r) => (byId.has(r.id) ? [{ node: byId.get(r.id)!, cursor: r.cursor }] : [])),
+      hasNextPage: page.hasNextPage,
+      totalCount: page.totalCount,
+    };
   }
 
   /** REST's history: newest first, limit/offset like the other REST lists. */
@@ -363,13 +402,20 @@ export class SweepService {
   }
 
   private async byIds(em: EntityManager, ids: string[]): Promise<SweepRecord[]> {
-    const rows = await em.execute<SweepRow[]>(`select ${SWEEP_COLUMNS} from sweeps s left join tokens t on t.id = s.token_id where s.id = any(?::uuid[])`, [`{${ids.join(',')}}`]);
+    const rows = await em.execute<SweepRow[]>(`select ${SWEEP_COLUMNS} from sweeps s left join tokens t on t.id = s.token_id where s.id = any(?::uuid[])`, [
+      `{${ids.join(',')}}`,
+    ]);
     return rows.map(sweepRecord);
   }
 
   private async readSettings(em: EntityManager, merchantId: string, environment: Environment): Promise<SweepSettings> {
-    const [row] = await em.execute<{ interval_s: number; enabled: boolean; updated_at: Date }[]>(`select interval_s, enabled, updated_at from sweep_settings where merchant_id = ? and environment = ?`, [merchantId, environment]);
-    return row ? { environment, intervalSeconds: row.interval_s, enabled: row.enabled, updatedAt: new Date(row.updated_at) } : { environment, intervalSeconds: DEFAULT_INTERVAL_S, enabled: true, updatedAt: null };
+    const [row] = await em.execute<{ interval_s: number; enabled: boolean; updated_at: Date }[]>(
+      `select interval_s, enabled, updated_at from sweep_settings where merchant_id = ? and environment = ?`,
+      [merchantId, environment],
+    );
+    return row
+      ? { environment, intervalSeconds: row.interval_s, enabled: row.enabled, updatedAt: new Date(row.updated_at) }
+      : { environment, intervalSeconds: DEFAULT_INTERVAL_S, enabled: true, updatedAt: null };
   }
 }
 

@@ -109,17 +109,28 @@ export class SweepStore {
 
   /** Sweeps in `status`, oldest first, at most `limit`. */
   async inStatus(em: EntityManager, status: 'planned' | 'funded', limit: number): Promise<SweepJoin[]> {
-    return em.execute<SweepJoin[]>(`${SWEEP_SELECT} where s.environment = ? and s.network = ? and s.status = ? order by s.created_at, s.id limit ?`, [...this.nativeParams, ...this.where, status, limit]);
+    return em.execute<SweepJoin[]>(`${SWEEP_SELECT} where s.environment = ? and s.network = ? and s.status = ? order by s.created_at, s.id limit ?`, [
+      ...this.nativeParams,
+      ...this.where,
+      status,
+      limit,
+    ]);
   }
 
   /** The sweeps linked to a transaction and in `status`, by id. */
   async linkedTo(em: EntityManager, txId: string, status: string): Promise<SweepJoin[]> {
-    return em.execute<SweepJoin[]>(`${SWEEP_SELECT} join sweep_tx_links l on l.sweep_id = s.id where l.tx_id = ? and s.status = ? order by s.id`, [...this.nativeParams, txId, status]);
+    return em.execute<SweepJoin[]>(`${SWEEP_SELECT} join sweep_tx_links l on l.sweep_id = s.id where l.tx_id = ? and s.status = ? order by s.id`, [
+      ...this.nativeParams,
+      txId,
+      status,
+    ]);
   }
 
   /** Sent sweeps with their block, by block number. */
   async sent(em: EntityManager): Promise<{ id: string; block_number: string; block_hash: string }[]> {
-    return em.execute(`select id, block_number::text, block_hash from sweeps where environment = ? and network = ? and status = 'sent' order by block_number`, [...this.where]);
+    return em.execute(`select id, block_number::text, block_hash from sweeps where environment = ? and network = ? and status = 'sent' order by block_number`, [
+      ...this.where,
+    ]);
   }
 
   /** Confirmed sweeps of the last hour that were lent gas and have no reclaim stored yet. */
@@ -141,7 +152,9 @@ export class SweepStore {
 
   /** Counts one more empty read at send time for each still-funded sweep; returns the counts. */
   async countEmptyReads(em: EntityManager, ids: string[]): Promise<{ id: string; empty_reads: number }[]> {
-    return em.execute(`update sweeps set empty_reads = empty_reads + 1 where id = any(?::uuid[]) and status = 'funded' returning id, empty_reads`, [uuids(ids)]);
+    return em.execute(`update sweeps set empty_reads = empty_reads + 1 where id = any(?::uuid[]) and status = 'funded' returning id, empty_reads`, [
+      uuids(ids),
+    ]);
   }
 
   /** Inserts planned sweeps in one statement (in the given order); a deposit with an open sweep of the asset is skipped. */
@@ -156,7 +169,15 @@ export class SweepStore {
       [
         ...this.where,
         JSON.stringify(
-          planned.map((c, ord) => ({ ord, merchant_id: c.merchant_id, deposit_id: c.deposit_id, token_id: c.token_id, sw_id: c.sw_id, sw_address: c.sw_address, trigger: c.manual ? 'manual' : 'schedule' })),
+          planned.map((c, ord) => ({
+            ord,
+            merchant_id: c.merchant_id,
+            deposit_id: c.deposit_id,
+            token_id: c.token_id,
+            sw_id: c.sw_id,
+            sw_address: c.sw_address,
+            trigger: c.manual ? 'manual' : 'schedule',
+          })),
         ),
       ],
     );
@@ -284,10 +305,10 @@ export class SweepStore {
   /** Clears the hold records of these deposits (planned now, or empty). */
   async clearHolds(em: EntityManager, cleared: Pick<SweepCandidate, 'deposit_id' | 'token_id'>[]): Promise<void> {
     if (!cleared.length) return;
-    await em.execute(`delete from sweep_holds h using unnest(?::uuid[], ?::uuid[]) as c(deposit_id, token_id) where h.deposit_id = c.deposit_id and h.token_id is not distinct from c.token_id`, [
-      uuids(cleared.map((c) => c.deposit_id)),
-      uuids(cleared.map((c) => c.token_id)),
-    ]);
+    await em.execute(
+      `delete from sweep_holds h using unnest(?::uuid[], ?::uuid[]) as c(deposit_id, token_id) where h.deposit_id = c.deposit_id and h.token_id is not distinct from c.token_id`,
+      [uuids(cleared.map((c) => c.deposit_id)), uuids(cleared.map((c) => c.token_id))],
+    );
   }
 
   // --- schedules and requests -----------------------------------------------------------------------

@@ -138,7 +138,8 @@ export class TeamService {
     const caller = requireFreshAuth(ctx, 'team.manage', 'invite team members');
     const { email, role } = parseInput(inviteMemberCommand, cmd);
     if (role === 'owner') this.requireOwnership(caller, 'invite an owner');
-    if (!this.opts.transport && !this.opts.returnLinkWithoutMail) throw new DomainError('MAIL_UNAVAILABLE', 'Invites are mailed, and no SMTP server is configured (SMTP_HOST)');
+    if (!this.opts.transport && !this.opts.returnLinkWithoutMail)
+      throw new DomainError('MAIL_UNAVAILABLE', 'Invites are mailed, and no SMTP server is configured (SMTP_HOST)');
     const token = randomToken(32);
     const { row, merchantName } = await ctx.em.transactional(async (tx) => {
       // Two invites of one email at once: one after the other (the second replaces the first).
@@ -148,7 +149,10 @@ export class TeamService {
         [caller.merchantId, email],
       );
       if (member) throw new DomainError('ALREADY_A_MEMBER', `${email} is already a member of this team`);
-      await tx.execute(`update team_invites set revoked_at = now() where merchant_id = ? and email = ? and accepted_at is null and revoked_at is null`, [caller.merchantId, email]);
+      await tx.execute(`update team_invites set revoked_at = now() where merchant_id = ? and email = ? and accepted_at is null and revoked_at is null`, [
+        caller.merchantId,
+        email,
+      ]);
       const [inserted] = await tx.execute<{ id: string }[]>(
         `insert into team_invites (id, merchant_id, email, role, token_hash, invited_by_user_id, created_at, expires_at)
          values (gen_random_uuid(), ?, ?, ?, ?, ?, now(), now() + make_interval(secs => ?)) returning id`,
@@ -228,11 +232,14 @@ export class TeamService {
 
       // Two invites of one new email accepted at once (two merchants): one account, made by the first.
       await tx.execute(`select pg_advisory_xact_lock(hashtextextended(?, 0))`, [`dashboard_users:${row.email}`]);
-      const [existing] = await tx.execute<{ id: string; password_hash: string }[]>(`select id, password_hash from dashboard_users where email = ?`, [row.email]);
+      const [existing] = await tx.execute<{ id: string; password_hash: string }[]>(`select id, password_hash from dashboard_users where email = ?`, [
+        row.email,
+      ]);
       let userId: string;
       if (existing) {
         await this.opts.throttleAccount?.(sha256Hex(row.email));
-        if (!(await verifyPassword(existing.password_hash, password))) throw new DomainError('INVALID_PASSWORD', `${row.email} has an account: give its password to accept`);
+        if (!(await verifyPassword(existing.password_hash, password)))
+          throw new DomainError('INVALID_PASSWORD', `${row.email} has an account: give its password to accept`);
         userId = existing.id;
       } else {
         const { password: newPassword } = parseInput(z.object({ password: newAccountPassword }), { password });
@@ -272,7 +279,11 @@ export class TeamService {
         throw new DomainError('LAST_OWNER', 'The last owner cannot be demoted; make another member owner first');
       }
       await tx.execute(`update memberships set role = ? where user_id = ? and merchant_id = ?`, [role, userId, caller.merchantId]);
-      await recordAudit(tx, ctx, 'team.role_changed', { subject: userId, before: { userId, email: target.email, role: target.role }, after: { userId, email: target.email, role } });
+      await recordAudit(tx, ctx, 'team.role_changed', {
+        subject: userId,
+        before: { userId, email: target.email, role: target.role },
+        after: { userId, email: target.email, role },
+      });
       return { ...target, role };
     });
   }
@@ -291,7 +302,8 @@ export class TeamService {
       if (!target) throw new DomainError('MEMBER_NOT_FOUND', 'No member with this user id in this team');
       if (target.role === 'owner') {
         this.requireOwnership(caller, 'remove an owner');
-        if (members.filter((m) => m.role === 'owner').length === 1) throw new DomainError('LAST_OWNER', 'The last owner cannot be removed; make another member owner first');
+        if (members.filter((m) => m.role === 'owner').length === 1)
+          throw new DomainError('LAST_OWNER', 'The last owner cannot be removed; make another member owner first');
       }
       await tx.execute(`delete from memberships where user_id = ? and merchant_id = ?`, [userId, caller.merchantId]);
       await tx.execute(
@@ -304,7 +316,8 @@ export class TeamService {
   }
 
   private requireOwnership(caller: DashboardCaller, action: string): void {
-    if (!can(caller.role, 'team.ownership')) throw new DomainError('FORBIDDEN', `Only an owner can ${action}`, { permission: 'team.ownership', role: caller.role });
+    if (!can(caller.role, 'team.ownership'))
+      throw new DomainError('FORBIDDEN', `Only an owner can ${action}`, { permission: 'team.ownership', role: caller.role });
   }
 
   /** The merchant's members, locked until the transaction ends: owner counts cannot change underneath. */

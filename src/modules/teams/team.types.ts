@@ -10,7 +10,10 @@ export enum TeamRoleEnum {
   FINANCE = 'finance',
   VIEWER = 'viewer',
 }
-registerEnumType(TeamRoleEnum, { name: 'TeamRole', description: 'A member’s role in a merchant’s team; what each may do is the permission table (docs/teams.md)' });
+registerEnumType(TeamRoleEnum, {
+  name: 'TeamRole',
+  description: 'A member’s role in a merchant’s team; what each may do is the permission table (docs/teams.md)',
+});
 
 export enum TeamInviteStatusEnum {
   PENDING = 'pending',

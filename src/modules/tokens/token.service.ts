@@ -38,26 +38,37 @@ export class TokenService {
     }
     const canonical = driver.normalizeAddress(address);
     if (!this.offered(environment, network)) {
-      throw new DomainError('NETWORK_NOT_WATCHED', `${network} is not watched in ${environment === 'production' ? 'production' : 'sandbox'}: a payment there would never be detected; see /networks`, { network });
+      throw new DomainError(
+        'NETWORK_NOT_WATCHED',
+        `${network} is not watched in ${environment === 'production' ? 'production' : 'sandbox'}: a payment there would never be detected; see /networks`,
+        { network },
+      );
     }
     const { profile } = networkProfile(environment, network, this.devChains);
     const token = await ctx.em.findOne(Token, { environment, network, profile, address: canonical });
     const envName = environment === 'production' ? 'production' : 'sandbox';
-    if (!token) throw new DomainError('TOKEN_NOT_SUPPORTED', `Token ${canonical} is not supported on ${network} in ${envName}; see /listToken`, { network, tokenAddress: canonical });
-    if (!token.active) throw new DomainError('TOKEN_NOT_SUPPORTED', `Token ${token.symbol} on ${network} is not active in ${envName}`, { network, tokenAddress: canonical });
+    if (!token)
+      throw new DomainError('TOKEN_NOT_SUPPORTED', `Token ${canonical} is not supported on ${network} in ${envName}; see /listToken`, {
+        network,
+        tokenAddress: canonical,
+      });
+    if (!token.active)
+      throw new DomainError('TOKEN_NOT_SUPPORTED', `Token ${token.symbol} on ${network} is not active in ${envName}`, { network, tokenAddress: canonical });
     return token;
   }
 
   /** Adds or reactivates a token (operators, test chains: no request). Idempotent. */
-  async upsert(em: EntityManager, t: { environment: Environment; network: Network; symbol: string; name: string; address: string; decimals: number }): Promise<Token> {
+  async upsert(
+    em: EntityManager,
+    t: { environment: Environment; network: Network; symbol: string; name: string; address: string; decimals: number },
+  ): Promise<Token> {
     const { profile } = networkProfile(t.environment, t.network, this.devChains);
     const address = driverFor(t.network).normalizeAddress(t.address);
-    await em
-      .execute(
-        `insert into tokens (id, environment, network, profile, symbol, name, address, decimals, active) values (gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, true)
+    await em.execute(
+      `insert into tokens (id, environment, network, profile, symbol, name, address, decimals, active) values (gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, true)
          on conflict (environment, network, profile, address) do update set active = true, symbol = excluded.symbol, name = excluded.name, decimals = excluded.decimals`,
-        [t.environment, t.network, profile, t.symbol, t.name, address, t.decimals],
-      );
+      [t.environment, t.network, profile, t.symbol, t.name, address, t.decimals],
+    );
     return em.findOneOrFail(Token, { environment: t.environment, network: t.network, profile, address }, { refresh: true });
   }
 }

@@ -13,17 +13,35 @@ const blocked = new BlockList();
 // IPv4: "this" network, private, CGNAT, loopback, link-local, IETF protocol assignments, documentation,
 // 6to4 relay, benchmarking, multicast, reserved, broadcast.
 for (const [net, prefix] of [
-  ['0.0.0.0', 8], ['10.0.0.0', 8], ['100.64.0.0', 10], ['127.0.0.0', 8], ['169.254.0.0', 16], ['172.16.0.0', 12],
-  ['192.0.0.0', 24], ['192.0.2.0', 24], ['192.88.99.0', 24], ['192.168.0.0', 16], ['198.18.0.0', 15], ['198.51.100.0', 24],
-  ['203.0.113.0', 24], ['224.0.0.0', 4], ['240.0.0.0', 4],
-] as const) blocked.addSubnet(net, prefix, 'ipv4');
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.0.0.0', 24],
+  ['192.0.2.0', 24],
+  ['192.88.99.0', 24],
+  ['192.168.0.0', 16],
+  ['198.18.0.0', 15],
+  ['198.51.100.0', 24],
+  ['203.0.113.0', 24],
+  ['224.0.0.0', 4],
+  ['240.0.0.0', 4],
+] as const)
+  blocked.addSubnet(net, prefix, 'ipv4');
 // IPv6 outside the IPv4-embedding ranges below must be global unicast (2000::/3: everything else —
 // ::/8 and the rest of the reserved space, ULA, link-local, site-local, multicast — is not routable on
 // the internet), and not one of these special blocks inside it: IETF protocol assignments (incl.
 // Teredo, whose embedded address is obfuscated), documentation.
 const GLOBAL_UNICAST = new BlockList();
 GLOBAL_UNICAST.addSubnet('2000::', 3, 'ipv6');
-for (const [net, prefix] of [['2001::', 23], ['2001:db8::', 32], ['3fff::', 20]] as const) blocked.addSubnet(net, prefix, 'ipv6');
+for (const [net, prefix] of [
+  ['2001::', 23],
+  ['2001:db8::', 32],
+  ['3fff::', 20],
+] as const)
+  blocked.addSubnet(net, prefix, 'ipv6');
 
 /** Expands an IPv6 address to its eight 16-bit groups (handles `::` and a dotted IPv4 tail). */
 function ipv6Groups(addr: string): number[] {

@@ -14,7 +14,23 @@ import type { WebhookDeliveryState } from './webhook.transitions.js';
 @Entity({ tableName: 'webhook_deliveries' })
 @Index({ properties: ['merchant', 'environment', 'createdAt', 'id'] })
 export class WebhookDelivery {
-  [OptionalProps]?: 'state' | 'series' | 'attempts' | 'nextAttemptAt' | 'lockedAt' | 'lockedUntil' | 'lockToken' | 'lastStatus' | 'lastError' | 'lastAttemptAt' | 'deliveredAt' | 'failedAt' | 'createdAt' | 'updatedAt' | 'order' | 'event';
+  [OptionalProps]?:
+    | 'state'
+    | 'series'
+    | 'attempts'
+    | 'nextAttemptAt'
+    | 'lockedAt'
+    | 'lockedUntil'
+    | 'lockToken'
+    | 'lastStatus'
+    | 'lastError'
+    | 'lastAttemptAt'
+    | 'deliveredAt'
+    | 'failedAt'
+    | 'createdAt'
+    | 'updatedAt'
+    | 'order'
+    | 'event';
 
   @PrimaryKey({ type: 'uuid' })
   id: string = randomUUID();

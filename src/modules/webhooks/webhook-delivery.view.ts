@@ -75,7 +75,17 @@ export async function deliveryViews(em: EntityManager, whereAndOrder: string, pa
   const byDelivery = new Map<string, WebhookAttemptView[]>();
   for (const a of attempts) {
     const list = byDelivery.get(a.delivery_id) ?? (byDelivery.set(a.delivery_id, []), byDelivery.get(a.delivery_id)!);
-    list.push({ series: a.series, number: a.number, url: a.url, startedAt: new Date(a.started_ms), latencyMs: a.latency_ms, httpStatus: a.http_status, error: merchantExcerpt(a.error), responseBody: merchantExcerpt(a.response_body), outcome: a.outcome });
+    list.push({
+      series: a.series,
+      number: a.number,
+      url: a.url,
+      startedAt: new Date(a.started_ms),
+      latencyMs: a.latency_ms,
+      httpStatus: a.http_status,
+      error: merchantExcerpt(a.error),
+      responseBody: merchantExcerpt(a.response_body),
+      outcome: a.outcome,
+    });
   }
   return rows.map((r) => ({
     cursor: Buffer.from(`${r.created_us}|${r.id}`).toString('base64url'),

@@ -23,7 +23,10 @@ export class WebhookLogService {
   ) {}
 
   /** The delivery log of the caller's merchant, newest first, with every attempt; keyset pagination; the total of the filtered rows only when called. */
-  async list(ctx: RequestContext, cmd: ListDeliveriesCommand): Promise<{ deliveries: WebhookDeliveryView[]; nextCursor: string | null; totalCount: () => Promise<number> }> {
+  async list(
+    ctx: RequestContext,
+    cmd: ListDeliveriesCommand,
+  ): Promise<{ deliveries: WebhookDeliveryView[]; nextCursor: string | null; totalCount: () => Promise<number> }> {
     const merchantId = requirePermission(ctx, 'webhooks.read').merchantId;
     const f = parseInput(listDeliveriesInput, cmd);
     const where = ['w.merchant_id = ?', 'w.environment = ?'];
@@ -37,7 +40,10 @@ export class WebhookLogService {
     if (f.orderNo) filter('o.order_no = ?', f.orderNo);
     const counted = { where: [...where], params: [...params] };
     const totalCount = async () => {
-      const [c] = await ctx.em.execute<{ n: string }[]>(`select count(*) as n from webhook_deliveries w left join orders o on o.id = w.order_id where ${counted.where.join(' and ')}`, counted.params);
+      const [c] = await ctx.em.execute<{ n: string }[]>(
+        `select count(*) as n from webhook_deliveries w left join orders o on o.id = w.order_id where ${counted.where.join(' and ')}`,
+        counted.params,
+      );
       return Number(c?.n ?? 0);
     };
     if (f.after) {

@@ -3,7 +3,15 @@ import { randomUUID } from 'node:crypto';
 import type { Environment, Network } from '../../common/environment.js';
 import type { OrderStatus } from '../orders/order.transitions.js';
 import type { MerchantEventType } from '../events/event.catalogue.js';
-import { buildEventBody, buildMerchantEventBody, idempotencyKeyOf, webhookKindOf, type DepositFacts, type EventFacts, type PaymentFacts } from './webhook.payload.js';
+import {
+  buildEventBody,
+  buildMerchantEventBody,
+  idempotencyKeyOf,
+  webhookKindOf,
+  type DepositFacts,
+  type EventFacts,
+  type PaymentFacts,
+} from './webhook.payload.js';
 import { date, endpointOf, json, ms, notifyDeliveries, urlColumn } from './webhook.sql.js';
 import { deliveryBirth } from './webhook.transitions.js';
 
@@ -58,7 +66,15 @@ export class WebhookOutboxService {
               url: e.url,
               endpoint: endpointOf(e.url),
               payload: JSON.stringify(
-                buildMerchantEventBody({ id: e.id, merchantId: e.merchant_id, environment: e.environment, type: e.type, payload: e.payload, idempotencyKey: e.idempotency_key, createdAt: new Date(e.created_ms) }),
+                buildMerchantEventBody({
+                  id: e.id,
+                  merchantId: e.merchant_id,
+                  environment: e.environment,
+                  type: e.type,
+                  payload: e.payload,
+                  idempotencyKey: e.idempotency_key,
+                  createdAt: new Date(e.created_ms),
+                }),
               ),
               max_attempts: this.maxAttempts,
             },
@@ -100,7 +116,15 @@ export class WebhookOutboxService {
     const facts = await this.loadFacts(tx, [...new Set(wanted.map((w) => w.e.order_id))]);
     const rows = wanted.map(({ e, kind, url }) => {
       const f: EventFacts = {
-        event: { id: e.id, seq: Number(e.seq), type: e.type, fromStatus: e.from_status, toStatus: e.to_status, reason: e.reason ?? {}, createdAt: new Date(e.created_ms) },
+        event: {
+          id: e.id,
+          seq: Number(e.seq),
+          type: e.type,
+          fromStatus: e.from_status,
+          toStatus: e.to_status,
+          reason: e.reason ?? {},
+          createdAt: new Date(e.created_ms),
+        },
         order: {
           id: e.order_id,
           orderNo: e.order_no,

@@ -56,7 +56,17 @@ export interface ClaimedInsert {
 
 // The status writes of this file, checked against the transition table when the module loads.
 const CLAIM = deliveryMove(['pending'], 'sending', 'w');
-const RECORD = deliveryMove(['sending'], { cases: [[`v.outcome = 'delivered'`, 'delivered'], [`v.outcome = 'retry'`, 'pending']], else: 'failed' }, 'd');
+const RECORD = deliveryMove(
+  ['sending'],
+  {
+    cases: [
+      [`v.outcome = 'delivered'`, 'delivered'],
+      [`v.outcome = 'retry'`, 'pending'],
+    ],
+    else: 'failed',
+  },
+  'd',
+);
 const SWEEP = deliveryMove(['sending'], { cases: [['d.attempts >= d.max_attempts', 'failed']], else: 'pending' }, 'd');
 const BORN_CLAIMED = deliveryBirth('sending');
 

@@ -69,7 +69,10 @@ export class WebhookSecretService {
     await ctx.em.transactional(async (tx) => {
       // Serialises rotations of one merchant's environment (the live row may not exist yet).
       await tx.execute(`select pg_advisory_xact_lock(hashtext('webhook-secret:' || ?::text || ':' || ?::text))`, [merchantId, environment]);
-      await tx.execute(`update webhook_secrets set retires_at = now() where merchant_id = ? and environment = ? and retires_at > now()`, [merchantId, environment]);
+      await tx.execute(`update webhook_secrets set retires_at = now() where merchant_id = ? and environment = ? and retires_at > now()`, [
+        merchantId,
+        environment,
+      ]);
       await tx.execute(
         `update webhook_secrets set retires_at = now() + make_interval(hours => ?) where merchant_id = ? and environment = ? and retires_at is null`,
         [overlapHours, merchantId, environment],
@@ -88,7 +91,12 @@ export class WebhookSecretService {
     );
     const live = rows.find((r) => r.retires_at === null)!;
     const previous = rows.find((r) => r.retires_at !== null);
-    return { environment, secret: this.open([live])[0]!, createdAt: new Date(live.created_at), previousRetiresAt: previous ? new Date(previous.retires_at!) : null };
+    return {
+      environment,
+      secret: this.open([live])[0]!,
+      createdAt: new Date(live.created_at),
+      previousRetiresAt: previous ? new Date(previous.retires_at!) : null,
+    };
   }
 
   private sealedSigning(em: EntityManager, merchantId: string, environment: Environment): Promise<SealedSecret[]> {
@@ -100,7 +108,10 @@ export class WebhookSecretService {
   }
 
   private async ensureLive(em: EntityManager, merchantId: string, environment: Environment): Promise<void> {
-    const [live] = await em.execute<{ id: string }[]>(`select id from webhook_secrets where merchant_id = ? and environment = ? and retires_at is null`, [merchantId, environment]);
+    const [live] = await em.execute<{ id: string }[]>(`select id from webhook_secrets where merchant_id = ? and environment = ? and retires_at is null`, [
+      merchantId,
+      environment,
+    ]);
     if (!live) await this.insertLive(em, merchantId, environment);
   }
 

@@ -51,7 +51,8 @@ export class WebhookSettingsService {
         await assertPublicHost(urlHost(url));
       } catch (e) {
         // A developer's local receiver lands here: say which switch allows it.
-        if (e instanceof SsrfError) reject(`refused: ${e.message}; a receiver on a private or local address needs WEBHOOK_ALLOW_PRIVATE_URLS=true on the gateway (development only)`);
+        if (e instanceof SsrfError)
+          reject(`refused: ${e.message}; a receiver on a private or local address needs WEBHOOK_ALLOW_PRIVATE_URLS=true on the gateway (development only)`);
         throw e;
       }
     }
@@ -81,7 +82,10 @@ export class WebhookSettingsService {
       await tx.flush();
       await recordAudit(tx, audit, 'webhook.notification_url_changed', { merchantId, subject: data.environment, before: { url: before }, after: { url } });
       if (url) {
-        await tx.execute(`update webhook_deliveries set url = ?, endpoint = ?, updated_at = now() where merchant_id = ? and environment = ? and state = 'pending'`, [url, endpointOf(url), merchantId, data.environment]);
+        await tx.execute(
+          `update webhook_deliveries set url = ?, endpoint = ?, updated_at = now() where merchant_id = ? and environment = ? and state = 'pending'`,
+          [url, endpointOf(url), merchantId, data.environment],
+        );
       } else {
         await tx.execute(
           `update webhook_deliveries set ${URL_REMOVED.set}, failed_at = now(), last_error = 'notification_url was removed', updated_at = now()
@@ -111,11 +115,18 @@ export class WebhookSettingsService {
     const url = await this.currentUrl(ctx.em, merchantId, environment);
     const id = randomUUID();
     const body = buildTestBody(id, merchantId, environment, new Date());
-    const claimed = await this.queue.insertClaimed(ctx.em, { id, merchantId, environment, kind: body.event, idempotencyKey: body.idempotency_key, url, payload: JSON.stringify(body) });
+    const claimed = await this.queue.insertClaimed(ctx.em, {
+      id,
+      merchantId,
+      environment,
+      kind: body.event,
+      idempotencyKey: body.idempotency_key,
+      url,
+      payload: JSON.stringify(body),
+    });
     await this.queue.record(ctx.em, [await this.queue.attempt(claimed)]);
     await recordAudit(ctx.em, ctx, 'webhook.test_sent', { subject: environment, after: { environment, url, deliveryId: id } });
     const [view] = await deliveryViews(ctx.em, 'w.id = ?', [id]);
     return view!;
   }
 }
-

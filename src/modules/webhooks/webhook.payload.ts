@@ -35,7 +35,19 @@ export function webhookKindOf(type: string, toStatus: string): WebhookEventKind 
 /** What the builder needs, read from the database when the outbox row is consumed. */
 export interface EventFacts {
   event: { id: string; seq: number; type: string; fromStatus: OrderStatus | null; toStatus: OrderStatus; reason: Record<string, unknown>; createdAt: Date };
-  order: { id: string; orderNo: string; merchantId: string; environment: Environment; amount: bigint; currency: string; createdAt: Date; expiresAt: Date; paidAt: Date | null; overpaid: boolean; reorged: boolean };
+  order: {
+    id: string;
+    orderNo: string;
+    merchantId: string;
+    environment: Environment;
+    amount: bigint;
+    currency: string;
+    createdAt: Date;
+    expiresAt: Date;
+    paidAt: Date | null;
+    overpaid: boolean;
+    reorged: boolean;
+  };
   deposits: DepositFacts[];
   /** The order's payments that were not reorganised away, oldest first. */
   payments: PaymentFacts[];
@@ -65,7 +77,6 @@ export interface PaymentFacts {
   /** Another payment row has the same tx hash on the same network (one transaction paying several deposits). */
   txShared: boolean;
 }
-
 
 /**
  * received / due of a deposit compared with another's, exactly (cross-multiplied): units of two
@@ -101,7 +112,9 @@ export function idempotencyKeyOf(kind: WebhookEventKind, f: EventFacts): string 
     if (named) return named.txShared ? `${named.txHash}:${named.logIndex}` : named.txHash;
     const dep = depositOf(f);
     const confirmed = f.payments.filter((p) => p.status === 'confirmed' && (!dep || p.depositId === dep.id));
-    const last = confirmed.sort((a, b) => (a.confirmedAt?.getTime() ?? 0) - (b.confirmedAt?.getTime() ?? 0) || a.detectedAt.getTime() - b.detectedAt.getTime()).at(-1);
+    const last = confirmed
+      .sort((a, b) => (a.confirmedAt?.getTime() ?? 0) - (b.confirmedAt?.getTime() ?? 0) || a.detectedAt.getTime() - b.detectedAt.getTime())
+      .at(-1);
     if (last) return last.txShared ? `${last.txHash}:${last.logIndex}` : last.txHash;
   }
   return `evt_${f.event.id}`;
@@ -176,7 +189,15 @@ export function buildEventBody(kind: WebhookEventKind, f: EventFacts, idempotenc
       deposits: perDeposit.flatMap((x) => {
         const d = f.deposits.find((y) => y.id === x.depositId);
         return d
-          ? [{ network: d.network, token: { ...d.token }, deposit_address: d.address, amount_due_crypto: formatDecimal(BigInt(x.due), d.token.decimals), amount_received_crypto: formatDecimal(BigInt(x.received), d.token.decimals) }]
+          ? [
+              {
+                network: d.network,
+                token: { ...d.token },
+                deposit_address: d.address,
+                amount_due_crypto: formatDecimal(BigInt(x.due), d.token.decimals),
+                amount_received_crypto: formatDecimal(BigInt(x.received), d.token.decimals),
+              },
+            ]
           : [];
       }),
     };

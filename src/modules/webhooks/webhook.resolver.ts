@@ -2,12 +2,21 @@ import { pageInfoOf, totalCountResolver } from '../../graphql/connection.js';
 import { Arg, Authorized, Ctx, ID, Int, Mutation, Query, Resolver } from 'type-graphql';
 import type { GqlContext } from '../../graphql/context.js';
 import { EnvironmentEnum } from '../../graphql/scalars.js';
-import { NotificationSettings, toDeliveryType, WebhookDeliveryPage, WebhookDeliveryStateEnum, WebhookDeliveryType, WebhookSigningSecretType } from './webhook.types.js';
+import {
+  NotificationSettings,
+  toDeliveryType,
+  WebhookDeliveryPage,
+  WebhookDeliveryStateEnum,
+  WebhookDeliveryType,
+  WebhookSigningSecretType,
+} from './webhook.types.js';
 
 @Resolver()
 export class WebhookResolver {
   @Authorized('DASHBOARD')
-  @Mutation(() => NotificationSettings, { description: 'Sets (or clears, with null) the webhook URL of an environment. Production needs https and a public address' })
+  @Mutation(() => NotificationSettings, {
+    description: 'Sets (or clears, with null) the webhook URL of an environment. Production needs https and a public address',
+  })
   async setNotificationUrl(
     @Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum,
     @Arg('url', () => String, { nullable: true }) url: string | null,
@@ -28,13 +37,28 @@ export class WebhookResolver {
     @Arg('first', () => Int, { nullable: true, description: '1–100, default 20' }) first?: number,
     @Arg('after', () => String, { nullable: true }) after?: string,
   ): Promise<WebhookDeliveryPage> {
-    const page = await ctx.app.webhooks.log.list(ctx, { environment, state: status ?? undefined, event: event ?? undefined, orderNo: orderNo ?? undefined, first: first ?? undefined, after: after ?? undefined });
+    const page = await ctx.app.webhooks.log.list(ctx, {
+      environment,
+      state: status ?? undefined,
+      event: event ?? undefined,
+      orderNo: orderNo ?? undefined,
+      first: first ?? undefined,
+      after: after ?? undefined,
+    });
     const edges = page.deliveries.map((d) => ({ cursor: d.cursor, node: toDeliveryType(d) }));
-    return { edges, pageInfo: pageInfoOf(edges, page.nextCursor !== null, after), count: page.totalCount, nodes: edges.map((e) => e.node), nextCursor: page.nextCursor };
+    return {
+      edges,
+      pageInfo: pageInfoOf(edges, page.nextCursor !== null, after),
+      count: page.totalCount,
+      nodes: edges.map((e) => e.node),
+      nextCursor: page.nextCursor,
+    };
   }
 
   @Authorized('DASHBOARD')
-  @Mutation(() => WebhookDeliveryType, { description: 'Queues a delivered or failed webhook again: new attempt series, same body and idempotency key, current URL and key' })
+  @Mutation(() => WebhookDeliveryType, {
+    description: 'Queues a delivered or failed webhook again: new attempt series, same body and idempotency key, current URL and key',
+  })
   async redeliverWebhook(@Arg('id', () => ID) id: string, @Ctx() ctx: GqlContext): Promise<WebhookDeliveryType> {
     return toDeliveryType(await ctx.app.webhooks.log.redeliver(ctx, { id }));
   }
@@ -47,12 +71,17 @@ export class WebhookResolver {
 
   @Authorized('DASHBOARD')
   @Query(() => WebhookSigningSecretType, { description: 'The Standard Webhooks signing secret of an environment (owners and admins), made on first ask' })
-  async webhookSigningSecret(@Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum, @Ctx() ctx: GqlContext): Promise<WebhookSigningSecretType> {
+  async webhookSigningSecret(
+    @Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum,
+    @Ctx() ctx: GqlContext,
+  ): Promise<WebhookSigningSecretType> {
     return (await ctx.app.webhooks.secrets.reveal(ctx, { environment })) as WebhookSigningSecretType;
   }
 
   @Authorized('DASHBOARD')
-  @Mutation(() => WebhookSigningSecretType, { description: 'A new Standard Webhooks secret; the previous one keeps signing beside it for overlapHours (default 24, 0–168)' })
+  @Mutation(() => WebhookSigningSecretType, {
+    description: 'A new Standard Webhooks secret; the previous one keeps signing beside it for overlapHours (default 24, 0–168)',
+  })
   async rotateWebhookSigningSecret(
     @Arg('environment', () => EnvironmentEnum) environment: EnvironmentEnum,
     @Ctx() ctx: GqlContext,

@@ -42,8 +42,16 @@ export class WebhookRunner {
   private readonly perEndpointInflight = new Map<string, number>();
   private readonly results: AttemptRecord[] = [];
   // Two independent lanes: turning a burst of events into deliveries never holds up claiming.
-  private readonly outboxLane = new Lane(() => this.drainOutbox(), (err) => this.laneFailed('outbox', err), () => this.settleIdle());
-  private readonly claimLane = new Lane(() => this.claim(), (err) => this.laneFailed('claim', err), () => this.settleIdle());
+  private readonly outboxLane = new Lane(
+    () => this.drainOutbox(),
+    (err) => this.laneFailed('outbox', err),
+    () => this.settleIdle(),
+  );
+  private readonly claimLane = new Lane(
+    () => this.claim(),
+    (err) => this.laneFailed('claim', err),
+    () => this.settleIdle(),
+  );
   private flushing = false;
   private flushQueued = false;
   private stopped = false;
@@ -75,7 +83,10 @@ export class WebhookRunner {
     this.listener = null;
     if (listener) await listener.close();
     await this.idle();
-    this.opts.log.info({ recorded: this.recorded, ...Object.fromEntries(Object.entries(this.stats).map(([k, v]) => [k, Math.round(v)])) }, 'webhook delivery loop stopped');
+    this.opts.log.info(
+      { recorded: this.recorded, ...Object.fromEntries(Object.entries(this.stats).map(([k, v]) => [k, Math.round(v)])) },
+      'webhook delivery loop stopped',
+    );
   }
 
   /** Resolves when nothing is in flight, unrecorded or being claimed. */
@@ -179,7 +190,8 @@ export class WebhookRunner {
     const t0 = performance.now();
     try {
       const lost = await this.opts.service.queue.record(this.opts.em(), batch);
-      if (lost.length) this.opts.log.warn({ deliveries: lost }, 'webhooks: lease expired before the outcome was recorded; the lease requeue had re-queued them');
+      if (lost.length)
+        this.opts.log.warn({ deliveries: lost }, 'webhooks: lease expired before the outcome was recorded; the lease requeue had re-queued them');
       this.recorded += batch.length;
     } catch (err) {
       if (batch.length > 1) {

@@ -32,7 +32,11 @@ export const WEBHOOK_DELIVERY_MOVES: readonly WebhookDeliveryMove[] = [
   { from: 'pending', to: 'sending', when: 'claimed by a delivery worker: due, not leased, endpoint below its concurrency limit (attempts + 1)' },
   { from: 'pending', to: 'failed', when: 'the merchant cleared notification_url: nothing is sent to a URL they removed' },
   { from: 'sending', to: 'delivered', when: 'the endpoint answered 2xx (final: never sent again unless redelivered)' },
-  { from: 'sending', to: 'pending', when: 'a retryable failure (network error, timeout, 408, 429, 5xx) with attempts left, or the lease requeue found the lease expired with no outcome recorded' },
+  {
+    from: 'sending',
+    to: 'pending',
+    when: 'a retryable failure (network error, timeout, 408, 429, 5xx) with attempts left, or the lease requeue found the lease expired with no outcome recorded',
+  },
   { from: 'sending', to: 'failed', when: 'a permanent failure (other 3xx/4xx), or no attempts left (after an answer or a lost attempt)' },
   { from: 'delivered', to: 'pending', when: 'redeliverWebhook: a new attempt series, same body and idempotency key' },
   { from: 'failed', to: 'pending', when: 'redeliverWebhook: a new attempt series, same body and idempotency key' },
@@ -62,7 +66,8 @@ export class IllegalDeliveryTransition extends Error {
 }
 
 /** The target of a move: one state, or a CASE over SQL conditions (first match wins, then `else`). */
-export type DeliveryTarget = WebhookDeliveryState | { cases: readonly (readonly [condition: string, state: WebhookDeliveryState])[]; else: WebhookDeliveryState };
+export type DeliveryTarget =
+  WebhookDeliveryState | { cases: readonly (readonly [condition: string, state: WebhookDeliveryState])[]; else: WebhookDeliveryState };
 
 export interface DeliveryMoveSql {
   /** `state = …` for the UPDATE's SET list. */
@@ -85,14 +90,16 @@ export function deliveryMove(from: readonly WebhookDeliveryState[], to: Delivery
   const targets = typeof to === 'string' ? [to] : [...new Set([...to.cases.map(([, s]) => s), to.else])];
   if (!from.length) throw new Error('deliveryMove needs at least one source state');
   for (const f of from) for (const t of targets) if (!canMoveDelivery(f, t)) throw new IllegalDeliveryTransition(f, t);
-  const value = typeof to === 'string' ? literal(to) : `case ${to.cases.map(([cond, s]) => `when ${cond} then ${literal(s)}`).join(' ')} else ${literal(to.else)} end`;
+  const value =
+    typeof to === 'string' ? literal(to) : `case ${to.cases.map(([cond, s]) => `when ${cond} then ${literal(s)}`).join(' ')} else ${literal(to.else)} end`;
   const column = alias ? `${alias}.state` : 'state';
   return { set: `state = ${value}`, where: `${column} in (${from.map(literal).join(', ')})`, targets };
 }
 
 /** The state literal for a delivery's INSERT, after checking it is one a delivery may be born in. */
 export function deliveryBirth(state: WebhookDeliveryState): string {
-  if (!WEBHOOK_DELIVERY_INITIAL_STATES.some((i) => i.state === state)) throw new Error(`a webhook delivery is never inserted as ${state} (webhook.transitions.ts)`);
+  if (!WEBHOOK_DELIVERY_INITIAL_STATES.some((i) => i.state === state))
+    throw new Error(`a webhook delivery is never inserted as ${state} (webhook.transitions.ts)`);
   return literal(state);
 }
 

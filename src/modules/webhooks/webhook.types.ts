@@ -10,7 +10,10 @@ export enum WebhookDeliveryStateEnum {
   DELIVERED = 'delivered',
   FAILED = 'failed',
 }
-registerEnumType(WebhookDeliveryStateEnum, { name: 'WebhookDeliveryState', description: 'pending → sending → delivered | pending (retry) | failed (docs/webhooks.md)' });
+registerEnumType(WebhookDeliveryStateEnum, {
+  name: 'WebhookDeliveryState',
+  description: 'pending → sending → delivered | pending (retry) | failed (docs/webhooks.md)',
+});
 
 @ObjectType('WebhookAttempt', { description: 'One HTTP attempt of a delivery (outcome `lost`: the worker died before recording it)' })
 export class WebhookAttemptType {
@@ -29,7 +32,11 @@ export class WebhookAttemptType {
 export class WebhookDeliveryType {
   @Field(() => ID) id!: string;
   @Field(() => EnvironmentEnum) environment!: EnvironmentEnum;
-  @Field({ description: 'X-Service-Event: transaction.success, transaction.underpaid, transaction.expired, transaction.late_payment, transaction.overpaid, transaction.reorged, transaction.unattributed, settlement_wallet.changed, sweep.completed, sweep.failed or webhook.test' }) event!: string;
+  @Field({
+    description:
+      'X-Service-Event: transaction.success, transaction.underpaid, transaction.expired, transaction.late_payment, transaction.overpaid, transaction.reorged, transaction.unattributed, settlement_wallet.changed, sweep.completed, sweep.failed or webhook.test',
+  })
+  event!: string;
   @Field(() => WebhookDeliveryStateEnum) state!: WebhookDeliveryStateEnum;
   @Field(() => String, { nullable: true }) orderNo!: string | null;
   @Field({ description: 'X-Service-Idempotency-Key (kept by retries and redeliveries)' }) idempotencyKey!: string;

@@ -27,7 +27,11 @@ export function createWebhookServices(config: Config, apiKeys: ApiKeyService, bo
   // docs/webhooks.md "Settings and URL rules": private addresses are refused unless WEBHOOK_ALLOW_PRIVATE_URLS=true,
   // in every deployment: a development server reachable by others is as good a pivot as a production one.
   const allowPrivateUrls = config.WEBHOOK_ALLOW_PRIVATE_URLS;
-  const sender = new WebhookSender({ timeoutMs: config.WEBHOOK_TIMEOUT_MS, publicOnly: !allowPrivateUrls, socketsPerEndpoint: config.WEBHOOK_CONCURRENCY_PER_ENDPOINT });
+  const sender = new WebhookSender({
+    timeoutMs: config.WEBHOOK_TIMEOUT_MS,
+    publicOnly: !allowPrivateUrls,
+    socketsPerEndpoint: config.WEBHOOK_CONCURRENCY_PER_ENDPOINT,
+  });
   const schedule = new RetrySchedule(config.WEBHOOK_RETRY_SCHEDULE_S, config.WEBHOOK_RETRY_JITTER);
   const secrets = new WebhookSecretService(box);
   const queue = new WebhookQueueService(apiKeys, secrets, sender, { timeoutMs: config.WEBHOOK_TIMEOUT_MS, schedule });

@@ -57,7 +57,15 @@ const WITH_BODY: ErrorCode[] = ['MALFORMED_JSON', 'VALIDATION_FAILED', 'PAYLOAD_
 const API_KEY: ErrorCode[] = ['UNAUTHENTICATED', 'INVALID_API_KEY', 'IP_NOT_ALLOWED', 'WRONG_ENVIRONMENT', 'SCOPE_DENIED', 'FORBIDDEN'];
 // REAUTHENTICATION_REQUIRED: the sensitive operations (docs/security.md) want the password (and second factor) again on the session.
 // SECOND_FACTOR_ENROLMENT_REQUIRED: the merchant requires a second factor this user has not set up yet.
-const DASHBOARD: ErrorCode[] = ['UNAUTHENTICATED', 'INVALID_TOKEN', 'SESSION_REVOKED', 'FORBIDDEN', 'REAUTHENTICATION_REQUIRED', 'SECOND_FACTOR_ENROLMENT_REQUIRED', 'WRONG_ENVIRONMENT'];
+const DASHBOARD: ErrorCode[] = [
+  'UNAUTHENTICATED',
+  'INVALID_TOKEN',
+  'SESSION_REVOKED',
+  'FORBIDDEN',
+  'REAUTHENTICATION_REQUIRED',
+  'SECOND_FACTOR_ENROLMENT_REQUIRED',
+  'WRONG_ENVIRONMENT',
+];
 const AUTH_ERRORS: Record<RouteAuth, ErrorCode[]> = {
   public: [],
   apiKey: API_KEY,
@@ -91,7 +99,10 @@ function rewriteRefs<T>(value: T, io: 'input' | 'output'): T {
   if (value === null || typeof value !== 'object') return value;
   const out: Json = {};
   for (const [k, x] of Object.entries(value as Json)) {
-    out[k] = k === '$ref' && typeof x === 'string' && x.startsWith('#/$defs/') ? `#/components/schemas/${x.slice(8)}${io === 'input' ? 'Input' : ''}` : rewriteRefs(x, io);
+    out[k] =
+      k === '$ref' && typeof x === 'string' && x.startsWith('#/$defs/')
+        ? `#/components/schemas/${x.slice(8)}${io === 'input' ? 'Input' : ''}`
+        : rewriteRefs(x, io);
   }
   return out as T;
 }
@@ -131,13 +142,36 @@ function operation(route: RestRoute, doc: RouteDoc, environment: string | null, 
     'RateLimit-Policy': { $ref: '#/components/headers/RateLimit-Policy' },
   };
   const responses: Json = {};
-  const success = route.method === 'POST' && ['createOrder', 'createQr', 'createPaymentLink', 'openPaymentLink', 'createRefund'].includes(doc.operationId) ? 201 : doc.operationId === 'sweepNow' ? 202 : 200;
+  const success =
+    route.method === 'POST' && ['createOrder', 'createQr', 'createPaymentLink', 'openPaymentLink', 'createRefund'].includes(doc.operationId)
+      ? 201
+      : doc.operationId === 'sweepNow'
+        ? 202
+        : 200;
   responses[String(success)] = doc.raw
-    ? { description: 'Success (not enveloped)', headers: rateHeaders, content: Object.fromEntries(doc.raw.map((t) => [t, { schema: { type: 'string', contentMediaType: t } }])) }
+    ? {
+        description: 'Success (not enveloped)',
+        headers: rateHeaders,
+        content: Object.fromEntries(doc.raw.map((t) => [t, { schema: { type: 'string', contentMediaType: t } }])),
+      }
     : {
         description: 'Success',
-        headers: { ...rateHeaders, ...(doc.idempotencyKey ? { 'Idempotent-Replayed': { description: 'Sent when the request carried an Idempotency-Key: `true` when this answer replays an earlier request’s order', schema: { type: 'string', enum: ['true', 'false'] } } } : {}) },
-        content: { 'application/json': { schema: envelopeOf(success, doc.data ? named(components, `${id}Data`, () => jsonSchema(doc.data!, 'output', components.schemas)) : {}) } },
+        headers: {
+          ...rateHeaders,
+          ...(doc.idempotencyKey
+            ? {
+                'Idempotent-Replayed': {
+                  description: 'Sent when the request carried an Idempotency-Key: `true` when this answer replays an earlier request’s order',
+                  schema: { type: 'string', enum: ['true', 'false'] },
+                },
+              }
+            : {}),
+        },
+        content: {
+          'application/json': {
+            schema: envelopeOf(success, doc.data ? named(components, `${id}Data`, () => jsonSchema(doc.data!, 'output', components.schemas)) : {}),
+          },
+        },
       };
   for (const [status, list] of [...byStatus].sort((a, b) => a[0] - b[0])) {
     // Operations answering the same codes share one response object.
@@ -156,7 +190,14 @@ function operation(route: RestRoute, doc: RouteDoc, environment: string | null, 
     const q = jsonSchema(doc.query, 'input', components.schemas) as { properties?: Record<string, Json>; required?: string[] };
     for (const [name, schema] of Object.entries(q.properties ?? {})) params.push({ name, in: 'query', required: q.required?.includes(name) ?? false, schema });
   }
-  if (doc.idempotencyKey) params.push({ name: 'Idempotency-Key', in: 'header', required: false, description: 'Makes a retry safe: 1–255 printable ASCII characters (a UUID)', schema: { type: 'string', pattern: '^[\\x21-\\x7E]{1,255}$' } });
+  if (doc.idempotencyKey)
+    params.push({
+      name: 'Idempotency-Key',
+      in: 'header',
+      required: false,
+      description: 'Makes a retry safe: 1–255 printable ASCII characters (a UUID)',
+      schema: { type: 'string', pattern: '^[\\x21-\\x7E]{1,255}$' },
+    });
   const env = environment ? ` (${environment === 'testnet' ? 'sandbox' : 'production'})` : '';
   return {
     operationId: environment ? `${doc.operationId}${environment[0]!.toUpperCase()}${environment.slice(1)}` : doc.operationId,
@@ -165,7 +206,14 @@ function operation(route: RestRoute, doc: RouteDoc, environment: string | null, 
     tags: [doc.tag],
     security: SECURITY[route.auth],
     ...(params.length ? { parameters: params } : {}),
-    ...(hasBody && doc.body ? { requestBody: { required: true, content: { 'application/json': { schema: named(components, `${id}Body`, () => jsonSchema(doc.body!, 'input', components.schemas)) } } } } : {}),
+    ...(hasBody && doc.body
+      ? {
+          requestBody: {
+            required: true,
+            content: { 'application/json': { schema: named(components, `${id}Body`, () => jsonSchema(doc.body!, 'input', components.schemas)) } },
+          },
+        }
+      : {}),
     responses,
     'x-rate-limit': { budget: route.limit, limit: budget.limit, window_seconds: budget.windowS },
   };
@@ -173,21 +221,35 @@ function operation(route: RestRoute, doc: RouteDoc, environment: string | null, 
 
 function webhooks(components: Json): Json {
   const headers: Json = {
-    [WEBHOOK_HEADERS.signature]: { required: true, description: '`sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>`', schema: { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' } },
+    [WEBHOOK_HEADERS.signature]: {
+      required: true,
+      description: '`sha256=<hex HMAC-SHA256 of the raw body, keyed with the merchant’s API key of the order’s environment>`',
+      schema: { type: 'string', pattern: '^sha256=[0-9a-f]{64}$' },
+    },
     [WEBHOOK_HEADERS.event]: { required: true, description: 'The event kind (the body’s `event`)', schema: { type: 'string', enum: [...WEBHOOK_EVENT_KINDS] } },
     [WEBHOOK_HEADERS.idempotencyKey]: { required: true, description: 'Stable per event: de-duplicate on it', schema: { type: 'string' } },
     [WEBHOOK_HEADERS.deliveryId]: { required: true, description: 'This delivery attempt’s series id', schema: { type: 'string' } },
-    [STANDARD_HEADERS.id]: { required: true, description: 'Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries', schema: { type: 'string' } },
-    [STANDARD_HEADERS.timestamp]: { required: true, description: 'Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays)', schema: { type: 'string', pattern: '^[0-9]+$' } },
+    [STANDARD_HEADERS.id]: {
+      required: true,
+      description: 'Standard Webhooks: the delivery id (= X-Service-Delivery-Id), the same on retries and redeliveries',
+      schema: { type: 'string' },
+    },
+    [STANDARD_HEADERS.timestamp]: {
+      required: true,
+      description: 'Standard Webhooks: Unix seconds when this attempt was signed; refuse calls far from your clock (replays)',
+      schema: { type: 'string', pattern: '^[0-9]+$' },
+    },
     [STANDARD_HEADERS.signature]: {
       required: true,
-      description: 'Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap)',
+      description:
+        'Standard Webhooks: space-separated `v1,<base64 HMAC-SHA256 of "<webhook-id>.<webhook-timestamp>.<raw body>">`, keyed with the environment’s whsec_ secret (two during a rotation’s overlap)',
       schema: { type: 'string' },
     },
   };
   components.WebhookData = {
     type: 'object',
-    description: 'For transaction.* events: the order (order_no, merchant_id, environment, status, previous_status, sequence, amount, currency, network, token, deposit_address, amounts, payments, tx_hashes, times); merchant events (settlement wallet changes, sweeps) carry their own fields. Fields may be added within a payload version.',
+    description:
+      'For transaction.* events: the order (order_no, merchant_id, environment, status, previous_status, sequence, amount, currency, network, token, deposit_address, amounts, payments, tx_hashes, times); merchant events (settlement wallet changes, sweeps) carry their own fields. Fields may be added within a payload version.',
     properties: { order_no: { type: 'string' }, merchant_id: { type: 'string' }, environment: { type: 'string' }, status: { type: 'string' } },
   };
   const out: Json = {};
@@ -195,7 +257,8 @@ function webhooks(components: Json): Json {
     out[kind] = {
       post: {
         summary: `Webhook ${kind}`,
-        description: 'Sent to the merchant’s notification URL of the environment. Answer 2xx within the timeout; other answers, timeouts and network errors are retried with backoff. Verify the signature over the exact raw body before parsing.',
+        description:
+          'Sent to the merchant’s notification URL of the environment. Answer 2xx within the timeout; other answers, timeouts and network errors are retried with backoff. Verify the signature over the exact raw body before parsing.',
         parameters: Object.entries(headers).map(([name, h]) => ({ name, in: 'header', ...(h as Json) })),
         requestBody: {
           required: true,
@@ -263,14 +326,29 @@ export function buildOpenApiDocument(table: RouteTable, opts: OpenApiOptions): J
       schemas: sorted(components.schemas),
       responses: sorted(components.responses),
       securitySchemes: {
-        ApiKey: { type: 'apiKey', in: 'header', name: 'api-key', description: 'The merchant’s API key of the path’s environment (sandbox keys on /testnet, production keys on /mainnet)' },
-        CheckoutKey: { type: 'apiKey', in: 'header', name: 'api-key', description: 'An order’s scoped checkout key (answered by createOrder as `key`): checkOrderRate, pgqr/fiat/create, getOrder, listToken and the QR image of that order only' },
+        ApiKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'api-key',
+          description: 'The merchant’s API key of the path’s environment (sandbox keys on /testnet, production keys on /mainnet)',
+        },
+        CheckoutKey: {
+          type: 'apiKey',
+          in: 'header',
+          name: 'api-key',
+          description:
+            'An order’s scoped checkout key (answered by createOrder as `key`): checkOrderRate, pgqr/fiat/create, getOrder, listToken and the QR image of that order only',
+        },
         CheckoutKeyQuery: { type: 'apiKey', in: 'query', name: 'key', description: 'The scoped checkout key as a query parameter (QR image URLs)' },
         BearerAuth: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'A dashboard access token from /api/v2/auth/login' },
       },
       headers: {
         'Retry-After': { description: 'Seconds until the rate-limit window resets', schema: { type: 'integer' } },
-        RateLimit: { description: 'IETF RateLimit (draft-ietf-httpapi-ratelimit-headers): the budget this request spent from, e.g. `"merchant";r=2999;t=60` (r: remaining, t: seconds to reset)', schema: { type: 'string' } },
+        RateLimit: {
+          description:
+            'IETF RateLimit (draft-ietf-httpapi-ratelimit-headers): the budget this request spent from, e.g. `"merchant";r=2999;t=60` (r: remaining, t: seconds to reset)',
+          schema: { type: 'string' },
+        },
         'RateLimit-Policy': { description: 'IETF RateLimit-Policy: the budget’s quota and window, e.g. `"merchant";q=3000;w=60`', schema: { type: 'string' } },
       },
     },

@@ -42,7 +42,15 @@ export interface DocLimits {
 const network = z.enum(NETWORKS);
 const page = { limit: z.coerce.number().int().min(1).max(100).optional(), offset: z.coerce.number().int().min(0).optional() };
 const ORDER_FLOW: ErrorCode[] = ['MERCHANT_MISMATCH', 'ORDER_NOT_FOUND'];
-const QUOTE_ERRORS: ErrorCode[] = [...ORDER_FLOW, 'ORDER_CLOSED', 'ORDER_EXPIRED', 'TOKEN_NOT_FOUND', 'TOKEN_NOT_SUPPORTED', 'NETWORK_NOT_WATCHED', 'RATE_UNAVAILABLE'];
+const QUOTE_ERRORS: ErrorCode[] = [
+  ...ORDER_FLOW,
+  'ORDER_CLOSED',
+  'ORDER_EXPIRED',
+  'TOKEN_NOT_FOUND',
+  'TOKEN_NOT_SUPPORTED',
+  'NETWORK_NOT_WATCHED',
+  'RATE_UNAVAILABLE',
+];
 const DEPOSIT_ERRORS: ErrorCode[] = [...QUOTE_ERRORS, 'QUOTE_NOT_LOCKED', 'WALLET_NETWORK_MISMATCH'];
 const LINK_ERRORS: ErrorCode[] = ['PAYMENT_LINK_NOT_FOUND', 'MERCHANT_MISMATCH', 'NOT_FOUND'];
 
@@ -62,16 +70,25 @@ export function routeDocs(limits: DocLimits): Record<string, RouteDoc> {
     'POST /auth/login/second-factor': {
       operationId: 'loginSecondFactor',
       tag: 'Auth',
-      summary: 'The login’s second step: the challenge token and one of totp_code, recovery_code or passkey (a WebAuthn assertion; its options come from GraphQL loginPasskeyOptions)',
+      summary:
+        'The login’s second step: the challenge token and one of totp_code, recovery_code or passkey (a WebAuthn assertion; its options come from GraphQL loginPasskeyOptions)',
       body: secondStepBody,
       data: v.tokenPairSchema,
       errors: ['CHALLENGE_EXPIRED', 'INVALID_SECOND_FACTOR', 'SECOND_FACTOR_REUSED', 'NO_MEMBERSHIP'],
     },
-    'POST /auth/refresh': { operationId: 'refreshToken', tag: 'Auth', summary: 'Rotate the refresh token (a reused one revokes the session)', body: refreshBody, data: v.tokenPairSchema, errors: ['INVALID_TOKEN', 'SESSION_REVOKED', 'REFRESH_TOKEN_REUSED'] },
+    'POST /auth/refresh': {
+      operationId: 'refreshToken',
+      tag: 'Auth',
+      summary: 'Rotate the refresh token (a reused one revokes the session)',
+      body: refreshBody,
+      data: v.tokenPairSchema,
+      errors: ['INVALID_TOKEN', 'SESSION_REVOKED', 'REFRESH_TOKEN_REUSED'],
+    },
     'POST /auth/reauthenticate': {
       operationId: 'reauthenticate',
       tag: 'Auth',
-      summary: 'Give the password again — and the second factor, when the user has one: sensitive operations on this session (rotate an API key, notification URL, sweep schedule, …) for REAUTH_WINDOW_S',
+      summary:
+        'Give the password again — and the second factor, when the user has one: sensitive operations on this session (rotate an API key, notification URL, sweep schedule, …) for REAUTH_WINDOW_S',
       body: secondFactorBody.extend({ password: z.string() }),
       data: z.object({
         reauthenticated_until: z.number().int().meta({ description: 'Unix seconds' }),
@@ -81,7 +98,13 @@ export function routeDocs(limits: DocLimits): Record<string, RouteDoc> {
     },
     'POST /auth/logout': { operationId: 'logout', tag: 'Auth', summary: 'Revoke the session server-side', data: z.object({}), errors: [] },
     'GET /auth/me': { operationId: 'me', tag: 'Auth', summary: 'The signed-in user and their merchant', data: v.meSchema, errors: ['MERCHANT_NOT_FOUND'] },
-    'GET /auth/memberships': { operationId: 'memberships', tag: 'Team', summary: 'The merchants the signed-in user belongs to, with the role in each (`active`: this session’s)', data: z.array(v.membershipSchema), errors: [] },
+    'GET /auth/memberships': {
+      operationId: 'memberships',
+      tag: 'Team',
+      summary: 'The merchants the signed-in user belongs to, with the role in each (`active`: this session’s)',
+      data: z.array(v.membershipSchema),
+      errors: [],
+    },
     'POST /auth/switch-merchant': {
       operationId: 'switchMerchant',
       tag: 'Team',
@@ -90,7 +113,13 @@ export function routeDocs(limits: DocLimits): Record<string, RouteDoc> {
       data: v.tokenPairSchema,
       errors: ['NOT_A_MEMBER'],
     },
-    'GET /team/members': { operationId: 'teamMembers', tag: 'Team', summary: 'Members of the session’s merchant (team.read)', data: z.array(v.teamMemberSchema), errors: [] },
+    'GET /team/members': {
+      operationId: 'teamMembers',
+      tag: 'Team',
+      summary: 'Members of the session’s merchant (team.read)',
+      data: z.array(v.teamMemberSchema),
+      errors: [],
+    },
     'PUT /team/members/:user_id': {
       operationId: 'changeTeamMemberRole',
       tag: 'Team',
@@ -106,7 +135,13 @@ export function routeDocs(limits: DocLimits): Record<string, RouteDoc> {
       data: v.teamMemberSchema,
       errors: ['VALIDATION_FAILED', 'MEMBER_NOT_FOUND', 'LAST_OWNER'],
     },
-    'GET /team/invites': { operationId: 'teamInvites', tag: 'Team', summary: 'Invites neither accepted nor revoked, newest first (team.read)', data: z.array(v.teamInviteSchema), errors: [] },
+    'GET /team/invites': {
+      operationId: 'teamInvites',
+      tag: 'Team',
+      summary: 'Invites neither accepted nor revoked, newest first (team.read)',
+      data: z.array(v.teamInviteSchema),
+      errors: [],
+    },
     'POST /team/invites': {
       operationId: 'inviteTeamMember',
       tag: 'Team',
@@ -115,7 +150,13 @@ export function routeDocs(limits: DocLimits): Record<string, RouteDoc> {
       data: v.createdInviteSchema,
       errors: ['ALREADY_A_MEMBER', 'MAIL_FAILED', 'MAIL_UNAVAILABLE'],
     },
-    'DELETE /team/invites/:invite_id': { operationId: 'revokeTeamInvite', tag: 'Team', summary: 'Revoke a pending invite (team.manage); needs reauthenticate', data: v.teamInviteSchema, errors: ['VALIDATION_FAILED', 'INVITE_NOT_FOUND'] },
+    'DELETE /team/invites/:invite_id': {
+      operationId: 'revokeTeamInvite',
+      tag: 'Team',
+      summary: 'Revoke a pending invite (team.manage); needs reauthenticate',
+      data: v.teamInviteSchema,
+      errors: ['VALIDATION_FAILED', 'INVITE_NOT_FOUND'],
+    },
     'POST /team/invites/accept': {
       operationId: 'acceptTeamInvite',
       tag: 'Team',
@@ -124,10 +165,23 @@ export function routeDocs(limits: DocLimits): Record<string, RouteDoc> {
       data: v.acceptedInviteSchema,
       errors: ['INVALID_INVITE', 'INVITE_USED', 'INVITE_REVOKED', 'INVITE_EXPIRED', 'INVALID_PASSWORD'],
     },
-    'PUT /merchant/settings': { operationId: 'updateMerchantSettings', tag: 'Merchant', summary: 'Change the merchant’s settings (owner or admin)', body: settingsBody, data: v.merchantSchema, errors: ['MERCHANT_NOT_FOUND'] },
+    'PUT /merchant/settings': {
+      operationId: 'updateMerchantSettings',
+      tag: 'Merchant',
+      summary: 'Change the merchant’s settings (owner or admin)',
+      body: settingsBody,
+      data: v.merchantSchema,
+      errors: ['MERCHANT_NOT_FOUND'],
+    },
 
     // --- merchant server (environment) ---
-    'GET /merchant/me': { operationId: 'merchantMe', tag: 'Merchant', summary: 'The merchant the API key belongs to, and the path’s environment', data: v.merchantMeSchema, errors: ['MERCHANT_NOT_FOUND'] },
+    'GET /merchant/me': {
+      operationId: 'merchantMe',
+      tag: 'Merchant',
+      summary: 'The merchant the API key belongs to, and the path’s environment',
+      data: v.merchantMeSchema,
+      errors: ['MERCHANT_NOT_FOUND'],
+    },
     'POST /merchant/fiat/order': {
       operationId: 'createOrder',
       tag: 'Orders',
@@ -138,25 +192,82 @@ export function routeDocs(limits: DocLimits): Record<string, RouteDoc> {
       errors: ['MERCHANT_MISMATCH', 'DUPLICATE_ORDER_NO', 'IDEMPOTENCY_KEY_REUSED', 'IDEMPOTENCY_KEY_IN_FLIGHT', 'CONFLICT', 'NO_NETWORK_WATCHED'],
       idempotencyKey: true,
     },
-    'POST /merchant/fiat/checkOrderRate': { operationId: 'checkOrderRate', tag: 'Orders', summary: 'Lock the rate of an order for a token on a network (the fee lines and totals)', body: checkOrderRateBody, data: v.quoteSchema, errors: QUOTE_ERRORS },
-    'POST /pgqr/fiat/create': { operationId: 'createQr', tag: 'Orders', summary: 'Issue the deposit address and payment QR for the locked rate', body: createQrBody, data: v.depositSchema, errors: DEPOSIT_ERRORS },
-    'POST /merchant/fiat/getOrder': { operationId: 'getOrder', tag: 'Orders', summary: 'An order with its rate locks, deposits, payments and unattributed receipts', body: getOrderBody, data: v.orderDetailsSchema, errors: ORDER_FLOW },
+    'POST /merchant/fiat/checkOrderRate': {
+      operationId: 'checkOrderRate',
+      tag: 'Orders',
+      summary: 'Lock the rate of an order for a token on a network (the fee lines and totals)',
+      body: checkOrderRateBody,
+      data: v.quoteSchema,
+      errors: QUOTE_ERRORS,
+    },
+    'POST /pgqr/fiat/create': {
+      operationId: 'createQr',
+      tag: 'Orders',
+      summary: 'Issue the deposit address and payment QR for the locked rate',
+      body: createQrBody,
+      data: v.depositSchema,
+      errors: DEPOSIT_ERRORS,
+    },
+    'POST /merchant/fiat/getOrder': {
+      operationId: 'getOrder',
+      tag: 'Orders',
+      summary: 'An order with its rate locks, deposits, payments and unattributed receipts',
+      body: getOrderBody,
+      data: v.orderDetailsSchema,
+      errors: ORDER_FLOW,
+    },
     'GET /pgqr/fiat/qr': {
       operationId: 'qrImage',
       tag: 'Orders',
       summary: 'The deposit’s QR as an image (PNG, or SVG with format=svg)',
-      query: createQrBody.extend({ format: z.enum(['png', 'svg']).optional(), key: z.string().optional().describe('The scoped checkout key, when not sent as the api-key header') }),
+      query: createQrBody.extend({
+        format: z.enum(['png', 'svg']).optional(),
+        key: z.string().optional().describe('The scoped checkout key, when not sent as the api-key header'),
+      }),
       raw: ['image/png', 'image/svg+xml'],
       errors: [...DEPOSIT_ERRORS, 'VALIDATION_FAILED'],
     },
     'GET /listToken': { operationId: 'listToken', tag: 'Orders', summary: 'The tokens an order can be paid in', data: v.tokenListSchema, errors: [] },
 
     // --- payment links ---
-    'POST /merchant/payment-link': { operationId: 'createPaymentLink', tag: 'Payment links', summary: 'Create a payment link (owner or admin)', body: createPaymentLinkBody(limits.orderMinIdr, limits.orderMaxIdr), data: v.paymentLinkSchema, errors: ['MERCHANT_MISMATCH'] },
-    'GET /merchant/payment-link': { operationId: 'listPaymentLinks', tag: 'Payment links', summary: 'The merchant’s payment links in this environment, newest first', query: z.object(page), data: v.paymentLinkPageSchema, errors: ['VALIDATION_FAILED'] },
-    'GET /merchant/payment-link/:payment_link_id': { operationId: 'getPaymentLink', tag: 'Payment links', summary: 'One payment link', data: v.paymentLinkSchema, errors: [...LINK_ERRORS, 'VALIDATION_FAILED'] },
-    'PUT /merchant/payment-link': { operationId: 'updatePaymentLink', tag: 'Payment links', summary: 'Change a payment link’s title, expiry or status', body: updatePaymentLinkBody, data: v.paymentLinkSchema, errors: [...LINK_ERRORS, 'PAYMENT_LINK_EXPIRED'] },
-    'DELETE /merchant/payment-link/:payment_link_id': { operationId: 'deactivatePaymentLink', tag: 'Payment links', summary: 'Deactivate a payment link', data: v.paymentLinkSchema, errors: [...LINK_ERRORS, 'VALIDATION_FAILED'] },
+    'POST /merchant/payment-link': {
+      operationId: 'createPaymentLink',
+      tag: 'Payment links',
+      summary: 'Create a payment link (owner or admin)',
+      body: createPaymentLinkBody(limits.orderMinIdr, limits.orderMaxIdr),
+      data: v.paymentLinkSchema,
+      errors: ['MERCHANT_MISMATCH'],
+    },
+    'GET /merchant/payment-link': {
+      operationId: 'listPaymentLinks',
+      tag: 'Payment links',
+      summary: 'The merchant’s payment links in this environment, newest first',
+      query: z.object(page),
+      data: v.paymentLinkPageSchema,
+      errors: ['VALIDATION_FAILED'],
+    },
+    'GET /merchant/payment-link/:payment_link_id': {
+      operationId: 'getPaymentLink',
+      tag: 'Payment links',
+      summary: 'One payment link',
+      data: v.paymentLinkSchema,
+      errors: [...LINK_ERRORS, 'VALIDATION_FAILED'],
+    },
+    'PUT /merchant/payment-link': {
+      operationId: 'updatePaymentLink',
+      tag: 'Payment links',
+      summary: 'Change a payment link’s title, expiry or status',
+      body: updatePaymentLinkBody,
+      data: v.paymentLinkSchema,
+      errors: [...LINK_ERRORS, 'PAYMENT_LINK_EXPIRED'],
+    },
+    'DELETE /merchant/payment-link/:payment_link_id': {
+      operationId: 'deactivatePaymentLink',
+      tag: 'Payment links',
+      summary: 'Deactivate a payment link',
+      data: v.paymentLinkSchema,
+      errors: [...LINK_ERRORS, 'VALIDATION_FAILED'],
+    },
     'POST /order/payment-link': {
       operationId: 'openPaymentLink',
       tag: 'Payment links',
@@ -165,11 +276,29 @@ export function routeDocs(limits: DocLimits): Record<string, RouteDoc> {
       data: v.openedLinkSchema,
       errors: ['PAYMENT_LINK_NOT_FOUND', 'PAYMENT_LINK_INACTIVE', 'PAYMENT_LINK_EXPIRED', 'PAYMENT_LINK_EXHAUSTED', 'NO_NETWORK_WATCHED'],
     },
-    'GET /payment-links/:payment_link_id/validate': { operationId: 'validatePaymentLink', tag: 'Payment links', summary: 'Whether a payment link can be opened, and what it sells', data: v.paymentLinkValidationSchema, errors: ['PAYMENT_LINK_NOT_FOUND', 'VALIDATION_FAILED'] },
+    'GET /payment-links/:payment_link_id/validate': {
+      operationId: 'validatePaymentLink',
+      tag: 'Payment links',
+      summary: 'Whether a payment link can be opened, and what it sells',
+      data: v.paymentLinkValidationSchema,
+      errors: ['PAYMENT_LINK_NOT_FOUND', 'VALIDATION_FAILED'],
+    },
 
     // --- settlement wallets ---
-    'GET /merchant/settlement-wallets': { operationId: 'listSettlementWallets', tag: 'Settlement wallets', summary: 'Settlement addresses per network, with pending changes and history', data: z.array(v.settlementWalletSchema), errors: [] },
-    'GET /merchant/settlement-wallets/:network': { operationId: 'getSettlementWallet', tag: 'Settlement wallets', summary: 'The settlement address of one network', data: v.settlementWalletSchema, errors: ['VALIDATION_FAILED'] },
+    'GET /merchant/settlement-wallets': {
+      operationId: 'listSettlementWallets',
+      tag: 'Settlement wallets',
+      summary: 'Settlement addresses per network, with pending changes and history',
+      data: z.array(v.settlementWalletSchema),
+      errors: [],
+    },
+    'GET /merchant/settlement-wallets/:network': {
+      operationId: 'getSettlementWallet',
+      tag: 'Settlement wallets',
+      summary: 'The settlement address of one network',
+      data: v.settlementWalletSchema,
+      errors: ['VALIDATION_FAILED'],
+    },
     'PUT /merchant/settlement-wallets/:network': {
       operationId: 'setSettlementWallet',
       tag: 'Settlement wallets',
@@ -188,9 +317,24 @@ export function routeDocs(limits: DocLimits): Record<string, RouteDoc> {
         'Never more than received less earlier refunds (REFUND_EXCEEDS_RECEIVED). Without `address`, `claim_url` is the customer’s claim link (shown once). Approval is a dashboard member’s, re-authenticated (docs/refunds.md).',
       body: createRefundBody,
       data: v.createdRefundSchema,
-      errors: ['ORDER_NOT_FOUND', 'NOT_FOUND', 'REFUND_EXCEEDS_RECEIVED', 'REFUND_NOT_OFFERED', 'REFUND_ADDRESS_REFUSED', 'MERCHANT_MISMATCH', 'WRONG_ENVIRONMENT'],
+      errors: [
+        'ORDER_NOT_FOUND',
+        'NOT_FOUND',
+        'REFUND_EXCEEDS_RECEIVED',
+        'REFUND_NOT_OFFERED',
+        'REFUND_ADDRESS_REFUSED',
+        'MERCHANT_MISMATCH',
+        'WRONG_ENVIRONMENT',
+      ],
     },
-    'POST /merchant/fiat/getRefund': { operationId: 'getRefund', tag: 'Refunds', summary: 'One refund', body: refundIdBody, data: z.object({ request: v.refundSchema }), errors: ['REFUND_NOT_FOUND', 'MERCHANT_MISMATCH'] },
+    'POST /merchant/fiat/getRefund': {
+      operationId: 'getRefund',
+      tag: 'Refunds',
+      summary: 'One refund',
+      body: refundIdBody,
+      data: z.object({ request: v.refundSchema }),
+      errors: ['REFUND_NOT_FOUND', 'MERCHANT_MISMATCH'],
+    },
     'GET /merchant/fiat/refunds': {
       operationId: 'listRefunds',
       tag: 'Refunds',
@@ -233,8 +377,21 @@ export function routeDocs(limits: DocLimits): Record<string, RouteDoc> {
       data: v.sweepPageSchema,
       errors: ['VALIDATION_FAILED'],
     },
-    'GET /merchant/sweeps/balances': { operationId: 'sweepBalances', tag: 'Sweeps', summary: 'Received, swept, waiting, in-flight and held amounts per token', data: z.array(v.sweepBalanceSchema), errors: [] },
-    'GET /merchant/sweeps/held': { operationId: 'sweepHolds', tag: 'Sweeps', summary: 'Deposits held back from sweeping, and why', query: z.object({ network: network.optional(), limit: page.limit }), data: z.object({ items: z.array(v.sweepHoldSchema) }), errors: ['VALIDATION_FAILED'] },
+    'GET /merchant/sweeps/balances': {
+      operationId: 'sweepBalances',
+      tag: 'Sweeps',
+      summary: 'Received, swept, waiting, in-flight and held amounts per token',
+      data: z.array(v.sweepBalanceSchema),
+      errors: [],
+    },
+    'GET /merchant/sweeps/held': {
+      operationId: 'sweepHolds',
+      tag: 'Sweeps',
+      summary: 'Deposits held back from sweeping, and why',
+      query: z.object({ network: network.optional(), limit: page.limit }),
+      data: z.object({ items: z.array(v.sweepHoldSchema) }),
+      errors: ['VALIDATION_FAILED'],
+    },
     'GET /merchant/sweeps/settings': { operationId: 'sweepSettings', tag: 'Sweeps', summary: 'The sweep schedule', data: v.sweepSettingsSchema, errors: [] },
     'PUT /merchant/sweeps/settings': {
       operationId: 'setSweepSettings',
@@ -254,7 +411,13 @@ export function routeDocs(limits: DocLimits): Record<string, RouteDoc> {
       data: v.faucetSchema,
       errors: ['ROUTE_NOT_FOUND', 'NETWORK_NOT_WATCHED', 'TOKEN_NOT_FOUND'],
     },
-    'GET /networks': { operationId: 'listNetworks', tag: 'Sandbox', summary: 'The networks this deployment watches, with chain ids, RPC URLs and tokens', data: v.networksSchema, errors: [] },
+    'GET /networks': {
+      operationId: 'listNetworks',
+      tag: 'Sandbox',
+      summary: 'The networks this deployment watches, with chain ids, RPC URLs and tokens',
+      data: v.networksSchema,
+      errors: [],
+    },
 
     // --- CSV exports ---
     'GET /merchant/export/orders.csv': {
@@ -262,7 +425,18 @@ export function routeDocs(limits: DocLimits): Record<string, RouteDoc> {
       tag: 'Exports',
       summary: 'Orders as CSV, with the GraphQL `orders` filters as query parameters',
       query: z
-        .object({ status: z.string().optional(), created_from: z.string().optional(), created_to: z.string().optional(), paid_from: z.string().optional(), paid_to: z.string().optional(), network: z.string().optional(), token_address: z.string().optional(), payment_link_id: z.string().optional(), overpaid: z.enum(['true', 'false']).optional(), tz: z.string().optional() })
+        .object({
+          status: z.string().optional(),
+          created_from: z.string().optional(),
+          created_to: z.string().optional(),
+          paid_from: z.string().optional(),
+          paid_to: z.string().optional(),
+          network: z.string().optional(),
+          token_address: z.string().optional(),
+          payment_link_id: z.string().optional(),
+          overpaid: z.enum(['true', 'false']).optional(),
+          tz: z.string().optional(),
+        })
         .loose(),
       raw: ['text/csv'],
       errors: ['VALIDATION_FAILED'],
@@ -271,7 +445,16 @@ export function routeDocs(limits: DocLimits): Record<string, RouteDoc> {
       operationId: 'exportPayments',
       tag: 'Exports',
       summary: 'Payments as CSV, with the GraphQL `payments` filters as query parameters',
-      query: z.object({ status: z.string().optional(), detected_from: z.string().optional(), detected_to: z.string().optional(), network: z.string().optional(), token_address: z.string().optional(), tz: z.string().optional() }).loose(),
+      query: z
+        .object({
+          status: z.string().optional(),
+          detected_from: z.string().optional(),
+          detected_to: z.string().optional(),
+          network: z.string().optional(),
+          token_address: z.string().optional(),
+          tz: z.string().optional(),
+        })
+        .loose(),
       raw: ['text/csv'],
       errors: ['VALIDATION_FAILED'],
     },

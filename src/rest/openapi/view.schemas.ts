@@ -170,7 +170,11 @@ export const orderDetailsSchema = z
   .meta({ id: 'OrderDetails' });
 
 export const tokenListSchema = z.object({
-  tokens: z.array(z.object({ symbol: z.string(), name: z.string(), network, tokenAddress: z.string(), decimals: z.number().int(), active: z.boolean() }).meta({ id: 'Token' })),
+  tokens: z.array(
+    z
+      .object({ symbol: z.string(), name: z.string(), network, tokenAddress: z.string(), decimals: z.number().int(), active: z.boolean() })
+      .meta({ id: 'Token' }),
+  ),
 });
 
 export const merchantSchema = z
@@ -204,7 +208,13 @@ export const meSchema = z.object({
 });
 
 const teamRole = z.enum(['owner', 'admin', 'developer', 'finance', 'viewer']);
-export const membershipSchema = z.object({ merchant_id: z.string(), merchant_name: z.string(), role: teamRole, joined_at: z.number().int(), active: z.boolean() });
+export const membershipSchema = z.object({
+  merchant_id: z.string(),
+  merchant_name: z.string(),
+  role: teamRole,
+  joined_at: z.number().int(),
+  active: z.boolean(),
+});
 export const teamMemberSchema = z.object({ user_id: z.string(), email: z.string(), role: teamRole, joined_at: z.number().int() });
 export const teamInviteSchema = z.object({
   invite_id: z.string(),
@@ -218,7 +228,13 @@ export const teamInviteSchema = z.object({
 export const createdInviteSchema = teamInviteSchema.extend({
   invite_url: z.string().nullable().describe('The link, only when no SMTP server is configured outside production; otherwise null (it was mailed)'),
 });
-export const acceptedInviteSchema = z.object({ merchant_id: z.string(), merchant_name: z.string(), email: z.string(), role: teamRole, account_created: z.boolean() });
+export const acceptedInviteSchema = z.object({
+  merchant_id: z.string(),
+  merchant_name: z.string(),
+  email: z.string(),
+  role: teamRole,
+  account_created: z.boolean(),
+});
 
 const productSchema = z.object({ name: z.string(), price: z.union([z.string(), z.number()]), quantity: z.number().int() }).loose();
 
@@ -397,5 +413,8 @@ export const refundSchema = z
     cancelled_at: unixOrNull,
   })
   .meta({ id: 'Refund' });
-export const createdRefundSchema = z.object({ request: refundSchema, claim_url: z.string().nullable().describe('The customer’s claim link (shown once); null when the address was given') });
+export const createdRefundSchema = z.object({
+  request: refundSchema,
+  claim_url: z.string().nullable().describe('The customer’s claim link (shown once); null when the address was given'),
+});
 export const refundPageSchema = z.object({ items: z.array(refundSchema), total: z.number().int(), limit: z.number().int(), offset: z.number().int() });

@@ -1,6 +1,14 @@
 import { useState } from 'preact/hooks';
 import { gql } from '../api';
-import { ApiKeysDocument, MeDocument, RedeliverWebhookDocument, RotateApiKeyDocument, SendTestWebhookDocument, SetNotificationUrlDocument, WebhookDeliveriesDocument } from '../documents';
+import {
+  ApiKeysDocument,
+  MeDocument,
+  RedeliverWebhookDocument,
+  RotateApiKeyDocument,
+  SendTestWebhookDocument,
+  SetNotificationUrlDocument,
+  WebhookDeliveriesDocument,
+} from '../documents';
 import { when } from '../i18n';
 import { Copy, Empty, ErrorLine, Show, useAction, useApp, useLoad } from '../ui';
 import { useReauth } from './reauth';
@@ -68,7 +76,13 @@ export function Developers() {
       <ErrorLine error={action.error} />
       <h2>{t.notificationUrl}</h2>
       <form class="row" onSubmit={saveUrl}>
-        <input id="notification-url" type="url" placeholder="https://" value={url ?? current ?? ''} onInput={(e) => (setUrl(e.currentTarget.value), setSaved(false))} />
+        <input
+          id="notification-url"
+          type="url"
+          placeholder="https://"
+          value={url ?? current ?? ''}
+          onInput={(e) => (setUrl(e.currentTarget.value), setSaved(false))}
+        />
         <button type="submit">{t.save}</button>
         {saved && <span class="muted">{t.saved}</span>}
       </form>
@@ -102,7 +116,11 @@ export function Developers() {
                     </td>
                     <td class="wide">{when(d.createdAt, lang)}</td>
                     <td>
-                      <button type="button" class="secondary small" onClick={() => void action.run(async () => (await gql(RedeliverWebhookDocument, { id: d.id }), reloadDeliveries()))}>
+                      <button
+                        type="button"
+                        class="secondary small"
+                        onClick={() => void action.run(async () => (await gql(RedeliverWebhookDocument, { id: d.id }), reloadDeliveries()))}
+                      >
                         {t.redeliver}
                       </button>
                     </td>

@@ -15,7 +15,13 @@ type Health = DashNetworkHealthQuery['networkHealth'][number];
 function NetworkHealth({ value, retry }: { value: Loaded<DashNetworkHealthQuery>; retry: () => void }) {
   const { t } = useApp();
   const watcher = (h: Health) =>
-    h.watcher === 'FOLLOWING' ? t.healthFollowing : h.watcher === 'LAGGING' ? t.healthLagging(h.blocksBehind ?? null) : h.watcher === 'DOWN' ? t.healthDown : t.healthUnknown;
+    h.watcher === 'FOLLOWING'
+      ? t.healthFollowing
+      : h.watcher === 'LAGGING'
+        ? t.healthLagging(h.blocksBehind ?? null)
+        : h.watcher === 'DOWN'
+          ? t.healthDown
+          : t.healthUnknown;
   const tone = (h: Health) => (h.watcher === 'FOLLOWING' ? 'ok' : h.watcher === 'DOWN' ? 'bad' : 'warn');
   return (
     <div class="card" id="network-health">

@@ -37,12 +37,16 @@ export function Links() {
     const f = new FormData(e.currentTarget as HTMLFormElement);
     const expirationTime = Number(f.get('minutes')) * 60;
     void action.run(async () => {
-      await gql(UpdatePaymentLinkDocument, { environment: env, input: { id, title: String(f.get('title')), expirationTime: expirationTime === seconds ? undefined : expirationTime } });
+      await gql(UpdatePaymentLinkDocument, {
+        environment: env,
+        input: { id, title: String(f.get('title')), expirationTime: expirationTime === seconds ? undefined : expirationTime },
+      });
       setEditing(null);
       reload();
     });
   };
-  const setStatus = (id: string, status: 'ACTIVE' | 'INACTIVE') => void action.run(async () => (await gql(UpdatePaymentLinkDocument, { environment: env, input: { id, status } }), reload()));
+  const setStatus = (id: string, status: 'ACTIVE' | 'INACTIVE') =>
+    void action.run(async () => (await gql(UpdatePaymentLinkDocument, { environment: env, input: { id, status } }), reload()));
 
   return (
     <section>

@@ -44,7 +44,15 @@ function sourceOf(r: Refundable, base: Omit<Source, 'kinds' | 'max' | 'decimals'
  * received money) or which late or wrong-token receipt; before confirming, the most that can be
  * refunded as the gateway computes it (Deposit.refundable, UnattributedReceipt.refundable) and the fee rule.
  */
-export function OrderRefunds({ orderNo, version, claims }: { orderNo: string; version: string; claims: [Record<string, string>, (f: (c: Record<string, string>) => Record<string, string>) => void] }) {
+export function OrderRefunds({
+  orderNo,
+  version,
+  claims,
+}: {
+  orderNo: string;
+  version: string;
+  claims: [Record<string, string>, (f: (c: Record<string, string>) => Record<string, string>) => void];
+}) {
   const { t, env } = useApp();
   const [data, reload, set] = useLoad(() => gql(OrderRefundsDocument, { environment: env, orderNo }), [env, orderNo, version]);
   // The merchant feed carries order and payment events only: while a refund is open, its state is re-read
@@ -66,10 +74,38 @@ export function OrderRefunds({ orderNo, version, claims }: { orderNo: string; ve
           if (o.refunds === null || o.refunds === undefined) return <Empty text={t.noRefundAccess} />;
           const sources: Source[] = [
             ...o.deposits.flatMap((d) =>
-              d.refundable ? [sourceOf(d.refundable, { key: `d:${d.id}`, depositId: d.id, label: `${d.amountReceived} ${d.tokenName} · ${d.network}`, symbol: d.tokenName, network: d.network }, o.status === 'Success')] : [],
+              d.refundable
+                ? [
+                    sourceOf(
+                      d.refundable,
+                      {
+                        key: `d:${d.id}`,
+                        depositId: d.id,
+                        label: `${d.amountReceived} ${d.tokenName} · ${d.network}`,
+                        symbol: d.tokenName,
+                        network: d.network,
+                      },
+                      o.status === 'Success',
+                    ),
+                  ]
+                : [],
             ),
             ...o.unattributedReceipts.flatMap((u) =>
-              u.refundable ? [sourceOf(u.refundable, { key: `r:${u.id}`, receiptId: u.id, label: `${u.amount} ${u.tokenSymbol} · ${u.network} · ${t.kinds[u.refundable.offer?.kind ?? ''] ?? u.reason}`, symbol: u.tokenSymbol, network: u.network }, false)] : [],
+              u.refundable
+                ? [
+                    sourceOf(
+                      u.refundable,
+                      {
+                        key: `r:${u.id}`,
+                        receiptId: u.id,
+                        label: `${u.amount} ${u.tokenSymbol} · ${u.network} · ${t.kinds[u.refundable.offer?.kind ?? ''] ?? u.reason}`,
+                        symbol: u.tokenSymbol,
+                        network: u.network,
+                      },
+                      false,
+                    ),
+                  ]
+                : [],
             ),
           ].filter((x): x is Source => x !== null);
           const src = sources.find((x) => x.key === picked) ?? sources[0];
@@ -121,13 +157,7 @@ export function OrderRefunds({ orderNo, version, claims }: { orderNo: string; ve
   );
 }
 
-function RefundForm(p: {
-  orderId: string;
-  source: Source;
-  feeMode: string;
-  onCancel: () => void;
-  onCreated: (id: string, claimUrl: string | null) => void;
-}) {
+function RefundForm(p: { orderId: string; source: Source; feeMode: string; onCancel: () => void; onCreated: (id: string, claimUrl: string | null) => void }) {
   const { t, env } = useApp();
   const { kinds, symbol, network, decimals } = p.source;
   const [kind, setKind] = useState<RefundKind>(kinds[0]!);

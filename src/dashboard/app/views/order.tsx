@@ -12,7 +12,10 @@ export function OrderPage({ orderNo }: { orderNo: string }) {
   // Claim links are shown once by the API: kept here, above the parts that reload.
   const claims = useState<Record<string, string>>({});
   const [order, reload] = useLoad(() => gql(OrderDocument, { environment: env, orderNo }), [env, orderNo]);
-  const [hooks] = useLoad(() => gql(WebhookDeliveriesDocument, { environment: env, orderNo, first: 50 }), [env, orderNo, order.state === 'ok' ? order.data.order.status : '', events]);
+  const [hooks] = useLoad(
+    () => gql(WebhookDeliveriesDocument, { environment: env, orderNo, first: 50 }),
+    [env, orderNo, order.state === 'ok' ? order.data.order.status : '', events],
+  );
   // Every event of this order reloads the page's parts.
   useEffect(
     () =>
@@ -33,7 +36,10 @@ export function OrderPage({ orderNo }: { orderNo: string }) {
         {({ order: o }) => (
           <>
             <h1>
-              {o.orderNo} <span class={`status s-${o.status}`} id="order-status">{o.status}</span>
+              {o.orderNo}{' '}
+              <span class={`status s-${o.status}`} id="order-status">
+                {o.status}
+              </span>
             </h1>
             <dl class="facts">
               <dt>{t.amount}</dt>
@@ -64,7 +70,8 @@ export function OrderPage({ orderNo }: { orderNo: string }) {
               <ul class="plain">
                 {o.quotes.map((q) => (
                   <li>
-                    {q.totalAmountCrypto} {q.tokenSymbol} · {q.network} · {idr(q.totalAmount, lang)} · 1 {q.tokenSymbol} = {idr(q.cryptoRate, lang)} · {when(q.lockedAt, lang)}
+                    {q.totalAmountCrypto} {q.tokenSymbol} · {q.network} · {idr(q.totalAmount, lang)} · 1 {q.tokenSymbol} = {idr(q.cryptoRate, lang)} ·{' '}
+                    {when(q.lockedAt, lang)}
                   </li>
                 ))}
               </ul>

@@ -57,7 +57,12 @@ export function Orders() {
   useEffect(() => {
     setLive(false);
     const unhear = onSocket(setLive);
-    const stop = subscribe(MerchantEventsDocument, { environment: env }, () => setTick((n) => n + 1), () => setLive(false));
+    const stop = subscribe(
+      MerchantEventsDocument,
+      { environment: env },
+      () => setTick((n) => n + 1),
+      () => setLive(false),
+    );
     return () => {
       unhear();
       stop();
@@ -77,7 +82,15 @@ export function Orders() {
   const exportCsv = () => {
     const v = variables(filter);
     void csv.run(() =>
-      downloadOrdersCsv(env, { statuses: v.statuses?.join(','), network: v.network, tokenAddress: v.tokenAddress, createdFrom: v.createdFrom, createdTo: v.createdTo, search: v.search, overpaid: v.overpaid ? 'true' : undefined }),
+      downloadOrdersCsv(env, {
+        statuses: v.statuses?.join(','),
+        network: v.network,
+        tokenAddress: v.tokenAddress,
+        createdFrom: v.createdFrom,
+        createdTo: v.createdTo,
+        search: v.search,
+        overpaid: v.overpaid ? 'true' : undefined,
+      }),
     );
   };
 

@@ -18,7 +18,16 @@ export function useReauth() {
       else throw e;
     }
   };
-  const dialog = pending ? <ReauthDialog onDone={async () => { const fn = pending; setPending(null); await fn(); }} onCancel={() => setPending(null)} /> : null;
+  const dialog = pending ? (
+    <ReauthDialog
+      onDone={async () => {
+        const fn = pending;
+        setPending(null);
+        await fn();
+      }}
+      onCancel={() => setPending(null)}
+    />
+  ) : null;
   return { guarded, dialog };
 }
 
@@ -45,7 +54,14 @@ function ReauthDialog({ onDone, onCancel }: { onDone: () => Promise<void>; onCan
       <p>{t.reauth}</p>
       <label>
         {t.password}
-        <input id="reauth-password" type="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+        <input
+          id="reauth-password"
+          type="password"
+          autocomplete="current-password"
+          required
+          value={password}
+          onInput={(e) => setPassword(e.currentTarget.value)}
+        />
       </label>
       <label>
         {t.totpCode}

@@ -1,6 +1,15 @@
 import { useEffect, useState } from 'preact/hooks';
 import { gql } from '../api';
-import { RefundSetupDocument, RefundsDocument, SetRefundSettingsDocument, type DashRefundFragment, type Network, type RefundFeeMode, type RefundKind, type RefundStatus } from '../documents';
+import {
+  RefundSetupDocument,
+  RefundsDocument,
+  SetRefundSettingsDocument,
+  type DashRefundFragment,
+  type Network,
+  type RefundFeeMode,
+  type RefundKind,
+  type RefundStatus,
+} from '../documents';
 import { Qr } from '../qr';
 import { Copy, Empty, ErrorLine, NETWORKS, Show, useAction, useApp, useLoad } from '../ui';
 import { useReauth } from './reauth';
@@ -76,8 +85,20 @@ export function Refunds() {
           const cursor = after === null ? (r.pageInfo.hasNextPage ? r.pageInfo.endCursor : '') : after;
           return (
             <div id="refund-list">
-              <p class="muted" id="refund-count">{t.refundCount(r.totalCount)}</p>
-              {all.length === 0 ? <Empty text={t.noRefunds} /> : <RefundList refunds={all} claimUrls={claimUrls} onClaimUrl={(id, url) => setClaimUrls((c) => ({ ...c, [id]: url }))} showOrder onChange={reload} />}
+              <p class="muted" id="refund-count">
+                {t.refundCount(r.totalCount)}
+              </p>
+              {all.length === 0 ? (
+                <Empty text={t.noRefunds} />
+              ) : (
+                <RefundList
+                  refunds={all}
+                  claimUrls={claimUrls}
+                  onClaimUrl={(id, url) => setClaimUrls((c) => ({ ...c, [id]: url }))}
+                  showOrder
+                  onChange={reload}
+                />
+              )}
               <ErrorLine error={loadMore.error} />
               {cursor && (
                 <button type="button" class="secondary" disabled={loadMore.busy} onClick={() => next(cursor)}>
@@ -161,12 +182,21 @@ function RefundSetup() {
                     <strong>{w.network}</strong>
                     <code class="mono wallet-address">{w.address}</code>
                     <Copy text={w.address} />
-                    <button type="button" class="secondary small qr-toggle" aria-expanded={qr === w.network} onClick={() => setQr(qr === w.network ? null : w.network)}>
+                    <button
+                      type="button"
+                      class="secondary small qr-toggle"
+                      aria-expanded={qr === w.network}
+                      onClick={() => setQr(qr === w.network ? null : w.network)}
+                    >
                       {t.qr}
                     </button>
                   </div>
                   <p class="balances">
-                    {w.balances === null || w.balances === undefined ? t.balanceUnknown : w.balances.length === 0 ? '0' : w.balances.map((b) => `${b.amount.decimal} ${b.tokenSymbol}`).join(' · ')}
+                    {w.balances === null || w.balances === undefined
+                      ? t.balanceUnknown
+                      : w.balances.length === 0
+                        ? '0'
+                        : w.balances.map((b) => `${b.amount.decimal} ${b.tokenSymbol}`).join(' · ')}
                   </p>
                   {qr === w.network && <Qr text={w.address} label={`QR: ${w.address}`} />}
                 </li>

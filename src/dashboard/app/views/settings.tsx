@@ -22,7 +22,12 @@ export function Settings() {
             const num = (k: string) => (f.get(k) ? Number(f.get(k)) : undefined);
             void action.run(async () => {
               await gql(UpdateSettingsDocument, {
-                input: { feeIncluded: f.get('feeIncluded') === 'on', orderTtlSeconds: num('ttl'), paymentToleranceBps: num('tolerance'), logoUrl: String(f.get('logo') ?? '') || undefined },
+                input: {
+                  feeIncluded: f.get('feeIncluded') === 'on',
+                  orderTtlSeconds: num('ttl'),
+                  paymentToleranceBps: num('tolerance'),
+                  logoUrl: String(f.get('logo') ?? '') || undefined,
+                },
               });
               setSaved(true);
             });

@@ -81,7 +81,14 @@ export function Settlement() {
               </label>
               <label>
                 {t.password}
-                <input id="wallet-password" type="password" autocomplete="current-password" required value={password} onInput={(e) => setPassword(e.currentTarget.value)} />
+                <input
+                  id="wallet-password"
+                  type="password"
+                  autocomplete="current-password"
+                  required
+                  value={password}
+                  onInput={(e) => setPassword(e.currentTarget.value)}
+                />
               </label>
               <button type="submit" id="wallet-save" disabled={action.busy}>
                 {t.setWallet}

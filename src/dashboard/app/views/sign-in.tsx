@@ -52,7 +52,14 @@ export function SignIn({ initialEmail = '' }: { initialEmail?: string }) {
         )}
         <label>
           {t.totpCode} ({t.recoveryCode})
-          <input id="second-code" autocomplete="one-time-code" inputMode="text" required={!methods.includes('PASSKEY')} value={code} onInput={(e) => setCode(e.currentTarget.value)} />
+          <input
+            id="second-code"
+            autocomplete="one-time-code"
+            inputMode="text"
+            required={!methods.includes('PASSKEY')}
+            value={code}
+            onInput={(e) => setCode(e.currentTarget.value)}
+          />
         </label>
         <ErrorLine error={error} />
         <button type="submit" disabled={busy}>

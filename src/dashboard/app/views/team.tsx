@@ -1,6 +1,13 @@
 import { useState } from 'preact/hooks';
 import { gql } from '../api';
-import { ChangeTeamMemberRoleDocument, InviteTeamMemberDocument, RemoveTeamMemberDocument, RevokeTeamInviteDocument, TeamDocument, type TeamRole } from '../documents';
+import {
+  ChangeTeamMemberRoleDocument,
+  InviteTeamMemberDocument,
+  RemoveTeamMemberDocument,
+  RevokeTeamInviteDocument,
+  TeamDocument,
+  type TeamRole,
+} from '../documents';
 import { when } from '../i18n';
 import { Empty, ErrorLine, Show, useAction, useApp, useLoad } from '../ui';
 import { useReauth } from './reauth';
@@ -8,10 +15,29 @@ import { SettingsTabs } from './settings-tabs';
 
 const ROLES: TeamRole[] = ['OWNER', 'ADMIN', 'DEVELOPER', 'FINANCE', 'VIEWER'];
 
-function RoleSelect({ name, value, initial, onChange, id }: { name?: string; value?: TeamRole; initial?: TeamRole; onChange?: (r: TeamRole) => void; id?: string }) {
+function RoleSelect({
+  name,
+  value,
+  initial,
+  onChange,
+  id,
+}: {
+  name?: string;
+  value?: TeamRole;
+  initial?: TeamRole;
+  onChange?: (r: TeamRole) => void;
+  id?: string;
+}) {
   const { t } = useApp();
   return (
-    <select name={name} id={id} value={value} defaultValue={initial} aria-label={t.role} onChange={onChange && ((e) => onChange(e.currentTarget.value as TeamRole))}>
+    <select
+      name={name}
+      id={id}
+      value={value}
+      defaultValue={initial}
+      aria-label={t.role}
+      onChange={onChange && ((e) => onChange(e.currentTarget.value as TeamRole))}
+    >
       {ROLES.map((r) => (
         <option value={r}>{t.roles[r]}</option>
       ))}
@@ -93,7 +119,12 @@ export function Team() {
                   <span class="row">
                     <RoleSelect value={m.role} onChange={(role) => change(() => gql(ChangeTeamMemberRoleDocument, { userId: m.userId, role }))} />
                     {m.userId !== me.id && (
-                      <button type="button" class="secondary small remove" disabled={action.busy} onClick={() => change(() => gql(RemoveTeamMemberDocument, { userId: m.userId }))}>
+                      <button
+                        type="button"
+                        class="secondary small remove"
+                        disabled={action.busy}
+                        onClick={() => change(() => gql(RemoveTeamMemberDocument, { userId: m.userId }))}
+                      >
                         {t.remove}
                       </button>
                     )}
@@ -115,7 +146,12 @@ export function Team() {
                         {t.expires} {when(i.expiresAt, lang)}
                       </span>
                     </span>
-                    <button type="button" class="secondary small revoke" disabled={action.busy} onClick={() => change(() => gql(RevokeTeamInviteDocument, { inviteId: i.id }))}>
+                    <button
+                      type="button"
+                      class="secondary small revoke"
+                      disabled={action.busy}
+                      onClick={() => change(() => gql(RevokeTeamInviteDocument, { inviteId: i.id }))}
+                    >
                       {t.revoke}
                     </button>
                   </li>

@@ -165,7 +165,8 @@ export function TwoFactor() {
               </div>
             </div>
             <label class="inline card">
-              <input type="checkbox" id="require-2fa" checked={s.requiredByMerchant} disabled={action.busy} onChange={(e) => policy(e.currentTarget.checked)} /> {t.requirePolicy}
+              <input type="checkbox" id="require-2fa" checked={s.requiredByMerchant} disabled={action.busy} onChange={(e) => policy(e.currentTarget.checked)} />{' '}
+              {t.requirePolicy}
             </label>
             <h2>{t.passkeys}</h2>
             <div class="card" id="passkey-section">
@@ -188,7 +189,14 @@ export function TwoFactor() {
               )}
               {passkeysSupported() ? (
                 <form class="row" id="passkey-add" onSubmit={addPasskey}>
-                  <input id="passkey-name" maxLength={64} aria-label={t.passkeyName} placeholder={t.passkeyName} value={passkeyName} onInput={(e) => setPasskeyName(e.currentTarget.value)} />
+                  <input
+                    id="passkey-name"
+                    maxLength={64}
+                    aria-label={t.passkeyName}
+                    placeholder={t.passkeyName}
+                    value={passkeyName}
+                    onInput={(e) => setPasskeyName(e.currentTarget.value)}
+                  />
                   <button type="submit" id="passkey-add-submit" disabled={action.busy}>
                     {t.addPasskey}
                   </button>
