@@ -63,17 +63,15 @@ const eventRows = (merchantId: string) =>
 
 it('an event recorded in a committed transaction is delivered once, signed, with the documented headers and body', async () => {
   const { m, r } = await merchantWithReceiver();
-  const id = await gw.app.orm.em
-    .fork()
-    .transactional((tx) =>
-      gw.app.merchantEvents.record(tx, {
-        merchantId: m.merchantId,
-        environment: 'sandbox',
-        type: SWEEP_COMPLETED,
-        payload: sweep(1),
-        idempotencyKey: 'sweep.completed:1',
-      }),
-    );
+  const id = await gw.app.orm.em.fork().transactional((tx) =>
+    gw.app.merchantEvents.record(tx, {
+      merchantId: m.merchantId,
+      environment: 'sandbox',
+      type: SWEEP_COMPLETED,
+      payload: sweep(1),
+      idempotencyKey: 'sweep.completed:1',
+    }),
+  );
   expect(id).toMatch(/^[0-9a-f-]{36}$/);
   await r.waitFor(1);
   const w = r.received[0]!;
@@ -146,17 +144,15 @@ it('an event whose transaction rolls back is neither stored nor sent', async () 
     }),
   ).rejects.toThrow('the change failed');
   // A committed event afterwards is delivered: the runner was awake, the rolled-back one simply never existed.
-  await gw.app.orm.em
-    .fork()
-    .transactional((tx) =>
-      gw.app.merchantEvents.record(tx, {
-        merchantId: m.merchantId,
-        environment: 'sandbox',
-        type: SWEEP_FAILED,
-        payload: { ...sweep(3), txHash: null, reason: 'out of gas' },
-        idempotencyKey: 'sweep.failed:3',
-      }),
-    );
+  await gw.app.orm.em.fork().transactional((tx) =>
+    gw.app.merchantEvents.record(tx, {
+      merchantId: m.merchantId,
+      environment: 'sandbox',
+      type: SWEEP_FAILED,
+      payload: { ...sweep(3), txHash: null, reason: 'out of gas' },
+      idempotencyKey: 'sweep.failed:3',
+    }),
+  );
   await r.waitFor(1);
   await sleep(500);
   expect(r.received).toHaveLength(1);
@@ -204,17 +200,15 @@ it('is retried on the same schedule as order webhooks (500, then 200), with the 
 it('the same idempotency key twice records (and sends) one event; recording outside a transaction is refused', async () => {
   const { m, r } = await merchantWithReceiver();
   const record = () =>
-    gw.app.orm.em
-      .fork()
-      .transactional((tx) =>
-        gw.app.merchantEvents.record(tx, {
-          merchantId: m.merchantId,
-          environment: 'sandbox',
-          type: SWEEP_COMPLETED,
-          payload: sweep(4),
-          idempotencyKey: 'sweep.completed:4',
-        }),
-      );
+    gw.app.orm.em.fork().transactional((tx) =>
+      gw.app.merchantEvents.record(tx, {
+        merchantId: m.merchantId,
+        environment: 'sandbox',
+        type: SWEEP_COMPLETED,
+        payload: sweep(4),
+        idempotencyKey: 'sweep.completed:4',
+      }),
+    );
   expect(await record()).toMatch(/^[0-9a-f-]{36}$/);
   expect(await record()).toBeNull();
   await expect(
@@ -234,17 +228,15 @@ it('the same idempotency key twice records (and sends) one event; recording outs
 
 it('a merchant without a URL for the environment gets no delivery (the event is kept)', async () => {
   const m = await createMerchant(gw.app);
-  await gw.app.orm.em
-    .fork()
-    .transactional((tx) =>
-      gw.app.merchantEvents.record(tx, {
-        merchantId: m.merchantId,
-        environment: 'production',
-        type: SWEEP_COMPLETED,
-        payload: sweep(6),
-        idempotencyKey: 'sweep.completed:6',
-      }),
-    );
+  await gw.app.orm.em.fork().transactional((tx) =>
+    gw.app.merchantEvents.record(tx, {
+      merchantId: m.merchantId,
+      environment: 'production',
+      type: SWEEP_COMPLETED,
+      payload: sweep(6),
+      idempotencyKey: 'sweep.completed:6',
+    }),
+  );
   await eventually(async () => {
     const [q] = await gw.app.orm.em.fork().getConnection().execute(`select count(*)::int as n from merchant_event_outbox`);
     return q.n === 0;

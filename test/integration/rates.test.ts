@@ -12,23 +12,21 @@ const market: Server = createServer((req, res) => {
   hits++;
   if (mode === 'error') return void res.writeHead(500).end('{"error":"maintenance"}');
   const reply = () =>
-    res
-      .writeHead(200, { 'content-type': 'application/json' })
-      .end(
-        JSON.stringify({
-          ticker: {
-            high: '17100',
-            low: '15900',
-            vol_usdt: '1000',
-            vol_idr: '16000000',
-            last,
-            buy: last,
-            sell: last,
-            server_time: 1732170000,
-            name: req.url?.includes('usdc') ? 'USD Coin' : 'Tether',
-          },
-        }),
-      );
+    res.writeHead(200, { 'content-type': 'application/json' }).end(
+      JSON.stringify({
+        ticker: {
+          high: '17100',
+          low: '15900',
+          vol_usdt: '1000',
+          vol_idr: '16000000',
+          last,
+          buy: last,
+          sell: last,
+          server_time: 1732170000,
+          name: req.url?.includes('usdc') ? 'USD Coin' : 'Tether',
+        },
+      }),
+    );
   if (mode === 'slow') setTimeout(reply, 1500);
   else reply();
 });
