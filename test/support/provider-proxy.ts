@@ -120,7 +120,7 @@ export async function startProviderProxy(upstream: string): Promise<ProviderProx
       if (m === 'eth_blockNumber') return ok(hex(limit < 0n ? 0n : limit));
       if (m === 'eth_getBlockByNumber') {
         const tag = String(p[0]);
-        if (tag === 'latest' || tag === 'pending') return ok(await rpc('eth_getBlockByNumber', [hex(limit), p[1] ?? false]));
+        if (tag === 'latest' || tag === 'pending') return ok(await rpc('eth_getBlockByNumber', [hex(limit < 0n ? 0n : limit), p[1] ?? false]));
         if (tag.startsWith('0x') && BigInt(tag) > limit) return ok(null);
         return pass();
       }
