@@ -1,5 +1,5 @@
 /**
- * Refund crash safety with the BUILT worker on ETHEREUM (anvil): the kill scenarios every chain runs (test/support/refund-kill-scenarios.ts) — the worker dies
+ * Refund crash safety with the BUILT worker on ETHEREUM and BINANCE (anvil): the kill scenarios every chain runs (test/support/refund-kill-scenarios.ts) — the worker dies
  * right after each refund-engine step (the gas tank's top-up of the source signed and stored, then
  * broadcast; the transfer signed and stored, then broadcast; its block recorded), and once from a real
  * `kill -9` — for an overpayment's excess, a wrong-token (USDC) receipt and a partial refund of a swept
@@ -7,9 +7,8 @@
  *
  * The chains are the dev chains (`startDevChains`: tokens, Disperse) given the testnet chain ids the
  * sandbox expects without DEV_CHAINS (Sepolia, BSC testnet), as an operator would run on testnets.
- * `evmChain('BINANCE')` is written too but not run here: under the BSC-testnet profile the worker's
- * sweep of the exactly paid order stays `planned` after its gas top-up is included (case (c) needs it
- * swept first), a sweep-engine question of its own.
+ * BINANCE's stand-in tokens keep mainnet's 18 decimals and its chain prices gas the legacy way: the
+ * case that found the sweep's top-up quoted 72 gas short of the real transfer (`amountCalldataMargin`).
  */
 import { getAddress, id as topicOf, Interface, toQuantity, Wallet, zeroPadValue } from 'ethers';
 import {
@@ -149,6 +148,6 @@ afterAll(async () => {
 
 refundKillScenarios({
   api: () => api,
-  chains: [evmChain('ETHEREUM')],
+  chains: [evmChain('ETHEREUM'), evmChain('BINANCE')],
   cliEnv: () => ({ SANDBOX_ETHEREUM_RPC_URLS: chains.ETHEREUM.rpcUrl }),
 });

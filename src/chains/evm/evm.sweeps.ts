@@ -9,10 +9,10 @@
  * A fee bump (`feeBumpPercent`) multiplies every fee field, so 110 or more satisfies the nodes'
  * replacement rule (each fee ≥ 110 % of the stuck transaction's).
  *
- * "Just enough" gas: `quoteTransferFee` is `eth_estimateGas` of the very transfer × the fee above,
- * and `signTransfer` signs with that gas limit and fee, capped (when no bump is asked for) at what the
+ * "Just enough" gas: `quoteTransferFee` is `eth_estimateGas` of the very transfer (plus what the real
+ * amount's calldata may add over the quoted one: `amountCalldataMargin`) × the fee above, and `signTransfer` signs with that gas limit and fee, capped (when no bump is asked for) at what the
  * deposit holds, so a deposit spends its top-up and keeps only: the unused fee margin (≤ 12.5 % of the
- * base fee part on 1559 chains, 0 on legacy chains) plus the gas refunded for clearing its token
+ * base fee part on 1559 chains, 0 on legacy chains), the unused calldata margin (≤ 372 gas) plus the gas refunded for clearing its token
  * balance (the EVM refunds it after execution, but the limit must cover it while running).
  * `docs/sweeps-evm.md` has the figures measured on anvil.
  */
@@ -101,6 +101,22 @@ export interface EvmSweepCapability extends SweepCapability {
   estimateTransferGas(intent: TransferIntent): Promise<bigint>;
 }
 
+/**
+ * Gas a token transfer's calldata may still add over the quoted one: each zero byte of the amount
+ * word costs 4 gas, a non-zero byte 16, and the planner quotes before it knows the amount (1 unit),
+ * so the quote is priced as if every zero byte of the quoted amount were non-zero. The transfer of
+ * the real balance then never needs more than its top-up (18-decimal tokens carry ~6 more non-zero
+ * bytes: 72 gas, enough to leave a legacy-priced transfer short forever). Native coin: the value is
+ * not calldata, 0.
+ */
+export function amountCalldataMargin(intent: Pick<TransferIntent, 'amount' | 'token'>): bigint {
+  if (isNativeIntent(intent)) return 0n;
+  const word = intent.amount.toString(16).padStart(64, '0');
+  let zeros = 0n;
+  for (let i = 0; i < 64; i += 2) if (word.slice(i, i + 2) === '00') zeros++;
+  return zeros * 12n;
+}
+
 export function createEvmSweeps(rpc: EvmRpcClient, settings: EvmSweepSettings): EvmSweepCapability {
   let chainId: bigint | null = settings.chainId !== undefined ? BigInt(settings.chainId) : null;
   const sweeper = settings.sweeperAddress ? getAddress(settings.sweeperAddress) : null;
@@ -180,7 +196,7 @@ export function createEvmSweeps(rpc: EvmRpcClient, settings: EvmSweepSettings): 
 
   async function quoteTransferFee(intent: TransferIntent): Promise<bigint> {
     const [gas, f] = await Promise.all([estimateTransferGas(intent), fees(100)]);
-    return gas * feeCap(f);
+    return (gas + amountCalldataMargin(intent)) * feeCap(f);
   }
 
   /**

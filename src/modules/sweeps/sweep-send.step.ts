@@ -90,6 +90,10 @@ async function sendOne(
     if ((err as { fatal?: boolean }).fatal) throw err; // a simulated crash (tests) must not be absorbed
     if (err instanceof SweepGasShortError) {
       // The fee rose since the top-up: top it up again (nothing was signed).
+      ctx.o.log.info(
+        { ...ctx.logCtx, sweepId: s.id, needed: err.needed.toString(), held: err.balance.toString() },
+        'sweep transfer short of gas (the fee rose since the top-up): back to planned for another top-up',
+      );
       await em.transactional((t) => ctx.o.status.transition(t, s.id, 'planned'));
       return;
     }
