@@ -1,4 +1,4 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { DomainError } from './errors.js';
 
 /**
@@ -19,3 +19,19 @@ export function parseInput<T extends z.ZodType>(schema: T, input: unknown): z.ou
     .join('; ');
   throw new DomainError('VALIDATION_FAILED', `Invalid request: ${summary}`, { fields });
 }
+
+/** `limit` / `offset` of a REST list (legacy pages): 1–100 items, 20 by default, from offset 0–100,000. */
+export const offsetPage = {
+  limit: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(1, 'must be at least 1')
+    .max(100, 'must be at most 100')
+    .default(20),
+  offset: z.coerce
+    .number({ message: 'must be a number' })
+    .int('must be a whole number')
+    .min(0, 'must be at least 0')
+    .max(100_000, 'must be at most 100000')
+    .default(0),
+};

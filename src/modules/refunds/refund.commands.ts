@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pageArgs } from '../../common/cursor.js';
+import { offsetPage } from '../../common/validation.js';
 import { ENVIRONMENTS, NETWORKS } from '../../common/environment.js';
 import { FEE_MODES, REFUND_KINDS, REFUND_STATUSES } from './refund.transitions.js';
 
@@ -44,18 +45,7 @@ export const listRefundsInput = z.object({
   status: z.enum(REFUND_STATUSES, { message: `must be one of ${REFUND_STATUSES.join(', ')}` }).optional(),
   kind: z.enum(REFUND_KINDS, { message: `must be one of ${REFUND_KINDS.join(', ')}` }).optional(),
   orderId: uuid('an order id').optional(),
-  limit: z.coerce
-    .number({ message: 'must be a number' })
-    .int('must be a whole number')
-    .min(1, 'must be at least 1')
-    .max(100, 'must be at most 100')
-    .default(20),
-  offset: z.coerce
-    .number({ message: 'must be a number' })
-    .int('must be a whole number')
-    .min(0, 'must be at least 0')
-    .max(100_000, 'must be at most 100000')
-    .default(0),
+  ...offsetPage,
 });
 export type ListRefundsCommand = z.input<typeof listRefundsInput>;
 

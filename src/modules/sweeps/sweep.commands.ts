@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { pageArgs } from '../../common/cursor.js';
+import { offsetPage } from '../../common/validation.js';
 import { ENVIRONMENTS, NETWORKS } from '../../common/environment.js';
 import { SWEEP_STATUSES } from './sweep.transitions.js';
 
@@ -55,18 +56,7 @@ export const listSweepsInput = z.object({
   environment,
   network: network.optional(),
   status: status.optional(),
-  limit: z.coerce
-    .number({ message: 'must be a number' })
-    .int('must be a whole number')
-    .min(1, 'must be at least 1')
-    .max(100, 'must be at most 100')
-    .default(20),
-  offset: z.coerce
-    .number({ message: 'must be a number' })
-    .int('must be a whole number')
-    .min(0, 'must be at least 0')
-    .max(100_000, 'must be at most 100000')
-    .default(0),
+  ...offsetPage,
 });
 export type ListSweepsCommand = z.input<typeof listSweepsInput>;
 
