@@ -433,6 +433,59 @@ describe.each(['ETHEREUM', 'BINANCE'] as EvmNet[])('%s', (NETWORK) => {
     expect(receipt?.status).toBe('0x1');
   }, 180_000);
 
+  it('a refund transfer reorganised away is broadcast again, the SAME transaction, and confirmed once: one transfer reaches the customer', async () => {
+    const m = await createMerchant(gw.app);
+    const o = await paidOrder(m, 2_000_000n);
+    const to = Wallet.createRandom().address;
+    const created = await gql(
+      gw.url,
+      CreateRefundDocument,
+      { environment: 'SANDBOX' as never, input: { orderId: o.orderId, kind: 'overpayment_excess' as never, address: to } },
+      apiKey(m.sandboxKey),
+    );
+    const id = created.data!.createRefund.refund.id;
+    const owner = await freshLogin(gw.url, m);
+    expect((await gql(gw.url, ApproveRefundDocument, { environment: 'SANDBOX' as never, id }, bearer(owner))).errors).toBeUndefined();
+    // Three confirmations: a window in which the transfer is in a block and not final yet.
+    const deep = { ...target(), config: { ...target().config, confirmations: 3 } };
+    const stopAtSign = (step: RefundStep) => {
+      if (step === 'send-sign') throw Object.assign(new Error('stop before broadcasting'), { fatal: true });
+    };
+    const signing = createRefundEngine(gw.app, deep, stopAtSign);
+    await eventually(
+      async () => {
+        try {
+          await signing.tick(gw.app.orm.em.fork());
+        } catch (err) {
+          if ((err as { fatal?: boolean }).fatal) return true;
+          throw err;
+        }
+        await mine(1);
+        return false;
+      },
+      'transfer signed and stored',
+      60_000,
+    );
+    // The chain before the transfer's block: reverted to below, other (empty) blocks take its height.
+    const beforeTransfer = await chain().rpc.call<string>('evm_snapshot', []);
+    const engine = createRefundEngine(gw.app, deep);
+    const blockOf = async () => (await sql<{ block_hash: string | null }>(gw.app, `select block_hash from refunds where id = ?`, [id]))[0]!.block_hash;
+    await eventually(async () => (await engine.tick(gw.app.orm.em.fork()), (await blockOf()) !== null), 'transfer in a block', 60_000);
+    const first = { ...(await refundRow(id)), block_hash: await blockOf() };
+    expect(first.status).toBe('sending');
+    expect(await tokenBalance(to)).toBe(2_000_000n);
+    await chain().rpc.call('evm_revert', [beforeTransfer]);
+    await mine(2);
+    expect(await tokenBalance(to)).toBe(0n);
+    const done = await untilConfirmed(id, engine);
+    expect(done.tx_hash).toBe(first.tx_hash);
+    expect(done.raw_tx).toBe(first.raw_tx);
+    expect(await blockOf()).not.toBe(first.block_hash);
+    expect(await tokenBalance(to)).toBe(2_000_000n);
+    const receipt = await chain().rpc.call<{ status: string } | null>('eth_getTransactionReceipt', [first.tx_hash]);
+    expect(receipt?.status).toBe('0x1');
+  }, 180_000);
+
   it('a wrong-token receipt goes back in the token that arrived, to the claimed address, exactly; the receipt shows its refund', async () => {
     const m = await createMerchant(gw.app);
     const o = await placeOrder(gw.url, gw.app, m, NETWORK);
