@@ -33,7 +33,16 @@ beforeAll(async () => {
   flaky.ETHEREUM = await startProviderProxy(chains.ETHEREUM.rpcUrl);
   flaky.BINANCE = await startProviderProxy(chains.BINANCE.rpcUrl);
   gw = await startTestGateway(
-    { ...WATCH_ENV, RPC_TIMEOUT_MS: '3000', WATCH_LOCK_MS: '8000', SANDBOX_ETHEREUM_CONFIRMATIONS: '1', SANDBOX_BINANCE_CONFIRMATIONS: '1' },
+    // The drill is the polling path under bad HTTP providers: the proxies speak no WebSocket, so push
+    // would only retry its sockets against them (push, and its socket cut: test/e2e/evm-push.test.ts).
+    {
+      ...WATCH_ENV,
+      WATCH_PUSH: 'false',
+      RPC_TIMEOUT_MS: '3000',
+      WATCH_LOCK_MS: '8000',
+      SANDBOX_ETHEREUM_CONFIRMATIONS: '1',
+      SANDBOX_BINANCE_CONFIRMATIONS: '1',
+    },
     {
       devChains: chains,
       rpcOverrides: { 'sandbox:ETHEREUM': [wrong.ETHEREUM.url, flaky.ETHEREUM.url], 'sandbox:BINANCE': [wrong.BINANCE.url, flaky.BINANCE.url] },
