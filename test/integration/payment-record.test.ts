@@ -93,6 +93,61 @@ it('an unattributed receipt the database refuses is set aside the same way, labe
   expect(f!.error).toMatch(/^unattributed \(late\): [\s\S]*check/);
 });
 
+it('a block of transfers is recorded in one statement with one payment.detected each; a transfer listed twice counts once; confirmBlock confirms that block only', async () => {
+  const m = await createMerchant(gw.app);
+  const orders = [];
+  for (let i = 0; i < 3; i++)
+    orders.push(await checkout(gw.url, m.sandboxKey, { amountIdr: '150000', tokenAddress: NILE_USDT, network: 'TRON', walletType: 'TRUSTWALLET' }));
+  const matched: MatchedTransfer[] = [];
+  for (const [i, d] of orders.entries()) {
+    const [dep] = await sql<{ id: string; token_id: string }>('select id, token_id from deposits where order_id = ?', [d.orderId]);
+    const t: ObservedTransfer = {
+      txHash: `${i + 6}`.repeat(64),
+      index: i,
+      blockNumber: 300n,
+      blockHash: 'aa'.repeat(32),
+      token: NILE_USDT,
+      from: CUSTOMER,
+      to: d.address,
+      amount: d.total,
+    };
+    matched.push({ transfer: t, depositId: dep!.id, orderId: d.orderId, tokenId: dep!.token_id });
+  }
+  // the third order also got a transfer in another (older) block: not confirmed with this one
+  const older = { ...matched[2]!, transfer: { ...matched[2]!.transfer, txHash: '99'.repeat(32), blockNumber: 299n, blockHash: 'bb'.repeat(32), amount: 1n } };
+  const ids = orders.map((d) => d.orderId);
+  const r = await gw.app.orm.em.fork().transactional((tx) => gw.app.payments.record(tx, 'sandbox', 'TRON', [...matched, matched[0]!, older]));
+  expect(r.failed).toEqual([]);
+  expect([...r.touched].sort()).toEqual([...ids].sort());
+  const payments = () =>
+    sql<{ order_id: string; block_hash: string; status: string; amount: string }>(
+      `select order_id, block_hash, status, amount::text from payments where order_id in (?, ?, ?) order by order_id, block_hash`,
+      ids,
+    );
+  expect(await payments()).toHaveLength(4);
+  const events = (type: string) => sql<{ n: string }>(`select count(*)::int as n from order_events where type = ? and order_id in (?, ?, ?)`, [type, ...ids]);
+  expect(await events('payment.detected')).toEqual([{ n: 4 }]);
+
+  const confirmed = await gw.app.orm.em.fork().transactional((tx) => gw.app.payments.confirmBlock(tx, 'sandbox', 'TRON', 'aa'.repeat(32)));
+  expect([...confirmed].sort()).toEqual([...ids].sort());
+  expect((await payments()).map((p) => [p.block_hash.slice(0, 2), p.status])).toEqual(
+    expect.arrayContaining([
+      ['aa', 'confirmed'],
+      ['aa', 'confirmed'],
+      ['aa', 'confirmed'],
+      ['bb', 'pending'],
+    ]),
+  );
+  expect(await events('payment.confirmed')).toEqual([{ n: 3 }]);
+  // again: nothing pending in that block, nothing written
+  expect(await gw.app.orm.em.fork().transactional((tx) => gw.app.payments.confirmBlock(tx, 'sandbox', 'TRON', 'aa'.repeat(32)))).toEqual([]);
+  expect(await events('payment.confirmed')).toEqual([{ n: 3 }]);
+  // the same block scanned again records nothing twice
+  const again = await gw.app.orm.em.fork().transactional((tx) => gw.app.payments.record(tx, 'sandbox', 'TRON', matched));
+  expect(again.touched).toEqual([]);
+  expect(await events('payment.detected')).toEqual([{ n: 4 }]);
+});
+
 it('status writes follow the payment transition table: an orphaned payment is not confirmed without being seen again', async () => {
   const m = await createMerchant(gw.app);
   const d = await checkout(gw.url, m.sandboxKey, { amountIdr: '150000', tokenAddress: NILE_USDT, network: 'TRON', walletType: 'TRUSTWALLET' });

@@ -1,6 +1,6 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 import type { OrderStatus } from '../orders/order.transitions.js';
-import { ORDER_CREATED, ORDER_EVENTS_CHANNEL, type OrderEventReasons, type OrderEventType } from './event.catalogue.js';
+import { ORDER_CREATED, ORDER_EVENTS_CHANNEL, ORDER_STATUS_CHANGED, type OrderEventReasons, type OrderEventType } from './event.catalogue.js';
 
 /** Longest `reason` (JSON text) sent in a notification; PostgreSQL refuses payloads over 8000 bytes. */
 const NOTIFY_REASON_MAX = 4000;
@@ -33,6 +33,15 @@ function insertEvents(source: string, type: string, fromStatus: string, reason: 
  */
 export function orderEventInsert(source: string): string {
   return insertEvents(source, '?', `coalesce(?::text, ${source}.status)`, '?::jsonb');
+}
+
+/**
+ * Status changes for every row of `source` (an `update orders … returning` joined with the columns
+ * `from_status` (text) and `reason` (jsonb)): OrderStatusService's transitions, one statement for
+ * any number of orders.
+ */
+export function statusChangesInsertFrom(source: string): string {
+  return insertEvents(source, `'${ORDER_STATUS_CHANGED}'`, `${source}.from_status`, `${source}.reason`);
 }
 
 /**

@@ -25,16 +25,20 @@
 export const shareOf = (value: string, units: string, due: string): string => `div((${value}) * (${units}), (${due}))`;
 
 /**
- * Per order `?` (bound once): `received`, `fee` (IDR) and `any` (whether any confirmed units arrived),
- * from its deposits' confirmed receipts (deposits.amount_received, which the settlement keeps equal
- * to the sum of their confirmed payments in the same transaction) and their quotes.
+ * Per order of a JSON array of order ids (`?`, bound once): `order_id`, `received`, `fee` (IDR) and
+ * `any` (whether any confirmed units arrived), from its deposits' confirmed receipts
+ * (deposits.amount_received, which the settlement keeps equal to the sum of their confirmed payments
+ * in the same transaction) and their quotes. An order without deposits has a row too (0, false).
  */
-export const ORDER_REVENUE_SQL = `select coalesce(sum(${shareOf('q.total_idr', 'greatest(d.amount_received - rf.refunded, 0)', 'd.total_amount')}), 0) as received,
+export const ORDERS_REVENUE_SQL = `select x.order_id,
+         coalesce(sum(${shareOf('q.total_idr', 'greatest(d.amount_received - rf.refunded, 0)', 'd.total_amount')}), 0) as received,
          coalesce(sum(${shareOf('q.fee_amount_idr', 'greatest(d.amount_received - rf.refunded, 0)', 'd.total_amount')}), 0) as fee,
          coalesce(bool_or(d.amount_received > 0), false) as any
-  from deposits d join quotes q on q.id = d.quote_id
-  cross join lateral (select coalesce(sum(r.amount), 0) as refunded from refunds r where r.deposit_id = d.id and r.receipt_id is null and r.status = 'confirmed') rf
-  where d.order_id = ?`;
+  from (select value::uuid as order_id from jsonb_array_elements_text(?::jsonb)) x
+  left join (deposits d join quotes q on q.id = d.quote_id
+             cross join lateral (select coalesce(sum(r.amount), 0) as refunded from refunds r where r.deposit_id = d.id and r.receipt_id is null and r.status = 'confirmed') rf)
+    on d.order_id = x.order_id
+  group by x.order_id`;
 
 /**
  * A LATERAL subquery giving payment `p` (of deposit `d`, quote `q`) its `received_idr`, `fee_idr` and

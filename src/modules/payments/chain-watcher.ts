@@ -96,10 +96,9 @@ export const FULL_RELOAD_MS = 10 * 60_000;
  */
 const COMMIT_SLACK_MS = 5_000;
 const REORG_REWIND = 64n;
-/**
- * Orders settled in parallel after a tick (each holds one pooled connection of 20 while it runs; a
- * busy block's orders settle in one or two waves instead of three: bench:detect).
- */
+/** Orders settled in one transaction at most (a block's orders usually fit in one). */
+const SETTLE_BATCH = 50;
+/** Orders settled in parallel one by one (after a refused batch; each holds one pooled connection of 20 while it runs). */
 const SETTLE_CONCURRENCY = 8;
 /** Block-hash calls in flight at once during the deep-reorg re-check. */
 const RECHECK_BATCH = 8;
@@ -300,20 +299,36 @@ export class ChainWatcher {
     this.headBlock = head.latest;
     // The head's provider serves the chain the cursor belongs to (or, sandbox, a new chain: restarted there).
     await this.followChain(em, head, false);
-    await this.refreshWatchSet(em);
-    const touched = new Set<string>(this.unsettled);
     const observation = this.adapter.observation;
-    const recorded = observation.kind === 'log-scan' ? await this.scanRange(em, head, observation, touched) : await this.pollDeposits(em, observation, touched);
+    // (the cursor is read beside the watch set: one round trip less before the scan)
+    const [, cursor] = await Promise.all([this.refreshWatchSet(em), observation.kind === 'log-scan' ? this.cursor(em, head) : null]);
+    const touched = new Set<string>(this.unsettled);
+    const recorded =
+      observation.kind === 'log-scan' ? await this.scanRange(em, head, cursor!, observation, touched) : await this.pollDeposits(em, observation, touched);
     // Account polling reads every watched deposit up to now in one pass: a finished pass is caught up.
     if (observation.kind !== 'log-scan') this.scanned(head.latest, head.latest);
-    for (const id of await this.confirm(em, head)) touched.add(id);
+    // Pending payments and receipts are checked side by side (different tables, no shared rows).
+    const [confirmed] = await Promise.all([this.confirm(em, head), this.confirmReceipts(em, head)]);
+    for (const id of confirmed) touched.add(id);
     for (const id of await this.recheckConfirmed(em)) touched.add(id);
-    await this.confirmReceipts(em, head);
-    // Orders settle independently (own transaction, own row lock): a few at a time, so the last order
-    // of a busy block does not wait behind all the others (bench:detect). One order that fails to
-    // settle must not hold the others back: it is logged and retried next tick.
-    const queue = [...touched];
+    // The orders touched settle together, SETTLE_BATCH per transaction (one commit for a block's
+    // orders: bench:detect). A batch the database refuses is settled again one order at a time, a few
+    // at once, so one order that cannot settle holds back no other: it is logged and retried next tick.
+    const queue: string[] = [];
+    const all = [...touched];
     this.unsettled = new Set();
+    for (let i = 0; i < all.length; i += SETTLE_BATCH) {
+      const batch = all.slice(i, i + SETTLE_BATCH);
+      if (batch.length === 1) queue.push(...batch);
+      else
+        await this.deps.settlement.settleMany(em, batch).catch((err: unknown) => {
+          this.deps.log.warn(
+            { err: err instanceof Error ? err.message : String(err), orders: batch.length, network: this.network, environment: this.environment },
+            'settling orders together failed; settling them one by one',
+          );
+          queue.push(...batch);
+        });
+    }
     await Promise.all(
       Array.from({ length: Math.min(SETTLE_CONCURRENCY, queue.length) }, async () => {
         for (let id = queue.shift(); id !== undefined; id = queue.shift()) {
@@ -343,29 +358,33 @@ export class ChainWatcher {
     const now = Date.now();
     const full = now - this.lastFullReload > FULL_RELOAD_MS;
     const oldest = new Date(now - (this.deps.lateWindowS + this.deps.closedWatchS) * 1000);
-    const rows = await em.execute<
-      {
-        id: string;
-        order_id: string;
-        token_id: string;
-        network: Network;
-        address: string;
-        token_address: string;
-        cursor: string | null;
-        watch_seen: string | null;
-        watch_seen_at: Date | null;
-        created_at: Date;
-        expires_at: Date;
-      }[]
-    >(
-      `select d.id, d.order_id, d.token_id, d.network, d.address, t.address as token_address, d.cursor, d.watch_seen, d.watch_seen_at, d.created_at, o.expires_at
+    // The registry is read every tick (a few rows), beside the deposits: see below.
+    const [rows, tokens] = await Promise.all([
+      em.execute<
+        {
+          id: string;
+          order_id: string;
+          token_id: string;
+          network: Network;
+          address: string;
+          token_address: string;
+          cursor: string | null;
+          watch_seen: string | null;
+          watch_seen_at: Date | null;
+          created_at: Date;
+          expires_at: Date;
+        }[]
+      >(
+        `select d.id, d.order_id, d.token_id, d.network, d.address, t.address as token_address, d.cursor, d.watch_seen, d.watch_seen_at, d.created_at, o.expires_at
        from deposits d join tokens t on t.id = d.token_id join orders o on o.id = d.order_id
        where d.environment = ? and d.family = ? and o.expires_at > ? ${full ? '' : 'and d.created_at > ?'}
        order by d.created_at`,
-      full
-        ? [this.environment, this.adapter.family, oldest]
-        : [this.environment, this.adapter.family, oldest, new Date(this.lastDepositSeen.getTime() - COMMIT_SLACK_MS)],
-    );
+        full
+          ? [this.environment, this.adapter.family, oldest]
+          : [this.environment, this.adapter.family, oldest, new Date(this.lastDepositSeen.getTime() - COMMIT_SLACK_MS)],
+      ),
+      this.deps.tokens.listActive(em, this.environment, this.network),
+    ]);
     const before = this.watch;
     if (full) {
       this.watch = new Map();
@@ -374,7 +393,7 @@ export class ChainWatcher {
     // The registry is read every tick (a few rows): a token activated since the last tick is scanned at
     // once, for its first deposit's payment and as a `wrong_token` receipt at every other deposit (read
     // only at a full reload, a token registered after start went unscanned for up to 10 minutes).
-    this.tokens = (await this.deps.tokens.listActive(em, this.environment, this.network)).map((t) => ({
+    this.tokens = tokens.map((t) => ({
       id: t.id,
       address: t.address,
       decimals: t.decimals,
@@ -516,8 +535,14 @@ export class ChainWatcher {
   }
 
   /** Log-scanning chains: scan (cursor, latest] in chunks, after checking the cursor block is still canonical. */
-  private async scanRange(em: EntityManager, head: ChainHead, scan: LogScanObservation, touched: Set<string>): Promise<number> {
-    let cursor = await this.cursor(em, head);
+  private async scanRange(
+    em: EntityManager,
+    head: ChainHead,
+    stored: { block: bigint; hash: string | null },
+    scan: LogScanObservation,
+    touched: Set<string>,
+  ): Promise<number> {
+    let cursor = stored;
     // A head below the cursor: a lagging node, or another chain behind the URL (a restarted dev chain
     // starts low). The identity says which (probed at most every 10 s for this).
     if (head.latest < cursor.block && Date.now() - this.lastBelowCursorCheck > 10_000) {
@@ -608,6 +633,11 @@ export class ChainWatcher {
     }
     const recorded = await em.transactional(async (tx) => {
       const n = await this.recordAll(tx, matched, touched);
+      // Already final at this head (one confirmation: the block holding the transfer confirms it): its
+      // hash was just checked against the chain, so its payments confirm in this transaction, by the
+      // rule confirm() applies, without a transaction of their own (bench:detect).
+      if (matched.payments.length && isFinal(this.adapter.finality, block.number, head, this.confirmations))
+        for (const id of await this.deps.payments.confirmBlock(tx, this.environment, this.network, block.hash)) touched.add(id);
       await this.saveCursor(tx, block.number, block.hash);
       return n;
     });

@@ -103,6 +103,13 @@ export class PaymentService {
   async record(em: EntityManager, environment: Environment, network: Network, matched: MatchedTransfer[]): Promise<RecordResult> {
     // Savepoints need a transaction: a caller without one (tests, tools) gets its own.
     if (!em.isInTransaction()) return em.transactional((tx) => this.record(tx, environment, network, matched));
+    // A busy block's transfers in one statement (one round trip instead of three per transfer: the
+    // detection latency, bench:detect); when the database refuses the batch, each transfer is written
+    // under its own savepoint below, so only the refused one is set aside.
+    if (matched.length > 1) {
+      const batch = await this.recordBatch(em, environment, network, matched);
+      if (batch) return { touched: batch, failed: [] };
+    }
     const touched = new Set<string>();
     const failed: RecordFailure[] = [];
     for (const m of matched) {
@@ -140,6 +147,79 @@ export class PaymentService {
       else failed.push(r.failure);
     }
     return { touched: [...touched], failed };
+  }
+
+  /**
+   * `record` for several transfers in one statement (same insert, conflict rule and events as one at a
+   * time), under a savepoint: the touched orders, or null when the database refused the batch (rolled
+   * back; the caller writes them one by one). A transfer listed twice is written once.
+   */
+  private async recordBatch(em: EntityManager, environment: Environment, network: Network, matched: MatchedTransfer[]): Promise<string[] | null> {
+    const seen = new Set<string>();
+    const rows = matched.flatMap((m, ord) => {
+      const t = m.transfer;
+      const key = `${t.txHash}:${t.index}`;
+      if (seen.has(key)) return [];
+      seen.add(key);
+      return [
+        {
+          ord,
+          tx_hash: t.txHash,
+          log_index: t.index,
+          block_number: t.blockNumber.toString(),
+          block_hash: t.blockHash,
+          token_id: m.tokenId,
+          deposit_id: m.depositId,
+          order_id: m.orderId,
+          from_address: t.from,
+          to_address: t.to,
+          amount: t.amount.toString(),
+        },
+      ];
+    });
+    await em.execute('savepoint record_batch');
+    try {
+      const out = await em.execute<{ order_id: string }[]>(
+        `with m as (
+           select * from jsonb_to_recordset(?::jsonb) as m(ord int, tx_hash text, log_index int, block_number bigint, block_hash text, token_id uuid,
+             deposit_id uuid, order_id uuid, from_address text, to_address text, amount numeric)
+         ), p as (
+           insert into payments (id, environment, network, tx_hash, log_index, block_number, block_hash, token_id, deposit_id, order_id, from_address, to_address, amount, late)
+           select gen_random_uuid(), ?, ?, m.tx_hash, m.log_index, m.block_number, m.block_hash, m.token_id, m.deposit_id, m.order_id, m.from_address, m.to_address,
+                  m.amount, now() > o.expires_at
+           from m join orders o on o.id = m.order_id order by m.ord
+           on conflict (environment, network, tx_hash, log_index) do update
+             set block_number = excluded.block_number, block_hash = excluded.block_hash, status = 'pending', orphaned_at = null, confirmed_at = null,
+                 reorged_at = case when payments.status = 'confirmed' then now() else payments.reorged_at end
+             where (payments.block_hash <> excluded.block_hash or payments.status = 'orphaned') and payments.status in (${sourcesSql('pending')})
+           returning *, (xmax = 0) as inserted
+         ), ${paymentEvents('p', PAYMENT_DETECTED, 'p.inserted')}
+         select distinct order_id from p`,
+        [JSON.stringify(rows), environment, network],
+      );
+      await em.execute('release savepoint record_batch');
+      return out.map((r) => r.order_id);
+    } catch {
+      await em.execute('rollback to savepoint record_batch');
+      return null;
+    }
+  }
+
+  /**
+   * Pending payments of the block `blockHash` → confirmed (with their `payment.confirmed` events), in
+   * the recording transaction: the watcher calls it when the block it just scanned and checked against
+   * the chain is already final at this tick's head (one confirmation), so the confirmation needs no
+   * transaction of its own. Returns the orders touched.
+   */
+  async confirmBlock(em: EntityManager, environment: Environment, network: Network, blockHash: string): Promise<string[]> {
+    const rows = await em.execute<{ order_id: string }[]>(
+      `with p as (update payments set status = 'confirmed', confirmed_at = now()
+                  where environment = ? and network = ? and block_hash = ? and status = 'pending' and status in (${sourcesSql('confirmed')}) returning *),
+       ${paymentEvents('p', PAYMENT_CONFIRMED)}
+       select distinct order_id from p`,
+      [environment, network, blockHash],
+    );
+    return rows.map((r) => r.order_id);
   }
 
   /**
