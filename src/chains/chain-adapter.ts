@@ -235,6 +235,8 @@ export interface LogScanObservation {
     block: { number: bigint; hash: string },
     tokens: WatchedToken[],
     isWatched: (to: string) => boolean,
+    /** Awaited after the block is read and before `isWatched` is asked (the watcher reads a pushed block while it loads its watch set). */
+    ready?: Promise<unknown>,
   ): Promise<{ transfers: ObservedTransfer[]; native: ObservedTransfer[] }>;
 }
 

@@ -121,6 +121,7 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
     block: { number: bigint; hash: string },
     tokens: WatchedToken[],
     isWatched: (to: string) => boolean,
+    ready?: Promise<unknown>,
   ): Promise<{ transfers: ObservedTransfer[]; native: ObservedTransfer[] }> {
     const canonicalToken = new Map<string, string>();
     for (const t of tokens) canonicalToken.set(t.address.toLowerCase(), t.address);
@@ -137,6 +138,7 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
     for (const log of logs)
       if (log.blockHash.toLowerCase() !== block.hash.toLowerCase())
         throw new Error(`${config.network}: eth_getLogs by block hash answered logs of block ${log.blockHash}`);
+    await ready;
     return { transfers: transfersOf(logs, canonicalToken, isWatched), native: await successful(nativeOf(full, isWatched)) };
   }
 

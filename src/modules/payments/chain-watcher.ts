@@ -78,6 +78,14 @@ export interface WatcherHealthSnapshot {
   providers: WatcherProvider[];
 }
 
+/** A head's block read while the watch set loads (ChainWatcher.readTipEarly). */
+interface EarlyTip {
+  block: { number: bigint; hash: string };
+  /** The watched tokens it was read for (address keys). */
+  tokens: string;
+  read: Promise<{ transfers: ObservedTransfer[]; native: ObservedTransfer[] }>;
+}
+
 /** Thrown inside a tick when the provider turned out to serve another chain mid-tick: the tick ends, nothing of it is kept. */
 class ChainSwitched extends Error {}
 
@@ -139,6 +147,8 @@ export class ChainWatcher {
   /** When the head was last seen below the cursor and the chain identity probed for it (throttle). */
   private lastBelowCursorCheck = 0;
   private lastOkAt: number | null = null;
+  /** The cursor this watcher committed last (a hint for reading the next block early; the stored one decides). */
+  private savedCursor: { block: bigint; hash: string } | null = null;
   /** The newest head a push subscription announced and no tick has used yet. */
   private pushed: { number: bigint; hash: string; parentHash: string } | null = null;
   /** Pending payments and receipts whose block hash was checked at head tip `tip` (unchanged tip: nothing to read again). */
@@ -300,11 +310,18 @@ export class ChainWatcher {
     // The head's provider serves the chain the cursor belongs to (or, sandbox, a new chain: restarted there).
     await this.followChain(em, head, false);
     const observation = this.adapter.observation;
-    // (the cursor is read beside the watch set: one round trip less before the scan)
-    const [, cursor] = await Promise.all([this.refreshWatchSet(em), observation.kind === 'log-scan' ? this.cursor(em, head) : null]);
+    // The cursor is read beside the watch set. A head on top of the cursor this watcher saved last
+    // (each pushed head, usually) is read from the node meanwhile; its transfers are matched only
+    // once the watch set is loaded, and the read is used only if the stored cursor and the tokens
+    // turn out as expected (bench:detect).
+    const loaded = Promise.all([this.refreshWatchSet(em), observation.kind === 'log-scan' ? this.cursor(em, head) : null]);
+    const early = this.readTipEarly(head, loaded);
+    const [, cursor] = await loaded;
     const touched = new Set<string>(this.unsettled);
     const recorded =
-      observation.kind === 'log-scan' ? await this.scanRange(em, head, cursor!, observation, touched) : await this.pollDeposits(em, observation, touched);
+      observation.kind === 'log-scan'
+        ? await this.scanRange(em, head, cursor!, observation, touched, early)
+        : await this.pollDeposits(em, observation, touched);
     // Account polling reads every watched deposit up to now in one pass: a finished pass is caught up.
     if (observation.kind !== 'log-scan') this.scanned(head.latest, head.latest);
     // Pending payments and receipts are checked side by side (different tables, no shared rows).
@@ -342,6 +359,23 @@ export class ChainWatcher {
       }),
     );
     return { recorded, settled: touched.size };
+  }
+
+  /**
+   * Reads `head`'s block (scanBlock) when it lies on top of the cursor this watcher committed last and
+   * tokens are watched: the read starts at once, the match waits for `loaded` (the watch set). Null
+   * otherwise. A failed read fails nothing: the scan reads again.
+   */
+  private readTipEarly(head: ChainHead, loaded: Promise<unknown>): EarlyTip | null {
+    const obs = this.adapter.observation;
+    const saved = this.savedCursor;
+    if (obs.kind !== 'log-scan' || !obs.scanBlock || !head.tip || !saved?.hash || !this.tokens.length) return null;
+    if (head.latest !== saved.block + 1n || head.tip.parentHash !== saved.hash) return null;
+    const tokens = this.tokens;
+    const block = { number: head.latest, hash: head.tip.hash };
+    const read = obs.scanBlock(block, tokens, (addr) => this.watch.has(this.key(addr)), loaded);
+    read.catch(() => undefined); // used (and its failure seen) only by scanTip
+    return { block, tokens: tokens.map((t) => this.key(t.address)).join(','), read };
   }
 
   private key(address: string): string {
@@ -541,6 +575,7 @@ export class ChainWatcher {
     stored: { block: bigint; hash: string | null },
     scan: LogScanObservation,
     touched: Set<string>,
+    early: EarlyTip | null = null,
   ): Promise<number> {
     let cursor = stored;
     // A head below the cursor: a lagging node, or another chain behind the URL (a restarted dev chain
@@ -557,7 +592,7 @@ export class ChainWatcher {
         return 0;
       }
       if (head.latest === cursor.block + 1n && head.tip.parentHash === cursor.hash && scan.scanBlock)
-        return this.scanTip(em, head, { number: head.latest, hash: head.tip.hash }, scan.scanBlock, touched);
+        return this.scanTip(em, head, { number: head.latest, hash: head.tip.hash }, scan.scanBlock, touched, early);
     }
     if (cursor.hash) {
       const canonical = await this.adapter.getBlockHash(cursor.block);
@@ -604,6 +639,7 @@ export class ChainWatcher {
       await this.saveCursor(tx, to, toHash);
       return n;
     });
+    this.savedCursor = { block: to, hash: toHash };
     this.scanned(to, head.latest);
     return recorded;
   }
@@ -615,9 +651,14 @@ export class ChainWatcher {
     block: { number: bigint; hash: string },
     scanBlock: NonNullable<LogScanObservation['scanBlock']>,
     touched: Set<string>,
+    early: EarlyTip | null = null,
   ): Promise<number> {
     const watch = this.watch;
-    const { transfers, native } = await scanBlock(block, this.tokens, (addr) => watch.has(this.key(addr)));
+    // the early read is this block's with the tokens watched now, or it is not used
+    const usable = early && early.block.hash === block.hash && early.tokens === this.tokens.map((t) => this.key(t.address)).join(',');
+    const { transfers, native } = usable
+      ? await early.read.catch(() => scanBlock(block, this.tokens, (addr) => watch.has(this.key(addr))))
+      : await scanBlock(block, this.tokens, (addr) => watch.has(this.key(addr)));
     const matched = this.match(transfers);
     // The block may have been replaced since it was read (its logs are still its own): nothing is
     // committed over a block that is no longer canonical; the next tick sees the new tip. The hash is
@@ -641,6 +682,7 @@ export class ChainWatcher {
       await this.saveCursor(tx, block.number, block.hash);
       return n;
     });
+    this.savedCursor = { block: block.number, hash: block.hash };
     this.scanned(block.number, head.latest);
     // The provider served a block on top of the cursor's: it is on the watched chain (the periodic
     // identity probe is spared while the hash chain continues).
