@@ -1,7 +1,7 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
 
 interface PgConnection {
-  query(q: { name: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
+  query(q: { name?: string; text: string; values: unknown[] }): Promise<{ rows: unknown[] }>;
 }
 
 const dollarCache = new Map<string, string>();
@@ -28,21 +28,28 @@ export function useNamedStatements(on: boolean): void {
 
 /**
  * Runs a statement as a named (server-side prepared) statement, so PostgreSQL parses and plans it
- * once per connection instead of on every call — for the merchants' hot path (API-key lookup, order
- * insert), where parse and plan cost more than the insert itself (bench:orders). Inside a transaction
- * it falls back to the EntityManager, which owns the transaction's connection. SQL must not contain
- * `?` other than placeholders.
+ * once per connection instead of on every call, straight on the driver's connection (no ORM query
+ * building: ≈ 0.45 ms less per statement) — for the hot paths: the merchants' (API-key lookup, order
+ * insert; bench:orders) and detection's (recording, confirming and settling a block's payments;
+ * bench:detect). Inside a transaction it runs on the transaction's own connection. `name` is one
+ * statement text for the life of the process; SQL must not contain `?` other than placeholders.
+ * Errors are the driver's (`code` is PostgreSQL's SQLSTATE).
  */
 export async function prepared<T>(em: EntityManager, name: string, sql: string, params: unknown[]): Promise<T[]> {
-  if (!named || em.isInTransaction()) return em.execute<T[]>(sql, params);
+  const query = named ? { name, text: toDollar(sql), values: params } : { text: toDollar(sql), values: params };
+  if (em.isInTransaction()) {
+    // knex hands a transaction's queries its one connection (and releasing it is a no-op there)
+    const trx = em.getTransactionContext<{ client: { acquireConnection(): Promise<PgConnection> } }>()!;
+    const conn = await trx.client.acquireConnection();
+    return (await conn.query(query)).rows as T[];
+  }
   const client = em.getConnection().getKnex().client as unknown as {
     acquireConnection(): Promise<PgConnection>;
     releaseConnection(c: PgConnection): Promise<void>;
   };
   const conn = await client.acquireConnection();
   try {
-    const res = await conn.query({ name, text: toDollar(sql), values: params });
-    return res.rows as T[];
+    return (await conn.query(query)).rows as T[];
   } finally {
     await client.releaseConnection(conn);
   }

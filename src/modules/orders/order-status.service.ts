@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { prepared } from '../../db/prepared.js';
 import { DomainError } from '../../common/errors.js';
 import { ORDER_STATUS_CHANGED, type OrderEventNotification, type OrderStatusUpdate, type TransitionReason } from '../events/event.catalogue.js';
 import { statusChangesInsertFrom } from '../events/order-event.writer.js';
@@ -85,9 +86,9 @@ export class OrderStatusService {
     if (moves.length) {
       // One statement: the updates (with the paying deposit's facts on Success), the rollup deltas, the
       // outbox rows and their notifications (sent by the writer's insert, queued by PostgreSQL until commit).
-      const rows = await em.execute<
-        { order_id: string; event_id: string; status: OrderStatus; environment: string; paid_at: string | null; updated_at: string }[]
-      >(
+      const rows = await prepared<{ order_id: string; event_id: string; status: OrderStatus; environment: string; paid_at: string | null; updated_at: string }>(
+        em,
+        'order_transitions',
         `with v as (
            select * from jsonb_to_recordset(?::jsonb) as v(id uuid, status text, from_status text, deposit_id uuid, reason jsonb)
          ), s as (

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { prepared } from '../../db/prepared.js';
 import type { Logger } from 'pino';
 import {
   isFinal,
@@ -394,21 +395,21 @@ export class ChainWatcher {
     const oldest = new Date(now - (this.deps.lateWindowS + this.deps.closedWatchS) * 1000);
     // The registry is read every tick (a few rows), beside the deposits: see below.
     const [rows, tokens] = await Promise.all([
-      em.execute<
-        {
-          id: string;
-          order_id: string;
-          token_id: string;
-          network: Network;
-          address: string;
-          token_address: string;
-          cursor: string | null;
-          watch_seen: string | null;
-          watch_seen_at: Date | null;
-          created_at: Date;
-          expires_at: Date;
-        }[]
-      >(
+      prepared<{
+        id: string;
+        order_id: string;
+        token_id: string;
+        network: Network;
+        address: string;
+        token_address: string;
+        cursor: string | null;
+        watch_seen: string | null;
+        watch_seen_at: Date | null;
+        created_at: Date;
+        expires_at: Date;
+      }>(
+        em,
+        full ? 'watch_deposits_all' : 'watch_deposits_since',
         `select d.id, d.order_id, d.token_id, d.network, d.address, t.address as token_address, d.cursor, d.watch_seen, d.watch_seen_at, d.created_at, o.expires_at
        from deposits d join tokens t on t.id = d.token_id join orders o on o.id = d.order_id
        where d.environment = ? and d.family = ? and o.expires_at > ? ${full ? '' : 'and d.created_at > ?'}
@@ -526,9 +527,14 @@ export class ChainWatcher {
     const ids = [...new Set(payments.map((m) => m.depositId))];
     if (ids.length) {
       const closed = new Set(
-        (await tx.execute<{ id: string }[]>(`select id from deposits where id in (${ids.map(() => '?').join(',')}) and status = 'closed' for share`, ids)).map(
-          (r) => r.id,
-        ),
+        (
+          await prepared<{ id: string }>(
+            tx,
+            'watch_closed_deposits',
+            `select id from deposits where id in (select value::uuid from jsonb_array_elements_text(?::jsonb)) and status = 'closed' for share`,
+            [JSON.stringify(ids)],
+          )
+        ).map((r) => r.id),
       );
       if (closed.size) {
         receipts.push(...payments.filter((m) => closed.has(m.depositId)).map((m) => ({ ...m, reason: 'late' as const })));
@@ -1034,7 +1040,9 @@ export class ChainWatcher {
   }
 
   private async cursor(em: EntityManager, head: ChainHead): Promise<{ block: bigint; hash: string | null }> {
-    const rows = await em.execute<{ block_number: string; block_hash: string | null }[]>(
+    const rows = await prepared<{ block_number: string; block_hash: string | null }>(
+      em,
+      'watch_cursor',
       `select block_number, block_hash from chain_cursors where environment = ? and network = ?`,
       [this.environment, this.network],
     );
@@ -1044,7 +1052,9 @@ export class ChainWatcher {
   }
 
   private async saveCursor(em: EntityManager, block: bigint, hash: string | null): Promise<void> {
-    await em.execute(
+    await prepared(
+      em,
+      'watch_save_cursor',
       `insert into chain_cursors (environment, network, block_number, block_hash, updated_at) values (?, ?, ?, ?, now())
        on conflict (environment, network) do update set block_number = excluded.block_number, block_hash = excluded.block_hash, updated_at = now()`,
       [this.environment, this.network, block.toString(), hash],

@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { prepared } from '../../db/prepared.js';
 import type { ObservedTransfer } from '../../chains/chain-adapter.js';
 import { requireEnvironment, requireMerchantWide } from '../../common/access.js';
 import type { RequestContext } from '../../common/context.js';
@@ -179,7 +180,9 @@ export class PaymentService {
     });
     await em.execute('savepoint record_batch');
     try {
-      const out = await em.execute<{ order_id: string }[]>(
+      const out = await prepared<{ order_id: string }>(
+        em,
+        'payments_record_batch',
         `with m as (
            select * from jsonb_to_recordset(?::jsonb) as m(ord int, tx_hash text, log_index int, block_number bigint, block_hash text, token_id uuid,
              deposit_id uuid, order_id uuid, from_address text, to_address text, amount numeric)
@@ -212,7 +215,9 @@ export class PaymentService {
    * transaction of its own. Returns the orders touched.
    */
   async confirmBlock(em: EntityManager, environment: Environment, network: Network, blockHash: string): Promise<string[]> {
-    const rows = await em.execute<{ order_id: string }[]>(
+    const rows = await prepared<{ order_id: string }>(
+      em,
+      'payments_confirm_block',
       `with p as (update payments set status = 'confirmed', confirmed_at = now()
                   where environment = ? and network = ? and block_hash = ? and status = 'pending' and status in (${sourcesSql('confirmed')}) returning *),
        ${paymentEvents('p', PAYMENT_CONFIRMED)}
@@ -227,7 +232,9 @@ export class PaymentService {
    * chain identity: payments recorded on an earlier chain behind the same URL are left as they are).
    */
   async pending(em: EntityManager, environment: Environment, network: Network, since: Date | null = null): Promise<PendingPayment[]> {
-    const rows = await em.execute<{ id: string; order_id: string; block_number: string; block_hash: string }[]>(
+    const rows = await prepared<{ id: string; order_id: string; block_number: string; block_hash: string }>(
+      em,
+      since ? 'payments_pending_since' : 'payments_pending',
       `select id, order_id, block_number, block_hash from payments where environment = ? and network = ? and status = 'pending' ${since ? 'and detected_at >= ?' : ''} order by block_number`,
       since ? [environment, network, since] : [environment, network],
     );

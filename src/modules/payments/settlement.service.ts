@@ -1,4 +1,5 @@
 import type { EntityManager } from '@mikro-orm/postgresql';
+import { prepared } from '../../db/prepared.js';
 import { DomainError } from '../../common/errors.js';
 import { depositSourcesOf, type DepositStatus } from '../deposits/deposit.transitions.js';
 import type { OrderStatusService } from '../orders/order-status.service.js';
@@ -66,9 +67,16 @@ export class SettlementService {
     alarms.length = 0; // a retried transaction starts over
     const statuses = new Map<string, OrderStatus>();
     if (!ids.length) return statuses;
-    const orders = await tx.execute<
-      { id: string; status: OrderStatus; expires_at: Date; overpaid: boolean; payment_link_id: string | null; settings: { paymentToleranceBps?: number } }[]
-    >(
+    const orders = await prepared<{
+      id: string;
+      status: OrderStatus;
+      expires_at: Date;
+      overpaid: boolean;
+      payment_link_id: string | null;
+      settings: { paymentToleranceBps?: number };
+    }>(
+      tx,
+      'settle_lock',
       `select o.id, o.status, o.expires_at, o.overpaid, o.payment_link_id, m.settings from orders o join merchants m on m.id = o.merchant_id
        where o.id in (select value::uuid from jsonb_array_elements_text(?::jsonb)) order by o.id for update of o`,
       [JSON.stringify(ids)],
@@ -80,22 +88,22 @@ export class SettlementService {
     // that held a lock before committed is seen): per deposit its sums, its in-window confirmed
     // payments in chain order (the rules find the one that completed the order), and flags saying
     // which of the rarer steps below have anything to do.
-    const rows = await tx.execute<
-      {
-        order_id: string;
-        id: string;
-        total_amount: string;
-        total_amount_fiat: string;
-        amount_received: string;
-        confirmed: string;
-        pending: string;
-        paid_in_window: string;
-        counted: { id: string; amount: string; confirmedAt: string | null; detectedAt: string }[];
-        unreported_reorg: boolean;
-        lost: boolean;
-        late: boolean;
-      }[]
-    >(
+    const rows = await prepared<{
+      order_id: string;
+      id: string;
+      total_amount: string;
+      total_amount_fiat: string;
+      amount_received: string;
+      confirmed: string;
+      pending: string;
+      paid_in_window: string;
+      counted: { id: string; amount: string; confirmedAt: string | null; detectedAt: string }[];
+      unreported_reorg: boolean;
+      lost: boolean;
+      late: boolean;
+    }>(
+      tx,
+      'settle_read',
       `select d.order_id, d.id, d.total_amount, d.total_amount_fiat, d.amount_received,
               coalesce(sum(p.amount) filter (where p.status = 'confirmed'), 0) as confirmed,
               coalesce(sum(p.amount) filter (where p.status = 'pending'), 0) as pending,
@@ -115,9 +123,12 @@ export class SettlementService {
     // received, fee and net on what arrived, and the paying deposit's units, with the rollups.
     const received = rows.filter((r) => BigInt(r.amount_received) !== BigInt(r.confirmed));
     if (received.length)
-      await tx.execute(`update deposits d set amount_received = v.amount from jsonb_to_recordset(?::jsonb) as v(id uuid, amount numeric) where d.id = v.id`, [
-        JSON.stringify(received.map((r) => ({ id: r.id, amount: r.confirmed }))),
-      ]);
+      await prepared(
+        tx,
+        'settle_received',
+        `update deposits d set amount_received = v.amount from jsonb_to_recordset(?::jsonb) as v(id uuid, amount numeric) where d.id = v.id`,
+        [JSON.stringify(received.map((r) => ({ id: r.id, amount: r.confirmed })))],
+      );
     await writeOrdersRevenue(
       tx,
       orders.map((o) => o.id),
@@ -188,7 +199,9 @@ export class SettlementService {
     ] as const) {
       const of = plans.filter((p) => p.decision.deposits === kind).map((p) => p.order.id);
       if (of.length)
-        await tx.execute(
+        await prepared(
+          tx,
+          `settle_deposits_${to}`,
           `update deposits set status = '${to}' where order_id in (select value::uuid from jsonb_array_elements_text(?::jsonb)) and status in (${depositSourcesSql(to)})`,
           [JSON.stringify(of)],
         );
@@ -298,7 +311,9 @@ export class SettlementService {
  */
 export async function writeOrdersRevenue(tx: EntityManager, orderIds: string[]): Promise<void> {
   if (!orderIds.length) return;
-  await tx.execute(
+  await prepared(
+    tx,
+    'orders_revenue',
     `with f as (${ORDERS_REVENUE_SQL}),
      prev as (select o.* from orders o join f on f.order_id = o.id),
      o as (
