@@ -216,7 +216,7 @@ export const CONFIG_VARS = {
     schema: bool,
     default: 'true',
     description:
-      'Prepare the hottest statements (API-key lookup, order insert) by name on each pooled connection. Set `false` when `DATABASE_URL` goes through PgBouncer in `transaction` mode before 1.21 (or without `max_prepared_statements`): a statement prepared on one server connection does not exist on the next',
+      'Prepare the hottest statements (API-key lookup, order insert; recording, confirming and settling the payments of a block) by name on each pooled connection. Set `false` when `DATABASE_URL` goes through PgBouncer in `transaction` mode before 1.21 (or without `max_prepared_statements`): a statement prepared on one server connection does not exist on the next',
   },
   SHUTDOWN_DRAIN_MS: {
     schema: int(0, 120_000),
