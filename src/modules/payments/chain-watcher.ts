@@ -81,6 +81,16 @@ export interface WatcherHealthSnapshot {
 /** Thrown inside a tick when the provider turned out to serve another chain mid-tick: the tick ends, nothing of it is kept. */
 class ChainSwitched extends Error {}
 
+/** Thrown inside a tick when the RPC provider cannot read the block a pushed head named (a socket's word the provider does not share). */
+class PushedTipUnusable extends Error {
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause));
+  }
+}
+
+/** A head as this tick got it: `pushed` when it is a push subscription's announcement (not read from the RPC provider). */
+type TickHead = ChainHead & { pushed?: true };
+
 /**
  * The watch set holds every deposit address of the chain family (closed ones for `closedWatchS` too),
  * loaded incrementally by creation time; whether a matched deposit is still open is read from the
@@ -240,7 +250,7 @@ export class ChainWatcher {
    * The head for this tick: the pushed one when it is new (depth finality only: it tells no
    * `finalized` block), else read from the node.
    */
-  private async head(): Promise<ChainHead> {
+  private async head(): Promise<TickHead> {
     const pushed = this.pushed;
     this.pushed = null;
     if (pushed && this.adapter.finality === 'depth' && (this.headBlock === null || pushed.number > this.headBlock)) {
@@ -249,6 +259,7 @@ export class ChainWatcher {
         latest: pushed.number,
         finalized: pushed.number > depth ? pushed.number - depth : 0n,
         tip: { hash: pushed.hash, parentHash: pushed.parentHash },
+        pushed: true,
       };
     }
     return this.adapter.getHead();
@@ -296,14 +307,33 @@ export class ChainWatcher {
     // Head first, then the watch set: a transfer in a block up to this head was mined before the head
     // was read, so its deposit (committed before the payer could see the address) is in the set loaded
     // next. The other way round, a deposit committed and paid between the two reads was scanned past.
-    const head = await this.head();
+    let head = await this.head();
     this.headBlock = head.latest;
     // The head's provider serves the chain the cursor belongs to (or, sandbox, a new chain: restarted there).
     await this.followChain(em, head, false);
     await this.refreshWatchSet(em);
     const touched = new Set<string>(this.unsettled);
     const observation = this.adapter.observation;
-    const recorded = observation.kind === 'log-scan' ? await this.scanRange(em, head, observation, touched) : await this.pollDeposits(em, observation, touched);
+    let recorded: number;
+    if (observation.kind === 'log-scan') {
+      try {
+        recorded = await this.scanRange(em, head, observation, touched);
+      } catch (err) {
+        if (!(err instanceof PushedTipUnusable)) throw err;
+        // A pushed tip the (verified) RPC provider does not know: the socket's word is dropped and the
+        // head read from the provider, in this same tick.
+        this.deps.log.warn(
+          { network: this.network, environment: this.environment, block: head.latest.toString(), err: err.message },
+          'a pushed head could not be read from the provider; the head is read from it instead',
+        );
+        head = await this.adapter.getHead();
+        this.headBlock = head.latest;
+        await this.followChain(em, head, false);
+        // head first, then the watch set (as above): a deposit paid in a block up to this newer head is in the set
+        await this.refreshWatchSet(em);
+        recorded = await this.scanRange(em, head, observation, touched);
+      }
+    } else recorded = await this.pollDeposits(em, observation, touched);
     // Account polling reads every watched deposit up to now in one pass: a finished pass is caught up.
     if (observation.kind !== 'log-scan') this.scanned(head.latest, head.latest);
     for (const id of await this.confirm(em, head)) touched.add(id);
@@ -516,7 +546,7 @@ export class ChainWatcher {
   }
 
   /** Log-scanning chains: scan (cursor, latest] in chunks, after checking the cursor block is still canonical. */
-  private async scanRange(em: EntityManager, head: ChainHead, scan: LogScanObservation, touched: Set<string>): Promise<number> {
+  private async scanRange(em: EntityManager, head: TickHead, scan: LogScanObservation, touched: Set<string>): Promise<number> {
     let cursor = await this.cursor(em, head);
     // A head below the cursor: a lagging node, or another chain behind the URL (a restarted dev chain
     // starts low). The identity says which (probed at most every 10 s for this).
@@ -531,8 +561,17 @@ export class ChainWatcher {
         this.scanned(cursor.block, head.latest);
         return 0;
       }
-      if (head.latest === cursor.block + 1n && head.tip.parentHash === cursor.hash && scan.scanBlock)
-        return this.scanTip(em, head, { number: head.latest, hash: head.tip.hash }, scan.scanBlock, touched);
+      if (head.latest === cursor.block + 1n && head.tip.parentHash === cursor.hash && scan.scanBlock) {
+        const scanBlock = scan.scanBlock;
+        // a pushed tip the provider cannot read is the socket's word only: the tick reads the head instead (pass)
+        const read: typeof scanBlock = head.pushed
+          ? (...args) =>
+              scanBlock(...args).catch((err: unknown) => {
+                throw err instanceof WrongChainError ? err : new PushedTipUnusable(err);
+              })
+          : scanBlock;
+        return this.scanTip(em, head, { number: head.latest, hash: head.tip.hash }, read, touched);
+      }
     }
     if (cursor.hash) {
       const canonical = await this.adapter.getBlockHash(cursor.block);
