@@ -251,11 +251,13 @@ export class ProviderGate implements ChainIdentityCapability {
     if (wrongId || wrongGenesis) {
       const error = this.refusal(url, identity);
       entry.status = { provider: providerHost(url), state: 'refused', identity, reason: error.message, checkedAt: this.now() };
-      if (entry.refusedFor !== identityKey(identity)) this.opts.onRefused?.(error);
+      if (entry.refusedFor !== identityKey(identity) && !this.alarmed(providerHost(url), identityKey(identity))) this.opts.onRefused?.(error);
       entry.refusedFor = identityKey(identity);
       return;
     }
     entry.refusedFor = undefined;
+    // the provider serves the expected chain again: a later refusal of its socket is news
+    for (const ws of [...this.socketRefusals.keys()]) if (providerHost(ws) === providerHost(url)) this.socketRefusals.delete(ws);
     entry.probedAt = this.now();
     entry.status = { provider: providerHost(url), state: 'ok', identity, reason: null, checkedAt: this.now() };
   }
@@ -320,6 +322,16 @@ export class ProviderGate implements ChainIdentityCapability {
     return chosen;
   }
 
+  /**
+   * Whether a refusal of `host` for the identity `key` was reported already, by its RPC URL or its
+   * push socket (one provider behind both: alarmed once per identity).
+   */
+  private alarmed(host: string, key: string): boolean {
+    for (const [url, e] of this.entries) if (e.refusedFor === key && providerHost(url) === host) return true;
+    for (const [url, k] of this.socketRefusals) if (k === key && providerHost(url) === host) return true;
+    return false;
+  }
+
   /** Whether calls are gated (the watchers' adapters); false: tools, one-adapter tests. */
   get enforcing(): boolean {
     return this.opts.enforce !== false;
@@ -352,7 +364,7 @@ export class ProviderGate implements ChainIdentityCapability {
     const wrongGenesis = this.genesis !== null && identity.genesis.toLowerCase() !== this.genesis.toLowerCase();
     if (wrongId || wrongGenesis) {
       const error = this.refusal(url, identity);
-      if (this.socketRefusals.get(url) !== identityKey(identity)) this.opts.onRefused?.(error);
+      if (this.socketRefusals.get(url) !== identityKey(identity) && !this.alarmed(providerHost(url), identityKey(identity))) this.opts.onRefused?.(error);
       this.socketRefusals.set(url, identityKey(identity));
       return { state: 'refused', error };
     }

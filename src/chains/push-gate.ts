@@ -14,7 +14,7 @@ export interface PushChecks {
 }
 
 /** How soon a socket waiting for the watched chain to be known (or an unanswered probe) is tried again. */
-export const PUSH_WAIT_MS = 1000;
+const PUSH_WAIT_MS = 1000;
 
 const hostOf = (url: string): string | null => {
   try {

@@ -194,6 +194,13 @@ describe('push sockets', () => {
     expect(g.providers().map((p) => p.provider)).toEqual(['one:1']); // sockets are not providers
   });
 
+  it('a provider refused by its RPC URL and by its socket (one host) is alarmed once per identity', async () => {
+    const { g, refused } = gate({ 'http://good:1': A, 'http://bad:1': B }, { chainId: '1', genesis: A.genesis });
+    await g.establish();
+    expect(g.judgeSocket('ws://bad:1', B).state).toBe('refused');
+    expect(refused).toEqual(['bad:1']);
+  });
+
   it('pushChecks (EVM): no socket before the chain is known nor while its RPC provider is refused', async () => {
     const { g } = gate({ 'http://good:1': A, 'http://bad:1': B }, { chainId: '1', genesis: A.genesis });
     const checks = pushChecks(g, ['http://good:1', 'http://bad:1'], ['ws://good:1', 'ws://bad:1'], evmWs, 'socket');
