@@ -82,6 +82,11 @@ export interface ChainIdentityCapability {
   vouch?(): void;
   /** Every configured provider's state (host only). */
   providers(): ProviderStatus[];
+  /**
+   * The chain every provider must serve, once it is known (configured or pinned): its chain id (EVM)
+   * and genesis. Null while the genesis is not known yet (a sandbox before its first verification).
+   */
+  expected?(): ChainIdentity | null;
   /** When EVERY provider was refused for serving another chain: the identity more than half of them serve, else null. */
   allRefused(): ChainIdentity | null;
   /**
@@ -165,6 +170,8 @@ const VOUCH_LIMIT = 10;
 
 export class ProviderGate implements ChainIdentityCapability {
   private readonly entries = new Map<string, Entry>();
+  /** Push socket URL → the identity it was last refused for (alarmed once per identity). */
+  private readonly socketRefusals = new Map<string, string>();
   private readonly recheckMs: number;
   private readonly refusedRetryMs: number;
   private readonly now: () => number;
@@ -244,11 +251,13 @@ export class ProviderGate implements ChainIdentityCapability {
     if (wrongId || wrongGenesis) {
       const error = this.refusal(url, identity);
       entry.status = { provider: providerHost(url), state: 'refused', identity, reason: error.message, checkedAt: this.now() };
-      if (entry.refusedFor !== identityKey(identity)) this.opts.onRefused?.(error);
+      if (entry.refusedFor !== identityKey(identity) && !this.alarmed(providerHost(url), identityKey(identity))) this.opts.onRefused?.(error);
       entry.refusedFor = identityKey(identity);
       return;
     }
     entry.refusedFor = undefined;
+    // the provider serves the expected chain again: a later refusal of its socket is news
+    for (const ws of [...this.socketRefusals.keys()]) if (providerHost(ws) === providerHost(url)) this.socketRefusals.delete(ws);
     entry.probedAt = this.now();
     entry.status = { provider: providerHost(url), state: 'ok', identity, reason: null, checkedAt: this.now() };
   }
@@ -311,6 +320,57 @@ export class ProviderGate implements ChainIdentityCapability {
       await Promise.allSettled(urls.map((url) => this.check(url, false, true)));
     }
     return chosen;
+  }
+
+  /**
+   * Whether a refusal of `host` for the identity `key` was reported already, by its RPC URL or its
+   * push socket (one provider behind both: alarmed once per identity).
+   */
+  private alarmed(host: string, key: string): boolean {
+    for (const [url, e] of this.entries) if (e.refusedFor === key && providerHost(url) === host) return true;
+    for (const [url, k] of this.socketRefusals) if (k === key && providerHost(url) === host) return true;
+    return false;
+  }
+
+  /** Whether calls are gated (the watchers' adapters); false: tools, one-adapter tests. */
+  get enforcing(): boolean {
+    return this.opts.enforce !== false;
+  }
+
+  /** How long a refused provider is left alone before it is probed again. */
+  get refusedRetryInterval(): number {
+    return this.refusedRetryMs;
+  }
+
+  expected(): ChainIdentity | null {
+    return this.genesis === null ? null : { chainId: this.chainId, genesis: this.genesis };
+  }
+
+  /** The gate's view of one RPC URL (null: not one of its providers). */
+  statusOf(url: string): ProviderStatus | null {
+    const e = this.entries.get(url);
+    return e ? { ...e.status } : null;
+  }
+
+  /**
+   * A push socket's own answer to the identity questions (EVM: `eth_chainId` and block 0 over the
+   * socket): `ok` on the expected chain; `unknown` while the genesis is not known yet (the socket
+   * waits, it is not subscribed blindly); `refused` on another chain (another chain id is refused even
+   * before the genesis is known), reported through `onRefused` like an HTTP provider's refusal, once
+   * per socket URL and identity. Socket URLs are not providers of `providers()`/`allRefused()`.
+   */
+  judgeSocket(url: string, identity: ChainIdentity): { state: 'ok' } | { state: 'unknown' } | { state: 'refused'; error: WrongChainError } {
+    const wrongId = this.chainId !== null && identity.chainId !== this.chainId;
+    const wrongGenesis = this.genesis !== null && identity.genesis.toLowerCase() !== this.genesis.toLowerCase();
+    if (wrongId || wrongGenesis) {
+      const error = this.refusal(url, identity);
+      if (this.socketRefusals.get(url) !== identityKey(identity) && !this.alarmed(providerHost(url), identityKey(identity))) this.opts.onRefused?.(error);
+      this.socketRefusals.set(url, identityKey(identity));
+      return { state: 'refused', error };
+    }
+    if (this.genesis === null) return { state: 'unknown' };
+    this.socketRefusals.delete(url);
+    return { state: 'ok' };
   }
 
   pin(identity: ChainIdentity): void {

@@ -137,7 +137,7 @@ function pushWsVars(): Record<PushWsVarName, VarSpec> {
       out[`${env}_${net}_WS_URLS`] = {
         schema: wsUrls.optional(),
         secret: true,
-        description: `Comma-separated WebSocket URLs (ws:// or wss://) of the ${net} providers in ${env.toLowerCase()}: the watcher subscribes to ${what} there and polls the moment one is announced (polling stays the fallback; may carry provider keys). Unset → poll only${env === 'SANDBOX' ? ` (${local})` : ''}`,
+        description: `Comma-separated WebSocket URLs (ws:// or wss://) of the ${net} providers in ${env.toLowerCase()}: the watcher subscribes to ${what} there and polls the moment one is announced (polling stays the fallback; may carry provider keys). Each URL belongs to the RPC URL at its position when both lists are as long, else to the one RPC URL on its host and port (${net === 'SOLANA' ? 'RPC port + 1' : 'the same port'}); ${net === 'SOLANA' ? 'it is used only while that RPC provider is verified on the watched chain, and a URL that belongs to none is not used' : 'its own chain is verified over the socket before it is subscribed, and it is not used while its RPC provider is refused'}. Unset → poll only${env === 'SANDBOX' ? ` (${local})` : ''}`,
       };
     }
   }

@@ -5,7 +5,7 @@
  * answers (HTTP 429 with and without Retry-After, JSON-RPC -32005 in a 200), a sustained
  * requests-per-second limit, `eth_getLogs` span and result-count limits, 5xx, resets, a frozen node,
  * cut, malformed and trickling bodies, a lagging node, two nodes at different heights behind one URL.
- * One gateway for both networks. See test/support/provider-drill.ts for what is asserted.
+ * Push is on (the proxies relay WebSocket to their upstream). One gateway for both networks. See test/support/provider-drill.ts for what is asserted.
  */
 import { CUSTOMER_PRIVATE_KEYS, startDevChains, type DevChains } from '../../src/devchain';
 import { createMerchant } from '../support/fixtures';
@@ -33,11 +33,11 @@ beforeAll(async () => {
   flaky.ETHEREUM = await startProviderProxy(chains.ETHEREUM.rpcUrl);
   flaky.BINANCE = await startProviderProxy(chains.BINANCE.rpcUrl);
   gw = await startTestGateway(
-    // The drill is the polling path under bad HTTP providers: the proxies speak no WebSocket, so push
-    // would only retry its sockets against them (push, and its socket cut: test/e2e/evm-push.test.ts).
+    // Push is on: each proxy relays WebSocket to its upstream (derived push URLs, one per provider);
+    // the wrong-chain provider's socket is never subscribed (refused with its RPC provider, or by its
+    // own answers over the socket), so it still sees identity questions only.
     {
       ...WATCH_ENV,
-      WATCH_PUSH: 'false',
       RPC_TIMEOUT_MS: '3000',
       WATCH_LOCK_MS: '8000',
       SANDBOX_ETHEREUM_CONFIRMATIONS: '1',
@@ -74,6 +74,10 @@ for (const network of ['ETHEREUM', 'BINANCE'] as EvmNet[]) {
           orders.map((o) => ({ to: o.address, amount: o.total })),
         ),
       modes: MODES,
+    });
+    it(`${network}: push was on through the honest provider; the wrong-chain provider's socket was never subscribed`, () => {
+      expect(flaky[network].socketMethods).toContain('eth_subscribe');
+      expect(wrong[network].socketMethods.filter((m) => m === 'eth_subscribe')).toEqual([]);
     });
   });
 }

@@ -44,7 +44,9 @@ beforeAll(async () => {
   // production ETHEREUM pointed at a local chain: another chain than Ethereum mainnet
   proxies.WRONG = await startProviderProxy(chains.BINANCE.rpcUrl);
   gw = await startTestGateway(
-    { ...WATCH_ENV, WATCHER_STALL_S: '3', WATCHER_LAG_S: '30', RPC_TIMEOUT_MS: '1500' },
+    // push is on (the proxies relay WebSocket): an idle chain announces no head, so the poll while push
+    // is open (WATCH_PUSH_POLL_MS) must come well within WATCHER_STALL_S
+    { ...WATCH_ENV, WATCHER_STALL_S: '3', WATCHER_LAG_S: '30', RPC_TIMEOUT_MS: '1500', WATCH_PUSH_POLL_MS: '200' },
     {
       devChains: chains,
       rpcOverrides: {

@@ -166,8 +166,10 @@ export function providerDrill(o: DrillOptions): void {
     expect(new Set(successes.map((s) => s.order_id))).toEqual(new Set(ids));
     const s = await statusOf(unpaid);
     expect(unpaid.map((u) => s.get(u.orderId))).toEqual(unpaid.map(() => 'Created'));
-    // the provider on the other chain answered identity probes only: one a minute at most (two calls on EVM)
+    // the provider on the other chain answered identity probes only: one a minute at most (two calls on EVM);
+    // over WebSocket (EVM push) it was at most asked its chain, never subscribed
     const minutes = Math.ceil((Date.now() - started) / 60_000);
     expect(o.wrong().requests - wrongBefore).toBeLessThanOrEqual(2 * (minutes + 1));
+    expect(o.wrong().socketMethods.filter((m) => /subscribe/i.test(m))).toEqual([]);
   });
 }

@@ -1,5 +1,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { WebSocketServer } from 'ws';
+import { relaySocket } from './ws-relay';
 
 /**
  * An RPC provider in front of a local chain, as real providers behave: a loopback HTTP server that
@@ -61,8 +63,12 @@ export interface ModeOptions {
 
 export interface ProviderProxy {
   url: string;
-  /** Requests received since start (any mode). */
+  /** HTTP requests received since start (any mode); WebSocket upgrades are counted in `sockets`. */
   readonly requests: number;
+  /** WebSocket connections asked for since start. */
+  readonly sockets: number;
+  /** JSON-RPC methods received over WebSocket, in order. */
+  readonly socketMethods: string[];
   upstream: string;
   mode: ProviderMode;
   setMode(mode: ProviderMode, options?: ModeOptions): void;
@@ -292,6 +298,20 @@ export async function startProviderProxy(upstream: string): Promise<ProviderProx
       answer(req, res, body).catch(() => res.destroy());
     });
   });
+  let sockets = 0;
+  const socketMethods: string[] = [];
+  const wss = new WebSocketServer({ noServer: true });
+  server.on('upgrade', (req, socket, head) => {
+    sockets++;
+    socket.on('error', () => undefined);
+    const mode = state.mode;
+    if (mode === 'down') return void socket.destroy();
+    if (mode === 'http503' || mode === 'http429' || mode === 'http429-bare') {
+      const status = mode === 'http503' ? '503 Service Unavailable' : '429 Too Many Requests';
+      return void socket.end(`HTTP/1.1 ${status}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`);
+    }
+    wss.handleUpgrade(req, socket, head, (client) => relaySocket(client, state.upstream.replace(/^http/, 'ws'), socketMethods));
+  });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   const release = () => {
@@ -309,6 +329,10 @@ export async function startProviderProxy(upstream: string): Promise<ProviderProx
     get requests() {
       return requests;
     },
+    get sockets() {
+      return sockets;
+    },
+    socketMethods,
     get upstream() {
       return state.upstream;
     },
@@ -325,6 +349,7 @@ export async function startProviderProxy(upstream: string): Promise<ProviderProx
     close: () =>
       new Promise<void>((resolve) => {
         release();
+        for (const c of wss.clients) c.terminate();
         server.closeAllConnections();
         server.close(() => resolve());
       }),

@@ -1,5 +1,7 @@
 import { ChainDisagreementError, ProviderGate, WrongChainError, type ChainIdentity } from '../../src/chains/chain-identity';
 import { watcherState } from '../../src/modules/payments/watcher-health';
+import { pairPushUrls, pushChecks } from '../../src/chains/push-gate';
+import { solanaWsUrl } from '../../src/chains/solana/solana.heads';
 
 const A: ChainIdentity = { chainId: '1', genesis: '0xaaa' };
 const B: ChainIdentity = { chainId: '1', genesis: '0xbbb' };
@@ -161,6 +163,63 @@ describe('ProviderGate', () => {
     const split = gate({ 'http://one:1': B, 'http://two:2': C }, { genesis: A.genesis });
     await Promise.allSettled([split.g.admit('http://one:1'), split.g.admit('http://two:2')]);
     expect(split.g.allRefused()).toBeNull();
+  });
+});
+
+describe('push sockets', () => {
+  const evmWs = (u: string) => u.replace(/^http/, 'ws');
+
+  it('pairs WebSocket URLs with RPC URLs: by index when the lists have the same length, else by the derived host (none when ambiguous or absent)', () => {
+    expect(pairPushUrls(['http://a:1', 'http://b:1'], ['wss://x/k', 'wss://y/k'], evmWs)).toEqual(['http://a:1', 'http://b:1']);
+    expect(pairPushUrls(['https://sol.example/?api-key=k'], ['wss://other.example/', 'wss://sol.example/?api-key=k'], solanaWsUrl)).toEqual([
+      null,
+      'https://sol.example/?api-key=k',
+    ]);
+    // a validator: RPC on 8899, pubsub on 8900
+    expect(pairPushUrls(['http://v:8899', 'http://w:8899'], ['ws://v:8900'], solanaWsUrl)).toEqual(['http://v:8899']);
+    expect(pairPushUrls(['http://v:8899/a', 'http://v:8899/b'], ['ws://v:8900'], solanaWsUrl)).toEqual([null]);
+  });
+
+  it('judgeSocket: waits while nothing is expected, refuses another chain id at once and another genesis once pinned (alarmed once per identity)', () => {
+    const { g, refused } = gate({ 'http://one:1': A }, { chainId: '1' });
+    expect(g.expected()).toBeNull();
+    expect(g.judgeSocket('ws://s:1', A).state).toBe('unknown');
+    expect(g.judgeSocket('ws://s:1', { chainId: '2', genesis: '0xccc' }).state).toBe('refused');
+    g.pin(A);
+    expect(g.expected()).toEqual(A);
+    expect(g.judgeSocket('ws://s:1', A).state).toBe('ok');
+    expect(g.judgeSocket('ws://s:1', B).state).toBe('refused');
+    expect(g.judgeSocket('ws://s:1', B).state).toBe('refused');
+    expect(refused).toEqual(['s:1', 's:1']); // chain id 2, then genesis B: each once
+    expect(g.providers().map((p) => p.provider)).toEqual(['one:1']); // sockets are not providers
+  });
+
+  it('a provider refused by its RPC URL and by its socket (one host) is alarmed once per identity', async () => {
+    const { g, refused } = gate({ 'http://good:1': A, 'http://bad:1': B }, { chainId: '1', genesis: A.genesis });
+    await g.establish();
+    expect(g.judgeSocket('ws://bad:1', B).state).toBe('refused');
+    expect(refused).toEqual(['bad:1']);
+  });
+
+  it('pushChecks (EVM): no socket before the chain is known nor while its RPC provider is refused', async () => {
+    const { g } = gate({ 'http://good:1': A, 'http://bad:1': B }, { chainId: '1', genesis: A.genesis });
+    const checks = pushChecks(g, ['http://good:1', 'http://bad:1'], ['ws://good:1', 'ws://bad:1'], evmWs, 'socket');
+    await g.establish();
+    expect(await checks.admit!('ws://good:1')).toEqual({ use: true });
+    expect(await checks.admit!('ws://bad:1')).toMatchObject({ use: false, retryMs: 5000 });
+    expect(checks.still!('ws://bad:1')).toBe(false);
+    expect(checks.verify!('ws://good:1', B)).toMatchObject({ use: false, retryMs: 5000 });
+    const unpinned = gate({ 'http://good:1': A }, { chainId: '1' }).g;
+    expect(await pushChecks(unpinned, ['http://good:1'], ['ws://good:1'], evmWs, 'socket').admit!('ws://good:1')).toMatchObject({ use: false });
+  });
+
+  it('pushChecks (SOLANA): a socket is used only while its RPC provider is verified; one that belongs to no RPC URL never', async () => {
+    const { g, probes } = gate({ 'http://good:1': A, 'http://bad:1': B }, { genesis: A.genesis });
+    const checks = pushChecks(g, ['http://good:1', 'http://bad:1'], ['ws://good:2/', 'ws://bad:2/', 'ws://stray:2/'], solanaWsUrl, 'paired');
+    expect(await checks.admit!('ws://good:2/')).toEqual({ use: true });
+    expect(probes).toEqual(['http://good:1']); // verified now, its verification being due
+    expect(await checks.admit!('ws://bad:2/')).toMatchObject({ use: false });
+    expect(await checks.admit!('ws://stray:2/')).toMatchObject({ use: false });
   });
 });
 

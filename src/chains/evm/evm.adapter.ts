@@ -15,6 +15,7 @@ import { ProviderHealth } from '../provider-health.js';
 import { createEvmSweeps, type EvmSweepCapability } from './evm.sweeps.js';
 import { mapLimit } from '../../common/map-limit.js';
 import { ProviderGate } from '../chain-identity.js';
+import { pushChecks } from '../push-gate.js';
 import { subscribeNewHeads } from './evm.heads.js';
 
 /** keccak256("Transfer(address,address,uint256)"): ERC-20 and TRC-20 share it. */
@@ -317,7 +318,16 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
     scanNative,
     scanBlock,
     subscribeHeads: config.wsUrls?.length
-      ? (onHead, onState) => subscribeNewHeads({ network: config.network, urls: config.wsUrls!, onCall: config.onRpcCall, onHead, onState })
+      ? (onHead, onState) =>
+          subscribeNewHeads({
+            network: config.network,
+            urls: config.wsUrls!,
+            onCall: config.onRpcCall,
+            onHead,
+            onState,
+            // each socket's own chain is verified over it before it is subscribed (push-gate.ts)
+            ...pushChecks(gate, config.rpcUrls, config.wsUrls!, (u) => u.replace(/^http/, 'ws'), 'socket'),
+          })
       : undefined,
 
     /**

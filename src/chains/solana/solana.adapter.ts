@@ -1,9 +1,10 @@
 import { PublicKey, type Connection, SolanaJSONRPCError, type ConfirmedSignatureInfo, type VersionedTransactionResponse } from '@solana/web3.js';
-import { subscribeSlots, type SlotSubscription, type SlotSubscriptionOptions } from './solana.heads.js';
+import { solanaWsUrl, subscribeSlots, type SlotSubscription, type SlotSubscriptionOptions } from './solana.heads.js';
 import { TOKEN_2022_PROGRAM_ID, TOKEN_PROGRAM_ID } from '@solana/spl-token';
 import { DomainError } from '../../common/errors.js';
 import { ProviderHealth } from '../provider-health.js';
 import { ProviderGate, type ChainIdentity } from '../chain-identity.js';
+import { pairPushUrls, pushChecks } from '../push-gate.js';
 import type {
   AccountPollObservation,
   AccountPollResult,
@@ -124,6 +125,16 @@ export interface SolanaAdapter extends ChainAdapter {
 
 export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaAdapterOptions = {}): SolanaAdapter {
   if (config.network !== 'SOLANA') throw new Error(`createSolanaAdapter: network must be SOLANA, got ${config.network}`);
+  const gate: ProviderGate = new ProviderGate({
+    network: 'SOLANA',
+    urls: config.rpcUrls,
+    genesis: config.genesisHash ?? null,
+    recheckMs: config.identityRecheckMs,
+    onRefused: config.onWrongChain,
+    enforce: config.verifyIdentity === true,
+    // the cluster is named by its genesis hash (mainnet-beta, devnet, a local validator each have their own)
+    probe: async (url): Promise<ChainIdentity> => ({ chainId: null, genesis: await pool.callOn(url, (c: Connection) => c.getGenesisHash()) }),
+  });
   const pool: SolanaRpcPool = new SolanaRpcPool({
     network: config.network,
     urls: config.rpcUrls,
@@ -137,19 +148,16 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     onCall: config.onRpcCall,
     // 150 slots is about a minute of Solana: an endpoint further behind is demoted
     health: new ProviderHealth({ urls: config.rpcUrls, maxLagBlocks: 150, onFailure: config.onProviderFailure }),
-    gate: new ProviderGate({
-      network: 'SOLANA',
-      urls: config.rpcUrls,
-      genesis: config.genesisHash ?? null,
-      recheckMs: config.identityRecheckMs,
-      onRefused: config.onWrongChain,
-      enforce: config.verifyIdentity === true,
-      // the cluster is named by its genesis hash (mainnet-beta, devnet, a local validator each have their own)
-      probe: async (url): Promise<ChainIdentity> => ({ chainId: null, genesis: await pool.callOn(url, (c: Connection) => c.getGenesisHash()) }),
-    }),
+    gate,
   });
   const subscriptions = new Set<SlotSubscription>();
-  const wsUrls = options.wsUrls ?? config.wsUrls ?? [];
+  const allWsUrls = options.wsUrls ?? config.wsUrls ?? [];
+  // A validator's pubsub port answers subscriptions only (no getGenesisHash over it): a socket is used
+  // only while the RPC provider it belongs to is verified on the watched chain (push-gate.ts); one that
+  // belongs to no RPC URL cannot be verified and is not used (the watcher polls instead).
+  const pairs = pairPushUrls(config.rpcUrls, allWsUrls, solanaWsUrl);
+  const wsUrls = gate.enforcing ? allWsUrls.filter((_, i) => pairs[i] !== null) : allWsUrls;
+  const checks = pushChecks(gate, config.rpcUrls, wsUrls, solanaWsUrl, 'paired');
   const pageSize = Math.min(1000, Math.max(1, options.signaturePageSize ?? 1000));
   const maxPages = options.maxSignaturePages ?? 100;
   const maxTxPerOwner = Math.max(1, options.maxTransactionsPerOwner ?? 250);
@@ -590,7 +598,7 @@ export function createSolanaAdapter(config: ChainNetworkConfig, options: SolanaA
     ...(wsUrls.length
       ? {
           subscribeHeads(onHead: (head: { number: bigint }) => void, onState?: (state: 'open' | 'down') => void) {
-            const sub = subscribeSlots({ ...options.heads, urls: wsUrls, onCall: config.onRpcCall }, onHead, onState);
+            const sub = subscribeSlots({ ...options.heads, urls: wsUrls, onCall: config.onRpcCall, admit: checks.admit, still: checks.still }, onHead, onState);
             subscriptions.add(sub);
             return {
               async close() {

@@ -1,6 +1,7 @@
 import WebSocket from 'ws';
 
 import { providerHost } from '../chain-identity.js';
+import type { PushChecks } from '../push-gate.js';
 
 /**
  * New-slot hints over a Solana provider's WebSocket (the validator's pubsub protocol: `slotSubscribe`,
@@ -13,8 +14,13 @@ import { providerHost } from '../chain-identity.js';
  * subscription or stays silent for `silenceMs` is replaced after a full-jitter exponential backoff,
  * on the next URL; the state goes `open` once a subscription is confirmed and `down` when its socket
  * is lost. Nothing here throws into the caller or leaves an 'error' unhandled.
+ *
+ * With the push checks (push-gate.ts): `admit` before each connection (SOLANA: the RPC provider the
+ * URL belongs to must be verified on the watched chain); a URL turned down is left alone for the
+ * `retryMs` it was given while the next one is tried (when every URL is held back, the subscription
+ * waits for the first to be free); `still` is asked on each notification: false drops the socket.
  */
-export interface SlotSubscriptionOptions {
+export interface SlotSubscriptionOptions extends Pick<PushChecks, 'admit' | 'still'> {
   /** WebSocket endpoints, tried in turn from one reconnection to the next. */
   urls: string[];
   /** Fewest milliseconds between two heads handed on; the newest slot of the interval wins (default 400). */
@@ -72,6 +78,8 @@ export function subscribeSlots(
   let emitTimer: NodeJS.Timeout | null = null;
   let lastEmitAt = 0;
   let pending: bigint | null = null;
+  /** URL → not tried again before this time (turned down by `admit`). */
+  const heldUntil = new Map<string, number>();
 
   /** A listener that throws must not end the subscription (nor reach the socket's event loop). */
   const safely = (fn: () => void) => {
@@ -111,17 +119,46 @@ export function subscribeSlots(
     retryTimer = setTimeout(
       () => {
         retryTimer = null;
-        connect();
+        void connect();
       },
       Math.floor(random() * cap),
     );
     retryTimer.unref();
   };
 
-  function connect(): void {
+  const connectSoon = (ms: number) => {
+    retryTimer = setTimeout(() => {
+      retryTimer = null;
+      void connect();
+    }, ms);
+    retryTimer.unref();
+  };
+
+  async function connect(): Promise<void> {
     if (closed) return;
-    const url = opts.urls[next]!;
+    // the first URL from `next` on that is not held back; none: wait for the first to be free
+    const now = Date.now();
+    let free: string | null = null;
+    for (let i = 0; i < opts.urls.length && free === null; i++) {
+      const u = opts.urls[(next + i) % opts.urls.length]!;
+      if ((heldUntil.get(u) ?? 0) <= now) {
+        next = (next + i) % opts.urls.length;
+        free = u;
+      }
+    }
+    if (free === null) return connectSoon(Math.max(10, Math.min(...opts.urls.map((u) => heldUntil.get(u) ?? now)) - now));
+    const url = free;
     const provider = providerHost(url);
+    if (opts.admit) {
+      const verdict = await opts.admit(url).catch((err: unknown) => ({ use: false as const, retryMs: base, reason: String(err) }));
+      if (closed) return;
+      if (!verdict.use) {
+        safely(() => opts.onError?.({ provider, message: `not used: ${verdict.reason}` }));
+        heldUntil.set(url, Date.now() + verdict.retryMs);
+        next = (next + 1) % opts.urls.length;
+        return connectSoon(0);
+      }
+    }
     let ws: WebSocket;
     try {
       ws = new WebSocket(url, { handshakeTimeout: opts.handshakeMs ?? 10_000 });
@@ -176,6 +213,11 @@ export function subscribeSlots(
       if (msg.method !== 'slotNotification' || subscription === null || msg.params?.subscription !== subscription) return;
       const slot = msg.params.result?.slot;
       if (typeof slot !== 'number' || !Number.isSafeInteger(slot) || slot < 0) return;
+      // its RPC provider refused since it was opened: the socket goes with it (the next URL is tried)
+      if (opts.still && !opts.still(url)) {
+        safely(() => opts.onError?.({ provider, message: 'its RPC provider is refused' }));
+        return void ws.terminate();
+      }
       failures = 0; // the socket works: the next loss starts the backoff over
       quiet();
       hint(BigInt(slot));
@@ -194,7 +236,7 @@ export function subscribeSlots(
     });
   }
 
-  connect();
+  void connect();
   return {
     async close() {
       closed = true;

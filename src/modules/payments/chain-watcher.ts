@@ -90,6 +90,16 @@ interface EarlyTip {
 /** Thrown inside a tick when the provider turned out to serve another chain mid-tick: the tick ends, nothing of it is kept. */
 class ChainSwitched extends Error {}
 
+/** Thrown inside a tick when the RPC provider cannot read the block a pushed head named (a socket's word the provider does not share). */
+class PushedTipUnusable extends Error {
+  constructor(cause: unknown) {
+    super(cause instanceof Error ? cause.message : String(cause));
+  }
+}
+
+/** A head as this tick got it: `pushed` when it is a push subscription's announcement (not read from the RPC provider). */
+type TickHead = ChainHead & { pushed?: true };
+
 /**
  * The watch set holds every deposit address of the chain family (closed ones for `closedWatchS` too),
  * loaded incrementally by creation time; whether a matched deposit is still open is read from the
@@ -250,7 +260,7 @@ export class ChainWatcher {
    * The head for this tick: the pushed one when it is new (depth finality only: it tells no
    * `finalized` block), else read from the node.
    */
-  private async head(): Promise<ChainHead> {
+  private async head(): Promise<TickHead> {
     const pushed = this.pushed;
     this.pushed = null;
     if (pushed && this.adapter.finality === 'depth' && (this.headBlock === null || pushed.number > this.headBlock)) {
@@ -259,6 +269,7 @@ export class ChainWatcher {
         latest: pushed.number,
         finalized: pushed.number > depth ? pushed.number - depth : 0n,
         tip: { hash: pushed.hash, parentHash: pushed.parentHash },
+        pushed: true,
       };
     }
     return this.adapter.getHead();
@@ -306,7 +317,7 @@ export class ChainWatcher {
     // Head first, then the watch set: a transfer in a block up to this head was mined before the head
     // was read, so its deposit (committed before the payer could see the address) is in the set loaded
     // next. The other way round, a deposit committed and paid between the two reads was scanned past.
-    const head = await this.head();
+    let head = await this.head();
     this.headBlock = head.latest;
     // The head's provider serves the chain the cursor belongs to (or, sandbox, a new chain: restarted there).
     await this.followChain(em, head, false);
@@ -319,10 +330,26 @@ export class ChainWatcher {
     const early = this.readTipEarly(head, loaded);
     const [, cursor] = await loaded;
     const touched = new Set<string>(this.unsettled);
-    const recorded =
-      observation.kind === 'log-scan'
-        ? await this.scanRange(em, head, cursor!, observation, touched, early)
-        : await this.pollDeposits(em, observation, touched);
+    let recorded: number;
+    if (observation.kind === 'log-scan') {
+      try {
+        recorded = await this.scanRange(em, head, cursor!, observation, touched, early);
+      } catch (err) {
+        if (!(err instanceof PushedTipUnusable)) throw err;
+        // A pushed tip the (verified) RPC provider does not know: the socket's word is dropped and the
+        // head read from the provider, in this same tick.
+        this.deps.log.warn(
+          { network: this.network, environment: this.environment, block: head.latest.toString(), err: err.message },
+          'a pushed head could not be read from the provider; the head is read from it instead',
+        );
+        head = await this.adapter.getHead();
+        this.headBlock = head.latest;
+        await this.followChain(em, head, false);
+        // head first, then the watch set (as above): a deposit paid in a block up to this newer head is in the set
+        const [, again] = await Promise.all([this.refreshWatchSet(em), this.cursor(em, head)]);
+        recorded = await this.scanRange(em, head, again, observation, touched);
+      }
+    } else recorded = await this.pollDeposits(em, observation, touched);
     // Account polling reads every watched deposit up to now in one pass: a finished pass is caught up.
     if (observation.kind !== 'log-scan') this.scanned(head.latest, head.latest);
     // Pending payments and receipts are checked side by side (different tables, no shared rows).
@@ -577,7 +604,7 @@ export class ChainWatcher {
   /** Log-scanning chains: scan (cursor, latest] in chunks, after checking the cursor block is still canonical. */
   private async scanRange(
     em: EntityManager,
-    head: ChainHead,
+    head: TickHead,
     stored: { block: bigint; hash: string | null },
     scan: LogScanObservation,
     touched: Set<string>,
@@ -597,8 +624,17 @@ export class ChainWatcher {
         this.scanned(cursor.block, head.latest);
         return 0;
       }
-      if (head.latest === cursor.block + 1n && head.tip.parentHash === cursor.hash && scan.scanBlock)
-        return this.scanTip(em, head, { number: head.latest, hash: head.tip.hash }, scan.scanBlock, touched, early);
+      if (head.latest === cursor.block + 1n && head.tip.parentHash === cursor.hash && scan.scanBlock) {
+        const scanBlock = scan.scanBlock;
+        // a pushed tip the provider cannot read is the socket's word only: the tick reads the head instead (pass)
+        const read: typeof scanBlock = head.pushed
+          ? (...args) =>
+              scanBlock(...args).catch((err: unknown) => {
+                throw err instanceof WrongChainError ? err : new PushedTipUnusable(err);
+              })
+          : scanBlock;
+        return this.scanTip(em, head, { number: head.latest, hash: head.tip.hash }, read, touched, early);
+      }
     }
     if (cursor.hash) {
       const canonical = await this.adapter.getBlockHash(cursor.block);
