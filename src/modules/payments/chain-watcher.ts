@@ -714,22 +714,58 @@ export class ChainWatcher {
       this.deps.log.warn({ network: this.network, environment: this.environment, block: block.number.toString() }, 'chain changed during the scan; rescanning');
       return 0;
     }
+    const settledHere: { ids: string[]; announce: () => void }[] = [];
     const recorded = await em.transactional(async (tx) => {
+      settledHere.length = 0;
       const n = await this.recordAll(tx, matched, touched);
       // Already final at this head (one confirmation: the block holding the transfer confirms it): its
       // hash was just checked against the chain, so its payments confirm in this transaction, by the
-      // rule confirm() applies, without a transaction of their own (bench:detect).
-      if (matched.payments.length && isFinal(this.adapter.finality, block.number, head, this.confirmations))
-        for (const id of await this.deps.payments.confirmBlock(tx, this.environment, this.network, block.hash)) touched.add(id);
+      // rule confirm() applies, and their orders settle in it too: detection and Success commit
+      // together (bench:detect).
+      if (matched.payments.length && isFinal(this.adapter.finality, block.number, head, this.confirmations)) {
+        const orders = await this.deps.payments.confirmBlock(tx, this.environment, this.network, block.hash);
+        for (const id of orders) touched.add(id);
+        const settled = await this.settleWithRecording(tx, orders);
+        if (settled) settledHere.push(settled);
+      }
       await this.saveCursor(tx, block.number, block.hash);
       return n;
     });
+    // settled with their payments: not settled again this tick (unless confirm() touches them again)
+    for (const s of settledHere) {
+      s.announce();
+      for (const id of s.ids) touched.delete(id);
+    }
     this.savedCursor = { block: block.number, hash: block.hash };
     this.scanned(block.number, head.latest);
     // The provider served a block on top of the cursor's: it is on the watched chain (the periodic
     // identity probe is spared while the hash chain continues).
     this.adapter.identity.vouch?.();
     return recorded;
+  }
+
+  /**
+   * Settles `orders` inside the recording transaction, under a savepoint: what cannot settle here
+   * (a lock another transaction holds, a deadlock, anything) is rolled back alone and settled after
+   * the commit like any touched order; the recording commits either way. Orders that failed to
+   * settle last tick are left to that path. Null when nothing was settled here.
+   */
+  private async settleWithRecording(tx: EntityManager, orders: string[]): Promise<{ ids: string[]; announce: () => void } | null> {
+    const ids = orders.filter((id) => !this.unsettled.has(id));
+    if (!ids.length) return null;
+    await tx.execute('savepoint settle_block');
+    try {
+      const { announce } = await this.deps.settlement.settleWithin(tx, ids);
+      await tx.execute('release savepoint settle_block');
+      return { ids, announce };
+    } catch (err) {
+      await tx.execute('rollback to savepoint settle_block');
+      this.deps.log.warn(
+        { err: err instanceof Error ? err.message : String(err), orders: ids.length, network: this.network, environment: this.environment },
+        'settling a block with its payments failed; its orders settle after the recording commits',
+      );
+      return null;
+    }
   }
 
   /** Blocks of matched transfers whose canonical hash is no longer the one their logs carry. */

@@ -56,15 +56,23 @@ export class SettlementService {
    * id is left out). One failure rolls back all of them: the caller settles them one by one then.
    */
   async settleMany(em: EntityManager, orderIds: string[], now = new Date()): Promise<Map<string, OrderStatus>> {
-    const alarms: PaymentReorgedAlarm[] = [];
-    const ids = [...new Set(orderIds)].sort();
-    const statuses = await em.transactional((tx) => this.settleIn(tx, ids, now, alarms));
-    for (const a of alarms) this.opts.onPaymentReorged?.(a);
+    const { statuses, announce } = await em.transactional((tx) => this.settleWithin(tx, orderIds, now));
+    announce();
     return statuses;
   }
 
+  /**
+   * `settleMany` inside the caller's transaction (the watcher's recording transaction when a block's
+   * payments are final as they are recorded: detection and Success commit together). `announce`
+   * raises the reorg alarms: the caller calls it once the transaction has committed.
+   */
+  async settleWithin(tx: EntityManager, orderIds: string[], now = new Date()): Promise<{ statuses: Map<string, OrderStatus>; announce: () => void }> {
+    const alarms: PaymentReorgedAlarm[] = [];
+    const statuses = await this.settleIn(tx, [...new Set(orderIds)].sort(), now, alarms);
+    return { statuses, announce: () => alarms.forEach((a) => this.opts.onPaymentReorged?.(a)) };
+  }
+
   private async settleIn(tx: EntityManager, ids: string[], now: Date, alarms: PaymentReorgedAlarm[]): Promise<Map<string, OrderStatus>> {
-    alarms.length = 0; // a retried transaction starts over
     const statuses = new Map<string, OrderStatus>();
     if (!ids.length) return statuses;
     const orders = await prepared<{
