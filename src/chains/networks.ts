@@ -97,14 +97,17 @@ export function pushUrls(config: Config, environment: Environment, network: Netw
 
 /**
  * How often a network's watcher polls: `WATCH_POLL_MS_<NETWORK>`, else production at the chain's
- * block time and the sandbox at `WATCH_POLL_MS`. While push is open: EVM at `WATCH_PUSH_POLL_MS`,
- * never faster (a head says everything a poll would find); SOLANA keeps its own cadence (a slot says
+ * block time and the sandbox at `WATCH_POLL_MS`. While push is open: EVM at `WATCH_PUSH_POLL_MS`
+ * (at most half of `WATCHER_STALL_S`, so readiness never calls an idle chain's watcher stalled), never
+ * faster than the cadence (a head says everything a poll would find); SOLANA keeps its own cadence (a slot says
  * nothing about the deposits: a poll reads their token accounts, and its slow turn comes every
  * `CLOSED_DEPOSIT_POLL_EVERY` polls, so a pushed slot only brings the next poll forward).
  */
 export function pollCadence(config: Config, environment: Environment, network: Network): { pollMs: number; pushPollMs: number } {
   const pollMs = (config[`WATCH_POLL_MS_${network}`] as number | undefined) ?? (environment === 'production' ? BLOCK_TIME_MS[network] : config.WATCH_POLL_MS);
-  return { pollMs, pushPollMs: familyOf(network) === 'solana' ? pollMs : Math.max(pollMs, config.WATCH_PUSH_POLL_MS) };
+  // a poll at least twice per `WATCHER_STALL_S` while push is open: an idle chain's watcher is never shown `stalled`
+  const pushPollMs = Math.min(config.WATCH_PUSH_POLL_MS, (config.WATCHER_STALL_S * 1000) / 2);
+  return { pollMs, pushPollMs: familyOf(network) === 'solana' ? pollMs : Math.max(pollMs, pushPollMs) };
 }
 
 /** Every (environment, network) that has RPC URLs, with its adapter. Networks without URLs are not watched. */

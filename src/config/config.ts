@@ -537,7 +537,7 @@ export const CONFIG_VARS = {
     schema: int(100, 600_000),
     default: '5000',
     description:
-      'While a network’s push subscription is open, its watcher polls this often at most (the fallback and catch-up: a dropped socket’s gap is scanned by the next poll); never faster than the network’s own poll cadence',
+      'While a network’s push subscription is open, its watcher polls this often at most (the fallback and catch-up: a dropped socket’s gap is scanned by the next poll); at most half of WATCHER_STALL_S (readiness calls a watcher silent that long stalled), never faster than the network’s own poll cadence',
   },
   WATCH_RUN_MS: {
     schema: int(1000, 600_000),

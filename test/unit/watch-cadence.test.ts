@@ -15,6 +15,10 @@ describe('watcher cadence', () => {
     expect(pollCadence(c, 'production', 'TRON').pollMs).toBe(1500);
     expect(pollCadence(c, 'sandbox', 'ETHEREUM')).toEqual({ pollMs: 200, pushPollMs: 5000 });
     expect(pollCadence(c, 'sandbox', 'TRON').pollMs).toBe(1500);
+    // while push is open a poll still comes at least twice per WATCHER_STALL_S (readiness calls a silent watcher stalled)
+    const tight = loadConfig({ ...base, WATCH_POLL_MS: '200', WATCHER_STALL_S: '3' });
+    expect(pollCadence(tight, 'sandbox', 'ETHEREUM')).toEqual({ pollMs: 200, pushPollMs: 1500 });
+    expect(pollCadence(tight, 'production', 'ETHEREUM')).toEqual({ pollMs: 12_000, pushPollMs: 12_000 });
   });
 
   it('push URLs: configured ones, else the local dev chain’s own (EVM ws on its HTTP port, SOLANA on port + 1); none with WATCH_PUSH off or on TRON', () => {

@@ -663,7 +663,7 @@ export class ChainWatcher {
     // keeps the old hash and the next tick's check above rewinds and rescans. (Read after, it would
     // carry the new chain's hash over logs of the old one: a transfer re-included in another block
     // would be orphaned by confirm() and never scanned again.)
-    const toHash = to === head.latest && head.tip ? head.tip.hash : await this.adapter.getBlockHash(to);
+    const toHash = to === head.latest && head.tip && !head.pushed ? head.tip.hash : await this.adapter.getBlockHash(to);
     if (!toHash) return 0; // the node does not serve `to` yet (lagging node behind a failover): next tick
     const transfers = await scan.scanTransfers(cursor.block + 1n, to, this.tokens, (addr) => watch.has(this.key(addr)));
     const matched = this.match(transfers);
@@ -905,12 +905,13 @@ export class ChainWatcher {
   }
 
   /** Pending payments count once final under the adapter's finality rule and still in the canonical chain. */
-  private async confirm(em: EntityManager, head: ChainHead): Promise<string[]> {
+  private async confirm(em: EntityManager, head: TickHead): Promise<string[]> {
     const pending = await this.deps.payments.pending(em, this.environment, this.network, this.chainSince());
     if (!pending.length) return [];
     const deepEnough = (bn: bigint) => isFinal(this.adapter.finality, bn, head, this.confirmations);
     // the head block's hash came with this tick's head: no read for a payment in it
-    const hashes = new Map<bigint, string | null>(head.tip ? [[head.latest, head.tip.hash]] : []);
+    // (a pushed head's hash is a socket's word: a payment in that block is checked with the RPC provider)
+    const hashes = new Map<bigint, string | null>(head.tip && !head.pushed ? [[head.latest, head.tip.hash]] : []);
     const confirmed: string[] = [];
     const orphaned: string[] = [];
     const touched = new Set<string>();
