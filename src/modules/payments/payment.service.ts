@@ -66,6 +66,17 @@ const sourcesSql = (to: PaymentStatus) =>
     .join(',');
 
 /**
+ * A payment insert's conflict rule (one transfer is one row): a re-scan is a no-op; a transfer seen in
+ * another block (re-included after a reorg) or seen again after it was orphaned goes back to pending
+ * with its new block, and a confirmed one so moved is stamped `reorged_at`. `inserted` tells new rows.
+ */
+const RECORD_CONFLICT = `on conflict (environment, network, tx_hash, log_index) do update
+    set block_number = excluded.block_number, block_hash = excluded.block_hash, status = 'pending', orphaned_at = null, confirmed_at = null,
+        reorged_at = case when payments.status = 'confirmed' then now() else payments.reorged_at end
+    where (payments.block_hash <> excluded.block_hash or payments.status = 'orphaned') and payments.status in (${sourcesSql('pending')})
+  returning *, (xmax = 0) as inserted`;
+
+/**
  * Records what watchers observe, with a `payment.detected` / `payment.confirmed` order event per new or
  * newly confirmed payment (the dashboard feed's "new payment"), in the same statement. Idempotent: the unique (environment, network, tx hash, index) key
  * makes a re-scan a no-op, and a transfer re-included in another block after a reorg updates its
@@ -120,11 +131,7 @@ export class PaymentService {
           `with p as (
              insert into payments (id, environment, network, tx_hash, log_index, block_number, block_hash, token_id, deposit_id, order_id, from_address, to_address, amount, late)
              select gen_random_uuid(), ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, now() > o.expires_at from orders o where o.id = ?
-             on conflict (environment, network, tx_hash, log_index) do update
-               set block_number = excluded.block_number, block_hash = excluded.block_hash, status = 'pending', orphaned_at = null, confirmed_at = null,
-                   reorged_at = case when payments.status = 'confirmed' then now() else payments.reorged_at end
-               where (payments.block_hash <> excluded.block_hash or payments.status = 'orphaned') and payments.status in (${sourcesSql('pending')})
-             returning *, (xmax = 0) as inserted
+             ${RECORD_CONFLICT}
            ), ${paymentEvents('p', PAYMENT_DETECTED, 'p.inserted')}
            select order_id from p`,
           [
@@ -191,11 +198,7 @@ export class PaymentService {
            select gen_random_uuid(), ?, ?, m.tx_hash, m.log_index, m.block_number, m.block_hash, m.token_id, m.deposit_id, m.order_id, m.from_address, m.to_address,
                   m.amount, now() > o.expires_at
            from m join orders o on o.id = m.order_id order by m.ord
-           on conflict (environment, network, tx_hash, log_index) do update
-             set block_number = excluded.block_number, block_hash = excluded.block_hash, status = 'pending', orphaned_at = null, confirmed_at = null,
-                 reorged_at = case when payments.status = 'confirmed' then now() else payments.reorged_at end
-             where (payments.block_hash <> excluded.block_hash or payments.status = 'orphaned') and payments.status in (${sourcesSql('pending')})
-           returning *, (xmax = 0) as inserted
+           ${RECORD_CONFLICT}
          ), ${paymentEvents('p', PAYMENT_DETECTED, 'p.inserted')}
          select distinct order_id from p`,
         [JSON.stringify(rows), environment, network],
