@@ -663,7 +663,8 @@ export class ChainWatcher {
     // keeps the old hash and the next tick's check above rewinds and rescans. (Read after, it would
     // carry the new chain's hash over logs of the old one: a transfer re-included in another block
     // would be orphaned by confirm() and never scanned again.)
-    const toHash = to === head.latest && head.tip && !head.pushed ? head.tip.hash : await this.adapter.getBlockHash(to);
+    // (a pushed tip's hash may stand as the cursor's: the next tick's parent link or hash check proves or rewinds it)
+    const toHash = to === head.latest && head.tip ? head.tip.hash : await this.adapter.getBlockHash(to);
     if (!toHash) return 0; // the node does not serve `to` yet (lagging node behind a failover): next tick
     const transfers = await scan.scanTransfers(cursor.block + 1n, to, this.tokens, (addr) => watch.has(this.key(addr)));
     const matched = this.match(transfers);
