@@ -753,7 +753,8 @@ export class ChainWatcher {
    */
   private async settleWithRecording(tx: EntityManager, orders: string[]): Promise<{ ids: string[]; announce: () => void } | null> {
     const ids = orders.filter((id) => !this.unsettled.has(id));
-    if (!ids.length) return null;
+    // a block paying more orders than one settlement batch keeps its recording short: they settle after it, in batches
+    if (!ids.length || ids.length > SETTLE_BATCH) return null;
     await tx.execute('savepoint settle_block');
     try {
       const { announce } = await this.deps.settlement.settleWithin(tx, ids);
