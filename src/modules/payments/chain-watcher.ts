@@ -85,6 +85,8 @@ interface EarlyTip {
   /** The watched tokens it was read for (address keys). */
   tokens: string;
   read: Promise<{ transfers: ObservedTransfer[]; native: ObservedTransfer[] }>;
+  /** What a failed read is turned into (a pushed tip the provider cannot read). */
+  failed?: (err: unknown) => unknown;
 }
 
 /** Thrown inside a tick when the provider turned out to serve another chain mid-tick: the tick ends, nothing of it is kept. */
@@ -627,13 +629,12 @@ export class ChainWatcher {
       if (head.latest === cursor.block + 1n && head.tip.parentHash === cursor.hash && scan.scanBlock) {
         const scanBlock = scan.scanBlock;
         // a pushed tip the provider cannot read is the socket's word only: the tick reads the head instead (pass)
-        const read: typeof scanBlock = head.pushed
-          ? (...args) =>
-              scanBlock(...args).catch((err: unknown) => {
-                throw err instanceof WrongChainError ? err : new PushedTipUnusable(err);
-              })
-          : scanBlock;
-        return this.scanTip(em, head, { number: head.latest, hash: head.tip.hash }, read, touched, early);
+        const failed = (err: unknown): unknown => (head.pushed && !(err instanceof WrongChainError) ? new PushedTipUnusable(err) : err);
+        const read: typeof scanBlock = (...args) =>
+          scanBlock(...args).catch((err: unknown) => {
+            throw failed(err);
+          });
+        return this.scanTip(em, head, { number: head.latest, hash: head.tip.hash }, read, touched, early && { ...early, failed });
       }
     }
     if (cursor.hash) {
@@ -699,8 +700,11 @@ export class ChainWatcher {
     const watch = this.watch;
     // the early read is this block's with the tokens watched now, or it is not used
     const usable = early && early.block.hash === block.hash && early.tokens === this.tokens.map((t) => this.key(t.address)).join(',');
+    // a failed early read fails as a read would (never read again at once: a rate-limited provider gets no second call)
     const { transfers, native } = usable
-      ? await early.read.catch(() => scanBlock(block, this.tokens, (addr) => watch.has(this.key(addr))))
+      ? await early.read.catch((err: unknown) => {
+          throw early.failed ? early.failed(err) : err;
+        })
       : await scanBlock(block, this.tokens, (addr) => watch.has(this.key(addr)));
     const matched = this.match(transfers);
     // The block may have been replaced since it was read (its logs are still its own): nothing is
