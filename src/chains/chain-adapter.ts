@@ -229,7 +229,8 @@ export interface LogScanObservation {
    * One block read by its hash (`block` is the head tip the watcher checked against its cursor): the
    * Transfer logs of `tokens` and the native coin transfers to recipients `isWatched` accepts, both
    * exactly of that block (logs asked by block hash, so they cannot straddle a reorg). A node that
-   * does not know the hash fails the call. Absent: the watcher scans one-block ranges.
+   * does not know the hash fails the call with `BlockUnavailableError` (any other failure, a rate
+   * limit or a timeout, is thrown as it is). Absent: the watcher scans one-block ranges.
    */
   scanBlock?(
     block: { number: bigint; hash: string },
@@ -238,6 +239,17 @@ export interface LogScanObservation {
     /** Awaited after the block is read and before `isWatched` is asked (the watcher reads a pushed block while it loads its watch set). */
     ready?: Promise<unknown>,
   ): Promise<{ transfers: ObservedTransfer[]; native: ObservedTransfer[] }>;
+}
+
+/**
+ * The node does not know the block asked by hash (a hash pushed over a socket that its RPC node has
+ * not seen, or a block replaced since): unlike a rate limit or a timeout, asking again now is useless.
+ */
+export class BlockUnavailableError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'BlockUnavailableError';
+  }
 }
 
 /**

@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { getAddress, HDNodeWallet, Mnemonic, Wallet } from 'ethers';
-import type { ObservedTransfer, WatchedToken } from '../../src/chains/chain-adapter';
+import { BlockUnavailableError, type ObservedTransfer, type WatchedToken } from '../../src/chains/chain-adapter';
 import {
   createEvmAdapter,
   decodeTransferLog,
@@ -319,8 +319,20 @@ describe('dev chains + evm adapter (real anvil)', () => {
     const byHash = await adapter.scanBlock({ number: last.blockNumber, hash: last.blockHash }, [...DEV_TOKENS.ETHEREUM], () => true);
     expect(byHash.transfers).toEqual(ranged);
     expect(proxy.requests.length - before).toBeLessThanOrEqual(2);
-    // a hash the node does not know fails the call (never an empty answer taken for "no transfers")
-    await expect(adapter.scanBlock({ number: last.blockNumber, hash: `0x${'ab'.repeat(32)}` }, [...DEV_TOKENS.ETHEREUM], () => true)).rejects.toThrow();
+    // a hash the node does not know fails the call (never an empty answer taken for "no transfers"), as such
+    await expect(adapter.scanBlock({ number: last.blockNumber, hash: `0x${'ab'.repeat(32)}` }, [...DEV_TOKENS.ETHEREUM], () => true)).rejects.toBeInstanceOf(
+      BlockUnavailableError,
+    );
+    // a rate-limited provider says nothing about the block: its failure is not taken for an unknown block
+    // (the watcher would drop a pushed head and read the head again, one more call to that provider)
+    const limited = await startFaultyRpc('http429');
+    faulty.push(limited);
+    const viaLimited = createEvmAdapter(devChainNetworkConfig(chain, { rpcUrls: [limited.url], timeoutMs: 2000 }), { rpc: { baseDelayMs: 1 } });
+    const refused = await viaLimited
+      .scanBlock({ number: last.blockNumber, hash: last.blockHash }, [...DEV_TOKENS.ETHEREUM], () => true)
+      .catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(Error);
+    expect(refused).not.toBeInstanceOf(BlockUnavailableError);
   });
 
   it.each(['http500', 'http429', 'rpcRateLimit', 'hangup'] as const)('fails over when the first RPC URL answers %s', async (mode) => {

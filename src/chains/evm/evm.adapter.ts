@@ -1,5 +1,6 @@
 import { getAddress, id } from 'ethers';
 import {
+  BlockUnavailableError,
   NATIVE_TOKEN,
   type BalanceQuery,
   type ChainAdapter,
@@ -127,13 +128,18 @@ export function createEvmAdapter(config: ChainNetworkConfig, options: EvmAdapter
     const canonicalToken = new Map<string, string>();
     for (const t of tokens) canonicalToken.set(t.address.toLowerCase(), t.address);
     const cached = lastHead?.hash === block.hash ? lastHead : null;
-    const [logs, full] = await Promise.all([
+    const [logsRead, fullRead] = await Promise.allSettled([
       canonicalToken.size
         ? rpc.call<RpcLog[]>('eth_getLogs', [{ blockHash: block.hash, address: [...canonicalToken.keys()], topics: [TRANSFER_TOPIC] }])
         : Promise.resolve([]),
       cached ?? rpc.call<RpcFullBlock | null>('eth_getBlockByHash', [block.hash, true]),
     ]);
-    if (!full) throw new Error(`${config.network}: block ${block.hash} is not available from the node`);
+    // the node answered that it has no such block (whatever `eth_getLogs` said about it); a failed call is thrown as it is
+    if (fullRead.status === 'fulfilled' && !fullRead.value)
+      throw new BlockUnavailableError(`${config.network}: block ${block.hash} is not available from the node`);
+    if (fullRead.status === 'rejected') throw fullRead.reason;
+    if (logsRead.status === 'rejected') throw logsRead.reason;
+    const [logs, full] = [logsRead.value, fullRead.value!];
     if (!Array.isArray(logs)) throw new Error(`${config.network}: eth_getLogs answered no list`);
     // logs of another block would mean the node ignored the hash filter: never recorded against this one
     for (const log of logs)

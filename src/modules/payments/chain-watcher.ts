@@ -2,6 +2,7 @@ import type { EntityManager } from '@mikro-orm/postgresql';
 import { prepared } from '../../db/prepared.js';
 import type { Logger } from 'pino';
 import {
+  BlockUnavailableError,
   isFinal,
   pollEveryToken,
   type AccountPollObservation,
@@ -92,7 +93,7 @@ interface EarlyTip {
 /** Thrown inside a tick when the provider turned out to serve another chain mid-tick: the tick ends, nothing of it is kept. */
 class ChainSwitched extends Error {}
 
-/** Thrown inside a tick when the RPC provider cannot read the block a pushed head named (a socket's word the provider does not share). */
+/** Thrown inside a tick when the RPC provider does not know the block a pushed head named (a socket's word the provider does not share). */
 class PushedTipUnusable extends Error {
   constructor(cause: unknown) {
     super(cause instanceof Error ? cause.message : String(cause));
@@ -628,8 +629,9 @@ export class ChainWatcher {
       }
       if (head.latest === cursor.block + 1n && head.tip.parentHash === cursor.hash && scan.scanBlock) {
         const scanBlock = scan.scanBlock;
-        // a pushed tip the provider cannot read is the socket's word only: the tick reads the head instead (pass)
-        const failed = (err: unknown): unknown => (head.pushed && !(err instanceof WrongChainError) ? new PushedTipUnusable(err) : err);
+        // a pushed tip the provider does not know is the socket's word only: the tick reads the head
+        // instead (pass); any other failure (a rate limit, a timeout) fails the tick as a read would
+        const failed = (err: unknown): unknown => (head.pushed && err instanceof BlockUnavailableError ? new PushedTipUnusable(err) : err);
         const read: typeof scanBlock = (...args) =>
           scanBlock(...args).catch((err: unknown) => {
             throw failed(err);
