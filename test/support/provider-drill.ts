@@ -131,6 +131,16 @@ export function providerDrill(o: DrillOptions): void {
       } finally {
         flaky.setMode('pass');
       }
+      // on a timeout, also where the batch stands: order statuses and payment rows by status
+      const where = async () => {
+        const statuses = [...(await statusOf(batch)).values()].reduce<Record<string, number>>((n, st) => ({ ...n, [st]: (n[st] ?? 0) + 1 }), {});
+        const rows = await sql<{ status: string; n: string }>(
+          app,
+          `select status, count(*)::text as n from payments where order_id in (${batch.map(() => '?').join(',')}) group by status`,
+          batch.map((b) => b.orderId),
+        );
+        return `batch orders by status ${JSON.stringify(statuses)}; payments by status ${JSON.stringify(Object.fromEntries(rows.map((r) => [r.status, Number(r.n)])))}\n${await explain()}`;
+      };
       await until(
         async () => {
           const s = await statusOf(batch);
@@ -138,7 +148,7 @@ export function providerDrill(o: DrillOptions): void {
         },
         `${o.network} ${mode}: ${batch.length} orders Success`,
         180_000,
-        explain,
+        where,
       );
       delays.push(`${mode} ${Date.now() - t0} ms`);
       console.log(`${o.network} drill: ${mode} done, ${batch.length} orders Success ${Date.now() - t0} ms after the first payment`);
