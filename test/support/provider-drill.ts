@@ -139,7 +139,12 @@ export function providerDrill(o: DrillOptions): void {
           `select status, count(*)::text as n from payments where order_id in (${batch.map(() => '?').join(',')}) group by status`,
           batch.map((b) => b.orderId),
         );
-        return `batch orders by status ${JSON.stringify(statuses)}; payments by status ${JSON.stringify(Object.fromEntries(rows.map((r) => [r.status, Number(r.n)])))}\n${await explain()}`;
+        const [health] = await sql<{ last_error: string | null; last_error_at: unknown; last_ok_at: unknown }>(
+          app,
+          `select last_error, last_error_at, last_ok_at from watcher_health where environment = 'sandbox' and network = ?`,
+          [o.network],
+        );
+        return `watcher: last ok ${String(health?.last_ok_at)}, last error ${String(health?.last_error_at)} ${health?.last_error}\nbatch orders by status ${JSON.stringify(statuses)}; payments by status ${JSON.stringify(Object.fromEntries(rows.map((r) => [r.status, Number(r.n)])))}\n${await explain()}`;
       };
       await until(
         async () => {
