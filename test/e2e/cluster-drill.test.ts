@@ -128,10 +128,14 @@ async function expectNothingLostOrDoubled(orders: PlacedOrder[]): Promise<void> 
     const payments = await q<{ tx_hash: string; status: string }>(`select tx_hash, status from payments where order_id = ?`, [o.orderId]);
     expect(payments).toEqual([{ tx_hash: onChain[0]!.tx, status: 'confirmed' }]);
   }
-  const deliveries = await q<{ order_id: string; idempotency_key: string }>(
-    `select order_id, idempotency_key from webhook_deliveries where order_id = any(?::uuid[]) and event = 'transaction.success'`,
-    [ids],
-  );
+  // deliveries are made from the outbox the Success committed into, by the dispatcher, just after
+  const successDeliveries = () =>
+    q<{ order_id: string; idempotency_key: string }>(
+      `select order_id, idempotency_key from webhook_deliveries where order_id = any(?::uuid[]) and event = 'transaction.success'`,
+      [ids],
+    );
+  await until(async () => (await successDeliveries()).length >= ids.length, 'a transaction.success delivery for every paid order');
+  const deliveries = await successDeliveries();
   expect(deliveries.map((d) => d.order_id).sort()).toEqual([...ids].sort());
   await until(
     async () => deliveries.every((d) => receiver.received.some((w) => w.headers['x-service-idempotency-key'] === d.idempotency_key)),
