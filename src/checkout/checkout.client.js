@@ -413,6 +413,9 @@
   // Live status events seen so far: a state read that started before the latest one is stale (it could
   // show "awaiting payment" after "paid") and is read again instead of shown.
   let liveEvents = 0;
+  /** The status `state.order.return_url` was made for. */
+  let returnFor = null;
+  const returnUrl = () => (state && state.order.status === returnFor ? state.order.return_url : null);
   async function loadState() {
     const seen = liveEvents;
     const r = await fetch('/checkout/' + encodeURIComponent(boot.orderId) + '/state', {
@@ -429,6 +432,9 @@
       return;
     }
     state = j.data;
+    // the way back is the server's for the status it read (success_url or cancel_url, naming that
+    // status): a status a live event set since is shown at once, its way back once the state is read
+    returnFor = state.order.status;
     skew = state.now - Date.now() / 1000;
     rerender();
   }
@@ -513,7 +519,7 @@
   }
 
   function returnButton() {
-    const url = state.order.return_url;
+    const url = returnUrl();
     if (!url) return null;
     return h('a', { class: 'btn', id: 'return', href: url, rel: 'noreferrer', text: t('returnTo', merchantName()) });
   }
@@ -724,14 +730,15 @@
   let redirectTimer = null;
   let lastStatusSaid = '';
   function maybeRedirect() {
-    if (!state || state.order.status !== 'Success' || !state.order.return_url || !state.order.auto_redirect || redirectTimer) return;
+    if (!state || state.order.status !== 'Success' || !returnUrl() || !state.order.auto_redirect || redirectTimer) return;
     let n = 5;
     redirectTimer = setInterval(() => {
       n -= 1;
       announce(t('redirecting', merchantName(), n));
       if (n <= 0) {
         clearInterval(redirectTimer);
-        location.assign(state.order.return_url);
+        const url = returnUrl();
+        if (url) location.assign(url);
       }
     }, 1000);
   }
